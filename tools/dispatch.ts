@@ -1,0 +1,308 @@
+/**
+ * The one path every tool call takes: parse and validate the arguments, ask the
+ * approval policy, run the tool with an AbortSignal, write exactly one
+ * observation, and return a result. Failures are results, never exceptions.
+ *
+ * @module
+ */
+
+import type { Observation, ObservationSink, Outcome } from "./observation.ts";
+import type { Registry } from "./registry.ts";
+import { type Session, sha256 } from "./session.ts";
+import {
+  type AnyTool,
+  type ApprovalPolicy,
+  type ApprovalRequest,
+  type ToolContext,
+  ToolError,
+} from "./tool.ts";
+import { validate } from "./validate.ts";
+
+/** Arguments larger than this (as JSON) are refused before parsing. */
+export const MAX_ARGS_BYTES = 4 * 1024 * 1024;
+
+/** An error as the model and scripts see it. */
+export interface ToolErrorInfo {
+  code: string;
+  message: string;
+  hint: string;
+}
+
+/** What a call returned. */
+export type DispatchResult =
+  & {
+    tool: string;
+    callSeq: number;
+    outcome: Outcome;
+    durationMs: number;
+    waitMs: number;
+    bytesOut: number;
+  }
+  & (
+    | { ok: true; output: string; display?: string; exitCode?: number | null }
+    | { ok: false; error: ToolErrorInfo }
+  );
+
+/** What one dispatcher needs: the run it records into and the session it acts in. */
+export interface DispatcherOptions {
+  registry: Registry;
+  session: Session;
+  policy: ApprovalPolicy;
+  sink: ObservationSink;
+  runId: string;
+}
+
+const encoder = new TextEncoder();
+
+function byteLength(s: string): number {
+  // Fast path: ASCII-only strings are as long in bytes as in UTF-16 units.
+  // deno-lint-ignore no-control-regex
+  return /^[\x00-\x7f]*$/.test(s) ? s.length : encoder.encode(s).byteLength;
+}
+
+/** JSON with object keys sorted, so equal arguments digest equally. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => {
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]]));
+    }
+    return v;
+  });
+}
+
+/** The text the model reads for an error result. */
+export function errorText(e: ToolErrorInfo): string {
+  return `Error [${e.code}]: ${e.message}\nHint: ${e.hint}`;
+}
+
+/** The text the model reads for any result. */
+export function resultText(r: DispatchResult): string {
+  return r.ok ? r.output : errorText(r.error);
+}
+
+function unexpected(tool: string, e: unknown): ToolError {
+  if (e instanceof Deno.errors.NotCapable) {
+    return new ToolError(
+      "permission_denied",
+      `Cannot run ${tool}: this crab process lacks the permission (${e.message})`,
+      "This build of crab is restricted; the call cannot succeed here. Do without this tool.",
+      "denied",
+    );
+  }
+  if (e instanceof Deno.errors.PermissionDenied) {
+    return new ToolError(
+      "os_permission_denied",
+      `The operating system refused access: ${e.message}`,
+      "Check file permissions, or choose another path.",
+    );
+  }
+  if (e instanceof Deno.errors.NotFound) {
+    return new ToolError("not_found", e.message, "Check the path with glob.");
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  return new ToolError(
+    "internal_error",
+    `Tool failed unexpectedly: ${message}`,
+    "This is a defect in crab, not in your call; try another approach.",
+  );
+}
+
+/** Runs tool calls for one session and records one observation per call. */
+export class Dispatcher {
+  readonly registry: Registry;
+  readonly session: Session;
+  readonly policy: ApprovalPolicy;
+  readonly sink: ObservationSink;
+  readonly runId: string;
+  #callSeq = 0;
+
+  constructor(opts: DispatcherOptions) {
+    this.registry = opts.registry;
+    this.session = opts.session;
+    this.policy = opts.policy;
+    this.sink = opts.sink;
+    this.runId = opts.runId;
+  }
+
+  /** Number of calls dispatched so far. */
+  get calls(): number {
+    return this.#callSeq;
+  }
+
+  /**
+   * Dispatches one call. `args` is the parsed object or the raw JSON text the
+   * model sent. Never throws for anything a model or user can cause.
+   */
+  async dispatch(
+    name: string,
+    args: unknown,
+    signal: AbortSignal = new AbortController().signal,
+  ): Promise<DispatchResult> {
+    const callSeq = ++this.#callSeq;
+    const startedAt = Date.now();
+    const t0 = performance.now();
+    let waitMs = 0;
+    const tool = this.registry.get(name);
+    const raw = typeof args === "string" ? args : undefined;
+    let bytesIn = raw !== undefined ? byteLength(raw) : 0;
+    let parsed: unknown = args;
+    let argsDigest = "";
+
+    const finish = (
+      outcome: Outcome,
+      body: { output: string; display?: string; exitCode?: number | null } | ToolErrorInfo,
+    ): DispatchResult => {
+      const isError = "code" in body;
+      const text = isError ? errorText(body) : body.output;
+      const bytesOut = byteLength(text);
+      const durationMs = Math.max(0, performance.now() - t0 - waitMs);
+      const observation: Observation = {
+        runId: this.runId,
+        callSeq,
+        tool: name,
+        class: tool?.class ?? "unknown",
+        argsDigest: argsDigest || sha256(raw ?? ""),
+        resultDigest: sha256(text),
+        bytesIn,
+        bytesOut,
+        durationMs,
+        waitMs,
+        outcome,
+        errorCode: isError ? body.code : null,
+        exitCode: !isError && typeof body.exitCode === "number" ? body.exitCode : null,
+        startedAt,
+      };
+      try {
+        this.sink.record(observation);
+      } catch (e) {
+        console.error(`crab: could not record observation: ${e instanceof Error ? e.message : e}`);
+      }
+      const common = { tool: name, callSeq, outcome, durationMs, waitMs, bytesOut };
+      return isError ? { ...common, ok: false, error: body } : { ...common, ok: true, ...body };
+    };
+    const fail = (e: ToolError): DispatchResult =>
+      finish(e.outcome, { code: e.code, message: e.message, hint: e.hint });
+
+    if (raw !== undefined) {
+      if (bytesIn > MAX_ARGS_BYTES) {
+        return fail(tooLarge(name, bytesIn));
+      }
+      try {
+        parsed = raw.trim() === "" ? {} : JSON.parse(raw);
+      } catch (e) {
+        return fail(
+          new ToolError(
+            "invalid_arguments",
+            `Cannot parse arguments of ${name}: ${e instanceof Error ? e.message : e}`,
+            "Send the arguments as one JSON object.",
+          ),
+        );
+      }
+    }
+    const canonical = canonicalJson(parsed ?? null);
+    argsDigest = sha256(canonical);
+    if (raw === undefined) {
+      bytesIn = byteLength(canonical);
+      if (bytesIn > MAX_ARGS_BYTES) return fail(tooLarge(name, bytesIn));
+    }
+
+    if (!tool) {
+      return fail(
+        new ToolError(
+          "unknown_tool",
+          `Cannot call "${name}": no such tool`,
+          `Use one of: ${this.registry.names().join(", ")}.`,
+        ),
+      );
+    }
+    const problems = validate(tool.schema, parsed);
+    if (problems.length > 0) {
+      return fail(
+        new ToolError(
+          "invalid_arguments",
+          `Invalid arguments for ${name}: ${problems.join("; ")}`,
+          "Fix every listed problem and call again; the schema is in the tool description.",
+        ),
+      );
+    }
+    const toolArgs = dropNulls(parsed as Record<string, unknown>);
+
+    const ask = async (request: ApprovalRequest): Promise<void> => {
+      const w0 = performance.now();
+      try {
+        const decision = await this.policy.approve(request, signal);
+        if (!decision.allowed) {
+          throw new ToolError(
+            "refused",
+            `Call refused: ${request.summary}` + (decision.reason ? `. ${decision.reason}` : ""),
+            "Do not retry the same call; change approach or ask the user.",
+            "refused",
+          );
+        }
+      } finally {
+        waitMs += performance.now() - w0;
+      }
+    };
+    const ctx: ToolContext = {
+      session: this.session,
+      signal,
+      requestApproval: (request) => ask({ ...request, tool: name }),
+    };
+
+    try {
+      if (signal.aborted) throw abortedError();
+      if (tool.class !== "read") {
+        await ask({
+          tool: name,
+          class: tool.class,
+          summary: summarize(tool, toolArgs, ctx),
+          detail: tool.preview ? await tool.preview(toolArgs, ctx) : undefined,
+        });
+      }
+      const result = await tool.run(toolArgs, ctx);
+      if (signal.aborted && result.outcome !== "timeout") {
+        return finish("aborted", { output: result.output, exitCode: result.exitCode });
+      }
+      return finish(result.outcome ?? "ok", {
+        output: result.output,
+        display: result.display,
+        exitCode: result.exitCode,
+      });
+    } catch (e) {
+      if (e instanceof ToolError) return fail(e);
+      if (signal.aborted) return fail(abortedError());
+      return fail(unexpected(name, e));
+    }
+  }
+}
+
+function abortedError(): ToolError {
+  return new ToolError(
+    "aborted",
+    "The call was aborted before it finished",
+    "The user interrupted; wait for their next instruction.",
+    "aborted",
+  );
+}
+
+function tooLarge(name: string, bytes: number): ToolError {
+  return new ToolError(
+    "arguments_too_large",
+    `Cannot run ${name}: arguments are ${bytes} bytes, more than the ${MAX_ARGS_BYTES}-byte limit`,
+    "Split the work into smaller calls (write a file in parts: write the start, then append with edit).",
+  );
+}
+
+function dropNulls(obj: Record<string, unknown>): Record<string, unknown> {
+  let hasNull = false;
+  for (const k in obj) if (obj[k] === null) hasNull = true;
+  if (!hasNull) return obj;
+  const out: Record<string, unknown> = {};
+  for (const k in obj) if (obj[k] !== null) out[k] = obj[k];
+  return out;
+}
+
+function summarize(tool: AnyTool, args: Record<string, unknown>, ctx: ToolContext): string {
+  if (tool.summarize) return tool.summarize(args, ctx);
+  return JSON.stringify(args);
+}

@@ -1,0 +1,132 @@
+/**
+ * The one owner of process lifetime. Every child process group crab starts (bash
+ * calls, MCP servers) is registered here, and this is the only module that
+ * listens for SIGINT, SIGTERM and SIGHUP. When crab exits — normally, by Ctrl-C
+ * or by a signal — every registered group is killed: the kill_on_drop promise.
+ *
+ * Front ends that want Ctrl-C for themselves (the REPL, print mode) subscribe with
+ * `onInterrupt`; while a subscriber exists, SIGINT goes to it instead of exiting.
+ *
+ * @module
+ */
+
+/** A registered child process group. */
+export interface ProcessGroup {
+  /** Process group id (the leader's pid, spawned with `detached: true`). */
+  readonly pgid: number;
+  readonly label: string;
+}
+
+const groups = new Map<number, ProcessGroup>();
+const interruptHandlers: Array<() => void> = [];
+const exitHooks: Array<() => void> = [];
+let installed = false;
+let exiting = false;
+
+/** Sends `signal` to a whole process group; false when no such group exists any more. */
+export function killProcessGroup(pgid: number, signal: Deno.Signal = "SIGKILL"): boolean {
+  try {
+    Deno.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True while any process of group `pgid` is alive (signal 0 probe). */
+export function groupAlive(pgid: number): boolean {
+  try {
+    // Signal 0 is not in Deno.Signal; SIGCONT is harmless to a running process.
+    Deno.kill(-pgid, "SIGCONT");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function install(): void {
+  if (installed) return;
+  installed = true;
+  globalThis.addEventListener("unload", killAllGroups);
+  const onSignal = (sig: Deno.Signal, code: number) => () => {
+    if (sig === "SIGINT" && interruptHandlers.length > 0) {
+      interruptHandlers[interruptHandlers.length - 1]();
+      return;
+    }
+    exit(code);
+  };
+  for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
+    try {
+      Deno.addSignalListener(sig, onSignal(sig, code));
+    } catch {
+      // Signals unavailable on this platform.
+    }
+  }
+}
+
+/**
+ * Registers a child process group so it is killed when crab exits. Returns a
+ * function that unregisters it (call it once the group is gone).
+ */
+export function registerGroup(pgid: number, label: string): () => void {
+  install();
+  groups.set(pgid, { pgid, label });
+  return () => {
+    groups.delete(pgid);
+  };
+}
+
+/** Groups currently registered. */
+export function registeredGroups(): ProcessGroup[] {
+  return [...groups.values()];
+}
+
+/** Kills every registered group at once (SIGKILL: at exit there is no time for grace). */
+export function killAllGroups(): void {
+  for (const g of groups.values()) killProcessGroup(g.pgid, "SIGKILL");
+  groups.clear();
+}
+
+/**
+ * Routes SIGINT to `handler` until the returned function is called. The newest
+ * subscriber wins, so a prompt inside a turn can take Ctrl-C from the turn.
+ */
+export function onInterrupt(handler: () => void): () => void {
+  install();
+  interruptHandlers.push(handler);
+  return () => {
+    const i = interruptHandlers.lastIndexOf(handler);
+    if (i !== -1) interruptHandlers.splice(i, 1);
+  };
+}
+
+/** Runs `hook` just before crab exits through `exit()` or a signal (flush stores, restore tty). */
+export function onExit(hook: () => void): () => void {
+  install();
+  exitHooks.push(hook);
+  return () => {
+    const i = exitHooks.indexOf(hook);
+    if (i !== -1) exitHooks.splice(i, 1);
+  };
+}
+
+/** Starts the owner's signal handling without registering anything. */
+export function installProcessOwner(): void {
+  install();
+}
+
+/** Exits crab: exit hooks, then every registered group killed, then the process. */
+export function exit(code: number): never {
+  if (!exiting) {
+    exiting = true;
+    for (const hook of exitHooks.splice(0).reverse()) {
+      try {
+        hook();
+      } catch {
+        // An exit hook must not keep children alive.
+      }
+    }
+    killAllGroups();
+  }
+  Deno.exit(code);
+}

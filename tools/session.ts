@@ -1,0 +1,72 @@
+/**
+ * Per-session state shared by read, write and edit: the workspace root and, for
+ * each real path read, what the file held at that read (the freshness gate).
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import { ToolError } from "./tool.ts";
+
+/** What a file held when this session last read or wrote it. */
+export interface FileRecord {
+  /** sha256 of the whole file, hex. */
+  hash: string;
+  size: number;
+  mtimeMs: number | null;
+}
+
+/** Hex sha256 of bytes or text. */
+export function sha256(data: Uint8Array | string): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** One session: a workspace and what was read in it. Not carried across sessions. */
+export class Session {
+  /** Real path of the workspace root. */
+  readonly workspace: string;
+  readonly files: Map<string, FileRecord> = new Map();
+
+  constructor(workspace: string) {
+    this.workspace = Deno.realPathSync(workspace);
+  }
+
+  /** Remembers the whole content of `realPath` as seen now (after a read or crab's own write). */
+  record(realPath: string, content: Uint8Array, mtime: Date | null): void {
+    this.files.set(realPath, {
+      hash: sha256(content),
+      size: content.byteLength,
+      mtimeMs: mtime?.getTime() ?? null,
+    });
+  }
+
+  /**
+   * The freshness gate: throws unless `realPath` was read in this session and its
+   * content is what that read saw. `current` is the file's content now. A size
+   * change rejects at once; otherwise the hash decides, because millisecond mtimes
+   * collide on same-size rewrites and an mtime can be restored. A touch that leaves
+   * the content alone passes.
+   */
+  assertFresh(
+    realPath: string,
+    display: string,
+    verb: "edit" | "write",
+    current: Uint8Array,
+  ): void {
+    const seen = this.files.get(realPath);
+    if (!seen) {
+      throw new ToolError(
+        "file_not_read",
+        `Cannot ${verb} "${display}": file was not read in this session`,
+        `Read "${display}" with the read tool first, then retry the ${verb}.`,
+      );
+    }
+    if (seen.size !== current.byteLength || seen.hash !== sha256(current)) {
+      throw new ToolError(
+        "file_changed_since_read",
+        `Cannot ${verb} "${display}": file changed on disk since it was read`,
+        `Someone else modified "${display}". Read it again to see the current content, then redo the ${verb} against it.`,
+      );
+    }
+  }
+}
