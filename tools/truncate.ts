@@ -57,11 +57,14 @@ function countNewlines(bytes: Uint8Array): number {
   return n;
 }
 
-/** Backs `end` up so it does not split a UTF-8 sequence. */
+/** Backs `end` up so `bytes[0..end)` does not end inside a UTF-8 sequence. */
 function utf8Floor(bytes: Uint8Array, end: number): number {
-  let i = end;
-  while (i > 0 && i < bytes.length && (bytes[i] & 0xc0) === 0x80) i--;
-  return i;
+  let lead = end - 1;
+  while (lead > 0 && lead > end - 4 && (bytes[lead] & 0xc0) === 0x80) lead--;
+  if (lead < 0) return end;
+  const b = bytes[lead];
+  const len = b < 0x80 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+  return lead + len > end ? lead : end;
 }
 
 /** Moves `start` forward past UTF-8 continuation bytes. */

@@ -1,0 +1,223 @@
+import assert from "node:assert/strict";
+import { harness } from "../_harness.ts";
+import { MAX_ARGS_BYTES } from "../../tools/dispatch.ts";
+import { type Tool, ToolError } from "../../tools/tool.ts";
+import { guardPath } from "../../tools/workspace.ts";
+
+interface EchoArgs {
+  text: string;
+  times?: number;
+}
+
+/** A tool that records what it saw, to prove what reaches a tool body. */
+function echoTool(seen: unknown[], cls: Tool["class"] = "read"): Tool<EchoArgs> {
+  return {
+    name: "echo",
+    class: cls,
+    description: "Echoes text.",
+    schema: {
+      type: "object",
+      properties: {
+        text: { type: "string" },
+        times: { type: "integer", minimum: 1 },
+      },
+      required: ["text"],
+      additionalProperties: false,
+    },
+    run(args) {
+      seen.push(args);
+      return Promise.resolve({ output: args.text.repeat(args.times ?? 1) });
+    },
+    summarize: (args) => `echo: ${args.text}`,
+  };
+}
+
+Deno.test("dispatch() runs a valid call and records one observation", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen)]);
+  const r = await h.call("echo", '{"text":"hi","times":2}');
+  assert.equal(r.ok && r.output, "hihi");
+  assert.deepEqual(seen, [{ text: "hi", times: 2 }]);
+  assert.equal(h.sink.observations.length, 1);
+  const o = h.sink.observations[0];
+  assert.deepEqual(
+    {
+      tool: o.tool,
+      callSeq: o.callSeq,
+      outcome: o.outcome,
+      bytesIn: o.bytesIn,
+      bytesOut: o.bytesOut,
+    },
+    { tool: "echo", callSeq: 1, outcome: "ok", bytesIn: 23, bytesOut: 4 },
+  );
+  assert.match(o.argsDigest, /^[0-9a-f]{64}$/);
+  assert.match(o.resultDigest, /^[0-9a-f]{64}$/);
+});
+
+Deno.test("dispatch() reports every argument problem at once and never runs the tool", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen)]);
+  const r = await h.call("echo", { times: "3", extra: true });
+  assert.equal(r.ok, false);
+  assert.ok(!r.ok);
+  assert.equal(r.error.code, "invalid_arguments");
+  assert.match(r.error.message, /args\.text: required field missing/);
+  assert.match(r.error.message, /args\.times: expected an integer, got string/);
+  assert.match(r.error.message, /args\.extra: unknown field/);
+  assert.deepEqual(seen, []);
+  assert.equal(h.sink.observations[0].outcome, "error");
+  assert.equal(h.sink.observations[0].errorCode, "invalid_arguments");
+});
+
+Deno.test("dispatch() answers an unknown tool with the list of tools", async () => {
+  await using h = harness([echoTool([])]);
+  const r = await h.call("nope", {});
+  assert.ok(!r.ok);
+  assert.equal(r.error.code, "unknown_tool");
+  assert.match(r.error.hint, /echo/);
+  assert.equal(h.sink.observations.length, 1);
+});
+
+Deno.test("dispatch() answers malformed JSON arguments with an error result", async () => {
+  await using h = harness([echoTool([])]);
+  const r = await h.call("echo", '{"text": "unterminated');
+  assert.ok(!r.ok);
+  assert.equal(r.error.code, "invalid_arguments");
+  assert.match(r.error.message, /Cannot parse arguments of echo/);
+});
+
+Deno.test("dispatch() refuses a 10 MB argument before parsing it", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen)]);
+  const big = JSON.stringify({ text: "x".repeat(10 * 1024 * 1024) });
+  const r = await h.call("echo", big);
+  assert.ok(!r.ok);
+  assert.equal(r.error.code, "arguments_too_large");
+  assert.match(r.error.message, new RegExp(`${MAX_ARGS_BYTES}-byte limit`));
+  assert.deepEqual(seen, []);
+  assert.equal(h.sink.observations[0].bytesIn, big.length);
+});
+
+Deno.test("dispatch() treats null optional fields as absent", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen)]);
+  const r = await h.call("echo", { text: "a", times: null });
+  assert.ok(r.ok);
+  assert.deepEqual(seen, [{ text: "a" }]);
+});
+
+Deno.test("dispatch() refuses an unapproved class and records it as refused", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen, "exec")], {});
+  const r = await h.call("echo", { text: "a" });
+  assert.ok(!r.ok);
+  assert.equal(r.error.code, "refused");
+  assert.match(r.error.message, /echo: a/);
+  assert.match(r.error.message, /--allow exec/);
+  assert.deepEqual(seen, []);
+  assert.equal(h.sink.observations[0].outcome, "refused");
+});
+
+Deno.test("dispatch() asks once per call and remembers 'all' for the class", async () => {
+  const asked: string[] = [];
+  const answers = ["yes", "all"] as const;
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen, "exec")], {
+    ask: (req) => {
+      asked.push(req.summary);
+      return Promise.resolve(answers[asked.length - 1]);
+    },
+  });
+  for (const text of ["1", "2", "3"]) assert.ok((await h.call("echo", { text })).ok);
+  assert.deepEqual(asked, ["echo: 1", "echo: 2"]);
+});
+
+Deno.test("dispatch() records approval wait apart from duration", async () => {
+  await using h = harness([echoTool([], "exec")], {
+    ask: () => new Promise((r) => setTimeout(() => r("yes"), 60)),
+  });
+  await h.call("echo", { text: "x" });
+  const o = h.sink.observations[0];
+  assert.ok(o.waitMs >= 50, `waitMs ${o.waitMs}`);
+  assert.ok(o.durationMs < 50, `durationMs ${o.durationMs}`);
+});
+
+Deno.test("dispatch() turns a runtime permission refusal into a denied tool error", async () => {
+  const tool: Tool<Record<string, never>> = {
+    name: "forbidden",
+    class: "read",
+    description: "",
+    schema: { type: "object", properties: {}, additionalProperties: false },
+    run: () => {
+      throw new Deno.errors.NotCapable('Requires run access to "bash"');
+    },
+  };
+  await using h = harness([tool]);
+  const r = await h.call("forbidden", {});
+  assert.ok(!r.ok);
+  assert.equal(r.error.code, "permission_denied");
+  assert.equal(r.outcome, "denied");
+  assert.equal(h.sink.observations[0].outcome, "denied");
+});
+
+Deno.test("dispatch() returns a tool's ToolError with its code and hint", async () => {
+  const tool: Tool<Record<string, never>> = {
+    name: "failing",
+    class: "read",
+    description: "",
+    schema: { type: "object", properties: {}, additionalProperties: false },
+    run: () => Promise.reject(new ToolError("some_code", "Cannot do it", "Do something else.")),
+  };
+  await using h = harness([tool]);
+  const r = await h.call("failing", {});
+  assert.ok(!r.ok);
+  assert.deepEqual(r.error, {
+    code: "some_code",
+    message: "Cannot do it",
+    hint: "Do something else.",
+  });
+});
+
+Deno.test("dispatch() marks a call aborted when its signal fires", async () => {
+  const tool: Tool<Record<string, never>> = {
+    name: "slow",
+    class: "read",
+    description: "",
+    schema: { type: "object", properties: {}, additionalProperties: false },
+    run: (_a, ctx) =>
+      new Promise((_resolve, reject) => {
+        ctx.signal.addEventListener("abort", () => reject(new Error("stopped")));
+      }),
+  };
+  await using h = harness([tool]);
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 20);
+  const r = await h.call("slow", {}, ac.signal);
+  assert.equal(r.outcome, "aborted");
+  assert.equal(h.sink.observations[0].outcome, "aborted");
+});
+
+Deno.test("guardPath() makes a symlink escape an outside access", async () => {
+  const outside = Deno.makeTempDirSync();
+  Deno.writeTextFileSync(`${outside}/secret`, "s");
+  const tool: Tool<{ path: string }> = {
+    name: "probe",
+    class: "read",
+    description: "",
+    schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    run: async (args, ctx) => ({ output: (await guardPath(ctx, args.path, "read")).display }),
+  };
+  await using h = harness([tool], {});
+  Deno.symlinkSync(`${outside}/secret`, `${h.dir}/link`);
+  Deno.symlinkSync(outside, `${h.dir}/dirlink`);
+  h.put("inner/file", "x");
+  for (const path of ["link", "dirlink/secret", "../x", `${outside}/secret`, "dirlink/new-file"]) {
+    const r = await h.call("probe", { path });
+    assert.ok(!r.ok, path);
+    assert.equal(r.error.code, "refused", path);
+    assert.match(r.error.message, /outside the workspace/, path);
+  }
+  const inside = await h.call("probe", { path: "inner/../inner/file" });
+  assert.ok(inside.ok && inside.output === "inner/file");
+  Deno.removeSync(outside, { recursive: true });
+});

@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import {
+  cleanSpillFiles,
+  OutputCollector,
+  SPILL_MAX_AGE_MS,
+  truncateText,
+} from "../../tools/truncate.ts";
+
+function withCrabHome<T>(fn: (home: string) => T): T {
+  const home = Deno.makeTempDirSync({ prefix: "crab-home-" });
+  const before = Deno.env.get("CRAB_HOME");
+  Deno.env.set("CRAB_HOME", home);
+  try {
+    return fn(home);
+  } finally {
+    if (before === undefined) Deno.env.delete("CRAB_HOME");
+    else Deno.env.set("CRAB_HOME", before);
+    Deno.removeSync(home, { recursive: true });
+  }
+}
+
+Deno.test("truncateText() keeps short text whole", () => {
+  const t = truncateText("a\nb\n", { headBytes: 100, tailBytes: 100 });
+  assert.deepEqual(
+    { text: t.text, truncated: t.truncated, totalLines: t.totalLines, totalBytes: t.totalBytes },
+    { text: "a\nb\n", truncated: false, totalLines: 2, totalBytes: 4 },
+  );
+});
+
+Deno.test("truncateText() keeps head and tail and counts what was cut", () => {
+  const lines = Array.from({ length: 1000 }, (_, i) => `line ${i}`).join("\n") + "\n";
+  const t = truncateText(lines, { headBytes: 50, tailBytes: 50 });
+  assert.equal(t.truncated, true);
+  assert.ok(t.text.startsWith("line 0\nline 1\n"));
+  assert.ok(t.text.endsWith("line 999\n"));
+  assert.equal(t.totalLines, 1000);
+  assert.equal(t.totalBytes, new TextEncoder().encode(lines).byteLength);
+  assert.equal(t.elidedBytes, t.totalBytes - 100);
+  assert.match(
+    t.text,
+    new RegExp(`\\[… ${t.elidedBytes} bytes \\(${t.elidedLines} lines\\) elided`),
+  );
+  assert.ok(t.elidedLines > 980 && t.elidedLines < 1000);
+});
+
+Deno.test("truncateText() head-only mode drops the tail and appends the hint", () => {
+  const t = truncateText("x".repeat(500), { headBytes: 100, hint: "Continue with offset=7." });
+  assert.equal(t.text.split("\n")[0], "x".repeat(100));
+  assert.match(t.text, /400 bytes .* elided .*Continue with offset=7\.$/);
+});
+
+Deno.test("truncateText() never splits a multi-byte character", () => {
+  const t = truncateText("€".repeat(1000), { headBytes: 100, tailBytes: 100 });
+  assert.ok(!t.text.includes("\uFFFD"));
+  assert.equal(
+    t.elidedBytes + new TextEncoder().encode(t.text.replace(/\n?\[….*\]\n?/, "")).byteLength,
+    3000,
+  );
+});
+
+Deno.test("OutputCollector spills the full stream to a file named in the marker", () => {
+  withCrabHome((home) => {
+    const c = new OutputCollector({ headBytes: 10, tailBytes: 10, spill: true, label: "test" });
+    const chunk = new TextEncoder().encode("0123456789\n");
+    for (let i = 0; i < 100; i++) c.push(chunk);
+    const t = c.finish();
+    assert.ok(t.spillPath?.startsWith(`${home}/spill/test-`));
+    assert.equal(Deno.readTextFileSync(t.spillPath!), "0123456789\n".repeat(100));
+    assert.ok(t.text.includes(t.spillPath!));
+  });
+});
+
+Deno.test("OutputCollector writes no spill file for output that fits", () => {
+  withCrabHome((home) => {
+    const c = new OutputCollector({ headBytes: 100, tailBytes: 100, spill: true });
+    c.push(new TextEncoder().encode("small"));
+    assert.equal(c.finish().spillPath, undefined);
+    assert.deepEqual([...Deno.readDirSync(home)].filter((e) => e.name === "spill"), []);
+  });
+});
+
+Deno.test("OutputCollector tail is right across many small chunks", () => {
+  const c = new OutputCollector({ headBytes: 4, tailBytes: 7 });
+  for (const s of ["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op"]) {
+    c.push(new TextEncoder().encode(s));
+  }
+  const t = c.finish();
+  assert.ok(t.text.startsWith("abcd\n"));
+  assert.ok(t.text.endsWith("\njklmnop"));
+  assert.equal(t.elidedBytes, 16 - 11);
+});
+
+Deno.test("cleanSpillFiles() removes files older than seven days only", () => {
+  withCrabHome((home) => {
+    Deno.mkdirSync(`${home}/spill`);
+    Deno.writeTextFileSync(`${home}/spill/old.txt`, "old");
+    Deno.writeTextFileSync(`${home}/spill/new.txt`, "new");
+    const old = new Date(Date.now() - SPILL_MAX_AGE_MS - 60_000);
+    Deno.utimeSync(`${home}/spill/old.txt`, old, old);
+    assert.equal(cleanSpillFiles(), 1);
+    assert.deepEqual([...Deno.readDirSync(`${home}/spill`)].map((e) => e.name), ["new.txt"]);
+  });
+});
