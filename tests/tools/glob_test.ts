@@ -1,0 +1,112 @@
+import assert from "node:assert/strict";
+import { globTool } from "../../tools/glob.ts";
+import { harness } from "../_harness.ts";
+
+function okOutput(r: { ok: boolean } & Record<string, unknown>): string {
+  assert.equal(r.ok, true, JSON.stringify(r));
+  return r.output as string;
+}
+
+Deno.test("glob() returns sorted, deduplicated workspace-relative paths", async () => {
+  await using h = harness([globTool]);
+  h.put("b.ts", "");
+  h.put("a.ts", "");
+  h.put("src/c.ts", "");
+  h.put("src/d.js", "");
+  const r = await h.call("glob", { pattern: "{**/*.ts,*.ts,src/*.ts}" });
+  assert.equal(okOutput(r), "a.ts\nb.ts\nsrc/c.ts");
+});
+
+Deno.test("glob() passes the search root through to results", async () => {
+  await using h = harness([globTool]);
+  h.put("nested/lib.rs", "");
+  h.put("nested/deep/mod.rs", "");
+  h.put("top.rs", "");
+  const r = await h.call("glob", { pattern: "**/*.rs", path: "nested" });
+  assert.equal(okOutput(r), "nested/deep/mod.rs\nnested/lib.rs");
+  const prefixed = await h.call("glob", { pattern: "nested/**/*.rs" });
+  assert.equal(okOutput(prefixed), "nested/deep/mod.rs\nnested/lib.rs");
+});
+
+Deno.test("glob() skips hidden files unless a dot segment is spelled out", async () => {
+  await using h = harness([globTool]);
+  h.put(".github/workflows/ci.yml", "");
+  h.put(".env", "");
+  h.put("a.yml", "");
+  assert.equal(okOutput(await h.call("glob", { pattern: "**/*.yml" })), "a.yml");
+  assert.equal(
+    okOutput(await h.call("glob", { pattern: ".github/**" })),
+    ".github/workflows/ci.yml",
+  );
+  assert.equal(
+    okOutput(await h.call("glob", { pattern: "**/.github/**/*.yml" })),
+    ".github/workflows/ci.yml",
+  );
+});
+
+Deno.test("glob() skips ignored files and include_ignored lists them", async () => {
+  await using h = harness([globTool]);
+  await new Deno.Command("git", { args: ["init", "-q"], cwd: h.dir }).output();
+  h.put(".gitignore", "dist/\n*.log\n");
+  h.put("dist/out.js", "");
+  h.put("app.log", "");
+  h.put("src/app.js", "");
+  assert.equal(okOutput(await h.call("glob", { pattern: "**/*" })), "src/app.js");
+  assert.equal(
+    okOutput(await h.call("glob", { pattern: "**/*", include_ignored: true })),
+    ".gitignore\napp.log\ndist/out.js\nsrc/app.js",
+  );
+});
+
+Deno.test("glob() caps results at 1000 with a note giving the total", async () => {
+  await using h = harness([globTool]);
+  for (let i = 0; i < 1100; i++) h.put(`f/${String(i).padStart(4, "0")}.txt`, "");
+  const out = okOutput(await h.call("glob", { pattern: "**/*.txt" }));
+  const paths = out.split("\n\n")[0].split("\n");
+  assert.equal(paths.length, 1000);
+  assert.equal(paths[0], "f/0000.txt");
+  assert.equal(paths[999], "f/0999.txt");
+  assert.match(out, /showing 1000 of 1100 matching files/);
+  assert.match(out, /Narrow/);
+});
+
+Deno.test("glob() reports no match as a normal result", async () => {
+  await using h = harness([globTool]);
+  h.put("a.ts", "");
+  const out = okOutput(await h.call("glob", { pattern: "**/*.rs" }));
+  assert.match(out, /^No files match "\*\*\/\*\.rs"/);
+});
+
+Deno.test("glob() refuses patterns and paths that escape the workspace without approval", async () => {
+  await using h = harness([globTool], {});
+  for (
+    const args of [{ pattern: "../**" }, { pattern: "/etc/*" }, { pattern: "*", path: ".." }]
+  ) {
+    const r = await h.call("glob", args);
+    assert.equal(r.ok, false, JSON.stringify(args));
+    if (!r.ok) assert.equal(r.error.code, "refused");
+  }
+});
+
+Deno.test("glob() rejects a file or a missing directory as path", async () => {
+  await using h = harness([globTool]);
+  h.put("a.ts", "");
+  const file = await h.call("glob", { pattern: "*", path: "a.ts" });
+  assert.equal(file.ok ? "ok" : file.error.code, "not_directory");
+  const missing = await h.call("glob", { pattern: "*", path: "nope" });
+  assert.equal(missing.ok ? "ok" : missing.error.code, "not_found");
+});
+
+Deno.test("glob() terminates on a symlink loop and does not follow a link outside", async () => {
+  await using h = harness([globTool]);
+  const outside = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-outside-" }));
+  try {
+    Deno.writeTextFileSync(`${outside}/secret.txt`, "s");
+    h.put("a/file.txt", "");
+    Deno.symlinkSync(h.dir, `${h.dir}/a/loop`);
+    Deno.symlinkSync(outside, `${h.dir}/out`);
+    assert.equal(okOutput(await h.call("glob", { pattern: "**/*.txt" })), "a/file.txt");
+  } finally {
+    Deno.removeSync(outside, { recursive: true });
+  }
+});
