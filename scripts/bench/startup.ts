@@ -1,0 +1,58 @@
+/**
+ * Start-up cost: median of `deno run … main.ts --version` against an empty
+ * `deno run` of a one-line script with the same flags. Target: difference ≤ 30 ms.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+
+const RUNS = Number(Deno.args[0] ?? 15);
+const FLAGS = [
+  "run",
+  "--allow-read",
+  "--allow-write",
+  "--allow-run",
+  "--allow-env",
+  "--allow-net",
+  "--no-prompt",
+];
+const main = new URL("../../main.ts", import.meta.url).pathname;
+const dir = Deno.makeTempDirSync({ prefix: "crab-startup-" });
+const empty = join(dir, "empty.ts");
+Deno.writeTextFileSync(empty, "console.log('x');\n");
+
+async function timeOnce(args: string[]): Promise<number> {
+  const t0 = performance.now();
+  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "null", stderr: "piped" })
+    .output();
+  const ms = performance.now() - t0;
+  if (out.code !== 0) throw new Error(new TextDecoder().decode(out.stderr));
+  return ms;
+}
+
+function median(v: number[]): number {
+  const s = [...v].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+const crab: number[] = [];
+const base: number[] = [];
+// One warm-up each (module cache), then interleave so drift hits both alike.
+await timeOnce([...FLAGS, main, "--version"]);
+await timeOnce([...FLAGS, empty]);
+for (let i = 0; i < RUNS; i++) {
+  crab.push(await timeOnce([...FLAGS, main, "--version"]));
+  base.push(await timeOnce([...FLAGS, empty]));
+}
+Deno.removeSync(dir, { recursive: true });
+
+const c = median(crab);
+const b = median(base);
+console.log(`runs                  ${RUNS}`);
+console.log(`crab --version        ${c.toFixed(1)} ms (median)`);
+console.log(`empty deno run        ${b.toFixed(1)} ms (median)`);
+console.log(
+  `difference            ${(c - b).toFixed(1)} ms (target ≤ 30) ${c - b <= 30 ? "OK" : "OVER"}`,
+);

@@ -1,0 +1,17 @@
+/**
+ * The built-in tools, in the order they are offered (`BUILTIN_NAMES`).
+ *
+ * @module
+ */
+
+import type { AnyTool } from "./tool.ts";
+import { readTool } from "./read.ts";
+import { writeTool } from "./write.ts";
+import { editTool } from "./edit.ts";
+import { bashTool } from "./bash.ts";
+import { globTool } from "./glob.ts";
+
+/** Every built-in tool this build has (web_fetch is added when enabled). */
+export function builtinTools(): AnyTool[] {
+  return [readTool, writeTool, editTool, bashTool, globTool];
+}
