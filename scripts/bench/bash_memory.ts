@@ -1,0 +1,53 @@
+/**
+ * Memory bound of the bash tool: `yes | head -c 1G` through a Dispatcher with a
+ * MemorySink. Prints crab's peak RSS (sampled every 50 ms, and VmHWM from
+ * /proc/self/status at the end) and the wall time.
+ *
+ * Run: deno run --allow-read --allow-write --allow-run --allow-env scripts/bench/bash_memory.ts
+ *
+ * @module
+ */
+
+import { Dispatcher } from "../../tools/dispatch.ts";
+import { SessionPolicy } from "../../tools/approval.ts";
+import { MemorySink } from "../../tools/observation.ts";
+import { Registry } from "../../tools/registry.ts";
+import { Session } from "../../tools/session.ts";
+import { bashTool } from "../../tools/bash.ts";
+
+const MIB = 1024 * 1024;
+const command = Deno.args[0] ?? "yes | head -c 1G";
+const dir = Deno.makeTempDirSync({ prefix: "crab-bench-bash-" });
+const dispatcher = new Dispatcher({
+  registry: new Registry([bashTool]),
+  session: new Session(dir),
+  policy: new SessionPolicy({ yolo: true }),
+  sink: new MemorySink(),
+  runId: "bench",
+});
+
+let peak = Deno.memoryUsage().rss;
+const sampler = setInterval(() => {
+  peak = Math.max(peak, Deno.memoryUsage().rss);
+}, 50);
+const t0 = performance.now();
+const result = await dispatcher.dispatch("bash", { command, timeout_ms: 600_000 });
+const wall = performance.now() - t0;
+clearInterval(sampler);
+peak = Math.max(peak, Deno.memoryUsage().rss);
+
+const status = Deno.readTextFileSync("/proc/self/status");
+const hwmKib = Number(status.match(/^VmHWM:\s+(\d+) kB/m)?.[1] ?? NaN);
+const spill = result.ok ? result.output.match(/saved to (\S+?);/)?.[1] : undefined;
+if (spill) Deno.removeSync(spill);
+Deno.removeSync(dir, { recursive: true });
+
+console.log(`command:        ${command}`);
+console.log(`outcome:        ${result.outcome}, bytes out ${result.bytesOut}`);
+console.log(`peak RSS (50ms): ${(peak / MIB).toFixed(1)} MiB`);
+console.log(`VmHWM:          ${(hwmKib / 1024).toFixed(1)} MiB`);
+console.log(`wall:           ${(wall / 1000).toFixed(2)} s`);
+if (hwmKib * 1024 >= 64 * MIB) {
+  console.error("FAIL: peak RSS is not below 64 MiB");
+  Deno.exit(1);
+}

@@ -1,0 +1,216 @@
+import assert from "node:assert/strict";
+import { harness } from "../_harness.ts";
+import { bashTool, scrubEnv } from "../../tools/bash.ts";
+
+type Ok = { ok: true; output: string; exitCode?: number | null };
+
+function okOutput(r: unknown): string {
+  const res = r as Ok & { ok: boolean };
+  assert.equal(res.ok, true, JSON.stringify(r));
+  return res.output;
+}
+
+/** Processes whose command line contains `marker`, other than ps and grep. */
+function survivors(marker: string): string[] {
+  const out = new Deno.Command("ps", { args: ["-eo", "pid,pgid,args"], stdout: "piped" })
+    .outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.includes(marker));
+}
+
+async function noSurvivors(marker: string): Promise<void> {
+  // Killed processes may take a moment to be reaped.
+  for (let i = 0; i < 20 && survivors(marker).length; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(survivors(marker), []);
+}
+
+Deno.test("bash() returns the output of echo", async () => {
+  await using h = harness([bashTool]);
+  const r = await h.call("bash", { command: "echo hello; pwd" });
+  assert.equal(okOutput(r), `hello\n${h.dir}\n`);
+  assert.equal(r.outcome, "ok");
+});
+
+Deno.test("bash() reports a non-zero exit as an ok result with the exit code", async () => {
+  await using h = harness([bashTool]);
+  const r = await h.call("bash", { command: "echo failing >&2; exit 3" });
+  const out = okOutput(r);
+  assert.equal(r.outcome, "ok");
+  assert.match(out, /failing\n/);
+  assert.ok(out.endsWith("Exit code 3"), out);
+  assert.equal(h.sink.observations[0].exitCode, 3);
+});
+
+Deno.test("bash() includes stderr", async () => {
+  await using h = harness([bashTool]);
+  const out = okOutput(await h.call("bash", { command: "echo out; echo err >&2" }));
+  assert.match(out, /out\n/);
+  assert.match(out, /err\n/);
+});
+
+Deno.test("bash() times out, kills every background process and returns outcome timeout", async () => {
+  await using h = harness([bashTool]);
+  const t0 = Date.now();
+  const r = await h.call("bash", {
+    command: "sleep 999.101 & sleep 999.101 & echo started; wait",
+    timeout_ms: 500,
+  });
+  assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+  assert.equal(r.outcome, "timeout");
+  const out = okOutput(r);
+  assert.match(out, /started\n/);
+  assert.ok(out.endsWith("Timed out after 500 ms"), out);
+  await noSurvivors("sleep 999.101");
+});
+
+Deno.test("bash() returns soon after the shell exits when a TERM-ignoring child holds the output", async () => {
+  await using h = harness([bashTool]);
+  const t0 = Date.now();
+  const r = await h.call("bash", { command: "(trap '' TERM; sleep 30.102) & echo hi" });
+  assert.ok(Date.now() - t0 < 1500, `took ${Date.now() - t0} ms`);
+  assert.equal(okOutput(r), "hi\n");
+  await noSurvivors("sleep 30.102");
+});
+
+Deno.test("bash() gives commands an empty stdin", async () => {
+  await using h = harness([bashTool]);
+  const t0 = Date.now();
+  const r = await h.call("bash", { command: "read x; echo read=$?", timeout_ms: 5000 });
+  assert.ok(Date.now() - t0 < 1500);
+  assert.equal(okOutput(r), "read=1\n");
+});
+
+Deno.test("bash() aborted mid-run kills the group and returns promptly", async () => {
+  await using h = harness([bashTool]);
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 300);
+  const t0 = Date.now();
+  const r = await h.call("bash", { command: "sleep 30.103" }, ac.signal);
+  assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+  assert.equal(r.outcome, "aborted");
+  await noSurvivors("sleep 30.103");
+});
+
+Deno.test("bash() truncates large output keeping head and tail with a spill file", async () => {
+  await using h = harness([bashTool]);
+  const out = okOutput(await h.call("bash", { command: "seq 1 200000" }));
+  assert.ok(out.startsWith("1\n2\n3\n"));
+  assert.ok(out.endsWith("199999\n200000\n"));
+  assert.ok(out.length < 40_000, `${out.length}`);
+  const m = out.match(/\[… (\d+) bytes .* saved to (\S+?);/);
+  assert.ok(m, out.slice(15_000, 15_500));
+  assert.ok(Number(m[1]) > 1_000_000);
+  const full = Deno.readTextFileSync(m[2]);
+  const expected = new TextDecoder().decode(
+    new Deno.Command("seq", { args: ["1", "200000"], stdout: "piped" }).outputSync().stdout,
+  );
+  assert.equal(full, expected);
+  Deno.removeSync(m[2]);
+});
+
+Deno.test("bash() decodes multi-byte characters split across chunks", async () => {
+  await using h = harness([bashTool]);
+  const out = okOutput(await h.call("bash", { command: "printf '€%.0s' {1..20000}" }));
+  const marker = out.match(/\n?\[… [^\n]*\]?[^\n]*\n/);
+  assert.ok(marker);
+  const kept = out.replace(marker[0], "");
+  assert.ok(!kept.includes("\uFFFD"), "replacement character in output");
+  assert.match(kept, /^€+$/);
+});
+
+Deno.test("bash() neutralises terminal escape sequences", async () => {
+  await using h = harness([bashTool]);
+  const out = okOutput(await h.call("bash", { command: String.raw`printf '\033[31mred\033[0m\r\a\n'` }));
+  assert.equal(out, String.raw`\x1b[31mred\x1b[0m\x0d\x07` + "\n");
+  assert.ok(!out.includes("\x1b"));
+});
+
+Deno.test("bash() summarises binary output", async () => {
+  await using h = harness([bashTool]);
+  const out = okOutput(await h.call("bash", { command: String.raw`printf 'ab\0cd'` }));
+  assert.match(out, /binary data, 5 bytes/);
+  assert.ok(!out.includes("\0"));
+});
+
+Deno.test("bash() hides API keys and makes git non-interactive", async () => {
+  Deno.env.set("FOO_API_KEY", "sekrit1");
+  Deno.env.set("FOO_TOKEN", "sekrit2");
+  Deno.env.set("MY_SECRET_THING", "sekrit3");
+  try {
+    await using h = harness([bashTool]);
+    const out = okOutput(await h.call("bash", { command: "env" }));
+    assert.ok(!out.includes("sekrit"), out);
+    assert.match(out, /^GIT_TERMINAL_PROMPT=0$/m);
+    assert.match(out, /^PAGER=cat$/m);
+    assert.match(out, /^GIT_PAGER=cat$/m);
+    assert.match(out, /^PATH=/m);
+  } finally {
+    Deno.env.delete("FOO_API_KEY");
+    Deno.env.delete("FOO_TOKEN");
+    Deno.env.delete("MY_SECRET_THING");
+  }
+});
+
+Deno.test("scrubEnv() drops secret names and keeps the rest", () => {
+  const env = scrubEnv({ OPENAI_API_KEY: "x", GITHUB_TOKEN: "y", AWS_SECRET_ACCESS_KEY: "z", HOME: "/h" });
+  assert.deepEqual(env, { HOME: "/h", GIT_TERMINAL_PROMPT: "0", PAGER: "cat", GIT_PAGER: "cat" });
+});
+
+Deno.test("bash() names the signal that killed the shell", async () => {
+  await using h = harness([bashTool]);
+  const r = await h.call("bash", { command: "echo before; kill -9 $$" });
+  const out = okOutput(r);
+  assert.ok(out.endsWith("Killed by SIGKILL"), out);
+  assert.match(out, /before\n/);
+});
+
+Deno.test("bashTool.summarize() shows the command", () => {
+  assert.equal(
+    bashTool.summarize!({ command: "rm -rf build" }, undefined as never),
+    "run: rm -rf build",
+  );
+});
+
+Deno.test("bash() leaves no process behind when crab is killed with SIGTERM", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-bash-kill-" });
+  const script = `${dir}/crab.ts`;
+  const root = new URL("../../", import.meta.url).href;
+  Deno.writeTextFileSync(
+    script,
+    `import { harness } from "${root}tests/_harness.ts";
+import { bashTool } from "${root}tools/bash.ts";
+import { installProcessOwner } from "${root}tools/processes.ts";
+installProcessOwner();
+const h = harness([bashTool]);
+setTimeout(() => console.log("ready"), 300);
+await h.call("bash", { command: "sleep 998.77 & sleep 998.77" });
+`,
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--no-prompt", script],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  try {
+    const reader = child.stdout.getReader();
+    const { value } = await reader.read();
+    assert.match(new TextDecoder().decode(value), /ready/);
+    assert.ok(survivors("sleep 998.77").length >= 2);
+    child.kill("SIGTERM");
+    const status = await child.status;
+    assert.equal(status.code, 143);
+    reader.releaseLock();
+    await child.stdout.cancel();
+    await noSurvivors("sleep 998.77");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    // If the test failed, do not leave this test's own sleeps behind.
+    for (const line of survivors("sleep 998.77")) {
+      try {
+        Deno.kill(Number(line.trim().split(/\s+/)[0]), "SIGKILL");
+      } catch { /* already gone */ }
+    }
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
