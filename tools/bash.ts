@@ -29,7 +29,9 @@ export const KILL_GRACE_MS = 1000;
 const SECRET_NAME = /(_API_KEY$|_TOKEN$|_SECRET)/i;
 
 /** Crab's environment minus secrets, with non-interactive git and pagers. */
-export function scrubEnv(env: Record<string, string> = Deno.env.toObject()): Record<string, string> {
+export function scrubEnv(
+  env: Record<string, string> = Deno.env.toObject(),
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
     if (!SECRET_NAME.test(k)) out[k] = v;
@@ -40,11 +42,15 @@ export function scrubEnv(env: Record<string, string> = Deno.env.toObject()): Rec
   return out;
 }
 
+// deno-lint-ignore no-control-regex
+const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/g;
+
 /** Shows C0 controls (except newline and tab), DEL and C1 controls visibly as `\xNN`. */
 export function neutralizeControls(text: string): string {
-  // deno-lint-ignore no-control-regex
-  return text.replace(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/g, (c) =>
-    `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return text.replace(
+    CONTROLS,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  );
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -19,7 +19,9 @@ function survivors(marker: string): string[] {
 
 async function noSurvivors(marker: string): Promise<void> {
   // Killed processes may take a moment to be reaped.
-  for (let i = 0; i < 20 && survivors(marker).length; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 20 && survivors(marker).length; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
   assert.deepEqual(survivors(marker), []);
 }
 
@@ -119,7 +121,9 @@ Deno.test("bash() decodes multi-byte characters split across chunks", async () =
 
 Deno.test("bash() neutralises terminal escape sequences", async () => {
   await using h = harness([bashTool]);
-  const out = okOutput(await h.call("bash", { command: String.raw`printf '\033[31mred\033[0m\r\a\n'` }));
+  const out = okOutput(
+    await h.call("bash", { command: String.raw`printf '\033[31mred\033[0m\r\a\n'` }),
+  );
   assert.equal(out, String.raw`\x1b[31mred\x1b[0m\x0d\x07` + "\n");
   assert.ok(!out.includes("\x1b"));
 });
@@ -151,7 +155,12 @@ Deno.test("bash() hides API keys and makes git non-interactive", async () => {
 });
 
 Deno.test("scrubEnv() drops secret names and keeps the rest", () => {
-  const env = scrubEnv({ OPENAI_API_KEY: "x", GITHUB_TOKEN: "y", AWS_SECRET_ACCESS_KEY: "z", HOME: "/h" });
+  const env = scrubEnv({
+    OPENAI_API_KEY: "x",
+    GITHUB_TOKEN: "y",
+    AWS_SECRET_ACCESS_KEY: "z",
+    HOME: "/h",
+  });
   assert.deepEqual(env, { HOME: "/h", GIT_TERMINAL_PROMPT: "0", PAGER: "cat", GIT_PAGER: "cat" });
 });
 
