@@ -3,7 +3,7 @@
  * MemorySink. Prints crab's peak RSS (sampled every 50 ms, and VmHWM from
  * /proc/self/status at the end) and the wall time.
  *
- * Run: deno run --allow-read --allow-write --allow-run --allow-env scripts/bench/bash_memory.ts
+ * Run: deno run -A scripts/bench/bash_memory.ts
  *
  * @module
  */
@@ -26,7 +26,8 @@ const dispatcher = new Dispatcher({
   runId: "bench",
 });
 
-let peak = Deno.memoryUsage().rss;
+const baseline = Deno.memoryUsage().rss;
+let peak = baseline;
 const sampler = setInterval(() => {
   peak = Math.max(peak, Deno.memoryUsage().rss);
 }, 50);
@@ -36,7 +37,17 @@ const wall = performance.now() - t0;
 clearInterval(sampler);
 peak = Math.max(peak, Deno.memoryUsage().rss);
 
-const status = Deno.readTextFileSync("/proc/self/status");
+/** Own /proc status; reading /proc/self needs --allow-all, so fall back to `cat /proc/PID/status`. */
+function procStatus(): string {
+  try {
+    return Deno.readTextFileSync("/proc/self/status");
+  } catch {
+    const out = new Deno.Command("cat", { args: [`/proc/${Deno.pid}/status`], stdout: "piped" })
+      .outputSync();
+    return new TextDecoder().decode(out.stdout);
+  }
+}
+const status = procStatus();
 const hwmKib = Number(status.match(/^VmHWM:\s+(\d+) kB/m)?.[1] ?? NaN);
 const spill = result.ok ? result.output.match(/saved to (\S+?);/)?.[1] : undefined;
 if (spill) Deno.removeSync(spill);
@@ -44,6 +55,7 @@ Deno.removeSync(dir, { recursive: true });
 
 console.log(`command:        ${command}`);
 console.log(`outcome:        ${result.outcome}, bytes out ${result.bytesOut}`);
+console.log(`baseline RSS:   ${(baseline / MIB).toFixed(1)} MiB`);
 console.log(`peak RSS (50ms): ${(peak / MIB).toFixed(1)} MiB`);
 console.log(`VmHWM:          ${(hwmKib / 1024).toFixed(1)} MiB`);
 console.log(`wall:           ${(wall / 1000).toFixed(2)} s`);
