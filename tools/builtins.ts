@@ -10,8 +10,9 @@ import { writeTool } from "./write.ts";
 import { editTool } from "./edit.ts";
 import { bashTool } from "./bash.ts";
 import { globTool } from "./glob.ts";
+import { grepTool } from "./grep.ts";
 
 /** Every built-in tool this build has (web_fetch is added when enabled). */
 export function builtinTools(): AnyTool[] {
-  return [readTool, writeTool, editTool, bashTool, globTool];
+  return [readTool, writeTool, editTool, bashTool, globTool, grepTool];
 }
