@@ -23,6 +23,9 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 export const MAX_TIMEOUT_MS = 600_000;
 /** How long a leftover process may hold the output pipes after the shell exits. */
 export const LINGER_MS = 250;
+/** Output bytes kept from the start and from the end. */
+export const HEAD_BYTES = 15 * 1024;
+export const TAIL_BYTES = 15 * 1024;
 /** Grace between SIGTERM and SIGKILL on timeout or abort. */
 export const KILL_GRACE_MS = 1000;
 
@@ -55,17 +58,26 @@ export function neutralizeControls(text: string): string {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Reads a pipe into `onChunk` through one reused buffer, so a fast writer does
+ * not leave a trail of garbage chunks behind (crab's memory stays bounded).
+ * The chunk passed to `onChunk` is only valid during the call.
+ */
 function pump(
   stream: ReadableStream<Uint8Array>,
   onChunk: (chunk: Uint8Array) => void,
-): { reader: ReadableStreamDefaultReader<Uint8Array>; done: Promise<void> } {
-  const reader = stream.getReader();
+): { reader: { cancel(): Promise<void> }; done: Promise<void> } {
+  const reader = stream.getReader({ mode: "byob" });
   const done = (async () => {
+    let buf = new Uint8Array(CHUNK_BYTES);
     try {
       while (true) {
-        const { value, done } = await reader.read();
-        if (done) return;
+        const { value, done } = await reader.read(buf);
+        if (done || !value) return;
         onChunk(value);
+        buf = new Uint8Array(value.buffer);
       }
     } catch {
       // Cancelled or broken pipe: the output ends here.
@@ -89,15 +101,16 @@ async function run(args: BashArgs, ctx: ToolContext): Promise<ToolResult> {
   const pgid = child.pid;
   const unregister = registerGroup(pgid, "bash");
   const collector = new OutputCollector({
-    headBytes: 15 * 1024,
-    tailBytes: 15 * 1024,
+    headBytes: HEAD_BYTES,
+    tailBytes: TAIL_BYTES,
     spill: true,
     label: "bash",
   });
   let nulBytes = 0;
   const onChunk = (chunk: Uint8Array) => {
     if (nulBytes === 0 && chunk.indexOf(0) !== -1) nulBytes = 1;
-    collector.push(chunk);
+    // While the output is short the collector keeps chunks by reference; copy those.
+    collector.push(collector.totalBytes <= HEAD_BYTES + TAIL_BYTES ? chunk.slice() : chunk);
   };
   const out = pump(child.stdout, onChunk);
   const err = pump(child.stderr, onChunk);
