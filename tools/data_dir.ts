@@ -23,3 +23,14 @@ export function ensureDataDir(sub?: string): string {
   Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
 }
+
+/**
+ * The user's config directory (not created): `$XDG_CONFIG_HOME/crab`, else
+ * `~/.config/crab`. It holds `config.json` and `mcp.json`.
+ */
+export function configDir(): string {
+  const xdg = Deno.env.get("XDG_CONFIG_HOME");
+  if (xdg) return join(xdg, "crab");
+  const user = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? ".";
+  return join(user, ".config", "crab");
+}

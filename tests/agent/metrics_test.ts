@@ -1,54 +1,11 @@
+import { type Sandbox, sandbox } from "../_cli.ts";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-const FLAGS = [
-  "run",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-env",
-  "--allow-net",
-  "--no-prompt",
-];
-
-function sandbox() {
-  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-metrics-" }));
-  const ws = join(root, "ws");
-  const home = join(root, "home");
-  Deno.mkdirSync(ws);
-  Deno.mkdirSync(home);
-  return {
-    ws,
-    home,
-    async crab(args: string[], stdin?: string) {
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [...FLAGS, MAIN, ...args],
-        cwd: ws,
-        env: { CRAB_HOME: home, NO_COLOR: "1" },
-        stdin: stdin === undefined ? "null" : "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      if (stdin !== undefined) {
-        const w = child.stdin.getWriter();
-        await w.write(new TextEncoder().encode(stdin));
-        await w.close();
-      }
-      const out = await child.output();
-      const dec = new TextDecoder();
-      return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-    },
-    [Symbol.dispose]() {
-      Deno.removeSync(root, { recursive: true });
-    },
-  };
-}
-
 /** One jsonl run: two good reads, one failing read, one refused outside read. */
-async function recordRun(s: ReturnType<typeof sandbox>): Promise<void> {
+async function recordRun(s: Sandbox): Promise<void> {
   Deno.writeTextFileSync(join(s.ws, "a.txt"), "hello\n");
   const r = await s.crab(
     ["tool", "--jsonl"],

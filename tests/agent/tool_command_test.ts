@@ -1,58 +1,7 @@
+import { sandbox } from "../_cli.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-const FLAGS = [
-  "run",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-env",
-  "--allow-net",
-  "--no-prompt",
-];
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** A temp workspace and CRAB_HOME, and a way to run crab in them. */
-function sandbox() {
-  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-cli-" }));
-  const ws = join(root, "ws");
-  const home = join(root, "home");
-  Deno.mkdirSync(ws);
-  Deno.mkdirSync(home);
-  return {
-    root,
-    ws,
-    home,
-    async crab(args: string[], stdin?: string): Promise<Ran> {
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [...FLAGS, MAIN, ...args],
-        cwd: ws,
-        env: { CRAB_HOME: home, NO_COLOR: "1" },
-        stdin: stdin === undefined ? "null" : "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      if (stdin !== undefined) {
-        const w = child.stdin.getWriter();
-        await w.write(new TextEncoder().encode(stdin));
-        await w.close();
-      }
-      const out = await child.output();
-      const dec = new TextDecoder();
-      return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-    },
-    [Symbol.dispose]() {
-      Deno.removeSync(root, { recursive: true });
-    },
-  };
-}
 
 function jsonl(calls: unknown[]): string {
   return calls.map((c) => JSON.stringify(c)).join("\n") + "\n";
