@@ -23,8 +23,81 @@ export async function runCli(argv: string[]): Promise<void> {
     .version(`crab ${VERSION}`, "-V, --version")
     .option("--cwd <dir>", "workspace directory (default: the current directory)")
     // Before the subcommands: they copy it. Usage errors exit 2, not 1.
-    .exitOverride();
+    .exitOverride()
+    // Root options (--tools, --model ...) stop at the subcommand, whose own options may share names.
+    .enablePositionalOptions();
   const cwd = () => (program.opts().cwd as string | undefined) ?? Deno.cwd();
+
+  program
+    .option(
+      "-p, --print [prompt]",
+      "run one prompt without interaction (prompt read from stdin when not given)",
+    )
+    .option("--output-format <format>", "print mode output: text, json or stream-json", "text")
+    .option("--model <model>", "model id")
+    .option("--provider <name>", "anthropic or openai (any OpenAI-compatible server)")
+    .option("--base-url <url>", "API base URL of the provider")
+    .option(
+      "--tools <list>",
+      "tools offered to the model, comma-separated (default: read,write,edit,bash,glob,grep)",
+    )
+    .option("--web", "also offer web_fetch")
+    .option("--web-allow-private", "let web_fetch reach loopback and private addresses")
+    .option("--allow <classes>", "approve classes up front: read,write,exec,net,outside,mcp:SERVER")
+    .option("--yolo", "approve every call without asking")
+    .option("--max-turns <n>", "most model turns per prompt", positiveInt)
+    .option(
+      "--context-window <tokens>",
+      "the model's context window, when crab does not know it",
+      positiveInt,
+    )
+    .option("--trust-project", "use this workspace's .crab/config.json and .mcp.json for this run")
+    .option("-c, --continue", "continue the last session in this workspace")
+    .option("-r, --resume <id>", "resume a session by id (see crab sessions)")
+    .addHelpText(
+      "after",
+      `
+Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
+4 --max-turns reached, 5 context window full, 130 interrupted.`,
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const flags = {
+        cwd: cwd(),
+        provider: opts.provider as string | undefined,
+        model: opts.model as string | undefined,
+        baseUrl: opts.baseUrl as string | undefined,
+        tools: opts.tools as string | undefined,
+        web: opts.web as boolean | undefined,
+        webAllowPrivate: opts.webAllowPrivate as boolean | undefined,
+        allow: opts.allow as string | undefined,
+        yolo: opts.yolo as boolean | undefined,
+        maxTurns: opts.maxTurns as number | undefined,
+        contextWindow: opts.contextWindow as number | undefined,
+        trustProject: opts.trustProject as boolean | undefined,
+        continue: opts.continue as boolean | undefined,
+        resume: opts.resume as string | undefined,
+      };
+      if (opts.print !== undefined) {
+        const { printCommand } = await import("./print.ts");
+        code = await printCommand({
+          ...flags,
+          prompt: typeof opts.print === "string" ? opts.print : undefined,
+          outputFormat: opts.outputFormat as string,
+        });
+        return;
+      }
+      if (!Deno.stdin.isTerminal()) {
+        console.error(
+          "error: Cannot start interactive mode: stdin is not a terminal\n" +
+            'hint: add --print (-p) to run one prompt from a script: echo "PROMPT" | crab --print\n' +
+            "      (print mode approves every offered tool; limit them with --tools)",
+        );
+        code = 2;
+        return;
+      }
+      const { replCommand } = await import("./repl.ts");
+      code = await replCommand(flags);
+    });
 
   program.command("tool")
     .description("Run one built-in tool (no NAME: list the tools and their classes)")
@@ -67,6 +140,21 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
       code = metricsCommand(run, {
         json: Boolean(opts.json),
         tools: Boolean(opts.tools),
+        limit: opts.limit as number,
+      });
+    });
+
+  program.command("sessions")
+    .description("List stored sessions, newest first (resume one with --resume ID)")
+    .option("--all", "sessions of every workspace, not only this one")
+    .option("--json", "print JSON")
+    .option("--limit <n>", "number of sessions to list", positiveInt, 20)
+    .action(async (opts: Record<string, unknown>) => {
+      const { sessionsCommand } = await import("./sessions_command.ts");
+      code = sessionsCommand({
+        cwd: cwd(),
+        all: Boolean(opts.all),
+        json: Boolean(opts.json),
         limit: opts.limit as number,
       });
     });

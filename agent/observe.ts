@@ -19,7 +19,7 @@ import {
 } from "../tools/observation.ts";
 
 /** The schema this build writes (PRAGMA user_version). */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** A store that cannot be opened (corrupt, newer schema); the message names the file. */
 export class StoreError extends Error {
@@ -32,6 +32,7 @@ export interface RunStart {
   workspace: string;
   model?: string | null;
   provider?: string | null;
+  sessionId?: string | null;
 }
 
 /** What a run ended with. */
@@ -88,6 +89,7 @@ CREATE TABLE IF NOT EXISTS runs (
   model TEXT,
   provider TEXT,
   workspace TEXT NOT NULL,
+  session_id TEXT,
   turns INTEGER NOT NULL DEFAULT 0,
   input_tokens INTEGER NOT NULL DEFAULT 0,
   output_tokens INTEGER NOT NULL DEFAULT 0,
@@ -112,7 +114,30 @@ CREATE TABLE IF NOT EXISTS observations (
 );
 CREATE INDEX IF NOT EXISTS observations_run ON observations(run_id, call_seq);
 CREATE INDEX IF NOT EXISTS observations_tool ON observations(tool);
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  workspace TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  provider TEXT,
+  model TEXT,
+  title TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS sessions_workspace ON sessions(workspace, updated_at);
+CREATE TABLE IF NOT EXISTS messages (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  role TEXT NOT NULL,
+  content TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (session_id, seq)
+);
 `;
+
+/** Steps from one schema version to the next, applied in order (index = from-version). */
+const MIGRATIONS: Record<number, string> = {
+  1: "ALTER TABLE runs ADD COLUMN session_id TEXT",
+};
 
 /** A run with its per-outcome counts; callers append WHERE / ORDER BY. */
 const RUN_SELECT = `SELECT r.*,
@@ -182,6 +207,7 @@ export class Store implements ObservationSink {
       if (version < SCHEMA_VERSION) {
         db.exec("BEGIN IMMEDIATE");
         try {
+          for (let v = version; v > 0 && v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]);
           db.exec(SCHEMA);
           db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
           db.exec("COMMIT");
@@ -236,8 +262,17 @@ export class Store implements ObservationSink {
   startRun(start: RunStart): string {
     const id = newRunId();
     this.db.prepare(
-      "INSERT INTO runs (id, started_at, mode, model, provider, workspace) VALUES (?, ?, ?, ?, ?, ?)",
-    ).run(id, Date.now(), start.mode, start.model ?? null, start.provider ?? null, start.workspace);
+      `INSERT INTO runs (id, started_at, mode, model, provider, workspace, session_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      id,
+      Date.now(),
+      start.mode,
+      start.model ?? null,
+      start.provider ?? null,
+      start.workspace,
+      start.sessionId ?? null,
+    );
     return id;
   }
 

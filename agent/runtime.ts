@@ -1,0 +1,303 @@
+/**
+ * Everything a model-driven run needs, put together once for both front ends:
+ * settings (flags over config files, project files only when trusted), the
+ * provider, the tools offered, the approval policy, the store, the run record,
+ * the session transcript and the agent itself.
+ *
+ * @module
+ */
+
+import { Dispatcher } from "../tools/dispatch.ts";
+import { Registry } from "../tools/registry.ts";
+import { Session } from "../tools/session.ts";
+import { type Asker, SessionPolicy } from "../tools/approval.ts";
+import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
+import { builtinTools } from "../tools/builtins.ts";
+import { cleanSpillFiles } from "../tools/truncate.ts";
+import { Agent, type AgentEvents } from "./loop.ts";
+import { loadSettings, type Settings } from "./config.ts";
+import { Store } from "./observe.ts";
+import { Transcripts } from "./sessions.ts";
+import { systemPrompt } from "./system_prompt.ts";
+import { isTrusted } from "./trust.ts";
+import { createProvider, type Message, type Provider, selectProvider } from "./providers/mod.ts";
+
+/** Command-line flags that shape a run. */
+export interface RunFlags {
+  cwd: string;
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  /** Comma-separated tool names offered to the model. */
+  tools?: string;
+  web?: boolean;
+  webAllowPrivate?: boolean;
+  /** Comma-separated classes approved up front. */
+  allow?: string;
+  yolo?: boolean;
+  maxTurns?: number;
+  contextWindow?: number;
+  trustProject?: boolean;
+  continue?: boolean;
+  resume?: string;
+}
+
+/** A problem with the command line or config: exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** A provider that cannot be chosen or built: exit code 3. */
+export class SetupError extends Error {
+  override name = "SetupError";
+}
+
+/** The non-network built-ins, offered by default. */
+export const DEFAULT_TOOLS = ["read", "write", "edit", "bash", "glob", "grep"] as const;
+
+const CLASSES = new Set(["read", "write", "exec", "net", "outside"]);
+
+/** Parses `--allow write,exec,mcp:github`. */
+export function parseClasses(list: readonly string[]): ApprovalClass[] {
+  const out: ApprovalClass[] = [];
+  for (const raw of list) {
+    const c = raw.trim();
+    if (!c) continue;
+    if (!CLASSES.has(c) && !/^mcp:[A-Za-z0-9_-]+$/.test(c)) {
+      throw new UsageError(
+        `Cannot allow class "${c}": use read, write, exec, net, outside or mcp:SERVER`,
+      );
+    }
+    out.push(c as ApprovalClass);
+  }
+  return out;
+}
+
+function splitList(s: string | undefined): string[] | undefined {
+  return s === undefined ? undefined : s.split(",").map((x) => x.trim()).filter(Boolean);
+}
+
+/**
+ * Chooses the tools offered: `--tools` (or config) names them; the default is the
+ * six non-network built-ins; `--web` adds web_fetch.
+ */
+export function chooseTools(
+  available: readonly AnyTool[],
+  names: readonly string[] | undefined,
+  web: boolean,
+): AnyTool[] {
+  const byName = new Map(available.map((t) => [t.name, t]));
+  const wanted = names ? [...names] : [...DEFAULT_TOOLS];
+  if (web && !wanted.includes("web_fetch")) wanted.push("web_fetch");
+  const out: AnyTool[] = [];
+  for (const n of wanted) {
+    const tool = byName.get(n);
+    if (!tool) {
+      throw new UsageError(
+        `Cannot offer tool "${n}": no such tool in this build\nhint: available: ${
+          [...byName.keys()].join(", ")
+        }`,
+      );
+    }
+    if (!out.includes(tool)) out.push(tool);
+  }
+  return out;
+}
+
+/** What a front end provides to a run. */
+export interface RuntimeHooks {
+  mode: "print" | "interactive";
+  /** One line for the user (stderr in print mode). */
+  notice(message: string): void;
+  /** The interactive prompt; absent in print mode. */
+  ask?: Asker;
+  events?: AgentEvents;
+}
+
+/** A ready run. */
+export interface Runtime {
+  agent: Agent;
+  provider: Provider;
+  registry: Registry;
+  policy: SessionPolicy;
+  dispatcher: Dispatcher;
+  store: Store;
+  transcripts: Transcripts;
+  runId: string;
+  sessionId: string;
+  settings: Settings;
+  /** The previous exchange of a resumed session (for the REPL to show). */
+  resumed: Message[];
+  /** Records the end of the run and closes the store. */
+  finish(status: string): void;
+}
+
+/** Builds a run from flags; throws {@link UsageError} or {@link SetupError}. */
+export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promise<Runtime> {
+  let session: Session;
+  try {
+    session = new Session(flags.cwd);
+  } catch (e) {
+    throw new UsageError(
+      `Cannot use workspace "${flags.cwd}": ${e instanceof Error ? e.message : e}`,
+    );
+  }
+  const workspace = session.workspace;
+  const trusted = flags.trustProject === true || isTrusted(workspace);
+  let loaded;
+  try {
+    loaded = loadSettings(workspace, trusted);
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  if (loaded.ignored.length) {
+    hooks.notice(
+      `ignoring ${loaded.ignored.join(", ")} from ${loaded.projectPath}: this workspace is not ` +
+        "trusted (pass --trust-project to use them)",
+    );
+  }
+  const settings = loaded.settings;
+
+  const toolNames = splitList(flags.tools) ?? settings.tools;
+  const web = flags.web ?? settings.web ?? false;
+  const offered = chooseTools(builtinTools(), toolNames, web);
+
+  const allowed = parseClasses([...(settings.allow ?? []), ...(splitList(flags.allow) ?? [])]);
+  if (hooks.mode === "print") {
+    // Nobody is there to answer: every offered tool is approved (the tool list is the limit).
+    for (const t of offered) allowed.push(t.class);
+  }
+  const policy = new SessionPolicy({ yolo: flags.yolo ?? false, allowed, ask: hooks.ask });
+
+  let providerConfig;
+  try {
+    providerConfig = await selectProvider(Deno.env.toObject(), {
+      provider: flags.provider ?? settings.provider,
+      model: flags.model ?? settings.model,
+      baseUrl: flags.baseUrl ?? settings.baseUrl,
+    });
+  } catch (e) {
+    throw new SetupError(e instanceof Error ? e.message : String(e));
+  }
+  const provider = await createProvider(providerConfig);
+
+  const store = new Store();
+  cleanSpillFiles();
+  const transcripts = new Transcripts(store);
+  let sessionId: string;
+  let messages: Message[] = [];
+  if (flags.resume !== undefined || flags.continue) {
+    const found = flags.resume !== undefined
+      ? transcripts.find(flags.resume)
+      : transcripts.latest(workspace);
+    if (!found) {
+      store.close();
+      throw new UsageError(
+        flags.resume !== undefined
+          ? `Cannot resume session "${flags.resume}": no such session\nhint: list them with crab sessions`
+          : `Cannot continue: no earlier session in ${workspace}\nhint: start without --continue`,
+      );
+    }
+    sessionId = found.id;
+    messages = repairTranscript(transcripts.load(found.id));
+  } else {
+    sessionId = transcripts.create(workspace, provider.name, provider.model);
+  }
+  const runId = store.startRun({
+    mode: hooks.mode,
+    workspace,
+    model: provider.model,
+    provider: provider.name,
+    sessionId,
+  });
+  const registry = new Registry(offered);
+  const dispatcher = new Dispatcher({ registry, session, policy, sink: store, runId });
+  const agent = new Agent({
+    provider,
+    dispatcher,
+    system: systemPrompt(workspace),
+    tools: () => registry.list(),
+    maxTurns: flags.maxTurns ?? settings.maxTurns,
+    contextWindow: flags.contextWindow ?? settings.contextWindow ?? contextWindowOf(provider.model),
+    messages,
+    events: hooks.events,
+    onMessage: (m, i) => transcripts.append(sessionId, i, [m]),
+  });
+  let finished = false;
+  return {
+    agent,
+    provider,
+    registry,
+    policy,
+    dispatcher,
+    store,
+    transcripts,
+    runId,
+    sessionId,
+    settings,
+    resumed: lastExchange(messages),
+    finish(status) {
+      if (finished) return;
+      finished = true;
+      store.endRun(runId, {
+        status,
+        turns: agent.turns,
+        inputTokens: agent.usage.inputTokens,
+        outputTokens: agent.usage.outputTokens,
+      });
+      store.close();
+    },
+  };
+}
+
+/** Context windows of well-known model families, in tokens. */
+const WINDOWS: [RegExp, number][] = [
+  [/^claude-.*\[1m\]$/, 1_000_000],
+  [/^claude-/, 200_000],
+  [/^gpt-4\.1/, 1_000_000],
+  [/^gpt-5/, 400_000],
+  [/^(gpt-4o|o1|o3|o4)/, 128_000],
+  [/^gpt-4/, 128_000],
+];
+
+/** The context window of `model`; 128k when unknown (override with --context-window). */
+export function contextWindowOf(model: string): number {
+  for (const [re, n] of WINDOWS) if (re.test(model)) return n;
+  return 128_000;
+}
+
+/**
+ * Makes a stored conversation sendable again: a response whose tool calls never
+ * got results (the process ended mid-call) gets results saying so.
+ */
+export function repairTranscript(messages: Message[]): Message[] {
+  const out = [...messages];
+  const last = out[out.length - 1];
+  if (last?.role === "assistant") {
+    const calls = last.content.filter((b) => b.type === "tool_call");
+    if (calls.length) {
+      out.push({
+        role: "user",
+        content: calls.map((c) => ({
+          type: "tool_result" as const,
+          callId: c.type === "tool_call" ? c.id : "",
+          text: "Error [not_run]: the previous session ended before this call ran\n" +
+            "Hint: Run it again if it is still needed.",
+          isError: true,
+        })),
+      });
+    }
+  }
+  return out;
+}
+
+/** The last user prompt and everything after it. */
+function lastExchange(messages: Message[]): Message[] {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role !== "user") continue;
+    const hasPrompt = typeof m.content === "string" || m.content.some((b) => b.type === "text");
+    if (hasPrompt) return messages.slice(i);
+  }
+  return [];
+}
