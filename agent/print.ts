@@ -7,12 +7,10 @@
  * @module
  */
 
-import type { DispatchResult } from "../tools/dispatch.ts";
-import { formatBytes } from "../tools/tool.ts";
 import { onExit, onInterrupt } from "../tools/processes.ts";
 import type { AgentEvents, TurnResult } from "./loop.ts";
 import { type RunFlags, type Runtime, SetupError, startRuntime, UsageError } from "./runtime.ts";
-import type { ToolCallBlock } from "./providers/types.ts";
+import { toolLine } from "./tool_line.ts";
 
 /** Output formats of print mode. */
 export type OutputFormat = "text" | "json" | "stream-json";
@@ -51,36 +49,6 @@ function writeErr(text: string): void {
   } catch {
     // stderr closed: progress is optional.
   }
-}
-
-/** One line per tool call, as the REPL shows it: `● read src/a.ts · 3.2 KiB · 4 ms`. */
-export function toolLine(call: ToolCallBlock, r: DispatchResult): string {
-  const target = callTarget(call);
-  const head = `● ${call.name}${target ? " " + target : ""}`;
-  if (!r.ok) return `${head} · error [${r.error.code}] ${oneLine(r.error.message, 160)}`;
-  const exit = r.exitCode !== undefined && r.exitCode !== null && r.exitCode !== 0
-    ? ` · exit ${r.exitCode}`
-    : "";
-  return `${head} · ${formatBytes(r.bytesOut)} · ${Math.round(r.durationMs)} ms${exit}`;
-}
-
-/** The argument that names what a call acts on (path, command, pattern, url). */
-export function callTarget(call: ToolCallBlock): string {
-  try {
-    const args = JSON.parse(call.argsJson) as Record<string, unknown>;
-    for (const k of ["path", "command", "pattern", "url"]) {
-      if (typeof args[k] === "string") return oneLine(args[k] as string, 100);
-    }
-  } catch {
-    // Malformed arguments: no target to show.
-  }
-  return "";
-}
-
-function oneLine(s: string, max: number): string {
-  // deno-lint-ignore no-control-regex
-  const flat = s.replace(/[\x00-\x1f\x7f]+/g, " ");
-  return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
 }
 
 async function readStdin(): Promise<string> {

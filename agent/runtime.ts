@@ -124,10 +124,13 @@ export interface Runtime {
   store: Store;
   transcripts: Transcripts;
   runId: string;
-  sessionId: string;
+  /** The transcript the conversation is kept in (changes on {@link Runtime.newSession}). */
+  readonly sessionId: string;
   settings: Settings;
   /** The previous exchange of a resumed session (for the REPL to show). */
   resumed: Message[];
+  /** Starts a new conversation in a new transcript; files must be read again. */
+  newSession(): void;
   /** Records the end of the run and closes the store. */
   finish(status: string): void;
 }
@@ -225,6 +228,14 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   });
   let finished = false;
   return {
+    get sessionId() {
+      return sessionId;
+    },
+    newSession() {
+      agent.clear();
+      session.files.clear();
+      sessionId = transcripts.create(workspace, provider.name, provider.model);
+    },
     agent,
     provider,
     registry,
@@ -233,7 +244,6 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     store,
     transcripts,
     runId,
-    sessionId,
     settings,
     resumed: lastExchange(messages),
     finish(status) {

@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { KeyParser, LineBuffer, Renderer, textWidth } from "../../agent/line_editor.ts";
+
+function typeInto(buf: LineBuffer, input: string, parser = new KeyParser()) {
+  return parser.feed(input).map((k) => buf.apply(k));
+}
+
+Deno.test("KeyParser decodes text, controls, arrows and a bracketed paste", () => {
+  const p = new KeyParser();
+  assert.deepEqual(p.feed("ab\x1b[D\x7f\r"), [
+    { name: "text", text: "ab" },
+    { name: "left" },
+    { name: "backspace" },
+    { name: "enter" },
+  ]);
+  assert.deepEqual(p.feed("\x1b[200~line 1\r\nline\t2\x1b[201~x"), [
+    { name: "paste", text: "line 1\nline    2" },
+    { name: "text", text: "x" },
+  ]);
+});
+
+Deno.test("KeyParser keeps a sequence split across chunks", () => {
+  const p = new KeyParser();
+  assert.deepEqual(p.feed("a\x1b"), [{ name: "text", text: "a" }]);
+  assert.deepEqual(p.feed("[A"), [{ name: "up" }]);
+  assert.deepEqual(p.feed("\x1b[200~half"), []);
+  assert.deepEqual(p.feed(" more\x1b[201~"), [{ name: "paste", text: "half more" }]);
+});
+
+Deno.test("KeyParser drops escape sequences inside a paste", () => {
+  const p = new KeyParser();
+  assert.deepEqual(p.feed("\x1b[200~a\x1b]0;title\x07b\x1b[201~"), [
+    { name: "paste", text: "a]0;titleb" },
+  ]);
+});
+
+Deno.test("LineBuffer edits in the middle and submits", () => {
+  const b = new LineBuffer();
+  assert.deepEqual(typeInto(b, "helo\x1b[D"), ["redraw", "redraw"]);
+  typeInto(b, "l");
+  assert.equal(b.text, "hello");
+  assert.equal(b.cursor, 4);
+  assert.deepEqual(typeInto(b, "\r"), ["submit"]);
+});
+
+Deno.test("LineBuffer continues a line ending in a backslash and on Alt-Enter", () => {
+  const b = new LineBuffer();
+  assert.deepEqual(typeInto(b, "one\\\r"), ["redraw", "redraw"]);
+  typeInto(b, "two\x1b\rthree");
+  assert.equal(b.text, "one\ntwo\nthree");
+  assert.deepEqual(typeInto(b, "\r"), ["submit"]);
+});
+
+Deno.test("LineBuffer Ctrl-C clears a line, then reports an interrupt; Ctrl-D exits when empty", () => {
+  const b = new LineBuffer();
+  typeInto(b, "abc");
+  assert.deepEqual(typeInto(b, "\x03"), ["cleared"]);
+  assert.equal(b.text, "");
+  assert.deepEqual(typeInto(b, "\x03"), ["interrupt"]);
+  assert.deepEqual(typeInto(b, "\x04"), ["eof"]);
+});
+
+Deno.test("LineBuffer walks the history and keeps the draft", () => {
+  const b = new LineBuffer(["first", "second"]);
+  typeInto(b, "draft");
+  typeInto(b, "\x1b[A");
+  assert.equal(b.text, "second");
+  typeInto(b, "\x1b[A\x1b[A");
+  assert.equal(b.text, "first");
+  typeInto(b, "\x1b[B\x1b[B");
+  assert.equal(b.text, "draft");
+  b.commit("draft");
+  typeInto(b, "\x1b[A");
+  assert.equal(b.text, "draft");
+});
+
+Deno.test("LineBuffer moves by words and deletes a word with Ctrl-W", () => {
+  const b = new LineBuffer();
+  typeInto(b, "fix the bug\x17");
+  assert.equal(b.text, "fix the ");
+  typeInto(b, "\x1bb\x1bb");
+  assert.equal(b.cursor, 0);
+});
+
+Deno.test("Renderer puts the cursor on the right row and column of a wrapped buffer", () => {
+  let out = "";
+  const r = new Renderer("> ", 2, (s) => out += s, () => 10);
+  const b = new LineBuffer();
+  b.text = "abcdefghijkl\nxy";
+  b.cursor = 3;
+  r.draw(b);
+  // 14 columns for line 1 (2 rows), one row for line 2: end is 2 rows below, cursor on row 0 col 5.
+  assert.equal(out, "\r\x1b[J> abcdefghijkl\r\n  xy\x1b[2A\r\x1b[5C");
+  out = "";
+  r.draw(b);
+  assert.ok(out.startsWith("\r\x1b[J"), "cursor was on the first row");
+  b.cursor = b.text.length;
+  r.draw(b);
+  out = "";
+  r.draw(b);
+  assert.ok(out.startsWith("\x1b[2A\r\x1b[J"), out);
+});
+
+Deno.test("textWidth() counts wide characters as two columns", () => {
+  assert.equal(textWidth("ab"), 2);
+  assert.equal(textWidth("日本"), 4);
+});
