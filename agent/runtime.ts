@@ -13,6 +13,7 @@ import { Session } from "../tools/session.ts";
 import { type Asker, SessionPolicy } from "../tools/approval.ts";
 import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
+import { withPermission } from "../tools/capabilities.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
@@ -163,7 +164,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
 
   const toolNames = splitList(flags.tools) ?? settings.tools;
   const web = flags.web ?? settings.web ?? false;
-  const offered = chooseTools(builtinTools(), toolNames, web);
+  const offered = withPermission(
+    chooseTools(builtinTools(), toolNames, web),
+    workspace,
+    hooks.notice,
+  );
 
   const allowed = parseClasses([...(settings.allow ?? []), ...(splitList(flags.allow) ?? [])]);
   if (hooks.mode === "print") {

@@ -11,6 +11,7 @@ import { Session } from "../tools/session.ts";
 import { SessionPolicy } from "../tools/approval.ts";
 import type { ApprovalClass } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
+import { withPermission } from "../tools/capabilities.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { Store } from "./observe.ts";
 
@@ -43,7 +44,8 @@ export async function toolCommand(
 ): Promise<number> {
   const registry = new Registry(builtinTools());
   if (!opts.jsonl && name === undefined) {
-    console.log(listing(registry));
+    const present = withPermission(registry.list(), opts.cwd, (m) => console.error(`crab: ${m}`));
+    console.log(listing(new Registry(present)));
     return 0;
   }
   if (!opts.jsonl && !registry.has(name!)) {

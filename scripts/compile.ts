@@ -1,57 +1,112 @@
 /**
- * Builds the standalone crab binary with the permission flags of a preset:
- * `deno task compile [--preset full|no-web|read-only] [--print-flags] [--output PATH]`.
- * `deno compile` needs its `denort` runtime: reachable download, or `DENORT_BIN`.
+ * Builds the standalone crab binary with exactly the permission flags of a
+ * preset or tool list (from `tools/capabilities.ts`, the one source of them):
+ *
+ *   deno task compile [--preset full|no-web|read-only | --tools read,grep,...]
+ *                     [--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]...
+ *                     [--output PATH] [--print-flags]
+ *
+ * `deno compile` needs its `denort` runtime: a reachable Deno download, or
+ * `DENORT_BIN` pointing at a denort of the same Deno version.
  *
  * @module
  */
 
-import { type Preset, presetFlags, PRESETS } from "../tools/capabilities.ts";
+import {
+  type BuildSpec,
+  DEFAULT_PROVIDER_HOSTS,
+  fenceFlags,
+  type Preset,
+  PRESETS,
+  presetSpec,
+} from "../tools/capabilities.ts";
 
-const args = [...Deno.args];
-function take(flag: string): string | undefined {
-  const i = args.indexOf(flag);
-  if (i === -1) return undefined;
-  const v = args[i + 1];
-  args.splice(i, 2);
-  return v;
-}
-const preset = (take("--preset") ?? "full") as Preset;
-const output = take("--output") ?? `dist/crab${preset === "full" ? "" : `-${preset}`}`;
-if (!PRESETS.includes(preset)) {
-  console.error(`Cannot build preset "${preset}": use one of ${PRESETS.join(", ")}`);
+function usage(message: string): never {
+  console.error(`error: ${message}`);
+  console.error(
+    "usage: deno task compile [--preset full|no-web|read-only | --tools LIST] " +
+      "[--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]... [--output PATH] [--print-flags]",
+  );
   Deno.exit(2);
 }
-const flags = presetFlags(preset, ["api.anthropic.com", "api.openai.com"]);
-if (args.includes("--print-flags")) {
-  console.log(flags.join(" "));
+
+const args = [...Deno.args];
+function takeAll(flag: string): string[] {
+  const out: string[] = [];
+  for (let i = args.indexOf(flag); i !== -1; i = args.indexOf(flag)) {
+    const v = args[i + 1];
+    if (v === undefined || v.startsWith("--")) usage(`${flag} needs a value`);
+    out.push(v);
+    args.splice(i, 2);
+  }
+  return out;
+}
+function takeOne(flag: string): string | undefined {
+  const all = takeAll(flag);
+  if (all.length > 1) usage(`${flag} given twice`);
+  return all[0];
+}
+
+const presetArg = takeOne("--preset");
+const toolsArg = takeOne("--tools");
+const output = takeOne("--output");
+const providerHosts = takeAll("--provider-host");
+const mcpHosts = takeAll("--mcp-host");
+const mcpCommands = takeAll("--mcp-command");
+const printOnly = args.includes("--print-flags");
+const rest = args.filter((a) => a !== "--print-flags");
+if (rest.length) usage(`unknown argument "${rest[0]}"`);
+if (presetArg && toolsArg) usage("give --preset or --tools, not both");
+if (presetArg && !PRESETS.includes(presetArg as Preset)) {
+  usage(`Cannot build preset "${presetArg}": use one of ${PRESETS.join(", ")}`);
+}
+
+const hosts = providerHosts.length ? providerHosts : DEFAULT_PROVIDER_HOSTS;
+const spec: BuildSpec = toolsArg
+  ? {
+    tools: toolsArg.split(",").map((t) => t.trim()).filter(Boolean),
+    providerHosts: hosts,
+    mcpHosts,
+    mcpCommands,
+  }
+  : presetSpec((presetArg ?? "full") as Preset, hosts, { hosts: mcpHosts, commands: mcpCommands });
+
+let fence;
+try {
+  fence = fenceFlags(spec);
+} catch (e) {
+  usage(e instanceof Error ? e.message : String(e));
+}
+if (printOnly) {
+  console.log(fence.flags.join(" "));
+  for (const n of fence.notes) console.error(`note: ${n}`);
   Deno.exit(0);
 }
+
+const name = toolsArg ? "custom" : presetArg ?? "full";
+const out = output ?? `dist/crab${name === "full" ? "" : `-${name}`}`;
 const root = new URL("..", import.meta.url).pathname;
-const cmd = new Deno.Command(Deno.execPath(), {
-  args: [
-    "compile",
-    ...flags,
-    "--include",
-    "tools",
-    "--output",
-    output,
-    "main.ts",
-  ],
+const child = new Deno.Command(Deno.execPath(), {
+  args: ["compile", ...fence.flags, "--output", out, "main.ts"],
   cwd: root,
   stdout: "inherit",
   stderr: "piped",
 });
-const out = await cmd.output();
-const err = new TextDecoder().decode(out.stderr);
-if (!out.success) {
+const result = await child.output();
+const err = new TextDecoder().decode(result.stderr);
+if (!result.success) {
   Deno.stderr.writeSync(new TextEncoder().encode(err));
-  if (/denort|download|dl\.deno\.land|network/i.test(err) && !Deno.env.get("DENORT_BIN")) {
+  if (/denort|download|dl\.deno\.land|network|dns|connect/i.test(err)) {
     console.error(
-      "\ndeno compile could not get its denort runtime. Make the Deno download reachable, " +
-        "or set DENORT_BIN to a denort binary of the same Deno version.",
+      Deno.env.get("DENORT_BIN")
+        ? `\ndeno compile failed with DENORT_BIN=${
+          Deno.env.get("DENORT_BIN")
+        }: it must be a denort of this Deno version (${Deno.version.deno}).`
+        : `\ndeno compile could not get its denort runtime (it downloads it from dl.deno.land). ` +
+          `Make that download reachable, or set DENORT_BIN to a denort binary of Deno ${Deno.version.deno}.`,
     );
   }
   Deno.exit(1);
 }
-console.log(`built ${output} (${preset}: ${flags.join(" ")})`);
+for (const n of fence.notes) console.error(`note: ${n}`);
+console.log(`built ${out} (${name}: ${fence.flags.join(" ")})`);

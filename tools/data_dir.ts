@@ -5,16 +5,35 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 
-/** The data directory path (not created). */
-export function dataDir(): string {
+function configuredDataDir(): string {
   const home = Deno.env.get("CRAB_HOME");
   if (home) return home;
   const xdg = Deno.env.get("XDG_DATA_HOME");
   if (xdg) return join(xdg, "crab");
   const user = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? ".";
   return join(user, ".local", "share", "crab");
+}
+
+function mayWrite(path: string): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "write", path }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The data directory path (not created). A build without the write class is
+ * granted only `./.crab` (see `tools/capabilities.ts`): when the configured
+ * directory is not writable by this process but `./.crab` is, that is the store.
+ */
+export function dataDir(): string {
+  const configured = configuredDataDir();
+  if (mayWrite(configured)) return configured;
+  const local = resolve(".crab");
+  return mayWrite(local) ? local : configured;
 }
 
 /** The data directory, created if missing. */

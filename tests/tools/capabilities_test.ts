@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import denoJson from "../../deno.json" with { type: "json" };
-import { presetFlags } from "../../tools/capabilities.ts";
+import {
+  fenceFlags,
+  isPrivateHost,
+  PRESET_TOOLS,
+  presetFlags,
+  PRESETS,
+  PRIVATE_RANGES,
+} from "../../tools/capabilities.ts";
 
 Deno.test("presetFlags() full preset equals the flags of the crab task", () => {
   const task = denoJson.tasks.crab;
@@ -9,18 +16,99 @@ Deno.test("presetFlags() full preset equals the flags of the crab task", () => {
 });
 
 Deno.test("presetFlags() every preset carries --no-prompt and unscoped --allow-env", () => {
-  for (const preset of ["full", "no-web", "read-only"] as const) {
-    const flags = presetFlags(preset, ["api.anthropic.com"]);
-    assert.ok(flags.includes("--no-prompt"), preset);
-    assert.ok(flags.includes("--allow-env"), preset);
+  for (const preset of PRESETS) {
+    for (const hosts of [["api.anthropic.com"], ["127.0.0.1:11434"]]) {
+      const flags = presetFlags(preset, hosts);
+      assert.ok(flags.includes("--no-prompt"), preset);
+      assert.ok(flags.includes("--allow-env"), preset);
+    }
   }
 });
 
-Deno.test("presetFlags() read-only has no write, run or unscoped net", () => {
-  assert.deepEqual(presetFlags("read-only", ["api.anthropic.com"]), [
-    "--allow-read",
-    "--allow-env",
-    "--allow-net=api.anthropic.com",
-    "--no-prompt",
-  ]);
+// The flag list of each preset, whole: a change to what a binary may do shows up here.
+Deno.test("presetFlags() snapshot of every preset for a public provider", () => {
+  const deny = `--deny-net=${PRIVATE_RANGES.join(",")}`;
+  assert.deepEqual(
+    Object.fromEntries(PRESETS.map((p) => [p, presetFlags(p, ["api.anthropic.com"])])),
+    {
+      full: [
+        "--allow-read",
+        "--allow-write",
+        "--allow-run",
+        "--allow-env",
+        "--allow-net",
+        deny,
+        "--no-prompt",
+      ],
+      "no-web": [
+        "--allow-read",
+        "--allow-write",
+        "--allow-run",
+        "--allow-env",
+        "--allow-net=api.anthropic.com",
+        "--no-prompt",
+      ],
+      "read-only": [
+        "--allow-read",
+        "--allow-write=.crab",
+        "--allow-env",
+        "--allow-net=api.anthropic.com",
+        "--no-prompt",
+      ],
+    },
+  );
+  assert.equal(
+    deny,
+    "--deny-net=localhost,0.0.0.0/8,10.0.0.0/8,100.64.0.0/10,127.0.0.0/8,169.254.0.0/16," +
+      "172.16.0.0/12,192.168.0.0/16,[::1],[::]",
+  );
+});
+
+Deno.test("fenceFlags() turns the private fence off, with a note, for a local provider", () => {
+  const fence = fenceFlags({ tools: PRESET_TOOLS.full, providerHosts: ["127.0.0.1:11434"] });
+  assert.ok(!fence.flags.some((f) => f.startsWith("--deny-net")));
+  assert.match(fence.notes.join("\n"), /fence for private addresses is off: 127\.0\.0\.1:11434/);
+});
+
+Deno.test("fenceFlags() scopes run and net to MCP servers when no tool needs them", () => {
+  assert.deepEqual(
+    fenceFlags({
+      tools: ["read", "grep"],
+      providerHosts: ["api.anthropic.com"],
+      mcpHosts: ["mcp.example.com"],
+      mcpCommands: ["npx", "uvx"],
+    }).flags,
+    [
+      "--allow-read",
+      "--allow-write=.crab",
+      "--allow-run=npx,uvx",
+      "--allow-env",
+      "--allow-net=api.anthropic.com,mcp.example.com",
+      "--no-prompt",
+    ],
+  );
+});
+
+Deno.test("fenceFlags() rejects a tool that is not built in", () => {
+  assert.throws(() => fenceFlags({ tools: ["read", "nope"], providerHosts: [] }), /"nope"/);
+});
+
+Deno.test("isPrivateHost() knows loopback, private and public hosts", () => {
+  for (
+    const h of [
+      "localhost",
+      "127.0.0.1:11434",
+      "10.1.2.3",
+      "192.168.1.1:80",
+      "[::1]:8080",
+      "box.local",
+      "169.254.169.254",
+      "100.64.0.1",
+    ]
+  ) {
+    assert.equal(isPrivateHost(h), true, h);
+  }
+  for (const h of ["api.anthropic.com", "8.8.8.8", "172.32.0.1", "[2001:db8::1]:443"]) {
+    assert.equal(isPrivateHost(h), false, h);
+  }
 });
