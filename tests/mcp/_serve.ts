@@ -19,8 +19,6 @@ export interface Served {
   pid: number;
   /** What the server wrote to stderr so far. */
   stderr(): string;
-  /** Milliseconds from spawn to the initialize answer. */
-  initMs: number;
   /** Closes the client (ends the server's stdin) and waits for the server to exit. */
   close(): Promise<void>;
 }
@@ -44,14 +42,11 @@ export async function serve(s: Sandbox, args: string[] = []): Promise<Served> {
   const { promise: exited, resolve } = Promise.withResolvers<void>();
   const client = new Client({ name: "crab-test", version: "1" });
   client.onclose = () => resolve();
-  const t0 = performance.now();
   await client.connect(transport);
-  const initMs = performance.now() - t0;
   return {
     client,
     pid: transport.pid!,
     stderr: () => err,
-    initMs,
     async close() {
       await client.close();
       await exited;
