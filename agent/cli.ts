@@ -159,6 +159,31 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
       });
     });
 
+  const mcp = program.command("mcp").description("MCP (Model Context Protocol) commands");
+  mcp.command("serve")
+    .description("Offer crab's built-in tools to an MCP client over stdio (one connection)")
+    .option("--tools <list>", "comma-separated built-in tools to offer (default: read,glob,grep)")
+    .option("--web", "also offer web_fetch")
+    .option("--allow-outside", "allow paths outside the workspace")
+    .option("--http <port>", "serve Streamable HTTP on 127.0.0.1:PORT/mcp instead (0: any port)")
+    .addHelpText(
+      "after",
+      `
+The client asks its own user, so every offered tool runs without a prompt here.
+Each connection is one session (read before edit holds across its calls) and one
+run in crab metrics, mode mcp-serve. stdout carries protocol messages only.`,
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { mcpServeCommand } = await import("./mcp_serve.ts");
+      code = await mcpServeCommand({
+        cwd: cwd(),
+        tools: opts.tools as string | undefined,
+        web: Boolean(opts.web),
+        allowOutside: Boolean(opts.allowOutside),
+        http: opts.http as string | undefined,
+      });
+    });
+
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (e) {
