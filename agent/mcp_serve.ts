@@ -10,6 +10,7 @@
 import { connect, serveHttp, type ServeOptions, StdioTransport } from "../mcp/server.ts";
 import { SessionPolicy } from "../tools/approval.ts";
 import { builtinTools } from "../tools/builtins.ts";
+import { withPermission } from "../tools/capabilities.ts";
 import { Dispatcher } from "../tools/dispatch.ts";
 import { onExit } from "../tools/processes.ts";
 import { BUILTIN_NAMES, Registry } from "../tools/registry.ts";
@@ -110,6 +111,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     tools = selectTools(availableBuiltins(), opts);
     if (!stdio) port = parsePort(opts.http!);
     workspace = realDirectory(opts.cwd);
+    tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`));
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     console.error(`error: ${e.message}`);
