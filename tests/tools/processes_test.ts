@@ -45,6 +45,10 @@ for (const ending of ["sigterm", "sighup", "exit"] as const) {
     const child = startOwner(marker, ending);
     const pid = await firstLine(child);
     assert.match(pid, /^\d+$/);
+    // bash starts its two sleeps after the pid is printed: wait for them (bounded).
+    for (let i = 0; i < 100 && survivors(marker).length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     assert.equal(survivors(marker).length, 2);
     if (ending === "sigterm") child.kill("SIGTERM");
     if (ending === "sighup") child.kill("SIGHUP");
