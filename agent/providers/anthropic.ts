@@ -1,104 +1,197 @@
-/** Anthropic Messages API provider over the official SDK, streaming. */
-import type { Message, Provider, StopReason, StreamEvent, StreamRequest } from "./types.ts";
+/**
+ * Anthropic Messages API provider over the official SDK, streaming. The conversation is
+ * marked for prompt caching (system prompt and latest message), so each turn of a session
+ * re-reads its prefix from the cache instead of paying for it again.
+ *
+ * @module
+ */
+
+import type Anthropic from "@anthropic-ai/sdk";
+import { maxOutputTokens } from "./models.ts";
+import { type Attempt, type RequestPolicy, runRequest } from "./_request.ts";
+import type {
+  ContentBlock,
+  Message,
+  Provider,
+  StopReason,
+  StreamEvent,
+  StreamRequest,
+} from "./types.ts";
 import { ProviderError, toProviderError } from "./types.ts";
 
-export interface AnthropicOptions {
+/** How to reach the API and how to retry. */
+export interface AnthropicOptions extends RequestPolicy {
   model: string;
   apiKey?: string;
+  /** The API root, without `/v1` (default `https://api.anthropic.com`). */
   baseURL?: string;
-  maxRetries?: number;
+  /** Mark the system prompt and the latest message for prompt caching (default true). */
+  promptCache?: boolean;
 }
 
-function toWire(messages: Message[]): unknown[] {
-  return messages.map((m) => {
-    if (typeof m.content === "string") return { role: m.role, content: m.content };
-    return {
-      role: m.role,
-      content: m.content.map((b) => {
-        if (b.type === "text") return { type: "text", text: b.text };
-        if (b.type === "tool_call") {
-          let input: unknown = {};
-          try {
-            input = JSON.parse(b.argsJson);
-          } catch { /* malformed args go back as an empty object */ }
-          return { type: "tool_use", id: b.id, name: b.name, input };
-        }
-        return { type: "tool_result", tool_use_id: b.callId, content: b.text, is_error: b.isError };
-      }),
-    };
-  });
+/** Default output limit: large enough for a whole-file write, within every window. */
+const MAX_DEFAULT_OUTPUT = 32_000;
+
+const CACHE = { type: "ephemeral" } as const;
+
+/** Tool input must be an object: malformed or non-object arguments go back as `{}`. */
+function toolInput(argsJson: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(argsJson);
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v;
+  } catch { /* the paired tool_result already tells the model its arguments were malformed */ }
+  return {};
+}
+
+function toBlock(b: ContentBlock): Anthropic.ContentBlockParam | null {
+  if (b.type === "text") return b.text ? { type: "text", text: b.text } : null;
+  if (b.type === "tool_call") {
+    return { type: "tool_use", id: b.id, name: b.name, input: toolInput(b.argsJson) };
+  }
+  return {
+    type: "tool_result",
+    tool_use_id: b.callId,
+    content: b.text || "(no output)",
+    ...(b.isError ? { is_error: true } : {}),
+  };
+}
+
+/** The conversation in Messages format. Tool results lead their user message, as the API requires. */
+export function toAnthropicMessages(messages: Message[], cache = false): Anthropic.MessageParam[] {
+  const out: Anthropic.MessageParam[] = [];
+  for (const m of messages) {
+    const blocks = typeof m.content === "string"
+      ? (m.content ? [{ type: "text" as const, text: m.content }] : [])
+      : m.content.flatMap((b) => toBlock(b) ?? []);
+    if (m.role === "user") {
+      blocks.sort((a, b) => Number(b.type === "tool_result") - Number(a.type === "tool_result"));
+    }
+    // The API rejects empty content; an empty assistant turn carries nothing worth keeping.
+    if (blocks.length === 0) continue;
+    out.push({ role: m.role, content: blocks });
+  }
+  const last = out.at(-1)?.content;
+  if (cache && Array.isArray(last)) {
+    const block = last[last.length - 1] as { cache_control?: unknown };
+    block.cache_control = CACHE;
+  }
+  return out;
 }
 
 function stopReason(r: unknown): StopReason {
-  return r === "end_turn" || r === "tool_use" || r === "max_tokens" ? r : "other";
+  if (r === "end_turn" || r === "tool_use" || r === "max_tokens") return r;
+  if (r === "stop_sequence") return "end_turn";
+  if (r === "model_context_window_exceeded") return "max_tokens";
+  return "other";
 }
 
-/** Builds an Anthropic provider; the SDK is imported lazily. */
+/** An error while reading an open stream: an API error event, or the stream broke off. */
+function midStreamError(e: unknown): ProviderError {
+  if (e instanceof ProviderError) return e;
+  if (typeof e === "object" && e !== null && "error" in e) return toProviderError(e);
+  const why = e instanceof Error ? e.message : String(e);
+  return new ProviderError("incomplete", `Model stream broke off: ${why}`);
+}
+
+const incomplete = () =>
+  new ProviderError("incomplete", "Model stream ended before the message was complete");
+
+/** Builds an Anthropic provider; the SDK is imported here, lazily. */
 export async function anthropicProvider(opts: AnthropicOptions): Promise<Provider> {
-  const { default: Anthropic } = await import("@anthropic-ai/sdk");
-  const client = new Anthropic({
+  const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
+  const client = new AnthropicClient({
     apiKey: opts.apiKey ?? "missing",
     baseURL: opts.baseURL ?? "https://api.anthropic.com",
-    maxRetries: opts.maxRetries ?? 3,
+    maxRetries: 0,
   });
+  const cache = opts.promptCache ?? true;
   return {
     name: "anthropic",
     model: opts.model,
-    async *stream(req: StreamRequest): AsyncIterable<StreamEvent> {
-      const blocks = new Map<number, { id: string; name: string; json: string }>();
-      let input = 0;
-      let output = 0;
-      let stop: StopReason | undefined;
-      try {
-        const params = {
-          model: req.model,
-          system: req.system,
-          max_tokens: req.maxTokens ?? 8192,
-          messages: toWire(req.messages),
-          tools: req.tools.map((t) => ({
-            name: t.name,
-            description: t.description,
-            input_schema: t.schema,
-          })),
-          stream: true,
-        };
-        // deno-lint-ignore no-explicit-any
-        const events = await client.messages.create(params as any, { signal: req.signal });
-        for await (const ev of events as unknown as AsyncIterable<Record<string, unknown>>) {
-          // deno-lint-ignore no-explicit-any
-          const e = ev as any;
-          if (e.type === "message_start") {
-            input = e.message?.usage?.input_tokens ?? 0;
-            output = e.message?.usage?.output_tokens ?? 0;
-          } else if (e.type === "content_block_start" && e.content_block?.type === "tool_use") {
-            blocks.set(e.index, { id: e.content_block.id, name: e.content_block.name, json: "" });
-          } else if (e.type === "content_block_delta") {
-            if (e.delta?.type === "text_delta") yield { type: "text_delta", text: e.delta.text };
-            else if (e.delta?.type === "input_json_delta") {
-              const b = blocks.get(e.index);
-              if (b) b.json += e.delta.partial_json;
-            }
-          } else if (e.type === "content_block_stop") {
-            const b = blocks.get(e.index);
-            if (b) {
-              blocks.delete(e.index);
-              yield { type: "tool_call", id: b.id, name: b.name, argsJson: b.json || "{}" };
-            }
-          } else if (e.type === "message_delta") {
-            if (e.usage?.output_tokens !== undefined) output = e.usage.output_tokens;
-            if (e.usage?.input_tokens) input = e.usage.input_tokens;
-            stop = stopReason(e.delta?.stop_reason);
+    stream(req: StreamRequest): AsyncIterable<StreamEvent> {
+      const params: Anthropic.MessageCreateParamsStreaming = {
+        model: req.model,
+        max_tokens: req.maxTokens ?? Math.min(maxOutputTokens(req.model), MAX_DEFAULT_OUTPUT),
+        ...(req.system
+          ? {
+            system: [{
+              type: "text",
+              text: req.system,
+              ...(cache ? { cache_control: CACHE } : {}),
+            }],
           }
+          : {}),
+        messages: toAnthropicMessages(req.messages, cache),
+        ...(req.tools.length
+          ? {
+            tools: req.tools.map((t) => ({
+              name: t.name,
+              description: t.description,
+              input_schema: t.schema as Anthropic.Tool.InputSchema,
+            })),
+          }
+          : {}),
+        stream: true,
+      };
+      const attempt: Attempt = async function* (signal, alive) {
+        const events = await client.messages.create(params, { signal });
+        alive();
+        const calls = new Map<number, { id: string; name: string; json: string }>();
+        let input = 0;
+        let output = 0;
+        let cacheRead = 0;
+        let cacheWrite = 0;
+        let stop: StopReason = "other";
+        let finished = false;
+        try {
+          for await (const e of events) {
+            // The SDK still hands out events it had buffered when the signal aborted.
+            if (signal.aborted) break;
+            alive();
+            if (e.type === "message_start") {
+              const u = e.message.usage;
+              input = u.input_tokens ?? 0;
+              output = u.output_tokens ?? 0;
+              cacheRead = u.cache_read_input_tokens ?? 0;
+              cacheWrite = u.cache_creation_input_tokens ?? 0;
+            } else if (e.type === "content_block_start") {
+              const b = e.content_block;
+              if (b.type === "tool_use") calls.set(e.index, { id: b.id, name: b.name, json: "" });
+            } else if (e.type === "content_block_delta") {
+              if (e.delta.type === "text_delta") {
+                if (e.delta.text) yield { type: "text_delta", text: e.delta.text };
+              } else if (e.delta.type === "input_json_delta") {
+                const call = calls.get(e.index);
+                if (call) call.json += e.delta.partial_json;
+              }
+            } else if (e.type === "message_delta") {
+              const u = e.usage;
+              output = u.output_tokens ?? output;
+              input = u.input_tokens ?? input;
+              cacheRead = u.cache_read_input_tokens ?? cacheRead;
+              cacheWrite = u.cache_creation_input_tokens ?? cacheWrite;
+              stop = stopReason(e.delta.stop_reason);
+            } else if (e.type === "message_stop") {
+              finished = true;
+            }
+          }
+        } catch (e) {
+          throw midStreamError(e);
         }
-      } catch (e) {
-        throw toProviderError(e, req.signal);
-      }
-      if (req.signal.aborted) throw new ProviderError("aborted", "Model request was aborted");
-      if (stop === undefined || blocks.size > 0) {
-        throw new ProviderError("incomplete", "Model stream ended before the message was complete");
-      }
-      yield { type: "usage", inputTokens: input, outputTokens: output };
-      yield { type: "done", stopReason: stop };
+        if (!finished) throw incomplete();
+        for (const [, c] of [...calls].sort((a, b) => a[0] - b[0])) {
+          yield { type: "tool_call", id: c.id, name: c.name, argsJson: c.json || "{}" };
+        }
+        yield {
+          type: "usage",
+          inputTokens: input + cacheRead + cacheWrite,
+          outputTokens: output,
+          ...(cacheRead ? { cacheReadTokens: cacheRead } : {}),
+          ...(cacheWrite ? { cacheWriteTokens: cacheWrite } : {}),
+        };
+        yield { type: "done", stopReason: stop };
+      };
+      return runRequest(req.signal, opts, attempt);
     },
   };
 }

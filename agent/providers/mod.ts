@@ -1,7 +1,10 @@
 /** Chooses and builds the model provider from flags and environment. */
+import type { RequestPolicy } from "./_request.ts";
 import type { Provider } from "./types.ts";
 
 export * from "./types.ts";
+export * from "./models.ts";
+export type { RequestPolicy } from "./_request.ts";
 
 export type ProviderName = "anthropic" | "openai";
 
@@ -19,15 +22,19 @@ export const DEFAULT_MODELS: Record<ProviderName, string> = {
 
 export const LOCAL_BASE_URL = "http://127.0.0.1:11434/v1";
 
-/** Builds a provider; the SDK is imported only here. */
-export async function createProvider(config: ProviderConfig): Promise<Provider> {
+/** Builds a provider; its SDK is imported only here. `policy` tunes retries and timeouts. */
+export async function createProvider(
+  config: ProviderConfig,
+  policy: RequestPolicy = {},
+): Promise<Provider> {
   const model = config.model ?? DEFAULT_MODELS[config.provider];
+  const opts = { ...policy, model, baseURL: config.baseUrl, apiKey: config.apiKey };
   if (config.provider === "anthropic") {
     const { anthropicProvider } = await import("./anthropic.ts");
-    return await anthropicProvider({ model, baseURL: config.baseUrl, apiKey: config.apiKey });
+    return await anthropicProvider(opts);
   }
   const { openaiProvider } = await import("./openai.ts");
-  return await openaiProvider({ model, baseURL: config.baseUrl, apiKey: config.apiKey });
+  return await openaiProvider(opts);
 }
 
 export interface ProviderFlags {
@@ -42,7 +49,7 @@ export type Probe = (baseUrl: string) => Promise<string[] | null>;
 /** Asks `GET {baseUrl}/models` with a short timeout. */
 export const probeModels: Probe = async (baseUrl) => {
   try {
-    const res = await fetch(`${baseUrl}/models`, { signal: AbortSignal.timeout(300) });
+    const res = await fetch(`${baseUrl}/models`, { signal: AbortSignal.timeout(1000) });
     if (!res.ok) {
       await res.body?.cancel();
       return null;
@@ -54,11 +61,15 @@ export const probeModels: Probe = async (baseUrl) => {
   }
 };
 
-/** Resolves which provider to use: flags win, then API keys, then a local server. */
+/**
+ * Resolves which provider to use: flags win, then API keys, then a local OpenAI-compatible
+ * server at `localBaseUrl` (asked through `probe`), else an error naming all three.
+ */
 export async function selectProvider(
   env: Record<string, string | undefined>,
   flags: ProviderFlags,
   probe: Probe = probeModels,
+  localBaseUrl: string = LOCAL_BASE_URL,
 ): Promise<ProviderConfig> {
   if (
     flags.provider !== undefined && flags.provider !== "anthropic" && flags.provider !== "openai"
@@ -71,7 +82,14 @@ export async function selectProvider(
     else if (env.OPENAI_API_KEY || flags.baseUrl) provider = "openai";
   }
   if (provider !== undefined) {
-    const apiKey = provider === "anthropic" ? env.ANTHROPIC_API_KEY : env.OPENAI_API_KEY;
+    const keyName = provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+    const apiKey = env[keyName];
+    if (!apiKey && !flags.baseUrl) {
+      throw new Error(
+        `Cannot use provider "${provider}": ${keyName} is not set ` +
+          `(set it, or give --base-url for a server that needs no key)`,
+      );
+    }
     return {
       provider,
       model: flags.model ?? DEFAULT_MODELS[provider],
@@ -79,16 +97,19 @@ export async function selectProvider(
       ...(apiKey ? { apiKey } : {}),
     };
   }
-  const models = await probe(LOCAL_BASE_URL);
+  const models = await probe(localBaseUrl);
   if (models === null) {
     throw new Error(
       "Cannot choose a model provider: set ANTHROPIC_API_KEY, set OPENAI_API_KEY, " +
-        `or start a local OpenAI-compatible server at ${LOCAL_BASE_URL} (e.g. Ollama)`,
+        `or start a local OpenAI-compatible server at ${localBaseUrl} (e.g. Ollama); ` +
+        "--provider, --model and --base-url choose explicitly",
     );
   }
   const model = flags.model ?? models[0];
   if (model === undefined) {
-    throw new Error(`Cannot choose a model: the local server at ${LOCAL_BASE_URL} lists none`);
+    throw new Error(
+      `Cannot choose a model: the local server at ${localBaseUrl} lists none (give --model)`,
+    );
   }
-  return { provider: "openai", model, baseUrl: LOCAL_BASE_URL, apiKey: "local" };
+  return { provider: "openai", model, baseUrl: localBaseUrl, apiKey: "local" };
 }

@@ -1,18 +1,48 @@
-/** OpenAI Chat Completions provider (also Ollama, vLLM) over the official SDK, streaming. */
+/**
+ * OpenAI Chat Completions provider over the official SDK, streaming; also serves the
+ * OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter), whose
+ * streams differ in small ways tolerated here (tool-call chunks without an `index`, a
+ * name repeated on every chunk, `finish_reason: "stop"` after tool calls).
+ *
+ * @module
+ */
+
+import type OpenAI from "openai";
+import { type Attempt, type RequestPolicy, runRequest } from "./_request.ts";
 import type { Message, Provider, StopReason, StreamEvent, StreamRequest } from "./types.ts";
 import { ProviderError, toProviderError } from "./types.ts";
 
-export interface OpenAIOptions {
+/** How to reach the API and how to retry. */
+export interface OpenAIOptions extends RequestPolicy {
   model: string;
   apiKey?: string;
+  /** The API base, with `/v1` (default `https://api.openai.com/v1`). */
   baseURL?: string;
-  maxRetries?: number;
 }
 
-export const ERROR_PREFIX = "ERROR: ";
+type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
 
-function toWire(system: string, messages: Message[]): unknown[] {
-  const out: unknown[] = [{ role: "system", content: system }];
+/**
+ * The text of a tool result. Chat Completions has no error flag, so an error result that
+ * does not already say so (dispatch's `Error [code]: ...` does) gets an `Error: ` prefix.
+ */
+export function toolResultText(text: string, isError: boolean): string {
+  if (!isError || /^error\b/i.test(text)) return text;
+  return `Error: ${text}`;
+}
+
+/** Arguments that are not a JSON object go back as `{}`: compatible servers reject them. */
+function wireArgs(argsJson: string): string {
+  try {
+    const v = JSON.parse(argsJson);
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return argsJson;
+  } catch { /* the paired tool result already tells the model its arguments were malformed */ }
+  return "{}";
+}
+
+/** The conversation in Chat Completions format; tool results become `role: "tool"` messages. */
+export function toOpenAIMessages(system: string, messages: Message[]): WireMessage[] {
+  const out: WireMessage[] = system ? [{ role: "system", content: system }] : [];
   for (const m of messages) {
     if (typeof m.content === "string") {
       out.push({ role: m.role, content: m.content });
@@ -22,9 +52,14 @@ function toWire(system: string, messages: Message[]): unknown[] {
       const text = m.content.flatMap((b) => b.type === "text" ? [b.text] : []).join("");
       const calls = m.content.flatMap((b) =>
         b.type === "tool_call"
-          ? [{ id: b.id, type: "function", function: { name: b.name, arguments: b.argsJson } }]
+          ? [{
+            id: b.id,
+            type: "function" as const,
+            function: { name: b.name, arguments: wireArgs(b.argsJson) },
+          }]
           : []
       );
+      if (!text && calls.length === 0) continue;
       out.push({
         role: "assistant",
         content: text || null,
@@ -38,7 +73,7 @@ function toWire(system: string, messages: Message[]): unknown[] {
         out.push({
           role: "tool",
           tool_call_id: b.callId,
-          content: b.isError ? ERROR_PREFIX + b.text : b.text,
+          content: toolResultText(b.text, b.isError),
         });
       } else if (b.type === "text") text.push(b.text);
     }
@@ -47,87 +82,131 @@ function toWire(system: string, messages: Message[]): unknown[] {
   return out;
 }
 
-function stopReason(r: unknown): StopReason {
-  if (r === "stop") return "end_turn";
-  if (r === "tool_calls") return "tool_use";
+function stopReason(r: unknown, hasCalls: boolean): StopReason {
   if (r === "length") return "max_tokens";
+  if (r === "tool_calls" || r === "function_call" || hasCalls) return "tool_use";
+  if (r === "stop") return "end_turn";
   return "other";
 }
 
-/** Builds an OpenAI-compatible provider; the SDK is imported lazily. */
+function midStreamError(e: unknown): ProviderError {
+  if (e instanceof ProviderError) return e;
+  if (typeof e === "object" && e !== null && "error" in e) return toProviderError(e);
+  const why = e instanceof Error ? e.message : String(e);
+  return new ProviderError("incomplete", `Model stream broke off: ${why}`);
+}
+
+interface PartialCall {
+  id: string;
+  name: string;
+  args: string;
+}
+
+/** Builds an OpenAI-compatible provider; the SDK is imported here, lazily. */
 export async function openaiProvider(opts: OpenAIOptions): Promise<Provider> {
-  const { default: OpenAI } = await import("openai");
-  const client = new OpenAI({
+  const { default: OpenAIClient } = await import("openai");
+  const baseURL = opts.baseURL ?? "https://api.openai.com/v1";
+  const official = /^https:\/\/api\.openai\.com\//.test(baseURL);
+  const client = new OpenAIClient({
     apiKey: opts.apiKey ?? "missing",
-    baseURL: opts.baseURL ?? "https://api.openai.com/v1",
-    maxRetries: opts.maxRetries ?? 3,
+    baseURL,
+    organization: null,
+    project: null,
+    maxRetries: 0,
   });
   return {
     name: "openai",
     model: opts.model,
-    async *stream(req: StreamRequest): AsyncIterable<StreamEvent> {
-      const calls = new Map<number, { id: string; name: string; args: string }>();
-      let usage: { inputTokens: number; outputTokens: number } | undefined;
-      let stop: StopReason | undefined;
-      try {
-        const params = {
-          model: req.model,
-          messages: toWire(req.system, req.messages),
-          ...(req.tools.length
-            ? {
-              tools: req.tools.map((t) => ({
-                type: "function",
-                function: { name: t.name, description: t.description, parameters: t.schema },
-              })),
+    stream(req: StreamRequest): AsyncIterable<StreamEvent> {
+      const params: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
+        model: req.model,
+        messages: toOpenAIMessages(req.system, req.messages),
+        ...(req.tools.length
+          ? {
+            tools: req.tools.map((t) => ({
+              type: "function" as const,
+              function: {
+                name: t.name,
+                description: t.description,
+                parameters: t.schema as unknown as Record<string, unknown>,
+              },
+            })),
+          }
+          : {}),
+        // OpenAI's own API wants the newer name (its reasoning models refuse `max_tokens`);
+        // compatible servers know the older one.
+        ...(req.maxTokens
+          ? official ? { max_completion_tokens: req.maxTokens } : { max_tokens: req.maxTokens }
+          : {}),
+        stream: true,
+        stream_options: { include_usage: true },
+      };
+      const attempt: Attempt = async function* (signal, alive) {
+        const chunks = await client.chat.completions.create(params, { signal });
+        alive();
+        const calls: PartialCall[] = [];
+        const byIndex = new Map<number, PartialCall>();
+        let usage: StreamEvent | undefined;
+        let finish: string | undefined;
+        try {
+          for await (const c of chunks) {
+            // The SDK still hands out chunks it had buffered when the signal aborted.
+            if (signal.aborted) break;
+            alive();
+            if (c.usage) {
+              const cached = c.usage.prompt_tokens_details?.cached_tokens ?? 0;
+              usage = {
+                type: "usage",
+                inputTokens: c.usage.prompt_tokens ?? 0,
+                outputTokens: c.usage.completion_tokens ?? 0,
+                ...(cached ? { cacheReadTokens: cached } : {}),
+              };
             }
-            : {}),
-          ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
-          stream: true,
-          stream_options: { include_usage: true },
-        };
-        // deno-lint-ignore no-explicit-any
-        const chunks = await client.chat.completions.create(params as any, { signal: req.signal });
-        for await (const chunk of chunks as unknown as AsyncIterable<unknown>) {
-          // deno-lint-ignore no-explicit-any
-          const c = chunk as any;
-          if (c.usage) {
-            usage = {
-              inputTokens: c.usage.prompt_tokens ?? 0,
-              outputTokens: c.usage.completion_tokens ?? 0,
-            };
+            const choice = c.choices?.[0];
+            if (!choice) continue;
+            const delta = choice.delta ?? {};
+            if (typeof delta.content === "string" && delta.content) {
+              yield { type: "text_delta", text: delta.content };
+            }
+            for (const tc of delta.tool_calls ?? []) {
+              let call = typeof tc.index === "number" ? byIndex.get(tc.index) : undefined;
+              if (!call && typeof tc.index !== "number") {
+                // No index: a new id starts a new call, otherwise it continues the latest.
+                call = tc.id ? calls.find((x) => x.id === tc.id) : calls.at(-1);
+              }
+              if (!call) {
+                call = { id: "", name: "", args: "" };
+                calls.push(call);
+                if (typeof tc.index === "number") byIndex.set(tc.index, call);
+              }
+              if (tc.id) call.id = tc.id;
+              const name = tc.function?.name;
+              if (name && name !== call.name) call.name += name;
+              if (tc.function?.arguments) call.args += tc.function.arguments;
+            }
+            if (choice.finish_reason) finish = choice.finish_reason;
           }
-          const choice = c.choices?.[0];
-          if (!choice) continue;
-          const delta = choice.delta ?? {};
-          if (typeof delta.content === "string" && delta.content) {
-            yield { type: "text_delta", text: delta.content };
-          }
-          for (const tc of delta.tool_calls ?? []) {
-            const cur = calls.get(tc.index) ?? { id: "", name: "", args: "" };
-            if (tc.id) cur.id = tc.id;
-            if (tc.function?.name) cur.name += tc.function.name;
-            if (tc.function?.arguments) cur.args += tc.function.arguments;
-            calls.set(tc.index, cur);
-          }
-          if (choice.finish_reason) stop = stopReason(choice.finish_reason);
+        } catch (e) {
+          throw midStreamError(e);
         }
-      } catch (e) {
-        throw toProviderError(e, req.signal);
-      }
-      if (req.signal.aborted) throw new ProviderError("aborted", "Model request was aborted");
-      if (stop === undefined) {
-        throw new ProviderError("incomplete", "Model stream ended before the message was complete");
-      }
-      for (const [i, c] of [...calls].sort((a, b) => a[0] - b[0])) {
-        yield {
-          type: "tool_call",
-          id: c.id || `call_${i}`,
-          name: c.name,
-          argsJson: c.args || "{}",
-        };
-      }
-      if (usage) yield { type: "usage", ...usage };
-      yield { type: "done", stopReason: stop };
+        if (finish === undefined) {
+          throw new ProviderError(
+            "incomplete",
+            "Model stream ended before the message was complete",
+          );
+        }
+        for (const [i, c] of calls.entries()) {
+          yield {
+            type: "tool_call",
+            id: c.id || `call_${i}`,
+            name: c.name,
+            argsJson: c.args || "{}",
+          };
+        }
+        if (usage) yield usage;
+        yield { type: "done", stopReason: stopReason(finish, calls.length > 0) };
+      };
+      return runRequest(req.signal, opts, attempt);
     },
   };
 }

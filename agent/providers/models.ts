@@ -1,0 +1,72 @@
+/**
+ * What crab knows about models by name: context window and output limit, for context
+ * management and the default `max_tokens`. Names match by longest prefix after any
+ * `vendor/` part (`anthropic/claude-sonnet-4-5` on OpenRouter matches `claude-sonnet-4`).
+ *
+ * @module
+ */
+
+/**
+ * Context window assumed for a model crab does not know: usually a local model, whose real
+ * window is whatever its server was started with (Ollama's default is far smaller than the
+ * model's own), so a modest figure is the safe guess.
+ */
+export const DEFAULT_CONTEXT_WINDOW = 32_768;
+
+/** Output limit assumed for a model crab does not know. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
+
+interface ModelFacts {
+  context: number;
+  output: number;
+}
+
+/** Known model families, by name prefix. */
+export const KNOWN_MODELS: Readonly<Record<string, ModelFacts>> = {
+  "claude-3-haiku": { context: 200_000, output: 4_096 },
+  "claude-3-opus": { context: 200_000, output: 4_096 },
+  "claude-3-5-haiku": { context: 200_000, output: 8_192 },
+  "claude-3-5-sonnet": { context: 200_000, output: 8_192 },
+  "claude-3-7-sonnet": { context: 200_000, output: 64_000 },
+  "claude-sonnet-4": { context: 200_000, output: 64_000 },
+  "claude-haiku-4": { context: 200_000, output: 64_000 },
+  "claude-opus-4": { context: 200_000, output: 32_000 },
+  "claude-opus-4-5": { context: 200_000, output: 64_000 },
+  "claude": { context: 200_000, output: 32_000 },
+  "gpt-3.5-turbo": { context: 16_385, output: 4_096 },
+  "gpt-4": { context: 8_192, output: 8_192 },
+  "gpt-4-turbo": { context: 128_000, output: 4_096 },
+  "gpt-4o": { context: 128_000, output: 16_384 },
+  "gpt-4.1": { context: 1_047_576, output: 32_768 },
+  "gpt-5": { context: 400_000, output: 128_000 },
+  "o1": { context: 200_000, output: 100_000 },
+  "o1-mini": { context: 128_000, output: 65_536 },
+  "o3": { context: 200_000, output: 100_000 },
+  "o4-mini": { context: 200_000, output: 100_000 },
+};
+
+const PREFIXES = Object.keys(KNOWN_MODELS).sort((a, b) => b.length - a.length);
+
+function facts(model: string): ModelFacts | undefined {
+  const name = model.toLowerCase().slice(model.lastIndexOf("/") + 1);
+  const prefix = PREFIXES.find((p) => name.startsWith(p));
+  return prefix === undefined ? undefined : KNOWN_MODELS[prefix];
+}
+
+/**
+ * The context window of `model` in tokens, or {@link DEFAULT_CONTEXT_WINDOW}.
+ *
+ * @example
+ * ```ts
+ * contextWindow("claude-sonnet-4-5"); // 200000
+ * contextWindow("my-local-model"); // 32768
+ * ```
+ */
+export function contextWindow(model: string): number {
+  return facts(model)?.context ?? DEFAULT_CONTEXT_WINDOW;
+}
+
+/** The most output tokens `model` can produce in one reply, or {@link DEFAULT_MAX_OUTPUT_TOKENS}. */
+export function maxOutputTokens(model: string): number {
+  return facts(model)?.output ?? DEFAULT_MAX_OUTPUT_TOKENS;
+}
