@@ -71,7 +71,7 @@ export interface AgentOptions {
   maxTurns?: number;
   /** The model's context window in tokens. */
   contextWindow: number;
-  /** Output tokens requested per response (and reserved in the window). */
+  /** Output tokens requested per response; the provider's default for the model when absent. */
   maxTokens?: number;
   /** A conversation to continue. */
   messages?: Message[];
@@ -88,7 +88,8 @@ export const REPEAT_FAILURES = 3;
 export const REPEAT_CALLS = 5;
 /** Share of the window the conversation may fill before old tool results are trimmed. */
 const TRIM_AT = 0.85;
-const DEFAULT_MAX_TOKENS = 8192;
+/** Tokens kept free in the window for the answer when `maxTokens` is not set. */
+const ANSWER_RESERVE = 8192;
 
 /** One conversation with the model. */
 export class Agent {
@@ -212,7 +213,7 @@ export class Agent {
             system: this.#opts.system,
             messages: this.messages,
             tools,
-            maxTokens: this.#opts.maxTokens ?? DEFAULT_MAX_TOKENS,
+            maxTokens: this.#opts.maxTokens,
             signal,
           })
         ) {
@@ -232,7 +233,8 @@ export class Agent {
       } catch (e) {
         if (signal.aborted) throw new PartialAnswer(text);
         const pe = e instanceof ProviderError ? e : new ProviderError("connection", String(e));
-        if ((pe.kind === "incomplete" || pe.kind === "connection") && attempt < retries) {
+        // The provider retries rate limits and server errors itself; a cut stream is ours to re-ask.
+        if (pe.kind === "incomplete" && attempt < retries) {
           events?.onNotice?.(
             `model response was cut off (${pe.message}); nothing was run, asking again`,
           );
@@ -312,7 +314,10 @@ export class Agent {
    * when even that is not enough.
    */
   #fitContext(tools: ToolSpec[]): string | undefined {
-    const maxTokens = this.#opts.maxTokens ?? DEFAULT_MAX_TOKENS;
+    const maxTokens = Math.min(
+      this.#opts.maxTokens ?? ANSWER_RESERVE,
+      this.#opts.contextWindow / 4,
+    );
     const budget = Math.floor((this.#opts.contextWindow - maxTokens) * TRIM_AT);
     if (this.estimateTokens(tools) <= budget) return undefined;
     const callsById = new Map<string, ToolCallBlock>();

@@ -21,7 +21,13 @@ import { Store } from "./observe.ts";
 import { Transcripts } from "./sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { isTrusted } from "./trust.ts";
-import { createProvider, type Message, type Provider, selectProvider } from "./providers/mod.ts";
+import {
+  contextWindow,
+  createProvider,
+  type Message,
+  type Provider,
+  selectProvider,
+} from "./providers/mod.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -226,7 +232,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     system: systemPrompt(workspace),
     tools: () => registry.list(),
     maxTurns: flags.maxTurns ?? settings.maxTurns,
-    contextWindow: flags.contextWindow ?? settings.contextWindow ?? contextWindowOf(provider.model),
+    contextWindow: flags.contextWindow ?? settings.contextWindow ?? contextWindow(provider.model),
     messages,
     events: hooks.events,
     onMessage: (m, i) => transcripts.append(sessionId, i, [m]),
@@ -263,22 +269,6 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       store.close();
     },
   };
-}
-
-/** Context windows of well-known model families, in tokens. */
-const WINDOWS: [RegExp, number][] = [
-  [/^claude-.*\[1m\]$/, 1_000_000],
-  [/^claude-/, 200_000],
-  [/^gpt-4\.1/, 1_000_000],
-  [/^gpt-5/, 400_000],
-  [/^(gpt-4o|o1|o3|o4)/, 128_000],
-  [/^gpt-4/, 128_000],
-];
-
-/** The context window of `model`; 128k when unknown (override with --context-window). */
-export function contextWindowOf(model: string): number {
-  for (const [re, n] of WINDOWS) if (re.test(model)) return n;
-  return 128_000;
 }
 
 /**
