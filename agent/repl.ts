@@ -197,12 +197,12 @@ export async function replCommand(flags: RunFlags): Promise<number> {
       out("allow? [y]es/[n]o/[a]ll: ");
       const choice = await readChoice("yna", signal);
       if (choice === null) {
-        line(c.red("no (interrupted)"));
+        out(c.red("no (interrupted)") + "\n");
         turn?.abort();
         return "no";
       }
       const word = choice === "y" ? "yes" : choice === "a" ? "all" : "no";
-      line(choice === "n" ? c.red(word) : c.green(word));
+      out((choice === "n" ? c.red(word) : c.green(word)) + "\n");
       return word;
     });
     asking = answer.then(() => {}, () => {});
