@@ -13,6 +13,7 @@ const benches = [
   "grep.ts",
   "bash_memory.ts",
   "mcp_serve.ts",
+  "print_startup.ts",
 ];
 for (const name of benches) {
   const url = new URL(name, here);

@@ -1,0 +1,85 @@
+/**
+ * Time from process start to the first model request of `crab -p` reaching the
+ * fake model server (no MCP servers configured), for both providers, against the
+ * same measure for a bare `deno run` script that sends one `fetch` (the floor any
+ * Deno program pays). Target: crab ≤ 80 ms.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { startFakeModel, type WireFormat } from "../../tests/fake_model.ts";
+import { presetFlags } from "../../tools/capabilities.ts";
+
+const RUNS = Number(Deno.args[0] ?? 10);
+const main = new URL("../../main.ts", import.meta.url).pathname;
+const dir = Deno.makeTempDirSync({ prefix: "crab-print-startup-" });
+const ws = join(dir, "ws");
+Deno.mkdirSync(ws);
+const probe = join(dir, "probe.ts");
+Deno.writeTextFileSync(
+  probe,
+  "await fetch(Deno.args[0], { method: 'POST', body: '{}' }).catch(() => {});\n",
+);
+
+await using fake = await startFakeModel([], { models: ["fake-model"] });
+// Each run is given one short answer.
+const answer = { text: "ok" };
+
+function median(v: number[]): number {
+  const s = [...v].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+async function firstRequestMs(args: string[], env: Record<string, string>): Promise<number> {
+  const before = fake.requests.length;
+  fake.push(answer);
+  const start = Date.now();
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ws,
+    env: { CRAB_HOME: join(dir, "home"), XDG_CONFIG_HOME: join(dir, "config"), ...env },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const req = fake.requests[before];
+  if (!req) throw new Error(`no request arrived: ${new TextDecoder().decode(out.stderr)}`);
+  return req.receivedAt - start;
+}
+
+const results: Record<string, number[]> = {};
+const crab = (format: WireFormat) => [
+  "run",
+  ...presetFlags("full"),
+  main,
+  "--provider",
+  format,
+  "--base-url",
+  fake.baseUrlFor(format),
+  "--model",
+  "fake-model",
+  "-p",
+  "hi",
+];
+const keys = { ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" };
+const cases: [string, string[]][] = [
+  ["crab -p (anthropic)", crab("anthropic")],
+  ["crab -p (openai)", crab("openai")],
+  ["deno run + one fetch", ["run", ...presetFlags("full"), probe, `${fake.url}/v1/messages`]],
+];
+for (const [, args] of cases) await firstRequestMs(args, keys); // warm the module cache
+for (let i = 0; i < RUNS; i++) {
+  for (const [name, args] of cases) (results[name] ??= []).push(await firstRequestMs(args, keys));
+}
+Deno.removeSync(dir, { recursive: true });
+
+const floor = median(results["deno run + one fetch"]);
+console.log(`runs ${RUNS}; start → first request reaches the fake server (median ms)`);
+for (const [name] of cases) {
+  const m = median(results[name]);
+  const extra = name.startsWith("crab")
+    ? `  (+${(m - floor).toFixed(0)} over the floor; target ≤ 80 ms ${m <= 80 ? "OK" : "OVER"})`
+    : "";
+  console.log(`${name.padEnd(24)} ${m.toFixed(0).padStart(5)}${extra}`);
+}
