@@ -32,6 +32,7 @@ export async function runCli(argv: string[]): Promise<void> {
     .argument("[args]", "arguments as one JSON object", "{}")
     .option("--jsonl", 'read calls from stdin, one {"tool": NAME, "args": {...}} per line')
     .option("--allow-outside", "allow paths outside the workspace")
+    .option("--web-allow-private", "let web_fetch reach loopback, private and link-local addresses")
     .addHelpText(
       "after",
       `
@@ -51,6 +52,7 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
         cwd: cwd(),
         jsonl: Boolean(opts.jsonl),
         allowOutside: Boolean(opts.allowOutside),
+        webAllowPrivate: Boolean(opts.webAllowPrivate),
       });
     });
 
