@@ -636,6 +636,18 @@ Deno.test("web_fetch() gives up on a server that drips one byte at a time", asyn
   assert.ok(ms < 10_000, `took ${ms} ms`);
 });
 
+Deno.test("web_fetch() stops when the call is aborted, and says aborted", async () => {
+  const { promise: never, resolve: release } = Promise.withResolvers<Response>();
+  await using s = serve(() => never);
+  await using h = fetchTool();
+  const ctl = new AbortController();
+  setTimeout(() => ctl.abort(), 200);
+  const r = await h.call("web_fetch", { url: s.origin }, ctl.signal);
+  release(new Response("late"));
+  assert.equal(errorCode(r), "aborted");
+  assert.equal(r.outcome, "aborted");
+});
+
 Deno.test("web_fetch() times out a server that never answers", async () => {
   const { promise: never, resolve: release } = Promise.withResolvers<Response>();
   await using s = serve(() => never);
