@@ -1,8 +1,9 @@
 /**
  * HTML to readable Markdown for web_fetch: Readability (over linkedom) picks the
  * article, and a small DOM walker writes it as Markdown that keeps headings,
- * lists, links, code blocks and tables. A page Readability rejects falls back to
- * its body, with navigation, scripts and hidden parts left out.
+ * lists, links, code blocks and tables. When Readability finds no text, or only a
+ * short text on a page it does not judge readerable, the page's body is used
+ * instead, with navigation, scripts and hidden parts left out.
  *
  * @module
  */
