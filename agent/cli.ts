@@ -105,6 +105,7 @@ Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
     .argument("[args]", "arguments as one JSON object", "{}")
     .option("--jsonl", 'read calls from stdin, one {"tool": NAME, "args": {...}} per line')
     .option("--allow-outside", "allow paths outside the workspace")
+    .option("--web-allow-private", "let web_fetch reach loopback, private and link-local addresses")
     .addHelpText(
       "after",
       `
@@ -124,6 +125,7 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
         cwd: cwd(),
         jsonl: Boolean(opts.jsonl),
         allowOutside: Boolean(opts.allowOutside),
+        webAllowPrivate: Boolean(opts.webAllowPrivate),
       });
     });
 

@@ -11,6 +11,7 @@ import { connect, serveHttp, type ServeOptions, StdioTransport } from "../mcp/se
 import { SessionPolicy } from "../tools/approval.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
+import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { Dispatcher } from "../tools/dispatch.ts";
 import { onExit } from "../tools/processes.ts";
 import { BUILTIN_NAMES, Registry } from "../tools/registry.ts";
@@ -40,12 +41,9 @@ export const DEFAULT_TOOLS = ["read", "glob", "grep"] as const;
 /** A usage problem: printed as `error: ...`, exit code 2. */
 class UsageError extends Error {}
 
-/**
- * The built-in tools this build has. web_fetch is offered once the build carries
- * it; until then `--web` is refused with a clear message.
- */
+/** The built-in tools this build has, web_fetch included (offered only with `--web`). */
 function availableBuiltins(): AnyTool[] {
-  return builtinTools();
+  return [...builtinTools(), createWebFetchTool({})];
 }
 
 /** Picks the offered tools from `--tools` and `--web`; throws a UsageError on a bad list. */

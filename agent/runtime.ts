@@ -14,6 +14,7 @@ import { type Asker, SessionPolicy } from "../tools/approval.ts";
 import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
+import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
@@ -170,8 +171,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
 
   const toolNames = splitList(flags.tools) ?? settings.tools;
   const web = flags.web ?? settings.web ?? false;
+  const webFetch = createWebFetchTool({
+    allowPrivate: flags.webAllowPrivate ?? settings.webAllowPrivate ?? false,
+  });
   const offered = withPermission(
-    chooseTools(builtinTools(), toolNames, web),
+    chooseTools([...builtinTools(), webFetch], toolNames, web),
     workspace,
     hooks.notice,
   );

@@ -12,6 +12,7 @@ import { SessionPolicy } from "../tools/approval.ts";
 import type { ApprovalClass } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
+import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { Store } from "./observe.ts";
 
@@ -20,6 +21,8 @@ export interface ToolCommandOptions {
   cwd: string;
   jsonl?: boolean;
   allowOutside?: boolean;
+  /** Let web_fetch reach private addresses (`--web-allow-private`). */
+  webAllowPrivate?: boolean;
 }
 
 /** A JSONL answer line. */
@@ -42,7 +45,11 @@ export async function toolCommand(
   argsJson: string | undefined,
   opts: ToolCommandOptions,
 ): Promise<number> {
-  const registry = new Registry(builtinTools());
+  // web_fetch is offered here because naming a tool is what enables it in `crab tool`.
+  const registry = new Registry([
+    ...builtinTools(),
+    createWebFetchTool({ allowPrivate: opts.webAllowPrivate }),
+  ]);
   if (!opts.jsonl && name === undefined) {
     const present = withPermission(registry.list(), opts.cwd, (m) => console.error(`crab: ${m}`));
     console.log(listing(new Registry(present)));

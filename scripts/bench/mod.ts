@@ -14,6 +14,7 @@ const benches = [
   "bash_memory.ts",
   "mcp_serve.ts",
   "print_startup.ts",
+  "web_fetch.ts",
 ];
 for (const name of benches) {
   const url = new URL(name, here);

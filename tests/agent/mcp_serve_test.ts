@@ -75,23 +75,20 @@ Deno.test("crab mcp serve exits 2 on a bad tool list, naming the problem", async
   assert.match(r.stderr, /^error: Cannot offer "shell": not a built-in tool/);
 });
 
-Deno.test("crab mcp serve --web offers web_fetch, or says the build lacks it", async () => {
+Deno.test("crab mcp serve --web offers web_fetch; --tools alone cannot", async () => {
   using s = sandbox();
-  if (builtinTools().some((t) => t.name === "web_fetch")) {
-    const served = await serve(s, ["--web"]);
-    try {
-      const { tools } = await served.client.listTools();
-      assert.deepEqual(tools.map((t) => t.name), ["read", "glob", "grep", "web_fetch"]);
-      assert.deepEqual(tools[3].annotations, { readOnlyHint: true, openWorldHint: true });
-    } finally {
-      await served.close();
-    }
-    return;
+  const served = await serve(s, ["--web"]);
+  try {
+    const { tools } = await served.client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ["read", "glob", "grep", "web_fetch"]);
+    assert.deepEqual(tools[3].annotations, { readOnlyHint: true, openWorldHint: true });
+  } finally {
+    await served.close();
   }
-  const r = await s.crab(["mcp", "serve", "--web"]);
+  const r = await s.crab(["mcp", "serve", "--tools", "read,web_fetch"]);
   assert.equal(r.code, 2);
   assert.equal(r.stdout, "");
-  assert.equal(r.stderr, "error: web_fetch is not available in this build\n");
+  assert.equal(r.stderr, "error: web_fetch is offered only with --web\n");
 });
 
 Deno.test("crab mcp serve exits 2 when the workspace does not exist", async () => {
