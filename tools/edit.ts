@@ -178,7 +178,7 @@ export const editTool: Tool<EditArgs> = {
     const text = decodeUtf8(bytes, p.display, "edit");
     const r = plan(text, args.edits, p.display);
     const data = new TextEncoder().encode(r.after);
-    await atomicWrite(p.real, data, info.mode !== null ? info.mode & 0o7777 : undefined);
+    await atomicWrite(p.real, data, p.display, info);
     ctx.session.record(p.real, data, (await Deno.stat(p.real)).mtime);
     const first = r.after.split("\n");
     const firstChanged = lineCol(text, text.split("").findIndex((c, i) => c !== r.after[i])).line;
