@@ -21,6 +21,23 @@ export function sha256(data: Uint8Array | string): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
+const HASH_CHUNK = 256 * 1024;
+
+/** sha256 and size of a file's whole content, read in chunks (memory stays bounded). */
+export async function hashFile(path: string): Promise<{ hash: string; size: number }> {
+  const hasher = createHash("sha256");
+  const buf = new Uint8Array(HASH_CHUNK);
+  let size = 0;
+  using file = await Deno.open(path, { read: true });
+  for (;;) {
+    const n = await file.read(buf);
+    if (n === null) break;
+    hasher.update(buf.subarray(0, n));
+    size += n;
+  }
+  return { hash: hasher.digest("hex"), size };
+}
+
 /** One session: a workspace and what was read in it. Not carried across sessions. */
 export class Session {
   /** Real path of the workspace root. */
@@ -40,6 +57,11 @@ export class Session {
     });
   }
 
+  /** Like {@link record}, for a caller that hashed the content while streaming it. */
+  recordDigest(realPath: string, record: FileRecord): void {
+    this.files.set(realPath, record);
+  }
+
   /**
    * The freshness gate: throws unless `realPath` was read in this session and its
    * content is what that read saw. `current` is the file's content now. A size
@@ -53,6 +75,29 @@ export class Session {
     verb: "edit" | "write",
     current: Uint8Array,
   ): void {
+    const seen = this.#seen(realPath, display, verb);
+    if (seen.size !== current.byteLength || seen.hash !== sha256(current)) {
+      throw changed(display, verb);
+    }
+  }
+
+  /**
+   * The freshness gate for a file not loaded in memory: `size` is its size now
+   * (from a stat); the content is hashed in chunks only when the size matches.
+   */
+  async assertFreshOnDisk(
+    realPath: string,
+    display: string,
+    verb: "edit" | "write",
+    size: number,
+  ): Promise<void> {
+    const seen = this.#seen(realPath, display, verb);
+    if (seen.size !== size) throw changed(display, verb);
+    const now = await hashFile(realPath);
+    if (now.size !== seen.size || now.hash !== seen.hash) throw changed(display, verb);
+  }
+
+  #seen(realPath: string, display: string, verb: string): FileRecord {
     const seen = this.files.get(realPath);
     if (!seen) {
       throw new ToolError(
@@ -61,12 +106,14 @@ export class Session {
         `Read "${display}" with the read tool first, then retry the ${verb}.`,
       );
     }
-    if (seen.size !== current.byteLength || seen.hash !== sha256(current)) {
-      throw new ToolError(
-        "file_changed_since_read",
-        `Cannot ${verb} "${display}": file changed on disk since it was read`,
-        `Someone else modified "${display}". Read it again to see the current content, then redo the ${verb} against it.`,
-      );
-    }
+    return seen;
   }
+}
+
+function changed(display: string, verb: string): ToolError {
+  return new ToolError(
+    "file_changed_since_read",
+    `Cannot ${verb} "${display}": file changed on disk since it was read`,
+    `Someone else modified "${display}". Read it again to see the current content, then redo the ${verb} against it.`,
+  );
 }

@@ -78,12 +78,13 @@ function checkObject(schema: ObjectSchema, value: unknown, at: string, problems:
   }
   const obj = value as Record<string, unknown>;
   for (const key of schema.required ?? []) {
-    if (!(key in obj) || obj[key] === undefined) {
+    if (!Object.hasOwn(obj, key) || obj[key] === undefined) {
       problems.push(`${at}.${key}: required field missing`);
     }
   }
   for (const [key, v] of Object.entries(obj)) {
-    const prop = schema.properties[key];
+    // Own properties only: `constructor` or `__proto__` must not find Object.prototype's.
+    const prop = Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
     if (!prop) {
       if (schema.additionalProperties !== true) {
         const known = Object.keys(schema.properties);

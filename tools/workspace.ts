@@ -24,6 +24,20 @@ export interface ResolvedPath {
 
 const MAX_LINK_HOPS = 40;
 
+const SYSTEM_TREES = ["/proc", "/sys", "/dev"];
+
+function inSystemTree(path: string): boolean {
+  return SYSTEM_TREES.some((t) => isWithin(t, path));
+}
+
+function symlinkLoop(abs: string): ToolError {
+  return new ToolError(
+    "symlink_loop",
+    `Cannot resolve "${abs}": too many levels of symbolic links`,
+    "The path goes through a symlink loop; use a different path.",
+  );
+}
+
 /** Real path of `abs`, following symlinks; a missing tail is appended to its real parent. */
 export function realPathOf(abs: string): string {
   let current = abs;
@@ -33,7 +47,14 @@ export function realPathOf(abs: string): string {
       const real = Deno.realPathSync(current);
       return missing.length ? join(real, ...missing.reverse()) : real;
     } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      if (e instanceof Deno.errors.FilesystemLoop) throw symlinkLoop(abs);
+      // Deno will not resolve inside /proc and /sys without --allow-all; such a
+      // path is refused anyway, so its lexical form is enough.
+      if (e instanceof Deno.errors.NotCapable && inSystemTree(current)) {
+        return join(current, ...missing.reverse());
+      }
+      // A path under a regular file does not exist either; keep walking up.
+      if (!(e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory)) throw e;
     }
     // A dangling symlink: follow it by hand so a link to a missing outside file is caught.
     let target: string | undefined;
@@ -51,11 +72,7 @@ export function realPathOf(abs: string): string {
     missing.push(basename(current));
     current = parent;
   }
-  throw new ToolError(
-    "symlink_loop",
-    `Cannot resolve "${abs}": too many levels of symbolic links`,
-    "The path goes through a symlink loop; use a different path.",
-  );
+  throw symlinkLoop(abs);
 }
 
 /** True when `real` is `root` or lies beneath it. */
@@ -72,7 +89,22 @@ export function resolvePath(workspace: string, path: string): ResolvedPath {
   return { abs, real, inside, display };
 }
 
-const SYSTEM_TREES = ["/proc", "/sys", "/dev"];
+/**
+ * True for a path under `/proc`, `/sys` or `/dev`, unless the workspace itself lives
+ * in that tree (a workspace in `/dev/shm` may use its own files; devices there are
+ * still refused as non-regular files).
+ */
+export function isSystemPath(workspace: string, path: string): boolean {
+  return SYSTEM_TREES.some((t) => isWithin(t, path) && !isWithin(t, workspace));
+}
+
+function refuseSystemPath(path: string, verb: string): ToolError {
+  return new ToolError(
+    "not_regular_file",
+    `Cannot ${verb} "${path}": system files under /proc, /sys and /dev are refused`,
+    "Use bash for system inspection, or pick a regular file.",
+  );
+}
 
 /**
  * Resolves a path argument and, when it leads outside the workspace, asks for
@@ -93,14 +125,12 @@ export async function guardPath(
       "Pass the path without NUL characters.",
     );
   }
-  const resolved = resolvePath(ctx.session.workspace, path);
-  if (SYSTEM_TREES.some((t) => isWithin(t, resolved.real))) {
-    throw new ToolError(
-      "not_regular_file",
-      `Cannot ${verb} "${resolved.real}": system files under /proc, /sys and /dev are refused`,
-      "Use bash for system inspection, or pick a regular file.",
-    );
-  }
+  const workspace = ctx.session.workspace;
+  // Lexically first: Deno refuses to even resolve most of these paths.
+  const abs = isAbsolute(path) ? resolve(path) : resolve(workspace, path);
+  if (isSystemPath(workspace, abs)) throw refuseSystemPath(abs, verb);
+  const resolved = resolvePath(workspace, path);
+  if (isSystemPath(workspace, resolved.real)) throw refuseSystemPath(resolved.real, verb);
   if (!resolved.inside) {
     await ctx.requestApproval({
       class: "outside",
@@ -130,4 +160,46 @@ export function assertRegularFile(info: Deno.FileInfo, display: string, verb: st
       ? "Pass a file path; use glob to list a directory."
       : "Only regular files can be read or written by this tool.",
   );
+}
+
+/**
+ * Asks for approval (class `outside`) before replacing a file that has more than
+ * one hard link: another link may be a file outside the workspace, and since the
+ * write renames a new file into place, the other links keep the old content.
+ */
+export async function guardHardLinks(
+  ctx: ToolContext,
+  info: Deno.FileInfo,
+  display: string,
+  verb: string,
+): Promise<void> {
+  if (info.nlink === null || info.nlink <= 1) return;
+  await ctx.requestApproval({
+    class: "outside",
+    summary: `${verb} a file with ${info.nlink} hard links: ${display}` +
+      " (only this name gets the new content; the other links keep the old one)",
+  });
+}
+
+/** What {@link peekPath} found. */
+export type Peek =
+  | { kind: "file"; resolved: ResolvedPath; info: Deno.FileInfo }
+  | { kind: "missing" | "other"; resolved: ResolvedPath };
+
+/**
+ * Resolves a path for an approval preview without asking anything, and says
+ * whether it is a regular file that is safe to read (`other`: a FIFO, device,
+ * directory or system path). Reading a FIFO here would hang before the prompt.
+ */
+export async function peekPath(workspace: string, path: string): Promise<Peek> {
+  const resolved = resolvePath(workspace, path);
+  if (isSystemPath(workspace, resolved.abs) || isSystemPath(workspace, resolved.real)) {
+    return { kind: "other", resolved };
+  }
+  try {
+    const info = await Deno.stat(resolved.real);
+    return info.isFile ? { kind: "file", resolved, info } : { kind: "other", resolved };
+  } catch (e) {
+    return { kind: e instanceof Deno.errors.NotFound ? "missing" : "other", resolved };
+  }
 }

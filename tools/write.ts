@@ -3,8 +3,8 @@
 import { dirname } from "node:path";
 import description from "./write.md" with { type: "text" };
 import { atomicWrite, unifiedDiff } from "./_text.ts";
-import type { Tool } from "./tool.ts";
-import { assertRegularFile, guardPath } from "./workspace.ts";
+import { type Tool, ToolError } from "./tool.ts";
+import { assertRegularFile, guardHardLinks, guardPath, peekPath } from "./workspace.ts";
 
 /** Arguments of {@link writeTool}. */
 export interface WriteArgs {
@@ -12,11 +12,36 @@ export interface WriteArgs {
   content: string;
 }
 
-async function statOrNull(p: string): Promise<Deno.FileInfo | null> {
+/** Files larger than this are not diffed in the approval prompt. */
+const PREVIEW_MAX_BYTES = 1024 * 1024;
+
+const encoder = new TextEncoder();
+
+function parentNotDirectory(display: string): ToolError {
+  return new ToolError(
+    "parent_not_directory",
+    `Cannot write "${display}": a parent of it exists and is not a directory`,
+    "Choose a path whose parent directories are directories.",
+  );
+}
+
+async function statOrNull(p: string, display: string): Promise<Deno.FileInfo | null> {
   try {
     return await Deno.stat(p);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return null;
+    if (e instanceof Deno.errors.NotADirectory) throw parentNotDirectory(display);
+    throw e;
+  }
+}
+
+async function makeParents(real: string, display: string): Promise<void> {
+  try {
+    await Deno.mkdir(dirname(real), { recursive: true });
+  } catch (e) {
+    if (e instanceof Deno.errors.AlreadyExists || e instanceof Deno.errors.NotADirectory) {
+      throw parentNotDirectory(display);
+    }
     throw e;
   }
 }
@@ -35,33 +60,33 @@ export const writeTool: Tool<WriteArgs> = {
     required: ["path", "content"],
     additionalProperties: false,
   },
-  summarize: (args) =>
-    `write: ${args.path} (${new TextEncoder().encode(args.content).byteLength} bytes)`,
+  summarize: (args) => `write: ${args.path} (${encoder.encode(args.content).byteLength} bytes)`,
   async preview(args, ctx) {
     try {
-      const old = await Deno.readTextFile(`${ctx.session.workspace}/${args.path}`);
-      return unifiedDiff(old, args.content, args.path);
+      const peek = await peekPath(ctx.session.workspace, args.path);
+      const name = peek.resolved.display;
+      if (peek.kind === "missing") {
+        return `new file ${name}:\n` + args.content.split("\n").slice(0, 20).join("\n");
+      }
+      if (peek.kind !== "file" || peek.info.size > PREVIEW_MAX_BYTES) return undefined;
+      const old = new TextDecoder().decode(await Deno.readFile(peek.resolved.real));
+      return unifiedDiff(old, args.content, name);
     } catch {
-      return `new file ${args.path}:\n` + args.content.split("\n").slice(0, 20).join("\n");
+      return undefined;
     }
   },
   async run(args, ctx) {
     const p = await guardPath(ctx, args.path, "write");
-    const data = new TextEncoder().encode(args.content);
-    const info = await statOrNull(p.real);
+    const data = encoder.encode(args.content);
+    const info = await statOrNull(p.real, p.display);
     if (info) {
       assertRegularFile(info, p.display, "write");
-      ctx.session.assertFresh(p.real, p.display, "write", await Deno.readFile(p.real));
-      if (info.nlink !== null && info.nlink > 1) {
-        await ctx.requestApproval({
-          class: "outside",
-          summary: `write a file with ${info.nlink} hard links: ${p.display}`,
-        });
-      }
+      await ctx.session.assertFreshOnDisk(p.real, p.display, "write", info.size);
+      await guardHardLinks(ctx, info, p.display, "write");
     } else {
-      await Deno.mkdir(dirname(p.real), { recursive: true });
+      await makeParents(p.real, p.display);
     }
-    await atomicWrite(p.real, data, info?.mode !== null && info ? info.mode & 0o7777 : undefined);
+    await atomicWrite(p.real, data, p.display, info);
     const after = await Deno.stat(p.real);
     ctx.session.record(p.real, data, after.mtime);
     return {

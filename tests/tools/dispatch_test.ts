@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import { harness } from "../_harness.ts";
-import { MAX_ARGS_BYTES } from "../../tools/dispatch.ts";
+import { Dispatcher, MAX_ARGS_BYTES } from "../../tools/dispatch.ts";
+import { SessionPolicy } from "../../tools/approval.ts";
+import { MemorySink } from "../../tools/observation.ts";
+import { Session } from "../../tools/session.ts";
 import { type Tool, ToolError } from "../../tools/tool.ts";
-import { guardPath } from "../../tools/workspace.ts";
+import { Registry } from "../../tools/registry.ts";
+import { builtinTools } from "../../tools/builtins.ts";
 
 interface EchoArgs {
   text: string;
@@ -60,10 +64,13 @@ Deno.test("dispatch() reports every argument problem at once and never runs the 
   const r = await h.call("echo", { times: "3", extra: true });
   assert.equal(r.ok, false);
   assert.ok(!r.ok);
-  assert.equal(r.error.code, "invalid_arguments");
-  assert.match(r.error.message, /args\.text: required field missing/);
-  assert.match(r.error.message, /args\.times: expected an integer, got string/);
-  assert.match(r.error.message, /args\.extra: unknown field/);
+  assert.deepEqual(r.error, {
+    code: "invalid_arguments",
+    message: "Invalid arguments for echo: args.text: required field missing; " +
+      "args.times: expected an integer, got string; " +
+      "args.extra: unknown field (known: text, times)",
+    hint: "Fix every listed problem and call again; the schema is in the tool description.",
+  });
   assert.deepEqual(seen, []);
   assert.equal(h.sink.observations[0].outcome, "error");
   assert.equal(h.sink.observations[0].errorCode, "invalid_arguments");
@@ -197,27 +204,140 @@ Deno.test("dispatch() marks a call aborted when its signal fires", async () => {
   assert.equal(h.sink.observations[0].outcome, "aborted");
 });
 
-Deno.test("guardPath() makes a symlink escape an outside access", async () => {
-  const outside = Deno.makeTempDirSync();
-  Deno.writeTextFileSync(`${outside}/secret`, "s");
-  const tool: Tool<{ path: string }> = {
-    name: "probe",
-    class: "read",
-    description: "",
-    schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-    run: async (args, ctx) => ({ output: (await guardPath(ctx, args.path, "read")).display }),
-  };
-  await using h = harness([tool], {});
-  Deno.symlinkSync(`${outside}/secret`, `${h.dir}/link`);
-  Deno.symlinkSync(outside, `${h.dir}/dirlink`);
-  h.put("inner/file", "x");
-  for (const path of ["link", "dirlink/secret", "../x", `${outside}/secret`, "dirlink/new-file"]) {
-    const r = await h.call("probe", { path });
-    assert.ok(!r.ok, path);
-    assert.equal(r.error.code, "refused", path);
-    assert.match(r.error.message, /outside the workspace/, path);
+Deno.test("dispatch() reports problems inside nested arrays and objects with their paths", async () => {
+  const { editTool } = await import("../../tools/edit.ts");
+  await using h = harness([editTool]);
+  const r = await h.call("edit", {
+    path: 1,
+    edits: [{ old: "a", new: 2 }, { old: "b", new: "c", replace_all: "yes", why: 1 }],
+  });
+  assert.ok(!r.ok);
+  assert.equal(
+    r.error.message,
+    "Invalid arguments for edit: args.path: expected a string, got integer; " +
+      "args.edits[0].new: expected a string, got integer; " +
+      "args.edits[1].replace_all: expected a boolean, got string; " +
+      "args.edits[1].why: unknown field (known: old, new, replace_all)",
+  );
+});
+
+Deno.test("dispatch() treats Object.prototype names as unknown fields", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen)]);
+  for (const field of ["constructor", "toString", "hasOwnProperty", "__proto__"]) {
+    const r = await h.call("echo", `{"text": "a", ${JSON.stringify(field)}: 1}`);
+    assert.ok(!r.ok, field);
+    assert.equal(
+      r.error.message,
+      `Invalid arguments for echo: args.${field}: unknown field (known: text, times)`,
+    );
   }
-  const inside = await h.call("probe", { path: "inner/../inner/file" });
-  assert.ok(inside.ok && inside.output === "inner/file");
-  Deno.removeSync(outside, { recursive: true });
+  assert.deepEqual(seen, []);
+});
+
+Deno.test("dispatch() answers an unknown tool with the names of the built-ins", async () => {
+  await using h = harness(builtinTools());
+  const r = await h.call("reed", { path: "a" });
+  assert.ok(!r.ok);
+  assert.deepEqual(r.error, {
+    code: "unknown_tool",
+    message: 'Cannot call "reed": no such tool',
+    hint: "Use one of: read, write, edit, bash, glob, grep.",
+  });
+});
+
+Deno.test("dispatch() refuses a 10 MB argument object quickly without running the tool", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen)]);
+  const t0 = performance.now();
+  const r = await h.call("echo", { text: "é".repeat(5 * 1024 * 1024) });
+  const ms = performance.now() - t0;
+  assert.ok(!r.ok);
+  assert.equal(r.error.code, "arguments_too_large");
+  assert.deepEqual(seen, []);
+  assert.equal(h.sink.observations.length, 1);
+  assert.equal(h.sink.observations[0].bytesIn, 10 * 1024 * 1024 + 11);
+  // Generous: the point is that nothing proportional to a parse or a tool run happens.
+  assert.ok(ms < 5000, `${ms} ms`);
+});
+
+Deno.test("dispatch() records exactly one observation on every path", async () => {
+  const tools: Tool<Record<string, never>>[] = [
+    {
+      name: "ok",
+      class: "read",
+      description: "",
+      schema: { type: "object", properties: {}, additionalProperties: false },
+      run: () => Promise.resolve({ output: "fine" }),
+    },
+    {
+      name: "fails",
+      class: "read",
+      description: "",
+      schema: { type: "object", properties: {}, additionalProperties: false },
+      run: () => Promise.reject(new ToolError("nope", "Cannot do it", "Do something else.")),
+    },
+    {
+      name: "throws",
+      class: "read",
+      description: "",
+      schema: { type: "object", properties: {}, additionalProperties: false },
+      run: () => {
+        throw new TypeError("undefined is not a function");
+      },
+    },
+    {
+      name: "exec",
+      class: "exec",
+      description: "",
+      schema: { type: "object", properties: {}, additionalProperties: false },
+      run: () => Promise.resolve({ output: "ran" }),
+    },
+    {
+      name: "hangs",
+      class: "read",
+      description: "",
+      schema: { type: "object", properties: {}, additionalProperties: false },
+      run: (_a, ctx) =>
+        new Promise((_r, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason))
+        ),
+    },
+  ];
+  const sink = new MemorySink();
+  const dispatcher = new Dispatcher({
+    registry: new Registry(tools),
+    session: new Session(Deno.cwd()),
+    policy: new SessionPolicy({}),
+    sink,
+    runId: "paths",
+  });
+  const aborted = new AbortController();
+  aborted.abort();
+  const later = new AbortController();
+  setTimeout(() => later.abort(), 10);
+  const cases: [string, unknown, AbortSignal | undefined, string, string | null][] = [
+    ["ok", {}, undefined, "ok", null],
+    ["fails", {}, undefined, "error", "nope"],
+    ["throws", {}, undefined, "error", "internal_error"],
+    ["exec", {}, undefined, "refused", "refused"],
+    ["ok", {}, aborted.signal, "aborted", "aborted"],
+    ["hangs", {}, later.signal, "aborted", "aborted"],
+    ["missing", {}, undefined, "error", "unknown_tool"],
+    ["ok", "{not json", undefined, "error", "invalid_arguments"],
+    ["ok", { extra: 1 }, undefined, "error", "invalid_arguments"],
+    ["ok", "x".repeat(MAX_ARGS_BYTES + 1), undefined, "error", "arguments_too_large"],
+  ];
+  for (const [i, [name, args, signal, outcome, code]] of cases.entries()) {
+    const r = await dispatcher.dispatch(name, args, signal);
+    assert.equal(sink.observations.length, i + 1, `${name} ${outcome}`);
+    const o = sink.observations[i];
+    assert.deepEqual(
+      [o.tool, o.callSeq, o.outcome, o.errorCode, r.outcome],
+      [name, i + 1, outcome, code, outcome],
+    );
+  }
+  const thrown = await dispatcher.dispatch("throws", {});
+  assert.ok(!thrown.ok);
+  assert.match(thrown.error.message, /Tool failed unexpectedly: undefined is not a function/);
 });

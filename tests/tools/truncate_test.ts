@@ -101,3 +101,33 @@ Deno.test("cleanSpillFiles() removes files older than seven days only", () => {
     assert.deepEqual([...Deno.readDirSync(`${home}/spill`)].map((e) => e.name), ["new.txt"]);
   });
 });
+
+Deno.test("truncateText() keeps text exactly at the limit whole", () => {
+  const t = truncateText("a".repeat(20), { headBytes: 10, tailBytes: 10 });
+  assert.deepEqual([t.text, t.truncated, t.elidedBytes], ["a".repeat(20), false, 0]);
+  const over = truncateText("a".repeat(21), { headBytes: 10, tailBytes: 10 });
+  assert.equal(over.truncated, true);
+  assert.equal(over.elidedBytes, 1);
+});
+
+Deno.test("truncateText() counts a last line without a newline", () => {
+  assert.equal(truncateText("a\nb", { headBytes: 100 }).totalLines, 2);
+  assert.equal(truncateText("a\nb\n", { headBytes: 100 }).totalLines, 2);
+  assert.equal(truncateText("", { headBytes: 100 }).totalLines, 0);
+});
+
+Deno.test("truncateText() with no head keeps only the tail", () => {
+  const t = truncateText("0123456789abcdef", { headBytes: 0, tailBytes: 4 });
+  assert.equal(t.truncated, true);
+  assert.equal(t.text, "[… 12 bytes (0 lines) elided of 16 bytes (1 lines) …]\ncdef");
+});
+
+Deno.test("OutputCollector drops a partial character at the tail's start", () => {
+  const c = new OutputCollector({ headBytes: 3, tailBytes: 4 });
+  // "€" is 3 bytes; a 4-byte tail of "abc€€" starts inside the first "€".
+  c.push(new TextEncoder().encode("abc€€"));
+  const t = c.finish();
+  assert.ok(t.text.endsWith("\n€"), t.text);
+  assert.ok(!t.text.includes("\uFFFD"));
+  assert.equal(t.elidedBytes, 9 - 3 - 3);
+});

@@ -1,0 +1,60 @@
+/**
+ * What the model sees of each built-in tool (name, class, description, JSON
+ * schema) is compared with a committed snapshot, so any change to it shows up in
+ * review. After an intended change, rewrite the snapshot with:
+ *
+ *   UPDATE_SNAPSHOTS=1 deno task test tests/tools/snapshot_test.ts
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { builtinTools } from "../../tools/builtins.ts";
+import type { AnyTool } from "../../tools/tool.ts";
+
+const SNAPSHOT = new URL("./__snapshots__/tools.json", import.meta.url);
+
+/**
+ * Every tool the model can be offered as a built-in. Tools enabled per run
+ * (web_fetch behind `--web`) are appended here once they exist, so they are
+ * snapshotted too.
+ */
+function snapshotted(): AnyTool[] {
+  return [...builtinTools()];
+}
+
+function declaration(t: AnyTool) {
+  return { class: t.class, description: t.description, schema: t.schema };
+}
+
+Deno.test("built-in tools' descriptions and schemas match the snapshot", () => {
+  const tools = snapshotted();
+  const actual = Object.fromEntries(tools.map((t) => [t.name, declaration(t)]));
+  if (Deno.env.get("UPDATE_SNAPSHOTS") === "1") {
+    Deno.writeTextFileSync(SNAPSHOT, JSON.stringify(actual, null, 2) + "\n");
+    console.log(`snapshot rewritten: ${SNAPSHOT.pathname}`);
+    return;
+  }
+  let expected: unknown;
+  try {
+    expected = JSON.parse(Deno.readTextFileSync(SNAPSHOT));
+  } catch (e) {
+    throw new Error(
+      `Cannot read the snapshot ${SNAPSHOT.pathname} (${e instanceof Error ? e.message : e}); ` +
+        "create it with UPDATE_SNAPSHOTS=1",
+    );
+  }
+  assert.deepEqual(
+    actual,
+    expected,
+    "What the model sees of a built-in tool changed. If intended, run " +
+      "UPDATE_SNAPSHOTS=1 deno task test tests/tools/snapshot_test.ts and commit the snapshot.",
+  );
+});
+
+Deno.test("the snapshot covers read, write, edit, bash, glob and grep", () => {
+  assert.deepEqual(
+    snapshotted().map((t) => t.name),
+    ["read", "write", "edit", "bash", "glob", "grep"],
+  );
+});
