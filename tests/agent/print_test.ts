@@ -167,7 +167,7 @@ Deno.test("crab -p --output-format json reports answer, usage, turns and tool st
     refused: 0,
     by_tool: { read: { calls: 1, errors: 1 } },
   });
-  assert.equal(out.errors[0].code, "not_found");
+  assert.equal(out.errors[0].code, "file_not_found");
   assert.match(out.session_id, /^[0-9a-z]+$/);
 });
 

@@ -387,6 +387,6 @@ Deno.test("crab mcp serve records each call in a run of mode mcp-serve, ended at
   assert.deepEqual(obs.map((o) => [o.run_id, o.call_seq, o.tool, o.outcome, o.error_code]), [
     [runs[0].id, 1, "read", "ok", null],
     [runs[0].id, 2, "edit", "error", "edit_no_occurrence_found"],
-    [runs[0].id, 3, "read", "error", "not_found"],
+    [runs[0].id, 3, "read", "error", "file_not_found"],
   ]);
 });

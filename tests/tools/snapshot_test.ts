@@ -10,17 +10,14 @@
 
 import assert from "node:assert/strict";
 import { builtinTools } from "../../tools/builtins.ts";
+import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 
 const SNAPSHOT = new URL("./__snapshots__/tools.json", import.meta.url);
 
-/**
- * Every tool the model can be offered as a built-in. Tools enabled per run
- * (web_fetch behind `--web`) are appended here once they exist, so they are
- * snapshotted too.
- */
+/** Every tool the model can be offered as a built-in, web_fetch (behind `--web`) included. */
 function snapshotted(): AnyTool[] {
-  return [...builtinTools()];
+  return [...builtinTools(), createWebFetchTool({})];
 }
 
 function declaration(t: AnyTool) {
@@ -52,9 +49,9 @@ Deno.test("built-in tools' descriptions and schemas match the snapshot", () => {
   );
 });
 
-Deno.test("the snapshot covers read, write, edit, bash, glob and grep", () => {
+Deno.test("the snapshot covers all seven built-in tools", () => {
   assert.deepEqual(
     snapshotted().map((t) => t.name),
-    ["read", "write", "edit", "bash", "glob", "grep"],
+    ["read", "write", "edit", "bash", "glob", "grep", "web_fetch"],
   );
 });
