@@ -220,21 +220,34 @@ export async function findPrivateHost(
 }
 
 /**
- * The default resolver: A and AAAA records through `Deno.resolveDns`. A name with
- * neither is a `Deno.errors.NotFound`; a missing permission (`NotCapable`) and
- * other failures propagate.
+ * The default resolver: the system's own (`getaddrinfo`, as `fetch` uses), so
+ * `/etc/hosts` and the local DNS setup answer exactly as they will for the
+ * request. A name without addresses is a `Deno.errors.NotFound`; a missing net
+ * permission is a `Deno.errors.NotCapable`.
  */
 export async function resolveWithDns(hostname: string, signal: AbortSignal): Promise<string[]> {
-  const lookup = async (type: "A" | "AAAA"): Promise<string[]> => {
-    try {
-      return await Deno.resolveDns(hostname, type, { signal });
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return [];
-      throw e;
+  signal.throwIfAborted();
+  const { lookup } = await import("node:dns/promises");
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    const found = await Promise.race([lookup(hostname, { all: true, verbatim: true }), aborted]);
+    const all = [...new Set(found.map((a) => a.address))];
+    if (all.length === 0) throw new Deno.errors.NotFound(`No address for "${hostname}"`);
+    return all;
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (code === "ENOTFOUND" || code === "EAI_NONAME" || code === "ENODATA") {
+      throw new Deno.errors.NotFound(`No address for "${hostname}"`);
     }
-  };
-  const [a, aaaa] = await Promise.all([lookup("A"), lookup("AAAA")]);
-  const all = [...a, ...aaaa];
-  if (all.length === 0) throw new Deno.errors.NotFound(`No A or AAAA record for "${hostname}"`);
-  return all;
+    if (code === "EPERM") {
+      throw new Deno.errors.NotCapable(`Requires net access to "${hostname}"`);
+    }
+    throw e;
+  } finally {
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
 }

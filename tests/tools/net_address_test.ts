@@ -5,6 +5,7 @@ import {
   parseIPv4,
   parseIPv6,
   privateRange,
+  resolveWithDns,
 } from "../../tools/_net_address.ts";
 
 const signal = new AbortController().signal;
@@ -152,4 +153,13 @@ Deno.test("findPrivateHost() refuses a name when any resolved address is private
     address: "::1",
     range: "loopback (::1)",
   });
+});
+
+Deno.test("resolveWithDns() uses the system resolver, which answers offline from /etc/hosts", async () => {
+  const found = await resolveWithDns("localhost", new AbortController().signal);
+  assert.ok(found.some((a) => a === "127.0.0.1" || a === "::1"), found.join(","));
+  await assert.rejects(
+    () => resolveWithDns("no-such-host.invalid", new AbortController().signal),
+    Deno.errors.NotFound,
+  );
 });
