@@ -4,10 +4,11 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { presetFlags } from "../../tools/capabilities.ts";
 import { sandbox } from "../_cli.ts";
+import { startFakeModel, toolNames, toolResults } from "../fake_model.ts";
 
 const PUBLIC = ["api.anthropic.com"];
 
-Deno.test("read-only build: write, edit and bash are absent and a forced call is denied by Deno", async () => {
+Deno.test("read-only build: write, edit, bash and web_fetch are absent; a forced call is denied by Deno", async () => {
   using s = sandbox();
   s.put("a.txt", "hello\n");
   const flags = presetFlags("read-only", PUBLIC);
@@ -18,7 +19,11 @@ Deno.test("read-only build: write, edit and bash are absent and a forced call is
     "glob",
     "grep",
   ]);
-  assert.match(list.stderr, /leaves out write, edit \(no --allow-write\); bash \(no --allow-run\)/);
+  assert.equal(
+    list.stderr,
+    "crab: this build leaves out write, edit (no --allow-write); bash (no --allow-run); " +
+      "web_fetch (no unscoped --allow-net)\n",
+  );
 
   const write = await s.crab(["tool", "write", '{"path":"new.txt","content":"x"}'], { flags });
   assert.equal(write.code, 1);
@@ -94,4 +99,59 @@ Deno.test("no-web build: network only to the provider, Deno refuses any other ho
     stderr: "piped",
   }).output();
   assert.equal(new TextDecoder().decode(out.stdout).trim(), "denied");
+});
+
+Deno.test("no-web build: web_fetch is absent and a forced fetch is denied by Deno", async () => {
+  using s = sandbox();
+  const flags = presetFlags("no-web", PUBLIC);
+  const list = await s.crab(["tool"], { flags });
+  assert.doesNotMatch(list.stdout, /web_fetch/);
+  const r = await s.crab(["tool", "web_fetch", '{"url":"http://example.com/"}'], { flags });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^error \[permission_denied\]/);
+});
+
+Deno.test("full build for a public provider: web_fetch to 127.0.0.1 is refused by the tool, and by Deno when the tool allows it", async () => {
+  using s = sandbox();
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("private page"),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/`;
+  const flags = presetFlags("full", PUBLIC);
+  const byTool = await s.crab(["tool", "web_fetch", JSON.stringify({ url })], { flags });
+  assert.equal(byTool.code, 1);
+  assert.match(byTool.stderr, /^error \[private_address\]/);
+  const byDeno = await s.crab(
+    ["tool", "--web-allow-private", "web_fetch", JSON.stringify({ url })],
+    { flags },
+  );
+  assert.equal(byDeno.code, 1);
+  assert.match(byDeno.stderr, /^error \[permission_denied\]/);
+  // Under the crab task's flags (where a local provider may live) the same call reaches it.
+  const open = await s.crab(["tool", "--web-allow-private", "web_fetch", JSON.stringify({ url })]);
+  assert.equal(open.code, 0, open.stderr);
+  assert.match(open.stdout, /private page/);
+});
+
+Deno.test("read-only build in print mode: the model is offered read, glob and grep only", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "touch pwned" } }] },
+    { text: "cannot" },
+  ]);
+  const flags = presetFlags("read-only", [`127.0.0.1:${fake.port}`]);
+  const r = await s.crab(
+    ["--provider", "openai", "--base-url", fake.baseUrlFor("openai"), "-p", "go"],
+    { flags, env: { OPENAI_API_KEY: "k" } },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stderr,
+    /this build leaves out write, edit \(no --allow-write\); bash \(no --allow-run\)/,
+  );
+  assert.deepEqual(toolNames(fake.modelRequests()[0]), ["read", "glob", "grep"]);
+  assert.match(toolResults(fake.modelRequests()[1])[0].text, /unknown_tool/);
+  assert.equal(existsSync(join(s.ws, "pwned")), false);
+  assert.ok(existsSync(join(s.ws, ".crab", "crab.db")));
 });
