@@ -343,7 +343,7 @@ Deno.test("edit() of a file outside the workspace asks once for outside access",
     assert.deepEqual(asked.map((a) => a.class), ["write", "outside"]);
     assert.equal(
       asked[0].detail,
-      `--- ${outside}/o.txt\n+++ ${outside}/o.txt\n@@ -1 +1 @@\n-outside\n+changed`,
+      `--- ${outside}/o.txt\n+++ ${outside}/o.txt\n@@ -1,1 +1,1 @@\n-outside\n+changed`,
     );
     assert.equal(Deno.readTextFileSync(`${outside}/o.txt`), "changed\n");
   } finally {
