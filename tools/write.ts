@@ -3,7 +3,7 @@
 import { dirname } from "node:path";
 import description from "./write.md" with { type: "text" };
 import { atomicWrite, unifiedDiff } from "./_text.ts";
-import { type Tool, ToolError } from "./tool.ts";
+import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { assertRegularFile, guardHardLinks, guardPath, peekPath } from "./workspace.ts";
 
 /** Arguments of {@link writeTool}. */
@@ -46,6 +46,23 @@ async function makeParents(real: string, display: string): Promise<void> {
   }
 }
 
+/** Lines of a new file shown in the approval prompt. */
+const NEW_FILE_PREVIEW_LINES = 20;
+
+/** A new file as the prompt shows it: name, size, its first lines as additions. */
+function newFilePreview(name: string, content: string): string {
+  const lines = content.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  const bytes = formatBytes(encoder.encode(content).byteLength);
+  const head = lines.slice(0, NEW_FILE_PREVIEW_LINES).map((l) => `+${l}`);
+  const more = lines.length - head.length;
+  return [
+    `new file ${name} (${lines.length} line${lines.length === 1 ? "" : "s"}, ${bytes})`,
+    ...head,
+    ...(more > 0 ? [`… ${more} more line${more === 1 ? "" : "s"}`] : []),
+  ].join("\n");
+}
+
 /** Writes a whole file. */
 export const writeTool: Tool<WriteArgs> = {
   name: "write",
@@ -65,9 +82,7 @@ export const writeTool: Tool<WriteArgs> = {
     try {
       const peek = await peekPath(ctx.session.workspace, args.path);
       const name = peek.resolved.display;
-      if (peek.kind === "missing") {
-        return `new file ${name}:\n` + args.content.split("\n").slice(0, 20).join("\n");
-      }
+      if (peek.kind === "missing") return newFilePreview(name, args.content);
       if (peek.kind !== "file" || peek.info.size > PREVIEW_MAX_BYTES) return undefined;
       const old = new TextDecoder().decode(await Deno.readFile(peek.resolved.real));
       return unifiedDiff(old, args.content, name);

@@ -230,7 +230,7 @@ Deno.test("write() shows the user a diff of an existing file, named as in the wo
   assert.ok((await h.call("write", { path: "b.txt", content: "fresh\n" })).ok);
   assert.deepEqual(asked.map((a) => [a.summary, a.detail]), [
     [`write: ${h.dir}/a.txt (6 bytes)`, "--- a.txt\n+++ a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2"],
-    ["write: b.txt (6 bytes)", "new file b.txt:\nfresh\n"],
+    ["write: b.txt (6 bytes)", "new file b.txt (1 line, 6 B)\n+fresh"],
   ]);
 });
 
