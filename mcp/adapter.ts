@@ -129,24 +129,18 @@ function renderBlock(block: Block): string {
   }
 }
 
-function sameJson(text: string, value: unknown): boolean {
-  try {
-    return JSON.stringify(JSON.parse(text)) === JSON.stringify(value);
-  } catch {
-    return false;
-  }
-}
-
-/** The model's text for a result: every content block, then structured content if new. */
+/**
+ * The model's text for a result: every content block in order. Structured
+ * content is added as JSON only when there is no text block: servers are asked to
+ * repeat it as text, and real ones (server-filesystem) send the same file both
+ * ways, which would double every result.
+ */
 export function resultText(result: McpCallResult): string {
   const blocks = Array.isArray(result.content) ? (result.content as Block[]) : [];
   const parts = blocks.map(renderBlock);
   const sc = result.structuredContent;
-  if (sc !== undefined && sc !== null) {
-    const texts = blocks.filter((b) => b.type === "text").map((b) => String(b.text ?? ""));
-    if (!texts.some((t) => sameJson(t, sc))) {
-      parts.push(`structuredContent: ${JSON.stringify(sc, null, 2)}`);
-    }
+  if (sc !== undefined && sc !== null && !blocks.some((b) => b.type === "text")) {
+    parts.push(JSON.stringify(sc, null, 2));
   }
   return parts.join("\n");
 }

@@ -58,7 +58,7 @@ const baseTools = [
   },
   { name: "fail", description: "Returns isError.", inputSchema: object() },
   { name: "mixed", description: "Every content kind.", inputSchema: object() },
-  { name: "structured", description: "Structured only.", inputSchema: object() },
+  { name: "structured", description: "Structured, no text.", inputSchema: object() },
   { name: "junk", description: "Junk on stdout, then answers.", inputSchema: object() },
   { name: "malformed", description: "Malformed JSON-RPC, then answers.", inputSchema: object() },
   { name: "exit", description: "Exits the server mid-call.", inputSchema: object() },
@@ -118,7 +118,10 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
         structuredContent: { n: 1 },
       };
     case "structured":
-      return { content: [{ type: "text", text: '{"n":2}' }], structuredContent: { n: 2 } };
+      return {
+        content: [{ type: "image", data: "AAAA", mimeType: "image/gif" }],
+        structuredContent: { n: 2 },
+      };
     case "junk":
       process.stdout.write('this is not json\n{"half": \n\n[1,2,3]\n');
       return text("after junk");

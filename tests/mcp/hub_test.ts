@@ -131,7 +131,7 @@ Deno.test("McpHub calls go through dispatch: one observation each, class mcp:SER
   }
 });
 
-Deno.test("McpHub renders text, images, audio, resources, links and new structured content", async () => {
+Deno.test("McpHub renders text, images, audio, resources, links and structured content", async () => {
   const { hub } = await connectFake();
   try {
     await using h = harness(hub.tools());
@@ -146,12 +146,11 @@ Deno.test("McpHub renders text, images, audio, resources, links and new structur
         "A",
         "[resource: file:///b.bin, binary, 4 bytes]",
         '[resource link: file:///c.md "c" (text/markdown)]',
-        'structuredContent: {\n  "n": 1\n}',
       ].join("\n"),
     );
-    // Structured content already present as text is not repeated.
+    // Structured content is shown when no text block carries the result.
     const structured = await h.call("f__structured", {});
-    assert.equal(structured.ok && structured.output, '{"n":2}');
+    assert.equal(structured.ok && structured.output, '[image: image/gif, 3 bytes]\n{\n  "n": 2\n}');
   } finally {
     await hub.close();
   }
