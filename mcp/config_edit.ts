@@ -16,8 +16,11 @@ export class McpConfigError extends Error {
 
 /** An entry as written to the file, in the shape other agents use. */
 export type McpEntry =
-  | { command: string; args?: string[]; env?: Record<string, string> }
-  | { type: "http" | "sse"; url: string; headers?: Record<string, string> };
+  & (
+    | { command: string; args?: string[]; env?: Record<string, string> }
+    | { type: "http" | "sse"; url: string; headers?: Record<string, string> }
+  )
+  & { startupTimeoutMs?: number; callTimeoutMs?: number };
 
 type ConfigDoc = Record<string, unknown> & { mcpServers?: Record<string, unknown> };
 
