@@ -25,6 +25,7 @@ const STDIN_GRACE_MS = 100;
 const TERM_GRACE_MS = 500;
 const STDERR_TAIL_CHARS = 2000;
 const PEEK_BYTES = 512;
+const MAX_EARLY_MESSAGES = 100;
 
 /** How to start a stdio server. */
 export interface StdioParams {
@@ -58,6 +59,8 @@ export class StdioTransport implements Transport {
   #exited: Promise<void> | undefined;
   /** Ids of our requests still waiting for an answer. */
   readonly #outstanding = new Set<Id>();
+  /** Messages that arrived before `onmessage` was set. */
+  readonly #early: JSONRPCMessage[] = [];
   /** Lines that were not JSON-RPC, counted for error messages. */
   junkLines = 0;
 
@@ -89,8 +92,17 @@ export class StdioTransport implements Transport {
     return this.exitDescription;
   }
 
+  /**
+   * Spawns the server. Calling it again (the SDK's connect does) delivers what
+   * arrived before `onmessage` was set: crab spawns early so the server boots
+   * while the SDK is still loading.
+   */
   start(): Promise<void> {
-    if (this.#child) throw new Error("StdioTransport already started");
+    if (this.#child) {
+      const early = this.#early.splice(0);
+      for (const m of early) this.#deliver(m);
+      return Promise.resolve();
+    }
     const p = this.#params;
     let child: Deno.ChildProcess;
     try {
@@ -251,8 +263,17 @@ export class StdioTransport implements Transport {
     }
     const m = message as { id?: Id; method?: unknown };
     if (m.method === undefined && m.id !== undefined) this.#outstanding.delete(m.id);
+    if (!this.onmessage) {
+      // Before the client is attached nothing was asked; keep a little of what comes.
+      if (this.#early.length < MAX_EARLY_MESSAGES) this.#early.push(message as JSONRPCMessage);
+      return;
+    }
+    this.#deliver(message as JSONRPCMessage);
+  }
+
+  #deliver(message: JSONRPCMessage): void {
     try {
-      this.onmessage?.(message as JSONRPCMessage);
+      this.onmessage?.(message);
     } catch (e) {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));
     }

@@ -6,7 +6,14 @@
  */
 
 const here = new URL(".", import.meta.url);
-const benches = ["startup.ts", "dispatch.ts", "glob.ts", "grep.ts", "bash_memory.ts"];
+const benches = [
+  "startup.ts",
+  "dispatch.ts",
+  "glob.ts",
+  "grep.ts",
+  "bash_memory.ts",
+  "mcp_startup.ts",
+];
 for (const name of benches) {
   const url = new URL(name, here);
   try {
