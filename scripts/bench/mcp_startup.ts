@@ -32,13 +32,21 @@ function stdio(name: string, command: string, args: string[]): McpServerConfig {
 }
 
 const deno = Deno.execPath();
+// Through crab's lock file and only from the cache, as the tests run them.
+const run = [
+  "run",
+  "-A",
+  "--cached-only",
+  "--config",
+  new URL("../../deno.json", import.meta.url).pathname,
+];
 const everything = config.imports["@modelcontextprotocol/server-everything"];
 const filesystem = config.imports["@modelcontextprotocol/server-filesystem"];
 const healthy = [
-  stdio("every1", deno, ["run", "-A", everything, "stdio"]),
-  stdio("every2", deno, ["run", "-A", everything, "stdio"]),
-  stdio("fs1", deno, ["run", "-A", filesystem, dir]),
-  stdio("fs2", deno, ["run", "-A", filesystem, dir]),
+  stdio("every1", deno, [...run, everything, "stdio"]),
+  stdio("every2", deno, [...run, everything, "stdio"]),
+  stdio("fs1", deno, [...run, filesystem, dir]),
+  stdio("fs2", deno, [...run, filesystem, dir]),
 ];
 const dead = stdio("dead", "bash", ["-c", "echo crashed >&2; exit 1"]);
 

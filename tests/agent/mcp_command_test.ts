@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Sandbox, sandbox } from "../_cli.ts";
 import { trustWorkspace } from "../../agent/trust.ts";
-import { DENO_JSON, FAKE_SERVER, pinned, processesWith } from "../mcp/_servers.ts";
+import { FAKE_SERVER, pinned, processesWith, RUN_CACHED } from "../mcp/_servers.ts";
 
 const DENO = Deno.execPath();
-const EVERYTHING = ["run", "-A", pinned("@modelcontextprotocol/server-everything"), "stdio"];
-const FAKE = ["run", "-A", "--config", DENO_JSON, FAKE_SERVER];
+const EVERYTHING = [...RUN_CACHED, pinned("@modelcontextprotocol/server-everything"), "stdio"];
+const FAKE = [...RUN_CACHED, FAKE_SERVER];
 
 function writeJson(path: string, value: unknown): void {
   Deno.mkdirSync(join(path, ".."), { recursive: true });

@@ -17,6 +17,13 @@ const imports =
   (JSON.parse(Deno.readTextFileSync(DENO_JSON)) as { imports: Record<string, string> })
     .imports;
 
+/**
+ * How tests run an npm server or the fake one: resolved through crab's lock file
+ * (`--config`) and only from Deno's cache (`--cached-only`), so after
+ * `deno install --frozen` nothing is downloaded, ever.
+ */
+export const RUN_CACHED = ["run", "-A", "--cached-only", "--config", DENO_JSON];
+
 /** `npm:NAME@VERSION` of a server pinned in deno.json. */
 export function pinned(pkg: string): string {
   const spec = imports[pkg];
@@ -49,7 +56,7 @@ export function fake(name: string, flags: string[] = [], extra: Partial<McpServe
   return stdio(
     name,
     Deno.execPath(),
-    ["run", "-A", "--config", DENO_JSON, FAKE_SERVER, ...flags],
+    [...RUN_CACHED, FAKE_SERVER, ...flags],
     extra,
   );
 }
@@ -63,7 +70,7 @@ export function everything(
   return stdio(
     name,
     Deno.execPath(),
-    ["run", "-A", pinned("@modelcontextprotocol/server-everything"), "stdio", ...extraArgs],
+    [...RUN_CACHED, pinned("@modelcontextprotocol/server-everything"), "stdio", ...extraArgs],
     extra,
   );
 }
@@ -73,7 +80,7 @@ export function filesystem(name: string, dir: string, extra: Partial<McpServerCo
   return stdio(
     name,
     Deno.execPath(),
-    ["run", "-A", pinned("@modelcontextprotocol/server-filesystem"), dir],
+    [...RUN_CACHED, pinned("@modelcontextprotocol/server-filesystem"), dir],
     extra,
   );
 }

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { harness } from "../_harness.ts";
 import type { McpServerConfig } from "../../mcp/config.ts";
 import { McpHub } from "../../mcp/hub.ts";
-import { everything, filesystem, pinned } from "./_servers.ts";
+import { everything, filesystem, pinned, RUN_CACHED } from "./_servers.ts";
 
 /** server-everything in one of its HTTP modes on a free 127.0.0.1 port. */
 async function startHttpEverything(mode: "streamableHttp" | "sse") {
@@ -11,7 +11,7 @@ async function startHttpEverything(mode: "streamableHttp" | "sse") {
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", pinned("@modelcontextprotocol/server-everything"), mode],
+    args: [...RUN_CACHED, pinned("@modelcontextprotocol/server-everything"), mode],
     env: { PORT: String(port) },
     stdin: "null",
     stdout: "null",
