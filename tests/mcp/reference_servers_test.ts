@@ -182,3 +182,13 @@ Deno.test("server-filesystem reads and lists a directory and refuses a path outs
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("server-everything's readOnlyHint does not skip the approval of class mcp:SERVER", async () => {
+  // get-sum declares readOnlyHint: true in server-everything; crab still asks (here: nobody can).
+  await using hub = await McpHub.connect([everything("e")]);
+  await using h = harness(hub.tools(), {});
+  const r = await h.call("e__get-sum", { a: 1, b: 2 });
+  assert.equal(r.outcome, "refused");
+  assert.equal(!r.ok && r.error.code, "refused");
+  assert.match(!r.ok ? r.error.message : "", /mcp:e calls are not approved/);
+});
