@@ -11,10 +11,14 @@
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import type { CallToolResult, Tool as McpToolDef } from "@modelcontextprotocol/sdk/types";
-import { ToolError } from "../tools/tool.ts";
+import { formatBytes, ToolError } from "../tools/tool.ts";
 import { VERSION } from "../version.ts";
 import type { McpServerConfig } from "./config.ts";
-import { RESPONSE_TOO_LARGE, StdioTransport } from "./_stdio_transport.ts";
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  RESPONSE_TOO_LARGE,
+  StdioTransport,
+} from "./_stdio_transport.ts";
 
 /** A tool as the server lists it. */
 export type McpToolInfo = McpToolDef;
@@ -240,16 +244,17 @@ export class McpConnection {
     }
     const url = new URL(c.url!);
     const requestInit: RequestInit = { headers: c.headers ?? {} };
+    const fetch = cappedFetch(c.name, this.#opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
     if (sse || c.sse) {
       const { SSEClientTransport } = await import(
         "@modelcontextprotocol/sdk/client/sse.js"
       ) as typeof import("@modelcontextprotocol/sdk/client/sse");
-      return new SSEClientTransport(url, { requestInit });
+      return new SSEClientTransport(url, { requestInit, fetch });
     }
     const { StreamableHTTPClientTransport } = await import(
       "@modelcontextprotocol/sdk/client/streamableHttp.js"
     ) as typeof import("@modelcontextprotocol/sdk/client/streamableHttp");
-    return new StreamableHTTPClientTransport(url, { requestInit });
+    return new StreamableHTTPClientTransport(url, { requestInit, fetch });
   }
 
   /** The transport ended: a server that dies outside close() is down. */
@@ -430,6 +435,49 @@ export class McpConnection {
     await this.#dropConnection();
     await transport?.close().catch(() => {});
   }
+}
+
+/**
+ * A fetch whose POST responses (the answers to crab's requests) stop at `max`
+ * bytes: the request fails with RESPONSE_TOO_LARGE instead of crab holding an
+ * unbounded body. The long-lived GET event stream is left alone.
+ */
+function cappedFetch(
+  server: string,
+  max: number,
+): (url: string | URL, init?: RequestInit) => Promise<Response> {
+  const tooLarge = (size: string) =>
+    Object.assign(
+      new Error(
+        `MCP server "${server}" sent a response of ${size}, more than the ${formatBytes(max)} ` +
+          "crab accepts",
+      ),
+      { code: RESPONSE_TOO_LARGE },
+    );
+  return async (url, init) => {
+    const res = await fetch(url, init);
+    if ((init?.method ?? "GET").toUpperCase() !== "POST" || !res.body) return res;
+    const declared = Number(res.headers.get("content-length") ?? 0);
+    if (declared > max) {
+      await res.body.cancel().catch(() => {});
+      throw tooLarge(formatBytes(declared));
+    }
+    let seen = 0;
+    const body = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen > max) controller.error(tooLarge(`over ${formatBytes(max)}`));
+          else controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(body, {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+    });
+  };
 }
 
 /** Every page of tools/list, bounded. */

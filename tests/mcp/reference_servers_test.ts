@@ -192,3 +192,70 @@ Deno.test("server-everything's readOnlyHint does not skip the approval of class 
   assert.equal(!r.ok && r.error.code, "refused");
   assert.match(!r.ok ? r.error.message : "", /mcp:e calls are not approved/);
 });
+
+/** A minimal Streamable HTTP MCP server answering with plain JSON; `big` returns N bytes. */
+function miniHttpServer(opts: { chunked: boolean }) {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    if (req.method !== "POST") return new Response(null, { status: 405 });
+    const msg = await req.json();
+    if (msg.id === undefined) return new Response(null, { status: 202 });
+    let result: unknown;
+    if (msg.method === "initialize") {
+      result = {
+        protocolVersion: msg.params.protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: "mini", version: "1.0.0" },
+      };
+    } else if (msg.method === "tools/list") {
+      result = {
+        tools: [{ name: "big", inputSchema: { type: "object", properties: { bytes: {} } } }],
+      };
+    } else if (msg.method === "tools/call") {
+      result = { content: [{ type: "text", text: "y".repeat(msg.params.arguments.bytes) }] };
+    }
+    const body = JSON.stringify({ jsonrpc: "2.0", id: msg.id, result });
+    const headers = { "content-type": "application/json" };
+    if (!opts.chunked) return new Response(body, { headers });
+    // No content-length: the cap has to count the streamed bytes.
+    const bytes = new TextEncoder().encode(body);
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += 65536) c.enqueue(bytes.subarray(i, i + 65536));
+        c.close();
+      },
+    });
+    return new Response(stream, { headers });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/mcp`,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
+}
+
+Deno.test("an HTTP server's 50 MB result is bounded like any other result", async () => {
+  await using server = miniHttpServer({ chunked: false });
+  await using hub = await McpHub.connect([http("mini", server.url)]);
+  assert.equal(hub.status()[0].state, "connected", hub.status()[0].error);
+  await using h = harness(hub.tools());
+  const r = await h.call("mini__big", { bytes: 50 * 1024 * 1024 });
+  assert.ok(r.ok, JSON.stringify(!r.ok && r.error));
+  assert.ok(r.output.length < 80 * 1024);
+  assert.match(r.output, /elided of 52428800 bytes/);
+});
+
+for (const chunked of [false, true]) {
+  Deno.test(`an HTTP response over the cap fails its call with mcp_result_too_large (${chunked ? "streamed" : "content-length"})`, async () => {
+    await using server = miniHttpServer({ chunked });
+    await using hub = await McpHub.connect([http("mini", server.url)], {
+      maxMessageBytes: 1024 * 1024,
+    });
+    await using h = harness(hub.tools());
+    const r = await h.call("mini__big", { bytes: 3 * 1024 * 1024 });
+    assert.equal(!r.ok && r.error.code, "mcp_result_too_large");
+    assert.match(!r.ok ? r.error.message : "", /more than the 1\.0 MiB crab accepts/);
+    const small = await h.call("mini__big", { bytes: 5 });
+    assert.equal(small.ok && small.output, "yyyyy");
+  });
+}
