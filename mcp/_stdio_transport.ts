@@ -52,6 +52,7 @@ export class StdioTransport implements Transport {
   #writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
   #unregister: (() => void) | undefined;
   #stderr = "";
+  #stderrReader: ReadableStreamDefaultReader<string> | undefined;
   #status: Deno.CommandStatus | undefined;
   #closed = false;
   #closing = false;
@@ -191,6 +192,8 @@ export class StdioTransport implements Transport {
     this.#unregister?.();
     this.#writer?.close().catch(() => {});
     this.#child?.stdout.cancel().catch(() => {});
+    // A process that left the group may still hold stderr open; stop reading it.
+    this.#stderrReader?.cancel().catch(() => {});
     this.onclose?.();
   }
 
@@ -312,9 +315,13 @@ export class StdioTransport implements Transport {
   }
 
   async #readStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
+    const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+    this.#stderrReader = reader;
     try {
-      for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-        this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_CHARS);
+      while (true) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        this.#stderr = (this.#stderr + value).slice(-STDERR_TAIL_CHARS);
       }
     } catch {
       // Nothing more to read.

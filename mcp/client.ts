@@ -175,8 +175,6 @@ export class McpConnection {
       return;
     }
     this.#setState("failed", error);
-    // Let the abandoned attempt settle quietly.
-    attempt.catch(() => {});
   }
 
   async #open(signal: AbortSignal): Promise<void> {
@@ -361,7 +359,9 @@ export class McpConnection {
           "timeout",
         );
       }
-      if (code === CONNECTION_CLOSED || client !== this.#client) {
+      const exited = this.#transport instanceof StdioTransport &&
+        this.#transport.exitDescription !== undefined;
+      if (code === CONNECTION_CLOSED || client !== this.#client || exited) {
         await this.#onClosed(this.#transport!);
         throw new ToolError(
           "mcp_server_down",

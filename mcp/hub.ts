@@ -163,7 +163,10 @@ export class McpHub {
       const call = conn.callTool.bind(conn);
       for (const info of infos) {
         const name = names.get(info.name);
-        if (name !== undefined) tools.push(mcpTool(conn.name, info, name, call));
+        // A tool listed twice is offered once (its first listing).
+        if (name !== undefined && names.delete(info.name)) {
+          tools.push(mcpTool(conn.name, info, name, call));
+        }
       }
     }
     this.#tools = tools;

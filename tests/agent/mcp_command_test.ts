@@ -188,8 +188,11 @@ Deno.test("crab mcp list --trust-project starts project servers; --json for scri
   ]);
   assert.ok(p.tools.includes("proj__echo"));
   assert.ok(p.tools.includes("proj__read"));
-  assert.equal(p.warnings.length, 1);
-  assert.match(p.warnings[0], /tool "x\.y" left out/);
+  assert.deepEqual(p.warnings, [
+    'MCP server "proj" lists tool "echo" twice; kept once',
+    'MCP server "proj" tool "x.y" left out: its name "proj__x_y" is already taken by MCP server ' +
+    '"proj" tool "x_y"',
+  ]);
 });
 
 Deno.test("crab mcp list respects a workspace the user trusted", async () => {

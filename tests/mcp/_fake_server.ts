@@ -63,6 +63,7 @@ const baseTools = [
   { name: "malformed", description: "Malformed JSON-RPC, then answers.", inputSchema: object() },
   { name: "exit", description: "Exits the server mid-call.", inputSchema: object() },
   { name: "change", description: "Adds a tool and says so.", inputSchema: object() },
+  { name: "echo", description: "Listed twice.", inputSchema: object() },
 ];
 
 let tools = [...baseTools];
