@@ -180,6 +180,7 @@ export class McpConnection {
   async #open(signal: AbortSignal): Promise<void> {
     // Spawn a stdio server first: it boots while the SDK loads (~80 ms on a cold start).
     let transport = await this.#makeTransport(false);
+    if (signal.aborted) throw new Error("start-up timed out");
     this.#transport = transport;
     if (transport instanceof StdioTransport) await transport.start();
     const { client: clientMod, types } = await loadSdk();
@@ -336,7 +337,8 @@ export class McpConnection {
     args: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<McpCallResult> {
-    if (this.#state === "down") await this.#restartOnce(signal);
+    // Every caller waits for the one restart; an abort stops the wait, not the restart.
+    if (this.#state === "down") await untilAborted(this.#restartOnce(), signal);
     const client = this.#client;
     if (this.#state !== "connected" || !client) throw this.#unavailable();
     const timeoutMs = this.config.callTimeoutMs;
@@ -395,13 +397,13 @@ export class McpConnection {
   }
 
   /** After the server died: one restart, after a short delay, for the whole session. */
-  #restartOnce(signal: AbortSignal): Promise<void> {
+  #restartOnce(): Promise<void> {
     if (this.#restarts >= MAX_RESTARTS && !this.#restarting) return Promise.resolve();
     this.#restarting ??= (async () => {
       this.#restarts++;
       const delay = this.#downAt + (this.#opts.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS) -
         Date.now();
-      if (delay > 0) await abortableSleep(delay, signal);
+      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       const before = JSON.stringify(this.#tools.map((t) => t.name));
       const downError = this.#error;
       await this.#dropConnection();
@@ -520,17 +522,12 @@ function lastLines(text: string, n: number): string {
   return text.split("\n").slice(-n).join(" | ");
 }
 
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
+/** `p`, or a rejection with the signal's reason as soon as it aborts. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }

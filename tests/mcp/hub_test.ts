@@ -396,3 +396,26 @@ Deno.test("McpHub.close() leaves no server process behind", async () => {
   await hub.close();
   assert.deepEqual(processesWith(tag), []);
 });
+
+Deno.test("McpHub notices a server killed between calls and restarts it on the next call", async () => {
+  const { hub, events } = await connectFake();
+  try {
+    const pid = hub.status()[0].pid!;
+    Deno.kill(pid, "SIGKILL");
+    for (let i = 0; i < 200 && hub.status()[0].state !== "down"; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const [s] = hub.status();
+    assert.equal(s.state, "down");
+    assert.equal(s.error, "the server was killed by SIGKILL");
+    assert.deepEqual(events.filter((e) => e.type === "down"), [
+      { type: "down", server: "f", error: "the server was killed by SIGKILL" },
+    ]);
+    await using h = harness(hub.tools());
+    const r = await h.call("f__echo", { text: "restarted" });
+    assert.equal(r.ok && r.output, "restarted");
+    assert.notEqual(hub.status()[0].pid, pid);
+  } finally {
+    await hub.close();
+  }
+});
