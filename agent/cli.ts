@@ -65,11 +65,14 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
     });
 
   // `crab mcp ...`: one subcommand per job; each loads its module when it runs.
+  const trustProject = "start this workspace's .mcp.json servers for this run";
   const mcp = program.command("mcp")
     .description(
       "Configure and check MCP servers (user: mcp.json in the config dir; project: .mcp.json)",
-    );
-  const trustProject = "start this workspace's .mcp.json servers for this run";
+    )
+    .option("--trust-project", trustProject);
+  const trusting = (opts: Record<string, unknown>) =>
+    Boolean(opts.trustProject || mcp.opts().trustProject);
   mcp.command("list")
     .description("Connect every configured server and show its scope, state and tools")
     .option("--trust-project", trustProject)
@@ -78,7 +81,7 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
       const { mcpList } = await import("./mcp_command.ts");
       code = await mcpList({
         cwd: cwd(),
-        trustProject: Boolean(opts.trustProject),
+        trustProject: trusting(opts),
         json: Boolean(opts.json),
       });
     });
@@ -120,7 +123,7 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
     .option("--trust-project", trustProject)
     .action(async (name: string, opts: Record<string, unknown>) => {
       const { mcpTest } = await import("./mcp_command.ts");
-      code = await mcpTest(name, { cwd: cwd(), trustProject: Boolean(opts.trustProject) });
+      code = await mcpTest(name, { cwd: cwd(), trustProject: trusting(opts) });
     });
 
   program.command("metrics")

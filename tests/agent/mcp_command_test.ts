@@ -177,6 +177,9 @@ Deno.test("crab mcp list --trust-project starts project servers; --json for scri
   writeJson(projectFile(s), { mcpServers: { proj: { command: DENO, args: FAKE } } });
   const r = await s.crab(["mcp", "list", "--trust-project", "--json"]);
   assert.equal(r.code, 0, r.stderr);
+  // The flag may also stand on the group.
+  const g = await s.crab(["mcp", "--trust-project", "list", "--json"]);
+  assert.equal(JSON.parse(g.stdout).servers[0].state, "connected");
   const out = JSON.parse(r.stdout);
   assert.equal(out.servers.length, 1);
   const [p] = out.servers;
