@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Sandbox, sandbox } from "../_cli.ts";
 import { trustWorkspace } from "../../agent/trust.ts";
-import { FAKE_SERVER, pinned, processesWith, RUN_CACHED } from "../mcp/_servers.ts";
+import { FAKE_SERVER, pinned, processesWith, RUN_CACHED } from "../_mcp_servers.ts";
 
 const DENO = Deno.execPath();
 const EVERYTHING = [...RUN_CACHED, pinned("@modelcontextprotocol/server-everything"), "stdio"];

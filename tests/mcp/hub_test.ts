@@ -3,7 +3,7 @@ import { harness } from "../_harness.ts";
 import { type McpEvent, McpHub } from "../../mcp/hub.ts";
 import { builtinTools } from "../../tools/builtins.ts";
 import { BUILTIN_NAMES } from "../../tools/registry.ts";
-import { fake, processesWith, stdio } from "./_servers.ts";
+import { fake, processesWith, stdio } from "../_mcp_servers.ts";
 
 function marker(): string {
   return `crab-mcp-test-${crypto.randomUUID().slice(0, 8)}`;

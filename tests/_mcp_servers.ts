@@ -5,9 +5,9 @@
  * @module
  */
 
-import type { McpServerConfig } from "../../mcp/config.ts";
+import type { McpServerConfig } from "../mcp/config.ts";
 
-const root = new URL("../../", import.meta.url);
+const root = new URL("../", import.meta.url);
 /** crab's deno.json: the pinned versions of the npm servers and the fake server's imports. */
 export const DENO_JSON = new URL("deno.json", root).pathname;
 /** The fake server's entry point. */
