@@ -14,6 +14,10 @@ function positiveInt(value: string): number {
   return n;
 }
 
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 /** Parses `argv` (without the program name) and runs the command it names. */
 export async function runCli(argv: string[]): Promise<void> {
   installProcessOwner();
@@ -100,16 +104,21 @@ Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
     });
 
   program.command("tool")
-    .description("Run one built-in tool (no NAME: list the tools and their classes)")
-    .argument("[name]", "tool name, e.g. read")
+    .description(
+      "Run one tool, built-in or MCP (SERVER__TOOL); no NAME: list the tools and their classes",
+    )
+    .argument("[name]", "tool name, e.g. read or github__search_issues")
     .argument("[args]", "arguments as one JSON object", "{}")
     .option("--jsonl", 'read calls from stdin, one {"tool": NAME, "args": {...}} per line')
     .option("--allow-outside", "allow paths outside the workspace")
     .option("--web-allow-private", "let web_fetch reach loopback, private and link-local addresses")
+    .option("--trust-project", "start this workspace's .mcp.json servers for this run")
     .addHelpText(
       "after",
       `
-Naming a tool approves its class for this call. Output goes to stdout; an error
+Naming a tool approves its class for this call. An MCP tool starts only its own
+server (project servers from .mcp.json need a trusted workspace or --trust-project).
+Output goes to stdout; an error
 goes to stderr as "error [code]: message" and "hint: ...", and the exit code is 1.
 
 With --jsonl every call runs in ONE session (read, then edit), and each input line
@@ -126,7 +135,70 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
         jsonl: Boolean(opts.jsonl),
         allowOutside: Boolean(opts.allowOutside),
         webAllowPrivate: Boolean(opts.webAllowPrivate),
+        trustProject: Boolean(opts.trustProject),
       });
+    });
+
+  // `crab mcp ...`: one subcommand per job; each loads its module when it runs.
+  const trustProject = "start this workspace's .mcp.json servers for this run";
+  const mcp = program.command("mcp")
+    .description(
+      "Configure and check MCP servers (user: mcp.json in the config dir; project: .mcp.json)",
+    )
+    .option("--trust-project", trustProject);
+  const trusting = (opts: Record<string, unknown>) =>
+    Boolean(opts.trustProject || mcp.opts().trustProject);
+  mcp.command("list")
+    .description("Connect every configured server and show its scope, state and tools")
+    .option("--trust-project", trustProject)
+    .option("--json", "print JSON")
+    .action(async (opts: Record<string, unknown>) => {
+      const { mcpList } = await import("./mcp_command.ts");
+      code = await mcpList({
+        cwd: cwd(),
+        trustProject: trusting(opts),
+        json: Boolean(opts.json),
+      });
+    });
+  mcp.command("add")
+    .description("Add a server: crab mcp add NAME -- COMMAND [ARGS...]  or  --url URL")
+    .argument("<name>", "server name: letters, digits, _ and - (no __)")
+    .argument("[command...]", "the command that starts a stdio server, after --")
+    .option("--project", "write the workspace's .mcp.json instead of the user config")
+    .option("--url <url>", "an HTTP server (Streamable HTTP, falling back to SSE)")
+    .option("--transport <kind>", "http or sse for --url (sse: legacy SSE only)")
+    .option("--env <NAME=VALUE>", "environment for a stdio server (repeatable)", collect, [])
+    .option("--header <NAME:VALUE>", "HTTP header (repeatable)", collect, [])
+    .option("--startup-timeout <ms>", "time to start and list tools (default 10000)", positiveInt)
+    .option("--call-timeout <ms>", "time one call may take (default 60000)", positiveInt)
+    .action(async (name: string, command: string[], opts: Record<string, unknown>) => {
+      const { mcpAdd } = await import("./mcp_command.ts");
+      code = mcpAdd(name, command, {
+        cwd: cwd(),
+        project: Boolean(opts.project),
+        url: opts.url as string | undefined,
+        transport: opts.transport as string | undefined,
+        env: opts.env as string[],
+        header: opts.header as string[],
+        startupTimeout: opts.startupTimeout as number | undefined,
+        callTimeout: opts.callTimeout as number | undefined,
+      });
+    });
+  mcp.command("remove")
+    .description("Remove a server from the user config (or, with --project, from .mcp.json)")
+    .argument("<name>", "server name")
+    .option("--project", "remove it from the workspace's .mcp.json")
+    .action(async (name: string, opts: Record<string, unknown>) => {
+      const { mcpRemove } = await import("./mcp_command.ts");
+      code = mcpRemove(name, { cwd: cwd(), project: Boolean(opts.project) });
+    });
+  mcp.command("test")
+    .description("Connect one server, list its tools and time it")
+    .argument("<name>", "server name")
+    .option("--trust-project", trustProject)
+    .action(async (name: string, opts: Record<string, unknown>) => {
+      const { mcpTest } = await import("./mcp_command.ts");
+      code = await mcpTest(name, { cwd: cwd(), trustProject: trusting(opts) });
     });
 
   program.command("metrics")
@@ -161,7 +233,6 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
       });
     });
 
-  const mcp = program.command("mcp").description("MCP (Model Context Protocol) commands");
   mcp.command("serve")
     .description("Offer crab's built-in tools to an MCP client over stdio (one connection)")
     .option("--tools <list>", "comma-separated built-in tools to offer (default: read,glob,grep)")

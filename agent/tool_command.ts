@@ -1,6 +1,7 @@
 /**
- * `crab tool`: runs built-in tools from the command line through the one
+ * `crab tool`: runs built-in and MCP tools from the command line through the one
  * dispatcher, recorded as a run of mode `tool`. Naming the tool is its approval.
+ * An MCP tool (`SERVER__TOOL`) starts only its own server, on first use.
  *
  * @module
  */
@@ -15,6 +16,9 @@ import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { Store } from "./observe.ts";
+import type { McpServerConfig } from "../mcp/config.ts";
+import type { McpHub } from "../mcp/hub.ts";
+import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "./mcp_command.ts";
 
 /** Options of `crab tool`. */
 export interface ToolCommandOptions {
@@ -23,6 +27,125 @@ export interface ToolCommandOptions {
   allowOutside?: boolean;
   /** Let web_fetch reach private addresses (`--web-allow-private`). */
   webAllowPrivate?: boolean;
+  /** Start the workspace's project MCP servers for this run. */
+  trustProject?: boolean;
+}
+
+/** Longest prefix of an exposed name that always spells `server__` (see exposedToolName). */
+const SERVER_PREFIX_CHARS = 55;
+
+/**
+ * MCP servers started on first use of one of their tools, their tools kept in the
+ * registry, and their classes approved (naming a tool approves it).
+ */
+class McpOnDemand {
+  readonly #opts: ToolCommandOptions;
+  readonly #registry: Registry;
+  readonly #allowed: Set<ApprovalClass>;
+  #selection: McpSelection | undefined;
+  #hub: McpHub | undefined;
+  readonly #tried = new Set<string>();
+  #synced: unknown;
+
+  constructor(opts: ToolCommandOptions, registry: Registry, allowed: Set<ApprovalClass>) {
+    this.#opts = opts;
+    this.#registry = registry;
+    this.#allowed = allowed;
+  }
+
+  get selection(): McpSelection {
+    if (!this.#selection) {
+      this.#selection = selectMcp(this.#opts);
+      for (const p of this.#selection.problems) console.error(`crab: ${p}`);
+    }
+    return this.#selection;
+  }
+
+  /**
+   * Makes `name` callable if an MCP server offers it. Returns why it cannot be,
+   * or undefined (then the registry decides: the tool is there, or unknown).
+   */
+  async ensure(name: string): Promise<{ code: string; message: string; hint: string } | undefined> {
+    if (this.#registry.has(name) || !name.includes("__")) return undefined;
+    const owns = (s: McpServerConfig) =>
+      name.startsWith(`${s.name}__`.slice(0, SERVER_PREFIX_CHARS));
+    const skipped = this.selection.skipped.find((s) =>
+      owns(s) && !this.selection.start.some((t) => t.name === s.name)
+    );
+    if (skipped) {
+      return {
+        code: "mcp_server_skipped",
+        message: `Cannot run tool "${name}": MCP server "${skipped.name}" comes from ` +
+          `${skipped.file ?? ".mcp.json"} and this workspace is not trusted`,
+        hint: "Pass --trust-project to start the workspace's servers for this run.",
+      };
+    }
+    const fresh = this.selection.start.filter((s) => owns(s) && !this.#tried.has(s.name));
+    if (fresh.length > 0) {
+      for (const s of fresh) this.#tried.add(s.name);
+      if (!this.#hub) this.#hub = await connectMcp(fresh, { report: true });
+      else await this.#hub.add(fresh);
+    }
+    this.sync();
+    if (this.#registry.has(name) || !this.#hub) return undefined;
+    const failed = this.#hub.status().find((s) =>
+      owns(this.#config(s.name)!) && s.state !== "connected"
+    );
+    if (failed) {
+      return {
+        code: failed.state === "down" ? "mcp_server_down" : "mcp_server_failed",
+        message: `Cannot run tool "${name}": MCP server "${failed.name}" ${
+          failed.state === "down" ? "is down" : "failed"
+        }: ${failed.error}`,
+        hint: `Check the server with: crab mcp test ${failed.name}`,
+      };
+    }
+    return undefined;
+  }
+
+  #config(server: string): McpServerConfig | undefined {
+    return this.selection.start.find((s) => s.name === server);
+  }
+
+  /** Connects every server that may start (for the listing). */
+  async all(): Promise<McpHub | undefined> {
+    const fresh = this.selection.start.filter((s) => !this.#tried.has(s.name));
+    for (const s of fresh) this.#tried.add(s.name);
+    if (fresh.length > 0) {
+      if (!this.#hub) this.#hub = await connectMcp(fresh, { report: true });
+      else await this.#hub.add(fresh);
+    }
+    this.sync();
+    return this.#hub;
+  }
+
+  /** Brings the registry in line with the hub's current tools. */
+  sync(): void {
+    if (!this.#hub) return;
+    const tools = this.#hub.tools();
+    if (tools === this.#synced) return;
+    this.#synced = tools;
+    for (const t of this.#registry.list()) {
+      if (t.class.startsWith("mcp:")) this.#registry.remove(t.name);
+    }
+    for (const t of tools) {
+      this.#registry.add(t);
+      this.#allowed.add(t.class);
+    }
+  }
+
+  /** MCP servers skipped or tools left out, said once on stderr. */
+  skippedNotice(): void {
+    for (const s of this.selection.skipped) {
+      if (!this.selection.start.some((t) => t.name === s.name)) {
+        console.error(`crab: project MCP server "${s.name}" ${SKIPPED_REASON}`);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#hub?.close();
+  }
 }
 
 /** A JSONL answer line. */
@@ -36,7 +159,8 @@ export type JsonlAnswer =
   };
 
 function listing(registry: Registry): string {
-  return registry.list().map((t) => `${t.name.padEnd(10)} ${t.class}`).join("\n");
+  const width = Math.max(10, ...registry.names().map((n) => n.length + 1));
+  return registry.list().map((t) => `${t.name.padEnd(width)} ${t.class}`).join("\n");
 }
 
 /** Runs `crab tool`; resolves to the exit code. */
@@ -50,18 +174,47 @@ export async function toolCommand(
     ...builtinTools(),
     createWebFetchTool({ allowPrivate: opts.webAllowPrivate }),
   ]);
-  if (!opts.jsonl && name === undefined) {
-    const present = withPermission(registry.list(), opts.cwd, (m) => console.error(`crab: ${m}`));
-    console.log(listing(new Registry(present)));
-    return 0;
+  // MCP servers start on first use, so their classes join this set later.
+  const policy = new SessionPolicy();
+  const mcp = new McpOnDemand(opts, registry, policy.allowed);
+  try {
+    if (!opts.jsonl && name === undefined) {
+      await mcp.all();
+      mcp.skippedNotice();
+      const present = withPermission(registry.list(), opts.cwd, (m) => console.error(`crab: ${m}`));
+      console.log(listing(new Registry(present)));
+      return 0;
+    }
+    if (!opts.jsonl) {
+      const problem = await mcp.ensure(name!);
+      if (problem) {
+        console.error(`error [${problem.code}]: ${problem.message}\nhint: ${problem.hint}`);
+        return 1;
+      }
+      if (!registry.has(name!)) {
+        console.error(
+          `error: Cannot run tool "${name}": no such tool\nTools:\n${listing(registry)}`,
+        );
+        return 1;
+      }
+    }
+    return await runCalls(name, argsJson, opts, registry, policy, mcp);
+  } finally {
+    await mcp.close();
   }
-  if (!opts.jsonl && !registry.has(name!)) {
-    console.error(`error: Cannot run tool "${name}": no such tool\nTools:\n${listing(registry)}`);
-    return 1;
-  }
+}
+
+async function runCalls(
+  name: string | undefined,
+  argsJson: string | undefined,
+  opts: ToolCommandOptions,
+  registry: Registry,
+  policy: SessionPolicy,
+  mcp: McpOnDemand,
+): Promise<number> {
   cleanSpillFiles();
   const session = new Session(opts.cwd);
-  const allowed = new Set<ApprovalClass>();
+  const allowed = policy.allowed;
   if (opts.allowOutside) allowed.add("outside");
   if (!opts.jsonl) allowed.add(registry.get(name!)!.class);
   else for (const t of registry.list()) allowed.add(t.class);
@@ -70,7 +223,7 @@ export async function toolCommand(
   const dispatcher = new Dispatcher({
     registry,
     session,
-    policy: new SessionPolicy({ allowed }),
+    policy,
     sink: store,
     runId,
   });
@@ -80,7 +233,7 @@ export async function toolCommand(
       const r = await dispatcher.dispatch(name!, argsJson ?? "{}");
       code = printResult(r);
     } else {
-      code = await runJsonl(dispatcher);
+      code = await runJsonl(dispatcher, mcp);
     }
   } finally {
     store.endRun(runId, { status: code === 0 ? "ok" : "error" });
@@ -100,7 +253,7 @@ function printResult(r: DispatchResult): number {
 }
 
 /** Exit code: 0 when every line was answered, whatever the calls returned. */
-async function runJsonl(dispatcher: Dispatcher): Promise<number> {
+async function runJsonl(dispatcher: Dispatcher, mcp: McpOnDemand): Promise<number> {
   const encoder = new TextEncoder();
   const write = (a: JsonlAnswer) => Deno.stdout.writeSync(encoder.encode(JSON.stringify(a) + "\n"));
   for await (const line of stdinLines()) {
@@ -115,6 +268,11 @@ async function runJsonl(dispatcher: Dispatcher): Promise<number> {
     const c = call as { tool?: unknown; args?: unknown };
     if (!c || typeof c !== "object" || Array.isArray(c) || typeof c.tool !== "string") {
       write(invalid('Cannot run line: expected {"tool": NAME, "args": {...}}'));
+      continue;
+    }
+    const problem = await mcp.ensure(c.tool);
+    if (problem) {
+      write({ tool: c.tool, call_seq: null, ok: false, error: problem });
       continue;
     }
     const r = await dispatcher.dispatch(c.tool, c.args ?? {});

@@ -240,6 +240,11 @@ export function withPermission(
   const kept: AnyTool[] = [];
   const missing = new Map<string, string[]>();
   for (const t of tools) {
+    // An MCP tool exists only because its server connected: the permission was there.
+    if (t.class.startsWith("mcp:")) {
+      kept.push(t);
+      continue;
+    }
     const need = needOf(t.class, workspace);
     if (hasPermission(need)) kept.push(t);
     else {

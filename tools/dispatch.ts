@@ -13,6 +13,7 @@ import {
   type AnyTool,
   type ApprovalPolicy,
   type ApprovalRequest,
+  type ObjectSchema,
   type ToolContext,
   ToolError,
 } from "./tool.ts";
@@ -53,6 +54,9 @@ export interface DispatcherOptions {
 }
 
 const encoder = new TextEncoder();
+
+/** What a tool with a foreign schema (`rawSchema`) is checked against: any object. */
+const ANY_OBJECT: ObjectSchema = { type: "object", properties: {}, additionalProperties: true };
 
 function byteLength(s: string): number {
   // Fast path: ASCII-only strings are as long in bytes as in UTF-16 units.
@@ -215,7 +219,7 @@ export class Dispatcher {
         ),
       );
     }
-    const problems = validate(tool.schema, parsed);
+    const problems = validate(tool.rawSchema ? ANY_OBJECT : tool.schema, parsed);
     if (problems.length > 0) {
       return fail(
         new ToolError(

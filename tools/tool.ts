@@ -85,6 +85,12 @@ export interface Tool<A = Record<string, unknown>> {
   /** Model-facing description; for built-ins, the sibling `.md` file. */
   description: string;
   schema: ObjectSchema;
+  /**
+   * The schema is someone else's JSON Schema (an MCP server's), passed to the model as
+   * given, which crab's validator does not fully understand. Dispatch then checks only
+   * that the arguments are an object; the tool's owner validates the rest.
+   */
+  rawSchema?: boolean;
   run(args: A, ctx: ToolContext): Promise<ToolResult>;
   /** The prompt's one-line summary of a call, e.g. `run: rm -rf build`. */
   summarize?(args: A, ctx: ToolContext): string;

@@ -15,6 +15,7 @@ const benches = [
   "mcp_serve.ts",
   "print_startup.ts",
   "web_fetch.ts",
+  "mcp_startup.ts",
 ];
 for (const name of benches) {
   const url = new URL(name, here);

@@ -341,3 +341,38 @@ Deno.test("dispatch() records exactly one observation on every path", async () =
   assert.ok(!thrown.ok);
   assert.match(thrown.error.message, /Tool failed unexpectedly: undefined is not a function/);
 });
+
+/** A tool whose schema is foreign JSON Schema that crab's validator cannot read. */
+function rawTool(seen: unknown[]): Tool {
+  return {
+    name: "srv__raw",
+    class: "mcp:srv",
+    description: "Takes anything the server accepts.",
+    // deno-lint-ignore no-explicit-any
+    schema: { type: "object", properties: { n: { anyOf: [{ type: "string" }] } as any } },
+    rawSchema: true,
+    run(args) {
+      seen.push(args);
+      return Promise.resolve({ output: "ran" });
+    },
+  };
+}
+
+Deno.test("dispatch() passes any object to a rawSchema tool without crab's validator", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([rawTool(seen)]);
+  const r = await h.call("srv__raw", { n: 5, extra: [1, { deep: true }] });
+  assert.equal(r.ok && r.output, "ran");
+  assert.deepEqual(seen, [{ n: 5, extra: [1, { deep: true }] }]);
+});
+
+Deno.test("dispatch() still refuses non-object arguments for a rawSchema tool", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([rawTool(seen)]);
+  for (const args of ["[1,2]", "5", '"x"']) {
+    const r = await h.call("srv__raw", args);
+    assert.equal(!r.ok && r.error.code, "invalid_arguments", args);
+  }
+  assert.deepEqual(seen, []);
+  assert.equal(h.sink.observations.length, 3);
+});

@@ -1,0 +1,319 @@
+/**
+ * MCP server configuration: `.mcp.json` at the workspace root (project scope) and
+ * `mcp.json` in crab's config dir (user scope), both in the `{"mcpServers": {...}}`
+ * shape other agents use, so existing files work unchanged. A broken entry or
+ * file is reported as a problem naming the file and field; the rest still loads.
+ *
+ * @module
+ */
+
+import { isAbsolute, join, resolve } from "node:path";
+import { configDir } from "../tools/data_dir.ts";
+import { serverNameProblem } from "./names.ts";
+
+/** Default time a server has to start, answer `initialize` and list its tools. */
+export const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
+/** Default time one tool call may take. */
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+/** Largest timeout a config may set (one hour). */
+export const MAX_TIMEOUT_MS = 3_600_000;
+
+/** One configured MCP server, with variables expanded and defaults filled in. */
+export interface McpServerConfig {
+  name: string;
+  scope: "user" | "project";
+  transport: "stdio" | "http";
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  /** Working directory of a stdio server; the workspace unless configured. */
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  startupTimeoutMs: number;
+  callTimeoutMs: number;
+  /** HTTP only: `type: "sse"`, use the legacy SSE transport without trying Streamable HTTP. */
+  sse?: boolean;
+  /** The file the entry came from. */
+  file?: string;
+  /** A project entry that replaces a user entry of the same name keeps it here. */
+  overrides?: McpServerConfig;
+}
+
+/** What loading found: usable servers and one message per problem. */
+export interface LoadedMcpConfig {
+  servers: McpServerConfig[];
+  problems: string[];
+}
+
+/** The user-scope file: `mcp.json` in crab's config dir. */
+export function userConfigPath(): string {
+  return join(configDir(), "mcp.json");
+}
+
+/** The project-scope file: `.mcp.json` at the workspace root. */
+export function projectConfigPath(workspace: string): string {
+  return join(workspace, ".mcp.json");
+}
+
+/**
+ * Loads both files. Project entries override user entries of the same name (the
+ * user entry is kept in `overrides` for an untrusted workspace). Never throws for
+ * anything a file can contain.
+ *
+ * @example
+ * ```ts
+ * const { servers, problems } = loadMcpConfig(Deno.cwd());
+ * for (const p of problems) console.error(`crab: ${p}`);
+ * ```
+ */
+export function loadMcpConfig(
+  workspace: string,
+  env: Record<string, string> = Deno.env.toObject(),
+): LoadedMcpConfig {
+  const user = readConfigFile(userConfigPath(), "user", workspace, env);
+  const project = readConfigFile(projectConfigPath(workspace), "project", workspace, env);
+  const servers = [...user.servers];
+  for (const p of project.servers) {
+    const i = servers.findIndex((s) => s.name === p.name);
+    if (i === -1) servers.push(p);
+    else servers[i] = { ...p, overrides: servers[i] };
+  }
+  return { servers, problems: [...user.problems, ...project.problems] };
+}
+
+/** Reads one config file; a missing file has no servers and no problems. */
+export function readConfigFile(
+  file: string,
+  scope: McpServerConfig["scope"],
+  workspace: string,
+  env: Record<string, string> = Deno.env.toObject(),
+): LoadedMcpConfig {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { servers: [], problems: [] };
+    const why = e instanceof Error ? e.message : String(e);
+    return { servers: [], problems: [`Cannot read MCP config ${file}: ${why}`] };
+  }
+  return parseConfig(text, file, scope, workspace, env);
+}
+
+/** Parses the text of one config file. */
+export function parseConfig(
+  text: string,
+  file: string,
+  scope: McpServerConfig["scope"],
+  workspace: string,
+  env: Record<string, string>,
+): LoadedMcpConfig {
+  let doc: unknown;
+  try {
+    doc = text.trim() === "" ? {} : JSON.parse(text);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return { servers: [], problems: [`Cannot read MCP config ${file}: invalid JSON: ${why}`] };
+  }
+  if (!isRecord(doc)) {
+    return { servers: [], problems: [`Cannot read MCP config ${file}: expected a JSON object`] };
+  }
+  if (doc.mcpServers === undefined) return { servers: [], problems: [] };
+  if (!isRecord(doc.mcpServers)) {
+    return {
+      servers: [],
+      problems: [`Cannot read MCP config ${file}: "mcpServers" must be an object of servers`],
+    };
+  }
+  const servers: McpServerConfig[] = [];
+  const problems: string[] = [];
+  for (const [name, entry] of Object.entries(doc.mcpServers)) {
+    const r = parseEntry(name, entry, file, scope, workspace, env);
+    if (typeof r === "string") problems.push(r);
+    else servers.push(r);
+  }
+  return { servers, problems };
+}
+
+/** One server entry, or the problem that keeps it from loading. */
+function parseEntry(
+  name: string,
+  entry: unknown,
+  file: string,
+  scope: McpServerConfig["scope"],
+  workspace: string,
+  env: Record<string, string>,
+): McpServerConfig | string {
+  const at = (field?: string) => `mcpServers.${name}${field ? "." + field : ""}`;
+  const bad = (field: string | undefined, why: string) =>
+    `Cannot load MCP server "${name}" from ${file}: ${at(field)} ${why}`;
+  const nameProblem = serverNameProblem(name);
+  if (nameProblem) return `${nameProblem} (in ${file})`;
+  if (!isRecord(entry)) return bad(undefined, "must be an object");
+
+  const missing: string[] = [];
+  const expand = (field: string, value: string): string => {
+    const r = expandVariables(value, env);
+    for (const v of r.missing) missing.push(`${at(field)} uses \${${v}}`);
+    return r.value;
+  };
+  const str = (field: string): string | undefined | Error => {
+    const v = entry[field];
+    if (v === undefined) return undefined;
+    if (typeof v !== "string") return new Error(bad(field, `must be a string, got ${kind(v)}`));
+    return expand(field, v);
+  };
+  const strMap = (field: string): Record<string, string> | undefined | Error => {
+    const v = entry[field];
+    if (v === undefined) return undefined;
+    if (!isRecord(v)) return new Error(bad(field, `must be an object of strings, got ${kind(v)}`));
+    const out: Record<string, string> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (typeof x !== "string") {
+        return new Error(bad(`${field}.${k}`, `must be a string, got ${kind(x)}`));
+      }
+      out[k] = expand(`${field}.${k}`, x);
+    }
+    return out;
+  };
+  const timeout = (field: string, fallback: number): number | Error => {
+    const v = entry[field];
+    if (v === undefined) return fallback;
+    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0 || v > MAX_TIMEOUT_MS) {
+      return new Error(
+        bad(field, `must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}`),
+      );
+    }
+    return v;
+  };
+
+  const type = entry.type;
+  if (type !== undefined && type !== "stdio" && type !== "http" && type !== "sse") {
+    return bad("type", `must be "stdio", "http" or "sse", got ${JSON.stringify(type)}`);
+  }
+  const transport = type === "http" || type === "sse"
+    ? "http"
+    : type === "stdio"
+    ? "stdio"
+    : entry.command !== undefined
+    ? "stdio"
+    : entry.url !== undefined
+    ? "http"
+    : undefined;
+  if (!transport) return bad(undefined, 'needs "command" (a stdio server) or "url" (HTTP)');
+
+  const startupTimeoutMs = timeout("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS);
+  const callTimeoutMs = timeout("callTimeoutMs", DEFAULT_CALL_TIMEOUT_MS);
+  if (startupTimeoutMs instanceof Error) return startupTimeoutMs.message;
+  if (callTimeoutMs instanceof Error) return callTimeoutMs.message;
+  const server: McpServerConfig = {
+    name,
+    scope,
+    transport,
+    startupTimeoutMs,
+    callTimeoutMs,
+    file,
+  };
+
+  if (transport === "stdio") {
+    const command = str("command");
+    if (command instanceof Error) return command.message;
+    if (!command) return bad("command", "must name the program to run");
+    const rawArgs = entry.args;
+    let args: string[] = [];
+    if (rawArgs !== undefined) {
+      if (!Array.isArray(rawArgs)) return bad("args", `must be an array of strings`);
+      for (const [i, a] of rawArgs.entries()) {
+        if (typeof a !== "string") return bad(`args[${i}]`, `must be a string, got ${kind(a)}`);
+      }
+      args = rawArgs.map((a, i) => expand(`args[${i}]`, a as string));
+    }
+    const envMap = strMap("env");
+    if (envMap instanceof Error) return envMap.message;
+    const cwd = str("cwd");
+    if (cwd instanceof Error) return cwd.message;
+    server.command = command;
+    server.args = args;
+    if (envMap) server.env = envMap;
+    server.cwd = cwd ? (isAbsolute(cwd) ? cwd : resolve(workspace, cwd)) : workspace;
+  } else {
+    const url = str("url");
+    if (url instanceof Error) return url.message;
+    if (!url) return bad("url", "must be the server's http(s) URL");
+    const headers = strMap("headers");
+    if (headers instanceof Error) return headers.message;
+    if (missing.length === 0) {
+      let parsed: URL;
+      try {
+        parsed = new URL(url);
+      } catch {
+        return bad("url", `is not a URL: ${JSON.stringify(url)}`);
+      }
+      if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+        return bad("url", `must be http or https, got ${JSON.stringify(parsed.protocol)}`);
+      }
+    }
+    server.url = url;
+    if (headers) server.headers = headers;
+    if (type === "sse") server.sse = true;
+  }
+  if (missing.length > 0) {
+    return `Cannot load MCP server "${name}" from ${file}: ${missing.join(", ")}, ` +
+      `which ${
+        missing.length > 1 ? "are" : "is"
+      } not set (set it, or give a default: \${NAME:-value})`;
+  }
+  return server;
+}
+
+/**
+ * Expands `${VAR}` and `${VAR:-default}` from `env`. Names of unset variables
+ * without a default are returned in `missing` (and expand to the empty string).
+ */
+export function expandVariables(
+  text: string,
+  env: Record<string, string>,
+): { value: string; missing: string[] } {
+  const missing: string[] = [];
+  const value = text.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (_m, name: string, fallback: string | undefined) => {
+      const v = env[name];
+      if (v !== undefined && v !== "") return v;
+      if (fallback !== undefined) return fallback;
+      if (v === undefined) missing.push(name);
+      return "";
+    },
+  );
+  return { value, missing };
+}
+
+/** Servers to start, and project servers left out because the workspace is not trusted. */
+export function selectServers(
+  servers: readonly McpServerConfig[],
+  opts: { trusted: boolean },
+): { start: McpServerConfig[]; skipped: McpServerConfig[] } {
+  if (opts.trusted) return { start: [...servers], skipped: [] };
+  const start: McpServerConfig[] = [];
+  const skipped: McpServerConfig[] = [];
+  for (const s of servers) {
+    if (s.scope === "user") {
+      start.push(s);
+      continue;
+    }
+    skipped.push(s);
+    // The project file must not change anything before trust, not even hide a user server.
+    if (s.overrides) start.push(s.overrides);
+  }
+  return { start, skipped };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function kind(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  return typeof v === "object" ? "an object" : `a ${typeof v}`;
+}

@@ -1,0 +1,91 @@
+/**
+ * MCP naming rules. A server name is `[A-Za-z0-9_-]+` without `__`; a tool is
+ * exposed as `<server>__<tool>`, sanitised to `^[a-zA-Z0-9_-]{1,64}$` (the limit
+ * model APIs put on tool names) with a short stable hash when it is too long. A
+ * name that is already taken — a built-in, another server's tool, or a sibling
+ * that sanitises to the same text — is refused with a warning, never overwritten.
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import { BUILTIN_NAMES } from "../tools/registry.ts";
+
+/** Longest tool name model APIs accept. */
+export const MAX_TOOL_NAME = 64;
+
+const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
+const UNSAFE = /[^A-Za-z0-9_-]/g;
+const HASH_CHARS = 8;
+
+/** Why `name` cannot name a server, or undefined when it can. */
+export function serverNameProblem(name: string): string | undefined {
+  if (SERVER_NAME.test(name) && !name.includes("__")) return undefined;
+  const why = name.includes("__") && SERVER_NAME.test(name)
+    ? `it contains "__", which separates server and tool in tool names`
+    : `names may contain only letters, digits, "_" and "-"`;
+  return `Cannot use MCP server name ${JSON.stringify(name)}: ${why}; rename it, e.g. to ` +
+    JSON.stringify(suggestServerName(name));
+}
+
+/** A valid server name close to `name`: unsafe characters become `-`, `__` becomes `_`. */
+export function suggestServerName(name: string): string {
+  const s = name.replace(UNSAFE, "-").replace(/_{2,}/g, "_").replace(/^-+|-+$/g, "");
+  return s === "" ? "server" : s;
+}
+
+/** The name a server's tool is exposed under: `server__tool`, sanitised and bounded. */
+export function exposedToolName(server: string, tool: string): string {
+  const raw = `${server}__${tool}`;
+  const safe = raw.replace(UNSAFE, "_");
+  if (safe.length <= MAX_TOOL_NAME) return safe;
+  const hash = createHash("sha256").update(raw).digest("hex").slice(0, HASH_CHARS);
+  return `${safe.slice(0, MAX_TOOL_NAME - HASH_CHARS - 1)}_${hash}`;
+}
+
+/** Who holds each exposed name; starts with the built-ins. */
+export class NameTable {
+  readonly #owners = new Map<string, string>(BUILTIN_NAMES.map((n) => [n, "a built-in tool"]));
+
+  /** Who owns `name`, or undefined when it is free. */
+  owner(name: string): string | undefined {
+    return this.#owners.get(name);
+  }
+
+  /**
+   * Names the tools of one server. Tools whose name needed no sanitising go first,
+   * then the others, each in the server's order; a tool whose exposed name is taken
+   * is left out and explained in `warnings`.
+   */
+  assign(
+    server: string,
+    tools: readonly string[],
+  ): { names: Map<string, string>; warnings: string[] } {
+    const names = new Map<string, string>();
+    const warnings: string[] = [];
+    const clean = (t: string) => exposedToolName(server, t) === `${server}__${t}`;
+    const ordered = [...tools.filter(clean), ...tools.filter((t) => !clean(t))];
+    for (const tool of ordered) {
+      if (names.has(tool)) {
+        warnings.push(`MCP server "${server}" lists tool ${JSON.stringify(tool)} twice; kept once`);
+        continue;
+      }
+      if (tool === "") {
+        warnings.push(`MCP server "${server}" offers a tool with an empty name; left out`);
+        continue;
+      }
+      const name = exposedToolName(server, tool);
+      const owner = this.#owners.get(name);
+      if (owner !== undefined) {
+        warnings.push(
+          `MCP server "${server}" tool ${JSON.stringify(tool)} left out: its name "${name}" ` +
+            `is already taken by ${owner}`,
+        );
+        continue;
+      }
+      this.#owners.set(name, `MCP server "${server}" tool ${JSON.stringify(tool)}`);
+      names.set(tool, name);
+    }
+    return { names, warnings };
+  }
+}
