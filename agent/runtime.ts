@@ -16,6 +16,8 @@ import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
+import { loadMcpConfig, selectServers } from "../mcp/config.ts";
+import type { McpHub } from "../mcp/hub.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
 import { Store } from "./observe.ts";
@@ -58,6 +60,55 @@ export class UsageError extends Error {
 /** A provider that cannot be chosen or built: exit code 3. */
 export class SetupError extends Error {
   override name = "SetupError";
+}
+
+/** The MCP servers of a run, connecting. */
+interface McpStart {
+  /** Names of the servers being started. */
+  servers: string[];
+  /** Resolves when every server connected or failed; undefined when none is configured. */
+  hub: Promise<McpHub | undefined>;
+  /** Whether an MCP tool is offered (all, unless `--tools` picks some). */
+  wanted(name: string): boolean;
+}
+
+/**
+ * Loads the MCP config, applies trust (project servers only in a trusted
+ * workspace), and starts connecting the servers the run wants.
+ */
+function startMcp(
+  workspace: string,
+  trusted: boolean,
+  picks: string[] | undefined,
+  notice: (message: string) => void,
+): McpStart {
+  const wanted = (name: string) =>
+    picks === undefined ||
+    picks.some((p) => p.endsWith("__*") ? name.startsWith(p.slice(0, -1)) : p === name);
+  const { servers, problems } = loadMcpConfig(workspace);
+  for (const p of problems) notice(p);
+  const { start, skipped } = selectServers(servers, { trusted });
+  for (const s of skipped) {
+    notice(
+      `project MCP server "${s.name}" not started: this workspace is not trusted ` +
+        "(--trust-project starts its servers for this run)",
+    );
+  }
+  // With `--tools`, only the servers it names are started.
+  const chosen = start.filter((s) =>
+    picks === undefined || picks.some((p) => p.startsWith(`${s.name}__`))
+  );
+  if (chosen.length === 0) return { servers: [], hub: Promise.resolve(undefined), wanted };
+  const hub = import("../mcp/hub.ts").then(({ McpHub }) =>
+    McpHub.connect(chosen, {
+      onEvent: (e) => {
+        if (e.type === "failed") notice(`MCP server "${e.server}" failed: ${e.error}`);
+        else if (e.type === "down") notice(`MCP server "${e.server}" is down: ${e.error}`);
+        else if (e.type === "warning") notice(`MCP server "${e.server}": ${e.message}`);
+      },
+    })
+  );
+  return { servers: chosen.map((s) => s.name), hub, wanted };
 }
 
 /** The non-network built-ins, offered by default. */
@@ -170,20 +221,30 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const settings = loaded.settings;
 
   const toolNames = splitList(flags.tools) ?? settings.tools;
+  // Names with `__` pick MCP tools (`server__tool`, or `server__*` for all of a server's).
+  const mcpPicks = toolNames?.filter((n) => n.includes("__"));
   const web = flags.web ?? settings.web ?? false;
   const webFetch = createWebFetchTool({
     allowPrivate: flags.webAllowPrivate ?? settings.webAllowPrivate ?? false,
   });
   const offered = withPermission(
-    chooseTools([...builtinTools(), webFetch], toolNames, web),
+    chooseTools(
+      [...builtinTools(), webFetch],
+      toolNames?.filter((n) => !n.includes("__")),
+      web,
+    ),
     workspace,
     hooks.notice,
   );
+
+  // MCP servers connect while the provider loads; the first request waits for both.
+  const mcpStart = startMcp(workspace, trusted, mcpPicks, hooks.notice);
 
   const allowed = parseClasses([...(settings.allow ?? []), ...(splitList(flags.allow) ?? [])]);
   if (hooks.mode === "print") {
     // Nobody is there to answer: every offered tool is approved (the tool list is the limit).
     for (const t of offered) allowed.push(t.class);
+    for (const server of mcpStart.servers) allowed.push(`mcp:${server}`);
   }
   const policy = new SessionPolicy({ yolo: flags.yolo ?? false, allowed, ask: hooks.ask });
 
@@ -195,9 +256,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       baseUrl: flags.baseUrl ?? settings.baseUrl,
     });
   } catch (e) {
+    await (await mcpStart.hub)?.close();
     throw new SetupError(e instanceof Error ? e.message : String(e));
   }
   const provider = await createProvider(providerConfig);
+  const hub = await mcpStart.hub;
 
   const store = new Store();
   cleanSpillFiles();
@@ -229,12 +292,25 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     sessionId,
   });
   const registry = new Registry(offered);
+  // MCP tools join the registry, and follow the servers' list changes at the next request.
+  let mcpStale = true;
+  const syncMcp = () => {
+    if (!hub || !mcpStale) return;
+    mcpStale = false;
+    for (const t of registry.list()) if (t.class.startsWith("mcp:")) registry.remove(t.name);
+    for (const t of hub.tools()) if (mcpStart.wanted(t.name)) registry.add(t);
+  };
+  hub?.onToolsChanged(() => mcpStale = true);
+  syncMcp();
   const dispatcher = new Dispatcher({ registry, session, policy, sink: store, runId });
   const agent = new Agent({
     provider,
     dispatcher,
     system: systemPrompt(workspace),
-    tools: () => registry.list(),
+    tools: () => {
+      syncMcp();
+      return registry.list();
+    },
     maxTurns: flags.maxTurns ?? settings.maxTurns,
     contextWindow: flags.contextWindow ?? settings.contextWindow ?? contextWindow(provider.model),
     messages,
@@ -264,6 +340,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     finish(status) {
       if (finished) return;
       finished = true;
+      // Closing asks the servers to stop; their groups die with crab in any case.
+      hub?.close().catch(() => {});
       store.endRun(runId, {
         status,
         turns: agent.turns,
