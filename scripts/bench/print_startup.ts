@@ -10,6 +10,7 @@
 import { join } from "node:path";
 import { startFakeModel, type WireFormat } from "../../tests/fake_model.ts";
 import { presetFlags } from "../../tools/capabilities.ts";
+import { pinned, RUN_CACHED } from "../../tests/_mcp_servers.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
 const main = new URL("../../main.ts", import.meta.url).pathname;
@@ -63,10 +64,36 @@ const crab = (format: WireFormat) => [
   "hi",
 ];
 const keys = { ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" };
+
+// MCP: four healthy reference servers and one that exits at once, in workspaces of their own.
+const server = (pkg: string, ...args: string[]) => ({
+  command: Deno.execPath(),
+  args: [...RUN_CACHED, pinned(pkg), ...args],
+});
+function workspaceWith(name: string, servers: Record<string, unknown>): string {
+  const dir = join(ws, name);
+  Deno.mkdirSync(dir, { recursive: true });
+  Deno.writeTextFileSync(join(dir, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
+  return dir;
+}
+const everything = server("@modelcontextprotocol/server-everything", "stdio");
+const filesystem = server("@modelcontextprotocol/server-filesystem", ws);
+const five = workspaceWith("five", {
+  e1: everything,
+  e2: everything,
+  fs1: filesystem,
+  fs2: filesystem,
+  dead: { command: "/bin/sh", args: ["-c", "exit 3"] },
+});
+const slowestAlone = workspaceWith("one", { e1: everything });
+const withMcp = (dir: string) => ["--cwd", dir, "--trust-project"];
+
 const cases: [string, string[]][] = [
   ["crab -p (anthropic)", crab("anthropic")],
   ["crab -p (openai)", crab("openai")],
   ["deno run + one fetch", ["run", ...presetFlags("full"), probe, `${fake.url}/v1/messages`]],
+  ["crab -p, 1 MCP server", [...crab("anthropic"), ...withMcp(slowestAlone)]],
+  ["crab -p, 5 MCP (1 dead)", [...crab("anthropic"), ...withMcp(five)]],
 ];
 for (const [, args] of cases) await firstRequestMs(args, keys); // warm the module cache
 for (let i = 0; i < RUNS; i++) {
@@ -75,11 +102,21 @@ for (let i = 0; i < RUNS; i++) {
 Deno.removeSync(dir, { recursive: true });
 
 const floor = median(results["deno run + one fetch"]);
+const plain = median(results["crab -p (anthropic)"]);
 console.log(`runs ${RUNS}; start → first request reaches the fake server (median ms)`);
 for (const [name] of cases) {
   const m = median(results[name]);
-  const extra = name.startsWith("crab")
+  const extra = name.includes("MCP")
+    ? `  (+${(m - plain).toFixed(0)} over crab -p without servers)`
+    : name.startsWith("crab")
     ? `  (+${(m - floor).toFixed(0)} over the floor; target ≤ 80 ms ${m <= 80 ? "OK" : "OVER"})`
     : "";
-  console.log(`${name.padEnd(24)} ${m.toFixed(0).padStart(5)}${extra}`);
+  console.log(`${name.padEnd(26)} ${m.toFixed(0).padStart(5)}${extra}`);
 }
+const one = median(results["crab -p, 1 MCP server"]);
+const all = median(results["crab -p, 5 MCP (1 dead)"]);
+console.log(
+  `5 servers (1 dead) vs the slowest healthy one alone: +${
+    (all - one).toFixed(0)
+  } ms (target ≤ 50)`,
+);
