@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { type FakeModel, startFakeModel, toolResults } from "../fake_model.ts";
 import { MAIN, type Sandbox, sandbox } from "../_cli.ts";
 import { terminal } from "../_tmux.ts";
@@ -74,6 +75,19 @@ Deno.test("repl: y runs one call, n refuses, a allows the class; read never asks
   assert.equal(Deno.readTextFileSync(join(s.ws, "four.txt")), "four\n");
   assert.throws(() => Deno.statSync(join(s.ws, "two.txt")));
   assert.equal(Deno.readTextFileSync(join(s.ws, "a.txt")), "alpha\ngamma\n");
+  // Time at the prompt is the call's wait, not its duration.
+  const db = new DatabaseSync(join(s.home, "crab.db"));
+  try {
+    const first = db.prepare(
+      "SELECT wait_ms, duration_ms, outcome FROM observations WHERE call_seq = 1",
+    )
+      .get() as { wait_ms: number; duration_ms: number; outcome: string };
+    assert.equal(first.outcome, "ok");
+    assert.ok(first.wait_ms >= 20, `waited ${first.wait_ms} ms`);
+    assert.ok(first.duration_ms < first.wait_ms, `ran ${first.duration_ms} ms`);
+  } finally {
+    db.close();
+  }
   const refusal = toolResults(fake.modelRequests()[2])[0];
   assert.equal(refusal.isError, true);
   assert.match(refusal.text, /refused/);
