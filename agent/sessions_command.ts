@@ -7,6 +7,7 @@
 
 import { Store } from "./observe.ts";
 import { Transcripts } from "./sessions.ts";
+import { realOrSelf } from "./trust.ts";
 
 /** Options of `crab sessions`. */
 export interface SessionsOptions {
@@ -14,14 +15,6 @@ export interface SessionsOptions {
   all?: boolean;
   json?: boolean;
   limit?: number;
-}
-
-function realOrSelf(p: string): string {
-  try {
-    return Deno.realPathSync(p);
-  } catch {
-    return p;
-  }
 }
 
 /** Prints the sessions; resolves to the exit code. Looking does not create the store. */

@@ -30,7 +30,8 @@ function load(): TrustFile {
   return { workspaces: {} };
 }
 
-function realOrSelf(path: string): string {
+/** The real path of `path`, or `path` itself when it cannot be resolved. */
+export function realOrSelf(path: string): string {
   try {
     return Deno.realPathSync(path);
   } catch {
