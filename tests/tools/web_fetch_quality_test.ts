@@ -27,8 +27,16 @@ async function expectedText(html: string): Promise<string> {
 }
 
 Deno.test("web_fetch() extracts the title and text of Readability's test pages", async () => {
-  const names = [...Deno.readDirSync(FIXTURES)].filter((e) => e.isDirectory).map((e) => e.name)
-    .sort();
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(FIXTURES)];
+  } catch (e) {
+    throw new Error(
+      `Cannot read the Readability test pages at ${FIXTURES.pathname} (${e}): they live in ` +
+        "the shared folder beside the checkout (../shared/fixtures/readability)",
+    );
+  }
+  const names = entries.filter((e) => e.isDirectory).map((e) => e.name).sort();
   assert.ok(names.length >= 80, `only ${names.length} fixture pages in ${FIXTURES.pathname}`);
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const name = decodeURIComponent(new URL(req.url).pathname.split("/")[1]);
