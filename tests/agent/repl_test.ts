@@ -230,3 +230,23 @@ Deno.test("repl: --continue shows the last exchange of the session it resumes", 
   const body = fake.modelRequests()[1].body as { messages: unknown[] };
   assert.equal(body.messages.length, 3);
 });
+
+Deno.test("repl: a workspace with its own settings asks for trust once, and remembers a yes", async () => {
+  using s = sandbox();
+  s.put(".crab/config.json", JSON.stringify({ maxTurns: 3 }));
+  await using fake = await startFakeModel([{ text: "trusted now" }]);
+  {
+    await using t = await repl(s, fake);
+    await t.waitFor("Trust this workspace? [y]es/[n]o: ");
+    await t.keys("y");
+    await t.waitFor("› ");
+    await t.type("hi");
+    await t.keys("Enter");
+    await t.waitFor("trusted now");
+  }
+  const record = JSON.parse(Deno.readTextFileSync(join(s.home, "trust.json")));
+  assert.deepEqual(Object.keys(record.workspaces), [s.ws]);
+  await using again = await repl(s, fake);
+  const screen = await again.waitFor("› ");
+  assert.doesNotMatch(screen, /Trust this workspace/);
+});
