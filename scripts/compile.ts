@@ -4,7 +4,10 @@
  *
  *   deno task compile [--preset full|no-web|read-only | --tools read,grep,...]
  *                     [--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]...
- *                     [--output PATH] [--print-flags]
+ *                     [--no-mcp-config] [--output PATH] [--print-flags]
+ *
+ * The hosts and commands of the MCP servers configured for this directory (the
+ * user's mcp.json and ./.mcp.json) are added unless `--no-mcp-config`.
  *
  * `deno compile` needs its `denort` runtime: a reachable Deno download, or
  * `DENORT_BIN` pointing at a denort of the same Deno version.
@@ -20,12 +23,14 @@ import {
   PRESETS,
   presetSpec,
 } from "../tools/capabilities.ts";
+import { loadMcpConfig } from "../mcp/config.ts";
 
 function usage(message: string): never {
   console.error(`error: ${message}`);
   console.error(
     "usage: deno task compile [--preset full|no-web|read-only | --tools LIST] " +
-      "[--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]... [--output PATH] [--print-flags]",
+      "[--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]... [--no-mcp-config] " +
+      "[--output PATH] [--print-flags]",
   );
   Deno.exit(2);
 }
@@ -54,7 +59,8 @@ const providerHosts = takeAll("--provider-host");
 const mcpHosts = takeAll("--mcp-host");
 const mcpCommands = takeAll("--mcp-command");
 const printOnly = args.includes("--print-flags");
-const rest = args.filter((a) => a !== "--print-flags");
+const useConfig = !args.includes("--no-mcp-config");
+const rest = args.filter((a) => a !== "--print-flags" && a !== "--no-mcp-config");
 if (rest.length) usage(`unknown argument "${rest[0]}"`);
 if (presetArg && toolsArg) usage("give --preset or --tools, not both");
 if (presetArg && !PRESETS.includes(presetArg as Preset)) {
@@ -62,6 +68,15 @@ if (presetArg && !PRESETS.includes(presetArg as Preset)) {
 }
 
 const hosts = providerHosts.length ? providerHosts : DEFAULT_PROVIDER_HOSTS;
+if (useConfig) {
+  // The MCP servers configured here (user file and this directory's .mcp.json) must stay reachable.
+  const { servers, problems } = loadMcpConfig(Deno.cwd());
+  for (const p of problems) console.error(`note: ${p}`);
+  for (const server of servers) {
+    if (server.url) mcpHosts.push(new URL(server.url).host);
+    else if (server.command) mcpCommands.push(server.command);
+  }
+}
 const spec: BuildSpec = toolsArg
   ? {
     tools: toolsArg.split(",").map((t) => t.trim()).filter(Boolean),
