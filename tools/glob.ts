@@ -40,6 +40,15 @@ export function splitPattern(pattern: string): { prefix: string; rest: string } 
   return { prefix, rest: segments.slice(n).join("/") };
 }
 
+/**
+ * How many directory levels a pattern can reach below the walk root, or
+ * undefined when unbounded (`**`, braces and extglobs may span segments).
+ */
+export function maxDepth(rest: string): number | undefined {
+  if (/\*\*|[{}()]/.test(rest)) return undefined;
+  return rest.split("/").length - 1;
+}
+
 function namesDotSegment(rest: string): boolean {
   return rest.split("/").some((s) => s.startsWith(".") && s !== "." && s !== "..");
 }
@@ -106,22 +115,22 @@ export const globTool: Tool<GlobArgs> = {
     // The compiled regex is what picomatch's matcher runs, minus its per-call wrapping.
     const re = picomatch.makeRe(rest, { dot: includeIgnored });
     const cut = root.real === "/" ? 1 : root.real.length + 1;
-    const matches = new Set<string>();
+    // The walk yields each file once, in path order: the list is sorted and unique as it is.
+    const matches: string[] = [];
     for await (
-      const entry of walk({
+      const chunk of walk({
         root: root.real,
         workspace,
         includeIgnored,
         includeHidden: includeIgnored || namesDotSegment(rest),
+        maxDepth: maxDepth(rest),
         signal: ctx.signal,
       })
     ) {
-      if (re.test(entry.path.slice(cut))) {
-        matches.add(root.inside ? entry.rel : entry.path);
-      }
+      for (const entry of chunk) if (re.test(entry.path.slice(cut))) matches.push(entry.rel);
     }
     const where = base.display;
-    if (matches.size === 0) {
+    if (matches.length === 0) {
       return {
         output: `No files match "${args.pattern}" in ${where}` +
           (includeIgnored
@@ -129,11 +138,10 @@ export const globTool: Tool<GlobArgs> = {
             : " (hidden and ignored files skipped; include_ignored: true lists them)"),
       };
     }
-    const sorted = [...matches].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    if (sorted.length <= MAX_GLOB_RESULTS) return { output: sorted.join("\n") };
+    if (matches.length <= MAX_GLOB_RESULTS) return { output: matches.join("\n") };
     return {
-      output: sorted.slice(0, MAX_GLOB_RESULTS).join("\n") +
-        `\n\n[Truncated: showing ${MAX_GLOB_RESULTS} of ${sorted.length} matching files. ` +
+      output: matches.slice(0, MAX_GLOB_RESULTS).join("\n") +
+        `\n\n[Truncated: showing ${MAX_GLOB_RESULTS} of ${matches.length} matching files. ` +
         "Narrow the search with a more specific pattern (e.g. a directory prefix or extension) " +
         "or a path.]",
     };
