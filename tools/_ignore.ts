@@ -36,8 +36,12 @@ interface Rule {
 /** The verdict of a rule file for one path: 1 ignored, -1 re-included, 0 no rule matched. */
 export type Verdict = 1 | -1 | 0;
 
+let ruleFileSeq = 0;
+
 /** The compiled rules of one ignore file, matched against paths below `base`. */
 export class RuleFile {
+  /** Identifies this compilation; a changed file gets a new one. */
+  readonly id = ++ruleFileSeq;
   /** Absolute directory the patterns are relative to (no trailing slash, except `/`). */
   readonly base: string;
   readonly #rules: Rule[];
@@ -302,17 +306,59 @@ function readText(path: string): string | undefined {
   }
 }
 
-/** Loads and compiles one ignore file; undefined when missing, unreadable or empty. */
+interface CachedRules {
+  ino: number | null;
+  mtime: number;
+  ctime: number;
+  size: number;
+  rules: RuleFile | undefined;
+}
+
+/** Compiled ignore files by path and base, reused while the file is unchanged. */
+const rulesCache = new Map<string, CachedRules>();
+
+/** Files changed more recently than this are compiled again on each use. */
+const STABLE_AFTER_MS = 2000;
+
+/**
+ * Loads and compiles one ignore file; undefined when missing, unreadable or
+ * empty. A file unchanged since the last load (inode, size, mtime, ctime) is not
+ * read again.
+ */
 export function loadRules(base: string, file: string): RuleFile | undefined {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(file);
+  } catch {
+    return undefined;
+  }
+  if (!info.isFile) return undefined;
+  const key = file + "\0" + base;
+  const mtime = info.mtime?.getTime() ?? NaN;
+  const ctime = info.ctime?.getTime() ?? NaN;
+  const hit = rulesCache.get(key);
+  if (
+    hit && hit.ino === info.ino && hit.size === info.size && hit.mtime === mtime &&
+    hit.ctime === ctime
+  ) {
+    return hit.rules;
+  }
   const text = readText(file);
-  return text === undefined ? undefined : compileRules(base, text);
+  const rules = text === undefined ? undefined : compileRules(base, text);
+  const stableBefore = Date.now() - STABLE_AFTER_MS;
+  if (mtime < stableBefore && ctime < stableBefore) {
+    rulesCache.set(key, { ino: info.ino, mtime, ctime, size: info.size, rules });
+  } else {
+    rulesCache.delete(key);
+  }
+  return rules;
 }
 
 /**
  * The ignore files in force in one directory, in precedence order. A directory
  * that adds no file shares its parent's set.
  */
-export interface IgnoreSet {
+export class IgnoreSet {
   /** `.ignore` files, deepest first. */
   readonly ignore: readonly RuleFile[];
   /** `.gitignore` files of the current repository, deepest first. */
@@ -323,6 +369,33 @@ export interface IgnoreSet {
   readonly order: readonly RuleFile[];
   /** True inside a git repository (gitignore files are read). */
   readonly inRepo: boolean;
+  /** Equal for sets of the same compiled files: a cache key. */
+  readonly key: string;
+
+  constructor(
+    ignore: readonly RuleFile[],
+    git: readonly RuleFile[],
+    repo: readonly RuleFile[],
+    inRepo: boolean,
+  ) {
+    this.ignore = ignore;
+    this.git = git;
+    this.repo = repo;
+    this.inRepo = inRepo;
+    this.order = [...ignore, ...git, ...repo];
+    const ids = (files: readonly RuleFile[]) => files.map((r) => r.id).join(",");
+    this.key = `${inRepo ? "g" : "n"}${ids(ignore)}|${ids(git)}|${ids(repo)}`;
+  }
+
+  /** True when `abs` (named `name`, a directory when `isDir`) is ignored. */
+  ignores(abs: string, name: string, isDir: boolean): boolean {
+    const order = this.order;
+    for (let i = 0; i < order.length; i++) {
+      const v = order[i].match(abs, name, isDir);
+      if (v !== 0) return v === 1;
+    }
+    return false;
+  }
 }
 
 function makeSet(
@@ -331,7 +404,7 @@ function makeSet(
   repo: readonly RuleFile[],
   inRepo: boolean,
 ): IgnoreSet {
-  return { ignore, git, repo, inRepo, order: [...ignore, ...git, ...repo] };
+  return new IgnoreSet(ignore, git, repo, inRepo);
 }
 
 /** The empty set outside any repository. */
@@ -483,14 +556,4 @@ export function initialSet(root: string): IgnoreSet {
     });
   }
   return set;
-}
-
-/** True when `abs` (named `name`, a directory when `isDir`) is ignored by `set`. */
-export function isIgnored(set: IgnoreSet, abs: string, name: string, isDir: boolean): boolean {
-  const order = set.order;
-  for (let i = 0; i < order.length; i++) {
-    const v = order[i].match(abs, name, isDir);
-    if (v !== 0) return v === 1;
-  }
-  return false;
 }

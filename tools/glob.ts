@@ -11,7 +11,7 @@ import { isAbsolute, resolve } from "node:path";
 import description from "./glob.md" with { type: "text" };
 import { type Tool, ToolError } from "./tool.ts";
 import { guardPath } from "./workspace.ts";
-import { walk } from "./_walk.ts";
+import { relPath, walk } from "./_walk.ts";
 
 /** Arguments of the glob tool. */
 export interface GlobArgs {
@@ -127,7 +127,9 @@ export const globTool: Tool<GlobArgs> = {
         signal: ctx.signal,
       })
     ) {
-      for (const entry of chunk) if (re.test(entry.path.slice(cut))) matches.push(entry.rel);
+      for (const path of chunk) {
+        if (re.test(path.slice(cut))) matches.push(relPath(workspace, path));
+      }
     }
     const where = base.display;
     if (matches.length === 0) {

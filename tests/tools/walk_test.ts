@@ -540,14 +540,14 @@ Deno.test("walk() yields the same files in chunks and stops when aborted", async
   try {
     const chunks: string[] = [];
     for await (const chunk of walk({ root: dir, workspace: dir })) {
-      for (const e of chunk) chunks.push(e.rel);
+      for (const p of chunk) chunks.push(p.slice(dir.length + 1));
     }
     assert.deepEqual(chunks, walked(dir));
     const ac = new AbortController();
     ac.abort();
     const none: string[] = [];
     for await (const chunk of walk({ root: dir, workspace: dir, signal: ac.signal })) {
-      for (const e of chunk) none.push(e.rel);
+      for (const p of chunk) none.push(p);
     }
     assert.ok(none.length < chunks.length, `${none.length} files after abort`);
   } finally {
