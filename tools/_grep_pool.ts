@@ -1,65 +1,79 @@
 /**
  * The persistent pool of grep workers: started on first use, reused by every
- * search, one worker per core (at most four). An idle worker is unref'd, so the
- * pool never keeps crab alive; `exit()` also terminates it. A search that runs
- * out of time has its busy workers terminated (the only way to stop a runaway
- * regex) and they are replaced on the next use.
+ * search, one worker per core (at most four). They are web workers: one starts
+ * in 15-20 ms, where a `node:worker_threads` worker (which could be unref'd)
+ * blocks the creating thread for 60 ms. A web worker cannot be unref'd, so
+ * crab's `exit()` terminates the pool (an `onExit` hook), and a script that ends
+ * without `exit()` calls {@link shutdownPool}.
+ *
+ * Every batch goes to every worker, and the workers claim its files one by one
+ * from a shared counter (one cell per batch in flight), so a batch holding a
+ * 9 MB file does not leave the other workers idle. Each worker answers every
+ * batch once, with the files it claimed; the batch is complete when the claims
+ * add up to its length.
  *
  * Several searches may run at once; each has an id, its own reply listener and
- * its own cancel cell in a shared array that workers poll between files.
+ * a cancel cell in a shared array that workers poll between files. A search
+ * that runs out of time has the pool terminated (the only way to stop a
+ * runaway regex); searches running beside it fail with `search_interrupted`,
+ * and the next search starts a fresh pool.
  *
  * @module
  */
 
-import { Worker } from "node:worker_threads";
 import { onExit } from "./processes.ts";
-import type { BatchReply, GrepBatch } from "./_grep_worker.ts";
+import { type BatchReply, type GrepBatch, runBatch } from "./_grep_worker.ts";
 
 /** Workers in the pool: one per core, at least one, at most four. */
 export const POOL_SIZE = Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2));
 
 const CANCEL_CELLS = 64;
-
-interface Slot {
-  worker: Worker;
-  /** Batches sent and not yet answered, per search id. */
-  inFlight: Map<number, number>;
-  load: number;
-}
+const CLAIM_CELLS = 1024;
 
 /** Callbacks of one search. */
 export interface SearchListener {
   reply(reply: BatchReply): void;
-  /** A worker died with batches of this search in flight. */
+  /** The pool was torn down with this search in flight. */
   failed(error: Error): void;
 }
 
-const cancelBuffer = new SharedArrayBuffer(CANCEL_CELLS * 4);
-const cancelCells = new Int32Array(cancelBuffer);
+interface Slot {
+  worker: Worker;
+  /** Identifies the worker, to tell a reused pool from a new one. */
+  id: number;
+}
+
+const cancelCells = new Int32Array(new SharedArrayBuffer(CANCEL_CELLS * 4));
+const claimCells = new Int32Array(new SharedArrayBuffer(CLAIM_CELLS * 4));
+/** Per claim cell: replies still expected (0 = free). */
+const cellReplies = new Int32Array(CLAIM_CELLS);
+const freeCells: number[] = Array.from({ length: CLAIM_CELLS }, (_, i) => CLAIM_CELLS - 1 - i);
 const listeners = new Map<number, SearchListener>();
 let slots: Slot[] = [];
+/** Workers of the current pool that have started: they add 1 here, readable without a message. */
+let started = new Int32Array(new SharedArrayBuffer(4));
 let searchSeq = 0;
+let workerSeq = 0;
 let exitHookSet = false;
 
 function spawn(): Slot {
-  const worker = new Worker(new URL("./_grep_worker.ts", import.meta.url), {
-    workerData: { crabGrep: true, cancel: cancelBuffer },
+  const worker = new Worker(new URL("./_grep_worker.ts", import.meta.url).href, {
+    type: "module",
   });
-  worker.unref();
-  const slot: Slot = { worker, inFlight: new Map(), load: 0 };
-  worker.on("message", (reply: BatchReply) => {
-    settle(slot, reply.search);
+  const slot: Slot = { worker, id: ++workerSeq };
+  worker.postMessage({
+    init: { cancel: cancelCells.buffer, claims: claimCells.buffer, started: started.buffer },
+  });
+  worker.onmessage = (e: MessageEvent<BatchReply>) => {
+    if (!slots.includes(slot)) return; // a torn-down worker's last words
+    const reply = e.data;
+    if (--cellReplies[reply.slot] === 0) freeCells.push(reply.slot);
     listeners.get(reply.search)?.reply(reply);
-  });
-  const fail = (error: Error) => {
-    remove(slot);
-    for (const search of slot.inFlight.keys()) listeners.get(search)?.failed(error);
-    slot.inFlight.clear();
   };
-  worker.on("error", (e: unknown) => fail(e instanceof Error ? e : new Error(String(e))));
-  worker.on("exit", (code: number) => {
-    if (slots.includes(slot)) fail(new Error(`grep worker exited with code ${code}`));
-  });
+  worker.onerror = (e: ErrorEvent) => {
+    e.preventDefault();
+    if (slots.includes(slot)) tearDown(new Error(`a grep worker failed: ${e.message}`));
+  };
   if (!exitHookSet) {
     exitHookSet = true;
     onExit(shutdownPool);
@@ -67,16 +81,11 @@ function spawn(): Slot {
   return slot;
 }
 
-function settle(slot: Slot, search: number): void {
-  const n = (slot.inFlight.get(search) ?? 1) - 1;
-  if (n <= 0) slot.inFlight.delete(search);
-  else slot.inFlight.set(search, n);
-  slot.load--;
-  if (slot.load === 0) slot.worker.unref();
-}
-
-function remove(slot: Slot): void {
-  slots = slots.filter((s) => s !== slot);
+/** Terminates every worker and fails every search in flight with `error`. */
+function tearDown(error: Error): void {
+  shutdownPool();
+  for (const l of [...listeners.values()]) l.failed(error);
+  listeners.clear();
 }
 
 /** Starts any missing workers now, so their start-up overlaps the caller's walk. */
@@ -93,41 +102,63 @@ export function beginSearch(listener: SearchListener): number {
   return id;
 }
 
-/** Sends a batch to the least loaded worker. */
-export function sendBatch(batch: GrepBatch): void {
+/** True once every worker has started (a first search may not wait that long). */
+export function poolReady(): boolean {
+  return slots.length > 0 && Atomics.load(started, 0) >= slots.length;
+}
+
+/** Sends a batch to every worker; returns the message sent (with its claim cell). */
+export function sendBatch(batch: Omit<GrepBatch, "slot">): GrepBatch {
   warmPool();
-  let best = slots[0];
-  for (const s of slots) if (s.load < best.load) best = s;
-  if (best.load === 0) best.worker.ref();
-  best.load++;
-  best.inFlight.set(batch.search, (best.inFlight.get(batch.search) ?? 0) + 1);
-  best.worker.postMessage(batch);
+  const cell = freeCells.pop();
+  if (cell === undefined) {
+    throw new Error("grep pool: no free claim cell (too many batches in flight)");
+  }
+  Atomics.store(claimCells, cell, 0);
+  cellReplies[cell] = slots.length;
+  const msg: GrepBatch = { ...batch, slot: cell };
+  for (const s of slots) s.worker.postMessage(msg);
+  return msg;
+}
+
+/**
+ * Searches files of a sent batch on this thread, claiming them like a worker
+ * does, and returns this thread's share of the answer. Only for patterns that
+ * cannot backtrack without bound (`boundedWidth`), since nothing could stop
+ * them here; used while the workers are still starting.
+ */
+export function helpWith(batch: GrepBatch): BatchReply {
+  const cancelled = () => Atomics.load(cancelCells, batch.search % CANCEL_CELLS) === batch.search;
+  return runBatch(batch, () => Atomics.add(claimCells, batch.slot, 1), cancelled);
 }
 
 /**
  * Ends a search: workers skip its remaining files and late replies are dropped.
- * With `kill`, workers still busy with it are terminated (a runaway regex cannot
- * be interrupted otherwise).
+ * With `kill`, the pool is terminated (a runaway regex cannot be interrupted
+ * otherwise); other searches in flight fail.
  */
 export function endSearch(id: number, kill = false): void {
   Atomics.store(cancelCells, id % CANCEL_CELLS, id);
   listeners.delete(id);
-  if (!kill) return;
-  for (const slot of [...slots]) {
-    if (!slot.inFlight.has(id)) continue;
-    remove(slot);
-    slot.worker.terminate();
+  if (kill) {
+    tearDown(new Error("the grep workers were restarted to stop another search that ran too long"));
   }
 }
 
-/** Terminates every worker (crab is exiting, or a test wants a cold pool). */
+/** Terminates every worker (crab is exiting, or a search ran away). */
 export function shutdownPool(): void {
   const all = slots;
   slots = [];
   for (const s of all) s.worker.terminate();
+  // A worker being torn down may still count itself in: the next pool gets a new counter.
+  started = new Int32Array(new SharedArrayBuffer(4));
+  // No worker is left to claim or answer: every cell is free again.
+  cellReplies.fill(0);
+  freeCells.length = 0;
+  for (let i = CLAIM_CELLS - 1; i >= 0; i--) freeCells.push(i);
 }
 
-/** Thread ids of the workers alive now, to tell a reused pool from a new one. */
-export function poolThreads(): number[] {
-  return slots.map((s) => s.worker.threadId);
+/** Ids of the workers alive now, to tell a reused pool from a new one. */
+export function poolWorkers(): number[] {
+  return slots.map((s) => s.id);
 }

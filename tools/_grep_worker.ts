@@ -4,25 +4,34 @@
  * {@link GrepBatch} with a {@link BatchReply}; {@link searchFile} is the whole
  * per-file search, exported for tests.
  *
- * Per file, the cheap checks come first: a NUL byte makes it binary (skipped,
- * like rg); an ASCII file is turned into a string by a byte copy (Latin-1), which
- * is exact for ASCII and several times faster than UTF-8 decoding; only other
- * files pay for the UTF-8 (or BOM-marked UTF-16) decoder.
+ * Per file, the cheap work comes first. The bytes become a string by a plain
+ * byte copy (Latin-1), several times faster than UTF-8 decoding, whenever that
+ * cannot change the answer: the file is ASCII, or the pattern can only match
+ * ASCII text ({@link asciiOnly}), since UTF-8 encodes every other character with
+ * bytes ≥ 0x80 that such a pattern never matches. A NUL makes the file binary
+ * (skipped, like rg). Only a file that matches is decoded exactly (UTF-8, or
+ * UTF-16 with a BOM) and searched line by line for the output.
  *
  * @module
  */
 
 import { Buffer, isAscii } from "node:buffer";
-import { isMainThread, parentPort, workerData } from "node:worker_threads";
 
 /** What to return per file. */
 export type GrepMode = "content" | "files_with_matches" | "count";
 
-/** One batch of files to search for one search. */
+/**
+ * One batch of files for one search. Every worker gets every batch and claims
+ * its files one at a time from a shared counter, so all workers share the work
+ * of a batch whatever the file sizes, and none idles while another is stuck
+ * with a large file.
+ */
 export interface GrepBatch {
   /** The search this batch belongs to; batches of a cancelled search are skipped. */
   search: number;
   batch: number;
+  /** Cell of the shared claim counter for this batch. */
+  slot: number;
   pattern: string;
   flags: string;
   mode: GrepMode;
@@ -39,8 +48,6 @@ export interface FileMatches {
   index: number;
   /** Matching lines found (at most `lineCap` in content mode, 1 in files mode). */
   count: number;
-  /** True when the search of this file stopped at a cap before the end: more lines may match. */
-  more: boolean;
   /** 1-based numbers of the matching lines, ascending (content mode). */
   lines: number[];
   /** Matching and context lines to show, ascending, and their text (content mode). */
@@ -48,10 +55,15 @@ export interface FileMatches {
   texts: string[];
 }
 
-/** The answer to one batch. */
+/** One worker's answer to one batch: the files it claimed and searched. */
 export interface BatchReply {
   search: number;
   batch: number;
+  slot: number;
+  /** Files of the batch this worker claimed (searched, or skipped once cancelled). */
+  claimed: number;
+  /** Sizes of large files searched, as `[index, bytes, ...]`: the next search claims them first. */
+  big: number[];
   matches: FileMatches[];
   /** Set when the pattern does not compile (then `matches` is empty). */
   error?: string;
@@ -60,12 +72,18 @@ export interface BatchReply {
 /** Lines longer than this are cut. */
 export const MAX_LINE_CHARS = 2000;
 
+/** Leading bytes probed for NUL before any decoding, to drop most binaries early. */
+const BINARY_PROBE = 8192;
+
 const utf8 = new TextDecoder("utf-8");
 const utf16le = new TextDecoder("utf-16le");
 const utf16be = new TextDecoder("utf-16be");
 
+/** Node's Buffer has an undocumented `latin1Slice`, twice as fast as `toString("latin1")`. */
+type Latin1Buffer = Buffer & { latin1Slice(start: number, end: number): string };
+
 let buf = new Uint8Array(1 << 20);
-let nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength);
+let nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
 
 /** Reads a whole file into the reused buffer; returns its length, or -1 when unreadable. */
 function readInto(path: string): number {
@@ -82,7 +100,7 @@ function readInto(path: string): number {
         const bigger = new Uint8Array(buf.byteLength * 2);
         bigger.set(buf);
         buf = bigger;
-        nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength);
+        nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
       }
       const n = file.readSync(buf.subarray(len));
       if (n === null || n === 0) break;
@@ -98,21 +116,91 @@ function readInto(path: string): number {
   }
 }
 
-/** Decodes file bytes to text, or undefined for a binary file. */
-export function decode(bytes: Uint8Array, latin1?: () => string): string | undefined {
-  const b0 = bytes[0], b1 = bytes[1];
-  if (bytes.length >= 2 && b0 === 0xff && b1 === 0xfe) return utf16le.decode(bytes.subarray(2));
-  if (bytes.length >= 2 && b0 === 0xfe && b1 === 0xff) return utf16be.decode(bytes.subarray(2));
-  if (bytes.indexOf(0) !== -1) return undefined;
-  if (isAscii(bytes)) {
-    return latin1 ? latin1() : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
-      .toString("latin1");
+/**
+ * True when every match of `source` (a RegExp source without the `u` or `v`
+ * flag) can only consist of ASCII characters and its assertions look only at
+ * ASCII: no `.`, no negated class, no `\W \D \S \s \u`, no non-ASCII literal.
+ * Such a pattern finds the same lines in the Latin-1 view of UTF-8 bytes as in
+ * the decoded text. Conservative: anything unsure answers false.
+ */
+export function asciiOnly(source: string): boolean {
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source.charCodeAt(i);
+    if (c >= 0x80) return false;
+    const ch = source[i];
+    if (ch === "\\") {
+      const next = source[i + 1];
+      if (next === undefined) return false;
+      if ("WDSsuUpP".includes(next)) return false;
+      if (next === "x") {
+        const hex = parseInt(source.slice(i + 2, i + 4), 16);
+        if (!(hex < 0x80)) return false;
+        i += 3;
+        continue;
+      }
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (ch === "]") inClass = false;
+      continue;
+    }
+    if (ch === ".") return false;
+    if (ch === "[") {
+      if (source[i + 1] === "^") return false;
+      inClass = true;
+    }
   }
-  return utf8.decode(bytes); // drops a UTF-8 BOM, replaces invalid sequences
+  return !inClass;
 }
 
-function cut(line: string): string {
+/** The text of `[start, end)`, cut at {@link MAX_LINE_CHARS} (reading at most 4 bytes a char). */
+function cutLine(lineText: (start: number, end: number) => string, start: number, end: number) {
+  const line = lineText(start, Math.min(end, start + 4 * MAX_LINE_CHARS));
   return line.length > MAX_LINE_CHARS ? line.slice(0, MAX_LINE_CHARS) : line;
+}
+
+/** Options of {@link searchText}. */
+export interface TextOptions {
+  /** The text of a line by offsets (decodes bytes when the text is a Latin-1 view). */
+  lineText?: (start: number, end: number) => string;
+  /** The first match, when the caller already ran the regex from the start. */
+  first?: RegExpExecArray;
+}
+
+/**
+ * Counts matching lines without numbering them (count and files modes): after
+ * each match the search resumes at the next line.
+ */
+function countLines(re: RegExp, single: RegExp, text: string, limit: number): number {
+  const endsClean = text.length === 0 || text.charCodeAt(text.length - 1) === 10;
+  let count = 0;
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const at = m.index;
+    if (at === text.length && endsClean) break;
+    let nl = text.indexOf("\n", at);
+    if (nl === -1) nl = text.length;
+    if (at + m[0].length <= nl) {
+      count++;
+      re.lastIndex = nl + 1;
+    } else {
+      // Crosses a line end: count the touched lines that match on their own.
+      const end = at + m[0].length;
+      let ls = text.lastIndexOf("\n", at - 1) + 1;
+      for (;;) {
+        let le = text.indexOf("\n", ls);
+        if (le === -1) le = text.length;
+        if (single.test(text.slice(ls, le)) && ++count >= limit) return count;
+        re.lastIndex = le + 1;
+        if (le >= end - 1 || le >= text.length) break;
+        ls = le + 1;
+      }
+    }
+    if (count >= limit || re.lastIndex > text.length) break;
+  }
+  return count;
 }
 
 /**
@@ -123,15 +211,31 @@ function cut(line: string): string {
  * are reported.
  */
 export function searchText(
-  re: RegExp,
+  c: Compiled,
   raw: string,
   mode: GrepMode,
   context: number,
   lineCap: number,
+  opts: TextOptions = {},
 ): Omit<FileMatches, "index"> | undefined {
-  const text = raw.indexOf("\r\n") === -1 ? raw : raw.replace(/\r\n/g, "\n");
-  re.lastIndex = 0;
-  let m = re.exec(text);
+  const { re, single } = c;
+  const normalize = raw.indexOf("\r") !== -1;
+  const text = normalize ? raw.replace(/\r\n/g, "\n") : raw;
+  // Offsets into the text (and a known first match) stay valid only if nothing was removed.
+  const lineText = !normalize && opts.lineText
+    ? opts.lineText
+    : (a: number, b: number) => text.slice(a, b);
+  if (mode !== "content") {
+    const count = countLines(re, single, text, mode === "count" ? Infinity : 1);
+    return count ? { count, lines: [], shown: [], texts: [] } : undefined;
+  }
+  let m: RegExpExecArray | null;
+  if (!normalize && opts.first) {
+    m = opts.first;
+  } else {
+    re.lastIndex = 0;
+    m = re.exec(text);
+  }
   if (!m) return undefined;
   const lines: number[] = [];
   const starts: number[] = []; // start offset of each matching line
@@ -144,9 +248,6 @@ export function searchText(
     }
     return scanLine;
   };
-  const single = new RegExp(re.source, re.flags.replace("g", ""));
-  const limit = mode === "files_with_matches" ? 1 : mode === "count" ? Infinity : lineCap;
-  let more = false;
   // A text ending in a line end has no line after it: a match there (`^`, `$`) is on no line.
   const endsClean = text.length === 0 || text.charCodeAt(text.length - 1) === 10;
   while (m) {
@@ -171,29 +272,17 @@ export function searchText(
         if (single.test(text.slice(ls, le))) {
           lines.push(ln);
           starts.push(ls);
-          if (lines.length >= limit) {
-            re.lastIndex = le + 1;
-            break;
-          }
         }
-        if (le >= end - 1 || le >= text.length) {
-          re.lastIndex = le + 1;
-          break;
-        }
+        re.lastIndex = le + 1;
+        if (lines.length >= lineCap || le >= end - 1 || le >= text.length) break;
         ls = le + 1;
         ln++;
       }
     }
-    if (lines.length >= limit) {
-      // Stopped at the cap; whether more lines match is not worth another scan.
-      more = re.lastIndex < text.length;
-      break;
-    }
-    if (re.lastIndex > text.length) break;
+    if (lines.length >= lineCap || re.lastIndex > text.length) break;
     m = re.exec(text);
   }
   if (lines.length === 0) return undefined;
-  if (mode !== "content") return { count: lines.length, more, lines: [], shown: [], texts: [] };
   const shown: number[] = [];
   const texts: string[] = [];
   if (context === 0) {
@@ -201,9 +290,9 @@ export function searchText(
       let e = text.indexOf("\n", starts[k]);
       if (e === -1) e = text.length;
       shown.push(lines[k]);
-      texts.push(cut(text.slice(starts[k], e)));
+      texts.push(cutLine(lineText, starts[k], e));
     }
-    return { count: lines.length, more, lines, shown, texts };
+    return { count: lines.length, lines, shown, texts };
   }
   // With context: every line start of the file, to slice any line by number.
   const lineStarts = [0];
@@ -218,64 +307,195 @@ export function searchText(
       const s = lineStarts[k - 1];
       const e = k < total ? lineStarts[k] - 1 : text.endsWith("\n") ? text.length - 1 : text.length;
       shown.push(k);
-      texts.push(cut(text.slice(s, e)));
+      texts.push(cutLine(lineText, s, e));
       last = k;
     }
   }
-  return { count: lines.length, more, lines, shown, texts };
+  return { count: lines.length, lines, shown, texts };
 }
 
-let cached: { key: string; re: RegExp } | undefined;
-
-function regexOf(pattern: string, flags: string): RegExp {
-  const key = flags + "/" + pattern;
-  if (cached?.key !== key) cached = { key, re: new RegExp(pattern, flags) };
-  return cached.re;
+/** A compiled search: the regex and whether the Latin-1 shortcut is exact for it. */
+export interface Compiled {
+  /** The regex with the `g` flag, run over whole texts. */
+  re: RegExp;
+  /** The same without `g`, to test one line. */
+  single: RegExp;
+  latin1: boolean;
 }
+
+/** Compiles a pattern the way the worker uses it. */
+export function compile(pattern: string, flags: string): Compiled {
+  const re = new RegExp(pattern, flags.includes("g") ? flags : flags + "g");
+  const single = new RegExp(pattern, re.flags.replace("g", ""));
+  return { re, single, latin1: !/[uv]/.test(flags) && asciiOnly(pattern) };
+}
+
+/** Searches a file's bytes; undefined when it has no match or is binary. */
+export function searchBytes(
+  bytes: Uint8Array,
+  c: Compiled,
+  mode: GrepMode,
+  context: number,
+  lineCap: number,
+  latin1Of: (start: number, end: number) => string = (s, e) =>
+    (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) as Latin1Buffer).latin1Slice(s, e),
+): Omit<FileMatches, "index"> | undefined {
+  const len = bytes.length;
+  if (len === 0) return undefined;
+  const b0 = bytes[0], b1 = bytes[1];
+  if (len >= 2 && ((b0 === 0xff && b1 === 0xfe) || (b0 === 0xfe && b1 === 0xff))) {
+    const text = (b0 === 0xff ? utf16le : utf16be).decode(bytes.subarray(2));
+    return searchText(c, text, mode, context, lineCap);
+  }
+  let text: string;
+  let latin1 = c.latin1;
+  let bom = 0;
+  if (!latin1) {
+    // Probe the head for NUL before paying for a decode: most binaries show one early.
+    if (bytes.subarray(0, BINARY_PROBE).indexOf(0) !== -1) return undefined;
+    latin1 = isAscii(bytes);
+  }
+  if (latin1) {
+    bom = len >= 3 && b0 === 0xef && b1 === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    text = latin1Of(bom, len);
+  } else {
+    text = utf8.decode(bytes); // drops a UTF-8 BOM, replaces invalid sequences
+  }
+  if (text.indexOf("\0") !== -1) return undefined;
+  c.re.lastIndex = 0;
+  const first = c.re.exec(text);
+  if (!first) return undefined;
+  if (!latin1 || mode !== "content" || isAscii(bytes)) {
+    return searchText(c, text, mode, context, lineCap, { first });
+  }
+  // A Latin-1 view of UTF-8 text: offsets are byte offsets, so decode just the lines shown.
+  const lineText = (s: number, e: number) => {
+    const view = text.slice(s, e);
+    return /[\x80-\xff]/.test(view) ? utf8.decode(bytes.subarray(s + bom, e + bom)) : view;
+  };
+  return searchText(c, text, mode, context, lineCap, { first, lineText });
+}
+
+/**
+ * True when every match of `source` has a bounded length: no quantifier (`* + ?
+ * {n}`), backreference or lookaround outside a class. A backtracking engine
+ * then spends at most a constant per text position, so such a pattern can run on
+ * the agent's own thread without a time bound: `function`, `TODO|FIXME`,
+ * `foo\.bar\(`. Conservative: anything unsure answers false.
+ */
+export function boundedWidth(source: string): boolean {
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === "\\") {
+      const next = source[i + 1];
+      if (next === undefined || /[1-9k]/.test(next)) return false;
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (ch === "]") inClass = false;
+      continue;
+    }
+    if (ch === "[") inClass = true;
+    else if (ch === "*" || ch === "+" || ch === "{") return false;
+    else if (ch === "?") {
+      // Only `(?:` is allowed; `(?=`, `(?!`, `(?<=`, `(?<!`, `(?<name>` and `x?` are not.
+      if (source[i - 1] !== "(" || source[i + 1] !== ":") return false;
+    }
+  }
+  return !inClass;
+}
+
+/** Files at least this large are reported back with their size. */
+const BIG_FILE = 512 * 1024;
+
+/** Bytes read by the last {@link searchFile}. */
+let lastLength = 0;
 
 /** Searches one file; undefined when it has no match, is binary or is unreadable. */
 export function searchFile(
   path: string,
-  re: RegExp,
+  c: Compiled,
   mode: GrepMode,
   context: number,
   lineCap: number,
 ): Omit<FileMatches, "index"> | undefined {
   const len = readInto(path);
+  lastLength = len;
   if (len <= 0) return undefined;
-  const bytes = buf.subarray(0, len);
-  const text = decode(bytes, () => nodeBuf.toString("latin1", 0, len));
-  if (text === undefined) return undefined;
-  return searchText(re, text, mode, context, lineCap);
+  return searchBytes(
+    buf.subarray(0, len),
+    c,
+    mode,
+    context,
+    lineCap,
+    (s, e) => nodeBuf.latin1Slice(s, e),
+  );
 }
 
-/** Runs one batch; `cancelled()` is polled between files. */
-export function runBatch(req: GrepBatch, cancelled: () => boolean = () => false): BatchReply {
-  let re: RegExp;
-  try {
-    re = regexOf(req.pattern, req.flags);
-  } catch (e) {
-    return {
-      search: req.search,
-      batch: req.batch,
-      matches: [],
-      error: e instanceof Error ? e.message : String(e),
-    };
+let cached: { key: string; compiled: Compiled } | undefined;
+
+/**
+ * Runs one batch: claims files with `claim()` (the next index, shared with the
+ * other workers) until none is left; `cancelled()` is polled between files.
+ */
+export function runBatch(
+  req: GrepBatch,
+  claim: () => number,
+  cancelled: () => boolean = () => false,
+): BatchReply {
+  const reply: BatchReply = {
+    search: req.search,
+    batch: req.batch,
+    slot: req.slot,
+    claimed: 0,
+    matches: [],
+    big: [],
+  };
+  const key = req.flags + "/" + req.pattern;
+  if (cached?.key !== key) {
+    try {
+      cached = { key, compiled: compile(req.pattern, req.flags) };
+    } catch (e) {
+      reply.error = e instanceof Error ? e.message : String(e);
+      for (let i = claim(); i < req.files.length; i = claim()) reply.claimed++;
+      return reply;
+    }
   }
-  const matches: FileMatches[] = [];
-  for (let i = 0; i < req.files.length; i++) {
-    if (cancelled()) break;
-    const r = searchFile(req.files[i], re, req.mode, req.context, req.lineCap);
-    if (r) matches.push({ index: i, ...r });
+  const c = cached.compiled;
+  for (let i = claim(); i < req.files.length; i = claim()) {
+    reply.claimed++;
+    if (cancelled()) continue;
+    const r = searchFile(req.files[i], c, req.mode, req.context, req.lineCap);
+    if (r) reply.matches.push({ index: i, ...r });
+    if (lastLength >= BIG_FILE) reply.big.push(i, lastLength);
   }
-  return { search: req.search, batch: req.batch, matches };
+  return reply;
 }
 
-if (!isMainThread && parentPort && workerData?.crabGrep) {
-  // Holds the id of the newest cancelled search; its remaining files are skipped.
-  const cancel = new Int32Array(workerData.cancel as SharedArrayBuffer);
-  const port = parentPort;
-  port.on("message", (req: GrepBatch) => {
-    port.postMessage(runBatch(req, () => Atomics.load(cancel, 0) >= req.search));
-  });
+/** The first message a worker gets: the shared arrays of its pool. */
+export interface WorkerInit {
+  init: { cancel: SharedArrayBuffer; claims: SharedArrayBuffer; started: SharedArrayBuffer };
+}
+
+// deno-lint-ignore no-explicit-any
+const scope = globalThis as any;
+if (typeof scope.WorkerGlobalScope === "function" && scope instanceof scope.WorkerGlobalScope) {
+  let cancel: Int32Array | undefined;
+  let claims: Int32Array | undefined;
+  scope.onmessage = (e: MessageEvent<GrepBatch | WorkerInit>) => {
+    const msg = e.data;
+    if ("init" in msg) {
+      // One cell per search id (modulo its length); a cancelled search's id is stored in it.
+      cancel = new Int32Array(msg.init.cancel);
+      claims = new Int32Array(msg.init.claims);
+      Atomics.add(new Int32Array(msg.init.started), 0, 1);
+      return;
+    }
+    const c = cancel!, cl = claims!;
+    const claim = () => Atomics.add(cl, msg.slot, 1);
+    const cancelled = () => Atomics.load(c, msg.search % c.length) === msg.search;
+    scope.postMessage(runBatch(msg, claim, cancelled));
+  };
 }

@@ -18,9 +18,9 @@ import description from "./grep.md" with { type: "text" };
 import { type Tool, ToolError } from "./tool.ts";
 import { truncateText } from "./truncate.ts";
 import { guardPath } from "./workspace.ts";
-import { type WalkEntry, walkSync } from "./_walk.ts";
-import type { BatchReply, FileMatches, GrepMode } from "./_grep_worker.ts";
-import { beginSearch, endSearch, POOL_SIZE, sendBatch } from "./_grep_pool.ts";
+import { relPath, Walker } from "./_walk.ts";
+import { type BatchReply, boundedWidth, type FileMatches, type GrepMode } from "./_grep_worker.ts";
+import { beginSearch, endSearch, helpWith, poolReady, sendBatch } from "./_grep_pool.ts";
 
 /** Arguments of the grep tool. */
 export interface GrepArgs {
@@ -40,11 +40,11 @@ export const MAX_OUTPUT_BYTES = 256 * 1024;
 /** Default time bound of one search. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
-/** Batches in flight per worker: enough to keep each busy while the walk goes on. */
-const IN_FLIGHT_PER_WORKER = 3;
+/** Batches in flight (each shared by all workers): enough to keep them busy while the walk goes on. */
+const IN_FLIGHT = 4;
 /** Files per batch: small first so workers start early, then larger to save messages. */
 const FIRST_BATCH = 8;
-const MAX_BATCH = 128;
+const MAX_BATCH = 256;
 
 function timeoutMs(): number {
   const v = Number(Deno.env.get("CRAB_GREP_TIMEOUT_MS"));
@@ -57,6 +57,26 @@ function invalidRegex(pattern: string, message: string): ToolError {
     `Cannot search: invalid regular expression /${pattern}/: ${message}`,
     "Fix the pattern (JavaScript RegExp syntax); escape literal characters such as ( [ { . * + ? with a backslash.",
   );
+}
+
+/**
+ * Sizes of large files seen by earlier searches. A batch hands its known large
+ * files out first, largest first, so the workers end a batch together instead
+ * of one finishing a 9 MB file alone (longest-processing-time-first scheduling).
+ */
+const largeFiles = new Map<string, number>();
+const LARGE_FILES_MAX = 10_000;
+
+/** Claim order of a batch: known large files first, largest first; undefined when none. */
+function claimOrder(batch: string[]): number[] | undefined {
+  if (largeFiles.size === 0) return undefined;
+  const large: number[] = [];
+  for (let i = 0; i < batch.length; i++) if (largeFiles.has(batch[i])) large.push(i);
+  if (large.length === 0) return undefined;
+  large.sort((a, b) => largeFiles.get(batch[b])! - largeFiles.get(batch[a])!);
+  const isLarge = new Set(large);
+  for (let i = 0; i < batch.length; i++) if (!isLarge.has(i)) large.push(i);
+  return large;
 }
 
 /** What one search found, in path order, already formatted. */
@@ -135,17 +155,30 @@ interface SearchSpec {
   max: number;
 }
 
+/** Files to search, handed out in path order: the walker, or a single named file. */
+interface FileSource {
+  /** Appends up to `max` more absolute paths to `out`; false once there are no more. */
+  fill(out: string[], max: number): boolean;
+}
+
 /**
  * Runs one search over `files` (consumed lazily, in path order) on the pool.
  * Stops early once the first `max` results in path order are known.
  */
 async function runSearch(
   spec: SearchSpec,
-  files: Iterator<WalkEntry>,
+  files: FileSource,
+  rel: (path: string) => string,
   signal: AbortSignal,
 ): Promise<Found> {
   const out = new Collector(spec.mode, spec.max, spec.context);
-  const batches: WalkEntry[][] = [];
+  const batches: string[][] = [];
+  /** Per batch: the claim order sent, when it is not the path order. */
+  const orders: (number[] | undefined)[] = [];
+  /** Per batch: files claimed by the workers that answered so far, and their matches. */
+  const claimed: number[] = [];
+  const partial: FileMatches[][] = [];
+  /** Per batch: its matches in file order once every file is answered for. */
   const replies: (FileMatches[] | undefined)[] = [];
   let consumedBatches = 0;
   let inFlight = 0;
@@ -164,7 +197,7 @@ async function runSearch(
       const batch = batches[consumedBatches];
       for (const m of matches) {
         out.ahead -= spec.mode === "content" ? m.count : 1;
-        out.add(batch[m.index].rel, m);
+        out.add(rel(batch[m.index]), m);
         if (out.done) break;
       }
       replies[consumedBatches] = undefined;
@@ -172,20 +205,42 @@ async function runSearch(
     }
   };
 
-  const id = beginSearch({
+  const listener = {
     reply(reply: BatchReply) {
-      inFlight--;
       if (reply.error !== undefined) failure ??= invalidRegex(spec.pattern, reply.error);
-      for (const m of reply.matches) out.ahead += spec.mode === "content" ? m.count : 1;
-      replies[reply.batch] = reply.matches;
+      const b = reply.batch;
+      const before = claimed[b];
+      if (before >= batches[b].length) return; // a worker that found nothing left to claim
+      const order = orders[b];
+      for (let k = 0; k < reply.big.length; k += 2) {
+        if (largeFiles.size >= LARGE_FILES_MAX) largeFiles.clear();
+        const i = reply.big[k];
+        largeFiles.set(batches[b][order ? order[i] : i], reply.big[k + 1]);
+      }
+      for (const m of reply.matches) {
+        if (order) m.index = order[m.index];
+        out.ahead += spec.mode === "content" ? m.count : 1;
+      }
+      partial[b].push(...reply.matches);
+      claimed[b] = before + reply.claimed;
+      if (claimed[b] < batches[b].length) return;
+      replies[b] = partial[b].sort((x, y) => x.index - y.index);
+      inFlight--;
       consume();
       notify();
     },
     failed(error: Error) {
-      failure ??= error;
+      failure ??= new ToolError(
+        "search_interrupted",
+        `Cannot finish the search for /${spec.pattern}/: ${error.message}`,
+        "Run the same search again.",
+      );
       notify();
     },
-  });
+  };
+  const id = beginSearch(listener);
+  // While the workers start (first search of a process), this thread searches too, if it may.
+  const mayHelp = boundedWidth(spec.pattern);
 
   const ms = timeoutMs();
   let timedOut = false;
@@ -201,25 +256,22 @@ async function runSearch(
 
   let finished = false;
   try {
-    const maxInFlight = POOL_SIZE * IN_FLIGHT_PER_WORKER;
+    const maxInFlight = IN_FLIGHT;
     let size = FIRST_BATCH;
     let walkDone = false;
     while (!walkDone && !stop()) {
-      const batch: WalkEntry[] = [];
-      while (batch.length < size) {
-        const next = files.next();
-        if (next.done) {
-          walkDone = true;
-          break;
-        }
-        batch.push(next.value);
-      }
+      const batch: string[] = [];
+      while (batch.length < size && !walkDone) walkDone = !files.fill(batch, size - batch.length);
       if (batch.length) {
         const n = batches.length;
         batches.push(batch);
+        const order = claimOrder(batch);
+        orders.push(order);
+        claimed.push(0);
+        partial.push([]);
         replies.push(undefined);
         inFlight++;
-        sendBatch({
+        const sent = sendBatch({
           search: id,
           batch: n,
           pattern: spec.pattern,
@@ -227,8 +279,13 @@ async function runSearch(
           mode: spec.mode,
           context: spec.context,
           lineCap: spec.max + 1,
-          files: batch.map((e) => e.path),
+          files: order ? order.map((i) => batch[i]) : batch,
         });
+        if (mayHelp && !poolReady()) {
+          listener.reply(helpWith(sent));
+          // Let the starting workers' messages through: their start-up needs this thread.
+          await new Promise<void>((r) => setTimeout(r, 0));
+        }
         size = Math.min(size * 2, MAX_BATCH);
       }
       if (performance.now() > deadline) timedOut = true;
@@ -258,10 +315,27 @@ async function runSearch(
   }
 }
 
-function* filtered(source: Iterable<WalkEntry>, glob: string | undefined): Generator<WalkEntry> {
-  if (!glob) return yield* source;
+/** Keeps only the files whose workspace-relative path matches `glob`. */
+function globbed(source: FileSource, glob: string, rel: (path: string) => string): FileSource {
   const isMatch = picomatch(glob, { dot: true, basename: !glob.includes("/") });
-  for (const e of source) if (isMatch(e.rel)) yield e;
+  const pending: string[] = [];
+  return {
+    fill(out, max) {
+      let more = true;
+      let added = 0;
+      while (added < max && more) {
+        pending.length = 0;
+        more = source.fill(pending, max - added);
+        for (const p of pending) {
+          if (isMatch(rel(p))) {
+            out.push(p);
+            added++;
+          }
+        }
+      }
+      return more;
+    },
+  };
 }
 
 /** The grep tool. */
@@ -324,13 +398,15 @@ export const grepTool: Tool<GrepArgs> = {
       );
     }
     const workspace = ctx.session.workspace;
-    const source: Iterable<WalkEntry> = info.isFile
-      ? [{ path: root.real, rel: root.inside ? root.display : root.real }]
-      : walkSync({ root: root.real, workspace, signal: ctx.signal });
-    const files = filtered(source, args.glob)[Symbol.iterator]();
+    const rel = (path: string) => relPath(workspace, path);
+    let source: FileSource = info.isFile
+      ? { fill: (out) => (out.push(root.real), false) }
+      : new Walker({ root: root.real, workspace, signal: ctx.signal });
+    if (args.glob) source = globbed(source, args.glob, rel);
     const found = await runSearch(
       { pattern: args.pattern, flags, mode, context, max },
-      files,
+      source,
+      rel,
       ctx.signal,
     );
     if (found.shown === 0) {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { grepTool } from "../../tools/grep.ts";
-import { POOL_SIZE, poolThreads } from "../../tools/_grep_pool.ts";
+import { POOL_SIZE, poolWorkers } from "../../tools/_grep_pool.ts";
 import { harness } from "../_harness.ts";
+import { sandbox } from "../_cli.ts";
 
 function okOutput(r: { ok: boolean } & Record<string, unknown>): string {
   assert.equal(r.ok, true, JSON.stringify(r));
@@ -220,14 +221,27 @@ Deno.test("grep() reuses one persistent worker pool across calls", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "hit\n");
   okOutput(await h.call("grep", { pattern: "hit" }));
-  const first = poolThreads();
+  const first = poolWorkers();
   assert.equal(first.length, POOL_SIZE);
   okOutput(await h.call("grep", { pattern: "hit" }));
   okOutput(await h.call("grep", { pattern: "hit", output_mode: "count" }));
-  assert.deepEqual(poolThreads(), first);
+  assert.deepEqual(poolWorkers(), first);
 });
 
-Deno.test("grep() workers do not keep the process alive after a search", async () => {
+Deno.test("crab tool grep ends promptly with the worker pool started", async () => {
+  using s = sandbox();
+  s.put("a.txt", "hit\n");
+  s.put("src/b.txt", "no\nhit\n");
+  const child = s.spawn(["tool", "grep", '{"pattern":"hit"}']);
+  await child.stdin.close();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const out = await child.output();
+  clearTimeout(timer);
+  assert.equal(new TextDecoder().decode(out.stdout), "a.txt:1:hit\nsrc/b.txt:2:hit\n");
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+});
+
+Deno.test("shutdownPool() lets a script that used grep end on its own", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "crab-grep-exit-" });
   try {
     Deno.mkdirSync(`${dir}/ws`);
@@ -238,6 +252,7 @@ Deno.test("grep() workers do not keep the process alive after a search", async (
       script,
       [
         `import { grepTool } from "${tools}grep.ts";`,
+        `import { shutdownPool } from "${tools}_grep_pool.ts";`,
         `import { Session } from "${tools}session.ts";`,
         `const r = await grepTool.run({ pattern: "hit" }, {`,
         `  session: new Session(${JSON.stringify(`${dir}/ws`)}),`,
@@ -245,6 +260,7 @@ Deno.test("grep() workers do not keep the process alive after a search", async (
         `  requestApproval: () => Promise.resolve(),`,
         `});`,
         `console.log(r.output);`,
+        `shutdownPool();`,
         "",
       ].join("\n"),
     );
