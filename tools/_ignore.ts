@@ -261,7 +261,45 @@ function tester(pattern: string): ((s: string) => boolean) | undefined {
   const src = wildmatchSource(pattern);
   if (src === undefined) return undefined;
   const re = new RegExp(src, "s");
-  return (s) => re.test(s);
+  const lit = requiredLiteral(pattern);
+  // A substring search rejects most paths before the regex runs (`**/esm5/**` needs `esm5/`).
+  return lit.length >= 2 ? (s) => s.includes(lit) && re.test(s) : (s) => re.test(s);
+}
+
+/**
+ * The longest run of literal characters every match of a wildmatch pattern
+ * contains. The `/` after a `**` is not counted: `**` + `/x` also matches `x`.
+ */
+export function requiredLiteral(pattern: string): string {
+  let best = "";
+  let run = "";
+  const end = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\") {
+      if (i + 1 < pattern.length) run += pattern[++i];
+    } else if (c === "*") {
+      end();
+      let j = i;
+      while (pattern[j] === "*") j++;
+      if (j - i >= 2 && pattern[j] === "/") j++; // the optional slash of `**/`
+      i = j - 1;
+    } else if (c === "?") {
+      end();
+    } else if (c === "[") {
+      end();
+      const b = bracket(pattern, i);
+      if (!b) return "";
+      i = b.end - 1;
+    } else {
+      run += c;
+    }
+  }
+  end();
+  return best;
 }
 
 /** Compiles one line of an ignore file; undefined for blanks, comments and dead patterns. */

@@ -90,11 +90,17 @@ const CACHE_MAX_NAMES = 1_000_000;
 
 const cache = new Map<string, CachedListing>();
 let cachedNames = 0;
+const stats = { hits: 0, reads: 0 };
 
 /** Forgets every cached listing. */
 export function clearWalkCache(): void {
   cache.clear();
   cachedNames = 0;
+}
+
+/** Directory listings served from the cache and read from disk since the process started. */
+export function walkCacheStats(): { hits: number; reads: number } {
+  return { ...stats };
 }
 
 function readListing(dir: string): Listing | undefined {
@@ -137,8 +143,10 @@ function listing(dir: string): Listing | undefined {
   const ctime = info.ctime?.getTime() ?? NaN;
   const hit = cache.get(dir);
   if (hit && hit.ino === info.ino && hit.mtime === mtime && hit.ctime === ctime) {
+    stats.hits++;
     return hit.listing;
   }
+  stats.reads++;
   const fresh = readListing(dir);
   if (hit) {
     cache.delete(dir);
@@ -275,17 +283,14 @@ const SLICE_MS = 50;
  */
 export async function* walk(opts: WalkOptions): AsyncGenerator<string[]> {
   const walker = new Walker(opts);
-  let sliceStart = performance.now();
-  for (;;) {
+  let more = true;
+  while (more) {
+    const sliceStart = performance.now();
     const chunk: string[] = [];
-    let more = true;
-    while (more && chunk.length < 4096 && performance.now() - sliceStart < SLICE_MS) {
-      more = walker.fill(chunk, 256);
-    }
+    while (more && performance.now() - sliceStart < SLICE_MS) more = walker.fill(chunk, 1024);
     if (chunk.length) yield chunk;
     if (!more) return;
     await new Promise<void>((r) => setTimeout(r, 0));
-    sliceStart = performance.now();
     if (opts.signal?.aborted) return;
   }
 }

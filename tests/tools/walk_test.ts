@@ -1,7 +1,7 @@
 // Differential tests: the walker's file list against git and ripgrep on tricky trees.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { walk, walkSync } from "../../tools/_walk.ts";
+import { walk, walkCacheStats, walkSync } from "../../tools/_walk.ts";
 
 function put(root: string, rel: string, content = "x\n"): void {
   const p = `${root}/${rel}`;
@@ -550,6 +550,43 @@ Deno.test("walk() yields the same files in chunks and stops when aborted", async
       for (const p of chunk) none.push(p);
     }
     assert.ok(none.length < chunks.length, `${none.length} files after abort`);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("walkSync() reuses cached listings and still sees every change", async () => {
+  const dir = tempDir();
+  try {
+    await run("git", ["init", "-q"], dir);
+    put(dir, ".gitignore", "*.log\n");
+    put(dir, "a/one.txt");
+    put(dir, "a/b/two.txt");
+    put(dir, "c/three.txt");
+    put(dir, "c/skip.log");
+    // Listings changed in the last two seconds are never cached; let these age.
+    await new Promise((r) => setTimeout(r, 2200));
+    const first = walked(dir);
+    assert.deepEqual(first, ["a/b/two.txt", "a/one.txt", "c/three.txt"]);
+    const before = walkCacheStats();
+    assert.deepEqual(walked(dir), first);
+    const after = walkCacheStats();
+    assert.equal(after.reads - before.reads, 0, "an unchanged tree is not read again");
+    assert.ok(after.hits - before.hits >= 4, "every directory came from the cache");
+
+    put(dir, "a/b/new.txt"); // an entry added
+    Deno.removeSync(`${dir}/a/one.txt`); // an entry removed
+    Deno.renameSync(`${dir}/c`, `${dir}/d`); // a directory renamed
+    // The ignore file rewritten in place with the same size and its old mtime restored.
+    const gi = `${dir}/.gitignore`;
+    const old = Deno.statSync(gi).mtime!;
+    Deno.writeTextFileSync(gi, "*.txt\n".slice(0, 6));
+    Deno.writeTextFileSync(gi, "*.lo?\n");
+    Deno.utimeSync(gi, old, old);
+    put(dir, "d/x.lox");
+    const expected = ["a/b/new.txt", "a/b/two.txt", "d/three.txt"];
+    assert.deepEqual(walked(dir), expected);
+    assert.deepEqual(walked(dir), await rgFiles(dir));
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
