@@ -368,6 +368,8 @@ export function searchBytes(
   if (!latin1 || mode !== "content" || isAscii(bytes)) {
     return searchText(c, text, mode, context, lineCap, { first });
   }
+  // Removing CRs would shift the offsets the line decoding relies on: decode it all.
+  if (text.indexOf("\r") !== -1) return searchText(c, utf8.decode(bytes), mode, context, lineCap);
   // A Latin-1 view of UTF-8 text: offsets are byte offsets, so decode just the lines shown.
   const lineText = (s: number, e: number) => {
     const view = text.slice(s, e);
