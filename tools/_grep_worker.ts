@@ -96,13 +96,8 @@ function readInto(path: string): number {
   try {
     let len = 0;
     for (;;) {
-      if (len === buf.byteLength) {
-        const bigger = new Uint8Array(buf.byteLength * 2);
-        bigger.set(buf);
-        buf = bigger;
-        nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
-      }
-      const n = file.readSync(buf.subarray(len));
+      if (len === buf.byteLength) ensureCapacity(len + 1);
+      const n = file.readSync(len === 0 ? buf : buf.subarray(len));
       if (n === null || n === 0) break;
       len += n;
       // A short read of a regular file is its end; saves a system call per file.
@@ -330,21 +325,22 @@ export function compile(pattern: string, flags: string): Compiled {
   return { re, single, latin1: !/[uv]/.test(flags) && asciiOnly(pattern) };
 }
 
-/** Searches a file's bytes; undefined when it has no match or is binary. */
-export function searchBytes(
-  bytes: Uint8Array,
+/**
+ * Searches the first `len` bytes of the reused buffer (a file just read);
+ * undefined when they have no match or are binary. One code path for files and
+ * for {@link searchBytes}; no view or closure is made per file.
+ */
+function searchLoaded(
+  len: number,
   c: Compiled,
   mode: GrepMode,
   context: number,
   lineCap: number,
-  latin1Of: (start: number, end: number) => string = (s, e) =>
-    (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) as Latin1Buffer).latin1Slice(s, e),
 ): Omit<FileMatches, "index"> | undefined {
-  const len = bytes.length;
   if (len === 0) return undefined;
-  const b0 = bytes[0], b1 = bytes[1];
+  const b0 = buf[0], b1 = buf[1];
   if (len >= 2 && ((b0 === 0xff && b1 === 0xfe) || (b0 === 0xfe && b1 === 0xff))) {
-    const text = (b0 === 0xff ? utf16le : utf16be).decode(bytes.subarray(2));
+    const text = (b0 === 0xff ? utf16le : utf16be).decode(buf.subarray(2, len));
     return searchText(c, text, mode, context, lineCap);
   }
   let text: string;
@@ -352,19 +348,20 @@ export function searchBytes(
   let bom = 0;
   if (!latin1) {
     // Probe the head for NUL before paying for a decode: most binaries show one early.
-    if (bytes.subarray(0, BINARY_PROBE).indexOf(0) !== -1) return undefined;
-    latin1 = isAscii(bytes);
+    if (buf.subarray(0, Math.min(len, BINARY_PROBE)).indexOf(0) !== -1) return undefined;
+    latin1 = isAscii(buf.subarray(0, len));
   }
   if (latin1) {
-    bom = len >= 3 && b0 === 0xef && b1 === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-    text = latin1Of(bom, len);
+    bom = len >= 3 && b0 === 0xef && b1 === 0xbb && buf[2] === 0xbf ? 3 : 0;
+    text = nodeBuf.latin1Slice(bom, len);
   } else {
-    text = utf8.decode(bytes); // drops a UTF-8 BOM, replaces invalid sequences
+    text = utf8.decode(buf.subarray(0, len)); // drops a UTF-8 BOM, replaces invalid sequences
   }
   if (text.indexOf("\0") !== -1) return undefined;
   c.re.lastIndex = 0;
   const first = c.re.exec(text);
   if (!first) return undefined;
+  const bytes = buf.subarray(0, len);
   if (!latin1 || mode !== "content" || isAscii(bytes)) {
     return searchText(c, text, mode, context, lineCap, { first });
   }
@@ -376,6 +373,30 @@ export function searchBytes(
     return /[\x80-\xff]/.test(view) ? utf8.decode(bytes.subarray(s + bom, e + bom)) : view;
   };
   return searchText(c, text, mode, context, lineCap, { first, lineText });
+}
+
+/** Makes the reused buffer at least `n` bytes, keeping its content. */
+function ensureCapacity(n: number): void {
+  if (n <= buf.byteLength) return;
+  let size = buf.byteLength;
+  while (size < n) size *= 2;
+  const bigger = new Uint8Array(size);
+  bigger.set(buf);
+  buf = bigger;
+  nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
+}
+
+/** Searches a file's bytes as {@link searchFile} searches a file (for tests). */
+export function searchBytes(
+  bytes: Uint8Array,
+  c: Compiled,
+  mode: GrepMode,
+  context: number,
+  lineCap: number,
+): Omit<FileMatches, "index"> | undefined {
+  ensureCapacity(bytes.length);
+  buf.set(bytes);
+  return searchLoaded(bytes.length, c, mode, context, lineCap);
 }
 
 /**
@@ -425,15 +446,7 @@ export function searchFile(
 ): Omit<FileMatches, "index"> | undefined {
   const len = readInto(path);
   lastLength = len;
-  if (len <= 0) return undefined;
-  return searchBytes(
-    buf.subarray(0, len),
-    c,
-    mode,
-    context,
-    lineCap,
-    (s, e) => nodeBuf.latin1Slice(s, e),
-  );
+  return len <= 0 ? undefined : searchLoaded(len, c, mode, context, lineCap);
 }
 
 let cached: { key: string; compiled: Compiled } | undefined;

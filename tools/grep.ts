@@ -309,9 +309,9 @@ async function runSearch(
   } finally {
     clearTimeout(timer);
     signal.removeEventListener("abort", onAbort);
-    // A search that ended early leaves workers busy with it: a capped search lets them
-    // skip their remaining files; a timed-out or aborted one has them terminated.
-    endSearch(id, !finished && inFlight > 0);
+    // A search that ended early leaves workers busy with it: a capped or failed search lets
+    // them skip its remaining files; a timed-out or aborted one has them terminated.
+    endSearch(id, !finished && inFlight > 0 && (timedOut || signal.aborted));
   }
 }
 

@@ -6,7 +6,7 @@
  */
 
 const here = new URL(".", import.meta.url);
-const benches = ["startup.ts", "dispatch.ts", "glob.ts", "grep.ts", "bash_memory.ts"];
+const benches = ["startup.ts", "dispatch.ts", "walk.ts", "glob.ts", "grep.ts", "bash_memory.ts"];
 for (const name of benches) {
   const url = new URL(name, here);
   try {

@@ -317,6 +317,11 @@ Deno.test("grep() skips hidden and ignored files", async () => {
   h.put(".env", "foo\n");
   h.put("src/a.js", "foo\n");
   assert.equal(okOutput(await h.call("grep", { pattern: "foo" })), "src/a.js:1:foo");
+  // Named explicitly, an ignored directory is searched, like a path given to rg.
+  assert.equal(
+    okOutput(await h.call("grep", { pattern: "foo", path: "dist" })),
+    "dist/out.js:1:foo",
+  );
 });
 
 Deno.test("grep() refuses a path outside the workspace without approval", async () => {
