@@ -316,13 +316,147 @@ export interface Compiled {
   /** The same without `g`, to test one line. */
   single: RegExp;
   latin1: boolean;
+  /** ASCII bytes every match contains, for a byte-level rejection before any decoding. */
+  literal?: Uint8Array;
+  /** Index in `literal` of its rarest byte, the one scanned for. */
+  rare: number;
 }
 
 /** Compiles a pattern the way the worker uses it. */
 export function compile(pattern: string, flags: string): Compiled {
   const re = new RegExp(pattern, flags.includes("g") ? flags : flags + "g");
   const single = new RegExp(pattern, re.flags.replace("g", ""));
-  return { re, single, latin1: !/[uv]/.test(flags) && asciiOnly(pattern) };
+  const lit = /[iuv]/.test(flags) ? "" : requiredLiteral(pattern);
+  const literal = lit.length >= 3 ? new TextEncoder().encode(lit) : undefined;
+  return {
+    re,
+    single,
+    latin1: !/[uv]/.test(flags) && asciiOnly(pattern),
+    literal,
+    rare: literal ? rarestByte(literal) : 0,
+  };
+}
+
+/**
+ * The longest run of ASCII characters every match of `source` (a RegExp source)
+ * contains, or "" when unsure: a top-level `|`, or nothing literal. Optional
+ * characters (`x?`, `x*`, `x{0,}`) and everything inside groups and classes are
+ * left out, which only makes the answer shorter, never wrong.
+ */
+export function requiredLiteral(source: string): string {
+  let best = "";
+  let run = "";
+  const end = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  /** Index after a group or class starting at `i`, or -1 when unbalanced. */
+  const skip = (i: number): number => {
+    let depth = 0;
+    let inClass = false;
+    for (; i < source.length; i++) {
+      const ch = source[i];
+      if (ch === "\\") i++;
+      else if (inClass) inClass = ch !== "]";
+      else if (ch === "[") inClass = true;
+      else if (ch === "(") depth++;
+      else if (ch === ")" && --depth === 0) return i + 1;
+    }
+    return -1;
+  };
+  for (let i = 0; i < source.length;) {
+    const ch = source[i];
+    if (ch === "|") return "";
+    if (ch === "*" || ch === "?" || ch === "{") {
+      // The previous character is optional (or repeated a counted number of times).
+      run = run.slice(0, -1);
+      end();
+      if (ch === "{") {
+        const close = source.indexOf("}", i);
+        if (close === -1) return "";
+        i = close + 1;
+      } else i++;
+      if (source[i] === "?") i++;
+      continue;
+    }
+    if (ch === "+") {
+      end(); // the character is there at least once; what follows need not touch it
+      i++;
+      if (source[i] === "?") i++;
+      continue;
+    }
+    if (ch === "\\") {
+      const next = source[i + 1];
+      if (next !== undefined && /[^\w\s]/.test(next) && next.charCodeAt(0) < 0x80) {
+        run += next; // an escaped punctuation character stands for itself
+        i += 2;
+        continue;
+      }
+      end();
+      if (next === "b" || next === "B") {
+        i += 2; // a word boundary consumes nothing
+        continue;
+      }
+      return best; // another escape (\d, \x41, \1...): stop here, what was seen holds
+    }
+    if (ch === "(") {
+      end();
+      const j = skip(i);
+      if (j === -1) return "";
+      i = j;
+      continue;
+    }
+    if (ch === "[") {
+      end();
+      let j = i + 1;
+      if (source[j] === "^") j++;
+      if (source[j] === "]") j++;
+      for (; j < source.length && source[j] !== "]"; j++) if (source[j] === "\\") j++;
+      i = j + 1;
+      continue;
+    }
+    if (ch === "." || ch === "^" || ch === "$" || ch.charCodeAt(0) >= 0x80) {
+      end();
+      i++;
+      continue;
+    }
+    run += ch;
+    i++;
+  }
+  end();
+  return best;
+}
+
+/** Bytes ranked from most to least common in source code; anything else counts as rare. */
+const COMMON_BYTES = " etnroisacl;()._udp,=mfh\n'\"gbvy/{}:>-<xkw0TSR1ECIA\t";
+
+/** Index of the literal's least common byte, so the scan stops on it least often. */
+function rarestByte(lit: Uint8Array): number {
+  let best = 0;
+  let bestRank = -1;
+  for (let i = 0; i < lit.length; i++) {
+    const r = COMMON_BYTES.indexOf(String.fromCharCode(lit[i]));
+    const rank = r === -1 ? 1000 : r;
+    if (rank > bestRank) {
+      bestRank = rank;
+      best = i;
+    }
+  }
+  return best;
+}
+
+/** True when `bytes` contains `lit`; scans for its rarest byte, then compares. */
+function containsLiteral(bytes: Uint8Array, lit: Uint8Array, rare: number): boolean {
+  const n = lit.length;
+  const rb = lit[rare];
+  const last = bytes.length - n + rare;
+  for (let i = bytes.indexOf(rb, rare); i !== -1 && i <= last; i = bytes.indexOf(rb, i + 1)) {
+    const start = i - rare;
+    let k = 0;
+    while (k < n && bytes[start + k] === lit[k]) k++;
+    if (k === n) return true;
+  }
+  return false;
 }
 
 /**
@@ -343,6 +477,8 @@ function searchLoaded(
     const text = (b0 === 0xff ? utf16le : utf16be).decode(buf.subarray(2, len));
     return searchText(c, text, mode, context, lineCap);
   }
+  // A required literal the bytes lack: no match, whatever the encoding of the rest.
+  if (c.literal && !containsLiteral(buf.subarray(0, len), c.literal, c.rare)) return undefined;
   let text: string;
   let latin1 = c.latin1;
   let bom = 0;

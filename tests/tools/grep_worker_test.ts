@@ -5,6 +5,7 @@ import {
   asciiOnly,
   boundedWidth,
   compile,
+  requiredLiteral,
   searchBytes,
   searchText,
 } from "../../tools/_grep_worker.ts";
@@ -54,6 +55,26 @@ Deno.test("boundedWidth() accepts only patterns without quantifiers, backreferen
   }
 });
 
+Deno.test("requiredLiteral() finds text every match contains, or nothing when unsure", () => {
+  const cases: [string, string][] = [
+    ["function", "function"],
+    ["export (const|function) \\w+", "export "],
+    ["TODO|FIXME", ""],
+    ["ab+c", "ab"],
+    ["colou?r", "colo"],
+    ["foo\\.bar\\(", "foo.bar("],
+    ["(?<=x)foo(?!bar)", "foo"],
+    ["a[bc]def", "def"],
+    ["\\bwalk\\b", "walk"],
+    ["x{2}yz", "yz"],
+    ["ab\\dcdef", "ab"],
+    ["caf.", "caf"],
+    ["(a|b)", ""],
+    ["é+xyz", "xyz"],
+  ];
+  for (const [p, lit] of cases) assert.equal(requiredLiteral(p), lit, p);
+});
+
 /** A small deterministic PRNG. */
 function prng(seed: number): () => number {
   let s = seed >>> 0;
@@ -82,7 +103,20 @@ function randomText(rand: () => number): string {
 
 Deno.test("searchBytes() answers the same through the Latin-1 view as on decoded text", () => {
   const rand = prng(Number(Deno.env.get("CRAB_FUZZ_SEED") ?? 7));
-  const patterns = ["foo", "\\bbar", "^foo", "Bar$", "x\\d", "o{2}", "foo|_", "\\w+$", "^$"];
+  const patterns = [
+    "foo",
+    "\\bbar",
+    "^foo",
+    "Bar$",
+    "x\\d",
+    "o{2}",
+    "foo|_",
+    "\\w+$",
+    "^$",
+    "fooBar",
+    "x1foo",
+    "r fo",
+  ];
   const encoder = new TextEncoder();
   let compared = 0;
   for (let i = 0; i < 400; i++) {
@@ -104,7 +138,7 @@ Deno.test("searchBytes() answers the same through the Latin-1 view as on decoded
       }
     }
   }
-  assert.equal(compared, 400 * 9 * 2 * 3);
+  assert.equal(compared, 400 * patterns.length * 2 * 3);
 });
 
 Deno.test("searchBytes() on bytes equals searchText() on the decoded text for any pattern", () => {
