@@ -4,7 +4,9 @@
  * {@link GrepBatch} with a {@link BatchReply}; {@link searchFile} is the whole
  * per-file search, exported for tests.
  *
- * Per file, the cheap work comes first. The bytes become a string by a plain
+ * Per file, the cheap work comes first. When every match must contain some
+ * ASCII text (`export ` in `export (const|function)`), the raw bytes are scanned
+ * for it and a file without it is done. The bytes become a string by a plain
  * byte copy (Latin-1), several times faster than UTF-8 decoding, whenever that
  * cannot change the answer: the file is ASCII, or the pattern can only match
  * ASCII text ({@link asciiOnly}), since UTF-8 encodes every other character with
@@ -85,7 +87,18 @@ type Latin1Buffer = Buffer & { latin1Slice(start: number, end: number): string }
 let buf = new Uint8Array(1 << 20);
 let nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
 
-/** Reads a whole file into the reused buffer; returns its length, or -1 when unreadable. */
+/**
+ * Files larger than this are not searched: a JavaScript string holds at most
+ * about 512 MiB, and the buffer would stay that large.
+ */
+export const MAX_FILE_BYTES = 256 * 1024 * 1024;
+/** The reused buffer shrinks back to 1 MiB after a file larger than this. */
+const KEEP_BUFFER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads a whole file into the reused buffer; returns its length, or -1 when it
+ * is unreadable or larger than {@link MAX_FILE_BYTES}.
+ */
 function readInto(path: string): number {
   let file: Deno.FsFile;
   try {
@@ -96,7 +109,10 @@ function readInto(path: string): number {
   try {
     let len = 0;
     for (;;) {
-      if (len === buf.byteLength) ensureCapacity(len + 1);
+      if (len === buf.byteLength) {
+        if (len >= MAX_FILE_BYTES) return -1;
+        ensureCapacity(len + 1);
+      }
       const n = file.readSync(len === 0 ? buf : buf.subarray(len));
       if (n === null || n === 0) break;
       len += n;
@@ -582,7 +598,14 @@ export function searchFile(
 ): Omit<FileMatches, "index"> | undefined {
   const len = readInto(path);
   lastLength = len;
-  return len <= 0 ? undefined : searchLoaded(len, c, mode, context, lineCap);
+  try {
+    return len <= 0 ? undefined : searchLoaded(len, c, mode, context, lineCap);
+  } finally {
+    if (buf.byteLength > KEEP_BUFFER_BYTES) {
+      buf = new Uint8Array(1 << 20);
+      nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
+    }
+  }
 }
 
 let cached: { key: string; compiled: Compiled } | undefined;
@@ -618,7 +641,12 @@ export function runBatch(
   for (let i = claim(); i < req.files.length; i = claim()) {
     reply.claimed++;
     if (cancelled()) continue;
-    const r = searchFile(req.files[i], c, req.mode, req.context, req.lineCap);
+    let r: Omit<FileMatches, "index"> | undefined;
+    try {
+      r = searchFile(req.files[i], c, req.mode, req.context, req.lineCap);
+    } catch {
+      r = undefined; // a file that cannot be searched (out of memory, odd bytes) is skipped
+    }
     if (r) reply.matches.push({ index: i, ...r });
     if (lastLength >= BIG_FILE) reply.big.push(i, lastLength);
   }

@@ -119,6 +119,25 @@ Deno.test("grep() stops searching once the first max_results in path order are k
   assert.ok(found > 5 && found < 3000, `found ${found}: the search should stop early`);
 });
 
+Deno.test("grep() runs concurrent searches on the shared pool without mixing them", async () => {
+  await using h = harness([grepTool]);
+  for (let i = 0; i < 600; i++) {
+    h.put(`d${i % 7}/f${String(i).padStart(3, "0")}.txt`, `alpha ${i}\nbeta ${i}\ngamma ${i}\n`);
+  }
+  const calls = [
+    { pattern: "alpha \\d+", max_results: 10000 },
+    { pattern: "^beta", max_results: 5 },
+    { pattern: "gamma", output_mode: "count", max_results: 10000 },
+    { pattern: "alpha 1\\d\\d$", output_mode: "files_with_matches", max_results: 10000 },
+  ];
+  const sequential: string[] = [];
+  for (const c of calls) sequential.push(okOutput(await h.call("grep", c)));
+  const together = await Promise.all(calls.map((c) => h.call("grep", c)));
+  assert.deepEqual(together.map(okOutput), sequential);
+  assert.equal(sequential[0].split("\n").length, 600);
+  assert.equal(sequential[3].split("\n").length, 100);
+});
+
 Deno.test("grep() shows context lines with -- between groups and files", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "1\nx\n3\n4\n5\n6\nx\n8\n");
