@@ -54,6 +54,7 @@ let slots: Slot[] = [];
 let started = new Int32Array(new SharedArrayBuffer(4));
 let searchSeq = 0;
 let workerSeq = 0;
+let filesFromMemory = 0;
 let exitHookSet = false;
 
 function spawn(): Slot {
@@ -67,6 +68,7 @@ function spawn(): Slot {
   worker.onmessage = (e: MessageEvent<BatchReply>) => {
     if (!slots.includes(slot)) return; // a torn-down worker's last words
     const reply = e.data;
+    filesFromMemory += reply.fromMemory;
     if (--cellReplies[reply.slot] === 0) freeCells.push(reply.slot);
     listeners.get(reply.search)?.reply(reply);
   };
@@ -156,6 +158,11 @@ export function shutdownPool(): void {
   cellReplies.fill(0);
   freeCells.length = 0;
   for (let i = CLAIM_CELLS - 1; i >= 0; i--) freeCells.push(i);
+}
+
+/** Files the workers searched from copies kept since an earlier search, so far. */
+export function filesSearchedFromMemory(): number {
+  return filesFromMemory;
 }
 
 /** Ids of the workers alive now, to tell a reused pool from a new one. */

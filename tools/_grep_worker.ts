@@ -5,8 +5,8 @@
  * per-file search, exported for tests.
  *
  * Per file, the cheap work comes first. When every match must contain some
- * ASCII text (`export ` in `export (const|function)`), the raw bytes are scanned
- * for it and a file without it is done. The bytes become a string by a plain
+ * ASCII text (`export ` in `export (const|function)`, `TODO` or `FIXME` in
+ * `TODO|FIXME`), the raw bytes are scanned for it and a file without it is done. The bytes become a string by a plain
  * byte copy (Latin-1), several times faster than UTF-8 decoding, whenever that
  * cannot change the answer: the file is ASCII, or the pattern can only match
  * ASCII text ({@link asciiOnly}), since UTF-8 encodes every other character with
@@ -66,6 +66,8 @@ export interface BatchReply {
   claimed: number;
   /** Sizes of large files searched, as `[index, bytes, ...]`: the next search claims them first. */
   big: number[];
+  /** Files served from the copies kept since an earlier search. */
+  fromMemory: number;
   matches: FileMatches[];
   /** Set when the pattern does not compile (then `matches` is empty). */
   error?: string;
@@ -99,7 +101,7 @@ const KEEP_BUFFER_BYTES = 64 * 1024 * 1024;
  * Reads a whole file into the reused buffer; returns its length, or -1 when it
  * is unreadable or larger than {@link MAX_FILE_BYTES}.
  */
-function readInto(path: string): number {
+function readInto(path: string, keep: boolean): number {
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(path);
@@ -119,12 +121,87 @@ function readInto(path: string): number {
       // A short read of a regular file is its end; saves a system call per file.
       if (len < buf.byteLength) break;
     }
+    // fstat costs no permission check; it keys the copy kept for the next search.
+    if (keep && len <= CACHED_FILE_MAX) remember(path, file.statSync(), len);
     return len;
   } catch {
     return -1;
   } finally {
     file.close();
   }
+}
+
+/**
+ * Small files kept between searches. Under crab's permission flags Deno checks
+ * every `open` against special files, which costs about 10 µs here (rg pays
+ * nothing of the kind); a `stat` costs a quarter of that, so a file whose inode,
+ * size, mtime and ctime are unchanged is searched from memory. A file changed
+ * in the last two seconds is not kept, so a change within the timestamp
+ * granularity cannot be missed. Filled from a worker's second search on, so a
+ * one-shot `crab tool grep` pays nothing for it.
+ */
+interface KeptFile {
+  ino: number | null;
+  size: number;
+  mtime: number;
+  ctime: number;
+  bytes: Uint8Array;
+  view: Latin1Buffer;
+}
+
+/** Files larger than this are read each time (there are few, and they are costly to keep). */
+const CACHED_FILE_MAX = 256 * 1024;
+/** Bytes kept per worker, at most. */
+const CACHE_MAX_BYTES = 32 * 1024 * 1024;
+const STABLE_AFTER_MS = 2000;
+
+const kept = new Map<string, KeptFile>();
+let keptBytes = 0;
+/** Searches this worker has taken part in; keeping starts with the second. */
+let searchesSeen = 0;
+let lastSearch = -1;
+/** Files served from kept copies so far (reported per batch). */
+let keptHits = 0;
+
+function forget(path: string, k: KeptFile): void {
+  kept.delete(path);
+  keptBytes -= k.bytes.byteLength;
+}
+
+function remember(path: string, info: Deno.FileInfo, len: number): void {
+  const mtime = info.mtime?.getTime() ?? NaN;
+  const ctime = info.ctime?.getTime() ?? NaN;
+  const stableBefore = Date.now() - STABLE_AFTER_MS;
+  if (!(mtime < stableBefore && ctime < stableBefore) || info.size !== len) return;
+  while (keptBytes + len > CACHE_MAX_BYTES && kept.size) {
+    const [oldest, k] = kept.entries().next().value!;
+    forget(oldest, k);
+  }
+  const bytes = buf.slice(0, len);
+  const view = Buffer.from(bytes.buffer, 0, len) as Latin1Buffer;
+  const old = kept.get(path);
+  if (old) forget(path, old);
+  kept.set(path, { ino: info.ino, size: len, mtime, ctime, bytes, view });
+  keptBytes += len;
+}
+
+/** The kept copy of `path` when the file is unchanged since it was kept. */
+function keptCopy(path: string): KeptFile | undefined {
+  const k = kept.get(path);
+  if (!k) return undefined;
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(path);
+  } catch {
+    forget(path, k);
+    return undefined;
+  }
+  if (
+    info.ino === k.ino && info.size === k.size && info.mtime?.getTime() === k.mtime &&
+    info.ctime?.getTime() === k.ctime
+  ) return k;
+  forget(path, k);
+  return undefined;
 }
 
 /**
@@ -332,25 +409,49 @@ export interface Compiled {
   /** The same without `g`, to test one line. */
   single: RegExp;
   latin1: boolean;
-  /** ASCII bytes every match contains, for a byte-level rejection before any decoding. */
-  literal?: Uint8Array;
-  /** Index in `literal` of its rarest byte, the one scanned for. */
-  rare: number;
+  /**
+   * ASCII texts of which every match contains at least one (one per top-level
+   * alternative), for a byte-level rejection before any decoding; empty when
+   * some alternative has none.
+   */
+  literals: { bytes: Uint8Array; rare: number }[];
 }
 
 /** Compiles a pattern the way the worker uses it. */
 export function compile(pattern: string, flags: string): Compiled {
   const re = new RegExp(pattern, flags.includes("g") ? flags : flags + "g");
   const single = new RegExp(pattern, re.flags.replace("g", ""));
-  const lit = /[iuv]/.test(flags) ? "" : requiredLiteral(pattern);
-  const literal = lit.length >= 3 ? new TextEncoder().encode(lit) : undefined;
-  return {
-    re,
-    single,
-    latin1: !/[uv]/.test(flags) && asciiOnly(pattern),
-    literal,
-    rare: literal ? rarestByte(literal) : 0,
-  };
+  const encoder = new TextEncoder();
+  const lits = /[iuv]/.test(flags) ? [] : alternatives(pattern).map(requiredLiteral);
+  const literals = lits.length && lits.every((l) => l.length >= 3)
+    ? lits.map((l) => {
+      const bytes = encoder.encode(l);
+      return { bytes, rare: rarestByte(bytes) };
+    })
+    : [];
+  return { re, single, latin1: !/[uv]/.test(flags) && asciiOnly(pattern), literals };
+}
+
+/** The top-level alternatives of a RegExp source (`a|b(c|d)` gives `a` and `b(c|d)`). */
+export function alternatives(source: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let start = 0;
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === "\\") i++;
+    else if (inClass) inClass = ch !== "]";
+    else if (ch === "[") inClass = true;
+    else if (ch === "(") depth++;
+    else if (ch === ")") depth--;
+    else if (ch === "|" && depth === 0) {
+      out.push(source.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(source.slice(start));
+  return out;
 }
 
 /**
@@ -481,39 +582,42 @@ function containsLiteral(bytes: Uint8Array, lit: Uint8Array, rare: number): bool
  * for {@link searchBytes}; no view or closure is made per file.
  */
 function searchLoaded(
-  len: number,
+  bytes: Uint8Array,
+  view: Latin1Buffer,
   c: Compiled,
   mode: GrepMode,
   context: number,
   lineCap: number,
 ): Omit<FileMatches, "index"> | undefined {
+  const len = bytes.length;
   if (len === 0) return undefined;
-  const b0 = buf[0], b1 = buf[1];
+  const b0 = bytes[0], b1 = bytes[1];
   if (len >= 2 && ((b0 === 0xff && b1 === 0xfe) || (b0 === 0xfe && b1 === 0xff))) {
-    const text = (b0 === 0xff ? utf16le : utf16be).decode(buf.subarray(2, len));
+    const text = (b0 === 0xff ? utf16le : utf16be).decode(bytes.subarray(2));
     return searchText(c, text, mode, context, lineCap);
   }
   // A required literal the bytes lack: no match, whatever the encoding of the rest.
-  if (c.literal && !containsLiteral(buf.subarray(0, len), c.literal, c.rare)) return undefined;
+  if (c.literals.length && !c.literals.some((l) => containsLiteral(bytes, l.bytes, l.rare))) {
+    return undefined;
+  }
   let text: string;
   let latin1 = c.latin1;
   let bom = 0;
   if (!latin1) {
     // Probe the head for NUL before paying for a decode: most binaries show one early.
-    if (buf.subarray(0, Math.min(len, BINARY_PROBE)).indexOf(0) !== -1) return undefined;
-    latin1 = isAscii(buf.subarray(0, len));
+    if (bytes.subarray(0, BINARY_PROBE).indexOf(0) !== -1) return undefined;
+    latin1 = isAscii(bytes);
   }
   if (latin1) {
-    bom = len >= 3 && b0 === 0xef && b1 === 0xbb && buf[2] === 0xbf ? 3 : 0;
-    text = nodeBuf.latin1Slice(bom, len);
+    bom = len >= 3 && b0 === 0xef && b1 === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    text = view.latin1Slice(bom, len);
   } else {
-    text = utf8.decode(buf.subarray(0, len)); // drops a UTF-8 BOM, replaces invalid sequences
+    text = utf8.decode(bytes); // drops a UTF-8 BOM, replaces invalid sequences
   }
   if (text.indexOf("\0") !== -1) return undefined;
   c.re.lastIndex = 0;
   const first = c.re.exec(text);
   if (!first) return undefined;
-  const bytes = buf.subarray(0, len);
   if (!latin1 || mode !== "content" || isAscii(bytes)) {
     return searchText(c, text, mode, context, lineCap, { first });
   }
@@ -546,9 +650,8 @@ export function searchBytes(
   context: number,
   lineCap: number,
 ): Omit<FileMatches, "index"> | undefined {
-  ensureCapacity(bytes.length);
-  buf.set(bytes);
-  return searchLoaded(bytes.length, c, mode, context, lineCap);
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) as Latin1Buffer;
+  return searchLoaded(bytes, view, c, mode, context, lineCap);
 }
 
 /**
@@ -596,10 +699,18 @@ export function searchFile(
   context: number,
   lineCap: number,
 ): Omit<FileMatches, "index"> | undefined {
-  const len = readInto(path);
+  const k = keptCopy(path);
+  if (k) {
+    lastLength = k.size;
+    keptHits++;
+    return searchLoaded(k.bytes, k.view, c, mode, context, lineCap);
+  }
+  const len = readInto(path, searchesSeen > 1);
   lastLength = len;
   try {
-    return len <= 0 ? undefined : searchLoaded(len, c, mode, context, lineCap);
+    return len <= 0
+      ? undefined
+      : searchLoaded(buf.subarray(0, len), nodeBuf, c, mode, context, lineCap);
   } finally {
     if (buf.byteLength > KEEP_BUFFER_BYTES) {
       buf = new Uint8Array(1 << 20);
@@ -626,6 +737,7 @@ export function runBatch(
     claimed: 0,
     matches: [],
     big: [],
+    fromMemory: 0,
   };
   const key = req.flags + "/" + req.pattern;
   if (cached?.key !== key) {
@@ -638,6 +750,11 @@ export function runBatch(
     }
   }
   const c = cached.compiled;
+  if (req.search !== lastSearch) {
+    lastSearch = req.search;
+    searchesSeen++;
+  }
+  const hitsBefore = keptHits;
   for (let i = claim(); i < req.files.length; i = claim()) {
     reply.claimed++;
     if (cancelled()) continue;
@@ -650,6 +767,7 @@ export function runBatch(
     if (r) reply.matches.push({ index: i, ...r });
     if (lastLength >= BIG_FILE) reply.big.push(i, lastLength);
   }
+  reply.fromMemory = keptHits - hitsBefore;
   return reply;
 }
 

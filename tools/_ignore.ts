@@ -477,10 +477,19 @@ function excludesFileSetting(
   return value;
 }
 
+/** An environment variable, or undefined when unset or not readable in this build. */
+function env(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Path of the global excludes file git would read, if any. */
 export function globalExcludesPath(): string | undefined {
-  const home = Deno.env.get("HOME");
-  const xdgEnv = Deno.env.get("XDG_CONFIG_HOME");
+  const home = env("HOME");
+  const xdgEnv = env("XDG_CONFIG_HOME");
   const xdg = xdgEnv ? xdgEnv : home ? join(home, ".config") : undefined;
   return excludesFileSetting(home, xdg) ?? (xdg ? join(xdg, "git", "ignore") : undefined);
 }

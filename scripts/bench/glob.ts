@@ -8,6 +8,7 @@
  * @module
  */
 
+import { runAsCrab } from "./_as_crab.ts";
 import { corpusSize, ensureCorpus } from "./corpus.ts";
 import { globTool } from "../../tools/glob.ts";
 import { Dispatcher } from "../../tools/dispatch.ts";
@@ -96,4 +97,7 @@ export async function benchGlob(): Promise<Array<[string, number, number, number
   return rows;
 }
 
-if (import.meta.main) await benchGlob();
+if (import.meta.main) {
+  console.log(`permissions: ${await runAsCrab(new URL(import.meta.url))}`);
+  await benchGlob();
+}

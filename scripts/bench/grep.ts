@@ -17,6 +17,7 @@
  */
 
 import { join } from "node:path";
+import { runAsCrab } from "./_as_crab.ts";
 import { corpusSize, ensureCorpus } from "./corpus.ts";
 import { type GrepArgs, grepTool } from "../../tools/grep.ts";
 import { Dispatcher } from "../../tools/dispatch.ts";
@@ -211,6 +212,7 @@ export async function benchGrep(): Promise<Row[]> {
 }
 
 if (import.meta.main) {
+  console.log(`permissions: ${await runAsCrab(new URL(import.meta.url))}`);
   await benchGrep();
   shutdownPool(); // web workers would keep this script alive
 }

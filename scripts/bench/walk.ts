@@ -10,6 +10,7 @@
 
 import ignore from "ignore";
 import { join } from "node:path";
+import { runAsCrab } from "./_as_crab.ts";
 import { ensureCorpus } from "./corpus.ts";
 import { clearWalkCache, Walker } from "../../tools/_walk.ts";
 import { compileRules } from "../../tools/_ignore.ts";
@@ -53,6 +54,7 @@ function allPaths(root: string): string[] {
 }
 
 if (import.meta.main) {
+  console.log(`permissions: ${await runAsCrab(new URL(import.meta.url))}`);
   const corpus = Deno.realPathSync(await ensureCorpus());
   const cold: number[] = [], warm: number[] = [], rg: number[] = [], fd: number[] = [];
   let n = 0, nrg = 0, nfd = 0;

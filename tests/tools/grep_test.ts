@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { grepTool } from "../../tools/grep.ts";
-import { POOL_SIZE, poolWorkers } from "../../tools/_grep_pool.ts";
+import { filesSearchedFromMemory, POOL_SIZE, poolWorkers } from "../../tools/_grep_pool.ts";
 import { harness } from "../_harness.ts";
 import { sandbox } from "../_cli.ts";
 
@@ -130,12 +130,43 @@ Deno.test("grep() runs concurrent searches on the shared pool without mixing the
     { pattern: "gamma", output_mode: "count", max_results: 10000 },
     { pattern: "alpha 1\\d\\d$", output_mode: "files_with_matches", max_results: 10000 },
   ];
+  // How many results a stopped search had found depends on timing; the results do not.
+  const stable = (out: string) => out.replace(/; \d+ found before/, "; N found before");
   const sequential: string[] = [];
-  for (const c of calls) sequential.push(okOutput(await h.call("grep", c)));
+  for (const c of calls) sequential.push(stable(okOutput(await h.call("grep", c))));
   const together = await Promise.all(calls.map((c) => h.call("grep", c)));
-  assert.deepEqual(together.map(okOutput), sequential);
+  assert.deepEqual(together.map((r) => stable(okOutput(r))), sequential);
   assert.equal(sequential[0].split("\n").length, 600);
   assert.equal(sequential[3].split("\n").length, 100);
+});
+
+Deno.test("grep() searches kept copies of unchanged files and sees every change", async () => {
+  await using h = harness([grepTool]);
+  for (let i = 0; i < 40; i++) h.put(`f${String(i).padStart(2, "0")}.txt`, `x\nneedle ${i}\n`);
+  h.put("edit.txt", "needle here\n");
+  h.put("grow.txt", "nothing\n");
+  // Files changed in the last two seconds are never kept; let these age.
+  await new Promise((r) => setTimeout(r, 2200));
+  const args = { pattern: "needle", output_mode: "files_with_matches", max_results: 10000 };
+  const first = okOutput(await h.call("grep", args));
+  assert.equal(first.split("\n").length, 41);
+  // Workers keep copies from their second search on, each of the files it searched.
+  const before = filesSearchedFromMemory();
+  for (let i = 0; i < 5; i++) assert.equal(okOutput(await h.call("grep", args)), first);
+  assert.ok(filesSearchedFromMemory() > before, "unchanged files came from memory");
+
+  // Same size, old mtime restored: only the inode's ctime tells.
+  const edit = `${h.dir}/edit.txt`;
+  const mtime = Deno.statSync(edit).mtime!;
+  Deno.writeTextFileSync(edit, "NEEDLE here\n");
+  Deno.utimeSync(edit, mtime, mtime);
+  Deno.writeTextFileSync(`${h.dir}/grow.txt`, "nothing\nneedle now\n");
+  Deno.removeSync(`${h.dir}/f00.txt`);
+  const after = okOutput(await h.call("grep", args)).split("\n");
+  assert.ok(!after.includes("edit.txt"));
+  assert.ok(after.includes("grow.txt"));
+  assert.ok(!after.includes("f00.txt"));
+  assert.equal(after.length, 40);
 });
 
 Deno.test("grep() shows context lines with -- between groups and files", async () => {

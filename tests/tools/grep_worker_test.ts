@@ -2,6 +2,7 @@
 // patterns, and the bounded-width test that lets the calling thread search.
 import assert from "node:assert/strict";
 import {
+  alternatives,
   asciiOnly,
   boundedWidth,
   compile,
@@ -73,6 +74,11 @@ Deno.test("requiredLiteral() finds text every match contains, or nothing when un
     ["é+xyz", "xyz"],
   ];
   for (const [p, lit] of cases) assert.equal(requiredLiteral(p), lit, p);
+  assert.deepEqual(alternatives("TODO|FIXME"), ["TODO", "FIXME"]);
+  assert.deepEqual(alternatives("a(b|c)|[|]d|\\|e"), ["a(b|c)", "[|]d", "\\|e"]);
+  assert.deepEqual(compile("TODO|FIXME", "gm").literals.length, 2);
+  assert.deepEqual(compile("TODO|x", "gm").literals.length, 0);
+  assert.deepEqual(compile("TODO|FIXME", "gmi").literals.length, 0);
 });
 
 /** A small deterministic PRNG. */
@@ -116,6 +122,7 @@ Deno.test("searchBytes() answers the same through the Latin-1 view as on decoded
     "fooBar",
     "x1foo",
     "r fo",
+    "fooBar|x1f",
   ];
   const encoder = new TextEncoder();
   let compared = 0;
@@ -143,7 +150,19 @@ Deno.test("searchBytes() answers the same through the Latin-1 view as on decoded
 
 Deno.test("searchBytes() on bytes equals searchText() on the decoded text for any pattern", () => {
   const rand = prng(Number(Deno.env.get("CRAB_FUZZ_SEED") ?? 11));
-  const patterns = ["caf.", "\\s+", "[^a-z]", "é|ü", "o\\sb", "\\S$", ".", "😀", "^\\W"];
+  const patterns = [
+    "caf.",
+    "\\s+",
+    "[^a-z]",
+    "é|ü",
+    "o\\sb",
+    "\\S$",
+    ".",
+    "😀",
+    "^\\W",
+    "é|foo",
+    "日本|fooBar",
+  ];
   const encoder = new TextEncoder();
   for (let i = 0; i < 300; i++) {
     const text = randomText(rand);
