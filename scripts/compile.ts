@@ -102,7 +102,16 @@ const name = toolsArg ? "custom" : presetArg ?? "full";
 const out = output ?? `dist/crab${name === "full" ? "" : `-${name}`}`;
 const root = new URL("..", import.meta.url).pathname;
 const child = new Deno.Command(Deno.execPath(), {
-  args: ["compile", ...fence.flags, "--output", out, "main.ts"],
+  // grep's worker is loaded by URL at run time, so it must be embedded explicitly.
+  args: [
+    "compile",
+    ...fence.flags,
+    "--include",
+    "tools/_grep_worker.ts",
+    "--output",
+    out,
+    "main.ts",
+  ],
   cwd: root,
   stdout: "inherit",
   stderr: "piped",

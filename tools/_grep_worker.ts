@@ -1,136 +1,798 @@
 /**
  * The grep worker: reads files and runs one regular expression over each, so a
- * catastrophic pattern blocks this thread, not the agent's. It receives
- * {@link GrepRequest} messages and answers each with a {@link GrepReply}.
+ * catastrophic pattern blocks this thread, not the agent's. It answers each
+ * {@link GrepBatch} with a {@link BatchReply}; {@link searchFile} is the whole
+ * per-file search, exported for tests.
+ *
+ * Per file, the cheap work comes first. When every match must contain some
+ * ASCII text (`export ` in `export (const|function)`, `TODO` or `FIXME` in
+ * `TODO|FIXME`), the raw bytes are scanned for it and a file without it is done. The bytes become a string by a plain
+ * byte copy (Latin-1), several times faster than UTF-8 decoding, whenever that
+ * cannot change the answer: the file is ASCII, or the pattern can only match
+ * ASCII text ({@link asciiOnly}), since UTF-8 encodes every other character with
+ * bytes ≥ 0x80 that such a pattern never matches. A NUL makes the file binary
+ * (skipped, like rg). Only a file that matches is decoded exactly (UTF-8, or
+ * UTF-16 with a BOM) and searched line by line for the output.
  *
  * @module
  */
 
-/** One search request. */
-export interface GrepRequest {
+import { Buffer, isAscii } from "node:buffer";
+
+/** What to return per file. */
+export type GrepMode = "content" | "files_with_matches" | "count";
+
+/**
+ * One batch of files for one search. Every worker gets every batch and claims
+ * its files one at a time from a shared counter, so all workers share the work
+ * of a batch whatever the file sizes, and none idles while another is stuck
+ * with a large file.
+ */
+export interface GrepBatch {
+  /** The search this batch belongs to; batches of a cancelled search are skipped. */
+  search: number;
+  batch: number;
+  /** Cell of the shared claim counter for this batch. */
+  slot: number;
   pattern: string;
   flags: string;
-  files: string[];
-  /** Lines of context to return around each matching line. */
+  mode: GrepMode;
+  /** Lines of context around each matching line (content mode). */
   context: number;
+  /** Most matching lines worth returning per file; a file stops being searched there. */
+  lineCap: number;
+  files: string[];
 }
 
 /** Matches in one file. */
 export interface FileMatches {
-  /** Index into the request's `files`. */
-  file: number;
-  /** 1-based numbers of matching lines, ascending, each once. */
+  /** Index of the file in its batch. */
+  index: number;
+  /** Matching lines found (at most `lineCap` in content mode, 1 in files mode). */
+  count: number;
+  /** 1-based numbers of the matching lines, ascending (content mode). */
   lines: number[];
-  /** Text of matching and context lines by line number, cut at {@link MAX_LINE_CHARS}. */
-  text: Record<number, string>;
+  /** Matching and context lines to show, ascending, and their text (content mode). */
+  shown: number[];
+  texts: string[];
 }
 
-/** The answer to one request. */
-export type GrepReply = { ok: true; matches: FileMatches[] } | { ok: false; message: string };
+/** One worker's answer to one batch: the files it claimed and searched. */
+export interface BatchReply {
+  search: number;
+  batch: number;
+  slot: number;
+  /** Files of the batch this worker claimed (searched, or skipped once cancelled). */
+  claimed: number;
+  /** Sizes of large files searched, as `[index, bytes, ...]`: the next search claims them first. */
+  big: number[];
+  /** Files served from the copies kept since an earlier search. */
+  fromMemory: number;
+  matches: FileMatches[];
+  /** Set when the pattern does not compile (then `matches` is empty). */
+  error?: string;
+}
 
 /** Lines longer than this are cut. */
 export const MAX_LINE_CHARS = 2000;
 
+/** Leading bytes probed for NUL before any decoding, to drop most binaries early. */
 const BINARY_PROBE = 8192;
 
-/** Decodes a file's bytes, or returns undefined for a binary file. */
-export function decode(bytes: Uint8Array): string | undefined {
-  if (bytes.length >= 2 && bytes[0] === 0xff && bytes[1] === 0xfe) {
-    return new TextDecoder("utf-16le").decode(bytes.subarray(2));
+const utf8 = new TextDecoder("utf-8");
+const utf16le = new TextDecoder("utf-16le");
+const utf16be = new TextDecoder("utf-16be");
+
+/** Node's Buffer has an undocumented `latin1Slice`, twice as fast as `toString("latin1")`. */
+type Latin1Buffer = Buffer & { latin1Slice(start: number, end: number): string };
+
+let buf = new Uint8Array(1 << 20);
+let nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
+
+/**
+ * Files larger than this are not searched: a JavaScript string holds at most
+ * about 512 MiB, and the buffer would stay that large.
+ */
+export const MAX_FILE_BYTES = 256 * 1024 * 1024;
+/** The reused buffer shrinks back to 1 MiB after a file larger than this. */
+const KEEP_BUFFER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads a whole file into the reused buffer; returns its length, or -1 when it
+ * is unreadable or larger than {@link MAX_FILE_BYTES}.
+ */
+function readInto(path: string, keep: boolean): number {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path);
+  } catch {
+    return -1; // vanished or unreadable: skipped, like rg
   }
-  if (bytes.length >= 2 && bytes[0] === 0xfe && bytes[1] === 0xff) {
-    return new TextDecoder("utf-16be").decode(bytes.subarray(2));
+  try {
+    let len = 0;
+    for (;;) {
+      if (len === buf.byteLength) {
+        if (len >= MAX_FILE_BYTES) return -1;
+        ensureCapacity(len + 1);
+      }
+      const n = file.readSync(len === 0 ? buf : buf.subarray(len));
+      if (n === null || n === 0) break;
+      len += n;
+      // A short read of a regular file is its end; saves a system call per file.
+      if (len < buf.byteLength) break;
+    }
+    // fstat costs no permission check; it keys the copy kept for the next search.
+    if (keep && len <= CACHED_FILE_MAX) remember(path, file.statSync(), len);
+    return len;
+  } catch {
+    return -1;
+  } finally {
+    file.close();
   }
-  const probe = bytes.subarray(0, BINARY_PROBE);
-  if (probe.indexOf(0) !== -1) return undefined;
-  return new TextDecoder("utf-8", { ignoreBOM: false }).decode(bytes);
 }
 
-/** Index of the last element of ascending `starts` that is <= `pos`. */
-function lineIndex(starts: number[], pos: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid] <= pos) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
+/**
+ * Small files kept between searches. Under crab's permission flags Deno checks
+ * every `open` against special files, which costs about 10 µs here (rg pays
+ * nothing of the kind); a `stat` costs a quarter of that, so a file whose inode,
+ * size, mtime and ctime are unchanged is searched from memory. A file changed
+ * in the last two seconds is not kept, so a change within the timestamp
+ * granularity cannot be missed. Filled from a worker's second search on, so a
+ * one-shot `crab tool grep` pays nothing for it.
+ */
+interface KeptFile {
+  ino: number | null;
+  size: number;
+  mtime: number;
+  ctime: number;
+  bytes: Uint8Array;
+  view: Latin1Buffer;
 }
 
-/** Searches one decoded text; returns matching line numbers and the lines to show. */
-export function searchText(
-  re: RegExp,
-  raw: string,
-  context: number,
-): { lines: number[]; text: Record<number, string> } | undefined {
-  const text = raw.replace(/\r\n/g, "\n");
+/** Files larger than this are read each time (there are few, and they are costly to keep). */
+const CACHED_FILE_MAX = 256 * 1024;
+/** Bytes kept per worker, at most. */
+const CACHE_MAX_BYTES = 32 * 1024 * 1024;
+const STABLE_AFTER_MS = 2000;
+
+const kept = new Map<string, KeptFile>();
+let keptBytes = 0;
+/** Searches this worker has taken part in; keeping starts with the second. */
+let searchesSeen = 0;
+let lastSearch = -1;
+/** Files served from kept copies so far (reported per batch). */
+let keptHits = 0;
+
+function forget(path: string, k: KeptFile): void {
+  kept.delete(path);
+  keptBytes -= k.bytes.byteLength;
+}
+
+function remember(path: string, info: Deno.FileInfo, len: number): void {
+  const mtime = info.mtime?.getTime() ?? NaN;
+  const ctime = info.ctime?.getTime() ?? NaN;
+  const stableBefore = Date.now() - STABLE_AFTER_MS;
+  if (!(mtime < stableBefore && ctime < stableBefore) || info.size !== len) return;
+  while (keptBytes + len > CACHE_MAX_BYTES && kept.size) {
+    const [oldest, k] = kept.entries().next().value!;
+    forget(oldest, k);
+  }
+  const bytes = buf.slice(0, len);
+  const view = Buffer.from(bytes.buffer, 0, len) as Latin1Buffer;
+  const old = kept.get(path);
+  if (old) forget(path, old);
+  kept.set(path, { ino: info.ino, size: len, mtime, ctime, bytes, view });
+  keptBytes += len;
+}
+
+/** The kept copy of `path` when the file is unchanged since it was kept. */
+function keptCopy(path: string): KeptFile | undefined {
+  const k = kept.get(path);
+  if (!k) return undefined;
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(path);
+  } catch {
+    forget(path, k);
+    return undefined;
+  }
+  if (
+    info.ino === k.ino && info.size === k.size && info.mtime?.getTime() === k.mtime &&
+    info.ctime?.getTime() === k.ctime
+  ) return k;
+  forget(path, k);
+  return undefined;
+}
+
+/**
+ * True when every match of `source` (a RegExp source without the `u` or `v`
+ * flag) can only consist of ASCII characters and its assertions look only at
+ * ASCII: no `.`, no negated class, no `\W \D \S \s \u`, no non-ASCII literal.
+ * Such a pattern finds the same lines in the Latin-1 view of UTF-8 bytes as in
+ * the decoded text. Conservative: anything unsure answers false.
+ */
+export function asciiOnly(source: string): boolean {
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source.charCodeAt(i);
+    if (c >= 0x80) return false;
+    const ch = source[i];
+    if (ch === "\\") {
+      const next = source[i + 1];
+      if (next === undefined) return false;
+      if ("WDSsuUpP".includes(next)) return false;
+      if (next === "x") {
+        const hex = parseInt(source.slice(i + 2, i + 4), 16);
+        if (!(hex < 0x80)) return false;
+        i += 3;
+        continue;
+      }
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (ch === "]") inClass = false;
+      continue;
+    }
+    if (ch === ".") return false;
+    if (ch === "[") {
+      if (source[i + 1] === "^") return false;
+      inClass = true;
+    }
+  }
+  return !inClass;
+}
+
+/** The text of `[start, end)`, cut at {@link MAX_LINE_CHARS} (reading at most 4 bytes a char). */
+function cutLine(lineText: (start: number, end: number) => string, start: number, end: number) {
+  const line = lineText(start, Math.min(end, start + 4 * MAX_LINE_CHARS));
+  return line.length > MAX_LINE_CHARS ? line.slice(0, MAX_LINE_CHARS) : line;
+}
+
+/** Options of {@link searchText}. */
+export interface TextOptions {
+  /** The text of a line by offsets (decodes bytes when the text is a Latin-1 view). */
+  lineText?: (start: number, end: number) => string;
+  /** The first match, when the caller already ran the regex from the start. */
+  first?: RegExpExecArray;
+}
+
+/**
+ * Counts matching lines without numbering them (count and files modes): after
+ * each match the search resumes at the next line.
+ */
+function countLines(re: RegExp, single: RegExp, text: string, limit: number): number {
+  const endsClean = text.length === 0 || text.charCodeAt(text.length - 1) === 10;
+  let count = 0;
   re.lastIndex = 0;
-  let m = re.exec(text);
-  if (!m) return undefined;
-  const starts = [0];
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
-  // A trailing newline ends the last line; it does not start an empty one.
-  if (starts.length > 1 && starts[starts.length - 1] === text.length) starts.pop();
-  const matched = new Set<number>();
-  while (m) {
-    const first = lineIndex(starts, m.index);
-    const endPos = m[0].length ? m.index + m[0].length - 1 : m.index;
-    const last = lineIndex(starts, endPos);
-    for (let l = first; l <= last; l++) matched.add(l);
-    if (m[0].length === 0) re.lastIndex++;
-    // Resume at the next line: each line is reported once.
-    if (re.lastIndex < starts[last + 1]) re.lastIndex = starts[last + 1];
-    if (last + 1 >= starts.length) break;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const at = m.index;
+    if (at === text.length && endsClean) break;
+    let nl = text.indexOf("\n", at);
+    if (nl === -1) nl = text.length;
+    if (at + m[0].length <= nl) {
+      count++;
+      re.lastIndex = nl + 1;
+    } else {
+      // Crosses a line end: count the touched lines that match on their own.
+      const end = at + m[0].length;
+      let ls = text.lastIndexOf("\n", at - 1) + 1;
+      for (;;) {
+        let le = text.indexOf("\n", ls);
+        if (le === -1) le = text.length;
+        if (single.test(text.slice(ls, le)) && ++count >= limit) return count;
+        re.lastIndex = le + 1;
+        if (le >= end - 1 || le >= text.length) break;
+        ls = le + 1;
+      }
+    }
+    if (count >= limit || re.lastIndex > text.length) break;
+  }
+  return count;
+}
+
+/**
+ * Searches one decoded text. Lines end at `\n`; a `\r` before it is not part of
+ * the line, so `x$` matches `x\r\n` (rg's `--crlf`). The regex runs over the whole
+ * text for speed; a match that crosses a line end (possible with `\s` or `[^x]`)
+ * is re-checked line by line, so, as with rg, only lines that match on their own
+ * are reported.
+ */
+export function searchText(
+  c: Compiled,
+  raw: string,
+  mode: GrepMode,
+  context: number,
+  lineCap: number,
+  opts: TextOptions = {},
+): Omit<FileMatches, "index"> | undefined {
+  const { re, single } = c;
+  const normalize = raw.indexOf("\r") !== -1;
+  const text = normalize ? raw.replace(/\r\n/g, "\n") : raw;
+  // Offsets into the text (and a known first match) stay valid only if nothing was removed.
+  const lineText = !normalize && opts.lineText
+    ? opts.lineText
+    : (a: number, b: number) => text.slice(a, b);
+  if (mode !== "content") {
+    const count = countLines(re, single, text, mode === "count" ? Infinity : 1);
+    return count ? { count, lines: [], shown: [], texts: [] } : undefined;
+  }
+  let m: RegExpExecArray | null;
+  if (!normalize && opts.first) {
+    m = opts.first;
+  } else {
+    re.lastIndex = 0;
     m = re.exec(text);
   }
-  const lineText = (l: number) => {
-    const end = l + 1 < starts.length
-      ? starts[l + 1] - 1
-      : text.endsWith("\n")
-      ? text.length - 1
-      : text.length;
-    const s = text.slice(starts[l], end);
-    return s.length > MAX_LINE_CHARS ? s.slice(0, MAX_LINE_CHARS) : s;
+  if (!m) return undefined;
+  const lines: number[] = [];
+  const starts: number[] = []; // start offset of each matching line
+  let scanPos = 0; // newlines before scanPos are counted in scanLine
+  let scanLine = 1;
+  const lineOf = (pos: number): number => {
+    for (let i = text.indexOf("\n", scanPos); i !== -1 && i < pos; i = text.indexOf("\n", i + 1)) {
+      scanLine++;
+      scanPos = i + 1;
+    }
+    return scanLine;
   };
-  const lines = [...matched].sort((a, b) => a - b);
-  const out: Record<number, string> = {};
-  for (const l of lines) {
-    const lo = Math.max(0, l - context);
-    const hi = Math.min(starts.length - 1, l + context);
-    for (let k = lo; k <= hi; k++) if (!(k + 1 in out)) out[k + 1] = lineText(k);
+  // A text ending in a line end has no line after it: a match there (`^`, `$`) is on no line.
+  const endsClean = text.length === 0 || text.charCodeAt(text.length - 1) === 10;
+  while (m) {
+    const at = m.index;
+    if (at === text.length && endsClean) break;
+    const startLine = lineOf(at);
+    const lineStart = text.lastIndexOf("\n", at - 1) + 1;
+    const end = at + m[0].length;
+    let nl = text.indexOf("\n", at);
+    if (nl === -1) nl = text.length;
+    if (end <= nl) {
+      lines.push(startLine);
+      starts.push(lineStart);
+      re.lastIndex = nl + 1;
+    } else {
+      // Crosses line ends: each line it touches counts only if it matches on its own.
+      let ls = lineStart;
+      let ln = startLine;
+      for (;;) {
+        let le = text.indexOf("\n", ls);
+        if (le === -1) le = text.length;
+        if (single.test(text.slice(ls, le))) {
+          lines.push(ln);
+          starts.push(ls);
+        }
+        re.lastIndex = le + 1;
+        if (lines.length >= lineCap || le >= end - 1 || le >= text.length) break;
+        ls = le + 1;
+        ln++;
+      }
+    }
+    if (lines.length >= lineCap || re.lastIndex > text.length) break;
+    m = re.exec(text);
   }
-  return { lines: lines.map((l) => l + 1), text: out };
+  if (lines.length === 0) return undefined;
+  const shown: number[] = [];
+  const texts: string[] = [];
+  if (context === 0) {
+    for (let k = 0; k < lines.length; k++) {
+      let e = text.indexOf("\n", starts[k]);
+      if (e === -1) e = text.length;
+      shown.push(lines[k]);
+      texts.push(cutLine(lineText, starts[k], e));
+    }
+    return { count: lines.length, lines, shown, texts };
+  }
+  // With context: every line start of the file, to slice any line by number.
+  const lineStarts = [0];
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lineStarts.push(i + 1);
+  if (lineStarts[lineStarts.length - 1] === text.length && lineStarts.length > 1) lineStarts.pop();
+  const total = lineStarts.length;
+  let last = 0;
+  for (const l of lines) {
+    const lo = Math.max(last + 1, l - context);
+    const hi = Math.min(total, l + context);
+    for (let k = lo; k <= hi; k++) {
+      const s = lineStarts[k - 1];
+      const e = k < total ? lineStarts[k] - 1 : text.endsWith("\n") ? text.length - 1 : text.length;
+      shown.push(k);
+      texts.push(cutLine(lineText, s, e));
+      last = k;
+    }
+  }
+  return { count: lines.length, lines, shown, texts };
 }
 
-/** Runs one request. */
-export function runRequest(req: GrepRequest): GrepReply {
-  let re: RegExp;
-  try {
-    re = new RegExp(req.pattern, req.flags);
-  } catch (e) {
-    return { ok: false, message: e instanceof Error ? e.message : String(e) };
-  }
-  const matches: FileMatches[] = [];
-  req.files.forEach((path, file) => {
-    let bytes: Uint8Array;
-    try {
-      bytes = Deno.readFileSync(path);
-    } catch {
-      return; // vanished or unreadable: skipped, like rg
+/** A compiled search: the regex and whether the Latin-1 shortcut is exact for it. */
+export interface Compiled {
+  /** The regex with the `g` flag, run over whole texts. */
+  re: RegExp;
+  /** The same without `g`, to test one line. */
+  single: RegExp;
+  latin1: boolean;
+  /**
+   * ASCII texts of which every match contains at least one (one per top-level
+   * alternative), for a byte-level rejection before any decoding; empty when
+   * some alternative has none.
+   */
+  literals: { bytes: Uint8Array; rare: number }[];
+}
+
+/** Compiles a pattern the way the worker uses it. */
+export function compile(pattern: string, flags: string): Compiled {
+  const re = new RegExp(pattern, flags.includes("g") ? flags : flags + "g");
+  const single = new RegExp(pattern, re.flags.replace("g", ""));
+  const encoder = new TextEncoder();
+  const lits = /[iuv]/.test(flags) ? [] : alternatives(pattern).map(requiredLiteral);
+  const literals = lits.length && lits.every((l) => l.length >= 3)
+    ? lits.map((l) => {
+      const bytes = encoder.encode(l);
+      return { bytes, rare: rarestByte(bytes) };
+    })
+    : [];
+  return { re, single, latin1: !/[uv]/.test(flags) && asciiOnly(pattern), literals };
+}
+
+/** The top-level alternatives of a RegExp source (`a|b(c|d)` gives `a` and `b(c|d)`). */
+export function alternatives(source: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let start = 0;
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === "\\") i++;
+    else if (inClass) inClass = ch !== "]";
+    else if (ch === "[") inClass = true;
+    else if (ch === "(") depth++;
+    else if (ch === ")") depth--;
+    else if (ch === "|" && depth === 0) {
+      out.push(source.slice(start, i));
+      start = i + 1;
     }
-    const text = decode(bytes);
-    if (text === undefined) return;
-    const r = searchText(re, text, req.context);
-    if (r) matches.push({ file, ...r });
-  });
-  return { ok: true, matches };
+  }
+  out.push(source.slice(start));
+  return out;
+}
+
+/**
+ * The longest run of ASCII characters every match of `source` (a RegExp source)
+ * contains, or "" when unsure: a top-level `|`, or nothing literal. Optional
+ * characters (`x?`, `x*`, `x{0,}`) and everything inside groups and classes are
+ * left out, which only makes the answer shorter, never wrong.
+ */
+export function requiredLiteral(source: string): string {
+  let best = "";
+  let run = "";
+  const end = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  /** Index after a group or class starting at `i`, or -1 when unbalanced. */
+  const skip = (i: number): number => {
+    let depth = 0;
+    let inClass = false;
+    for (; i < source.length; i++) {
+      const ch = source[i];
+      if (ch === "\\") i++;
+      else if (inClass) inClass = ch !== "]";
+      else if (ch === "[") inClass = true;
+      else if (ch === "(") depth++;
+      else if (ch === ")" && --depth === 0) return i + 1;
+    }
+    return -1;
+  };
+  for (let i = 0; i < source.length;) {
+    const ch = source[i];
+    if (ch === "|") return "";
+    if (ch === "*" || ch === "?" || ch === "{") {
+      // The previous character is optional (or repeated a counted number of times).
+      run = run.slice(0, -1);
+      end();
+      if (ch === "{") {
+        const close = source.indexOf("}", i);
+        if (close === -1) return "";
+        i = close + 1;
+      } else i++;
+      if (source[i] === "?") i++;
+      continue;
+    }
+    if (ch === "+") {
+      end(); // the character is there at least once; what follows need not touch it
+      i++;
+      if (source[i] === "?") i++;
+      continue;
+    }
+    if (ch === "\\") {
+      const next = source[i + 1];
+      if (next !== undefined && /[^\w\s]/.test(next) && next.charCodeAt(0) < 0x80) {
+        run += next; // an escaped punctuation character stands for itself
+        i += 2;
+        continue;
+      }
+      end();
+      if (next === "b" || next === "B") {
+        i += 2; // a word boundary consumes nothing
+        continue;
+      }
+      return best; // another escape (\d, \x41, \1...): stop here, what was seen holds
+    }
+    if (ch === "(") {
+      end();
+      const j = skip(i);
+      if (j === -1) return "";
+      i = j;
+      continue;
+    }
+    if (ch === "[") {
+      end();
+      let j = i + 1;
+      if (source[j] === "^") j++;
+      if (source[j] === "]") j++;
+      for (; j < source.length && source[j] !== "]"; j++) if (source[j] === "\\") j++;
+      i = j + 1;
+      continue;
+    }
+    if (ch === "." || ch === "^" || ch === "$" || ch.charCodeAt(0) >= 0x80) {
+      end();
+      i++;
+      continue;
+    }
+    run += ch;
+    i++;
+  }
+  end();
+  return best;
+}
+
+/** Bytes ranked from most to least common in source code; anything else counts as rare. */
+const COMMON_BYTES = " etnroisacl;()._udp,=mfh\n'\"gbvy/{}:>-<xkw0TSR1ECIA\t";
+
+/** Index of the literal's least common byte, so the scan stops on it least often. */
+function rarestByte(lit: Uint8Array): number {
+  let best = 0;
+  let bestRank = -1;
+  for (let i = 0; i < lit.length; i++) {
+    const r = COMMON_BYTES.indexOf(String.fromCharCode(lit[i]));
+    const rank = r === -1 ? 1000 : r;
+    if (rank > bestRank) {
+      bestRank = rank;
+      best = i;
+    }
+  }
+  return best;
+}
+
+/** True when `bytes` contains `lit`; scans for its rarest byte, then compares. */
+function containsLiteral(bytes: Uint8Array, lit: Uint8Array, rare: number): boolean {
+  const n = lit.length;
+  const rb = lit[rare];
+  const last = bytes.length - n + rare;
+  for (let i = bytes.indexOf(rb, rare); i !== -1 && i <= last; i = bytes.indexOf(rb, i + 1)) {
+    const start = i - rare;
+    let k = 0;
+    while (k < n && bytes[start + k] === lit[k]) k++;
+    if (k === n) return true;
+  }
+  return false;
+}
+
+/**
+ * Searches the first `len` bytes of the reused buffer (a file just read);
+ * undefined when they have no match or are binary. One code path for files and
+ * for {@link searchBytes}; no view or closure is made per file.
+ */
+function searchLoaded(
+  bytes: Uint8Array,
+  view: Latin1Buffer,
+  c: Compiled,
+  mode: GrepMode,
+  context: number,
+  lineCap: number,
+): Omit<FileMatches, "index"> | undefined {
+  const len = bytes.length;
+  if (len === 0) return undefined;
+  const b0 = bytes[0], b1 = bytes[1];
+  if (len >= 2 && ((b0 === 0xff && b1 === 0xfe) || (b0 === 0xfe && b1 === 0xff))) {
+    const text = (b0 === 0xff ? utf16le : utf16be).decode(bytes.subarray(2));
+    return searchText(c, text, mode, context, lineCap);
+  }
+  // A required literal the bytes lack: no match, whatever the encoding of the rest.
+  if (c.literals.length && !c.literals.some((l) => containsLiteral(bytes, l.bytes, l.rare))) {
+    return undefined;
+  }
+  let text: string;
+  let latin1 = c.latin1;
+  let bom = 0;
+  if (!latin1) {
+    // Probe the head for NUL before paying for a decode: most binaries show one early.
+    if (bytes.subarray(0, BINARY_PROBE).indexOf(0) !== -1) return undefined;
+    latin1 = isAscii(bytes);
+  }
+  if (latin1) {
+    bom = len >= 3 && b0 === 0xef && b1 === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    text = view.latin1Slice(bom, len);
+  } else {
+    text = utf8.decode(bytes); // drops a UTF-8 BOM, replaces invalid sequences
+  }
+  if (text.indexOf("\0") !== -1) return undefined;
+  c.re.lastIndex = 0;
+  const first = c.re.exec(text);
+  if (!first) return undefined;
+  if (!latin1 || mode !== "content" || isAscii(bytes)) {
+    return searchText(c, text, mode, context, lineCap, { first });
+  }
+  // Removing CRs would shift the offsets the line decoding relies on: decode it all.
+  if (text.indexOf("\r") !== -1) return searchText(c, utf8.decode(bytes), mode, context, lineCap);
+  // A Latin-1 view of UTF-8 text: offsets are byte offsets, so decode just the lines shown.
+  const lineText = (s: number, e: number) => {
+    const view = text.slice(s, e);
+    return /[\x80-\xff]/.test(view) ? utf8.decode(bytes.subarray(s + bom, e + bom)) : view;
+  };
+  return searchText(c, text, mode, context, lineCap, { first, lineText });
+}
+
+/** Makes the reused buffer at least `n` bytes, keeping its content. */
+function ensureCapacity(n: number): void {
+  if (n <= buf.byteLength) return;
+  let size = buf.byteLength;
+  while (size < n) size *= 2;
+  const bigger = new Uint8Array(size);
+  bigger.set(buf);
+  buf = bigger;
+  nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
+}
+
+/** Searches a file's bytes as {@link searchFile} searches a file (for tests). */
+export function searchBytes(
+  bytes: Uint8Array,
+  c: Compiled,
+  mode: GrepMode,
+  context: number,
+  lineCap: number,
+): Omit<FileMatches, "index"> | undefined {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) as Latin1Buffer;
+  return searchLoaded(bytes, view, c, mode, context, lineCap);
+}
+
+/**
+ * True when every match of `source` has a bounded length: no quantifier (`* + ?
+ * {n}`), backreference or lookaround outside a class. A backtracking engine
+ * then spends at most a constant per text position, so such a pattern can run on
+ * the agent's own thread without a time bound: `function`, `TODO|FIXME`,
+ * `foo\.bar\(`. Conservative: anything unsure answers false.
+ */
+export function boundedWidth(source: string): boolean {
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === "\\") {
+      const next = source[i + 1];
+      if (next === undefined || /[1-9k]/.test(next)) return false;
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (ch === "]") inClass = false;
+      continue;
+    }
+    if (ch === "[") inClass = true;
+    else if (ch === "*" || ch === "+" || ch === "{") return false;
+    else if (ch === "?") {
+      // Only `(?:` is allowed; `(?=`, `(?!`, `(?<=`, `(?<!`, `(?<name>` and `x?` are not.
+      if (source[i - 1] !== "(" || source[i + 1] !== ":") return false;
+    }
+  }
+  return !inClass;
+}
+
+/** Files at least this large are reported back with their size. */
+const BIG_FILE = 512 * 1024;
+
+/** Bytes read by the last {@link searchFile}. */
+let lastLength = 0;
+
+/** Searches one file; undefined when it has no match, is binary or is unreadable. */
+export function searchFile(
+  path: string,
+  c: Compiled,
+  mode: GrepMode,
+  context: number,
+  lineCap: number,
+): Omit<FileMatches, "index"> | undefined {
+  const k = keptCopy(path);
+  if (k) {
+    lastLength = k.size;
+    keptHits++;
+    return searchLoaded(k.bytes, k.view, c, mode, context, lineCap);
+  }
+  const len = readInto(path, searchesSeen > 1);
+  lastLength = len;
+  try {
+    return len <= 0
+      ? undefined
+      : searchLoaded(buf.subarray(0, len), nodeBuf, c, mode, context, lineCap);
+  } finally {
+    if (buf.byteLength > KEEP_BUFFER_BYTES) {
+      buf = new Uint8Array(1 << 20);
+      nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
+    }
+  }
+}
+
+let cached: { key: string; compiled: Compiled } | undefined;
+
+/**
+ * Runs one batch: claims files with `claim()` (the next index, shared with the
+ * other workers) until none is left; `cancelled()` is polled between files.
+ */
+export function runBatch(
+  req: GrepBatch,
+  claim: () => number,
+  cancelled: () => boolean = () => false,
+): BatchReply {
+  const reply: BatchReply = {
+    search: req.search,
+    batch: req.batch,
+    slot: req.slot,
+    claimed: 0,
+    matches: [],
+    big: [],
+    fromMemory: 0,
+  };
+  const key = req.flags + "/" + req.pattern;
+  if (cached?.key !== key) {
+    try {
+      cached = { key, compiled: compile(req.pattern, req.flags) };
+    } catch (e) {
+      reply.error = e instanceof Error ? e.message : String(e);
+      for (let i = claim(); i < req.files.length; i = claim()) reply.claimed++;
+      return reply;
+    }
+  }
+  const c = cached.compiled;
+  if (req.search !== lastSearch) {
+    lastSearch = req.search;
+    searchesSeen++;
+  }
+  const hitsBefore = keptHits;
+  for (let i = claim(); i < req.files.length; i = claim()) {
+    reply.claimed++;
+    if (cancelled()) continue;
+    let r: Omit<FileMatches, "index"> | undefined;
+    try {
+      r = searchFile(req.files[i], c, req.mode, req.context, req.lineCap);
+    } catch {
+      r = undefined; // a file that cannot be searched (out of memory, odd bytes) is skipped
+    }
+    if (r) reply.matches.push({ index: i, ...r });
+    if (lastLength >= BIG_FILE) reply.big.push(i, lastLength);
+  }
+  reply.fromMemory = keptHits - hitsBefore;
+  return reply;
+}
+
+/** The first message a worker gets: the shared arrays of its pool. */
+export interface WorkerInit {
+  init: { cancel: SharedArrayBuffer; claims: SharedArrayBuffer; started: SharedArrayBuffer };
 }
 
 // deno-lint-ignore no-explicit-any
 const scope = globalThis as any;
-if (typeof scope.WorkerGlobalScope !== "undefined" && scope instanceof scope.WorkerGlobalScope) {
-  scope.onmessage = (e: MessageEvent<GrepRequest>) => {
-    scope.postMessage(runRequest(e.data));
+if (typeof scope.WorkerGlobalScope === "function" && scope instanceof scope.WorkerGlobalScope) {
+  let cancel: Int32Array | undefined;
+  let claims: Int32Array | undefined;
+  scope.onmessage = (e: MessageEvent<GrepBatch | WorkerInit>) => {
+    const msg = e.data;
+    if ("init" in msg) {
+      // One cell per search id (modulo its length); a cancelled search's id is stored in it.
+      cancel = new Int32Array(msg.init.cancel);
+      claims = new Int32Array(msg.init.claims);
+      Atomics.add(new Int32Array(msg.init.started), 0, 1);
+      return;
+    }
+    const c = cancel!, cl = claims!;
+    const claim = () => Atomics.add(cl, msg.slot, 1);
+    const cancelled = () => Atomics.load(c, msg.search % c.length) === msg.search;
+    scope.postMessage(runBatch(msg, claim, cancelled));
   };
 }

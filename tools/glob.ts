@@ -11,7 +11,7 @@ import { isAbsolute, resolve } from "node:path";
 import description from "./glob.md" with { type: "text" };
 import { type Tool, ToolError } from "./tool.ts";
 import { guardPath } from "./workspace.ts";
-import { walk } from "./_walk.ts";
+import { relPath, walk } from "./_walk.ts";
 
 /** Arguments of the glob tool. */
 export interface GlobArgs {
@@ -38,6 +38,27 @@ export function splitPattern(pattern: string): { prefix: string; rest: string } 
   while (n < segments.length - 1 && !GLOB_CHARS.test(segments[n])) n++;
   const prefix = (absolute ? "/" : "") + segments.slice(0, n).join("/");
   return { prefix, rest: segments.slice(n).join("/") };
+}
+
+/**
+ * How many directory levels a pattern can reach below the walk root, or
+ * undefined when unbounded (`**`, braces and extglobs may span segments).
+ */
+export function maxDepth(rest: string): number | undefined {
+  if (/\*\*|[{}()]/.test(rest)) return undefined;
+  return rest.split("/").length - 1;
+}
+
+/**
+ * The literal text every match ends with: the last segment's characters after
+ * its last glob character (`**` + `/*.ts` gives `.ts`, `**` + `/package.json`
+ * the whole name). A cheap `endsWith` check then spares the regex most paths.
+ */
+export function requiredSuffix(rest: string): string {
+  const last = rest.slice(rest.lastIndexOf("/") + 1);
+  let i = last.length;
+  while (i > 0 && !GLOB_CHARS.test(last[i - 1])) i--;
+  return last.slice(i);
 }
 
 function namesDotSegment(rest: string): boolean {
@@ -106,22 +127,27 @@ export const globTool: Tool<GlobArgs> = {
     // The compiled regex is what picomatch's matcher runs, minus its per-call wrapping.
     const re = picomatch.makeRe(rest, { dot: includeIgnored });
     const cut = root.real === "/" ? 1 : root.real.length + 1;
-    const matches = new Set<string>();
+    const suffix = requiredSuffix(rest);
+    // The walk yields each file once, in path order: the list is sorted and unique as it is.
+    const matches: string[] = [];
     for await (
-      const entry of walk({
+      const chunk of walk({
         root: root.real,
         workspace,
         includeIgnored,
         includeHidden: includeIgnored || namesDotSegment(rest),
+        maxDepth: maxDepth(rest),
         signal: ctx.signal,
       })
     ) {
-      if (re.test(entry.path.slice(cut))) {
-        matches.add(root.inside ? entry.rel : entry.path);
+      for (const path of chunk) {
+        if (path.endsWith(suffix) && re.test(path.slice(cut))) {
+          matches.push(relPath(workspace, path));
+        }
       }
     }
     const where = base.display;
-    if (matches.size === 0) {
+    if (matches.length === 0) {
       return {
         output: `No files match "${args.pattern}" in ${where}` +
           (includeIgnored
@@ -129,11 +155,10 @@ export const globTool: Tool<GlobArgs> = {
             : " (hidden and ignored files skipped; include_ignored: true lists them)"),
       };
     }
-    const sorted = [...matches].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    if (sorted.length <= MAX_GLOB_RESULTS) return { output: sorted.join("\n") };
+    if (matches.length <= MAX_GLOB_RESULTS) return { output: matches.join("\n") };
     return {
-      output: sorted.slice(0, MAX_GLOB_RESULTS).join("\n") +
-        `\n\n[Truncated: showing ${MAX_GLOB_RESULTS} of ${sorted.length} matching files. ` +
+      output: matches.slice(0, MAX_GLOB_RESULTS).join("\n") +
+        `\n\n[Truncated: showing ${MAX_GLOB_RESULTS} of ${matches.length} matching files. ` +
         "Narrow the search with a more specific pattern (e.g. a directory prefix or extension) " +
         "or a path.]",
     };

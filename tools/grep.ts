@@ -1,7 +1,13 @@
 /**
- * The grep tool: searches file contents with a JavaScript regular expression,
- * over the files the shared walker yields. The search runs in one persistent
- * worker so a catastrophic pattern is stopped by a time bound.
+ * The grep tool: searches file contents with a JavaScript regular expression
+ * over the files the shared walker yields, on the persistent worker pool.
+ *
+ * The walk yields files in path order and hands them out in numbered batches;
+ * replies are consumed strictly in batch order, so results come out sorted by
+ * path then line whatever order the workers finish in, and a capped search stops
+ * as soon as the first `max_results` in path order are known (plus one more, to
+ * know the output is cut). The whole search is bounded in time; a runaway regex
+ * ends as `regex_timeout` with its workers terminated.
  *
  * @module
  */
@@ -12,15 +18,16 @@ import description from "./grep.md" with { type: "text" };
 import { type Tool, ToolError } from "./tool.ts";
 import { truncateText } from "./truncate.ts";
 import { guardPath } from "./workspace.ts";
-import { walk, type WalkEntry } from "./_walk.ts";
-import type { GrepReply, GrepRequest } from "./_grep_worker.ts";
+import { relPath, Walker } from "./_walk.ts";
+import { type BatchReply, boundedWidth, type FileMatches, type GrepMode } from "./_grep_worker.ts";
+import { beginSearch, endSearch, helpWith, poolReady, sendBatch } from "./_grep_pool.ts";
 
 /** Arguments of the grep tool. */
 export interface GrepArgs {
   pattern: string;
   path?: string;
   glob?: string;
-  output_mode?: "content" | "files_with_matches" | "count";
+  output_mode?: GrepMode;
   context?: number;
   case_insensitive?: boolean;
   max_results?: number;
@@ -33,78 +40,15 @@ export const MAX_OUTPUT_BYTES = 256 * 1024;
 /** Default time bound of one search. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
-let worker: Worker | undefined;
+/** Batches in flight (each shared by all workers): enough to keep them busy while the walk goes on. */
+const IN_FLIGHT = 4;
+/** Files per batch: small first so workers start early, then larger to save messages. */
+const FIRST_BATCH = 8;
+const MAX_BATCH = 256;
 
 function timeoutMs(): number {
   const v = Number(Deno.env.get("CRAB_GREP_TIMEOUT_MS"));
   return Number.isFinite(v) && v > 0 ? v : DEFAULT_TIMEOUT_MS;
-}
-
-function getWorker(): Worker {
-  worker ??= new Worker(new URL("./_grep_worker.ts", import.meta.url).href, { type: "module" });
-  return worker;
-}
-
-/** Lets an idle worker not keep the process alive. */
-function release(w: Worker): void {
-  const unref = (w as unknown as { unref?: () => void }).unref;
-  if (typeof unref === "function") {
-    unref.call(w);
-  } else {
-    w.terminate();
-    if (worker === w) worker = undefined;
-  }
-}
-
-function kill(w: Worker): void {
-  w.terminate();
-  if (worker === w) worker = undefined;
-}
-
-/** Sends one request to the worker and waits for its reply, bounded in time. */
-function search(req: GrepRequest, signal: AbortSignal): Promise<GrepReply> {
-  const w = getWorker();
-  const ref = (w as unknown as { ref?: () => void }).ref;
-  if (typeof ref === "function") ref.call(w);
-  const ms = timeoutMs();
-  return new Promise<GrepReply>((resolve, reject) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      w.onmessage = null;
-      w.onerror = null;
-    };
-    const timer = setTimeout(() => {
-      done();
-      kill(w);
-      reject(
-        new ToolError(
-          "regex_timeout",
-          `Cannot search for /${req.pattern}/: the search did not finish within ${ms} ms`,
-          "Simplify the pattern (avoid nested quantifiers such as (a+)+) or narrow the search with path or glob.",
-          "timeout",
-        ),
-      );
-    }, ms);
-    const onAbort = () => {
-      done();
-      kill(w);
-      reject(new ToolError("aborted", "Search aborted", "The call was cancelled.", "aborted"));
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    w.onmessage = (e: MessageEvent<GrepReply>) => {
-      done();
-      release(w);
-      resolve(e.data);
-    };
-    w.onerror = (e: ErrorEvent) => {
-      e.preventDefault();
-      done();
-      kill(w);
-      reject(new Error(`grep worker failed: ${e.message}`));
-    };
-    w.postMessage(req);
-  });
 }
 
 function invalidRegex(pattern: string, message: string): ToolError {
@@ -115,33 +59,283 @@ function invalidRegex(pattern: string, message: string): ToolError {
   );
 }
 
-async function listFiles(
-  root: { real: string; display: string; inside: boolean },
-  workspace: string,
-  glob: string | undefined,
+/**
+ * Sizes of large files seen by earlier searches. A batch hands its known large
+ * files out first, largest first, so the workers end a batch together instead
+ * of one finishing a 9 MB file alone (longest-processing-time-first scheduling).
+ */
+const largeFiles = new Map<string, number>();
+const LARGE_FILES_MAX = 10_000;
+
+/** Claim order of a batch: known large files first, largest first; undefined when none. */
+function claimOrder(batch: string[]): number[] | undefined {
+  if (largeFiles.size === 0) return undefined;
+  const large: number[] = [];
+  for (let i = 0; i < batch.length; i++) if (largeFiles.has(batch[i])) large.push(i);
+  if (large.length === 0) return undefined;
+  large.sort((a, b) => largeFiles.get(batch[b])! - largeFiles.get(batch[a])!);
+  const isLarge = new Set(large);
+  for (let i = 0; i < batch.length; i++) if (!isLarge.has(i)) large.push(i);
+  return large;
+}
+
+/** What one search found, in path order, already formatted. */
+interface Found {
+  lines: string[];
+  /** Results shown: matching lines (content mode) or files. */
+  shown: number;
+  /** Results found before the search stopped (at least `shown`). */
+  found: number;
+  /** True when more results exist than were shown. */
+  cut: boolean;
+}
+
+/** Formats results in path order and decides when enough is known. */
+class Collector {
+  readonly lines: string[] = [];
+  shown = 0;
+  /** Results in the consumed prefix (files in path order whose replies are in). */
+  consumed = 0;
+  /** Results in replies received but not yet consumed (later batches). */
+  ahead = 0;
+  #lastFile = false;
+
+  constructor(
+    readonly mode: GrepMode,
+    readonly max: number,
+    readonly context: number,
+  ) {}
+
+  /** True once more than `max` results are known in path order. */
+  get done(): boolean {
+    return this.consumed > this.max;
+  }
+
+  add(rel: string, m: FileMatches): void {
+    if (this.mode !== "content") {
+      this.consumed++;
+      if (this.shown < this.max) {
+        this.lines.push(this.mode === "count" ? `${rel}:${m.count}` : rel);
+        this.shown++;
+      }
+      return;
+    }
+    this.consumed += m.count;
+    const room = this.max - this.shown;
+    if (room <= 0) return;
+    const take = Math.min(room, m.lines.length);
+    this.shown += take;
+    const lastShown = m.lines[take - 1];
+    const isMatch = new Set(m.lines.slice(0, take));
+    const c = this.context;
+    let prev = -1;
+    for (let k = 0; k < m.shown.length; k++) {
+      const l = m.shown[k];
+      // Context of matches beyond the cut is not shown.
+      if (l > lastShown + c) break;
+      if (c > 0 && (prev === -1 ? this.#lastFile : l !== prev + 1)) this.lines.push("--");
+      const sep = isMatch.has(l) ? ":" : "-";
+      this.lines.push(`${rel}${sep}${l}${sep}${m.texts[k]}`);
+      prev = l;
+    }
+    this.#lastFile = true;
+  }
+
+  result(): Found {
+    const found = this.consumed + this.ahead;
+    return { lines: this.lines, shown: this.shown, found, cut: found > this.shown };
+  }
+}
+
+interface SearchSpec {
+  pattern: string;
+  flags: string;
+  mode: GrepMode;
+  context: number;
+  max: number;
+}
+
+/** Files to search, handed out in path order: the walker, or a single named file. */
+interface FileSource {
+  /** Appends up to `max` more absolute paths to `out`; false once there are no more. */
+  fill(out: string[], max: number): boolean;
+}
+
+/**
+ * Runs one search over `files` (consumed lazily, in path order) on the pool.
+ * Stops early once the first `max` results in path order are known.
+ */
+async function runSearch(
+  spec: SearchSpec,
+  files: FileSource,
+  rel: (path: string) => string,
   signal: AbortSignal,
-): Promise<WalkEntry[]> {
-  let info: Deno.FileInfo;
+): Promise<Found> {
+  const out = new Collector(spec.mode, spec.max, spec.context);
+  const batches: string[][] = [];
+  /** Per batch: the claim order sent, when it is not the path order. */
+  const orders: (number[] | undefined)[] = [];
+  /** Per batch: files claimed by the workers that answered so far, and their matches. */
+  const claimed: number[] = [];
+  const partial: FileMatches[][] = [];
+  /** Per batch: its matches in file order once every file is answered for. */
+  const replies: (FileMatches[] | undefined)[] = [];
+  let consumedBatches = 0;
+  let inFlight = 0;
+  let failure: Error | ToolError | undefined;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+
+  const consume = () => {
+    while (consumedBatches < replies.length && !out.done) {
+      const matches = replies[consumedBatches];
+      if (matches === undefined) break;
+      const batch = batches[consumedBatches];
+      for (const m of matches) {
+        out.ahead -= spec.mode === "content" ? m.count : 1;
+        out.add(rel(batch[m.index]), m);
+        if (out.done) break;
+      }
+      replies[consumedBatches] = undefined;
+      consumedBatches++;
+    }
+  };
+
+  const listener = {
+    reply(reply: BatchReply) {
+      if (reply.error !== undefined) failure ??= invalidRegex(spec.pattern, reply.error);
+      const b = reply.batch;
+      const before = claimed[b];
+      if (before >= batches[b].length) return; // a worker that found nothing left to claim
+      const order = orders[b];
+      for (let k = 0; k < reply.big.length; k += 2) {
+        if (largeFiles.size >= LARGE_FILES_MAX) largeFiles.clear();
+        const i = reply.big[k];
+        largeFiles.set(batches[b][order ? order[i] : i], reply.big[k + 1]);
+      }
+      for (const m of reply.matches) {
+        if (order) m.index = order[m.index];
+        out.ahead += spec.mode === "content" ? m.count : 1;
+      }
+      partial[b].push(...reply.matches);
+      claimed[b] = before + reply.claimed;
+      if (claimed[b] < batches[b].length) return;
+      replies[b] = partial[b].sort((x, y) => x.index - y.index);
+      inFlight--;
+      consume();
+      notify();
+    },
+    failed(error: Error) {
+      failure ??= new ToolError(
+        "search_interrupted",
+        `Cannot finish the search for /${spec.pattern}/: ${error.message}`,
+        "Run the same search again.",
+      );
+      notify();
+    },
+  };
+  const id = beginSearch(listener);
+  // While the workers start (first search of a process), this thread searches too, if it may.
+  const mayHelp = boundedWidth(spec.pattern);
+
+  const ms = timeoutMs();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    notify();
+  }, ms);
+  const onAbort = () => notify();
+  signal.addEventListener("abort", onAbort, { once: true });
+  const deadline = performance.now() + ms;
+  const stop = () => timedOut || signal.aborted || failure !== undefined || out.done;
+  const waitForNews = () => new Promise<void>((r) => (wake = r));
+
+  let finished = false;
   try {
-    info = await Deno.stat(root.real);
-  } catch {
-    throw new ToolError(
-      "not_found",
-      `Cannot search "${root.display}": no such file or directory`,
-      "Check the path with glob, or omit path to search the workspace.",
-    );
+    const maxInFlight = IN_FLIGHT;
+    let size = FIRST_BATCH;
+    let walkDone = false;
+    while (!walkDone && !stop()) {
+      const batch: string[] = [];
+      while (batch.length < size && !walkDone) walkDone = !files.fill(batch, size - batch.length);
+      if (batch.length) {
+        const n = batches.length;
+        batches.push(batch);
+        const order = claimOrder(batch);
+        orders.push(order);
+        claimed.push(0);
+        partial.push([]);
+        replies.push(undefined);
+        inFlight++;
+        const sent = sendBatch({
+          search: id,
+          batch: n,
+          pattern: spec.pattern,
+          flags: spec.flags,
+          mode: spec.mode,
+          context: spec.context,
+          lineCap: spec.max + 1,
+          files: order ? order.map((i) => batch[i]) : batch,
+        });
+        if (mayHelp && !poolReady()) {
+          listener.reply(helpWith(sent));
+          // Let the starting workers' messages through: their start-up needs this thread.
+          await new Promise<void>((r) => setTimeout(r, 0));
+        }
+        size = Math.min(size * 2, MAX_BATCH);
+      }
+      if (performance.now() > deadline) timedOut = true;
+      while (inFlight >= maxInFlight && !stop()) await waitForNews();
+    }
+    while (inFlight > 0 && !stop()) await waitForNews();
+    if (failure) throw failure;
+    if (timedOut) {
+      throw new ToolError(
+        "regex_timeout",
+        `Cannot search for /${spec.pattern}/: the search did not finish within ${ms} ms`,
+        "Simplify the pattern (avoid nested quantifiers such as (a+)+) or narrow the search with path or glob.",
+        "timeout",
+      );
+    }
+    if (signal.aborted) {
+      throw new ToolError("aborted", "Search aborted", "The call was cancelled.", "aborted");
+    }
+    finished = true;
+    return out.result();
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+    // A search that ended early leaves workers busy with it: a capped or failed search lets
+    // them skip its remaining files; a timed-out or aborted one has them terminated.
+    endSearch(id, !finished && inFlight > 0 && (timedOut || signal.aborted));
   }
-  const isMatch = glob ? picomatch(glob, { dot: true, basename: !glob.includes("/") }) : undefined;
-  if (info.isFile) {
-    const rel = root.inside ? root.display : root.real;
-    return isMatch && !isMatch(rel) ? [] : [{ path: root.real, rel }];
-  }
-  const files: WalkEntry[] = [];
-  for await (const entry of walk({ root: root.real, workspace, signal })) {
-    if (!isMatch || isMatch(entry.rel)) files.push(entry);
-  }
-  files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-  return files;
+}
+
+/** Keeps only the files whose workspace-relative path matches `glob`. */
+function globbed(source: FileSource, glob: string, rel: (path: string) => string): FileSource {
+  const isMatch = picomatch(glob, { dot: true, basename: !glob.includes("/") });
+  const pending: string[] = [];
+  return {
+    fill(out, max) {
+      let more = true;
+      let added = 0;
+      while (added < max && more) {
+        pending.length = 0;
+        more = source.fill(pending, max - added);
+        for (const p of pending) {
+          if (isMatch(rel(p))) {
+            out.push(p);
+            added++;
+          }
+        }
+      }
+      return more;
+    },
+  };
 }
 
 /** The grep tool. */
@@ -193,55 +387,42 @@ export const grepTool: Tool<GrepArgs> = {
     const max = args.max_results ?? DEFAULT_MAX_RESULTS;
     const context = mode === "content" ? args.context ?? 0 : 0;
     const root = await guardPath(ctx, args.path ?? ".", "search");
-    const files = await listFiles(root, ctx.session.workspace, args.glob, ctx.signal);
-    if (files.length === 0) return { output: "No matches found." };
-    const reply = await search(
-      { pattern: args.pattern, flags, files: files.map((f) => f.path), context },
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(root.real);
+    } catch {
+      throw new ToolError(
+        "not_found",
+        `Cannot search "${root.display}": no such file or directory`,
+        "Check the path with glob, or omit path to search the workspace.",
+      );
+    }
+    const workspace = ctx.session.workspace;
+    const rel = (path: string) => relPath(workspace, path);
+    let source: FileSource = info.isFile
+      ? { fill: (out) => (out.push(root.real), false) }
+      : new Walker({ root: root.real, workspace, signal: ctx.signal });
+    if (args.glob) source = globbed(source, args.glob, rel);
+    const found = await runSearch(
+      { pattern: args.pattern, flags, mode, context, max },
+      source,
+      rel,
       ctx.signal,
     );
-    if (!reply.ok) throw invalidRegex(args.pattern, reply.message);
-    const matches = reply.matches.sort((a, b) => a.file - b.file);
-    if (matches.length === 0) return { output: "No matches found." };
-
-    const out: string[] = [];
-    let total = 0;
-    let shown = 0;
-    if (mode === "content") {
-      for (const m of matches) {
-        total += m.lines.length;
-        if (shown >= max) continue;
-        const rel = files[m.file].rel;
-        const lines = m.lines.slice(0, max - shown);
-        shown += lines.length;
-        // Group consecutive shown lines (matches plus context) separated by `--`.
-        const want = new Set<number>();
-        for (const l of lines) for (let k = l - context; k <= l + context; k++) want.add(k);
-        const isMatch = new Set(lines);
-        let prev = -1;
-        for (const l of [...want].sort((a, b) => a - b)) {
-          if (!(l in m.text)) continue;
-          if (context > 0 && prev !== -1 && l !== prev + 1) out.push("--");
-          if (context > 0 && prev === -1 && out.length) out.push("--");
-          out.push(
-            `${rel}${isMatch.has(l) ? ":" : "-"}${l}${isMatch.has(l) ? ":" : "-"}${m.text[l]}`,
-          );
-          prev = l;
-        }
-      }
-    } else {
-      total = matches.length;
-      for (const m of matches.slice(0, max)) {
-        const rel = files[m.file].rel;
-        out.push(mode === "count" ? `${rel}:${m.lines.length}` : rel);
-      }
-      shown = Math.min(max, total);
+    if (found.shown === 0) {
+      return {
+        output: `No matches found in ${root.display}` +
+          " (hidden, ignored and binary files are skipped).",
+      };
     }
-    if (shown < total) {
+    const out = found.lines;
+    if (found.cut) {
+      const unit = mode === "content" ? "matching lines" : "files";
       out.push(
         "",
-        `[Results truncated: showing first ${shown} of at least ${total} ${
-          mode === "content" ? "matching lines" : "files"
-        }. Narrow the search with path, glob or a more specific pattern.]`,
+        `[Results truncated: showing the first ${found.shown} ${unit} in path order; ` +
+          `${found.found} found before the search stopped. Narrow the search with path, ` +
+          "glob or a more specific pattern, or raise max_results.]",
       );
     }
     const t = truncateText(out.join("\n"), {

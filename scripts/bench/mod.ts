@@ -9,6 +9,7 @@ const here = new URL(".", import.meta.url);
 const benches = [
   "startup.ts",
   "dispatch.ts",
+  "walk.ts",
   "glob.ts",
   "grep.ts",
   "bash_memory.ts",

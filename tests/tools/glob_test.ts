@@ -110,3 +110,21 @@ Deno.test("glob() terminates on a symlink loop and does not follow a link outsid
     Deno.removeSync(outside, { recursive: true });
   }
 });
+
+Deno.test("glob() lists an ignored directory named by path or by the pattern's prefix", async () => {
+  await using h = harness([globTool]);
+  await new Deno.Command("git", { args: ["init", "-q"], cwd: h.dir }).output();
+  h.put(".gitignore", "vendor/\n*.tmp\n");
+  h.put("vendor/lib/a.d.ts", "");
+  h.put("vendor/lib/b.tmp", "");
+  h.put("src/c.d.ts", "");
+  assert.equal(okOutput(await h.call("glob", { pattern: "**/*.d.ts" })), "src/c.d.ts");
+  assert.equal(
+    okOutput(await h.call("glob", { pattern: "vendor/**/*" })),
+    "vendor/lib/a.d.ts",
+  );
+  assert.equal(
+    okOutput(await h.call("glob", { pattern: "**/*", path: "vendor" })),
+    "vendor/lib/a.d.ts",
+  );
+});

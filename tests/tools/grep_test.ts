@@ -1,15 +1,28 @@
 import assert from "node:assert/strict";
 import { grepTool } from "../../tools/grep.ts";
+import { filesSearchedFromMemory, POOL_SIZE, poolWorkers } from "../../tools/_grep_pool.ts";
 import { harness } from "../_harness.ts";
+import { sandbox } from "../_cli.ts";
 
 function okOutput(r: { ok: boolean } & Record<string, unknown>): string {
   assert.equal(r.ok, true, JSON.stringify(r));
   return r.output as string;
 }
 
-function errCode(r: { ok: boolean } & Record<string, unknown>): string {
+function errOf(r: { ok: boolean } & Record<string, unknown>): { code: string; message: string } {
   assert.equal(r.ok, false, JSON.stringify(r));
-  return (r.error as { code: string }).code;
+  return r.error as { code: string; message: string };
+}
+
+async function withTimeout<T>(ms: string, f: () => Promise<T>): Promise<T> {
+  const old = Deno.env.get("CRAB_GREP_TIMEOUT_MS");
+  Deno.env.set("CRAB_GREP_TIMEOUT_MS", ms);
+  try {
+    return await f();
+  } finally {
+    if (old === undefined) Deno.env.delete("CRAB_GREP_TIMEOUT_MS");
+    else Deno.env.set("CRAB_GREP_TIMEOUT_MS", old);
+  }
 }
 
 Deno.test("grep() reports path:line:text sorted by path then line", async () => {
@@ -17,8 +30,35 @@ Deno.test("grep() reports path:line:text sorted by path then line", async () => 
   h.put("b.ts", "foo\nbar\nfoo again\n");
   h.put("a.ts", "nothing\nfoo\n");
   h.put("src/c.ts", "xfoo");
+  h.put("a.b/d.ts", "foo\n");
+  h.put("a/e.ts", "foo\n");
   const r = await h.call("grep", { pattern: "foo" });
-  assert.equal(okOutput(r), "a.ts:2:foo\nb.ts:1:foo\nb.ts:3:foo again\nsrc/c.ts:1:xfoo");
+  assert.equal(
+    okOutput(r),
+    "a.b/d.ts:1:foo\na.ts:2:foo\na/e.ts:1:foo\nb.ts:1:foo\nb.ts:3:foo again\nsrc/c.ts:1:xfoo",
+  );
+});
+
+Deno.test("grep() keeps path order across many files whatever order the workers finish in", async () => {
+  await using h = harness([grepTool]);
+  const expected: string[] = [];
+  for (let d = 0; d < 12; d++) {
+    for (let f = 0; f < 40; f++) {
+      // Uneven sizes, so batches finish out of order.
+      const filler = "x\n".repeat(((d * 40 + f) * 7919) % 3000);
+      const rel = `d${String(d).padStart(2, "0")}/f${String(f).padStart(2, "0")}.txt`;
+      h.put(rel, `${filler}needle ${d}-${f}\n`);
+      expected.push(`${rel}:${filler.length / 2 + 1}:needle ${d}-${f}`);
+    }
+  }
+  const out = okOutput(await h.call("grep", { pattern: "needle", max_results: 10000 }));
+  assert.deepEqual(out.split("\n"), expected);
+  const files = await h.call("grep", {
+    pattern: "needle",
+    output_mode: "files_with_matches",
+    max_results: 10000,
+  });
+  assert.deepEqual(okOutput(files).split("\n"), expected.map((l) => l.split(":")[0]));
 });
 
 Deno.test("grep() lists files and counts per file", async () => {
@@ -30,67 +70,269 @@ Deno.test("grep() lists files and counts per file", async () => {
   assert.equal(okOutput(files), "a.ts\nb.ts");
   const count = await h.call("grep", { pattern: "foo", output_mode: "count" });
   assert.equal(okOutput(count), "a.ts:1\nb.ts:2");
-  assert.equal(okOutput(await h.call("grep", { pattern: "zzz" })), "No matches found.");
+  assert.match(okOutput(await h.call("grep", { pattern: "zzz" })), /^No matches found in \. /);
 });
 
-Deno.test("grep() truncates at max_results with a note giving the counts", async () => {
+Deno.test("grep() cuts at max_results lines in path order and says how many it found", async () => {
   await using h = harness([grepTool]);
-  h.put("a.txt", "hit\n".repeat(5));
+  h.put("a.txt", "hit\n".repeat(2));
+  h.put("b.txt", "hit\nmiss\nhit\n");
+  h.put("c.txt", "hit\n");
   const r = okOutput(await h.call("grep", { pattern: "hit", max_results: 3 }));
-  const lines = r.split("\n");
-  assert.deepEqual(lines.slice(0, 3), ["a.txt:1:hit", "a.txt:2:hit", "a.txt:3:hit"]);
-  assert.match(r, /\[Results truncated: showing first 3 of at least 5 matching lines\./);
+  assert.equal(
+    r,
+    "a.txt:1:hit\na.txt:2:hit\nb.txt:1:hit\n\n" +
+      "[Results truncated: showing the first 3 matching lines in path order; 5 found before the " +
+      "search stopped. Narrow the search with path, glob or a more specific pattern, or raise " +
+      "max_results.]",
+  );
+  // Exactly max_results matches is not a cut.
+  assert.equal(
+    okOutput(await h.call("grep", { pattern: "hit", max_results: 5 })).split("\n").length,
+    5,
+  );
 });
 
-Deno.test("grep() shows context lines with -- between groups", async () => {
+Deno.test("grep() counts files, not lines, against max_results in the other modes", async () => {
+  await using h = harness([grepTool]);
+  for (const f of ["a", "b", "c"]) h.put(`${f}.txt`, "hit\nhit\nhit\n");
+  const files = okOutput(
+    await h.call("grep", { pattern: "hit", output_mode: "files_with_matches", max_results: 2 }),
+  );
+  assert.match(files, /^a\.txt\nb\.txt\n\n\[Results truncated: showing the first 2 files/);
+  const count = okOutput(
+    await h.call("grep", { pattern: "hit", output_mode: "count", max_results: 2 }),
+  );
+  assert.match(count, /^a\.txt:3\nb\.txt:3\n\n\[Results truncated: showing the first 2 files/);
+  assert.equal(
+    okOutput(await h.call("grep", { pattern: "hit", output_mode: "count", max_results: 3 })),
+    "a.txt:3\nb.txt:3\nc.txt:3",
+  );
+});
+
+Deno.test("grep() stops searching once the first max_results in path order are known", async () => {
+  await using h = harness([grepTool]);
+  for (let i = 0; i < 3000; i++) h.put(`f/${String(i).padStart(4, "0")}.txt`, "hit\n");
+  const r = okOutput(await h.call("grep", { pattern: "hit", max_results: 5 }));
+  assert.deepEqual(r.split("\n").slice(0, 5), [0, 1, 2, 3, 4].map((i) => `f/000${i}.txt:1:hit`));
+  const found = Number(/; (\d+) found before the search stopped/.exec(r)?.[1]);
+  assert.ok(found > 5 && found < 3000, `found ${found}: the search should stop early`);
+});
+
+Deno.test("grep() runs concurrent searches on the shared pool without mixing them", async () => {
+  await using h = harness([grepTool]);
+  for (let i = 0; i < 600; i++) {
+    h.put(`d${i % 7}/f${String(i).padStart(3, "0")}.txt`, `alpha ${i}\nbeta ${i}\ngamma ${i}\n`);
+  }
+  const calls = [
+    { pattern: "alpha \\d+", max_results: 10000 },
+    { pattern: "^beta", max_results: 5 },
+    { pattern: "gamma", output_mode: "count", max_results: 10000 },
+    { pattern: "alpha 1\\d\\d$", output_mode: "files_with_matches", max_results: 10000 },
+  ];
+  // How many results a stopped search had found depends on timing; the results do not.
+  const stable = (out: string) => out.replace(/; \d+ found before/, "; N found before");
+  const sequential: string[] = [];
+  for (const c of calls) sequential.push(stable(okOutput(await h.call("grep", c))));
+  const together = await Promise.all(calls.map((c) => h.call("grep", c)));
+  assert.deepEqual(together.map((r) => stable(okOutput(r))), sequential);
+  assert.equal(sequential[0].split("\n").length, 600);
+  assert.equal(sequential[3].split("\n").length, 100);
+});
+
+Deno.test("grep() searches kept copies of unchanged files and sees every change", async () => {
+  await using h = harness([grepTool]);
+  for (let i = 0; i < 40; i++) h.put(`f${String(i).padStart(2, "0")}.txt`, `x\nneedle ${i}\n`);
+  h.put("edit.txt", "needle here\n");
+  h.put("grow.txt", "nothing\n");
+  // Files changed in the last two seconds are never kept; let these age.
+  await new Promise((r) => setTimeout(r, 2200));
+  const args = { pattern: "needle", output_mode: "files_with_matches", max_results: 10000 };
+  const first = okOutput(await h.call("grep", args));
+  assert.equal(first.split("\n").length, 41);
+  // Workers keep copies from their second search on, each of the files it searched.
+  const before = filesSearchedFromMemory();
+  for (let i = 0; i < 5; i++) assert.equal(okOutput(await h.call("grep", args)), first);
+  assert.ok(filesSearchedFromMemory() > before, "unchanged files came from memory");
+
+  // Same size, old mtime restored: only the inode's ctime tells.
+  const edit = `${h.dir}/edit.txt`;
+  const mtime = Deno.statSync(edit).mtime!;
+  Deno.writeTextFileSync(edit, "NEEDLE here\n");
+  Deno.utimeSync(edit, mtime, mtime);
+  Deno.writeTextFileSync(`${h.dir}/grow.txt`, "nothing\nneedle now\n");
+  Deno.removeSync(`${h.dir}/f00.txt`);
+  const after = okOutput(await h.call("grep", args)).split("\n");
+  assert.ok(!after.includes("edit.txt"));
+  assert.ok(after.includes("grow.txt"));
+  assert.ok(!after.includes("f00.txt"));
+  assert.equal(after.length, 40);
+});
+
+Deno.test("grep() shows context lines with -- between groups and files", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "1\nx\n3\n4\n5\n6\nx\n8\n");
+  h.put("b.txt", "x\n2\n");
   const r = okOutput(await h.call("grep", { pattern: "x", context: 1 }));
-  assert.equal(r, "a.txt-1-1\na.txt:2:x\na.txt-3-3\n--\na.txt-6-6\na.txt:7:x\na.txt-8-8");
+  assert.equal(
+    r,
+    "a.txt-1-1\na.txt:2:x\na.txt-3-3\n--\na.txt-6-6\na.txt:7:x\na.txt-8-8\n--\nb.txt:1:x\nb.txt-2-2",
+  );
 });
 
-Deno.test("grep() matches x$ before a CRLF line end", async () => {
+Deno.test("grep() treats CRLF as a line end and shows lines without the CR", async () => {
   await using h = harness([grepTool]);
-  h.put("a.txt", "ax\r\nbx\r\ny\r\n");
-  assert.equal(okOutput(await h.call("grep", { pattern: "x$" })), "a.txt:1:ax\na.txt:2:bx");
+  h.put("a.txt", "ax\r\nbx\r\ny\r\nlone\rcr x\r\n");
+  assert.equal(
+    okOutput(await h.call("grep", { pattern: "x$" })),
+    "a.txt:1:ax\na.txt:2:bx\na.txt:4:lone\rcr x",
+  );
+  assert.equal(okOutput(await h.call("grep", { pattern: "^y$" })), "a.txt:3:y");
 });
 
-Deno.test("grep() finds text in a UTF-16 LE file with a BOM and skips binary files", async () => {
+Deno.test("grep() never reports a match across lines, like rg", async () => {
+  await using h = harness([grepTool]);
+  h.put("a.txt", "end a\nb start\na b\n");
+  assert.equal(okOutput(await h.call("grep", { pattern: "a\\sb" })), "a.txt:3:a b");
+  assert.equal(okOutput(await h.call("grep", { pattern: "a[^x]b" })), "a.txt:3:a b");
+  assert.match(okOutput(await h.call("grep", { pattern: "a\\nb" })), /^No matches found/);
+  // `^` after the final line end is no line at all.
+  assert.equal(okOutput(await h.call("grep", { pattern: "^", output_mode: "count" })), "a.txt:3");
+});
+
+Deno.test("grep() decodes UTF-16 with a BOM and UTF-8, and skips binary files", async () => {
   await using h = harness([grepTool]);
   const s = "hello needle\n";
-  const bytes = new Uint8Array(2 + s.length * 2);
-  bytes[0] = 0xff;
-  bytes[1] = 0xfe;
-  for (let i = 0; i < s.length; i++) bytes[2 + 2 * i] = s.charCodeAt(i);
-  h.put("u16.txt", bytes);
-  h.put("bin.dat", new Uint8Array([110, 101, 101, 100, 108, 101, 0, 1, 2]));
-  assert.equal(okOutput(await h.call("grep", { pattern: "needle" })), "u16.txt:1:hello needle");
+  const le = new Uint8Array(2 + s.length * 2);
+  const be = new Uint8Array(2 + s.length * 2);
+  le.set([0xff, 0xfe]);
+  be.set([0xfe, 0xff]);
+  for (let i = 0; i < s.length; i++) {
+    le[2 + 2 * i] = s.charCodeAt(i);
+    be[3 + 2 * i] = s.charCodeAt(i);
+  }
+  h.put("u16le.txt", le);
+  h.put("u16be.txt", be);
+  h.put("utf8.txt", "\ufeffcafé needle ünïcode\n");
+  h.put("bin.dat", new Uint8Array([110, 101, 101, 100, 108, 101, 10, 0, 1, 2]));
+  const late = new Uint8Array(20_000).fill(120);
+  late.set(new TextEncoder().encode("needle\n"));
+  late[19_000] = 0;
+  h.put("late-nul.dat", late);
+  assert.equal(
+    okOutput(await h.call("grep", { pattern: "needle" })),
+    "u16be.txt:1:hello needle\nu16le.txt:1:hello needle\nutf8.txt:1:café needle ünïcode",
+  );
+  assert.equal(
+    okOutput(await h.call("grep", { pattern: "caf.\\s" })),
+    "utf8.txt:1:café needle ünïcode",
+  );
 });
 
-Deno.test("grep() rejects an invalid regex with invalid_regex", async () => {
+Deno.test("grep() cuts lines longer than 2000 characters", async () => {
+  await using h = harness([grepTool]);
+  h.put("long.txt", "needle" + "y".repeat(5000) + "\n");
+  const out = okOutput(await h.call("grep", { pattern: "needle" }));
+  assert.equal(out, "long.txt:1:needle" + "y".repeat(1994));
+});
+
+Deno.test("grep() rejects an invalid regex with invalid_regex quoting the JS message", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "x(\n");
-  const r = await h.call("grep", { pattern: "x(" });
-  assert.equal(errCode(r), "invalid_regex");
-  assert.match((r as unknown as { error: { message: string } }).error.message, /\/x\(\//);
+  const e = errOf(await h.call("grep", { pattern: "x(" }));
+  assert.equal(e.code, "invalid_regex");
+  let js = "";
+  try {
+    new RegExp("x(", "gm");
+  } catch (err) {
+    js = (err as Error).message;
+  }
+  assert.ok(js.length > 0);
+  assert.ok(e.message.includes(js), e.message);
+  assert.ok(e.message.includes("/x(/"), e.message);
 });
 
-Deno.test("grep() stops a catastrophic pattern with regex_timeout", async () => {
+Deno.test("grep() stops a catastrophic pattern with regex_timeout and recovers", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "a".repeat(40) + "b\n");
-  const old = Deno.env.get("CRAB_GREP_TIMEOUT_MS");
-  Deno.env.set("CRAB_GREP_TIMEOUT_MS", "500");
-  try {
+  await withTimeout("500", async () => {
     const t0 = performance.now();
     const r = await h.call("grep", { pattern: "(a+)+$" });
-    assert.equal(errCode(r), "regex_timeout");
-    assert.ok(performance.now() - t0 < 5000);
-    // A fresh worker serves the next call.
-    h.put("b.txt", "ok\n");
-    assert.equal(okOutput(await h.call("grep", { pattern: "^ok" })), "b.txt:1:ok");
+    assert.equal(errOf(r).code, "regex_timeout");
+    assert.equal(r.outcome, "timeout");
+    assert.ok(performance.now() - t0 < 10_000, "bounded well before the pattern would end");
+  });
+  // Fresh workers serve the next call.
+  h.put("b.txt", "ok\n");
+  assert.equal(okOutput(await h.call("grep", { pattern: "^ok" })), "b.txt:1:ok");
+});
+
+Deno.test("grep() reuses one persistent worker pool across calls", async () => {
+  await using h = harness([grepTool]);
+  h.put("a.txt", "hit\n");
+  okOutput(await h.call("grep", { pattern: "hit" }));
+  const first = poolWorkers();
+  assert.equal(first.length, POOL_SIZE);
+  okOutput(await h.call("grep", { pattern: "hit" }));
+  okOutput(await h.call("grep", { pattern: "hit", output_mode: "count" }));
+  assert.deepEqual(poolWorkers(), first);
+});
+
+Deno.test("crab tool grep ends promptly with the worker pool started", async () => {
+  using s = sandbox();
+  s.put("a.txt", "hit\n");
+  s.put("src/b.txt", "no\nhit\n");
+  const child = s.spawn(["tool", "grep", '{"pattern":"hit"}']);
+  await child.stdin.close();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const out = await child.output();
+  clearTimeout(timer);
+  assert.equal(new TextDecoder().decode(out.stdout), "a.txt:1:hit\nsrc/b.txt:2:hit\n");
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+});
+
+Deno.test("shutdownPool() lets a script that used grep end on its own", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-grep-exit-" });
+  try {
+    Deno.mkdirSync(`${dir}/ws`);
+    Deno.writeTextFileSync(`${dir}/ws/a.txt`, "hit\n");
+    const script = `${dir}/run.ts`;
+    const tools = new URL("../../tools/", import.meta.url).href;
+    Deno.writeTextFileSync(
+      script,
+      [
+        `import { grepTool } from "${tools}grep.ts";`,
+        `import { shutdownPool } from "${tools}_grep_pool.ts";`,
+        `import { Session } from "${tools}session.ts";`,
+        `const r = await grepTool.run({ pattern: "hit" }, {`,
+        `  session: new Session(${JSON.stringify(`${dir}/ws`)}),`,
+        `  signal: new AbortController().signal,`,
+        `  requestApproval: () => Promise.resolve(),`,
+        `});`,
+        `console.log(r.output);`,
+        `shutdownPool();`,
+        "",
+      ].join("\n"),
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--no-prompt",
+        "--config",
+        new URL("../../deno.json", import.meta.url).pathname,
+        script,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const out = await child.output();
+    clearTimeout(timer);
+    assert.equal(new TextDecoder().decode(out.stdout), "a.txt:1:hit\n");
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
   } finally {
-    if (old === undefined) Deno.env.delete("CRAB_GREP_TIMEOUT_MS");
-    else Deno.env.set("CRAB_GREP_TIMEOUT_MS", old);
+    Deno.removeSync(dir, { recursive: true });
   }
 });
 
@@ -111,48 +353,29 @@ Deno.test("grep() filters with glob and searches a single file path", async () =
     okOutput(await h.call("grep", { pattern: "foo", path: "src/c.js" })),
     "src/c.js:1:foo",
   );
+  assert.equal(
+    okOutput(await h.call("grep", { pattern: "foo", path: "src" })),
+    "src/b.ts:1:foo\nsrc/c.js:1:foo",
+  );
+});
+
+Deno.test("grep() skips hidden and ignored files", async () => {
+  await using h = harness([grepTool]);
+  await new Deno.Command("git", { args: ["init", "-q"], cwd: h.dir }).output();
+  h.put(".gitignore", "dist/\n");
+  h.put("dist/out.js", "foo\n");
+  h.put(".env", "foo\n");
+  h.put("src/a.js", "foo\n");
+  assert.equal(okOutput(await h.call("grep", { pattern: "foo" })), "src/a.js:1:foo");
+  // Named explicitly, an ignored directory is searched, like a path given to rg.
+  assert.equal(
+    okOutput(await h.call("grep", { pattern: "foo", path: "dist" })),
+    "dist/out.js:1:foo",
+  );
 });
 
 Deno.test("grep() refuses a path outside the workspace without approval", async () => {
   await using h = harness([grepTool], {});
-  assert.equal(errCode(await h.call("grep", { pattern: "x", path: "../" })), "refused");
-});
-
-Deno.test("grep() agrees with ripgrep on a plain tree", async () => {
-  await using h = harness([grepTool]);
-  h.put("a.ts", "import x from 'y';\nfunction foo() {}\nconst bar = 1;\n");
-  h.put("src/b.js", "// FOO\nfunction barfoo() { return 1 }\nimport z;\n  foobar;\n");
-  h.put("src/deep/c.txt", "nothing here\nFoo bar;\n;\n");
-  const cases: { pattern: string; ci?: boolean }[] = [
-    { pattern: "function" },
-    { pattern: "\\bfoo" },
-    { pattern: "^import" },
-    { pattern: ";$" },
-    { pattern: "foo|bar" },
-    { pattern: "FOO", ci: true },
-  ];
-  for (const c of cases) {
-    const args = [
-      "-n",
-      "--no-heading",
-      "--crlf",
-      "--no-config",
-      ...(c.ci ? ["-i"] : []),
-      "-e",
-      c.pattern,
-      ".",
-    ];
-    const rg = await new Deno.Command("/usr/bin/rg", { args, cwd: h.dir, stdout: "piped" })
-      .output();
-    const expected = new TextDecoder().decode(rg.stdout).split("\n").filter((l) => l)
-      .map((l) => l.replace(/^\.\//, "")).sort();
-    assert.ok(expected.length > 0, c.pattern);
-    const r = await h.call("grep", {
-      pattern: c.pattern,
-      ...(c.ci ? { case_insensitive: true } : {}),
-      max_results: 10000,
-    });
-    const got = okOutput(r).split("\n").sort();
-    assert.deepEqual(got, expected, c.pattern);
-  }
+  assert.equal(errOf(await h.call("grep", { pattern: "x", path: "../" })).code, "refused");
+  assert.equal(errOf(await h.call("grep", { pattern: "x", path: "nope" })).code, "not_found");
 });
