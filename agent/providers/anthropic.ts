@@ -17,7 +17,7 @@ import type {
   StreamEvent,
   StreamRequest,
 } from "./types.ts";
-import { ProviderError, toProviderError } from "./types.ts";
+import { midStreamError, ProviderError } from "./types.ts";
 
 /** How to reach the API and how to retry. */
 export interface AnthropicOptions extends RequestPolicy {
@@ -83,14 +83,6 @@ function stopReason(r: unknown): StopReason {
   if (r === "stop_sequence") return "end_turn";
   if (r === "model_context_window_exceeded") return "max_tokens";
   return "other";
-}
-
-/** An error while reading an open stream: an API error event, or the stream broke off. */
-function midStreamError(e: unknown): ProviderError {
-  if (e instanceof ProviderError) return e;
-  if (typeof e === "object" && e !== null && "error" in e) return toProviderError(e);
-  const why = e instanceof Error ? e.message : String(e);
-  return new ProviderError("incomplete", `Model stream broke off: ${why}`);
 }
 
 const incomplete = () =>

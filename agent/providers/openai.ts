@@ -10,7 +10,7 @@
 import type OpenAI from "openai";
 import { type Attempt, type RequestPolicy, runRequest } from "./_request.ts";
 import type { Message, Provider, StopReason, StreamEvent, StreamRequest } from "./types.ts";
-import { ProviderError, toProviderError } from "./types.ts";
+import { midStreamError, ProviderError } from "./types.ts";
 
 /** How to reach the API and how to retry. */
 export interface OpenAIOptions extends RequestPolicy {
@@ -87,13 +87,6 @@ function stopReason(r: unknown, hasCalls: boolean): StopReason {
   if (r === "tool_calls" || r === "function_call" || hasCalls) return "tool_use";
   if (r === "stop") return "end_turn";
   return "other";
-}
-
-function midStreamError(e: unknown): ProviderError {
-  if (e instanceof ProviderError) return e;
-  if (typeof e === "object" && e !== null && "error" in e) return toProviderError(e);
-  const why = e instanceof Error ? e.message : String(e);
-  return new ProviderError("incomplete", `Model stream broke off: ${why}`);
 }
 
 interface PartialCall {

@@ -194,3 +194,11 @@ export function toProviderError(e: unknown, signal?: AbortSignal): ProviderError
     ...(should === "false" ? { retry: false } : should === "true" ? { retry: true } : {}),
   });
 }
+
+/** An error while reading an open stream: an API error event, or the stream broke off. */
+export function midStreamError(e: unknown): ProviderError {
+  if (e instanceof ProviderError) return e;
+  if (typeof e === "object" && e !== null && "error" in e) return toProviderError(e);
+  const why = e instanceof Error ? e.message : String(e);
+  return new ProviderError("incomplete", `Model stream broke off: ${why}`);
+}
