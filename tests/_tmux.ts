@@ -89,3 +89,20 @@ export async function terminal(
     },
   };
 }
+
+/**
+ * crab's interactive mode in a terminal, run like the `crab` task (full preset
+ * flags) in sandbox `s`, with `args` after the entry point and `env` added.
+ */
+export async function crabTerminal(
+  s: { ws: string; env: Record<string, string> },
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Terminal> {
+  const { MAIN } = await import("./_cli.ts");
+  const { presetFlags } = await import("../tools/capabilities.ts");
+  return await terminal([Deno.execPath(), "run", ...presetFlags("full"), MAIN, ...args], {
+    env: { ...s.env, ...env },
+    cwd: s.ws,
+  });
+}

@@ -4,8 +4,8 @@ import { DatabaseSync } from "node:sqlite";
 import { presetFlags } from "../../tools/capabilities.ts";
 import { MAIN, type Sandbox, sandbox } from "../_cli.ts";
 import { everything, fake } from "../_mcp_servers.ts";
-import { startFakeModel, toolNames, toolResults } from "../fake_model.ts";
-import { terminal } from "../_tmux.ts";
+import { type FakeModel, startFakeModel, toolNames, toolResults } from "../fake_model.ts";
+import { crabTerminal } from "../_tmux.ts";
 
 /** Writes `.mcp.json` into the workspace in the shape other agents use. */
 function projectServers(
@@ -13,6 +13,22 @@ function projectServers(
   servers: Record<string, { command?: string; args?: string[] }>,
 ) {
   s.put(".mcp.json", JSON.stringify({ mcpServers: servers }, null, 2));
+}
+
+/** `crab -p go` against `model`, with the workspace's servers trusted for the run. */
+function printTrusted(s: Sandbox, model: FakeModel) {
+  return s.crab(
+    [
+      "--provider",
+      "anthropic",
+      "--base-url",
+      model.baseUrlFor("anthropic"),
+      "--trust-project",
+      "-p",
+      "go",
+    ],
+    { env: { ANTHROPIC_API_KEY: "k" } },
+  );
 }
 
 const fakeEntry = () => {
@@ -42,18 +58,7 @@ Deno.test("crab -p offers a trusted project's MCP tools as SERVER__TOOL and call
     },
     { text: "done" },
   ]);
-  const r = await s.crab(
-    [
-      "--provider",
-      "anthropic",
-      "--base-url",
-      model.baseUrlFor("anthropic"),
-      "--trust-project",
-      "-p",
-      "go",
-    ],
-    { env: { ANTHROPIC_API_KEY: "k" } },
-  );
+  const r = await printTrusted(s, model);
   assert.equal(r.code, 0, r.stderr);
   const offered = toolNames(model.modelRequests()[0]);
   assert.deepEqual(offered.slice(0, 6), ["read", "write", "edit", "bash", "glob", "grep"]);
@@ -124,18 +129,7 @@ Deno.test("crab -p with a server that fails reports it once and goes on without 
     { calls: [{ name: "everything__echo", args: { message: "still here" } }] },
     { text: "ok" },
   ]);
-  const r = await s.crab(
-    [
-      "--provider",
-      "anthropic",
-      "--base-url",
-      model.baseUrlFor("anthropic"),
-      "--trust-project",
-      "-p",
-      "go",
-    ],
-    { env: { ANTHROPIC_API_KEY: "k" } },
-  );
+  const r = await printTrusted(s, model);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stderr.match(/MCP server "dead" failed/g)?.length, 1);
   assert.match(toolResults(model.modelRequests()[1])[0].text, /still here/);
@@ -169,19 +163,10 @@ Deno.test("repl: an MCP call prompts as SERVER__TOOL, and a allows that server f
     { calls: [{ name: "bash", args: { command: "true" } }] },
     { text: "finished" },
   ]);
-  await using t = await terminal(
-    [
-      Deno.execPath(),
-      "run",
-      ...presetFlags("full"),
-      MAIN,
-      "--provider",
-      "anthropic",
-      "--base-url",
-      model.baseUrlFor("anthropic"),
-      "--trust-project",
-    ],
-    { env: { ...s.env, ANTHROPIC_API_KEY: "k" }, cwd: s.ws },
+  await using t = await crabTerminal(
+    s,
+    ["--provider", "anthropic", "--base-url", model.baseUrlFor("anthropic"), "--trust-project"],
+    { ANTHROPIC_API_KEY: "k" },
   );
   await t.waitFor("› ", 30_000);
   await t.type("echo twice");

@@ -2,18 +2,14 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type FakeModel, startFakeModel, toolResults } from "../fake_model.ts";
-import { MAIN, type Sandbox, sandbox } from "../_cli.ts";
-import { terminal } from "../_tmux.ts";
-import { presetFlags } from "../../tools/capabilities.ts";
+import { type Sandbox, sandbox } from "../_cli.ts";
+import { crabTerminal } from "../_tmux.ts";
 
 /** crab's interactive mode in a real terminal, against the fake model. */
 function repl(s: Sandbox, fake: FakeModel, extra: string[] = []) {
-  return terminal(
+  return crabTerminal(
+    s,
     [
-      Deno.execPath(),
-      "run",
-      ...presetFlags("full"),
-      MAIN,
       "--provider",
       "anthropic",
       "--base-url",
@@ -22,7 +18,7 @@ function repl(s: Sandbox, fake: FakeModel, extra: string[] = []) {
       "fake-model",
       ...extra,
     ],
-    { env: { ...s.env, ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1" }, cwd: s.ws },
+    { ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1" },
   );
 }
 
