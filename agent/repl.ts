@@ -137,8 +137,14 @@ const HELP = `Commands:
 Keys: Enter sends; a line ending in \\, Alt-Enter or Ctrl-J adds a line; Up/Down walk the history;
 Ctrl-C interrupts a running turn.`;
 
+/** Options of interactive mode. */
+export interface ReplOptions extends RunFlags {
+  /** A first prompt to send as soon as the session starts (`crab "PROMPT"`). */
+  prompt?: string;
+}
+
 /** Runs interactive mode; resolves to the exit code. */
-export async function replCommand(flags: RunFlags): Promise<number> {
+export async function replCommand(flags: ReplOptions): Promise<number> {
   const c = colors(Deno.stdout.isTerminal());
   const keys = new KeyReader();
   const columns = () => {

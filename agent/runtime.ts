@@ -15,6 +15,7 @@ import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
+import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../tools/sandbox/mode.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { loadMcpConfig, selectServers } from "../mcp/config.ts";
 import type { McpHub } from "../mcp/hub.ts";
@@ -50,6 +51,8 @@ export interface RunFlags {
   trustProject?: boolean;
   continue?: boolean;
   resume?: string;
+  /** How far bash may reach (`--sandbox`); never taken from a project file. */
+  sandbox?: SandboxMode;
 }
 
 /** A problem with the command line or config: exit code 2. */
@@ -186,6 +189,8 @@ export interface Runtime {
   /** The transcript the conversation is kept in (changes on {@link Runtime.newSession}). */
   readonly sessionId: string;
   settings: Settings;
+  /** The sandbox mode bash runs in. */
+  sandbox: SandboxMode;
   /** The previous exchange of a resumed session (for the REPL to show). */
   resumed: Message[];
   /** Starts a new conversation in a new transcript; files must be read again. */
@@ -336,6 +341,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     transcripts,
     runId,
     settings,
+    sandbox: flags.sandbox ?? DEFAULT_SANDBOX_MODE,
     resumed: lastExchange(messages),
     finish(status) {
       if (finished) return;
