@@ -358,3 +358,33 @@ Deno.test("crab tool exports one execute_tool span per call, arguments only with
     args,
   ]);
 });
+
+Deno.test("crab restarted for telemetry reads stdin, keeps the exit code and hides OTEL_DENO from its commands", async () => {
+  using s = sandbox();
+  await using model = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "echo otel=${OTEL_DENO:-unset}" } }] },
+    { text: "done" },
+  ]);
+  await using rx = startReceiver();
+  const env = {
+    OPENAI_API_KEY: "k",
+    CRAB_ENABLE_TELEMETRY: "1",
+    OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+  };
+  const args = ["--provider", "openai", "--base-url", model.baseUrlFor("openai")];
+  const r = await s.crab([...args, "--print", "--output-format", "stream-json"], {
+    stdin: "prompt from stdin",
+    env,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const result = r.stdout.trim().split("\n").map((l) => JSON.parse(l))
+    .find((e) => e.type === "tool_result");
+  assert.equal(result.output.trim().split("\n")[0], "otel=unset");
+  assert.ok(JSON.stringify(model.modelRequests()[0].body).includes("prompt from stdin"));
+  assert.equal(rx.spans().filter((x) => x.name === "invoke_agent crab").length, 1);
+
+  const usage = await s.crab([...args, "-p", "go", "--output-format", "yaml"], { env });
+  assert.equal(usage.code, 2, usage.stderr);
+  assert.match(usage.stderr, /yaml/);
+});
