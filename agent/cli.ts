@@ -201,7 +201,7 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
       code = await mcpTest(name, { cwd: cwd(), trustProject: trusting(opts) });
     });
 
-  program.command("metrics")
+  const metrics = program.command("metrics")
     .description(
       "Show recorded runs, one run's calls (RUN: id or unique prefix), or per-tool totals",
     )
@@ -216,6 +216,14 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
         tools: Boolean(opts.tools),
         limit: opts.limit as number,
       });
+    });
+  metrics.command("export")
+    .description("Send stored runs to an OpenTelemetry collector (OTLP/HTTP), each run once")
+    .argument("[runs...]", "run ids or prefixes (default: every finished run not exported yet)")
+    .option("--otlp", "OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318)")
+    .action(async (runs: string[], opts: Record<string, unknown>) => {
+      const { exportCommand } = await import("./telemetry/export_command.ts");
+      code = await exportCommand(runs, { otlp: Boolean(opts.otlp) });
     });
 
   program.command("sessions")

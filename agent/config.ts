@@ -27,6 +27,8 @@ export interface Settings {
   maxTurns?: number;
   /** The model's context window in tokens, when crab does not know it. */
   contextWindow?: number;
+  /** Export traces and metrics over OpenTelemetry (sends data off the machine: never a safe key). */
+  telemetry?: boolean;
 }
 
 /** Keys a project file may set before the workspace is trusted. */
@@ -46,6 +48,7 @@ const KINDS: Record<keyof Settings, "string" | "boolean" | "number" | "strings">
   allow: "strings",
   maxTurns: "number",
   contextWindow: "number",
+  telemetry: "boolean",
 };
 
 /** A config file that cannot be used; the message names the file and the field. */

@@ -259,7 +259,7 @@ export class Agent {
     const runOne = async (i: number) => {
       const call = calls[i];
       events?.onToolCall?.(call);
-      const r = await dispatcher.dispatch(call.name, call.argsJson, signal);
+      const r = await dispatcher.dispatch(call.name, call.argsJson, signal, call.id);
       events?.onToolResult?.(call, r);
       const warning = guard.observe(call, r.ok);
       results[i] = {

@@ -13,6 +13,7 @@ import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { Dispatcher } from "../tools/dispatch.ts";
+import { loadTelemetry } from "./telemetry/mod.ts";
 import { onExit } from "../tools/processes.ts";
 import { BUILTIN_NAMES, Registry } from "../tools/registry.ts";
 import { Session } from "../tools/session.ts";
@@ -134,6 +135,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   };
   const unhook = onExit(closeStore);
 
+  const instrument = await loadTelemetry();
   const serveOptions: ServeOptions = {
     version: VERSION,
     instructions: instructionsFor(workspace, tools),
@@ -148,6 +150,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
         sink: store,
         runId,
       });
+      instrument?.({ runId, mode: "mcp-serve", dispatcher });
       return {
         dispatcher,
         end() {

@@ -19,7 +19,7 @@ import {
 } from "../tools/observation.ts";
 
 /** The schema this build writes (PRAGMA user_version). */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** A store that cannot be opened (corrupt, newer schema); the message names the file. */
 export class StoreError extends Error {
@@ -80,6 +80,13 @@ export function storePath(): string {
   return join(dataDir(), "crab.db");
 }
 
+/** Runs sent to a collector by `crab metrics export --otlp` (see `agent/telemetry/replay.ts`). */
+const TELEMETRY_EXPORTS = `CREATE TABLE IF NOT EXISTS telemetry_exports (
+  run_id TEXT PRIMARY KEY,
+  exported_at INTEGER NOT NULL,
+  endpoint TEXT NOT NULL
+);`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
   id TEXT PRIMARY KEY,
@@ -132,11 +139,13 @@ CREATE TABLE IF NOT EXISTS messages (
   created_at INTEGER NOT NULL,
   PRIMARY KEY (session_id, seq)
 );
+${TELEMETRY_EXPORTS}
 `;
 
 /** Steps from one schema version to the next, applied in order (index = from-version). */
 const MIGRATIONS: Record<number, string> = {
   1: "ALTER TABLE runs ADD COLUMN session_id TEXT",
+  2: TELEMETRY_EXPORTS,
 };
 
 /** A run with its per-outcome counts; callers append WHERE / ORDER BY. */

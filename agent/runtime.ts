@@ -25,6 +25,7 @@ import { Store } from "./observe.ts";
 import { Transcripts } from "./sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { isTrusted } from "./trust.ts";
+import { traceRun } from "./telemetry/mod.ts";
 import {
   contextWindow,
   createProvider,
@@ -321,6 +322,16 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     messages,
     events: hooks.events,
     onMessage: (m, i) => transcripts.append(sessionId, i, [m]),
+  });
+  const baseUrl = providerConfig.baseUrl;
+  await traceRun({
+    runId,
+    sessionId: () => sessionId,
+    mode: hooks.mode,
+    agent,
+    provider,
+    baseUrl,
+    dispatcher,
   });
   let finished = false;
   return {

@@ -7,6 +7,7 @@
  */
 
 import { Dispatcher, type DispatchResult } from "../tools/dispatch.ts";
+import { traceRun } from "./telemetry/mod.ts";
 import { Registry } from "../tools/registry.ts";
 import { Session } from "../tools/session.ts";
 import { SessionPolicy } from "../tools/approval.ts";
@@ -227,6 +228,7 @@ async function runCalls(
     sink: store,
     runId,
   });
+  await traceRun({ runId, mode: "tool", dispatcher });
   let code = 0;
   try {
     if (!opts.jsonl) {

@@ -135,12 +135,14 @@ export class Dispatcher {
 
   /**
    * Dispatches one call. `args` is the parsed object or the raw JSON text the
-   * model sent. Never throws for anything a model or user can cause.
+   * model sent; `callId` is the model's id for the call, passed on to the sink.
+   * Never throws for anything a model or user can cause.
    */
   async dispatch(
     name: string,
     args: unknown,
     signal: AbortSignal = new AbortController().signal,
+    callId?: string,
   ): Promise<DispatchResult> {
     const callSeq = ++this.#callSeq;
     const startedAt = Date.now();
@@ -175,6 +177,7 @@ export class Dispatcher {
         errorCode: isError ? body.code : null,
         exitCode: !isError && typeof body.exitCode === "number" ? body.exitCode : null,
         startedAt,
+        ...(callId !== undefined ? { callId } : {}),
       };
       try {
         this.sink.record(observation);

@@ -29,6 +29,8 @@ export interface Observation {
   exitCode: number | null;
   /** Epoch milliseconds when the call started. */
   startedAt: number;
+  /** The model's id for the call, when a model made it (not stored). */
+  callId?: string;
 }
 
 /** Where observations go. `record` must not throw for a well-formed observation. */

@@ -18,6 +18,7 @@ import type {
   StreamRequest,
 } from "./types.ts";
 import { midStreamError, ProviderError } from "./types.ts";
+import { anthropicTelemetry } from "../telemetry/sdk_tracing.ts";
 
 /** How to reach the API and how to retry. */
 export interface AnthropicOptions extends RequestPolicy {
@@ -95,6 +96,7 @@ export async function anthropicProvider(opts: AnthropicOptions): Promise<Provide
     apiKey: opts.apiKey ?? "missing",
     baseURL: opts.baseURL ?? "https://api.anthropic.com",
     maxRetries: 0,
+    ...anthropicTelemetry(),
   });
   const cache = opts.promptCache ?? true;
   return {

@@ -1,0 +1,62 @@
+/**
+ * The telemetry switch, decided before the command line is parsed (Deno reads
+ * `OTEL_DENO` only when a process starts, so crab must know early whether to
+ * restart itself with it). Off unless the user says otherwise:
+ *
+ * 1. `CRAB_ENABLE_TELEMETRY`: `1`/`true` turns it on, `0`/`false` off, over any config;
+ * 2. else `"telemetry"` in the workspace's `.crab/config.json`, only in a trusted
+ *    workspace (or with `--trust-project`): a cloned repository must not send data off
+ *    the machine on its own;
+ * 3. else `"telemetry"` in the user config.
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import { configPaths, readSettings } from "../config.ts";
+import { isTrusted } from "../trust.ts";
+
+/** What the environment variable says: true, false, or nothing. */
+export function envSwitch(value: string | undefined): boolean | undefined {
+  const v = value?.trim().toLowerCase();
+  if (v === "1" || v === "true" || v === "yes" || v === "on") return true;
+  if (v === "0" || v === "false" || v === "no" || v === "off") return false;
+  return undefined;
+}
+
+/** The workspace a command line names with `--cwd DIR` or `--cwd=DIR`, else the current directory. */
+export function workspaceOf(argv: readonly string[]): string {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") break;
+    if (a === "--cwd" && argv[i + 1] !== undefined) return resolve(argv[i + 1]);
+    if (a.startsWith("--cwd=")) return resolve(a.slice("--cwd=".length));
+  }
+  return Deno.cwd();
+}
+
+function configSays(path: string): boolean | undefined {
+  try {
+    return readSettings(path).telemetry;
+  } catch {
+    // A broken config is reported when the run loads it; here it turns nothing on.
+    return undefined;
+  }
+}
+
+/** True when the user turned telemetry on for this command line (see the module doc). */
+export function telemetryRequested(
+  argv: readonly string[],
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): boolean {
+  const fromEnv = envSwitch(env.get("CRAB_ENABLE_TELEMETRY"));
+  if (fromEnv !== undefined) return fromEnv;
+  const workspace = workspaceOf(argv);
+  const paths = configPaths(workspace);
+  // As in `loadSettings`: a trusted project's value wins over the user's.
+  const project = configSays(paths.project);
+  if (project !== undefined && (argv.includes("--trust-project") || isTrusted(workspace))) {
+    return project;
+  }
+  return configSays(paths.user) ?? false;
+}
