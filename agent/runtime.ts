@@ -217,6 +217,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
+  for (const w of loaded.warnings) hooks.notice(w);
   if (loaded.ignored.length) {
     hooks.notice(
       `ignoring ${loaded.ignored.join(", ")} from ${loaded.projectPath}: this workspace is not ` +
