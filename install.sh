@@ -72,9 +72,9 @@ base="${base%/}"
 
 download() { # URL FILE
   if command -v curl >/dev/null 2>&1; then
-    curl -fsSL --retry 2 -o "$2" "$1"
+    curl -fsSL --retry 2 --connect-timeout 20 -o "$2" "$1"
   elif command -v wget >/dev/null 2>&1; then
-    wget -q -O "$2" "$1"
+    wget -q -T 60 -O "$2" "$1"
   else
     fail "neither curl nor wget is installed"
   fi
