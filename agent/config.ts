@@ -38,17 +38,36 @@ export const SAFE_PROJECT_KEYS: readonly (keyof Settings)[] = [
   "contextWindow",
 ];
 
-const KINDS: Record<keyof Settings, "string" | "boolean" | "number" | "strings"> = {
-  provider: "string",
-  model: "string",
-  baseUrl: "string",
-  tools: "strings",
-  web: "boolean",
-  webAllowPrivate: "boolean",
-  allow: "strings",
-  maxTurns: "number",
-  contextWindow: "number",
-  telemetry: "boolean",
+/** A field's check: the type it must have, said the way an error names it. */
+export interface FieldKind {
+  /** What the value must be, e.g. "a positive integer". */
+  want: string;
+  ok: (value: unknown) => boolean;
+}
+
+const STRING: FieldKind = { want: "a string", ok: (v) => typeof v === "string" };
+const BOOLEAN: FieldKind = { want: "a boolean", ok: (v) => typeof v === "boolean" };
+const POSITIVE_INT: FieldKind = {
+  want: "a positive integer",
+  ok: (v) => typeof v === "number" && Number.isInteger(v) && v > 0,
+};
+const STRINGS: FieldKind = {
+  want: "an array of strings",
+  ok: (v) => Array.isArray(v) && v.every((x) => typeof x === "string"),
+};
+
+/** Every field a config file may hold and its check; a new setting adds one line here. */
+const KINDS: Record<keyof Settings, FieldKind> = {
+  provider: STRING,
+  model: STRING,
+  baseUrl: STRING,
+  tools: STRINGS,
+  web: BOOLEAN,
+  webAllowPrivate: BOOLEAN,
+  allow: STRINGS,
+  maxTurns: POSITIVE_INT,
+  contextWindow: POSITIVE_INT,
+  telemetry: BOOLEAN,
 };
 
 /** A config file that cannot be used; the message names the file and the field. */
@@ -56,13 +75,24 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-/** The settings of one file; missing file → empty. Throws {@link ConfigError} when malformed. */
-export function readSettings(path: string): Settings {
+/** What one file holds, and what in it was ignored. */
+export interface FileSettings {
+  settings: Settings;
+  /** One line per ignored field (an unknown name), naming the file and the field. */
+  warnings: string[];
+}
+
+/**
+ * The settings of one file; missing file → empty. Unknown fields are ignored
+ * with a warning (a newer crab's file, or a typo, must not stop the run); a
+ * known field of the wrong type throws {@link ConfigError}.
+ */
+export function readSettings(path: string): FileSettings {
   let text: string;
   try {
     text = Deno.readTextFileSync(path);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return {};
+    if (e instanceof Deno.errors.NotFound) return { settings: {}, warnings: [] };
     throw new ConfigError(`Cannot read config "${path}": ${e instanceof Error ? e.message : e}`);
   }
   let raw: unknown;
@@ -77,33 +107,40 @@ export function readSettings(path: string): Settings {
     throw new ConfigError(`Cannot use config "${path}": expected a JSON object`);
   }
   const out: Record<string, unknown> = {};
+  const warnings: string[] = [];
   for (const [key, value] of Object.entries(raw)) {
-    const kind = KINDS[key as keyof Settings];
+    const kind = Object.hasOwn(KINDS, key) ? KINDS[key as keyof Settings] : undefined;
     if (!kind) {
-      throw new ConfigError(
-        `Cannot use config "${path}": unknown field "${key}"\nhint: known fields are ${
-          Object.keys(KINDS).join(", ")
-        }`,
-      );
+      warnings.push(unknownField(path, key));
+      continue;
     }
-    const ok = kind === "strings"
-      ? Array.isArray(value) && value.every((v) => typeof v === "string")
-      : kind === "number"
-      ? typeof value === "number" && Number.isInteger(value) && value > 0
-      : kind === "boolean"
-      ? typeof value === "boolean"
-      : typeof value === "string";
-    if (!ok) {
-      const want = kind === "strings"
-        ? "an array of strings"
-        : kind === "number"
-        ? "a positive integer"
-        : `a ${kind}`;
-      throw new ConfigError(`Cannot use config "${path}": field "${key}" must be ${want}`);
+    if (!kind.ok(value)) {
+      throw new ConfigError(`Cannot use config "${path}": field "${key}" must be ${kind.want}`);
     }
     out[key] = value;
   }
-  return out as Settings;
+  return { settings: out as Settings, warnings };
+}
+
+function unknownField(path: string, key: string): string {
+  const known = Object.keys(KINDS);
+  const near = known.find((k) => k.toLowerCase() === key.toLowerCase()) ??
+    known.find((k) => editDistance(k.toLowerCase(), key.toLowerCase()) <= 2);
+  return `ignoring unknown field "${key}" in config "${path}" (` +
+    (near ? `did you mean "${near}"?` : `known fields: ${known.join(", ")}`) + ")";
+}
+
+/** Levenshtein distance, for "did you mean" on short field names. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length];
 }
 
 /** Paths of the two config files. */
@@ -117,6 +154,8 @@ export function configPaths(workspace: string): { user: string; project: string 
 /** The merged settings and what was left out of an untrusted project file. */
 export interface LoadedSettings {
   settings: Settings;
+  /** Unknown fields of either file, one line each (see {@link readSettings}). */
+  warnings: string[];
   /** Project keys ignored because the workspace is not trusted. */
   ignored: string[];
   projectPath: string;
@@ -128,10 +167,15 @@ export function loadSettings(workspace: string, trusted: boolean): LoadedSetting
   const user = readSettings(paths.user);
   const project = readSettings(paths.project);
   const ignored: string[] = [];
-  const merged: Record<string, unknown> = { ...user };
-  for (const [key, value] of Object.entries(project)) {
+  const merged: Record<string, unknown> = { ...user.settings };
+  for (const [key, value] of Object.entries(project.settings)) {
     if (trusted || SAFE_PROJECT_KEYS.includes(key as keyof Settings)) merged[key] = value;
     else ignored.push(key);
   }
-  return { settings: merged as Settings, ignored, projectPath: paths.project };
+  return {
+    settings: merged as Settings,
+    warnings: [...user.warnings, ...project.warnings],
+    ignored,
+    projectPath: paths.project,
+  };
 }

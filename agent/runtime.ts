@@ -18,6 +18,7 @@ import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../tools/sandbox/mode.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { loadMcpConfig, selectServers } from "../mcp/config.ts";
+import { mcpEventReporter } from "./mcp_command.ts";
 import type { McpHub } from "../mcp/hub.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
@@ -104,13 +105,7 @@ function startMcp(
   );
   if (chosen.length === 0) return { servers: [], hub: Promise.resolve(undefined), wanted };
   const hub = import("../mcp/hub.ts").then(({ McpHub }) =>
-    McpHub.connect(chosen, {
-      onEvent: (e) => {
-        if (e.type === "failed") notice(`MCP server "${e.server}" failed: ${e.error}`);
-        else if (e.type === "down") notice(`MCP server "${e.server}" is down: ${e.error}`);
-        else if (e.type === "warning") notice(`MCP server "${e.server}": ${e.message}`);
-      },
-    })
+    McpHub.connect(chosen, { onEvent: mcpEventReporter(notice) })
   );
   return { servers: chosen.map((s) => s.name), hub, wanted };
 }
@@ -218,6 +213,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
+  for (const w of loaded.warnings) hooks.notice(w);
   if (loaded.ignored.length) {
     hooks.notice(
       `ignoring ${loaded.ignored.join(", ")} from ${loaded.projectPath}: this workspace is not ` +

@@ -40,10 +40,46 @@ export interface McpServerConfig {
   overrides?: McpServerConfig;
 }
 
+/** A well-formed server that cannot start because a variable it uses is not set. */
+export interface McpUnsetServer {
+  name: string;
+  scope: McpServerConfig["scope"];
+  /** As `crab mcp list` shows it: `sse` for `type: "sse"`. */
+  transport: "stdio" | "http" | "sse";
+  file: string;
+  /** The unset variables, each once, in order of use. */
+  variables: string[];
+  /** Why it cannot start, naming the fields: "mcpServers.x.url uses ${TOKEN}, which is not set (…)". */
+  reason: string;
+  /** The same as a line of `problems` (which also holds it). */
+  problem: string;
+}
+
 /** What loading found: usable servers and one message per problem. */
 export interface LoadedMcpConfig {
   servers: McpServerConfig[];
   problems: string[];
+  /** Servers left out for an unset variable (their messages are also in `problems`). */
+  unset: McpUnsetServer[];
+}
+
+/**
+ * The variables a config may use beyond the environment. `${PWD}` is the
+ * workspace crab works on (the `--cwd` folder, else where crab started), for
+ * every way of starting it: `deno task crab` runs in the checkout with the
+ * user's folder in `INIT_CWD` and passes it as `--cwd`, so the environment's
+ * `PWD` would name the checkout there.
+ */
+export function configVariables(
+  workspace: string,
+  env: Record<string, string>,
+): Record<string, string> {
+  return { ...env, PWD: resolve(workspace) };
+}
+
+/** How `crab mcp list` names a server's transport: `sse` for the legacy SSE transport. */
+export function transportLabel(server: Pick<McpServerConfig, "transport" | "sse">): string {
+  return server.sse ? "sse" : server.transport;
 }
 
 /** The user-scope file: `mcp.json` in crab's config dir. */
@@ -71,15 +107,20 @@ export function loadMcpConfig(
   workspace: string,
   env: Record<string, string> = Deno.env.toObject(),
 ): LoadedMcpConfig {
-  const user = readConfigFile(userConfigPath(), "user", workspace, env);
-  const project = readConfigFile(projectConfigPath(workspace), "project", workspace, env);
+  const vars = configVariables(workspace, env);
+  const user = readConfigFile(userConfigPath(), "user", workspace, vars);
+  const project = readConfigFile(projectConfigPath(workspace), "project", workspace, vars);
   const servers = [...user.servers];
   for (const p of project.servers) {
     const i = servers.findIndex((s) => s.name === p.name);
     if (i === -1) servers.push(p);
     else servers[i] = { ...p, overrides: servers[i] };
   }
-  return { servers, problems: [...user.problems, ...project.problems] };
+  return {
+    servers,
+    problems: [...user.problems, ...project.problems],
+    unset: [...user.unset, ...project.unset],
+  };
 }
 
 /** Reads one config file; a missing file has no servers and no problems. */
@@ -93,9 +134,9 @@ export function readConfigFile(
   try {
     text = Deno.readTextFileSync(file);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return { servers: [], problems: [] };
+    if (e instanceof Deno.errors.NotFound) return { servers: [], problems: [], unset: [] };
     const why = e instanceof Error ? e.message : String(e);
-    return { servers: [], problems: [`Cannot read MCP config ${file}: ${why}`] };
+    return { servers: [], problems: [`Cannot read MCP config ${file}: ${why}`], unset: [] };
   }
   return parseConfig(text, file, scope, workspace, env);
 }
@@ -113,26 +154,39 @@ export function parseConfig(
     doc = text.trim() === "" ? {} : JSON.parse(text);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    return { servers: [], problems: [`Cannot read MCP config ${file}: invalid JSON: ${why}`] };
+    return {
+      servers: [],
+      problems: [`Cannot read MCP config ${file}: invalid JSON: ${why}`],
+      unset: [],
+    };
   }
   if (!isRecord(doc)) {
-    return { servers: [], problems: [`Cannot read MCP config ${file}: expected a JSON object`] };
+    return {
+      servers: [],
+      problems: [`Cannot read MCP config ${file}: expected a JSON object`],
+      unset: [],
+    };
   }
-  if (doc.mcpServers === undefined) return { servers: [], problems: [] };
+  if (doc.mcpServers === undefined) return { servers: [], problems: [], unset: [] };
   if (!isRecord(doc.mcpServers)) {
     return {
       servers: [],
       problems: [`Cannot read MCP config ${file}: "mcpServers" must be an object of servers`],
+      unset: [],
     };
   }
   const servers: McpServerConfig[] = [];
   const problems: string[] = [];
+  const unset: McpUnsetServer[] = [];
   for (const [name, entry] of Object.entries(doc.mcpServers)) {
     const r = parseEntry(name, entry, file, scope, workspace, env);
     if (typeof r === "string") problems.push(r);
-    else servers.push(r);
+    else if ("problem" in r) {
+      problems.push(r.problem);
+      unset.push(r);
+    } else servers.push(r);
   }
-  return { servers, problems };
+  return { servers, problems, unset };
 }
 
 /** One server entry, or the problem that keeps it from loading. */
@@ -143,7 +197,7 @@ function parseEntry(
   scope: McpServerConfig["scope"],
   workspace: string,
   env: Record<string, string>,
-): McpServerConfig | string {
+): McpServerConfig | McpUnsetServer | string {
   const at = (field?: string) => `mcpServers.${name}${field ? "." + field : ""}`;
   const bad = (field: string | undefined, why: string) =>
     `Cannot load MCP server "${name}" from ${file}: ${at(field)} ${why}`;
@@ -152,11 +206,16 @@ function parseEntry(
   if (!isRecord(entry)) return bad(undefined, "must be an object");
 
   const missing: string[] = [];
+  const variables: string[] = [];
   const expand = (field: string, value: string): string => {
     const r = expandVariables(value, env);
-    for (const v of r.missing) missing.push(`${at(field)} uses \${${v}}`);
+    for (const v of new Set(r.missing)) {
+      missing.push(`${at(field)} uses \${${v}}`);
+      if (!variables.includes(v)) variables.push(v);
+    }
     return r.value;
   };
+  const unsetIn = (field: string) => missing.some((m) => m.startsWith(`${at(field)} uses `));
   const str = (field: string): string | undefined | Error => {
     const v = entry[field];
     if (v === undefined) return undefined;
@@ -218,7 +277,8 @@ function parseEntry(
   if (transport === "stdio") {
     const command = str("command");
     if (command instanceof Error) return command.message;
-    if (!command) return bad("command", "must name the program to run");
+    // An unset variable that leaves it empty is reported as the unset variable, below.
+    if (!command && !unsetIn("command")) return bad("command", "must name the program to run");
     const rawArgs = entry.args;
     let args: string[] = [];
     if (rawArgs !== undefined) {
@@ -239,10 +299,10 @@ function parseEntry(
   } else {
     const url = str("url");
     if (url instanceof Error) return url.message;
-    if (!url) return bad("url", "must be the server's http(s) URL");
+    if (!url && !unsetIn("url")) return bad("url", "must be the server's http(s) URL");
     const headers = strMap("headers");
     if (headers instanceof Error) return headers.message;
-    if (missing.length === 0) {
+    if (url && missing.length === 0) {
       let parsed: URL;
       try {
         parsed = new URL(url);
@@ -258,10 +318,18 @@ function parseEntry(
     if (type === "sse") server.sse = true;
   }
   if (missing.length > 0) {
-    return `Cannot load MCP server "${name}" from ${file}: ${missing.join(", ")}, ` +
-      `which ${
-        missing.length > 1 ? "are" : "is"
-      } not set (set it, or give a default: \${NAME:-value})`;
+    const many = missing.length > 1;
+    const reason = `${missing.join(", ")}, which ${many ? "are" : "is"} not set ` +
+      `(set ${many ? "them" : "it"}, or give a default: \${NAME:-value})`;
+    return {
+      name,
+      scope,
+      transport: transportLabel(server) as McpUnsetServer["transport"],
+      file,
+      variables,
+      reason,
+      problem: `Cannot load MCP server "${name}" from ${file}: ${reason}`,
+    };
   }
   return server;
 }

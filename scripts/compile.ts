@@ -4,7 +4,7 @@
  *
  *   deno task compile [--preset full|no-web|read-only | --tools read,grep,...]
  *                     [--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]...
- *                     [--no-mcp-config] [--output PATH] [--print-flags]
+ *                     [--no-mcp-config] [--output PATH] [--target TRIPLE] [--print-flags]
  *
  * The hosts and commands of the MCP servers configured for this directory (the
  * user's mcp.json and ./.mcp.json) are added unless `--no-mcp-config`.
@@ -30,7 +30,7 @@ function usage(message: string): never {
   console.error(
     "usage: deno task compile [--preset full|no-web|read-only | --tools LIST] " +
       "[--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]... [--no-mcp-config] " +
-      "[--output PATH] [--print-flags]",
+      "[--output PATH] [--target TRIPLE] [--print-flags]",
   );
   Deno.exit(2);
 }
@@ -55,6 +55,8 @@ function takeOne(flag: string): string | undefined {
 const presetArg = takeOne("--preset");
 const toolsArg = takeOne("--tools");
 const output = takeOne("--output");
+// Another platform's binary (`deno compile --target`, e.g. aarch64-apple-darwin).
+const target = takeOne("--target");
 const providerHosts = takeAll("--provider-host");
 const mcpHosts = takeAll("--mcp-host");
 const mcpCommands = takeAll("--mcp-command");
@@ -108,6 +110,7 @@ const child = new Deno.Command(Deno.execPath(), {
     ...fence.flags,
     "--include",
     "tools/_grep_worker.ts",
+    ...(target ? ["--target", target] : []),
     "--output",
     out,
     "main.ts",

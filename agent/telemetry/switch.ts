@@ -37,7 +37,7 @@ export function workspaceOf(argv: readonly string[]): string {
 
 function configSays(path: string): boolean | undefined {
   try {
-    return readSettings(path).telemetry;
+    return readSettings(path).settings.telemetry;
   } catch {
     // A broken config is reported when the run loads it; here it turns nothing on.
     return undefined;

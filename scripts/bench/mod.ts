@@ -16,6 +16,7 @@ const benches = [
   "mcp_serve.ts",
   "print_startup.ts",
   "web_fetch.ts",
+  "web_fetch_quality.ts",
   "mcp_startup.ts",
 ];
 for (const name of benches) {

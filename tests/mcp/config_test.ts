@@ -170,12 +170,50 @@ Deno.test("loadMcpConfig() skips a server whose variable is unset, naming file a
       b: { command: "ok" },
     },
   });
-  const { servers, problems } = loadMcpConfig(d.ws, {});
+  const { servers, problems, unset } = loadMcpConfig(d.ws, {});
   assert.deepEqual(servers.map((s) => s.name), ["b"]);
-  assert.deepEqual(problems, [
-    `Cannot load MCP server "a" from ${d.projectFile}: mcpServers.a.headers.Authorization uses ` +
-    "${NOPE}, which is not set (set it, or give a default: ${NAME:-value})",
+  const reason = "mcpServers.a.headers.Authorization uses ${NOPE}, which is not set " +
+    "(set it, or give a default: ${NAME:-value})";
+  const problem = `Cannot load MCP server "a" from ${d.projectFile}: ${reason}`;
+  assert.deepEqual(problems, [problem]);
+  assert.deepEqual(unset, [{
+    name: "a",
+    scope: "project",
+    transport: "http",
+    file: d.projectFile,
+    variables: ["NOPE"],
+    reason,
+    problem,
+  }]);
+});
+
+Deno.test("loadMcpConfig() names each unset variable once per field and keeps sse as sse", () => {
+  using d = dirs();
+  d.writeUser({
+    mcpServers: {
+      s: { type: "sse", url: "https://${HOST}/${HOST}/sse", headers: { A: "${KEY}" } },
+    },
+  });
+  const { unset } = loadMcpConfig(d.ws, {});
+  assert.deepEqual(unset.map((u) => [u.name, u.scope, u.transport, u.variables]), [
+    ["s", "user", "sse", ["HOST", "KEY"]],
   ]);
+  assert.equal(
+    unset[0].reason,
+    "mcpServers.s.url uses ${HOST}, mcpServers.s.headers.A uses ${KEY}, which are not set " +
+      "(set them, or give a default: ${NAME:-value})",
+  );
+});
+
+Deno.test("loadMcpConfig() expands ${PWD} to the workspace, not the environment's PWD", () => {
+  using d = dirs();
+  d.writeProject({ mcpServers: { fs: { command: "srv", args: ["${PWD}", "${PWD}/sub"] } } });
+  d.writeUser({ mcpServers: { u: { command: "srv", args: ["--root=${PWD}"] } } });
+  // Under `deno task`, PWD names the folder holding deno.json.
+  const { servers } = loadMcpConfig(d.ws, { PWD: "/the/checkout" });
+  assert.deepEqual(servers.map((s) => s.args), [[`--root=${d.ws}`], [d.ws, `${d.ws}/sub`]]);
+  const relative = loadMcpConfig(".", {}).servers;
+  assert.deepEqual(relative.find((s) => s.name === "u")?.args, [`--root=${Deno.cwd()}`]);
 });
 
 Deno.test("loadMcpConfig() reports a malformed entry by file and field and loads the others", () => {
@@ -239,7 +277,7 @@ Deno.test("loadMcpConfig() reports mcpServers that is not an object", () => {
 
 Deno.test("loadMcpConfig() finds nothing, and no problem, without config files", () => {
   using d = dirs();
-  assert.deepEqual(loadMcpConfig(d.ws, {}), { servers: [], problems: [] });
+  assert.deepEqual(loadMcpConfig(d.ws, {}), { servers: [], problems: [], unset: [] });
 });
 
 Deno.test("expandVariables() leaves text without variables alone", () => {
