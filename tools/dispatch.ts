@@ -18,6 +18,7 @@ import {
   ToolError,
 } from "./tool.ts";
 import { validate } from "./validate.ts";
+import { findDuplicateKey } from "./json_keys.ts";
 
 /** Arguments larger than this (as JSON) are refused before parsing. */
 export const MAX_ARGS_BYTES = 4 * 1024 * 1024;
@@ -199,6 +200,16 @@ export class Dispatcher {
             "invalid_arguments",
             `Cannot parse arguments of ${name}: ${e instanceof Error ? e.message : e}`,
             "Send the arguments as one JSON object.",
+          ),
+        );
+      }
+      const dup = findDuplicateKey(raw, "args");
+      if (dup) {
+        return fail(
+          new ToolError(
+            "invalid_arguments",
+            `Cannot parse arguments of ${name}: the key "${dup.key}" appears twice (at ${dup.path})`,
+            "Send each field once.",
           ),
         );
       }

@@ -376,3 +376,38 @@ Deno.test("dispatch() still refuses non-object arguments for a rawSchema tool", 
   assert.deepEqual(seen, []);
   assert.equal(h.sink.observations.length, 3);
 });
+
+Deno.test("dispatch() refuses duplicate keys in raw arguments as invalid_arguments", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen), ...builtinTools()]);
+  h.put("a.txt", "inside\n");
+  const cases: Array<[string, string, string]> = [
+    ["read", '{"path":"../x","path":"a.txt"}', 'key "path" appears twice (at args.path)'],
+    ["echo", '{"text":"a","times":1,"text":"b"}', 'key "text" appears twice (at args.text)'],
+    // The same key spelled with an escape is the same key.
+    ["echo", '{"text":"a","t\\u0065xt":"b"}', 'key "text" appears twice (at args.text)'],
+    [
+      "edit",
+      '{"path":"a.txt","edits":[{"old":"x","new":"y"},{"old":"i","new":"o","new":"p"}]}',
+      'key "new" appears twice (at args.edits[1].new)',
+    ],
+  ];
+  for (const [tool, raw, where] of cases) {
+    const r = await h.call(tool, raw);
+    assert.equal(r.ok, false, raw);
+    if (!r.ok) {
+      assert.equal(r.error.code, "invalid_arguments", raw);
+      assert.equal(r.error.message, `Cannot parse arguments of ${tool}: the ${where}`);
+      assert.equal(r.error.hint, "Send each field once.");
+    }
+  }
+  assert.deepEqual(seen, []);
+  assert.equal(h.get("a.txt"), "inside\n");
+  assert.deepEqual(
+    h.sink.observations.map((o) => [o.tool, o.outcome, o.errorCode]),
+    cases.map(([tool]) => [tool, "error", "invalid_arguments"]),
+  );
+  // Equal keys in different objects are not duplicates; neither are equal values.
+  const ok = await h.call("echo", '{"text":"{\\"text\\":1,\\"text\\":2}","times":1}');
+  assert.equal(ok.ok && ok.output, '{"text":1,"text":2}');
+});
