@@ -11,6 +11,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { dataDir, ensureDataDir } from "../tools/data_dir.ts";
+import { KeyedDigest, randomKeyHex } from "../tools/digest.ts";
 import {
   ERROR_OUTCOMES,
   type Observation,
@@ -19,7 +20,7 @@ import {
 } from "../tools/observation.ts";
 
 /** The schema this build writes (PRAGMA user_version). */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** A store that cannot be opened (corrupt, newer schema); the message names the file. */
 export class StoreError extends Error {
@@ -110,7 +111,10 @@ CREATE TABLE IF NOT EXISTS observations (
   outcome TEXT NOT NULL,
   error_code TEXT,
   exit_code INTEGER,
-  started_at INTEGER NOT NULL
+  started_at INTEGER NOT NULL,
+  bytes_full INTEGER,
+  signal TEXT,
+  target TEXT
 );
 CREATE INDEX IF NOT EXISTS observations_run ON observations(run_id, call_seq);
 CREATE INDEX IF NOT EXISTS observations_tool ON observations(tool);
@@ -137,6 +141,12 @@ CREATE TABLE IF NOT EXISTS messages (
 /** Steps from one schema version to the next, applied in order (index = from-version). */
 const MIGRATIONS: Record<number, string> = {
   1: "ALTER TABLE runs ADD COLUMN session_id TEXT",
+  // Digests became keyed (HMAC). A plain sha256 of a short output can be guessed by
+  // hashing candidates, so the old ones are cleared rather than kept beside the new.
+  2: `ALTER TABLE observations ADD COLUMN bytes_full INTEGER;
+      ALTER TABLE observations ADD COLUMN signal TEXT;
+      ALTER TABLE observations ADD COLUMN target TEXT;
+      UPDATE observations SET args_digest = '', result_digest = '';`,
 };
 
 /** A run with its per-outcome counts; callers append WHERE / ORDER BY. */
@@ -178,6 +188,7 @@ export class Store implements ObservationSink {
   readonly path: string;
   readonly db: DatabaseSync;
   readonly #insert: StatementSync;
+  #digester: Promise<KeyedDigest> | undefined;
 
   /** Opens (creating when missing) the store at `path`, default `dataDir()/crab.db`. */
   constructor(path?: string) {
@@ -205,6 +216,8 @@ export class Store implements ObservationSink {
       db.exec("PRAGMA journal_mode = WAL");
       db.exec("PRAGMA synchronous = NORMAL");
       if (version < SCHEMA_VERSION) {
+        // Cleared digests must not linger in free space of the file.
+        if (version > 0) db.exec("PRAGMA secure_delete = ON");
         db.exec("BEGIN IMMEDIATE");
         try {
           for (let v = version; v > 0 && v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]);
@@ -212,14 +225,19 @@ export class Store implements ObservationSink {
           db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
           db.exec("COMMIT");
         } catch (e) {
-          db.exec("ROLLBACK");
+          if (db.isTransaction) db.exec("ROLLBACK");
           throw e;
+        }
+        if (version > 0) {
+          db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+          db.exec("PRAGMA secure_delete = OFF");
         }
       }
       this.#insert = db.prepare(
         `INSERT INTO observations (run_id, call_seq, tool, class, args_digest, result_digest,
-          bytes_in, bytes_out, duration_ms, wait_ms, outcome, error_code, exit_code, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          bytes_in, bytes_out, duration_ms, wait_ms, outcome, error_code, exit_code, started_at,
+          bytes_full, signal, target)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
     } catch (e) {
       try {
@@ -255,7 +273,20 @@ export class Store implements ObservationSink {
       o.errorCode,
       o.exitCode,
       o.startedAt,
+      o.bytesFull,
+      o.signal,
+      o.target,
     );
+  }
+
+  /**
+   * The store's keyed digest: HMAC-SHA-256 under a random key kept beside the
+   * store file (`crab.db.key`, mode 0600), made on first use. Anyone who reads the
+   * store alone cannot tell what a digest was taken of.
+   */
+  digest(data: string): Promise<string> {
+    this.#digester ??= loadDigestKey(`${this.path}.key`);
+    return this.#digester.then((d) => d.digest(data));
   }
 
   /** Starts a run and returns its id. */
@@ -333,6 +364,9 @@ export class Store implements ObservationSink {
       outcome: String(r.outcome) as Outcome,
       errorCode: r.error_code == null ? null : String(r.error_code),
       exitCode: r.exit_code == null ? null : Number(r.exit_code),
+      signal: r.signal == null ? null : String(r.signal),
+      bytesFull: r.bytes_full == null ? null : Number(r.bytes_full),
+      target: r.target == null ? null : String(r.target),
       startedAt: Number(r.started_at),
     }));
   }
@@ -374,6 +408,35 @@ export class Store implements ObservationSink {
   close(): void {
     this.db.close();
   }
+}
+
+/**
+ * Reads the digest key at `path`, creating it (0600, written whole before it
+ * appears under its name, so a concurrent process never reads half a key) when
+ * missing. A key that is wider than 0600 is narrowed.
+ */
+async function loadDigestKey(path: string): Promise<KeyedDigest> {
+  const read = async () => {
+    const stat = await Deno.stat(path);
+    if (stat.mode !== null && (stat.mode & 0o077) !== 0) await Deno.chmod(path, 0o600);
+    return new KeyedDigest((await Deno.readTextFile(path)).trim());
+  };
+  try {
+    return await read();
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const tmp = `${path}.${randomKeyHex().slice(0, 12)}.tmp`;
+  await Deno.writeTextFile(tmp, randomKeyHex() + "\n", { mode: 0o600, createNew: true });
+  try {
+    await Deno.link(tmp, path);
+  } catch (e) {
+    // Another process made the key first: use theirs.
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+  } finally {
+    await Deno.remove(tmp).catch(() => {});
+  }
+  return await read();
 }
 
 /** Nearest-rank percentile of sorted values. */
