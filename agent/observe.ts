@@ -138,15 +138,26 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 `;
 
+/** Adds a column to a table that exists and lacks it (a missing table is made whole by SCHEMA). */
+function addColumn(db: DatabaseSync, table: string, column: string, type: string): void {
+  const cols = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+  if (cols.length > 0 && !cols.some((c) => c.name === column)) {
+    db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  }
+}
+
 /** Steps from one schema version to the next, applied in order (index = from-version). */
-const MIGRATIONS: Record<number, string> = {
-  1: "ALTER TABLE runs ADD COLUMN session_id TEXT",
-  // Digests became keyed (HMAC). A plain sha256 of a short output can be guessed by
-  // hashing candidates, so the old ones are cleared rather than kept beside the new.
-  2: `ALTER TABLE observations ADD COLUMN bytes_full INTEGER;
-      ALTER TABLE observations ADD COLUMN signal TEXT;
-      ALTER TABLE observations ADD COLUMN target TEXT;
-      UPDATE observations SET args_digest = '', result_digest = '';`,
+const MIGRATIONS: Record<number, (db: DatabaseSync) => void> = {
+  1: (db) => addColumn(db, "runs", "session_id", "TEXT"),
+  2: (db) => {
+    addColumn(db, "observations", "bytes_full", "INTEGER");
+    addColumn(db, "observations", "signal", "TEXT");
+    addColumn(db, "observations", "target", "TEXT");
+    // Digests became keyed (HMAC). A plain sha256 of a short output can be found by
+    // hashing guesses, so the old ones are cleared rather than kept beside the new.
+    const has = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'observations'").get();
+    if (has) db.exec("UPDATE observations SET args_digest = '', result_digest = ''");
+  },
 };
 
 /** A run with its per-outcome counts; callers append WHERE / ORDER BY. */
@@ -183,12 +194,21 @@ function openError(path: string, e: unknown): StoreError {
   );
 }
 
-/** The SQLite observation store. Implements the dispatcher's sink. */
+/**
+ * The SQLite observation store. Implements the dispatcher's sink.
+ *
+ * Once open, the store never throws into a run: a write that fails (a full disk,
+ * an I/O error) is dropped, and the first such failure is reported through
+ * {@link Store.onProblem}, once. The run goes on and prints its results.
+ */
 export class Store implements ObservationSink {
   readonly path: string;
   readonly db: DatabaseSync;
   readonly #insert: StatementSync;
   #digester: Promise<KeyedDigest> | undefined;
+  #reported = false;
+  /** Says (once) that observations could not be stored; one line on stderr by default. */
+  onProblem: (message: string) => void = (message) => console.error(`crab: ${message}`);
 
   /** Opens (creating when missing) the store at `path`, default `dataDir()/crab.db`. */
   constructor(path?: string) {
@@ -220,7 +240,7 @@ export class Store implements ObservationSink {
         if (version > 0) db.exec("PRAGMA secure_delete = ON");
         db.exec("BEGIN IMMEDIATE");
         try {
-          for (let v = version; v > 0 && v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]);
+          for (let v = version; v > 0 && v < SCHEMA_VERSION; v++) MIGRATIONS[v](db);
           db.exec(SCHEMA);
           db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
           db.exec("COMMIT");
@@ -256,27 +276,56 @@ export class Store implements ObservationSink {
     return existsSync(path) ? new Store(path) : null;
   }
 
-  /** Records one observation; committed before it returns. */
+  /**
+   * Runs a write. When it fails, reports the first failure (once per store) and
+   * returns `fallback` instead of throwing: what crab does must not depend on
+   * whether it could be recorded.
+   */
+  write<T>(fn: (db: DatabaseSync) => T, fallback: T): T {
+    try {
+      return fn(this.db);
+    } catch (e) {
+      this.#report(e);
+      return fallback;
+    }
+  }
+
+  #report(e: unknown): void {
+    if (this.#reported) return;
+    this.#reported = true;
+    const why = e instanceof Error ? e.message : String(e);
+    try {
+      this.onProblem(
+        `observations could not be stored: ${why}; crab goes on, and this run's record in ` +
+          `"${this.path}" is incomplete`,
+      );
+    } catch {
+      // Reporting must not fail the run either.
+    }
+  }
+
+  /** Records one observation; committed before it returns (dropped if the write fails). */
   record(o: Observation): void {
-    this.#insert.run(
-      o.runId,
-      o.callSeq,
-      o.tool,
-      o.class,
-      o.argsDigest,
-      o.resultDigest,
-      o.bytesIn,
-      o.bytesOut,
-      o.durationMs,
-      o.waitMs,
-      o.outcome,
-      o.errorCode,
-      o.exitCode,
-      o.startedAt,
-      o.bytesFull,
-      o.signal,
-      o.target,
-    );
+    this.write(() =>
+      this.#insert.run(
+        o.runId,
+        o.callSeq,
+        o.tool,
+        o.class,
+        o.argsDigest,
+        o.resultDigest,
+        o.bytesIn,
+        o.bytesOut,
+        o.durationMs,
+        o.waitMs,
+        o.outcome,
+        o.errorCode,
+        o.exitCode,
+        o.startedAt,
+        o.bytesFull,
+        o.signal,
+        o.target,
+      ), undefined);
   }
 
   /**
@@ -285,41 +334,47 @@ export class Store implements ObservationSink {
    * store alone cannot tell what a digest was taken of.
    */
   digest(data: string): Promise<string> {
-    this.#digester ??= loadDigestKey(`${this.path}.key`);
+    this.#digester ??= loadDigestKey(`${this.path}.key`).catch((e) => {
+      // Digests of this process then match no other; they still reveal nothing.
+      this.#report(e);
+      return KeyedDigest.random();
+    });
     return this.#digester.then((d) => d.digest(data));
   }
 
-  /** Starts a run and returns its id. */
+  /** Starts a run and returns its id (also when it could not be stored). */
   startRun(start: RunStart): string {
     const id = newRunId();
-    this.db.prepare(
-      `INSERT INTO runs (id, started_at, mode, model, provider, workspace, session_id)
+    this.write((db) =>
+      db.prepare(
+        `INSERT INTO runs (id, started_at, mode, model, provider, workspace, session_id)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      id,
-      Date.now(),
-      start.mode,
-      start.model ?? null,
-      start.provider ?? null,
-      start.workspace,
-      start.sessionId ?? null,
-    );
+      ).run(
+        id,
+        Date.now(),
+        start.mode,
+        start.model ?? null,
+        start.provider ?? null,
+        start.workspace,
+        start.sessionId ?? null,
+      ), undefined);
     return id;
   }
 
   /** Marks a run ended. */
   endRun(id: string, end: RunEnd = {}): void {
-    this.db.prepare(
-      `UPDATE runs SET ended_at = ?, status = ?, turns = ?, input_tokens = ?, output_tokens = ?
+    this.write((db) =>
+      db.prepare(
+        `UPDATE runs SET ended_at = ?, status = ?, turns = ?, input_tokens = ?, output_tokens = ?
        WHERE id = ?`,
-    ).run(
-      Date.now(),
-      end.status ?? "ok",
-      end.turns ?? 0,
-      end.inputTokens ?? 0,
-      end.outputTokens ?? 0,
-      id,
-    );
+      ).run(
+        Date.now(),
+        end.status ?? "ok",
+        end.turns ?? 0,
+        end.inputTokens ?? 0,
+        end.outputTokens ?? 0,
+        id,
+      ), undefined);
   }
 
   /** The most recent runs, newest first, with call counts. */
@@ -405,8 +460,9 @@ export class Store implements ObservationSink {
     });
   }
 
+  /** Closes the store; a failure to check the log into the file on close is dropped. */
   close(): void {
-    this.db.close();
+    this.write((db) => db.close(), undefined);
   }
 }
 

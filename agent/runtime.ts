@@ -268,6 +268,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const hub = await mcpStart.hub;
 
   const store = new Store();
+  store.onProblem = hooks.notice;
   cleanSpillFiles();
   const transcripts = new Transcripts(store);
   let sessionId: string;
