@@ -11,16 +11,17 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { dataDir, ensureDataDir } from "../tools/data_dir.ts";
-import { KeyedDigest, randomKeyHex } from "../tools/digest.ts";
+import { KeyedDigest } from "../tools/digest.ts";
+import { loadDigestKey } from "./digest_key.ts";
+import { migrate, SCHEMA, SCHEMA_VERSION } from "./store_schema.ts";
+
+export { SCHEMA_VERSION } from "./store_schema.ts";
 import {
   ERROR_OUTCOMES,
   type Observation,
   type ObservationSink,
   type Outcome,
 } from "../tools/observation.ts";
-
-/** The schema this build writes (PRAGMA user_version). */
-export const SCHEMA_VERSION = 3;
 
 /** A store that cannot be opened (corrupt, newer schema); the message names the file. */
 export class StoreError extends Error {
@@ -80,85 +81,6 @@ export interface ToolSummary {
 export function storePath(): string {
   return join(dataDir(), "crab.db");
 }
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS runs (
-  id TEXT PRIMARY KEY,
-  started_at INTEGER NOT NULL,
-  ended_at INTEGER,
-  mode TEXT NOT NULL,
-  model TEXT,
-  provider TEXT,
-  workspace TEXT NOT NULL,
-  session_id TEXT,
-  turns INTEGER NOT NULL DEFAULT 0,
-  input_tokens INTEGER NOT NULL DEFAULT 0,
-  output_tokens INTEGER NOT NULL DEFAULT 0,
-  status TEXT
-);
-CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at);
-CREATE TABLE IF NOT EXISTS observations (
-  run_id TEXT NOT NULL,
-  call_seq INTEGER NOT NULL,
-  tool TEXT NOT NULL,
-  class TEXT NOT NULL,
-  args_digest TEXT NOT NULL,
-  result_digest TEXT NOT NULL,
-  bytes_in INTEGER NOT NULL,
-  bytes_out INTEGER NOT NULL,
-  duration_ms REAL NOT NULL,
-  wait_ms REAL NOT NULL,
-  outcome TEXT NOT NULL,
-  error_code TEXT,
-  exit_code INTEGER,
-  started_at INTEGER NOT NULL,
-  bytes_full INTEGER,
-  signal TEXT,
-  target TEXT
-);
-CREATE INDEX IF NOT EXISTS observations_run ON observations(run_id, call_seq);
-CREATE INDEX IF NOT EXISTS observations_tool ON observations(tool);
-CREATE TABLE IF NOT EXISTS sessions (
-  id TEXT PRIMARY KEY,
-  workspace TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  provider TEXT,
-  model TEXT,
-  title TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS sessions_workspace ON sessions(workspace, updated_at);
-CREATE TABLE IF NOT EXISTS messages (
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  role TEXT NOT NULL,
-  content TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  PRIMARY KEY (session_id, seq)
-);
-`;
-
-/** Adds a column to a table that exists and lacks it (a missing table is made whole by SCHEMA). */
-function addColumn(db: DatabaseSync, table: string, column: string, type: string): void {
-  const cols = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
-  if (cols.length > 0 && !cols.some((c) => c.name === column)) {
-    db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
-  }
-}
-
-/** Steps from one schema version to the next, applied in order (index = from-version). */
-const MIGRATIONS: Record<number, (db: DatabaseSync) => void> = {
-  1: (db) => addColumn(db, "runs", "session_id", "TEXT"),
-  2: (db) => {
-    addColumn(db, "observations", "bytes_full", "INTEGER");
-    addColumn(db, "observations", "signal", "TEXT");
-    addColumn(db, "observations", "target", "TEXT");
-    // Digests became keyed (HMAC). A plain sha256 of a short output can be found by
-    // hashing guesses, so the old ones are cleared rather than kept beside the new.
-    const has = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'observations'").get();
-    if (has) db.exec("UPDATE observations SET args_digest = '', result_digest = ''");
-  },
-};
 
 /** A run with its per-outcome counts; callers append WHERE / ORDER BY. */
 const RUN_SELECT = `SELECT r.*,
@@ -240,7 +162,7 @@ export class Store implements ObservationSink {
         if (version > 0) db.exec("PRAGMA secure_delete = ON");
         db.exec("BEGIN IMMEDIATE");
         try {
-          for (let v = version; v > 0 && v < SCHEMA_VERSION; v++) MIGRATIONS[v](db);
+          if (version > 0) migrate(db, version);
           db.exec(SCHEMA);
           db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
           db.exec("COMMIT");
@@ -464,35 +386,6 @@ export class Store implements ObservationSink {
   close(): void {
     this.write((db) => db.close(), undefined);
   }
-}
-
-/**
- * Reads the digest key at `path`, creating it (0600, written whole before it
- * appears under its name, so a concurrent process never reads half a key) when
- * missing. A key that is wider than 0600 is narrowed.
- */
-async function loadDigestKey(path: string): Promise<KeyedDigest> {
-  const read = async () => {
-    const stat = await Deno.stat(path);
-    if (stat.mode !== null && (stat.mode & 0o077) !== 0) await Deno.chmod(path, 0o600);
-    return new KeyedDigest((await Deno.readTextFile(path)).trim());
-  };
-  try {
-    return await read();
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-  const tmp = `${path}.${randomKeyHex().slice(0, 12)}.tmp`;
-  await Deno.writeTextFile(tmp, randomKeyHex() + "\n", { mode: 0o600, createNew: true });
-  try {
-    await Deno.link(tmp, path);
-  } catch (e) {
-    // Another process made the key first: use theirs.
-    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-  } finally {
-    await Deno.remove(tmp).catch(() => {});
-  }
-  return await read();
 }
 
 /** Nearest-rank percentile of sorted values. */
