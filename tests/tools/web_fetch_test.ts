@@ -6,6 +6,7 @@ import {
   type WebFetchOptions,
 } from "../../tools/web_fetch.ts";
 import type { DispatchResult } from "../../tools/dispatch.ts";
+import { type HopFetch, pinnedFetch } from "../../tools/_pinned_fetch.ts";
 
 /** A real HTTP server on 127.0.0.1 for one test. */
 interface Server {
@@ -356,7 +357,7 @@ Deno.test("web_fetch() refuses a redirect to another scheme or a malformed URL",
 Deno.test("web_fetch() refuses URLs that are not http or https", async () => {
   await using h = fetchTool({
     allowPrivate: true,
-    fetchImpl: () => Promise.reject(new Error("no")),
+    request: () => Promise.reject(new Error("no")),
   });
   for (
     const url of [
@@ -384,8 +385,8 @@ function refusingNet() {
       calls.push(`resolve ${host}`);
       return Promise.resolve(["93.184.215.14"]);
     },
-    fetchImpl: (input) => {
-      calls.push(`fetch ${input}`);
+    request: ({ url }) => {
+      calls.push(`fetch ${url}`);
       return Promise.reject(new Error("the test forbids connecting"));
     },
   };
@@ -446,8 +447,8 @@ Deno.test("web_fetch() refuses a host name when any of its addresses is private"
   await using h = harness([
     createWebFetchTool({
       resolve: (host) => Promise.resolve(addresses[host]),
-      fetchImpl: (input) => {
-        calls.push(String(input));
+      request: ({ url }) => {
+        calls.push(String(url));
         return Promise.reject(new Error("the test forbids connecting"));
       },
     }),
@@ -466,15 +467,15 @@ Deno.test("web_fetch() refuses a host name when any of its addresses is private"
 });
 
 /**
- * Routes every connection to the test server whatever the URL's host, the way a
- * public host would be reached: the tool checks the name through the injected
- * resolver, then connects.
+ * Routes every connection to the test server on 127.0.0.1, the way a public host
+ * would be reached: the tool checks the name through the injected resolver, then
+ * connects to the address it checked, which this stand-in swaps for loopback.
  */
-function routedTo(port: number): typeof fetch {
-  const client = Deno.createHttpClient({
-    proxy: { transport: "tcp", hostname: "127.0.0.1", port },
-  });
-  return (input, init) => fetch(input, { ...init, client });
+function routedToLoopback(seen: string[][]): HopFetch {
+  return (req) => {
+    seen.push([...req.addresses]);
+    return pinnedFetch({ ...req, addresses: ["127.0.0.1"] });
+  };
 }
 
 Deno.test("web_fetch() refuses a redirect to a private address at the hop", async () => {
@@ -491,9 +492,10 @@ Deno.test("web_fetch() refuses a redirect to a private address at the hop", asyn
     return new Response("public page", { headers: { "content-type": "text/plain" } });
   });
   const resolved: string[] = [];
+  const connected: string[][] = [];
   await using h = harness([
     createWebFetchTool({
-      fetchImpl: routedTo(s.port),
+      request: routedToLoopback(connected),
       resolve: (host) => {
         resolved.push(host);
         return Promise.resolve(host === "internal.test" ? ["10.0.0.7"] : ["93.184.215.14"]);
@@ -522,6 +524,8 @@ Deno.test("web_fetch() refuses a redirect to a private address at the hop", asyn
     "public.test",
     "internal.test",
   ]);
+  // Every connection went to the address that was checked, and none to a refused one.
+  assert.deepEqual(connected, Array(5).fill(["93.184.215.14"]));
 });
 
 Deno.test("web_fetch() reaches private addresses when allowPrivate is set", async () => {
@@ -691,7 +695,7 @@ Deno.test("web_fetch() reports a host name that does not resolve as host_not_fou
 Deno.test("web_fetch() lets a missing net permission through as denied", async () => {
   await using h = harness([
     createWebFetchTool({
-      fetchImpl: () => Promise.reject(new Deno.errors.NotCapable("Requires net access")),
+      request: () => Promise.reject(new Deno.errors.NotCapable("Requires net access")),
       resolve: () => Promise.resolve(["93.184.215.14"]),
     }),
   ]);
