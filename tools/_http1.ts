@@ -48,6 +48,7 @@ class ByteReader {
     let from = 0;
     for (;;) {
       const at = indexOf(this.#buf, delim, from);
+      if (at > max) throw new TypeError(`the server sent a ${what} over ${max} bytes`);
       if (at !== -1) {
         const out = this.#buf.subarray(0, at);
         this.#buf = this.#buf.subarray(at + delim.length);
@@ -60,6 +61,33 @@ class ByteReader {
       if (!await this.#fill()) {
         if (this.#buf.length === 0) return undefined;
         throw new TypeError(`the connection closed inside the ${what}`);
+      }
+    }
+  }
+
+  /**
+   * A response head: bytes up to the empty line that ends it, which may be
+   * written with bare LF line ends as some servers do; undefined at a clean end.
+   */
+  async head(max: number): Promise<Uint8Array | undefined> {
+    let from = 0;
+    for (;;) {
+      for (let i = this.#buf.indexOf(LF, from); i !== -1; i = this.#buf.indexOf(LF, i + 1)) {
+        const next = this.#buf[i + 1] === CR ? i + 2 : i + 1;
+        if (next >= this.#buf.length) break;
+        if (this.#buf[next] !== LF) continue;
+        if (i > max) break;
+        const out = this.#buf.subarray(0, this.#buf[i - 1] === CR ? i - 1 : i);
+        this.#buf = this.#buf.subarray(next + 1);
+        return out;
+      }
+      if (this.#buf.length > max) {
+        throw new TypeError(`the server sent a response head over ${max} bytes`);
+      }
+      from = Math.max(0, this.#buf.length - 3);
+      if (!await this.#fill()) {
+        if (this.#buf.length === 0) return undefined;
+        throw new TypeError("the connection closed inside the response head");
       }
     }
   }
@@ -88,7 +116,7 @@ function indexOf(hay: Uint8Array, needle: Uint8Array, from: number): number {
 }
 
 const CRLF = encoder.encode("\r\n");
-const HEAD_END = encoder.encode("\r\n\r\n");
+const CR = 0x0d, LF = 0x0a;
 
 /** A parsed response head. */
 interface Head {
@@ -98,7 +126,7 @@ interface Head {
 }
 
 function parseHead(bytes: Uint8Array): Head {
-  const lines = latin1.decode(bytes).split("\r\n");
+  const lines = latin1.decode(bytes).split(/\r?\n/);
   const m = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0]);
   if (!m) {
     throw new TypeError(`the server sent no HTTP/1.1 status line: "${lines[0].slice(0, 80)}"`);
@@ -209,7 +237,7 @@ export async function http1Get(
 
   const r = new ByteReader(conn.readable);
   for (;;) {
-    const bytes = await r.until(HEAD_END, MAX_HEAD_BYTES, "response head");
+    const bytes = await r.head(MAX_HEAD_BYTES);
     if (bytes === undefined) {
       throw new TypeError("the server closed the connection without an answer");
     }
