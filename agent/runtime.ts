@@ -11,7 +11,7 @@ import { Dispatcher } from "../tools/dispatch.ts";
 import { Registry } from "../tools/registry.ts";
 import { Session } from "../tools/session.ts";
 import { type Asker, SessionPolicy } from "../tools/approval.ts";
-import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
+import type { AnyTool, ApprovalClass, ApprovalPolicy } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
@@ -306,9 +306,26 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     for (const t of registry.list()) if (t.class.startsWith("mcp:")) registry.remove(t.name);
     for (const t of hub.tools()) if (mcpStart.wanted(t.name)) registry.add(t);
   };
-  hub?.onToolsChanged(() => mcpStale = true);
+  hub?.onToolsChanged((change) => {
+    mcpStale = true;
+    // An 'a' answer covered the tools as they were described then.
+    const touched = [...change.changed, ...change.added];
+    if (touched.length && policy.forget(`mcp:${change.server}`)) {
+      hooks.notice(
+        `MCP server "${change.server}" changed its tools (${touched.join(", ")}); ` +
+          "its calls ask for approval again",
+      );
+    }
+  });
   syncMcp();
-  const dispatcher = new Dispatcher({ registry, session, policy, sink: store, runId });
+  // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
+  const approval: ApprovalPolicy = !hub ? policy : {
+    approve: async (request, signal) => {
+      if (request.class.startsWith("mcp:")) await hub.settled();
+      return policy.approve(request, signal);
+    },
+  };
+  const dispatcher = new Dispatcher({ registry, session, policy: approval, sink: store, runId });
   const agent = new Agent({
     provider,
     dispatcher,
