@@ -22,6 +22,7 @@ import type { McpHub } from "../mcp/hub.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
 import { Store } from "./observe.ts";
+import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "./sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { isTrusted } from "./trust.ts";
@@ -252,6 +253,9 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     for (const server of mcpStart.servers) allowed.push(`mcp:${server}`);
   }
   const policy = new SessionPolicy({ yolo: flags.yolo ?? false, allowed, ask: hooks.ask });
+  if (flags.yolo && effectiveUid() === 0) {
+    hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
+  }
 
   let providerConfig;
   try {
