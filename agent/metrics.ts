@@ -22,8 +22,26 @@ function table(header: string[], rows: string[][], rightFrom = 0): string {
   return [line(header), ...rows.map(line)].join("\n");
 }
 
+/** Milliseconds, always as milliseconds: the column header names the unit. */
 function ms(n: number): string {
-  return n < 10 ? n.toFixed(2) : n < 1000 ? n.toFixed(1) : `${(n / 1000).toFixed(2)}s`;
+  return n < 10 ? n.toFixed(2) : n < 1000 ? n.toFixed(1) : n.toFixed(0);
+}
+
+/** Seconds, for the length of whole runs. */
+function seconds(n: number): string {
+  return (n / 1000).toFixed(1);
+}
+
+/**
+ * `1 call`, `2 calls`: a count with its noun in the right number.
+ *
+ * @example
+ * ```ts
+ * countOf(1, "tool error"); // "1 tool error"
+ * ```
+ */
+export function countOf(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 function runJson(r: RunSummary) {
@@ -69,7 +87,7 @@ export function metricsCommand(run: string | undefined, opts: MetricsOptions): n
       "refused",
       "aborted",
       "bytes out",
-      "time",
+      "time s",
     ];
     const rows = runs.map((r) => [
       r.id,
@@ -81,7 +99,7 @@ export function metricsCommand(run: string | undefined, opts: MetricsOptions): n
       String(r.refused),
       String(r.aborted),
       String(r.bytesOut),
-      r.endedAt == null ? "-" : ms(r.endedAt - r.startedAt),
+      r.endedAt == null ? "-" : seconds(r.endedAt - r.startedAt),
     ]);
     console.log(table(header, rows, 4));
     if (runs.length === 0) console.log("no runs recorded yet");
@@ -116,12 +134,16 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
           outcome: o.outcome,
           error_code: o.errorCode,
           exit_code: o.exitCode,
+          signal: o.signal,
+          target: o.target,
           bytes_in: o.bytesIn,
           bytes_out: o.bytesOut,
+          bytes_full: o.bytesFull,
           duration_ms: o.durationMs,
           wait_ms: o.waitMs,
-          args_digest: o.argsDigest,
-          result_digest: o.resultDigest,
+          // Empty for calls recorded before digests were keyed (cleared by the migration).
+          args_digest: o.argsDigest || null,
+          result_digest: o.resultDigest || null,
           started_at: new Date(o.startedAt).toISOString(),
         })),
       },
@@ -132,15 +154,30 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
   }
   console.log(`run ${summary.id}  mode ${summary.mode}  workspace ${summary.workspace}`);
   console.log(table(
-    ["seq", "tool", "outcome", "error", "exit", "bytes in", "bytes out", "ms", "wait ms"],
+    [
+      "seq",
+      "tool",
+      "target",
+      "outcome",
+      "error",
+      "exit",
+      "bytes in",
+      "bytes out",
+      "bytes full",
+      "ms",
+      "wait ms",
+    ],
     calls.map((o) => [
       String(o.callSeq),
       o.tool,
+      o.target ?? "-",
       o.outcome,
       o.errorCode ?? "-",
-      o.exitCode == null ? "-" : String(o.exitCode),
+      // A command killed by a signal has no exit code; the signal is its exit.
+      o.signal ?? (o.exitCode == null ? "-" : String(o.exitCode)),
       String(o.bytesIn),
       String(o.bytesOut),
+      o.bytesFull == null ? "-" : String(o.bytesFull),
       ms(o.durationMs),
       ms(o.waitMs),
     ]),

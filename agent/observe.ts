@@ -11,15 +11,17 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { dataDir, ensureDataDir } from "../tools/data_dir.ts";
+import { KeyedDigest } from "../tools/digest.ts";
+import { loadDigestKey } from "./digest_key.ts";
+import { migrate, SCHEMA, SCHEMA_VERSION } from "./store_schema.ts";
+
+export { SCHEMA_VERSION } from "./store_schema.ts";
 import {
   ERROR_OUTCOMES,
   type Observation,
   type ObservationSink,
   type Outcome,
 } from "../tools/observation.ts";
-
-/** The schema this build writes (PRAGMA user_version). */
-export const SCHEMA_VERSION = 3;
 
 /** A store that cannot be opened (corrupt, newer schema); the message names the file. */
 export class StoreError extends Error {
@@ -80,74 +82,6 @@ export function storePath(): string {
   return join(dataDir(), "crab.db");
 }
 
-/** Runs sent to a collector by `crab metrics export --otlp` (see `agent/telemetry/replay.ts`). */
-const TELEMETRY_EXPORTS = `CREATE TABLE IF NOT EXISTS telemetry_exports (
-  run_id TEXT PRIMARY KEY,
-  exported_at INTEGER NOT NULL,
-  endpoint TEXT NOT NULL
-);`;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS runs (
-  id TEXT PRIMARY KEY,
-  started_at INTEGER NOT NULL,
-  ended_at INTEGER,
-  mode TEXT NOT NULL,
-  model TEXT,
-  provider TEXT,
-  workspace TEXT NOT NULL,
-  session_id TEXT,
-  turns INTEGER NOT NULL DEFAULT 0,
-  input_tokens INTEGER NOT NULL DEFAULT 0,
-  output_tokens INTEGER NOT NULL DEFAULT 0,
-  status TEXT
-);
-CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at);
-CREATE TABLE IF NOT EXISTS observations (
-  run_id TEXT NOT NULL,
-  call_seq INTEGER NOT NULL,
-  tool TEXT NOT NULL,
-  class TEXT NOT NULL,
-  args_digest TEXT NOT NULL,
-  result_digest TEXT NOT NULL,
-  bytes_in INTEGER NOT NULL,
-  bytes_out INTEGER NOT NULL,
-  duration_ms REAL NOT NULL,
-  wait_ms REAL NOT NULL,
-  outcome TEXT NOT NULL,
-  error_code TEXT,
-  exit_code INTEGER,
-  started_at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS observations_run ON observations(run_id, call_seq);
-CREATE INDEX IF NOT EXISTS observations_tool ON observations(tool);
-CREATE TABLE IF NOT EXISTS sessions (
-  id TEXT PRIMARY KEY,
-  workspace TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  provider TEXT,
-  model TEXT,
-  title TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS sessions_workspace ON sessions(workspace, updated_at);
-CREATE TABLE IF NOT EXISTS messages (
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  role TEXT NOT NULL,
-  content TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  PRIMARY KEY (session_id, seq)
-);
-${TELEMETRY_EXPORTS}
-`;
-
-/** Steps from one schema version to the next, applied in order (index = from-version). */
-const MIGRATIONS: Record<number, string> = {
-  1: "ALTER TABLE runs ADD COLUMN session_id TEXT",
-  2: TELEMETRY_EXPORTS,
-};
-
 /** A run with its per-outcome counts; callers append WHERE / ORDER BY. */
 const RUN_SELECT = `SELECT r.*,
   (SELECT COUNT(*) FROM observations o WHERE o.run_id = r.id) AS calls,
@@ -182,11 +116,21 @@ function openError(path: string, e: unknown): StoreError {
   );
 }
 
-/** The SQLite observation store. Implements the dispatcher's sink. */
+/**
+ * The SQLite observation store. Implements the dispatcher's sink.
+ *
+ * Once open, the store never throws into a run: a write that fails (a full disk,
+ * an I/O error) is dropped, and the first such failure is reported through
+ * {@link Store.onProblem}, once. The run goes on and prints its results.
+ */
 export class Store implements ObservationSink {
   readonly path: string;
   readonly db: DatabaseSync;
   readonly #insert: StatementSync;
+  #digester: Promise<KeyedDigest> | undefined;
+  #reported = false;
+  /** Says (once) that observations could not be stored; one line on stderr by default. */
+  onProblem: (message: string) => void = (message) => console.error(`crab: ${message}`);
 
   /** Opens (creating when missing) the store at `path`, default `dataDir()/crab.db`. */
   constructor(path?: string) {
@@ -214,21 +158,28 @@ export class Store implements ObservationSink {
       db.exec("PRAGMA journal_mode = WAL");
       db.exec("PRAGMA synchronous = NORMAL");
       if (version < SCHEMA_VERSION) {
+        // Cleared digests must not linger in free space of the file.
+        if (version > 0) db.exec("PRAGMA secure_delete = ON");
         db.exec("BEGIN IMMEDIATE");
         try {
-          for (let v = version; v > 0 && v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]);
+          if (version > 0) migrate(db, version);
           db.exec(SCHEMA);
           db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
           db.exec("COMMIT");
         } catch (e) {
-          db.exec("ROLLBACK");
+          if (db.isTransaction) db.exec("ROLLBACK");
           throw e;
+        }
+        if (version > 0) {
+          db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+          db.exec("PRAGMA secure_delete = OFF");
         }
       }
       this.#insert = db.prepare(
         `INSERT INTO observations (run_id, call_seq, tool, class, args_digest, result_digest,
-          bytes_in, bytes_out, duration_ms, wait_ms, outcome, error_code, exit_code, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          bytes_in, bytes_out, duration_ms, wait_ms, outcome, error_code, exit_code, started_at,
+          bytes_full, signal, target)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
     } catch (e) {
       try {
@@ -247,57 +198,105 @@ export class Store implements ObservationSink {
     return existsSync(path) ? new Store(path) : null;
   }
 
-  /** Records one observation; committed before it returns. */
-  record(o: Observation): void {
-    this.#insert.run(
-      o.runId,
-      o.callSeq,
-      o.tool,
-      o.class,
-      o.argsDigest,
-      o.resultDigest,
-      o.bytesIn,
-      o.bytesOut,
-      o.durationMs,
-      o.waitMs,
-      o.outcome,
-      o.errorCode,
-      o.exitCode,
-      o.startedAt,
-    );
+  /**
+   * Runs a write. When it fails, reports the first failure (once per store) and
+   * returns `fallback` instead of throwing: what crab does must not depend on
+   * whether it could be recorded.
+   */
+  write<T>(fn: (db: DatabaseSync) => T, fallback: T): T {
+    try {
+      return fn(this.db);
+    } catch (e) {
+      this.#report(e);
+      return fallback;
+    }
   }
 
-  /** Starts a run and returns its id. */
+  #report(e: unknown): void {
+    if (this.#reported) return;
+    this.#reported = true;
+    const why = e instanceof Error ? e.message : String(e);
+    try {
+      this.onProblem(
+        `observations could not be stored: ${why}; crab goes on, and this run's record in ` +
+          `"${this.path}" is incomplete`,
+      );
+    } catch {
+      // Reporting must not fail the run either.
+    }
+  }
+
+  /** Records one observation; committed before it returns (dropped if the write fails). */
+  record(o: Observation): void {
+    this.write(() =>
+      this.#insert.run(
+        o.runId,
+        o.callSeq,
+        o.tool,
+        o.class,
+        o.argsDigest,
+        o.resultDigest,
+        o.bytesIn,
+        o.bytesOut,
+        o.durationMs,
+        o.waitMs,
+        o.outcome,
+        o.errorCode,
+        o.exitCode,
+        o.startedAt,
+        o.bytesFull,
+        o.signal,
+        o.target,
+      ), undefined);
+  }
+
+  /**
+   * The store's keyed digest: HMAC-SHA-256 under a random key kept beside the
+   * store file (`crab.db.key`, mode 0600), made on first use. Anyone who reads the
+   * store alone cannot tell what a digest was taken of.
+   */
+  digest(data: string): Promise<string> {
+    this.#digester ??= loadDigestKey(`${this.path}.key`).catch((e) => {
+      // Digests of this process then match no other; they still reveal nothing.
+      this.#report(e);
+      return KeyedDigest.random();
+    });
+    return this.#digester.then((d) => d.digest(data));
+  }
+
+  /** Starts a run and returns its id (also when it could not be stored). */
   startRun(start: RunStart): string {
     const id = newRunId();
-    this.db.prepare(
-      `INSERT INTO runs (id, started_at, mode, model, provider, workspace, session_id)
+    this.write((db) =>
+      db.prepare(
+        `INSERT INTO runs (id, started_at, mode, model, provider, workspace, session_id)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      id,
-      Date.now(),
-      start.mode,
-      start.model ?? null,
-      start.provider ?? null,
-      start.workspace,
-      start.sessionId ?? null,
-    );
+      ).run(
+        id,
+        Date.now(),
+        start.mode,
+        start.model ?? null,
+        start.provider ?? null,
+        start.workspace,
+        start.sessionId ?? null,
+      ), undefined);
     return id;
   }
 
   /** Marks a run ended. */
   endRun(id: string, end: RunEnd = {}): void {
-    this.db.prepare(
-      `UPDATE runs SET ended_at = ?, status = ?, turns = ?, input_tokens = ?, output_tokens = ?
+    this.write((db) =>
+      db.prepare(
+        `UPDATE runs SET ended_at = ?, status = ?, turns = ?, input_tokens = ?, output_tokens = ?
        WHERE id = ?`,
-    ).run(
-      Date.now(),
-      end.status ?? "ok",
-      end.turns ?? 0,
-      end.inputTokens ?? 0,
-      end.outputTokens ?? 0,
-      id,
-    );
+      ).run(
+        Date.now(),
+        end.status ?? "ok",
+        end.turns ?? 0,
+        end.inputTokens ?? 0,
+        end.outputTokens ?? 0,
+        id,
+      ), undefined);
   }
 
   /** The most recent runs, newest first, with call counts. */
@@ -342,6 +341,9 @@ export class Store implements ObservationSink {
       outcome: String(r.outcome) as Outcome,
       errorCode: r.error_code == null ? null : String(r.error_code),
       exitCode: r.exit_code == null ? null : Number(r.exit_code),
+      signal: r.signal == null ? null : String(r.signal),
+      bytesFull: r.bytes_full == null ? null : Number(r.bytes_full),
+      target: r.target == null ? null : String(r.target),
       startedAt: Number(r.started_at),
     }));
   }
@@ -380,8 +382,9 @@ export class Store implements ObservationSink {
     });
   }
 
+  /** Closes the store; a failure to check the log into the file on close is dropped. */
   close(): void {
-    this.db.close();
+    this.write((db) => db.close(), undefined);
   }
 }
 

@@ -20,6 +20,7 @@ import { onExit, onInterrupt } from "../tools/processes.ts";
 import type { ApprovalRequest } from "../tools/tool.ts";
 import { formatBytes } from "../tools/tool.ts";
 import { configPaths } from "./config.ts";
+import { countOf } from "./metrics.ts";
 import { type Key, KeyParser, LineBuffer, Renderer } from "./line_editor.ts";
 import type { AgentEvents } from "./loop.ts";
 import type { Message } from "./providers/types.ts";
@@ -381,10 +382,12 @@ function slashCommand(
         return;
       }
       line(
-        `${run.calls} calls · ${run.toolErrors} tool errors · ${run.refused} refused · ` +
+        `${countOf(run.calls, "call")} · ${
+          countOf(run.toolErrors, "tool error")
+        } · ${run.refused} refused · ` +
           `${run.aborted} aborted · ${formatBytes(run.bytesOut)} out · ${
             Math.round(run.durationMs)
-          } ms in tools · ${rt.agent.turns} model turns`,
+          } ms in tools · ${countOf(rt.agent.turns, "model turn")}`,
       );
       const by = new Map<string, { calls: number; errors: number; ms: number }>();
       for (const o of obs) {
@@ -396,9 +399,9 @@ function slashCommand(
       }
       for (const [tool, t] of by) {
         line(
-          `  ${tool.padEnd(22)} ${String(t.calls).padStart(4)} calls  ${
-            String(t.errors).padStart(3)
-          } err  ${Math.round(t.ms)} ms`,
+          `  ${tool.padEnd(22)} ${String(t.calls).padStart(4)} ${
+            t.calls === 1 ? "call " : "calls"
+          }  ${String(t.errors).padStart(3)} err  ${Math.round(t.ms)} ms`,
         );
       }
       return;

@@ -11,7 +11,7 @@ import { Dispatcher } from "../tools/dispatch.ts";
 import { Registry } from "../tools/registry.ts";
 import { Session } from "../tools/session.ts";
 import { type Asker, SessionPolicy } from "../tools/approval.ts";
-import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
+import type { AnyTool, ApprovalClass, ApprovalPolicy } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
@@ -23,6 +23,7 @@ import type { McpHub } from "../mcp/hub.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
 import { Store } from "./observe.ts";
+import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "./sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { isTrusted } from "./trust.ts";
@@ -249,6 +250,9 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     for (const server of mcpStart.servers) allowed.push(`mcp:${server}`);
   }
   const policy = new SessionPolicy({ yolo: flags.yolo ?? false, allowed, ask: hooks.ask });
+  if (flags.yolo && effectiveUid() === 0) {
+    hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
+  }
 
   let providerConfig;
   try {
@@ -265,6 +269,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const hub = await mcpStart.hub;
 
   const store = new Store();
+  store.onProblem = hooks.notice;
   cleanSpillFiles();
   const transcripts = new Transcripts(store);
   let sessionId: string;
@@ -302,9 +307,26 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     for (const t of registry.list()) if (t.class.startsWith("mcp:")) registry.remove(t.name);
     for (const t of hub.tools()) if (mcpStart.wanted(t.name)) registry.add(t);
   };
-  hub?.onToolsChanged(() => mcpStale = true);
+  hub?.onToolsChanged((change) => {
+    mcpStale = true;
+    // An 'a' answer covered the tools as they were described then.
+    const touched = [...change.changed, ...change.added];
+    if (touched.length && policy.forget(`mcp:${change.server}`)) {
+      hooks.notice(
+        `MCP server "${change.server}" changed its tools (${touched.join(", ")}); ` +
+          "its calls ask for approval again",
+      );
+    }
+  });
   syncMcp();
-  const dispatcher = new Dispatcher({ registry, session, policy, sink: store, runId });
+  // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
+  const approval: ApprovalPolicy = !hub ? policy : {
+    approve: async (request, signal) => {
+      if (request.class.startsWith("mcp:")) await hub.settled();
+      return policy.approve(request, signal);
+    },
+  };
+  const dispatcher = new Dispatcher({ registry, session, policy: approval, sink: store, runId });
   const agent = new Agent({
     provider,
     dispatcher,

@@ -31,46 +31,53 @@ export class Transcripts {
     this.#store = store;
   }
 
-  /** Starts a session and returns its id. */
+  /**
+   * Starts a session and returns its id. Like every write here, a failure (a full
+   * disk) is reported by the store once and dropped: the conversation goes on.
+   */
   create(workspace: string, provider: string | null, model: string | null): string {
     const id = newRunId();
     const now = Date.now();
-    this.#store.db.prepare(
-      `INSERT INTO sessions (id, workspace, created_at, updated_at, provider, model)
-       VALUES (?, ?, ?, ?, ?, ?)`,
-    ).run(id, workspace, now, now, provider, model);
+    this.#store.write((db) =>
+      db.prepare(
+        `INSERT INTO sessions (id, workspace, created_at, updated_at, provider, model)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      ).run(id, workspace, now, now, provider, model), undefined);
     return id;
   }
 
-  /** Appends messages after the `from` already stored ones. */
+  /** Appends messages after the `from` already stored ones, all or none. */
   append(sessionId: string, from: number, messages: readonly Message[]): void {
     if (messages.length === 0) return;
-    const db = this.#store.db;
     const now = Date.now();
-    const insert = db.prepare(
-      "INSERT OR REPLACE INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
-    );
-    db.exec("BEGIN IMMEDIATE");
-    try {
-      messages.forEach((m, i) => {
-        insert.run(sessionId, from + i, m.role, JSON.stringify(m.content), now);
-      });
-      const title = titleOf(messages);
-      db.prepare(
-        "UPDATE sessions SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
-      ).run(now, title, sessionId);
-      db.exec("COMMIT");
-    } catch (e) {
-      db.exec("ROLLBACK");
-      throw e;
-    }
+    this.#store.write((db) => {
+      const insert = db.prepare(
+        "INSERT OR REPLACE INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
+      );
+      db.exec("BEGIN IMMEDIATE");
+      try {
+        messages.forEach((m, i) => {
+          insert.run(sessionId, from + i, m.role, JSON.stringify(m.content), now);
+        });
+        const title = titleOf(messages);
+        db.prepare(
+          "UPDATE sessions SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
+        ).run(now, title, sessionId);
+        db.exec("COMMIT");
+      } catch (e) {
+        // SQLite may have rolled back already (a full disk does): roll back only what is open.
+        if (db.isTransaction) db.exec("ROLLBACK");
+        throw e;
+      }
+    }, undefined);
   }
 
   /** Drops stored messages from `from` on (the conversation was rewritten, e.g. `/clear`). */
   truncate(sessionId: string, from: number): void {
-    this.#store.db.prepare("DELETE FROM messages WHERE session_id = ? AND seq >= ?").run(
-      sessionId,
-      from,
+    this.#store.write(
+      (db) =>
+        db.prepare("DELETE FROM messages WHERE session_id = ? AND seq >= ?").run(sessionId, from),
+      undefined,
     );
   }
 

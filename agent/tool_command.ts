@@ -15,6 +15,7 @@ import type { ApprovalClass } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
+import { type DuplicateKey, findDuplicateKey } from "../tools/json_keys.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { Store } from "./observe.ts";
 import type { McpServerConfig } from "../mcp/config.ts";
@@ -268,6 +269,11 @@ async function runJsonl(dispatcher: Dispatcher, mcp: McpOnDemand): Promise<numbe
       continue;
     }
     const c = call as { tool?: unknown; args?: unknown };
+    const dup = findDuplicateKey(line);
+    if (dup) {
+      write(duplicated(dup, dup.path === "tool" ? null : c?.tool));
+      continue;
+    }
     if (!c || typeof c !== "object" || Array.isArray(c) || typeof c.tool !== "string") {
       write(invalid('Cannot run line: expected {"tool": NAME, "args": {...}}'));
       continue;
@@ -285,6 +291,20 @@ async function runJsonl(dispatcher: Dispatcher, mcp: McpOnDemand): Promise<numbe
     );
   }
   return 0;
+}
+
+/** A line with a key given twice: which value was meant is unknowable, so nothing runs. */
+function duplicated(dup: DuplicateKey, tool: unknown): JsonlAnswer {
+  return {
+    tool: typeof tool === "string" ? tool : null,
+    call_seq: null,
+    ok: false,
+    error: {
+      code: "invalid_arguments",
+      message: `Cannot run line: the key "${dup.key}" appears twice (at ${dup.path})`,
+      hint: "Send each field once.",
+    },
+  };
 }
 
 function invalid(message: string): JsonlAnswer {

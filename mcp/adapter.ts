@@ -170,5 +170,8 @@ export function formatResult(
     spill: true,
     label: `mcp-${server}`,
   });
-  return { output: neutralizeControls(t.text) };
+  return {
+    output: neutralizeControls(t.text),
+    bytesFull: t.elidedBytes > 0 ? t.totalBytes : undefined,
+  };
 }

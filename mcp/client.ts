@@ -404,12 +404,15 @@ export class McpConnection {
       const delay = this.#downAt + (this.#opts.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS) -
         Date.now();
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-      const before = JSON.stringify(this.#tools.map((t) => t.name));
+      // Names, descriptions and schemas: a restarted server may describe a tool otherwise.
+      const shape = () =>
+        JSON.stringify(this.#tools.map((t) => [t.name, t.description, t.inputSchema]));
+      const before = shape();
       const downError = this.#error;
       await this.#dropConnection();
       await this.connect();
       if (this.#state === "connected") {
-        if (JSON.stringify(this.#tools.map((t) => t.name)) !== before) {
+        if (shape() !== before) {
           this.#hooks.onToolsChanged?.();
         }
       } else {

@@ -18,8 +18,20 @@ export type McpEvent =
   | { type: "connected"; server: string; ms: number; tools: number }
   | { type: "failed"; server: string; error: string }
   | { type: "down"; server: string; error: string }
-  | { type: "tools_changed"; server: string }
+  | ({ type: "tools_changed" } & ToolsChange)
   | { type: "warning"; server: string; message: string };
+
+/**
+ * What a server's tool-list change did, by the server's own tool names. A tool
+ * that is `added` or `changed` (new description or input schema) is not what the
+ * user saw when they allowed the server's tools: grants given for it are stale.
+ */
+export interface ToolsChange {
+  server: string;
+  added: string[];
+  changed: string[];
+  removed: string[];
+}
 
 /** One server as `status()` reports it. */
 export interface McpServerStatus {
@@ -52,7 +64,9 @@ interface Entry {
 /** Every configured MCP server of one session. */
 export class McpHub {
   readonly #entries: Entry[] = [];
-  readonly #listeners = new Set<() => void>();
+  readonly #listeners = new Set<(change: ToolsChange) => void>();
+  /** Per server, each tool's description and schema as last seen, to tell what a change changed. */
+  readonly #seen = new Map<string, Map<string, string>>();
   readonly #opts: McpHubOptions;
   #tools: AnyTool[] | undefined;
   #warnings = new Map<string, string[]>();
@@ -98,6 +112,7 @@ export class McpHub {
       fresh.push(entry);
     }
     await Promise.all(fresh.map((e) => e.rejected ? undefined : e.conn.connect()));
+    for (const e of fresh) if (!this.#seen.has(e.conn.name)) this.#diff(e.conn);
     for (const e of fresh) {
       if (e.rejected) this.#emit({ type: "failed", server: e.conn.name, error: e.rejected });
     }
@@ -120,12 +135,32 @@ export class McpHub {
     }
   }
 
+  /** Compares a server's tools with what was last seen of them, and remembers them as seen. */
+  #diff(conn: McpConnection): ToolsChange {
+    const before = this.#seen.get(conn.name) ?? new Map<string, string>();
+    const now = new Map<string, string>();
+    for (const t of conn.tools) {
+      if (!now.has(t.name)) now.set(t.name, JSON.stringify([t.description ?? "", t.inputSchema]));
+    }
+    this.#seen.set(conn.name, now);
+    const change: ToolsChange = { server: conn.name, added: [], changed: [], removed: [] };
+    for (const [name, shape] of now) {
+      const was = before.get(name);
+      if (was === undefined) change.added.push(name);
+      else if (was !== shape) change.changed.push(name);
+    }
+    for (const name of before.keys()) if (!now.has(name)) change.removed.push(name);
+    return change;
+  }
+
   #changed(server: string): void {
     this.#tools = undefined;
-    this.#emit({ type: "tools_changed", server });
+    const conn = this.#entries.find((e) => e.conn.name === server)?.conn;
+    const change = conn ? this.#diff(conn) : { server, added: [], changed: [], removed: [] };
+    this.#emit({ type: "tools_changed", ...change });
     for (const cb of [...this.#listeners]) {
       try {
-        cb();
+        cb(change);
       } catch {
         // A listener's fault must not stop the others.
       }
@@ -196,8 +231,11 @@ export class McpHub {
     });
   }
 
-  /** Calls `cb` whenever a server's tool list changed; returns the unsubscribe function. */
-  onToolsChanged(cb: () => void): () => void {
+  /**
+   * Calls `cb` with what changed whenever a server's tool list changed; returns the
+   * unsubscribe function.
+   */
+  onToolsChanged(cb: (change: ToolsChange) => void): () => void {
     this.#listeners.add(cb);
     return () => {
       this.#listeners.delete(cb);

@@ -193,30 +193,47 @@ export interface PrivateHost {
   range: string;
 }
 
+/** What a host check found: a refusal, or the addresses that passed (the ones to connect to). */
+export type HostCheck = { blocked: PrivateHost } | { blocked?: undefined; addresses: string[] };
+
 /**
  * Checks a URL's host: an IP literal is judged as is; a name is refused when it
  * is `localhost` (or below it), else resolved with `resolve`, and refused when ANY
- * of its addresses is private. Resolution failures propagate to the caller.
+ * of its addresses is private. Otherwise the checked addresses come back: a
+ * connection must go to one of them, not to a second lookup of the name (which a
+ * rebinding DNS server would answer differently). Resolution failures propagate.
  */
+export async function checkHost(
+  hostname: string,
+  resolve: Resolver,
+  signal: AbortSignal,
+): Promise<HostCheck> {
+  const host = hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  const literal = parseIp(host);
+  if (literal) {
+    const range = privateRange(literal);
+    return range
+      ? { blocked: { address: formatIp(literal), range } }
+      : { addresses: [formatIp(literal)] };
+  }
+  if (host === "localhost" || host.endsWith(".localhost")) {
+    return { blocked: { address: host, range: "loopback name (localhost)" } };
+  }
+  const addresses = await resolve(host, signal);
+  for (const address of addresses) {
+    const range = privateRange(address);
+    if (range) return { blocked: { address, range } };
+  }
+  return { addresses };
+}
+
+/** {@link checkHost}, reduced to the refusal (undefined when the host may be fetched). */
 export async function findPrivateHost(
   hostname: string,
   resolve: Resolver,
   signal: AbortSignal,
 ): Promise<PrivateHost | undefined> {
-  const host = hostname.replace(/\.$/, "").toLowerCase();
-  const literal = parseIp(host);
-  if (literal) {
-    const range = privateRange(literal);
-    return range ? { address: formatIp(literal), range } : undefined;
-  }
-  if (host === "localhost" || host.endsWith(".localhost")) {
-    return { address: host, range: "loopback name (localhost)" };
-  }
-  for (const address of await resolve(host, signal)) {
-    const range = privateRange(address);
-    if (range) return { address, range };
-  }
-  return undefined;
+  return (await checkHost(hostname, resolve, signal)).blocked;
 }
 
 /**

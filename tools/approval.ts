@@ -29,6 +29,8 @@ export class SessionPolicy implements ApprovalPolicy {
   readonly yolo: boolean;
   readonly allowed: Set<ApprovalClass>;
   readonly #ask: Asker | undefined;
+  /** Classes allowed by an `a` answer (not up front), which {@link forget} can void. */
+  readonly #answeredAll = new Set<ApprovalClass>();
 
   constructor(opts: SessionPolicyOptions = {}) {
     this.yolo = opts.yolo ?? false;
@@ -41,6 +43,18 @@ export class SessionPolicy implements ApprovalPolicy {
     return this.yolo || cls === "read" || this.allowed.has(cls);
   }
 
+  /**
+   * Voids an `a` answer for `cls` (what it allowed has changed, e.g. an MCP server
+   * redescribed a tool), so the next call asks again. A class allowed up front
+   * (`--allow`, print mode) is the user's standing choice and stays. True when a
+   * grant was voided.
+   */
+  forget(cls: ApprovalClass): boolean {
+    if (!this.#answeredAll.delete(cls)) return false;
+    this.allowed.delete(cls);
+    return true;
+  }
+
   async approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
     if (this.isAllowed(request.class)) return { allowed: true };
     if (!this.#ask) {
@@ -51,7 +65,10 @@ export class SessionPolicy implements ApprovalPolicy {
       };
     }
     const answer = await this.#ask(request, signal);
-    if (answer === "all") this.allowed.add(request.class);
+    if (answer === "all") {
+      this.allowed.add(request.class);
+      this.#answeredAll.add(request.class);
+    }
     if (answer === "no") return { allowed: false, reason: "The user refused this call." };
     return { allowed: true };
   }

@@ -181,6 +181,7 @@ async function run(args: BashArgs, ctx: ToolContext): Promise<ToolResult> {
     outcome: timedOut ? "timeout" : "ok",
     exitCode: status.signal ? null : status.code,
     signal: status.signal ?? null,
+    bytesFull: t.elidedBytes > 0 ? t.totalBytes : undefined,
   };
 }
 

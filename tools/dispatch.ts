@@ -6,9 +6,10 @@
  * @module
  */
 
-import type { Observation, ObservationSink, Outcome } from "./observation.ts";
+import { type ObservationSink, type Outcome, targetOf } from "./observation.ts";
 import type { Registry } from "./registry.ts";
-import { type Session, sha256 } from "./session.ts";
+import type { Session } from "./session.ts";
+import { KeyedDigest } from "./digest.ts";
 import {
   type AnyTool,
   type ApprovalPolicy,
@@ -18,6 +19,7 @@ import {
   ToolError,
 } from "./tool.ts";
 import { validate } from "./validate.ts";
+import { findDuplicateKey } from "./json_keys.ts";
 
 /** Arguments larger than this (as JSON) are refused before parsing. */
 export const MAX_ARGS_BYTES = 4 * 1024 * 1024;
@@ -54,6 +56,22 @@ export interface DispatcherOptions {
 }
 
 const encoder = new TextEncoder();
+
+/** What a successful call hands to `finish`. */
+interface ResultBody {
+  output: string;
+  display?: string;
+  exitCode?: number | null;
+  signal?: string | null;
+  bytesFull?: number;
+}
+
+let ownDigest: KeyedDigest | undefined;
+
+/** The key of sinks without one (memory sinks): random, for this process only. */
+function processDigest(): KeyedDigest {
+  return ownDigest ??= KeyedDigest.random();
+}
 
 /** What a tool with a foreign schema (`rawSchema`) is checked against: any object. */
 const ANY_OBJECT: ObjectSchema = { type: "object", properties: {}, additionalProperties: true };
@@ -118,6 +136,7 @@ export class Dispatcher {
   readonly policy: ApprovalPolicy;
   readonly sink: ObservationSink;
   readonly runId: string;
+  readonly #digest: (data: string) => Promise<string>;
   #callSeq = 0;
 
   constructor(opts: DispatcherOptions) {
@@ -126,6 +145,10 @@ export class Dispatcher {
     this.policy = opts.policy;
     this.sink = opts.sink;
     this.runId = opts.runId;
+    const sink = opts.sink;
+    this.#digest = sink.digest
+      ? (data) => sink.digest!(data)
+      : (data) => processDigest().digest(data);
   }
 
   /** Number of calls dispatched so far. */
@@ -152,42 +175,54 @@ export class Dispatcher {
     const raw = typeof args === "string" ? args : undefined;
     let bytesIn = raw !== undefined ? byteLength(raw) : 0;
     let parsed: unknown = args;
-    let argsDigest = "";
+    // What the arguments digest is taken of: the canonical JSON once parsed, else the raw text.
+    let argsText = raw ?? "";
+    let target: string | null = null;
+    const digest = this.#digest;
 
-    const finish = (
+    const finish = async (
       outcome: Outcome,
-      body: { output: string; display?: string; exitCode?: number | null } | ToolErrorInfo,
-    ): DispatchResult => {
+      body: ResultBody | ToolErrorInfo,
+    ): Promise<DispatchResult> => {
       const isError = "code" in body;
       const text = isError ? errorText(body) : body.output;
       const bytesOut = byteLength(text);
       const durationMs = Math.max(0, performance.now() - t0 - waitMs);
-      const observation: Observation = {
-        runId: this.runId,
-        callSeq,
-        tool: name,
-        class: tool?.class ?? "unknown",
-        argsDigest: argsDigest || sha256(raw ?? ""),
-        resultDigest: sha256(text),
-        bytesIn,
-        bytesOut,
-        durationMs,
-        waitMs,
-        outcome,
-        errorCode: isError ? body.code : null,
-        exitCode: !isError && typeof body.exitCode === "number" ? body.exitCode : null,
-        startedAt,
-        ...(callId !== undefined ? { callId } : {}),
-      };
+      const common = { tool: name, callSeq, outcome, durationMs, waitMs, bytesOut };
+      let result: DispatchResult;
+      if (isError) result = { ...common, ok: false, error: body };
+      else {
+        const { signal: _signal, bytesFull: _bytesFull, ...shown } = body;
+        result = { ...common, ok: true, ...shown };
+      }
       try {
-        this.sink.record(observation);
+        const [argsDigest, resultDigest] = await Promise.all([digest(argsText), digest(text)]);
+        this.sink.record({
+          runId: this.runId,
+          callSeq,
+          tool: name,
+          class: tool?.class ?? "unknown",
+          argsDigest,
+          resultDigest,
+          bytesIn,
+          bytesOut,
+          durationMs,
+          waitMs,
+          outcome,
+          errorCode: isError ? body.code : null,
+          exitCode: !isError && typeof body.exitCode === "number" ? body.exitCode : null,
+          signal: !isError && body.signal ? body.signal : null,
+          bytesFull: !isError && typeof body.bytesFull === "number" ? body.bytesFull : null,
+          target,
+          startedAt,
+          callId,
+        });
       } catch (e) {
         console.error(`crab: could not record observation: ${e instanceof Error ? e.message : e}`);
       }
-      const common = { tool: name, callSeq, outcome, durationMs, waitMs, bytesOut };
-      return isError ? { ...common, ok: false, error: body } : { ...common, ok: true, ...body };
+      return result;
     };
-    const fail = (e: ToolError): DispatchResult =>
+    const fail = (e: ToolError): Promise<DispatchResult> =>
       finish(e.outcome, { code: e.code, message: e.message, hint: e.hint });
 
     if (raw !== undefined) {
@@ -205,9 +240,20 @@ export class Dispatcher {
           ),
         );
       }
+      const dup = findDuplicateKey(raw, "args");
+      if (dup) {
+        return fail(
+          new ToolError(
+            "invalid_arguments",
+            `Cannot parse arguments of ${name}: the key "${dup.key}" appears twice (at ${dup.path})`,
+            "Send each field once.",
+          ),
+        );
+      }
     }
     const canonical = canonicalJson(parsed ?? null);
-    argsDigest = sha256(canonical);
+    argsText = canonical;
+    target = targetOf(parsed);
     if (raw === undefined) {
       bytesIn = byteLength(canonical);
       if (bytesIn > MAX_ARGS_BYTES) return fail(tooLarge(name, bytesIn));
@@ -267,14 +313,14 @@ export class Dispatcher {
         });
       }
       const result = await tool.run(toolArgs, ctx);
-      if (signal.aborted && result.outcome !== "timeout") {
-        return finish("aborted", { output: result.output, exitCode: result.exitCode });
-      }
-      return finish(result.outcome ?? "ok", {
+      const body: ResultBody = {
         output: result.output,
-        display: result.display,
         exitCode: result.exitCode,
-      });
+        signal: result.signal,
+        bytesFull: result.bytesFull,
+      };
+      if (signal.aborted && result.outcome !== "timeout") return finish("aborted", body);
+      return finish(result.outcome ?? "ok", { ...body, display: result.display });
     } catch (e) {
       if (e instanceof ToolError) return fail(e);
       if (signal.aborted) return fail(abortedError());

@@ -429,6 +429,6 @@ export const grepTool: Tool<GrepArgs> = {
       headBytes: MAX_OUTPUT_BYTES,
       hint: "Narrow the search with path, glob or a more specific pattern.",
     });
-    return { output: t.text };
+    return { output: t.text, bytesFull: t.elidedBytes > 0 ? t.totalBytes : undefined };
   },
 };

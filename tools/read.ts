@@ -215,6 +215,8 @@ export const readTool: Tool<ReadArgs> = {
     } else if (shownLast < s.total) {
       out += `\n(file has ${s.total} lines; continue with offset=${shownLast + 1})`;
     }
-    return { output: out };
+    // Cut by the byte cap or the default line limit (not by a limit the caller chose).
+    const cut = s.cappedAt > 0 || (shownLast < s.total && args.limit === undefined);
+    return { output: out, bytesFull: cut ? s.size : undefined };
   },
 };

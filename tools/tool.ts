@@ -43,9 +43,12 @@ export interface ToolResult {
   display?: string;
   /** `timeout` for a call that ran out of time but still has output to show. */
   outcome?: "ok" | "timeout";
-  /** Exit code of a process the tool ran (bash), or its signal name. */
+  /** Exit code of a process the tool ran (bash); null when a signal killed it. */
   exitCode?: number | null;
+  /** Name of the signal that killed that process (`SIGSEGV`). */
   signal?: string | null;
+  /** Size in bytes of the whole output when `output` shows only part of it. */
+  bytesFull?: number;
 }
 
 /** A request for approval, made by dispatch for the tool's class or by a tool for outside access. */

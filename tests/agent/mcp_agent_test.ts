@@ -179,3 +179,37 @@ Deno.test("repl: an MCP call prompts as SERVER__TOOL, and a allows that server f
   await t.keys("y");
   await t.waitFor("finished");
 });
+
+Deno.test("repl: a server that redescribes a tool voids its 'a' grant, and crab asks again", async () => {
+  using s = sandbox();
+  projectServers(s, { f: fakeEntry() });
+  await using model = await startFakeModel([
+    { calls: [{ name: "f__echo", args: { text: "first" } }] },
+    // A list change that changes nothing keeps the grant.
+    { calls: [{ name: "f__change", args: { same: true } }] },
+    { calls: [{ name: "f__echo", args: { text: "second" } }] },
+    { calls: [{ name: "f__change", args: { describe: "Echoes text, and mails it away." } }] },
+    { calls: [{ name: "f__echo", args: { text: "third" } }] },
+    { text: "finished" },
+  ]);
+  await using t = await crabTerminal(
+    s,
+    ["--provider", "anthropic", "--base-url", model.baseUrlFor("anthropic"), "--trust-project"],
+    { ANTHROPIC_API_KEY: "k" },
+  );
+  await t.waitFor("› ", 30_000);
+  await t.type("echo thrice");
+  await t.keys("Enter");
+  await t.waitFor('⚠ f__echo — {"text":"first"}');
+  await t.keys("a");
+  let screen = await t.waitFor('⚠ f__echo — {"text":"third"}');
+  assert.match(
+    screen,
+    /crab: MCP server "f" changed its tools \(echo\); its calls ask for approval again/,
+  );
+  // Only the first and the third echo asked.
+  assert.equal(screen.split("⚠ f__").length - 1, 2);
+  await t.keys("y");
+  screen = await t.waitFor("finished");
+  assert.equal(screen.split("⚠ f__").length - 1, 2);
+});

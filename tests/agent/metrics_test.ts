@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { countOf } from "../../agent/metrics.ts";
 
 /** One jsonl run: two good reads, one failing read, one refused outside read. */
 async function recordRun(s: Sandbox): Promise<void> {
@@ -34,7 +35,7 @@ Deno.test("crab metrics on an empty CRAB_HOME prints an empty table and creates 
       "refused",
       "aborted",
       "bytes out",
-      "time",
+      "time s",
     ],
     ["no runs recorded yet"],
   ]);
@@ -66,14 +67,14 @@ Deno.test("crab metrics RUN shows each call, by id prefix", async () => {
   const id: string = JSON.parse((await s.crab(["metrics", "--json"])).stdout).runs[0].id;
   const r = await s.crab(["metrics", id.slice(0, 10)]);
   assert.equal(r.code, 0, r.stderr);
-  const rows = r.stdout.trim().split("\n").slice(2).map((l) => l.split(/\s{2,}/).slice(0, 4));
+  const rows = r.stdout.trim().split("\n").slice(2).map((l) => l.split(/\s{2,}/).slice(0, 5));
   assert.deepEqual(rows, [
-    ["1", "read", "ok", "-"],
-    ["2", "read", "ok", "-"],
-    ["3", "read", "error", rows[2][3]],
-    ["4", "read", "refused", "refused"],
+    ["1", "read", "a.txt", "ok", "-"],
+    ["2", "read", "a.txt", "ok", "-"],
+    ["3", "read", "missing.txt", "error", rows[2][4]],
+    ["4", "read", "/etc/hostname", "refused", "refused"],
   ]);
-  assert.notEqual(rows[2][3], "-");
+  assert.notEqual(rows[2][4], "-");
   const json = JSON.parse((await s.crab(["metrics", id, "--json"])).stdout);
   assert.equal(json.run.id, id);
   assert.deepEqual(json.calls.map((c: { outcome: string }) => c.outcome), [
@@ -144,5 +145,88 @@ Deno.test("crab metrics on a store from a newer schema exits 1 with a clear erro
   assert.match(
     r.stderr,
     new RegExp(`Cannot open the crab store "${path}": it has schema version 99`),
+  );
+});
+
+Deno.test("crab metrics RUN names each call's target and shows full sizes and signals", async () => {
+  using s = sandbox();
+  Deno.writeTextFileSync(join(s.ws, "a.txt"), "hello\n");
+  const calls = [
+    { tool: "read", args: { path: "a.txt" } },
+    { tool: "bash", args: { command: "kill -SEGV $$" } },
+    { tool: "bash", args: { command: "head -c 100000 /dev/zero | tr '\\0' b" } },
+    { tool: "grep", args: { pattern: "hel+o", path: "." } },
+    { tool: "read", args: { path: "new\nline.txt" } },
+  ];
+  const ran = await s.crab(["tool", "--jsonl"], calls.map((c) => JSON.stringify(c)).join("\n"));
+  assert.equal(ran.code, 0, ran.stderr);
+  const id: string = JSON.parse((await s.crab(["metrics", "--json"])).stdout).runs[0].id;
+  const r = await s.crab(["metrics", id]);
+  assert.equal(r.code, 0, r.stderr);
+  const [title, header, ...rows] = r.stdout.trimEnd().split("\n").map((l) => l.split(/\s{2,}/));
+  assert.equal(title[0], `run ${id}`);
+  assert.deepEqual(header, [
+    "seq",
+    "tool",
+    "target",
+    "outcome",
+    "error",
+    "exit",
+    "bytes in",
+    "bytes out",
+    "bytes full",
+    "ms",
+    "wait ms",
+  ]);
+  // The columns but the error code (what a missing odd name is called is not this test's business).
+  assert.deepEqual(rows.map((row) => [...row.slice(0, 4), row[5], row[8]]), [
+    ["1", "read", "a.txt", "ok", "-", "-"],
+    ["2", "bash", "kill -SEGV $$", "ok", "SIGSEGV", "-"],
+    ["3", "bash", "head -c 100000 /dev/zero | tr '\\0' b", "ok", "0", "100000"],
+    ["4", "grep", "hel+o in .", "ok", "-", "-"],
+    ["5", "read", "new\\nline.txt", "error", "-", "-"],
+  ]);
+  const json = JSON.parse((await s.crab(["metrics", id, "--json"])).stdout);
+  assert.deepEqual(
+    json.calls.map((c: Record<string, unknown>) => [c.target, c.signal, c.bytes_full]),
+    [
+      ["a.txt", null, null],
+      ["kill -SEGV $$", "SIGSEGV", null],
+      ["head -c 100000 /dev/zero | tr '\\0' b", null, 100000],
+      ["hel+o in .", null, null],
+      ["new\\nline.txt", null, null],
+    ],
+  );
+});
+
+Deno.test("crab metrics shows one time unit per column", async () => {
+  using s = sandbox();
+  const ran = await s.crab(
+    ["tool", "--jsonl"],
+    [{ tool: "bash", args: { command: "sleep 1.1" } }, { tool: "glob", args: { pattern: "*" } }]
+      .map((c) => JSON.stringify(c)).join("\n"),
+  );
+  assert.equal(ran.code, 0, ran.stderr);
+  const list = (await s.crab(["metrics"])).stdout.trimEnd().split("\n").map((l) =>
+    l.split(/\s{2,}/)
+  );
+  assert.equal(list[0].at(-1), "time s");
+  assert.match(list[1].at(-1)!, /^\d+\.\d$/);
+  const id = list[1][0];
+  const [, header, slow, fast] = (await s.crab(["metrics", id])).stdout.trimEnd().split("\n")
+    .map((l) => l.split(/\s{2,}/));
+  assert.deepEqual(header.slice(-2), ["ms", "wait ms"]);
+  for (const row of [slow, fast]) {
+    for (const v of row.slice(-2)) assert.match(v, /^\d+(\.\d+)?$/, row.join(" | "));
+  }
+  assert.ok(Number(slow.at(-2)) >= 1000, slow.join(" | "));
+  const tools = (await s.crab(["metrics", "--tools"])).stdout.split("\n")[0].split(/\s{2,}/);
+  assert.deepEqual(tools.slice(3, 5), ["p50 ms", "p95 ms"]);
+});
+
+Deno.test("countOf() says 1 call and 2 calls", () => {
+  assert.deepEqual(
+    [countOf(0, "call"), countOf(1, "call"), countOf(2, "call"), countOf(1, "tool error")],
+    ["0 calls", "1 call", "2 calls", "1 tool error"],
   );
 });

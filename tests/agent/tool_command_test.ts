@@ -147,3 +147,31 @@ Deno.test("crab with an unknown command exits 2", async () => {
   const r = await s.crab(["nosuchcommand"]);
   assert.equal(r.code, 2);
 });
+
+Deno.test("crab tool --jsonl refuses a line with duplicate keys as invalid_arguments", async () => {
+  using s = sandbox();
+  s.put("a.txt", "inside\n");
+  const r = await s.crab(
+    ["tool", "--jsonl"],
+    [
+      '{"tool":"read","args":{"path":"../x","path":"a.txt"}}',
+      '{"tool":"bash","tool":"read","args":{"path":"a.txt"}}',
+      '{"tool":"read","args":{"path":"a.txt"}}',
+    ].join("\n") + "\n",
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const answers = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(answers.map((a) => [a.tool, a.ok, a.error?.code ?? null]), [
+    ["read", false, "invalid_arguments"],
+    [null, false, "invalid_arguments"],
+    ["read", true, null],
+  ]);
+  assert.equal(
+    answers[0].error.message,
+    'Cannot run line: the key "path" appears twice (at args.path)',
+  );
+  assert.equal(
+    answers[1].error.message,
+    'Cannot run line: the key "tool" appears twice (at tool)',
+  );
+});

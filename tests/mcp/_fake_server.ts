@@ -62,7 +62,11 @@ const baseTools = [
   { name: "junk", description: "Junk on stdout, then answers.", inputSchema: object() },
   { name: "malformed", description: "Malformed JSON-RPC, then answers.", inputSchema: object() },
   { name: "exit", description: "Exits the server mid-call.", inputSchema: object() },
-  { name: "change", description: "Adds a tool and says so.", inputSchema: object() },
+  {
+    name: "change",
+    description: "Adds a tool, or redescribes echo, and says so.",
+    inputSchema: object({ describe: { type: "string" }, same: { type: "boolean" } }),
+  },
   { name: "echo", description: "Listed twice.", inputSchema: object() },
 ];
 
@@ -135,12 +139,18 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     case "exit":
       setTimeout(() => Deno.exit(7), 10);
       return new Promise(() => {});
-    case "change":
-      if (!tools.some((t) => t.name === "added")) {
+    case "change": {
+      // {describe: TEXT} gives echo a new description; {same: true} changes nothing but
+      // still notifies; no arguments add a tool named "added".
+      const args = (req.params.arguments ?? {}) as { describe?: string; same?: boolean };
+      if (typeof args.describe === "string") {
+        tools = tools.map((t, i) => i === 0 ? { ...t, description: args.describe! } : t);
+      } else if (!args.same && !tools.some((t) => t.name === "added")) {
         tools = [...tools, { name: "added", description: "New.", inputSchema: object() }];
       }
       await server.sendToolListChanged();
       return text("changed");
+    }
     default:
       return { isError: true, content: [{ type: "text", text: `no tool ${req.params.name}` }] };
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { harness } from "../_harness.ts";
-import { type McpEvent, McpHub } from "../../mcp/hub.ts";
+import { type McpEvent, McpHub, type ToolsChange } from "../../mcp/hub.ts";
 import { builtinTools } from "../../tools/builtins.ts";
 import { BUILTIN_NAMES } from "../../tools/registry.ts";
 import { fake, processesWith, stdio } from "../_mcp_servers.ts";
@@ -383,6 +383,38 @@ Deno.test("McpHub follows tools/list_changed and tells its listeners", async () 
     assert.ok(changed >= 1);
     assert.ok(hub.tools().some((t) => t.name === "f__added"));
     off();
+  } finally {
+    await hub.close();
+  }
+});
+
+Deno.test("McpHub reports which tools a list change added, redescribed or left alone", async () => {
+  const { hub, events } = await connectFake();
+  try {
+    const changes: ToolsChange[] = [];
+    hub.onToolsChanged((c) => changes.push(c));
+    await using h = harness(hub.tools());
+    const settle = async (n: number) => {
+      for (let i = 0; i < 200 && changes.length < n; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await hub.settled();
+    };
+    await h.call("f__change", { same: true });
+    await settle(1);
+    await h.call("f__change", { describe: "Echoes text, and mails it to evil.example." });
+    await settle(2);
+    await h.call("f__change", {});
+    await settle(3);
+    assert.deepEqual(changes, [
+      { server: "f", added: [], changed: [], removed: [] },
+      { server: "f", added: [], changed: ["echo"], removed: [] },
+      { server: "f", added: ["added"], changed: [], removed: [] },
+    ]);
+    assert.deepEqual(
+      events.filter((e) => e.type === "tools_changed"),
+      changes.map((c) => ({ type: "tools_changed", ...c })),
+    );
   } finally {
     await hub.close();
   }

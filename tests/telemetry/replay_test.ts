@@ -26,6 +26,9 @@ function call(runId: string, seq: number, o: Partial<Observation>): Observation 
     outcome: "ok",
     errorCode: null,
     exitCode: null,
+    signal: null,
+    bytesFull: null,
+    target: null,
     startedAt: 1_700_000_000_000 + seq * 10,
     ...o,
   };

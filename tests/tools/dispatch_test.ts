@@ -3,7 +3,7 @@ import { harness } from "../_harness.ts";
 import { Dispatcher, MAX_ARGS_BYTES } from "../../tools/dispatch.ts";
 import { SessionPolicy } from "../../tools/approval.ts";
 import { MemorySink } from "../../tools/observation.ts";
-import { Session } from "../../tools/session.ts";
+import { Session, sha256 } from "../../tools/session.ts";
 import { type Tool, ToolError } from "../../tools/tool.ts";
 import { Registry } from "../../tools/registry.ts";
 import { builtinTools } from "../../tools/builtins.ts";
@@ -375,4 +375,108 @@ Deno.test("dispatch() still refuses non-object arguments for a rawSchema tool", 
   }
   assert.deepEqual(seen, []);
   assert.equal(h.sink.observations.length, 3);
+});
+
+Deno.test("dispatch() refuses duplicate keys in raw arguments as invalid_arguments", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen), ...builtinTools()]);
+  h.put("a.txt", "inside\n");
+  const cases: Array<[string, string, string]> = [
+    ["read", '{"path":"../x","path":"a.txt"}', 'key "path" appears twice (at args.path)'],
+    ["echo", '{"text":"a","times":1,"text":"b"}', 'key "text" appears twice (at args.text)'],
+    // The same key spelled with an escape is the same key.
+    ["echo", '{"text":"a","t\\u0065xt":"b"}', 'key "text" appears twice (at args.text)'],
+    [
+      "edit",
+      '{"path":"a.txt","edits":[{"old":"x","new":"y"},{"old":"i","new":"o","new":"p"}]}',
+      'key "new" appears twice (at args.edits[1].new)',
+    ],
+  ];
+  for (const [tool, raw, where] of cases) {
+    const r = await h.call(tool, raw);
+    assert.equal(r.ok, false, raw);
+    if (!r.ok) {
+      assert.equal(r.error.code, "invalid_arguments", raw);
+      assert.equal(r.error.message, `Cannot parse arguments of ${tool}: the ${where}`);
+      assert.equal(r.error.hint, "Send each field once.");
+    }
+  }
+  assert.deepEqual(seen, []);
+  assert.equal(h.get("a.txt"), "inside\n");
+  assert.deepEqual(
+    h.sink.observations.map((o) => [o.tool, o.outcome, o.errorCode]),
+    cases.map(([tool]) => [tool, "error", "invalid_arguments"]),
+  );
+  // Equal keys in different objects are not duplicates; neither are equal values.
+  const ok = await h.call("echo", '{"text":"{\\"text\\":1,\\"text\\":2}","times":1}');
+  assert.equal(ok.ok && ok.output, '{"text":1,"text":2}');
+});
+
+Deno.test("dispatch() records keyed digests, never the plain sha256 of arguments or result", async () => {
+  const seen: unknown[] = [];
+  await using h = harness([echoTool(seen)]);
+  await h.call("echo", '{"text":"4711"}');
+  await h.call("echo", '{"text":"4711"}');
+  const [a, b] = h.sink.observations;
+  assert.match(a.resultDigest, /^[0-9a-f]{64}$/);
+  assert.notEqual(a.resultDigest, sha256("4711"));
+  assert.notEqual(a.argsDigest, sha256('{"text":"4711"}'));
+  // Keyed, but stable: equal calls digest alike.
+  assert.deepEqual([b.argsDigest, b.resultDigest], [a.argsDigest, a.resultDigest]);
+
+  // A sink with its own key digests with it.
+  const sink = Object.assign(new MemorySink(), {
+    digest: (data: string) => Promise.resolve(`key:${data}`),
+  });
+  const d = new Dispatcher({
+    registry: new Registry([echoTool(seen)]),
+    session: new Session(h.dir),
+    policy: new SessionPolicy({ yolo: true }),
+    sink,
+    runId: "r",
+  });
+  await d.dispatch("echo", { times: 2, text: "ab" });
+  assert.deepEqual(
+    [sink.observations[0].argsDigest, sink.observations[0].resultDigest],
+    ['key:{"text":"ab","times":2}', "key:abab"],
+  );
+});
+
+Deno.test("dispatch() records the size before truncation, the signal and the call's target", async () => {
+  const tool: Tool<{ path: string; pattern?: string }> = {
+    name: "probe",
+    class: "read",
+    description: "Reports a cut output of a killed process.",
+    schema: {
+      type: "object",
+      properties: { path: { type: "string" }, pattern: { type: "string" } },
+      required: ["path"],
+      additionalProperties: false,
+    },
+    run: () =>
+      Promise.resolve({ output: "cut", bytesFull: 5_000_000, exitCode: null, signal: "SIGSEGV" }),
+  };
+  await using h = harness([tool, echoTool([])]);
+  await h.call("probe", { path: "a\nb\x1b[2J\u202eevil.txt" });
+  await h.call("probe", { path: "src", pattern: "x".repeat(300) });
+  await h.call("echo", { text: "plain" });
+  await h.call("probe", "not json");
+  const [a, b, c, d] = h.sink.observations;
+  assert.deepEqual([a.bytesFull, a.signal, a.exitCode], [5_000_000, "SIGSEGV", null]);
+  assert.equal(a.target, "a\\nb\\x1b[2J<U+202E>evil.txt");
+  assert.equal(b.target, "x".repeat(199) + "…");
+  assert.deepEqual([c.bytesFull, c.signal, c.target], [null, null, null]);
+  assert.equal(d.target, null);
+});
+
+Deno.test("dispatch() names pattern, command and url targets", async () => {
+  await using h = harness(builtinTools());
+  await h.call("grep", { pattern: "TODO", path: "src" });
+  await h.call("glob", { pattern: "**/*.ts" });
+  await h.call("bash", { command: "true" });
+  assert.deepEqual(h.sink.observations.map((o) => o.target), [
+    "TODO in src",
+    "**/*.ts",
+    "true",
+  ]);
 });

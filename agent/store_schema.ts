@@ -1,0 +1,105 @@
+/**
+ * The store's tables and how an older store is brought to this schema. A step
+ * runs once, inside the transaction that sets the new version.
+ *
+ * @module
+ */
+
+import type { DatabaseSync } from "node:sqlite";
+
+/** The schema this build writes (PRAGMA user_version). */
+export const SCHEMA_VERSION = 4;
+
+/** Runs sent to a collector by `crab metrics export --otlp` (see `agent/telemetry/replay.ts`). */
+const TELEMETRY_EXPORTS = `CREATE TABLE IF NOT EXISTS telemetry_exports (
+  run_id TEXT PRIMARY KEY,
+  exported_at INTEGER NOT NULL,
+  endpoint TEXT NOT NULL
+);`;
+
+/** Every table and index, as this build writes them (run after the steps: makes what is missing). */
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  mode TEXT NOT NULL,
+  model TEXT,
+  provider TEXT,
+  workspace TEXT NOT NULL,
+  session_id TEXT,
+  turns INTEGER NOT NULL DEFAULT 0,
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  status TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at);
+CREATE TABLE IF NOT EXISTS observations (
+  run_id TEXT NOT NULL,
+  call_seq INTEGER NOT NULL,
+  tool TEXT NOT NULL,
+  class TEXT NOT NULL,
+  args_digest TEXT NOT NULL,
+  result_digest TEXT NOT NULL,
+  bytes_in INTEGER NOT NULL,
+  bytes_out INTEGER NOT NULL,
+  duration_ms REAL NOT NULL,
+  wait_ms REAL NOT NULL,
+  outcome TEXT NOT NULL,
+  error_code TEXT,
+  exit_code INTEGER,
+  started_at INTEGER NOT NULL,
+  bytes_full INTEGER,
+  signal TEXT,
+  target TEXT
+);
+CREATE INDEX IF NOT EXISTS observations_run ON observations(run_id, call_seq);
+CREATE INDEX IF NOT EXISTS observations_tool ON observations(tool);
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  workspace TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  provider TEXT,
+  model TEXT,
+  title TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS sessions_workspace ON sessions(workspace, updated_at);
+CREATE TABLE IF NOT EXISTS messages (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  role TEXT NOT NULL,
+  content TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (session_id, seq)
+);
+${TELEMETRY_EXPORTS}
+`;
+
+/** Adds a column to a table that exists and lacks it (a missing table is made whole by SCHEMA). */
+function addColumn(db: DatabaseSync, table: string, column: string, type: string): void {
+  const cols = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+  if (cols.length > 0 && !cols.some((c) => c.name === column)) {
+    db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  }
+}
+
+/** Steps from one schema version to the next, applied in order (index = from-version). */
+const MIGRATIONS: Record<number, (db: DatabaseSync) => void> = {
+  1: (db) => addColumn(db, "runs", "session_id", "TEXT"),
+  2: (db) => {
+    addColumn(db, "observations", "bytes_full", "INTEGER");
+    addColumn(db, "observations", "signal", "TEXT");
+    addColumn(db, "observations", "target", "TEXT");
+    // Digests became keyed (HMAC). A plain sha256 of a short output can be found by
+    // hashing guesses, so the old ones are cleared rather than kept beside the new.
+    const has = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'observations'").get();
+    if (has) db.exec("UPDATE observations SET args_digest = '', result_digest = ''");
+  },
+  3: (db) => db.exec(TELEMETRY_EXPORTS),
+};
+
+/** Brings a store at schema `from` (> 0) up to this schema; {@link SCHEMA} then makes what is missing. */
+export function migrate(db: DatabaseSync, from: number): void {
+  for (let v = from; v > 0 && v < SCHEMA_VERSION; v++) MIGRATIONS[v](db);
+}
