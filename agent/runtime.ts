@@ -26,12 +26,14 @@ import { Transcripts } from "./sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { isTrusted } from "./trust.ts";
 import {
-  contextWindow,
   createProvider,
+  DEFAULT_CONTEXT_WINDOW,
+  knownContextWindow,
   type Message,
   type Provider,
   selectProvider,
 } from "./providers/mod.ts";
+import { serverContextWindow } from "./providers/context_window.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -195,6 +197,8 @@ export interface Runtime {
   resumed: Message[];
   /** Starts a new conversation in a new transcript; files must be read again. */
   newSession(): void;
+  /** Goes on with a stored session (`/resume`); returns its last exchange, to show. */
+  resumeSession(id: string): Message[];
   /** Records the end of the run and closes the store. */
   finish(status: string): void;
 }
@@ -264,8 +268,25 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     await (await mcpStart.hub)?.close();
     throw new SetupError(e instanceof Error ? e.message : String(e));
   }
+  // The server is asked for an unknown model's window while the SDK loads.
+  const model = providerConfig.model ?? "";
+  const explicitWindow = flags.contextWindow ?? settings.contextWindow ?? knownContextWindow(model);
+  const asked = explicitWindow === undefined && providerConfig.provider === "openai" &&
+      providerConfig.baseUrl && !/^https:\/\/api\.openai\.com\//.test(providerConfig.baseUrl)
+    ? serverContextWindow(providerConfig.baseUrl, model, { apiKey: providerConfig.apiKey })
+    : Promise.resolve(undefined);
   const provider = await createProvider(providerConfig);
   const hub = await mcpStart.hub;
+  const reported = await asked;
+  const window = explicitWindow ?? reported?.tokens ?? DEFAULT_CONTEXT_WINDOW;
+  if (explicitWindow === undefined) {
+    hooks.notice(
+      reported
+        ? `context window: ${window} tokens, as the server reports (${reported.source})`
+        : `context window of "${model}" unknown: assuming ${window} tokens ` +
+          "(--context-window N sets it)",
+    );
+  }
 
   const store = new Store();
   cleanSpillFiles();
@@ -273,7 +294,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   let sessionId: string;
   let messages: Message[] = [];
   if (flags.resume !== undefined || flags.continue) {
-    const found = flags.resume !== undefined
+    const found = flags.resume !== undefined && flags.resume !== ""
       ? transcripts.find(flags.resume)
       : transcripts.latest(workspace);
     if (!found) {
@@ -317,10 +338,14 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       return registry.list();
     },
     maxTurns: flags.maxTurns ?? settings.maxTurns,
-    contextWindow: flags.contextWindow ?? settings.contextWindow ?? contextWindow(provider.model),
+    contextWindow: window,
     messages,
     events: hooks.events,
     onMessage: (m, i) => transcripts.append(sessionId, i, [m]),
+    onRewrite: (all) => {
+      transcripts.truncate(sessionId, 0);
+      transcripts.append(sessionId, 0, all);
+    },
   });
   let finished = false;
   return {
@@ -330,7 +355,15 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     newSession() {
       agent.clear();
       session.files.clear();
-      sessionId = transcripts.create(workspace, provider.name, provider.model);
+      sessionId = transcripts.create(workspace, provider.name, agent.model);
+    },
+    resumeSession(id) {
+      const stored = repairTranscript(transcripts.load(id));
+      agent.clear();
+      agent.messages.push(...stored);
+      session.files.clear();
+      sessionId = id;
+      return lastExchange(stored);
     },
     agent,
     provider,

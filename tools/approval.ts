@@ -8,8 +8,8 @@
 
 import type { ApprovalClass, ApprovalDecision, ApprovalPolicy, ApprovalRequest } from "./tool.ts";
 
-/** The answer of an interactive asker: this call, refuse, or the whole class. */
-export type AskAnswer = "yes" | "no" | "all";
+/** The answer of an interactive asker: this call, refuse, the whole class, or refuse with words for the model. */
+export type AskAnswer = "yes" | "no" | "all" | { feedback: string };
 
 /** Asks a person; resolves when they answered. */
 export type Asker = (request: ApprovalRequest, signal: AbortSignal) => Promise<AskAnswer>;
@@ -53,6 +53,9 @@ export class SessionPolicy implements ApprovalPolicy {
     const answer = await this.#ask(request, signal);
     if (answer === "all") this.allowed.add(request.class);
     if (answer === "no") return { allowed: false, reason: "The user refused this call." };
+    if (typeof answer === "object") {
+      return { allowed: false, reason: `The user refused this call and said: ${answer.feedback}` };
+    }
     return { allowed: true };
   }
 }

@@ -141,6 +141,7 @@ export class Dispatcher {
     name: string,
     args: unknown,
     signal: AbortSignal = new AbortController().signal,
+    onOutput?: (chunk: string) => void,
   ): Promise<DispatchResult> {
     const callSeq = ++this.#callSeq;
     const startedAt = Date.now();
@@ -251,6 +252,7 @@ export class Dispatcher {
       session: this.session,
       signal,
       requestApproval: (request) => ask({ ...request, tool: name }),
+      onOutput,
     };
 
     try {
