@@ -11,14 +11,14 @@ import { Dispatcher } from "../tools/dispatch.ts";
 import { Registry } from "../tools/registry.ts";
 import { Session } from "../tools/session.ts";
 import { type Asker, SessionPolicy } from "../tools/approval.ts";
-import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
+import type { AnyTool, ApprovalClass, ApprovalRequest } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../tools/sandbox/mode.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { loadMcpConfig, selectServers } from "../mcp/config.ts";
-import type { McpHub } from "../mcp/hub.ts";
+import type { McpHub, McpServerStatus } from "../mcp/hub.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
 import { Store } from "./observe.ts";
@@ -175,6 +175,8 @@ export interface RuntimeHooks {
   notice(message: string): void;
   /** The interactive prompt; absent in print mode. */
   ask?: Asker;
+  /** Told of each call allowed without asking. */
+  approved?: (request: ApprovalRequest) => void;
   events?: AgentEvents;
 }
 
@@ -197,6 +199,10 @@ export interface Runtime {
   resumed: Message[];
   /** Starts a new conversation in a new transcript; files must be read again. */
   newSession(): void;
+  /** The MCP servers of this run: state and tools (`/mcp`). */
+  mcpStatus(): McpServerStatus[];
+  /** Whether the workspace's own settings, servers and commands are in use. */
+  trusted: boolean;
   /** Goes on with a stored session (`/resume`); returns its last exchange, to show. */
   resumeSession(id: string): Message[];
   /** Records the end of the run and closes the store. */
@@ -255,7 +261,12 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     for (const t of offered) allowed.push(t.class);
     for (const server of mcpStart.servers) allowed.push(`mcp:${server}`);
   }
-  const policy = new SessionPolicy({ yolo: flags.yolo ?? false, allowed, ask: hooks.ask });
+  const policy = new SessionPolicy({
+    yolo: flags.yolo ?? false,
+    allowed,
+    ask: hooks.ask,
+    notify: hooks.approved,
+  });
 
   let providerConfig;
   try {
@@ -357,6 +368,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       session.files.clear();
       sessionId = transcripts.create(workspace, provider.name, agent.model);
     },
+    mcpStatus: () => hub?.status() ?? [],
+    trusted,
     resumeSession(id) {
       const stored = repairTranscript(transcripts.load(id));
       agent.clear();

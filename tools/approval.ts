@@ -22,6 +22,8 @@ export interface SessionPolicyOptions {
   allowed?: Iterable<ApprovalClass>;
   /** The interactive prompt; without it, unapproved calls are refused. */
   ask?: Asker;
+  /** Told of each request allowed without asking (the REPL still shows its change). */
+  notify?: (request: ApprovalRequest) => void;
 }
 
 /** The approval state of one session. */
@@ -29,11 +31,13 @@ export class SessionPolicy implements ApprovalPolicy {
   readonly yolo: boolean;
   readonly allowed: Set<ApprovalClass>;
   readonly #ask: Asker | undefined;
+  readonly #notify: ((request: ApprovalRequest) => void) | undefined;
 
   constructor(opts: SessionPolicyOptions = {}) {
     this.yolo = opts.yolo ?? false;
     this.allowed = new Set(opts.allowed ?? []);
     this.#ask = opts.ask;
+    this.#notify = opts.notify;
   }
 
   /** True when `cls` runs without asking. */
@@ -42,7 +46,10 @@ export class SessionPolicy implements ApprovalPolicy {
   }
 
   async approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
-    if (this.isAllowed(request.class)) return { allowed: true };
+    if (this.isAllowed(request.class)) {
+      this.#notify?.(request);
+      return { allowed: true };
+    }
     if (!this.#ask) {
       const flag = request.class === "outside" ? "--allow-outside" : `--allow ${request.class}`;
       return {

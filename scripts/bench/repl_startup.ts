@@ -18,7 +18,10 @@ const dir = Deno.makeTempDirSync({ prefix: "crab-repl-startup-" });
 const ws = join(dir, "ws");
 Deno.mkdirSync(ws);
 const empty = join(dir, "empty.ts");
-Deno.writeTextFileSync(empty, "console.log('› ');\nawait new Promise((r) => setTimeout(r, 5000));\n");
+Deno.writeTextFileSync(
+  empty,
+  "console.log('› ');\nawait new Promise((r) => setTimeout(r, 5000));\n",
+);
 
 await using fake = await startFakeModel([]);
 

@@ -74,7 +74,10 @@ const chars = (messages: Message[]) => JSON.stringify(messages).length;
 
 Deno.test("Agent.send() keeps a refused oversized argument out of the history, so the run goes on", async () => {
   const huge = { path: "big.txt", content: "z".repeat(5 * 1024 * 1024) };
-  const { h, model, agent } = setup([calls(["write", huge]), text("gave up"), text("fine")], 200_000);
+  const { h, model, agent } = setup(
+    [calls(["write", huge]), text("gave up"), text("fine")],
+    200_000,
+  );
   await using _ = h;
   const r = await agent.send("write it", new AbortController().signal);
   assert.equal(r.status, "ok");
@@ -93,7 +96,10 @@ Deno.test("Agent.send() cuts a result larger than the window's room, saying how 
     32_768,
   );
   await using _ = h;
-  h.put("big.txt", Array.from({ length: 1500 }, (_, i) => `line ${i} ${"w".repeat(70)}`).join("\n"));
+  h.put(
+    "big.txt",
+    Array.from({ length: 1500 }, (_, i) => `line ${i} ${"w".repeat(70)}`).join("\n"),
+  );
   const r = await agent.send("read big.txt", new AbortController().signal);
   assert.equal(r.status, "ok");
   const seen = results(model.requests[1].messages)[0];
