@@ -67,10 +67,31 @@ export function summaryRequest(old: Message[], focus: string | undefined, maxCha
       } as Message
     );
   }
+  // Then long texts keep their start and end.
+  if (size() > maxChars) {
+    messages = messages.map((m) => {
+      const cut = (t: string) =>
+        t.length > 3000
+          ? `${t.slice(0, 1500)}\n[… ${t.length - 2500} characters left out …]\n${t.slice(-1000)}`
+          : t;
+      if (typeof m.content === "string") return { ...m, content: cut(m.content) } as Message;
+      return {
+        ...m,
+        content: m.content.map((b) => b.type === "text" ? { ...b, text: cut(b.text) } : b),
+      } as Message;
+    });
+  }
   while (size() > maxChars && messages.length > 1) {
     messages.shift();
-    // A conversation starts with the user, and a result never comes without its call.
+    // A result never comes without its call.
     while (messages.length > 1 && !startsCleanly(messages[0])) messages.shift();
+  }
+  // A conversation starts with the user.
+  if (messages[0]?.role === "assistant") {
+    messages.unshift({
+      role: "user",
+      content: [{ type: "text", text: "[earlier messages left out]" }],
+    });
   }
   const instruction: ContentBlock = { type: "text", text: summaryInstruction(focus) };
   const last = messages[messages.length - 1];
@@ -84,7 +105,7 @@ export function summaryRequest(old: Message[], focus: string | undefined, maxCha
 }
 
 function startsCleanly(m: Message): boolean {
-  if (m.role !== "user") return false;
+  if (m.role !== "user") return m.content.every((b) => b.type !== "tool_call");
   return typeof m.content === "string" || !m.content.some((b) => b.type === "tool_result");
 }
 
@@ -114,6 +135,35 @@ export async function summarise(
   return text.trim();
 }
 
+/**
+ * The files a conversation read or wrote, workspace-relative: those the
+ * freshness gate knows (`realPaths`) and those named by read, write and edit calls.
+ */
+export function filesTouched(
+  messages: Message[],
+  realPaths: string[],
+  workspace: string,
+): string[] {
+  const out = new Set<string>();
+  for (const p of realPaths) {
+    const rel = relative(workspace, p);
+    out.add(rel && !rel.startsWith("..") ? rel : p);
+  }
+  for (const m of messages) {
+    if (typeof m.content === "string" || m.role !== "assistant") continue;
+    for (const b of m.content) {
+      if (b.type !== "tool_call" || !["read", "write", "edit"].includes(b.name)) continue;
+      try {
+        const path = (JSON.parse(b.argsJson) as { path?: unknown }).path;
+        if (typeof path === "string" && path) out.add(path.replace(/^\.\//, ""));
+      } catch {
+        // Malformed arguments name no file.
+      }
+    }
+  }
+  return [...out].sort();
+}
+
 /** The message that opens a compacted history. */
 export function summaryText(
   summary: string,
@@ -122,6 +172,7 @@ export function summaryText(
   focus?: string,
 ): string {
   const paths = files.map((f) => {
+    if (!f.startsWith("/")) return f;
     const rel = relative(workspace, f);
     return rel && !rel.startsWith("..") ? rel : f;
   }).sort();

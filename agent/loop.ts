@@ -20,6 +20,7 @@ import type { AnyTool } from "../tools/tool.ts";
 import {
   compactedHistory,
   compactNotice,
+  filesTouched,
   summarise,
   summaryRequest,
   summaryText,
@@ -433,7 +434,7 @@ export class Agent {
     } catch (e) {
       return { ok: false, error: `compaction failed: ${e instanceof Error ? e.message : e}` };
     }
-    const files = [...session.files.keys()];
+    const files = filesTouched(old, [...session.files.keys()], session.workspace);
     const kept = this.messages.slice(keepFrom);
     const history = compactedHistory(summaryText(done, files, session.workspace, focus), kept);
     this.messages.splice(0, this.messages.length, ...history);
