@@ -120,9 +120,11 @@ export function approvalAsker(deps: PromptDeps) {
     const keysHelp = `f: no, and tell the model what to do instead${
       folded ? " · v: view the whole change" : ""
     }`;
-    screen.raw(head + c.dim(keysHelp) + "\n");
+    // One write: the question never shows without its prompt.
+    let lead = head + c.dim(keysHelp) + "\n";
     while (true) {
-      screen.raw("allow? [y]es/[n]o/[a]ll: ");
+      screen.raw(lead + "allow? [y]es/[n]o/[a]ll: ");
+      lead = "";
       setMode("raw");
       let choice: string | null = null;
       while (choice === null) {
