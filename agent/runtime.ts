@@ -33,7 +33,8 @@ import {
   type Provider,
   selectProvider,
 } from "./providers/mod.ts";
-import { serverContextWindow } from "./providers/context_window.ts";
+import { serverContextWindow, type ServerWindow } from "./providers/context_window.ts";
+import { type LazyProvider, lazyProvider } from "./providers/lazy.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -199,6 +200,12 @@ export interface Runtime {
   resumed: Message[];
   /** Starts a new conversation in a new transcript; files must be read again. */
   newSession(): void;
+  /**
+   * Starts what interactive mode's prompt did not wait for: the provider's SDK
+   * and the MCP servers (print mode had both before the run began). Resolves once
+   * every server connected or failed; calling it again returns the same promise.
+   */
+  warmUp(): Promise<void>;
   /** The MCP servers of this run: state and tools (`/mcp`). */
   mcpStatus(): McpServerStatus[];
   /** Whether the workspace's own settings, servers and commands are in use. */
@@ -253,13 +260,17 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   );
 
   // MCP servers connect while the provider loads; the first request waits for both.
-  const mcpStart = startMcp(workspace, trusted, mcpPicks, hooks.notice);
+  // Print mode starts them now; interactive mode once its prompt is drawn (`connectMcp`),
+  // so loading the MCP SDK does not hold the prompt back.
+  let mcpStart: McpStart | undefined;
+  const connectMcp = () => mcpStart ??= startMcp(workspace, trusted, mcpPicks, hooks.notice);
+  if (hooks.mode === "print") connectMcp();
 
   const allowed = parseClasses([...(settings.allow ?? []), ...(splitList(flags.allow) ?? [])]);
   if (hooks.mode === "print") {
     // Nobody is there to answer: every offered tool is approved (the tool list is the limit).
     for (const t of offered) allowed.push(t.class);
-    for (const server of mcpStart.servers) allowed.push(`mcp:${server}`);
+    for (const server of mcpStart!.servers) allowed.push(`mcp:${server}`);
   }
   const policy = new SessionPolicy({
     yolo: flags.yolo ?? false,
@@ -276,7 +287,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       baseUrl: flags.baseUrl ?? settings.baseUrl,
     });
   } catch (e) {
-    await (await mcpStart.hub)?.close();
+    await (await mcpStart?.hub)?.close();
     throw new SetupError(e instanceof Error ? e.message : String(e));
   }
   // The server is asked for an unknown model's window while the SDK loads.
@@ -286,18 +297,41 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       providerConfig.baseUrl && !/^https:\/\/api\.openai\.com\//.test(providerConfig.baseUrl)
     ? serverContextWindow(providerConfig.baseUrl, model, { apiKey: providerConfig.apiKey })
     : Promise.resolve(undefined);
-  const provider = await createProvider(providerConfig);
-  const hub = await mcpStart.hub;
-  const reported = await asked;
-  const window = explicitWindow ?? reported?.tokens ?? DEFAULT_CONTEXT_WINDOW;
-  if (explicitWindow === undefined) {
-    hooks.notice(
-      reported
-        ? `context window: ${window} tokens, as the server reports (${reported.source})`
-        : `context window of "${model}" unknown: assuming ${window} tokens ` +
-          "(--context-window N sets it)",
-    );
-  }
+  // Interactive mode loads the SDK once its prompt is drawn (`warmUp`), or at the first request.
+  const provider: Provider = hooks.mode === "print"
+    ? await createProvider(providerConfig)
+    : lazyProvider(providerConfig.provider, model, () => createProvider(providerConfig));
+  // Interactive mode draws its prompt while the servers connect; the first request waits for them.
+  let hub: McpHub | undefined;
+  let mcpStale = true;
+  let connected: () => void = () => {};
+  const mcpReady = new Promise<void>((r) => connected = r);
+  const connect = () => {
+    const start = connectMcp();
+    start.hub.then((h) => {
+      hub = h;
+      hub?.onToolsChanged(() => mcpStale = true);
+      mcpStale = true;
+    }).finally(connected);
+    return mcpReady;
+  };
+  if (hooks.mode === "print") await connect();
+  const windowOf = (reported: ServerWindow | undefined) => {
+    const window = explicitWindow ?? reported?.tokens ?? DEFAULT_CONTEXT_WINDOW;
+    if (explicitWindow === undefined) {
+      hooks.notice(
+        reported
+          ? `context window: ${window} tokens, as the server reports (${reported.source})`
+          : `context window of "${model}" unknown: assuming ${window} tokens ` +
+            "(--context-window N sets it)",
+      );
+    }
+    return window;
+  };
+  // Interactive mode does not wait for the server's answer; it applies when it comes.
+  const window = hooks.mode === "print" || explicitWindow !== undefined
+    ? windowOf(await asked)
+    : DEFAULT_CONTEXT_WINDOW;
 
   const store = new Store();
   cleanSpillFiles();
@@ -330,14 +364,12 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   });
   const registry = new Registry(offered);
   // MCP tools join the registry, and follow the servers' list changes at the next request.
-  let mcpStale = true;
   const syncMcp = () => {
     if (!hub || !mcpStale) return;
     mcpStale = false;
     for (const t of registry.list()) if (t.class.startsWith("mcp:")) registry.remove(t.name);
-    for (const t of hub.tools()) if (mcpStart.wanted(t.name)) registry.add(t);
+    for (const t of hub.tools()) if (mcpStart?.wanted(t.name)) registry.add(t);
   };
-  hub?.onToolsChanged(() => mcpStale = true);
   syncMcp();
   const dispatcher = new Dispatcher({ registry, session, policy, sink: store, runId });
   const agent = new Agent({
@@ -358,6 +390,9 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       transcripts.append(sessionId, 0, all);
     },
   });
+  if (hooks.mode !== "print" && explicitWindow === undefined) {
+    asked.then((r) => agent.contextWindow = windowOf(r), () => {});
+  }
   let finished = false;
   return {
     get sessionId() {
@@ -369,6 +404,10 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       sessionId = transcripts.create(workspace, provider.name, agent.model);
     },
     mcpStatus: () => hub?.status() ?? [],
+    warmUp: () => {
+      if ("load" in provider) (provider as LazyProvider).load().catch(() => {});
+      return connect();
+    },
     trusted,
     resumeSession(id) {
       const stored = repairTranscript(transcripts.load(id));
@@ -393,7 +432,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       if (finished) return;
       finished = true;
       // Closing asks the servers to stop; their groups die with crab in any case.
-      hub?.close().catch(() => {});
+      mcpReady.then(() => hub?.close()).catch(() => {});
       store.endRun(runId, {
         status,
         turns: agent.turns,

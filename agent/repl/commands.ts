@@ -216,6 +216,15 @@ export async function runCommand(
       return;
     case "/mcp": {
       const servers = rt.mcpStatus();
+      let settled = false;
+      await Promise.race([
+        rt.warmUp().then(() => settled = true),
+        new Promise((r) => setTimeout(r, 0)),
+      ]);
+      if (!settled && servers.length === 0) {
+        line(c.dim("MCP servers are still starting; /mcp again in a moment."));
+        return;
+      }
       if (servers.length === 0) {
         line("No MCP servers in this session (crab mcp add NAME -- COMMAND adds one).");
         return;

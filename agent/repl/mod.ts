@@ -158,8 +158,16 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     },
     onNotice: (m) => {
       md.flush();
-      screen.line(c.dim(`crab: ${visible(m)}`));
+      notice(c.dim(`crab: ${visible(m)}`));
     },
+  };
+  // A notice while the prompt is drawn (an MCP server failing) goes above the prompt.
+  let editing: { renderer: Renderer; buffer: LineBuffer } | undefined;
+  const notice = (text: string) => {
+    if (!editing) return screen.line(text);
+    editing.renderer.erase();
+    screen.raw(text.replaceAll("\n", "\r\n") + "\r\n");
+    editing.renderer.draw(editing.buffer);
   };
 
   let rt: Runtime;
@@ -168,7 +176,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
       { ...flags, trustProject: trusted, resume: flags.resume || undefined },
       {
         mode: "interactive",
-        notice: (m) => screen.line(c.dim(`crab: ${visible(m)}`)),
+        notice: (m) => notice(c.dim(`crab: ${visible(m)}`)),
         ask,
         approved: (request: ApprovalRequest) => {
           if (request.detail && (request.tool === "write" || request.tool === "edit")) {
@@ -218,9 +226,24 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
       screen.endLine();
     }
   };
+  let mcpReady = false;
+  const connectMcp = () => {
+    const ready = rt.warmUp();
+    ready.then(() => mcpReady = true, () => mcpReady = true);
+    return ready;
+  };
   const send = (text: string) =>
     runTurn(async (signal) => {
       if (screen.tty) markdown = await loadMarkdown().catch(() => undefined);
+      if (!mcpReady) {
+        // The prompt was drawn before the servers were up; the model needs their tools.
+        activity.waiting("starting MCP servers");
+        screen.startLive(() => activity.lines());
+        await Promise.race([connectMcp(), abortion(signal)]);
+        screen.stopLive();
+        activity.idle();
+        if (signal.aborted) return void screen.line(c.yellow("⏹ interrupted"));
+      }
       const { prompt, attachments } = await attachMentions(text, rt.dispatcher, signal);
       for (const a of attachments) {
         const call: ToolCallBlock = {
@@ -282,6 +305,12 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     setMode("raw");
     screen.raw("\x1b[?2004h");
     renderer.draw(buffer);
+    editing = { renderer, buffer };
+    // The servers start once the prompt is up.
+    if (!mcpStarted) {
+      mcpStarted = true;
+      setTimeout(() => void connectMcp(), 0);
+    }
     try {
       while (true) {
         const key = await keys.next();
@@ -310,11 +339,13 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
         renderer.draw(buffer);
       }
     } finally {
+      editing = undefined;
       screen.raw("\x1b[?2004l");
       setMode("cooked");
       screen.atLineStart = true;
     }
   };
+  let mcpStarted = false;
 
   let lastWasInterrupt = false;
   while (true) {
@@ -346,6 +377,13 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   rt.finish("ok");
   stopRestore();
   return code;
+}
+
+function abortion(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
 }
 
 /** Tab after `@path`: completes the path, or lists the choices above the prompt. */

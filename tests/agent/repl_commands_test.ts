@@ -156,3 +156,23 @@ Deno.test("repl: a read finishing while an approval waits prints after the answe
     Deno.removeSync(outside);
   }
 });
+
+Deno.test("repl: the prompt comes before the MCP servers are up; the first prompt waits for their tools", async () => {
+  const { FAKE_SERVER, RUN_CACHED } = await import("../_mcp_servers.ts");
+  const { toolNames } = await import("../fake_model.ts");
+  using s = sandbox();
+  const slow = `sleep 2; exec ${Deno.execPath()} ${[...RUN_CACHED, FAKE_SERVER].join(" ")}`;
+  Deno.mkdirSync(join(s.config, "crab"), { recursive: true });
+  Deno.writeTextFileSync(
+    join(s.config, "crab", "mcp.json"),
+    JSON.stringify({ mcpServers: { slow: { command: "/bin/sh", args: ["-c", slow] } } }),
+  );
+  await using fake = await startFakeModel([{ text: "Tools seen." }]);
+  await using t = await repl(s, fake);
+  await prompt(t, "hi");
+  await t.waitFor("starting MCP servers…");
+  await t.waitFor("Tools seen.", 30_000);
+  assert.ok(toolNames(fake.modelRequests()[0]).includes("slow__echo"));
+  await prompt(t, "/mcp");
+  await t.waitFor(/slow \(user, stdio\) connected · \d+ tools/);
+});
