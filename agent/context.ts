@@ -188,3 +188,17 @@ export function boundResults(
   });
   return { results: out, cut };
 }
+
+/**
+ * The window a server named when it refused a prompt as too long, e.g.
+ * "maximum context length is 8192 tokens" (OpenAI, vLLM), "available context
+ * size (4096 tokens)" (llama.cpp), "40000 tokens > 32768 maximum" (Anthropic).
+ */
+export function windowFromError(message: string): number | undefined {
+  const m = message.match(/maximum context length is (\d+)/i) ??
+    message.match(/context size \((\d+) tokens\)/i) ??
+    message.match(/\d+ tokens > (\d+)/i) ??
+    message.match(/context window of (\d+)/i);
+  const n = m ? Number(m[1]) : NaN;
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}

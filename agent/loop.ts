@@ -25,7 +25,7 @@ import {
   summaryRequest,
   summaryText,
 } from "./compact.ts";
-import { boundResults, historyCall, messageChars, stubOld } from "./context.ts";
+import { boundResults, historyCall, messageChars, stubOld, windowFromError } from "./context.ts";
 import { LoopGuard } from "./loop_guard.ts";
 import type { CompactInfo } from "./compact.ts";
 import type { AgentOptions, CompactResult, TurnResult } from "./loop_types.ts";
@@ -160,7 +160,8 @@ export class Agent {
         if (isContextOverflow(pe) && !shrunk) {
           shrunk = true;
           const sent = this.estimateTokens(specs);
-          this.contextWindow = Math.max(4096, Math.floor(Math.min(this.contextWindow, sent) * 0.8));
+          this.contextWindow = windowFromError(pe.message) ??
+            Math.max(8192, Math.floor(Math.min(this.contextWindow, sent) * 0.8));
           this.#opts.events?.onNotice?.(
             `context: the server refused about ${sent} tokens as too many; assuming a window of ` +
               `${this.contextWindow} tokens from now on`,

@@ -191,3 +191,23 @@ Deno.test("Agent.send() ends with context_full only when the prompt itself does 
   assert.match(r.error!, /The prompt does not fit/);
   assert.equal(model.requests.length, 0);
 });
+
+Deno.test("Agent.send() shrinks a guessed window when the server refuses a prompt as too long", async () => {
+  const { h, model, agent, notices } = setup([
+    () => {
+      throw new ProviderError(
+        "bad_request",
+        "prompt is too long: 40000 tokens > 32768 maximum",
+        400,
+      );
+    },
+    text("fits now"),
+  ], 131_072);
+  await using _ = h;
+  const r = await agent.send("hello", new AbortController().signal);
+  assert.equal(r.status, "ok");
+  assert.equal(r.text, "fits now");
+  assert.equal(model.requests.length, 2);
+  assert.equal(agent.contextWindow, 32_768);
+  assert.match(notices.join("\n"), /refused about \d+ tokens as too many; assuming a window of/);
+});

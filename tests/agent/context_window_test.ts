@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { serverContextWindow } from "../../agent/providers/context_window.ts";
 
 /** A loopback server answering `routes` by "METHOD /path"; 404 otherwise. */
-async function server(routes: Record<string, unknown>) {
+function server(routes: Record<string, unknown>) {
   const seen: string[] = [];
   const s = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const key = `${req.method} ${new URL(req.url).pathname}`;

@@ -90,3 +90,25 @@ Deno.test("crab -p compacts a continued session that outgrew the window, noted i
   assert.equal(last.messages.length, 1);
   assert.match(JSON.stringify(last.messages[0]), /SUMMARY: a\.txt was read\..*- a\.txt.*go on/);
 });
+
+Deno.test("crab -p: a refused 10 MB argument leaves the session usable, --continue too", async () => {
+  using s = sandbox();
+  const huge = { path: "big.txt", content: "z".repeat(10 * 1024 * 1024) };
+  await using fake = await startFakeModel([
+    { calls: [{ name: "write", args: huge }], chunk: 1024 * 1024 },
+    { text: "Too big, sorry." },
+    { text: "Next answer." },
+  ]);
+  const r = await s.crab([...ANTHROPIC(fake.url), "--model", "m", "-p", "write it"], KEY);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "Too big, sorry.\n");
+  assert.match(toolResults(fake.modelRequests()[1])[0].text, /arguments_too_large/);
+  const again = await s.crab(
+    [...ANTHROPIC(fake.url), "--model", "m", "--continue", "-p", "go on"],
+    KEY,
+  );
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stdout, "Next answer.\n");
+  const size = JSON.stringify(fake.modelRequests()[2].body).length;
+  assert.ok(size < 100_000, `the continued request is ${size} bytes`);
+});
