@@ -247,11 +247,6 @@ export class KeyReader {
     }
     return this.#queue.shift()!;
   }
-
-  /** Drops keys typed but not yet handled (type-ahead during a turn is not replayed). */
-  drop(): void {
-    this.#queue.length = 0;
-  }
 }
 
 /** Terminal input modes: `raw` for the prompt, `cbreak` during a turn (Ctrl-C stays SIGINT), `cooked`. */

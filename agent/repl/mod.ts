@@ -83,8 +83,9 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     } else trusted = await askTrust(screen, keys, flags.cwd);
   }
 
-  // The turn under way, and the keys it reads.
+  // The turn under way, and the keys it reads; text typed meanwhile waits for the next prompt.
   let turn: AbortController | undefined;
+  let typeahead = "";
   let turnKeys: { stop(): Promise<void> } | undefined;
   const startTurnKeys = (controller: AbortController) => {
     const stopper = new AbortController();
@@ -94,6 +95,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
         const key = await keys.next(stopper.signal);
         if (key === null) return;
         if (key.name === "escape" || key.name === "ctrl-c") controller.abort();
+        else if (key.name === "text" || key.name === "paste") typeahead += key.text;
         else if (key.name === "ctrl-o") {
           screen.hold();
           await page(screen, keys, "every call in full", detailText(records, c));
@@ -222,7 +224,6 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
       turn = undefined;
       stopInterrupt();
       setMode("cooked");
-      keys.drop();
       screen.endLine();
     }
   };
@@ -304,6 +305,10 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   > => {
     setMode("raw");
     screen.raw("\x1b[?2004h");
+    if (typeahead) {
+      buffer.apply({ name: "paste", text: typeahead });
+      typeahead = "";
+    }
     renderer.draw(buffer);
     editing = { renderer, buffer };
     // The servers start once the prompt is up.

@@ -176,3 +176,33 @@ Deno.test("repl: the prompt comes before the MCP servers are up; the first promp
   await prompt(t, "/mcp");
   await t.waitFor(/slow \(user, stdio\) connected · \d+ tools/);
 });
+
+Deno.test("repl: /init has the model look around and write AGENTS.md, naming the instructions in use", async () => {
+  using s = sandbox();
+  s.put("CLAUDE.md", "Use tabs.\n");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "glob", args: { pattern: "*" } }] },
+    { calls: [{ name: "write", args: { path: "AGENTS.md", content: "# Agents\n\nUse tabs.\n" } }] },
+    { text: "Wrote AGENTS.md." },
+  ]);
+  await using t = await repl(s, fake, "fake-model", ["--yolo"]);
+  await prompt(t, "/init");
+  await t.waitFor("instructions in use: CLAUDE.md");
+  await t.waitFor("Wrote AGENTS.md.");
+  assert.match(JSON.stringify(body(fake, 0)), /write a starter AGENTS\.md.*improve it/);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "AGENTS.md")), "# Agents\n\nUse tabs.\n");
+});
+
+Deno.test("repl: text typed while the model works waits at the next prompt", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "slow one", delayMs: 1500 }, { text: "fast" }]);
+  await using t = await repl(s, fake);
+  await prompt(t, "first");
+  await t.waitFor("thinking…");
+  await t.type("second prompt");
+  await t.waitFor("slow one");
+  await t.waitFor(/› second prompt$/m);
+  await t.keys("Enter");
+  await t.waitFor("fast");
+  assert.match(JSON.stringify(body(fake, 1)), /second prompt/);
+});
