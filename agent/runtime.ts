@@ -28,12 +28,11 @@ import { isTrusted } from "./trust.ts";
 import {
   createProvider,
   DEFAULT_CONTEXT_WINDOW,
-  knownContextWindow,
   type Message,
   type Provider,
   selectProvider,
 } from "./providers/mod.ts";
-import { serverContextWindow, type ServerWindow } from "./providers/context_window.ts";
+import { chooseWindow, type WindowChoice } from "./providers/context_window.ts";
 import { type LazyProvider, lazyProvider } from "./providers/lazy.ts";
 
 /** Command-line flags that shape a run. */
@@ -292,11 +291,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   }
   // The server is asked for an unknown model's window while the SDK loads.
   const model = providerConfig.model ?? "";
-  const explicitWindow = flags.contextWindow ?? settings.contextWindow ?? knownContextWindow(model);
-  const asked = explicitWindow === undefined && providerConfig.provider === "openai" &&
-      providerConfig.baseUrl && !/^https:\/\/api\.openai\.com\//.test(providerConfig.baseUrl)
-    ? serverContextWindow(providerConfig.baseUrl, model, { apiKey: providerConfig.apiKey })
-    : Promise.resolve(undefined);
+  const win = chooseWindow(providerConfig, flags.contextWindow ?? settings.contextWindow);
+  const applyWindow = (w: WindowChoice) => {
+    if (w.notice) hooks.notice(w.notice);
+    return w.tokens;
+  };
   // Interactive mode loads the SDK once its prompt is drawn (`warmUp`), or at the first request.
   const provider: Provider = hooks.mode === "print"
     ? await createProvider(providerConfig)
@@ -304,34 +303,17 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   // Interactive mode draws its prompt while the servers connect; the first request waits for them.
   let hub: McpHub | undefined;
   let mcpStale = true;
-  let connected: () => void = () => {};
-  const mcpReady = new Promise<void>((r) => connected = r);
-  const connect = () => {
-    const start = connectMcp();
-    start.hub.then((h) => {
+  let mcpReady: Promise<void> | undefined;
+  const connect = () =>
+    mcpReady ??= connectMcp().hub.then((h) => {
       hub = h;
       hub?.onToolsChanged(() => mcpStale = true);
       mcpStale = true;
-    }).finally(connected);
-    return mcpReady;
-  };
+    }, () => {});
   if (hooks.mode === "print") await connect();
-  const windowOf = (reported: ServerWindow | undefined) => {
-    const window = explicitWindow ?? reported?.tokens ?? DEFAULT_CONTEXT_WINDOW;
-    if (explicitWindow === undefined) {
-      hooks.notice(
-        reported
-          ? `context window: ${window} tokens, as the server reports (${reported.source})`
-          : `context window of "${model}" unknown: assuming ${window} tokens ` +
-            "(--context-window N sets it)",
-      );
-    }
-    return window;
-  };
   // Interactive mode does not wait for the server's answer; it applies when it comes.
-  const window = hooks.mode === "print" || explicitWindow !== undefined
-    ? windowOf(await asked)
-    : DEFAULT_CONTEXT_WINDOW;
+  const window = win.known ??
+    (hooks.mode === "print" ? applyWindow(await win.asked) : DEFAULT_CONTEXT_WINDOW);
 
   const store = new Store();
   cleanSpillFiles();
@@ -390,8 +372,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       transcripts.append(sessionId, 0, all);
     },
   });
-  if (hooks.mode !== "print" && explicitWindow === undefined) {
-    asked.then((r) => agent.contextWindow = windowOf(r), () => {});
+  if (win.known === undefined && hooks.mode !== "print") {
+    win.asked.then((w) => agent.contextWindow = applyWindow(w), () => {});
   }
   let finished = false;
   return {
@@ -432,7 +414,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       if (finished) return;
       finished = true;
       // Closing asks the servers to stop; their groups die with crab in any case.
-      mcpReady.then(() => hub?.close()).catch(() => {});
+      mcpReady?.then(() => hub?.close()).catch(() => {});
       store.endRun(runId, {
         status,
         turns: agent.turns,

@@ -8,6 +8,8 @@
  * @module
  */
 
+import { DEFAULT_CONTEXT_WINDOW, knownContextWindow } from "./models.ts";
+
 /** A window the server reported, and where it came from. */
 export interface ServerWindow {
   tokens: number;
@@ -91,4 +93,42 @@ export async function serverContextWindow(
     quiet(fromOllama(root, model, signal)),
   ]);
   return models ?? props ?? ollama;
+}
+
+/** A run's context window and, when crab had to find it out, the line that says where from. */
+export interface WindowChoice {
+  tokens: number;
+  notice?: string;
+}
+
+/**
+ * The window of a run: `explicit` (flag or config) or crab's table when they
+ * know it (`known`); else the server's answer or the default, with a notice
+ * (`asked`). Only OpenAI-compatible servers other than OpenAI's own are asked.
+ */
+export function chooseWindow(
+  config: { provider: string; model?: string; baseUrl?: string; apiKey?: string },
+  explicit: number | undefined,
+): { known?: number; asked: Promise<WindowChoice> } {
+  const model = config.model ?? "";
+  const known = explicit ?? knownContextWindow(model);
+  if (known !== undefined) return { known, asked: Promise.resolve({ tokens: known }) };
+  const ask = config.provider === "openai" && config.baseUrl &&
+    !/^https:\/\/api\.openai\.com\//.test(config.baseUrl);
+  const asked =
+    (ask
+      ? serverContextWindow(config.baseUrl!, model, { apiKey: config.apiKey })
+      : Promise.resolve(undefined)).then((r): WindowChoice =>
+        r
+          ? {
+            tokens: r.tokens,
+            notice: `context window: ${r.tokens} tokens, as the server reports (${r.source})`,
+          }
+          : {
+            tokens: DEFAULT_CONTEXT_WINDOW,
+            notice: `context window of "${model}" unknown: assuming ${DEFAULT_CONTEXT_WINDOW} ` +
+              "tokens (--context-window N sets it)",
+          }
+      );
+  return { asked };
 }
