@@ -131,8 +131,13 @@ export function approvalAsker(deps: PromptDeps) {
         const key = await keys.next(signal);
         if (key === null || key.name === "ctrl-c" || key.name === "escape") break;
         if (key.name !== "text") continue;
-        const ch = key.text[0].toLowerCase();
-        if ("ynafv".includes(ch) && (ch !== "v" || folded)) choice = ch;
+        // Keys typed quickly arrive together: the first one that answers counts.
+        for (const ch of key.text.toLowerCase()) {
+          if ("ynafv".includes(ch) && (ch !== "v" || folded)) {
+            choice = ch;
+            break;
+          }
+        }
       }
       if (choice === null) {
         screen.raw(c.red("no (interrupted)") + "\n");
@@ -205,8 +210,8 @@ export async function askTrust(screen: Screen, keys: KeyReader, cwd: string): Pr
     while (choice === null) {
       const key = await keys.next();
       if (key === null || key.name === "ctrl-c" || key.name === "escape") choice = "n";
-      else if (key.name === "text" && "yn".includes(key.text[0].toLowerCase())) {
-        choice = key.text[0].toLowerCase();
+      else if (key.name === "text") {
+        choice = [...key.text.toLowerCase()].find((ch) => ch === "y" || ch === "n") ?? null;
       }
     }
   } finally {

@@ -94,17 +94,18 @@ export async function page(
         case "ctrl-o":
         case "ctrl-c":
           return;
-        case "text": {
-          const ch = key.text[0];
-          if (ch === "q") return;
-          if (ch === " " || ch === "f") top += height - 1;
-          else if (ch === "b") top -= height - 1;
-          else if (ch === "j") top++;
-          else if (ch === "k") top--;
-          else if (ch === "g") top = 0;
-          else if (ch === "G") top = maxTop;
+        case "text":
+          // Keys typed quickly arrive together; each one counts.
+          for (const ch of key.text) {
+            if (ch === "q") return;
+            if (ch === " " || ch === "f") top += height - 1;
+            else if (ch === "b") top -= height - 1;
+            else if (ch === "j") top++;
+            else if (ch === "k") top--;
+            else if (ch === "g") top = 0;
+            else if (ch === "G") top = maxTop;
+          }
           break;
-        }
       }
     }
   } finally {

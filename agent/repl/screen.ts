@@ -48,6 +48,8 @@ export class Screen {
   #liveRows = 0;
   #live: (() => string[]) | undefined;
   #held: string[] | undefined;
+  /** Holds may nest (the detailed view opened while an approval waits). */
+  #holds = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(c: Colors, tty = Deno.stdout.isTerminal()) {
@@ -156,11 +158,14 @@ export class Screen {
   /** Holds permanent output back (an approval prompt waits); the live region is erased. */
   hold(): void {
     this.#clearLive();
+    this.#holds++;
     this.#held ??= [];
   }
 
   /** Prints what was held, then goes on as before. */
   release(): void {
+    if (--this.#holds > 0) return;
+    this.#holds = 0;
     const held = this.#held ?? [];
     this.#held = undefined;
     for (const s of held) this.print(s);

@@ -229,3 +229,17 @@ Deno.test("repl: the trust prompt lists what it would turn on, and a no is remem
   assert.doesNotMatch(screen, /Trust this workspace/);
   assert.match(screen, /you declined to trust it/);
 });
+
+Deno.test("repl: keys arriving together at the approval: the first one that answers counts", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "echo ran > ran.txt" } }] },
+    { text: "Done." },
+  ]);
+  await using t = await repl(s, fake);
+  await prompt(t, "go");
+  await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
+  await t.type("xy");
+  await t.waitFor("Done.");
+  assert.equal(Deno.readTextFileSync(join(s.ws, "ran.txt")), "ran\n");
+});
