@@ -42,6 +42,8 @@ import { Activity } from "./status.ts";
 import { type CallRecord, callView, detailText } from "./tool_view.ts";
 
 const PROMPT = "› ";
+/** Calls kept for the detailed view (Ctrl-O). */
+const MAX_RECORDS = 300;
 
 /** Options of interactive mode. */
 export interface ReplOptions extends RunFlags {
@@ -67,7 +69,12 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   const screen = new Screen(c);
   const keys = new KeyReader();
   const activity = new Activity(c);
+  // The calls the detailed view shows: the newest, so a long session's memory stays bounded.
   const records: CallRecord[] = [];
+  const remember = (rec: CallRecord) => {
+    records.push(rec);
+    if (records.length > MAX_RECORDS) records.splice(0, records.length - MAX_RECORDS);
+  };
   const stopRestore = onExit(() => {
     setMode("cooked");
     screen.raw("\x1b[?2004l\x1b[?25h");
@@ -131,12 +138,20 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   });
 
   let markdown: Awaited<ReturnType<typeof loadMarkdown>> | undefined;
+  // Blocks of one answer are rendered one by one; a blank line keeps them apart.
+  let blocksShown = 0;
+  let afterCalls = false;
   const md = new MarkdownStream((text) => {
-    if (markdown) screen.print(renderMarkdown(markdown, text, c, screen.columns() - 1));
-    else screen.print(visible(text));
+    if (!markdown) return screen.print(visible(text));
+    const out = renderMarkdown(markdown, text, c, screen.columns() - 1);
+    if (!out) return;
+    if (blocksShown++ > 0 || afterCalls) screen.print("\n");
+    afterCalls = false;
+    screen.print(out);
   });
   const events: AgentEvents = {
     onRequest: () => {
+      blocksShown = 0;
       activity.waiting();
       screen.startLive(() => activity.lines());
     },
@@ -147,6 +162,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     },
     onToolCall: (call) => {
       md.flush();
+      blocksShown = 0;
       autoDetail = undefined;
       activity.toolStart(call);
     },
@@ -155,8 +171,9 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
       activity.toolEnd(call);
       const diff = autoDetail?.tool === call.name ? autoDetail.detail : undefined;
       const rec: CallRecord = { call, result, ...(diff ? { diff } : {}) };
-      records.push(rec);
+      remember(rec);
       screen.line(callView(rec, c));
+      afterCalls = true;
     },
     onNotice: (m) => {
       md.flush();
@@ -235,6 +252,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   };
   const send = (text: string) =>
     runTurn(async (signal) => {
+      afterCalls = false;
       if (screen.tty) markdown = await loadMarkdown().catch(() => undefined);
       if (!mcpReady) {
         // The prompt was drawn before the servers were up; the model needs their tools.
@@ -253,7 +271,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
           name: "read",
           argsJson: JSON.stringify({ path: a.path }),
         };
-        records.push({ call, result: a.result });
+        remember({ call, result: a.result });
         screen.line(callView({ call, result: a.result }, c));
       }
       const result = await rt.agent.send(prompt, signal);
