@@ -243,3 +243,21 @@ Deno.test("repl: keys arriving together at the approval: the first one that answ
   await t.waitFor("Done.");
   assert.equal(Deno.readTextFileSync(join(s.ws, "ran.txt")), "ran\n");
 });
+
+Deno.test("repl: a pasted tab stays a tab; Ctrl-R finds an earlier prompt", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "got the paste" }, { text: "got it again" }]);
+  await using t = await repl(s, fake);
+  await t.waitFor(/› $/m);
+  await t.paste("col1\tcol2");
+  await t.keys("Enter");
+  await t.waitFor("got the paste");
+  assert.match(JSON.stringify(fake.modelRequests()[0].body), /col1\\tcol2/);
+  await t.waitFor(/› $/m);
+  await t.keys("C-r");
+  await t.type("col1");
+  await t.waitFor("search: col1 › col1");
+  await t.keys("Enter");
+  await t.waitFor("got it again");
+  assert.match(JSON.stringify(fake.modelRequests()[1].body), /col1\\tcol2.*col1\\tcol2/);
+});
