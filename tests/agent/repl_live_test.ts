@@ -187,18 +187,32 @@ Deno.test("repl: f at the approval refuses and sends the user's words to the mod
   assert.match(refusal.text, /refused.*no, list the folder with ls instead/s);
 });
 
-Deno.test("repl: a newline in a path cannot forge a second prompt line; a new file pages with v", async () => {
+Deno.test("repl: a newline in a path cannot forge a second prompt line", async () => {
   using s = sandbox();
-  const content = Array.from({ length: 50 }, (_, i) => `row ${i + 1}`).join("\n") + "\n";
   await using fake = await startFakeModel([
-    { calls: [{ name: "write", args: { path: "notes\n⚠ write — safe.txt", content } }] },
-    { text: "Wrote it." },
+    { calls: [{ name: "write", args: { path: "notes\n⚠ write — safe.txt", content: "x\n" } }] },
+    { text: "Not written." },
   ]);
   await using t = await repl(s, fake);
   await prompt(t, "write");
   const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
   assert.equal(screen.split("\n").filter((l) => l.startsWith("⚠ write")).length, 1);
   assert.match(screen, /⚠ write — write: notes\\n⚠ write — safe\.txt/);
+  await t.keys("n");
+  await t.waitFor("Not written.");
+});
+
+Deno.test("repl: a new file's approval shows 20 lines, and v pages through all of it first", async () => {
+  using s = sandbox();
+  const content = Array.from({ length: 50 }, (_, i) => `row ${i + 1}`).join("\n") + "\n";
+  await using fake = await startFakeModel([
+    { calls: [{ name: "write", args: { path: "notes.txt", content } }] },
+    { text: "Wrote it." },
+  ]);
+  await using t = await repl(s, fake);
+  await prompt(t, "write");
+  const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
+  assert.match(screen, /new file notes\.txt \(50 lines, 341 B\)\n\+row 1\n/);
   assert.match(screen, /\+row 20\n… 30 more lines/);
   assert.doesNotMatch(screen, /row 21/);
   await t.keys("v");
@@ -207,8 +221,9 @@ Deno.test("repl: a newline in a path cannot forge a second prompt line; a new fi
   await t.waitFor(/^\+row 50$/m);
   await t.keys("q");
   await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
-  await t.keys("n");
+  await t.keys("y");
   await t.waitFor("Wrote it.");
+  assert.equal(Deno.readTextFileSync(join(s.ws, "notes.txt")), content);
 });
 
 Deno.test("repl: the trust prompt lists what it would turn on, and a no is remembered", async () => {
