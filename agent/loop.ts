@@ -5,87 +5,49 @@
  *
  * Read-class calls of one response run concurrently; every other call runs alone,
  * in the order the model made it. A stream cut mid-call executes nothing. The
- * loop guards against a model repeating itself, trims old tool results before the
- * conversation outgrows the model's window, and leaves the conversation valid
- * when a turn is aborted, so the session can go on.
+ * loop guards against a model repeating itself and leaves the conversation valid
+ * when a turn is aborted, so the session can go on. It keeps every request
+ * inside the model's window: one turn's new results are bounded to the room
+ * left, old results become stubs, and when that is not enough the conversation
+ * is compacted into a summary. Only a prompt that cannot fit on its own ends a
+ * run with `context_full`.
  *
  * @module
  */
 
+import { resultText } from "../tools/dispatch.ts";
+import type { AnyTool } from "../tools/tool.ts";
 import {
-  canonicalJson,
-  type Dispatcher,
-  type DispatchResult,
-  resultText,
-} from "../tools/dispatch.ts";
-import { sha256 } from "../tools/session.ts";
-import { type AnyTool, formatBytes } from "../tools/tool.ts";
+  compactedHistory,
+  compactNotice,
+  filesTouched,
+  summarise,
+  summaryRequest,
+  summaryText,
+} from "./compact.ts";
+import { boundResults, historyCall, messageChars, stubOld, windowFromError } from "./context.ts";
+import { LoopGuard } from "./loop_guard.ts";
+import type { CompactInfo } from "./compact.ts";
+import type { AgentOptions, CompactResult, TurnResult } from "./loop_types.ts";
+export type { CompactInfo } from "./compact.ts";
 import {
   type ContentBlock,
+  isContextOverflow,
   type Message,
-  type Provider,
   ProviderError,
   type ToolCallBlock,
   type ToolResultBlock,
   type ToolSpec,
 } from "./providers/types.ts";
 
-/** What the front ends hear while a turn runs. */
-export interface AgentEvents {
-  /** A piece of the model's answer text. */
-  onText?(delta: string): void;
-  /** A tool call is about to run. */
-  onToolCall?(call: ToolCallBlock): void;
-  /** A tool call finished. */
-  onToolResult?(call: ToolCallBlock, result: DispatchResult): void;
-  /** Something the user should know: a retry, trimmed context, a loop warning. */
-  onNotice?(message: string): void;
-  /** Token usage of one model response. */
-  onUsage?(usage: { inputTokens: number; outputTokens: number }): void;
-}
-
-/** How a request to the agent ended. */
-export type TurnStatus = "ok" | "max_turns" | "aborted" | "context_full" | "provider_error";
-
-/** The outcome of {@link Agent.send}. */
-export interface TurnResult {
-  status: TurnStatus;
-  /** The model's last answer text (its final answer when `status` is `ok`). */
-  text: string;
-  /** Model requests made for this prompt. */
-  turns: number;
-  /** What went wrong, for every status but `ok`. */
-  error?: string;
-  /** The provider error behind `provider_error`. */
-  providerError?: ProviderError;
-}
-
-/** Options of an {@link Agent}. */
-export interface AgentOptions {
-  provider: Provider;
-  dispatcher: Dispatcher;
-  system: string;
-  /** The tools offered, asked before each model request (MCP lists can change). */
-  tools(): AnyTool[];
-  /** Most model requests per prompt; unbounded when absent. */
-  maxTurns?: number;
-  /** The model's context window in tokens. */
-  contextWindow: number;
-  /** Output tokens requested per response; the provider's default for the model when absent. */
-  maxTokens?: number;
-  /** A conversation to continue. */
-  messages?: Message[];
-  events?: AgentEvents;
-  /** Called with every message added, and its index, so a transcript can be kept. */
-  onMessage?(message: Message, index: number): void;
-  /** Retries of a response cut off mid-stream before the turn fails. */
-  incompleteRetries?: number;
-}
-
-/** Failed calls with the same arguments in a row before the model is warned. */
-export const REPEAT_FAILURES = 3;
-/** Identical calls within one prompt before the model is warned. */
-export const REPEAT_CALLS = 5;
+export type {
+  AgentEvents,
+  AgentOptions,
+  CompactResult,
+  TurnResult,
+  TurnStatus,
+} from "./loop_types.ts";
+export { REPEAT_CALLS, REPEAT_FAILURES } from "./loop_guard.ts";
 /** Share of the window the conversation may fill before old tool results are trimmed. */
 const TRIM_AT = 0.85;
 /** Tokens kept free in the window for the answer when `maxTokens` is not set. */
@@ -94,21 +56,35 @@ const ANSWER_RESERVE = 8192;
 /** One conversation with the model. */
 export class Agent {
   readonly messages: Message[];
-  readonly usage = { inputTokens: 0, outputTokens: 0 };
+  readonly usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   /** Model requests over the whole session. */
   turns = 0;
+  /** The model asked; `/model` changes it for the next request. */
+  model: string;
+  /** The model's context window in tokens. */
+  contextWindow: number;
   readonly #opts: AgentOptions;
   /** Characters per token, learned from the provider's usage reports. */
   #charsPerToken = 3.5;
+  /** Index of the message that holds the prompt being worked on; -1 between prompts. */
+  #promptIndex = -1;
 
   constructor(opts: AgentOptions) {
     this.#opts = opts;
     this.messages = [...(opts.messages ?? [])];
+    this.model = opts.provider.model;
+    this.contextWindow = opts.contextWindow;
   }
 
   /** Forgets the conversation (the transcript keeper is told by the caller). */
   clear(): void {
     this.messages.length = 0;
+  }
+
+  /** Zeroes the token counts (`/clear`). */
+  resetUsage(): void {
+    this.usage.inputTokens = this.usage.outputTokens = 0;
+    this.usage.cacheReadTokens = this.usage.cacheWriteTokens = 0;
   }
 
   #push(message: Message): void {
@@ -134,7 +110,17 @@ export class Agent {
   /** Runs one prompt to its end: the model's answer, or a reason it stopped. */
   async send(prompt: string, signal: AbortSignal): Promise<TurnResult> {
     this.#pushUser([{ type: "text", text: prompt }]);
+    this.#promptIndex = this.messages.length - 1;
+    try {
+      return await this.#send(signal);
+    } finally {
+      this.#promptIndex = -1;
+    }
+  }
+
+  async #send(signal: AbortSignal): Promise<TurnResult> {
     const guard = new LoopGuard();
+    let shrunk = false;
     let turns = 0;
     let lastText = "";
     while (true) {
@@ -154,7 +140,8 @@ export class Agent {
         description: t.description,
         schema: t.schema,
       }));
-      const fit = this.#fitContext(specs);
+      const fit = await this.#fitContext(specs, signal);
+      if (signal.aborted) return this.#aborted(turns, lastText);
       if (fit) return { status: "context_full", text: lastText, turns, error: fit };
 
       turns++;
@@ -169,6 +156,18 @@ export class Agent {
         }
         const pe = e instanceof ProviderError ? e : new ProviderError("connection", String(e));
         if (pe.kind === "aborted" || signal.aborted) return this.#aborted(turns, lastText);
+        // The window was guessed too large: learn from the refusal and ask again, once.
+        if (isContextOverflow(pe) && !shrunk) {
+          shrunk = true;
+          const sent = this.estimateTokens(specs);
+          this.contextWindow = windowFromError(pe.message) ??
+            Math.max(8192, Math.floor(Math.min(this.contextWindow, sent) * 0.8));
+          this.#opts.events?.onNotice?.(
+            `context: the server refused about ${sent} tokens as too many; assuming a window of ` +
+              `${this.contextWindow} tokens from now on`,
+          );
+          continue;
+        }
         return {
           status: "provider_error",
           text: lastText,
@@ -180,13 +179,14 @@ export class Agent {
       lastText = response.text;
       const content: ContentBlock[] = [];
       if (response.text) content.push({ type: "text", text: response.text });
-      content.push(...response.calls);
+      // Arguments dispatch refuses as too large never stay in the history.
+      content.push(...response.calls.map(historyCall));
       if (content.length === 0) content.push({ type: "text", text: "" });
       this.#push({ role: "assistant", content });
       if (response.calls.length === 0) return { status: "ok", text: response.text, turns };
 
       const results = await this.#runCalls(response.calls, tools, signal, guard);
-      this.#pushUser(results);
+      this.#pushUser(this.#bound(results, response.calls, specs));
       if (signal.aborted) return this.#aborted(turns, lastText);
     }
   }
@@ -206,10 +206,11 @@ export class Agent {
     for (let attempt = 0;; attempt++) {
       let text = "";
       const calls: ToolCallBlock[] = [];
+      events?.onRequest?.();
       try {
         for await (
           const ev of provider.stream({
-            model: provider.model,
+            model: this.model,
             system: this.#opts.system,
             messages: this.messages,
             tools,
@@ -223,8 +224,7 @@ export class Agent {
           } else if (ev.type === "tool_call") {
             calls.push({ type: "tool_call", id: ev.id, name: ev.name, argsJson: ev.argsJson });
           } else if (ev.type === "usage") {
-            this.usage.inputTokens += ev.inputTokens;
-            this.usage.outputTokens += ev.outputTokens;
+            this.#count(ev);
             this.#learn(ev.inputTokens, tools);
             events?.onUsage?.({ inputTokens: ev.inputTokens, outputTokens: ev.outputTokens });
           }
@@ -259,7 +259,13 @@ export class Agent {
     const runOne = async (i: number) => {
       const call = calls[i];
       events?.onToolCall?.(call);
-      const r = await dispatcher.dispatch(call.name, call.argsJson, signal, call.id);
+      const onOutput = events?.onToolOutput
+        ? (c: string) => events.onToolOutput!(call, c)
+        : undefined;
+      const r = await dispatcher.dispatch(call.name, call.argsJson, signal, {
+        callId: call.id,
+        onOutput,
+      });
       events?.onToolResult?.(call, r);
       const warning = guard.observe(call, r.ok);
       results[i] = {
@@ -287,6 +293,18 @@ export class Agent {
     return results;
   }
 
+  #count(ev: {
+    inputTokens: number;
+    outputTokens: number;
+    cacheReadTokens?: number;
+    cacheWriteTokens?: number;
+  }): void {
+    this.usage.inputTokens += ev.inputTokens;
+    this.usage.outputTokens += ev.outputTokens;
+    this.usage.cacheReadTokens += ev.cacheReadTokens ?? 0;
+    this.usage.cacheWriteTokens += ev.cacheWriteTokens ?? 0;
+  }
+
   #learn(inputTokens: number, tools: ToolSpec[]): void {
     if (inputTokens <= 0) return;
     const chars = this.#chars(tools);
@@ -304,55 +322,139 @@ export class Agent {
   }
 
   /** Estimated tokens the next request sends. */
-  estimateTokens(tools: ToolSpec[] = []): number {
+  estimateTokens(tools: ToolSpec[] = this.#specs()): number {
     return Math.ceil(this.#chars(tools) / this.#charsPerToken);
   }
 
-  /**
-   * Keeps the next request inside the window: replaces old tool results by a
-   * short stub, oldest first, keeping the newest turn's. Returns an error text
-   * when even that is not enough.
-   */
-  #fitContext(tools: ToolSpec[]): string | undefined {
-    const maxTokens = Math.min(
-      this.#opts.maxTokens ?? ANSWER_RESERVE,
-      this.#opts.contextWindow / 4,
+  #specs(): ToolSpec[] {
+    return this.#opts.tools().map((t) => ({
+      name: t.name,
+      description: t.description,
+      schema: t.schema,
+    }));
+  }
+
+  /** Tokens kept free for the answer, and what a request may fill. */
+  #budget(): { reserve: number; budget: number } {
+    const reserve = Math.min(this.#opts.maxTokens ?? ANSWER_RESERVE, this.contextWindow / 4);
+    return { reserve, budget: Math.floor((this.contextWindow - reserve) * TRIM_AT) };
+  }
+
+  /** Replaces old results by stubs until the request fits; keeps messages from `end` on. */
+  #stub(tools: ToolSpec[], end: number, needChars = 0): number {
+    const { budget } = this.#budget();
+    const limit = budget - needChars / this.#charsPerToken;
+    return stubOld(
+      this.messages,
+      end,
+      () => this.estimateTokens(tools) > limit,
+      (i) => this.#opts.onMessage?.(this.messages[i], i),
     );
-    const budget = Math.floor((this.#opts.contextWindow - maxTokens) * TRIM_AT);
+  }
+
+  /** Bounds a turn's new results to the room the window has left (stubbing old ones first). */
+  #bound(results: ToolResultBlock[], calls: ToolCallBlock[], tools: ToolSpec[]): ToolResultBlock[] {
+    const { budget } = this.#budget();
+    const size = results.reduce((n, r) => n + r.text.length + 20, 0);
+    const room = () => (budget - this.estimateTokens(tools)) * this.#charsPerToken;
+    if (room() < size) this.#stub(tools, this.messages.length, size);
+    const bounded = boundResults(results, calls, room() - 256);
+    if (bounded.cut > 0) {
+      this.#opts.events?.onNotice?.(
+        `context: cut ${bounded.cut} tool result${bounded.cut === 1 ? "" : "s"} to fit the ` +
+          `model's window (${this.contextWindow} tokens); the model was told how to get the rest`,
+      );
+    }
+    return bounded.results;
+  }
+
+  /**
+   * Keeps the next request inside the window: old tool results become stubs,
+   * oldest first; then the conversation before the current prompt is compacted;
+   * then the current prompt's own results become stubs. Returns an error text
+   * when even the prompt alone does not fit.
+   */
+  async #fitContext(tools: ToolSpec[], signal: AbortSignal): Promise<string | undefined> {
+    const { reserve, budget } = this.#budget();
     if (this.estimateTokens(tools) <= budget) return undefined;
-    const callsById = new Map<string, ToolCallBlock>();
-    for (const m of this.messages) {
-      if (typeof m.content === "string") continue;
-      for (const b of m.content) if (b.type === "tool_call") callsById.set(b.id, b);
-    }
-    // The newest user message holds the results the model has not seen yet: keep them.
+    // The newest user message holds the results the model has not seen yet: keep them for now.
     const lastUser = this.messages.findLastIndex((m) => m.role === "user");
-    let trimmed = 0;
-    for (let i = 0; i < lastUser && this.estimateTokens(tools) > budget; i++) {
-      const m = this.messages[i];
-      if (typeof m.content === "string") continue;
-      let changed = false;
-      const content = m.content.map((b) => {
-        if (b.type !== "tool_result" || b.text.startsWith(STUB_PREFIX)) return b;
-        changed = true;
-        trimmed++;
-        return { ...b, text: stubFor(callsById.get(b.callId), b.text) };
-      });
-      if (changed) {
-        this.messages[i] = { ...m, content } as Message;
-        this.#opts.onMessage?.(this.messages[i], i);
-      }
-    }
-    if (trimmed > 0) {
+    let trimmed = this.#stub(tools, lastUser);
+    const say = () => {
+      if (trimmed === 0) return;
       this.#opts.events?.onNotice?.(
         `context: replaced ${trimmed} old tool result${trimmed === 1 ? "" : "s"} by a stub`,
       );
+      trimmed = 0;
+    };
+    say();
+    if (this.estimateTokens(tools) <= budget) return undefined;
+    if (this.#promptIndex > 1) {
+      const r = await this.compact(undefined, signal, "auto");
+      if (!r.ok && !signal.aborted) this.#opts.events?.onNotice?.(`context: ${r.error}`);
+      if (this.estimateTokens(tools) <= budget) return undefined;
     }
+    trimmed = this.#stub(tools, this.messages.length);
+    say();
     const estimate = this.estimateTokens(tools);
     if (estimate <= budget) return undefined;
-    return `The conversation no longer fits the model's context window (about ${estimate} tokens ` +
-      `of ${this.#opts.contextWindow}, with ${maxTokens} kept for the answer). ` +
-      "Start a new session, or give a larger --context-window if the model has one.";
+    return `The prompt does not fit the model's context window (about ${estimate} tokens ` +
+      `of ${this.contextWindow}, with ${reserve} kept for the answer), even with the ` +
+      "conversation compacted. Send a shorter prompt, or give a larger --context-window " +
+      "if the model has one.";
+  }
+
+  /**
+   * Summarises the conversation through the model and replaces the history with
+   * the summary and the list of files read; the freshness gate forgets them.
+   * During a prompt (auto-compaction) the exchange under way is kept after the summary.
+   */
+  async compact(
+    focus: string | undefined,
+    signal: AbortSignal,
+    reason: "auto" | "manual" = "manual",
+  ): Promise<CompactResult> {
+    const keepFrom = this.#promptIndex >= 0 ? this.#promptIndex : this.messages.length;
+    const old = this.messages.slice(0, keepFrom);
+    if (old.length < 2) return { ok: false, error: "nothing to compact yet" };
+    const tokensBefore = this.estimateTokens();
+    const { budget } = this.#budget();
+    const request = summaryRequest(
+      old,
+      focus,
+      Math.max(4000, (budget - 4096) * this.#charsPerToken - this.#opts.system.length),
+    );
+    this.#opts.events?.onRequest?.();
+    const session = this.#opts.dispatcher.session;
+    let done: string;
+    try {
+      done = await summarise(
+        this.#opts.provider,
+        this.model,
+        request,
+        signal,
+        (i, o) => this.#count({ inputTokens: i, outputTokens: o }),
+      );
+    } catch (e) {
+      return { ok: false, error: `compaction failed: ${e instanceof Error ? e.message : e}` };
+    }
+    const files = filesTouched(old, [...session.files.keys()], session.workspace);
+    const kept = this.messages.slice(keepFrom);
+    const history = compactedHistory(summaryText(done, files, session.workspace, focus), kept);
+    this.messages.splice(0, this.messages.length, ...history);
+    session.files.clear();
+    if (this.#promptIndex >= 0) this.#promptIndex = 0;
+    this.#opts.onRewrite?.(this.messages);
+    const info: CompactInfo = {
+      reason,
+      messages: old.length + kept.length,
+      tokensBefore,
+      tokensAfter: this.estimateTokens(),
+      files: files.length,
+    };
+    this.#opts.events?.onNotice?.(compactNotice(info));
+    this.#opts.events?.onCompact?.(info);
+    return { ok: true, info };
   }
 }
 
@@ -361,66 +463,4 @@ class PartialAnswer extends Error {
   constructor(readonly text: string) {
     super("aborted");
   }
-}
-
-const STUB_PREFIX = "[Old tool result removed to save context:";
-
-function stubFor(call: ToolCallBlock | undefined, text: string): string {
-  let what = call?.name ?? "tool";
-  try {
-    const args = JSON.parse(call?.argsJson ?? "{}") as Record<string, unknown>;
-    const target = args.path ?? args.command ?? args.pattern ?? args.url;
-    if (typeof target === "string") {
-      what += ` ${target.length > 120 ? target.slice(0, 119) + "…" : target}`;
-    }
-  } catch {
-    // Malformed arguments: the tool name is enough.
-  }
-  return `${STUB_PREFIX} ${what} · ${formatBytes(new TextEncoder().encode(text).byteLength)}. ` +
-    "Call the tool again if you need it.]";
-}
-
-function messageChars(m: Message): number {
-  if (typeof m.content === "string") return m.content.length;
-  let n = 0;
-  for (const b of m.content) {
-    if (b.type === "text") n += b.text.length;
-    else if (b.type === "tool_call") n += b.name.length + b.argsJson.length + 20;
-    else n += b.text.length + 20;
-  }
-  return n;
-}
-
-/** Warns the model when it repeats itself within one prompt. */
-class LoopGuard {
-  readonly #failures = new Map<string, number>();
-  readonly #calls = new Map<string, number>();
-
-  /** Records a call; returns a warning for the model when it is repeating itself. */
-  observe(call: ToolCallBlock, ok: boolean): string | undefined {
-    const key = callKey(call);
-    const n = (this.#calls.get(key) ?? 0) + 1;
-    this.#calls.set(key, n);
-    const failures = ok ? 0 : (this.#failures.get(key) ?? 0) + 1;
-    this.#failures.set(key, failures);
-    if (failures >= REPEAT_FAILURES) {
-      return `[crab: this exact ${call.name} call has failed ${failures} times in a row. ` +
-        "Repeating it will fail again: read the error and hint, then change the arguments or the approach.]";
-    }
-    if (n >= REPEAT_CALLS) {
-      return `[crab: you have made this identical ${call.name} call ${n} times for this request. ` +
-        "If its result is not changing, stop repeating it and try something else.]";
-    }
-    return undefined;
-  }
-}
-
-function callKey(call: ToolCallBlock): string {
-  let args: string;
-  try {
-    args = canonicalJson(JSON.parse(call.argsJson));
-  } catch {
-    args = call.argsJson;
-  }
-  return sha256(`${call.name}\0${args}`);
 }

@@ -11,7 +11,7 @@ import { Dispatcher } from "../tools/dispatch.ts";
 import { Registry } from "../tools/registry.ts";
 import { Session } from "../tools/session.ts";
 import { type Asker, SessionPolicy } from "../tools/approval.ts";
-import type { AnyTool, ApprovalClass, ApprovalPolicy } from "../tools/tool.ts";
+import type { AnyTool, ApprovalClass, ApprovalPolicy, ApprovalRequest } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
@@ -19,7 +19,7 @@ import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../tools/sandbox/mode.ts
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { loadMcpConfig, selectServers } from "../mcp/config.ts";
 import { mcpEventReporter } from "./mcp_command.ts";
-import type { McpHub } from "../mcp/hub.ts";
+import type { McpHub, McpServerStatus } from "../mcp/hub.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
 import { Store } from "./observe.ts";
@@ -29,12 +29,14 @@ import { systemPrompt } from "./system_prompt.ts";
 import { isTrusted } from "./trust.ts";
 import { traceRun } from "./telemetry/mod.ts";
 import {
-  contextWindow,
   createProvider,
+  DEFAULT_CONTEXT_WINDOW,
   type Message,
   type Provider,
   selectProvider,
 } from "./providers/mod.ts";
+import { chooseWindow, type WindowChoice } from "./providers/context_window.ts";
+import { type LazyProvider, lazyProvider } from "./providers/lazy.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -170,6 +172,8 @@ export interface RuntimeHooks {
   notice(message: string): void;
   /** The interactive prompt; absent in print mode. */
   ask?: Asker;
+  /** Told of each call allowed without asking. */
+  approved?: (request: ApprovalRequest) => void;
   events?: AgentEvents;
 }
 
@@ -192,6 +196,18 @@ export interface Runtime {
   resumed: Message[];
   /** Starts a new conversation in a new transcript; files must be read again. */
   newSession(): void;
+  /**
+   * Starts what interactive mode's prompt did not wait for: the provider's SDK
+   * and the MCP servers (print mode had both before the run began). Resolves once
+   * every server connected or failed; calling it again returns the same promise.
+   */
+  warmUp(): Promise<void>;
+  /** The MCP servers of this run: state and tools (`/mcp`). */
+  mcpStatus(): McpServerStatus[];
+  /** Whether the workspace's own settings, servers and commands are in use. */
+  trusted: boolean;
+  /** Goes on with a stored session (`/resume`); returns its last exchange, to show. */
+  resumeSession(id: string): Message[];
   /** Records the end of the run and closes the store. */
   finish(status: string): void;
 }
@@ -241,15 +257,24 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   );
 
   // MCP servers connect while the provider loads; the first request waits for both.
-  const mcpStart = startMcp(workspace, trusted, mcpPicks, hooks.notice);
+  // Print mode starts them now; interactive mode once its prompt is drawn (`connectMcp`),
+  // so loading the MCP SDK does not hold the prompt back.
+  let mcpStart: McpStart | undefined;
+  const connectMcp = () => mcpStart ??= startMcp(workspace, trusted, mcpPicks, hooks.notice);
+  if (hooks.mode === "print") connectMcp();
 
   const allowed = parseClasses([...(settings.allow ?? []), ...(splitList(flags.allow) ?? [])]);
   if (hooks.mode === "print") {
     // Nobody is there to answer: every offered tool is approved (the tool list is the limit).
     for (const t of offered) allowed.push(t.class);
-    for (const server of mcpStart.servers) allowed.push(`mcp:${server}`);
+    for (const server of mcpStart!.servers) allowed.push(`mcp:${server}`);
   }
-  const policy = new SessionPolicy({ yolo: flags.yolo ?? false, allowed, ask: hooks.ask });
+  const policy = new SessionPolicy({
+    yolo: flags.yolo ?? false,
+    allowed,
+    ask: hooks.ask,
+    notify: hooks.approved,
+  });
   if (flags.yolo && effectiveUid() === 0) {
     hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
   }
@@ -262,11 +287,44 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       baseUrl: flags.baseUrl ?? settings.baseUrl,
     });
   } catch (e) {
-    await (await mcpStart.hub)?.close();
+    await (await mcpStart?.hub)?.close();
     throw new SetupError(e instanceof Error ? e.message : String(e));
   }
-  const provider = await createProvider(providerConfig);
-  const hub = await mcpStart.hub;
+  // The server is asked for an unknown model's window while the SDK loads.
+  const model = providerConfig.model ?? "";
+  const win = chooseWindow(providerConfig, flags.contextWindow ?? settings.contextWindow);
+  const applyWindow = (w: WindowChoice) => {
+    if (w.notice) hooks.notice(w.notice);
+    return w.tokens;
+  };
+  // Interactive mode loads the SDK once its prompt is drawn (`warmUp`), or at the first request.
+  const provider: Provider = hooks.mode === "print"
+    ? await createProvider(providerConfig)
+    : lazyProvider(providerConfig.provider, model, () => createProvider(providerConfig));
+  // Interactive mode draws its prompt while the servers connect; the first request waits for them.
+  let hub: McpHub | undefined;
+  let mcpStale = true;
+  let mcpReady: Promise<void> | undefined;
+  const connect = () =>
+    mcpReady ??= connectMcp().hub.then((h) => {
+      hub = h;
+      hub?.onToolsChanged((change) => {
+        mcpStale = true;
+        // An 'a' answer covered the tools as they were described then.
+        const touched = [...change.changed, ...change.added];
+        if (touched.length && policy.forget(`mcp:${change.server}`)) {
+          hooks.notice(
+            `MCP server "${change.server}" changed its tools (${touched.join(", ")}); ` +
+              "its calls ask for approval again",
+          );
+        }
+      });
+      mcpStale = true;
+    }, () => {});
+  if (hooks.mode === "print") await connect();
+  // Interactive mode does not wait for the server's answer; it applies when it comes.
+  const window = win.known ??
+    (hooks.mode === "print" ? applyWindow(await win.asked) : DEFAULT_CONTEXT_WINDOW);
 
   const store = new Store();
   store.onProblem = hooks.notice;
@@ -275,7 +333,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   let sessionId: string;
   let messages: Message[] = [];
   if (flags.resume !== undefined || flags.continue) {
-    const found = flags.resume !== undefined
+    const found = flags.resume !== undefined && flags.resume !== ""
       ? transcripts.find(flags.resume)
       : transcripts.latest(workspace);
     if (!found) {
@@ -300,29 +358,17 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   });
   const registry = new Registry(offered);
   // MCP tools join the registry, and follow the servers' list changes at the next request.
-  let mcpStale = true;
   const syncMcp = () => {
     if (!hub || !mcpStale) return;
     mcpStale = false;
     for (const t of registry.list()) if (t.class.startsWith("mcp:")) registry.remove(t.name);
-    for (const t of hub.tools()) if (mcpStart.wanted(t.name)) registry.add(t);
+    for (const t of hub.tools()) if (mcpStart?.wanted(t.name)) registry.add(t);
   };
-  hub?.onToolsChanged((change) => {
-    mcpStale = true;
-    // An 'a' answer covered the tools as they were described then.
-    const touched = [...change.changed, ...change.added];
-    if (touched.length && policy.forget(`mcp:${change.server}`)) {
-      hooks.notice(
-        `MCP server "${change.server}" changed its tools (${touched.join(", ")}); ` +
-          "its calls ask for approval again",
-      );
-    }
-  });
   syncMcp();
   // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
-  const approval: ApprovalPolicy = !hub ? policy : {
+  const approval: ApprovalPolicy = {
     approve: async (request, signal) => {
-      if (request.class.startsWith("mcp:")) await hub.settled();
+      if (hub && request.class.startsWith("mcp:")) await hub.settled();
       return policy.approve(request, signal);
     },
   };
@@ -336,19 +382,25 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       return registry.list();
     },
     maxTurns: flags.maxTurns ?? settings.maxTurns,
-    contextWindow: flags.contextWindow ?? settings.contextWindow ?? contextWindow(provider.model),
+    contextWindow: window,
     messages,
     events: hooks.events,
     onMessage: (m, i) => transcripts.append(sessionId, i, [m]),
+    onRewrite: (all) => {
+      transcripts.truncate(sessionId, 0);
+      transcripts.append(sessionId, 0, all);
+    },
   });
-  const baseUrl = providerConfig.baseUrl;
+  if (win.known === undefined && hooks.mode !== "print") {
+    win.asked.then((w) => agent.contextWindow = applyWindow(w), () => {});
+  }
   await traceRun({
     runId,
     sessionId: () => sessionId,
     mode: hooks.mode,
     agent,
     provider,
-    baseUrl,
+    baseUrl: providerConfig.baseUrl,
     dispatcher,
   });
   let finished = false;
@@ -359,7 +411,21 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     newSession() {
       agent.clear();
       session.files.clear();
-      sessionId = transcripts.create(workspace, provider.name, provider.model);
+      sessionId = transcripts.create(workspace, provider.name, agent.model);
+    },
+    mcpStatus: () => hub?.status() ?? [],
+    warmUp: () => {
+      if ("load" in provider) (provider as LazyProvider).load().catch(() => {});
+      return connect();
+    },
+    trusted,
+    resumeSession(id) {
+      const stored = repairTranscript(transcripts.load(id));
+      agent.clear();
+      agent.messages.push(...stored);
+      session.files.clear();
+      sessionId = id;
+      return lastExchange(stored);
     },
     agent,
     provider,
@@ -376,7 +442,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       if (finished) return;
       finished = true;
       // Closing asks the servers to stop; their groups die with crab in any case.
-      hub?.close().catch(() => {});
+      mcpReady?.then(() => hub?.close()).catch(() => {});
       store.endRun(runId, {
         status,
         turns: agent.turns,

@@ -1,6 +1,7 @@
 /**
  * The one-line account of a tool call that both front ends show:
- * `● read src/main.ts · 3.2 KiB · 4 ms`, or the error code for a failed call.
+ * `● read src/main.ts · 3.2 KiB · 4 ms`, the error code for a failed call, or
+ * `aborted` for an interrupted one.
  *
  * @module
  */
@@ -13,6 +14,9 @@ import type { ToolCallBlock } from "./providers/types.ts";
 export function toolLine(call: ToolCallBlock, r: DispatchResult): string {
   const target = callTarget(call);
   const head = `● ${call.name}${target ? " " + target : ""}`;
+  const ms = `${Math.round(r.durationMs)} ms`;
+  // An interrupted call never reads as a success, whatever output it left.
+  if (r.outcome === "aborted") return `${head} · aborted after ${ms}`;
   if (!r.ok) return `${head} · error [${r.error.code}] ${oneLine(r.error.message, 160)}`;
   const exit = r.exitCode !== undefined && r.exitCode !== null && r.exitCode !== 0
     ? ` · exit ${r.exitCode}`

@@ -2,7 +2,8 @@
  * The workspace trust record. A project's own files (`.crab/config.json`,
  * `.mcp.json`) come with the repository, so settings that start processes or
  * send the API key elsewhere take effect only in a workspace the user trusted
- * once. The record is `trust.json` in crab's data dir, keyed by real path.
+ * once. The record is `trust.json` in crab's data dir, keyed by real path; a
+ * "no" is kept there too, so crab does not ask again.
  *
  * @module
  */
@@ -12,6 +13,8 @@ import { dataDir, ensureDataDir } from "../tools/data_dir.ts";
 
 interface TrustFile {
   workspaces: Record<string, { trustedAt: string }>;
+  /** Workspaces the user declined to trust. */
+  refused?: Record<string, { refusedAt: string }>;
 }
 
 function trustPath(): string {
@@ -22,7 +25,10 @@ function load(): TrustFile {
   try {
     const parsed = JSON.parse(Deno.readTextFileSync(trustPath())) as Partial<TrustFile>;
     if (parsed && typeof parsed.workspaces === "object" && parsed.workspaces !== null) {
-      return { workspaces: parsed.workspaces };
+      const refused = typeof parsed.refused === "object" && parsed.refused !== null
+        ? parsed.refused
+        : {};
+      return { workspaces: parsed.workspaces, refused };
     }
   } catch {
     // Missing or unreadable: nothing is trusted.
@@ -44,14 +50,36 @@ export function isTrusted(workspace: string): boolean {
   return realOrSelf(workspace) in load().workspaces;
 }
 
-/** Remembers that the user trusts `workspace`. */
-export function trustWorkspace(workspace: string): void {
-  const record = load();
-  record.workspaces[realOrSelf(workspace)] = { trustedAt: new Date().toISOString() };
+function save(record: TrustFile): void {
   ensureDataDir();
   const tmp = `${trustPath()}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   Deno.writeTextFileSync(tmp, JSON.stringify(record, null, 2) + "\n", { mode: 0o600 });
   Deno.renameSync(tmp, trustPath());
+}
+
+/** Remembers that the user trusts `workspace`. */
+export function trustWorkspace(workspace: string): void {
+  const record = load();
+  const key = realOrSelf(workspace);
+  record.workspaces[key] = { trustedAt: new Date().toISOString() };
+  if (record.refused) delete record.refused[key];
+  save(record);
+}
+
+/** True when the user declined to trust `workspace` before (and has not trusted it since). */
+export function isRefused(workspace: string): boolean {
+  const key = realOrSelf(workspace);
+  const record = load();
+  return !(key in record.workspaces) && key in (record.refused ?? {});
+}
+
+/** Remembers that the user declined to trust `workspace`. */
+export function refuseWorkspace(workspace: string): void {
+  const record = load();
+  const key = realOrSelf(workspace);
+  delete record.workspaces[key];
+  (record.refused ??= {})[key] = { refusedAt: new Date().toISOString() };
+  save(record);
 }
 
 /** Forgets trust in `workspace`; true when it was trusted. */
@@ -60,7 +88,6 @@ export function untrustWorkspace(workspace: string): boolean {
   const key = realOrSelf(workspace);
   if (!(key in record.workspaces)) return false;
   delete record.workspaces[key];
-  ensureDataDir();
-  Deno.writeTextFileSync(trustPath(), JSON.stringify(record, null, 2) + "\n", { mode: 0o600 });
+  save(record);
   return true;
 }

@@ -11,6 +11,8 @@ export interface Terminal {
   type(text: string): Promise<void>;
   /** Sends tmux key names, e.g. `Enter`, `C-c`, `Up`. */
   keys(...names: string[]): Promise<void>;
+  /** Pastes `text` as a bracketed paste (when the program asked for one), as a terminal does. */
+  paste(text: string): Promise<void>;
   /** The visible screen plus scrollback, as plain text. */
   screen(): Promise<string>;
   /** Waits until `pattern` appears on the screen (bounded); returns the screen. */
@@ -68,6 +70,10 @@ export async function terminal(
     },
     keys: async (...names) => {
       await tmux(socket, "send-keys", "-t", "t", ...names);
+    },
+    paste: async (text) => {
+      await tmux(socket, "set-buffer", "-b", "p", "--", text);
+      await tmux(socket, "paste-buffer", "-p", "-d", "-b", "p", "-t", "t");
     },
     screen,
     async waitFor(pattern, timeoutMs = 20_000) {

@@ -8,8 +8,8 @@
 
 import type { ApprovalClass, ApprovalDecision, ApprovalPolicy, ApprovalRequest } from "./tool.ts";
 
-/** The answer of an interactive asker: this call, refuse, or the whole class. */
-export type AskAnswer = "yes" | "no" | "all";
+/** The answer of an interactive asker: this call, refuse, the whole class, or refuse with words for the model. */
+export type AskAnswer = "yes" | "no" | "all" | { feedback: string };
 
 /** Asks a person; resolves when they answered. */
 export type Asker = (request: ApprovalRequest, signal: AbortSignal) => Promise<AskAnswer>;
@@ -22,6 +22,8 @@ export interface SessionPolicyOptions {
   allowed?: Iterable<ApprovalClass>;
   /** The interactive prompt; without it, unapproved calls are refused. */
   ask?: Asker;
+  /** Told of each request allowed without asking (the REPL still shows its change). */
+  notify?: (request: ApprovalRequest) => void;
 }
 
 /** The approval state of one session. */
@@ -31,11 +33,13 @@ export class SessionPolicy implements ApprovalPolicy {
   readonly #ask: Asker | undefined;
   /** Classes allowed by an `a` answer (not up front), which {@link forget} can void. */
   readonly #answeredAll = new Set<ApprovalClass>();
+  readonly #notify: ((request: ApprovalRequest) => void) | undefined;
 
   constructor(opts: SessionPolicyOptions = {}) {
     this.yolo = opts.yolo ?? false;
     this.allowed = new Set(opts.allowed ?? []);
     this.#ask = opts.ask;
+    this.#notify = opts.notify;
   }
 
   /** True when `cls` runs without asking. */
@@ -56,7 +60,10 @@ export class SessionPolicy implements ApprovalPolicy {
   }
 
   async approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
-    if (this.isAllowed(request.class)) return { allowed: true };
+    if (this.isAllowed(request.class)) {
+      this.#notify?.(request);
+      return { allowed: true };
+    }
     if (!this.#ask) {
       const flag = request.class === "outside" ? "--allow-outside" : `--allow ${request.class}`;
       return {
@@ -70,6 +77,9 @@ export class SessionPolicy implements ApprovalPolicy {
       this.#answeredAll.add(request.class);
     }
     if (answer === "no") return { allowed: false, reason: "The user refused this call." };
+    if (typeof answer === "object") {
+      return { allowed: false, reason: `The user refused this call and said: ${answer.feedback}` };
+    }
     return { allowed: true };
   }
 }

@@ -107,7 +107,9 @@ async function run(args: BashArgs, ctx: ToolContext): Promise<ToolResult> {
     label: "bash",
   });
   let nulBytes = 0;
+  const live = ctx.onOutput && new TextDecoder();
   const onChunk = (chunk: Uint8Array) => {
+    if (live) ctx.onOutput!(live.decode(chunk, { stream: true }));
     if (nulBytes === 0 && chunk.indexOf(0) !== -1) nulBytes = 1;
     // While the output is short the collector keeps chunks by reference; copy those.
     collector.push(collector.totalBytes <= HEAD_BYTES + TAIL_BYTES ? chunk.slice() : chunk);

@@ -46,6 +46,14 @@ export type DispatchResult =
     | { ok: false; error: ToolErrorInfo }
   );
 
+/** Per-call extras of {@link Dispatcher.dispatch}. */
+export interface DispatchOptions {
+  /** The model's id for the call, passed on to the observation sink. */
+  callId?: string;
+  /** Receives the tool's output as it streams (bash), for a live view. */
+  onOutput?: (chunk: string) => void;
+}
+
 /** What one dispatcher needs: the run it records into and the session it acts in. */
 export interface DispatcherOptions {
   registry: Registry;
@@ -158,15 +166,15 @@ export class Dispatcher {
 
   /**
    * Dispatches one call. `args` is the parsed object or the raw JSON text the
-   * model sent; `callId` is the model's id for the call, passed on to the sink.
-   * Never throws for anything a model or user can cause.
+   * model sent. Never throws for anything a model or user can cause.
    */
   async dispatch(
     name: string,
     args: unknown,
     signal: AbortSignal = new AbortController().signal,
-    callId?: string,
+    opts: DispatchOptions = {},
   ): Promise<DispatchResult> {
+    const { callId, onOutput } = opts;
     const callSeq = ++this.#callSeq;
     const startedAt = Date.now();
     const t0 = performance.now();
@@ -300,6 +308,7 @@ export class Dispatcher {
       session: this.session,
       signal,
       requestApproval: (request) => ask({ ...request, tool: name }),
+      onOutput,
     };
 
     try {

@@ -79,6 +79,8 @@ export interface ToolContext {
    * Time spent waiting counts as the call's wait time.
    */
   requestApproval(request: Omit<ApprovalRequest, "tool">): Promise<void>;
+  /** Output as it is produced (bash), for a live view; absent when nobody watches. */
+  onOutput?(chunk: string): void;
 }
 
 /** A built-in or extra tool. `dispatch()` is the only caller of `run`. */

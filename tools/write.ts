@@ -12,8 +12,10 @@ export interface WriteArgs {
   content: string;
 }
 
-/** Files larger than this are not diffed in the approval prompt. */
+/** Files larger than this get a summary of the change in the approval prompt, not a diff. */
 const PREVIEW_MAX_BYTES = 1024 * 1024;
+/** Files larger than this are summarised by their sizes alone. */
+const SUMMARY_MAX_BYTES = 64 * 1024 * 1024;
 
 const encoder = new TextEncoder();
 
@@ -46,20 +48,87 @@ async function makeParents(real: string, display: string): Promise<void> {
   }
 }
 
-/** Lines of a new file shown in the approval prompt. */
-const NEW_FILE_PREVIEW_LINES = 20;
+/** A name on one line: a newline or tab in it cannot start a line of its own in the prompt. */
+function oneLineName(name: string): string {
+  return name.replaceAll("\n", "\\n").replaceAll("\r", "\\r").replaceAll("\t", "\\t");
+}
 
-/** A new file as the prompt shows it: name, size, its first lines as additions. */
+function lineCount(text: string): number {
+  const lines = text.split("\n");
+  return lines[lines.length - 1] === "" ? lines.length - 1 : lines.length;
+}
+
+/**
+ * A new file as the prompt shows it: name, size, then every line as an
+ * addition. The whole file is there; the prompt folds it and pages it on request.
+ */
 function newFilePreview(name: string, content: string): string {
   const lines = content.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   const bytes = formatBytes(encoder.encode(content).byteLength);
-  const head = lines.slice(0, NEW_FILE_PREVIEW_LINES).map((l) => `+${l}`);
-  const more = lines.length - head.length;
   return [
     `new file ${name} (${lines.length} line${lines.length === 1 ? "" : "s"}, ${bytes})`,
-    ...head,
-    ...(more > 0 ? [`… ${more} more line${more === 1 ? "" : "s"}`] : []),
+    ...lines.map((l) => `+${l}`),
+  ].join("\n");
+}
+
+/** Runs of changed lines in a unified diff: old range → new range, 1-based. */
+function changedRanges(diff: string): string[] {
+  const out: string[] = [];
+  let la = 0, lb = 0;
+  let run: { a0: number; a1: number; b0: number; b1: number } | undefined;
+  const close = () => {
+    if (!run) return;
+    const span = (from: number, to: number) =>
+      to < from ? `(none at ${from})` : to === from ? `${from}` : `${from}–${to}`;
+    out.push(`${span(run.a0, run.a1)} → ${span(run.b0, run.b1)}`);
+    run = undefined;
+  };
+  for (const l of diff.split("\n")) {
+    const h = l.match(/^@@ -(\d+),\d+ \+(\d+),\d+ @@/);
+    if (h) {
+      close();
+      la = Math.max(1, Number(h[1]));
+      lb = Math.max(1, Number(h[2]));
+    } else if (l.startsWith("-") && !l.startsWith("--- ")) {
+      run ??= { a0: la, a1: la - 1, b0: lb, b1: lb - 1 };
+      run.a1 = la++;
+    } else if (l.startsWith("+") && !l.startsWith("+++ ")) {
+      run ??= { a0: la, a1: la - 1, b0: lb, b1: lb - 1 };
+      run.b1 = lb++;
+    } else if (l.startsWith(" ")) {
+      close();
+      la++;
+      lb++;
+    }
+  }
+  close();
+  return out;
+}
+
+/** The change to a file too large to diff in the prompt: sizes, line counts, changed line ranges. */
+async function largeChangeSummary(
+  real: string,
+  size: number,
+  content: string,
+  name: string,
+): Promise<string> {
+  const newBytes = encoder.encode(content).byteLength;
+  const sizes = `${formatBytes(size)} → ${formatBytes(newBytes)}`;
+  if (size > SUMMARY_MAX_BYTES) {
+    return `overwrite ${name}: ${sizes}, ${lineCount(content)} lines (too large to compare)`;
+  }
+  const old = new TextDecoder().decode(await Deno.readFile(real));
+  const ranges = changedRanges(unifiedDiff(old, content, name));
+  const shown = ranges.slice(0, 12);
+  return [
+    `overwrite ${name}: ${sizes}, ${lineCount(old)} → ${lineCount(content)} lines ` +
+    "(too large to show as a diff)",
+    ranges.length === 0
+      ? "no line changes"
+      : `changed lines (old → new): ${shown.join(", ")}${
+        ranges.length > shown.length ? `, and ${ranges.length - shown.length} more ranges` : ""
+      }`,
   ].join("\n");
 }
 
@@ -81,9 +150,12 @@ export const writeTool: Tool<WriteArgs> = {
   async preview(args, ctx) {
     try {
       const peek = await peekPath(ctx.session.workspace, args.path);
-      const name = peek.resolved.display;
+      const name = oneLineName(peek.resolved.display);
       if (peek.kind === "missing") return newFilePreview(name, args.content);
-      if (peek.kind !== "file" || peek.info.size > PREVIEW_MAX_BYTES) return undefined;
+      if (peek.kind !== "file") return undefined;
+      if (peek.info.size > PREVIEW_MAX_BYTES) {
+        return await largeChangeSummary(peek.resolved.real, peek.info.size, args.content, name);
+      }
       const old = new TextDecoder().decode(await Deno.readFile(peek.resolved.real));
       return unifiedDiff(old, args.content, name);
     } catch {

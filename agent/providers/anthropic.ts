@@ -102,6 +102,7 @@ export async function anthropicProvider(opts: AnthropicOptions): Promise<Provide
   return {
     name: "anthropic",
     model: opts.model,
+    listModels: async () => (await client.models.list()).data.map((m) => m.id),
     stream(req: StreamRequest): AsyncIterable<StreamEvent> {
       const params: Anthropic.MessageCreateParamsStreaming = {
         model: req.model,

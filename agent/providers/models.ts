@@ -7,11 +7,11 @@
  */
 
 /**
- * Context window assumed for a model crab does not know: usually a local model, whose real
- * window is whatever its server was started with (Ollama's default is far smaller than the
- * model's own), so a modest figure is the safe guess.
+ * Context window assumed for a model crab does not know and whose server does not say
+ * (see `context_window.ts`). Current models have at least this much; a server that has
+ * less refuses an oversized request, and crab then shrinks its estimate and asks again.
  */
-export const DEFAULT_CONTEXT_WINDOW = 32_768;
+export const DEFAULT_CONTEXT_WINDOW = 131_072;
 
 /** Output limit assumed for a model crab does not know. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
@@ -59,11 +59,16 @@ function facts(model: string): ModelFacts | undefined {
  * @example
  * ```ts
  * contextWindow("claude-sonnet-4-5"); // 200000
- * contextWindow("my-local-model"); // 32768
+ * contextWindow("my-local-model"); // 131072
  * ```
  */
 export function contextWindow(model: string): number {
   return facts(model)?.context ?? DEFAULT_CONTEXT_WINDOW;
+}
+
+/** The context window crab's table knows for `model`, or undefined. */
+export function knownContextWindow(model: string): number | undefined {
+  return facts(model)?.context;
 }
 
 /** The most output tokens `model` can produce in one reply, or {@link DEFAULT_MAX_OUTPUT_TOKENS}. */

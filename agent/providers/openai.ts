@@ -110,6 +110,7 @@ export async function openaiProvider(opts: OpenAIOptions): Promise<Provider> {
   return {
     name: "openai",
     model: opts.model,
+    listModels: async () => (await client.models.list()).data.map((m) => m.id),
     stream(req: StreamRequest): AsyncIterable<StreamEvent> {
       const params: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
         model: req.model,

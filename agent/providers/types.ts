@@ -75,6 +75,8 @@ export interface Provider {
   readonly name: "anthropic" | "openai";
   readonly model: string;
   stream(req: StreamRequest): AsyncIterable<StreamEvent>;
+  /** Model ids the API offers, when it can list them. */
+  listModels?(): Promise<string[]>;
 }
 
 export type ProviderErrorKind =

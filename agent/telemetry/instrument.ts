@@ -302,7 +302,7 @@ function wrapDispatcher(
   // `sink` is read-only for callers; telemetry is the one observer that wraps it.
   Object.defineProperty(dispatcher, "sink", { value: sink, configurable: true });
   const dispatch = dispatcher.dispatch.bind(dispatcher);
-  dispatcher.dispatch = (name, args, signal, callId) =>
+  dispatcher.dispatch = (name, args, signal, opts = {}) =>
     tracer.startActiveSpan(
       toolSpanName(name),
       {
@@ -310,14 +310,14 @@ function wrapDispatcher(
         attributes: {
           "gen_ai.operation.name": "execute_tool",
           "gen_ai.tool.name": name,
-          ...(callId !== undefined ? { "gen_ai.tool.call.id": callId } : {}),
+          ...(opts.callId !== undefined ? { "gen_ai.tool.call.id": opts.callId } : {}),
           ...ids(),
         },
       },
       withRun(context.active()),
       async (span) => {
         try {
-          const r = await dispatch(name, args, signal, callId);
+          const r = await dispatch(name, args, signal, opts);
           const o = recorded.get(r.callSeq);
           recorded.delete(r.callSeq);
           if (o) {

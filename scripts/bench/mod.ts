@@ -18,6 +18,7 @@ const benches = [
   "web_fetch.ts",
   "web_fetch_quality.ts",
   "mcp_startup.ts",
+  "repl_startup.ts",
 ];
 for (const name of benches) {
   const url = new URL(name, here);

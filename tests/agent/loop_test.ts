@@ -255,7 +255,7 @@ Deno.test("Agent.send() stops with context_full when even stubs do not fit", asy
   await using _ = h;
   const r = await agent.send("y".repeat(20_000), new AbortController().signal);
   assert.equal(r.status, "context_full");
-  assert.match(r.error!, /no longer fits the model's context window/);
+  assert.match(r.error!, /prompt does not fit the model.s context window/);
   assert.equal(model.requests.length, 0);
 });
 

@@ -110,7 +110,7 @@ Deno.test("contextWindow() knows the model families and falls back for unknown m
   assert.equal(contextWindow("gpt-4o-mini"), 128_000);
   assert.equal(contextWindow("gpt-4-0613"), 8_192);
   assert.equal(contextWindow("gpt-5-mini"), 400_000);
-  assert.equal(contextWindow("qwen2.5-coder:7b"), 32_768);
+  assert.equal(contextWindow("qwen2.5-coder:7b"), 131_072);
   assert.equal(maxOutputTokens("claude-sonnet-4-5"), 64_000);
   assert.equal(maxOutputTokens("claude-3-5-haiku-latest"), 8_192);
   assert.equal(maxOutputTokens("my-model"), 8_192);

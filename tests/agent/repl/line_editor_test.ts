@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { KeyParser, LineBuffer, Renderer, textWidth } from "../../agent/line_editor.ts";
+import { KeyParser } from "../../../agent/repl/keys.ts";
+import { LineBuffer, Renderer, textWidth } from "../../../agent/repl/line_editor.ts";
 
 function typeInto(buf: LineBuffer, input: string, parser = new KeyParser()) {
   return parser.feed(input).map((k) => buf.apply(k));
@@ -14,7 +15,7 @@ Deno.test("KeyParser decodes text, controls, arrows and a bracketed paste", () =
     { name: "enter" },
   ]);
   assert.deepEqual(p.feed("\x1b[200~line 1\r\nline\t2\x1b[201~x"), [
-    { name: "paste", text: "line 1\nline    2" },
+    { name: "paste", text: "line 1\nline\t2" },
     { name: "text", text: "x" },
   ]);
 });
@@ -104,4 +105,36 @@ Deno.test("Renderer puts the cursor on the right row and column of a wrapped buf
 Deno.test("textWidth() counts wide characters as two columns", () => {
   assert.equal(textWidth("ab"), 2);
   assert.equal(textWidth("日本"), 4);
+});
+
+Deno.test("KeyParser: Esc then a key gives both keys; a lone Esc waits, then is a key", () => {
+  const p = new KeyParser();
+  assert.deepEqual(p.feed("\x1bx"), [{ name: "escape" }, { name: "text", text: "x" }]);
+  assert.deepEqual(p.feed("\x1b"), []);
+  assert.equal(p.waitingEscape, true);
+  assert.deepEqual(p.flushEscape(), [{ name: "escape" }]);
+  assert.deepEqual(p.feed("y"), [{ name: "text", text: "y" }]);
+});
+
+Deno.test("KeyParser keeps pasted tabs; a typed Tab is the completion key", () => {
+  const p = new KeyParser();
+  assert.deepEqual(p.feed("\x1b[200~a\tb\x1b[201~\t"), [
+    { name: "paste", text: "a\tb" },
+    { name: "tab" },
+  ]);
+});
+
+Deno.test("LineBuffer: Ctrl-R finds older entries containing the query; Esc restores the draft", () => {
+  const b = new LineBuffer(["make test", "git status", "make lint"]);
+  typeInto(b, "draft");
+  typeInto(b, "\x12mak");
+  assert.equal(b.text, "make lint");
+  assert.equal(b.searchLabel, "search: mak › ");
+  typeInto(b, "\x12");
+  assert.equal(b.text, "make test");
+  b.apply({ name: "escape" });
+  assert.equal(b.text, "draft");
+  assert.equal(b.searchLabel, undefined);
+  typeInto(b, "\x12status\r");
+  assert.equal(b.text, "git status");
 });

@@ -1,169 +1,34 @@
 /**
- * The REPL's line editor: keys decoded from raw terminal input, an editable
- * multi-line buffer with history, and a renderer that redraws it in place.
- * Enter submits; a line ending in `\`, Alt-Enter or Ctrl-J adds a line; a
- * bracketed paste is inserted whole, newlines included.
+ * The REPL's line editor: an editable multi-line buffer with history and its
+ * reverse search (Ctrl-R), and a renderer that redraws it in place. Enter
+ * submits; a line ending in `\`, Alt-Enter or Ctrl-J adds a line; a bracketed
+ * paste is inserted whole, newlines and tabs included.
  *
  * @module
  */
 
-/** A decoded key press (or a paste). */
-export type Key =
-  | { name: "text"; text: string }
-  | { name: "paste"; text: string }
-  | {
-    name:
-      | "enter"
-      | "newline"
-      | "backspace"
-      | "delete"
-      | "left"
-      | "right"
-      | "up"
-      | "down"
-      | "home"
-      | "end"
-      | "word-left"
-      | "word-right"
-      | "delete-word"
-      | "kill-line"
-      | "kill-start"
-      | "ctrl-c"
-      | "ctrl-d"
-      | "ctrl-l";
-  };
-
-const CTRL: Record<string, Key["name"]> = {
-  "\x01": "home",
-  "\x02": "left",
-  "\x03": "ctrl-c",
-  "\x04": "ctrl-d",
-  "\x05": "end",
-  "\x06": "right",
-  "\x08": "backspace",
-  "\x0a": "newline",
-  "\x0b": "kill-line",
-  "\x0c": "ctrl-l",
-  "\x0d": "enter",
-  "\x0e": "down",
-  "\x10": "up",
-  "\x15": "kill-start",
-  "\x17": "delete-word",
-  "\x7f": "backspace",
-};
-
-const CSI: Record<string, Key["name"]> = {
-  A: "up",
-  B: "down",
-  C: "right",
-  D: "left",
-  H: "home",
-  F: "end",
-  "1~": "home",
-  "7~": "home",
-  "4~": "end",
-  "8~": "end",
-  "3~": "delete",
-  "1;5C": "word-right",
-  "1;5D": "word-left",
-  "1;3C": "word-right",
-  "1;3D": "word-left",
-};
-
-const PASTE_START = "\x1b[200~";
-const PASTE_END = "\x1b[201~";
-
-/** Decodes terminal input into keys; keeps an unfinished sequence for the next chunk. */
-export class KeyParser {
-  #carry = "";
-  #paste: string | undefined;
-
-  /** Feeds decoded text; returns the complete keys in it. */
-  feed(input: string): Key[] {
-    let s = this.#carry + input;
-    this.#carry = "";
-    const keys: Key[] = [];
-    if (this.#paste !== undefined) {
-      const end = s.indexOf(PASTE_END);
-      if (end === -1) {
-        this.#paste += s;
-        return keys;
-      }
-      keys.push({ name: "paste", text: cleanPaste(this.#paste + s.slice(0, end)) });
-      this.#paste = undefined;
-      s = s.slice(end + PASTE_END.length);
-    }
-    let i = 0;
-    let text = "";
-    const flush = () => {
-      if (text) keys.push({ name: "text", text });
-      text = "";
-    };
-    while (i < s.length) {
-      const c = s[i];
-      if (c === "\x1b") {
-        flush();
-        if (s.startsWith(PASTE_START, i)) {
-          const end = s.indexOf(PASTE_END, i + PASTE_START.length);
-          if (end === -1) {
-            this.#paste = s.slice(i + PASTE_START.length);
-            return keys;
-          }
-          keys.push({ name: "paste", text: cleanPaste(s.slice(i + PASTE_START.length, end)) });
-          i = end + PASTE_END.length;
-          continue;
-        }
-        const next = s[i + 1];
-        if (next === undefined) {
-          // A lone ESC at the end of a chunk may start a sequence still on its way.
-          this.#carry = s.slice(i);
-          return keys;
-        }
-        if (next === "[" || next === "O") {
-          let j = i + 2;
-          while (j < s.length && /[0-9;]/.test(s[j])) j++;
-          if (j >= s.length) {
-            this.#carry = s.slice(i);
-            return keys;
-          }
-          const seq = s.slice(i + 2, j + 1);
-          const name = CSI[seq];
-          if (name) keys.push({ name } as Key);
-          i = j + 1;
-          continue;
-        }
-        if (next === "\r" || next === "\n") keys.push({ name: "newline" });
-        else if (next === "b") keys.push({ name: "word-left" });
-        else if (next === "f") keys.push({ name: "word-right" });
-        else if (next === "\x7f") keys.push({ name: "delete-word" });
-        i += 2;
-        continue;
-      }
-      const ctrl = CTRL[c];
-      if (ctrl) {
-        flush();
-        keys.push({ name: ctrl } as Key);
-        // A CR LF pair from a terminal is one Enter.
-        if (c === "\r" && s[i + 1] === "\n") i++;
-      } else if (c >= " " || c === "\t") {
-        text += c === "\t" ? "    " : c;
-      }
-      i++;
-    }
-    flush();
-    return keys;
-  }
-}
-
-/** A paste keeps its text and newlines; other control characters are dropped. */
-function cleanPaste(text: string): string {
-  const flat = text.replace(/\r\n?/g, "\n").replace(/\t/g, "    ");
-  // deno-lint-ignore no-control-regex
-  return flat.replace(/[\x00-\x09\x0b-\x1f\x7f]/g, "");
-}
+import type { Key } from "./keys.ts";
 
 /** What a key did to the buffer. */
-export type EditResult = "submit" | "eof" | "interrupt" | "cleared" | "redraw" | "clear-screen";
+export type EditResult =
+  | "submit"
+  | "eof"
+  | "interrupt"
+  | "cleared"
+  | "redraw"
+  | "clear-screen"
+  | "complete"
+  | "detail"
+  | "escape";
+
+/** A reverse history search under way (Ctrl-R). */
+interface Search {
+  query: string;
+  /** History index of the match shown; -1 when nothing matches. */
+  index: number;
+  /** The text before the search began, restored when it is cancelled. */
+  saved: string;
+}
 
 /** The text being edited, its cursor, and the history it can walk. */
 export class LineBuffer {
@@ -173,6 +38,7 @@ export class LineBuffer {
   readonly #history: string[];
   #historyIndex: number;
   #draft = "";
+  #search: Search | undefined;
 
   constructor(history: readonly string[] = []) {
     this.#history = [...history];
@@ -191,8 +57,77 @@ export class LineBuffer {
     );
   }
 
+  /** The prompt to show instead of the usual one while a history search is under way. */
+  get searchLabel(): string | undefined {
+    const s = this.#search;
+    if (!s) return undefined;
+    return `${s.index === -1 && s.query ? "no match" : "search"}: ${s.query} › `;
+  }
+
+  #find(from: number): void {
+    const s = this.#search!;
+    let i = Math.min(from, this.#history.length - 1);
+    while (i >= 0 && !(s.query && this.#history[i].includes(s.query))) i--;
+    s.index = i;
+    if (i >= 0) this.#set(this.#history[i]);
+    else if (!s.query) this.#set(s.saved);
+  }
+
+  /** A key during a history search: it refines, moves to an older match, accepts or cancels. */
+  #searchKey(key: Key): EditResult | undefined {
+    const s = this.#search!;
+    switch (key.name) {
+      case "text":
+      case "paste":
+        s.query += key.text;
+        this.#find(s.index === -1 ? this.#history.length - 1 : s.index);
+        return "redraw";
+      case "backspace":
+        s.query = s.query.slice(0, -1);
+        this.#find(this.#history.length - 1);
+        return "redraw";
+      case "ctrl-r":
+        if (s.index > 0) {
+          const before = s.index;
+          this.#find(s.index - 1);
+          if (s.index === -1) this.#find(before);
+        }
+        return "redraw";
+      case "escape":
+      case "ctrl-g":
+      case "ctrl-c":
+        this.#search = undefined;
+        this.#set(s.saved);
+        return "redraw";
+      default:
+        // Any other key takes the match and then does what it does.
+        this.#search = undefined;
+        this.#historyIndex = this.#history.length;
+        return undefined;
+    }
+  }
+
+  /** The word before the cursor (for completion) and where it starts. */
+  wordBeforeCursor(): { start: number; word: string } {
+    let start = this.cursor;
+    while (start > 0 && !/\s/.test(this.text[start - 1])) start--;
+    return { start, word: this.text.slice(start, this.cursor) };
+  }
+
+  /** Replaces `text[start..cursor)` with `insert`, leaving the cursor after it. */
+  replaceBeforeCursor(start: number, insert: string): void {
+    this.#set(
+      this.text.slice(0, start) + insert + this.text.slice(this.cursor),
+      start + insert.length,
+    );
+  }
+
   /** Applies a key. */
   apply(key: Key): EditResult {
+    if (this.#search) {
+      const r = this.#searchKey(key);
+      if (r) return r;
+    }
     const { text, cursor } = this;
     switch (key.name) {
       case "text":
@@ -281,6 +216,19 @@ export class LineBuffer {
         return this.#vertical(1);
       case "ctrl-l":
         return "clear-screen";
+      case "ctrl-r":
+        this.#search = { query: "", index: -1, saved: text };
+        return "redraw";
+      case "tab":
+        return "complete";
+      case "ctrl-o":
+        return "detail";
+      case "escape":
+        return "escape";
+      case "ctrl-g":
+      case "page-up":
+      case "page-down":
+        return "redraw";
     }
   }
 
@@ -331,6 +279,8 @@ function nextCharLength(s: string, i: number): number {
 
 /** Columns a character takes on a terminal (wide East Asian and emoji take two). */
 export function charWidth(cp: number): number {
+  // A tab is drawn as four spaces.
+  if (cp === 9) return 4;
   if (
     (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) ||
     (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
@@ -352,6 +302,8 @@ export function textWidth(s: string): number {
 export class Renderer {
   /** Rows between the first row of the editor and the cursor, after the last draw. */
   #cursorRow = 0;
+  /** Width of the prompt drawn last (the search label differs). */
+  #width = 0;
   constructor(
     readonly prompt: string,
     readonly promptWidth: number,
@@ -366,16 +318,19 @@ export class Renderer {
     if (this.#cursorRow > 0) out += `\x1b[${this.#cursorRow}A`;
     out += "\r\x1b[J";
     const lines = buf.text.split("\n");
-    const indent = " ".repeat(this.promptWidth);
+    const label = buf.searchLabel;
+    const promptWidth = label === undefined ? this.promptWidth : textWidth(label);
+    this.#width = promptWidth;
+    const indent = " ".repeat(promptWidth);
     // Rows and the cursor position, computed as the terminal wraps.
     let row = 0;
     let cursorRow = 0;
     let cursorCol = 0;
     let offset = 0;
     lines.forEach((line, i) => {
-      out += (i === 0 ? this.prompt : "\r\n" + indent) + line;
+      out += (i === 0 ? label ?? this.prompt : "\r\n" + indent) + line.replaceAll("\t", "    ");
       if (i > 0) row++;
-      const start = this.promptWidth;
+      const start = promptWidth;
       if (buf.cursor >= offset && buf.cursor <= offset + line.length) {
         const w = start + textWidth(line.slice(0, buf.cursor - offset));
         cursorRow = row + Math.floor(w / cols);
@@ -400,10 +355,17 @@ export class Renderer {
     const lines = buf.text.split("\n");
     let rows = 0;
     lines.forEach((line, i) => {
-      rows += (i > 0 ? 1 : 0) + Math.floor((this.promptWidth + textWidth(line)) / cols);
+      rows += (i > 0 ? 1 : 0) +
+        Math.floor(((this.#width || this.promptWidth) + textWidth(line)) / cols);
     });
     const down = rows - this.#cursorRow;
     this.write((down > 0 ? `\x1b[${down}B` : "") + "\r\n");
+    this.#cursorRow = 0;
+  }
+
+  /** Erases the drawn buffer and leaves the cursor where it began, so output can go above it. */
+  erase(): void {
+    this.write((this.#cursorRow > 0 ? `\x1b[${this.#cursorRow}A` : "") + "\r\x1b[J");
     this.#cursorRow = 0;
   }
 }

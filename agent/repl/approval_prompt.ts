@@ -1,0 +1,224 @@
+/**
+ * The questions the REPL asks: the y/n/a approval of a call (with `f` to refuse
+ * and tell the model what to do instead, and `v` to page through the whole
+ * change before answering), and the one-time trust prompt of a workspace that
+ * has its own settings, which lists what trusting it would turn on.
+ *
+ * What the prompt shows is what runs: control characters are escaped, and a
+ * newline or tab in a path is shown as `\n` / `\t`, so a name cannot draw a
+ * second line that looks like crab's.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { AskAnswer } from "../../tools/approval.ts";
+import type { ApprovalRequest } from "../../tools/tool.ts";
+import { loadMcpConfig } from "../../mcp/config.ts";
+import { configPaths, readSettings } from "../config.ts";
+import { colorDiff, type Colors, visible } from "../terminal.ts";
+import { refuseWorkspace, trustWorkspace } from "../trust.ts";
+import { type KeyReader, setMode } from "./keys.ts";
+import { LineBuffer, Renderer } from "./line_editor.ts";
+import { page } from "./pager.ts";
+import type { Screen } from "./screen.ts";
+
+/** Lines of a change shown in the prompt before `… N more lines`. */
+export const DETAIL_LINES = 20;
+
+/** The summary line of a call, on one line: newlines and tabs in it shown escaped. */
+export function summaryLine(request: ApprovalRequest): string {
+  const flat = visible(request.summary);
+  // A command's own lines stay lines, marked as continuations; anything else stays on one line.
+  if (request.tool === "bash") return flat.replaceAll("\t", "\\t").replaceAll("\n", "\n  │ ");
+  return flat.replaceAll("\n", "\\n").replaceAll("\t", "\\t");
+}
+
+/** A change folded to {@link DETAIL_LINES} lines, with a count of the rest. */
+export function foldDetail(detail: string, c: Colors): { text: string; more: number } {
+  const lines = visible(detail).split("\n");
+  const shown = lines.slice(0, DETAIL_LINES + 1);
+  const more = lines.length - shown.length;
+  return { text: colorDiff(shown.join("\n"), c), more };
+}
+
+/** Reads one line of text at a prompt of its own (feedback, a number); null when cancelled. */
+export async function readText(
+  screen: Screen,
+  keys: KeyReader,
+  prompt: string,
+): Promise<string | null> {
+  const buffer = new LineBuffer();
+  const renderer = new Renderer(
+    prompt,
+    prompt.length,
+    (s) => screen.raw(s),
+    () => screen.columns(),
+  );
+  setMode("raw");
+  renderer.draw(buffer);
+  try {
+    while (true) {
+      const key = await keys.next();
+      if (key === null || key.name === "ctrl-c" || key.name === "escape") {
+        renderer.finish(buffer);
+        return null;
+      }
+      const r = buffer.apply(key.name === "newline" ? { name: "text", text: " " } : key);
+      if (r === "submit") {
+        renderer.finish(buffer);
+        return buffer.text;
+      }
+      renderer.draw(buffer);
+    }
+  } finally {
+    screen.atLineStart = true;
+  }
+}
+
+/** What the approval prompt needs from the REPL. */
+export interface PromptDeps {
+  screen: Screen;
+  keys: KeyReader;
+  /** Stops the turn's own key handling while the prompt reads keys; returns its restart. */
+  pauseTurnKeys(): Promise<() => void>;
+  /** Called when the user interrupts at the prompt (Ctrl-C, Esc). */
+  interrupt(): void;
+}
+
+/** The interactive approval: one question at a time, even for calls that run concurrently. */
+export function approvalAsker(deps: PromptDeps) {
+  const { screen, keys } = deps;
+  const c = screen.c;
+  let asking = Promise.resolve();
+  return (request: ApprovalRequest, signal: AbortSignal): Promise<AskAnswer> => {
+    const answer = asking.then(async (): Promise<AskAnswer> => {
+      if (signal.aborted) return "no";
+      screen.hold();
+      const resume = await deps.pauseTurnKeys();
+      try {
+        return await ask(request, signal);
+      } finally {
+        screen.atLineStart = true;
+        screen.release();
+        resume();
+      }
+    });
+    asking = answer.then(() => {}, () => {});
+    return answer;
+  };
+
+  async function ask(request: ApprovalRequest, signal: AbortSignal): Promise<AskAnswer> {
+    let head = c.yellow(`⚠ ${request.tool} — ${summaryLine(request)}`) + "\n";
+    const folded = request.detail ? foldDetail(request.detail, c) : undefined;
+    if (folded) {
+      head += folded.text + "\n";
+      if (folded.more > 0) {
+        head += c.dim(`… ${folded.more} more line${folded.more === 1 ? "" : "s"}`) + "\n";
+      }
+    }
+    const keysHelp = `f: no, and tell the model what to do instead${
+      folded ? " · v: view the whole change" : ""
+    }`;
+    // One write: the question never shows without its prompt.
+    let lead = head + c.dim(keysHelp) + "\n";
+    while (true) {
+      screen.raw(lead + "allow? [y]es/[n]o/[a]ll: ");
+      lead = "";
+      setMode("raw");
+      let choice: string | null = null;
+      while (choice === null) {
+        const key = await keys.next(signal);
+        if (key === null || key.name === "ctrl-c" || key.name === "escape") break;
+        if (key.name !== "text") continue;
+        // Keys typed quickly arrive together: the first one that answers counts.
+        for (const ch of key.text.toLowerCase()) {
+          if ("ynafv".includes(ch) && (ch !== "v" || folded)) {
+            choice = ch;
+            break;
+          }
+        }
+      }
+      if (choice === null) {
+        screen.raw(c.red("no (interrupted)") + "\n");
+        deps.interrupt();
+        return "no";
+      }
+      if (choice === "v") {
+        await page(
+          screen,
+          keys,
+          `${request.tool} — the whole change`,
+          colorDiff(visible(request.detail!), c),
+        );
+        screen.raw("\n");
+        continue;
+      }
+      if (choice === "f") {
+        screen.raw(c.red("no") + "\n");
+        const text = await readText(screen, keys, "tell the model: ");
+        if (text && text.trim()) return { feedback: text.trim() };
+        return "no";
+      }
+      const word = choice === "y" ? "yes" : choice === "a" ? "all" : "no";
+      screen.raw((choice === "n" ? c.red(word) : c.green(word)) + "\n");
+      return word;
+    }
+  }
+}
+
+/** What trusting `cwd` would turn on: its settings and its MCP servers. */
+function trustEffects(cwd: string): string[] {
+  const out: string[] = [];
+  try {
+    const settings = readSettings(configPaths(cwd).project);
+    const keys = Object.keys(settings);
+    if (keys.length) out.push(`settings from .crab/config.json: ${keys.join(", ")}`);
+  } catch (e) {
+    out.push(`.crab/config.json: ${e instanceof Error ? e.message : e}`);
+  }
+  const servers = loadMcpConfig(cwd).servers.filter((s) => s.scope === "project");
+  for (const s of servers) {
+    const what = s.transport === "stdio"
+      ? `runs ${[s.command ?? "", ...(s.args ?? [])].join(" ")}`
+      : `connects to ${s.url}`;
+    out.push(`MCP server "${s.name}": ${what}`);
+  }
+  let commands: string[] = [];
+  try {
+    commands = [...Deno.readDirSync(join(cwd, ".crab", "commands"))]
+      .filter((e) => e.name.endsWith(".md")).map((e) => "/" + e.name.slice(0, -3));
+  } catch {
+    // No project commands.
+  }
+  if (commands.length) out.push(`commands: ${commands.join(", ")}`);
+  return out;
+}
+
+/** Asks once whether to trust `cwd`; remembers the answer either way. */
+export async function askTrust(screen: Screen, keys: KeyReader, cwd: string): Promise<boolean> {
+  const c = screen.c;
+  const effects = trustEffects(cwd).map((l) => `  • ${visible(l)}`);
+  screen.raw(
+    c.yellow(`⚠ ${visible(cwd)} has its own crab settings (.crab/config.json or .mcp.json).\n`) +
+      (effects.length ? `Trusting it turns on:\n${effects.join("\n")}\n` : "") +
+      "They can choose the API host and start programs. Trust this workspace? [y]es/[n]o: ",
+  );
+  setMode("raw");
+  let choice: string | null = null;
+  try {
+    while (choice === null) {
+      const key = await keys.next();
+      if (key === null || key.name === "ctrl-c" || key.name === "escape") choice = "n";
+      else if (key.name === "text") {
+        choice = [...key.text.toLowerCase()].find((ch) => ch === "y" || ch === "n") ?? null;
+      }
+    }
+  } finally {
+    setMode("cooked");
+  }
+  screen.raw((choice === "y" ? "yes" : "no") + "\n");
+  if (choice === "y") trustWorkspace(cwd);
+  else refuseWorkspace(cwd);
+  return choice === "y";
+}

@@ -1,0 +1,330 @@
+/**
+ * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
+ * /init, /mcp, /resume, /clear, /exit, and custom commands — a Markdown file in
+ * `.crab/commands/NAME.md` (project, once the workspace is trusted) or in the
+ * user config dir's `commands/` becomes `/NAME [args]`, with `$ARGUMENTS`
+ * replaced by the arguments.
+ *
+ * @module
+ */
+
+import { countOf } from "../metrics.ts";
+import { join } from "node:path";
+import { configDir } from "../../tools/data_dir.ts";
+import { formatBytes } from "../../tools/tool.ts";
+import { costUsd } from "../providers/prices.ts";
+import { knownContextWindow } from "../providers/models.ts";
+import type { Message } from "../providers/types.ts";
+import type { Runtime } from "../runtime.ts";
+import { instructionFiles } from "../system_prompt.ts";
+import { type Colors, visible } from "../terminal.ts";
+import { readText } from "./approval_prompt.ts";
+import type { KeyReader } from "./keys.ts";
+import type { Screen } from "./screen.ts";
+
+/** What a command may use. */
+export interface CommandContext {
+  rt: Runtime;
+  screen: Screen;
+  keys: KeyReader;
+  /** Sends a prompt to the model as a normal turn. */
+  send(prompt: string): Promise<void>;
+  /** Compacts the conversation, with the spinner and the interrupt keys of a turn. */
+  compact(focus: string | undefined): Promise<void>;
+  /** Shows the last exchange of a resumed session. */
+  showExchange(messages: Message[]): void;
+}
+
+/** A custom command from a Markdown file. */
+interface CustomCommand {
+  name: string;
+  scope: "project" | "user";
+  path: string;
+}
+
+const BUILTIN_HELP: [string, string][] = [
+  ["/help", "this help"],
+  ["/model [id]", "switch the model for the next turn; without an id, list the models"],
+  ["/compact [focus]", "summarise the conversation and go on from the summary"],
+  ["/cost", "tokens used in this session and their estimated price"],
+  ["/init", "look at the project and write a starter AGENTS.md"],
+  ["/mcp", "MCP servers, their state and their tools"],
+  ["/resume", "go on with a past session of this workspace"],
+  ["/tools", "the tools offered, which run without asking, and the sandbox"],
+  ["/metrics", "calls, errors, bytes and time of this session"],
+  ["/clear", "clear the screen and start a new conversation"],
+  ["/exit", "leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)"],
+];
+
+const KEYS_HELP = "Keys: Enter sends; a line ending in \\, Alt-Enter or Ctrl-J adds a line; " +
+  "Up/Down walk the history, Ctrl-R searches it;\n@path attaches a file (Tab completes it); " +
+  "Esc or Ctrl-C interrupts a turn; Ctrl-O shows every call's full result.";
+
+/** The custom commands available, project ones first (they win over user ones of the same name). */
+export function customCommands(workspace: string, trusted: boolean): CustomCommand[] {
+  const out: CustomCommand[] = [];
+  const dirs: [string, "project" | "user"][] = [[join(configDir(), "commands"), "user"]];
+  if (trusted) dirs.unshift([join(workspace, ".crab", "commands"), "project"]);
+  for (const [dir, scope] of dirs) {
+    try {
+      for (const e of Deno.readDirSync(dir)) {
+        const name = e.name.slice(0, -3);
+        if (!e.isFile || !e.name.endsWith(".md") || !/^[A-Za-z0-9_-]+$/.test(name)) continue;
+        if (out.some((c) => c.name === name)) continue;
+        out.push({ name, scope, path: join(dir, e.name) });
+      }
+    } catch {
+      // No such directory.
+    }
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** A command file's prompt with `$ARGUMENTS` filled in (front matter dropped). */
+export function expandCommand(source: string, args: string): string {
+  const body = source.replace(/^---\n[^]*?\n---\n/, "");
+  if (body.includes("$ARGUMENTS")) return body.replaceAll("$ARGUMENTS", args);
+  return args ? `${body.trimEnd()}\n\n${args}` : body;
+}
+
+function description(path: string): string {
+  try {
+    const text = Deno.readTextFileSync(path);
+    const front = text.match(/^---\n([^]*?)\n---\n/)?.[1];
+    const d = front?.match(/^description:\s*(.+)$/m)?.[1];
+    return d ?? text.replace(/^---\n[^]*?\n---\n/, "").trim().split("\n")[0].slice(0, 70);
+  } catch {
+    return "";
+  }
+}
+
+function help(ctx: CommandContext): string {
+  const custom = customCommands(ctx.rt.dispatcher.session.workspace, ctx.rt.trusted);
+  const rows = [
+    ...BUILTIN_HELP,
+    ...custom.map((c): [string, string] => [`/${c.name}`, `(${c.scope}) ${description(c.path)}`]),
+  ];
+  const w = Math.max(...rows.map(([a]) => a.length)) + 2;
+  return "Commands:\n" + rows.map(([a, b]) => `  ${a.padEnd(w)}${visible(b)}`).join("\n") +
+    "\n" + KEYS_HELP;
+}
+
+function compactTokens(n: number): string {
+  return n < 1000
+    ? String(n)
+    : n < 1_000_000
+    ? `${(n / 1000).toFixed(1)}k`
+    : `${(n / 1e6).toFixed(2)}M`;
+}
+
+/** The footer: model, workspace, tokens, sandbox, and `yolo ON`. */
+export function footer(rt: Runtime, c: Colors): string {
+  const used = rt.agent.usage.inputTokens + rt.agent.usage.outputTokens;
+  const home = Deno.env.get("HOME");
+  const ws = rt.dispatcher.session.workspace;
+  const where = home && (ws === home || ws.startsWith(home + "/"))
+    ? "~" + ws.slice(home.length)
+    : ws;
+  let text = c.dim([rt.agent.model, where, `${compactTokens(used)} tokens`].join(" · "));
+  if (rt.policy.yolo) text += c.dim(" · ") + c.yellow("yolo ON");
+  text += c.dim(` · sandbox ${rt.sandbox}`);
+  return text;
+}
+
+/** Runs a slash command; "exit" asks the REPL to leave, "unknown" means no such command. */
+export async function runCommand(
+  text: string,
+  ctx: CommandContext,
+): Promise<"exit" | "unknown" | undefined> {
+  const { rt, screen } = ctx;
+  const c = screen.c;
+  const line = (s: string) => screen.line(s);
+  const [cmd, ...rest] = text.trim().split(/\s+/);
+  const args = text.trim().slice(cmd.length).trim();
+  switch (cmd) {
+    case "/exit":
+    case "/quit":
+      return "exit";
+    case "/help":
+      line(help(ctx));
+      return;
+    case "/clear":
+      rt.newSession();
+      rt.agent.resetUsage();
+      screen.raw("\x1b[H\x1b[2J\x1b[3J");
+      line(c.dim("(new conversation; files must be read again before editing)"));
+      return;
+    case "/tools": {
+      for (const t of rt.registry.list()) {
+        const allowed = rt.policy.isAllowed(t.class) ? c.green("runs without asking") : "asks";
+        line(`${t.name.padEnd(24)} ${t.class.padEnd(10)} ${allowed}`);
+      }
+      line(c.dim(
+        `outside the workspace: ${rt.policy.isAllowed("outside") ? "runs without asking" : "asks"}`,
+      ));
+      line(c.dim(`bash runs in the sandbox mode ${rt.sandbox}`));
+      return;
+    }
+    case "/metrics":
+      metrics(rt, line);
+      return;
+    case "/cost": {
+      const u = rt.agent.usage;
+      const cost = costUsd(rt.agent.model, u);
+      line(
+        `${u.inputTokens} input tokens (${u.cacheReadTokens} read from cache, ` +
+          `${u.cacheWriteTokens} written to it) · ${u.outputTokens} output tokens · ` +
+          (cost === undefined
+            ? `cost unknown (no price for ${visible(rt.agent.model)})`
+            : `about $${cost.toFixed(4)} at list prices`),
+      );
+      return;
+    }
+    case "/model": {
+      if (args) {
+        rt.agent.model = args;
+        const window = knownContextWindow(args);
+        if (window) rt.agent.contextWindow = window;
+        line(
+          c.dim(
+            `model for the next turn: ${visible(args)} (window ${rt.agent.contextWindow} tokens)`,
+          ),
+        );
+        return;
+      }
+      line(
+        `model: ${
+          visible(rt.agent.model)
+        } (${rt.provider.name}, window ${rt.agent.contextWindow} tokens)`,
+      );
+      if (!rt.provider.listModels) return;
+      try {
+        const ids = await Promise.race([
+          rt.provider.listModels(),
+          new Promise<never>((_, no) => setTimeout(() => no(new Error("no answer in 5 s")), 5000)),
+        ]);
+        for (const id of ids) line(`  ${id === rt.agent.model ? "●" : " "} ${visible(id)}`);
+        line(c.dim("/model ID switches"));
+      } catch (e) {
+        line(
+          c.dim(`(the provider did not list its models: ${e instanceof Error ? e.message : e})`),
+        );
+      }
+      return;
+    }
+    case "/compact":
+      await ctx.compact(args || undefined);
+      return;
+    case "/mcp": {
+      const servers = rt.mcpStatus();
+      let settled = false;
+      await Promise.race([
+        rt.warmUp().then(() => settled = true),
+        new Promise((r) => setTimeout(r, 0)),
+      ]);
+      if (!settled && servers.length === 0) {
+        line(c.dim("MCP servers are still starting; /mcp again in a moment."));
+        return;
+      }
+      if (servers.length === 0) {
+        line("No MCP servers in this session (crab mcp add NAME -- COMMAND adds one).");
+        return;
+      }
+      for (const s of servers) {
+        const state = s.state === "connected" ? c.green(s.state) : c.red(s.state);
+        line(
+          `${visible(s.name)} (${s.scope}, ${s.transport}) ${state}` +
+            (s.error ? c.dim(` · ${visible(s.error)}`) : "") +
+            c.dim(` · ${s.tools.length} tool${s.tools.length === 1 ? "" : "s"}`),
+        );
+        for (const t of s.tools) line(c.dim(`  ${visible(t)}`));
+      }
+      return;
+    }
+    case "/resume":
+      await resume(ctx);
+      return;
+    case "/init": {
+      const ws = rt.dispatcher.session.workspace;
+      const files = instructionFiles(ws);
+      line(c.dim(
+        files.length
+          ? `instructions in use: ${files.map((f) => f.path.slice(ws.length + 1)).join(", ")}`
+          : "no instruction file in use yet (AGENTS.md or CLAUDE.md)",
+      ));
+      await ctx.send(INIT_PROMPT + (files.length ? INIT_EXISTING : ""));
+      return;
+    }
+  }
+  const custom = customCommands(rt.dispatcher.session.workspace, rt.trusted)
+    .find((x) => `/${x.name}` === cmd);
+  if (!custom) return "unknown";
+  void rest;
+  await ctx.send(expandCommand(Deno.readTextFileSync(custom.path), args));
+  return undefined;
+}
+
+const INIT_PROMPT = "Look at this project and write a starter AGENTS.md at the workspace root " +
+  "with the write tool. First look around: list the files (glob), read the README and the " +
+  "build, test and lint configuration. Then write a short file for an agent working here: what " +
+  "the project is, how to build, test and lint it (exact commands), the layout of the code, and " +
+  "the conventions you can see. Keep it under about 60 lines; state only what you found.";
+const INIT_EXISTING = " An instruction file exists already: read it first and improve it rather " +
+  "than starting over.";
+
+function metrics(rt: Runtime, line: (s: string) => void): void {
+  const run = rt.store.run(rt.runId);
+  const obs = rt.store.observations(rt.runId);
+  if (!run || obs.length === 0) {
+    line("No tool calls in this session yet.");
+    return;
+  }
+  line(
+    `${countOf(run.calls, "call")} · ${countOf(run.toolErrors, "tool error")} · ` +
+      `${run.refused} refused · ${run.aborted} aborted · ${formatBytes(run.bytesOut)} out · ${
+        Math.round(run.durationMs)
+      } ms in tools · ${countOf(rt.agent.turns, "model turn")}`,
+  );
+  const by = new Map<string, { calls: number; errors: number; ms: number }>();
+  for (const o of obs) {
+    const t = by.get(o.tool) ?? { calls: 0, errors: 0, ms: 0 };
+    t.calls++;
+    if (["error", "timeout", "denied"].includes(o.outcome)) t.errors++;
+    t.ms += o.durationMs;
+    by.set(o.tool, t);
+  }
+  for (const [tool, t] of by) {
+    line(
+      `  ${tool.padEnd(22)} ${countOf(t.calls, "call").padStart(10)}  ${
+        String(t.errors).padStart(3)
+      } err  ${Math.round(t.ms)} ms`,
+    );
+  }
+}
+
+/** Lists this workspace's past sessions and goes on with the one picked. */
+export async function resume(ctx: CommandContext): Promise<void> {
+  const { rt, screen } = ctx;
+  const c = screen.c;
+  const ws = rt.dispatcher.session.workspace;
+  const sessions = rt.transcripts.list(20, ws).filter((s) => s.id !== rt.sessionId && s.messages);
+  if (sessions.length === 0) {
+    screen.line("No earlier session in this workspace.");
+    return;
+  }
+  sessions.forEach((s, i) => {
+    const when = new Date(s.updatedAt).toISOString().slice(0, 16).replace("T", " ");
+    screen.line(
+      `${String(i + 1).padStart(3)}. ${when}  ${c.dim(`${s.messages} messages`)}  ${
+        visible(s.title || "(no prompt)")
+      }`,
+    );
+  });
+  const answer = await readText(screen, ctx.keys, "session number (Enter cancels): ");
+  const n = Number(answer?.trim());
+  if (!answer?.trim() || !Number.isInteger(n) || n < 1 || n > sessions.length) {
+    screen.line(c.dim("(not resumed)"));
+    return;
+  }
+  ctx.showExchange(rt.resumeSession(sessions[n - 1].id));
+}

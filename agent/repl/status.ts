@@ -1,0 +1,117 @@
+/**
+ * What the live region says while a turn runs: a spinner with the seconds spent
+ * waiting for the model and the tokens streamed so far, or each running tool
+ * with its target and elapsed time, and under a running command its last few
+ * output lines (a fixed height, escapes made visible).
+ *
+ * @module
+ */
+
+import type { ToolCallBlock } from "../providers/types.ts";
+import { type Colors, visible } from "../terminal.ts";
+import { callTarget } from "../tool_line.ts";
+
+const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
+/** Output lines of a running command shown under it. */
+export const TAIL_LINES = 5;
+/** Characters of a running command's output kept for its tail. */
+const TAIL_CHARS = 8192;
+
+interface Running {
+  call: ToolCallBlock;
+  started: number;
+  tail: string;
+}
+
+/** The state behind the live region. */
+export class Activity {
+  readonly #c: Colors;
+  #waitingSince: number | undefined;
+  #streamedChars = 0;
+  readonly #running = new Map<string, Running>();
+  #label = "thinking";
+
+  constructor(c: Colors) {
+    this.#c = c;
+  }
+
+  /** A model request went out; `label` says why (e.g. compacting). */
+  waiting(label = "thinking"): void {
+    this.#waitingSince = performance.now();
+    this.#streamedChars = 0;
+    this.#label = label;
+  }
+
+  /** Answer text arrived. */
+  streamed(chars: number): void {
+    this.#streamedChars += chars;
+  }
+
+  /** The model is done talking (its calls start, or the turn ends). */
+  idle(): void {
+    this.#waitingSince = undefined;
+  }
+
+  /** A call started running. */
+  toolStart(call: ToolCallBlock): void {
+    this.#waitingSince = undefined;
+    this.#running.set(call.id, { call, started: performance.now(), tail: "" });
+  }
+
+  /** Output of a running call. */
+  toolOutput(call: ToolCallBlock, chunk: string): void {
+    const r = this.#running.get(call.id);
+    if (!r) return;
+    r.tail = (r.tail + chunk).slice(-TAIL_CHARS);
+  }
+
+  /** A call finished. */
+  toolEnd(call: ToolCallBlock): void {
+    this.#running.delete(call.id);
+  }
+
+  /** Nothing runs any more. */
+  reset(): void {
+    this.#waitingSince = undefined;
+    this.#running.clear();
+  }
+
+  /** The lines of the live region now. */
+  lines(): string[] {
+    const c = this.#c;
+    const now = performance.now();
+    const frame = FRAMES[Math.floor(now / 100) % FRAMES.length];
+    const out: string[] = [];
+    for (const r of this.#running.values()) {
+      const target = callTarget(r.call);
+      out.push(
+        c.cyan(frame) + ` ${r.call.name}${target ? " " + visible(target) : ""}` +
+          c.dim(` · ${seconds(now - r.started)}`),
+      );
+      if (r.call.name === "bash") {
+        const lines = r.tail.replace(/\r\n?/g, "\n").split("\n");
+        if (lines[lines.length - 1] === "") lines.pop();
+        for (const l of lines.slice(-TAIL_LINES)) {
+          out.push(c.dim("  │ " + visible(l).replaceAll("\t", "    ")));
+        }
+      }
+    }
+    if (this.#waitingSince !== undefined) {
+      const tokens = Math.round(this.#streamedChars / 4);
+      out.push(
+        c.cyan(frame) + ` ${this.#label}… ` +
+          c.dim(
+            `${seconds(now - this.#waitingSince)} · ↓ ${tokens} token${
+              tokens === 1 ? "" : "s"
+            } · ` +
+              "Esc to interrupt",
+          ),
+      );
+    }
+    return out;
+  }
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}

@@ -1,0 +1,133 @@
+/**
+ * REPL start-up: time from spawning `crab` in a real terminal (a pty from
+ * `script`) until its prompt is drawn, against the fake model with no MCP
+ * servers and with one reference MCP server (the prompt does not wait for it),
+ * next to an empty `deno run` with the same flags that prints one line (the
+ * floor). Target: crab ≤ 250 ms.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { startFakeModel } from "../../tests/fake_model.ts";
+import { pinned, RUN_CACHED } from "../../tests/_mcp_servers.ts";
+import { presetFlags } from "../../tools/capabilities.ts";
+
+const RUNS = Number(Deno.args[0] ?? 10);
+const TARGET_MS = 250;
+const main = new URL("../../main.ts", import.meta.url).pathname;
+const dir = Deno.makeTempDirSync({ prefix: "crab-repl-startup-" });
+const ws = join(dir, "ws");
+Deno.mkdirSync(ws);
+const empty = join(dir, "empty.ts");
+Deno.writeTextFileSync(
+  empty,
+  "console.log('› ');\nawait new Promise((r) => setTimeout(r, 5000));\n",
+);
+
+await using fake = await startFakeModel([]);
+
+function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Spawns `argv` on a pty; resolves with the ms until `› ` appears in its output. */
+async function untilPrompt(argv: string[], cwd = ws): Promise<number> {
+  const t0 = performance.now();
+  const child = new Deno.Command("script", {
+    args: ["-q", "-e", "-c", argv.map(shellQuote).join(" "), "/dev/null"],
+    cwd,
+    env: {
+      CRAB_HOME: join(dir, "home"),
+      XDG_CONFIG_HOME: join(dir, "config"),
+      ANTHROPIC_API_KEY: "k",
+      TERM: "xterm-256color",
+      NO_COLOR: "1",
+    },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const decoder = new TextDecoder();
+  let seen = "";
+  let ms = -1;
+  const reader = child.stdout.getReader();
+  const deadline = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  while (true) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    seen += decoder.decode(value, { stream: true });
+    if (seen.includes("› ")) {
+      ms = performance.now() - t0;
+      break;
+    }
+  }
+  clearTimeout(deadline);
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // Already gone.
+  }
+  await reader.cancel().catch(() => {});
+  await child.stdin.close().catch(() => {});
+  await child.status;
+  if (ms < 0) throw new Error(`no prompt appeared:\n${seen}`);
+  return ms;
+}
+
+function median(v: number[]): number {
+  const s = [...v].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+const withMcp = join(dir, "mcp");
+Deno.mkdirSync(withMcp);
+Deno.writeTextFileSync(
+  join(withMcp, ".mcp.json"),
+  JSON.stringify({
+    mcpServers: {
+      e1: {
+        command: Deno.execPath(),
+        args: [...RUN_CACHED, pinned("@modelcontextprotocol/server-everything"), "stdio"],
+      },
+    },
+  }),
+);
+const crab = [
+  Deno.execPath(),
+  "run",
+  ...presetFlags("full"),
+  main,
+  "--provider",
+  "anthropic",
+  "--base-url",
+  fake.baseUrlFor("anthropic"),
+  "--model",
+  "fake-model",
+];
+const cases: [string, string[], string][] = [
+  ["crab (REPL)", crab, ws],
+  ["crab, 1 MCP server", [...crab, "--trust-project"], withMcp],
+  ["empty deno run", [Deno.execPath(), "run", ...presetFlags("full"), empty], ws],
+];
+const results: Record<string, number[]> = {};
+for (const [, argv, cwd] of cases) await untilPrompt(argv, cwd); // warm the module cache
+for (let i = 0; i < RUNS; i++) {
+  for (const [name, argv, cwd] of cases) {
+    (results[name] ??= []).push(await untilPrompt(argv, cwd));
+  }
+}
+Deno.removeSync(dir, { recursive: true });
+
+console.log(`runs ${RUNS}; spawn → prompt drawn on a pty (median ms)`);
+const floor = median(results["empty deno run"]);
+console.log(`${"empty deno run".padEnd(20)} ${floor.toFixed(0).padStart(5)}`);
+for (const name of ["crab (REPL)", "crab, 1 MCP server"]) {
+  const m = median(results[name]);
+  console.log(
+    `${name.padEnd(20)} ${m.toFixed(0).padStart(5)}  (target ≤ ${TARGET_MS} ms ${
+      m <= TARGET_MS ? "met" : "missed"
+    }; +${(m - floor).toFixed(0)} over the floor)`,
+  );
+}
