@@ -171,7 +171,7 @@ export function approvalAsker(deps: PromptDeps) {
 function trustEffects(cwd: string): string[] {
   const out: string[] = [];
   try {
-    const settings = readSettings(configPaths(cwd).project);
+    const { settings } = readSettings(configPaths(cwd).project);
     const keys = Object.keys(settings);
     if (keys.length) out.push(`settings from .crab/config.json: ${keys.join(", ")}`);
   } catch (e) {

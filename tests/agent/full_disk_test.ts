@@ -172,6 +172,8 @@ Deno.test({
         fake.baseUrlFor("anthropic"),
         "--model",
         "fake-model",
+        "--context-window",
+        "200000",
         "-p",
         "what is in a.txt?",
       ],
