@@ -120,7 +120,8 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   const store = new Store();
   const registry = new Registry(tools);
   const allowed = new Set<ApprovalClass>(tools.map((t) => t.class));
-  if (opts.allowOutside) allowed.add("outside");
+  // `--allow-outside` approves both outside classes, reads and writes.
+  if (opts.allowOutside) allowed.add("outside-read").add("outside-write");
 
   // Runs still open when crab exits (a signal, or HTTP mode's only way out) end as interrupted.
   const openRuns = new Set<string>();

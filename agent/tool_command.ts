@@ -215,7 +215,8 @@ async function runCalls(
   cleanSpillFiles();
   const session = new Session(opts.cwd);
   const allowed = policy.allowed;
-  if (opts.allowOutside) allowed.add("outside");
+  // `--allow-outside` approves both outside classes, reads and writes.
+  if (opts.allowOutside) allowed.add("outside-read").add("outside-write");
   if (!opts.jsonl) allowed.add(registry.get(name!)!.class);
   else for (const t of registry.list()) allowed.add(t.class);
   const store = new Store();

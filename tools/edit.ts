@@ -13,7 +13,9 @@
  */
 
 import description from "./edit.md" with { type: "text" };
-import { atomicWrite, decodeUtf8, unifiedDiff } from "./_text.ts";
+import { openChecked, replaceFile } from "./_confine.ts";
+import { assertWellFormed, decodeUtf8, unifiedDiff } from "./_text.ts";
+import { printablePath } from "./printable.ts";
 import { type Tool, type ToolContext, ToolError } from "./tool.ts";
 import {
   assertRegularFile,
@@ -299,6 +301,7 @@ function plan(original: string, edits: EditSpec[], display: string): Planned {
 async function load(p: ResolvedPath): Promise<{ info: Deno.FileInfo; bytes: Uint8Array }> {
   let info: Deno.FileInfo;
   try {
+    // A stat first: anything but a regular file is refused before an open could hang on it.
     info = await Deno.stat(p.real);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
@@ -318,7 +321,28 @@ async function load(p: ResolvedPath): Promise<{ info: Deno.FileInfo; bytes: Uint
       "Edit a file this large with a command through bash (e.g. sed), or split it.",
     );
   }
-  return { info, bytes: await Deno.readFile(p.real) };
+  const opened = await openChecked(p, "edit");
+  try {
+    return { info: opened.info, bytes: await readAll(opened.file, opened.info.size) };
+  } finally {
+    opened.file.close();
+  }
+}
+
+/** The whole content of an open file (`size` is a hint; a file that grew is read to its end). */
+async function readAll(file: Deno.FsFile, size: number): Promise<Uint8Array> {
+  let buf = new Uint8Array(size + 1);
+  let n = 0;
+  for (;;) {
+    if (n === buf.length) {
+      const bigger = new Uint8Array(buf.length * 2);
+      bigger.set(buf);
+      buf = bigger;
+    }
+    const got = await file.read(buf.subarray(n));
+    if (got === null) return buf.subarray(0, n);
+    n += got;
+  }
 }
 
 /** Lines around the first change in the new text, numbered. */
@@ -375,7 +399,9 @@ export const editTool: Tool<EditArgs> = {
     additionalProperties: false,
   },
   summarize: (args) =>
-    `edit: ${args.path} (${args.edits.length} edit${args.edits.length === 1 ? "" : "s"})`,
+    `edit: ${printablePath(args.path)} (${args.edits.length} edit${
+      args.edits.length === 1 ? "" : "s"
+    })`,
   async preview(args, ctx: ToolContext) {
     try {
       // No approval is asked here: run() asks for outside access itself.
@@ -390,14 +416,20 @@ export const editTool: Tool<EditArgs> = {
     }
   },
   async run(args, ctx) {
-    const p = await guardPath(ctx, args.path, "edit");
+    const p = await guardPath(ctx, args.path, "edit", "write");
+    for (const e of args.edits) assertWellFormed(e.new, p.display, "edit");
     const { info, bytes } = await load(p);
     ctx.session.assertFresh(p.real, p.display, "edit", bytes);
     const r = plan(decodeUtf8(bytes, p.display, "edit"), args.edits, p.display);
     await guardHardLinks(ctx, info, p.display, "edit");
     const data = new TextEncoder().encode(r.after);
-    await atomicWrite(p.real, data, p.display, info);
-    ctx.session.record(p.real, data, (await Deno.stat(p.real)).mtime);
+    const after = await replaceFile({
+      target: p,
+      workspace: ctx.session.workspace,
+      data,
+      existing: info,
+    });
+    ctx.session.record(p.real, data, after.mtime);
     return {
       output: `Edited ${p.display}: ${r.count} replacement${r.count === 1 ? "" : "s"}\n${
         snippet(r)

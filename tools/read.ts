@@ -13,6 +13,7 @@ import description from "./read.md" with { type: "text" };
 import { utf8Length } from "./_text.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { assertRegularFile, guardPath } from "./workspace.ts";
+import { openChecked } from "./_confine.ts";
 
 /** Arguments of {@link readTool}. */
 export interface ReadArgs {
@@ -59,7 +60,7 @@ function cutLine(text: string, lineBytes: number): string {
   } … [line cut at ${MAX_LINE_CHARS} chars; the line is ${lineBytes} bytes]`;
 }
 
-async function scan(real: string, offset: number, limit: number): Promise<Scan> {
+async function scan(file: Deno.FsFile, offset: number, limit: number): Promise<Scan> {
   const hasher = createHash("sha256");
   const last = offset + limit - 1;
   // Row bytes are budgeted with the widest number this call could print.
@@ -100,7 +101,6 @@ async function scan(real: string, offset: number, limit: number): Promise<Scan> 
     rows.push({ n: line, text });
   };
 
-  using file = await Deno.open(real, { read: true });
   const buf = new Uint8Array(CHUNK);
   for (;;) {
     const n = await file.read(buf);
@@ -182,11 +182,17 @@ export const readTool: Tool<ReadArgs> = {
   summarize: (args) => `read: ${args.path}`,
   async run(args, ctx) {
     const p = await guardPath(ctx, args.path, "read");
-    const info = await statFile(p.real, p.display);
-    assertRegularFile(info, p.display, "read");
+    // A stat first: anything but a regular file is refused before an open could hang on it.
+    assertRegularFile(await statFile(p.real, p.display), p.display, "read");
     const offset = args.offset ?? 1;
     const limit = args.limit ?? DEFAULT_LIMIT;
-    const s = await scan(p.real, offset, limit);
+    const { file, info } = await openChecked(p, "read");
+    let s: Scan;
+    try {
+      s = await scan(file, offset, limit);
+    } finally {
+      file.close();
+    }
     ctx.session.recordDigest(p.real, {
       hash: s.hash,
       size: s.size,

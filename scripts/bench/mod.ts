@@ -17,6 +17,7 @@ const benches = [
   "print_startup.ts",
   "web_fetch.ts",
   "mcp_startup.ts",
+  "confinement.ts",
 ];
 for (const name of benches) {
   const url = new URL(name, here);
