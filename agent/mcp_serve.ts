@@ -145,7 +145,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
       const dispatcher = new Dispatcher({
         registry,
         session,
-        policy: new SessionPolicy({ allowed }),
+        policy: new SessionPolicy({ allowed, flagFor: () => "--allow-outside" }),
         sink: store,
         runId,
       });

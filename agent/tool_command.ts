@@ -175,7 +175,8 @@ export async function toolCommand(
     createWebFetchTool({ allowPrivate: opts.webAllowPrivate }),
   ]);
   // MCP servers start on first use, so their classes join this set later.
-  const policy = new SessionPolicy();
+  // Only outside access can be refused here (naming a tool approves its class).
+  const policy = new SessionPolicy({ flagFor: () => "--allow-outside" });
   const mcp = new McpOnDemand(opts, registry, policy.allowed);
   try {
     if (!opts.jsonl && name === undefined) {

@@ -298,6 +298,12 @@ function isNotFound(e: unknown): boolean {
 function removeTemp(path: string): boolean {
   // node:fs, because its unlink and rmdir are one system call each (Deno's remove
   // looks the path up twice, which a swap can split).
+  try {
+    unlinkSync(path); // an older single temp file
+    return true;
+  } catch {
+    // A directory, as expected.
+  }
   for (const entry of TEMP_ENTRIES) {
     try {
       if (entry === "m") rmdirSync(join(path, entry));
