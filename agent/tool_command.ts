@@ -16,6 +16,7 @@ import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { Store } from "./observe.ts";
+import { visible } from "./terminal.ts";
 import type { McpServerConfig } from "../mcp/config.ts";
 import type { McpHub } from "../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "./mcp_command.ts";
@@ -244,13 +245,19 @@ async function runCalls(
   return code;
 }
 
+/**
+ * Prints a result: stdout gets the output byte for byte when it is a pipe or a
+ * file, and with control sequences and bidi controls made visible when it is a
+ * terminal (a file holding OSC 52 or clear-screen must not act on the screen).
+ */
 function printResult(r: DispatchResult): number {
   if (r.ok) {
-    const out = r.output;
+    const out = Deno.stdout.isTerminal() ? visible(r.output) : r.output;
     Deno.stdout.writeSync(new TextEncoder().encode(out.endsWith("\n") ? out : out + "\n"));
     return 0;
   }
-  console.error(`error [${r.error.code}]: ${r.error.message}\nhint: ${r.error.hint}`);
+  const text = `error [${r.error.code}]: ${r.error.message}\nhint: ${r.error.hint}`;
+  console.error(Deno.stderr.isTerminal() ? visible(text) : text);
   return 1;
 }
 
