@@ -152,6 +152,8 @@ export function closestCandidate(text: string, old: string): string {
     const win = lines.slice(i, i + n).join("\n");
     return `line ${i + 1}, column ${bestColumn(lines[i], want[0])}: ${quote(win)}`;
   };
+  const normalization = normalizationCandidate(text, old, lines, n);
+  if (normalization) return `${normalization.why} at ${at(normalization.line)}`;
   // A difference in whitespace only (indentation, tabs, spacing) is the common miss.
   const sq = want.map(squash);
   const lineSq = lines.map(squash);
@@ -192,6 +194,35 @@ export function closestCandidate(text: string, old: string): string {
   }
   if (best < MIN_SIMILARITY) return "no similar text found in the file";
   return `closest candidate at ${at(bestAt)}`;
+}
+
+/** The Unicode normalization form a text is in, for the hint. */
+function formOf(s: string): string {
+  const nfc = s === s.normalize("NFC"), nfd = s === s.normalize("NFD");
+  return nfc && !nfd ? "NFC (composed)" : nfd && !nfc ? "NFD (decomposed)" : "a mix of forms";
+}
+
+/**
+ * When `old` occurs in the file once both are normalized the same way (NFC),
+ * the first window of lines that holds it: the two spell the same characters
+ * with different code points (`é` as U+00E9, or as `e` + U+0301).
+ */
+function normalizationCandidate(
+  text: string,
+  old: string,
+  lines: string[],
+  n: number,
+): { line: number; why: string } | undefined {
+  const oldNfc = old.normalize("NFC");
+  if (!text.normalize("NFC").includes(oldNfc)) return undefined;
+  for (let i = 0; i + n <= lines.length; i++) {
+    const win = lines.slice(i, i + n).join("\n");
+    if (!win.normalize("NFC").includes(oldNfc)) continue;
+    const why = `closest candidate (differs only in Unicode normalization: the file has ` +
+      `${formOf(win)}, old has ${formOf(old)}; copy the text from the file as it is)`;
+    return { line: i, why };
+  }
+  return undefined;
 }
 
 function findAll(text: string, needle: string): number[] {
