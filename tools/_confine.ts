@@ -10,7 +10,7 @@
  * descriptor, and the kernel's name of an open file (`/proc/self/fd/N`, which
  * `node:fs` descriptors would allow) is refused without `--allow-all`. So no check
  * can be bound to the directory a path was checked in; each check is one more
- * path lookup that a swap can redirect. Two things still hold:
+ * path lookup that a swap can redirect. What is done instead:
  *
  * - **Writes are anchored.** A write creates a fresh directory `.crab-tmp-p<pid>-<random>`
  *   next to the target, with two symlinks in it: `up` → `..` and `root` → `../..…`
@@ -21,7 +21,8 @@
  *   `rename(tmp/n, tmp/up/NAME)` puts the file in the parent of that very
  *   directory. A swap on the way can only make a step fail with "not found" (the
  *   random name exists nowhere else), never move it outside. The temp file is
- *   created in that directory and written through its descriptor.
+ *   created in that directory with `node:fs` (whose open, unlike Deno's, also
+ *   passes the path as it is) and written through its descriptor. This holds.
  * - **Reads are checked until a swap would have to win many coin tosses.** After
  *   the open, the path is checked 20 times for one of two opposite things, picked
  *   at random each time: that it resolves to itself through real directories
