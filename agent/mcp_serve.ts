@@ -121,7 +121,8 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   const store = new Store();
   const registry = new Registry(tools);
   const allowed = new Set<ApprovalClass>(tools.map((t) => t.class));
-  if (opts.allowOutside) allowed.add("outside");
+  // `--allow-outside` approves both outside classes, reads and writes.
+  if (opts.allowOutside) allowed.add("outside-read").add("outside-write");
 
   // Runs still open when crab exits (a signal, or HTTP mode's only way out) end as interrupted.
   const openRuns = new Set<string>();
@@ -146,7 +147,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
       const dispatcher = new Dispatcher({
         registry,
         session,
-        policy: new SessionPolicy({ allowed }),
+        policy: new SessionPolicy({ allowed, flagFor: () => "--allow-outside" }),
         sink: store,
         runId,
       });

@@ -10,8 +10,8 @@
 import { Dispatcher } from "../tools/dispatch.ts";
 import { Registry } from "../tools/registry.ts";
 import { Session } from "../tools/session.ts";
-import { type Asker, SessionPolicy } from "../tools/approval.ts";
-import type { AnyTool, ApprovalClass, ApprovalPolicy, ApprovalRequest } from "../tools/tool.ts";
+import { type AllowedClass, type Asker, SessionPolicy } from "../tools/approval.ts";
+import type { AnyTool, ApprovalPolicy, ApprovalRequest } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
@@ -116,20 +116,29 @@ function startMcp(
 /** The non-network built-ins, offered by default. */
 export const DEFAULT_TOOLS = ["read", "write", "edit", "bash", "glob", "grep"] as const;
 
-const CLASSES = new Set(["read", "write", "exec", "net", "outside"]);
+const CLASSES = new Set([
+  "read",
+  "write",
+  "exec",
+  "net",
+  "outside",
+  "outside-read",
+  "outside-write",
+]);
 
-/** Parses `--allow write,exec,mcp:github`. */
-export function parseClasses(list: readonly string[]): ApprovalClass[] {
-  const out: ApprovalClass[] = [];
+/** Parses `--allow write,exec,mcp:github`; `outside` stands for outside-read and outside-write. */
+export function parseClasses(list: readonly string[]): AllowedClass[] {
+  const out: AllowedClass[] = [];
   for (const raw of list) {
     const c = raw.trim();
     if (!c) continue;
     if (!CLASSES.has(c) && !/^mcp:[A-Za-z0-9_-]+$/.test(c)) {
       throw new UsageError(
-        `Cannot allow class "${c}": use read, write, exec, net, outside or mcp:SERVER`,
+        `Cannot allow class "${c}": use read, write, exec, net, outside (or outside-read, ` +
+          "outside-write) or mcp:SERVER",
       );
     }
-    out.push(c as ApprovalClass);
+    out.push(c as AllowedClass);
   }
   return out;
 }

@@ -18,6 +18,7 @@ import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { type DuplicateKey, findDuplicateKey } from "../tools/json_keys.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { Store } from "./observe.ts";
+import { visible } from "./terminal.ts";
 import type { McpServerConfig } from "../mcp/config.ts";
 import type { McpHub } from "../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "./mcp_command.ts";
@@ -177,7 +178,8 @@ export async function toolCommand(
     createWebFetchTool({ allowPrivate: opts.webAllowPrivate }),
   ]);
   // MCP servers start on first use, so their classes join this set later.
-  const policy = new SessionPolicy();
+  // Only outside access can be refused here (naming a tool approves its class).
+  const policy = new SessionPolicy({ flagFor: () => "--allow-outside" });
   const mcp = new McpOnDemand(opts, registry, policy.allowed);
   try {
     if (!opts.jsonl && name === undefined) {
@@ -217,7 +219,8 @@ async function runCalls(
   cleanSpillFiles();
   const session = new Session(opts.cwd);
   const allowed = policy.allowed;
-  if (opts.allowOutside) allowed.add("outside");
+  // `--allow-outside` approves both outside classes, reads and writes.
+  if (opts.allowOutside) allowed.add("outside-read").add("outside-write");
   if (!opts.jsonl) allowed.add(registry.get(name!)!.class);
   else for (const t of registry.list()) allowed.add(t.class);
   const store = new Store();
@@ -245,13 +248,19 @@ async function runCalls(
   return code;
 }
 
+/**
+ * Prints a result: stdout gets the output byte for byte when it is a pipe or a
+ * file, and with control sequences and bidi controls made visible when it is a
+ * terminal (a file holding OSC 52 or clear-screen must not act on the screen).
+ */
 function printResult(r: DispatchResult): number {
   if (r.ok) {
-    const out = r.output;
+    const out = Deno.stdout.isTerminal() ? visible(r.output) : r.output;
     Deno.stdout.writeSync(new TextEncoder().encode(out.endsWith("\n") ? out : out + "\n"));
     return 0;
   }
-  console.error(`error [${r.error.code}]: ${r.error.message}\nhint: ${r.error.hint}`);
+  const text = `error [${r.error.code}]: ${r.error.message}\nhint: ${r.error.hint}`;
+  console.error(Deno.stderr.isTerminal() ? visible(text) : text);
   return 1;
 }
 

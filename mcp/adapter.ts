@@ -1,13 +1,15 @@
 /**
  * Turns an MCP server's tool into a crab `Tool`: exposed as `<server>__<tool>`,
  * class `mcp:<server>`, description and schema as the server gave them minus
- * control characters, and results (text, images, resources, structured content)
+ * control characters, with invisible characters (zero-width, bidi, tag
+ * characters) in descriptions shown as `<U+XXXX>`, and results (text, images, resources, structured content)
  * rendered as bounded text through the shared truncation helper.
  *
  * @module
  */
 
 import { neutralizeControls } from "../tools/bash.ts";
+import { showInvisible } from "../tools/printable.ts";
 import type { AnyTool, ObjectSchema, ToolResult } from "../tools/tool.ts";
 import { ToolError } from "../tools/tool.ts";
 import { truncateText } from "../tools/truncate.ts";
@@ -34,13 +36,27 @@ export function stripControls(text: string): string {
   return text.replace(CONTROL, "");
 }
 
-/** A JSON value with control characters removed from every string and key. */
-function stripDeep(value: unknown, depth = 0): unknown {
-  if (typeof value === "string") return stripControls(value);
+/** Text a server wrote for the model to read: no controls, invisible characters shown. */
+function cleanProse(text: string): string {
+  return showInvisible(stripControls(text));
+}
+
+/** Schema keys whose values are prose for the model rather than data the server checks. */
+const PROSE_KEYS = new Set(["description", "title"]);
+
+/**
+ * A JSON value with control characters removed from every string and key, and
+ * invisible characters shown in descriptions and titles (changing them anywhere
+ * else, in a property name or an enum value, would change what the server expects).
+ */
+function stripDeep(value: unknown, depth = 0, key?: string): unknown {
+  if (typeof value === "string") {
+    return key !== undefined && PROSE_KEYS.has(key) ? cleanProse(value) : stripControls(value);
+  }
   if (depth > 64 || typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) return value.map((v) => stripDeep(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[stripControls(k)] = stripDeep(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[stripControls(k)] = stripDeep(v, depth + 1, k);
   return out;
 }
 
@@ -69,7 +85,7 @@ export function mcpTool(
   exposedName: string,
   call: CallMcpTool,
 ): AnyTool {
-  const description = stripControls(info.description ?? info.title ?? "");
+  const description = cleanProse(info.description ?? info.title ?? "");
   const renamed = exposedName !== `${server}__${info.name}`;
   return {
     name: exposedName,
@@ -83,7 +99,7 @@ export function mcpTool(
     },
     summarize(args: Record<string, unknown>): string {
       const json = neutralizeControls(JSON.stringify(args));
-      return renamed ? `${json} (server's name: ${JSON.stringify(info.name)})` : json;
+      return renamed ? `${json} (server's name: ${cleanProse(JSON.stringify(info.name))})` : json;
     },
   };
 }

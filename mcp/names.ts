@@ -4,11 +4,14 @@
  * model APIs put on tool names) with a short stable hash when it is too long. A
  * name that is already taken — a built-in, another server's tool, or a sibling
  * that sanitises to the same text — is refused with a warning, never overwritten.
+ * Sanitising also drops every invisible character (zero-width, bidi, tags) from
+ * an exposed name; warnings quote a server's own name with them shown as `<U+XXXX>`.
  *
  * @module
  */
 
 import { createHash } from "node:crypto";
+import { showInvisible } from "../tools/printable.ts";
 import { BUILTIN_NAMES } from "../tools/registry.ts";
 
 /** Longest tool name model APIs accept. */
@@ -64,10 +67,11 @@ export class NameTable {
     const names = new Map<string, string>();
     const warnings: string[] = [];
     const clean = (t: string) => exposedToolName(server, t) === `${server}__${t}`;
+    const quoted = (t: string) => showInvisible(JSON.stringify(t));
     const ordered = [...tools.filter(clean), ...tools.filter((t) => !clean(t))];
     for (const tool of ordered) {
       if (names.has(tool)) {
-        warnings.push(`MCP server "${server}" lists tool ${JSON.stringify(tool)} twice; kept once`);
+        warnings.push(`MCP server "${server}" lists tool ${quoted(tool)} twice; kept once`);
         continue;
       }
       if (tool === "") {
@@ -78,12 +82,12 @@ export class NameTable {
       const owner = this.#owners.get(name);
       if (owner !== undefined) {
         warnings.push(
-          `MCP server "${server}" tool ${JSON.stringify(tool)} left out: its name "${name}" ` +
+          `MCP server "${server}" tool ${quoted(tool)} left out: its name "${name}" ` +
             `is already taken by ${owner}`,
         );
         continue;
       }
-      this.#owners.set(name, `MCP server "${server}" tool ${JSON.stringify(tool)}`);
+      this.#owners.set(name, `MCP server "${server}" tool ${quoted(tool)}`);
       names.set(tool, name);
     }
     return { names, warnings };

@@ -1,77 +1,10 @@
 /**
- * Shared internals of read, write and edit: atomic writes, UTF-8 checks and
- * lengths, diffs.
+ * Shared internals of read, write and edit: UTF-8 checks and lengths, diffs.
  *
  * @module
  */
 
-import { dirname, join } from "node:path";
 import { ToolError } from "./tool.ts";
-
-/** Prefix of the temp files an atomic write renames into place. */
-export const TEMP_PREFIX = ".crab-tmp-";
-
-/** The OS error codes of a full disk or quota: the write cannot succeed as is. */
-const NO_SPACE = new Set(["ENOSPC", "EDQUOT"]);
-
-/**
- * Writes `data` to `real` atomically: a temp file in the same directory, written
- * and fsynced, then renamed over the target (and the directory synced), so a
- * reader or a crash sees the old file or the new one, never a mix. An existing
- * file's mode is kept, and its owner where the OS lets us. On failure the temp
- * file is removed and the target is untouched; a full disk is a `no_space` error.
- */
-export async function atomicWrite(
-  real: string,
-  data: Uint8Array,
-  display: string,
-  existing: Deno.FileInfo | null,
-): Promise<void> {
-  const dir = dirname(real);
-  const tmp = join(dir, `${TEMP_PREFIX}${crypto.randomUUID()}`);
-  let renamed = false;
-  try {
-    {
-      using f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o666 });
-      let off = 0;
-      while (off < data.byteLength) off += await f.write(data.subarray(off));
-      await f.sync();
-    }
-    if (existing) {
-      if (existing.uid !== null && existing.gid !== null) {
-        // Best effort: only root (or the owner, for the group) may hand a file back.
-        await Deno.chown(tmp, existing.uid, existing.gid).catch(() => {});
-      }
-      // After chown, which clears set-id bits.
-      if (existing.mode !== null) await Deno.chmod(tmp, existing.mode & 0o7777);
-    }
-    await Deno.rename(tmp, real);
-    renamed = true;
-  } catch (e) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && NO_SPACE.has(code)) {
-      throw new ToolError(
-        "no_space",
-        `Cannot write "${display}": no space left on the device (${code})`,
-        "The file was left as it was. Ask the user to free disk space, then retry.",
-      );
-    }
-    throw e;
-  } finally {
-    if (!renamed) await Deno.remove(tmp).catch(() => {});
-  }
-  await syncDir(dir);
-}
-
-/** Makes a rename durable; not every file system can sync a directory, so best effort. */
-async function syncDir(dir: string): Promise<void> {
-  try {
-    using d = await Deno.open(dir, { read: true });
-    await d.sync();
-  } catch {
-    // The rename happened; only its durability across a power loss is at stake.
-  }
-}
 
 /** UTF-8 length of a string, without encoding it. */
 export function utf8Length(s: string): number {
@@ -226,4 +159,28 @@ export function unifiedDiff(a: string, b: string, name: string): string {
     i = stop;
   }
   return out.join("\n");
+}
+
+/**
+ * Refuses text with a lone surrogate (half of a UTF-16 pair): it has no UTF-8
+ * form, and encoding it would silently write U+FFFD instead.
+ */
+export function assertWellFormed(text: string, display: string, verb: string): void {
+  if (text.isWellFormed()) return;
+  let at = 0;
+  for (; at < text.length; at++) {
+    const c = text.charCodeAt(at);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = text.charCodeAt(at + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) at++;
+      else break;
+    } else if (c >= 0xdc00 && c <= 0xdfff) break;
+  }
+  throw new ToolError(
+    "invalid_content",
+    `Cannot ${verb} "${display}": the text has a lone surrogate (\\u${
+      text.charCodeAt(at).toString(16).padStart(4, "0")
+    }) at character ${at}, which has no UTF-8 form`,
+    "Send valid Unicode: a surrogate must be one half of a pair (e.g. \\ud83d\\ude00).",
+  );
 }

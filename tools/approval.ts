@@ -6,7 +6,26 @@
  * @module
  */
 
-import type { ApprovalClass, ApprovalDecision, ApprovalPolicy, ApprovalRequest } from "./tool.ts";
+import type {
+  ApprovalClass,
+  ApprovalDecision,
+  ApprovalPolicy,
+  ApprovalRequest,
+  OutsideClass,
+} from "./tool.ts";
+
+/** `outside`, as `--allow` and the `--allow-outside` flags take it: both outside classes. */
+export const OUTSIDE = "outside";
+
+/** A class as a pre-approval names it: a class, or `outside` for both outside classes. */
+export type AllowedClass = ApprovalClass | typeof OUTSIDE;
+
+const OUTSIDE_CLASSES: readonly OutsideClass[] = ["outside-read", "outside-write"];
+
+/** The classes a pre-approval stands for (`outside` is both outside classes). */
+export function expandClass(cls: AllowedClass): ApprovalClass[] {
+  return cls === OUTSIDE ? [...OUTSIDE_CLASSES] : [cls];
+}
 
 /** The answer of an interactive asker: this call, refuse, the whole class, or refuse with words for the model. */
 export type AskAnswer = "yes" | "no" | "all" | { feedback: string };
@@ -18,12 +37,17 @@ export type Asker = (request: ApprovalRequest, signal: AbortSignal) => Promise<A
 export interface SessionPolicyOptions {
   /** Approve everything (`--yolo`, print mode). */
   yolo?: boolean;
-  /** Classes approved up front (`--allow write,exec`). */
-  allowed?: Iterable<ApprovalClass>;
+  /** Classes approved up front (`--allow write,exec`); `outside` means both outside classes. */
+  allowed?: Iterable<AllowedClass>;
   /** The interactive prompt; without it, unapproved calls are refused. */
   ask?: Asker;
   /** Told of each request allowed without asking (the REPL still shows its change). */
   notify?: (request: ApprovalRequest) => void;
+  /**
+   * The flag that would approve `cls`, for the refusal text; by default the main
+   * command's `--allow CLASS`.
+   */
+  flagFor?: (cls: ApprovalClass) => string;
 }
 
 /** The approval state of one session. */
@@ -34,17 +58,25 @@ export class SessionPolicy implements ApprovalPolicy {
   /** Classes allowed by an `a` answer (not up front), which {@link forget} can void. */
   readonly #answeredAll = new Set<ApprovalClass>();
   readonly #notify: ((request: ApprovalRequest) => void) | undefined;
+  readonly #flagFor: (cls: ApprovalClass) => string;
 
   constructor(opts: SessionPolicyOptions = {}) {
     this.yolo = opts.yolo ?? false;
-    this.allowed = new Set(opts.allowed ?? []);
+    this.allowed = new Set([...opts.allowed ?? []].flatMap(expandClass));
     this.#ask = opts.ask;
     this.#notify = opts.notify;
+    this.#flagFor = opts.flagFor ?? ((cls) => `--allow ${cls}`);
   }
 
-  /** True when `cls` runs without asking. */
-  isAllowed(cls: ApprovalClass): boolean {
-    return this.yolo || cls === "read" || this.allowed.has(cls);
+  /** Approves `cls` for the rest of the session (`outside`: both outside classes). */
+  allow(cls: AllowedClass): void {
+    for (const c of expandClass(cls)) this.allowed.add(c);
+  }
+
+  /** True when `cls` runs without asking (`outside`: when both outside classes do). */
+  isAllowed(cls: AllowedClass): boolean {
+    if (this.yolo || cls === "read") return true;
+    return expandClass(cls).every((c) => this.allowed.has(c));
   }
 
   /**
@@ -65,7 +97,7 @@ export class SessionPolicy implements ApprovalPolicy {
       return { allowed: true };
     }
     if (!this.#ask) {
-      const flag = request.class === "outside" ? "--allow-outside" : `--allow ${request.class}`;
+      const flag = this.#flagFor(request.class);
       return {
         allowed: false,
         reason: `${request.class} calls are not approved in this session (start crab with ${flag})`,

@@ -13,7 +13,12 @@
  */
 
 import description from "./edit.md" with { type: "text" };
-import { atomicWrite, decodeUtf8, unifiedDiff } from "./_text.ts";
+import { openChecked, replaceFile } from "./_confine.ts";
+import { assertWellFormed, decodeUtf8, unifiedDiff } from "./_text.ts";
+import { printablePath } from "./printable.ts";
+import { closestCandidate, quote } from "./_edit_hint.ts";
+
+export { closestCandidate };
 import { type Tool, type ToolContext, ToolError } from "./tool.ts";
 import {
   assertRegularFile,
@@ -88,108 +93,6 @@ function lineCol(text: string, index: number): { line: number; col: number } {
   let line = 1;
   for (let i = text.indexOf("\n"); i !== -1 && i < index; i = text.indexOf("\n", i + 1)) line++;
   return { line, col: index - text.lastIndexOf("\n", index - 1) };
-}
-
-function quote(s: string, max = 200): string {
-  return JSON.stringify(s.length > max ? s.slice(0, max) + "…" : s);
-}
-
-const squash = (s: string) => s.replace(/\s+/g, " ").trim();
-
-/** Character bigrams of a line, as numbers, whitespace squashed. */
-function bigrams(s: string): Set<number> {
-  const t = squash(s);
-  const out = new Set<number>();
-  for (let i = 0; i + 1 < t.length; i++) out.add(t.charCodeAt(i) * 65536 + t.charCodeAt(i + 1));
-  return out;
-}
-
-/** Similarity of a file line to a wanted line in [0, 1]: mean of Dice and recall of bigrams. */
-function similarity(line: string, want: Set<number>): number {
-  if (want.size === 0) return 0;
-  const t = squash(line);
-  if (t.length < 2) return 0;
-  const seen = new Set<number>();
-  let inter = 0;
-  for (let i = 0; i + 1 < t.length; i++) {
-    const g = t.charCodeAt(i) * 65536 + t.charCodeAt(i + 1);
-    if (seen.has(g)) continue;
-    seen.add(g);
-    if (want.has(g)) inter++;
-  }
-  return (2 * inter / (seen.size + want.size) + inter / want.size) / 2;
-}
-
-/** Column (1-based) in `line` where `want` most plausibly starts. */
-function bestColumn(line: string, want: string): number {
-  const w = want.trimStart();
-  // The longest prefix of w found in the line; "found" is monotone in the length.
-  let lo = 0, hi = Math.min(w.length, line.length);
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (line.includes(w.slice(0, mid))) lo = mid;
-    else hi = mid - 1;
-  }
-  if (lo >= 3) return line.indexOf(w.slice(0, lo)) + 1;
-  return line.length - line.trimStart().length + 1;
-}
-
-/** Work budget of the similarity search, in characters compared. */
-const SIMILARITY_BUDGET = 30_000_000;
-const MIN_SIMILARITY = 0.4;
-
-/**
- * Finds the text most like `old` for the error hint. Only the hint uses it: where
- * an edit applies is decided by exact matching alone.
- */
-export function closestCandidate(text: string, old: string): string {
-  const lines = text.split("\n");
-  const want = old.split("\n");
-  const n = want.length;
-  const at = (i: number) => {
-    const win = lines.slice(i, i + n).join("\n");
-    return `line ${i + 1}, column ${bestColumn(lines[i], want[0])}: ${quote(win)}`;
-  };
-  // A difference in whitespace only (indentation, tabs, spacing) is the common miss.
-  const sq = want.map(squash);
-  const lineSq = lines.map(squash);
-  for (let i = 0; i + n <= lines.length; i++) {
-    let ok = true;
-    for (let k = 0; k < n && ok; k++) {
-      const l = lineSq[i + k];
-      ok = n === 1
-        ? sq[0] !== "" && l.includes(sq[0])
-        : k === 0
-        ? l.endsWith(sq[0])
-        : k === n - 1
-        ? l.startsWith(sq[k])
-        : l === sq[k];
-    }
-    if (ok) return `closest candidate (differs in whitespace only) at ${at(i)}`;
-  }
-  // Otherwise score windows by line similarity over a sample of old's lines.
-  const informative = want.map((_, k) => k).filter((k) => sq[k].length >= 2);
-  if (informative.length === 0) return "no similar text found in the file";
-  const samples = Math.max(
-    1,
-    Math.min(informative.length, 8, Math.floor(SIMILARITY_BUDGET / Math.max(1, text.length))),
-  );
-  const picked = Array.from(
-    { length: samples },
-    (_, j) => informative[Math.floor(j * informative.length / samples)],
-  );
-  const grams = new Map(picked.map((k) => [k, bigrams(want[k])]));
-  let best = -1, bestAt = 0;
-  for (let i = 0; i + n <= Math.max(lines.length, n); i++) {
-    let score = 0;
-    for (const k of picked) {
-      if (i + k < lines.length) score += similarity(lines[i + k], grams.get(k)!);
-    }
-    score /= picked.length;
-    if (score > best) [best, bestAt] = [score, i];
-  }
-  if (best < MIN_SIMILARITY) return "no similar text found in the file";
-  return `closest candidate at ${at(bestAt)}`;
 }
 
 function findAll(text: string, needle: string): number[] {
@@ -299,6 +202,7 @@ function plan(original: string, edits: EditSpec[], display: string): Planned {
 async function load(p: ResolvedPath): Promise<{ info: Deno.FileInfo; bytes: Uint8Array }> {
   let info: Deno.FileInfo;
   try {
+    // A stat first: anything but a regular file is refused before an open could hang on it.
     info = await Deno.stat(p.real);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
@@ -318,7 +222,28 @@ async function load(p: ResolvedPath): Promise<{ info: Deno.FileInfo; bytes: Uint
       "Edit a file this large with a command through bash (e.g. sed), or split it.",
     );
   }
-  return { info, bytes: await Deno.readFile(p.real) };
+  const opened = await openChecked(p, "edit");
+  try {
+    return { info: opened.info, bytes: await readAll(opened.file, opened.info.size) };
+  } finally {
+    opened.file.close();
+  }
+}
+
+/** The whole content of an open file (`size` is a hint; a file that grew is read to its end). */
+async function readAll(file: Deno.FsFile, size: number): Promise<Uint8Array> {
+  let buf = new Uint8Array(size + 1);
+  let n = 0;
+  for (;;) {
+    if (n === buf.length) {
+      const bigger = new Uint8Array(buf.length * 2);
+      bigger.set(buf);
+      buf = bigger;
+    }
+    const got = await file.read(buf.subarray(n));
+    if (got === null) return buf.subarray(0, n);
+    n += got;
+  }
 }
 
 /** Lines around the first change in the new text, numbered. */
@@ -375,7 +300,9 @@ export const editTool: Tool<EditArgs> = {
     additionalProperties: false,
   },
   summarize: (args) =>
-    `edit: ${args.path} (${args.edits.length} edit${args.edits.length === 1 ? "" : "s"})`,
+    `edit: ${printablePath(args.path)} (${args.edits.length} edit${
+      args.edits.length === 1 ? "" : "s"
+    })`,
   async preview(args, ctx: ToolContext) {
     try {
       // No approval is asked here: run() asks for outside access itself.
@@ -390,14 +317,20 @@ export const editTool: Tool<EditArgs> = {
     }
   },
   async run(args, ctx) {
-    const p = await guardPath(ctx, args.path, "edit");
+    const p = await guardPath(ctx, args.path, "edit", "write");
+    for (const e of args.edits) assertWellFormed(e.new, p.display, "edit");
     const { info, bytes } = await load(p);
     ctx.session.assertFresh(p.real, p.display, "edit", bytes);
     const r = plan(decodeUtf8(bytes, p.display, "edit"), args.edits, p.display);
     await guardHardLinks(ctx, info, p.display, "edit");
     const data = new TextEncoder().encode(r.after);
-    await atomicWrite(p.real, data, p.display, info);
-    ctx.session.record(p.real, data, (await Deno.stat(p.real)).mtime);
+    const after = await replaceFile({
+      target: p,
+      workspace: ctx.session.workspace,
+      data,
+      existing: info,
+    });
+    ctx.session.record(p.real, data, after.mtime);
     return {
       output: `Edited ${p.display}: ${r.count} replacement${r.count === 1 ? "" : "s"}\n${
         snippet(r)

@@ -18,6 +18,7 @@ import description from "./grep.md" with { type: "text" };
 import { type Tool, ToolError } from "./tool.ts";
 import { truncateText } from "./truncate.ts";
 import { guardPath } from "./workspace.ts";
+import { printablePath } from "./printable.ts";
 import { relPath, Walker } from "./_walk.ts";
 import { type BatchReply, boundedWidth, type FileMatches, type GrepMode } from "./_grep_worker.ts";
 import { beginSearch, endSearch, helpWith, poolReady, sendBatch } from "./_grep_pool.ts";
@@ -406,7 +407,7 @@ export const grepTool: Tool<GrepArgs> = {
     const found = await runSearch(
       { pattern: args.pattern, flags, mode, context, max },
       source,
-      rel,
+      (path) => printablePath(rel(path)),
       ctx.signal,
     );
     if (found.shown === 0) {

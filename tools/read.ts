@@ -13,6 +13,8 @@ import description from "./read.md" with { type: "text" };
 import { utf8Length } from "./_text.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { assertRegularFile, guardPath } from "./workspace.ts";
+import { openChecked } from "./_confine.ts";
+import { BinarySniffer, bomEncoding, type Encoding, Utf8Checker } from "./_encoding.ts";
 
 /** Arguments of {@link readTool}. */
 export interface ReadArgs {
@@ -27,8 +29,6 @@ export const MAX_LINE_CHARS = 2000;
 export const DEFAULT_LIMIT = 2000;
 /** The numbered output never exceeds this many bytes. */
 export const MAX_OUTPUT_BYTES = 256 * 1024;
-/** A NUL byte in this many leading bytes makes a file binary. */
-export const BINARY_SNIFF_BYTES = 8192;
 
 const CHUNK = 64 * 1024;
 /** Bytes kept of one line: enough for MAX_LINE_CHARS characters of up to 4 bytes each. */
@@ -44,6 +44,18 @@ interface Scan {
   rows: { n: number; text: string }[];
   /** First line not shown because the output cap was reached; 0 when not capped. */
   cappedAt: number;
+  /** The encoding its byte order mark names (UTF-8 without one). */
+  encoding: Encoding;
+  /** Where a UTF-8 file first is not valid UTF-8. */
+  firstInvalid?: { offset: number; line: number };
+}
+
+const encoder = new TextEncoder();
+
+function countNewlines(bytes: Uint8Array): number {
+  let n = 0;
+  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) n++;
+  return n;
 }
 
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -59,7 +71,7 @@ function cutLine(text: string, lineBytes: number): string {
   } … [line cut at ${MAX_LINE_CHARS} chars; the line is ${lineBytes} bytes]`;
 }
 
-async function scan(real: string, offset: number, limit: number): Promise<Scan> {
+async function scan(file: Deno.FsFile, offset: number, limit: number): Promise<Scan> {
   const hasher = createHash("sha256");
   const last = offset + limit - 1;
   // Row bytes are budgeted with the widest number this call could print.
@@ -100,19 +112,11 @@ async function scan(real: string, offset: number, limit: number): Promise<Scan> 
     rows.push({ n: line, text });
   };
 
-  using file = await Deno.open(real, { read: true });
-  const buf = new Uint8Array(CHUNK);
-  for (;;) {
-    const n = await file.read(buf);
-    if (n === null) break;
-    const chunk = buf.subarray(0, n);
-    hasher.update(chunk);
-    if (!binary && size < BINARY_SNIFF_BYTES) {
-      binary = chunk.subarray(0, BINARY_SNIFF_BYTES - size).includes(0);
-    }
-    size += n;
+  /** Splits text bytes into lines, keeping the wanted ones. */
+  const feed = (chunk: Uint8Array) => {
+    const n = chunk.length;
+    if (n === 0) return;
     lastByte = chunk[n - 1];
-    if (binary) continue;
     let pos = 0;
     while (pos < n) {
       const nl = chunk.indexOf(10, pos);
@@ -122,14 +126,54 @@ async function scan(real: string, offset: number, limit: number): Promise<Scan> 
       line++;
       pos = nl + 1;
     }
+  };
+
+  const sniffer = new BinarySniffer();
+  const utf8 = new Utf8Checker();
+  let encoding: Encoding | undefined;
+  // UTF-16 is decoded and re-encoded as UTF-8, so the line splitting below stays byte-based.
+  let utf16: TextDecoder | undefined;
+  let badLine = 0;
+  const buf = new Uint8Array(CHUNK);
+  for (;;) {
+    const n = await file.read(buf);
+    if (n === null) break;
+    const raw = buf.subarray(0, n);
+    hasher.update(raw);
+    if (encoding === undefined) {
+      encoding = bomEncoding(raw);
+      if (encoding !== "utf-8") utf16 = new TextDecoder(encoding);
+    }
+    size += n;
+    if (utf16) {
+      feed(encoder.encode(utf16.decode(raw, { stream: true })));
+      continue;
+    }
+    if (binary) continue;
+    sniffer.push(raw);
+    binary = sniffer.binary();
+    if (binary) continue;
+    const bad = utf8.push(raw);
+    if (bad >= 0) badLine = line + countNewlines(raw.subarray(0, bad));
+    feed(raw);
   }
-  const hasPartialLast = size > 0 && lastByte !== 10;
+  if (utf16) feed(encoder.encode(utf16.decode()));
+  else {
+    binary ||= sniffer.binary(true);
+    utf8.finish();
+    if (utf8.firstInvalid !== undefined && badLine === 0) badLine = line;
+  }
+  const hasPartialLast = size > 0 && lastByte !== 10 && lastByte !== -1;
   if (!binary && hasPartialLast && wanted()) emit();
   return {
     hash: hasher.digest("hex"),
     size,
     binary,
     total: hasPartialLast ? line : line - 1,
+    encoding: encoding ?? "utf-8",
+    firstInvalid: utf8.firstInvalid === undefined
+      ? undefined
+      : { offset: utf8.firstInvalid, line: badLine },
     rows,
     cappedAt,
   };
@@ -143,6 +187,24 @@ function concat(parts: Uint8Array[], length: number): Uint8Array {
     off += p.byteLength;
   }
   return out;
+}
+
+/**
+ * The line said before the text of a file that is not plain UTF-8: decoded
+ * UTF-16, or the first invalid byte. Invalid bytes are shown as U+FFFD rather
+ * than as a Latin-1 view: in the usual case, a UTF-8 file with a few bad bytes,
+ * every other character stays right, where Latin-1 would garble each non-ASCII one.
+ */
+function encodingNote(s: Scan): string {
+  if (s.encoding !== "utf-8") {
+    const name = s.encoding === "utf-16le" ? "UTF-16 LE" : "UTF-16 BE";
+    return `[${name} text with a byte order mark, shown decoded; edit refuses this file, ` +
+      "write would save it as UTF-8]\n";
+  }
+  if (!s.firstInvalid) return "";
+  const { offset, line } = s.firstInvalid;
+  return `[not valid UTF-8: the first invalid byte is at offset ${offset} (line ${line}); ` +
+    "invalid bytes are shown as U+FFFD; edit refuses this file, write replaces it whole]\n";
 }
 
 async function statFile(real: string, display: string): Promise<Deno.FileInfo> {
@@ -182,11 +244,17 @@ export const readTool: Tool<ReadArgs> = {
   summarize: (args) => `read: ${args.path}`,
   async run(args, ctx) {
     const p = await guardPath(ctx, args.path, "read");
-    const info = await statFile(p.real, p.display);
-    assertRegularFile(info, p.display, "read");
+    // A stat first: anything but a regular file is refused before an open could hang on it.
+    assertRegularFile(await statFile(p.real, p.display), p.display, "read");
     const offset = args.offset ?? 1;
     const limit = args.limit ?? DEFAULT_LIMIT;
-    const s = await scan(p.real, offset, limit);
+    const { file, info } = await openChecked(p, "read");
+    let s: Scan;
+    try {
+      s = await scan(file, offset, limit);
+    } finally {
+      file.close();
+    }
     ctx.session.recordDigest(p.real, {
       hash: s.hash,
       size: s.size,
@@ -196,6 +264,8 @@ export const readTool: Tool<ReadArgs> = {
     if (s.binary) {
       return { output: `"${p.display}" is a binary file (${formatBytes(s.size)})` };
     }
+    const note = encodingNote(s);
+    if (s.total === 0) return { output: `${note}(file "${p.display}" holds no text)` };
     if (offset > s.total) {
       throw new ToolError(
         "offset_out_of_range",
@@ -206,7 +276,7 @@ export const readTool: Tool<ReadArgs> = {
       );
     }
     const width = String(s.rows[s.rows.length - 1].n).length;
-    let out = "";
+    let out = note;
     for (const r of s.rows) out += `${String(r.n).padStart(width)}\t${r.text}\n`;
     const shownLast = s.rows[s.rows.length - 1].n;
     if (s.cappedAt) {

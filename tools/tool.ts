@@ -10,8 +10,14 @@ import type { Session } from "./session.ts";
 /** Capability class of a tool: decides the Deno permission flag and the prompt. */
 export type ToolClass = "read" | "write" | "exec" | "net" | `mcp:${string}`;
 
-/** Classes an approval can be asked for: a tool's class, or an outside access. */
-export type ApprovalClass = ToolClass | "outside";
+/**
+ * Classes an approval can be asked for: a tool's class, or an access outside the
+ * workspace. Outside reads and writes are separate: allowing one never allows the other.
+ */
+export type ApprovalClass = ToolClass | OutsideClass;
+
+/** The two classes of a path outside the workspace. */
+export type OutsideClass = "outside-read" | "outside-write";
 
 /** The subset of JSON Schema that crab's validator understands. */
 export type JsonSchema =

@@ -47,6 +47,17 @@ export interface Truncated {
 
 const encoder = new TextEncoder();
 
+/** Spill files this process wrote: path → the file's device and inode when it was created. */
+const spilled = new Map<string, { dev: number; ino: number | null }>();
+
+/**
+ * The identity (device, inode) of `path` if this process wrote it as a spill file,
+ * else undefined. read and grep may open such a file without an outside approval.
+ */
+export function spillFileOf(path: string): { dev: number; ino: number | null } | undefined {
+  return spilled.get(path);
+}
+
 function countNewlines(bytes: Uint8Array): number {
   let n = 0;
   let i = bytes.indexOf(10);
@@ -166,6 +177,8 @@ export class OutputCollector {
       const rand = crypto.randomUUID().slice(0, 8);
       this.#spillPath = join(dir, `${this.#opts.label ?? "output"}-${stamp}-${rand}.txt`);
       this.#spill = Deno.openSync(this.#spillPath, { write: true, createNew: true, mode: 0o600 });
+      const { dev, ino } = this.#spill.statSync();
+      spilled.set(this.#spillPath, { dev, ino });
       const pending = this.#pending;
       this.#pending = [];
       for (const p of pending) this.#writeSpill(p);

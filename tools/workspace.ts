@@ -1,14 +1,22 @@
 /**
  * Workspace confinement: every path argument is resolved and real-path resolved,
  * so `..`, absolute paths, symlinks and symlinked parents that lead outside the
- * workspace are seen as outside accesses. Deno's `--allow-read=DIR` does not stop
- * symlink escapes, so this check lives here.
+ * workspace are seen as outside accesses (`outside-read` or `outside-write`).
+ * Deno's `--allow-read=DIR` does not stop symlink escapes, so this check lives
+ * here. It decides on a path; `_confine.ts` then makes sure that the file opened
+ * or written is the one this check decided on, even while other processes rename
+ * directories on the way.
+ *
+ * Names are shown through {@link printablePath}: a newline, an escape sequence or
+ * a bidi override in a file name is printed as `\n`, `\x1b`, `<U+202E>`.
  *
  * @module
  */
 
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { type ToolContext, ToolError } from "./tool.ts";
+import { printablePath, unsafeNameReason } from "./printable.ts";
+import { type OutsideClass, type ToolContext, ToolError } from "./tool.ts";
+import { spillFileOf } from "./truncate.ts";
 
 /** A path argument after resolution. */
 export interface ResolvedPath {
@@ -18,11 +26,43 @@ export interface ResolvedPath {
   real: string;
   /** True when the real path is inside the workspace. */
   inside: boolean;
-  /** How to name the path to the model: workspace-relative when inside, else absolute. */
+  /**
+   * How to name the path to the model and the user: workspace-relative when inside,
+   * else absolute, with control and invisible characters escaped.
+   */
   display: string;
+  /** Set when the path is a spill file this process wrote (readable without approval). */
+  spill?: { dev: number; ino: number | null };
 }
 
 const MAX_LINK_HOPS = 40;
+
+/** Longest file name (bytes) and path (bytes) Linux accepts. */
+const NAME_MAX = 255;
+const PATH_MAX = 4095;
+
+const encoder = new TextEncoder();
+
+function pathTooLong(path: string, why: string): ToolError {
+  const shown = printablePath(path.length > 80 ? `${path.slice(0, 80)}…` : path);
+  return new ToolError(
+    "path_too_long",
+    `Cannot use path "${shown}": ${why}`,
+    `Use a path under ${PATH_MAX} bytes whose names are each at most ${NAME_MAX} bytes.`,
+  );
+}
+
+/** Refuses a path the OS would refuse as too long, before any file system call. */
+function assertPathLength(abs: string): void {
+  if (encoder.encode(abs).byteLength > PATH_MAX) {
+    throw pathTooLong(abs, `it is longer than ${PATH_MAX} bytes`);
+  }
+  for (const name of abs.split(sep)) {
+    if (name.length * 3 > NAME_MAX && encoder.encode(name).byteLength > NAME_MAX) {
+      throw pathTooLong(abs, `a name in it is longer than ${NAME_MAX} bytes`);
+    }
+  }
+}
 
 const SYSTEM_TREES = ["/proc", "/sys", "/dev"];
 
@@ -48,6 +88,9 @@ export function realPathOf(abs: string): string {
       return missing.length ? join(real, ...missing.reverse()) : real;
     } catch (e) {
       if (e instanceof Deno.errors.FilesystemLoop) throw symlinkLoop(abs);
+      if ((e as { code?: unknown }).code === "ENAMETOOLONG") {
+        throw pathTooLong(abs, "the OS says it is too long");
+      }
       // Deno will not resolve inside /proc and /sys without --allow-all; such a
       // path is refused anyway, so its lexical form is enough.
       if (e instanceof Deno.errors.NotCapable && inSystemTree(current)) {
@@ -83,9 +126,10 @@ export function isWithin(root: string, real: string): boolean {
 /** Resolves a path argument against the workspace without asking anything. */
 export function resolvePath(workspace: string, path: string): ResolvedPath {
   const abs = isAbsolute(path) ? resolve(path) : resolve(workspace, path);
+  assertPathLength(abs);
   const real = realPathOf(abs);
   const inside = isWithin(workspace, real);
-  const display = inside ? (relative(workspace, real) || ".") : real;
+  const display = printablePath(inside ? (relative(workspace, real) || ".") : real);
   return { abs, real, inside, display };
 }
 
@@ -108,12 +152,15 @@ function refuseSystemPath(path: string, verb: string): ToolError {
 
 /**
  * Resolves a path argument and, when it leads outside the workspace, asks for
- * approval of the `outside` class. Paths into `/proc`, `/sys` and `/dev` are refused.
+ * approval of `outside-read` or `outside-write` (by `access`). Paths into `/proc`,
+ * `/sys` and `/dev` are refused. A spill file this process wrote (the full output
+ * of an earlier call) may be read without approval, and is never written.
  */
 export async function guardPath(
   ctx: ToolContext,
   path: string,
   verb: string,
+  access: "read" | "write" = "read",
 ): Promise<ResolvedPath> {
   if (path.length === 0) {
     throw new ToolError("invalid_path", "Cannot use an empty path", "Pass a file path.");
@@ -121,7 +168,7 @@ export async function guardPath(
   if (path.includes("\0")) {
     throw new ToolError(
       "invalid_path",
-      `Cannot use path ${JSON.stringify(path)}: it contains a NUL byte`,
+      `Cannot use path "${printablePath(path)}": it contains a NUL byte`,
       "Pass the path without NUL characters.",
     );
   }
@@ -131,14 +178,73 @@ export async function guardPath(
   if (isSystemPath(workspace, abs)) throw refuseSystemPath(abs, verb);
   const resolved = resolvePath(workspace, path);
   if (isSystemPath(workspace, resolved.real)) throw refuseSystemPath(resolved.real, verb);
-  if (!resolved.inside) {
-    await ctx.requestApproval({
-      class: "outside",
-      summary: `${verb} outside the workspace: ${resolved.real}` +
-        (resolved.real !== resolved.abs ? ` (via ${path})` : ""),
-    });
+  if (resolved.inside) return resolved;
+  const spill = spillOf(resolved);
+  if (spill && access === "read") return { ...resolved, spill };
+  if (spill) {
+    throw new ToolError(
+      "read_only",
+      `Cannot ${verb} "${resolved.display}": it is the saved output of an earlier call, kept read-only`,
+      "Read it, or write your own file in the workspace.",
+    );
   }
+  await ctx.requestApproval({
+    class: outsideClass(access),
+    summary: `${verb} outside the workspace: ${printablePath(resolved.real)}` +
+      (resolved.real !== resolved.abs ? ` (via ${printablePath(path)})` : ""),
+  });
   return resolved;
+}
+
+function outsideClass(access: "read" | "write"): OutsideClass {
+  return access === "read" ? "outside-read" : "outside-write";
+}
+
+/**
+ * The spill file `p` names, if this process wrote it and the name still holds that
+ * file (same device and inode, not a symlink put in its place).
+ */
+function spillOf(p: ResolvedPath): { dev: number; ino: number | null } | undefined {
+  const known = spillFileOf(p.abs) ?? spillFileOf(p.real);
+  if (!known) return undefined;
+  try {
+    const now = Deno.lstatSync(p.real);
+    return now.isFile && now.dev === known.dev && now.ino === known.ino ? known : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses to create a file or directory whose name contains control characters
+ * (newline and CR included) or bidi controls (`invalid_path`). Only the names this
+ * call would create are checked: the file and the parents that do not exist yet.
+ */
+export function assertCreatable(p: ResolvedPath, verb: string): void {
+  let current = p.real;
+  for (;;) {
+    const reason = unsafeNameReason(basename(current));
+    if (reason) {
+      throw new ToolError(
+        "invalid_path",
+        `Cannot ${verb} "${p.display}": ${reason}`,
+        "Choose a name made of printable characters; such names show up misleadingly " +
+          "in listings and prompts.",
+      );
+    }
+    const parent = dirname(current);
+    if (parent === current || exists(parent)) return;
+    current = parent;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Refuses anything but a regular file (FIFOs, sockets, devices, directories). */
@@ -163,9 +269,9 @@ export function assertRegularFile(info: Deno.FileInfo, display: string, verb: st
 }
 
 /**
- * Asks for approval (class `outside`) before replacing a file that has more than
- * one hard link: another link may be a file outside the workspace, and since the
- * write renames a new file into place, the other links keep the old content.
+ * Asks for approval (class `outside-write`) before replacing a file that has more
+ * than one hard link: another link may be a file outside the workspace, and since
+ * the write renames a new file into place, the other links keep the old content.
  */
 export async function guardHardLinks(
   ctx: ToolContext,
@@ -175,7 +281,7 @@ export async function guardHardLinks(
 ): Promise<void> {
   if (info.nlink === null || info.nlink <= 1) return;
   await ctx.requestApproval({
-    class: "outside",
+    class: "outside-write",
     summary: `${verb} a file with ${info.nlink} hard links: ${display}` +
       " (only this name gets the new content; the other links keep the old one)",
   });

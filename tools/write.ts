@@ -2,9 +2,18 @@
 
 import { dirname } from "node:path";
 import description from "./write.md" with { type: "text" };
-import { atomicWrite, unifiedDiff } from "./_text.ts";
+import { openChecked, replaceFile } from "./_confine.ts";
+import { assertWellFormed, unifiedDiff } from "./_text.ts";
+import { printablePath } from "./printable.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
-import { assertRegularFile, guardHardLinks, guardPath, peekPath } from "./workspace.ts";
+import {
+  assertCreatable,
+  assertRegularFile,
+  guardHardLinks,
+  guardPath,
+  peekPath,
+  type ResolvedPath,
+} from "./workspace.ts";
 
 /** Arguments of {@link writeTool}. */
 export interface WriteArgs {
@@ -27,12 +36,20 @@ function parentNotDirectory(display: string): ToolError {
   );
 }
 
-async function statOrNull(p: string, display: string): Promise<Deno.FileInfo | null> {
+/**
+ * The file being replaced, as the descriptor of a checked open sees it (mode,
+ * owner, links), or null when there is none. Anything but a regular file is
+ * refused before it is opened: opening a FIFO would hang.
+ */
+async function existingFile(p: ResolvedPath): Promise<Deno.FileInfo | null> {
   try {
-    return await Deno.stat(p);
+    assertRegularFile(await Deno.stat(p.real), p.display, "write");
+    const { file, info } = await openChecked(p, "write");
+    file.close();
+    return info;
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return null;
-    if (e instanceof Deno.errors.NotADirectory) throw parentNotDirectory(display);
+    if (e instanceof Deno.errors.NotADirectory) throw parentNotDirectory(p.display);
     throw e;
   }
 }
@@ -146,7 +163,8 @@ export const writeTool: Tool<WriteArgs> = {
     required: ["path", "content"],
     additionalProperties: false,
   },
-  summarize: (args) => `write: ${args.path} (${encoder.encode(args.content).byteLength} bytes)`,
+  summarize: (args) =>
+    `write: ${printablePath(args.path)} (${encoder.encode(args.content).byteLength} bytes)`,
   async preview(args, ctx) {
     try {
       const peek = await peekPath(ctx.session.workspace, args.path);
@@ -163,18 +181,23 @@ export const writeTool: Tool<WriteArgs> = {
     }
   },
   async run(args, ctx) {
-    const p = await guardPath(ctx, args.path, "write");
+    const p = await guardPath(ctx, args.path, "write", "write");
+    assertWellFormed(args.content, p.display, "write");
     const data = encoder.encode(args.content);
-    const info = await statOrNull(p.real, p.display);
+    const info = await existingFile(p);
     if (info) {
-      assertRegularFile(info, p.display, "write");
       await ctx.session.assertFreshOnDisk(p.real, p.display, "write", info.size);
       await guardHardLinks(ctx, info, p.display, "write");
     } else {
+      assertCreatable(p, "create");
       await makeParents(p.real, p.display);
     }
-    await atomicWrite(p.real, data, p.display, info);
-    const after = await Deno.stat(p.real);
+    const after = await replaceFile({
+      target: p,
+      workspace: ctx.session.workspace,
+      data,
+      existing: info,
+    });
     ctx.session.record(p.real, data, after.mtime);
     return {
       output: `${info ? "Overwrote" : "Created"} ${p.display}: wrote ${data.byteLength} bytes`,

@@ -19,6 +19,7 @@ const benches = [
   "web_fetch_quality.ts",
   "mcp_startup.ts",
   "repl_startup.ts",
+  "confinement.ts",
 ];
 for (const name of benches) {
   const url = new URL(name, here);

@@ -4,7 +4,10 @@
  * built-ins or need sanitising, junk on stdout, malformed JSON-RPC, huge results,
  * slow calls, cancellation and tool-list changes.
  *
- * Run: `deno run -A --config deno.json tests/mcp/_fake_server.ts [--junk-at-start] [MARKER]`
+ * Run: `deno run -A --config deno.json tests/mcp/_fake_server.ts [--junk-at-start] [--invisible] [MARKER]`
+ *
+ * `--invisible` adds a tool whose name, description and schema carry zero-width,
+ * bidi and tag characters.
  *
  * @module
  */
@@ -70,7 +73,19 @@ const baseTools = [
   { name: "echo", description: "Listed twice.", inputSchema: object() },
 ];
 
-let tools = [...baseTools];
+/** Text with every kind of invisible character a description can hide things in. */
+const INVISIBLE_TEXT = "Reads\u200b files.\u202eSdrawkcab\u202c \u2066iso\u2069" +
+  "\ufeff\u{E0049}\u{E0047}\u200d\u2060end";
+
+const invisibleTool = {
+  name: "hid\u200bden\u202e",
+  description: INVISIBLE_TEXT,
+  inputSchema: object({
+    path: { type: "string", description: `The path.\u200b\u202e`, title: "P\u2061ath" },
+  }),
+};
+
+let tools = Deno.args.includes("--invisible") ? [...baseTools, invisibleTool] : [...baseTools];
 let cancellations = 0;
 let calls = 0;
 

@@ -340,7 +340,7 @@ Deno.test("edit() of a file outside the workspace asks once for outside access",
       edits: [{ old: "outside", new: "changed" }],
     });
     assert.ok(r.ok);
-    assert.deepEqual(asked.map((a) => a.class), ["write", "outside"]);
+    assert.deepEqual(asked.map((a) => a.class), ["write", "outside-write"]);
     assert.equal(
       asked[0].detail,
       `--- ${outside}/o.txt\n+++ ${outside}/o.txt\n@@ -1,1 +1,1 @@\n-outside\n+changed`,

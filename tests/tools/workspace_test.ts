@@ -52,7 +52,7 @@ Deno.test("guardPath() makes every escape an outside access", async () => {
   }
 });
 
-Deno.test("guardPath() asks for the outside class with the real target named", async () => {
+Deno.test("guardPath() asks for outside-read with the real target named", async () => {
   const outside = Deno.realPathSync(Deno.makeTempDirSync());
   const asked: ApprovalRequest[] = [];
   try {
@@ -68,7 +68,7 @@ Deno.test("guardPath() asks for the outside class with the real target named", a
     assert.equal(r.output, `${outside}/f`);
     assert.deepEqual(asked, [{
       tool: "probe",
-      class: "outside",
+      class: "outside-read",
       summary: `read outside the workspace: ${outside}/f (via ext/f)`,
     }]);
   } finally {

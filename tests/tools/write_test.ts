@@ -6,7 +6,7 @@ import { presetFlags } from "../../tools/capabilities.ts";
 import { readTool } from "../../tools/read.ts";
 import { writeTool } from "../../tools/write.ts";
 import { editTool } from "../../tools/edit.ts";
-import { TEMP_PREFIX } from "../../tools/_text.ts";
+import { TEMP_PREFIX } from "../../tools/_confine.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 
 const enc = new TextEncoder();

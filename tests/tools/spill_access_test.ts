@@ -1,0 +1,72 @@
+import assert from "node:assert/strict";
+import { harness } from "../_harness.ts";
+import { editTool } from "../../tools/edit.ts";
+import { globTool } from "../../tools/glob.ts";
+import { grepTool } from "../../tools/grep.ts";
+import { readTool } from "../../tools/read.ts";
+import { truncateText } from "../../tools/truncate.ts";
+import { writeTool } from "../../tools/write.ts";
+
+/** Runs `fn` with CRAB_HOME set to a fresh temp dir. */
+async function withHome(fn: (home: string) => Promise<void>): Promise<void> {
+  const home = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-home-" }));
+  const before = Deno.env.get("CRAB_HOME");
+  Deno.env.set("CRAB_HOME", home);
+  try {
+    await fn(home);
+  } finally {
+    if (before === undefined) Deno.env.delete("CRAB_HOME");
+    else Deno.env.set("CRAB_HOME", before);
+    Deno.removeSync(home, { recursive: true });
+  }
+}
+
+Deno.test("read() and grep() open this process's spill files without approval; write() and edit() never", async () => {
+  await withHome(async (home) => {
+    const full = Array.from({ length: 5000 }, (_, i) => `row ${i + 1}`).join("\n") + "\n";
+    const spill = truncateText(full, { headBytes: 100, tailBytes: 100, spill: true, label: "bash" })
+      .spillPath!;
+    assert.ok(spill.startsWith(`${home}/spill/`));
+    // No approval of any outside class: only the spill file itself is let through.
+    await using h = harness([readTool, grepTool, writeTool, editTool, globTool], {
+      allowed: ["write"],
+    });
+    const read = await h.call("read", { path: spill, offset: 4000, limit: 2 });
+    assert.ok(read.ok, JSON.stringify(read));
+    assert.equal(
+      read.output,
+      `4000\trow 4000\n4001\trow 4001\n\n(file has 5000 lines; continue with offset=4002)`,
+    );
+    const grep = await h.call("grep", { pattern: "^row 4999$", path: spill });
+    assert.ok(grep.ok, JSON.stringify(grep));
+    assert.equal(grep.output, `${spill}:4999:row 4999`);
+    const write = await h.call("write", { path: spill, content: "x" });
+    assert.ok(!write.ok);
+    assert.equal(write.error.code, "read_only");
+    const edit = await h.call("edit", { path: spill, edits: [{ old: "row 1\n", new: "x\n" }] });
+    assert.ok(!edit.ok);
+    assert.equal(edit.error.code, "read_only");
+    assert.equal(Deno.readTextFileSync(spill), full);
+    // The spill directory in general stays outside.
+    const glob = await h.call("glob", { pattern: "*", path: `${home}/spill` });
+    assert.ok(!glob.ok && glob.error.code === "refused");
+    const other = `${home}/spill/bash-not-ours.txt`;
+    Deno.writeTextFileSync(other, "someone else's\n");
+    const notOurs = await h.call("read", { path: other });
+    assert.ok(!notOurs.ok && notOurs.error.code === "refused");
+  });
+});
+
+Deno.test("read() refuses a spill file that was replaced by a link to another file", async () => {
+  await withHome(async (home) => {
+    const spill = truncateText("x".repeat(1000), { headBytes: 10, spill: true, label: "bash" })
+      .spillPath!;
+    Deno.writeTextFileSync(`${home}/secret`, "secret\n");
+    Deno.removeSync(spill);
+    Deno.symlinkSync(`${home}/secret`, spill);
+    await using h = harness([readTool], {});
+    const r = await h.call("read", { path: spill });
+    assert.ok(!r.ok);
+    assert.equal(r.error.code, "refused");
+  });
+});
