@@ -19,6 +19,7 @@ import { Session } from "../tools/session.ts";
 import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { VERSION } from "../version.ts";
+import type { SandboxMode } from "../tools/sandbox/mode.ts";
 import { Store } from "./observe.ts";
 
 /** Options of `crab mcp serve`. */
@@ -29,8 +30,16 @@ export interface McpServeOptions {
   tools?: string;
   /** Offer web_fetch. */
   web?: boolean;
+  /** Let web_fetch reach private addresses (`--web-allow-private`). */
+  webAllowPrivate?: boolean;
   /** Approve paths outside the workspace. */
   allowOutside?: boolean;
+  /** Classes approved besides the offered tools' own (`--allow`). */
+  allow?: string[];
+  /** Approve every call (`--yolo`). */
+  yolo?: boolean;
+  /** How far bash may reach (`--sandbox`). */
+  sandbox?: SandboxMode;
   /** Serve Streamable HTTP on 127.0.0.1 at this port (`0`: any free port) instead of stdio. */
   http?: string;
 }
@@ -42,8 +51,8 @@ export const DEFAULT_TOOLS = ["read", "glob", "grep"] as const;
 class UsageError extends Error {}
 
 /** The built-in tools this build has, web_fetch included (offered only with `--web`). */
-function availableBuiltins(): AnyTool[] {
-  return [...builtinTools(), createWebFetchTool({})];
+function availableBuiltins(opts: McpServeOptions): AnyTool[] {
+  return [...builtinTools(), createWebFetchTool({ allowPrivate: opts.webAllowPrivate })];
 }
 
 /** Picks the offered tools from `--tools` and `--web`; throws a UsageError on a bad list. */
@@ -106,7 +115,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   let port = 0;
   let workspace: string;
   try {
-    tools = selectTools(availableBuiltins(), opts);
+    tools = selectTools(availableBuiltins(opts), opts);
     if (!stdio) port = parsePort(opts.http!);
     workspace = realDirectory(opts.cwd);
     tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`));
@@ -121,6 +130,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   const registry = new Registry(tools);
   const allowed = new Set<ApprovalClass>(tools.map((t) => t.class));
   if (opts.allowOutside) allowed.add("outside");
+  for (const c of opts.allow ?? []) allowed.add(c as ApprovalClass);
 
   // Runs still open when crab exits (a signal, or HTTP mode's only way out) end as interrupted.
   const openRuns = new Set<string>();
@@ -144,7 +154,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
       const dispatcher = new Dispatcher({
         registry,
         session,
-        policy: new SessionPolicy({ allowed }),
+        policy: new SessionPolicy({ allowed, yolo: opts.yolo }),
         sink: store,
         runId,
       });

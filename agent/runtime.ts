@@ -18,7 +18,7 @@ import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../tools/sandbox/mode.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { loadMcpConfig, selectServers } from "../mcp/config.ts";
-import type { McpHub } from "../mcp/hub.ts";
+import type { McpHub, McpServerStatus } from "../mcp/hub.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
 import { Store } from "./observe.ts";
@@ -117,7 +117,16 @@ function startMcp(
 /** The non-network built-ins, offered by default. */
 export const DEFAULT_TOOLS = ["read", "write", "edit", "bash", "glob", "grep"] as const;
 
-const CLASSES = new Set(["read", "write", "exec", "net", "outside"]);
+const CLASSES = new Set([
+  "read",
+  "write",
+  "exec",
+  "net",
+  "outside",
+  "outside-read",
+  "outside-write",
+  "protected",
+]);
 
 /** Parses `--allow write,exec,mcp:github`. */
 export function parseClasses(list: readonly string[]): ApprovalClass[] {
@@ -127,7 +136,8 @@ export function parseClasses(list: readonly string[]): ApprovalClass[] {
     if (!c) continue;
     if (!CLASSES.has(c) && !/^mcp:[A-Za-z0-9_-]+$/.test(c)) {
       throw new UsageError(
-        `Cannot allow class "${c}": use read, write, exec, net, outside or mcp:SERVER`,
+        `Cannot allow class "${c}": use read, write, exec, net, outside, outside-read, ` +
+          "outside-write, protected or mcp:SERVER",
       );
     }
     out.push(c as ApprovalClass);
@@ -195,6 +205,8 @@ export interface Runtime {
   resumed: Message[];
   /** Starts a new conversation in a new transcript; files must be read again. */
   newSession(): void;
+  /** The MCP servers of this run: state and tools. */
+  mcpStatus(): McpServerStatus[];
   /** Records the end of the run and closes the store. */
   finish(status: string): void;
 }
@@ -241,6 +253,13 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     workspace,
     hooks.notice,
   );
+
+  if (flags.webAllowPrivate && !offered.some((t) => t.name === "web_fetch")) {
+    throw new UsageError(
+      "Cannot use --web-allow-private without web_fetch: it is not offered in this run\n" +
+        "hint: add --web",
+    );
+  }
 
   // MCP servers connect while the provider loads; the first request waits for both.
   const mcpStart = startMcp(workspace, trusted, mcpPicks, hooks.notice);
@@ -332,6 +351,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       session.files.clear();
       sessionId = transcripts.create(workspace, provider.name, provider.model);
     },
+    mcpStatus: () => hub?.status() ?? [],
     agent,
     provider,
     registry,
