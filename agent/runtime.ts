@@ -272,6 +272,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   }
   const policy = new SessionPolicy({ yolo: flags.yolo ?? false, allowed, ask: hooks.ask });
 
+  const providerName = flags.provider ?? settings.provider;
+  if (providerName !== undefined && providerName !== "anthropic" && providerName !== "openai") {
+    await (await mcpStart.hub)?.close();
+    throw new UsageError(`Cannot use provider "${providerName}": expected anthropic or openai`);
+  }
   let providerConfig;
   try {
     providerConfig = await selectProvider(Deno.env.toObject(), {
