@@ -58,6 +58,11 @@ export interface PrintOptions extends RunFlags {
   /** The prompt; read from stdin when absent. */
   prompt?: string;
   outputFormat?: OutputFormat;
+  /**
+   * `--verbose`, which `claude -p` wants with stream-json; crab takes it for
+   * such scripts, and its stream carries every message either way.
+   */
+  verbose?: boolean;
 }
 
 const encoder = new TextEncoder();

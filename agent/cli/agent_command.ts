@@ -78,7 +78,12 @@ export function planAgent(p: Parsed): AgentInput {
     );
   }
   const prompt = given ?? p.args[0];
-  if (print) return { mode: "print", opts: { ...runFlags(p), prompt, outputFormat: format } };
+  if (print) {
+    return {
+      mode: "print",
+      opts: { ...runFlags(p), prompt, outputFormat: format, verbose: p.flag("verbose") },
+    };
+  }
   return { mode: "interactive", opts: { ...runFlags(p), prompt } };
 }
 

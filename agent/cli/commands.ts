@@ -15,6 +15,7 @@ import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { agentCommand } from "./agent_command.ts";
 import { CliUsageError, type Command, commandName, type Parsed, type Plan } from "./parse.ts";
 import { GLOBAL_KEYS } from "./options.ts";
+import { suggest } from "./suggest.ts";
 
 /** The workspace: `--cwd`, else where crab was started. */
 export function workspaceOf(p: Parsed): string {
@@ -31,10 +32,11 @@ const tool: Command = {
     "Run one tool, built-in or MCP (SERVER__TOOL); no NAME: list the tools and their classes",
   usage: ["[OPTIONS] [NAME] [JSON-ARGS]", "--jsonl [OPTIONS] < CALLS"],
   args: [{ name: "NAME" }, { name: "JSON-ARGS" }],
-  keys: ["jsonl", ...GLOBAL_KEYS],
+  // --web is not among them: naming web_fetch is what offers it here.
+  keys: ["jsonl", ...GLOBAL_KEYS.filter((k) => k !== "web")],
+  refuses: { web: "crab tool needs no --web: naming web_fetch is what runs it" },
   optionHelp: {
     tools: "the tools that may be called, comma-separated (default: all)",
-    web: "web_fetch may be called (it may anyway unless --tools leaves it out)",
     yolo: "approve everything, paths outside the workspace too",
     trustProject: "start this workspace's .mcp.json servers for this run",
   },
@@ -60,7 +62,6 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
     }
     const allow = p.list("allow") ?? [];
     const tools = p.list("tools");
-    if (tools && p.flag("web") && !tools.includes("web_fetch")) tools.push("web_fetch");
     if (p.flag("webAllowPrivate") && tools && !tools.includes("web_fetch")) {
       throw new CliUsageError(
         `Cannot use ${p.spelling("webAllowPrivate")} when --tools leaves out web_fetch`,
@@ -224,6 +225,9 @@ const mcpServe: Command = {
   name: "serve",
   summary: "Offer crab's built-in tools to an MCP client over stdio (one connection)",
   keys: ["http", "cwd", "tools", "web", "webAllowPrivate", "allow", "yolo", "sandbox"],
+  refuses: {
+    trustProject: "crab mcp serve reads no project files: it serves the built-in tools only",
+  },
   optionHelp: {
     tools: "built-in tools offered to the client, comma-separated (default: read,glob,grep)",
     allow: "approve classes beyond the offered tools' own: outside, protected",
@@ -311,9 +315,14 @@ const helpCommand: Command = {
       const child = here.children?.find((c) => c.name === word);
       if (!child) {
         const names = (here.children ?? []).map((c) => c.name);
+        const near = suggest(word, names);
         throw new CliUsageError(
           `Unknown command "${word}" for ${commandName(path)}`,
-          names.length ? `commands: ${names.join(", ")}` : undefined,
+          near
+            ? `did you mean ${commandName(path)} ${near}?`
+            : names.length
+            ? `commands: ${names.join(", ")}`
+            : undefined,
         );
       }
       path.push(child);

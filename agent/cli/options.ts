@@ -183,7 +183,15 @@ const AGENT: OptionSpec[] = [
     help: "accepted with --output-format stream-json, as claude -p wants it " +
       "(crab's stream always has every message)",
   },
-  { key: "model", long: "--model", short: "-m", kind: "value", arg: "MODEL", help: "model id" },
+  {
+    key: "model",
+    long: "--model",
+    short: "-m",
+    kind: "value",
+    arg: "MODEL",
+    help: "model id",
+    sample: "claude-sonnet-4-5",
+  },
   {
     key: "provider",
     long: "--provider",

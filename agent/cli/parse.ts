@@ -49,6 +49,8 @@ export interface Command {
   keys: readonly string[];
   /** A command's own wording of an option's help line, by key. */
   optionHelp?: Record<string, string>;
+  /** Why an option it does not take makes no sense here, by key (the hint of that error). */
+  refuses?: Record<string, string>;
   /** Text after the options in the help. */
   details?: string;
   children?: Command[];
@@ -286,7 +288,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
       `Cannot use ${spelling} with ${commandName(path)}: ${applies}`,
       own
         ? `${commandName(path)} has its own ${spelling} (${own.help}): give it after the command`
-        : undefined,
+        : here.refuses?.[spec.key],
     );
   }
   const args = here.args ?? [];
