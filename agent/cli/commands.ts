@@ -34,7 +34,7 @@ const tool: Command = {
   args: [{ name: "NAME" }, { name: "JSON-ARGS" }],
   // --web is not among them: naming web_fetch is what offers it here.
   keys: ["jsonl", ...GLOBAL_KEYS.filter((k) => k !== "web")],
-  refuses: { web: "crab tool needs no --web: naming web_fetch is what runs it" },
+  refuses: { web: "crab tool needs no such flag: naming web_fetch is what runs it" },
   optionHelp: {
     tools: "the tools that may be called, comma-separated (default: all)",
     yolo: "approve everything, paths outside the workspace too",

@@ -141,7 +141,7 @@ Deno.test("crab exits 2 on an option where it does not apply, saying where it do
     [["mcp", "serve", "--trust-project"], /crab mcp serve reads no project files/],
     [
       ["tool", "--web", "read", "{}"],
-      /^error: Cannot use --web with crab tool: it applies to crab and crab mcp serve\nhint: crab tool needs no --web/,
+      /^error: Cannot use --web with crab tool: it applies to crab and crab mcp serve\nhint: crab tool needs no such flag/,
     ],
     [
       ["--provider", "foo", "-p", "x"],
