@@ -28,6 +28,7 @@ import {
   type ToolStats,
 } from "./print_events.ts";
 import { type RunFlags, type Runtime, SetupError, startRuntime, UsageError } from "./runtime.ts";
+import { readStreamPrompt } from "./print_input.ts";
 import { toolLine } from "./tool_line.ts";
 
 /** Output formats of print mode. */
@@ -58,6 +59,8 @@ export interface PrintOptions extends RunFlags {
   /** The prompt; read from stdin when absent. */
   prompt?: string;
   outputFormat?: OutputFormat;
+  /** `stream-json`: the prompt and control requests come as JSON lines on stdin (Claude Code's SDK). */
+  inputFormat?: "text" | "stream-json";
   /**
    * `--verbose`, which `claude -p` wants with stream-json; crab takes it for
    * such scripts, and its stream carries every message either way.
@@ -119,18 +122,13 @@ function coveredMs(spans: [number, number][]): number {
 /** Runs print mode; resolves to the exit code. */
 export async function printCommand(opts: PrintOptions): Promise<number> {
   const format: OutputFormat = opts.outputFormat ?? "text";
-  let prompt = opts.prompt;
-  if (prompt === undefined) prompt = await readStdin();
-  if (prompt.trim() === "") {
-    writeErr(
-      'error: Cannot run print mode without a prompt\nhint: crab -p "PROMPT", or pipe the prompt: echo "PROMPT" | crab --print\n',
-    );
-    return EXIT.usage;
-  }
-
   const controller = new AbortController();
   /** What stopped the run early, if anything. */
   let stop: "interrupt" | "terminate" | "output" | undefined;
+  const interrupt = () => {
+    stop ??= "interrupt";
+    controller.abort();
+  };
   const out = new Stdout(() => {
     stop ??= "output";
     controller.abort();
@@ -139,6 +137,19 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const emit = (event: PrintJson) => {
     if (format === "stream-json") out.write(JSON.stringify(event) + "\n");
   };
+
+  let prompt = opts.prompt;
+  if (prompt === undefined) {
+    prompt = opts.inputFormat === "stream-json"
+      ? (await readStreamPrompt(emit, interrupt)) ?? ""
+      : await readStdin();
+  }
+  if (prompt.trim() === "") {
+    writeErr(
+      'error: Cannot run print mode without a prompt\nhint: crab -p "PROMPT", or pipe the prompt: echo "PROMPT" | crab --print\n',
+    );
+    return EXIT.usage;
+  }
 
   // The conversation's newest answer is sent once it is whole: before its first call runs, or at the end.
   let rt: Runtime | undefined;
@@ -224,10 +235,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     version: VERSION,
   }));
 
-  const stopInterrupt = onInterrupt(() => {
-    stop ??= "interrupt";
-    controller.abort();
-  });
+  const stopInterrupt = onInterrupt(interrupt);
   // SIGTERM ends the run like Ctrl-C; a second one, or a run that does not wind down, exits at once.
   const stopTerminate = onTerminate(() => {
     if (stop === "terminate") exit(EXIT.terminated);

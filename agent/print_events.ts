@@ -37,7 +37,10 @@ export function toolInput(argsJson: string): Record<string, unknown> {
   return {};
 }
 
-/** Token counts in the Messages API's `usage` shape (crab does not split cached tokens out). */
+/**
+ * Token counts in the Messages API's `usage` shape, every field its type requires
+ * filled (crab counts cached prompt tokens in `input_tokens` and uses no server tools).
+ */
 export function apiUsage(inputTokens: number, outputTokens: number): PrintJson {
   return {
     input_tokens: inputTokens,
@@ -47,6 +50,11 @@ export function apiUsage(inputTokens: number, outputTokens: number): PrintJson {
     server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
     service_tier: "standard",
     cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+    output_tokens_details: { thinking_tokens: 0 },
+    iterations: [],
+    speed: "standard",
+    inference_geo: "not_available",
+    fallback_credit: null,
   };
 }
 
@@ -99,9 +107,10 @@ export function assistantEvent(
   const content = typeof m.content === "string"
     ? [{ type: "text" as const, text: m.content }]
     : m.content;
+  // Blocks as the Messages API sends them (a text block carries `citations`).
   const blocks: PrintJson[] = content.flatMap((b): PrintJson[] =>
     b.type === "text"
-      ? (b.text ? [{ type: "text", text: b.text }] : [])
+      ? (b.text ? [{ type: "text", text: b.text, citations: null }] : [])
       : b.type === "tool_call"
       ? [{ type: "tool_use", id: b.id, name: b.name, input: toolInput(b.argsJson) }]
       : []
@@ -117,6 +126,10 @@ export function assistantEvent(
       content: blocks,
       stop_reason: hasCalls ? "tool_use" : "end_turn",
       stop_sequence: null,
+      stop_details: null,
+      container: null,
+      context_management: null,
+      diagnostics: null,
       usage: apiUsage(ctx.usage?.inputTokens ?? 0, ctx.usage?.outputTokens ?? 0),
     },
     parent_tool_use_id: null,
@@ -199,10 +212,6 @@ export interface ResultFacts {
 export function resultEvent(f: ResultFacts): PrintJson {
   const cost = costUsd(f.model, f.usage);
   const usage = apiUsage(f.usage.inputTokens, f.usage.outputTokens);
-  const errors = [
-    ...(f.error ? [f.error] : []),
-    ...f.toolErrors.map((e) => `${e.tool} [${e.code}]: ${e.message}`),
-  ];
   return {
     type: "result",
     subtype: resultSubtype(f.status),
@@ -228,7 +237,8 @@ export function resultEvent(f: ResultFacts): PrintJson {
       },
     },
     permission_denials: f.denials,
-    errors,
+    // As Claude Code has it: what ended the run, on an error result only (tool errors are in tool_errors).
+    ...(f.status !== "ok" ? { errors: [f.error ?? f.status] } : {}),
     uuid: crypto.randomUUID(),
     // crab's own.
     ...(cost === undefined

@@ -39,7 +39,8 @@ function runFlags(p: Parsed): RunFlags {
 
 /** Checks the root's command line and says what to run. */
 export function planAgent(p: Parsed): AgentInput {
-  const print = p.has("print");
+  // Input in JSON lines means a program is talking: print mode, as with claude's SDK.
+  const print = p.has("print") || p.str("inputFormat") === "stream-json";
   const given = p.str("print") || undefined;
   if (p.args.length > 1 || (given !== undefined && p.args.length > 0)) {
     throw new CliUsageError(
@@ -55,7 +56,7 @@ export function planAgent(p: Parsed): AgentInput {
     );
   }
   if (!print) {
-    for (const key of ["outputFormat", "verbose"]) {
+    for (const key of ["outputFormat", "inputFormat", "verbose"]) {
       if (p.has(key)) {
         throw new CliUsageError(
           `Cannot use ${p.spelling(key)} without --print (-p): it shapes print mode's output`,
@@ -71,6 +72,18 @@ export function planAgent(p: Parsed): AgentInput {
       "crab's stream-json has every message; --verbose is taken there for scripts written for claude -p",
     );
   }
+  const input = p.str("inputFormat") as "text" | "stream-json" | undefined;
+  if (input === "stream-json" && format !== "stream-json") {
+    throw new CliUsageError(
+      "Cannot use --input-format stream-json without --output-format stream-json",
+      "crab -p --input-format stream-json --output-format stream-json",
+    );
+  }
+  if (input === "stream-json" && (p.str("print") || p.args.length)) {
+    throw new CliUsageError(
+      "Cannot take a prompt argument with --input-format stream-json: it comes on stdin",
+    );
+  }
   if (print && p.str("resume") === "") {
     throw new CliUsageError(
       "Cannot pick a session to resume in print mode: give its id",
@@ -81,7 +94,13 @@ export function planAgent(p: Parsed): AgentInput {
   if (print) {
     return {
       mode: "print",
-      opts: { ...runFlags(p), prompt, outputFormat: format, verbose: p.flag("verbose") },
+      opts: {
+        ...runFlags(p),
+        prompt,
+        outputFormat: format,
+        inputFormat: input,
+        verbose: p.flag("verbose"),
+      },
     };
   }
   return { mode: "interactive", opts: { ...runFlags(p), prompt } };

@@ -177,6 +177,15 @@ const AGENT: OptionSpec[] = [
     sample: "json",
   },
   {
+    key: "inputFormat",
+    long: "--input-format",
+    kind: "value",
+    arg: "FORMAT",
+    help: "print mode input: text, or stream-json (JSON lines, as Claude Code's SDK sends them)",
+    check: oneOf(["text", "stream-json"]),
+    sample: "text",
+  },
+  {
     key: "verbose",
     long: "--verbose",
     kind: "flag",

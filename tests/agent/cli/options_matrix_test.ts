@@ -65,6 +65,7 @@ const CASES: Case[] = [
       ...agentGlobals,
       print: [(i) => [i.mode, opts(i).prompt], (s) => ["print", s.sample]],
       outputFormat: [field("outputFormat"), sample],
+      inputFormat: [field("inputFormat"), sample],
       verbose: [field("verbose"), flag],
       model: [field("model"), sample],
       provider: [field("provider"), sample],
