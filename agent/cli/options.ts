@@ -301,7 +301,11 @@ const LOCAL: OptionSpec[] = [
     kind: "value",
     arg: "SCOPE",
     help: "user (your mcp.json, the default) or project (the workspace's .mcp.json)",
-    check: oneOf(["user", "project"]),
+    check: (v) =>
+      v === "local"
+        ? 'expected user or project (crab has no "local" scope: user is your mcp.json, project ' +
+          "the workspace's .mcp.json)"
+        : oneOf(["user", "project"])(v),
     sample: "project",
   },
   {
