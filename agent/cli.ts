@@ -31,6 +31,8 @@ export async function runCli(argv: string[]): Promise<void> {
       console.error(`error: ${e.message}${e.hint ? `\nhint: ${e.hint}` : ""}`);
       exit(2);
     }
+    // The reader of stdout went away (`| head`): nothing to say, and nobody to say it to.
+    if (e instanceof Deno.errors.BrokenPipe) exit(141);
     if (e instanceof Error && e.name === "StoreError") {
       console.error(`error: ${e.message}`);
       exit(1);

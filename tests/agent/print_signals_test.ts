@@ -120,3 +120,25 @@ Deno.test("crab -p --output-format stream-json | head -1 exits quietly and recor
   assert.equal(runs[0].status, "aborted");
   assert.notEqual(runs[0].ended_at, null);
 });
+
+Deno.test("crab tool --jsonl | head -c 10 exits quietly with 141", async () => {
+  using s = sandbox();
+  s.put("big.txt", "line\n".repeat(50_000));
+  const call = JSON.stringify({ tool: "read", args: { path: "big.txt" } });
+  const errFile = join(s.root, "stderr.txt");
+  const crab = [Deno.execPath(), "run", ...presetFlags("full"), MAIN, "tool", "--jsonl"]
+    .map((a) => `'${a}'`).join(" ");
+  const script =
+    `printf '%s\\n' '${call}' '${call}' '${call}' | ${crab} 2>'${errFile}' | head -c 10 >/dev/null; ` +
+    `echo "status $\{PIPESTATUS[1]}"`;
+  const out = await new Deno.Command("bash", {
+    args: ["-c", script],
+    cwd: s.ws,
+    env: s.env,
+    clearEnv: true,
+    stdout: "piped",
+  }).output();
+  const stderr = Deno.readTextFileSync(errFile);
+  assert.equal(new TextDecoder().decode(out.stdout), "status 141\n", stderr);
+  assert.equal(stderr, "");
+});
