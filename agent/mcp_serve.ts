@@ -8,7 +8,7 @@
  */
 
 import { connect, serveHttp, type ServeOptions, StdioTransport } from "../mcp/server.ts";
-import { SessionPolicy } from "../tools/approval.ts";
+import { type AllowedClass, SessionPolicy } from "../tools/approval.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
@@ -17,9 +17,10 @@ import { loadTelemetry } from "./telemetry/mod.ts";
 import { onExit } from "../tools/processes.ts";
 import { BUILTIN_NAMES, Registry } from "../tools/registry.ts";
 import { Session } from "../tools/session.ts";
-import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
+import type { AnyTool } from "../tools/tool.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { VERSION } from "../version.ts";
+import type { SandboxMode } from "../tools/sandbox/mode.ts";
 import { Store } from "./observe.ts";
 
 /** Options of `crab mcp serve`. */
@@ -30,8 +31,16 @@ export interface McpServeOptions {
   tools?: string;
   /** Offer web_fetch. */
   web?: boolean;
+  /** Let web_fetch reach private addresses (`--web-allow-private`). */
+  webAllowPrivate?: boolean;
   /** Approve paths outside the workspace. */
   allowOutside?: boolean;
+  /** Classes approved besides the offered tools' own (`--allow`). */
+  allow?: string[];
+  /** Approve every call (`--yolo`). */
+  yolo?: boolean;
+  /** How far bash may reach (`--sandbox`). */
+  sandbox?: SandboxMode;
   /** Serve Streamable HTTP on 127.0.0.1 at this port (`0`: any free port) instead of stdio. */
   http?: string;
 }
@@ -43,8 +52,8 @@ export const DEFAULT_TOOLS = ["read", "glob", "grep"] as const;
 class UsageError extends Error {}
 
 /** The built-in tools this build has, web_fetch included (offered only with `--web`). */
-function availableBuiltins(): AnyTool[] {
-  return [...builtinTools(), createWebFetchTool({})];
+function availableBuiltins(opts: McpServeOptions): AnyTool[] {
+  return [...builtinTools(), createWebFetchTool({ allowPrivate: opts.webAllowPrivate })];
 }
 
 /** Picks the offered tools from `--tools` and `--web`; throws a UsageError on a bad list. */
@@ -107,7 +116,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   let port = 0;
   let workspace: string;
   try {
-    tools = selectTools(availableBuiltins(), opts);
+    tools = selectTools(availableBuiltins(opts), opts);
     if (!stdio) port = parsePort(opts.http!);
     workspace = realDirectory(opts.cwd);
     tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`));
@@ -120,9 +129,10 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   cleanSpillFiles();
   const store = new Store();
   const registry = new Registry(tools);
-  const allowed = new Set<ApprovalClass>(tools.map((t) => t.class));
-  // `--allow-outside` approves both outside classes, reads and writes.
-  if (opts.allowOutside) allowed.add("outside-read").add("outside-write");
+  // The client asks its own user: every offered tool's class is approved here.
+  const allowed: AllowedClass[] = tools.map((t) => t.class);
+  for (const c of opts.allow ?? []) allowed.push(c as AllowedClass);
+  if (opts.allowOutside) allowed.push("outside");
 
   // Runs still open when crab exits (a signal, or HTTP mode's only way out) end as interrupted.
   const openRuns = new Set<string>();
@@ -147,7 +157,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
       const dispatcher = new Dispatcher({
         registry,
         session,
-        policy: new SessionPolicy({ allowed, flagFor: () => "--allow-outside" }),
+        policy: new SessionPolicy({ allowed, yolo: opts.yolo }),
         sink: store,
         runId,
       });

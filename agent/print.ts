@@ -1,19 +1,41 @@
 /**
  * Print mode (`crab -p PROMPT`, or the prompt on stdin with `--print`): one
  * prompt, run to its end with every offered tool approved, for scripts. The
- * answer goes to stdout (text, one JSON object, or a stream of JSON events);
- * progress goes to stderr.
+ * answer goes to stdout (text, one JSON object, or a stream of JSON events in
+ * Claude Code's shapes, see `print_events.ts`); progress goes to stderr.
+ *
+ * Ctrl-C and SIGTERM stop the run the same way: the running call is aborted and
+ * recorded, the result is printed, and the exit code says which (130, 143). A
+ * reader that goes away (`| head -1`) stops the run too, quietly (141).
  *
  * @module
  */
 
-import { onExit, onInterrupt } from "../tools/processes.ts";
+import { type DispatchResult, resultText } from "../tools/dispatch.ts";
+import { exit, onExit, onInterrupt, onTerminate } from "../tools/processes.ts";
+import { VERSION } from "../version.ts";
 import type { AgentEvents, TurnResult } from "./loop.ts";
+import type { Message, ToolCallBlock } from "./providers/types.ts";
+import {
+  assistantEvent,
+  initEvent,
+  noticeEvent,
+  type PrintJson,
+  resultEvent,
+  type ResultFacts,
+  toolInput,
+  toolResultEvent,
+  type ToolStats,
+} from "./print_events.ts";
 import { type RunFlags, type Runtime, SetupError, startRuntime, UsageError } from "./runtime.ts";
+import { readStreamPrompt } from "./print_input.ts";
 import { toolLine } from "./tool_line.ts";
 
 /** Output formats of print mode. */
 export type OutputFormat = "text" | "json" | "stream-json";
+
+/** Every output format, in the order help texts show them. */
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 
 /** Exit codes of print mode (documented in the README). */
 export const EXIT = {
@@ -24,22 +46,29 @@ export const EXIT = {
   maxTurns: 4,
   contextFull: 5,
   interrupted: 130,
+  /** The reader of stdout went away (SIGPIPE's conventional status). */
+  outputClosed: 141,
+  terminated: 143,
 } as const;
+
+/** How long a SIGTERM'd run may take to wind down before crab exits anyway. */
+const TERMINATE_GRACE_MS = 5000;
 
 /** Options of print mode. */
 export interface PrintOptions extends RunFlags {
   /** The prompt; read from stdin when absent. */
   prompt?: string;
-  outputFormat?: string;
+  outputFormat?: OutputFormat;
+  /** `stream-json`: the prompt and control requests come as JSON lines on stdin (Claude Code's SDK). */
+  inputFormat?: "text" | "stream-json";
+  /**
+   * `--verbose`, which `claude -p` wants with stream-json; crab takes it for
+   * such scripts, and its stream carries every message either way.
+   */
+  verbose?: boolean;
 }
 
 const encoder = new TextEncoder();
-
-function writeOut(text: string): void {
-  const bytes = encoder.encode(text);
-  let off = 0;
-  while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
-}
 
 function writeErr(text: string): void {
   try {
@@ -51,6 +80,24 @@ function writeErr(text: string): void {
   }
 }
 
+/** stdout, which may be closed under us: then `onClosed` runs once and later writes are dropped. */
+class Stdout {
+  closed = false;
+  constructor(private readonly onClosed: () => void) {}
+  write(text: string): void {
+    if (this.closed) return;
+    const bytes = encoder.encode(text);
+    try {
+      let off = 0;
+      while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
+    } catch (e) {
+      if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+      this.closed = true;
+      this.onClosed();
+    }
+  }
+}
+
 async function readStdin(): Promise<string> {
   const chunks: string[] = [];
   for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
@@ -59,24 +106,44 @@ async function readStdin(): Promise<string> {
   return chunks.join("");
 }
 
-interface ToolStats {
-  calls: number;
-  errors: number;
-  refused: number;
-  by_tool: Record<string, { calls: number; errors: number }>;
+/** Wall time covered by a set of possibly overlapping intervals (parallel reads count once). */
+function coveredMs(spans: [number, number][]): number {
+  const sorted = [...spans].sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let end = -Infinity;
+  for (const [s, e] of sorted) {
+    if (e <= end) continue;
+    total += e - Math.max(s, end);
+    end = e;
+  }
+  return total;
 }
 
 /** Runs print mode; resolves to the exit code. */
 export async function printCommand(opts: PrintOptions): Promise<number> {
-  const format = (opts.outputFormat ?? "text") as OutputFormat;
-  if (!["text", "json", "stream-json"].includes(format)) {
-    writeErr(
-      `error: Cannot use output format "${opts.outputFormat}": use text, json or stream-json\n`,
-    );
-    return EXIT.usage;
-  }
+  const format: OutputFormat = opts.outputFormat ?? "text";
+  const controller = new AbortController();
+  /** What stopped the run early, if anything. */
+  let stop: "interrupt" | "terminate" | "output" | undefined;
+  const interrupt = () => {
+    stop ??= "interrupt";
+    controller.abort();
+  };
+  const out = new Stdout(() => {
+    stop ??= "output";
+    controller.abort();
+  });
+  let sessionId = "";
+  const emit = (event: PrintJson) => {
+    if (format === "stream-json") out.write(JSON.stringify(event) + "\n");
+  };
+
   let prompt = opts.prompt;
-  if (prompt === undefined) prompt = await readStdin();
+  if (prompt === undefined) {
+    prompt = opts.inputFormat === "stream-json"
+      ? (await readStreamPrompt(emit, interrupt)) ?? ""
+      : await readStdin();
+  }
   if (prompt.trim() === "") {
     writeErr(
       'error: Cannot run print mode without a prompt\nhint: crab -p "PROMPT", or pipe the prompt: echo "PROMPT" | crab --print\n',
@@ -84,56 +151,58 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     return EXIT.usage;
   }
 
-  const emit = (event: Record<string, unknown>) => {
-    if (format === "stream-json") writeOut(JSON.stringify(event) + "\n");
+  // The conversation's newest answer is sent once it is whole: before its first call runs, or at the end.
+  let rt: Runtime | undefined;
+  const sent = new WeakSet<Message>();
+  let lastUsage: { inputTokens: number; outputTokens: number } | undefined;
+  const flushAnswer = () => {
+    const m = rt?.agent.messages.findLast((x) => x.role === "assistant");
+    if (!m || sent.has(m)) return;
+    sent.add(m);
+    emit(assistantEvent(m, { model: rt!.provider.model, sessionId, usage: lastUsage }));
+    lastUsage = undefined;
   };
+
   const stats: ToolStats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
-  const errors: { tool: string; code: string; message: string }[] = [];
+  const toolErrors: ResultFacts["toolErrors"] = [];
+  const denials: ResultFacts["denials"] = [];
+  const started = new Map<string, number>();
+  const toolSpans: [number, number][] = [];
   const events: AgentEvents = {
-    onText: (text) => emit({ type: "text", text }),
     onToolCall: (call) => {
-      let input: unknown = call.argsJson;
-      try {
-        input = JSON.parse(call.argsJson);
-      } catch {
-        // Sent as the raw text the model produced.
-      }
-      emit({ type: "tool_call", id: call.id, name: call.name, input });
+      flushAnswer();
+      started.set(call.id, performance.now());
     },
-    onToolResult: (call, r) => {
+    onToolResult: (call: ToolCallBlock, r: DispatchResult) => {
+      toolSpans.push([started.get(call.id) ?? performance.now(), performance.now()]);
       stats.calls++;
       const t = stats.by_tool[call.name] ??= { calls: 0, errors: 0 };
       t.calls++;
       if (!r.ok) {
-        if (r.outcome === "refused") stats.refused++;
-        else {
+        if (r.outcome === "refused") {
+          stats.refused++;
+          denials.push({
+            tool_name: call.name,
+            tool_use_id: call.id,
+            tool_input: toolInput(call.argsJson),
+          });
+        } else {
           stats.errors++;
           t.errors++;
         }
-        errors.push({ tool: call.name, code: r.error.code, message: r.error.message });
+        toolErrors.push({ tool: call.name, code: r.error.code, message: r.error.message });
       }
       if (format !== "stream-json") writeErr(toolLine(call, r) + "\n");
-      emit({
-        type: "tool_result",
-        id: call.id,
-        name: call.name,
-        ok: r.ok,
-        outcome: r.outcome,
-        duration_ms: Math.round(r.durationMs * 100) / 100,
-        bytes_out: r.bytesOut,
-        ...(r.ok
-          ? { output: r.output, ...(r.exitCode != null ? { exit_code: r.exitCode } : {}) }
-          : { error: r.error }),
-      });
+      emit(toolResultEvent(call, r, resultText(r), sessionId));
     },
+    onUsage: (u) => lastUsage = u,
     onNotice: (message) => {
-      if (format === "stream-json") emit({ type: "notice", message });
+      if (format === "stream-json") emit(noticeEvent(message, sessionId));
       else writeErr(`crab: ${message}\n`);
     },
   };
 
   const t0 = performance.now();
-  let rt: Runtime;
   try {
     rt = await startRuntime(opts, {
       mode: "print",
@@ -148,29 +217,51 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     if (e instanceof Error && e.name === "StoreError") return EXIT.error;
     throw e;
   }
-  emit({
-    type: "system",
-    subtype: "init",
-    session_id: rt.sessionId,
-    run_id: rt.runId,
-    model: rt.provider.model,
-    provider: rt.provider.name,
-    tools: rt.registry.names(),
-  });
+  const run = rt;
+  sessionId = run.sessionId;
+  emit(initEvent({
+    cwd: opts.cwd,
+    sessionId,
+    model: run.provider.model,
+    tools: run.registry.names(),
+    mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
+    permissionMode: opts.yolo ? "bypassPermissions" : "dontAsk",
+    apiKeySource: run.provider.name === "anthropic" && Deno.env.get("ANTHROPIC_API_KEY")
+      ? "ANTHROPIC_API_KEY"
+      : "none",
+    sandbox: run.sandbox,
+    runId: run.runId,
+    provider: run.provider.name,
+    version: VERSION,
+  }));
 
-  const controller = new AbortController();
-  const stopInterrupt = onInterrupt(() => controller.abort());
-  // SIGTERM and SIGHUP exit through the process owner: record the run as aborted on the way.
-  const stopExit = onExit(() => rt.finish("aborted"));
+  const stopInterrupt = onInterrupt(interrupt);
+  // SIGTERM ends the run like Ctrl-C; a second one, or a run that does not wind down, exits at once.
+  const stopTerminate = onTerminate(() => {
+    if (stop === "terminate") exit(EXIT.terminated);
+    stop = "terminate";
+    controller.abort();
+    Deno.unrefTimer(setTimeout(() => exit(EXIT.terminated), TERMINATE_GRACE_MS));
+  });
+  // SIGHUP exits through the process owner: record the run as aborted on the way.
+  const stopExit = onExit(() => run.finish("aborted"));
+  const sendStart = performance.now();
   let result: TurnResult;
   try {
-    result = await rt.agent.send(prompt, controller.signal);
+    result = await run.agent.send(prompt, controller.signal);
   } finally {
     stopInterrupt();
+    stopTerminate();
     stopExit();
   }
+  const sendMs = performance.now() - sendStart;
+  flushAnswer();
 
-  const code = result.status === "ok"
+  const code = stop === "terminate"
+    ? EXIT.terminated
+    : stop === "output"
+    ? EXIT.outputClosed
+    : result.status === "ok"
     ? EXIT.ok
     : result.status === "aborted"
     ? EXIT.interrupted
@@ -179,30 +270,33 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     : result.status === "context_full"
     ? EXIT.contextFull
     : EXIT.provider;
-  rt.finish(result.status);
+  run.finish(result.status);
 
-  const summary = {
-    type: "result",
+  const why = stop === "terminate"
+    ? "Terminated (SIGTERM)"
+    : stop === "output"
+    ? "Output closed"
+    : result.error;
+  const summary = resultEvent({
     status: result.status,
-    is_error: result.status !== "ok",
-    result: result.text,
-    ...(result.error ? { error: result.error } : {}),
-    session_id: rt.sessionId,
-    run_id: rt.runId,
-    model: rt.provider.model,
-    provider: rt.provider.name,
+    text: result.text,
+    error: why,
     turns: result.turns,
-    usage: {
-      input_tokens: rt.agent.usage.inputTokens,
-      output_tokens: rt.agent.usage.outputTokens,
-    },
-    tool_calls: stats,
-    errors,
-    duration_ms: Math.round(performance.now() - t0),
-  };
-  if (format === "json") writeOut(JSON.stringify(summary) + "\n");
+    durationMs: Math.round(performance.now() - t0),
+    apiMs: Math.max(0, Math.round(sendMs - coveredMs(toolSpans))),
+    sessionId: run.sessionId,
+    runId: run.runId,
+    model: run.provider.model,
+    provider: run.provider.name,
+    sandbox: run.sandbox,
+    usage: { ...run.agent.usage },
+    denials,
+    stats,
+    toolErrors,
+  });
+  if (format === "json") out.write(JSON.stringify(summary) + "\n");
   else if (format === "stream-json") emit(summary);
-  else if (result.text) writeOut(result.text.endsWith("\n") ? result.text : result.text + "\n");
-  if (result.status !== "ok" && format === "text") writeErr(`error: ${result.error}\n`);
-  return code;
+  else if (result.text) out.write(result.text.endsWith("\n") ? result.text : result.text + "\n");
+  if (result.status !== "ok" && format === "text" && stop !== "output") writeErr(`error: ${why}\n`);
+  return out.closed ? EXIT.outputClosed : code;
 }

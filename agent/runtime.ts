@@ -124,6 +124,7 @@ const CLASSES = new Set([
   "outside",
   "outside-read",
   "outside-write",
+  "protected",
 ]);
 
 /** Parses `--allow write,exec,mcp:github`; `outside` stands for outside-read and outside-write. */
@@ -134,8 +135,8 @@ export function parseClasses(list: readonly string[]): AllowedClass[] {
     if (!c) continue;
     if (!CLASSES.has(c) && !/^mcp:[A-Za-z0-9_-]+$/.test(c)) {
       throw new UsageError(
-        `Cannot allow class "${c}": use read, write, exec, net, outside (or outside-read, ` +
-          "outside-write) or mcp:SERVER",
+        `Cannot allow class "${c}": use read, write, exec, net, outside, outside-read, ` +
+          "outside-write, protected or mcp:SERVER",
       );
     }
     out.push(c as AllowedClass);
@@ -265,6 +266,13 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     hooks.notice,
   );
 
+  if (flags.webAllowPrivate && !offered.some((t) => t.name === "web_fetch")) {
+    throw new UsageError(
+      "Cannot use --web-allow-private without web_fetch: it is not offered in this run\n" +
+        "hint: add --web",
+    );
+  }
+
   // MCP servers connect while the provider loads; the first request waits for both.
   // Print mode starts them now; interactive mode once its prompt is drawn (`connectMcp`),
   // so loading the MCP SDK does not hold the prompt back.
@@ -288,6 +296,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
   }
 
+  const providerName = flags.provider ?? settings.provider;
+  if (providerName !== undefined && providerName !== "anthropic" && providerName !== "openai") {
+    await (await mcpStart?.hub)?.close();
+    throw new UsageError(`Cannot use provider "${providerName}": expected anthropic or openai`);
+  }
   let providerConfig;
   try {
     providerConfig = await selectProvider(Deno.env.toObject(), {

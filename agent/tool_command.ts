@@ -10,8 +10,9 @@ import { Dispatcher, type DispatchResult } from "../tools/dispatch.ts";
 import { traceRun } from "./telemetry/mod.ts";
 import { Registry } from "../tools/registry.ts";
 import { Session } from "../tools/session.ts";
-import { SessionPolicy } from "../tools/approval.ts";
-import type { ApprovalClass } from "../tools/tool.ts";
+import { type AllowedClass, SessionPolicy } from "../tools/approval.ts";
+import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
+import type { SandboxMode } from "../tools/sandbox/mode.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
@@ -27,11 +28,26 @@ import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "./mcp_
 export interface ToolCommandOptions {
   cwd: string;
   jsonl?: boolean;
+  /** Approve paths outside the workspace (`--allow outside`). */
   allowOutside?: boolean;
+  /** Classes approved besides the named tool's own (`--allow`). */
+  allow?: string[];
+  /** Approve every call (`--yolo`). */
+  yolo?: boolean;
+  /** The tools that may be called (`--tools`; MCP tools as `SERVER__TOOL` or `SERVER__*`); all when absent. */
+  tools?: string[];
   /** Let web_fetch reach private addresses (`--web-allow-private`). */
   webAllowPrivate?: boolean;
   /** Start the workspace's project MCP servers for this run. */
   trustProject?: boolean;
+  /** How far bash may reach (`--sandbox`). */
+  sandbox?: SandboxMode;
+}
+
+/** Whether `--tools` lets `name` be called: listed, or its server's `SERVER__*`. */
+export function toolWanted(name: string, tools: readonly string[] | undefined): boolean {
+  return tools === undefined ||
+    tools.some((p) => p.endsWith("__*") ? name.startsWith(p.slice(0, -1)) : p === name);
 }
 
 /** Longest prefix of an exposed name that always spells `server__` (see exposedToolName). */
@@ -70,6 +86,8 @@ class McpOnDemand {
    */
   async ensure(name: string): Promise<{ code: string; message: string; hint: string } | undefined> {
     if (this.#registry.has(name) || !name.includes("__")) return undefined;
+    // A tool --tools leaves out is unknown here: its server need not start.
+    if (!toolWanted(name, this.#opts.tools)) return undefined;
     const owns = (s: McpServerConfig) =>
       name.startsWith(`${s.name}__`.slice(0, SERVER_PREFIX_CHARS));
     const skipped = this.selection.skipped.find((s) =>
@@ -132,6 +150,7 @@ class McpOnDemand {
       if (t.class.startsWith("mcp:")) this.#registry.remove(t.name);
     }
     for (const t of tools) {
+      if (!toolWanted(t.name, this.#opts.tools)) continue;
       this.#registry.add(t);
       this.#allowed.add(t.class);
     }
@@ -173,13 +192,27 @@ export async function toolCommand(
   opts: ToolCommandOptions,
 ): Promise<number> {
   // web_fetch is offered here because naming a tool is what enables it in `crab tool`.
-  const registry = new Registry([
+  const builtins: AnyTool[] = [
     ...builtinTools(),
     createWebFetchTool({ allowPrivate: opts.webAllowPrivate }),
-  ]);
+  ];
+  const unknown = opts.tools?.filter((n) =>
+    !n.includes("__") && !builtins.some((t) => t.name === n)
+  );
+  if (unknown?.length) {
+    console.error(
+      `error: Cannot limit crab tool to ${unknown.map((n) => `"${n}"`).join(", ")}: no such ` +
+        `built-in tool\nhint: built-ins: ${builtins.map((t) => t.name).join(", ")}; MCP tools ` +
+        "are SERVER__TOOL or SERVER__*",
+    );
+    return 2;
+  }
+  const registry = new Registry(builtins.filter((t) => toolWanted(t.name, opts.tools)));
   // MCP servers start on first use, so their classes join this set later.
-  // Only outside access can be refused here (naming a tool approves its class).
-  const policy = new SessionPolicy({ flagFor: () => "--allow-outside" });
+  const policy = new SessionPolicy({
+    yolo: opts.yolo,
+    allowed: (opts.allow ?? []) as AllowedClass[],
+  });
   const mcp = new McpOnDemand(opts, registry, policy.allowed);
   try {
     if (!opts.jsonl && name === undefined) {
@@ -188,6 +221,13 @@ export async function toolCommand(
       const present = withPermission(registry.list(), opts.cwd, (m) => console.error(`crab: ${m}`));
       console.log(listing(new Registry(present)));
       return 0;
+    }
+    if (!opts.jsonl && !toolWanted(name!, opts.tools)) {
+      console.error(
+        `error: Cannot run tool "${name}": --tools ${opts.tools!.join(",")} leaves it out\n` +
+          "hint: add it to --tools, or leave --tools out",
+      );
+      return 2;
     }
     if (!opts.jsonl) {
       const problem = await mcp.ensure(name!);

@@ -6,6 +6,7 @@
  *
  * Front ends that want Ctrl-C for themselves (the REPL, print mode) subscribe with
  * `onInterrupt`; while a subscriber exists, SIGINT goes to it instead of exiting.
+ * `onTerminate` does the same for SIGTERM (print mode stops its run and reports it).
  *
  * @module
  */
@@ -19,6 +20,7 @@ export interface ProcessGroup {
 
 const groups = new Map<number, ProcessGroup>();
 const interruptHandlers: Array<() => void> = [];
+const terminateHandlers: Array<() => void> = [];
 const exitHooks: Array<() => void> = [];
 let installed = false;
 let exiting = false;
@@ -51,6 +53,10 @@ function install(): void {
   const onSignal = (sig: Deno.Signal, code: number) => () => {
     if (sig === "SIGINT" && interruptHandlers.length > 0) {
       interruptHandlers[interruptHandlers.length - 1]();
+      return;
+    }
+    if (sig === "SIGTERM" && terminateHandlers.length > 0) {
+      terminateHandlers[terminateHandlers.length - 1]();
       return;
     }
     exit(code);
@@ -97,6 +103,20 @@ export function onInterrupt(handler: () => void): () => void {
   return () => {
     const i = interruptHandlers.lastIndexOf(handler);
     if (i !== -1) interruptHandlers.splice(i, 1);
+  };
+}
+
+/**
+ * Routes SIGTERM to `handler` until the returned function is called. The handler
+ * must make crab exit soon (print mode aborts its run, prints the result and exits
+ * 143); without a subscriber SIGTERM exits at once.
+ */
+export function onTerminate(handler: () => void): () => void {
+  install();
+  terminateHandlers.push(handler);
+  return () => {
+    const i = terminateHandlers.lastIndexOf(handler);
+    if (i !== -1) terminateHandlers.splice(i, 1);
   };
 }
 

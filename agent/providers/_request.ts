@@ -21,6 +21,11 @@ export interface RequestPolicy {
   maxDelayMs?: number;
   /** A request that receives nothing for this long fails (default 600 000: reasoning is slow). */
   idleTimeoutMs?: number;
+  /**
+   * How long refused connections are retried before the error (default 2000): a
+   * server that is down, often a local one, fails fast instead of after the whole backoff.
+   */
+  refusedBudgetMs?: number;
 }
 
 export const DEFAULT_POLICY: Required<RequestPolicy> = {
@@ -28,7 +33,13 @@ export const DEFAULT_POLICY: Required<RequestPolicy> = {
   baseDelayMs: 500,
   maxDelayMs: 30_000,
   idleTimeoutMs: 600_000,
+  refusedBudgetMs: 2000,
 };
+
+/** True when nothing listens at the API's address (the connection was refused). */
+export function isRefused(e: ProviderError): boolean {
+  return e.kind === "connection" && /refused|ECONNREFUSED|os error 111/i.test(e.message);
+}
 
 /**
  * One attempt at the request: opens it with `signal`, calls `alive()` whenever data arrives,
@@ -114,7 +125,9 @@ export async function* runRequest(
     baseDelayMs: policy.baseDelayMs ?? DEFAULT_POLICY.baseDelayMs,
     maxDelayMs: policy.maxDelayMs ?? DEFAULT_POLICY.maxDelayMs,
     idleTimeoutMs: policy.idleTimeoutMs ?? DEFAULT_POLICY.idleTimeoutMs,
+    refusedBudgetMs: policy.refusedBudgetMs ?? DEFAULT_POLICY.refusedBudgetMs,
   };
+  const start = performance.now();
   for (let n = 0;; n++) {
     if (signal.aborted) throw aborted();
     const idle = new IdleTimer(p.idleTimeoutMs);
@@ -140,7 +153,9 @@ export async function* runRequest(
           });
       } else err = toProviderError(e);
       if (yielded || n >= p.maxRetries || !isRetryable(err)) throw err;
-      await sleep(retryDelayMs(n, err, p), signal);
+      const delay = retryDelayMs(n, err, p);
+      if (isRefused(err) && performance.now() - start + delay > p.refusedBudgetMs) throw err;
+      await sleep(delay, signal);
     } finally {
       idle.stop();
     }

@@ -24,6 +24,8 @@ import { anthropicTelemetry } from "../telemetry/sdk_tracing.ts";
 export interface AnthropicOptions extends RequestPolicy {
   model: string;
   apiKey?: string;
+  /** A bearer token instead of the API key (gateways). */
+  authToken?: string;
   /** The API root, without `/v1` (default `https://api.anthropic.com`). */
   baseURL?: string;
   /** Mark the system prompt and the latest message for prompt caching (default true). */
@@ -92,8 +94,11 @@ const incomplete = () =>
 /** Builds an Anthropic provider; the SDK is imported here, lazily. */
 export async function anthropicProvider(opts: AnthropicOptions): Promise<Provider> {
   const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
+  // One credential, passed explicitly, so the SDK does not read the environment for another.
   const client = new AnthropicClient({
-    apiKey: opts.apiKey ?? "missing",
+    ...(opts.authToken && !opts.apiKey
+      ? { authToken: opts.authToken }
+      : { apiKey: opts.apiKey ?? "missing" }),
     baseURL: opts.baseURL ?? "https://api.anthropic.com",
     maxRetries: 0,
     ...anthropicTelemetry(),

@@ -1,6 +1,14 @@
-/** Chooses and builds the model provider from flags and environment. */
+/**
+ * Chooses and builds the model provider. Each setting comes from the first of:
+ * the flags (`--provider`, `--model`, `--base-url`), crab's config files, the
+ * variables the providers' own tools use (`ANTHROPIC_BASE_URL`,
+ * `ANTHROPIC_MODEL`, `ANTHROPIC_AUTH_TOKEN`, `OPENAI_BASE_URL`, `OPENAI_MODEL`,
+ * and the API keys), and the defaults.
+ *
+ * @module
+ */
 import type { RequestPolicy } from "./_request.ts";
-import type { Provider } from "./types.ts";
+import { type Provider, ProviderError, type StreamEvent, type StreamRequest } from "./types.ts";
 
 export * from "./types.ts";
 export * from "./models.ts";
@@ -13,6 +21,36 @@ export interface ProviderConfig {
   model?: string;
   baseUrl?: string;
   apiKey?: string;
+  /** A bearer token instead of an API key (`ANTHROPIC_AUTH_TOKEN`, for gateways). */
+  authToken?: string;
+}
+
+/** The variable a refused credential came from, for the hint of a 401. */
+export function credentialHint(config: ProviderConfig): string {
+  if (config.provider === "anthropic") {
+    if (config.apiKey) return "check ANTHROPIC_API_KEY";
+    if (config.authToken) return "check ANTHROPIC_AUTH_TOKEN (sent as a bearer token)";
+    return "set ANTHROPIC_API_KEY, or ANTHROPIC_AUTH_TOKEN for a gateway's bearer token";
+  }
+  if (config.apiKey && config.apiKey !== "local") return "check OPENAI_API_KEY";
+  return `the server at ${config.baseUrl ?? "the base URL"} wants a key: set OPENAI_API_KEY`;
+}
+
+/** A stream whose 401 says which variable to check. */
+async function* withHint(
+  events: AsyncIterable<StreamEvent>,
+  hint: string,
+): AsyncGenerator<StreamEvent> {
+  try {
+    yield* events;
+  } catch (e) {
+    if (!(e instanceof ProviderError) || e.kind !== "auth" || e.status === 403) throw e;
+    throw new ProviderError(e.kind, `${e.message}\nhint: ${hint}`, e.status, {
+      code: e.code,
+      retryAfterMs: e.retryAfterMs,
+      retry: e.retry,
+    });
+  }
 }
 
 export const DEFAULT_MODELS: Record<ProviderName, string> = {
@@ -29,12 +67,17 @@ export async function createProvider(
 ): Promise<Provider> {
   const model = config.model ?? DEFAULT_MODELS[config.provider];
   const opts = { ...policy, model, baseURL: config.baseUrl, apiKey: config.apiKey };
+  let provider: Provider;
   if (config.provider === "anthropic") {
     const { anthropicProvider } = await import("./anthropic.ts");
-    return await anthropicProvider(opts);
+    provider = await anthropicProvider({ ...opts, authToken: config.authToken });
+  } else {
+    const { openaiProvider } = await import("./openai.ts");
+    provider = await openaiProvider(opts);
   }
-  const { openaiProvider } = await import("./openai.ts");
-  return await openaiProvider(opts);
+  const hint = credentialHint(config);
+  const stream = provider.stream.bind(provider);
+  return { ...provider, stream: (req: StreamRequest) => withHint(stream(req), hint) };
 }
 
 export interface ProviderFlags {
@@ -61,9 +104,19 @@ export const probeModels: Probe = async (baseUrl) => {
   }
 };
 
+/** The variables each provider reads, as its own SDKs and CLIs name them. */
+const VARS = {
+  anthropic: { key: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL", model: "ANTHROPIC_MODEL" },
+  openai: { key: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL", model: "OPENAI_MODEL" },
+} as const;
+
 /**
- * Resolves which provider to use: flags win, then API keys, then a local OpenAI-compatible
- * server at `localBaseUrl` (asked through `probe`), else an error naming all three.
+ * Resolves which provider to use. `flags` carry the command line over the config
+ * files; the environment comes next, then the defaults. Without a provider named,
+ * an Anthropic key or token picks Anthropic, an OpenAI key or a base URL picks
+ * OpenAI, a provider's base URL variable picks that provider, and else a local
+ * OpenAI-compatible server at `localBaseUrl` (asked through `probe`); else an
+ * error naming all three.
  */
 export async function selectProvider(
   env: Record<string, string | undefined>,
@@ -76,25 +129,35 @@ export async function selectProvider(
   ) {
     throw new Error(`Cannot use provider "${flags.provider}": expected "anthropic" or "openai"`);
   }
+  const set = (name: string) => env[name] ? env[name] : undefined;
   let provider = flags.provider as ProviderName | undefined;
   if (provider === undefined) {
-    if (env.ANTHROPIC_API_KEY) provider = "anthropic";
-    else if (env.OPENAI_API_KEY || flags.baseUrl) provider = "openai";
+    if (set("ANTHROPIC_API_KEY") || set("ANTHROPIC_AUTH_TOKEN")) provider = "anthropic";
+    else if (set("OPENAI_API_KEY") || flags.baseUrl) provider = "openai";
+    else if (set("ANTHROPIC_BASE_URL")) provider = "anthropic";
+    else if (set("OPENAI_BASE_URL")) provider = "openai";
   }
   if (provider !== undefined) {
-    const keyName = provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
-    const apiKey = env[keyName];
-    if (!apiKey && !flags.baseUrl) {
+    const vars = VARS[provider];
+    const apiKey = set(vars.key);
+    // A key wins over a token, as the Anthropic SDK has it.
+    const authToken = provider === "anthropic" && !apiKey ? set("ANTHROPIC_AUTH_TOKEN") : undefined;
+    const baseUrl = flags.baseUrl ?? set(vars.baseUrl);
+    if (!apiKey && !authToken && !baseUrl) {
       throw new Error(
-        `Cannot use provider "${provider}": ${keyName} is not set ` +
-          `(set it, or give --base-url for a server that needs no key)`,
+        `Cannot use provider "${provider}": ${vars.key} is not set ` +
+          (provider === "anthropic"
+            ? "(set it, or ANTHROPIC_AUTH_TOKEN for a gateway, or give --base-url or " +
+              "ANTHROPIC_BASE_URL for a server that needs no key)"
+            : "(set it, or give --base-url or OPENAI_BASE_URL for a server that needs no key)"),
       );
     }
     return {
       provider,
-      model: flags.model ?? DEFAULT_MODELS[provider],
-      ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
+      model: flags.model ?? set(vars.model) ?? DEFAULT_MODELS[provider],
+      ...(baseUrl ? { baseUrl } : {}),
       ...(apiKey ? { apiKey } : {}),
+      ...(authToken ? { authToken } : {}),
     };
   }
   const models = await probe(localBaseUrl);
@@ -102,10 +165,11 @@ export async function selectProvider(
     throw new Error(
       "Cannot choose a model provider: set ANTHROPIC_API_KEY, set OPENAI_API_KEY, " +
         `or start a local OpenAI-compatible server at ${localBaseUrl} (e.g. Ollama); ` +
-        "--provider, --model and --base-url choose explicitly",
+        "--provider, --model and --base-url choose explicitly (or ANTHROPIC_BASE_URL, " +
+        "OPENAI_BASE_URL, ANTHROPIC_MODEL, OPENAI_MODEL)",
     );
   }
-  const model = flags.model ?? models[0];
+  const model = flags.model ?? set("OPENAI_MODEL") ?? models[0];
   if (model === undefined) {
     throw new Error(
       `Cannot choose a model: the local server at ${localBaseUrl} lists none (give --model)`,

@@ -179,7 +179,16 @@ export function toProviderError(e: unknown, signal?: AbortSignal): ProviderError
   const str = (v: unknown) => (typeof v === "string" && v ? v : undefined);
   const code = str(inner?.code) ?? str(inner?.type);
   const apiMessage = str(inner?.message);
-  const cause = (e as { cause?: { message?: unknown } })?.cause?.message;
+  // The innermost cause says what happened ("Connection refused"); the outer ones say "fetch failed".
+  let cause: unknown;
+  for (
+    let c = (e as { cause?: unknown })?.cause, depth = 0;
+    c && depth < 5;
+    c = (c as { cause?: unknown }).cause, depth++
+  ) {
+    const m = (c as { message?: unknown }).message;
+    if (typeof m === "string" && m) cause = m.replace(/^.*client error \(Connect\): /, "");
+  }
   const raw = (typeof err?.message === "string" ? err.message : String(e)) +
     (typeof cause === "string" && cause ? ` (${cause})` : "");
   const message = apiMessage

@@ -108,9 +108,10 @@ Deno.test("crab mcp add refuses a bad name, a taken name and a missing command",
   const taken = await s.crab(["mcp", "add", "x", "--", "y"]);
   assert.equal(taken.code, 1);
   assert.match(taken.stderr, /already has it; remove it first/);
+  // A missing command is a usage error.
   const none = await s.crab(["mcp", "add", "y"]);
-  assert.equal(none.code, 1);
-  assert.match(none.stderr, /without a command or --url/);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /without a command or a URL/);
   assert.deepEqual(JSON.parse(Deno.readTextFileSync(userFile(s))), {
     mcpServers: { x: { command: "x" } },
   });

@@ -1,0 +1,153 @@
+/**
+ * The root command: crab itself, interactive (`crab`, `crab "PROMPT"`) or in
+ * print mode (`crab -p PROMPT`, or the prompt on stdin).
+ *
+ * @module
+ */
+
+import type { OutputFormat, PrintOptions } from "../print.ts";
+import type { ReplOptions } from "../repl.ts";
+import type { RunFlags } from "../runtime.ts";
+import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
+import { CliUsageError, type Command, type Parsed } from "./parse.ts";
+
+/** What the root command runs: print mode or the REPL, with their options. */
+export type AgentInput =
+  | { mode: "print"; opts: PrintOptions }
+  | { mode: "interactive"; opts: ReplOptions };
+
+function runFlags(p: Parsed): RunFlags {
+  return {
+    cwd: p.str("cwd") ?? Deno.cwd(),
+    provider: p.str("provider"),
+    model: p.str("model"),
+    baseUrl: p.str("baseUrl"),
+    tools: p.list("tools")?.join(","),
+    web: p.flag("web"),
+    webAllowPrivate: p.flag("webAllowPrivate"),
+    allow: p.list("allow")?.join(","),
+    yolo: p.flag("yolo"),
+    maxTurns: p.int("maxTurns"),
+    contextWindow: p.int("contextWindow"),
+    trustProject: p.flag("trustProject"),
+    continue: p.flag("continue"),
+    resume: p.str("resume"),
+    sandbox: p.str("sandbox") as SandboxMode | undefined,
+  };
+}
+
+/** Checks the root's command line and says what to run. */
+export function planAgent(p: Parsed): AgentInput {
+  // Input in JSON lines means a program is talking: print mode, as with claude's SDK.
+  const print = p.has("print") || p.str("inputFormat") === "stream-json";
+  const given = p.str("print") || undefined;
+  if (p.args.length > 1 || (given !== undefined && p.args.length > 0)) {
+    throw new CliUsageError(
+      `Cannot take "${p.args[given === undefined ? 1 : 0]}" as a second prompt`,
+      'quote a prompt of several words: crab -p "fix the failing test"; ' +
+        "a command comes first: crab metrics",
+    );
+  }
+  if (p.has("continue") && p.has("resume")) {
+    throw new CliUsageError(
+      `Cannot use ${p.spelling("continue")} with ${p.spelling("resume")}`,
+      "--continue goes on with the latest session here, --resume ID with the one you name: give one",
+    );
+  }
+  if (!print) {
+    for (const key of ["outputFormat", "inputFormat", "verbose"]) {
+      if (p.has(key)) {
+        throw new CliUsageError(
+          `Cannot use ${p.spelling(key)} without --print (-p): it shapes print mode's output`,
+          `crab -p "PROMPT" ${p.spelling(key)}${key === "outputFormat" ? " json" : ""}`,
+        );
+      }
+    }
+  }
+  const format = (p.str("outputFormat") ?? "text") as OutputFormat;
+  if (p.has("verbose") && format !== "stream-json") {
+    throw new CliUsageError(
+      "Cannot use --verbose without --output-format stream-json",
+      "crab's stream-json has every message; --verbose is taken there for scripts written for claude -p",
+    );
+  }
+  const input = p.str("inputFormat") as "text" | "stream-json" | undefined;
+  if (input === "stream-json" && format !== "stream-json") {
+    throw new CliUsageError(
+      "Cannot use --input-format stream-json without --output-format stream-json",
+      "crab -p --input-format stream-json --output-format stream-json",
+    );
+  }
+  if (input === "stream-json" && (p.str("print") || p.args.length)) {
+    throw new CliUsageError(
+      "Cannot take a prompt argument with --input-format stream-json: it comes on stdin",
+    );
+  }
+  if (print && p.str("resume") === "") {
+    throw new CliUsageError(
+      "Cannot pick a session to resume in print mode: give its id",
+      "list them with crab sessions, then: crab -p --resume ID",
+    );
+  }
+  const prompt = given ?? p.args[0];
+  if (print) {
+    return {
+      mode: "print",
+      opts: {
+        ...runFlags(p),
+        prompt,
+        outputFormat: format,
+        inputFormat: input,
+        verbose: p.flag("verbose"),
+      },
+    };
+  }
+  return { mode: "interactive", opts: { ...runFlags(p), prompt } };
+}
+
+/** Runs what {@link planAgent} chose; resolves to the exit code. */
+async function runAgent(x: AgentInput): Promise<number> {
+  if (x.mode === "print") {
+    const { printCommand } = await import("../print.ts");
+    return await printCommand(x.opts);
+  }
+  if (!Deno.stdin.isTerminal()) {
+    console.error(
+      "error: Cannot start interactive mode: stdin is not a terminal\n" +
+        'hint: add --print (-p) to run one prompt from a script: echo "PROMPT" | crab --print\n' +
+        "      (print mode approves every offered tool; limit them with --tools)",
+    );
+    return 2;
+  }
+  const { replCommand } = await import("../repl.ts");
+  return await replCommand(x.opts);
+}
+
+/** The root of the command tree, without its children (see `commands.ts`). */
+export const agentCommand: Command = {
+  name: "crab",
+  summary: "A coding agent for the terminal.",
+  usage: [
+    "[OPTIONS] [PROMPT]           interactive; PROMPT is sent first",
+    "-p [OPTIONS] [PROMPT]        print mode: one prompt (else stdin), the answer on stdout",
+    "COMMAND [OPTIONS]            see the commands below",
+  ],
+  // One prompt; more is an error with a hint (see planAgent).
+  args: [{ name: "PROMPT", variadic: true }],
+  keys: [...AGENT_KEYS, ...GLOBAL_KEYS],
+  optionHelp: {
+    tools: "tools offered to the model, comma-separated " +
+      "(default: read,write,edit,bash,glob,grep and every MCP tool)",
+  },
+  details: `Options go before or after the prompt and the command words; one that a command
+does not take is an error naming the commands that do.
+
+Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
+4 --max-turns reached, 5 context window full, 130 interrupted (Ctrl-C),
+141 stdout closed, 143 terminated (SIGTERM).`,
+  plan(p) {
+    const input = planAgent(p);
+    return { input, run: () => runAgent(input) };
+  },
+};

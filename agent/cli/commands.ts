@@ -1,0 +1,360 @@
+/**
+ * The command tree: every subcommand with its arguments, the options it takes,
+ * its help, and how its input is built. Each command's module is imported only
+ * when it runs. Adding a subcommand is one entry here (and its module).
+ *
+ * @module
+ */
+
+import type { McpAddOptions } from "../mcp_command.ts";
+import type { McpServeOptions } from "../mcp_serve.ts";
+import type { MetricsOptions } from "../metrics.ts";
+import type { SessionsOptions } from "../sessions_command.ts";
+import type { ToolCommandOptions } from "../tool_command.ts";
+import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import { agentCommand } from "./agent_command.ts";
+import { CliUsageError, type Command, commandName, type Parsed, type Plan } from "./parse.ts";
+import { GLOBAL_KEYS } from "./options.ts";
+import { suggest } from "./suggest.ts";
+
+/** The workspace: `--cwd`, else where crab was started. */
+export function workspaceOf(p: Parsed): string {
+  return p.str("cwd") ?? Deno.cwd();
+}
+
+function plan<T>(input: T, run: (input: T) => Promise<number> | number): Plan {
+  return { input, run: () => run(input) };
+}
+
+const tool: Command = {
+  name: "tool",
+  summary:
+    "Run one tool, built-in or MCP (SERVER__TOOL); no NAME: list the tools and their classes",
+  usage: ["[OPTIONS] [NAME] [JSON-ARGS]", "--jsonl [OPTIONS] < CALLS"],
+  args: [{ name: "NAME" }, { name: "JSON-ARGS" }],
+  // --web is not among them: naming web_fetch is what offers it here.
+  keys: ["jsonl", ...GLOBAL_KEYS.filter((k) => k !== "web")],
+  refuses: { web: "crab tool needs no such flag: naming web_fetch is what runs it" },
+  optionHelp: {
+    tools: "the tools that may be called, comma-separated (default: all)",
+    yolo: "approve everything, paths outside the workspace too",
+    trustProject: "start this workspace's .mcp.json servers for this run",
+  },
+  details: `Naming a tool approves its class for this call; paths outside the workspace need
+--allow outside (or --yolo). An MCP tool starts only its own server (project servers
+from .mcp.json need a trusted workspace or --trust-project). Output goes to stdout;
+an error goes to stderr as "error [code]: message" and "hint: ...", and the exit code
+is 1.
+
+With --jsonl every call runs in ONE session (read, then edit), and each input line
+is answered with one JSON line:
+  {"tool", "call_seq", "ok": true, "output"}
+  {"tool", "call_seq", "ok": false, "error": {"code", "message", "hint"}}
+A malformed line gets an error line with code "invalid_jsonl". The exit code is 0
+once stdin is read to the end, whatever the calls returned; check "ok" per line.`,
+  plan(p) {
+    const [name, args] = p.args;
+    if (p.flag("jsonl") && name !== undefined) {
+      throw new CliUsageError(
+        `Cannot name a tool with --jsonl: the calls come from stdin`,
+        `echo '{"tool": "${name}", "args": {}}' | crab tool --jsonl`,
+      );
+    }
+    const allow = p.list("allow") ?? [];
+    const tools = p.list("tools");
+    if (p.flag("webAllowPrivate") && tools && !tools.includes("web_fetch")) {
+      throw new CliUsageError(
+        `Cannot use ${p.spelling("webAllowPrivate")} when --tools leaves out web_fetch`,
+        "add web_fetch to --tools",
+      );
+    }
+    const opts: ToolCommandOptions = {
+      cwd: workspaceOf(p),
+      jsonl: p.flag("jsonl"),
+      allowOutside: allow.includes("outside") || undefined,
+      allow: allow.length ? allow : undefined,
+      yolo: p.flag("yolo"),
+      tools,
+      webAllowPrivate: p.flag("webAllowPrivate"),
+      trustProject: p.flag("trustProject"),
+      sandbox: p.str("sandbox") as SandboxMode | undefined,
+    };
+    return plan({ name, args, opts }, async (x) => {
+      const { toolCommand } = await import("../tool_command.ts");
+      return await toolCommand(x.name, x.args, x.opts);
+    });
+  },
+};
+
+const mcpList: Command = {
+  name: "list",
+  summary: "Connect every configured server and show its scope, state and tools",
+  keys: ["json", "cwd", "trustProject"],
+  optionHelp: { trustProject: "start this workspace's .mcp.json servers for this run" },
+  plan(p) {
+    const opts = {
+      cwd: workspaceOf(p),
+      trustProject: p.flag("trustProject"),
+      json: p.flag("json"),
+    };
+    return plan(opts, async (o) => (await import("../mcp_command.ts")).mcpList(o));
+  },
+};
+
+const HEADER = /^[^:\s][^:]*:/;
+
+const mcpAdd: Command = {
+  name: "add",
+  summary: "Add a server: crab mcp add NAME -- COMMAND [ARGS...]  or  crab mcp add NAME URL",
+  usage: ["[OPTIONS] NAME -- COMMAND [ARGS...]", "[OPTIONS] NAME URL"],
+  args: [
+    { name: "NAME", required: true },
+    { name: "COMMAND", variadic: true, verbatim: true },
+  ],
+  keys: [
+    "scope",
+    "transport",
+    "url",
+    "env",
+    "header",
+    "startupTimeout",
+    "callTimeout",
+    "cwd",
+  ],
+  details: `NAME is letters, digits, _ and - (no __). Options go before the server's command:
+everything after its first word belongs to the server (-- may separate them).
+  crab mcp add fs -- npx -y @modelcontextprotocol/server-filesystem .
+  crab mcp add -s project -t http tracker https://mcp.example.com/mcp -H 'Authorization: Bearer \${TOKEN}'
+  crab mcp add -e LOG_LEVEL=debug local -- ./bin/server`,
+  plan(p) {
+    const [name, ...rest] = p.args;
+    const transport = p.str("transport");
+    let url = p.str("url");
+    let command = rest;
+    if (
+      url === undefined && transport !== "stdio" && rest.length === 1 &&
+      /^https?:\/\//i.test(rest[0])
+    ) {
+      url = rest[0];
+      command = [];
+    }
+    const env = p.list("env") ?? [];
+    const header = p.list("header") ?? [];
+    const usage = (message: string, hint?: string) => new CliUsageError(message, hint);
+    if (url !== undefined && command.length > 0) {
+      throw usage("Cannot add an MCP server with both a URL and a command", "give one of them");
+    }
+    if (url === undefined && command.length === 0) {
+      throw usage(
+        `Cannot add MCP server "${name}" without a command or a URL`,
+        "crab mcp add NAME -- COMMAND [ARGS...]  or  crab mcp add NAME URL",
+      );
+    }
+    if (url !== undefined && transport === "stdio") {
+      throw usage("Cannot use --transport stdio with a URL", "use http or sse, or give a command");
+    }
+    if (url === undefined && transport !== undefined && transport !== "stdio") {
+      throw usage(`Cannot use --transport ${transport} with a command`, "give the server's URL");
+    }
+    if (url !== undefined && env.length) {
+      throw usage(`Cannot use ${p.spelling("env")} with an HTTP server`, "send headers with -H");
+    }
+    if (url === undefined && header.length) {
+      throw usage(
+        `Cannot use ${p.spelling("header")} with a stdio server`,
+        "pass environment with -e",
+      );
+    }
+    const badEnv = env.find((e) => !/^[^=]+=/.test(e));
+    if (badEnv !== undefined) {
+      throw usage(`Cannot use environment entry "${badEnv}": expected NAME=VALUE`);
+    }
+    const badHeader = header.find((h) => !HEADER.test(h));
+    if (badHeader !== undefined) {
+      throw usage(`Cannot use header "${badHeader}": expected 'NAME: VALUE'`);
+    }
+    const opts: McpAddOptions = {
+      cwd: workspaceOf(p),
+      project: p.str("scope") === "project" || undefined,
+      url,
+      transport,
+      env,
+      header,
+      startupTimeout: p.int("startupTimeout"),
+      callTimeout: p.int("callTimeout"),
+    };
+    return plan(
+      { name, command, opts },
+      async (x) => (await import("../mcp_command.ts")).mcpAdd(x.name, x.command, x.opts),
+    );
+  },
+};
+
+const mcpRemove: Command = {
+  name: "remove",
+  summary: "Remove a server from the user config (or, with -s project, from .mcp.json)",
+  usage: ["[OPTIONS] NAME"],
+  args: [{ name: "NAME", required: true }],
+  keys: ["scope", "cwd"],
+  plan(p) {
+    const opts = { cwd: workspaceOf(p), project: p.str("scope") === "project" || undefined };
+    return plan(
+      { name: p.args[0], opts },
+      async (x) => (await import("../mcp_command.ts")).mcpRemove(x.name, x.opts),
+    );
+  },
+};
+
+const mcpTest: Command = {
+  name: "test",
+  summary: "Connect one server, list its tools and time it",
+  usage: ["[OPTIONS] NAME"],
+  args: [{ name: "NAME", required: true }],
+  keys: ["cwd", "trustProject"],
+  optionHelp: { trustProject: "start this workspace's .mcp.json servers for this run" },
+  plan(p) {
+    const opts = { cwd: workspaceOf(p), trustProject: p.flag("trustProject") };
+    return plan(
+      { name: p.args[0], opts },
+      async (x) => (await import("../mcp_command.ts")).mcpTest(x.name, x.opts),
+    );
+  },
+};
+
+const mcpServe: Command = {
+  name: "serve",
+  summary: "Offer crab's built-in tools to an MCP client over stdio (one connection)",
+  keys: ["http", "cwd", "tools", "web", "webAllowPrivate", "allow", "yolo", "sandbox"],
+  refuses: {
+    trustProject: "crab mcp serve reads no project files: it serves the built-in tools only",
+  },
+  optionHelp: {
+    tools: "built-in tools offered to the client, comma-separated (default: read,glob,grep)",
+    allow: "approve classes beyond the offered tools' own: outside, protected",
+    yolo: "approve everything, paths outside the workspace too",
+  },
+  details: `The client asks its own user, so every offered tool runs without a prompt here.
+Each connection is one session (read before edit holds across its calls) and one
+run in crab metrics, mode mcp-serve. stdout carries protocol messages only.`,
+  plan(p) {
+    if (p.flag("webAllowPrivate") && !p.flag("web")) {
+      throw new CliUsageError(
+        `Cannot use ${p.spelling("webAllowPrivate")} without --web: web_fetch is not offered`,
+        "add --web",
+      );
+    }
+    const allow = p.list("allow") ?? [];
+    const opts: McpServeOptions = {
+      cwd: workspaceOf(p),
+      tools: p.list("tools")?.join(","),
+      web: p.flag("web"),
+      webAllowPrivate: p.flag("webAllowPrivate"),
+      allowOutside: allow.includes("outside") || undefined,
+      allow: allow.length ? allow : undefined,
+      yolo: p.flag("yolo"),
+      http: p.str("http"),
+      sandbox: p.str("sandbox") as SandboxMode | undefined,
+    };
+    return plan(opts, async (o) => (await import("../mcp_serve.ts")).mcpServeCommand(o));
+  },
+};
+
+const mcp: Command = {
+  name: "mcp",
+  summary: "Configure and check MCP servers (user: mcp.json in the config dir; project: .mcp.json)",
+  keys: [],
+  children: [mcpList, mcpAdd, mcpRemove, mcpTest, mcpServe],
+};
+
+const metricsExport: Command = {
+  name: "export",
+  summary: "Send stored runs to an OpenTelemetry collector (OTLP/HTTP), each run once",
+  usage: ["--otlp [RUN...]"],
+  args: [{ name: "RUN", variadic: true }],
+  keys: ["otlp"],
+  details: `RUN: run ids or unique prefixes; without any, every finished run not sent yet.
+The collector is OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318), with
+OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf or http/json) and _HEADERS.`,
+  plan(p) {
+    return plan(
+      { runs: p.args, opts: { otlp: p.flag("otlp") } },
+      async (x) => (await import("../telemetry/export_command.ts")).exportCommand(x.runs, x.opts),
+    );
+  },
+};
+
+const metrics: Command = {
+  name: "metrics",
+  summary: "Show recorded runs, one run's calls (RUN: id or unique prefix), or per-tool totals",
+  usage: ["[OPTIONS] [RUN]"],
+  args: [{ name: "RUN" }],
+  keys: ["byTool", "json", "limit"],
+  children: [metricsExport],
+  optionHelp: { limit: "number of runs to list (default 20)" },
+  plan(p) {
+    const opts: MetricsOptions = {
+      json: p.flag("json"),
+      tools: p.flag("byTool"),
+      limit: p.int("limit") ?? 20,
+    };
+    return plan(
+      { run: p.args[0], opts },
+      async (x) => (await import("../metrics.ts")).metricsCommand(x.run, x.opts),
+    );
+  },
+};
+
+const sessions: Command = {
+  name: "sessions",
+  summary: "List stored sessions, newest first (resume one with --resume ID)",
+  keys: ["all", "json", "limit", "cwd"],
+  optionHelp: { limit: "number of sessions to list (default 20)" },
+  plan(p) {
+    const opts: SessionsOptions = {
+      cwd: workspaceOf(p),
+      all: p.flag("all"),
+      json: p.flag("json"),
+      limit: p.int("limit") ?? 20,
+    };
+    return plan(opts, async (o) => (await import("../sessions_command.ts")).sessionsCommand(o));
+  },
+};
+
+const helpCommand: Command = {
+  name: "help",
+  summary: "Show help for crab or one of its commands",
+  usage: ["[COMMAND...]"],
+  args: [{ name: "COMMAND", variadic: true }],
+  keys: [],
+  plan(p) {
+    const path = [ROOT];
+    for (const word of p.args) {
+      const here = path[path.length - 1];
+      const child = here.children?.find((c) => c.name === word);
+      if (!child) {
+        const names = (here.children ?? []).map((c) => c.name);
+        const near = suggest(word, names);
+        throw new CliUsageError(
+          `Unknown command "${word}" for ${commandName(path)}`,
+          near
+            ? `did you mean ${commandName(path)} ${near}?`
+            : names.length
+            ? `commands: ${names.join(", ")}`
+            : undefined,
+        );
+      }
+      path.push(child);
+    }
+    return plan(path, async (x) => {
+      const { helpText } = await import("./help.ts");
+      console.log(helpText(x));
+      return 0;
+    });
+  },
+};
+
+/** The root: the agent itself, and its subcommands. */
+export const ROOT: Command = {
+  ...agentCommand,
+  children: [tool, mcp, metrics, sessions, helpCommand],
+};

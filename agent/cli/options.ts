@@ -1,0 +1,400 @@
+/**
+ * Every command-line option crab has, in one table: its spellings, whether it
+ * takes a value, how that value is checked, and its help line. Which commands
+ * take which option is said by the command table (`commands.ts`); an option
+ * means the same wherever it is given.
+ *
+ * @module
+ */
+
+import { SANDBOX_MODES } from "../../tools/sandbox/mode.ts";
+import { suggest } from "./suggest.ts";
+
+/**
+ * How an option reads its value: `flag` takes none; `value` takes the next word
+ * (or `=VALUE`); `optional` takes the next word unless it starts with `-`;
+ * `list` is a value that may be repeated (and, when `split`, comma-separated).
+ */
+export type OptionKind = "flag" | "value" | "optional" | "list";
+
+/** One spelling of an option. */
+export interface OptionSpec {
+  /** The option this spelling sets; several spellings may share one. */
+  key: string;
+  long: string;
+  short?: string;
+  kind: OptionKind;
+  /** The value's placeholder in help and messages (`DIR`, `LIST`). */
+  arg?: string;
+  /** For a flag that stands for one value of a `value` or `list` option: that value. */
+  means?: string;
+  /** Comma-separated values are split into several. */
+  split?: boolean;
+  help: string;
+  /** Why a value cannot be used (`expected ...`), or undefined when it can. */
+  check?(value: string): string | undefined;
+  /** A spelling kept for old command lines, left out of help. */
+  hidden?: boolean;
+  /** A value that parses, for tests and the check of the flags hints name. */
+  sample?: string;
+}
+
+/** Approval classes `--allow` takes; `mcp:SERVER` besides. */
+export const ALLOW_CLASSES = [
+  "read",
+  "write",
+  "exec",
+  "net",
+  "outside",
+  "outside-read",
+  "outside-write",
+  "protected",
+] as const;
+
+function oneOf(values: readonly string[]) {
+  return (v: string) => {
+    if (values.includes(v)) return undefined;
+    const near = suggest(v, values);
+    return `expected one of ${values.join(", ")}` + (near ? ` (did you mean "${near}"?)` : "");
+  };
+}
+
+function positiveInt(v: string): string | undefined {
+  return /^[1-9]\d*$/.test(v) ? undefined : "expected a positive whole number";
+}
+
+function port(v: string): string | undefined {
+  return /^\d+$/.test(v) && Number(v) <= 65535
+    ? undefined
+    : "expected a port number from 0 to 65535";
+}
+
+function httpUrl(v: string): string | undefined {
+  try {
+    const u = new URL(v);
+    if (u.protocol === "http:" || u.protocol === "https:") return undefined;
+  } catch {
+    // Not a URL at all.
+  }
+  return "expected an http:// or https:// URL";
+}
+
+function allowClass(v: string): string | undefined {
+  if ((ALLOW_CLASSES as readonly string[]).includes(v) || /^mcp:[A-Za-z0-9_-]+$/.test(v)) {
+    return undefined;
+  }
+  const near = suggest(v, ALLOW_CLASSES);
+  return `expected ${ALLOW_CLASSES.join(", ")} or mcp:SERVER` +
+    (near ? ` (did you mean "${near}"?)` : "");
+}
+
+function toolName(v: string): string | undefined {
+  return /^[A-Za-z0-9_*-]+$/.test(v) ? undefined : "expected tool names";
+}
+
+/** Options that mean the same to every command that runs tools or reads a workspace. */
+const GLOBAL: OptionSpec[] = [
+  {
+    key: "cwd",
+    long: "--cwd",
+    kind: "value",
+    arg: "DIR",
+    help: "workspace directory (default: the current directory)",
+    sample: ".",
+  },
+  { key: "yolo", long: "--yolo", kind: "flag", help: "approve every call without asking" },
+  {
+    key: "allow",
+    long: "--allow",
+    kind: "list",
+    split: true,
+    arg: "CLASSES",
+    help: "approve classes up front: read, write, exec, net, outside (outside-read, " +
+      "outside-write), protected, mcp:SERVER",
+    check: allowClass,
+    sample: "write",
+  },
+  {
+    key: "allow",
+    long: "--allow-outside",
+    kind: "flag",
+    means: "outside",
+    help: "the same as --allow outside",
+    hidden: true,
+  },
+  {
+    key: "tools",
+    long: "--tools",
+    kind: "list",
+    split: true,
+    arg: "LIST",
+    help: "tools, comma-separated (MCP tools as SERVER__TOOL or SERVER__*)",
+    check: toolName,
+    sample: "read,grep",
+  },
+  { key: "web", long: "--web", kind: "flag", help: "also offer web_fetch" },
+  {
+    key: "webAllowPrivate",
+    long: "--web-allow-private",
+    kind: "flag",
+    help: "let web_fetch reach loopback and private addresses",
+  },
+  {
+    key: "trustProject",
+    long: "--trust-project",
+    kind: "flag",
+    help: "use this workspace's .crab/config.json and .mcp.json for this run",
+  },
+  {
+    key: "sandbox",
+    long: "--sandbox",
+    kind: "value",
+    arg: "MODE",
+    help: `how far bash may reach: ${SANDBOX_MODES.join(", ")}`,
+    check: oneOf(SANDBOX_MODES),
+    sample: "read-only",
+  },
+];
+
+/** Options of the agent itself (`crab`, `crab -p`). */
+const AGENT: OptionSpec[] = [
+  {
+    key: "print",
+    long: "--print",
+    short: "-p",
+    kind: "optional",
+    arg: "PROMPT",
+    help: "run one prompt without interaction (read from stdin when not given)",
+    sample: "hi",
+  },
+  {
+    key: "outputFormat",
+    long: "--output-format",
+    kind: "value",
+    arg: "FORMAT",
+    help: "print mode output: text, json or stream-json (Claude Code's shapes)",
+    check: oneOf(["text", "json", "stream-json"]),
+    sample: "json",
+  },
+  {
+    key: "inputFormat",
+    long: "--input-format",
+    kind: "value",
+    arg: "FORMAT",
+    help: "print mode input: text, or stream-json (JSON lines, as Claude Code's SDK sends them)",
+    check: oneOf(["text", "stream-json"]),
+    sample: "text",
+  },
+  {
+    key: "verbose",
+    long: "--verbose",
+    kind: "flag",
+    help: "accepted with --output-format stream-json, as claude -p wants it " +
+      "(crab's stream always has every message)",
+  },
+  {
+    key: "model",
+    long: "--model",
+    short: "-m",
+    kind: "value",
+    arg: "MODEL",
+    help: "model id",
+    sample: "claude-sonnet-4-5",
+  },
+  {
+    key: "provider",
+    long: "--provider",
+    kind: "value",
+    arg: "NAME",
+    help: "anthropic or openai (any OpenAI-compatible server)",
+    check: oneOf(["anthropic", "openai"]),
+    sample: "openai",
+  },
+  {
+    key: "baseUrl",
+    long: "--base-url",
+    kind: "value",
+    arg: "URL",
+    help: "API base URL of the provider",
+    check: httpUrl,
+    sample: "http://127.0.0.1:9/v1",
+  },
+  {
+    key: "maxTurns",
+    long: "--max-turns",
+    kind: "value",
+    arg: "N",
+    help: "most model turns per prompt",
+    check: positiveInt,
+    sample: "3",
+  },
+  {
+    key: "contextWindow",
+    long: "--context-window",
+    kind: "value",
+    arg: "TOKENS",
+    help: "the model's context window, when crab does not know it",
+    check: positiveInt,
+    sample: "32000",
+  },
+  {
+    key: "continue",
+    long: "--continue",
+    short: "-c",
+    kind: "flag",
+    help: "continue the last session in this workspace",
+  },
+  {
+    key: "resume",
+    long: "--resume",
+    short: "-r",
+    kind: "optional",
+    arg: "ID",
+    help: "resume a session by id (see crab sessions); without an id, pick one from a list",
+    sample: "abc123",
+  },
+];
+
+/** Options of one subcommand or a few (see the command table). */
+const LOCAL: OptionSpec[] = [
+  {
+    key: "jsonl",
+    long: "--jsonl",
+    kind: "flag",
+    help: 'read calls from stdin, one {"tool": NAME, "args": {...}} per line',
+  },
+  { key: "json", long: "--json", kind: "flag", help: "print JSON" },
+  {
+    key: "otlp",
+    long: "--otlp",
+    kind: "flag",
+    help: "send over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT",
+  },
+  {
+    key: "limit",
+    long: "--limit",
+    kind: "value",
+    arg: "N",
+    help: "how many to list (default 20)",
+    check: positiveInt,
+    sample: "5",
+  },
+  {
+    key: "all",
+    long: "--all",
+    kind: "flag",
+    help: "sessions of every workspace, not only this one",
+  },
+  {
+    key: "byTool",
+    long: "--tools",
+    kind: "flag",
+    help: "aggregate per tool: calls, errors, p50/p95 ms, bytes",
+  },
+  {
+    key: "http",
+    long: "--http",
+    kind: "value",
+    arg: "PORT",
+    help: "serve Streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio (0: any port)",
+    check: port,
+    sample: "0",
+  },
+  {
+    key: "scope",
+    long: "--scope",
+    short: "-s",
+    kind: "value",
+    arg: "SCOPE",
+    help: "user (your mcp.json, the default) or project (the workspace's .mcp.json)",
+    check: (v) =>
+      v === "local"
+        ? 'expected user or project (crab has no "local" scope: user is your mcp.json, project ' +
+          "the workspace's .mcp.json)"
+        : oneOf(["user", "project"])(v),
+    sample: "project",
+  },
+  {
+    key: "scope",
+    long: "--project",
+    kind: "flag",
+    means: "project",
+    help: "the same as --scope project",
+  },
+  {
+    key: "url",
+    long: "--url",
+    kind: "value",
+    arg: "URL",
+    help: "an HTTP server (Streamable HTTP, falling back to SSE); or give the URL after NAME",
+    sample: "https://mcp.example.test/mcp",
+  },
+  {
+    key: "transport",
+    long: "--transport",
+    short: "-t",
+    kind: "value",
+    arg: "KIND",
+    help: "stdio, http or sse (sse: legacy SSE only)",
+    check: oneOf(["stdio", "http", "sse"]),
+    sample: "http",
+  },
+  {
+    key: "env",
+    long: "--env",
+    short: "-e",
+    kind: "list",
+    arg: "NAME=VALUE",
+    help: "environment for a stdio server (repeatable)",
+    sample: "LOG_LEVEL=debug",
+  },
+  {
+    key: "header",
+    long: "--header",
+    short: "-H",
+    kind: "list",
+    arg: "'NAME: VALUE'",
+    help: "HTTP header for an HTTP server (repeatable)",
+    sample: "X-Team: core",
+  },
+  {
+    key: "startupTimeout",
+    long: "--startup-timeout",
+    kind: "value",
+    arg: "MS",
+    help: "time to start and list tools (default 10000)",
+    check: positiveInt,
+    sample: "20000",
+  },
+  {
+    key: "callTimeout",
+    long: "--call-timeout",
+    kind: "value",
+    arg: "MS",
+    help: "time one call may take (default 60000)",
+    check: positiveInt,
+    sample: "120000",
+  },
+];
+
+/** Help and version, understood everywhere. */
+const META: OptionSpec[] = [
+  { key: "help", long: "--help", short: "-h", kind: "flag", help: "show help" },
+  { key: "version", long: "--version", short: "-V", kind: "flag", help: "print crab's version" },
+];
+
+/** Every spelling, global ones first (they win a name two options share outside their commands). */
+export const OPTIONS: readonly OptionSpec[] = [...GLOBAL, ...AGENT, ...META, ...LOCAL];
+
+/** Keys of the global options, in help order. */
+export const GLOBAL_KEYS: readonly string[] = [...new Set(GLOBAL.map((o) => o.key))];
+
+/** Keys of the agent's own options, in help order. */
+export const AGENT_KEYS: readonly string[] = [...new Set(AGENT.map((o) => o.key))];
+
+/** How a spelling is written in help: `-p, --print [PROMPT]`. */
+export function optionLabel(o: OptionSpec): string {
+  const names = o.short ? `${o.short}, ${o.long}` : o.long;
+  if (o.kind === "flag") return names;
+  return o.kind === "optional" ? `${names} [${o.arg}]` : `${names} ${o.arg}`;
+}

@@ -1,0 +1,261 @@
+/**
+ * Every option × every command × every position: the option either lands in
+ * what the command's module receives (with the value given), or the command
+ * line is a usage error naming where the option applies. Nothing in between.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { ROOT } from "../../../agent/cli/commands.ts";
+import { OPTIONS, type OptionSpec } from "../../../agent/cli/options.ts";
+import { CliUsageError, type Command, parseArgs } from "../../../agent/cli/parse.ts";
+
+type Input = Record<string, unknown>;
+/** What an option changed in the command's input, read back. */
+type Probe = (input: Input) => unknown;
+
+const opts = (i: Input) => i.opts as Record<string, unknown>;
+const field = (name: string): Probe => (i) => opts(i)[name];
+/** The same, for commands whose input is the options object itself. */
+const own = (name: string): Probe => (i) => i[name];
+
+/** One command under test: its words, a valid rest of the line, and what each option it takes does. */
+interface Case {
+  words: string[];
+  /** Positionals (and anything else) that make a valid command line. */
+  tail: string[];
+  /** A different tail for an option that needs one. */
+  tailFor?: Record<string, string[]>;
+  /** Options an option needs beside it (`--web-allow-private` needs `--web` on mcp serve). */
+  needs?: Record<string, string[]>;
+  /** Whether words after the tail are still options (not a server's command line). */
+  endIsOption: boolean;
+  /** key → how to read the option back, and the value expected from its sample (or true). */
+  effects: Record<string, [Probe, (spec: OptionSpec) => unknown]>;
+}
+
+const DIR = "/tmp/crab-matrix-ws";
+const flag = () => true;
+const sample = (s: OptionSpec) => s.sample;
+const listOf = (s: OptionSpec) => s.means ? [s.means] : s.sample!.split(",");
+const joined = (s: OptionSpec) => s.means ?? s.sample;
+const number = (s: OptionSpec) => Number(s.sample);
+
+/** The globals, as each tool-running command receives them. */
+const agentGlobals: Case["effects"] = {
+  cwd: [field("cwd"), () => DIR],
+  yolo: [field("yolo"), flag],
+  allow: [field("allow"), joined],
+  tools: [field("tools"), sample],
+  web: [field("web"), flag],
+  webAllowPrivate: [field("webAllowPrivate"), flag],
+  trustProject: [field("trustProject"), flag],
+  sandbox: [field("sandbox"), sample],
+};
+
+const CASES: Case[] = [
+  {
+    words: [],
+    tail: ["-p", "hi"],
+    tailFor: { print: [] },
+    needs: { verbose: ["--output-format", "stream-json"] },
+    endIsOption: true,
+    effects: {
+      ...agentGlobals,
+      print: [(i) => [i.mode, opts(i).prompt], (s) => ["print", s.sample]],
+      outputFormat: [field("outputFormat"), sample],
+      inputFormat: [field("inputFormat"), sample],
+      verbose: [field("verbose"), flag],
+      model: [field("model"), sample],
+      provider: [field("provider"), sample],
+      baseUrl: [field("baseUrl"), sample],
+      maxTurns: [field("maxTurns"), number],
+      contextWindow: [field("contextWindow"), number],
+      continue: [field("continue"), flag],
+      resume: [field("resume"), sample],
+    },
+  },
+  {
+    words: ["tool"],
+    tail: ["read", "{}"],
+    tailFor: { jsonl: [] },
+    endIsOption: true,
+    effects: {
+      cwd: [field("cwd"), () => DIR],
+      yolo: [field("yolo"), flag],
+      allow: [field("allow"), listOf],
+      tools: [field("tools"), listOf],
+      webAllowPrivate: [field("webAllowPrivate"), flag],
+      trustProject: [field("trustProject"), flag],
+      sandbox: [field("sandbox"), sample],
+      jsonl: [field("jsonl"), flag],
+    },
+  },
+  {
+    words: ["mcp", "list"],
+    tail: [],
+    endIsOption: true,
+    effects: {
+      cwd: [own("cwd"), () => DIR],
+      trustProject: [own("trustProject"), flag],
+      json: [own("json"), flag],
+    },
+  },
+  {
+    words: ["mcp", "add"],
+    tail: ["srv", "--", "cmd"],
+    tailFor: {
+      url: ["srv"],
+      transport: ["srv", "https://mcp.example.test/mcp"],
+      header: ["srv", "https://mcp.example.test/mcp"],
+    },
+    endIsOption: false,
+    effects: {
+      cwd: [field("cwd"), () => DIR],
+      scope: [field("project"), () => true],
+      url: [field("url"), sample],
+      transport: [field("transport"), sample],
+      env: [field("env"), (s) => [s.sample]],
+      header: [field("header"), (s) => [s.sample]],
+      startupTimeout: [field("startupTimeout"), number],
+      callTimeout: [field("callTimeout"), number],
+    },
+  },
+  {
+    words: ["mcp", "remove"],
+    tail: ["srv"],
+    endIsOption: true,
+    effects: { cwd: [field("cwd"), () => DIR], scope: [field("project"), () => true] },
+  },
+  {
+    words: ["mcp", "test"],
+    tail: ["srv"],
+    endIsOption: true,
+    effects: { cwd: [field("cwd"), () => DIR], trustProject: [field("trustProject"), flag] },
+  },
+  {
+    words: ["mcp", "serve"],
+    tail: [],
+    needs: { webAllowPrivate: ["--web"] },
+    endIsOption: true,
+    effects: {
+      cwd: [own("cwd"), () => DIR],
+      yolo: [own("yolo"), flag],
+      allow: [own("allow"), listOf],
+      tools: [own("tools"), sample],
+      web: [own("web"), flag],
+      webAllowPrivate: [own("webAllowPrivate"), flag],
+      sandbox: [own("sandbox"), sample],
+      http: [own("http"), sample],
+    },
+  },
+  {
+    words: ["metrics"],
+    tail: [],
+    endIsOption: true,
+    effects: {
+      byTool: [field("tools"), flag],
+      json: [field("json"), flag],
+      limit: [field("limit"), number],
+    },
+  },
+  {
+    words: ["sessions"],
+    tail: [],
+    endIsOption: true,
+    effects: {
+      cwd: [own("cwd"), () => DIR],
+      all: [own("all"), flag],
+      json: [own("json"), flag],
+      limit: [own("limit"), number],
+    },
+  },
+  { words: ["help"], tail: [], endIsOption: true, effects: {} },
+];
+
+/** The command a case names. */
+function commandOf(words: string[]): Command {
+  let c = ROOT;
+  for (const w of words) c = c.children!.find((x) => x.name === w)!;
+  return c;
+}
+
+/** The words that give `spec` on a command line. */
+function given(spec: OptionSpec): string[] {
+  if (spec.key === "cwd") return [spec.long, DIR];
+  return spec.kind === "flag" ? [spec.long] : [spec.long, spec.sample!];
+}
+
+/** The option a spelling stands for where `node` reads it (the parser's rule). */
+function readAs(spelling: string, node: Command): OptionSpec {
+  const all = OPTIONS.filter((o) => o.long === spelling);
+  return all.find((o) => node.keys.includes(o.key)) ?? all[0];
+}
+
+const TESTED = OPTIONS.filter((o) => o.key !== "help" && o.key !== "version");
+
+Deno.test("the matrix covers every command of the tree and every option a command takes", () => {
+  const leaves: string[] = [];
+  const walk = (c: Command, words: string[]) => {
+    if (c.plan) leaves.push(words.join(" "));
+    for (const child of c.children ?? []) walk(child, [...words, child.name]);
+  };
+  walk(ROOT, []);
+  assert.deepEqual(CASES.map((c) => c.words.join(" ")).sort(), leaves.sort());
+  for (const c of CASES) {
+    assert.deepEqual(
+      Object.keys(c.effects).sort(),
+      [...commandOf(c.words).keys].sort(),
+      `crab ${c.words.join(" ")}: each option it takes needs an effect check`,
+    );
+  }
+});
+
+for (const c of CASES) {
+  const command = commandOf(c.words);
+  const name = ["crab", ...c.words].join(" ");
+  Deno.test(`parseArgs() on ${c.words.length ? `crab ${c.words.join(" ")}` : "crab"}: every option in every position takes effect or is a usage error`, () => {
+    for (const spec of TESTED) {
+      const tail = c.tailFor?.[spec.key] ?? c.tail;
+      const needs = c.needs?.[spec.key] ?? [];
+      const positions: [string, string[]][] = [
+        ["before", [...given(spec), ...c.words, ...needs, ...tail]],
+        ["after", [...c.words, ...given(spec), ...needs, ...tail]],
+      ];
+      if (c.endIsOption) {
+        positions.push(["at the end", [...c.words, ...needs, ...tail, ...given(spec)]]);
+      }
+      for (const [where, argv] of positions) {
+        const label = `${spec.long} ${where}: crab ${argv.join(" ")}`;
+        const applies = command.keys.includes(spec.key);
+        // A spelling two options share (`--tools`: the global list, metrics' own flag) means
+        // the command's own option after its name, the global one before: test each where it is read.
+        if (readAs(spec.long, where === "before" ? ROOT : command) !== spec) continue;
+        let input: Input | undefined;
+        let error: unknown;
+        try {
+          const inv = parseArgs(argv, ROOT);
+          assert.equal(inv.kind, "run", label);
+          if (inv.kind !== "run") continue;
+          assert.equal(inv.path[inv.path.length - 1], command, label);
+          input = inv.path[inv.path.length - 1].plan!(inv.parsed).input as Input;
+        } catch (e) {
+          error = e;
+        }
+        if (applies) {
+          assert.equal(error, undefined, `${label}: ${error}`);
+          const [probe, expected] = c.effects[spec.key];
+          assert.deepEqual(probe(input!), expected(spec), label);
+        } else {
+          assert.ok(error instanceof CliUsageError, `${label}: expected a usage error`);
+          assert.match(
+            error.message,
+            new RegExp(`^Cannot use ${spec.long} with ${name}: it applies to `),
+            label,
+          );
+        }
+      }
+    }
+  });
+}
