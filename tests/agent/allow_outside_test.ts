@@ -42,7 +42,7 @@ for (
   });
 }
 
-Deno.test("crab tool's refusal of an outside path names its own --allow-outside flag", async () => {
+Deno.test("crab tool's refusal of an outside path names the --allow class that approves it", async () => {
   using s = sandbox();
   const outside = join(s.root, "outside.txt");
   Deno.writeTextFileSync(outside, "far away\n");
@@ -50,7 +50,7 @@ Deno.test("crab tool's refusal of an outside path names its own --allow-outside 
   assert.equal(r.code, 1);
   assert.match(
     r.stderr,
-    /outside-read calls are not approved in this session \(start crab with --allow-outside\)/,
+    /outside-read calls are not approved in this session \(start crab with --allow outside-read\)/,
   );
   const both = await s.crab([
     "tool",

@@ -82,9 +82,11 @@ Deno.test("crab -p compacts a continued session that outgrew the window, noted i
   );
   assert.equal(second.code, 0, second.stderr);
   const events = second.stdout.trim().split("\n").map((l) => JSON.parse(l));
-  const notice = events.find((e) => e.type === "notice" && /compacted/.test(e.message));
+  const notice = events.find((e) =>
+    e.type === "system" && e.subtype === "informational" && /compacted/.test(e.content)
+  );
   assert.ok(notice, second.stdout);
-  assert.match(notice.message, /1 file must be read again before editing/);
+  assert.match(notice.content, /1 file must be read again before editing/);
   assert.equal(events.at(-1).result, "Second done.");
   const last = fake.modelRequests()[3].body as { messages: unknown[] };
   assert.equal(last.messages.length, 1);

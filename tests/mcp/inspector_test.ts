@@ -91,5 +91,5 @@ Deno.test("MCP Inspector CLI calls read, and sees a refused outside read as isEr
   assert.equal(refused.code, 5, refused.stderr);
   const result = JSON.parse(refused.stdout);
   assert.equal(result.isError, true);
-  assert.match(result.content[0].text, /^Error \[refused\]: .*--allow-outside/);
+  assert.match(result.content[0].text, /^Error \[refused\]: .*--allow outside-read/);
 });

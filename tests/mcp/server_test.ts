@@ -341,7 +341,7 @@ Deno.test("crab mcp serve refuses a read outside the workspace unless --allow-ou
   try {
     const r = await served.client.callTool({ name: "read", arguments: { path: outside } });
     assert.equal(r.isError, true);
-    assert.match(textOf(r), /^Error \[refused\]: .*--allow-outside/);
+    assert.match(textOf(r), /^Error \[refused\]: .*--allow outside-read/);
     const rel = await served.client.callTool({
       name: "read",
       arguments: { path: "../secret.txt" },

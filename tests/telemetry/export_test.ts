@@ -379,8 +379,9 @@ Deno.test("crab restarted for telemetry reads stdin, keeps the exit code and hid
   });
   assert.equal(r.code, 0, r.stderr);
   const result = r.stdout.trim().split("\n").map((l) => JSON.parse(l))
-    .find((e) => e.type === "tool_result");
-  assert.equal(result.output.trim().split("\n")[0], "otel=unset");
+    .flatMap((e) => e.type === "user" ? e.message.content : [])
+    .find((b: { type: string }) => b.type === "tool_result");
+  assert.equal(result.content.trim().split("\n")[0], "otel=unset");
   assert.ok(JSON.stringify(model.modelRequests()[0].body).includes("prompt from stdin"));
   assert.equal(rx.spans().filter((x) => x.name === "invoke_agent crab").length, 1);
 

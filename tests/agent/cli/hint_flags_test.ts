@@ -119,6 +119,7 @@ function shownFor(file: string): { commands: string[]; any?: boolean } {
         "mcp test",
         "mcp serve",
         "metrics",
+        "metrics export",
         "sessions",
       ],
       any: true,

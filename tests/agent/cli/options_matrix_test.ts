@@ -161,6 +161,12 @@ const CASES: Case[] = [
     },
   },
   {
+    words: ["metrics", "export"],
+    tail: [],
+    endIsOption: true,
+    effects: { otlp: [field("otlp"), flag] },
+  },
+  {
     words: ["sessions"],
     tail: [],
     endIsOption: true,
