@@ -7,12 +7,20 @@
 import { Command, InvalidArgumentError } from "commander";
 import { VERSION } from "../version.ts";
 import { exit, installProcessOwner } from "../tools/processes.ts";
+import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../tools/sandbox/mode.ts";
 
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("expected a positive integer");
   return n;
 }
+
+function sandboxMode(value: string): SandboxMode {
+  if (!isSandboxMode(value)) throw new InvalidArgumentError(`use ${SANDBOX_MODES.join(", ")}`);
+  return value;
+}
+const SANDBOX_HELP =
+  "how far bash reaches: workspace-write (default), read-only, danger-full-access";
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -49,6 +57,7 @@ export async function runCli(argv: string[]): Promise<void> {
     .option("--web-allow-private", "let web_fetch reach loopback and private addresses")
     .option("--allow <classes>", "approve classes up front: read,write,exec,net,outside,mcp:SERVER")
     .option("--yolo", "approve every call without asking")
+    .option("--sandbox <mode>", SANDBOX_HELP, sandboxMode)
     .option("--max-turns <n>", "most model turns per prompt", positiveInt)
     .option(
       "--context-window <tokens>",
@@ -80,6 +89,7 @@ Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
         trustProject: opts.trustProject as boolean | undefined,
         continue: opts.continue as boolean | undefined,
         resume: opts.resume as string | undefined,
+        sandbox: opts.sandbox as SandboxMode | undefined,
       };
       if (opts.print !== undefined) {
         const { printCommand } = await import("./print.ts");
@@ -113,6 +123,8 @@ Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
     .option("--allow-outside", "allow paths outside the workspace")
     .option("--web-allow-private", "let web_fetch reach loopback, private and link-local addresses")
     .option("--trust-project", "start this workspace's .mcp.json servers for this run")
+    .option("--allow <classes>", "also approve: protected (protected paths), net (bash's network)")
+    .option("--sandbox <mode>", SANDBOX_HELP, sandboxMode)
     .addHelpText(
       "after",
       `
@@ -136,6 +148,8 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
         allowOutside: Boolean(opts.allowOutside),
         webAllowPrivate: Boolean(opts.webAllowPrivate),
         trustProject: Boolean(opts.trustProject),
+        allow: opts.allow as string | undefined,
+        sandbox: opts.sandbox as SandboxMode | undefined,
       });
     });
 
@@ -239,6 +253,8 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
     .option("--web", "also offer web_fetch")
     .option("--allow-outside", "allow paths outside the workspace")
     .option("--http <port>", "serve Streamable HTTP on 127.0.0.1:PORT/mcp instead (0: any port)")
+    .option("--allow <classes>", "also approve: protected (protected paths), net (bash's network)")
+    .option("--sandbox <mode>", SANDBOX_HELP, sandboxMode)
     .addHelpText(
       "after",
       `
@@ -254,6 +270,8 @@ run in crab metrics, mode mcp-serve. stdout carries protocol messages only.`,
         web: Boolean(opts.web),
         allowOutside: Boolean(opts.allowOutside),
         http: opts.http as string | undefined,
+        allow: opts.allow as string | undefined,
+        sandbox: opts.sandbox as SandboxMode | undefined,
       });
     });
 

@@ -10,6 +10,14 @@
 
 import { join } from "node:path";
 import { configDir } from "../tools/data_dir.ts";
+import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../tools/sandbox/mode.ts";
+
+/** The `sandbox` setting: how far bash reaches. User config only. */
+export interface SandboxSettings {
+  mode?: SandboxMode;
+  /** Paths outside the workspace that commands may write (`~/` allowed). */
+  writable?: string[];
+}
 
 /** Every setting a config file may hold. */
 export interface Settings {
@@ -27,6 +35,8 @@ export interface Settings {
   maxTurns?: number;
   /** The model's context window in tokens, when crab does not know it. */
   contextWindow?: number;
+  /** bash's sandbox; never taken from a project file. */
+  sandbox?: SandboxSettings;
 }
 
 /** Keys a project file may set before the workspace is trusted. */
@@ -36,7 +46,7 @@ export const SAFE_PROJECT_KEYS: readonly (keyof Settings)[] = [
   "contextWindow",
 ];
 
-const KINDS: Record<keyof Settings, "string" | "boolean" | "number" | "strings"> = {
+const KINDS: Record<keyof Settings, "string" | "boolean" | "number" | "strings" | "sandbox"> = {
   provider: "string",
   model: "string",
   baseUrl: "string",
@@ -46,7 +56,25 @@ const KINDS: Record<keyof Settings, "string" | "boolean" | "number" | "strings">
   allow: "strings",
   maxTurns: "number",
   contextWindow: "number",
+  sandbox: "sandbox",
 };
+
+/** Why a `sandbox` value is malformed, or undefined when it is fine. */
+function sandboxProblem(value: unknown): string | undefined {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return "must be an object";
+  for (const [k, v] of Object.entries(value)) {
+    if (k === "mode") {
+      if (!isSandboxMode(v)) {
+        return `field "sandbox.mode" must be one of ${SANDBOX_MODES.join(", ")}`;
+      }
+    } else if (k === "writable") {
+      if (!Array.isArray(v) || !v.every((p) => typeof p === "string" && /^(\/|~\/|~$)/.test(p))) {
+        return 'field "sandbox.writable" must be an array of absolute paths (or ~/...)';
+      }
+    } else return `unknown field "sandbox.${k}" (known: mode, writable)`;
+  }
+  return undefined;
+}
 
 /** A config file that cannot be used; the message names the file and the field. */
 export class ConfigError extends Error {
@@ -83,6 +111,18 @@ export function readSettings(path: string): Settings {
         }`,
       );
     }
+    if (kind === "sandbox") {
+      const problem = sandboxProblem(value);
+      if (problem) {
+        throw new ConfigError(
+          `Cannot use config "${path}": ${
+            problem.startsWith("field") ? problem : `field "sandbox" ${problem}`
+          }`,
+        );
+      }
+      out[key] = value;
+      continue;
+    }
     const ok = kind === "strings"
       ? Array.isArray(value) && value.every((v) => typeof v === "string")
       : kind === "number"
@@ -117,6 +157,10 @@ export interface LoadedSettings {
   /** Project keys ignored because the workspace is not trusted. */
   ignored: string[];
   projectPath: string;
+  /** The user file alone (what only the user may decide: the sandbox, bash's network). */
+  user: Settings;
+  /** The project file tried to set the sandbox, which it never may. */
+  sandboxRefused: boolean;
 }
 
 /** User settings, then project settings over them (only safe keys unless `trusted`). */
@@ -126,9 +170,18 @@ export function loadSettings(workspace: string, trusted: boolean): LoadedSetting
   const project = readSettings(paths.project);
   const ignored: string[] = [];
   const merged: Record<string, unknown> = { ...user };
+  let sandboxRefused = false;
   for (const [key, value] of Object.entries(project)) {
-    if (trusted || SAFE_PROJECT_KEYS.includes(key as keyof Settings)) merged[key] = value;
+    // A repository must not loosen the sandbox its own commands run in, trusted or not.
+    if (key === "sandbox") sandboxRefused = true;
+    else if (trusted || SAFE_PROJECT_KEYS.includes(key as keyof Settings)) merged[key] = value;
     else ignored.push(key);
   }
-  return { settings: merged as Settings, ignored, projectPath: paths.project };
+  return {
+    settings: merged as Settings,
+    ignored,
+    projectPath: paths.project,
+    user,
+    sandboxRefused,
+  };
 }

@@ -20,6 +20,11 @@ import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { VERSION } from "../version.ts";
 import { Store } from "./observe.ts";
+import type { SandboxMode } from "../tools/sandbox/mode.ts";
+import { sandboxStatus } from "../tools/sandbox/mod.ts";
+import type { SandboxPolicy } from "../tools/sandbox/policy.ts";
+import { ConfigError } from "./config.ts";
+import { extraClasses, sandboxPolicy, userSettings } from "./sandbox_settings.ts";
 
 /** Options of `crab mcp serve`. */
 export interface McpServeOptions {
@@ -33,6 +38,10 @@ export interface McpServeOptions {
   allowOutside?: boolean;
   /** Serve Streamable HTTP on 127.0.0.1 at this port (`0`: any free port) instead of stdio. */
   http?: string;
+  /** Comma-separated extra classes: `protected`, `net` (bash's network), `outside`. */
+  allow?: string;
+  /** `--sandbox`; else the user's config decides. */
+  sandbox?: SandboxMode;
 }
 
 /** The tools offered when `--tools` is not given: the read class. */
@@ -105,15 +114,23 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   let tools: AnyTool[];
   let port = 0;
   let workspace: string;
+  let sandbox: SandboxPolicy;
+  let extra: ApprovalClass[];
   try {
     tools = selectTools(availableBuiltins(), opts);
     if (!stdio) port = parsePort(opts.http!);
     workspace = realDirectory(opts.cwd);
-    tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`));
+    extra = extraClasses(opts.allow);
+    sandbox = sandboxPolicy({ flag: opts.sandbox, user: userSettings(workspace), allow: extra });
+    tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode);
   } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
+    if (!(e instanceof UsageError) && !(e instanceof ConfigError)) throw e;
     console.error(`error: ${e.message}`);
     return 2;
+  }
+  if (tools.some((t) => t.class === "exec") && sandbox.mode !== "danger-full-access") {
+    const status = await sandboxStatus(workspace);
+    if (!status.ok) console.error(`crab: bash cannot run: ${status.reason}. ${status.hint}`);
   }
 
   cleanSpillFiles();
@@ -121,6 +138,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   const registry = new Registry(tools);
   const allowed = new Set<ApprovalClass>(tools.map((t) => t.class));
   if (opts.allowOutside) allowed.add("outside");
+  for (const c of extra) allowed.add(c);
 
   // Runs still open when crab exits (a signal, or HTTP mode's only way out) end as interrupted.
   const openRuns = new Set<string>();
@@ -139,6 +157,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     instructions: instructionsFor(workspace, tools),
     open() {
       const session = new Session(workspace);
+      session.sandbox = sandbox;
       const runId = store.startRun({ mode: "mcp-serve", workspace: session.workspace });
       openRuns.add(runId);
       const dispatcher = new Dispatcher({

@@ -156,6 +156,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     model: rt.provider.model,
     provider: rt.provider.name,
     tools: rt.registry.names(),
+    sandbox: rt.sandbox,
   });
 
   const controller = new AbortController();
@@ -191,6 +192,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     run_id: rt.runId,
     model: rt.provider.model,
     provider: rt.provider.name,
+    sandbox: rt.sandbox,
     turns: result.turns,
     usage: {
       input_tokens: rt.agent.usage.inputTokens,

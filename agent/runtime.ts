@@ -15,12 +15,14 @@ import type { AnyTool, ApprovalClass } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
-import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../tools/sandbox/mode.ts";
+import type { SandboxMode } from "../tools/sandbox/mode.ts";
+import { sandboxStatus } from "../tools/sandbox/mod.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { loadMcpConfig, selectServers } from "../mcp/config.ts";
 import type { McpHub } from "../mcp/hub.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
+import { sandboxPolicy } from "./sandbox_settings.ts";
 import { Store } from "./observe.ts";
 import { Transcripts } from "./sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
@@ -117,7 +119,7 @@ function startMcp(
 /** The non-network built-ins, offered by default. */
 export const DEFAULT_TOOLS = ["read", "write", "edit", "bash", "glob", "grep"] as const;
 
-const CLASSES = new Set(["read", "write", "exec", "net", "outside"]);
+const CLASSES = new Set(["read", "write", "exec", "net", "outside", "protected"]);
 
 /** Parses `--allow write,exec,mcp:github`. */
 export function parseClasses(list: readonly string[]): ApprovalClass[] {
@@ -127,7 +129,7 @@ export function parseClasses(list: readonly string[]): ApprovalClass[] {
     if (!c) continue;
     if (!CLASSES.has(c) && !/^mcp:[A-Za-z0-9_-]+$/.test(c)) {
       throw new UsageError(
-        `Cannot allow class "${c}": use read, write, exec, net, outside or mcp:SERVER`,
+        `Cannot allow class "${c}": use read, write, exec, net, outside, protected or mcp:SERVER`,
       );
     }
     out.push(c as ApprovalClass);
@@ -223,7 +225,18 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
         "trusted (pass --trust-project to use them)",
     );
   }
+  if (loaded.sandboxRefused) {
+    hooks.notice(
+      `ignoring sandbox from ${loaded.projectPath}: only --sandbox or the user config chooses it`,
+    );
+  }
   const settings = loaded.settings;
+  // The sandbox comes from the flag and the user's own file, never from the project.
+  session.sandbox = sandboxPolicy({
+    flag: flags.sandbox,
+    user: loaded.user,
+    allow: splitList(flags.allow),
+  });
 
   const toolNames = splitList(flags.tools) ?? settings.tools;
   // Names with `__` pick MCP tools (`server__tool`, or `server__*` for all of a server's).
@@ -240,7 +253,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     ),
     workspace,
     hooks.notice,
+    session.sandbox.mode,
   );
+  const sandboxed = offered.some((t) => t.class === "exec") &&
+    session.sandbox.mode !== "danger-full-access";
+  const probe = sandboxed ? sandboxStatus(workspace) : undefined;
 
   // MCP servers connect while the provider loads; the first request waits for both.
   const mcpStart = startMcp(workspace, trusted, mcpPicks, hooks.notice);
@@ -266,6 +283,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   }
   const provider = await createProvider(providerConfig);
   const hub = await mcpStart.hub;
+  const status = await probe;
+  if (status && !status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
 
   const store = new Store();
   cleanSpillFiles();
@@ -341,7 +360,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     transcripts,
     runId,
     settings,
-    sandbox: flags.sandbox ?? DEFAULT_SANDBOX_MODE,
+    sandbox: session.sandbox.mode,
     resumed: lastExchange(messages),
     finish(status) {
       if (finished) return;

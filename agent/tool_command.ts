@@ -15,6 +15,9 @@ import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
+import type { SandboxMode } from "../tools/sandbox/mode.ts";
+import { extraClasses, sandboxPolicy, userSettings } from "./sandbox_settings.ts";
+import { ConfigError } from "./config.ts";
 import { Store } from "./observe.ts";
 import type { McpServerConfig } from "../mcp/config.ts";
 import type { McpHub } from "../mcp/hub.ts";
@@ -29,6 +32,10 @@ export interface ToolCommandOptions {
   webAllowPrivate?: boolean;
   /** Start the workspace's project MCP servers for this run. */
   trustProject?: boolean;
+  /** Comma-separated extra classes: `protected`, `net` (bash's network), `outside`. */
+  allow?: string;
+  /** `--sandbox`; else the user's config decides. */
+  sandbox?: SandboxMode;
 }
 
 /** Longest prefix of an exposed name that always spells `server__` (see exposedToolName). */
@@ -158,6 +165,14 @@ export type JsonlAnswer =
     error: { code: string; message: string; hint: string };
   };
 
+function userSettingsOrEmpty(cwd: string) {
+  try {
+    return userSettings(cwd);
+  } catch {
+    return {};
+  }
+}
+
 function listing(registry: Registry): string {
   const width = Math.max(10, ...registry.names().map((n) => n.length + 1));
   return registry.list().map((t) => `${t.name.padEnd(width)} ${t.class}`).join("\n");
@@ -181,7 +196,13 @@ export async function toolCommand(
     if (!opts.jsonl && name === undefined) {
       await mcp.all();
       mcp.skippedNotice();
-      const present = withPermission(registry.list(), opts.cwd, (m) => console.error(`crab: ${m}`));
+      const mode = opts.sandbox ?? userSettingsOrEmpty(opts.cwd).sandbox?.mode;
+      const present = withPermission(
+        registry.list(),
+        opts.cwd,
+        (m) => console.error(`crab: ${m}`),
+        mode,
+      );
       console.log(listing(new Registry(present)));
       return 0;
     }
@@ -212,10 +233,22 @@ async function runCalls(
   policy: SessionPolicy,
   mcp: McpOnDemand,
 ): Promise<number> {
+  let extra: ApprovalClass[];
+  let user;
+  try {
+    extra = extraClasses(opts.allow);
+    user = userSettings(opts.cwd);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    console.error(`error: ${e.message}`);
+    return 2;
+  }
   cleanSpillFiles();
   const session = new Session(opts.cwd);
+  session.sandbox = sandboxPolicy({ flag: opts.sandbox, user, allow: extra });
   const allowed = policy.allowed;
   if (opts.allowOutside) allowed.add("outside");
+  for (const c of extra) allowed.add(c);
   if (!opts.jsonl) allowed.add(registry.get(name!)!.class);
   else for (const t of registry.list()) allowed.add(t.class);
   const store = new Store();

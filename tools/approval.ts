@@ -3,6 +3,10 @@
  * classes are allowed when pre-approved (`--allow`, `a` at the prompt, `--yolo`,
  * print mode), else an asker is consulted (the interactive prompt), else refused.
  *
+ * The `protected` class (git config and hooks, crab's settings: see
+ * `protected.ts`) is the exception: only `--allow protected` pre-approves it.
+ * `--yolo` does not, and `a` at its prompt allows the one call, never the class.
+ *
  * @module
  */
 
@@ -38,6 +42,7 @@ export class SessionPolicy implements ApprovalPolicy {
 
   /** True when `cls` runs without asking. */
   isAllowed(cls: ApprovalClass): boolean {
+    if (cls === "protected") return this.allowed.has(cls);
     return this.yolo || cls === "read" || this.allowed.has(cls);
   }
 
@@ -51,7 +56,7 @@ export class SessionPolicy implements ApprovalPolicy {
       };
     }
     const answer = await this.#ask(request, signal);
-    if (answer === "all") this.allowed.add(request.class);
+    if (answer === "all" && request.class !== "protected") this.allowed.add(request.class);
     if (answer === "no") return { allowed: false, reason: "The user refused this call." };
     return { allowed: true };
   }

@@ -15,6 +15,7 @@
 import description from "./edit.md" with { type: "text" };
 import { atomicWrite, decodeUtf8, unifiedDiff } from "./_text.ts";
 import { type Tool, type ToolContext, ToolError } from "./tool.ts";
+import { guardProtected } from "./protected.ts";
 import {
   assertRegularFile,
   guardHardLinks,
@@ -391,6 +392,7 @@ export const editTool: Tool<EditArgs> = {
   },
   async run(args, ctx) {
     const p = await guardPath(ctx, args.path, "edit");
+    await guardProtected(ctx, p, "edit");
     const { info, bytes } = await load(p);
     ctx.session.assertFresh(p.real, p.display, "edit", bytes);
     const r = plan(decodeUtf8(bytes, p.display, "edit"), args.edits, p.display);

@@ -11,7 +11,7 @@ import type { Session } from "./session.ts";
 export type ToolClass = "read" | "write" | "exec" | "net" | `mcp:${string}`;
 
 /** Classes an approval can be asked for: a tool's class, or an outside access. */
-export type ApprovalClass = ToolClass | "outside";
+export type ApprovalClass = ToolClass | "outside" | "protected";
 
 /** The subset of JSON Schema that crab's validator understands. */
 export type JsonSchema =

@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import description from "./write.md" with { type: "text" };
 import { atomicWrite, unifiedDiff } from "./_text.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
+import { guardProtected } from "./protected.ts";
 import { assertRegularFile, guardHardLinks, guardPath, peekPath } from "./workspace.ts";
 
 /** Arguments of {@link writeTool}. */
@@ -92,6 +93,7 @@ export const writeTool: Tool<WriteArgs> = {
   },
   async run(args, ctx) {
     const p = await guardPath(ctx, args.path, "write");
+    await guardProtected(ctx, p, "write");
     const data = encoder.encode(args.content);
     const info = await statOrNull(p.real, p.display);
     if (info) {

@@ -21,7 +21,7 @@ Deno.test("read-only build: write, edit, bash and web_fetch are absent; a forced
   ]);
   assert.equal(
     list.stderr,
-    "crab: this build leaves out write, edit (no --allow-write); bash (no --allow-run); " +
+    "crab: this build leaves out write, edit (no --allow-write); bash (no --allow-run=bwrap); " +
       "web_fetch (no unscoped --allow-net)\n",
   );
 
@@ -148,7 +148,7 @@ Deno.test("read-only build in print mode: the model is offered read, glob and gr
   assert.equal(r.code, 0, r.stderr);
   assert.match(
     r.stderr,
-    /this build leaves out write, edit \(no --allow-write\); bash \(no --allow-run\)/,
+    /this build leaves out write, edit \(no --allow-write\); bash \(no --allow-run=bwrap\)/,
   );
   assert.deepEqual(toolNames(fake.modelRequests()[0]), ["read", "glob", "grep"]);
   assert.match(toolResults(fake.modelRequests()[1])[0].text, /unknown_tool/);

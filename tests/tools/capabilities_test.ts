@@ -43,7 +43,7 @@ Deno.test("presetFlags() snapshot of every preset for a public provider", () => 
       "no-web": [
         "--allow-read",
         "--allow-write",
-        "--allow-run",
+        "--allow-run=bwrap",
         "--allow-env",
         "--allow-net=api.anthropic.com",
         "--no-prompt",
