@@ -70,11 +70,8 @@ function realOrNull(path: string): string | null {
   }
 }
 
-let systemPart: { masked: string[]; runtimeDir?: string; reshown: string[] } | undefined;
-
-/** The host-wide part of the layout; it does not change while crab runs. */
+/** The host-wide part of the layout: daemon sockets, the runtime dir, key agents. */
 function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: string[] } {
-  if (systemPart) return systemPart;
   const env = Deno.env.toObject();
   const masked = new Set<string>();
   const dockerHost = env.DOCKER_HOST?.match(/^unix:\/\/(\/.+)$/)?.[1];
@@ -93,8 +90,7 @@ function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: strin
       reshown.push(real);
     }
   }
-  systemPart = { masked: [...masked], runtimeDir, reshown };
-  return systemPart;
+  return { masked: [...masked], runtimeDir, reshown };
 }
 
 /** The nearest ancestor of `path` that exists (or `path` itself). */
