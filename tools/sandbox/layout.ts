@@ -119,10 +119,16 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     readOnly: [],
     placeholders: [],
   };
-  if (policy.mode !== "workspace-write") return layout;
+  const repo = findRepository(workspace);
+  if (policy.mode !== "workspace-write") {
+    // Read-only: nothing is bound writable, but a workspace under /tmp must stay visible.
+    for (const d of [workspace, repo?.gitDir, repo?.commonDir]) {
+      if (d && tmpfs.some((t) => isWithin(t, d))) reshown.push(d);
+    }
+    return layout;
+  }
 
   const roots = new Set<string>([workspace]);
-  const repo = findRepository(workspace);
   if (repo) {
     for (const d of [repo.gitDir, repo.commonDir]) {
       if (![...roots].some((r) => isWithin(r, d))) roots.add(d);
