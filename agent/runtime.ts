@@ -283,7 +283,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   }
   const provider = await createProvider(providerConfig);
   const hub = await mcpStart.hub;
-  const status = await probe;
+  const status = await probe?.catch(() => undefined);
   if (status && !status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
 
   const store = new Store();

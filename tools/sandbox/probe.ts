@@ -83,19 +83,9 @@ async function probe(workspace: string | undefined): Promise<SandboxStatus> {
   if (!bwrap) {
     return { ok: false, reason: "bubblewrap (bwrap) is not installed", hint: INSTALL_HINT };
   }
-  let first;
-  try {
-    first = await tryBwrap(bwrap, ["--disable-userns"]);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotCapable) {
-      return {
-        ok: false,
-        reason: `this crab build may not start ${bwrap} (${e.message})`,
-        hint: "Build crab with the exec class (--allow-run=bwrap), or use a full build.",
-      };
-    }
-    throw e;
-  }
+  // A build without the exec class may not start bwrap: Deno's NotCapable goes up as is
+  // (dispatch records it as a denied call).
+  const first = await tryBwrap(bwrap, ["--disable-userns"]);
   if (first.ok) return { ok: true, bwrap, perl: findProgram("perl"), disableUserns: true };
   // bubblewrap before 0.8 does not know --disable-userns.
   const second = /unknown option|unrecognized option/i.test(first.err)
@@ -120,6 +110,9 @@ let cached: Promise<SandboxStatus> | undefined;
  */
 export function sandboxStatus(workspace?: string): Promise<SandboxStatus> {
   cached ??= probe(workspace);
+  // A refused probe (no run permission) is not kept: the permission does not come later,
+  // but the next call should see Deno's own error again, not a cached rejection.
+  cached.catch(() => cached = undefined);
   return cached;
 }
 
