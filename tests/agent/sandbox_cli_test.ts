@@ -169,3 +169,34 @@ Deno.test("crab without bubblewrap on PATH says so once and bash fails with sand
   const results = toolResults(fake.modelRequests()[1]);
   assert.match(results[0].text, /^Error \[sandbox_unavailable\]/);
 });
+
+Deno.test("crab mcp serve refuses protected paths unless --allow protected, and runs bash sandboxed", async () => {
+  const { serve, textOf } = await import("../mcp/_serve.ts");
+  using s = sandbox();
+  const args = { path: ".mcp.json", content: "{}" };
+  const refusing = await serve(s, ["--tools", "write,bash"]);
+  try {
+    const r = await refusing.client.callTool({ name: "write", arguments: args });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /^Error \[protected_path\]: Cannot write "\.mcp\.json"/);
+    const b = await refusing.client.callTool({
+      name: "bash",
+      arguments: { command: `touch ${s.root}/escaped ${s.home}/escaped; echo rc=$?` },
+    });
+    // Under the private /tmp the touch lands in the sandbox's own memory, not on the host.
+    assert.equal(textOf(b), "rc=0\n");
+  } finally {
+    await refusing.close();
+  }
+  assert.equal(existsSync(join(s.ws, ".mcp.json")), false);
+  assert.equal(existsSync(join(s.root, "escaped")), false);
+  assert.equal(existsSync(join(s.home, "escaped")), false);
+  const allowing = await serve(s, ["--tools", "write", "--allow", "protected"]);
+  try {
+    const r = await allowing.client.callTool({ name: "write", arguments: args });
+    assert.equal(r.isError ?? false, false, textOf(r));
+  } finally {
+    await allowing.close();
+  }
+  assert.equal(Deno.readTextFileSync(join(s.ws, ".mcp.json")), "{}");
+});
