@@ -359,10 +359,12 @@ Deno.test("supervisorArgv() without perl: the bash supervisor reports the exit c
   const status = await sandboxStatus();
   assert.ok(status.ok);
   using p = place();
+  const emptyDir = Deno.makeTempDirSync({ dir: p.root });
   const start = (command: string) => {
     const args = bwrapArgs(sandboxLayout(p.ws, p.session.sandbox), supervisorArgv(command), {
       cwd: p.ws,
       disableUserns: status.disableUserns,
+      emptyDir,
     });
     return new Deno.Command(status.bwrap, {
       args,

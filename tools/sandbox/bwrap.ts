@@ -15,6 +15,8 @@ export interface BwrapOptions {
   cwd: string;
   /** bwrap understands `--disable-userns` (0.8.0 and later). */
   disableUserns: boolean;
+  /** An empty directory to bind read-only over placeholders (cheaper than a tmpfs each). */
+  emptyDir: string;
 }
 
 /** bwrap's arguments (without the program) that run `program` inside `layout`. */
@@ -45,7 +47,7 @@ export function bwrapArgs(
   for (const p of layout.reshown) a.push("--ro-bind", p, p);
   for (const p of layout.writable) a.push("--bind", p, p);
   for (const p of layout.readOnly) a.push("--ro-bind", p, p);
-  for (const p of layout.placeholders) a.push("--tmpfs", p, "--remount-ro", p);
+  for (const p of layout.placeholders) a.push("--ro-bind", opts.emptyDir, p);
   a.push("--chdir", opts.cwd, "--", ...program);
   return a;
 }

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { join } from "node:path";
+import { ensureDataDir } from "../data_dir.ts";
 import { ToolError } from "../tool.ts";
 import type { Session } from "../session.ts";
 import { bwrapArgs } from "./bwrap.ts";
@@ -27,6 +29,17 @@ export interface SandboxedCommand {
   args: string[];
   /** Removes this call's placeholders; call once bwrap has exited. */
   release(): void;
+}
+
+/** An empty, read-only directory in crab's data dir, the source of every placeholder. */
+function emptyDir(): string {
+  const dir = join(ensureDataDir("sandbox"), "empty");
+  try {
+    Deno.mkdirSync(dir, { mode: 0o555 });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+  }
+  return dir;
 }
 
 /** The error a command gets when there is no working sandbox. */
@@ -49,6 +62,7 @@ export async function sandboxCommand(session: Session, command: string): Promise
   const args = bwrapArgs(layout, supervisorArgv(command, status.perl), {
     cwd: session.workspace,
     disableUserns: status.disableUserns,
+    emptyDir: emptyDir(),
   });
   return { program: status.bwrap, args, release: holdPlaceholders(layout.placeholders) };
 }
