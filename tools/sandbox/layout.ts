@@ -70,6 +70,15 @@ function realOrNull(path: string): string | null {
   }
 }
 
+/** `/run/user/UID` for the owner of HOME (Deno.uid() would need --allow-sys). */
+function defaultRuntimeDir(): string {
+  try {
+    return `/run/user/${Deno.statSync(Deno.env.get("HOME") ?? "/").uid}`;
+  } catch {
+    return "";
+  }
+}
+
 /** The host-wide part of the layout: daemon sockets, the runtime dir, key agents. */
 function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: string[] } {
   const env = Deno.env.toObject();
@@ -80,9 +89,15 @@ function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: strin
     if (real && !Deno.lstatSync(real).isDirectory) masked.add(real);
   }
   // The runtime dir holds the session bus (systemd-run --user runs anything) and user daemons.
-  const runtimeDir = realOrNull(env.XDG_RUNTIME_DIR ?? "") ?? undefined;
+  const runtimeDir = realOrNull(env.XDG_RUNTIME_DIR || defaultRuntimeDir()) ?? undefined;
   const reshown: string[] = [];
-  const agents = [env.SSH_AUTH_SOCK, runtimeDir && join(runtimeDir, "gnupg")];
+  // Not the whole gnupg dir: its dirmngr fetches from keyservers, a way out for data.
+  const gnupg = runtimeDir && join(runtimeDir, "gnupg");
+  const agents = [
+    env.SSH_AUTH_SOCK,
+    gnupg && join(gnupg, "S.gpg-agent"),
+    gnupg && join(gnupg, "S.gpg-agent.ssh"),
+  ];
   for (const p of agents) {
     const real = p ? realOrNull(p) : null;
     // Key agents sign and decrypt; they start no commands. They stay reachable.
@@ -104,7 +119,10 @@ function existingAncestor(path: string): string {
 export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout {
   const sys = systemLayout();
   const tmpfs = ["/tmp"];
-  if (sys.runtimeDir && !isWithin(sys.runtimeDir, workspace)) tmpfs.push(sys.runtimeDir);
+  const home = realOrNull(Deno.env.get("HOME") ?? "/") ?? "/";
+  // Never hide a folder that holds the workspace or the home directory (a strange XDG_RUNTIME_DIR).
+  const run = sys.runtimeDir;
+  if (run && !isWithin(run, workspace) && !isWithin(run, home)) tmpfs.push(run);
   const reshown = [...sys.reshown];
   // Spill files under a private /tmp would vanish from view; earlier ones stay readable.
   const spill = realOrNull(join(dataDir(), "spill"));
