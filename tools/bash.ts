@@ -43,10 +43,7 @@ const NO_EDITOR = "echo 'crab: no editor is available here: give the text on the
 const NO_SEQUENCE_EDITOR = "echo 'crab: no editor is available here: git rebase -i needs " +
   "GIT_SEQUENCE_EDITOR set to a command that rewrites the todo file (a sed script)' >&2; false";
 
-/**
- * Crab's environment minus secrets, with non-interactive git and pagers, and
- * editors that fail at once with a message instead of waiting for a person.
- */
+/** Crab's environment minus secrets, with non-interactive git and pagers (bash, MCP servers). */
 export function scrubEnv(
   env: Record<string, string> = Deno.env.toObject(),
 ): Record<string, string> {
@@ -57,11 +54,22 @@ export function scrubEnv(
   out.GIT_TERMINAL_PROMPT = "0";
   out.PAGER = "cat";
   out.GIT_PAGER = "cat";
-  out.GIT_EDITOR = NO_EDITOR;
-  out.EDITOR = NO_EDITOR;
-  out.VISUAL = NO_EDITOR;
-  out.GIT_SEQUENCE_EDITOR = NO_SEQUENCE_EDITOR;
   return out;
+}
+
+/**
+ * bash's environment: {@link scrubEnv}, and editors that fail at once with a
+ * message (`git commit` without `-m`, `git rebase -i`) instead of waiting for a
+ * person who is not there.
+ */
+export function bashEnv(env?: Record<string, string>): Record<string, string> {
+  return {
+    ...scrubEnv(env),
+    GIT_EDITOR: NO_EDITOR,
+    EDITOR: NO_EDITOR,
+    VISUAL: NO_EDITOR,
+    GIT_SEQUENCE_EDITOR: NO_SEQUENCE_EDITOR,
+  };
 }
 
 // deno-lint-ignore no-control-regex
@@ -201,11 +209,11 @@ async function runDirect(
     stdout: "piped",
     stderr: "piped",
     detached: true,
-    env: scrubEnv(),
+    env: bashEnv(),
     clearEnv: true,
   }).spawn();
   const pgid = child.pid;
-  const unregister = registerGroup(pgid, "bash");
+  const unregister = registerGroup(pgid, "bash", child);
   const sink = outputSink();
   const out = pump(child.stdout, (c) => sink.push(c));
   const err = pump(child.stderr, (c) => sink.push(c));
@@ -267,14 +275,14 @@ async function runSandboxed(
       stdout: "piped",
       stderr: "piped",
       detached: true,
-      env: { ...scrubEnv(), TMPDIR: "/tmp" },
+      env: { ...bashEnv(), TMPDIR: "/tmp" },
       clearEnv: true,
     }).spawn();
   } catch (e) {
     sc.release();
     throw e;
   }
-  const unregister = registerGroup(child.pid, "bash");
+  const unregister = registerGroup(child.pid, "bash", child);
   const control = child.stdin.getWriter();
   const sink = outputSink();
   const out = pump(child.stdout, (c) => sink.push(c));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { harness } from "../_harness.ts";
-import { bashTool, scrubEnv } from "../../tools/bash.ts";
+import { bashEnv, bashTool, scrubEnv } from "../../tools/bash.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 
 /** The contract holds in the sandbox (the default) and without it. */
@@ -209,8 +209,6 @@ for (const mode of MODES) {
 
 Deno.test("scrubEnv() drops secret names and keeps the rest", () => {
   const env = scrubEnv({ ...SECRETS, HOME: "/h", MY_TOKENIZER: "kept", GHOST: "kept" });
-  const editor = env.GIT_EDITOR;
-  assert.match(editor, /no editor is available/);
   assert.deepEqual(env, {
     HOME: "/h",
     MY_TOKENIZER: "kept",
@@ -218,12 +216,16 @@ Deno.test("scrubEnv() drops secret names and keeps the rest", () => {
     GIT_TERMINAL_PROMPT: "0",
     PAGER: "cat",
     GIT_PAGER: "cat",
-    GIT_EDITOR: editor,
-    EDITOR: editor,
-    VISUAL: editor,
-    GIT_SEQUENCE_EDITOR: env.GIT_SEQUENCE_EDITOR,
   });
+});
+
+Deno.test("bashEnv() adds editors that fail at once, saying why", () => {
+  const env = bashEnv({ HOME: "/h" });
+  for (const name of ["GIT_EDITOR", "EDITOR", "VISUAL"]) {
+    assert.match(env[name], /no editor is available.*git commit -m MESSAGE/, name);
+  }
   assert.match(env.GIT_SEQUENCE_EDITOR, /no editor is available.*rebase -i/);
+  assert.equal(env.HOME, "/h");
 });
 
 for (const mode of MODES) {
