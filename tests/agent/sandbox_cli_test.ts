@@ -200,3 +200,27 @@ Deno.test("crab mcp serve refuses protected paths unless --allow protected, and 
   }
   assert.equal(Deno.readTextFileSync(join(s.ws, ".mcp.json")), "{}");
 });
+
+Deno.test("crab -p names its sandbox mode in the init event and the result", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "touch x" } }] },
+    { text: "done" },
+  ]);
+  const r = await printRun(s, fake, [
+    "--sandbox",
+    "read-only",
+    "-p",
+    "go",
+    "--output-format",
+    "stream-json",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(events[0].subtype, "init");
+  assert.equal(events[0].sandbox, "read-only");
+  assert.equal(events.at(-1).type, "result");
+  assert.equal(events.at(-1).sandbox, "read-only");
+  assert.match(toolResults(fake.modelRequests()[1])[0].text, /Read-only file system/);
+  assert.equal(existsSync(join(s.ws, "x")), false);
+});
