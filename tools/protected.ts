@@ -27,6 +27,12 @@ export interface ProtectedPath {
   kind: "file" | "dir";
   /** Whether it exists now. */
   exists: boolean;
+  /**
+   * Whether creating it while missing would make code run later. git reads
+   * `info/` and `modules/` only as the protected config directs, so the sandbox
+   * need not cover them when they are missing.
+   */
+  createRisky: boolean;
   /** Why it is protected, for prompts and errors. */
   reason: string;
 }
@@ -99,33 +105,43 @@ export function findRepository(workspace: string): Repository | undefined {
 }
 
 /**
- * `core.hooksPath` from a git config file, read the simple way: `[core]`
- * sections, `hooksPath = VALUE` lines, quotes and comments stripped. Included
- * files (`include.path`) are not followed.
+ * Values of `key` in `[section]` (or `[section "sub"]`) of a git config file,
+ * read the simple way: quotes and comments stripped, includes not followed.
  */
-export function hooksPathOf(configText: string): string | undefined {
-  let section = "";
-  let found: string | undefined;
+export function configValues(configText: string, section: string, key: string): string[] {
+  let current = "";
+  const found: string[] = [];
+  const keyLine = new RegExp(`^${key}\\s*=\\s*(.*)$`, "i");
   for (const raw of configText.split("\n")) {
     const line = raw.trim();
     const header = line.match(/^\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]/);
     if (header) {
-      section = header[1].toLowerCase();
+      current = header[1].toLowerCase();
       continue;
     }
-    if (section !== "core") continue;
-    const kv = line.match(/^hookspath\s*=\s*(.*)$/i);
+    if (current !== section) continue;
+    const kv = line.match(keyLine);
     if (!kv) continue;
     const quoted = kv[1].match(/^"([^"]*)"/);
     const value = quoted ? quoted[1] : kv[1].replace(/\s*[;#].*$/, "").trim();
-    if (value) found = value;
+    if (value) found.push(value);
   }
   return found;
 }
 
-function entry(path: string, kind: ProtectedPath["kind"], reason: string): ProtectedPath {
+/** `core.hooksPath` of a git config file (the last one wins, as in git). */
+export function hooksPathOf(configText: string): string | undefined {
+  return configValues(configText, "core", "hookspath").at(-1);
+}
+
+function entry(
+  path: string,
+  kind: ProtectedPath["kind"],
+  reason: string,
+  createRisky = true,
+): ProtectedPath {
   const real = realPathOf(path);
-  return { path: real, kind, exists: lstatOrNull(real) !== null, reason };
+  return { path: real, kind, exists: lstatOrNull(real) !== null, reason, createRisky };
 }
 
 /**
@@ -140,18 +156,33 @@ export function protectedPaths(workspace: string): ProtectedPath[] {
     if (repo.dotGitIsFile) out.push(entry(repo.dotGit, "file", GIT_FILE));
     out.push(entry(join(commonDir, "config"), "file", GIT_CONFIG));
     out.push(entry(join(commonDir, "hooks"), "dir", GIT_HOOKS));
-    out.push(entry(join(commonDir, "info"), "dir", GIT_INFO));
-    out.push(entry(join(commonDir, "modules"), "dir", GIT_MODULES));
+    out.push(entry(join(commonDir, "info"), "dir", GIT_INFO, false));
+    out.push(entry(join(commonDir, "modules"), "dir", GIT_MODULES, false));
     for (const dir of new Set([commonDir, gitDir])) {
       const worktreeConfig = join(dir, "config.worktree");
       if (lstatOrNull(worktreeConfig)) out.push(entry(worktreeConfig, "file", GIT_CONFIG));
     }
-    const hooksPath = hooksPathOf(readOrNull(join(commonDir, "config")) ?? "");
-    if (hooksPath) {
-      const home = Deno.env.get("HOME") ?? "/";
-      const expanded = hooksPath.startsWith("~/") ? join(home, hooksPath.slice(2)) : hooksPath;
-      const abs = isAbsolute(expanded) ? expanded : resolve(repo.topLevel, expanded);
-      out.push(entry(abs, "dir", GIT_HOOKS));
+    // A hooks path may come from the system or user config too; a relative one lands in
+    // every worktree, this one included.
+    const home = Deno.env.get("HOME") ?? "/";
+    const xdg = Deno.env.get("XDG_CONFIG_HOME") || join(home, ".config");
+    const configs = ["/etc/gitconfig", join(home, ".gitconfig"), join(xdg, "git", "config")];
+    const hooksPaths = new Set<string>();
+    for (const file of [...configs, join(commonDir, "config")]) {
+      const value = hooksPathOf(readOrNull(file) ?? "");
+      if (!value) continue;
+      const expanded = value.startsWith("~/") ? join(home, value.slice(2)) : value;
+      hooksPaths.add(isAbsolute(expanded) ? expanded : resolve(repo.topLevel, expanded));
+    }
+    for (const abs of hooksPaths) out.push(entry(abs, "dir", GIT_HOOKS));
+    // A file the repository's config includes is config too.
+    const local = readOrNull(join(commonDir, "config")) ?? "";
+    for (const section of ["include", "includeif"]) {
+      for (const value of configValues(local, section, "path")) {
+        const expanded = value.startsWith("~/") ? join(home, value.slice(2)) : value;
+        const abs = isAbsolute(expanded) ? expanded : resolve(commonDir, expanded);
+        out.push(entry(abs, "file", GIT_CONFIG));
+      }
     }
   } else {
     out.push(entry(join(workspace, ".git"), "dir", GIT_NEW));

@@ -167,3 +167,32 @@ Deno.test("hooksPathOf() reads core.hooksPath the way git writes it", () => {
   assert.equal(hooksPathOf('[core]\n\thookspath = "/abs/hooks" ; comment\n'), "/abs/hooks");
   assert.equal(hooksPathOf("[user]\n\thooksPath = nope\n[core]\n\tbare = false\n"), undefined);
 });
+
+Deno.test("protectedPaths() includes a relative hooks path from the user's git config", () => {
+  const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-prot-home-" }));
+  const saved = Deno.env.get("HOME");
+  try {
+    Deno.mkdirSync(join(dir, "ws"));
+    git(join(dir, "ws"), "init", "-q");
+    Deno.writeTextFileSync(join(dir, ".gitconfig"), "[core]\n\thooksPath = .githooks\n");
+    Deno.env.set("HOME", dir);
+    const hit = protectionOf(join(dir, "ws"), join(dir, "ws/.githooks/pre-commit"));
+    assert.equal(hit?.path, join(dir, "ws/.githooks"));
+  } finally {
+    if (saved === undefined) Deno.env.delete("HOME");
+    else Deno.env.set("HOME", saved);
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("protectedPaths() includes a file the repository's config includes", () => {
+  const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-prot-inc-" }));
+  try {
+    git(dir, "init", "-q");
+    git(dir, "config", "include.path", "../team.gitconfig");
+    assert.equal(protectionOf(dir, join(dir, "team.gitconfig"))?.path, join(dir, "team.gitconfig"));
+    assert.equal(protectionOf(dir, join(dir, "other.gitconfig")), undefined);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});

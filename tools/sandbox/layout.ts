@@ -173,7 +173,7 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     pin(path, root);
   }
   for (const p of guarded) {
-    if (p.exists) continue;
+    if (p.exists || !p.createRisky) continue;
     const top = existingAncestor(p.path);
     const root = writableRoot(top);
     // Under a read-only parent nothing can be created anyway.
