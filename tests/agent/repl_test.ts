@@ -53,6 +53,8 @@ Deno.test("repl: y runs one call, n refuses, a allows the class; read never asks
 
   let screen = await t.waitFor("⚠ bash — run: echo one > one.txt");
   assert.match(screen, /allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
+  // A wait longer than any (sandboxed) run, so the check below tells the two apart.
+  await new Promise((r) => setTimeout(r, 300));
   await t.keys("y");
   screen = await t.waitFor("⚠ bash — run: echo two > two.txt");
   assert.equal(Deno.readTextFileSync(join(s.ws, "one.txt")), "one\n");
