@@ -429,3 +429,28 @@ await h.call("bash", { command: "setsid sleep 997.61 & sleep 997.61" });
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("bash() in a subdirectory of a repository commits, but cannot start a nested repository", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const sub = join(p.ws, "pkg");
+  Deno.mkdirSync(sub);
+  const session = new Session(sub);
+  const d = new Dispatcher({
+    registry: new Registry([bashTool]),
+    session,
+    policy: new SessionPolicy({ yolo: true }),
+    sink: new MemorySink(),
+    runId: "t",
+  });
+  const r = out(
+    await d.dispatch("bash", {
+      command: "echo p > p.txt && git add p.txt && " + GIT_ID + " commit -qm pkg && " +
+        "echo commit=$?; git init -q; echo init=$?",
+    }),
+  );
+  assert.match(r, /commit=0\n/);
+  assert.match(r, /init=[1-9]/);
+  assert.equal(existsSync(join(sub, ".git")), false);
+  assert.equal(git(p.ws, "log", "--format=%s", "-1").trim(), "pkg");
+});
