@@ -186,7 +186,9 @@ export function protectedPaths(workspace: string): ProtectedPath[] {
     }
   }
   // No `.git` of its own (none at all, or a repository further up): a new one must not appear.
-  if (!lstatOrNull(join(workspace, ".git"))) out.push(entry(join(workspace, ".git"), "dir", GIT_NEW));
+  if (!lstatOrNull(join(workspace, ".git"))) {
+    out.push(entry(join(workspace, ".git"), "dir", GIT_NEW));
+  }
   out.push(entry(join(workspace, ".crab"), "dir", CRAB_PROJECT));
   out.push(entry(join(workspace, ".mcp.json"), "file", MCP_PROJECT));
   out.push(entry(configDir(), "dir", CRAB_USER));
