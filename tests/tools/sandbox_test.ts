@@ -346,6 +346,11 @@ Deno.test("bash() in the sandbox reports how the command ended: code, signal, ti
   using p = place();
   assert.match(out(await p.bash("exit 137")), /^Exit code 137$/);
   assert.match(out(await p.bash("kill -SEGV $$")), /^Killed by SIGSEGV$/);
+  // kill -9 -1 reaches everything but the shell and the supervisor, which still reports.
+  assert.equal(
+    out(await p.bash("sleep 30 & sleep 0.1; kill -9 -1; echo after; exit 4")),
+    "after\nExit code 4",
+  );
   const r = await p.bash("trap 'echo got-term; exit 7' TERM; sleep 30 & wait", 300);
   assert.equal(r.outcome, "timeout");
   assert.match(out(r), /got-term\n[\s\S]*Timed out after 300 ms$/);

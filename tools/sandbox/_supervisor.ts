@@ -1,5 +1,5 @@
 /**
- * The supervisor: the first process inside the sandbox's PID namespace. It
+ * The supervisor: PID 1 of the sandbox's PID namespace. It
  * runs `bash -c COMMAND` (stdin /dev/null, stderr merged into stdout), and
  * when crab closes its stdin (timeout, abort, crab gone) sends SIGTERM to
  * every process in the namespace. When the command ends it gives processes

@@ -2,7 +2,9 @@
  * The bubblewrap command line for a layout: new user, PID, network, IPC, UTS
  * and cgroup namespaces, no capabilities, no nested user namespaces, a fresh
  * /proc and a minimal /dev, the host's root read-only, then the layout's
- * mounts in order (later mounts cover earlier ones).
+ * mounts in order (later mounts cover earlier ones). The program (the
+ * supervisor) runs as the namespace's PID 1: when it exits, the kernel kills
+ * every process left in the namespace.
  *
  * @module
  */
@@ -30,6 +32,8 @@ export function bwrapArgs(
     "--new-session",
     "--unshare-all",
     "--unshare-user",
+    // The supervisor is PID 1 itself: one process less, and nothing inside can kill it.
+    "--as-pid-1",
     ...(opts.disableUserns ? ["--disable-userns"] : []),
     ...(layout.net ? ["--share-net"] : []),
     "--cap-drop",
