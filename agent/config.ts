@@ -10,6 +10,14 @@
 
 import { join } from "node:path";
 import { configDir } from "../tools/data_dir.ts";
+import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../tools/sandbox/mode.ts";
+
+/** The `sandbox` setting: how far bash reaches. User config only. */
+export interface SandboxSettings {
+  mode?: SandboxMode;
+  /** Paths outside the workspace that commands may write (`~/` allowed). */
+  writable?: string[];
+}
 
 /** Every setting a config file may hold. */
 export interface Settings {
@@ -29,6 +37,8 @@ export interface Settings {
   contextWindow?: number;
   /** Export traces and metrics over OpenTelemetry (sends data off the machine: never a safe key). */
   telemetry?: boolean;
+  /** bash's sandbox; never taken from a project file. */
+  sandbox?: SandboxSettings;
 }
 
 /** Keys a project file may set before the workspace is trusted. */
@@ -43,6 +53,8 @@ export interface FieldKind {
   /** What the value must be, e.g. "a positive integer". */
   want: string;
   ok: (value: unknown) => boolean;
+  /** What exactly is wrong with a value `ok` refused, when there is more to say than `want`. */
+  problem?: (value: unknown) => string | undefined;
 }
 
 const STRING: FieldKind = { want: "a string", ok: (v) => typeof v === "string" };
@@ -68,7 +80,29 @@ const KINDS: Record<keyof Settings, FieldKind> = {
   maxTurns: POSITIVE_INT,
   contextWindow: POSITIVE_INT,
   telemetry: BOOLEAN,
+  sandbox: {
+    want: "an object with mode and writable",
+    ok: (v) => sandboxProblem(v) === undefined,
+    problem: (v) => sandboxProblem(v),
+  },
 };
+
+/** Why a `sandbox` value is malformed, or undefined when it is fine. */
+function sandboxProblem(value: unknown): string | undefined {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return "must be an object";
+  for (const [k, v] of Object.entries(value)) {
+    if (k === "mode") {
+      if (!isSandboxMode(v)) {
+        return `field "sandbox.mode" must be one of ${SANDBOX_MODES.join(", ")}`;
+      }
+    } else if (k === "writable") {
+      if (!Array.isArray(v) || !v.every((p) => typeof p === "string" && /^(\/|~\/|~$)/.test(p))) {
+        return 'field "sandbox.writable" must be an array of absolute paths (or ~/...)';
+      }
+    } else return `unknown field "sandbox.${k}" (known: mode, writable)`;
+  }
+  return undefined;
+}
 
 /** A config file that cannot be used; the message names the file and the field. */
 export class ConfigError extends Error {
@@ -115,7 +149,14 @@ export function readSettings(path: string): FileSettings {
       continue;
     }
     if (!kind.ok(value)) {
-      throw new ConfigError(`Cannot use config "${path}": field "${key}" must be ${kind.want}`);
+      const problem = kind.problem?.(value);
+      throw new ConfigError(
+        `Cannot use config "${path}": ${
+          problem?.startsWith("field")
+            ? problem
+            : `field "${key}" ${problem ?? `must be ${kind.want}`}`
+        }`,
+      );
     }
     out[key] = value;
   }
@@ -159,6 +200,10 @@ export interface LoadedSettings {
   /** Project keys ignored because the workspace is not trusted. */
   ignored: string[];
   projectPath: string;
+  /** The user file alone (what only the user may decide: the sandbox, bash's network). */
+  user: Settings;
+  /** The project file tried to set the sandbox, which it never may. */
+  sandboxRefused: boolean;
 }
 
 /** User settings, then project settings over them (only safe keys unless `trusted`). */
@@ -168,8 +213,11 @@ export function loadSettings(workspace: string, trusted: boolean): LoadedSetting
   const project = readSettings(paths.project);
   const ignored: string[] = [];
   const merged: Record<string, unknown> = { ...user.settings };
+  let sandboxRefused = false;
   for (const [key, value] of Object.entries(project.settings)) {
-    if (trusted || SAFE_PROJECT_KEYS.includes(key as keyof Settings)) merged[key] = value;
+    // A repository must not loosen the sandbox its own commands run in, trusted or not.
+    if (key === "sandbox") sandboxRefused = true;
+    else if (trusted || SAFE_PROJECT_KEYS.includes(key as keyof Settings)) merged[key] = value;
     else ignored.push(key);
   }
   return {
@@ -177,5 +225,7 @@ export function loadSettings(workspace: string, trusted: boolean): LoadedSetting
     warnings: [...user.warnings, ...project.warnings],
     ignored,
     projectPath: paths.project,
+    user: user.settings,
+    sandboxRefused,
   };
 }

@@ -20,8 +20,12 @@ import { Session } from "../tools/session.ts";
 import type { AnyTool } from "../tools/tool.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { VERSION } from "../version.ts";
-import type { SandboxMode } from "../tools/sandbox/mode.ts";
 import { Store } from "./observe.ts";
+import type { SandboxMode } from "../tools/sandbox/mode.ts";
+import { sandboxStatus } from "../tools/sandbox/mod.ts";
+import type { SandboxPolicy } from "../tools/sandbox/policy.ts";
+import { ConfigError } from "./config.ts";
+import { extraClasses, sandboxPolicy, userSettings } from "./sandbox_settings.ts";
 
 /** Options of `crab mcp serve`. */
 export interface McpServeOptions {
@@ -35,11 +39,11 @@ export interface McpServeOptions {
   webAllowPrivate?: boolean;
   /** Approve paths outside the workspace. */
   allowOutside?: boolean;
-  /** Classes approved besides the offered tools' own (`--allow`). */
+  /** Classes approved besides the offered tools' own (`--allow`: `protected`, `net`, `outside`). */
   allow?: string[];
   /** Approve every call (`--yolo`). */
   yolo?: boolean;
-  /** How far bash may reach (`--sandbox`). */
+  /** How far bash may reach (`--sandbox`); else the user's config decides. */
   sandbox?: SandboxMode;
   /** Serve Streamable HTTP on 127.0.0.1 at this port (`0`: any free port) instead of stdio. */
   http?: string;
@@ -115,23 +119,32 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   let tools: AnyTool[];
   let port = 0;
   let workspace: string;
+  let sandbox: SandboxPolicy;
+  let extra: AllowedClass[];
   try {
     tools = selectTools(availableBuiltins(opts), opts);
     if (!stdio) port = parsePort(opts.http!);
     workspace = realDirectory(opts.cwd);
-    tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`));
+    extra = extraClasses(opts.allow);
+    sandbox = sandboxPolicy({ flag: opts.sandbox, user: userSettings(workspace), allow: extra });
+    tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode);
   } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
+    if (!(e instanceof UsageError) && !(e instanceof ConfigError)) throw e;
     console.error(`error: ${e.message}`);
     return 2;
+  }
+  if (tools.some((t) => t.class === "exec") && sandbox.mode !== "danger-full-access") {
+    const status = await sandboxStatus(workspace).catch(() => undefined);
+    if (status && !status.ok) {
+      console.error(`crab: bash cannot run: ${status.reason}. ${status.hint}`);
+    }
   }
 
   cleanSpillFiles();
   const store = new Store();
   const registry = new Registry(tools);
   // The client asks its own user: every offered tool's class is approved here.
-  const allowed: AllowedClass[] = tools.map((t) => t.class);
-  for (const c of opts.allow ?? []) allowed.push(c as AllowedClass);
+  const allowed: AllowedClass[] = [...tools.map((t) => t.class), ...extra];
   if (opts.allowOutside) allowed.push("outside");
 
   // Runs still open when crab exits (a signal, or HTTP mode's only way out) end as interrupted.
@@ -152,6 +165,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     instructions: instructionsFor(workspace, tools),
     open() {
       const session = new Session(workspace);
+      session.sandbox = sandbox;
       const runId = store.startRun({ mode: "mcp-serve", workspace: session.workspace });
       openRuns.add(runId);
       const dispatcher = new Dispatcher({

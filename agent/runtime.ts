@@ -15,13 +15,15 @@ import type { AnyTool, ApprovalPolicy, ApprovalRequest } from "../tools/tool.ts"
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
-import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../tools/sandbox/mode.ts";
+import type { SandboxMode } from "../tools/sandbox/mode.ts";
+import { sandboxStatus } from "../tools/sandbox/mod.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
 import { loadMcpConfig, selectServers } from "../mcp/config.ts";
 import { mcpEventReporter } from "./mcp_command.ts";
 import type { McpHub, McpServerStatus } from "../mcp/hub.ts";
 import { Agent, type AgentEvents } from "./loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
+import { sandboxPolicy } from "./sandbox_settings.ts";
 import { Store } from "./observe.ts";
 import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "./sessions.ts";
@@ -247,7 +249,18 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
         "trusted (pass --trust-project to use them)",
     );
   }
+  if (loaded.sandboxRefused) {
+    hooks.notice(
+      `ignoring sandbox from ${loaded.projectPath}: only --sandbox or the user config chooses it`,
+    );
+  }
   const settings = loaded.settings;
+  // The sandbox comes from the flag and the user's own file, never from the project.
+  session.sandbox = sandboxPolicy({
+    flag: flags.sandbox,
+    user: loaded.user,
+    allow: splitList(flags.allow),
+  });
 
   const toolNames = splitList(flags.tools) ?? settings.tools;
   // Names with `__` pick MCP tools (`server__tool`, or `server__*` for all of a server's).
@@ -264,7 +277,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     ),
     workspace,
     hooks.notice,
+    session.sandbox.mode,
   );
+  const sandboxed = offered.some((t) => t.class === "exec") &&
+    session.sandbox.mode !== "danger-full-access";
+  const probe = sandboxed ? sandboxStatus(workspace) : undefined;
 
   if (flags.webAllowPrivate && !offered.some((t) => t.name === "web_fetch")) {
     throw new UsageError(
@@ -347,6 +364,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   // Interactive mode does not wait for the server's answer; it applies when it comes.
   const window = win.known ??
     (hooks.mode === "print" ? applyWindow(await win.asked) : DEFAULT_CONTEXT_WINDOW);
+  const status = await probe?.catch(() => undefined);
+  if (status && !status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
 
   const store = new Store();
   store.onProblem = hooks.notice;
@@ -458,7 +477,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     transcripts,
     runId,
     settings,
-    sandbox: flags.sandbox ?? DEFAULT_SANDBOX_MODE,
+    sandbox: session.sandbox.mode,
     resumed: lastExchange(messages),
     finish(status) {
       if (finished) return;

@@ -18,6 +18,8 @@ import { withPermission } from "../tools/capabilities.ts";
 import { createWebFetchTool } from "../tools/web_fetch.ts";
 import { type DuplicateKey, findDuplicateKey } from "../tools/json_keys.ts";
 import { cleanSpillFiles } from "../tools/truncate.ts";
+import { extraClasses, sandboxPolicy, userSettings } from "./sandbox_settings.ts";
+import { ConfigError } from "./config.ts";
 import { Store } from "./observe.ts";
 import { visible } from "./terminal.ts";
 import type { McpServerConfig } from "../mcp/config.ts";
@@ -180,6 +182,14 @@ export type JsonlAnswer =
     error: { code: string; message: string; hint: string };
   };
 
+function userSettingsOrEmpty(cwd: string) {
+  try {
+    return userSettings(cwd);
+  } catch {
+    return {};
+  }
+}
+
 function listing(registry: Registry): string {
   const width = Math.max(10, ...registry.names().map((n) => n.length + 1));
   return registry.list().map((t) => `${t.name.padEnd(width)} ${t.class}`).join("\n");
@@ -218,7 +228,13 @@ export async function toolCommand(
     if (!opts.jsonl && name === undefined) {
       await mcp.all();
       mcp.skippedNotice();
-      const present = withPermission(registry.list(), opts.cwd, (m) => console.error(`crab: ${m}`));
+      const mode = opts.sandbox ?? userSettingsOrEmpty(opts.cwd).sandbox?.mode;
+      const present = withPermission(
+        registry.list(),
+        opts.cwd,
+        (m) => console.error(`crab: ${m}`),
+        mode,
+      );
       console.log(listing(new Registry(present)));
       return 0;
     }
@@ -256,11 +272,23 @@ async function runCalls(
   policy: SessionPolicy,
   mcp: McpOnDemand,
 ): Promise<number> {
+  let extra: AllowedClass[];
+  let user;
+  try {
+    extra = extraClasses(opts.allow);
+    user = userSettings(opts.cwd);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    console.error(`error: ${e.message}`);
+    return 2;
+  }
   cleanSpillFiles();
   const session = new Session(opts.cwd);
+  session.sandbox = sandboxPolicy({ flag: opts.sandbox, user, allow: extra });
   const allowed = policy.allowed;
-  // `--allow-outside` approves both outside classes, reads and writes.
-  if (opts.allowOutside) allowed.add("outside-read").add("outside-write");
+  // `--allow outside` (and `--allow-outside`) approves both outside classes, reads and writes.
+  if (opts.allowOutside) policy.allow("outside");
+  for (const c of extra) policy.allow(c);
   if (!opts.jsonl) allowed.add(registry.get(name!)!.class);
   else for (const t of registry.list()) allowed.add(t.class);
   const store = new Store();

@@ -132,7 +132,7 @@ export class StdioTransport implements Transport {
       throw new Error(`Cannot start ${JSON.stringify(p.command)}: ${(e as Error).message}`);
     }
     this.#child = child;
-    this.#unregister = registerGroup(child.pid, `mcp:${p.name}`);
+    this.#unregister = registerGroup(child.pid, `mcp:${p.name}`, child);
     this.#writer = child.stdin.getWriter();
     const stdoutDone = this.#readStdout(child.stdout);
     this.#readStderr(child.stderr);

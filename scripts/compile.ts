@@ -9,6 +9,11 @@
  * The hosts and commands of the MCP servers configured for this directory (the
  * user's mcp.json and ./.mcp.json) are added unless `--no-mcp-config`.
  *
+ * bash needs only `--allow-run=bwrap` (it runs inside bubblewrap). The `full`
+ * preset is the binary people download and configure MCP servers for later, so
+ * it keeps an unscoped `--allow-run`; with `--no-mcp-config` it is scoped to
+ * bwrap and the `--mcp-command`s given.
+ *
  * `deno compile` needs its `denort` runtime: a reachable Deno download, or
  * `DENORT_BIN` pointing at a denort of the same Deno version.
  *
@@ -86,7 +91,11 @@ const spec: BuildSpec = toolsArg
     mcpHosts,
     mcpCommands,
   }
-  : presetSpec((presetArg ?? "full") as Preset, hosts, { hosts: mcpHosts, commands: mcpCommands });
+  : presetSpec((presetArg ?? "full") as Preset, hosts, {
+    hosts: mcpHosts,
+    commands: mcpCommands,
+    anyCommand: (presetArg ?? "full") === "full" && useConfig,
+  });
 
 let fence;
 try {

@@ -3,6 +3,10 @@
  * classes are allowed when pre-approved (`--allow`, `a` at the prompt, `--yolo`,
  * print mode), else an asker is consulted (the interactive prompt), else refused.
  *
+ * The `protected` class (git config and hooks, crab's settings: see
+ * `protected.ts`) is the exception: only `--allow protected` pre-approves it.
+ * `--yolo` does not, and `a` at its prompt allows the one call, never the class.
+ *
  * @module
  */
 
@@ -75,6 +79,8 @@ export class SessionPolicy implements ApprovalPolicy {
 
   /** True when `cls` runs without asking (`outside`: when both outside classes do). */
   isAllowed(cls: AllowedClass): boolean {
+    // A protected path asks every time, under --yolo too, unless allowed up front.
+    if (cls === "protected") return this.allowed.has(cls);
     if (this.yolo || cls === "read") return true;
     return expandClass(cls).every((c) => this.allowed.has(c));
   }
@@ -104,7 +110,7 @@ export class SessionPolicy implements ApprovalPolicy {
       };
     }
     const answer = await this.#ask(request, signal);
-    if (answer === "all") {
+    if (answer === "all" && request.class !== "protected") {
       this.allowed.add(request.class);
       this.#answeredAll.add(request.class);
     }

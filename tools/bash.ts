@@ -1,14 +1,17 @@
 /**
- * The bash tool: runs `bash -c COMMAND` in its own process group with a timeout,
- * collecting stdout and stderr in bounded memory. No process of the group
- * survives the call.
+ * The bash tool: runs `bash -c COMMAND` in the workspace with a timeout,
+ * collecting its output in bounded memory. In the session's sandbox (the
+ * default) it runs under bubblewrap, in its own PID namespace, so nothing it
+ * started survives the call; only `danger-full-access` runs it directly, in its
+ * own process group.
  *
  * @module
  */
 
 import description from "./bash.md" with { type: "text" };
 import { killProcessGroup, registerGroup } from "./processes.ts";
-import type { Tool, ToolContext, ToolResult } from "./tool.ts";
+import { parseStatus, sandboxCommand } from "./sandbox/mod.ts";
+import { type Tool, type ToolContext, ToolError, type ToolResult } from "./tool.ts";
 import { OutputCollector } from "./truncate.ts";
 
 /** Arguments of the bash tool. */
@@ -29,20 +32,44 @@ export const TAIL_BYTES = 15 * 1024;
 /** Grace between SIGTERM and SIGKILL on timeout or abort. */
 export const KILL_GRACE_MS = 1000;
 
-const SECRET_NAME = /(_API_KEY$|_TOKEN$|_SECRET)/i;
+/** Secret-looking names: `API_KEY`, `*_API_KEY`, `*_TOKEN`, `*_SECRET*`, `*_PASSWORD`, `*_PAT`, `GH_*`. */
+const SECRET_NAME = /^API_KEY$|_API_KEY$|_TOKEN$|_SECRET|_PASSWORD$|_PAT$|^GH_|^GITHUB_TOKEN$/i;
 
-/** Crab's environment minus secrets, with non-interactive git and pagers. */
+/** Names that are secrets whatever the pattern says. */
+const SECRET_NAMES = new Set(["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]);
+
+const NO_EDITOR = "echo 'crab: no editor is available here: give the text on the command line " +
+  "(git commit -m MESSAGE, git tag -m MESSAGE)' >&2; false";
+const NO_SEQUENCE_EDITOR = "echo 'crab: no editor is available here: git rebase -i needs " +
+  "GIT_SEQUENCE_EDITOR set to a command that rewrites the todo file (a sed script)' >&2; false";
+
+/** Crab's environment minus secrets, with non-interactive git and pagers (bash, MCP servers). */
 export function scrubEnv(
   env: Record<string, string> = Deno.env.toObject(),
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
-    if (!SECRET_NAME.test(k)) out[k] = v;
+    if (!SECRET_NAME.test(k) && !SECRET_NAMES.has(k.toUpperCase())) out[k] = v;
   }
   out.GIT_TERMINAL_PROMPT = "0";
   out.PAGER = "cat";
   out.GIT_PAGER = "cat";
   return out;
+}
+
+/**
+ * bash's environment: {@link scrubEnv}, and editors that fail at once with a
+ * message (`git commit` without `-m`, `git rebase -i`) instead of waiting for a
+ * person who is not there.
+ */
+export function bashEnv(env?: Record<string, string>): Record<string, string> {
+  return {
+    ...scrubEnv(env),
+    GIT_EDITOR: NO_EDITOR,
+    EDITOR: NO_EDITOR,
+    VISUAL: NO_EDITOR,
+    GIT_SEQUENCE_EDITOR: NO_SEQUENCE_EDITOR,
+  };
 }
 
 // deno-lint-ignore no-control-regex
@@ -55,8 +82,6 @@ export function neutralizeControls(text: string): string {
     (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
   );
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const CHUNK_BYTES = 64 * 1024;
 
@@ -86,105 +111,266 @@ function pump(
   return { reader, done };
 }
 
-async function run(args: BashArgs, ctx: ToolContext): Promise<ToolResult> {
-  const timeoutMs = Math.min(args.timeout_ms ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
-  const child = new Deno.Command("bash", {
-    args: ["-c", args.command],
-    cwd: ctx.session.workspace,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    detached: true,
-    env: scrubEnv(),
-    clearEnv: true,
-  }).spawn();
-  const pgid = child.pid;
-  const unregister = registerGroup(pgid, "bash");
+/** True when `p` has not settled after `ms`; false as soon as it settles. */
+function outlasts(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.then(() => false),
+    new Promise<boolean>((r) => timer = setTimeout(() => r(true), ms)),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The output side of one call: bounded head and tail, spill file, binary
+ * detection, and the live view (`onOutput`) when a front end shows one.
+ */
+function outputSink(onOutput?: (text: string) => void) {
   const collector = new OutputCollector({
     headBytes: HEAD_BYTES,
     tailBytes: TAIL_BYTES,
     spill: true,
     label: "bash",
   });
-  let nulBytes = 0;
-  const live = ctx.onOutput && new TextDecoder();
-  const onChunk = (chunk: Uint8Array) => {
-    if (live) ctx.onOutput!(live.decode(chunk, { stream: true }));
-    if (nulBytes === 0 && chunk.indexOf(0) !== -1) nulBytes = 1;
-    // While the output is short the collector keeps chunks by reference; copy those.
-    collector.push(collector.totalBytes <= HEAD_BYTES + TAIL_BYTES ? chunk.slice() : chunk);
+  let binary = false;
+  const live = onOutput && new TextDecoder();
+  return {
+    push(chunk: Uint8Array) {
+      if (live) onOutput!(live.decode(chunk, { stream: true }));
+      if (!binary && chunk.indexOf(0) !== -1) binary = true;
+      // While the output is short the collector keeps chunks by reference; copy those.
+      collector.push(collector.totalBytes <= HEAD_BYTES + TAIL_BYTES ? chunk.slice() : chunk);
+    },
+    /** The text the model reads, and the full size when it was cut. */
+    finish(): { text: string; bytesFull?: number } {
+      const t = collector.finish();
+      const bytesFull = t.elidedBytes > 0 ? t.totalBytes : undefined;
+      if (!binary) return { text: neutralizeControls(t.text), bytesFull };
+      return {
+        text: `[output contained binary data, ${t.totalBytes} bytes; not shown]` +
+          (t.spillPath ? ` Full output saved to ${t.spillPath}.` : ""),
+        bytesFull,
+      };
+    },
   };
-  const out = pump(child.stdout, onChunk);
-  const err = pump(child.stderr, onChunk);
-  const pipesClosed = Promise.all([out.done, err.done]);
+}
 
-  let timedOut = false;
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= (async () => {
-      killProcessGroup(pgid, "SIGTERM");
-      await sleep(KILL_GRACE_MS);
-      killProcessGroup(pgid, "SIGKILL");
-    })();
+/** What ended a call, before it is put into words. */
+interface Ending {
+  code: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Background processes stopped when the command ended (sandbox only). */
+  stopped: number;
+}
+
+function finish(
+  { text, bytesFull }: { text: string; bytesFull?: number },
+  end: Ending,
+  timeoutMs: number,
+): ToolResult {
+  const lines: string[] = [];
+  if (end.stopped > 0) {
+    lines.push(
+      `Stopped ${end.stopped} background process${end.stopped === 1 ? "" : "es"} still running ` +
+        "when the command ended (nothing a call starts outlives it).",
+    );
+  }
+  if (end.timedOut) lines.push(`Timed out after ${timeoutMs} ms`);
+  else if (end.signal) lines.push(`Killed by ${end.signal}`);
+  else if (end.code !== 0) lines.push(`Exit code ${end.code}`);
+  const tail = lines.join("\n");
+  const output = tail ? `${text}${text && !text.endsWith("\n") ? "\n" : ""}${tail}` : text;
+  return {
+    output,
+    outcome: end.timedOut ? "timeout" : "ok",
+    exitCode: end.signal ? null : end.code,
+    signal: end.signal,
+    bytesFull,
   };
+}
+
+/**
+ * Arms the timeout and the abort signal; `stop` runs once, on whichever comes
+ * first. Returns whether the timeout fired, and a disarm function.
+ */
+function arm(ctx: ToolContext, timeoutMs: number, stop: () => void) {
+  const state = { timedOut: false };
   const timer = setTimeout(() => {
-    timedOut = true;
+    state.timedOut = true;
     stop();
   }, timeoutMs);
   const onAbort = () => stop();
   ctx.signal.addEventListener("abort", onAbort);
   if (ctx.signal.aborted) stop();
+  return {
+    state,
+    disarm() {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/** danger-full-access: bash in its own process group, killed as a group. */
+async function runDirect(
+  command: string,
+  ctx: ToolContext,
+  timeoutMs: number,
+): Promise<ToolResult> {
+  const child = new Deno.Command("bash", {
+    args: ["-c", command],
+    cwd: ctx.session.workspace,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    detached: true,
+    env: bashEnv(),
+    clearEnv: true,
+  }).spawn();
+  const pgid = child.pid;
+  const unregister = registerGroup(pgid, "bash", child);
+  const sink = outputSink(ctx.onOutput);
+  const out = pump(child.stdout, (c) => sink.push(c));
+  const err = pump(child.stderr, (c) => sink.push(c));
+  const pipesClosed = Promise.all([out.done, err.done]);
+
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  let stopping = false;
+  const { state, disarm } = arm(ctx, timeoutMs, () => {
+    if (stopping) return;
+    stopping = true;
+    killProcessGroup(pgid, "SIGTERM");
+    killTimer = setTimeout(() => killProcessGroup(pgid, "SIGKILL"), KILL_GRACE_MS);
+  });
 
   let status: Deno.CommandStatus;
   try {
     status = await child.status;
     // The leader is gone; a leftover process may still hold the pipes.
-    let lingerTimer: ReturnType<typeof setTimeout> | undefined;
-    const lingered = await Promise.race([
-      pipesClosed.then(() => false),
-      new Promise<boolean>((r) => lingerTimer = setTimeout(() => r(true), LINGER_MS)),
-    ]);
-    clearTimeout(lingerTimer);
-    if (lingered) {
+    if (await outlasts(pipesClosed, LINGER_MS)) {
       killProcessGroup(pgid, "SIGKILL");
-      let cancelTimer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        pipesClosed,
-        new Promise<void>((r) => cancelTimer = setTimeout(r, 100)),
-      ]);
-      clearTimeout(cancelTimer);
+      await outlasts(pipesClosed, 100);
       // A process outside the group may still hold a pipe: stop reading.
       await Promise.all([out.reader.cancel().catch(() => {}), err.reader.cancel().catch(() => {})]);
     }
   } finally {
-    clearTimeout(timer);
-    ctx.signal.removeEventListener("abort", onAbort);
+    disarm();
+    clearTimeout(killTimer);
     killProcessGroup(pgid, "SIGKILL");
     unregister();
   }
+  return finish(sink.finish(), {
+    code: status.code,
+    signal: status.signal,
+    timedOut: state.timedOut,
+    stopped: 0,
+  }, timeoutMs);
+}
 
-  const t = collector.finish();
-  let text: string;
-  if (nulBytes > 0) {
-    text = `[output contained binary data, ${t.totalBytes} bytes; not shown]` +
-      (t.spillPath ? ` Full output saved to ${t.spillPath}.` : "");
-  } else {
-    text = neutralizeControls(t.text);
+/** Bytes of bwrap's and the supervisor's own messages kept. */
+const STATUS_BYTES = 64 * 1024;
+
+/**
+ * In the sandbox: bwrap starts the supervisor, which runs the command. Closing
+ * bwrap's stdin asks the supervisor to send SIGTERM to everything; killing
+ * bwrap ends the whole namespace (`--die-with-parent`).
+ */
+async function runSandboxed(
+  command: string,
+  ctx: ToolContext,
+  timeoutMs: number,
+): Promise<ToolResult> {
+  const sc = await sandboxCommand(ctx.session, command);
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(sc.program, {
+      args: sc.args,
+      cwd: ctx.session.workspace,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+      env: { ...bashEnv(), TMPDIR: "/tmp" },
+      clearEnv: true,
+    }).spawn();
+  } catch (e) {
+    sc.release();
+    throw e;
   }
-  let statusLine = "";
-  if (timedOut) statusLine = `Timed out after ${timeoutMs} ms`;
-  else if (status.signal) statusLine = `Killed by ${status.signal}`;
-  else if (status.code !== 0) statusLine = `Exit code ${status.code}`;
-  const output = statusLine
-    ? `${text}${text && !text.endsWith("\n") ? "\n" : ""}${statusLine}`
-    : text;
-  return {
-    output,
-    outcome: timedOut ? "timeout" : "ok",
-    exitCode: status.signal ? null : status.code,
-    signal: status.signal ?? null,
-    bytesFull: t.elidedBytes > 0 ? t.totalBytes : undefined,
-  };
+  const unregister = registerGroup(child.pid, "bash", child);
+  const control = child.stdin.getWriter();
+  const sink = outputSink(ctx.onOutput);
+  const out = pump(child.stdout, (c) => sink.push(c));
+  const statusBytes: Uint8Array[] = [];
+  let statusSize = 0;
+  const err = pump(child.stderr, (c) => {
+    if (statusSize >= STATUS_BYTES) return;
+    statusBytes.push(c.slice(0, STATUS_BYTES - statusSize));
+    statusSize += c.byteLength;
+  });
+
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  let stopping = false;
+  const { state, disarm } = arm(ctx, timeoutMs, () => {
+    if (stopping) return;
+    stopping = true;
+    control.close().catch(() => {});
+    killTimer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Already exited.
+      }
+    }, KILL_GRACE_MS);
+  });
+
+  let status: Deno.CommandStatus;
+  try {
+    status = await child.status;
+    // Every writer lived in the sandbox, which is gone: the pipes close now.
+    const pipes = Promise.all([out.done, err.done]);
+    if (await outlasts(pipes, LINGER_MS)) {
+      await Promise.all([out.reader.cancel().catch(() => {}), err.reader.cancel().catch(() => {})]);
+    }
+  } finally {
+    disarm();
+    clearTimeout(killTimer);
+    control.close().catch(() => {});
+    unregister();
+    sc.release();
+  }
+  const stderr = new TextDecoder().decode(concat(statusBytes));
+  const { status: supervised, rest } = parseStatus(stderr);
+  if (!supervised && !stopping && status.code !== 0 && rest) {
+    throw new ToolError(
+      "sandbox_failed",
+      `Cannot run the command in the sandbox: ${rest.split("\n")[0]}`,
+      "This is a problem of the machine's sandbox setup, not of the command; tell the user.",
+    );
+  }
+  return finish(sink.finish(), {
+    code: supervised ? supervised.code : stopping ? null : status.code,
+    signal: supervised ? supervised.signal : stopping ? "SIGKILL" : null,
+    timedOut: state.timedOut,
+    stopped: supervised?.others ?? 0,
+  }, timeoutMs);
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.byteLength;
+  }
+  return out;
+}
+
+function run(args: BashArgs, ctx: ToolContext): Promise<ToolResult> {
+  const timeoutMs = Math.min(args.timeout_ms ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
+  return ctx.session.sandbox.mode === "danger-full-access"
+    ? runDirect(args.command, ctx, timeoutMs)
+    : runSandboxed(args.command, ctx, timeoutMs);
 }
 
 /** Runs a shell command in the workspace with a timeout; see bash.md. */

@@ -7,6 +7,13 @@
  * build time: a read-only reviewer built without `--allow-run` cannot run a shell
  * even if the model asks, because Deno refuses.
  *
+ * The exec class maps to `--allow-run=bwrap`: bash runs inside bubblewrap, the
+ * only program crab itself starts for it, so a build's own process cannot start
+ * `bash` directly. Stdio MCP servers add their commands. The `full` preset (the
+ * downloadable binary and the `crab` task) must start servers the user
+ * configures after it was built, so it keeps an unscoped `--allow-run`; there
+ * the sandbox alone fences bash.
+ *
  * Store location of restricted builds: a build without the write class may write
  * only crab's own store and spill files. Deno resolves a relative grant against the
  * working directory at run time (an absolute one is fixed at build time, on the
@@ -17,6 +24,8 @@
  */
 
 import type { AnyTool, ToolClass } from "./tool.ts";
+import type { SandboxMode } from "./sandbox/mode.ts";
+import { findProgram } from "./sandbox/probe.ts";
 
 /** A named build preset. */
 export type Preset = "full" | "no-web" | "read-only";
@@ -84,6 +93,8 @@ export interface BuildSpec {
   mcpHosts?: readonly string[];
   /** Commands of configured stdio MCP servers. */
   mcpCommands?: readonly string[];
+  /** Let any command start (stdio MCP servers configured after the build): unscoped `--allow-run`. */
+  anyCommand?: boolean;
 }
 
 /** A flag list and what the reader of a build log should know about it. */
@@ -131,9 +142,16 @@ export function fenceFlags(spec: BuildSpec): Fence {
       `no write tools: crab may write only its store, kept in ./${RESTRICTED_STORE_DIR}/ of the directory it runs in`,
     );
   }
-  const commands = [...new Set(spec.mcpCommands ?? [])];
-  if (classes.has("exec")) flags.push("--allow-run");
-  else if (commands.length) flags.push(`--allow-run=${commands.join(",")}`);
+  const commands = [
+    ...new Set([...(classes.has("exec") ? ["bwrap"] : []), ...(spec.mcpCommands ?? [])]),
+  ];
+  if (spec.anyCommand) {
+    flags.push("--allow-run");
+    notes.push(
+      "unscoped --allow-run: MCP servers configured after the build can start; " +
+        "bash is fenced by its sandbox, not by this flag",
+    );
+  } else if (commands.length) flags.push(`--allow-run=${commands.join(",")}`);
   flags.push("--allow-env");
   const hosts = [...new Set([...spec.providerHosts, ...(spec.mcpHosts ?? [])])];
   if (classes.has("net")) {
@@ -155,17 +173,21 @@ export function fenceFlags(spec: BuildSpec): Fence {
   return { flags, notes };
 }
 
-/** The build spec of a preset. */
+/**
+ * The build spec of a preset. `full` lets any MCP server command start unless
+ * `mcp.anyCommand` is false (a build that names its servers).
+ */
 export function presetSpec(
   preset: Preset,
   providerHosts: readonly string[] = DEFAULT_PROVIDER_HOSTS,
-  mcp: { hosts?: readonly string[]; commands?: readonly string[] } = {},
+  mcp: { hosts?: readonly string[]; commands?: readonly string[]; anyCommand?: boolean } = {},
 ): BuildSpec {
   return {
     tools: PRESET_TOOLS[preset],
     providerHosts,
     mcpHosts: mcp.hosts ?? [],
     mcpCommands: mcp.commands ?? [],
+    anyCommand: mcp.anyCommand ?? preset === "full",
   };
 }
 
@@ -184,15 +206,21 @@ export type Need =
   | { name: "run"; command: string }
   | { name: "net"; host?: string };
 
-/** The permission a tool of `cls` needs in `workspace` (stdio MCP: its command; HTTP MCP: its host). */
+/**
+ * The permission a tool of `cls` needs in `workspace` (stdio MCP: its command;
+ * HTTP MCP: its host). bash needs bwrap, or bash itself in danger-full-access.
+ */
 export function needOf(
   cls: ToolClass,
   workspace: string,
   mcp?: { command?: string; host?: string },
+  sandbox: SandboxMode = "workspace-write",
 ): Need {
   if (cls === "read") return { name: "read", path: workspace };
   if (cls === "write") return { name: "write", path: workspace };
-  if (cls === "exec") return { name: "run", command: "bash" };
+  if (cls === "exec") {
+    return { name: "run", command: sandbox === "danger-full-access" ? "bash" : "bwrap" };
+  }
   if (cls === "net") return { name: "net" };
   if (mcp?.host) return { name: "net", host: mcp.host };
   return { name: "run", command: mcp?.command ?? "" };
@@ -220,9 +248,7 @@ export function describeNeed(need: Need): string {
     case "write":
       return "--allow-write";
     case "run":
-      return need.command === "bash" || !need.command
-        ? "--allow-run"
-        : `--allow-run=${need.command}`;
+      return need.command ? `--allow-run=${need.command}` : "--allow-run";
     case "net":
       return need.host ? `--allow-net=${need.host}` : "unscoped --allow-net";
   }
@@ -230,12 +256,15 @@ export function describeNeed(need: Need): string {
 
 /**
  * The start-up self-check: leaves out every tool whose permission this process
- * lacks (a restricted build), saying so once.
+ * lacks (a restricted build), saying so once. bash stays when bubblewrap is
+ * not installed at all (Deno cannot resolve a grant for a missing program):
+ * its calls then fail with `sandbox_unavailable`, which says how to install it.
  */
 export function withPermission(
   tools: AnyTool[],
   workspace: string,
   notice: (message: string) => void,
+  sandbox: SandboxMode = "workspace-write",
 ): AnyTool[] {
   const kept: AnyTool[] = [];
   const missing = new Map<string, string[]>();
@@ -245,8 +274,9 @@ export function withPermission(
       kept.push(t);
       continue;
     }
-    const need = needOf(t.class, workspace);
-    if (hasPermission(need)) kept.push(t);
+    const need = needOf(t.class, workspace, undefined, sandbox);
+    const noBwrap = need.name === "run" && need.command === "bwrap" && !findProgram("bwrap");
+    if (noBwrap || hasPermission(need)) kept.push(t);
     else {
       const flag = describeNeed(need);
       missing.set(flag, [...(missing.get(flag) ?? []), t.name]);

@@ -20,6 +20,7 @@ import { closestCandidate, quote } from "./_edit_hint.ts";
 
 export { closestCandidate };
 import { type Tool, type ToolContext, ToolError } from "./tool.ts";
+import { guardProtected } from "./protected.ts";
 import {
   assertRegularFile,
   guardHardLinks,
@@ -318,6 +319,7 @@ export const editTool: Tool<EditArgs> = {
   },
   async run(args, ctx) {
     const p = await guardPath(ctx, args.path, "edit", "write");
+    await guardProtected(ctx, p, "edit");
     for (const e of args.edits) assertWellFormed(e.new, p.display, "edit");
     const { info, bytes } = await load(p);
     ctx.session.assertFresh(p.real, p.display, "edit", bytes);

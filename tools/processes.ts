@@ -16,6 +16,11 @@ export interface ProcessGroup {
   /** Process group id (the leader's pid, spawned with `detached: true`). */
   readonly pgid: number;
   readonly label: string;
+  /**
+   * The leader, signalled when Deno refuses to signal the group: `Deno.kill` needs an
+   * unscoped `--allow-run`, a child's own `kill()` does not.
+   */
+  readonly leader?: { kill(signal?: Deno.Signal): void };
 }
 
 const groups = new Map<number, ProcessGroup>();
@@ -25,13 +30,24 @@ const exitHooks: Array<() => void> = [];
 let installed = false;
 let exiting = false;
 
-/** Sends `signal` to a whole process group; false when no such group exists any more. */
+/**
+ * Sends `signal` to a whole process group; false when no such group exists any
+ * more. In a build with a scoped `--allow-run` only the registered leader can be
+ * signalled (bash's bwrap takes its whole sandbox with it).
+ */
 export function killProcessGroup(pgid: number, signal: Deno.Signal = "SIGKILL"): boolean {
   try {
     Deno.kill(-pgid, signal);
     return true;
-  } catch {
-    return false;
+  } catch (e) {
+    const leader = groups.get(pgid)?.leader;
+    if (!(e instanceof Deno.errors.NotCapable) || !leader) return false;
+    try {
+      leader.kill(signal);
+      return true;
+    } catch {
+      return false;
+    }
   }
 }
 
@@ -74,9 +90,13 @@ function install(): void {
  * Registers a child process group so it is killed when crab exits. Returns a
  * function that unregisters it (call it once the group is gone).
  */
-export function registerGroup(pgid: number, label: string): () => void {
+export function registerGroup(
+  pgid: number,
+  label: string,
+  leader?: ProcessGroup["leader"],
+): () => void {
   install();
-  groups.set(pgid, { pgid, label });
+  groups.set(pgid, { pgid, label, leader });
   return () => {
     groups.delete(pgid);
   };
@@ -89,7 +109,7 @@ export function registeredGroups(): ProcessGroup[] {
 
 /** Kills every registered group at once (SIGKILL: at exit there is no time for grace). */
 export function killAllGroups(): void {
-  for (const g of groups.values()) killProcessGroup(g.pgid, "SIGKILL");
+  for (const g of [...groups.values()]) killProcessGroup(g.pgid, "SIGKILL");
   groups.clear();
 }
 

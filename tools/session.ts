@@ -7,6 +7,7 @@
 
 import { createHash } from "node:crypto";
 import { ToolError } from "./tool.ts";
+import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "./sandbox/policy.ts";
 
 /** What a file held when this session last read or wrote it. */
 export interface FileRecord {
@@ -43,6 +44,8 @@ export class Session {
   /** Real path of the workspace root. */
   readonly workspace: string;
   readonly files: Map<string, FileRecord> = new Map();
+  /** How far bash may reach; front ends set it from flags and the user's config. */
+  sandbox: SandboxPolicy = DEFAULT_SANDBOX_POLICY;
 
   constructor(workspace: string) {
     this.workspace = Deno.realPathSync(workspace);

@@ -11,10 +11,11 @@ import type { Session } from "./session.ts";
 export type ToolClass = "read" | "write" | "exec" | "net" | `mcp:${string}`;
 
 /**
- * Classes an approval can be asked for: a tool's class, or an access outside the
- * workspace. Outside reads and writes are separate: allowing one never allows the other.
+ * Classes an approval can be asked for: a tool's class, an access outside the
+ * workspace, or a protected path. Outside reads and writes are separate: allowing
+ * one never allows the other.
  */
-export type ApprovalClass = ToolClass | OutsideClass;
+export type ApprovalClass = ToolClass | OutsideClass | "protected";
 
 /** The two classes of a path outside the workspace. */
 export type OutsideClass = "outside-read" | "outside-write";

@@ -6,6 +6,7 @@ import { openChecked, replaceFile } from "./_confine.ts";
 import { assertWellFormed, unifiedDiff } from "./_text.ts";
 import { printablePath } from "./printable.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
+import { guardProtected } from "./protected.ts";
 import {
   assertCreatable,
   assertRegularFile,
@@ -182,6 +183,7 @@ export const writeTool: Tool<WriteArgs> = {
   },
   async run(args, ctx) {
     const p = await guardPath(ctx, args.path, "write", "write");
+    await guardProtected(ctx, p, "write");
     assertWellFormed(args.content, p.display, "write");
     const data = encoder.encode(args.content);
     const info = await existingFile(p);

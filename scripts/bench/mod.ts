@@ -13,6 +13,7 @@ const benches = [
   "glob.ts",
   "grep.ts",
   "bash_memory.ts",
+  "sandbox.ts",
   "mcp_serve.ts",
   "print_startup.ts",
   "web_fetch.ts",

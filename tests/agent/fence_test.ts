@@ -21,7 +21,7 @@ Deno.test("read-only build: write, edit, bash and web_fetch are absent; a forced
   ]);
   assert.equal(
     list.stderr,
-    "crab: this build leaves out write, edit (no --allow-write); bash (no --allow-run); " +
+    "crab: this build leaves out write, edit (no --allow-write); bash (no --allow-run=bwrap); " +
       "web_fetch (no unscoped --allow-net)\n",
   );
 
@@ -148,10 +148,51 @@ Deno.test("read-only build in print mode: the model is offered read, glob and gr
   assert.equal(r.code, 0, r.stderr);
   assert.match(
     r.stderr,
-    /this build leaves out write, edit \(no --allow-write\); bash \(no --allow-run\)/,
+    /this build leaves out write, edit \(no --allow-write\); bash \(no --allow-run=bwrap\)/,
   );
   assert.deepEqual(toolNames(fake.modelRequests()[0]), ["read", "glob", "grep"]);
   assert.match(toolResults(fake.modelRequests()[1])[0].text, /unknown_tool/);
   assert.equal(existsSync(join(s.ws, "pwned")), false);
   assert.ok(existsSync(join(s.ws, ".crab", "crab.db")));
+});
+
+Deno.test("full build without MCP servers: Deno refuses to start bash itself; only the sandbox runs it", async () => {
+  using s = sandbox();
+  const compile = new URL("../../scripts/compile.ts", import.meta.url).pathname;
+  const printed = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      compile,
+      "--preset",
+      "full",
+      "--no-mcp-config",
+      "--provider-host",
+      "api.anthropic.com",
+      "--print-flags",
+    ],
+    cwd: s.ws,
+    env: s.env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const flags = new TextDecoder().decode(printed.stdout).trim().split(" ");
+  assert.ok(flags.includes("--allow-run=bwrap"), flags.join(" "));
+  const script = s.put(
+    "probe.ts",
+    `try { await new Deno.Command("bash", { args: ["-c", "echo escaped"] }).output(); console.log("ran"); }
+     catch (e) { console.log(e instanceof Deno.errors.NotCapable ? "denied" : "failed"); }`,
+  );
+  const probe = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(new TextDecoder().decode(probe.stdout).trim(), "denied");
+  const bash = await s.crab(["tool", "bash", '{"command":"echo inside; touch ../escape"}'], {
+    flags,
+  });
+  assert.equal(bash.stdout, "inside\n", bash.stderr);
+  assert.equal(existsSync(join(s.root, "escape")), false);
 });

@@ -1,6 +1,16 @@
 import assert from "node:assert/strict";
 import { harness } from "../_harness.ts";
-import { bashTool, scrubEnv } from "../../tools/bash.ts";
+import { bashEnv, bashTool, scrubEnv } from "../../tools/bash.ts";
+import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+
+/** The contract holds in the sandbox (the default) and without it. */
+const MODES: SandboxMode[] = ["workspace-write", "danger-full-access"];
+
+function bashHarness(mode: SandboxMode) {
+  const h = harness([bashTool]);
+  h.session.sandbox = { mode, net: false, writable: [] };
+  return h;
+}
 
 type Ok = { ok: true; output: string; exitCode?: number | null };
 
@@ -25,152 +35,208 @@ async function noSurvivors(marker: string): Promise<void> {
   assert.deepEqual(survivors(marker), []);
 }
 
-Deno.test("bash() returns the output of echo", async () => {
-  await using h = harness([bashTool]);
-  const r = await h.call("bash", { command: "echo hello; pwd" });
-  assert.equal(okOutput(r), `hello\n${h.dir}\n`);
-  assert.equal(r.outcome, "ok");
-});
-
-Deno.test("bash() reports a non-zero exit as an ok result with the exit code", async () => {
-  await using h = harness([bashTool]);
-  const r = await h.call("bash", { command: "echo failing >&2; exit 3" });
-  const out = okOutput(r);
-  assert.equal(r.outcome, "ok");
-  assert.match(out, /failing\n/);
-  assert.ok(out.endsWith("Exit code 3"), out);
-  assert.equal(h.sink.observations[0].exitCode, 3);
-});
-
-Deno.test("bash() includes stderr", async () => {
-  await using h = harness([bashTool]);
-  const out = okOutput(await h.call("bash", { command: "echo out; echo err >&2" }));
-  assert.match(out, /out\n/);
-  assert.match(out, /err\n/);
-});
-
-Deno.test("bash() times out, kills every background process and returns outcome timeout", async () => {
-  await using h = harness([bashTool]);
-  const t0 = Date.now();
-  const r = await h.call("bash", {
-    command: "sleep 999.101 & sleep 999.101 & echo started; wait",
-    timeout_ms: 500,
+for (const mode of MODES) {
+  Deno.test(`bash() returns the output of echo (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const r = await h.call("bash", { command: "echo hello; pwd" });
+    assert.equal(okOutput(r), `hello\n${h.dir}\n`);
+    assert.equal(r.outcome, "ok");
   });
-  assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
-  assert.equal(r.outcome, "timeout");
-  const out = okOutput(r);
-  assert.match(out, /started\n/);
-  assert.ok(out.endsWith("Timed out after 500 ms"), out);
-  await noSurvivors("sleep 999.101");
-});
+}
 
-Deno.test("bash() returns soon after the shell exits when a TERM-ignoring child holds the output", async () => {
-  await using h = harness([bashTool]);
-  const t0 = Date.now();
-  const r = await h.call("bash", { command: "(trap '' TERM; sleep 30.102) & echo hi" });
-  assert.ok(Date.now() - t0 < 1500, `took ${Date.now() - t0} ms`);
-  assert.equal(okOutput(r), "hi\n");
-  await noSurvivors("sleep 30.102");
-});
+for (const mode of MODES) {
+  Deno.test(`bash() reports a non-zero exit as an ok result with the exit code (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const r = await h.call("bash", { command: "echo failing >&2; exit 3" });
+    const out = okOutput(r);
+    assert.equal(r.outcome, "ok");
+    assert.match(out, /failing\n/);
+    assert.ok(out.endsWith("Exit code 3"), out);
+    assert.equal(h.sink.observations[0].exitCode, 3);
+  });
+}
 
-Deno.test("bash() gives commands an empty stdin", async () => {
-  await using h = harness([bashTool]);
-  const t0 = Date.now();
-  const r = await h.call("bash", { command: "read x; echo read=$?", timeout_ms: 5000 });
-  assert.ok(Date.now() - t0 < 1500);
-  assert.equal(okOutput(r), "read=1\n");
-});
+for (const mode of MODES) {
+  Deno.test(`bash() includes stderr (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const out = okOutput(await h.call("bash", { command: "echo out; echo err >&2" }));
+    assert.match(out, /out\n/);
+    assert.match(out, /err\n/);
+  });
+}
 
-Deno.test("bash() aborted mid-run kills the group and returns promptly", async () => {
-  await using h = harness([bashTool]);
-  const ac = new AbortController();
-  setTimeout(() => ac.abort(), 300);
-  const t0 = Date.now();
-  const r = await h.call("bash", { command: "sleep 30.103" }, ac.signal);
-  assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
-  assert.equal(r.outcome, "aborted");
-  await noSurvivors("sleep 30.103");
-});
+for (const mode of MODES) {
+  Deno.test(`bash() times out, kills every background process and returns outcome timeout (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const t0 = Date.now();
+    const r = await h.call("bash", {
+      command: "sleep 999.101 & sleep 999.101 & echo started; wait",
+      timeout_ms: 500,
+    });
+    assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+    assert.equal(r.outcome, "timeout");
+    const out = okOutput(r);
+    assert.match(out, /started\n/);
+    assert.ok(out.endsWith("Timed out after 500 ms"), out);
+    await noSurvivors("sleep 999.101");
+  });
+}
 
-Deno.test("bash() truncates large output keeping head and tail with a spill file", async () => {
-  await using h = harness([bashTool]);
-  const out = okOutput(await h.call("bash", { command: "seq 1 200000" }));
-  assert.ok(out.startsWith("1\n2\n3\n"));
-  assert.ok(out.endsWith("199999\n200000\n"));
-  assert.ok(out.length < 40_000, `${out.length}`);
-  const m = out.match(/\[… (\d+) bytes .* saved to (\S+?);/);
-  assert.ok(m, out.slice(15_000, 15_500));
-  assert.ok(Number(m[1]) > 1_000_000);
-  const full = Deno.readTextFileSync(m[2]);
-  const expected = new TextDecoder().decode(
-    new Deno.Command("seq", { args: ["1", "200000"], stdout: "piped" }).outputSync().stdout,
-  );
-  assert.equal(full, expected);
-  Deno.removeSync(m[2]);
-});
+for (const mode of MODES) {
+  Deno.test(`bash() returns soon after the shell exits when a TERM-ignoring child holds the output (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const t0 = Date.now();
+    const r = await h.call("bash", { command: "(trap '' TERM; sleep 30.102) & echo hi" });
+    assert.ok(Date.now() - t0 < 1500, `took ${Date.now() - t0} ms`);
+    // In the sandbox the leftover is counted for the model; without it, it is killed silently.
+    assert.equal(
+      okOutput(r),
+      mode === "danger-full-access" ? "hi\n" : "hi\n" +
+        "Stopped 1 background process still running when the command ended " +
+        "(nothing a call starts outlives it).",
+    );
+    await noSurvivors("sleep 30.102");
+  });
+}
 
-Deno.test("bash() decodes multi-byte characters split across chunks", async () => {
-  await using h = harness([bashTool]);
-  const out = okOutput(await h.call("bash", { command: "printf '€%.0s' {1..20000}" }));
-  const marker = out.match(/\n?\[… [^\n]*\]?[^\n]*\n/);
-  assert.ok(marker);
-  const kept = out.replace(marker[0], "");
-  assert.ok(!kept.includes("\uFFFD"), "replacement character in output");
-  assert.match(kept, /^€+$/);
-});
+for (const mode of MODES) {
+  Deno.test(`bash() gives commands an empty stdin (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const t0 = Date.now();
+    const r = await h.call("bash", { command: "read x; echo read=$?", timeout_ms: 5000 });
+    assert.ok(Date.now() - t0 < 1500);
+    assert.equal(okOutput(r), "read=1\n");
+  });
+}
 
-Deno.test("bash() neutralises terminal escape sequences", async () => {
-  await using h = harness([bashTool]);
-  const out = okOutput(
-    await h.call("bash", { command: String.raw`printf '\033[31mred\033[0m\r\a\n'` }),
-  );
-  assert.equal(out, String.raw`\x1b[31mred\x1b[0m\x0d\x07` + "\n");
-  assert.ok(!out.includes("\x1b"));
-});
+for (const mode of MODES) {
+  Deno.test(`bash() aborted mid-run kills the group and returns promptly (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 300);
+    const t0 = Date.now();
+    const r = await h.call("bash", { command: "sleep 30.103" }, ac.signal);
+    assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+    assert.equal(r.outcome, "aborted");
+    await noSurvivors("sleep 30.103");
+  });
+}
 
-Deno.test("bash() summarises binary output", async () => {
-  await using h = harness([bashTool]);
-  const out = okOutput(await h.call("bash", { command: String.raw`printf 'ab\0cd'` }));
-  assert.match(out, /binary data, 5 bytes/);
-  assert.ok(!out.includes("\0"));
-});
+for (const mode of MODES) {
+  Deno.test(`bash() truncates large output keeping head and tail with a spill file (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const out = okOutput(await h.call("bash", { command: "seq 1 200000" }));
+    assert.ok(out.startsWith("1\n2\n3\n"));
+    assert.ok(out.endsWith("199999\n200000\n"));
+    assert.ok(out.length < 40_000, `${out.length}`);
+    const m = out.match(/\[… (\d+) bytes .* saved to (\S+?);/);
+    assert.ok(m, out.slice(15_000, 15_500));
+    assert.ok(Number(m[1]) > 1_000_000);
+    const full = Deno.readTextFileSync(m[2]);
+    const expected = new TextDecoder().decode(
+      new Deno.Command("seq", { args: ["1", "200000"], stdout: "piped" }).outputSync().stdout,
+    );
+    assert.equal(full, expected);
+    Deno.removeSync(m[2]);
+  });
+}
 
-Deno.test("bash() hides API keys and makes git non-interactive", async () => {
-  Deno.env.set("FOO_API_KEY", "sekrit1");
-  Deno.env.set("FOO_TOKEN", "sekrit2");
-  Deno.env.set("MY_SECRET_THING", "sekrit3");
-  try {
-    await using h = harness([bashTool]);
-    const out = okOutput(await h.call("bash", { command: "env" }));
-    assert.ok(!out.includes("sekrit"), out);
-    assert.match(out, /^GIT_TERMINAL_PROMPT=0$/m);
-    assert.match(out, /^PAGER=cat$/m);
-    assert.match(out, /^GIT_PAGER=cat$/m);
-    assert.match(out, /^PATH=/m);
-  } finally {
-    Deno.env.delete("FOO_API_KEY");
-    Deno.env.delete("FOO_TOKEN");
-    Deno.env.delete("MY_SECRET_THING");
-  }
-});
+for (const mode of MODES) {
+  Deno.test(`bash() decodes multi-byte characters split across chunks (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const out = okOutput(await h.call("bash", { command: "printf '€%.0s' {1..20000}" }));
+    const marker = out.match(/\n?\[… [^\n]*\]?[^\n]*\n/);
+    assert.ok(marker);
+    const kept = out.replace(marker[0], "");
+    assert.ok(!kept.includes("\uFFFD"), "replacement character in output");
+    assert.match(kept, /^€+$/);
+  });
+}
+
+for (const mode of MODES) {
+  Deno.test(`bash() neutralises terminal escape sequences (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const out = okOutput(
+      await h.call("bash", { command: String.raw`printf '\033[31mred\033[0m\r\a\n'` }),
+    );
+    assert.equal(out, String.raw`\x1b[31mred\x1b[0m\x0d\x07` + "\n");
+    assert.ok(!out.includes("\x1b"));
+  });
+}
+
+for (const mode of MODES) {
+  Deno.test(`bash() summarises binary output (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const out = okOutput(await h.call("bash", { command: String.raw`printf 'ab\0cd'` }));
+    assert.match(out, /binary data, 5 bytes/);
+    assert.ok(!out.includes("\0"));
+  });
+}
+
+const SECRETS = {
+  API_KEY: "sekrit-a",
+  FOO_API_KEY: "sekrit-b",
+  FOO_TOKEN: "sekrit-c",
+  MY_SECRET_THING: "sekrit-d",
+  DB_PASSWORD: "sekrit-e",
+  GITLAB_PAT: "sekrit-f",
+  AWS_SECRET_ACCESS_KEY: "sekrit-g",
+  AWS_SESSION_TOKEN: "sekrit-h",
+  GH_ENTERPRISE_TOKEN: "sekrit-i",
+  GH_HOST: "sekrit-j",
+  GITHUB_TOKEN: "sekrit-k",
+};
+
+for (const mode of MODES) {
+  Deno.test(`bash() hides secrets and makes git and editors non-interactive (${mode})`, async () => {
+    for (const [k, v] of Object.entries(SECRETS)) Deno.env.set(k, v);
+    try {
+      await using h = bashHarness(mode);
+      const out = okOutput(await h.call("bash", { command: "env" }));
+      assert.ok(!out.includes("sekrit"), out);
+      assert.match(out, /^GIT_TERMINAL_PROMPT=0$/m);
+      assert.match(out, /^PAGER=cat$/m);
+      assert.match(out, /^GIT_PAGER=cat$/m);
+      assert.match(out, /^PATH=/m);
+      for (const name of ["GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL"]) {
+        assert.match(out, new RegExp(`^${name}=.*no editor is available`, "m"), name);
+      }
+    } finally {
+      for (const k of Object.keys(SECRETS)) Deno.env.delete(k);
+    }
+  });
+}
 
 Deno.test("scrubEnv() drops secret names and keeps the rest", () => {
-  const env = scrubEnv({
-    OPENAI_API_KEY: "x",
-    GITHUB_TOKEN: "y",
-    AWS_SECRET_ACCESS_KEY: "z",
+  const env = scrubEnv({ ...SECRETS, HOME: "/h", MY_TOKENIZER: "kept", GHOST: "kept" });
+  assert.deepEqual(env, {
     HOME: "/h",
+    MY_TOKENIZER: "kept",
+    GHOST: "kept",
+    GIT_TERMINAL_PROMPT: "0",
+    PAGER: "cat",
+    GIT_PAGER: "cat",
   });
-  assert.deepEqual(env, { HOME: "/h", GIT_TERMINAL_PROMPT: "0", PAGER: "cat", GIT_PAGER: "cat" });
 });
 
-Deno.test("bash() names the signal that killed the shell", async () => {
-  await using h = harness([bashTool]);
-  const r = await h.call("bash", { command: "echo before; kill -9 $$" });
-  const out = okOutput(r);
-  assert.ok(out.endsWith("Killed by SIGKILL"), out);
-  assert.match(out, /before\n/);
+Deno.test("bashEnv() adds editors that fail at once, saying why", () => {
+  const env = bashEnv({ HOME: "/h" });
+  for (const name of ["GIT_EDITOR", "EDITOR", "VISUAL"]) {
+    assert.match(env[name], /no editor is available.*git commit -m MESSAGE/, name);
+  }
+  assert.match(env.GIT_SEQUENCE_EDITOR, /no editor is available.*rebase -i/);
+  assert.equal(env.HOME, "/h");
 });
+
+for (const mode of MODES) {
+  Deno.test(`bash() names the signal that killed the shell (${mode})`, async () => {
+    await using h = bashHarness(mode);
+    const r = await h.call("bash", { command: "echo before; kill -9 $$" });
+    const out = okOutput(r);
+    assert.ok(out.endsWith("Killed by SIGKILL"), out);
+    assert.match(out, /before\n/);
+  });
+}
 
 Deno.test("bashTool.summarize() shows the command", () => {
   assert.equal(

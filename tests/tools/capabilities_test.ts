@@ -3,6 +3,7 @@ import denoJson from "../../deno.json" with { type: "json" };
 import {
   fenceFlags,
   isPrivateHost,
+  needOf,
   PRESET_TOOLS,
   presetFlags,
   PRESETS,
@@ -45,7 +46,7 @@ Deno.test("presetFlags() snapshot of every preset for a public provider", () => 
       "no-web": [
         "--allow-read",
         "--allow-write",
-        "--allow-run",
+        "--allow-run=bwrap",
         "--allow-env",
         "--allow-net=api.anthropic.com",
         "--no-prompt",
@@ -113,4 +114,33 @@ Deno.test("isPrivateHost() knows loopback, private and public hosts", () => {
   for (const h of ["api.anthropic.com", "8.8.8.8", "172.32.0.1", "[2001:db8::1]:443"]) {
     assert.equal(isPrivateHost(h), false, h);
   }
+});
+
+Deno.test("fenceFlags() scopes bash to bwrap, adds MCP commands, and opens --allow-run only when asked", () => {
+  const tools = PRESET_TOOLS["no-web"];
+  const providerHosts = ["api.anthropic.com"];
+  const run = (spec: Partial<Parameters<typeof fenceFlags>[0]>) =>
+    fenceFlags({ tools, providerHosts, ...spec }).flags.filter((f) => f.startsWith("--allow-run"));
+  assert.deepEqual(run({}), ["--allow-run=bwrap"]);
+  assert.deepEqual(run({ mcpCommands: ["npx", "bwrap"] }), ["--allow-run=bwrap,npx"]);
+  assert.deepEqual(run({ anyCommand: true }), ["--allow-run"]);
+  assert.deepEqual(
+    fenceFlags({ tools: PRESET_TOOLS.full, providerHosts, anyCommand: true }).notes,
+    [
+      "unscoped --allow-run: MCP servers configured after the build can start; " +
+      "bash is fenced by its sandbox, not by this flag",
+    ],
+  );
+});
+
+Deno.test("needOf() asks bash for bwrap in the sandbox and for bash itself without it", () => {
+  assert.deepEqual(needOf("exec", "/ws"), { name: "run", command: "bwrap" });
+  assert.deepEqual(needOf("exec", "/ws", undefined, "read-only"), {
+    name: "run",
+    command: "bwrap",
+  });
+  assert.deepEqual(needOf("exec", "/ws", undefined, "danger-full-access"), {
+    name: "run",
+    command: "bash",
+  });
 });

@@ -1,0 +1,54 @@
+/** Protected paths in interactive mode, in a real terminal: asked every time, even under --yolo. */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startFakeModel, toolResults } from "../fake_model.ts";
+import { sandbox } from "../_cli.ts";
+import { crabTerminal } from "../_tmux.ts";
+
+Deno.test("repl --yolo: write and edit of .git/config ask every time, say why, and `a` covers one call", async () => {
+  using s = sandbox();
+  new Deno.Command("git", { args: ["init", "-q"], cwd: s.ws, stdout: "null" }).outputSync();
+  const written = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n";
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: ".git/config" } }] },
+    { calls: [{ name: "write", args: { path: ".git/config", content: written } }] },
+    {
+      calls: [{
+        name: "edit",
+        args: { path: ".git/config", edits: [{ old: "bare = false", new: "fsmonitor = x" }] },
+      }],
+    },
+    { text: "Finished with the config." },
+  ]);
+  await using t = await crabTerminal(
+    s,
+    [
+      "--provider",
+      "anthropic",
+      "--base-url",
+      fake.baseUrlFor("anthropic"),
+      "--model",
+      "fake-model",
+      "--yolo",
+    ],
+    { ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1" },
+  );
+  await t.waitFor("› ");
+  await t.type("tidy the git config");
+  await t.keys("Enter");
+  let screen = await t.waitFor(
+    "⚠ write — write protected path .git/config — git runs the commands its config names",
+  );
+  assert.match(screen, /allow\? .*: $/m);
+  await t.keys("a");
+  screen = await t.waitFor(
+    "⚠ edit — edit protected path .git/config — git runs the commands its config names",
+  );
+  assert.equal(Deno.readTextFileSync(join(s.ws, ".git/config")), written);
+  await t.keys("n");
+  await t.waitFor("Finished with the config.");
+  assert.equal(Deno.readTextFileSync(join(s.ws, ".git/config")), written);
+  const results = toolResults(fake.modelRequests()[3]);
+  assert.match(results[0].text, /^Error \[protected_path\]: Cannot edit "\.git\/config"/);
+});

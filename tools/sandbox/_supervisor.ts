@@ -1,0 +1,154 @@
+/**
+ * The supervisor: PID 1 of the sandbox's PID namespace. It
+ * runs `bash -c COMMAND` (stdin /dev/null, stderr merged into stdout), and
+ * when crab closes its stdin (timeout, abort, crab gone) sends SIGTERM to
+ * every process in the namespace. When the command ends it gives processes
+ * still holding on up to 250 ms to finish, counts those left, writes one status
+ * line on its own stderr and exits: the kernel then kills everything left in
+ * the namespace, whatever it did to leave its process group.
+ *
+ * bwrap reports a child killed by signal N as exit code 128+N, so the status
+ * comes from the supervisor instead: perl gives the exact wait status; where
+ * there is no perl, a bash supervisor gives the exit code only.
+ *
+ * @module
+ */
+
+/** How long processes left when the command ends may take to finish on their own. */
+export const LINGER_MS = 250;
+
+// No modules (POSIX alone costs more to load than the rest of the call): WNOHANG is 1 on Linux.
+const PERL = String.raw`
+my $cmd = $ARGV[0];
+pipe(my $wr, my $ww) or die "crab-sandbox: pipe: $!\n";
+$SIG{CHLD} = sub { syswrite($ww, "x") };
+$SIG{$_} = 'IGNORE' for qw(TERM INT HUP QUIT);
+my $pid = fork() // die "crab-sandbox: fork: $!\n";
+if ($pid == 0) {
+  $SIG{$_} = 'DEFAULT' for qw(CHLD TERM INT HUP QUIT);
+  open(STDIN, '<', '/dev/null'); open(STDERR, '>&', \*STDOUT);
+  exec { 'bash' } 'bash', '-c', $cmd;
+  print STDERR "bash: $!\n"; exit 127;
+}
+my ($status, $ctl) = (undef, 1);
+while (1) {
+  if (waitpid($pid, 1) == $pid) { $status = $?; last }
+  my $rin = ''; vec($rin, fileno($wr), 1) = 1; vec($rin, 0, 1) = 1 if $ctl;
+  my $n = select(my $rout = $rin, undef, undef, undef);
+  next if $n <= 0;
+  sysread($wr, my $drain, 512) if vec($rout, fileno($wr), 1);
+  if ($ctl && vec($rout, 0, 1) && !sysread(STDIN, my $buf, 512)) { $ctl = 0; kill('TERM', -1) }
+}
+sub others {
+  opendir(my $d, '/proc') or return 0; my $n = 0;
+  for my $p (readdir $d) {
+    next unless $p =~ /^\d+$/; next if $p == 1 || $p == $$;
+    open(my $f, '<', "/proc/$p/stat") or next; my $s = <$f>;
+    $n++ if defined $s && $s !~ /\) Z /;
+  }
+  return $n;
+}
+my $left = others();
+for (my $i = 0; $left > 0 && $i < ${
+  LINGER_MS / 10
+}; $i++) { select(undef, undef, undef, 0.01); $left = others() }
+print STDERR "\ncrab-sandbox-status wait=$status others=$left\n";
+`;
+
+const BASH = String.raw`
+exec 3<&0 0</dev/null
+bash -c "$1" 2>&1 &
+c=$!
+trap '' TERM INT HUP QUIT
+{ while read -r -u 3 _; do :; done; kill -TERM -1 2>/dev/null; } &
+w=$!
+wait "$c"; s=$?
+others() {
+  n=0
+  for p in /proc/[0-9]*; do
+    p=\${p#/proc/}
+    case $p in 1|$$|$w) continue ;; esac
+    read -r l < "/proc/$p/stat" 2>/dev/null || continue
+    case $l in *") Z "*) continue ;; esac
+    n=$((n + 1))
+  done
+}
+others; i=0
+while [ "$n" -gt 0 ] && [ "$i" -lt ${LINGER_MS / 10} ]; do
+  read -r -t 0.01 -u 3 _ || [ $? -gt 128 ] || sleep 0.01
+  others; i=$((i + 1))
+done
+printf '\ncrab-sandbox-status code=%d others=%d\n' "$s" "$n" >&2
+`;
+
+/** The argv that runs `command` under the supervisor (perl when given, else bash). */
+export function supervisorArgv(command: string, perl?: string): string[] {
+  return perl
+    ? [perl, "-e", PERL, "--", command]
+    : ["bash", "-c", BASH.replaceAll("\\${", "${"), "crab-sandbox", command];
+}
+
+/** How the command ended, as the supervisor saw it. */
+export interface SupervisedStatus {
+  code: number | null;
+  /** Signal name when it was killed by one (known only with the perl supervisor). */
+  signal: string | null;
+  /** Processes still running when the command ended, stopped with the sandbox. */
+  others: number;
+}
+
+const SIGNALS = [
+  "",
+  "SIGHUP",
+  "SIGINT",
+  "SIGQUIT",
+  "SIGILL",
+  "SIGTRAP",
+  "SIGABRT",
+  "SIGBUS",
+  "SIGFPE",
+  "SIGKILL",
+  "SIGUSR1",
+  "SIGSEGV",
+  "SIGUSR2",
+  "SIGPIPE",
+  "SIGALRM",
+  "SIGTERM",
+  "SIGSTKFLT",
+  "SIGCHLD",
+  "SIGCONT",
+  "SIGSTOP",
+  "SIGTSTP",
+  "SIGTTIN",
+  "SIGTTOU",
+  "SIGURG",
+  "SIGXCPU",
+  "SIGXFSZ",
+  "SIGVTALRM",
+  "SIGPROF",
+  "SIGWINCH",
+  "SIGIO",
+  "SIGPWR",
+  "SIGSYS",
+];
+
+const STATUS_LINE = /^crab-sandbox-status (wait|code)=(\d+) others=(\d+)$/gm;
+
+/**
+ * The status line in the supervisor's stderr (the last one wins), and what
+ * else was written there (bwrap's own error messages).
+ */
+export function parseStatus(stderr: string): { status?: SupervisedStatus; rest: string } {
+  let status: SupervisedStatus | undefined;
+  for (const m of stderr.matchAll(STATUS_LINE)) {
+    const value = Number(m[2]);
+    const others = Number(m[3]);
+    if (m[1] === "code") status = { code: value, signal: null, others };
+    else if ((value & 0x7f) === 0) status = { code: value >> 8, signal: null, others };
+    else {
+      const n = value & 0x7f;
+      status = { code: null, signal: SIGNALS[n] ?? `SIG${n}`, others };
+    }
+  }
+  return { status, rest: stderr.replace(STATUS_LINE, "").trim() };
+}

@@ -1,0 +1,57 @@
+/**
+ * The bubblewrap command line for a layout: new user, PID, network, IPC, UTS
+ * and cgroup namespaces, no capabilities, no nested user namespaces, a fresh
+ * /proc and a minimal /dev, the host's root read-only, then the layout's
+ * mounts in order (later mounts cover earlier ones). The program (the
+ * supervisor) runs as the namespace's PID 1: when it exits, the kernel kills
+ * every process left in the namespace.
+ *
+ * @module
+ */
+
+import type { Layout } from "./layout.ts";
+
+/** What the argv needs besides the layout. */
+export interface BwrapOptions {
+  /** The working directory inside the sandbox. */
+  cwd: string;
+  /** bwrap understands `--disable-userns` (0.8.0 and later). */
+  disableUserns: boolean;
+  /** An empty directory to bind read-only over placeholders (cheaper than a tmpfs each). */
+  emptyDir: string;
+}
+
+/** bwrap's arguments (without the program) that run `program` inside `layout`. */
+export function bwrapArgs(
+  layout: Layout,
+  program: readonly string[],
+  opts: BwrapOptions,
+): string[] {
+  const a = [
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-all",
+    "--unshare-user",
+    // The supervisor is PID 1 itself: one process less, and nothing inside can kill it.
+    "--as-pid-1",
+    ...(opts.disableUserns ? ["--disable-userns"] : []),
+    ...(layout.net ? ["--share-net"] : []),
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+  ];
+  for (const p of layout.masked) a.push("--ro-bind", "/dev/null", p);
+  for (const p of layout.tmpfs) a.push("--tmpfs", p);
+  for (const p of layout.reshown) a.push("--ro-bind", p, p);
+  for (const p of layout.writable) a.push("--bind", p, p);
+  for (const p of layout.readOnly) a.push("--ro-bind", p, p);
+  for (const p of layout.placeholders) a.push("--ro-bind", opts.emptyDir, p);
+  a.push("--chdir", opts.cwd, "--", ...program);
+  return a;
+}

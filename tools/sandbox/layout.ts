@@ -1,0 +1,191 @@
+/**
+ * The filesystem a sandboxed command sees, as lists of paths: everything is
+ * read-only except the writable roots (the workspace, its repository's git
+ * directories, `sandbox.writable`); inside those, protected paths are read-only
+ * again; a missing protected path whose parent is writable gets an empty
+ * read-only directory (a placeholder) so it cannot be created; `/tmp` and the
+ * user's runtime directory are private; sockets of daemons that would run
+ * commands outside the sandbox (docker, podman, containerd, systemd, D-Bus) are
+ * hidden.
+ *
+ * A directory holding a protected path is also bind-mounted onto itself, so it
+ * is a mount point: renaming `.git` away and putting a new one in its place
+ * fails with EBUSY, as does replacing `.git/config` or `.git/hooks`.
+ *
+ * @module
+ */
+
+import { dirname, join } from "node:path";
+import { dataDir } from "../data_dir.ts";
+import { findRepository, protectedPaths } from "../protected.ts";
+import { isWithin } from "../workspace.ts";
+import type { SandboxPolicy } from "./policy.ts";
+
+/** The mounts of one call, by kind, in the order bwrap applies them. */
+export interface Layout {
+  /** Share the host's network (the run granted `net`). */
+  net: boolean;
+  /** Private, empty, writable directories (tmpfs). */
+  tmpfs: string[];
+  /** Sockets and files hidden behind /dev/null. */
+  masked: string[];
+  /** Paths shown again read-only above a tmpfs (agent sockets, spill files). */
+  reshown: string[];
+  /** Writable roots and pinned directories, parents first. */
+  writable: string[];
+  /** Existing paths made read-only inside writable roots. */
+  readOnly: string[];
+  /** Missing protected paths covered by an empty read-only directory. */
+  placeholders: string[];
+}
+
+/** Daemon sockets that run commands for whoever connects. */
+const DAEMON_SOCKETS = [
+  "/run/docker.sock",
+  "/var/run/docker.sock",
+  "/run/podman/podman.sock",
+  "/run/containerd/containerd.sock",
+  "/run/buildkit/buildkitd.sock",
+  "/run/dbus/system_bus_socket",
+  "/var/run/dbus/system_bus_socket",
+  "/run/systemd/private",
+  "/run/snapd.socket",
+  "/run/snapd-snap.socket",
+];
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function realOrNull(path: string): string | null {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** `/run/user/UID` for the owner of HOME (Deno.uid() would need --allow-sys). */
+function defaultRuntimeDir(): string {
+  try {
+    return `/run/user/${Deno.statSync(Deno.env.get("HOME") ?? "/").uid}`;
+  } catch {
+    return "";
+  }
+}
+
+/** The host-wide part of the layout: daemon sockets, the runtime dir, key agents. */
+function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: string[] } {
+  const env = Deno.env.toObject();
+  const masked = new Set<string>();
+  const dockerHost = env.DOCKER_HOST?.match(/^unix:\/\/(\/.+)$/)?.[1];
+  for (const p of [...DAEMON_SOCKETS, ...(dockerHost ? [dockerHost] : [])]) {
+    const real = realOrNull(p);
+    if (real && !Deno.lstatSync(real).isDirectory) masked.add(real);
+  }
+  // The runtime dir holds the session bus (systemd-run --user runs anything) and user daemons.
+  const runtimeDir = realOrNull(env.XDG_RUNTIME_DIR || defaultRuntimeDir()) ?? undefined;
+  const reshown: string[] = [];
+  // Not the whole gnupg dir: its dirmngr fetches from keyservers, a way out for data.
+  const gnupg = runtimeDir && join(runtimeDir, "gnupg");
+  const agents = [
+    env.SSH_AUTH_SOCK,
+    gnupg && join(gnupg, "S.gpg-agent"),
+    gnupg && join(gnupg, "S.gpg-agent.ssh"),
+  ];
+  for (const p of agents) {
+    const real = p ? realOrNull(p) : null;
+    // Key agents sign and decrypt; they start no commands. They stay reachable.
+    if (real && (isWithin("/tmp", real) || (runtimeDir && isWithin(runtimeDir, real)))) {
+      reshown.push(real);
+    }
+  }
+  return { masked: [...masked], runtimeDir, reshown };
+}
+
+/** The nearest ancestor of `path` that exists (or `path` itself). */
+function existingAncestor(path: string): string {
+  let p = path;
+  while (!exists(p) && dirname(p) !== p) p = dirname(p);
+  return p;
+}
+
+/** The layout for a command in `workspace` under `policy` (not danger-full-access). */
+export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout {
+  const sys = systemLayout();
+  const tmpfs = ["/tmp"];
+  const home = realOrNull(Deno.env.get("HOME") ?? "/") ?? "/";
+  // Never hide a folder that holds the workspace or the home directory (a strange XDG_RUNTIME_DIR).
+  const run = sys.runtimeDir;
+  if (run && !isWithin(run, workspace) && !isWithin(run, home)) tmpfs.push(run);
+  const reshown = [...sys.reshown];
+  // Spill files under a private /tmp would vanish from view; earlier ones stay readable.
+  const spill = realOrNull(join(dataDir(), "spill"));
+  if (spill && tmpfs.some((t) => isWithin(t, spill))) reshown.push(spill);
+
+  const layout: Layout = {
+    net: policy.net,
+    tmpfs,
+    masked: sys.masked,
+    reshown,
+    writable: [],
+    readOnly: [],
+    placeholders: [],
+  };
+  const repo = findRepository(workspace);
+  if (policy.mode !== "workspace-write") {
+    // Read-only: nothing is bound writable, but a workspace under /tmp must stay visible.
+    for (const d of [workspace, repo?.gitDir, repo?.commonDir]) {
+      if (d && tmpfs.some((t) => isWithin(t, d))) reshown.push(d);
+    }
+    return layout;
+  }
+
+  const roots = new Set<string>([workspace]);
+  if (repo) {
+    for (const d of [repo.gitDir, repo.commonDir]) {
+      if (![...roots].some((r) => isWithin(r, d))) roots.add(d);
+    }
+  }
+  for (const w of policy.writable) {
+    const real = realOrNull(w);
+    if (real) roots.add(real);
+  }
+  const writableRoot = (p: string) => [...roots].find((r) => isWithin(r, p));
+
+  const pinned = new Set<string>();
+  const pin = (path: string, root: string) => {
+    for (let d = dirname(path); d !== root && isWithin(root, d); d = dirname(d)) pinned.add(d);
+  };
+  const guarded = protectedPaths(workspace);
+  const data = realOrNull(dataDir());
+  const readOnly = guarded.filter((p) => p.exists).map((p) => p.path);
+  if (data) readOnly.push(data);
+  for (const path of readOnly) {
+    const root = writableRoot(path);
+    if (!root) continue;
+    layout.readOnly.push(path);
+    pin(path, root);
+  }
+  for (const p of guarded) {
+    if (p.exists || !p.createRisky) continue;
+    const top = existingAncestor(p.path);
+    const root = writableRoot(top);
+    // Under a read-only parent nothing can be created anyway.
+    if (!root || layout.readOnly.some((r) => isWithin(r, top))) continue;
+    // The topmost missing directory is what a command would create first.
+    let placeholder = p.path;
+    while (dirname(placeholder) !== top) placeholder = dirname(placeholder);
+    if (!layout.placeholders.includes(placeholder)) layout.placeholders.push(placeholder);
+    pin(placeholder, root);
+  }
+  for (const d of pinned) roots.add(d);
+  layout.writable = [...roots].sort((a, b) => a.length - b.length);
+  layout.readOnly = [...new Set(layout.readOnly)].sort((a, b) => a.length - b.length);
+  return layout;
+}

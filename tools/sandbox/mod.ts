@@ -1,0 +1,68 @@
+/**
+ * The sandbox for commands, as the bash tool uses it: is it available here,
+ * and what to start for one command (bwrap with the session's layout, the
+ * supervisor inside). Linux only, through bubblewrap; elsewhere, and wherever
+ * bubblewrap cannot create its namespaces, commands are refused with a
+ * `sandbox_unavailable` error that says how to fix it. There is no silent
+ * fallback: only `danger-full-access` runs commands unsandboxed.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { ensureDataDir } from "../data_dir.ts";
+import { ToolError } from "../tool.ts";
+import type { Session } from "../session.ts";
+import { bwrapArgs } from "./bwrap.ts";
+import { sandboxLayout } from "./layout.ts";
+import { holdPlaceholders } from "./_placeholders.ts";
+import { sandboxStatus } from "./probe.ts";
+import { supervisorArgv } from "./_supervisor.ts";
+
+export { parseStatus, type SupervisedStatus } from "./_supervisor.ts";
+export { resetSandboxStatus, type SandboxStatus, sandboxStatus } from "./probe.ts";
+
+/** A command ready to start inside the sandbox. */
+export interface SandboxedCommand {
+  /** Absolute path of bwrap. */
+  program: string;
+  args: string[];
+  /** Removes this call's placeholders; call once bwrap has exited. */
+  release(): void;
+}
+
+/** An empty, read-only directory in crab's data dir, the source of every placeholder. */
+function emptyDir(): string {
+  const dir = join(ensureDataDir("sandbox"), "empty");
+  try {
+    Deno.mkdirSync(dir, { mode: 0o555 });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+  }
+  return dir;
+}
+
+/** The error a command gets when there is no working sandbox. */
+export function unavailable(reason: string, hint: string): ToolError {
+  return new ToolError(
+    "sandbox_unavailable",
+    `Cannot run the command: ${reason}, and bash runs only inside the sandbox`,
+    `Do not retry bash in this session. Tell the user: ${hint}`,
+  );
+}
+
+/**
+ * What to start for `command` in `session`'s sandbox. Throws `sandbox_unavailable`
+ * when the sandbox does not work here.
+ */
+export async function sandboxCommand(session: Session, command: string): Promise<SandboxedCommand> {
+  const status = await sandboxStatus(session.workspace);
+  if (!status.ok) throw unavailable(status.reason, status.hint);
+  const layout = sandboxLayout(session.workspace, session.sandbox);
+  const args = bwrapArgs(layout, supervisorArgv(command, status.perl), {
+    cwd: session.workspace,
+    disableUserns: status.disableUserns,
+    emptyDir: emptyDir(),
+  });
+  return { program: status.bwrap, args, release: holdPlaceholders(layout.placeholders) };
+}
