@@ -12,7 +12,17 @@ import { type FakeModel, startFakeModel, toolResults } from "../fake_model.ts";
 
 function printRun(s: Sandbox, fake: FakeModel, args: string[], env: Record<string, string> = {}) {
   return s.crab(
-    ["--provider", "openai", "--base-url", fake.baseUrlFor("openai"), "--model", "m", ...args],
+    [
+      "--provider",
+      "openai",
+      "--base-url",
+      fake.baseUrlFor("openai"),
+      "--model",
+      "m",
+      "--context-window",
+      "200000",
+      ...args,
+    ],
     { env: { OPENAI_API_KEY: "test-key", ...env } },
   );
 }

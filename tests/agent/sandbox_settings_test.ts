@@ -13,7 +13,8 @@ function tempFile(content: unknown): { path: string; [Symbol.dispose](): void } 
 Deno.test("readSettings() accepts a sandbox with a mode and writable paths", () => {
   using f = tempFile({ sandbox: { mode: "read-only", writable: ["~/.cache", "/opt/x"] } });
   assert.deepEqual(readSettings(f.path), {
-    sandbox: { mode: "read-only", writable: ["~/.cache", "/opt/x"] },
+    settings: { sandbox: { mode: "read-only", writable: ["~/.cache", "/opt/x"] } },
+    warnings: [],
   });
 });
 
@@ -89,11 +90,15 @@ Deno.test("sandboxPolicy() takes the flag, then the user config, then workspace-
   );
 });
 
-Deno.test("extraClasses() accepts protected, net and outside, and nothing else", () => {
+Deno.test("extraClasses() accepts protected, net and the outside classes, and nothing else", () => {
   assert.deepEqual(extraClasses(["protected", " net", "outside"]), ["protected", "net", "outside"]);
+  assert.deepEqual(extraClasses(["outside-read", "outside-write"]), [
+    "outside-read",
+    "outside-write",
+  ]);
   assert.deepEqual(extraClasses(undefined), []);
   assert.throws(
     () => extraClasses(["exec"]),
-    /Cannot allow class "exec": use protected, net or outside/,
+    /Cannot allow class "exec": use protected, net, outside, outside-read or outside-write/,
   );
 });

@@ -132,6 +132,10 @@ function shownFor(file: string): { commands: string[]; any?: boolean } {
 const DENO_FLAG =
   /^--(allow|deny)-(read|write|run|env|net|sys|ffi|import|all)$|^--no-prompt$|^--cached-only$|^--config$|^--include$/;
 
+/** Flags of other programs that crab's texts name: bubblewrap's argv, npm's in bash.md's advice. */
+const OTHER_PROGRAMS_FLAG =
+  /^--(die-with-parent|new-session|unshare-[a-z]+|share-net|as-pid-1|disable-userns|cap-drop|ro-bind|bind|proc|dev|tmpfs|chdir|cache)$/;
+
 function command(path: string): Command {
   let c = ROOT;
   for (const w of path ? path.split(" ") : []) c = c.children!.find((x) => x.name === w)!;
@@ -180,7 +184,7 @@ Deno.test("every --flag a hint, error or description names parses where the text
         const targets = mention ? [named(mention[1].trim().split(" "))] : shown.commands;
         const any = mention ? false : shown.any;
         for (const [flag] of part.matchAll(/(?<![\w-])--[a-z][a-z0-9-]*/g)) {
-          if (DENO_FLAG.test(flag)) continue;
+          if (DENO_FLAG.test(flag) || OTHER_PROGRAMS_FLAG.test(flag)) continue;
           checked++;
           const ok = any
             ? targets.some((t) => takes(t, flag))
