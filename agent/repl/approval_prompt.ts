@@ -122,8 +122,11 @@ export function approvalAsker(deps: PromptDeps) {
     }`;
     // One write: the question never shows without its prompt.
     let lead = head + c.dim(keysHelp) + "\n";
+    // A protected path asks every time: there is no "all" to give.
+    const all = request.class !== "protected";
+    const answers = all ? "ynafv" : "ynfv";
     while (true) {
-      screen.raw(lead + "allow? [y]es/[n]o/[a]ll: ");
+      screen.raw(lead + (all ? "allow? [y]es/[n]o/[a]ll: " : "allow? [y]es/[n]o: "));
       lead = "";
       setMode("raw");
       let choice: string | null = null;
@@ -133,7 +136,7 @@ export function approvalAsker(deps: PromptDeps) {
         if (key.name !== "text") continue;
         // Keys typed quickly arrive together: the first one that answers counts.
         for (const ch of key.text.toLowerCase()) {
-          if ("ynafv".includes(ch) && (ch !== "v" || folded)) {
+          if (answers.includes(ch) && (ch !== "v" || folded)) {
             choice = ch;
             break;
           }

@@ -6,7 +6,7 @@ import { startFakeModel, toolResults } from "../fake_model.ts";
 import { sandbox } from "../_cli.ts";
 import { crabTerminal } from "../_tmux.ts";
 
-Deno.test("repl --yolo: write and edit of .git/config ask every time, say why, and `a` covers one call", async () => {
+Deno.test("repl --yolo: write and edit of .git/config ask every time, say why, and offer no [a]ll", async () => {
   using s = sandbox();
   new Deno.Command("git", { args: ["init", "-q"], cwd: s.ws, stdout: "null" }).outputSync();
   const written = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n";
@@ -40,8 +40,13 @@ Deno.test("repl --yolo: write and edit of .git/config ask every time, say why, a
   let screen = await t.waitFor(
     "⚠ write — write protected path .git/config — git runs the commands its config names",
   );
-  assert.match(screen, /allow\? .*: $/m);
+  assert.match(screen, /allow\? \[y\]es\/\[n\]o: $/m);
+  // There is no "all" for a protected path: `a` is not an answer here.
   await t.keys("a");
+  await new Promise((r) => setTimeout(r, 200));
+  assert.notEqual(Deno.readTextFileSync(join(s.ws, ".git/config")), written);
+  assert.doesNotMatch(await t.screen(), /⚠ edit — /);
+  await t.keys("y");
   screen = await t.waitFor(
     "⚠ edit — edit protected path .git/config — git runs the commands its config names",
   );
