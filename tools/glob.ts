@@ -5,8 +5,6 @@
  * @module
  */
 
-// @ts-types="@types/picomatch"
-import picomatch from "picomatch";
 import { isAbsolute, resolve } from "node:path";
 import description from "./glob.md" with { type: "text" };
 import { type Tool, ToolError } from "./tool.ts";
@@ -124,6 +122,9 @@ export const globTool: Tool<GlobArgs> = {
       );
     }
     const includeIgnored = args.include_ignored ?? false;
+    // Loaded here, not at start-up: a CommonJS module starts Deno's Node compatibility layer.
+    // @ts-types="@types/picomatch"
+    const { default: picomatch } = await import("picomatch");
     // The compiled regex is what picomatch's matcher runs, minus its per-call wrapping.
     const re = picomatch.makeRe(rest, { dot: includeIgnored });
     const cut = root.real === "/" ? 1 : root.real.length + 1;

@@ -19,8 +19,6 @@
  * @module
  */
 
-// @ts-types="@types/picomatch"
-import picomatch from "picomatch";
 import description from "./grep.md" with { type: "text" };
 import { type Tool, ToolError } from "./tool.ts";
 import { truncateText } from "./truncate.ts";
@@ -379,7 +377,14 @@ async function runSearch(
 }
 
 /** Keeps only the files whose workspace-relative path matches `glob`. */
-function globbed(source: FileSource, glob: string, rel: (path: string) => string): FileSource {
+async function globbed(
+  source: FileSource,
+  glob: string,
+  rel: (path: string) => string,
+): Promise<FileSource> {
+  // Loaded here, not at start-up: a CommonJS module starts Deno's Node compatibility layer.
+  // @ts-types="@types/picomatch"
+  const { default: picomatch } = await import("picomatch");
   const isMatch = picomatch(glob, { dot: true, basename: !glob.includes("/") });
   const pending: string[] = [];
   return {
@@ -465,7 +470,7 @@ export const grepTool: Tool<GrepArgs> = {
     let source: FileSource = info.isFile
       ? { fill: (out) => (out.push(root.real), false) }
       : new Walker({ root: root.real, workspace, signal: ctx.signal });
-    if (args.glob) source = globbed(source, args.glob, rel);
+    if (args.glob) source = await globbed(source, args.glob, rel);
     const found = await runSearch(
       { pattern: args.pattern, flags, mode, context, max },
       source,

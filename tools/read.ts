@@ -8,10 +8,10 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import description from "./read.md" with { type: "text" };
 import { utf8Length } from "./_text.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
+import { fileHasher } from "./sha256.ts";
 import { assertRegularFile, guardPath } from "./workspace.ts";
 
 /** Arguments of {@link readTool}. */
@@ -60,7 +60,6 @@ function cutLine(text: string, lineBytes: number): string {
 }
 
 async function scan(real: string, offset: number, limit: number): Promise<Scan> {
-  const hasher = createHash("sha256");
   const last = offset + limit - 1;
   // Row bytes are budgeted with the widest number this call could print.
   const numberWidth = String(last).length + 1;
@@ -101,6 +100,7 @@ async function scan(real: string, offset: number, limit: number): Promise<Scan> 
   };
 
   using file = await Deno.open(real, { read: true });
+  const hasher = await fileHasher((await file.stat()).size);
   const buf = new Uint8Array(CHUNK);
   for (;;) {
     const n = await file.read(buf);
