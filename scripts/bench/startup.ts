@@ -1,11 +1,12 @@
 /**
  * Start-up cost: median of `deno run … main.ts --version` against an empty
- * `deno run` of a one-line script with the same flags. Target: difference ≤ 30 ms.
+ * `deno run` of a one-line script with the same flags. Target: difference ≤ 10 ms.
  *
  * @module
  */
 
 import { join } from "node:path";
+import { median, reportRow } from "./_table.ts";
 
 const RUNS = Number(Deno.args[0] ?? 15);
 const FLAGS = [
@@ -31,12 +32,6 @@ async function timeOnce(args: string[]): Promise<number> {
   return ms;
 }
 
-function median(v: number[]): number {
-  const s = [...v].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
 const crab: number[] = [];
 const base: number[] = [];
 // One warm-up each (module cache), then interleave so drift hits both alike.
@@ -53,6 +48,8 @@ const b = median(base);
 console.log(`runs                  ${RUNS}`);
 console.log(`crab --version        ${c.toFixed(1)} ms (median)`);
 console.log(`empty deno run        ${b.toFixed(1)} ms (median)`);
-console.log(
-  `difference            ${(c - b).toFixed(1)} ms (target ≤ 30) ${c - b <= 30 ? "OK" : "OVER"}`,
-);
+reportRow({
+  measure: "version",
+  value: c - b,
+  detail: `crab --version ${c.toFixed(1)} ms, empty deno run ${b.toFixed(1)} ms`,
+});
