@@ -70,17 +70,23 @@ export async function pair(
   a: () => Promise<unknown>,
   b: () => Promise<unknown>,
 ): Promise<[number, number]> {
-  await a();
-  await b();
-  const ta: number[] = [];
-  const tb: number[] = [];
+  const [ma, mb] = await interleave(runs, [a, b]);
+  return [ma, mb];
+}
+
+/** Times each of `fns` in turn, `runs` rounds after one warm-up each; returns their medians. */
+export async function interleave(
+  runs: number,
+  fns: (() => Promise<unknown>)[],
+): Promise<number[]> {
+  for (const f of fns) await f();
+  const times: number[][] = fns.map(() => []);
   for (let i = 0; i < runs; i++) {
-    let t = performance.now();
-    await a();
-    ta.push(performance.now() - t);
-    t = performance.now();
-    await b();
-    tb.push(performance.now() - t);
+    for (let k = 0; k < fns.length; k++) {
+      const t = performance.now();
+      await fns[k]();
+      times[k].push(performance.now() - t);
+    }
   }
-  return [median(ta), median(tb)];
+  return times.map(median);
 }

@@ -10,6 +10,10 @@
  * - grep capped at 100 lines against `rg -n … | head -100`. Target ≤ 8×.
  * - glob against `fdfind -t f -g`. Target ≤ 2.5×.
  *
+ * The table's figures are the source's (what `deno task crab` runs); the same
+ * calls through the bundle (`scripts/bundle.ts`, built first) are measured in
+ * the same rounds and shown beside them.
+ *
  * Run alone: `deno run -A scripts/bench/oneshot.ts [RUNS]`.
  *
  * @module
@@ -18,10 +22,11 @@
 import { join } from "node:path";
 import { ensureCorpus } from "./corpus.ts";
 import { exhaustive, PATTERNS } from "./grep.ts";
-import { fd, newlines, pair, rg, shell } from "./_peers.ts";
+import { fd, interleave, newlines, rg, shell } from "./_peers.ts";
 import { reportRow } from "./_table.ts";
 import { presetFlags } from "../../tools/capabilities.ts";
 import type { GrepArgs } from "../../tools/grep.ts";
+import { buildBundle } from "../bundle.ts";
 
 const RUNS = Number(Deno.args[0] ?? 9);
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
@@ -29,10 +34,10 @@ const GLOBS = ["**/*.js", "**/*.d.ts", "**/package.json"];
 
 const home = Deno.makeTempDirSync({ prefix: "crab-bench-home-" });
 
-/** Runs `crab tool NAME ARGS` as a fresh process in `cwd`; returns its output lines. */
-async function crabTool(cwd: string, name: string, args: unknown): Promise<number> {
+/** Runs `crab tool NAME ARGS` (source or bundle) as a fresh process in `cwd`; returns its lines. */
+async function crabTool(cwd: string, name: string, args: unknown, entry: string): Promise<number> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...presetFlags("full"), MAIN, "tool", name, JSON.stringify(args)],
+    args: ["run", ...presetFlags("full"), entry, "tool", name, JSON.stringify(args)],
     cwd,
     env: { CRAB_HOME: home },
     stdout: "piped",
@@ -42,7 +47,28 @@ async function crabTool(cwd: string, name: string, args: unknown): Promise<numbe
   return newlines(out.stdout);
 }
 
+/**
+ * Times a crab call from the source and from the bundle against its peer, in the
+ * same rounds; returns the source's, the peer's and the bundle's medians.
+ */
+function measureCall(
+  cwd: string,
+  name: string,
+  args: unknown,
+  peer: () => Promise<unknown>,
+): Promise<number[]> {
+  return interleave(RUNS, [
+    () => crabTool(cwd, name, args, MAIN),
+    peer,
+    () => crabTool(cwd, name, args, BUNDLE),
+  ]);
+}
+
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+let BUNDLE = "";
+
 try {
+  BUNDLE = (await buildBundle(join(home, "bundle"))).main;
   // The fixed cost: one small file.
   const ws = Deno.makeTempDirSync({ prefix: "crab-bench-ws-" });
   Deno.writeTextFileSync(join(ws, "a.txt"), "one line with crab in it\n");
@@ -57,11 +83,12 @@ try {
     if (!out.success) throw new Error("empty deno run failed");
   };
   const trivial: GrepArgs = { pattern: "crab", path: "a.txt" };
-  const [t, e] = await pair(RUNS, () => crabTool(ws, "grep", trivial), emptyRun);
+  const [t, e, tb] = await measureCall(ws, "grep", trivial, emptyRun);
   reportRow({
     measure: "tool_grep_trivial",
     value: t - e,
-    detail: `crab tool grep on one file ${t.toFixed(1)} ms, empty deno run ${e.toFixed(1)} ms`,
+    detail: `crab tool grep on one file ${t.toFixed(1)} ms, empty deno run ${e.toFixed(1)} ms; ` +
+      `bundle ${tb.toFixed(1)} ms (+${(tb - e).toFixed(1)})`,
   });
   Deno.removeSync(ws, { recursive: true });
 
@@ -69,21 +96,18 @@ try {
   for (const pattern of PATTERNS) {
     const total = await rg(corpus, ["-n", "--no-heading", pattern]);
     const ex = exhaustive(pattern, total);
-    const [c1, r1] = await pair(
-      RUNS,
-      () => crabTool(corpus, "grep", ex.args),
-      () => rg(corpus, ex.rg),
-    );
+    const [c1, r1, b1] = await measureCall(corpus, "grep", ex.args, () => rg(corpus, ex.rg));
     reportRow({
       measure: "grep_oneshot_exhaustive",
       value: c1 / r1,
       detail: `${JSON.stringify(pattern)}: crab ${c1.toFixed(0)} ms, rg ${ex.rg[0]} ${
         r1.toFixed(0)
-      } ms`,
+      } ms; bundle ${b1.toFixed(0)} ms (${ratio(b1, r1)})`,
     });
-    const [c2, r2] = await pair(
-      RUNS,
-      () => crabTool(corpus, "grep", { pattern }),
+    const [c2, r2, b2] = await measureCall(
+      corpus,
+      "grep",
+      { pattern },
       () => shell(corpus, 'rg -n --no-heading "$1" | head -100', pattern),
     );
     reportRow({
@@ -91,19 +115,23 @@ try {
       value: c2 / r2,
       detail: `${JSON.stringify(pattern)}: crab ${c2.toFixed(0)} ms, rg | head -100 ${
         r2.toFixed(0)
-      } ms${total > 100 ? "" : ` (only ${total} matches)`}`,
+      } ms${total > 100 ? "" : ` (only ${total} matches)`}; bundle ${b2.toFixed(0)} ms (${
+        ratio(b2, r2)
+      })`,
     });
   }
   for (const pattern of GLOBS) {
-    const [c, f] = await pair(
-      RUNS,
-      () => crabTool(corpus, "glob", { pattern }),
+    const [c, f, b] = await measureCall(
+      corpus,
+      "glob",
+      { pattern },
       () => fd(corpus, ["-t", "f", "-g", pattern]),
     );
     reportRow({
       measure: "glob_oneshot",
       value: c / f,
-      detail: `${JSON.stringify(pattern)}: crab ${c.toFixed(0)} ms, fdfind ${f.toFixed(0)} ms`,
+      detail: `${JSON.stringify(pattern)}: crab ${c.toFixed(0)} ms, fdfind ${f.toFixed(0)} ms; ` +
+        `bundle ${b.toFixed(0)} ms (${ratio(b, f)})`,
     });
   }
   console.log(`${RUNS} runs each, medians of interleaved runs`);
