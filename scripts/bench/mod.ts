@@ -53,6 +53,15 @@ function loadAverage(): string {
   }
 }
 
+function exists(url: URL): boolean {
+  try {
+    Deno.statSync(url);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const chosen = Deno.args.length ? BENCHES.filter((b) => Deno.args.includes(b)) : BENCHES;
 const rowsFile = Deno.makeTempFileSync({ prefix: "crab-bench-rows-" });
 const loadBefore = loadAverage();
@@ -61,11 +70,7 @@ const failed: string[] = [];
 try {
   for (const name of chosen) {
     const url = new URL(name, here);
-    try {
-      Deno.statSync(url);
-    } catch {
-      continue;
-    }
+    if (!exists(url)) continue;
     ran.add(name);
     console.log(`\n== ${name}`);
     const status = await new Deno.Command(Deno.execPath(), {
@@ -99,7 +104,13 @@ function printTable(rows: Row[]): void {
     if (mine.length === 0) {
       const why = ran.has(m.bench)
         ? `${m.bench} reported no figure`
-        : `not measured: ${m.bench} ${BENCHES.includes(m.bench) ? "not run" : "not registered"}`;
+        : `not measured: ${m.bench} ${
+          !BENCHES.includes(m.bench)
+            ? "is not registered"
+            : exists(new URL(m.bench, here))
+            ? "was not run"
+            : "does not exist"
+        }`;
       console.log(`${m.label} — target ${formatTarget(m)}: ${why}`);
       continue;
     }
