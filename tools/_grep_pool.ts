@@ -2,9 +2,9 @@
  * The persistent pool of grep workers: started when a search first needs it,
  * reused by every search after, one worker per core (at most four). A search
  * needs it for a pattern that could run away, or once it proves longer than
- * the calling thread should search alone (see `grep.ts`). They are web workers: one starts
- * in 15-20 ms, where a `node:worker_threads` worker (which could be unref'd)
- * blocks the creating thread for 60 ms. A web worker cannot be unref'd, so
+ * the calling thread should search alone (see `grep.ts`). They are web
+ * workers: one starts in 15-20 ms, where a `node:worker_threads` worker (which
+ * could be unref'd) blocks the creating thread for 60 ms. A web worker cannot be unref'd, so
  * crab's `exit()` terminates the pool (an `onExit` hook), and a script that ends
  * without `exit()` calls {@link shutdownPool}.
  *
