@@ -32,6 +32,7 @@ const BENCHES = [
   "walk.ts",
   "glob.ts",
   "grep.ts",
+  "grep_phases.ts",
   "bash_throughput.ts",
   "bash_memory.ts",
   "mcp_serve.ts",
