@@ -106,8 +106,9 @@ const name = toolsArg ? "custom" : presetArg ?? "full";
 const out = output ?? `dist/crab${name === "full" ? "" : `-${name}`}`;
 const root = new URL("..", import.meta.url).pathname;
 // grep's worker is loaded by URL at run time, and the bundle's chunks by hidden imports: both
-// must be embedded explicitly.
-let entry = ["--include", "tools/_grep_worker.ts", "main.ts"];
+// must be embedded explicitly. So is the command tree, which main.ts may import by a specifier
+// Deno does not follow at start-up.
+let entry = ["--include", "tools/_grep_worker.ts", "--include", "agent/cli.ts", "main.ts"];
 if (fromBundle) {
   const { buildBundle, BUNDLE_DIR } = await import("./bundle.ts");
   const bundle = await buildBundle();
