@@ -88,7 +88,7 @@ try {
     measure: "tool_grep_trivial",
     value: t - e,
     detail: `crab tool grep on one file ${t.toFixed(1)} ms, empty deno run ${e.toFixed(1)} ms; ` +
-      `bundle ${tb.toFixed(1)} ms (+${(tb - e).toFixed(1)})`,
+      `bundle ${tb.toFixed(1)} ms (${tb - e >= 0 ? "+" : ""}${(tb - e).toFixed(1)})`,
   });
   Deno.removeSync(ws, { recursive: true });
 

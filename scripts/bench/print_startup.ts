@@ -13,6 +13,7 @@ import { startFakeModel, type WireFormat } from "../../tests/fake_model.ts";
 import { presetFlags } from "../../tools/capabilities.ts";
 import { pinned, RUN_CACHED } from "../../tests/_mcp_servers.ts";
 import { median, reportRow } from "./_table.ts";
+import { buildBundle } from "../bundle.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
 const main = new URL("../../main.ts", import.meta.url).pathname;
@@ -92,8 +93,10 @@ const five = workspaceWith("five", {
 const slowestAlone = workspaceWith("one", { e1: everything });
 const withMcp = (dir: string) => ["--cwd", dir, "--trust-project"];
 
+const bundled = (await buildBundle(join(dir, "bundle"))).main;
 const cases: [string, string[]][] = [
   ["crab -p (anthropic)", crab("anthropic")],
+  ["crab -p (anthropic, bundle)", crab("anthropic").map((a) => (a === main ? bundled : a))],
   ["crab -p (openai)", crab("openai")],
   ["deno run + one fetch", ["run", ...presetFlags("full"), probe, `${fake.url}/v1/messages`]],
   ["crab -p, 1 MCP server", [...crab("anthropic"), ...withMcp(slowestAlone)]],
@@ -129,11 +132,15 @@ console.log(
 );
 const floorRun = median(whole["deno run + one fetch"]);
 console.log(`whole run, start to exit (median ms): deno run + one fetch ${floorRun.toFixed(0)}`);
+const bundleRun = median(whole["crab -p (anthropic, bundle)"]);
 for (const name of ["crab -p (anthropic)", "crab -p (openai)"]) {
   const m = median(whole[name]);
   reportRow({
     measure: "print_run",
     value: m / floorRun,
-    detail: `${name} ${m.toFixed(0)} ms, deno run + one fetch ${floorRun.toFixed(0)} ms`,
+    detail: `${name} ${m.toFixed(0)} ms, deno run + one fetch ${floorRun.toFixed(0)} ms` +
+      (name.includes("anthropic")
+        ? `; bundle ${bundleRun.toFixed(0)} ms (${(bundleRun / floorRun).toFixed(2)}×)`
+        : ""),
   });
 }
