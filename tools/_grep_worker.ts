@@ -150,14 +150,25 @@ function readInto(path: string, keep: boolean, limit = MAX_FILE_BYTES): number {
  * in the last two seconds is not kept, so a change within the timestamp
  * granularity cannot be missed. Filled from a worker's second search on, so a
  * one-shot `crab tool grep` pays nothing for it.
+ *
+ * An ASCII file is kept as the string the search runs over (a one-byte string:
+ * the same memory as its bytes), so a search from memory copies nothing; an
+ * ASCII file with a NUL is binary, and kept as that verdict alone.
  */
 interface KeptFile {
   ino: number | null;
   size: number;
   mtime: number;
   ctime: number;
-  bytes: Uint8Array;
-  view: Latin1Buffer;
+  /** Bytes counted against the cache's bound. */
+  cost: number;
+  /** The content when it is ASCII without NUL. */
+  text?: string;
+  /** ASCII with a NUL: never a match. */
+  binary?: boolean;
+  /** The content otherwise. */
+  bytes?: Uint8Array;
+  view?: Latin1Buffer;
 }
 
 /** Files larger than this are read each time (there are few, and they are costly to keep). */
@@ -176,7 +187,7 @@ let keptHits = 0;
 
 function forget(path: string, k: KeptFile): void {
   kept.delete(path);
-  keptBytes -= k.bytes.byteLength;
+  keptBytes -= k.cost;
 }
 
 function remember(path: string, info: Deno.FileInfo, len: number): void {
@@ -188,12 +199,22 @@ function remember(path: string, info: Deno.FileInfo, len: number): void {
     const [oldest, k] = kept.entries().next().value!;
     forget(oldest, k);
   }
-  const bytes = buf.slice(0, len);
-  const view = Buffer.from(bytes.buffer, 0, len) as Latin1Buffer;
   const old = kept.get(path);
   if (old) forget(path, old);
-  kept.set(path, { ino: info.ino, size: len, mtime, ctime, bytes, view });
-  keptBytes += len;
+  const k: KeptFile = { ino: info.ino, size: len, mtime, ctime, cost: len };
+  if (isAscii(buf.subarray(0, len))) {
+    const text = nodeBuf.latin1Slice(0, len);
+    if (text.indexOf("\0") === -1) k.text = text;
+    else {
+      k.binary = true;
+      k.cost = 0;
+    }
+  } else {
+    k.bytes = buf.slice(0, len);
+    k.view = Buffer.from(k.bytes.buffer, 0, len) as Latin1Buffer;
+  }
+  kept.set(path, k);
+  keptBytes += k.cost;
 }
 
 /** The kept copy of `path` when the file is unchanged since it was kept. */
@@ -458,6 +479,25 @@ function searchLoaded(
   return searchText(c, text, mode, context, lineCap, { first, lineText });
 }
 
+/**
+ * Searches an ASCII text without NUL as {@link searchBytes} searches its bytes:
+ * for such a file every shortcut there ends in this same search of the text.
+ */
+export function searchAscii(
+  text: string,
+  c: Compiled,
+  mode: GrepMode,
+  context: number,
+  lineCap: number,
+): Omit<FileMatches, "index"> | undefined {
+  if (text.length === 0) return undefined;
+  if (c.literals.length && !c.literals.some((l) => text.indexOf(l) !== -1)) return undefined;
+  c.re.lastIndex = 0;
+  const first = c.re.exec(text);
+  if (!first) return undefined;
+  return searchText(c, text, mode, context, lineCap, { first });
+}
+
 /** Makes the reused buffer at least `n` bytes, keeping its content. */
 function ensureCapacity(n: number): void {
   if (n <= buf.byteLength) return;
@@ -499,7 +539,9 @@ export function searchFile(
   if (k) {
     lastLength = k.size;
     keptHits++;
-    return searchLoaded(k.bytes, k.view, c, mode, context, lineCap);
+    if (k.binary) return undefined;
+    if (k.text !== undefined) return searchAscii(k.text, c, mode, context, lineCap);
+    return searchLoaded(k.bytes!, k.view!, c, mode, context, lineCap);
   }
   const len = readInto(path, searchesSeen > 1);
   lastLength = len;

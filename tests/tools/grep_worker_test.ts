@@ -2,7 +2,7 @@
 // patterns, the required-literal rejection, and the bounded-work test that lets the calling
 // thread search.
 import assert from "node:assert/strict";
-import { compile, searchBytes, searchText } from "../../tools/_grep_worker.ts";
+import { compile, searchAscii, searchBytes, searchText } from "../../tools/_grep_worker.ts";
 import {
   alternatives,
   asciiOnly,
@@ -202,6 +202,59 @@ Deno.test("searchBytes() on bytes equals searchText() on the decoded text for an
           searchText(c, text, mode, 0, 1000),
           `${JSON.stringify(text)} /${p}/ ${mode}`,
         );
+      }
+    }
+  }
+});
+
+Deno.test("searchAscii() on a kept ASCII text equals searchBytes() on its bytes", () => {
+  const rand = prng(Number(Deno.env.get("CRAB_FUZZ_SEED") ?? 17));
+  const words = [
+    "foo",
+    "bar",
+    "fooBar",
+    "TODO",
+    "FIXME",
+    "export const",
+    " ",
+    "\t",
+    "x1",
+    "_",
+    ";",
+  ];
+  const patterns = [
+    "foo",
+    "TODO|FIXME",
+    "export (const|function) \\w+",
+    "^b",
+    ";$",
+    ".",
+    "\\s+",
+    "o\\sb",
+  ];
+  const encoder = new TextEncoder();
+  for (let i = 0; i < 300; i++) {
+    const lines: string[] = [];
+    for (let l = Math.floor(rand() * 8); l >= 0; l--) {
+      let line = "";
+      for (let k = Math.floor(rand() * 8); k > 0; k--) {
+        line += words[Math.floor(rand() * words.length)];
+      }
+      lines.push(line);
+    }
+    const text = lines.join(rand() < 0.2 ? "\r\n" : "\n") + (rand() < 0.5 ? "\n" : "");
+    for (const p of patterns) {
+      for (const flags of ["gm", "gmi"]) {
+        const c = compile(p, flags);
+        for (const mode of ["content", "count", "files_with_matches"] as const) {
+          for (const context of mode === "content" ? [0, 1] : [0]) {
+            assert.deepEqual(
+              searchAscii(text, c, mode, context, 3),
+              searchBytes(encoder.encode(text), c, mode, context, 3),
+              `${JSON.stringify(text)} /${p}/${flags} ${mode} ${context}`,
+            );
+          }
+        }
       }
     }
   }
