@@ -8,7 +8,6 @@
  */
 
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { dataDir, ensureDataDir } from "../tools/data_dir.ts";
 import { KeyedDigest } from "../tools/digest.ts";
@@ -195,7 +194,12 @@ export class Store implements ObservationSink {
   /** Opens the store only when its file exists (looking must not create it). */
   static openExisting(): Store | null {
     const path = storePath();
-    return existsSync(path) ? new Store(path) : null;
+    try {
+      Deno.statSync(path);
+    } catch {
+      return null;
+    }
+    return new Store(path);
   }
 
   /**

@@ -10,9 +10,9 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import { showInvisible } from "../tools/printable.ts";
 import { BUILTIN_NAMES } from "../tools/registry.ts";
+import { sha256 } from "../tools/sha256.ts";
 
 /** Longest tool name model APIs accept. */
 export const MAX_TOOL_NAME = 64;
@@ -42,7 +42,7 @@ export function exposedToolName(server: string, tool: string): string {
   const raw = `${server}__${tool}`;
   const safe = raw.replace(UNSAFE, "_");
   if (safe.length <= MAX_TOOL_NAME) return safe;
-  const hash = createHash("sha256").update(raw).digest("hex").slice(0, HASH_CHARS);
+  const hash = sha256(raw).slice(0, HASH_CHARS);
   return `${safe.slice(0, MAX_TOOL_NAME - HASH_CHARS - 1)}_${hash}`;
 }
 

@@ -4,7 +4,10 @@
  *
  *   deno task compile [--preset full|no-web|read-only | --tools read,grep,...]
  *                     [--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]...
- *                     [--no-mcp-config] [--output PATH] [--target TRIPLE] [--print-flags]
+ *                     [--no-mcp-config] [--output PATH] [--target TRIPLE] [--print-flags] [--bundle]
+ *
+ * `--bundle` compiles the bundle (`scripts/bundle.ts`, built first into
+ * `dist/bundle/`) instead of the source: its lazily loaded chunks are embedded.
  *
  * The hosts and commands of the MCP servers configured for this directory (the
  * user's mcp.json and ./.mcp.json) are added unless `--no-mcp-config`.
@@ -35,7 +38,7 @@ function usage(message: string): never {
   console.error(
     "usage: deno task compile [--preset full|no-web|read-only | --tools LIST] " +
       "[--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]... [--no-mcp-config] " +
-      "[--output PATH] [--target TRIPLE] [--print-flags]",
+      "[--output PATH] [--target TRIPLE] [--print-flags] [--bundle]",
   );
   Deno.exit(2);
 }
@@ -67,7 +70,8 @@ const mcpHosts = takeAll("--mcp-host");
 const mcpCommands = takeAll("--mcp-command");
 const printOnly = args.includes("--print-flags");
 const useConfig = !args.includes("--no-mcp-config");
-const rest = args.filter((a) => a !== "--print-flags" && a !== "--no-mcp-config");
+const fromBundle = args.includes("--bundle");
+const rest = args.filter((a) => !["--print-flags", "--no-mcp-config", "--bundle"].includes(a));
 if (rest.length) usage(`unknown argument "${rest[0]}"`);
 if (presetArg && toolsArg) usage("give --preset or --tools, not both");
 if (presetArg && !PRESETS.includes(presetArg as Preset)) {
@@ -112,17 +116,23 @@ if (printOnly) {
 const name = toolsArg ? "custom" : presetArg ?? "full";
 const out = output ?? `dist/crab${name === "full" ? "" : `-${name}`}`;
 const root = new URL("..", import.meta.url).pathname;
+// grep's worker is loaded by URL at run time, and the bundle's chunks by hidden imports: both
+// must be embedded explicitly. So is the command tree, which main.ts may import by a specifier
+// Deno does not follow at start-up.
+let entry = ["--include", "tools/_grep_worker.ts", "--include", "agent/cli.ts", "main.ts"];
+if (fromBundle) {
+  const { buildBundle, BUNDLE_DIR } = await import("./bundle.ts");
+  const bundle = await buildBundle();
+  entry = ["--include", BUNDLE_DIR, bundle.main];
+}
 const child = new Deno.Command(Deno.execPath(), {
-  // grep's worker is loaded by URL at run time, so it must be embedded explicitly.
   args: [
     "compile",
     ...fence.flags,
-    "--include",
-    "tools/_grep_worker.ts",
     ...(target ? ["--target", target] : []),
     "--output",
     out,
-    "main.ts",
+    ...entry,
   ],
   cwd: root,
   stdout: "inherit",

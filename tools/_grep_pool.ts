@@ -1,8 +1,10 @@
 /**
- * The persistent pool of grep workers: started on first use, reused by every
- * search, one worker per core (at most four). They are web workers: one starts
- * in 15-20 ms, where a `node:worker_threads` worker (which could be unref'd)
- * blocks the creating thread for 60 ms. A web worker cannot be unref'd, so
+ * The persistent pool of grep workers: started when a search first needs it,
+ * reused by every search after, one worker per core (at most four). A search
+ * needs it for a pattern that could run away, or once it proves longer than
+ * the calling thread should search alone (see `grep.ts`). They are web
+ * workers: one starts in 15-20 ms, where a `node:worker_threads` worker (which
+ * could be unref'd) blocks the creating thread for 60 ms. A web worker cannot be unref'd, so
  * crab's `exit()` terminates the pool (an `onExit` hook), and a script that ends
  * without `exit()` calls {@link shutdownPool}.
  *
@@ -22,7 +24,7 @@
  */
 
 import { onExit } from "./processes.ts";
-import { type BatchReply, type GrepBatch, runBatch } from "./_grep_worker.ts";
+import type { BatchReply, GrepBatch } from "./_grep_worker.ts";
 
 /** Workers in the pool: one per core, at least one, at most four. */
 export const POOL_SIZE = Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2));
@@ -95,16 +97,15 @@ export function warmPool(): void {
   while (slots.length < POOL_SIZE) slots.push(spawn());
 }
 
-/** Begins a search: returns its id; replies for it go to `listener`. */
+/** Begins a search: returns its id; replies for it go to `listener`. Starts no worker. */
 export function beginSearch(listener: SearchListener): number {
   const id = ++searchSeq;
   Atomics.store(cancelCells, id % CANCEL_CELLS, 0);
   listeners.set(id, listener);
-  warmPool();
   return id;
 }
 
-/** True once every worker has started (a first search may not wait that long). */
+/** True once every worker has started (a first search need not wait that long). */
 export function poolReady(): boolean {
   return slots.length > 0 && Atomics.load(started, 0) >= slots.length;
 }
@@ -121,17 +122,6 @@ export function sendBatch(batch: Omit<GrepBatch, "slot">): GrepBatch {
   const msg: GrepBatch = { ...batch, slot: cell };
   for (const s of slots) s.worker.postMessage(msg);
   return msg;
-}
-
-/**
- * Searches files of a sent batch on this thread, claiming them like a worker
- * does, and returns this thread's share of the answer. Only for patterns that
- * cannot backtrack without bound (`boundedWidth`), since nothing could stop
- * them here; used while the workers are still starting.
- */
-export function helpWith(batch: GrepBatch): BatchReply {
-  const cancelled = () => Atomics.load(cancelCells, batch.search % CANCEL_CELLS) === batch.search;
-  return runBatch(batch, () => Atomics.add(claimCells, batch.slot, 1), cancelled);
 }
 
 /**

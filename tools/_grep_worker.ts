@@ -6,18 +6,24 @@
  *
  * Per file, the cheap work comes first. When every match must contain some
  * ASCII text (`export ` in `export (const|function)`, `TODO` or `FIXME` in
- * `TODO|FIXME`), the raw bytes are scanned for it and a file without it is done. The bytes become a string by a plain
- * byte copy (Latin-1), several times faster than UTF-8 decoding, whenever that
- * cannot change the answer: the file is ASCII, or the pattern can only match
- * ASCII text ({@link asciiOnly}), since UTF-8 encodes every other character with
- * bytes ≥ 0x80 that such a pattern never matches. A NUL makes the file binary
- * (skipped, like rg). Only a file that matches is decoded exactly (UTF-8, or
- * UTF-16 with a BOM) and searched line by line for the output.
+ * `TODO|FIXME`), the bytes are scanned for it and a file without it is done.
+ * The bytes become a string by a plain byte copy (Latin-1), several times
+ * faster than UTF-8 decoding, whenever that cannot change the answer: the file
+ * is ASCII, or the pattern can only match ASCII text (`asciiOnly`), since UTF-8
+ * encodes every other character with bytes ≥ 0x80 that such a pattern never
+ * matches. A NUL makes the file binary (skipped, like rg). Only a file that
+ * matches is decoded exactly (UTF-8, or UTF-16 with a BOM) and searched line by
+ * line for the output.
+ *
+ * The first searches of a process may run here on the calling thread too
+ * ({@link searchHere}), for patterns whose work is bounded, while no worker is
+ * up yet.
  *
  * @module
  */
 
 import { Buffer, isAscii } from "node:buffer";
+import { alternatives, asciiOnly, requiredLiteral } from "./_grep_pattern.ts";
 
 /** What to return per file. */
 export type GrepMode = "content" | "files_with_matches" | "count";
@@ -97,11 +103,15 @@ export const MAX_FILE_BYTES = 256 * 1024 * 1024;
 /** The reused buffer shrinks back to 1 MiB after a file larger than this. */
 const KEEP_BUFFER_BYTES = 64 * 1024 * 1024;
 
+/** What {@link readInto} returns for a file longer than the limit it was given. */
+const TOO_LONG = -2;
+
 /**
- * Reads a whole file into the reused buffer; returns its length, or -1 when it
- * is unreadable or larger than {@link MAX_FILE_BYTES}.
+ * Reads a whole file into the reused buffer; returns its length, -1 when it is
+ * unreadable or larger than {@link MAX_FILE_BYTES}, or {@link TOO_LONG} when it
+ * fills `limit` bytes (below that maximum).
  */
-function readInto(path: string, keep: boolean): number {
+function readInto(path: string, keep: boolean, limit = MAX_FILE_BYTES): number {
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(path);
@@ -113,6 +123,7 @@ function readInto(path: string, keep: boolean): number {
     for (;;) {
       if (len === buf.byteLength) {
         if (len >= MAX_FILE_BYTES) return -1;
+        if (len >= limit) return TOO_LONG;
         ensureCapacity(len + 1);
       }
       const n = file.readSync(len === 0 ? buf : buf.subarray(len));
@@ -139,14 +150,25 @@ function readInto(path: string, keep: boolean): number {
  * in the last two seconds is not kept, so a change within the timestamp
  * granularity cannot be missed. Filled from a worker's second search on, so a
  * one-shot `crab tool grep` pays nothing for it.
+ *
+ * An ASCII file is kept as the string the search runs over (a one-byte string:
+ * the same memory as its bytes), so a search from memory copies nothing; an
+ * ASCII file with a NUL is binary, and kept as that verdict alone.
  */
 interface KeptFile {
   ino: number | null;
   size: number;
   mtime: number;
   ctime: number;
-  bytes: Uint8Array;
-  view: Latin1Buffer;
+  /** Bytes counted against the cache's bound. */
+  cost: number;
+  /** The content when it is ASCII without NUL. */
+  text?: string;
+  /** ASCII with a NUL: never a match. */
+  binary?: boolean;
+  /** The content otherwise. */
+  bytes?: Uint8Array;
+  view?: Latin1Buffer;
 }
 
 /** Files larger than this are read each time (there are few, and they are costly to keep). */
@@ -165,7 +187,7 @@ let keptHits = 0;
 
 function forget(path: string, k: KeptFile): void {
   kept.delete(path);
-  keptBytes -= k.bytes.byteLength;
+  keptBytes -= k.cost;
 }
 
 function remember(path: string, info: Deno.FileInfo, len: number): void {
@@ -177,12 +199,22 @@ function remember(path: string, info: Deno.FileInfo, len: number): void {
     const [oldest, k] = kept.entries().next().value!;
     forget(oldest, k);
   }
-  const bytes = buf.slice(0, len);
-  const view = Buffer.from(bytes.buffer, 0, len) as Latin1Buffer;
   const old = kept.get(path);
   if (old) forget(path, old);
-  kept.set(path, { ino: info.ino, size: len, mtime, ctime, bytes, view });
-  keptBytes += len;
+  const k: KeptFile = { ino: info.ino, size: len, mtime, ctime, cost: len };
+  if (isAscii(buf.subarray(0, len))) {
+    const text = nodeBuf.latin1Slice(0, len);
+    if (text.indexOf("\0") === -1) k.text = text;
+    else {
+      k.binary = true;
+      k.cost = 0;
+    }
+  } else {
+    k.bytes = buf.slice(0, len);
+    k.view = Buffer.from(k.bytes.buffer, 0, len) as Latin1Buffer;
+  }
+  kept.set(path, k);
+  keptBytes += k.cost;
 }
 
 /** The kept copy of `path` when the file is unchanged since it was kept. */
@@ -202,45 +234,6 @@ function keptCopy(path: string): KeptFile | undefined {
   ) return k;
   forget(path, k);
   return undefined;
-}
-
-/**
- * True when every match of `source` (a RegExp source without the `u` or `v`
- * flag) can only consist of ASCII characters and its assertions look only at
- * ASCII: no `.`, no negated class, no `\W \D \S \s \u`, no non-ASCII literal.
- * Such a pattern finds the same lines in the Latin-1 view of UTF-8 bytes as in
- * the decoded text. Conservative: anything unsure answers false.
- */
-export function asciiOnly(source: string): boolean {
-  let inClass = false;
-  for (let i = 0; i < source.length; i++) {
-    const c = source.charCodeAt(i);
-    if (c >= 0x80) return false;
-    const ch = source[i];
-    if (ch === "\\") {
-      const next = source[i + 1];
-      if (next === undefined) return false;
-      if ("WDSsuUpP".includes(next)) return false;
-      if (next === "x") {
-        const hex = parseInt(source.slice(i + 2, i + 4), 16);
-        if (!(hex < 0x80)) return false;
-        i += 3;
-        continue;
-      }
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (ch === "]") inClass = false;
-      continue;
-    }
-    if (ch === ".") return false;
-    if (ch === "[") {
-      if (source[i + 1] === "^") return false;
-      inClass = true;
-    }
-  }
-  return !inClass;
 }
 
 /** The text of `[start, end)`, cut at {@link MAX_LINE_CHARS} (reading at most 4 bytes a char). */
@@ -411,169 +404,19 @@ export interface Compiled {
   latin1: boolean;
   /**
    * ASCII texts of which every match contains at least one (one per top-level
-   * alternative), for a byte-level rejection before any decoding; empty when
-   * some alternative has none.
+   * alternative), to reject a file before any decoding; empty when some
+   * alternative has none.
    */
-  literals: { bytes: Uint8Array; rare: number }[];
+  literals: string[];
 }
 
 /** Compiles a pattern the way the worker uses it. */
 export function compile(pattern: string, flags: string): Compiled {
   const re = new RegExp(pattern, flags.includes("g") ? flags : flags + "g");
   const single = new RegExp(pattern, re.flags.replace("g", ""));
-  const encoder = new TextEncoder();
   const lits = /[iuv]/.test(flags) ? [] : alternatives(pattern).map(requiredLiteral);
-  const literals = lits.length && lits.every((l) => l.length >= 3)
-    ? lits.map((l) => {
-      const bytes = encoder.encode(l);
-      return { bytes, rare: rarestByte(bytes) };
-    })
-    : [];
+  const literals = lits.length && lits.every((l) => l.length >= 3) ? lits : [];
   return { re, single, latin1: !/[uv]/.test(flags) && asciiOnly(pattern), literals };
-}
-
-/** The top-level alternatives of a RegExp source (`a|b(c|d)` gives `a` and `b(c|d)`). */
-export function alternatives(source: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let inClass = false;
-  let start = 0;
-  for (let i = 0; i < source.length; i++) {
-    const ch = source[i];
-    if (ch === "\\") i++;
-    else if (inClass) inClass = ch !== "]";
-    else if (ch === "[") inClass = true;
-    else if (ch === "(") depth++;
-    else if (ch === ")") depth--;
-    else if (ch === "|" && depth === 0) {
-      out.push(source.slice(start, i));
-      start = i + 1;
-    }
-  }
-  out.push(source.slice(start));
-  return out;
-}
-
-/**
- * The longest run of ASCII characters every match of `source` (a RegExp source)
- * contains, or "" when unsure: a top-level `|`, or nothing literal. Optional
- * characters (`x?`, `x*`, `x{0,}`) and everything inside groups and classes are
- * left out, which only makes the answer shorter, never wrong.
- */
-export function requiredLiteral(source: string): string {
-  let best = "";
-  let run = "";
-  const end = () => {
-    if (run.length > best.length) best = run;
-    run = "";
-  };
-  /** Index after a group or class starting at `i`, or -1 when unbalanced. */
-  const skip = (i: number): number => {
-    let depth = 0;
-    let inClass = false;
-    for (; i < source.length; i++) {
-      const ch = source[i];
-      if (ch === "\\") i++;
-      else if (inClass) inClass = ch !== "]";
-      else if (ch === "[") inClass = true;
-      else if (ch === "(") depth++;
-      else if (ch === ")" && --depth === 0) return i + 1;
-    }
-    return -1;
-  };
-  for (let i = 0; i < source.length;) {
-    const ch = source[i];
-    if (ch === "|") return "";
-    if (ch === "*" || ch === "?" || ch === "{") {
-      // The previous character is optional (or repeated a counted number of times).
-      run = run.slice(0, -1);
-      end();
-      if (ch === "{") {
-        const close = source.indexOf("}", i);
-        if (close === -1) return "";
-        i = close + 1;
-      } else i++;
-      if (source[i] === "?") i++;
-      continue;
-    }
-    if (ch === "+") {
-      end(); // the character is there at least once; what follows need not touch it
-      i++;
-      if (source[i] === "?") i++;
-      continue;
-    }
-    if (ch === "\\") {
-      const next = source[i + 1];
-      if (next !== undefined && /[^\w\s]/.test(next) && next.charCodeAt(0) < 0x80) {
-        run += next; // an escaped punctuation character stands for itself
-        i += 2;
-        continue;
-      }
-      end();
-      if (next === "b" || next === "B") {
-        i += 2; // a word boundary consumes nothing
-        continue;
-      }
-      return best; // another escape (\d, \x41, \1...): stop here, what was seen holds
-    }
-    if (ch === "(") {
-      end();
-      const j = skip(i);
-      if (j === -1) return "";
-      i = j;
-      continue;
-    }
-    if (ch === "[") {
-      end();
-      let j = i + 1;
-      if (source[j] === "^") j++;
-      if (source[j] === "]") j++;
-      for (; j < source.length && source[j] !== "]"; j++) if (source[j] === "\\") j++;
-      i = j + 1;
-      continue;
-    }
-    if (ch === "." || ch === "^" || ch === "$" || ch.charCodeAt(0) >= 0x80) {
-      end();
-      i++;
-      continue;
-    }
-    run += ch;
-    i++;
-  }
-  end();
-  return best;
-}
-
-/** Bytes ranked from most to least common in source code; anything else counts as rare. */
-const COMMON_BYTES = " etnroisacl;()._udp,=mfh\n'\"gbvy/{}:>-<xkw0TSR1ECIA\t";
-
-/** Index of the literal's least common byte, so the scan stops on it least often. */
-function rarestByte(lit: Uint8Array): number {
-  let best = 0;
-  let bestRank = -1;
-  for (let i = 0; i < lit.length; i++) {
-    const r = COMMON_BYTES.indexOf(String.fromCharCode(lit[i]));
-    const rank = r === -1 ? 1000 : r;
-    if (rank > bestRank) {
-      bestRank = rank;
-      best = i;
-    }
-  }
-  return best;
-}
-
-/** True when `bytes` contains `lit`; scans for its rarest byte, then compares. */
-function containsLiteral(bytes: Uint8Array, lit: Uint8Array, rare: number): boolean {
-  const n = lit.length;
-  const rb = lit[rare];
-  const last = bytes.length - n + rare;
-  for (let i = bytes.indexOf(rb, rare); i !== -1 && i <= last; i = bytes.indexOf(rb, i + 1)) {
-    const start = i - rare;
-    let k = 0;
-    while (k < n && bytes[start + k] === lit[k]) k++;
-    if (k === n) return true;
-  }
-  return false;
 }
 
 /**
@@ -596,9 +439,14 @@ function searchLoaded(
     const text = (b0 === 0xff ? utf16le : utf16be).decode(bytes.subarray(2));
     return searchText(c, text, mode, context, lineCap);
   }
-  // A required literal the bytes lack: no match, whatever the encoding of the rest.
-  if (c.literals.length && !c.literals.some((l) => containsLiteral(bytes, l.bytes, l.rare))) {
-    return undefined;
+  // A required literal the bytes lack: no match, whatever the encoding of the rest. The bytes are
+  // scanned as their Latin-1 view: a plain copy, which V8's string search then scans faster than
+  // any byte loop here, and which becomes the text to search when the Latin-1 path applies.
+  let whole: string | undefined;
+  if (c.literals.length) {
+    const all = view.latin1Slice(0, len);
+    if (!c.literals.some((l) => all.indexOf(l) !== -1)) return undefined;
+    whole = all;
   }
   let text: string;
   let latin1 = c.latin1;
@@ -610,7 +458,7 @@ function searchLoaded(
   }
   if (latin1) {
     bom = len >= 3 && b0 === 0xef && b1 === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-    text = view.latin1Slice(bom, len);
+    text = whole === undefined ? view.latin1Slice(bom, len) : bom ? whole.slice(bom) : whole;
   } else {
     text = utf8.decode(bytes); // drops a UTF-8 BOM, replaces invalid sequences
   }
@@ -629,6 +477,25 @@ function searchLoaded(
     return /[\x80-\xff]/.test(view) ? utf8.decode(bytes.subarray(s + bom, e + bom)) : view;
   };
   return searchText(c, text, mode, context, lineCap, { first, lineText });
+}
+
+/**
+ * Searches an ASCII text without NUL as {@link searchBytes} searches its bytes:
+ * for such a file every shortcut there ends in this same search of the text.
+ */
+export function searchAscii(
+  text: string,
+  c: Compiled,
+  mode: GrepMode,
+  context: number,
+  lineCap: number,
+): Omit<FileMatches, "index"> | undefined {
+  if (text.length === 0) return undefined;
+  if (c.literals.length && !c.literals.some((l) => text.indexOf(l) !== -1)) return undefined;
+  c.re.lastIndex = 0;
+  const first = c.re.exec(text);
+  if (!first) return undefined;
+  return searchText(c, text, mode, context, lineCap, { first });
 }
 
 /** Makes the reused buffer at least `n` bytes, keeping its content. */
@@ -654,37 +521,6 @@ export function searchBytes(
   return searchLoaded(bytes, view, c, mode, context, lineCap);
 }
 
-/**
- * True when every match of `source` has a bounded length: no quantifier (`* + ?
- * {n}`), backreference or lookaround outside a class. A backtracking engine
- * then spends at most a constant per text position, so such a pattern can run on
- * the agent's own thread without a time bound: `function`, `TODO|FIXME`,
- * `foo\.bar\(`. Conservative: anything unsure answers false.
- */
-export function boundedWidth(source: string): boolean {
-  let inClass = false;
-  for (let i = 0; i < source.length; i++) {
-    const ch = source[i];
-    if (ch === "\\") {
-      const next = source[i + 1];
-      if (next === undefined || /[1-9k]/.test(next)) return false;
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (ch === "]") inClass = false;
-      continue;
-    }
-    if (ch === "[") inClass = true;
-    else if (ch === "*" || ch === "+" || ch === "{") return false;
-    else if (ch === "?") {
-      // Only `(?:` is allowed; `(?=`, `(?!`, `(?<=`, `(?<!`, `(?<name>` and `x?` are not.
-      if (source[i - 1] !== "(" || source[i + 1] !== ":") return false;
-    }
-  }
-  return !inClass;
-}
-
 /** Files at least this large are reported back with their size. */
 const BIG_FILE = 512 * 1024;
 
@@ -703,7 +539,9 @@ export function searchFile(
   if (k) {
     lastLength = k.size;
     keptHits++;
-    return searchLoaded(k.bytes, k.view, c, mode, context, lineCap);
+    if (k.binary) return undefined;
+    if (k.text !== undefined) return searchAscii(k.text, c, mode, context, lineCap);
+    return searchLoaded(k.bytes!, k.view!, c, mode, context, lineCap);
   }
   const len = readInto(path, searchesSeen > 1);
   lastLength = len;
@@ -720,6 +558,57 @@ export function searchFile(
 }
 
 let cached: { key: string; compiled: Compiled } | undefined;
+
+/** The compiled form of a pattern, reused while the same search goes on. Throws when invalid. */
+function compiled(pattern: string, flags: string): Compiled {
+  const key = flags + "/" + pattern;
+  if (cached?.key !== key) cached = { key, compiled: compile(pattern, flags) };
+  return cached.compiled;
+}
+
+/** The largest file {@link searchHere} searches; larger ones are left to the workers. */
+export const HERE_MAX_BYTES = 2 * 1024 * 1024;
+
+/** What {@link searchHere} did with a list of files. */
+export interface HereResult {
+  /** Matches of the files searched, in file order. */
+  matches: FileMatches[];
+  /** Files searched, from the start of the list; the rest is someone else's. */
+  searched: number;
+  /** True when it stopped before a file larger than {@link HERE_MAX_BYTES}. */
+  tooLong: boolean;
+}
+
+/**
+ * Searches `req.files` in order on the calling thread, for the first searches
+ * of a process, before any worker is up. Only for a pattern that passed
+ * `boundedWork`: nothing could stop a runaway regex here. The thread is held
+ * for at most about `sliceMs` (checked between files) and no file larger than
+ * {@link HERE_MAX_BYTES} is searched, so signals and timers get through soon.
+ * Nothing is kept for later searches: that memory belongs to the workers.
+ */
+export function searchHere(
+  req: Pick<GrepBatch, "pattern" | "flags" | "mode" | "context" | "lineCap" | "files">,
+  sliceMs: number,
+): HereResult {
+  const c = compiled(req.pattern, req.flags);
+  const end = performance.now() + sliceMs;
+  const matches: FileMatches[] = [];
+  for (let i = 0; i < req.files.length; i++) {
+    if (i > 0 && performance.now() > end) return { matches, searched: i, tooLong: false };
+    const len = readInto(req.files[i], false, HERE_MAX_BYTES);
+    if (len === TOO_LONG) return { matches, searched: i, tooLong: true };
+    if (len <= 0) continue;
+    let r: Omit<FileMatches, "index"> | undefined;
+    try {
+      r = searchLoaded(buf.subarray(0, len), nodeBuf, c, req.mode, req.context, req.lineCap);
+    } catch {
+      r = undefined; // as in runBatch
+    }
+    if (r) matches.push({ index: i, ...r });
+  }
+  return { matches, searched: req.files.length, tooLong: false };
+}
 
 /**
  * Runs one batch: claims files with `claim()` (the next index, shared with the
@@ -739,17 +628,14 @@ export function runBatch(
     big: [],
     fromMemory: 0,
   };
-  const key = req.flags + "/" + req.pattern;
-  if (cached?.key !== key) {
-    try {
-      cached = { key, compiled: compile(req.pattern, req.flags) };
-    } catch (e) {
-      reply.error = e instanceof Error ? e.message : String(e);
-      for (let i = claim(); i < req.files.length; i = claim()) reply.claimed++;
-      return reply;
-    }
+  let c: Compiled;
+  try {
+    c = compiled(req.pattern, req.flags);
+  } catch (e) {
+    reply.error = e instanceof Error ? e.message : String(e);
+    for (let i = claim(); i < req.files.length; i = claim()) reply.claimed++;
+    return reply;
   }
-  const c = cached.compiled;
   if (req.search !== lastSearch) {
     lastSearch = req.search;
     searchesSeen++;

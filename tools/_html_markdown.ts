@@ -3,10 +3,19 @@
  * article, and a small DOM walker writes it as Markdown that keeps headings,
  * lists, links, code blocks and tables. When Readability finds no text, or only a
  * short text on a page it does not judge readerable, the page's body is used
- * instead, with navigation, scripts and hidden parts left out.
+ * instead, with navigation, scripts and hidden parts left out. Scripts, styles,
+ * comments and SVG are dropped before parsing, and a huge page is cut after
+ * {@link MAX_ELEMENTS} elements, which bounds the time Readability takes.
  *
  * @module
  */
+
+import {
+  boundedElements,
+  MAX_ELEMENTS,
+  withDocumentShape,
+  withoutInertParts,
+} from "./_html_source.ts";
 
 /** What {@link htmlToMarkdown} extracted from a page. */
 export interface ReadablePage {
@@ -548,59 +557,8 @@ function baseUrl(doc: DomDocument, pageUrl: string): string {
   return (href ? resolveUrl(href, pageUrl) : undefined) ?? pageUrl;
 }
 
-/**
- * Drops scripts (except JSON-LD, which Readability reads for the title), styles,
- * comments and inline SVG before parsing: they are never content, and on news
- * pages they are most of the bytes and of the parse time.
- */
-function withoutInertParts(html: string): string {
-  // One pass, so whichever starts first wins, as in the HTML tokenizer: a "<!--" inside a
-  // script is script text, and a "<script" inside a comment is comment text.
-  return html.replace(
-    INERT,
-    (m, scriptAttrs?: string) =>
-      scriptAttrs !== undefined && /ld\+json/i.test(scriptAttrs) ? m : "",
-  );
-}
-
-const INERT = new RegExp(
-  [
-    "<!--[\\s\\S]*?(?:-->|$)",
-    "<script\\b([^>]*)>[\\s\\S]*?(?:</script\\s*>|$)",
-    "<style\\b[^>]*>[\\s\\S]*?(?:</style\\s*>|$)",
-    "<svg\\b[^>]*>[\\s\\S]*?(?:</svg\\s*>|$)",
-  ].join("|"),
-  "gi",
-);
-
 /** Readability's own threshold for an article's text, in characters. */
 const ARTICLE_CHARS = 500;
-
-/**
- * Gives a page the `<html>`, `<head>` and `<body>` that HTML lets it omit: linkedom
- * does not create them, and without a body it finds neither title nor text.
- */
-function withDocumentShape(html: string): string {
-  if (/<body[\s>]/i.test(html) && /<html[\s>]/i.test(html)) return html;
-  const htmlTag = /<html\b[^>]*>/i.exec(html)?.[0] ?? "<html>";
-  let rest = html.replace(/<!doctype[^>]*>/i, "").replace(/<\/?html\b[^>]*>/gi, "");
-  let head: string;
-  const headEnd = /<\/head\s*>/i.exec(rest);
-  if (headEnd) {
-    head = rest.slice(0, headEnd.index);
-    rest = rest.slice(headEnd.index + headEnd[0].length);
-  } else {
-    head = HEAD_PART.exec(rest)?.[0] ?? "";
-    rest = rest.slice(head.length);
-  }
-  head = head.replace(/<head\b[^>]*>/i, "");
-  if (!/<body[\s>]/i.test(rest)) rest = `<body>${rest}</body>`;
-  return `<!DOCTYPE html>${htmlTag}<head>${head}</head>${rest}</html>`;
-}
-
-/** The elements a page may start with before its body begins. */
-const HEAD_PART =
-  /^(?:\s+|<head\b[^>]*>|<title\b[^>]*>[\s\S]*?<\/title\s*>|<(?:meta|link|base)\b[^>]*>|<(script|style|noscript|template)\b[^>]*>[\s\S]*?<\/\1\s*>)*/i;
 
 /**
  * Extracts the readable article of an HTML page as Markdown. `pageUrl` is where
@@ -614,7 +572,10 @@ const HEAD_PART =
  */
 export async function htmlToMarkdown(html: string, pageUrl: string): Promise<ReadablePage> {
   const { parseHTML, Readability, isProbablyReaderable } = await loadLibraries();
-  html = withDocumentShape(withoutInertParts(html));
+  const bounded = boundedElements(withoutInertParts(html));
+  html = withDocumentShape(bounded.html);
+  const cutNote = bounded.dropped === 0 ? "" : `\n\n[The page is too long to read whole: ` +
+    `its last ${bounded.dropped} of ${MAX_ELEMENTS + bounded.dropped} elements were left out.]`;
   const { document } = parseHTML(html);
   const base = baseUrl(document, pageUrl);
   // Readability makes links absolute against these two; linkedom leaves them undefined.
@@ -646,11 +607,11 @@ export async function htmlToMarkdown(html: string, pageUrl: string): Promise<Rea
       blocksOf(article.content, { base, body: false }),
       title,
     );
-    if (markdown.trim() !== "") return { title, markdown, readable: true };
+    if (markdown.trim() !== "") return { title, markdown: markdown + cutNote, readable: true };
   }
   fresh ??= parseHTML(html).document;
   const title = fresh.title.replace(/\s+/g, " ").trim();
   const root = fresh.body ?? (fresh as unknown as DomNode);
   const markdown = withoutRepeatedTitle(blocksOf(root, { base, body: true }), title);
-  return { title, markdown, readable: false };
+  return { title, markdown: markdown + cutNote, readable: false };
 }

@@ -11,8 +11,6 @@
  * @module
  */
 
-// @ts-types="@types/picomatch"
-import picomatch from "picomatch";
 import { isAbsolute, resolve } from "node:path";
 import description from "./glob.md" with { type: "text" };
 import { printablePath } from "./printable.ts";
@@ -191,6 +189,9 @@ export const globTool: Tool<GlobArgs> = {
       }
     }
     const includeIgnored = args.include_ignored ?? false;
+    // Loaded here, not at start-up: a CommonJS module starts Deno's Node compatibility layer.
+    // @ts-types="@types/picomatch"
+    const { default: picomatch } = await import("picomatch");
     // Alternatives grouped by the directory their static prefix names: one walk each.
     const roots = new Map<string, { root: ResolvedPath; alts: Alternative[] }>();
     for (const pattern of patterns) {

@@ -2,6 +2,13 @@
  * The grep tool: searches file contents with a JavaScript regular expression
  * over the files the shared walker yields, on the persistent worker pool.
  *
+ * The pool starts lazily. A pattern whose work per text position is bounded
+ * (`boundedWork`: `function`, `TODO|FIXME`) is searched on this thread first,
+ * in short slices; the workers start only when the search proves longer than a
+ * few milliseconds or meets a large file, and take over once they are up. So a
+ * one-shot search of one file or a small tree never starts a worker. Any other
+ * pattern runs on the workers only, where a runaway can be stopped.
+ *
  * The walk yields files in path order and hands them out in numbered batches;
  * replies are consumed strictly in batch order, so results come out sorted by
  * path then line whatever order the workers finish in, and a capped search stops
@@ -12,16 +19,21 @@
  * @module
  */
 
-// @ts-types="@types/picomatch"
-import picomatch from "picomatch";
 import description from "./grep.md" with { type: "text" };
 import { type Tool, ToolError } from "./tool.ts";
 import { truncateText } from "./truncate.ts";
 import { guardPath } from "./workspace.ts";
 import { printablePath } from "./printable.ts";
 import { relPath, Walker } from "./_walk.ts";
-import { type BatchReply, boundedWidth, type FileMatches, type GrepMode } from "./_grep_worker.ts";
-import { beginSearch, endSearch, helpWith, poolReady, sendBatch } from "./_grep_pool.ts";
+import {
+  type BatchReply,
+  type FileMatches,
+  type GrepMode,
+  type HereResult,
+  searchHere,
+} from "./_grep_worker.ts";
+import { boundedWork } from "./_grep_pattern.ts";
+import { beginSearch, endSearch, poolReady, sendBatch, warmPool } from "./_grep_pool.ts";
 
 /** Arguments of the grep tool. */
 export interface GrepArgs {
@@ -46,6 +58,18 @@ const IN_FLIGHT = 4;
 /** Files per batch: small first so workers start early, then larger to save messages. */
 const FIRST_BATCH = 8;
 const MAX_BATCH = 256;
+/**
+ * While no worker is up, this thread searches (bounded patterns only) in slices
+ * of this many milliseconds, letting signals, timers and the starting workers
+ * through in between.
+ */
+const HERE_SLICE_MS = 8;
+/**
+ * Milliseconds this thread searches alone before the workers are started: a
+ * search that ends sooner (one file, a small tree, an early cap) never pays
+ * for them.
+ */
+const HERE_ALONE_MS = 12;
 
 function timeoutMs(): number {
   const v = Number(Deno.env.get("CRAB_GREP_TIMEOUT_MS"));
@@ -240,8 +264,11 @@ async function runSearch(
     },
   };
   const id = beginSearch(listener);
-  // While the workers start (first search of a process), this thread searches too, if it may.
-  const mayHelp = boundedWidth(spec.pattern);
+  // A pattern whose work per text position is bounded may be searched on this thread while no
+  // worker is up; any other runs on the workers only, which can be stopped.
+  const mayRunHere = boundedWork(spec.pattern);
+  if (!mayRunHere) warmPool();
+  let hereMs = 0;
 
   const ms = timeoutMs();
   let timedOut = false;
@@ -255,42 +282,76 @@ async function runSearch(
   const stop = () => timedOut || signal.aborted || failure !== undefined || out.done;
   const waitForNews = () => new Promise<void>((r) => (wake = r));
 
+  /** Numbers a batch in path order; its files come after every earlier batch's. */
+  const addBatch = (batch: string[], order?: number[]): number => {
+    batches.push(batch);
+    orders.push(order);
+    claimed.push(0);
+    partial.push([]);
+    replies.push(undefined);
+    return batches.length - 1;
+  };
+  const send = (batch: string[]) => {
+    const order = claimOrder(batch);
+    const n = addBatch(batch, order);
+    inFlight++;
+    sendBatch({
+      search: id,
+      batch: n,
+      pattern: spec.pattern,
+      flags: spec.flags,
+      mode: spec.mode,
+      context: spec.context,
+      lineCap: spec.max + 1,
+      files: order ? order.map((i) => batch[i]) : batch,
+    });
+  };
+  /** Searches the head of `batch` here; returns the files left for later. */
+  const searchHead = (batch: string[]): { rest: string[]; tooLong: boolean } => {
+    const t0 = performance.now();
+    const r: HereResult = searchHere({
+      pattern: spec.pattern,
+      flags: spec.flags,
+      mode: spec.mode,
+      context: spec.context,
+      lineCap: spec.max + 1,
+      files: batch,
+    }, HERE_SLICE_MS);
+    hereMs += performance.now() - t0;
+    if (r.searched > 0) {
+      const n = addBatch(batch.slice(0, r.searched));
+      for (const m of r.matches) out.ahead += spec.mode === "content" ? m.count : 1;
+      replies[n] = r.matches;
+      consume();
+    }
+    return { rest: batch.slice(r.searched), tooLong: r.tooLong };
+  };
+
   let finished = false;
   try {
-    const maxInFlight = IN_FLIGHT;
+    /** Files taken from the source and not yet searched or sent. */
+    let carried: string[] = [];
     let size = FIRST_BATCH;
     let walkDone = false;
-    while (!walkDone && !stop()) {
-      const batch: string[] = [];
+    while ((!walkDone || carried.length > 0) && !stop()) {
+      const batch = carried;
+      carried = [];
       while (batch.length < size && !walkDone) walkDone = !files.fill(batch, size - batch.length);
       if (batch.length) {
-        const n = batches.length;
-        batches.push(batch);
-        const order = claimOrder(batch);
-        orders.push(order);
-        claimed.push(0);
-        partial.push([]);
-        replies.push(undefined);
-        inFlight++;
-        const sent = sendBatch({
-          search: id,
-          batch: n,
-          pattern: spec.pattern,
-          flags: spec.flags,
-          mode: spec.mode,
-          context: spec.context,
-          lineCap: spec.max + 1,
-          files: order ? order.map((i) => batch[i]) : batch,
-        });
-        if (mayHelp && !poolReady()) {
-          listener.reply(helpWith(sent));
-          // Let the starting workers' messages through: their start-up needs this thread.
-          await new Promise<void>((r) => setTimeout(r, 0));
+        if (mayRunHere && !poolReady()) {
+          const { rest, tooLong } = searchHead(batch);
+          if (tooLong) send(rest); // a file too large for this thread: the workers take it
+          else carried = rest;
+          if (tooLong || hereMs > HERE_ALONE_MS) warmPool();
+          // Signals, timers, aborts and the starting workers' messages get through here.
+          if (!walkDone || carried.length > 0) await new Promise<void>((r) => setTimeout(r, 0));
+        } else {
+          send(batch);
         }
         size = Math.min(size * 2, MAX_BATCH);
       }
       if (performance.now() > deadline) timedOut = true;
-      while (inFlight >= maxInFlight && !stop()) await waitForNews();
+      while (inFlight >= IN_FLIGHT && !stop()) await waitForNews();
     }
     while (inFlight > 0 && !stop()) await waitForNews();
     if (failure) throw failure;
@@ -317,7 +378,14 @@ async function runSearch(
 }
 
 /** Keeps only the files whose workspace-relative path matches `glob`. */
-function globbed(source: FileSource, glob: string, rel: (path: string) => string): FileSource {
+async function globbed(
+  source: FileSource,
+  glob: string,
+  rel: (path: string) => string,
+): Promise<FileSource> {
+  // Loaded here, not at start-up: a CommonJS module starts Deno's Node compatibility layer.
+  // @ts-types="@types/picomatch"
+  const { default: picomatch } = await import("picomatch");
   const isMatch = picomatch(glob, { dot: true, basename: !glob.includes("/") });
   const pending: string[] = [];
   return {
@@ -403,7 +471,7 @@ export const grepTool: Tool<GrepArgs> = {
     let source: FileSource = info.isFile
       ? { fill: (out) => (out.push(root.real), false) }
       : new Walker({ root: root.real, workspace, signal: ctx.signal });
-    if (args.glob) source = globbed(source, args.glob, rel);
+    if (args.glob) source = await globbed(source, args.glob, rel);
     const found = await runSearch(
       { pattern: args.pattern, flags, mode, context, max },
       source,

@@ -8,9 +8,9 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import description from "./read.md" with { type: "text" };
 import { utf8Length } from "./_text.ts";
+import { fileHasher } from "./sha256.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { assertRegularFile, guardPath } from "./workspace.ts";
 import { openChecked } from "./_confine.ts";
@@ -72,7 +72,7 @@ function cutLine(text: string, lineBytes: number): string {
 }
 
 async function scan(file: Deno.FsFile, offset: number, limit: number): Promise<Scan> {
-  const hasher = createHash("sha256");
+  const hasher = await fileHasher((await file.stat()).size);
   const last = offset + limit - 1;
   // Row bytes are budgeted with the widest number this call could print.
   const numberWidth = String(last).length + 1;

@@ -5,9 +5,11 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import { ToolError } from "./tool.ts";
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "./sandbox/policy.ts";
+import { fileHasher, sha256 } from "./sha256.ts";
+
+export { sha256 } from "./sha256.ts";
 
 /** What a file held when this session last read or wrote it. */
 export interface FileRecord {
@@ -17,19 +19,14 @@ export interface FileRecord {
   mtimeMs: number | null;
 }
 
-/** Hex sha256 of bytes or text. */
-export function sha256(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
-}
-
 const HASH_CHUNK = 256 * 1024;
 
 /** sha256 and size of a file's whole content, read in chunks (memory stays bounded). */
 export async function hashFile(path: string): Promise<{ hash: string; size: number }> {
-  const hasher = createHash("sha256");
   const buf = new Uint8Array(HASH_CHUNK);
   let size = 0;
   using file = await Deno.open(path, { read: true });
+  const hasher = await fileHasher((await file.stat()).size);
   for (;;) {
     const n = await file.read(buf);
     if (n === null) break;

@@ -2,7 +2,8 @@
  * Time from process start to the first model request of `crab -p` reaching the
  * fake model server (no MCP servers configured), for both providers, against the
  * same measure for a bare `deno run` script that sends one `fetch` (the floor any
- * Deno program pays). Target: crab ≤ 80 ms.
+ * Deno program pays); and the whole run, start to exit, of each against the
+ * floor's whole run. Targets: first request ≤ 80 ms; whole run ≤ 4× the floor's.
  *
  * @module
  */
@@ -11,6 +12,8 @@ import { join } from "node:path";
 import { startFakeModel, type WireFormat } from "../../tests/fake_model.ts";
 import { presetFlags } from "../../tools/capabilities.ts";
 import { pinned, RUN_CACHED } from "../../tests/_mcp_servers.ts";
+import { median, reportRow } from "./_table.ts";
+import { buildBundle } from "../bundle.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
 const main = new URL("../../main.ts", import.meta.url).pathname;
@@ -27,13 +30,14 @@ await using fake = await startFakeModel([], { models: ["fake-model"] });
 // Each run is given one short answer.
 const answer = { text: "ok" };
 
-function median(v: number[]): number {
-  const s = [...v].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
+/** Whole runs (start to exit) by case name. */
+const whole: Record<string, number[]> = {};
 
-async function firstRequestMs(args: string[], env: Record<string, string>): Promise<number> {
+async function firstRequestMs(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<number> {
   const before = fake.requests.length;
   fake.push(answer);
   const start = Date.now();
@@ -44,6 +48,7 @@ async function firstRequestMs(args: string[], env: Record<string, string>): Prom
     stdout: "null",
     stderr: "piped",
   }).output();
+  (whole[name] ??= []).push(Date.now() - start);
   const req = fake.requests[before];
   if (!req) throw new Error(`no request arrived: ${new TextDecoder().decode(out.stderr)}`);
   return req.receivedAt - start;
@@ -88,16 +93,21 @@ const five = workspaceWith("five", {
 const slowestAlone = workspaceWith("one", { e1: everything });
 const withMcp = (dir: string) => ["--cwd", dir, "--trust-project"];
 
+const bundled = (await buildBundle(join(dir, "bundle"))).main;
 const cases: [string, string[]][] = [
   ["crab -p (anthropic)", crab("anthropic")],
+  ["crab -p (anthropic, bundle)", crab("anthropic").map((a) => (a === main ? bundled : a))],
   ["crab -p (openai)", crab("openai")],
   ["deno run + one fetch", ["run", ...presetFlags("full"), probe, `${fake.url}/v1/messages`]],
   ["crab -p, 1 MCP server", [...crab("anthropic"), ...withMcp(slowestAlone)]],
   ["crab -p, 5 MCP (1 dead)", [...crab("anthropic"), ...withMcp(five)]],
 ];
-for (const [, args] of cases) await firstRequestMs(args, keys); // warm the module cache
+for (const [name, args] of cases) await firstRequestMs(name, args, keys); // warm the module cache
+for (const name in whole) whole[name] = [];
 for (let i = 0; i < RUNS; i++) {
-  for (const [name, args] of cases) (results[name] ??= []).push(await firstRequestMs(args, keys));
+  for (const [name, args] of cases) {
+    (results[name] ??= []).push(await firstRequestMs(name, args, keys));
+  }
 }
 Deno.removeSync(dir, { recursive: true });
 
@@ -120,3 +130,17 @@ console.log(
     (all - one).toFixed(0)
   } ms (target ≤ 50)`,
 );
+const floorRun = median(whole["deno run + one fetch"]);
+console.log(`whole run, start to exit (median ms): deno run + one fetch ${floorRun.toFixed(0)}`);
+const bundleRun = median(whole["crab -p (anthropic, bundle)"]);
+for (const name of ["crab -p (anthropic)", "crab -p (openai)"]) {
+  const m = median(whole[name]);
+  reportRow({
+    measure: "print_run",
+    value: m / floorRun,
+    detail: `${name} ${m.toFixed(0)} ms, deno run + one fetch ${floorRun.toFixed(0)} ms` +
+      (name.includes("anthropic")
+        ? `; bundle ${bundleRun.toFixed(0)} ms (${(bundleRun / floorRun).toFixed(2)}×)`
+        : ""),
+  });
+}

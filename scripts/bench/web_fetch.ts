@@ -8,6 +8,7 @@
  */
 
 import { htmlToMarkdown } from "../../tools/_html_markdown.ts";
+import { reportRow } from "./_table.ts";
 
 const RUNS = Number(Deno.args[0] ?? 5);
 const FIXTURES = new URL("../../../shared/fixtures/readability/", import.meta.url);
@@ -82,6 +83,13 @@ for (const [label, q] of [["p50", 0.5], ["p90", 0.9], ["max", 1]] as const) {
   );
 }
 console.log(`targets: p50 ≤ 15 ms, max ≤ 250 ms`);
+const worst = [...rows].sort((a, b) => b.crab - a.crab)[0];
+reportRow({
+  measure: "web_fetch_max",
+  value: worst.crab,
+  detail: `slowest page ${worst.name} (${worst.kib.toFixed(0)} KiB; Readability over linkedom ` +
+    `alone ${worst.peer.toFixed(0)} ms); p50 ${quantile(crabMs, 0.5).toFixed(1)} ms`,
+});
 console.log("slowest pages:");
 for (const r of slowest) {
   console.log(

@@ -2,6 +2,7 @@
 // CRLF, non-ASCII, binary, hidden and ignored files).
 import assert from "node:assert/strict";
 import { type GrepArgs, grepTool } from "../../tools/grep.ts";
+import { poolReady, shutdownPool, warmPool } from "../../tools/_grep_pool.ts";
 import { harness } from "../_harness.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname;
@@ -47,6 +48,13 @@ async function rg(dir: string, args: string[]): Promise<string[]> {
     .map((l) => l.replace(/\r$/, "")).sort();
 }
 
+/** Starts the worker pool and waits (bounded) until every worker is up. */
+async function poolUp(): Promise<void> {
+  warmPool();
+  for (let i = 0; i < 1000 && !poolReady(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(poolReady(), "the worker pool started");
+}
+
 async function crab(h: H, args: GrepArgs): Promise<string[]> {
   const r = await h.call("grep", { max_results: 10000, ...args });
   assert.equal(r.ok, true, JSON.stringify(r));
@@ -80,8 +88,12 @@ Deno.test("grep() content output equals rg -n --no-heading --crlf on a real tree
       p.pattern,
     ]);
     assert.ok(expected.length > 0, `${p.name}: rg finds something`);
-    const got = await crab(h, { pattern: p.pattern, ...(p.ci ? { case_insensitive: true } : {}) });
-    assert.deepEqual(got, expected, p.name);
+    const args = { pattern: p.pattern, ...(p.ci ? { case_insensitive: true } : {}) };
+    // The first search of a process (bounded patterns start on this thread), then the pool's.
+    shutdownPool();
+    assert.deepEqual(await crab(h, args), expected, `${p.name}, first search`);
+    await poolUp();
+    assert.deepEqual(await crab(h, args), expected, `${p.name}, on the running pool`);
   }
   // The CRLF file and the non-ASCII file took part.
   const fn = await crab(h, { pattern: "\\bwalk" });

@@ -51,10 +51,11 @@ Deno.test("grep() keeps path order across many files whatever order the workers 
       expected.push(`${rel}:${filler.length / 2 + 1}:needle ${d}-${f}`);
     }
   }
-  const out = okOutput(await h.call("grep", { pattern: "needle", max_results: 10000 }));
+  // A pattern with a quantifier runs on the workers only.
+  const out = okOutput(await h.call("grep", { pattern: "ne+dle", max_results: 10000 }));
   assert.deepEqual(out.split("\n"), expected);
   const files = await h.call("grep", {
-    pattern: "needle",
+    pattern: "ne+dle",
     output_mode: "files_with_matches",
     max_results: 10000,
   });
@@ -147,7 +148,8 @@ Deno.test("grep() searches kept copies of unchanged files and sees every change"
   h.put("grow.txt", "nothing\n");
   // Files changed in the last two seconds are never kept; let these age.
   await new Promise((r) => setTimeout(r, 2200));
-  const args = { pattern: "needle", output_mode: "files_with_matches", max_results: 10000 };
+  // A pattern with a quantifier runs on the workers, which keep the copies.
+  const args = { pattern: "ne+dle", output_mode: "files_with_matches", max_results: 10000 };
   const first = okOutput(await h.call("grep", args));
   assert.equal(first.split("\n").length, 41);
   // Workers keep copies from their second search on, each of the files it searched.
@@ -270,7 +272,8 @@ Deno.test("grep() stops a catastrophic pattern with regex_timeout and recovers",
 Deno.test("grep() reuses one persistent worker pool across calls", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "hit\n");
-  okOutput(await h.call("grep", { pattern: "hit" }));
+  // A pattern with a quantifier starts the workers; later searches, of any pattern, reuse them.
+  okOutput(await h.call("grep", { pattern: "hi+t" }));
   const first = poolWorkers();
   assert.equal(first.length, POOL_SIZE);
   okOutput(await h.call("grep", { pattern: "hit" }));
@@ -282,7 +285,8 @@ Deno.test("crab tool grep ends promptly with the worker pool started", async () 
   using s = sandbox();
   s.put("a.txt", "hit\n");
   s.put("src/b.txt", "no\nhit\n");
-  const child = s.spawn(["tool", "grep", '{"pattern":"hit"}']);
+  // A pattern with a quantifier starts the workers even for two small files.
+  const child = s.spawn(["tool", "grep", '{"pattern":"hi+t"}']);
   await child.stdin.close();
   const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
   const out = await child.output();

@@ -1,15 +1,15 @@
 // The grep worker's shortcuts must never change an answer: the Latin-1 view for ASCII-only
-// patterns, and the bounded-width test that lets the calling thread search.
+// patterns, the required-literal rejection, and the bounded-work test that lets the calling
+// thread search.
 import assert from "node:assert/strict";
+import { compile, searchAscii, searchBytes, searchText } from "../../tools/_grep_worker.ts";
 import {
   alternatives,
   asciiOnly,
-  boundedWidth,
-  compile,
+  boundedWork,
+  MAX_PATHS,
   requiredLiteral,
-  searchBytes,
-  searchText,
-} from "../../tools/_grep_worker.ts";
+} from "../../tools/_grep_pattern.ts";
 
 Deno.test("asciiOnly() accepts patterns that can only match ASCII and rejects the rest", () => {
   for (const p of ["function", "\\bfoo\\w+\\(", "^import .* from", "[a-z_]+\\d{2}", "x\\x41"]) {
@@ -34,9 +34,24 @@ Deno.test("asciiOnly() accepts patterns that can only match ASCII and rejects th
   }
 });
 
-Deno.test("boundedWidth() accepts only patterns without quantifiers, backreferences or lookarounds", () => {
-  for (const p of ["function", "TODO|FIXME", "foo\\.bar\\(", "(?:a|b)c", "[*+?]x", "\\d\\d"]) {
-    assert.equal(boundedWidth(p), true, p);
+Deno.test("boundedWork() accepts only patterns whose backtracking per position is bounded", () => {
+  for (
+    const p of [
+      "function",
+      "TODO|FIXME",
+      "foo\\.bar\\(",
+      "(?:a|b)c",
+      "export (const|function) ",
+      "[*+?(|]x",
+      "[]a",
+      "[^]a",
+      "\\d\\d",
+      "\\(a|b\\)",
+      "(?:a|a)".repeat(6),
+      Array.from({ length: MAX_PATHS }, (_, i) => `w${i}`).join("|"),
+    ]
+  ) {
+    assert.equal(boundedWork(p), true, p);
   }
   for (
     const p of [
@@ -44,15 +59,26 @@ Deno.test("boundedWidth() accepts only patterns without quantifiers, backreferen
       "a*",
       "a?",
       "a{2}",
+      "(?:a|a){29}c",
       "(a)\\1",
+      "(?<n>a)\\k<n>",
       "(?=a)",
       "(?!a)",
       "(?<=a)b",
       "(?<n>a)",
       "(a+)+$",
+      // Quantifier-free, yet 2^29 ways at every position.
+      "(?:a|a)".repeat(29) + "c",
+      "(?:a|a)".repeat(7),
+      "((a|b)(c|d)(e|f)(g|h)(i|j)(k|l)|x)(m|n)",
+      Array.from({ length: MAX_PATHS + 1 }, (_, i) => `w${i}`).join("|"),
+      "(a",
+      "a)",
+      "[a",
+      "a\\",
     ]
   ) {
-    assert.equal(boundedWidth(p), false, p);
+    assert.equal(boundedWork(p), false, p);
   }
 });
 
@@ -176,6 +202,59 @@ Deno.test("searchBytes() on bytes equals searchText() on the decoded text for an
           searchText(c, text, mode, 0, 1000),
           `${JSON.stringify(text)} /${p}/ ${mode}`,
         );
+      }
+    }
+  }
+});
+
+Deno.test("searchAscii() on a kept ASCII text equals searchBytes() on its bytes", () => {
+  const rand = prng(Number(Deno.env.get("CRAB_FUZZ_SEED") ?? 17));
+  const words = [
+    "foo",
+    "bar",
+    "fooBar",
+    "TODO",
+    "FIXME",
+    "export const",
+    " ",
+    "\t",
+    "x1",
+    "_",
+    ";",
+  ];
+  const patterns = [
+    "foo",
+    "TODO|FIXME",
+    "export (const|function) \\w+",
+    "^b",
+    ";$",
+    ".",
+    "\\s+",
+    "o\\sb",
+  ];
+  const encoder = new TextEncoder();
+  for (let i = 0; i < 300; i++) {
+    const lines: string[] = [];
+    for (let l = Math.floor(rand() * 8); l >= 0; l--) {
+      let line = "";
+      for (let k = Math.floor(rand() * 8); k > 0; k--) {
+        line += words[Math.floor(rand() * words.length)];
+      }
+      lines.push(line);
+    }
+    const text = lines.join(rand() < 0.2 ? "\r\n" : "\n") + (rand() < 0.5 ? "\n" : "");
+    for (const p of patterns) {
+      for (const flags of ["gm", "gmi"]) {
+        const c = compile(p, flags);
+        for (const mode of ["content", "count", "files_with_matches"] as const) {
+          for (const context of mode === "content" ? [0, 1] : [0]) {
+            assert.deepEqual(
+              searchAscii(text, c, mode, context, 3),
+              searchBytes(encoder.encode(text), c, mode, context, 3),
+              `${JSON.stringify(text)} /${p}/${flags} ${mode} ${context}`,
+            );
+          }
+        }
       }
     }
   }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { htmlToMarkdown } from "../../tools/_html_markdown.ts";
+import { MAX_ELEMENTS } from "../../tools/_html_source.ts";
 
 const FILLER = "This sentence is filler prose that makes the article long enough for Readability " +
   "to accept it as the main content. ";
@@ -85,4 +86,31 @@ Deno.test("htmlToMarkdown() keeps the language of a fenced code block", async ()
   );
   const r = await htmlToMarkdown(page, "https://example.com/");
   assert.ok(r.markdown.includes("\n\n```python\ndef f():\n    return 1\n```\n\n"), r.markdown);
+});
+
+Deno.test("htmlToMarkdown() reads a huge page only up to MAX_ELEMENTS elements and says so", async () => {
+  const paragraphs = Array.from(
+    { length: MAX_ELEMENTS + 500 },
+    (_, i) => `<p>Paragraph w${i} of a long article, with enough words to count as text.</p>`,
+  );
+  const page = await htmlToMarkdown(
+    `<html><head><title>Long</title></head><body><article>${
+      paragraphs.join("\n")
+    }</article></body></html>`,
+    "https://example.com/long",
+  );
+  assert.ok(page.markdown.includes("Paragraph w0 of a long article"), page.markdown.slice(0, 200));
+  const last = MAX_ELEMENTS - 6; // html, head, title, body and article come first
+  assert.ok(
+    page.markdown.includes(`Paragraph w${last} `),
+    "the elements within the bound are read",
+  );
+  assert.ok(!page.markdown.includes(`Paragraph w${last + 1} `), "nothing after the bound");
+  assert.ok(
+    page.markdown.endsWith(
+      `[The page is too long to read whole: its last 505 of ${MAX_ELEMENTS + 505} elements ` +
+        "were left out.]",
+    ),
+    page.markdown.slice(-300),
+  );
 });

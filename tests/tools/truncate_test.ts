@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   cleanSpillFiles,
+  countNewlines,
   OutputCollector,
   SPILL_MAX_AGE_MS,
   truncateText,
@@ -130,4 +131,22 @@ Deno.test("OutputCollector drops a partial character at the tail's start", () =>
   assert.ok(t.text.endsWith("\n€"), t.text);
   assert.ok(!t.text.includes("\uFFFD"));
   assert.equal(t.elidedBytes, 9 - 3 - 3);
+});
+
+Deno.test("countNewlines() equals a byte-by-byte count at every alignment and length", () => {
+  const buf = new Uint8Array(300);
+  for (let i = 0; i < buf.length; i++) {
+    // Newlines next to bytes that differ from 0x0a in one bit, and 0x8a, 0x0b, 0x00.
+    buf[i] = [10, 10, 0x0b, 0x8a, 0x0a, 0x00, 0x2a, 0x0e, 0x1a, 10][(i * 7) % 10];
+  }
+  const naive = (b: Uint8Array) => b.reduce((n, x) => n + (x === 10 ? 1 : 0), 0);
+  for (let start = 0; start < 9; start++) {
+    for (let len = 0; len <= 40; len++) {
+      const view = buf.subarray(start, start + len);
+      assert.equal(countNewlines(view), naive(view), `start ${start}, length ${len}`);
+    }
+  }
+  assert.equal(countNewlines(buf), naive(buf));
+  assert.equal(countNewlines(new Uint8Array(4096).fill(10)), 4096);
+  assert.equal(countNewlines(new Uint8Array(4097).fill(0xff)), 0);
 });

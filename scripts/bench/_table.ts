@@ -1,0 +1,169 @@
+/**
+ * The performance table every benchmark reports into: each measure with its
+ * target, and {@link reportRow} for a benchmark to hand in a figure. A row is
+ * printed at once, and when `mod.ts` runs the benchmark (which sets
+ * `CRAB_BENCH_ROWS` to a file) it is also appended there as one JSON line, so
+ * `deno task bench` can print the whole table with met or missed at the end.
+ *
+ * @module
+ */
+
+/** How a measure compares with its target. */
+export type Unit = "ratio" | "ms" | "+ms";
+
+/** One measure of the table. */
+export interface Measure {
+  id: string;
+  label: string;
+  unit: Unit;
+  /** The figure must be at most this. */
+  target: number;
+  /** Several rows (one per pattern or page): the worst one counts, so every row must meet it. */
+  many?: boolean;
+  /** The benchmark file that reports it. */
+  bench: string;
+}
+
+/** The measures, in the order the table prints them. */
+export const MEASURES: readonly Measure[] = [
+  {
+    id: "print_run",
+    label: "`crab -p` whole run ÷ bare `deno run` + one fetch",
+    unit: "ratio",
+    target: 4.0,
+    many: true,
+    bench: "print_startup.ts",
+  },
+  {
+    id: "version",
+    label: "`crab --version` − empty `deno run`",
+    unit: "+ms",
+    target: 10,
+    bench: "startup.ts",
+  },
+  {
+    id: "tool_grep_trivial",
+    label: "one-shot trivial `crab tool grep` − empty `deno run`",
+    unit: "+ms",
+    target: 50,
+    bench: "oneshot.ts",
+  },
+  {
+    id: "grep_oneshot_exhaustive",
+    label: "one-shot grep exhaustive ÷ rg",
+    unit: "ratio",
+    target: 2.5,
+    many: true,
+    bench: "oneshot.ts",
+  },
+  {
+    id: "grep_oneshot_capped",
+    label: "one-shot grep capped at 100 ÷ (rg | head -100)",
+    unit: "ratio",
+    target: 8,
+    many: true,
+    bench: "oneshot.ts",
+  },
+  {
+    id: "grep_exhaustive",
+    label: "in-process grep exhaustive ÷ spawned rg",
+    unit: "ratio",
+    target: 1.3,
+    many: true,
+    bench: "grep.ts",
+  },
+  {
+    id: "grep_capped",
+    label: "in-process grep capped ÷ spawned rg + kill, every pattern",
+    unit: "ratio",
+    target: 1.0,
+    many: true,
+    bench: "grep.ts",
+  },
+  {
+    id: "glob_oneshot",
+    label: "one-shot glob ÷ fd",
+    unit: "ratio",
+    target: 2.5,
+    many: true,
+    bench: "oneshot.ts",
+  },
+  {
+    id: "bash_yes",
+    label: "bash `yes | head -c 256M` ÷ `cat`",
+    unit: "ratio",
+    target: 4,
+    bench: "bash_throughput.ts",
+  },
+  {
+    id: "repl_start",
+    label: "REPL start to prompt",
+    unit: "ms",
+    target: 250,
+    bench: "repl_startup.ts",
+  },
+  {
+    id: "web_fetch_max",
+    label: "web_fetch max over the test pages",
+    unit: "ms",
+    target: 250,
+    bench: "web_fetch.ts",
+  },
+];
+
+/** One figure for a measure. */
+export interface Row {
+  /** A {@link Measure} id. */
+  measure: string;
+  /** The figure compared with the target (a ratio, or milliseconds). */
+  value: number;
+  /** What was compared, with the raw figures: `"function": crab 80.1 ms, rg 40.2 ms`. */
+  detail: string;
+}
+
+/** The measure of `id`; throws for an id the table does not have. */
+export function measure(id: string): Measure {
+  const m = MEASURES.find((m) => m.id === id);
+  if (!m) throw new Error(`no such measure in the benchmark table: ${id}`);
+  return m;
+}
+
+/** True when `value` meets the measure's target. */
+export function meets(m: Measure, value: number): boolean {
+  return value <= m.target;
+}
+
+/** A figure in the measure's unit: `2.31×`, `+12.0 ms`, `180 ms`. */
+export function formatValue(m: Measure, value: number): string {
+  if (m.unit === "ratio") return `${value.toFixed(2)}×`;
+  if (m.unit === "+ms") return `${value >= 0 ? "+" : ""}${value.toFixed(1)} ms`;
+  return `${value.toFixed(0)} ms`;
+}
+
+/** The target in the measure's unit: `≤ 2.5×`, `≤ +50 ms`. */
+export function formatTarget(m: Measure): string {
+  if (m.unit === "ratio") return `≤ ${m.target}×`;
+  return `≤ ${m.unit === "+ms" ? "+" : ""}${m.target} ms`;
+}
+
+/** Environment variable naming the file rows are appended to. */
+export const ROWS_ENV = "CRAB_BENCH_ROWS";
+
+/** Prints a row with its verdict and hands it to `mod.ts` when it collects rows. */
+export function reportRow(row: Row): void {
+  const m = measure(row.measure);
+  console.log(
+    `  → ${m.label}: ${formatValue(m, row.value)} (target ${formatTarget(m)}, ${
+      meets(m, row.value) ? "met" : "MISSED"
+    })  ${row.detail}`,
+  );
+  const file = Deno.env.get(ROWS_ENV);
+  if (file) Deno.writeTextFileSync(file, JSON.stringify(row) + "\n", { append: true });
+}
+
+/** Median of a non-empty list. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}

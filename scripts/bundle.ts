@@ -1,0 +1,148 @@
+/**
+ * Builds crab as a bundle: `deno bundle` with code splitting, so start-up
+ * loads a few files instead of some hundred modules, and each command's code
+ * (print mode, the REPL, MCP, the SDKs) sits in a chunk of its own, loaded only
+ * when that command runs. The source stays the truth: tests and `deno task
+ * crab` run it, and `tests/bundle_test.ts` checks that the bundle does the
+ * same. Output goes to `dist/bundle/` (ignored by git):
+ *
+ *   deno run -A scripts/bundle.ts [OUTDIR]
+ *   deno run <crab's flags> dist/bundle/main.js ...
+ *
+ * Three rewrites follow the bundler, each checked (a build that cannot apply
+ * one fails):
+ *
+ * - A relative dynamic import (`import("./print-X.js")`) becomes one Deno
+ *   cannot see before run time. Deno loads every statically visible dynamic
+ *   import when a program starts, so without this `crab --version` would read
+ *   every chunk.
+ * - The grep worker's URL (`./_grep_worker.ts` beside the pool's source) names
+ *   the worker's own bundle entry.
+ * - The bundler's CommonJS `require`, made at load time from `node:module`,
+ *   becomes one made on first call: importing `node:module` starts Deno's Node
+ *   compatibility layer, 15-20 ms of every start-up, and only a CommonJS
+ *   package's rare `require` of a Node module needs it.
+ *
+ * @module
+ */
+
+import { dirname, join, relative } from "node:path";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+/** Sources run in a worker: their bundle entry, and the URL string the source loads them by. */
+const WORKERS = [{ source: "tools/_grep_worker.ts", specifier: "./_grep_worker.ts" }];
+
+/** The default output directory. */
+export const BUNDLE_DIR = join(ROOT, "dist", "bundle");
+
+/** What {@link buildBundle} made. */
+export interface Bundle {
+  /** Absolute path of the entry to run (`main.js`). */
+  main: string;
+  /** Every file written, relative to the output directory. */
+  files: string[];
+}
+
+/** Files under `dir`, relative to it. */
+function listFiles(dir: string, base = dir): string[] {
+  const out: string[] = [];
+  for (const e of Deno.readDirSync(dir)) {
+    const p = join(dir, e.name);
+    if (e.isDirectory) out.push(...listFiles(p, base));
+    else if (e.isFile) out.push(relative(base, p));
+  }
+  return out.sort();
+}
+
+/** A relative dynamic import with a literal specifier, as the bundler writes them. */
+const DYNAMIC_IMPORT = /\bimport\(\s*("\.\.?\/[^"]+\.js")\s*\)/g;
+
+/** The bundler's `require` for CommonJS packages, made when the chunk loads. */
+const REQUIRE_AT_LOAD = new RegExp(
+  String.raw`import\s*\{\s*createRequire as (__deno_internal_createRequire)\s*\}\s*from\s*` +
+    String.raw`"node:module";\s*var (\w+)\s*=\s*\1\(import\.meta\.url\);`,
+);
+/** The same `require`, made on its first call. */
+const REQUIRE_ON_CALL = "var $2=(id)=>globalThis.process.getBuiltinModule(" +
+  '"node:module").createRequire(import.meta.url)(id);';
+
+/** Builds the bundle into `outDir` (emptied first). Throws when a step fails. */
+export async function buildBundle(outDir = BUNDLE_DIR): Promise<Bundle> {
+  await Deno.remove(outDir, { recursive: true }).catch(() => {});
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "bundle",
+      "--quiet",
+      "--platform",
+      "deno",
+      "--code-splitting",
+      "--minify",
+      "--outdir",
+      outDir,
+      "main.ts",
+      ...WORKERS.map((w) => w.source),
+    ],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`deno bundle failed:\n${new TextDecoder().decode(out.stderr)}`);
+  }
+  const files = listFiles(outDir);
+  let hidden = 0;
+  const workerUrls = new Map(WORKERS.map((w) => [w.specifier, 0]));
+  let requireRewritten = 0;
+  for (const file of files.filter((f) => f.endsWith(".js"))) {
+    const path = join(outDir, file);
+    let code = Deno.readTextFileSync(path);
+    const before = code;
+    code = code.replace(DYNAMIC_IMPORT, (_m, spec: string) => {
+      hidden++;
+      return `import(${spec}+"")`;
+    });
+    for (const w of WORKERS) {
+      const entry = w.source.replace(/\.ts$/, ".js");
+      let target = relative(dirname(path), join(outDir, entry));
+      if (!target.startsWith(".")) target = `./${target}`;
+      const literal = JSON.stringify(w.specifier);
+      const parts = code.split(literal);
+      if (parts.length > 1) {
+        workerUrls.set(w.specifier, workerUrls.get(w.specifier)! + parts.length - 1);
+        code = parts.join(JSON.stringify(target));
+      }
+    }
+    if (REQUIRE_AT_LOAD.test(code)) {
+      code = code.replace(REQUIRE_AT_LOAD, REQUIRE_ON_CALL);
+      requireRewritten++;
+    }
+    if (code !== before) Deno.writeTextFileSync(path, code);
+  }
+  if (hidden === 0) {
+    throw new Error("bundle: no dynamic import found to hide (bundler output changed?)");
+  }
+  for (const [specifier, n] of workerUrls) {
+    if (n === 0) throw new Error(`bundle: the worker URL ${specifier} was not found in the output`);
+  }
+  const leftover = files.filter((f) => f.endsWith(".js")).filter((f) =>
+    /from\s*"node:module"/.test(Deno.readTextFileSync(join(outDir, f)))
+  );
+  if (leftover.length) {
+    throw new Error(`bundle: node:module still imported at load time by ${leftover.join(", ")}`);
+  }
+  if (requireRewritten > 1) throw new Error("bundle: more than one CommonJS runtime chunk");
+  return { main: join(outDir, "main.js"), files };
+}
+
+if (import.meta.main) {
+  const outDir = Deno.args[0] ?? BUNDLE_DIR;
+  const t0 = performance.now();
+  const bundle = await buildBundle(outDir);
+  let bytes = 0;
+  for (const f of bundle.files) bytes += Deno.statSync(join(outDir, f)).size;
+  console.log(
+    `built ${bundle.main}: ${bundle.files.length} files, ${(bytes / 1024).toFixed(0)} KiB, ` +
+      `${(performance.now() - t0).toFixed(0)} ms`,
+  );
+}

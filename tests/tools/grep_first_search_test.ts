@@ -1,0 +1,132 @@
+// The first searches of a process: bounded patterns start on the calling thread and hand over to
+// the workers; anything that could run away goes to the workers at once, where it is stopped.
+import assert from "node:assert/strict";
+import { grepTool } from "../../tools/grep.ts";
+import { POOL_SIZE, poolWorkers, shutdownPool } from "../../tools/_grep_pool.ts";
+import { HERE_MAX_BYTES } from "../../tools/_grep_worker.ts";
+import { harness } from "../_harness.ts";
+import { sandbox } from "../_cli.ts";
+
+function okOutput(r: { ok: boolean } & Record<string, unknown>): string {
+  assert.equal(r.ok, true, JSON.stringify(r));
+  return r.output as string;
+}
+
+/** `(?:a|a)` 29 times, then `c`: no quantifier, but 2^29 ways to try at every `a`. */
+const ALTERNATION_BOMB = "(?:a|a)".repeat(29) + "c";
+
+Deno.test("grep() searches a small tree without starting a worker", async () => {
+  shutdownPool();
+  await using h = harness([grepTool]);
+  h.put("a.txt", "hit\n");
+  h.put("src/b.txt", "no\nhit\n");
+  assert.equal(okOutput(await h.call("grep", { pattern: "hit" })), "a.txt:1:hit\nsrc/b.txt:2:hit");
+  assert.equal(
+    okOutput(await h.call("grep", { pattern: "TODO|hit", path: "a.txt" })),
+    "a.txt:1:hit",
+  );
+  assert.deepEqual(poolWorkers(), []);
+});
+
+Deno.test("grep() starts the workers at once for a pattern that could run away", async () => {
+  shutdownPool();
+  await using h = harness([grepTool]);
+  h.put("a.txt", "hit\n");
+  assert.equal(okOutput(await h.call("grep", { pattern: "hi+t" })), "a.txt:1:hit");
+  assert.equal(poolWorkers().length, POOL_SIZE);
+});
+
+Deno.test("grep() hands a file too large for this thread to the workers, in path order", async () => {
+  shutdownPool();
+  await using h = harness([grepTool]);
+  const expected: string[] = [];
+  for (const d of ["a", "c"]) {
+    for (let i = 0; i < 5; i++) {
+      h.put(`${d}/${i}.txt`, `x\nhit ${d}${i}\n`);
+      expected.push(`${d}/${i}.txt:2:hit ${d}${i}`);
+      if (d === "a" && i === 4) {
+        const filler = "filler line\n".repeat(Math.ceil(HERE_MAX_BYTES / 12) + 10);
+        h.put("b/big.txt", `hit first\n${filler}hit last\n`);
+        expected.push("b/big.txt:1:hit first", `b/big.txt:${filler.length / 12 + 2}:hit last`);
+      }
+    }
+  }
+  const out = okOutput(await h.call("grep", { pattern: "hit", max_results: 10000 }));
+  assert.deepEqual(out.split("\n"), expected);
+  assert.equal(poolWorkers().length, POOL_SIZE, "the large file went to the workers");
+  // The same search on the running pool answers the same.
+  assert.equal(okOutput(await h.call("grep", { pattern: "hit", max_results: 10000 })), out);
+});
+
+Deno.test("grep() keeps path order when a long search moves from this thread to the workers", async () => {
+  shutdownPool();
+  await using h = harness([grepTool]);
+  const expected: string[] = [];
+  for (let i = 0; i < 5000; i++) {
+    const rel = `d${String(i % 50).padStart(2, "0")}/f${String(i).padStart(4, "0")}.txt`;
+    h.put(rel, i % 3 ? "nothing\n" : `x\nneedle ${i}\n`);
+    if (i % 3 === 0) expected.push(`${rel}:2:needle ${i}`);
+  }
+  expected.sort();
+  const out = okOutput(await h.call("grep", { pattern: "needle", max_results: 10000 }));
+  assert.deepEqual(out.split("\n"), expected);
+  assert.equal(poolWorkers().length, POOL_SIZE, "a search this long starts the workers");
+});
+
+Deno.test("grep() stops a quantifier-free alternation bomb on the first search of a process", async () => {
+  shutdownPool();
+  await using h = harness([grepTool]);
+  h.put("a.txt", "a".repeat(40) + "\n");
+  const old = Deno.env.get("CRAB_GREP_TIMEOUT_MS");
+  Deno.env.set("CRAB_GREP_TIMEOUT_MS", "500");
+  try {
+    for (const pattern of [ALTERNATION_BOMB, "(?:a|a){29}c"]) {
+      const t0 = performance.now();
+      const r = await h.call("grep", { pattern });
+      assert.equal(r.ok, false, pattern);
+      assert.equal(!r.ok && r.error.code, "regex_timeout", pattern);
+      assert.ok(performance.now() - t0 < 10_000, "bounded long before the pattern would end");
+    }
+  } finally {
+    if (old === undefined) Deno.env.delete("CRAB_GREP_TIMEOUT_MS");
+    else Deno.env.set("CRAB_GREP_TIMEOUT_MS", old);
+  }
+});
+
+Deno.test("crab tool grep ends a runaway first search with regex_timeout", async () => {
+  using s = sandbox();
+  s.put("a.txt", "a".repeat(40) + "\n");
+  const child = s.spawn(["tool", "grep", JSON.stringify({ pattern: ALTERNATION_BOMB })], {
+    env: { CRAB_GREP_TIMEOUT_MS: "1000" },
+  });
+  await child.stdin.close();
+  const t0 = performance.now();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const out = await child.output();
+  clearTimeout(timer);
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 1, stderr);
+  assert.match(stderr, /^error \[regex_timeout\]/);
+  // Unbounded, the pattern runs for tens of seconds on this one line.
+  assert.ok(performance.now() - t0 < 12_000, "stopped at its time bound");
+});
+
+Deno.test("crab tool grep exits on SIGTERM during a runaway first search", async () => {
+  using s = sandbox();
+  s.put("a.txt", "a".repeat(40) + "\n");
+  const child = s.spawn(["tool", "grep", JSON.stringify({ pattern: ALTERNATION_BOMB })], {
+    env: { CRAB_GREP_TIMEOUT_MS: "120000" },
+  });
+  await child.stdin.close();
+  const hardStop = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  // Long enough for start-up (module loading under load) to reach the search.
+  await new Promise((r) => setTimeout(r, 3000));
+  const sent = performance.now();
+  child.kill("SIGTERM");
+  const status = await child.status;
+  clearTimeout(hardStop);
+  await child.stdout.cancel();
+  await child.stderr.cancel();
+  assert.equal(status.code, 143, "ended by its SIGTERM handler, not by the test's SIGKILL");
+  assert.ok(performance.now() - sent < 5000, "SIGTERM was handled promptly");
+});
