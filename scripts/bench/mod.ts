@@ -42,7 +42,6 @@ const BENCHES = [
   "web_fetch.ts",
   "web_fetch_quality.ts",
   "mcp_startup.ts",
-  "repl_startup.ts",
   "confinement.ts",
 ];
 

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { startFakeModel } from "../../tests/fake_model.ts";
 import { pinned, RUN_CACHED } from "../../tests/_mcp_servers.ts";
 import { presetFlags } from "../../tools/capabilities.ts";
+import { reportRow } from "./_table.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
 const TARGET_MS = 250;
@@ -131,3 +132,11 @@ for (const name of ["crab (REPL)", "crab, 1 MCP server"]) {
     }; +${(m - floor).toFixed(0)} over the floor)`,
   );
 }
+const plain = median(results["crab (REPL)"]);
+reportRow({
+  measure: "repl_start",
+  value: plain,
+  detail: `crab ${plain.toFixed(0)} ms, with 1 MCP server ${
+    median(results["crab, 1 MCP server"]).toFixed(0)
+  } ms, empty deno run ${floor.toFixed(0)} ms`,
+});

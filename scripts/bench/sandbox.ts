@@ -18,6 +18,7 @@ import { Registry } from "../../tools/registry.ts";
 import { Session } from "../../tools/session.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import { reportRow } from "./_table.ts";
 
 const ROUNDS = 15;
 const PER_ROUND = 10;
@@ -86,4 +87,11 @@ console.log(
   `sandbox adds ${extra.toFixed(2)} ms per call (target ≤ ${TARGET_MS} ms): ` +
     (extra <= TARGET_MS ? "ok" : "OVER"),
 );
+reportRow({
+  measure: "sandbox_call",
+  value: extra,
+  detail: `bash true: ${median(boxedMs).toFixed(2)} ms sandboxed, ${
+    median(plainMs).toFixed(2)
+  } ms without`,
+});
 Deno.removeSync(root, { recursive: true });
