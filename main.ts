@@ -12,10 +12,16 @@ if (import.meta.main) {
   if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
     console.log(`crab ${VERSION}`);
   } else {
-    const { restartWithTelemetry } = await import("./agent/telemetry/restart.ts");
+    // Imported by a variable: Deno loads every dynamic import it can see when a program
+    // starts, and `--version` needs none of them (`scripts/compile.ts` and
+    // `scripts/bundle.ts` name these modules themselves).
+    const restart: string = "./agent/telemetry/restart.ts";
+    const { restartWithTelemetry } =
+      (await import(restart)) as typeof import("./agent/telemetry/restart.ts");
     const code = await restartWithTelemetry(args);
     if (code !== null) Deno.exit(code);
-    const { runCli } = await import("./agent/cli.ts");
+    const cli: string = "./agent/cli.ts";
+    const { runCli } = (await import(cli)) as typeof import("./agent/cli.ts");
     await runCli(args);
   }
 }

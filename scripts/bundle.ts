@@ -16,8 +16,10 @@
  *   cannot see before run time. Deno loads every statically visible dynamic
  *   import when a program starts, so without this `crab --version` would read
  *   every chunk.
- * - The grep worker's URL (`./_grep_worker.ts` beside the pool's source) names
- *   the worker's own bundle entry.
+ * - A module the source loads by a specifier Deno cannot see at start-up (the
+ *   grep worker's URL beside the pool, the command tree and the telemetry
+ *   switch that `main.ts` imports by a variable) is an entry of its own, and
+ *   that specifier names its bundle entry.
  * - The bundler's CommonJS `require`, made at load time from `node:module`,
  *   becomes one made on first call: importing `node:module` starts Deno's Node
  *   compatibility layer, 15-20 ms of every start-up, and only a CommonJS
@@ -30,8 +32,16 @@ import { dirname, join, relative } from "node:path";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
-/** Sources run in a worker: their bundle entry, and the URL string the source loads them by. */
-const WORKERS = [{ source: "tools/_grep_worker.ts", specifier: "./_grep_worker.ts" }];
+/**
+ * Sources loaded by a specifier the graph walk does not follow (a worker's URL, an
+ * import by a variable): each is a bundle entry, and the string the source loads
+ * it by is rewritten to name that entry.
+ */
+const HIDDEN_ENTRIES = [
+  { source: "tools/_grep_worker.ts", specifier: "./_grep_worker.ts" },
+  { source: "agent/cli.ts", specifier: "./agent/cli.ts" },
+  { source: "agent/telemetry/restart.ts", specifier: "./agent/telemetry/restart.ts" },
+];
 
 /** The default output directory. */
 export const BUNDLE_DIR = join(ROOT, "dist", "bundle");
@@ -81,7 +91,7 @@ export async function buildBundle(outDir = BUNDLE_DIR): Promise<Bundle> {
       "--outdir",
       outDir,
       "main.ts",
-      ...WORKERS.map((w) => w.source),
+      ...HIDDEN_ENTRIES.map((w) => w.source),
     ],
     cwd: ROOT,
     stdout: "piped",
@@ -92,7 +102,7 @@ export async function buildBundle(outDir = BUNDLE_DIR): Promise<Bundle> {
   }
   const files = listFiles(outDir);
   let hidden = 0;
-  const workerUrls = new Map(WORKERS.map((w) => [w.specifier, 0]));
+  const workerUrls = new Map(HIDDEN_ENTRIES.map((w) => [w.specifier, 0]));
   let requireRewritten = 0;
   for (const file of files.filter((f) => f.endsWith(".js"))) {
     const path = join(outDir, file);
@@ -102,7 +112,7 @@ export async function buildBundle(outDir = BUNDLE_DIR): Promise<Bundle> {
       hidden++;
       return `import(${spec}+"")`;
     });
-    for (const w of WORKERS) {
+    for (const w of HIDDEN_ENTRIES) {
       const entry = w.source.replace(/\.ts$/, ".js");
       let target = relative(dirname(path), join(outDir, entry));
       if (!target.startsWith(".")) target = `./${target}`;
@@ -123,7 +133,9 @@ export async function buildBundle(outDir = BUNDLE_DIR): Promise<Bundle> {
     throw new Error("bundle: no dynamic import found to hide (bundler output changed?)");
   }
   for (const [specifier, n] of workerUrls) {
-    if (n === 0) throw new Error(`bundle: the worker URL ${specifier} was not found in the output`);
+    if (n === 0) {
+      throw new Error(`bundle: the hidden specifier ${specifier} was not found in the output`);
+    }
   }
   const leftover = files.filter((f) => f.endsWith(".js")).filter((f) =>
     /from\s*"node:module"/.test(Deno.readTextFileSync(join(outDir, f)))

@@ -119,7 +119,15 @@ const root = new URL("..", import.meta.url).pathname;
 // grep's worker is loaded by URL at run time, and the bundle's chunks by hidden imports: both
 // must be embedded explicitly. So is the command tree, which main.ts may import by a specifier
 // Deno does not follow at start-up.
-let entry = ["--include", "tools/_grep_worker.ts", "--include", "agent/cli.ts", "main.ts"];
+let entry = [
+  "--include",
+  "tools/_grep_worker.ts",
+  "--include",
+  "agent/cli.ts",
+  "--include",
+  "agent/telemetry/restart.ts",
+  "main.ts",
+];
 if (fromBundle) {
   const { buildBundle, BUNDLE_DIR } = await import("./bundle.ts");
   const bundle = await buildBundle();
