@@ -60,6 +60,9 @@ Deno.test("release.yml compiles with scripts/compile.ts, smoke-tests each binary
   const build = runs(wf.jobs.build);
   assert.match(build, /deno install --frozen/);
   assert.match(build, /deno task compile --preset full .*--target \$\{\{ matrix\.target \}\}/);
+  // The downloadable full binary must start MCP servers configured after the build.
+  assert.doesNotMatch(build, /--preset full [^\n]*--no-mcp-config/);
+  assert.match(build, /--preset full --bundle/);
   assert.match(build, /scripts\/smoke\.ts dist\/crab-\$\{\{ matrix\.target \}\} --preset full/);
   assert.match(build, /scripts\/smoke\.ts "\$RUNNER_TEMP\/crab-read-only" --preset read-only/);
   const upload = wf.jobs.build.steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"));
