@@ -10,7 +10,7 @@
 import { Dispatcher } from "../tools/dispatch.ts";
 import { Registry } from "../tools/registry.ts";
 import { Session } from "../tools/session.ts";
-import { type AllowedClass, type Asker, SessionPolicy } from "../tools/approval.ts";
+import { ALLOW_CLASSES, type AllowedClass, type Asker, SessionPolicy } from "../tools/approval.ts";
 import type { AnyTool, ApprovalPolicy, ApprovalRequest } from "../tools/tool.ts";
 import { builtinTools } from "../tools/builtins.ts";
 import { withPermission } from "../tools/capabilities.ts";
@@ -118,16 +118,7 @@ function startMcp(
 /** The non-network built-ins, offered by default. */
 export const DEFAULT_TOOLS = ["read", "write", "edit", "bash", "glob", "grep"] as const;
 
-const CLASSES = new Set([
-  "read",
-  "write",
-  "exec",
-  "net",
-  "outside",
-  "outside-read",
-  "outside-write",
-  "protected",
-]);
+const CLASSES = new Set<string>(ALLOW_CLASSES);
 
 /** Parses `--allow write,exec,mcp:github`; `outside` stands for outside-read and outside-write. */
 export function parseClasses(list: readonly string[]): AllowedClass[] {
@@ -137,8 +128,7 @@ export function parseClasses(list: readonly string[]): AllowedClass[] {
     if (!c) continue;
     if (!CLASSES.has(c) && !/^mcp:[A-Za-z0-9_-]+$/.test(c)) {
       throw new UsageError(
-        `Cannot allow class "${c}": use read, write, exec, net, outside, outside-read, ` +
-          "outside-write, protected or mcp:SERVER",
+        `Cannot allow class "${c}": use ${ALLOW_CLASSES.join(", ")} or mcp:SERVER`,
       );
     }
     out.push(c as AllowedClass);

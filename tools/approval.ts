@@ -18,6 +18,18 @@ import type {
   OutsideClass,
 } from "./tool.ts";
 
+/** Every class `--allow` names (besides `mcp:SERVER`), `outside` for both outside classes. */
+export const ALLOW_CLASSES = [
+  "read",
+  "write",
+  "exec",
+  "net",
+  "outside",
+  "outside-read",
+  "outside-write",
+  "protected",
+] as const;
+
 /** `outside`, as `--allow` and the `--allow-outside` flags take it: both outside classes. */
 export const OUTSIDE = "outside";
 

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { ALLOW_CLASSES } from "../../tools/approval.ts";
 import { SANDBOX_MODES } from "../../tools/sandbox/mode.ts";
 import { suggest } from "./suggest.ts";
 
@@ -38,18 +39,6 @@ export interface OptionSpec {
   /** A value that parses, for tests and the check of the flags hints name. */
   sample?: string;
 }
-
-/** Approval classes `--allow` takes; `mcp:SERVER` besides. */
-export const ALLOW_CLASSES = [
-  "read",
-  "write",
-  "exec",
-  "net",
-  "outside",
-  "outside-read",
-  "outside-write",
-  "protected",
-] as const;
 
 function oneOf(values: readonly string[]) {
   return (v: string) => {
