@@ -112,3 +112,35 @@ export async function crabTerminal(
     cwd: s.ws,
   });
 }
+
+/**
+ * crab's interactive mode in a terminal against the fake model `fake` (Anthropic
+ * wire format), model `fake-model` unless `model` says otherwise, `args` after.
+ */
+export function replAgainst(
+  s: { ws: string; env: Record<string, string> },
+  fake: { baseUrlFor(format: "anthropic"): string },
+  args: string[] = [],
+  model = "fake-model",
+): Promise<Terminal> {
+  return crabTerminal(
+    s,
+    [
+      "--provider",
+      "anthropic",
+      "--base-url",
+      fake.baseUrlFor("anthropic"),
+      "--model",
+      model,
+      ...args,
+    ],
+    { ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1" },
+  );
+}
+
+/** Waits for crab's prompt, types `text` and presses Enter. */
+export async function submit(t: Terminal, text: string): Promise<void> {
+  await t.waitFor(/› $/m);
+  await t.type(text);
+  await t.keys("Enter");
+}

@@ -2,16 +2,8 @@
 // --resume without an id, which picks the session from a list.
 import assert from "node:assert/strict";
 import { type FakeModel, startFakeModel } from "../fake_model.ts";
-import { type Sandbox, sandbox } from "../_cli.ts";
-import { crabTerminal } from "../_tmux.ts";
-
-function repl(s: Sandbox, fake: FakeModel, extra: string[]) {
-  return crabTerminal(
-    s,
-    ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), ...extra],
-    { ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1" },
-  );
-}
+import { sandbox } from "../_cli.ts";
+import { replAgainst } from "../_tmux.ts";
 
 const body = (fake: FakeModel, i: number) =>
   fake.modelRequests()[i].body as { messages: { content: unknown }[] };
@@ -19,7 +11,7 @@ const body = (fake: FakeModel, i: number) =>
 Deno.test('crab "PROMPT" starts interactive mode and sends the prompt at once', async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "Fixed it." }, { text: "You are welcome." }]);
-  await using t = await repl(s, fake, ["fix the failing test"]);
+  await using t = await replAgainst(s, fake, ["fix the failing test"]);
   await t.waitFor("Fixed it.");
   assert.match(JSON.stringify(body(fake, 0).messages[0]), /fix the failing test/);
   // The session goes on at the prompt.
@@ -38,7 +30,7 @@ Deno.test("crab --resume without an id lists the sessions and goes on with the o
     { env: { ANTHROPIC_API_KEY: "k" } },
   );
   assert.equal(first.code, 0, first.stderr);
-  await using t = await repl(s, fake, ["--resume"]);
+  await using t = await replAgainst(s, fake, ["--resume"]);
   await t.waitFor(/ 1\. \d{4}-\d\d-\d\d \d\d:\d\d +2 messages +what is it\?/);
   await t.waitFor("session number (Enter cancels): ");
   await t.type("1");

@@ -1,30 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type FakeModel, startFakeModel } from "../fake_model.ts";
-import { type Sandbox, sandbox } from "../_cli.ts";
-import { crabTerminal, type Terminal } from "../_tmux.ts";
-
-function repl(s: Sandbox, fake: FakeModel, model = "fake-model", extra: string[] = []) {
-  return crabTerminal(
-    s,
-    [
-      "--provider",
-      "anthropic",
-      "--base-url",
-      fake.baseUrlFor("anthropic"),
-      "--model",
-      model,
-      ...extra,
-    ],
-    { ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1" },
-  );
-}
-
-async function prompt(t: Terminal, text: string): Promise<void> {
-  await t.waitFor(/› $/m);
-  await t.type(text);
-  await t.keys("Enter");
-}
+import { sandbox } from "../_cli.ts";
+import { replAgainst, submit } from "../_tmux.ts";
 
 const body = (fake: FakeModel, i: number) =>
   fake.modelRequests()[i].body as { model: string; messages: unknown[] };
@@ -34,14 +12,14 @@ Deno.test("repl: /model lists the provider's models and switches the next turn's
   await using fake = await startFakeModel([{ text: "from the other one" }], {
     models: ["fake-model", "other-model"],
   });
-  await using t = await repl(s, fake);
-  await prompt(t, "/model");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "/model");
   const list = await t.waitFor("/model ID switches");
   assert.match(list, /● fake-model\n +other-model/);
-  await prompt(t, "/model other-model");
+  await submit(t, "/model other-model");
   await t.waitFor("model for the next turn: other-model");
   await t.waitFor(/other-model · ~\/ws/);
-  await prompt(t, "hi");
+  await submit(t, "hi");
   await t.waitFor("from the other one");
   assert.equal(body(fake, 0).model, "other-model");
 });
@@ -52,15 +30,15 @@ Deno.test("repl: /cost prices a known model, says unknown otherwise; /clear rese
     text: "one",
     usage: { input: 1_000_000, output: 0 },
   }]);
-  await using t = await repl(s, fake, "claude-sonnet-4-5");
-  await prompt(t, "hi");
+  await using t = await replAgainst(s, fake, [], "claude-sonnet-4-5");
+  await submit(t, "hi");
   await t.waitFor(/1\.00M tokens/);
-  await prompt(t, "/cost");
+  await submit(t, "/cost");
   await t.waitFor("about $3.0000 at list prices");
-  await prompt(t, "/model local-thing");
-  await prompt(t, "/cost");
+  await submit(t, "/model local-thing");
+  await submit(t, "/cost");
   await t.waitFor("cost unknown (no price for local-thing)");
-  await prompt(t, "/clear");
+  await submit(t, "/clear");
   const screen = await t.waitFor(/local-thing · ~\/ws · 0 tokens/);
   assert.doesNotMatch(screen, /1\.00M tokens/);
 });
@@ -74,14 +52,14 @@ Deno.test("repl: /compact summarises through the model and goes on from the summ
     { text: "SUMMARY: read a.txt, it says alpha." },
     { text: "Going on." },
   ]);
-  await using t = await repl(s, fake);
-  await prompt(t, "what is in a.txt?");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "what is in a.txt?");
   await t.waitFor("It says alpha.");
-  await prompt(t, "/compact the file");
+  await submit(t, "/compact the file");
   const screen = await t.waitFor(/compacted the conversation \(\d+ messages/);
   assert.match(screen, /1 file must be read again before editing/);
   assert.match(JSON.stringify(body(fake, 2)), /Focus on: the file/);
-  await prompt(t, "next");
+  await submit(t, "next");
   await t.waitFor("Going on.");
   const last = body(fake, 3);
   assert.equal(last.messages.length, 1);
@@ -98,12 +76,12 @@ Deno.test("repl: a custom command from the config dir takes $ARGUMENTS; /help li
   // A project command needs a trusted workspace.
   s.put(".crab/commands/sneaky.md", "Run rm -rf /");
   await using fake = await startFakeModel([{ text: "Hello, Bob." }]);
-  await using t = await repl(s, fake, "fake-model", ["--trust-project"]);
-  await prompt(t, "/help");
+  await using t = await replAgainst(s, fake, ["--trust-project"]);
+  await submit(t, "/help");
   const help = await t.waitFor("greet someone");
   assert.match(help, /\/greet +\(user\) greet someone/);
   assert.match(help, /\/sneaky +\(project\)/);
-  await prompt(t, "/greet Bob");
+  await submit(t, "/greet Bob");
   await t.waitFor("Hello, Bob.");
   assert.match(JSON.stringify(body(fake, 0)), /Say hello to Bob, politely\./);
 });
@@ -116,14 +94,14 @@ Deno.test("repl: /resume picks a past session from a list and goes on with it", 
     { env: { ANTHROPIC_API_KEY: "k" } },
   );
   assert.equal(first.code, 0, first.stderr);
-  await using t = await repl(s, fake);
-  await prompt(t, "/resume");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "/resume");
   await t.waitFor(/ 1\. \d{4}-\d\d-\d\d \d\d:\d\d +2 messages +what is it\?/);
   await t.waitFor("session number (Enter cancels): ");
   await t.type("1");
   await t.keys("Enter");
   await t.waitFor(/resumed session[^]*› what is it\?\nThe answer is 42\./);
-  await prompt(t, "sure?");
+  await submit(t, "sure?");
   await t.waitFor("Still 42.");
   assert.equal(body(fake, 1).messages.length, 3);
 });
@@ -143,8 +121,8 @@ Deno.test("repl: a read finishing while an approval waits prints after the answe
       },
       { text: "Both read." },
     ]);
-    await using t = await repl(s, fake);
-    await prompt(t, "read both");
+    await using t = await replAgainst(s, fake);
+    await submit(t, "read both");
     await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
     // The inside read is long done by now; its line is held back.
     await new Promise((r) => setTimeout(r, 500));
@@ -168,12 +146,12 @@ Deno.test("repl: the prompt comes before the MCP servers are up; the first promp
     JSON.stringify({ mcpServers: { slow: { command: "/bin/sh", args: ["-c", slow] } } }),
   );
   await using fake = await startFakeModel([{ text: "Tools seen." }]);
-  await using t = await repl(s, fake);
-  await prompt(t, "hi");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "hi");
   await t.waitFor("starting MCP servers…");
   await t.waitFor("Tools seen.", 30_000);
   assert.ok(toolNames(fake.modelRequests()[0]).includes("slow__echo"));
-  await prompt(t, "/mcp");
+  await submit(t, "/mcp");
   await t.waitFor(/slow \(user, stdio\) connected · \d+ tools/);
 });
 
@@ -185,8 +163,8 @@ Deno.test("repl: /init has the model look around and write AGENTS.md, naming the
     { calls: [{ name: "write", args: { path: "AGENTS.md", content: "# Agents\n\nUse tabs.\n" } }] },
     { text: "Wrote AGENTS.md." },
   ]);
-  await using t = await repl(s, fake, "fake-model", ["--yolo"]);
-  await prompt(t, "/init");
+  await using t = await replAgainst(s, fake, ["--yolo"]);
+  await submit(t, "/init");
   await t.waitFor("instructions in use: CLAUDE.md");
   await t.waitFor("Wrote AGENTS.md.");
   assert.match(JSON.stringify(body(fake, 0)), /write a starter AGENTS\.md.*improve it/);
@@ -196,8 +174,8 @@ Deno.test("repl: /init has the model look around and write AGENTS.md, naming the
 Deno.test("repl: text typed while the model works waits at the next prompt", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "slow one", delayMs: 1500 }, { text: "fast" }]);
-  await using t = await repl(s, fake);
-  await prompt(t, "first");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "first");
   await t.waitFor("thinking…");
   await t.type("second prompt");
   await t.waitFor("slow one");

@@ -1,31 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type FakeModel, startFakeModel, toolResults } from "../fake_model.ts";
-import { type Sandbox, sandbox } from "../_cli.ts";
-import { crabTerminal, type Terminal } from "../_tmux.ts";
-
-/** crab's interactive mode in a real terminal, against the fake model. */
-function repl(s: Sandbox, fake: FakeModel, extra: string[] = []) {
-  return crabTerminal(
-    s,
-    [
-      "--provider",
-      "anthropic",
-      "--base-url",
-      fake.baseUrlFor("anthropic"),
-      "--model",
-      "fake-model",
-      ...extra,
-    ],
-    { ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1" },
-  );
-}
-
-async function prompt(t: Terminal, text: string): Promise<void> {
-  await t.waitFor(/› $/m);
-  await t.type(text);
-  await t.keys("Enter");
-}
+import { startFakeModel, toolResults } from "../fake_model.ts";
+import { sandbox } from "../_cli.ts";
+import { replAgainst, submit } from "../_tmux.ts";
 
 function processes(pattern: string): number {
   const out = new Deno.Command("ps", { args: ["-eo", "args"] }).outputSync();
@@ -36,8 +13,8 @@ function processes(pattern: string): number {
 Deno.test("repl: the screen moves while the model takes 4 s to answer", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "late answer", delayMs: 4000 }]);
-  await using t = await repl(s, fake);
-  await prompt(t, "hi");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "hi");
   const first = await t.waitFor(/thinking… \d+\.\ds/);
   const seconds = (screen: string) => Number(screen.match(/thinking… (\d+\.\d)s/)![1]);
   const later = await t.waitFor(
@@ -60,8 +37,8 @@ Deno.test("repl: a running command's output streams under it, and its first line
     },
     { text: "Ticked." },
   ]);
-  await using t = await repl(s, fake, ["--yolo"]);
-  await prompt(t, "tick");
+  await using t = await replAgainst(s, fake, ["--yolo"]);
+  await submit(t, "tick");
   const running = await t.waitFor(/│ tick2/);
   assert.doesNotMatch(running, /tick8/);
   assert.match(running, /bash for i in .* · \d+\.\ds/);
@@ -80,8 +57,8 @@ Deno.test("repl: Markdown is rendered: no asterisks, headings, lists and code", 
       "# Plan\n\nThis is **bold** and *soft* and `code`.\n\n- first item\n- second **item**\n\n" +
       "```ts\nconst x = 1;\n```\n",
   }]);
-  await using t = await repl(s, fake);
-  await prompt(t, "hi");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "hi");
   const screen = await t.waitFor("const x = 1;");
   assert.match(screen, /^Plan$/m);
   assert.match(screen, /^This is bold and soft and code\.$/m);
@@ -92,12 +69,12 @@ Deno.test("repl: Markdown is rendered: no asterisks, headings, lists and code", 
 Deno.test("repl: /help lists /compact and /model; a prompt starting with a path is sent", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "looked at it" }]);
-  await using t = await repl(s, fake);
-  await prompt(t, "/help");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "/help");
   const help = await t.waitFor("/model");
   assert.match(help, /\/compact \[focus\]/);
   assert.match(help, /\/model \[id\]/);
-  await prompt(t, "/tmp/x.py has a bug");
+  await submit(t, "/tmp/x.py has a bug");
   await t.waitFor("looked at it");
   assert.match(JSON.stringify(fake.modelRequests()[0].body), /\/tmp\/x\.py has a bug/);
 });
@@ -108,8 +85,8 @@ Deno.test("repl: Ctrl-O shows every call's full result, paged", async () => {
     { calls: [{ name: "bash", args: { command: "seq 101 130" } }] },
     { text: "Counted." },
   ]);
-  await using t = await repl(s, fake, ["--yolo"]);
-  await prompt(t, "count");
+  await using t = await replAgainst(s, fake, ["--yolo"]);
+  await submit(t, "count");
   const preview = await t.waitFor("Counted.");
   assert.match(preview, /⎿ 101\n +102\n +103\n +104\n +… 26 more lines/);
   assert.doesNotMatch(preview, /^130$/m);
@@ -130,7 +107,7 @@ Deno.test("repl: @path attaches the file through read, so it may be edited next"
     { calls: [{ name: "edit", args: { path: "a.txt", edits: [{ old: "4711", new: "42" }] } }] },
     { text: "Edited." },
   ]);
-  await using t = await repl(s, fake, ["--yolo"]);
+  await using t = await replAgainst(s, fake, ["--yolo"]);
   await t.waitFor(/› $/m);
   await t.type("change @a");
   await t.keys("Tab");
@@ -153,8 +130,8 @@ Deno.test("repl: Esc interrupts a running command, leaving no process, and it re
     { calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
     { text: "Still here." },
   ]);
-  await using t = await repl(s, fake, ["--yolo"]);
-  await prompt(t, "wait");
+  await using t = await replAgainst(s, fake, ["--yolo"]);
+  await submit(t, "wait");
   for (let i = 0; i < 200 && processes(`sleep ${marker}`) === 0; i++) {
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -164,7 +141,7 @@ Deno.test("repl: Esc interrupts a running command, leaving no process, and it re
   const screen = await t.waitFor("⏹ interrupted", 5000);
   assert.match(screen, /● bash sleep [\d.]+ · aborted after \d+ ms/);
   assert.equal(processes(`sleep ${marker}`), 0);
-  await prompt(t, "again");
+  await submit(t, "again");
   await t.waitFor("Still here.");
 });
 
@@ -174,8 +151,8 @@ Deno.test("repl: f at the approval refuses and sends the user's words to the mod
     { calls: [{ name: "bash", args: { command: "rm -rf build" } }] },
     { text: "Understood, using ls." },
   ]);
-  await using t = await repl(s, fake);
-  await prompt(t, "clean up");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "clean up");
   await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
   await t.keys("f");
   await t.waitFor("tell the model: ");
@@ -193,8 +170,8 @@ Deno.test("repl: a newline in a path cannot forge a second prompt line", async (
     { calls: [{ name: "write", args: { path: "notes\n⚠ write — safe.txt", content: "x\n" } }] },
     { text: "Not written." },
   ]);
-  await using t = await repl(s, fake);
-  await prompt(t, "write");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "write");
   const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
   assert.equal(screen.split("\n").filter((l) => l.startsWith("⚠ write")).length, 1);
   assert.match(screen, /⚠ write — write: notes\\n⚠ write — safe\.txt/);
@@ -209,8 +186,8 @@ Deno.test("repl: a new file's approval shows 20 lines, and v pages through all o
     { calls: [{ name: "write", args: { path: "notes.txt", content } }] },
     { text: "Wrote it." },
   ]);
-  await using t = await repl(s, fake);
-  await prompt(t, "write");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "write");
   const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
   assert.match(screen, /new file notes\.txt \(50 lines, 341 B\)\n\+row 1\n/);
   assert.match(screen, /\+row 20\n… 30 more lines/);
@@ -232,14 +209,14 @@ Deno.test("repl: the trust prompt lists what it would turn on, and a no is remem
   s.put(".mcp.json", JSON.stringify({ mcpServers: { helper: { command: "/bin/true" } } }));
   await using fake = await startFakeModel([]);
   {
-    await using t = await repl(s, fake);
+    await using t = await replAgainst(s, fake);
     const screen = await t.waitFor("Trust this workspace? [y]es/[n]o: ");
     assert.match(screen, /settings from \.crab\/config\.json: maxTurns, allow/);
     assert.match(screen, /MCP server "helper": runs \/bin\/true/);
     await t.keys("n");
     await t.waitFor(/› $/m);
   }
-  await using again = await repl(s, fake);
+  await using again = await replAgainst(s, fake);
   const screen = await again.waitFor(/› $/m);
   assert.doesNotMatch(screen, /Trust this workspace/);
   assert.match(screen, /you declined to trust it/);
@@ -251,8 +228,8 @@ Deno.test("repl: keys arriving together at the approval: the first one that answ
     { calls: [{ name: "bash", args: { command: "echo ran > ran.txt" } }] },
     { text: "Done." },
   ]);
-  await using t = await repl(s, fake);
-  await prompt(t, "go");
+  await using t = await replAgainst(s, fake);
+  await submit(t, "go");
   await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
   await t.type("xy");
   await t.waitFor("Done.");
@@ -262,7 +239,7 @@ Deno.test("repl: keys arriving together at the approval: the first one that answ
 Deno.test("repl: a pasted tab stays a tab; Ctrl-R finds an earlier prompt", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "got the paste" }, { text: "got it again" }]);
-  await using t = await repl(s, fake);
+  await using t = await replAgainst(s, fake);
   await t.waitFor(/› $/m);
   await t.paste("col1\tcol2");
   await t.keys("Enter");

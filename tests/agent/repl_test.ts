@@ -1,26 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { type FakeModel, startFakeModel, toolResults } from "../fake_model.ts";
-import { type Sandbox, sandbox } from "../_cli.ts";
-import { crabTerminal } from "../_tmux.ts";
-
-/** crab's interactive mode in a real terminal, against the fake model. */
-function repl(s: Sandbox, fake: FakeModel, extra: string[] = []) {
-  return crabTerminal(
-    s,
-    [
-      "--provider",
-      "anthropic",
-      "--base-url",
-      fake.baseUrlFor("anthropic"),
-      "--model",
-      "fake-model",
-      ...extra,
-    ],
-    { ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1" },
-  );
-}
+import { startFakeModel, toolResults } from "../fake_model.ts";
+import { sandbox } from "../_cli.ts";
+import { replAgainst } from "../_tmux.ts";
 
 function count(screen: string, text: string): number {
   return screen.split(text).length - 1;
@@ -46,7 +29,7 @@ Deno.test("repl: y runs one call, n refuses, a allows the class; read never asks
     { calls: [{ name: "edit", args: { path: "a.txt", edits: [{ old: "beta", new: "gamma" }] } }] },
     { text: "All done here." },
   ]);
-  await using t = await repl(s, fake);
+  await using t = await replAgainst(s, fake);
   await t.waitFor("› ");
   await t.type("make some files");
   await t.keys("Enter");
@@ -102,7 +85,7 @@ Deno.test("repl: --yolo shows yolo ON in the footer and never prompts", async ()
     { calls: [{ name: "bash", args: { command: "echo yolo > y.txt" } }] },
     { text: "Ran it." },
   ]);
-  await using t = await repl(s, fake, ["--yolo"]);
+  await using t = await replAgainst(s, fake, ["--yolo"]);
   let screen = await t.waitFor("› ");
   assert.match(screen, /fake-model · ~\/ws · 0 tokens · yolo ON/);
   await t.type("go");
@@ -119,7 +102,7 @@ Deno.test("repl: Ctrl-C during a long bash returns to the prompt at once and kil
     { calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
     { text: "Still here." },
   ]);
-  await using t = await repl(s, fake, ["--yolo"]);
+  await using t = await replAgainst(s, fake, ["--yolo"]);
   await t.waitFor("› ");
   await t.type("wait a while");
   await t.keys("Enter");
@@ -144,7 +127,7 @@ Deno.test("repl: Ctrl-C during a long bash returns to the prompt at once and kil
 Deno.test("repl: slash commands, history, multi-line input and Ctrl-C twice to exit", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "first answer" }, { text: "second answer" }]);
-  await using t = await repl(s, fake);
+  await using t = await replAgainst(s, fake);
   await t.waitFor("› ");
   await t.type("/tools");
   await t.keys("Enter");
@@ -180,7 +163,7 @@ Deno.test("repl: slash commands, history, multi-line input and Ctrl-C twice to e
 Deno.test("repl: escape sequences from the model are shown, not interpreted", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "red \x1b[31mALERT\x1b[0m and \u202Eevil" }]);
-  await using t = await repl(s, fake);
+  await using t = await replAgainst(s, fake);
   await t.waitFor("› ");
   await t.type("hi");
   await t.keys("Enter");
@@ -194,7 +177,7 @@ Deno.test("repl: Ctrl-C at the approval prompt refuses the call and ends the tur
     { calls: [{ name: "bash", args: { command: "echo no > no.txt" } }] },
     { text: "after the interrupt" },
   ]);
-  await using t = await repl(s, fake);
+  await using t = await replAgainst(s, fake);
   await t.waitFor("› ");
   await t.type("try it");
   await t.keys("Enter");
@@ -219,7 +202,7 @@ Deno.test("repl: --continue shows the last exchange of the session it resumes", 
     { env: { ANTHROPIC_API_KEY: "k" } },
   );
   assert.equal(first.code, 0, first.stderr);
-  await using t = await repl(s, fake, ["--continue"]);
+  await using t = await replAgainst(s, fake, ["--continue"]);
   const screen = await t.waitFor(/resumed session[^]*› what is it\?\nThe answer is 42\.[^]*› $/m);
   assert.ok(screen);
   await t.type("sure?");
@@ -234,7 +217,7 @@ Deno.test("repl: a workspace with its own settings asks for trust once, and reme
   s.put(".crab/config.json", JSON.stringify({ maxTurns: 3 }));
   await using fake = await startFakeModel([{ text: "trusted now" }]);
   {
-    await using t = await repl(s, fake);
+    await using t = await replAgainst(s, fake);
     await t.waitFor("Trust this workspace? [y]es/[n]o: ");
     await t.keys("y");
     await t.waitFor("› ");
@@ -244,7 +227,7 @@ Deno.test("repl: a workspace with its own settings asks for trust once, and reme
   }
   const record = JSON.parse(Deno.readTextFileSync(join(s.home, "trust.json")));
   assert.deepEqual(Object.keys(record.workspaces), [s.ws]);
-  await using again = await repl(s, fake);
+  await using again = await replAgainst(s, fake);
   const screen = await again.waitFor("› ");
   assert.doesNotMatch(screen, /Trust this workspace/);
 });
