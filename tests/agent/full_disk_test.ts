@@ -3,28 +3,10 @@ import { join } from "node:path";
 import { presetFlags } from "../../tools/capabilities.ts";
 import { MAIN, type Sandbox, sandbox } from "../_cli.ts";
 import { startFakeModel } from "../fake_model.ts";
+import { assertTmpfsNamespace } from "../_unshare.ts";
 
 // The store's disk fills up while crab runs: crab runs in a user and mount namespace whose
 // CRAB_HOME is a 1 MiB tmpfs, and the test fills that tmpfs once the store is open.
-
-const unshareProbe = (() => {
-  const dir = Deno.makeTempDirSync({ prefix: "crab-unshare-" });
-  try {
-    const out = new Deno.Command("unshare", {
-      args: ["-Urm", "sh", "-c", 'mount -t tmpfs -o size=64k tmpfs "$1"', "sh", dir],
-      stdout: "null",
-      stderr: "piped",
-    }).outputSync();
-    return out.success ? null : new TextDecoder().decode(out.stderr).trim() || `exit ${out.code}`;
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
-})();
-if (unshareProbe) {
-  console.log(`full-disk store tests skipped: unshare -Urm with a tmpfs fails: ${unshareProbe}`);
-}
 
 /**
  * The namespace side: mounts the tmpfs on CRAB_HOME, starts crab with `$@` (its stdin
@@ -116,8 +98,8 @@ const NOT_STORED = /^crab: observations could not be stored: database or disk is
 
 Deno.test({
   name: "crab tool --jsonl on a store whose disk fills up answers every line and exits 0",
-  ignore: unshareProbe !== null,
   async fn() {
+    assertTmpfsNamespace();
     using s = sandbox();
     s.put("a.txt", "hello\n");
     const line = (tool: string, args: unknown) => JSON.stringify({ tool, args }) + "\n";
@@ -147,8 +129,8 @@ Deno.test({
 
 Deno.test({
   name: "crab -p on a store whose disk fills up prints the answer and exits 0",
-  ignore: unshareProbe !== null,
   async fn() {
+    assertTmpfsNamespace();
     using s = sandbox();
     s.put("a.txt", "hello\n");
     const waitFor = async (path: string) => {

@@ -8,6 +8,7 @@ import { writeTool } from "../../tools/write.ts";
 import { editTool } from "../../tools/edit.ts";
 import { TEMP_PREFIX } from "../../tools/_confine.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
+import { assertTmpfsNamespace } from "../_unshare.ts";
 
 const enc = new TextEncoder();
 
@@ -235,29 +236,11 @@ Deno.test("write() shows the user a diff of an existing file, named as in the wo
 });
 
 // Disk full: crab runs in a user and mount namespace whose workspace is a 64 KiB tmpfs.
-const unshareProbe = (() => {
-  const dir = Deno.makeTempDirSync({ prefix: "crab-unshare-" });
-  try {
-    const out = new Deno.Command("unshare", {
-      args: ["-Urm", "sh", "-c", 'mount -t tmpfs -o size=64k tmpfs "$1"', "sh", dir],
-      stdout: "null",
-      stderr: "piped",
-    }).outputSync();
-    return out.success ? null : new TextDecoder().decode(out.stderr).trim() || `exit ${out.code}`;
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
-})();
-if (unshareProbe) {
-  console.log(`write() disk-full test skipped: unshare -Urm with a tmpfs fails: ${unshareProbe}`);
-}
 
 Deno.test({
   name: "write() and edit() on a full disk fail cleanly: original intact, no temp file",
-  ignore: unshareProbe !== null,
   async fn() {
+    assertTmpfsNamespace();
     using s = sandbox();
     const original = "a".repeat(1000) + "\n";
     const big = "b".repeat(200_000);
