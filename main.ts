@@ -20,8 +20,8 @@ if (import.meta.main) {
       (await import(restart)) as typeof import("./agent/telemetry/restart.ts");
     const code = await restartWithTelemetry(args);
     if (code !== null) Deno.exit(code);
-    const cli: string = "./agent/cli.ts";
-    const { runCli } = (await import(cli)) as typeof import("./agent/cli.ts");
+    const cli: string = "./agent/cli/mod.ts";
+    const { runCli } = (await import(cli)) as typeof import("./agent/cli/mod.ts");
     await runCli(args);
   }
 }

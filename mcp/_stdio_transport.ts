@@ -11,7 +11,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types";
 import { scrubEnv } from "../tools/bash.ts";
-import { killProcessGroup, registerGroup } from "../tools/processes.ts";
+import { killProcessGroup, registerGroup } from "../tools/host/processes.ts";
 import { formatBytes } from "../tools/tool.ts";
 
 /** Default cap on one JSON-RPC message from a server. */

@@ -9,7 +9,7 @@
  */
 
 import { neutralizeControls } from "../tools/bash.ts";
-import { showInvisible } from "../tools/printable.ts";
+import { showInvisible } from "../tools/fs/printable.ts";
 import type { AnyTool, ObjectSchema, ToolResult } from "../tools/tool.ts";
 import { ToolError } from "../tools/tool.ts";
 import { truncateText } from "../tools/truncate.ts";

@@ -10,9 +10,9 @@
  * @module
  */
 
-import { showInvisible } from "../tools/printable.ts";
+import { showInvisible } from "../tools/fs/printable.ts";
 import { BUILTIN_NAMES } from "../tools/registry.ts";
-import { sha256 } from "../tools/sha256.ts";
+import { sha256 } from "../tools/fs/sha256.ts";
 
 /** Longest tool name model APIs accept. */
 export const MAX_TOOL_NAME = 64;

@@ -3,7 +3,7 @@
  * loads a few files instead of some hundred modules, and each command's code
  * (print mode, the REPL, MCP, the SDKs) sits in a chunk of its own, loaded only
  * when that command runs. The source stays the truth: tests and `deno task
- * crab` run it, and `tests/bundle_test.ts` checks that the bundle does the
+ * crab` run it, and `tests/scripts/bundle_test.ts` checks that the bundle does the
  * same. Output goes to `dist/bundle/` (ignored by git):
  *
  *   deno run -A scripts/bundle.ts [OUTDIR]
@@ -38,8 +38,8 @@ const ROOT = new URL("..", import.meta.url).pathname;
  * it by is rewritten to name that entry.
  */
 const HIDDEN_ENTRIES = [
-  { source: "tools/_grep_worker.ts", specifier: "./_grep_worker.ts" },
-  { source: "agent/cli.ts", specifier: "./agent/cli.ts" },
+  { source: "tools/search/grep_worker.ts", specifier: "./grep_worker.ts" },
+  { source: "agent/cli/mod.ts", specifier: "./agent/cli/mod.ts" },
   { source: "agent/telemetry/restart.ts", specifier: "./agent/telemetry/restart.ts" },
 ];
 

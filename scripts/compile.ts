@@ -1,6 +1,6 @@
 /**
  * Builds the standalone crab binary with exactly the permission flags of a
- * preset or tool list (from `tools/capabilities.ts`, the one source of them):
+ * preset or tool list (from `tools/host/capabilities.ts`, the one source of them):
  *
  *   deno task compile [--preset full|no-web|read-only | --tools read,grep,...]
  *                     [--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]...
@@ -30,7 +30,7 @@ import {
   type Preset,
   PRESETS,
   presetSpec,
-} from "../tools/capabilities.ts";
+} from "../tools/host/capabilities.ts";
 import { loadMcpConfig } from "../mcp/config.ts";
 
 function usage(message: string): never {
@@ -121,9 +121,9 @@ const root = new URL("..", import.meta.url).pathname;
 // Deno does not follow at start-up.
 let entry = [
   "--include",
-  "tools/_grep_worker.ts",
+  "tools/search/grep_worker.ts",
   "--include",
-  "agent/cli.ts",
+  "agent/cli/mod.ts",
   "--include",
   "agent/telemetry/restart.ts",
   "main.ts",

@@ -1,6 +1,6 @@
 /**
  * Puts `crab` on PATH from this checkout: `deno install -g` of `main.ts` with the
- * `full` preset's permission flags, read from `tools/capabilities.ts` when this
+ * `full` preset's permission flags, read from `tools/host/capabilities.ts` when this
  * runs so they never drift from what the tests and `deno task crab` use.
  *
  *   deno task install [--root DIR] [--name NAME] [--print]
@@ -14,7 +14,7 @@
  */
 
 import { join } from "node:path";
-import { presetFlags } from "../tools/capabilities.ts";
+import { presetFlags } from "../tools/host/capabilities.ts";
 
 function usage(message: string): never {
   console.error(`error: ${message}`);

@@ -15,7 +15,7 @@
  */
 
 import { join } from "node:path";
-import { type Preset, PRESET_TOOLS, PRESETS } from "../tools/capabilities.ts";
+import { type Preset, PRESET_TOOLS, PRESETS } from "../tools/host/capabilities.ts";
 import { VERSION } from "../version.ts";
 
 function usage(message: string): never {

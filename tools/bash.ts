@@ -9,7 +9,7 @@
  */
 
 import description from "./bash.md" with { type: "text" };
-import { killProcessGroup, registerGroup } from "./processes.ts";
+import { killProcessGroup, registerGroup } from "./host/processes.ts";
 import { parseStatus, sandboxCommand } from "./sandbox/mod.ts";
 import { type Tool, type ToolContext, ToolError, type ToolResult } from "./tool.ts";
 import { OutputCollector } from "./truncate.ts";

@@ -6,10 +6,10 @@
  * @module
  */
 
-import { type ObservationSink, type Outcome, targetOf } from "./observation.ts";
+import { type ObservationSink, type Outcome, targetOf } from "./call/observation.ts";
 import type { Registry } from "./registry.ts";
 import type { Session } from "./session.ts";
-import { KeyedDigest } from "./digest.ts";
+import { KeyedDigest } from "./call/digest.ts";
 import {
   type AnyTool,
   type ApprovalPolicy,
@@ -18,8 +18,8 @@ import {
   type ToolContext,
   ToolError,
 } from "./tool.ts";
-import { validate } from "./validate.ts";
-import { findDuplicateKey } from "./json_keys.ts";
+import { validate } from "./call/validate.ts";
+import { findDuplicateKey } from "./call/json_keys.ts";
 
 /** Arguments larger than this (as JSON) are refused before parsing. */
 export const MAX_ARGS_BYTES = 4 * 1024 * 1024;

@@ -13,21 +13,21 @@
  */
 
 import description from "./edit.md" with { type: "text" };
-import { openChecked, replaceFile } from "./_confine.ts";
-import { assertWellFormed, decodeUtf8, unifiedDiff } from "./_text.ts";
-import { printablePath } from "./printable.ts";
+import { openChecked, replaceFile } from "./fs/confine.ts";
+import { assertWellFormed, decodeUtf8, unifiedDiff } from "./fs/text.ts";
+import { printablePath } from "./fs/printable.ts";
 import { closestCandidate, quote } from "./_edit_hint.ts";
 
 export { closestCandidate };
 import { type Tool, type ToolContext, ToolError } from "./tool.ts";
-import { guardProtected } from "./protected.ts";
+import { guardProtected } from "./fs/protected.ts";
 import {
   assertRegularFile,
   guardHardLinks,
   guardPath,
   peekPath,
   type ResolvedPath,
-} from "./workspace.ts";
+} from "./fs/workspace.ts";
 
 /** One replacement. */
 export interface EditSpec {

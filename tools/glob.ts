@@ -13,10 +13,10 @@
 
 import { isAbsolute, resolve } from "node:path";
 import description from "./glob.md" with { type: "text" };
-import { printablePath } from "./printable.ts";
+import { printablePath } from "./fs/printable.ts";
 import { type Tool, ToolError } from "./tool.ts";
-import { guardPath, type ResolvedPath } from "./workspace.ts";
-import { relPath, walk } from "./_walk.ts";
+import { guardPath, type ResolvedPath } from "./fs/workspace.ts";
+import { relPath, walk } from "./search/walk.ts";
 
 /** Arguments of the glob tool. */
 export interface GlobArgs {

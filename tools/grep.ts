@@ -22,18 +22,18 @@
 import description from "./grep.md" with { type: "text" };
 import { type Tool, ToolError } from "./tool.ts";
 import { truncateText } from "./truncate.ts";
-import { guardPath } from "./workspace.ts";
-import { printablePath } from "./printable.ts";
-import { relPath, Walker } from "./_walk.ts";
+import { guardPath } from "./fs/workspace.ts";
+import { printablePath } from "./fs/printable.ts";
+import { relPath, Walker } from "./search/walk.ts";
 import {
   type BatchReply,
   type FileMatches,
   type GrepMode,
   type HereResult,
   searchHere,
-} from "./_grep_worker.ts";
-import { boundedWork } from "./_grep_pattern.ts";
-import { beginSearch, endSearch, poolReady, sendBatch, warmPool } from "./_grep_pool.ts";
+} from "./search/grep_worker.ts";
+import { boundedWork } from "./search/grep_pattern.ts";
+import { beginSearch, endSearch, poolReady, sendBatch, warmPool } from "./search/grep_pool.ts";
 
 /** Arguments of the grep tool. */
 export interface GrepArgs {

@@ -9,12 +9,12 @@
  */
 
 import description from "./read.md" with { type: "text" };
-import { utf8Length } from "./_text.ts";
-import { fileHasher } from "./sha256.ts";
+import { utf8Length } from "./fs/text.ts";
+import { fileHasher } from "./fs/sha256.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
-import { assertRegularFile, guardPath } from "./workspace.ts";
-import { openChecked } from "./_confine.ts";
-import { BinarySniffer, bomEncoding, type Encoding, Utf8Checker } from "./_encoding.ts";
+import { assertRegularFile, guardPath } from "./fs/workspace.ts";
+import { openChecked } from "./fs/confine.ts";
+import { BinarySniffer, bomEncoding, type Encoding, Utf8Checker } from "./fs/encoding.ts";
 
 /** Arguments of {@link readTool}. */
 export interface ReadArgs {

@@ -7,9 +7,9 @@
 
 import { ToolError } from "./tool.ts";
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "./sandbox/policy.ts";
-import { fileHasher, sha256 } from "./sha256.ts";
+import { fileHasher, sha256 } from "./fs/sha256.ts";
 
-export { sha256 } from "./sha256.ts";
+export { sha256 } from "./fs/sha256.ts";
 
 /** What a file held when this session last read or wrote it. */
 export interface FileRecord {

@@ -8,7 +8,7 @@
  */
 
 import { join } from "node:path";
-import { ensureDataDir } from "./data_dir.ts";
+import { ensureDataDir } from "./host/data_dir.ts";
 import { formatBytes } from "./tool.ts";
 
 /** A spill file never grows past this. */

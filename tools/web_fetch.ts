@@ -7,9 +7,9 @@
  */
 
 import description from "./web_fetch.md" with { type: "text" };
-import { htmlToMarkdown } from "./_html_markdown.ts";
-import { checkHost, type Resolver, resolveWithDns } from "./_net_address.ts";
-import { type HopFetch, pinnedFetch } from "./_pinned_fetch.ts";
+import { htmlToMarkdown } from "./web/html_markdown.ts";
+import { checkHost, type Resolver, resolveWithDns } from "./web/net_address.ts";
+import { type HopFetch, pinnedFetch } from "./web/pinned_fetch.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { truncateText } from "./truncate.ts";
 import { VERSION } from "../version.ts";

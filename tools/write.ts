@@ -2,11 +2,11 @@
 
 import { dirname } from "node:path";
 import description from "./write.md" with { type: "text" };
-import { openChecked, replaceFile } from "./_confine.ts";
-import { assertWellFormed, unifiedDiff } from "./_text.ts";
-import { printablePath } from "./printable.ts";
+import { openChecked, replaceFile } from "./fs/confine.ts";
+import { assertWellFormed, unifiedDiff } from "./fs/text.ts";
+import { printablePath } from "./fs/printable.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
-import { guardProtected } from "./protected.ts";
+import { guardProtected } from "./fs/protected.ts";
 import {
   assertCreatable,
   assertRegularFile,
@@ -14,7 +14,7 @@ import {
   guardPath,
   peekPath,
   type ResolvedPath,
-} from "./workspace.ts";
+} from "./fs/workspace.ts";
 
 /** Arguments of {@link writeTool}. */
 export interface WriteArgs {

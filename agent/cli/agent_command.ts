@@ -5,9 +5,9 @@
  * @module
  */
 
-import type { OutputFormat, PrintOptions } from "../print.ts";
-import type { ReplOptions } from "../repl.ts";
-import type { RunFlags } from "../runtime.ts";
+import type { OutputFormat, PrintOptions } from "../print/mod.ts";
+import type { ReplOptions } from "../repl/mod.ts";
+import type { RunFlags } from "../run/runtime.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
 import { CliUsageError, type Command, type Parsed } from "./parse.ts";
@@ -109,7 +109,7 @@ export function planAgent(p: Parsed): AgentInput {
 /** Runs what {@link planAgent} chose; resolves to the exit code. */
 async function runAgent(x: AgentInput): Promise<number> {
   if (x.mode === "print") {
-    const { printCommand } = await import("../print.ts");
+    const { printCommand } = await import("../print/mod.ts");
     return await printCommand(x.opts);
   }
   if (!Deno.stdin.isTerminal()) {
@@ -120,7 +120,7 @@ async function runAgent(x: AgentInput): Promise<number> {
     );
     return 2;
   }
-  const { replCommand } = await import("../repl.ts");
+  const { replCommand } = await import("../repl/mod.ts");
   return await replCommand(x.opts);
 }
 

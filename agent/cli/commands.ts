@@ -6,11 +6,11 @@
  * @module
  */
 
-import type { McpAddOptions } from "../mcp_command.ts";
-import type { McpServeOptions } from "../mcp_serve.ts";
-import type { MetricsOptions } from "../metrics.ts";
-import type { SessionsOptions } from "../sessions_command.ts";
-import type { ToolCommandOptions } from "../tool_command.ts";
+import type { McpAddOptions } from "../commands/mcp.ts";
+import type { McpServeOptions } from "../commands/mcp_serve.ts";
+import type { MetricsOptions } from "../commands/metrics.ts";
+import type { SessionsOptions } from "../commands/sessions.ts";
+import type { ToolCommandOptions } from "../commands/tool.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { agentCommand } from "./agent_command.ts";
 import { CliUsageError, type Command, commandName, type Parsed, type Plan } from "./parse.ts";
@@ -80,7 +80,7 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
       sandbox: p.str("sandbox") as SandboxMode | undefined,
     };
     return plan({ name, args, opts }, async (x) => {
-      const { toolCommand } = await import("../tool_command.ts");
+      const { toolCommand } = await import("../commands/tool.ts");
       return await toolCommand(x.name, x.args, x.opts);
     });
   },
@@ -97,7 +97,7 @@ const mcpList: Command = {
       trustProject: p.flag("trustProject"),
       json: p.flag("json"),
     };
-    return plan(opts, async (o) => (await import("../mcp_command.ts")).mcpList(o));
+    return plan(opts, async (o) => (await import("../commands/mcp.ts")).mcpList(o));
   },
 };
 
@@ -185,7 +185,7 @@ everything after its first word belongs to the server (-- may separate them).
     };
     return plan(
       { name, command, opts },
-      async (x) => (await import("../mcp_command.ts")).mcpAdd(x.name, x.command, x.opts),
+      async (x) => (await import("../commands/mcp.ts")).mcpAdd(x.name, x.command, x.opts),
     );
   },
 };
@@ -200,7 +200,7 @@ const mcpRemove: Command = {
     const opts = { cwd: workspaceOf(p), project: p.str("scope") === "project" || undefined };
     return plan(
       { name: p.args[0], opts },
-      async (x) => (await import("../mcp_command.ts")).mcpRemove(x.name, x.opts),
+      async (x) => (await import("../commands/mcp.ts")).mcpRemove(x.name, x.opts),
     );
   },
 };
@@ -216,7 +216,7 @@ const mcpTest: Command = {
     const opts = { cwd: workspaceOf(p), trustProject: p.flag("trustProject") };
     return plan(
       { name: p.args[0], opts },
-      async (x) => (await import("../mcp_command.ts")).mcpTest(x.name, x.opts),
+      async (x) => (await import("../commands/mcp.ts")).mcpTest(x.name, x.opts),
     );
   },
 };
@@ -255,7 +255,7 @@ run in crab metrics, mode mcp-serve. stdout carries protocol messages only.`,
       http: p.str("http"),
       sandbox: p.str("sandbox") as SandboxMode | undefined,
     };
-    return plan(opts, async (o) => (await import("../mcp_serve.ts")).mcpServeCommand(o));
+    return plan(opts, async (o) => (await import("../commands/mcp_serve.ts")).mcpServeCommand(o));
   },
 };
 
@@ -278,7 +278,7 @@ OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf or http/json) and _HEADERS.`,
   plan(p) {
     return plan(
       { runs: p.args, opts: { otlp: p.flag("otlp") } },
-      async (x) => (await import("../telemetry/export_command.ts")).exportCommand(x.runs, x.opts),
+      async (x) => (await import("../commands/metrics_export.ts")).exportCommand(x.runs, x.opts),
     );
   },
 };
@@ -299,7 +299,7 @@ const metrics: Command = {
     };
     return plan(
       { run: p.args[0], opts },
-      async (x) => (await import("../metrics.ts")).metricsCommand(x.run, x.opts),
+      async (x) => (await import("../commands/metrics.ts")).metricsCommand(x.run, x.opts),
     );
   },
 };
@@ -316,7 +316,7 @@ const sessions: Command = {
       json: p.flag("json"),
       limit: p.int("limit") ?? 20,
     };
-    return plan(opts, async (o) => (await import("../sessions_command.ts")).sessionsCommand(o));
+    return plan(opts, async (o) => (await import("../commands/sessions.ts")).sessionsCommand(o));
   },
 };
 

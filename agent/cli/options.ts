@@ -7,7 +7,7 @@
  * @module
  */
 
-import { ALLOW_CLASSES } from "../../tools/approval.ts";
+import { ALLOW_CLASSES } from "../../tools/call/approval.ts";
 import { SANDBOX_MODES } from "../../tools/sandbox/mode.ts";
 import { suggest } from "./suggest.ts";
 

@@ -12,12 +12,12 @@
  */
 
 import { join } from "node:path";
-import type { AskAnswer } from "../../tools/approval.ts";
+import type { AskAnswer } from "../../tools/call/approval.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { loadMcpConfig } from "../../mcp/config.ts";
-import { configPaths, readSettings } from "../config.ts";
+import { configPaths, readSettings } from "../run/config.ts";
 import { colorDiff, type Colors, visible } from "../terminal.ts";
-import { refuseWorkspace, trustWorkspace } from "../trust.ts";
+import { refuseWorkspace, trustWorkspace } from "../run/trust.ts";
 import { type KeyReader, setMode } from "./keys.ts";
 import { LineBuffer, Renderer } from "./line_editor.ts";
 import { page } from "./pager.ts";

@@ -8,15 +8,15 @@
  * @module
  */
 
-import { countOf } from "../metrics.ts";
+import { countOf } from "../commands/metrics.ts";
 import { join } from "node:path";
-import { configDir } from "../../tools/data_dir.ts";
+import { configDir } from "../../tools/host/data_dir.ts";
 import { formatBytes } from "../../tools/tool.ts";
 import { costUsd } from "../providers/prices.ts";
 import { knownContextWindow } from "../providers/models.ts";
 import type { Message } from "../providers/types.ts";
-import type { Runtime } from "../runtime.ts";
-import { instructionFiles } from "../system_prompt.ts";
+import type { Runtime } from "../run/runtime.ts";
+import { instructionFiles } from "../run/system_prompt.ts";
 import { type Colors, visible } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";

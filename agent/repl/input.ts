@@ -8,7 +8,7 @@
  */
 
 import { dirname, join } from "node:path";
-import { dataDir, ensureDataDir } from "../../tools/data_dir.ts";
+import { dataDir, ensureDataDir } from "../../tools/host/data_dir.ts";
 import type { Dispatcher, DispatchResult } from "../../tools/dispatch.ts";
 
 const HISTORY_MAX = 1000;

@@ -15,14 +15,14 @@
 
 import { join } from "node:path";
 import { VERSION } from "../../version.ts";
-import { onExit, onInterrupt } from "../../tools/processes.ts";
+import { onExit, onInterrupt } from "../../tools/host/processes.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
-import { configPaths } from "../config.ts";
-import type { AgentEvents } from "../loop.ts";
+import { configPaths } from "../run/config.ts";
+import type { AgentEvents } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
-import { type RunFlags, type Runtime, startRuntime } from "../runtime.ts";
+import { type RunFlags, type Runtime, startRuntime } from "../run/runtime.ts";
 import { colors, visible } from "../terminal.ts";
-import { isRefused, isTrusted } from "../trust.ts";
+import { isRefused, isTrusted } from "../run/trust.ts";
 import { approvalAsker, askTrust } from "./approval_prompt.ts";
 import { type CommandContext, footer, resume, runCommand } from "./commands.ts";
 import {

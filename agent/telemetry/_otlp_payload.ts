@@ -13,8 +13,8 @@
  */
 
 import { sha256 } from "../../tools/session.ts";
-import type { Observation } from "../../tools/observation.ts";
-import type { RunSummary } from "../observe.ts";
+import type { Observation } from "../../tools/call/observation.ts";
+import type { RunSummary } from "../store/observe.ts";
 import {
   AGENT_NAME,
   type Attributes,

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { ERROR_OUTCOMES, type Observation } from "../../tools/observation.ts";
+import { ERROR_OUTCOMES, type Observation } from "../../tools/call/observation.ts";
 
 /** One attribute value as crab sets it. */
 export type AttributeValue = string | number | boolean | string[];

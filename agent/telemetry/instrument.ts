@@ -28,9 +28,9 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { VERSION } from "../../version.ts";
-import type { Observation, ObservationSink } from "../../tools/observation.ts";
+import type { Observation, ObservationSink } from "../../tools/call/observation.ts";
 import type { Dispatcher } from "../../tools/dispatch.ts";
-import type { Agent } from "../loop.ts";
+import type { Agent } from "../loop/loop.ts";
 import { type Provider, ProviderError, type StreamRequest } from "../providers/types.ts";
 import {
   AGENT_NAME,

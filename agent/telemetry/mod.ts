@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Agent } from "../loop.ts";
+import type { Agent } from "../loop/loop.ts";
 import type { Provider } from "../providers/types.ts";
 import type { Dispatcher } from "../../tools/dispatch.ts";
 import { otelLive } from "./live.ts";

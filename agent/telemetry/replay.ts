@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Store } from "../observe.ts";
+import type { Store } from "../store/observe.ts";
 import { metricsRequest, type StoredRun, traceRequest } from "./_otlp_payload.ts";
 import { encodeMetricsRequest, encodeTraceRequest } from "./_protobuf.ts";
 import { otlpTarget, resourceAttributes, type Signal, type SignalTarget } from "./otlp_config.ts";

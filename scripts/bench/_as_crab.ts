@@ -7,7 +7,7 @@
  * @module
  */
 
-import { presetFlags } from "../../tools/capabilities.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
 
 const MARK = "CRAB_BENCH_FLAGS";
 

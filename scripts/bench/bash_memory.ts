@@ -9,8 +9,8 @@
  */
 
 import { Dispatcher } from "../../tools/dispatch.ts";
-import { SessionPolicy } from "../../tools/approval.ts";
-import { MemorySink } from "../../tools/observation.ts";
+import { SessionPolicy } from "../../tools/call/approval.ts";
+import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/registry.ts";
 import { Session } from "../../tools/session.ts";
 import { bashTool } from "../../tools/bash.ts";

@@ -12,8 +12,8 @@
 import { pair } from "./_peers.ts";
 import { reportRow } from "./_table.ts";
 import { Dispatcher } from "../../tools/dispatch.ts";
-import { SessionPolicy } from "../../tools/approval.ts";
-import { MemorySink } from "../../tools/observation.ts";
+import { SessionPolicy } from "../../tools/call/approval.ts";
+import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/registry.ts";
 import { Session } from "../../tools/session.ts";
 import { bashTool } from "../../tools/bash.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { confinementTrials, type Target } from "../../tests/tools/_confinement_trials.ts";
+import { confinementTrials, type Target } from "../../tests/support/confinement_trials.ts";
 
 const TRIALS = Number(Deno.args[0] ?? 10_000);
 

@@ -10,8 +10,8 @@
  */
 
 import { join } from "node:path";
-import { Store } from "../../agent/observe.ts";
-import { SessionPolicy } from "../../tools/approval.ts";
+import { Store } from "../../agent/store/observe.ts";
+import { SessionPolicy } from "../../tools/call/approval.ts";
 import { Dispatcher } from "../../tools/dispatch.ts";
 import { Registry } from "../../tools/registry.ts";
 import { Session } from "../../tools/session.ts";

@@ -12,11 +12,11 @@ import { runAsCrab } from "./_as_crab.ts";
 import { corpusSize, ensureCorpus } from "./corpus.ts";
 import { globTool } from "../../tools/glob.ts";
 import { Dispatcher } from "../../tools/dispatch.ts";
-import { SessionPolicy } from "../../tools/approval.ts";
-import { MemorySink } from "../../tools/observation.ts";
+import { SessionPolicy } from "../../tools/call/approval.ts";
+import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/registry.ts";
 import { Session } from "../../tools/session.ts";
-import { clearWalkCache } from "../../tools/_walk.ts";
+import { clearWalkCache } from "../../tools/search/walk.ts";
 
 const PATTERNS = ["**/*.js", "**/*.d.ts", "**/package.json"];
 const RUNS = Number(Deno.args[0] ?? 9);

@@ -23,11 +23,11 @@ import { pair, rg, rgFirst } from "./_peers.ts";
 import { reportRow } from "./_table.ts";
 import { type GrepArgs, grepTool } from "../../tools/grep.ts";
 import { Dispatcher } from "../../tools/dispatch.ts";
-import { SessionPolicy } from "../../tools/approval.ts";
-import { MemorySink } from "../../tools/observation.ts";
+import { SessionPolicy } from "../../tools/call/approval.ts";
+import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/registry.ts";
 import { Session } from "../../tools/session.ts";
-import { shutdownPool } from "../../tools/_grep_pool.ts";
+import { shutdownPool } from "../../tools/search/grep_pool.ts";
 
 const RUNS = Number(Deno.args[0] ?? 9);
 

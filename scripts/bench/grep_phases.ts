@@ -14,8 +14,8 @@ import { runAsCrab } from "./_as_crab.ts";
 import { ensureCorpus } from "./corpus.ts";
 import { rg } from "./_peers.ts";
 import { median } from "./_table.ts";
-import { Walker } from "../../tools/_walk.ts";
-import { runBatch } from "../../tools/_grep_worker.ts";
+import { Walker } from "../../tools/search/walk.ts";
+import { runBatch } from "../../tools/search/grep_worker.ts";
 
 const RUNS = 6;
 const PATTERN = "TODO|FIXME";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { presetFlags } from "../../tools/capabilities.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
 const main = new URL("../../main.ts", import.meta.url).pathname;

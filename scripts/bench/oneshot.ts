@@ -24,7 +24,7 @@ import { ensureCorpus } from "./corpus.ts";
 import { exhaustive, PATTERNS } from "./grep.ts";
 import { fd, interleave, newlines, rg, shell } from "./_peers.ts";
 import { reportRow } from "./_table.ts";
-import { presetFlags } from "../../tools/capabilities.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
 import type { GrepArgs } from "../../tools/grep.ts";
 import { buildBundle } from "../bundle.ts";
 

@@ -9,9 +9,9 @@
  */
 
 import { join } from "node:path";
-import { startFakeModel, type WireFormat } from "../../tests/fake_model.ts";
-import { presetFlags } from "../../tools/capabilities.ts";
-import { pinned, RUN_CACHED } from "../../tests/_mcp_servers.ts";
+import { startFakeModel, type WireFormat } from "../../tests/support/fake_model.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
+import { pinned, RUN_CACHED } from "../../tests/support/mcp_servers.ts";
 import { median, reportRow } from "./_table.ts";
 import { buildBundle } from "../bundle.ts";
 

@@ -9,9 +9,9 @@
  */
 
 import { join } from "node:path";
-import { startFakeModel } from "../../tests/fake_model.ts";
-import { pinned, RUN_CACHED } from "../../tests/_mcp_servers.ts";
-import { presetFlags } from "../../tools/capabilities.ts";
+import { startFakeModel } from "../../tests/support/fake_model.ts";
+import { pinned, RUN_CACHED } from "../../tests/support/mcp_servers.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
 import { reportRow } from "./_table.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);

@@ -10,10 +10,10 @@
  */
 
 import { join } from "node:path";
-import { SessionPolicy } from "../../tools/approval.ts";
+import { SessionPolicy } from "../../tools/call/approval.ts";
 import { bashTool } from "../../tools/bash.ts";
 import { Dispatcher } from "../../tools/dispatch.ts";
-import { MemorySink } from "../../tools/observation.ts";
+import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/registry.ts";
 import { Session } from "../../tools/session.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";

@@ -12,8 +12,8 @@ import ignore from "ignore";
 import { join } from "node:path";
 import { runAsCrab } from "./_as_crab.ts";
 import { ensureCorpus } from "./corpus.ts";
-import { clearWalkCache, Walker } from "../../tools/_walk.ts";
-import { compileRules } from "../../tools/_ignore.ts";
+import { clearWalkCache, Walker } from "../../tools/search/walk.ts";
+import { compileRules } from "../../tools/search/ignore.ts";
 
 const RUNS = Number(Deno.args[0] ?? 9);
 

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { htmlToMarkdown } from "../../tools/_html_markdown.ts";
+import { htmlToMarkdown } from "../../tools/web/html_markdown.ts";
 import { reportRow } from "./_table.ts";
 
 const RUNS = Number(Deno.args[0] ?? 5);

@@ -16,7 +16,7 @@
  * @module
  */
 
-import { harness } from "../../tests/_harness.ts";
+import { harness } from "../../tests/support/harness.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 
 const DEFAULT_FIXTURES = new URL("../../../shared/fixtures/readability/", import.meta.url);

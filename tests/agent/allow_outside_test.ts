@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startFakeModel, toolResults } from "../fake_model.ts";
-import { sandbox } from "../_cli.ts";
+import { startFakeModel, toolResults } from "../support/fake_model.ts";
+import { sandbox } from "../support/cli.ts";
 
 for (
   const [allow, readOk, writeOk] of [

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { presetFlags } from "../../tools/capabilities.ts";
-import { sandbox } from "../_cli.ts";
-import { startFakeModel, toolNames, toolResults } from "../fake_model.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
+import { sandbox } from "../support/cli.ts";
+import { startFakeModel, toolNames, toolResults } from "../support/fake_model.ts";
 
 const PUBLIC = ["api.anthropic.com"];
 

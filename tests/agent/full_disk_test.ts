@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { presetFlags } from "../../tools/capabilities.ts";
-import { MAIN, type Sandbox, sandbox } from "../_cli.ts";
-import { startFakeModel } from "../fake_model.ts";
-import { assertTmpfsNamespace } from "../_unshare.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
+import { MAIN, type Sandbox, sandbox } from "../support/cli.ts";
+import { startFakeModel } from "../support/fake_model.ts";
+import { assertTmpfsNamespace } from "../support/unshare.ts";
 
 // The store's disk fills up while crab runs: crab runs in a user and mount namespace whose
 // CRAB_HOME is a 1 MiB tmpfs, and the test fills that tmpfs once the store is open.

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { startFakeModel, toolResults } from "../fake_model.ts";
-import { sandbox } from "../_cli.ts";
-import { serve, textOf } from "../mcp/_serve.ts";
+import { startFakeModel, toolResults } from "../support/fake_model.ts";
+import { sandbox } from "../support/cli.ts";
+import { serve, textOf } from "../support/mcp_serve.ts";
 
 /** The spill file a truncated bash result names. */
 function spillPath(text: string): string {

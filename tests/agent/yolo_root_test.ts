@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { presetFlags } from "../../tools/capabilities.ts";
-import { MAIN, type Sandbox, sandbox } from "../_cli.ts";
-import { startFakeModel } from "../fake_model.ts";
-import { terminal } from "../_tmux.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
+import { MAIN, type Sandbox, sandbox } from "../support/cli.ts";
+import { startFakeModel } from "../support/fake_model.ts";
+import { terminal } from "../support/tmux.ts";
 
 // Who crab runs as is set with a user namespace: `unshare -Ur` maps the test's user to
 // root (uid 0), `unshare --map-user=1000` to an ordinary user.

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import { type McpEvent, McpHub, type ToolsChange } from "../../mcp/hub.ts";
 import { builtinTools } from "../../tools/builtins.ts";
 import { BUILTIN_NAMES } from "../../tools/registry.ts";
-import { fake, processesWith, stdio } from "../_mcp_servers.ts";
+import { fake, processesWith, stdio } from "../support/mcp_servers.ts";
 
 function marker(): string {
   return `crab-mcp-test-${crypto.randomUUID().slice(0, 8)}`;

@@ -7,8 +7,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Sandbox, sandbox } from "../_cli.ts";
-import { crabArgs } from "./_serve.ts";
+import { type Sandbox, sandbox } from "../support/cli.ts";
+import { crabArgs } from "../support/mcp_serve.ts";
 
 /** Keep in step with `.ci/run`. */
 export const INSPECTOR = "@modelcontextprotocol/inspector@2.12.0";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type McpEvent, McpHub } from "../../mcp/hub.ts";
-import { fake } from "../_mcp_servers.ts";
+import { fake } from "../support/mcp_servers.ts";
 
 const INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/;
 

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import type { McpServerConfig } from "../../mcp/config.ts";
 import { McpHub } from "../../mcp/hub.ts";
-import { everything, filesystem, pinned, RUN_CACHED } from "../_mcp_servers.ts";
+import { everything, filesystem, pinned, RUN_CACHED } from "../support/mcp_servers.ts";
 
 /** server-everything in one of its HTTP modes on a free 127.0.0.1 port. */
 async function startHttpEverything(mode: "streamableHttp" | "sse") {

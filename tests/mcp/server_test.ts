@@ -17,9 +17,9 @@ import { globTool } from "../../tools/glob.ts";
 import { grepTool } from "../../tools/grep.ts";
 import { readTool } from "../../tools/read.ts";
 import { writeTool } from "../../tools/write.ts";
-import { sandbox } from "../_cli.ts";
-import { harness } from "../_harness.ts";
-import { processesInGroup, serve, textOf, waitFor } from "./_serve.ts";
+import { sandbox } from "../support/cli.ts";
+import { harness } from "../support/harness.ts";
+import { processesInGroup, serve, textOf, waitFor } from "../support/mcp_serve.ts";
 
 // ---- in process: the server over a dispatcher ----
 

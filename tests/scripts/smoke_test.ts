@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Preset, presetFlags } from "../../tools/capabilities.ts";
+import { type Preset, presetFlags } from "../../tools/host/capabilities.ts";
 import { VERSION } from "../../version.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
-import { TEMP_PREFIX } from "../../tools/_confine.ts";
+import { harness } from "../support/harness.ts";
+import { TEMP_PREFIX } from "../../tools/fs/confine.ts";
 import { readTool } from "../../tools/read.ts";
 import { writeTool } from "../../tools/write.ts";
 

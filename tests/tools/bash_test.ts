@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import { bashEnv, bashTool, scrubEnv } from "../../tools/bash.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 

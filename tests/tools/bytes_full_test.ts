@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import { bashTool } from "../../tools/bash.ts";
 import { readTool } from "../../tools/read.ts";
 import { grepTool } from "../../tools/grep.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import { Dispatcher, MAX_ARGS_BYTES } from "../../tools/dispatch.ts";
-import { SessionPolicy } from "../../tools/approval.ts";
-import { MemorySink } from "../../tools/observation.ts";
+import { SessionPolicy } from "../../tools/call/approval.ts";
+import { MemorySink } from "../../tools/call/observation.ts";
 import { Session, sha256 } from "../../tools/session.ts";
 import { type Tool, ToolError } from "../../tools/tool.ts";
 import { Registry } from "../../tools/registry.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import { readTool } from "../../tools/read.ts";
 import { closestCandidate, editTool, MAX_EDIT_BYTES } from "../../tools/edit.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";

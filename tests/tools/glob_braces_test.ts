@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import { expandBraces, globTool, MAX_BRACE_EXPANSIONS } from "../../tools/glob.ts";
 
 Deno.test("expandBraces() expands comma sets in order, nested, and leaves ranges and escapes", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { globTool } from "../../tools/glob.ts";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 
 function okOutput(r: { ok: boolean } & Record<string, unknown>): string {
   assert.equal(r.ok, true, JSON.stringify(r));

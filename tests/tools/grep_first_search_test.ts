@@ -2,10 +2,10 @@
 // the workers; anything that could run away goes to the workers at once, where it is stopped.
 import assert from "node:assert/strict";
 import { grepTool } from "../../tools/grep.ts";
-import { POOL_SIZE, poolWorkers, shutdownPool } from "../../tools/_grep_pool.ts";
-import { HERE_MAX_BYTES } from "../../tools/_grep_worker.ts";
-import { harness } from "../_harness.ts";
-import { sandbox } from "../_cli.ts";
+import { POOL_SIZE, poolWorkers, shutdownPool } from "../../tools/search/grep_pool.ts";
+import { HERE_MAX_BYTES } from "../../tools/search/grep_worker.ts";
+import { harness } from "../support/harness.ts";
+import { sandbox } from "../support/cli.ts";
 
 function okOutput(r: { ok: boolean } & Record<string, unknown>): string {
   assert.equal(r.ok, true, JSON.stringify(r));

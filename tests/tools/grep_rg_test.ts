@@ -2,8 +2,8 @@
 // CRLF, non-ASCII, binary, hidden and ignored files).
 import assert from "node:assert/strict";
 import { type GrepArgs, grepTool } from "../../tools/grep.ts";
-import { poolReady, shutdownPool, warmPool } from "../../tools/_grep_pool.ts";
-import { harness } from "../_harness.ts";
+import { poolReady, shutdownPool, warmPool } from "../../tools/search/grep_pool.ts";
+import { harness } from "../support/harness.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname;
 
@@ -29,7 +29,10 @@ async function realTree(h: H): Promise<void> {
   await new Deno.Command("git", { args: ["init", "-q"], cwd: h.dir }).output();
   h.put(".gitignore", "*.md\nscripts/bench/\n");
   // CRLF copy of a real source file, a non-ASCII file, a binary, hidden and ignored files.
-  h.put("crlf/walk.ts", Deno.readTextFileSync(`${REPO}tools/_walk.ts`).replaceAll("\n", "\r\n"));
+  h.put(
+    "crlf/walk.ts",
+    Deno.readTextFileSync(`${REPO}tools/search/walk.ts`).replaceAll("\n", "\r\n"),
+  );
   h.put("intl/notes.txt", "café walk; export\nnaïve return 42 ms;\nÜber function import\n");
   h.put("bin/blob.dat", new Uint8Array([102, 117, 110, 99, 116, 105, 111, 110, 0, 10, 59]));
   h.put(".hidden/secret.ts", "export function hidden() { return 1; }\n");

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { grepTool } from "../../tools/grep.ts";
-import { filesSearchedFromMemory, POOL_SIZE, poolWorkers } from "../../tools/_grep_pool.ts";
-import { harness } from "../_harness.ts";
-import { sandbox } from "../_cli.ts";
+import { filesSearchedFromMemory, POOL_SIZE, poolWorkers } from "../../tools/search/grep_pool.ts";
+import { harness } from "../support/harness.ts";
+import { sandbox } from "../support/cli.ts";
 
 function okOutput(r: { ok: boolean } & Record<string, unknown>): string {
   assert.equal(r.ok, true, JSON.stringify(r));
@@ -306,7 +306,7 @@ Deno.test("shutdownPool() lets a script that used grep end on its own", async ()
       script,
       [
         `import { grepTool } from "${tools}grep.ts";`,
-        `import { shutdownPool } from "${tools}_grep_pool.ts";`,
+        `import { shutdownPool } from "${tools}search/grep_pool.ts";`,
         `import { Session } from "${tools}session.ts";`,
         `const r = await grepTool.run({ pattern: "hit" }, {`,
         `  session: new Session(${JSON.stringify(`${dir}/ws`)}),`,

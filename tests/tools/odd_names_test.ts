@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import { editTool } from "../../tools/edit.ts";
 import { globTool } from "../../tools/glob.ts";
 import { grepTool } from "../../tools/grep.ts";
 import { readTool } from "../../tools/read.ts";
 import { writeTool } from "../../tools/write.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
-import { printablePath } from "../../tools/printable.ts";
+import { printablePath } from "../../tools/fs/printable.ts";
 
 const ODD = ["new\nline.txt", "esc\u001b[2J.txt", "safe\u202Etxt.exe"];
 const SHOWN = ["esc\\x1b[2J.txt", "new\\nline.txt", "safe<U+202E>txt.exe"];

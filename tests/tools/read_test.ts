@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import { DEFAULT_LIMIT, MAX_LINE_CHARS, MAX_OUTPUT_BYTES, readTool } from "../../tools/read.ts";
 import { writeTool } from "../../tools/write.ts";
 import { sha256 } from "../../tools/session.ts";

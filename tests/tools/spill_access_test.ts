@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import { editTool } from "../../tools/edit.ts";
 import { globTool } from "../../tools/glob.ts";
 import { grepTool } from "../../tools/grep.ts";

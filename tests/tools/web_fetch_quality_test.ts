@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 
 /**

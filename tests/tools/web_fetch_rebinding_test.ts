@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { presetFlags } from "../../tools/capabilities.ts";
-import { MAIN, sandbox } from "../_cli.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
+import { MAIN, sandbox } from "../support/cli.ts";
 import { SECRET } from "./_rebinding_net.ts";
 
 // DNS rebinding: a name that is public when web_fetch checks it and loopback when the

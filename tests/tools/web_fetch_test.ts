@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 import {
   createWebFetchTool,
   WEB_FETCH_LIMITS,
   type WebFetchOptions,
 } from "../../tools/web_fetch.ts";
 import type { DispatchResult } from "../../tools/dispatch.ts";
-import { type HopFetch, pinnedFetch } from "../../tools/_pinned_fetch.ts";
+import { type HopFetch, pinnedFetch } from "../../tools/web/pinned_fetch.ts";
 
 /** A real HTTP server on 127.0.0.1 for one test. */
 interface Server {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import type { AskAnswer } from "../../tools/approval.ts";
+import type { AskAnswer } from "../../tools/call/approval.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { writeTool } from "../../tools/write.ts";
 import { readTool } from "../../tools/read.ts";
-import { harness } from "../_harness.ts";
+import { harness } from "../support/harness.ts";
 
 function asking() {
   const seen: ApprovalRequest[] = [];

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { harness } from "../_harness.ts";
-import { MAIN, sandbox } from "../_cli.ts";
-import { presetFlags } from "../../tools/capabilities.ts";
+import { harness } from "../support/harness.ts";
+import { MAIN, sandbox } from "../support/cli.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
 import { readTool } from "../../tools/read.ts";
 import { writeTool } from "../../tools/write.ts";
 import { editTool } from "../../tools/edit.ts";
-import { TEMP_PREFIX } from "../../tools/_confine.ts";
+import { TEMP_PREFIX } from "../../tools/fs/confine.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
-import { assertTmpfsNamespace } from "../_unshare.ts";
+import { assertTmpfsNamespace } from "../support/unshare.ts";
 
 const enc = new TextEncoder();
 

@@ -15,7 +15,7 @@
  */
 
 import { join } from "node:path";
-import { ensureDataDir } from "../data_dir.ts";
+import { ensureDataDir } from "../host/data_dir.ts";
 import { sha256 } from "../session.ts";
 
 function holdsDir(): string {

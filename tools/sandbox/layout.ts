@@ -16,9 +16,9 @@
  */
 
 import { dirname, join } from "node:path";
-import { dataDir } from "../data_dir.ts";
-import { findRepository, protectedPaths } from "../protected.ts";
-import { isWithin } from "../workspace.ts";
+import { dataDir } from "../host/data_dir.ts";
+import { findRepository, protectedPaths } from "../fs/protected.ts";
+import { isWithin } from "../fs/workspace.ts";
 import type { SandboxPolicy } from "./policy.ts";
 
 /** The mounts of one call, by kind, in the order bwrap applies them. */

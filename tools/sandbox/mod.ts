@@ -10,7 +10,7 @@
  */
 
 import { join } from "node:path";
-import { ensureDataDir } from "../data_dir.ts";
+import { ensureDataDir } from "../host/data_dir.ts";
 import { ToolError } from "../tool.ts";
 import type { Session } from "../session.ts";
 import { bwrapArgs } from "./bwrap.ts";

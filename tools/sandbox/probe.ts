@@ -8,7 +8,7 @@
  */
 
 import { delimiter, isAbsolute, join } from "node:path";
-import { isWithin } from "../workspace.ts";
+import { isWithin } from "../fs/workspace.ts";
 
 /** What the probe found. */
 export type SandboxStatus =

@@ -101,13 +101,13 @@ function named(words: string[]): string {
 function shownFor(file: string): { commands: string[]; any?: boolean } {
   if (file.startsWith("tools/")) return { commands: ["", "tool", "mcp serve"] };
   if (file.startsWith("mcp/")) return { commands: ["", "tool", "mcp list", "mcp test"], any: true };
-  if (file === "agent/tool_command.ts") return { commands: ["tool"] };
-  if (file === "agent/mcp_serve.ts") return { commands: ["mcp serve"] };
-  if (file === "agent/mcp_command.ts") {
+  if (file === "agent/commands/tool.ts") return { commands: ["tool"] };
+  if (file === "agent/commands/mcp_serve.ts") return { commands: ["mcp serve"] };
+  if (file === "agent/commands/mcp.ts") {
     return { commands: ["mcp list", "mcp add", "mcp remove", "mcp test", "tool"], any: true };
   }
-  if (file === "agent/metrics.ts") return { commands: ["metrics"] };
-  if (file === "agent/sessions_command.ts") return { commands: ["sessions"] };
+  if (file === "agent/commands/metrics.ts") return { commands: ["metrics"] };
+  if (file === "agent/commands/sessions.ts") return { commands: ["sessions"] };
   if (file.startsWith("agent/cli/")) {
     return {
       commands: [

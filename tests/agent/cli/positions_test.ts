@@ -9,9 +9,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { type Sandbox, sandbox } from "../../_cli.ts";
-import { FAKE_SERVER, RUN_CACHED } from "../../_mcp_servers.ts";
-import { startFakeModel } from "../../fake_model.ts";
+import { type Sandbox, sandbox } from "../../support/cli.ts";
+import { FAKE_SERVER, RUN_CACHED } from "../../support/mcp_servers.ts";
+import { startFakeModel } from "../../support/fake_model.ts";
 import { parseArgs } from "../../../agent/cli/parse.ts";
 import { ROOT } from "../../../agent/cli/commands.ts";
 

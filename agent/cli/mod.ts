@@ -1,0 +1,43 @@
+/**
+ * Runs a command line: parse it against crab's own tables (`cli/`), then run
+ * the command it names, whose module is loaded only then. Usage errors exit 2.
+ *
+ * @module
+ */
+
+import { VERSION } from "../../version.ts";
+import { exit, installProcessOwner } from "../../tools/host/processes.ts";
+import { ROOT } from "./commands.ts";
+import { CliUsageError, type Invocation, parseArgs } from "./parse.ts";
+
+/** Parses `argv` (without the program name) and runs the command it names. */
+export async function runCli(argv: string[]): Promise<void> {
+  installProcessOwner();
+  let invocation: Invocation;
+  let code = 0;
+  try {
+    invocation = parseArgs(argv, ROOT);
+    if (invocation.kind === "version") {
+      console.log(`crab ${VERSION}`);
+    } else if (invocation.kind === "help") {
+      const { helpText } = await import("./help.ts");
+      console.log(helpText(invocation.path));
+    } else {
+      const plan = invocation.path[invocation.path.length - 1].plan!(invocation.parsed);
+      code = await plan.run();
+    }
+  } catch (e) {
+    if (e instanceof CliUsageError) {
+      console.error(`error: ${e.message}${e.hint ? `\nhint: ${e.hint}` : ""}`);
+      exit(2);
+    }
+    // The reader of stdout went away (`| head`): nothing to say, and nobody to say it to.
+    if (e instanceof Deno.errors.BrokenPipe) exit(141);
+    if (e instanceof Error && e.name === "StoreError") {
+      console.error(`error: ${e.message}`);
+      exit(1);
+    }
+    throw e;
+  }
+  exit(code);
+}

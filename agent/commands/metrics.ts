@@ -1,0 +1,224 @@
+/**
+ * `crab metrics`: what the model did, from the observation store. Looking does
+ * not create the store: a machine with no runs gets an empty table.
+ *
+ * @module
+ */
+
+import { type RunSummary, Store, storePath } from "../store/observe.ts";
+
+/** Options of `crab metrics`. */
+export interface MetricsOptions {
+  json?: boolean;
+  tools?: boolean;
+  limit?: number;
+}
+
+function table(header: string[], rows: string[][], rightFrom = 0): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) =>
+    r.map((c, i) => (i >= rightFrom && rightFrom > 0 ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join("  ").trimEnd();
+  return [line(header), ...rows.map(line)].join("\n");
+}
+
+/** Milliseconds, always as milliseconds: the column header names the unit. */
+function ms(n: number): string {
+  return n < 10 ? n.toFixed(2) : n < 1000 ? n.toFixed(1) : n.toFixed(0);
+}
+
+/** Seconds, for the length of whole runs. */
+function seconds(n: number): string {
+  return (n / 1000).toFixed(1);
+}
+
+/**
+ * `1 call`, `2 calls`: a count with its noun in the right number.
+ *
+ * @example
+ * ```ts
+ * countOf(1, "tool error"); // "1 tool error"
+ * ```
+ */
+export function countOf(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+function runJson(r: RunSummary) {
+  return {
+    id: r.id,
+    started_at: new Date(r.startedAt).toISOString(),
+    ended_at: r.endedAt == null ? null : new Date(r.endedAt).toISOString(),
+    mode: r.mode,
+    model: r.model,
+    provider: r.provider,
+    workspace: r.workspace,
+    status: r.status,
+    turns: r.turns,
+    input_tokens: r.inputTokens,
+    output_tokens: r.outputTokens,
+    calls: r.calls,
+    tool_errors: r.toolErrors,
+    refused: r.refused,
+    aborted: r.aborted,
+    bytes_out: r.bytesOut,
+    duration_ms: r.durationMs,
+  };
+}
+
+/** Runs `crab metrics [RUN]`; resolves to the exit code. */
+export function metricsCommand(run: string | undefined, opts: MetricsOptions): number {
+  const store = Store.openExisting();
+  try {
+    if (run !== undefined) return showRun(store, run, opts);
+    if (opts.tools) return showTools(store, opts);
+    const runs = store?.recentRuns(opts.limit ?? 20) ?? [];
+    if (opts.json) {
+      console.log(JSON.stringify({ runs: runs.map(runJson) }, null, 2));
+      return 0;
+    }
+    const header = [
+      "run",
+      "started",
+      "mode",
+      "model",
+      "calls",
+      "tool-err",
+      "refused",
+      "aborted",
+      "bytes out",
+      "time s",
+    ];
+    const rows = runs.map((r) => [
+      r.id,
+      new Date(r.startedAt).toISOString().replace("T", " ").slice(0, 19),
+      r.mode,
+      r.model ?? "-",
+      String(r.calls),
+      String(r.toolErrors),
+      String(r.refused),
+      String(r.aborted),
+      String(r.bytesOut),
+      r.endedAt == null ? "-" : seconds(r.endedAt - r.startedAt),
+    ]);
+    console.log(table(header, rows, 4));
+    if (runs.length === 0) console.log("no runs recorded yet");
+    return 0;
+  } finally {
+    store?.close();
+  }
+}
+
+function showRun(store: Store | null, prefix: string, opts: MetricsOptions): number {
+  const ids = store?.findRuns(prefix) ?? [];
+  if (ids.length !== 1) {
+    console.error(
+      ids.length === 0
+        ? `error: Cannot show run "${prefix}": no such run in "${storePath()}"\nhint: list runs with crab metrics`
+        : `error: Cannot show run "${prefix}": the prefix matches ${ids.length} runs (${
+          ids.join(", ")
+        })\nhint: give more characters of the id`,
+    );
+    return 1;
+  }
+  const summary = store!.run(ids[0])!;
+  const calls = store!.observations(ids[0]);
+  if (opts.json) {
+    console.log(JSON.stringify(
+      {
+        run: runJson(summary),
+        calls: calls.map((o) => ({
+          call_seq: o.callSeq,
+          tool: o.tool,
+          class: o.class,
+          outcome: o.outcome,
+          error_code: o.errorCode,
+          exit_code: o.exitCode,
+          signal: o.signal,
+          target: o.target,
+          bytes_in: o.bytesIn,
+          bytes_out: o.bytesOut,
+          bytes_full: o.bytesFull,
+          duration_ms: o.durationMs,
+          wait_ms: o.waitMs,
+          // Empty for calls recorded before digests were keyed (cleared by the migration).
+          args_digest: o.argsDigest || null,
+          result_digest: o.resultDigest || null,
+          started_at: new Date(o.startedAt).toISOString(),
+        })),
+      },
+      null,
+      2,
+    ));
+    return 0;
+  }
+  console.log(`run ${summary.id}  mode ${summary.mode}  workspace ${summary.workspace}`);
+  console.log(table(
+    [
+      "seq",
+      "tool",
+      "target",
+      "outcome",
+      "error",
+      "exit",
+      "bytes in",
+      "bytes out",
+      "bytes full",
+      "ms",
+      "wait ms",
+    ],
+    calls.map((o) => [
+      String(o.callSeq),
+      o.tool,
+      o.target ?? "-",
+      o.outcome,
+      o.errorCode ?? "-",
+      // A command killed by a signal has no exit code; the signal is its exit.
+      o.signal ?? (o.exitCode == null ? "-" : String(o.exitCode)),
+      String(o.bytesIn),
+      String(o.bytesOut),
+      o.bytesFull == null ? "-" : String(o.bytesFull),
+      ms(o.durationMs),
+      ms(o.waitMs),
+    ]),
+    5,
+  ));
+  return 0;
+}
+
+function showTools(store: Store | null, opts: MetricsOptions): number {
+  const tools = store?.toolSummaries() ?? [];
+  if (opts.json) {
+    console.log(JSON.stringify(
+      {
+        tools: tools.map((t) => ({
+          tool: t.tool,
+          calls: t.calls,
+          errors: t.errors,
+          p50_ms: t.p50Ms,
+          p95_ms: t.p95Ms,
+          bytes_in: t.bytesIn,
+          bytes_out: t.bytesOut,
+        })),
+      },
+      null,
+      2,
+    ));
+    return 0;
+  }
+  console.log(table(
+    ["tool", "calls", "errors", "p50 ms", "p95 ms", "bytes in", "bytes out"],
+    tools.map((t) => [
+      t.tool,
+      String(t.calls),
+      String(t.errors),
+      ms(t.p50Ms),
+      ms(t.p95Ms),
+      String(t.bytesIn),
+      String(t.bytesOut),
+    ]),
+    1,
+  ));
+  if (tools.length === 0) console.log("no calls recorded yet");
+  return 0;
+}

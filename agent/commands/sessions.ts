@@ -1,0 +1,69 @@
+/**
+ * `crab sessions`: the stored conversations, newest first, to pick one for
+ * `--resume ID` (or `--continue` for the latest in this workspace).
+ *
+ * @module
+ */
+
+import { Store } from "../store/observe.ts";
+import { Transcripts } from "../store/sessions.ts";
+import { realOrSelf } from "../run/trust.ts";
+
+/** Options of `crab sessions`. */
+export interface SessionsOptions {
+  cwd: string;
+  all?: boolean;
+  json?: boolean;
+  limit?: number;
+}
+
+/** Prints the sessions; resolves to the exit code. Looking does not create the store. */
+export function sessionsCommand(opts: SessionsOptions): number {
+  const store = Store.openExisting();
+  const workspace = opts.all ? undefined : realOrSelf(opts.cwd);
+  const list = store ? new Transcripts(store).list(opts.limit ?? 20, workspace) : [];
+  store?.close();
+  if (opts.json) {
+    console.log(JSON.stringify({
+      sessions: list.map((s) => ({
+        id: s.id,
+        workspace: s.workspace,
+        created_at: new Date(s.createdAt).toISOString(),
+        updated_at: new Date(s.updatedAt).toISOString(),
+        provider: s.provider,
+        model: s.model,
+        messages: s.messages,
+        title: s.title,
+      })),
+    }));
+    return 0;
+  }
+  if (list.length === 0) {
+    console.log(
+      workspace
+        ? `No sessions in ${workspace} (crab sessions --all lists every workspace).`
+        : "No sessions.",
+    );
+    return 0;
+  }
+  const rows = list.map((s) => [
+    s.id,
+    new Date(s.updatedAt).toISOString().replace("T", " ").slice(0, 16),
+    String(s.messages),
+    s.model ?? "",
+    ...(opts.all ? [s.workspace] : []),
+    s.title,
+  ]);
+  const header = [
+    "SESSION",
+    "UPDATED",
+    "MSGS",
+    "MODEL",
+    ...(opts.all ? ["WORKSPACE"] : []),
+    "FIRST PROMPT",
+  ];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  console.log([line(header), ...rows.map(line)].join("\n"));
+  return 0;
+}

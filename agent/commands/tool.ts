@@ -1,0 +1,411 @@
+/**
+ * `crab tool`: runs built-in and MCP tools from the command line through the one
+ * dispatcher, recorded as a run of mode `tool`. Naming the tool is its approval.
+ * An MCP tool (`SERVER__TOOL`) starts only its own server, on first use.
+ *
+ * @module
+ */
+
+import { Dispatcher, type DispatchResult } from "../../tools/dispatch.ts";
+import { traceRun } from "../telemetry/mod.ts";
+import { Registry } from "../../tools/registry.ts";
+import { Session } from "../../tools/session.ts";
+import { type AllowedClass, SessionPolicy } from "../../tools/call/approval.ts";
+import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
+import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import { builtinTools } from "../../tools/builtins.ts";
+import { withPermission } from "../../tools/host/capabilities.ts";
+import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.ts";
+import { cleanSpillFiles } from "../../tools/truncate.ts";
+import { extraClasses, sandboxPolicy, userSettings } from "../run/sandbox_settings.ts";
+import { ConfigError } from "../run/config.ts";
+import { Store } from "../store/observe.ts";
+import { visible } from "../terminal.ts";
+import type { McpServerConfig } from "../../mcp/config.ts";
+import type { McpHub } from "../../mcp/hub.ts";
+import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "./mcp.ts";
+
+/** Options of `crab tool`. */
+export interface ToolCommandOptions {
+  cwd: string;
+  jsonl?: boolean;
+  /** Approve paths outside the workspace (`--allow outside`). */
+  allowOutside?: boolean;
+  /** Classes approved besides the named tool's own (`--allow`). */
+  allow?: string[];
+  /** Approve every call (`--yolo`). */
+  yolo?: boolean;
+  /** The tools that may be called (`--tools`; MCP tools as `SERVER__TOOL` or `SERVER__*`); all when absent. */
+  tools?: string[];
+  /** Let web_fetch reach private addresses (`--web-allow-private`). */
+  webAllowPrivate?: boolean;
+  /** Start the workspace's project MCP servers for this run. */
+  trustProject?: boolean;
+  /** How far bash may reach (`--sandbox`). */
+  sandbox?: SandboxMode;
+}
+
+/** Whether `--tools` lets `name` be called: listed, or its server's `SERVER__*`. */
+export function toolWanted(name: string, tools: readonly string[] | undefined): boolean {
+  return tools === undefined ||
+    tools.some((p) => p.endsWith("__*") ? name.startsWith(p.slice(0, -1)) : p === name);
+}
+
+/** Longest prefix of an exposed name that always spells `server__` (see exposedToolName). */
+const SERVER_PREFIX_CHARS = 55;
+
+/**
+ * MCP servers started on first use of one of their tools, their tools kept in the
+ * registry, and their classes approved (naming a tool approves it).
+ */
+class McpOnDemand {
+  readonly #opts: ToolCommandOptions;
+  readonly #registry: Registry;
+  readonly #allowed: Set<ApprovalClass>;
+  #selection: McpSelection | undefined;
+  #hub: McpHub | undefined;
+  readonly #tried = new Set<string>();
+  #synced: unknown;
+
+  constructor(opts: ToolCommandOptions, registry: Registry, allowed: Set<ApprovalClass>) {
+    this.#opts = opts;
+    this.#registry = registry;
+    this.#allowed = allowed;
+  }
+
+  get selection(): McpSelection {
+    if (!this.#selection) {
+      this.#selection = selectMcp(this.#opts);
+      for (const p of this.#selection.problems) console.error(`crab: ${p}`);
+    }
+    return this.#selection;
+  }
+
+  /**
+   * Makes `name` callable if an MCP server offers it. Returns why it cannot be,
+   * or undefined (then the registry decides: the tool is there, or unknown).
+   */
+  async ensure(name: string): Promise<{ code: string; message: string; hint: string } | undefined> {
+    if (this.#registry.has(name) || !name.includes("__")) return undefined;
+    // A tool --tools leaves out is unknown here: its server need not start.
+    if (!toolWanted(name, this.#opts.tools)) return undefined;
+    const owns = (s: McpServerConfig) =>
+      name.startsWith(`${s.name}__`.slice(0, SERVER_PREFIX_CHARS));
+    const skipped = this.selection.skipped.find((s) =>
+      owns(s) && !this.selection.start.some((t) => t.name === s.name)
+    );
+    if (skipped) {
+      return {
+        code: "mcp_server_skipped",
+        message: `Cannot run tool "${name}": MCP server "${skipped.name}" comes from ` +
+          `${skipped.file ?? ".mcp.json"} and this workspace is not trusted`,
+        hint: "Pass --trust-project to start the workspace's servers for this run.",
+      };
+    }
+    const fresh = this.selection.start.filter((s) => owns(s) && !this.#tried.has(s.name));
+    if (fresh.length > 0) {
+      for (const s of fresh) this.#tried.add(s.name);
+      if (!this.#hub) this.#hub = await connectMcp(fresh, { report: true });
+      else await this.#hub.add(fresh);
+    }
+    this.sync();
+    if (this.#registry.has(name) || !this.#hub) return undefined;
+    const failed = this.#hub.status().find((s) =>
+      owns(this.#config(s.name)!) && s.state !== "connected"
+    );
+    if (failed) {
+      return {
+        code: failed.state === "down" ? "mcp_server_down" : "mcp_server_failed",
+        message: `Cannot run tool "${name}": MCP server "${failed.name}" ${
+          failed.state === "down" ? "is down" : "failed"
+        }: ${failed.error}`,
+        hint: `Check the server with: crab mcp test ${failed.name}`,
+      };
+    }
+    return undefined;
+  }
+
+  #config(server: string): McpServerConfig | undefined {
+    return this.selection.start.find((s) => s.name === server);
+  }
+
+  /** Connects every server that may start (for the listing). */
+  async all(): Promise<McpHub | undefined> {
+    const fresh = this.selection.start.filter((s) => !this.#tried.has(s.name));
+    for (const s of fresh) this.#tried.add(s.name);
+    if (fresh.length > 0) {
+      if (!this.#hub) this.#hub = await connectMcp(fresh, { report: true });
+      else await this.#hub.add(fresh);
+    }
+    this.sync();
+    return this.#hub;
+  }
+
+  /** Brings the registry in line with the hub's current tools. */
+  sync(): void {
+    if (!this.#hub) return;
+    const tools = this.#hub.tools();
+    if (tools === this.#synced) return;
+    this.#synced = tools;
+    for (const t of this.#registry.list()) {
+      if (t.class.startsWith("mcp:")) this.#registry.remove(t.name);
+    }
+    for (const t of tools) {
+      if (!toolWanted(t.name, this.#opts.tools)) continue;
+      this.#registry.add(t);
+      this.#allowed.add(t.class);
+    }
+  }
+
+  /** MCP servers skipped or tools left out, said once on stderr. */
+  skippedNotice(): void {
+    for (const s of this.selection.skipped) {
+      if (!this.selection.start.some((t) => t.name === s.name)) {
+        console.error(`crab: project MCP server "${s.name}" ${SKIPPED_REASON}`);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#hub?.close();
+  }
+}
+
+/** A JSONL answer line. */
+export type JsonlAnswer =
+  | { tool: string; call_seq: number; ok: true; output: string }
+  | {
+    tool: string | null;
+    call_seq: number | null;
+    ok: false;
+    error: { code: string; message: string; hint: string };
+  };
+
+function userSettingsOrEmpty(cwd: string) {
+  try {
+    return userSettings(cwd);
+  } catch {
+    return {};
+  }
+}
+
+function listing(registry: Registry): string {
+  const width = Math.max(10, ...registry.names().map((n) => n.length + 1));
+  return registry.list().map((t) => `${t.name.padEnd(width)} ${t.class}`).join("\n");
+}
+
+/** Runs `crab tool`; resolves to the exit code. */
+export async function toolCommand(
+  name: string | undefined,
+  argsJson: string | undefined,
+  opts: ToolCommandOptions,
+): Promise<number> {
+  // web_fetch is offered here because naming a tool is what enables it in `crab tool`.
+  const builtins: AnyTool[] = [
+    ...builtinTools(),
+    createWebFetchTool({ allowPrivate: opts.webAllowPrivate }),
+  ];
+  const unknown = opts.tools?.filter((n) =>
+    !n.includes("__") && !builtins.some((t) => t.name === n)
+  );
+  if (unknown?.length) {
+    console.error(
+      `error: Cannot limit crab tool to ${unknown.map((n) => `"${n}"`).join(", ")}: no such ` +
+        `built-in tool\nhint: built-ins: ${builtins.map((t) => t.name).join(", ")}; MCP tools ` +
+        "are SERVER__TOOL or SERVER__*",
+    );
+    return 2;
+  }
+  const registry = new Registry(builtins.filter((t) => toolWanted(t.name, opts.tools)));
+  // MCP servers start on first use, so their classes join this set later.
+  const policy = new SessionPolicy({
+    yolo: opts.yolo,
+    allowed: (opts.allow ?? []) as AllowedClass[],
+  });
+  const mcp = new McpOnDemand(opts, registry, policy.allowed);
+  try {
+    if (!opts.jsonl && name === undefined) {
+      await mcp.all();
+      mcp.skippedNotice();
+      const mode = opts.sandbox ?? userSettingsOrEmpty(opts.cwd).sandbox?.mode;
+      const present = withPermission(
+        registry.list(),
+        opts.cwd,
+        (m) => console.error(`crab: ${m}`),
+        mode,
+      );
+      console.log(listing(new Registry(present)));
+      return 0;
+    }
+    if (!opts.jsonl && !toolWanted(name!, opts.tools)) {
+      console.error(
+        `error: Cannot run tool "${name}": --tools ${opts.tools!.join(",")} leaves it out\n` +
+          "hint: add it to --tools, or leave --tools out",
+      );
+      return 2;
+    }
+    if (!opts.jsonl) {
+      const problem = await mcp.ensure(name!);
+      if (problem) {
+        console.error(`error [${problem.code}]: ${problem.message}\nhint: ${problem.hint}`);
+        return 1;
+      }
+      if (!registry.has(name!)) {
+        console.error(
+          `error: Cannot run tool "${name}": no such tool\nTools:\n${listing(registry)}`,
+        );
+        return 1;
+      }
+    }
+    return await runCalls(name, argsJson, opts, registry, policy, mcp);
+  } finally {
+    await mcp.close();
+  }
+}
+
+async function runCalls(
+  name: string | undefined,
+  argsJson: string | undefined,
+  opts: ToolCommandOptions,
+  registry: Registry,
+  policy: SessionPolicy,
+  mcp: McpOnDemand,
+): Promise<number> {
+  let extra: AllowedClass[];
+  let user;
+  try {
+    extra = extraClasses(opts.allow);
+    user = userSettings(opts.cwd);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    console.error(`error: ${e.message}`);
+    return 2;
+  }
+  cleanSpillFiles();
+  const session = new Session(opts.cwd);
+  session.sandbox = sandboxPolicy({ flag: opts.sandbox, user, allow: extra });
+  const allowed = policy.allowed;
+  // `--allow outside` (and `--allow-outside`) approves both outside classes, reads and writes.
+  if (opts.allowOutside) policy.allow("outside");
+  for (const c of extra) policy.allow(c);
+  if (!opts.jsonl) allowed.add(registry.get(name!)!.class);
+  else for (const t of registry.list()) allowed.add(t.class);
+  const store = new Store();
+  const runId = store.startRun({ mode: "tool", workspace: session.workspace });
+  const dispatcher = new Dispatcher({
+    registry,
+    session,
+    policy,
+    sink: store,
+    runId,
+  });
+  await traceRun({ runId, mode: "tool", dispatcher });
+  let code = 0;
+  try {
+    if (!opts.jsonl) {
+      const r = await dispatcher.dispatch(name!, argsJson ?? "{}");
+      code = printResult(r);
+    } else {
+      code = await runJsonl(dispatcher, mcp);
+    }
+  } finally {
+    store.endRun(runId, { status: code === 0 ? "ok" : "error" });
+    store.close();
+  }
+  return code;
+}
+
+/**
+ * Prints a result: stdout gets the output byte for byte when it is a pipe or a
+ * file, and with control sequences and bidi controls made visible when it is a
+ * terminal (a file holding OSC 52 or clear-screen must not act on the screen).
+ */
+function printResult(r: DispatchResult): number {
+  if (r.ok) {
+    const out = Deno.stdout.isTerminal() ? visible(r.output) : r.output;
+    Deno.stdout.writeSync(new TextEncoder().encode(out.endsWith("\n") ? out : out + "\n"));
+    return 0;
+  }
+  const text = `error [${r.error.code}]: ${r.error.message}\nhint: ${r.error.hint}`;
+  console.error(Deno.stderr.isTerminal() ? visible(text) : text);
+  return 1;
+}
+
+/** Exit code: 0 when every line was answered, whatever the calls returned. */
+async function runJsonl(dispatcher: Dispatcher, mcp: McpOnDemand): Promise<number> {
+  const encoder = new TextEncoder();
+  const write = (a: JsonlAnswer) => Deno.stdout.writeSync(encoder.encode(JSON.stringify(a) + "\n"));
+  for await (const line of stdinLines()) {
+    if (line.trim() === "") continue;
+    let call: unknown;
+    try {
+      call = JSON.parse(line);
+    } catch (e) {
+      write(invalid(`Cannot parse line as JSON: ${e instanceof Error ? e.message : e}`));
+      continue;
+    }
+    const c = call as { tool?: unknown; args?: unknown };
+    const dup = findDuplicateKey(line);
+    if (dup) {
+      write(duplicated(dup, dup.path === "tool" ? null : c?.tool));
+      continue;
+    }
+    if (!c || typeof c !== "object" || Array.isArray(c) || typeof c.tool !== "string") {
+      write(invalid('Cannot run line: expected {"tool": NAME, "args": {...}}'));
+      continue;
+    }
+    const problem = await mcp.ensure(c.tool);
+    if (problem) {
+      write({ tool: c.tool, call_seq: null, ok: false, error: problem });
+      continue;
+    }
+    const r = await dispatcher.dispatch(c.tool, c.args ?? {});
+    write(
+      r.ok
+        ? { tool: r.tool, call_seq: r.callSeq, ok: true, output: r.output }
+        : { tool: r.tool, call_seq: r.callSeq, ok: false, error: r.error },
+    );
+  }
+  return 0;
+}
+
+/** A line with a key given twice: which value was meant is unknowable, so nothing runs. */
+function duplicated(dup: DuplicateKey, tool: unknown): JsonlAnswer {
+  return {
+    tool: typeof tool === "string" ? tool : null,
+    call_seq: null,
+    ok: false,
+    error: {
+      code: "invalid_arguments",
+      message: `Cannot run line: the key "${dup.key}" appears twice (at ${dup.path})`,
+      hint: "Send each field once.",
+    },
+  };
+}
+
+function invalid(message: string): JsonlAnswer {
+  return {
+    tool: null,
+    call_seq: null,
+    ok: false,
+    error: {
+      code: "invalid_jsonl",
+      message,
+      hint: 'Send one JSON object per line: {"tool": "read", "args": {"path": "a.txt"}}',
+    },
+  };
+}
+
+async function* stdinLines(): AsyncGenerator<string> {
+  let buf = "";
+  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+    buf += chunk;
+    let nl: number;
+    while ((nl = buf.indexOf("\n")) !== -1) {
+      yield buf.slice(0, nl).replace(/\r$/, "");
+      buf = buf.slice(nl + 1);
+    }
+  }
+  if (buf !== "") yield buf;
+}

@@ -1,0 +1,76 @@
+/**
+ * The turn loop's public shapes: the events front ends hear, the options of an
+ * agent, and how a prompt or a compaction ended.
+ *
+ * @module
+ */
+
+import type { Dispatcher, DispatchResult } from "../../tools/dispatch.ts";
+import type { AnyTool } from "../../tools/tool.ts";
+import type { CompactInfo } from "./compact.ts";
+import type { Message, Provider, ProviderError, ToolCallBlock } from "../providers/types.ts";
+
+/** What the front ends hear while a turn runs. */
+export interface AgentEvents {
+  /** A piece of the model's answer text. */
+  onText?(delta: string): void;
+  /** A tool call is about to run. */
+  onToolCall?(call: ToolCallBlock): void;
+  /** Output of a running call as it is produced (bash). */
+  onToolOutput?(call: ToolCallBlock, chunk: string): void;
+  /** A tool call finished. */
+  onToolResult?(call: ToolCallBlock, result: DispatchResult): void;
+  /** Something the user should know: a retry, trimmed context, a loop warning. */
+  onNotice?(message: string): void;
+  /** Token usage of one model response. */
+  onUsage?(usage: { inputTokens: number; outputTokens: number }): void;
+  /** A model request is about to be sent (the front end shows that it waits). */
+  onRequest?(): void;
+  /** The conversation was compacted (by `/compact` or because the window was filling). */
+  onCompact?(info: CompactInfo): void;
+}
+
+/** How a request to the agent ended. */
+export type TurnStatus = "ok" | "max_turns" | "aborted" | "context_full" | "provider_error";
+
+/** The outcome of {@link Agent.send}. */
+export interface TurnResult {
+  status: TurnStatus;
+  /** The model's last answer text (its final answer when `status` is `ok`). */
+  text: string;
+  /** Model requests made for this prompt. */
+  turns: number;
+  /** What went wrong, for every status but `ok`. */
+  error?: string;
+  /** The provider error behind `provider_error`. */
+  providerError?: ProviderError;
+}
+
+/** Options of an {@link Agent}. */
+export interface AgentOptions {
+  provider: Provider;
+  dispatcher: Dispatcher;
+  system: string;
+  /** The tools offered, asked before each model request (MCP lists can change). */
+  tools(): AnyTool[];
+  /** Most model requests per prompt; unbounded when absent. */
+  maxTurns?: number;
+  /** The model's context window in tokens. */
+  contextWindow: number;
+  /** Output tokens requested per response; the provider's default for the model when absent. */
+  maxTokens?: number;
+  /** A conversation to continue. */
+  messages?: Message[];
+  events?: AgentEvents;
+  /** Called with every message added, and its index, so a transcript can be kept. */
+  onMessage?(message: Message, index: number): void;
+  /** Called when the whole history was replaced (compaction), so a transcript can be rewritten. */
+  onRewrite?(messages: readonly Message[]): void;
+  /** Retries of a response cut off mid-stream before the turn fails. */
+  incompleteRetries?: number;
+}
+
+/** How a compaction ended. */
+export type CompactResult =
+  | { ok: true; info: CompactInfo }
+  | { ok: false; error: string };

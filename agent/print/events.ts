@@ -1,0 +1,255 @@
+/**
+ * Print mode's JSON in the shapes of Claude Code's `SDKMessage` (what
+ * `claude -p --output-format json|stream-json` prints), so a script written for
+ * one reads the other: a `system`/`init` event, `assistant` and `user` messages
+ * whose content blocks are the Messages API's (`text`, `tool_use`,
+ * `tool_result`), and a `result`. crab's own facts (`run_id`, `tool_calls`,
+ * `tool_errors`, `sandbox`, ...) ride along as extra fields, which such scripts
+ * ignore.
+ *
+ * @module
+ */
+
+import type { DispatchResult } from "../../tools/dispatch.ts";
+import type { TurnStatus } from "../loop/loop.ts";
+import { contextWindow, maxOutputTokens } from "../providers/models.ts";
+import { costUsd } from "../providers/prices.ts";
+import type { Message, ToolCallBlock } from "../providers/types.ts";
+
+/** One JSON event or object of print mode's output. */
+export type PrintJson = Record<string, unknown>;
+
+/** Claude Code's result subtypes, for crab's turn statuses. */
+export function resultSubtype(status: TurnStatus): string {
+  if (status === "ok") return "success";
+  if (status === "max_turns") return "error_max_turns";
+  return "error_during_execution";
+}
+
+/** The arguments of a call as an object: the Messages API's `tool_use.input` is one. */
+export function toolInput(argsJson: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(argsJson);
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v;
+  } catch {
+    // Malformed arguments: the paired result says so.
+  }
+  return {};
+}
+
+/**
+ * Token counts in the Messages API's `usage` shape, every field its type requires
+ * filled (crab counts cached prompt tokens in `input_tokens` and uses no server tools).
+ */
+export function apiUsage(inputTokens: number, outputTokens: number): PrintJson {
+  return {
+    input_tokens: inputTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    output_tokens: outputTokens,
+    server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
+    service_tier: "standard",
+    cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+    output_tokens_details: { thinking_tokens: 0 },
+    iterations: [],
+    speed: "standard",
+    inference_geo: "not_available",
+    fallback_credit: null,
+  };
+}
+
+/** What the `system`/`init` event says about a run. */
+export interface InitFacts {
+  cwd: string;
+  sessionId: string;
+  model: string;
+  tools: string[];
+  mcpServers: { name: string; status: string }[];
+  /** `bypassPermissions` under `--yolo`; `dontAsk` otherwise (offered tools approved, the rest refused). */
+  permissionMode: "bypassPermissions" | "dontAsk";
+  apiKeySource: "ANTHROPIC_API_KEY" | "none";
+  sandbox: string;
+  runId: string;
+  provider: string;
+  version: string;
+}
+
+/** The opening event of `stream-json`. */
+export function initEvent(f: InitFacts): PrintJson {
+  return {
+    type: "system",
+    subtype: "init",
+    cwd: f.cwd,
+    session_id: f.sessionId,
+    tools: f.tools,
+    mcp_servers: f.mcpServers,
+    model: f.model,
+    permissionMode: f.permissionMode,
+    apiKeySource: f.apiKeySource,
+    slash_commands: [],
+    output_style: "default",
+    skills: [],
+    plugins: [],
+    uuid: crypto.randomUUID(),
+    // crab's own.
+    sandbox: f.sandbox,
+    run_id: f.runId,
+    provider: f.provider,
+    crab_version: f.version,
+  };
+}
+
+/** An answer of the model, as Claude Code's `assistant` message. */
+export function assistantEvent(
+  m: Message,
+  ctx: { model: string; sessionId: string; usage?: { inputTokens: number; outputTokens: number } },
+): PrintJson {
+  const content = typeof m.content === "string"
+    ? [{ type: "text" as const, text: m.content }]
+    : m.content;
+  // Blocks as the Messages API sends them (a text block carries `citations`).
+  const blocks: PrintJson[] = content.flatMap((b): PrintJson[] =>
+    b.type === "text"
+      ? (b.text ? [{ type: "text", text: b.text, citations: null }] : [])
+      : b.type === "tool_call"
+      ? [{ type: "tool_use", id: b.id, name: b.name, input: toolInput(b.argsJson) }]
+      : []
+  );
+  const hasCalls = blocks.some((b) => b.type === "tool_use");
+  return {
+    type: "assistant",
+    message: {
+      id: `msg_${crypto.randomUUID().replaceAll("-", "")}`,
+      type: "message",
+      role: "assistant",
+      model: ctx.model,
+      content: blocks,
+      stop_reason: hasCalls ? "tool_use" : "end_turn",
+      stop_sequence: null,
+      stop_details: null,
+      container: null,
+      context_management: null,
+      diagnostics: null,
+      usage: apiUsage(ctx.usage?.inputTokens ?? 0, ctx.usage?.outputTokens ?? 0),
+    },
+    parent_tool_use_id: null,
+    session_id: ctx.sessionId,
+    uuid: crypto.randomUUID(),
+  };
+}
+
+/** A tool call's result, as Claude Code's `user` message with one `tool_result` block. */
+export function toolResultEvent(
+  call: ToolCallBlock,
+  r: DispatchResult,
+  text: string,
+  sessionId: string,
+): PrintJson {
+  return {
+    type: "user",
+    message: {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: call.id, content: text, is_error: !r.ok }],
+    },
+    parent_tool_use_id: null,
+    session_id: sessionId,
+    uuid: crypto.randomUUID(),
+    // Claude Code's place for a tool's structured output; crab's facts about the call.
+    tool_use_result: {
+      tool: call.name,
+      outcome: r.outcome,
+      duration_ms: Math.round(r.durationMs * 100) / 100,
+      bytes_out: r.bytesOut,
+      ...(r.ok
+        ? (r.exitCode != null ? { exit_code: r.exitCode } : {})
+        : { error: { code: r.error.code, message: r.error.message, hint: r.error.hint } }),
+    },
+  };
+}
+
+/** Something the user should know during a run (a retry, trimmed context). */
+export function noticeEvent(message: string, sessionId: string): PrintJson {
+  return {
+    type: "system",
+    subtype: "informational",
+    content: message,
+    level: "notice",
+    session_id: sessionId,
+    uuid: crypto.randomUUID(),
+  };
+}
+
+/** Per-tool counts of a run. */
+export interface ToolStats {
+  calls: number;
+  errors: number;
+  refused: number;
+  by_tool: Record<string, { calls: number; errors: number }>;
+}
+
+/** Everything the `result` says. */
+export interface ResultFacts {
+  status: TurnStatus;
+  text: string;
+  /** Why the run did not end well, for every status but `ok`. */
+  error?: string;
+  turns: number;
+  durationMs: number;
+  /** Time spent waiting for the model (the run's time minus the time tools ran). */
+  apiMs: number;
+  sessionId: string;
+  runId: string;
+  model: string;
+  provider: string;
+  sandbox: string;
+  usage: { inputTokens: number; outputTokens: number };
+  denials: { tool_name: string; tool_use_id: string; tool_input: Record<string, unknown> }[];
+  stats: ToolStats;
+  toolErrors: { tool: string; code: string; message: string }[];
+}
+
+/** The final `result`, for `json` and as the last `stream-json` event. */
+export function resultEvent(f: ResultFacts): PrintJson {
+  const cost = costUsd(f.model, f.usage);
+  const usage = apiUsage(f.usage.inputTokens, f.usage.outputTokens);
+  return {
+    type: "result",
+    subtype: resultSubtype(f.status),
+    is_error: f.status !== "ok",
+    duration_ms: f.durationMs,
+    duration_api_ms: f.apiMs,
+    num_turns: f.turns,
+    result: f.text,
+    stop_reason: f.status === "ok" ? "end_turn" : null,
+    session_id: f.sessionId,
+    total_cost_usd: cost ?? 0,
+    usage,
+    modelUsage: {
+      [f.model]: {
+        inputTokens: f.usage.inputTokens,
+        outputTokens: f.usage.outputTokens,
+        cacheReadInputTokens: 0,
+        cacheCreationInputTokens: 0,
+        webSearchRequests: 0,
+        costUSD: cost ?? 0,
+        contextWindow: contextWindow(f.model),
+        maxOutputTokens: maxOutputTokens(f.model),
+      },
+    },
+    permission_denials: f.denials,
+    // As Claude Code has it: what ended the run, on an error result only (tool errors are in tool_errors).
+    ...(f.status !== "ok" ? { errors: [f.error ?? f.status] } : {}),
+    uuid: crypto.randomUUID(),
+    // crab's own.
+    ...(cost === undefined
+      ? { cost_note: `no list price is known for model "${f.model}": total_cost_usd is 0` }
+      : {}),
+    status: f.status,
+    run_id: f.runId,
+    model: f.model,
+    provider: f.provider,
+    sandbox: f.sandbox,
+    tool_calls: f.stats,
+    tool_errors: f.toolErrors,
+  };
+}

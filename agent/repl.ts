@@ -1,7 +1,0 @@
-/**
- * Interactive mode's entry point; the REPL itself lives in `repl/`.
- *
- * @module
- */
-
-export { replCommand, type ReplOptions } from "./repl/mod.ts";

@@ -1,0 +1,231 @@
+/**
+ * Settings from `~/.config/crab/config.json` (user) and `.crab/config.json`
+ * (project); command-line flags win over both. A project file comes with the
+ * repository, so only harmless keys apply from it until the user trusted the
+ * workspace: a cloned repository must not pick the API host, pre-approve a
+ * shell, or widen what crab may do.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { configDir } from "../../tools/host/data_dir.ts";
+import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../../tools/sandbox/mode.ts";
+
+/** The `sandbox` setting: how far bash reaches. User config only. */
+export interface SandboxSettings {
+  mode?: SandboxMode;
+  /** Paths outside the workspace that commands may write (`~/` allowed). */
+  writable?: string[];
+}
+
+/** Every setting a config file may hold. */
+export interface Settings {
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  /** Tools offered to the model (built-in and `<server>__<tool>` names). */
+  tools?: string[];
+  /** Offer web_fetch. */
+  web?: boolean;
+  /** Let web_fetch reach private addresses (local dev servers). */
+  webAllowPrivate?: boolean;
+  /** Classes approved up front, like `--allow`. */
+  allow?: string[];
+  maxTurns?: number;
+  /** The model's context window in tokens, when crab does not know it. */
+  contextWindow?: number;
+  /** Export traces and metrics over OpenTelemetry (sends data off the machine: never a safe key). */
+  telemetry?: boolean;
+  /** bash's sandbox; never taken from a project file. */
+  sandbox?: SandboxSettings;
+}
+
+/** Keys a project file may set before the workspace is trusted. */
+export const SAFE_PROJECT_KEYS: readonly (keyof Settings)[] = [
+  "model",
+  "maxTurns",
+  "contextWindow",
+];
+
+/** A field's check: the type it must have, said the way an error names it. */
+export interface FieldKind {
+  /** What the value must be, e.g. "a positive integer". */
+  want: string;
+  ok: (value: unknown) => boolean;
+  /** What exactly is wrong with a value `ok` refused, when there is more to say than `want`. */
+  problem?: (value: unknown) => string | undefined;
+}
+
+const STRING: FieldKind = { want: "a string", ok: (v) => typeof v === "string" };
+const BOOLEAN: FieldKind = { want: "a boolean", ok: (v) => typeof v === "boolean" };
+const POSITIVE_INT: FieldKind = {
+  want: "a positive integer",
+  ok: (v) => typeof v === "number" && Number.isInteger(v) && v > 0,
+};
+const STRINGS: FieldKind = {
+  want: "an array of strings",
+  ok: (v) => Array.isArray(v) && v.every((x) => typeof x === "string"),
+};
+
+/** Every field a config file may hold and its check; a new setting adds one line here. */
+const KINDS: Record<keyof Settings, FieldKind> = {
+  provider: STRING,
+  model: STRING,
+  baseUrl: STRING,
+  tools: STRINGS,
+  web: BOOLEAN,
+  webAllowPrivate: BOOLEAN,
+  allow: STRINGS,
+  maxTurns: POSITIVE_INT,
+  contextWindow: POSITIVE_INT,
+  telemetry: BOOLEAN,
+  sandbox: {
+    want: "an object with mode and writable",
+    ok: (v) => sandboxProblem(v) === undefined,
+    problem: (v) => sandboxProblem(v),
+  },
+};
+
+/** Why a `sandbox` value is malformed, or undefined when it is fine. */
+function sandboxProblem(value: unknown): string | undefined {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return "must be an object";
+  for (const [k, v] of Object.entries(value)) {
+    if (k === "mode") {
+      if (!isSandboxMode(v)) {
+        return `field "sandbox.mode" must be one of ${SANDBOX_MODES.join(", ")}`;
+      }
+    } else if (k === "writable") {
+      if (!Array.isArray(v) || !v.every((p) => typeof p === "string" && /^(\/|~\/|~$)/.test(p))) {
+        return 'field "sandbox.writable" must be an array of absolute paths (or ~/...)';
+      }
+    } else return `unknown field "sandbox.${k}" (known: mode, writable)`;
+  }
+  return undefined;
+}
+
+/** A config file that cannot be used; the message names the file and the field. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** What one file holds, and what in it was ignored. */
+export interface FileSettings {
+  settings: Settings;
+  /** One line per ignored field (an unknown name), naming the file and the field. */
+  warnings: string[];
+}
+
+/**
+ * The settings of one file; missing file → empty. Unknown fields are ignored
+ * with a warning (a newer crab's file, or a typo, must not stop the run); a
+ * known field of the wrong type throws {@link ConfigError}.
+ */
+export function readSettings(path: string): FileSettings {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { settings: {}, warnings: [] };
+    throw new ConfigError(`Cannot read config "${path}": ${e instanceof Error ? e.message : e}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(
+      `Cannot parse config "${path}": ${e instanceof Error ? e.message : e}\nhint: fix the JSON`,
+    );
+  }
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new ConfigError(`Cannot use config "${path}": expected a JSON object`);
+  }
+  const out: Record<string, unknown> = {};
+  const warnings: string[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    const kind = Object.hasOwn(KINDS, key) ? KINDS[key as keyof Settings] : undefined;
+    if (!kind) {
+      warnings.push(unknownField(path, key));
+      continue;
+    }
+    if (!kind.ok(value)) {
+      const problem = kind.problem?.(value);
+      throw new ConfigError(
+        `Cannot use config "${path}": ${
+          problem?.startsWith("field")
+            ? problem
+            : `field "${key}" ${problem ?? `must be ${kind.want}`}`
+        }`,
+      );
+    }
+    out[key] = value;
+  }
+  return { settings: out as Settings, warnings };
+}
+
+function unknownField(path: string, key: string): string {
+  const known = Object.keys(KINDS);
+  const near = known.find((k) => k.toLowerCase() === key.toLowerCase()) ??
+    known.find((k) => editDistance(k.toLowerCase(), key.toLowerCase()) <= 2);
+  return `ignoring unknown field "${key}" in config "${path}" (` +
+    (near ? `did you mean "${near}"?` : `known fields: ${known.join(", ")}`) + ")";
+}
+
+/** Levenshtein distance, for "did you mean" on short field names. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/** Paths of the two config files. */
+export function configPaths(workspace: string): { user: string; project: string } {
+  return {
+    user: join(configDir(), "config.json"),
+    project: join(workspace, ".crab", "config.json"),
+  };
+}
+
+/** The merged settings and what was left out of an untrusted project file. */
+export interface LoadedSettings {
+  settings: Settings;
+  /** Unknown fields of either file, one line each (see {@link readSettings}). */
+  warnings: string[];
+  /** Project keys ignored because the workspace is not trusted. */
+  ignored: string[];
+  projectPath: string;
+  /** The user file alone (what only the user may decide: the sandbox, bash's network). */
+  user: Settings;
+  /** The project file tried to set the sandbox, which it never may. */
+  sandboxRefused: boolean;
+}
+
+/** User settings, then project settings over them (only safe keys unless `trusted`). */
+export function loadSettings(workspace: string, trusted: boolean): LoadedSettings {
+  const paths = configPaths(workspace);
+  const user = readSettings(paths.user);
+  const project = readSettings(paths.project);
+  const ignored: string[] = [];
+  const merged: Record<string, unknown> = { ...user.settings };
+  let sandboxRefused = false;
+  for (const [key, value] of Object.entries(project.settings)) {
+    // A repository must not loosen the sandbox its own commands run in, trusted or not.
+    if (key === "sandbox") sandboxRefused = true;
+    else if (trusted || SAFE_PROJECT_KEYS.includes(key as keyof Settings)) merged[key] = value;
+    else ignored.push(key);
+  }
+  return {
+    settings: merged as Settings,
+    warnings: [...user.warnings, ...project.warnings],
+    ignored,
+    projectPath: paths.project,
+    user: user.settings,
+    sandboxRefused,
+  };
+}

@@ -1,0 +1,527 @@
+/**
+ * Everything a model-driven run needs, put together once for both front ends:
+ * settings (flags over config files, project files only when trusted), the
+ * provider, the tools offered, the approval policy, the store, the run record,
+ * the session transcript and the agent itself.
+ *
+ * @module
+ */
+
+import { Dispatcher } from "../../tools/dispatch.ts";
+import { Registry } from "../../tools/registry.ts";
+import { Session } from "../../tools/session.ts";
+import {
+  ALLOW_CLASSES,
+  type AllowedClass,
+  type Asker,
+  SessionPolicy,
+} from "../../tools/call/approval.ts";
+import type { AnyTool, ApprovalPolicy, ApprovalRequest } from "../../tools/tool.ts";
+import { builtinTools } from "../../tools/builtins.ts";
+import { withPermission } from "../../tools/host/capabilities.ts";
+import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import { sandboxStatus } from "../../tools/sandbox/mod.ts";
+import { cleanSpillFiles } from "../../tools/truncate.ts";
+import { loadMcpConfig, selectServers } from "../../mcp/config.ts";
+import { mcpEventReporter } from "../commands/mcp.ts";
+import type { McpHub, McpServerStatus } from "../../mcp/hub.ts";
+import { Agent, type AgentEvents } from "../loop/loop.ts";
+import { loadSettings, type Settings } from "./config.ts";
+import { sandboxPolicy } from "./sandbox_settings.ts";
+import { Store } from "../store/observe.ts";
+import { effectiveUid } from "./effective_uid.ts";
+import { Transcripts } from "../store/sessions.ts";
+import { systemPrompt } from "./system_prompt.ts";
+import { isTrusted } from "./trust.ts";
+import { traceRun } from "../telemetry/mod.ts";
+import {
+  createProvider,
+  DEFAULT_CONTEXT_WINDOW,
+  type Message,
+  type Provider,
+  selectProvider,
+} from "../providers/mod.ts";
+import { chooseWindow, type WindowChoice } from "../providers/context_window.ts";
+import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
+
+/** Command-line flags that shape a run. */
+export interface RunFlags {
+  cwd: string;
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  /** Comma-separated tool names offered to the model. */
+  tools?: string;
+  web?: boolean;
+  webAllowPrivate?: boolean;
+  /** Comma-separated classes approved up front. */
+  allow?: string;
+  yolo?: boolean;
+  maxTurns?: number;
+  contextWindow?: number;
+  trustProject?: boolean;
+  continue?: boolean;
+  resume?: string;
+  /** How far bash may reach (`--sandbox`); never taken from a project file. */
+  sandbox?: SandboxMode;
+}
+
+/** A problem with the command line or config: exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** A provider that cannot be chosen or built: exit code 3. */
+export class SetupError extends Error {
+  override name = "SetupError";
+}
+
+/** The MCP servers of a run, connecting. */
+interface McpStart {
+  /** Names of the servers being started. */
+  servers: string[];
+  /** Resolves when every server connected or failed; undefined when none is configured. */
+  hub: Promise<McpHub | undefined>;
+  /** Whether an MCP tool is offered (all, unless `--tools` picks some). */
+  wanted(name: string): boolean;
+}
+
+/**
+ * Loads the MCP config, applies trust (project servers only in a trusted
+ * workspace), and starts connecting the servers the run wants.
+ */
+function startMcp(
+  workspace: string,
+  trusted: boolean,
+  picks: string[] | undefined,
+  notice: (message: string) => void,
+): McpStart {
+  const wanted = (name: string) =>
+    picks === undefined ||
+    picks.some((p) => p.endsWith("__*") ? name.startsWith(p.slice(0, -1)) : p === name);
+  const { servers, problems } = loadMcpConfig(workspace);
+  for (const p of problems) notice(p);
+  const { start, skipped } = selectServers(servers, { trusted });
+  for (const s of skipped) {
+    notice(
+      `project MCP server "${s.name}" not started: this workspace is not trusted ` +
+        "(--trust-project starts its servers for this run)",
+    );
+  }
+  // With `--tools`, only the servers it names are started.
+  const chosen = start.filter((s) =>
+    picks === undefined || picks.some((p) => p.startsWith(`${s.name}__`))
+  );
+  if (chosen.length === 0) return { servers: [], hub: Promise.resolve(undefined), wanted };
+  const hub = import("../../mcp/hub.ts").then(({ McpHub }) =>
+    McpHub.connect(chosen, { onEvent: mcpEventReporter(notice) })
+  );
+  return { servers: chosen.map((s) => s.name), hub, wanted };
+}
+
+/** The non-network built-ins, offered by default. */
+export const DEFAULT_TOOLS = ["read", "write", "edit", "bash", "glob", "grep"] as const;
+
+const CLASSES = new Set<string>(ALLOW_CLASSES);
+
+/** Parses `--allow write,exec,mcp:github`; `outside` stands for outside-read and outside-write. */
+export function parseClasses(list: readonly string[]): AllowedClass[] {
+  const out: AllowedClass[] = [];
+  for (const raw of list) {
+    const c = raw.trim();
+    if (!c) continue;
+    if (!CLASSES.has(c) && !/^mcp:[A-Za-z0-9_-]+$/.test(c)) {
+      throw new UsageError(
+        `Cannot allow class "${c}": use ${ALLOW_CLASSES.join(", ")} or mcp:SERVER`,
+      );
+    }
+    out.push(c as AllowedClass);
+  }
+  return out;
+}
+
+function splitList(s: string | undefined): string[] | undefined {
+  return s === undefined ? undefined : s.split(",").map((x) => x.trim()).filter(Boolean);
+}
+
+/**
+ * Chooses the tools offered: `--tools` (or config) names them; the default is the
+ * six non-network built-ins; `--web` adds web_fetch.
+ */
+export function chooseTools(
+  available: readonly AnyTool[],
+  names: readonly string[] | undefined,
+  web: boolean,
+): AnyTool[] {
+  const byName = new Map(available.map((t) => [t.name, t]));
+  const wanted = names ? [...names] : [...DEFAULT_TOOLS];
+  if (web && !wanted.includes("web_fetch")) wanted.push("web_fetch");
+  const out: AnyTool[] = [];
+  for (const n of wanted) {
+    const tool = byName.get(n);
+    if (!tool) {
+      throw new UsageError(
+        `Cannot offer tool "${n}": no such tool in this build\nhint: available: ${
+          [...byName.keys()].join(", ")
+        }`,
+      );
+    }
+    if (!out.includes(tool)) out.push(tool);
+  }
+  return out;
+}
+
+/** What a front end provides to a run. */
+export interface RuntimeHooks {
+  mode: "print" | "interactive";
+  /** One line for the user (stderr in print mode). */
+  notice(message: string): void;
+  /** The interactive prompt; absent in print mode. */
+  ask?: Asker;
+  /** Told of each call allowed without asking. */
+  approved?: (request: ApprovalRequest) => void;
+  events?: AgentEvents;
+}
+
+/** A ready run. */
+export interface Runtime {
+  agent: Agent;
+  provider: Provider;
+  registry: Registry;
+  policy: SessionPolicy;
+  dispatcher: Dispatcher;
+  store: Store;
+  transcripts: Transcripts;
+  runId: string;
+  /** The transcript the conversation is kept in (changes on {@link Runtime.newSession}). */
+  readonly sessionId: string;
+  settings: Settings;
+  /** The sandbox mode bash runs in. */
+  sandbox: SandboxMode;
+  /** The previous exchange of a resumed session (for the REPL to show). */
+  resumed: Message[];
+  /** Starts a new conversation in a new transcript; files must be read again. */
+  newSession(): void;
+  /**
+   * Starts what interactive mode's prompt did not wait for: the provider's SDK
+   * and the MCP servers (print mode had both before the run began). Resolves once
+   * every server connected or failed; calling it again returns the same promise.
+   */
+  warmUp(): Promise<void>;
+  /** The MCP servers of this run: state and tools (`/mcp`). */
+  mcpStatus(): McpServerStatus[];
+  /** Whether the workspace's own settings, servers and commands are in use. */
+  trusted: boolean;
+  /** Goes on with a stored session (`/resume`); returns its last exchange, to show. */
+  resumeSession(id: string): Message[];
+  /** Records the end of the run and closes the store. */
+  finish(status: string): void;
+}
+
+/** Builds a run from flags; throws {@link UsageError} or {@link SetupError}. */
+export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promise<Runtime> {
+  let session: Session;
+  try {
+    session = new Session(flags.cwd);
+  } catch (e) {
+    throw new UsageError(
+      `Cannot use workspace "${flags.cwd}": ${e instanceof Error ? e.message : e}`,
+    );
+  }
+  const workspace = session.workspace;
+  const trusted = flags.trustProject === true || isTrusted(workspace);
+  let loaded;
+  try {
+    loaded = loadSettings(workspace, trusted);
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  for (const w of loaded.warnings) hooks.notice(w);
+  if (loaded.ignored.length) {
+    hooks.notice(
+      `ignoring ${loaded.ignored.join(", ")} from ${loaded.projectPath}: this workspace is not ` +
+        "trusted (pass --trust-project to use them)",
+    );
+  }
+  if (loaded.sandboxRefused) {
+    hooks.notice(
+      `ignoring sandbox from ${loaded.projectPath}: only --sandbox or the user config chooses it`,
+    );
+  }
+  const settings = loaded.settings;
+  // The sandbox comes from the flag and the user's own file, never from the project.
+  session.sandbox = sandboxPolicy({
+    flag: flags.sandbox,
+    user: loaded.user,
+    allow: splitList(flags.allow),
+  });
+
+  const toolNames = splitList(flags.tools) ?? settings.tools;
+  // Names with `__` pick MCP tools (`server__tool`, or `server__*` for all of a server's).
+  const mcpPicks = toolNames?.filter((n) => n.includes("__"));
+  const web = flags.web ?? settings.web ?? false;
+  const webFetch = createWebFetchTool({
+    allowPrivate: flags.webAllowPrivate ?? settings.webAllowPrivate ?? false,
+  });
+  const offered = withPermission(
+    chooseTools(
+      [...builtinTools(), webFetch],
+      toolNames?.filter((n) => !n.includes("__")),
+      web,
+    ),
+    workspace,
+    hooks.notice,
+    session.sandbox.mode,
+  );
+  const sandboxed = offered.some((t) => t.class === "exec") &&
+    session.sandbox.mode !== "danger-full-access";
+  const probe = sandboxed ? sandboxStatus(workspace) : undefined;
+
+  if (flags.webAllowPrivate && !offered.some((t) => t.name === "web_fetch")) {
+    throw new UsageError(
+      "Cannot use --web-allow-private without web_fetch: it is not offered in this run\n" +
+        "hint: add --web",
+    );
+  }
+
+  // MCP servers connect while the provider loads; the first request waits for both.
+  // Print mode starts them now; interactive mode once its prompt is drawn (`connectMcp`),
+  // so loading the MCP SDK does not hold the prompt back.
+  let mcpStart: McpStart | undefined;
+  const connectMcp = () => mcpStart ??= startMcp(workspace, trusted, mcpPicks, hooks.notice);
+  if (hooks.mode === "print") connectMcp();
+
+  const allowed = parseClasses([...(settings.allow ?? []), ...(splitList(flags.allow) ?? [])]);
+  if (hooks.mode === "print") {
+    // Nobody is there to answer: every offered tool is approved (the tool list is the limit).
+    for (const t of offered) allowed.push(t.class);
+    for (const server of mcpStart!.servers) allowed.push(`mcp:${server}`);
+  }
+  const policy = new SessionPolicy({
+    yolo: flags.yolo ?? false,
+    allowed,
+    ask: hooks.ask,
+    notify: hooks.approved,
+  });
+  if (flags.yolo && effectiveUid() === 0) {
+    hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
+  }
+
+  const providerName = flags.provider ?? settings.provider;
+  if (providerName !== undefined && providerName !== "anthropic" && providerName !== "openai") {
+    await (await mcpStart?.hub)?.close();
+    throw new UsageError(`Cannot use provider "${providerName}": expected anthropic or openai`);
+  }
+  let providerConfig;
+  try {
+    providerConfig = await selectProvider(Deno.env.toObject(), {
+      provider: flags.provider ?? settings.provider,
+      model: flags.model ?? settings.model,
+      baseUrl: flags.baseUrl ?? settings.baseUrl,
+    });
+  } catch (e) {
+    await (await mcpStart?.hub)?.close();
+    throw new SetupError(e instanceof Error ? e.message : String(e));
+  }
+  // The server is asked for an unknown model's window while the SDK loads.
+  const model = providerConfig.model ?? "";
+  const win = chooseWindow(providerConfig, flags.contextWindow ?? settings.contextWindow);
+  const applyWindow = (w: WindowChoice) => {
+    if (w.notice) hooks.notice(w.notice);
+    return w.tokens;
+  };
+  // Interactive mode loads the SDK once its prompt is drawn (`warmUp`), or at the first request.
+  const provider: Provider = hooks.mode === "print"
+    ? await createProvider(providerConfig)
+    : lazyProvider(providerConfig.provider, model, () => createProvider(providerConfig));
+  // Interactive mode draws its prompt while the servers connect; the first request waits for them.
+  let hub: McpHub | undefined;
+  let mcpStale = true;
+  let mcpReady: Promise<void> | undefined;
+  const connect = () =>
+    mcpReady ??= connectMcp().hub.then((h) => {
+      hub = h;
+      hub?.onToolsChanged((change) => {
+        mcpStale = true;
+        // An 'a' answer covered the tools as they were described then.
+        const touched = [...change.changed, ...change.added];
+        if (touched.length && policy.forget(`mcp:${change.server}`)) {
+          hooks.notice(
+            `MCP server "${change.server}" changed its tools (${touched.join(", ")}); ` +
+              "its calls ask for approval again",
+          );
+        }
+      });
+      mcpStale = true;
+    }, () => {});
+  if (hooks.mode === "print") await connect();
+  // Interactive mode does not wait for the server's answer; it applies when it comes.
+  const window = win.known ??
+    (hooks.mode === "print" ? applyWindow(await win.asked) : DEFAULT_CONTEXT_WINDOW);
+  const status = await probe?.catch(() => undefined);
+  if (status && !status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
+
+  const store = new Store();
+  store.onProblem = hooks.notice;
+  cleanSpillFiles();
+  const transcripts = new Transcripts(store);
+  let sessionId: string;
+  let messages: Message[] = [];
+  if (flags.resume !== undefined || flags.continue) {
+    const found = flags.resume !== undefined && flags.resume !== ""
+      ? transcripts.find(flags.resume)
+      : transcripts.latest(workspace);
+    if (!found) {
+      store.close();
+      throw new UsageError(
+        flags.resume !== undefined
+          ? `Cannot resume session "${flags.resume}": no such session\nhint: list them with crab sessions`
+          : `Cannot continue: no earlier session in ${workspace}\nhint: start without --continue`,
+      );
+    }
+    sessionId = found.id;
+    messages = repairTranscript(transcripts.load(found.id));
+  } else {
+    sessionId = transcripts.create(workspace, provider.name, provider.model);
+  }
+  const runId = store.startRun({
+    mode: hooks.mode,
+    workspace,
+    model: provider.model,
+    provider: provider.name,
+    sessionId,
+  });
+  const registry = new Registry(offered);
+  // MCP tools join the registry, and follow the servers' list changes at the next request.
+  const syncMcp = () => {
+    if (!hub || !mcpStale) return;
+    mcpStale = false;
+    for (const t of registry.list()) if (t.class.startsWith("mcp:")) registry.remove(t.name);
+    for (const t of hub.tools()) if (mcpStart?.wanted(t.name)) registry.add(t);
+  };
+  syncMcp();
+  // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
+  const approval: ApprovalPolicy = {
+    approve: async (request, signal) => {
+      if (hub && request.class.startsWith("mcp:")) await hub.settled();
+      return policy.approve(request, signal);
+    },
+  };
+  const dispatcher = new Dispatcher({ registry, session, policy: approval, sink: store, runId });
+  const agent = new Agent({
+    provider,
+    dispatcher,
+    system: systemPrompt(workspace),
+    tools: () => {
+      syncMcp();
+      return registry.list();
+    },
+    maxTurns: flags.maxTurns ?? settings.maxTurns,
+    contextWindow: window,
+    messages,
+    events: hooks.events,
+    onMessage: (m, i) => transcripts.append(sessionId, i, [m]),
+    onRewrite: (all) => {
+      transcripts.truncate(sessionId, 0);
+      transcripts.append(sessionId, 0, all);
+    },
+  });
+  if (win.known === undefined && hooks.mode !== "print") {
+    win.asked.then((w) => agent.contextWindow = applyWindow(w), () => {});
+  }
+  await traceRun({
+    runId,
+    sessionId: () => sessionId,
+    mode: hooks.mode,
+    agent,
+    provider,
+    baseUrl: providerConfig.baseUrl,
+    dispatcher,
+  });
+  let finished = false;
+  return {
+    get sessionId() {
+      return sessionId;
+    },
+    newSession() {
+      agent.clear();
+      session.files.clear();
+      sessionId = transcripts.create(workspace, provider.name, agent.model);
+    },
+    mcpStatus: () => hub?.status() ?? [],
+    warmUp: () => {
+      if ("load" in provider) (provider as LazyProvider).load().catch(() => {});
+      return connect();
+    },
+    trusted,
+    resumeSession(id) {
+      const stored = repairTranscript(transcripts.load(id));
+      agent.clear();
+      agent.messages.push(...stored);
+      session.files.clear();
+      sessionId = id;
+      return lastExchange(stored);
+    },
+    agent,
+    provider,
+    registry,
+    policy,
+    dispatcher,
+    store,
+    transcripts,
+    runId,
+    settings,
+    sandbox: session.sandbox.mode,
+    resumed: lastExchange(messages),
+    finish(status) {
+      if (finished) return;
+      finished = true;
+      // Closing asks the servers to stop; their groups die with crab in any case.
+      mcpReady?.then(() => hub?.close()).catch(() => {});
+      store.endRun(runId, {
+        status,
+        turns: agent.turns,
+        inputTokens: agent.usage.inputTokens,
+        outputTokens: agent.usage.outputTokens,
+      });
+      store.close();
+    },
+  };
+}
+
+/**
+ * Makes a stored conversation sendable again: a response whose tool calls never
+ * got results (the process ended mid-call) gets results saying so.
+ */
+export function repairTranscript(messages: Message[]): Message[] {
+  const out = [...messages];
+  const last = out[out.length - 1];
+  if (last?.role === "assistant") {
+    const calls = last.content.filter((b) => b.type === "tool_call");
+    if (calls.length) {
+      out.push({
+        role: "user",
+        content: calls.map((c) => ({
+          type: "tool_result" as const,
+          callId: c.type === "tool_call" ? c.id : "",
+          text: "Error [not_run]: the previous session ended before this call ran\n" +
+            "Hint: Run it again if it is still needed.",
+          isError: true,
+        })),
+      });
+    }
+  }
+  return out;
+}
+
+/** The last user prompt and everything after it. */
+function lastExchange(messages: Message[]): Message[] {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role !== "user") continue;
+    const hasPrompt = typeof m.content === "string" || m.content.some((b) => b.type === "text");
+    if (hasPrompt) return messages.slice(i);
+  }
+  return [];
+}

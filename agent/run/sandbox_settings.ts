@@ -1,0 +1,61 @@
+/**
+ * The sandbox a run's commands get: the mode from `--sandbox`, else the user's
+ * config, else workspace-write; the network when the run grants the `net`
+ * class on the command line or in the user's config; extra writable paths from
+ * the user's config. A project file never decides any of it.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
+import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../../tools/sandbox/mode.ts";
+import type { AllowedClass } from "../../tools/call/approval.ts";
+import { ConfigError, configPaths, readSettings, type Settings } from "./config.ts";
+
+/** Where the parts of a policy come from. */
+export interface SandboxSources {
+  /** `--sandbox MODE`. */
+  flag?: SandboxMode;
+  /** The user's config file alone. */
+  user: Settings;
+  /** Classes the command line approves (`--allow`). */
+  allow?: readonly string[];
+}
+
+function expandHome(path: string): string {
+  const home = Deno.env.get("HOME") ?? "/";
+  return path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
+}
+
+/** The policy of a run. */
+export function sandboxPolicy(src: SandboxSources): SandboxPolicy {
+  const allow = [...(src.allow ?? []), ...(src.user.allow ?? [])].map((c) => c.trim());
+  return {
+    mode: src.flag ?? src.user.sandbox?.mode ?? DEFAULT_SANDBOX_MODE,
+    net: allow.includes("net"),
+    writable: (src.user.sandbox?.writable ?? []).map(expandHome),
+  };
+}
+
+/** The user's settings for a command that reads no project file (`crab tool`, `crab mcp serve`). */
+export function userSettings(workspace: string): Settings {
+  return readSettings(configPaths(workspace).user).settings;
+}
+
+/** Classes `crab tool` and `crab mcp serve` accept in `--allow`. */
+const EXTRA_CLASSES = new Set(["protected", "net", "outside", "outside-read", "outside-write"]);
+
+/** The `--allow` list of `crab tool` and `crab mcp serve`; throws on an unknown class. */
+export function extraClasses(list: readonly string[] | undefined): AllowedClass[] {
+  const out: AllowedClass[] = [];
+  for (const c of (list ?? []).map((x) => x.trim()).filter(Boolean)) {
+    if (!EXTRA_CLASSES.has(c)) {
+      throw new ConfigError(
+        `Cannot allow class "${c}": use protected, net, outside, outside-read or outside-write`,
+      );
+    }
+    out.push(c as AllowedClass);
+  }
+  return out;
+}

@@ -1,0 +1,323 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { DEFAULT_TOOLS, instructionsFor, selectTools } from "../../../agent/commands/mcp_serve.ts";
+import { builtinTools } from "../../../tools/builtins.ts";
+import type { AnyTool } from "../../../tools/tool.ts";
+import { sandbox } from "../../support/cli.ts";
+import { processesInGroup, serve, textOf, waitFor } from "../../support/mcp_serve.ts";
+
+const names = (tools: AnyTool[]) => tools.map((t) => t.name);
+
+Deno.test("selectTools() offers the read class by default", () => {
+  assert.deepEqual(names(selectTools(builtinTools(), {})), [...DEFAULT_TOOLS]);
+});
+
+Deno.test("selectTools() keeps the built-ins' order and drops repeats", () => {
+  assert.deepEqual(
+    names(selectTools(builtinTools(), { tools: "bash, read,edit,read" })),
+    ["read", "edit", "bash"],
+  );
+});
+
+Deno.test("selectTools() rejects unknown names, naming them and the built-ins", () => {
+  assert.throws(
+    () => selectTools(builtinTools(), { tools: "read,shell" }),
+    /Cannot offer "shell": not a built-in tool \(built-ins: read, write, edit, bash, glob, grep, web_fetch\)/,
+  );
+  assert.throws(() => selectTools(builtinTools(), { tools: " , " }), /at least one tool/);
+});
+
+Deno.test("selectTools() adds web_fetch with --web and requires --web for it", () => {
+  const webFetch: AnyTool = { ...builtinTools()[0], name: "web_fetch", class: "net" };
+  const withWeb = [...builtinTools(), webFetch];
+  assert.deepEqual(names(selectTools(withWeb, { web: true })), [
+    "read",
+    "glob",
+    "grep",
+    "web_fetch",
+  ]);
+  assert.throws(
+    () => selectTools(withWeb, { tools: "read,web_fetch" }),
+    /web_fetch is offered only with --web/,
+  );
+});
+
+Deno.test("selectTools() refuses web_fetch when the build lacks it", () => {
+  const without = builtinTools().filter((t) => t.name !== "web_fetch");
+  assert.throws(
+    () => selectTools(without, { web: true }),
+    /^Error: web_fetch is not available in this build$/,
+  );
+  assert.throws(
+    () => selectTools(without, { tools: "web_fetch", web: true }),
+    /web_fetch is not available in this build/,
+  );
+});
+
+Deno.test("instructionsFor() teaches read-before-edit only when a writing tool is offered", () => {
+  const tools = builtinTools();
+  assert.doesNotMatch(instructionsFor("/w", selectTools(tools, {})), /read the file first/);
+  assert.match(
+    instructionsFor("/w", selectTools(tools, { tools: "read,edit" })),
+    /read the file first/,
+  );
+});
+
+Deno.test("crab mcp serve exits 2 on a bad tool list, naming the problem", async () => {
+  using s = sandbox();
+  const r = await s.crab(["mcp", "serve", "--tools", "read,shell"]);
+  assert.equal(r.code, 2);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /^error: Cannot offer "shell": not a built-in tool/);
+});
+
+Deno.test("crab mcp serve --web offers web_fetch; --tools alone cannot", async () => {
+  using s = sandbox();
+  const served = await serve(s, ["--web"]);
+  try {
+    const { tools } = await served.client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ["read", "glob", "grep", "web_fetch"]);
+    assert.deepEqual(tools[3].annotations, { readOnlyHint: true, openWorldHint: true });
+  } finally {
+    await served.close();
+  }
+  const r = await s.crab(["mcp", "serve", "--tools", "read,web_fetch"]);
+  assert.equal(r.code, 2);
+  assert.equal(r.stdout, "");
+  assert.equal(r.stderr, "error: web_fetch is offered only with --web\n");
+});
+
+Deno.test("crab mcp serve exits 2 when the workspace does not exist", async () => {
+  using s = sandbox();
+  const r = await s.crab(["--cwd", join(s.root, "missing"), "mcp", "serve"]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /^error: Cannot serve ".*missing": no such directory/);
+});
+
+const encoder = new TextEncoder();
+const frame = (m: unknown) => encoder.encode(JSON.stringify(m) + "\n");
+const INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "t", version: "1" },
+  },
+};
+
+Deno.test("crab mcp serve ends promptly when stdin closes, killing a running bash call", async () => {
+  using s = sandbox();
+  const child = s.spawn(["--cwd", s.ws, "mcp", "serve", "--tools", "bash"]);
+  const stdout = new Response(child.stdout).text();
+  const stderr = new Response(child.stderr).text();
+  const w = child.stdin.getWriter();
+  await w.write(frame(INIT));
+  await w.write(frame({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  await w.write(frame({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "bash", arguments: { command: "echo $$ > pgid.txt; sleep 304" } },
+  }));
+  const pgidFile = join(s.ws, "pgid.txt");
+  const readPgid = () => {
+    try {
+      return Number(Deno.readTextFileSync(pgidFile).trim());
+    } catch {
+      return 0;
+    }
+  };
+  assert.notEqual(await waitFor(() => readPgid() > 1, 30_000), -1, "bash never started");
+  const pgid = readPgid();
+  const t0 = performance.now();
+  await w.close();
+  const status = await child.status;
+  const ms = performance.now() - t0;
+  assert.equal(status.code, 0, await stderr);
+  // Typically well under a second; the bound leaves room for a loaded machine.
+  assert.ok(ms < 10_000, `exit took ${ms} ms`);
+  assert.deepEqual(processesInGroup(pgid), []);
+  // stdout holds protocol messages and nothing else, and both requests were answered.
+  const lines = (await stdout).split("\n").filter((l) => l !== "");
+  const messages = lines.map((l) => JSON.parse(l));
+  for (const m of messages) assert.equal(m.jsonrpc, "2.0", JSON.stringify(m));
+  assert.deepEqual(messages.map((m) => m.id), [1, 2]);
+  assert.match(textOf(messages[1].result), /Killed by SIGTERM/);
+  using db = new DatabaseSync(join(s.home, "crab.db"));
+  assert.deepEqual(
+    db.prepare("SELECT status FROM runs").all().map((r) => r.status),
+    ["ok"],
+  );
+  assert.deepEqual(
+    db.prepare("SELECT tool, outcome FROM observations").all().map((r) => [r.tool, r.outcome]),
+    [["bash", "aborted"]],
+  );
+});
+
+Deno.test("crab mcp serve ended by SIGTERM records the run as interrupted and leaves no process", async () => {
+  using s = sandbox();
+  const child = s.spawn(["mcp", "serve", "--tools", "bash"]);
+  const stdout = new Response(child.stdout).text();
+  const stderr = new Response(child.stderr).text();
+  const w = child.stdin.getWriter();
+  await w.write(frame(INIT));
+  await w.write(frame({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  await w.write(frame({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "bash", arguments: { command: "echo $$ > pgid.txt; sleep 305" } },
+  }));
+  const pgidFile = join(s.ws, "pgid.txt");
+  const readPgid = () => {
+    try {
+      return Number(Deno.readTextFileSync(pgidFile).trim());
+    } catch {
+      return 0;
+    }
+  };
+  assert.notEqual(await waitFor(() => readPgid() > 1, 30_000), -1, "bash never started");
+  child.kill("SIGTERM");
+  const status = await child.status;
+  await w.close().catch(() => {});
+  await stdout;
+  assert.equal(status.code, 143, await stderr);
+  assert.deepEqual(processesInGroup(readPgid()), []);
+  using db = new DatabaseSync(join(s.home, "crab.db"));
+  const runs = db.prepare("SELECT mode, status, ended_at FROM runs").all();
+  assert.equal(runs.length, 1);
+  assert.equal(runs[0].mode, "mcp-serve");
+  assert.equal(runs[0].status, "interrupted");
+  assert.ok(Number(runs[0].ended_at) > 0);
+});
+
+/** Reads `stream` until `pattern` matches the text so far (bounded), returning the match. */
+async function waitForText(
+  stream: ReadableStream<Uint8Array>,
+  pattern: RegExp,
+  ms: number,
+): Promise<RegExpMatchArray> {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  const timer = setTimeout(() => reader.cancel(), ms);
+  try {
+    for (let i = 0; i < 10_000; i++) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+      const m = text.match(pattern);
+      if (m) return m;
+    }
+  } finally {
+    clearTimeout(timer);
+    reader.releaseLock();
+  }
+  throw new Error(`Never saw ${pattern} in: ${text}`);
+}
+
+Deno.test("crab mcp serve --http serves one crab session per MCP session on 127.0.0.1", async () => {
+  using s = sandbox();
+  s.put("a.txt", "one\n");
+  const child = s.spawn(["mcp", "serve", "--http", "0", "--tools", "read,edit"]);
+  child.stdin.close();
+  const stdout = new Response(child.stdout).text();
+  try {
+    const [url, port] = await waitForText(
+      child.stderr,
+      /http:\/\/127\.0\.0\.1:(\d+)\/mcp/,
+      60_000,
+    );
+    const connectClient = async () => {
+      const transport = new StreamableHTTPClientTransport(new URL(url));
+      const client = new Client({ name: "t", version: "1" });
+      await client.connect(transport);
+      return { client, transport };
+    };
+    const a = await connectClient();
+    assert.deepEqual((await a.client.listTools()).tools.map((t) => t.name), ["read", "edit"]);
+    assert.equal(
+      textOf(await a.client.callTool({ name: "read", arguments: { path: "a.txt" } })),
+      "1\tone\n",
+    );
+    // A second session has its own freshness gate: no read there yet.
+    const b = await connectClient();
+    const refused = await b.client.callTool({
+      name: "edit",
+      arguments: { path: "a.txt", edits: [{ old: "one", new: "1" }] },
+    });
+    assert.match(textOf(refused), /^Error \[file_not_read\]/);
+    const edited = await a.client.callTool({
+      name: "edit",
+      arguments: { path: "a.txt", edits: [{ old: "one", new: "1" }] },
+    });
+    assert.equal(edited.isError, undefined, textOf(edited));
+    assert.equal(Deno.readTextFileSync(join(s.ws, "a.txt")), "1\n");
+    await a.transport.terminateSession();
+    await a.client.close();
+
+    // A foreign Host (DNS rebinding) or Origin (a web page) is refused.
+    const foreign: Record<string, string>[] = [
+      { host: `evil.example:${port}` },
+      { origin: "http://evil.example" },
+    ];
+    for (const headers of foreign) {
+      const res = await rawPost(Number(port), JSON.stringify(INIT), headers);
+      assert.match(res, /^HTTP\/1\.1 403 /, res);
+    }
+
+    child.kill("SIGTERM");
+    assert.equal((await child.status).code, 143);
+    await b.client.close().catch(() => {});
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await child.status;
+    await stdout;
+  }
+  assert.equal(await stdout, "");
+  using db = new DatabaseSync(join(s.home, "crab.db"));
+  const runs = db.prepare("SELECT mode, status FROM runs ORDER BY started_at, id").all();
+  assert.deepEqual(runs.map((r) => [r.mode, r.status]), [
+    ["mcp-serve", "ok"],
+    ["mcp-serve", "interrupted"],
+  ]);
+});
+
+/** A raw HTTP/1.1 POST to /mcp with chosen headers; returns the response head and body. */
+async function rawPost(
+  port: number,
+  body: string,
+  headers: Record<string, string>,
+): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const all: Record<string, string> = {
+    host: `127.0.0.1:${port}`,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "content-length": String(encoder.encode(body).length),
+    connection: "close",
+    ...headers,
+  };
+  const head = Object.entries(all).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+  await conn.write(encoder.encode(`POST /mcp HTTP/1.1\r\n${head}\r\n${body}`));
+  return await new Response(conn.readable).text();
+}
+
+Deno.test("crab mcp serve --http exits 1 when the port is taken", async () => {
+  using s = sandbox();
+  using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const r = await s.crab(["mcp", "serve", "--http", String(port)]);
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "");
+  assert.equal(r.stderr, `error: Cannot listen on 127.0.0.1:${port}: the port is in use\n`);
+});

@@ -1,0 +1,186 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type FakeModel, startFakeModel } from "../../support/fake_model.ts";
+import { sandbox } from "../../support/cli.ts";
+import { replAgainst, submit } from "../../support/tmux.ts";
+
+const body = (fake: FakeModel, i: number) =>
+  fake.modelRequests()[i].body as { model: string; messages: unknown[] };
+
+Deno.test("repl: /model lists the provider's models and switches the next turn's", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "from the other one" }], {
+    models: ["fake-model", "other-model"],
+  });
+  await using t = await replAgainst(s, fake);
+  await submit(t, "/model");
+  const list = await t.waitFor("/model ID switches");
+  assert.match(list, /● fake-model\n +other-model/);
+  await submit(t, "/model other-model");
+  await t.waitFor("model for the next turn: other-model");
+  await t.waitFor(/other-model · ~\/ws/);
+  await submit(t, "hi");
+  await t.waitFor("from the other one");
+  assert.equal(body(fake, 0).model, "other-model");
+});
+
+Deno.test("repl: /cost prices a known model, says unknown otherwise; /clear resets the tokens", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{
+    text: "one",
+    usage: { input: 1_000_000, output: 0 },
+  }]);
+  await using t = await replAgainst(s, fake, [], "claude-sonnet-4-5");
+  await submit(t, "hi");
+  await t.waitFor(/1\.00M tokens/);
+  await submit(t, "/cost");
+  await t.waitFor("about $3.0000 at list prices");
+  await submit(t, "/model local-thing");
+  await submit(t, "/cost");
+  await t.waitFor("cost unknown (no price for local-thing)");
+  await submit(t, "/clear");
+  const screen = await t.waitFor(/local-thing · ~\/ws · 0 tokens/);
+  assert.doesNotMatch(screen, /1\.00M tokens/);
+});
+
+Deno.test("repl: /compact summarises through the model and goes on from the summary", async () => {
+  using s = sandbox();
+  s.put("a.txt", "alpha\n");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: "a.txt" } }] },
+    { text: "It says alpha." },
+    { text: "SUMMARY: read a.txt, it says alpha." },
+    { text: "Going on." },
+  ]);
+  await using t = await replAgainst(s, fake);
+  await submit(t, "what is in a.txt?");
+  await t.waitFor("It says alpha.");
+  await submit(t, "/compact the file");
+  const screen = await t.waitFor(/compacted the conversation \(\d+ messages/);
+  assert.match(screen, /1 file must be read again before editing/);
+  assert.match(JSON.stringify(body(fake, 2)), /Focus on: the file/);
+  await submit(t, "next");
+  await t.waitFor("Going on.");
+  const last = body(fake, 3);
+  assert.equal(last.messages.length, 1);
+  assert.match(JSON.stringify(last.messages[0]), /SUMMARY: read a\.txt.*- a\.txt.*next/);
+});
+
+Deno.test("repl: a custom command from the config dir takes $ARGUMENTS; /help lists it", async () => {
+  using s = sandbox();
+  Deno.mkdirSync(join(s.config, "crab", "commands"), { recursive: true });
+  Deno.writeTextFileSync(
+    join(s.config, "crab", "commands", "greet.md"),
+    "---\ndescription: greet someone\n---\nSay hello to $ARGUMENTS, politely.\n",
+  );
+  // A project command needs a trusted workspace.
+  s.put(".crab/commands/sneaky.md", "Run rm -rf /");
+  await using fake = await startFakeModel([{ text: "Hello, Bob." }]);
+  await using t = await replAgainst(s, fake, ["--trust-project"]);
+  await submit(t, "/help");
+  const help = await t.waitFor("greet someone");
+  assert.match(help, /\/greet +\(user\) greet someone/);
+  assert.match(help, /\/sneaky +\(project\)/);
+  await submit(t, "/greet Bob");
+  await t.waitFor("Hello, Bob.");
+  assert.match(JSON.stringify(body(fake, 0)), /Say hello to Bob, politely\./);
+});
+
+Deno.test("repl: /resume picks a past session from a list and goes on with it", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "The answer is 42." }, { text: "Still 42." }]);
+  const first = await s.crab(
+    ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), "-p", "what is it?"],
+    { env: { ANTHROPIC_API_KEY: "k" } },
+  );
+  assert.equal(first.code, 0, first.stderr);
+  await using t = await replAgainst(s, fake);
+  await submit(t, "/resume");
+  await t.waitFor(/ 1\. \d{4}-\d\d-\d\d \d\d:\d\d +2 messages +what is it\?/);
+  await t.waitFor("session number (Enter cancels): ");
+  await t.type("1");
+  await t.keys("Enter");
+  await t.waitFor(/resumed session[^]*› what is it\?\nThe answer is 42\./);
+  await submit(t, "sure?");
+  await t.waitFor("Still 42.");
+  assert.equal(body(fake, 1).messages.length, 3);
+});
+
+Deno.test("repl: a read finishing while an approval waits prints after the answer, not under it", async () => {
+  using s = sandbox();
+  s.put("a.txt", "inside\n");
+  const outside = Deno.makeTempFileSync({ prefix: "crab-outside-" });
+  Deno.writeTextFileSync(outside, "outside\n");
+  try {
+    await using fake = await startFakeModel([
+      {
+        calls: [
+          { name: "read", args: { path: outside } },
+          { name: "read", args: { path: "a.txt" } },
+        ],
+      },
+      { text: "Both read." },
+    ]);
+    await using t = await replAgainst(s, fake);
+    await submit(t, "read both");
+    await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
+    // The inside read is long done by now; its line is held back.
+    await new Promise((r) => setTimeout(r, 500));
+    assert.doesNotMatch(await t.screen(), /● read a\.txt/);
+    await t.keys("y");
+    const screen = await t.waitFor("Both read.");
+    assert.match(screen, /allow\? \[y\]es\/\[n\]o\/\[a\]ll: yes\n(.*\n)*● read a\.txt/);
+  } finally {
+    Deno.removeSync(outside);
+  }
+});
+
+Deno.test("repl: the prompt comes before the MCP servers are up; the first prompt waits for their tools", async () => {
+  const { FAKE_SERVER, RUN_CACHED } = await import("../../support/mcp_servers.ts");
+  const { toolNames } = await import("../../support/fake_model.ts");
+  using s = sandbox();
+  const slow = `sleep 2; exec ${Deno.execPath()} ${[...RUN_CACHED, FAKE_SERVER].join(" ")}`;
+  Deno.mkdirSync(join(s.config, "crab"), { recursive: true });
+  Deno.writeTextFileSync(
+    join(s.config, "crab", "mcp.json"),
+    JSON.stringify({ mcpServers: { slow: { command: "/bin/sh", args: ["-c", slow] } } }),
+  );
+  await using fake = await startFakeModel([{ text: "Tools seen." }]);
+  await using t = await replAgainst(s, fake);
+  await submit(t, "hi");
+  await t.waitFor("starting MCP servers…");
+  await t.waitFor("Tools seen.", 30_000);
+  assert.ok(toolNames(fake.modelRequests()[0]).includes("slow__echo"));
+  await submit(t, "/mcp");
+  await t.waitFor(/slow \(user, stdio\) connected · \d+ tools/);
+});
+
+Deno.test("repl: /init has the model look around and write AGENTS.md, naming the instructions in use", async () => {
+  using s = sandbox();
+  s.put("CLAUDE.md", "Use tabs.\n");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "glob", args: { pattern: "*" } }] },
+    { calls: [{ name: "write", args: { path: "AGENTS.md", content: "# Agents\n\nUse tabs.\n" } }] },
+    { text: "Wrote AGENTS.md." },
+  ]);
+  await using t = await replAgainst(s, fake, ["--yolo"]);
+  await submit(t, "/init");
+  await t.waitFor("instructions in use: CLAUDE.md");
+  await t.waitFor("Wrote AGENTS.md.");
+  assert.match(JSON.stringify(body(fake, 0)), /write a starter AGENTS\.md.*improve it/);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "AGENTS.md")), "# Agents\n\nUse tabs.\n");
+});
+
+Deno.test("repl: text typed while the model works waits at the next prompt", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "slow one", delayMs: 1500 }, { text: "fast" }]);
+  await using t = await replAgainst(s, fake);
+  await submit(t, "first");
+  await t.waitFor("thinking…");
+  await t.type("second prompt");
+  await t.waitFor("slow one");
+  await t.waitFor(/› second prompt$/m);
+  await t.keys("Enter");
+  await t.waitFor("fast");
+  assert.match(JSON.stringify(body(fake, 1)), /second prompt/);
+});

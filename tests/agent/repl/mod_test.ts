@@ -1,0 +1,233 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { startFakeModel, toolResults } from "../../support/fake_model.ts";
+import { sandbox } from "../../support/cli.ts";
+import { replAgainst } from "../../support/tmux.ts";
+
+function count(screen: string, text: string): number {
+  return screen.split(text).length - 1;
+}
+
+function sleepers(marker: string): number {
+  const out = new Deno.Command("ps", { args: ["-eo", "args"] }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) =>
+    l.trim() === `sleep ${marker}`
+  )
+    .length;
+}
+
+Deno.test("repl: y runs one call, n refuses, a allows the class; read never asks; edit shows its diff", async () => {
+  using s = sandbox();
+  s.put("a.txt", "alpha\nbeta\n");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "echo one > one.txt" } }] },
+    { calls: [{ name: "bash", args: { command: "echo two > two.txt" } }] },
+    { calls: [{ name: "bash", args: { command: "echo three > three.txt" } }] },
+    { calls: [{ name: "bash", args: { command: "echo four > four.txt" } }] },
+    { calls: [{ name: "read", args: { path: "a.txt" } }] },
+    { calls: [{ name: "edit", args: { path: "a.txt", edits: [{ old: "beta", new: "gamma" }] } }] },
+    { text: "All done here." },
+  ]);
+  await using t = await replAgainst(s, fake);
+  await t.waitFor("› ");
+  await t.type("make some files");
+  await t.keys("Enter");
+
+  let screen = await t.waitFor("⚠ bash — run: echo one > one.txt");
+  assert.match(screen, /allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
+  // A wait longer than any (sandboxed) run, so the check below tells the two apart.
+  await new Promise((r) => setTimeout(r, 300));
+  await t.keys("y");
+  screen = await t.waitFor("⚠ bash — run: echo two > two.txt");
+  assert.equal(Deno.readTextFileSync(join(s.ws, "one.txt")), "one\n");
+  await t.keys("x"); // any other key is ignored
+  await t.keys("n");
+  await t.waitFor("⚠ bash — run: echo three > three.txt");
+  await t.keys("a");
+  // four runs without asking, read never asks; the edit asks with its diff.
+  screen = await t.waitFor("⚠ edit — ");
+  assert.equal(count(screen, "⚠ bash"), 3);
+  assert.equal(count(screen, "⚠ read"), 0);
+  assert.match(screen, /-beta\n\+gamma/);
+  await t.keys("y");
+  screen = await t.waitFor("All done here.");
+
+  assert.equal(Deno.readTextFileSync(join(s.ws, "four.txt")), "four\n");
+  assert.throws(() => Deno.statSync(join(s.ws, "two.txt")));
+  assert.equal(Deno.readTextFileSync(join(s.ws, "a.txt")), "alpha\ngamma\n");
+  // Time at the prompt is the call's wait, not its duration.
+  const db = new DatabaseSync(join(s.home, "crab.db"));
+  try {
+    const first = db.prepare(
+      "SELECT wait_ms, duration_ms, outcome FROM observations WHERE call_seq = 1",
+    )
+      .get() as { wait_ms: number; duration_ms: number; outcome: string };
+    assert.equal(first.outcome, "ok");
+    assert.ok(first.wait_ms >= 20, `waited ${first.wait_ms} ms`);
+    assert.ok(first.duration_ms < first.wait_ms, `ran ${first.duration_ms} ms`);
+  } finally {
+    db.close();
+  }
+  const refusal = toolResults(fake.modelRequests()[2])[0];
+  assert.equal(refusal.isError, true);
+  assert.match(refusal.text, /refused/);
+  assert.match(screen, /● bash echo one > one\.txt · /);
+  assert.match(screen, /● bash echo two > two\.txt · error \[refused\]/);
+  await t.keys("C-d");
+  for (let i = 0; i < 100 && await t.alive(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(await t.alive(), false);
+});
+
+Deno.test("repl: --yolo shows yolo ON in the footer and never prompts", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "echo yolo > y.txt" } }] },
+    { text: "Ran it." },
+  ]);
+  await using t = await replAgainst(s, fake, ["--yolo"]);
+  let screen = await t.waitFor("› ");
+  assert.match(screen, /fake-model · ~\/ws · 0 tokens · yolo ON/);
+  await t.type("go");
+  await t.keys("Enter");
+  screen = await t.waitFor("Ran it.");
+  assert.equal(count(screen, "allow?"), 0);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "y.txt")), "yolo\n");
+});
+
+Deno.test("repl: Ctrl-C during a long bash returns to the prompt at once and kills the command", async () => {
+  using s = sandbox();
+  const marker = `${600 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
+    { text: "Still here." },
+  ]);
+  await using t = await replAgainst(s, fake, ["--yolo"]);
+  await t.waitFor("› ");
+  await t.type("wait a while");
+  await t.keys("Enter");
+  for (let i = 0; i < 200 && sleepers(marker) === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(sleepers(marker), 1);
+  const t0 = performance.now();
+  await t.keys("C-c");
+  await t.waitFor("⏹ interrupted", 5000);
+  const ms = performance.now() - t0;
+  assert.ok(ms < 1000, `back at the prompt after ${ms} ms`);
+  assert.equal(sleepers(marker), 0);
+  // The session goes on.
+  await t.type("are you there?");
+  await t.keys("Enter");
+  await t.waitFor("Still here.");
+  const last = fake.modelRequests()[1].body as { messages: unknown[] };
+  assert.ok(last.messages.length >= 3);
+});
+
+Deno.test("repl: slash commands, history, multi-line input and Ctrl-C twice to exit", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "first answer" }, { text: "second answer" }]);
+  await using t = await replAgainst(s, fake);
+  await t.waitFor("› ");
+  await t.type("/tools");
+  await t.keys("Enter");
+  let screen = await t.waitFor(/bash\s+exec\s+asks/);
+  assert.match(screen, /read\s+read\s+runs without asking/);
+  await t.type("line one\\");
+  await t.keys("Enter");
+  await t.type("line two");
+  await t.keys("Enter");
+  await t.waitFor("first answer");
+  const body = JSON.stringify(fake.modelRequests()[0].body);
+  assert.match(body, /line one\\nline two/);
+  // Up recalls the multi-line entry.
+  await t.keys("Up");
+  await t.keys("Enter");
+  await t.waitFor("second answer");
+  assert.match(
+    JSON.stringify(fake.modelRequests()[1].body),
+    /line one\\nline two.*line one\\nline two/,
+  );
+  await t.type("/metrics");
+  await t.keys("Enter");
+  await t.waitFor("No tool calls in this session yet.");
+  await t.keys("C-c");
+  screen = await t.waitFor("press Ctrl-C again");
+  await t.keys("C-c");
+  for (let i = 0; i < 100 && await t.alive(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(await t.alive(), false);
+  const history = Deno.readTextFileSync(join(s.home, "history.jsonl"));
+  assert.match(history, /"line one\\nline two"/);
+});
+
+Deno.test("repl: escape sequences from the model are shown, not interpreted", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "red \x1b[31mALERT\x1b[0m and \u202Eevil" }]);
+  await using t = await replAgainst(s, fake);
+  await t.waitFor("› ");
+  await t.type("hi");
+  await t.keys("Enter");
+  const screen = await t.waitFor("ALERT");
+  assert.match(screen, /red \\x1b\[31mALERT\\x1b\[0m and <U\+202E>evil/);
+});
+
+Deno.test("repl: Ctrl-C at the approval prompt refuses the call and ends the turn", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "echo no > no.txt" } }] },
+    { text: "after the interrupt" },
+  ]);
+  await using t = await replAgainst(s, fake);
+  await t.waitFor("› ");
+  await t.type("try it");
+  await t.keys("Enter");
+  await t.waitFor("allow?");
+  await t.keys("C-c");
+  const screen = await t.waitFor("⏹ interrupted");
+  assert.match(screen, /allow\? \[y\]es\/\[n\]o\/\[a\]ll: no \(interrupted\)/);
+  assert.throws(() => Deno.statSync(join(s.ws, "no.txt")));
+  assert.equal(fake.modelRequests().length, 1);
+  await t.type("go on");
+  await t.keys("Enter");
+  await t.waitFor("after the interrupt");
+  const results = toolResults(fake.modelRequests()[1]);
+  assert.match(results[0].text, /refused/);
+});
+
+Deno.test("repl: --continue shows the last exchange of the session it resumes", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "The answer is 42." }, { text: "Yes." }]);
+  const first = await s.crab(
+    ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), "-p", "what is it?"],
+    { env: { ANTHROPIC_API_KEY: "k" } },
+  );
+  assert.equal(first.code, 0, first.stderr);
+  await using t = await replAgainst(s, fake, ["--continue"]);
+  const screen = await t.waitFor(/resumed session[^]*› what is it\?\nThe answer is 42\.[^]*› $/m);
+  assert.ok(screen);
+  await t.type("sure?");
+  await t.keys("Enter");
+  await t.waitFor("Yes.");
+  const body = fake.modelRequests()[1].body as { messages: unknown[] };
+  assert.equal(body.messages.length, 3);
+});
+
+Deno.test("repl: a workspace with its own settings asks for trust once, and remembers a yes", async () => {
+  using s = sandbox();
+  s.put(".crab/config.json", JSON.stringify({ maxTurns: 3 }));
+  await using fake = await startFakeModel([{ text: "trusted now" }]);
+  {
+    await using t = await replAgainst(s, fake);
+    await t.waitFor("Trust this workspace? [y]es/[n]o: ");
+    await t.keys("y");
+    await t.waitFor("› ");
+    await t.type("hi");
+    await t.keys("Enter");
+    await t.waitFor("trusted now");
+  }
+  const record = JSON.parse(Deno.readTextFileSync(join(s.home, "trust.json")));
+  assert.deepEqual(Object.keys(record.workspaces), [s.ws]);
+  await using again = await replAgainst(s, fake);
+  const screen = await again.waitFor("› ");
+  assert.doesNotMatch(screen, /Trust this workspace/);
+});

@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ConfigError, loadSettings, readSettings } from "../../../agent/run/config.ts";
+import { extraClasses, sandboxPolicy } from "../../../agent/run/sandbox_settings.ts";
+
+function tempFile(content: unknown): { path: string; [Symbol.dispose](): void } {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-settings-" });
+  const path = join(dir, "config.json");
+  Deno.writeTextFileSync(path, JSON.stringify(content));
+  return { path, [Symbol.dispose]: () => Deno.removeSync(dir, { recursive: true }) };
+}
+
+Deno.test("readSettings() accepts a sandbox with a mode and writable paths", () => {
+  using f = tempFile({ sandbox: { mode: "read-only", writable: ["~/.cache", "/opt/x"] } });
+  assert.deepEqual(readSettings(f.path), {
+    settings: { sandbox: { mode: "read-only", writable: ["~/.cache", "/opt/x"] } },
+    warnings: [],
+  });
+});
+
+Deno.test("readSettings() names what is wrong with a sandbox setting", () => {
+  const cases: [unknown, RegExp][] = [
+    [{ sandbox: "open" }, /field "sandbox" must be an object/],
+    [{ sandbox: { mode: "wide" } }, /"sandbox.mode" must be one of workspace-write, read-only/],
+    [
+      { sandbox: { writable: ["relative/dir"] } },
+      /"sandbox.writable" must be an array of absolute/,
+    ],
+    [{ sandbox: { net: true } }, /unknown field "sandbox.net"/],
+  ];
+  for (const [content, message] of cases) {
+    using f = tempFile(content);
+    assert.throws(
+      () => readSettings(f.path),
+      (e) => e instanceof ConfigError && message.test(e.message),
+    );
+  }
+});
+
+Deno.test("loadSettings() never takes the sandbox from a project file, trusted or not", () => {
+  const ws = Deno.makeTempDirSync({ prefix: "crab-settings-ws-" });
+  const config = Deno.makeTempDirSync({ prefix: "crab-settings-home-" });
+  const saved = Deno.env.get("XDG_CONFIG_HOME");
+  Deno.env.set("XDG_CONFIG_HOME", config);
+  try {
+    Deno.mkdirSync(join(ws, ".crab"));
+    Deno.writeTextFileSync(
+      join(ws, ".crab", "config.json"),
+      JSON.stringify({ sandbox: { mode: "danger-full-access" }, model: "m" }),
+    );
+    Deno.mkdirSync(join(config, "crab"));
+    Deno.writeTextFileSync(
+      join(config, "crab", "config.json"),
+      JSON.stringify({ sandbox: { mode: "read-only" }, allow: ["net"] }),
+    );
+    for (const trusted of [false, true]) {
+      const loaded = loadSettings(ws, trusted);
+      assert.equal(loaded.sandboxRefused, true);
+      assert.deepEqual(loaded.settings.sandbox, { mode: "read-only" });
+      assert.deepEqual(loaded.user, { sandbox: { mode: "read-only" }, allow: ["net"] });
+    }
+  } finally {
+    if (saved === undefined) Deno.env.delete("XDG_CONFIG_HOME");
+    else Deno.env.set("XDG_CONFIG_HOME", saved);
+    Deno.removeSync(ws, { recursive: true });
+    Deno.removeSync(config, { recursive: true });
+  }
+});
+
+Deno.test("sandboxPolicy() takes the flag, then the user config, then workspace-write", () => {
+  const home = Deno.env.get("HOME") ?? "/";
+  assert.deepEqual(sandboxPolicy({ user: {} }), {
+    mode: "workspace-write",
+    net: false,
+    writable: [],
+  });
+  assert.deepEqual(
+    sandboxPolicy({
+      user: { sandbox: { mode: "read-only", writable: ["~/.npm"] }, allow: ["net"] },
+    }),
+    { mode: "read-only", net: true, writable: [join(home, ".npm")] },
+  );
+  assert.deepEqual(
+    sandboxPolicy({
+      flag: "danger-full-access",
+      user: { sandbox: { mode: "read-only" } },
+      allow: ["net"],
+    }),
+    { mode: "danger-full-access", net: true, writable: [] },
+  );
+});
+
+Deno.test("extraClasses() accepts protected, net and the outside classes, and nothing else", () => {
+  assert.deepEqual(extraClasses(["protected", " net", "outside"]), ["protected", "net", "outside"]);
+  assert.deepEqual(extraClasses(["outside-read", "outside-write"]), [
+    "outside-read",
+    "outside-write",
+  ]);
+  assert.deepEqual(extraClasses(undefined), []);
+  assert.throws(
+    () => extraClasses(["exec"]),
+    /Cannot allow class "exec": use protected, net, outside, outside-read or outside-write/,
+  );
+});

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { telemetryRequested, workspaceOf } from "../../../agent/telemetry/switch.ts";
+import {
+  EXPORT_TIMEOUT_MS,
+  RESTART_MARK,
+  restartEnv,
+  tracedCommand,
+} from "../../../agent/telemetry/restart.ts";
+import { trustWorkspace } from "../../../agent/run/trust.ts";
+
+/** Runs `fn` with CRAB_HOME and XDG_CONFIG_HOME in a temp dir, and a workspace. */
+function withDirs(fn: (d: { ws: string; config: string }) => void) {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-switch-" }));
+  const saved = ["CRAB_HOME", "XDG_CONFIG_HOME"].map((k) => [k, Deno.env.get(k)] as const);
+  const ws = join(root, "ws");
+  const config = join(root, "config", "crab");
+  Deno.mkdirSync(join(ws, ".crab"), { recursive: true });
+  Deno.mkdirSync(config, { recursive: true });
+  Deno.env.set("CRAB_HOME", join(root, "home"));
+  Deno.env.set("XDG_CONFIG_HOME", join(root, "config"));
+  try {
+    fn({ ws, config });
+  } finally {
+    for (const [k, v] of saved) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+    Deno.removeSync(root, { recursive: true });
+  }
+}
+
+const env = (vars: Record<string, string>) => ({ get: (k: string) => vars[k] });
+const write = (path: string, value: unknown) => Deno.writeTextFileSync(path, JSON.stringify(value));
+
+Deno.test("telemetryRequested() is off by default and follows CRAB_ENABLE_TELEMETRY over config", () => {
+  withDirs(({ ws, config }) => {
+    const argv = ["--cwd", ws, "-p", "go"];
+    assert.equal(telemetryRequested(argv, env({})), false);
+    assert.equal(telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "1" })), true);
+    assert.equal(telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "true" })), true);
+    write(join(config, "config.json"), { telemetry: true });
+    assert.equal(telemetryRequested(argv, env({})), true);
+    assert.equal(telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "0" })), false);
+  });
+});
+
+Deno.test("telemetryRequested() takes a project's setting only in a trusted workspace", () => {
+  withDirs(({ ws }) => {
+    write(join(ws, ".crab", "config.json"), { telemetry: true });
+    assert.equal(telemetryRequested(["--cwd", ws], env({})), false);
+    assert.equal(telemetryRequested([`--cwd=${ws}`, "--trust-project"], env({})), true);
+    trustWorkspace(ws);
+    assert.equal(telemetryRequested(["--cwd", ws], env({})), true);
+  });
+});
+
+Deno.test("telemetryRequested() turns nothing on for a broken config", () => {
+  withDirs(({ ws, config }) => {
+    Deno.writeTextFileSync(join(config, "config.json"), "{ not json");
+    assert.equal(telemetryRequested(["--cwd", ws], env({})), false);
+  });
+});
+
+Deno.test("workspaceOf() reads --cwd in both spellings, else the current directory", () => {
+  assert.equal(workspaceOf(["--cwd", "/tmp/x", "-p", "go"]), "/tmp/x");
+  assert.equal(workspaceOf(["--cwd=/tmp/y"]), "/tmp/y");
+  assert.equal(workspaceOf(["-p", "--cwd"]), Deno.cwd());
+});
+
+Deno.test("tracedCommand() restarts the agent, crab tool and crab mcp serve only", () => {
+  const cases: [string[], boolean][] = [
+    [[], true],
+    [["-p", "metrics"], true],
+    [["--model", "m", "--print"], true],
+    [["tool", "read", "{}"], true],
+    [["mcp", "serve"], true],
+    [["mcp", "list"], false],
+    [["metrics", "export", "--otlp"], false],
+    [["sessions"], false],
+    [["--help"], false],
+  ];
+  assert.deepEqual(cases.map(([a]) => tracedCommand(a)), cases.map(([, want]) => want));
+});
+
+Deno.test("restartEnv() adds OTEL_DENO and defaults the user did not set, and names them", () => {
+  assert.deepEqual(restartEnv(env({})), {
+    OTEL_DENO: "true",
+    OTEL_DENO_CONSOLE: "ignore",
+    OTEL_SERVICE_NAME: "crab",
+    OTEL_RESOURCE_ATTRIBUTES: "service.version=0.1.0",
+    OTEL_EXPORTER_OTLP_TIMEOUT: String(EXPORT_TIMEOUT_MS),
+    [RESTART_MARK]:
+      "OTEL_DENO,OTEL_DENO_CONSOLE,OTEL_SERVICE_NAME,OTEL_RESOURCE_ATTRIBUTES,OTEL_EXPORTER_OTLP_TIMEOUT",
+  });
+  const given = restartEnv(
+    env({ OTEL_SERVICE_NAME: "ci-bot", OTEL_EXPORTER_OTLP_TIMEOUT: "5000" }),
+  );
+  assert.equal(given.OTEL_SERVICE_NAME, undefined);
+  assert.equal(given.OTEL_EXPORTER_OTLP_TIMEOUT, undefined);
+  assert.equal(given[RESTART_MARK], "OTEL_DENO,OTEL_DENO_CONSOLE,OTEL_RESOURCE_ATTRIBUTES");
+});

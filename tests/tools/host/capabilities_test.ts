@@ -1,0 +1,146 @@
+import assert from "node:assert/strict";
+import denoJson from "../../../deno.json" with { type: "json" };
+import {
+  fenceFlags,
+  isPrivateHost,
+  needOf,
+  PRESET_TOOLS,
+  presetFlags,
+  PRESETS,
+  PRIVATE_RANGES,
+} from "../../../tools/host/capabilities.ts";
+
+Deno.test("presetFlags() full preset equals the flags of the crab task", () => {
+  const task = denoJson.tasks.crab;
+  // The flags are the words after `deno run` up to the entry point.
+  const words = task.slice(task.indexOf("deno run ") + "deno run ".length).split(" ");
+  const flags = words.slice(0, words.findIndex((w) => !w.startsWith("--")));
+  assert.deepEqual(flags, presetFlags("full"));
+});
+
+Deno.test("presetFlags() every preset carries --no-prompt and unscoped --allow-env", () => {
+  for (const preset of PRESETS) {
+    for (const hosts of [["api.anthropic.com"], ["127.0.0.1:11434"]]) {
+      const flags = presetFlags(preset, hosts);
+      assert.ok(flags.includes("--no-prompt"), preset);
+      assert.ok(flags.includes("--allow-env"), preset);
+    }
+  }
+});
+
+// The flag list of each preset, whole: a change to what a binary may do shows up here.
+Deno.test("presetFlags() snapshot of every preset for a public provider", () => {
+  const deny = `--deny-net=${PRIVATE_RANGES.join(",")}`;
+  assert.deepEqual(
+    Object.fromEntries(PRESETS.map((p) => [p, presetFlags(p, ["api.anthropic.com"])])),
+    {
+      full: [
+        "--allow-read",
+        "--allow-write",
+        "--allow-run",
+        "--allow-env",
+        "--allow-net",
+        deny,
+        "--no-prompt",
+      ],
+      "no-web": [
+        "--allow-read",
+        "--allow-write",
+        "--allow-run=bwrap",
+        "--allow-env",
+        "--allow-net=api.anthropic.com",
+        "--no-prompt",
+      ],
+      "read-only": [
+        "--allow-read",
+        "--allow-write=.crab",
+        "--allow-env",
+        "--allow-net=api.anthropic.com",
+        "--no-prompt",
+      ],
+    },
+  );
+  assert.equal(
+    deny,
+    "--deny-net=localhost,0.0.0.0/8,10.0.0.0/8,100.64.0.0/10,127.0.0.0/8,169.254.0.0/16," +
+      "172.16.0.0/12,192.168.0.0/16,[::1],[::]",
+  );
+});
+
+Deno.test("fenceFlags() turns the private fence off, with a note, for a local provider", () => {
+  const fence = fenceFlags({ tools: PRESET_TOOLS.full, providerHosts: ["127.0.0.1:11434"] });
+  assert.ok(!fence.flags.some((f) => f.startsWith("--deny-net")));
+  assert.match(fence.notes.join("\n"), /fence for private addresses is off: 127\.0\.0\.1:11434/);
+});
+
+Deno.test("fenceFlags() scopes run and net to MCP servers when no tool needs them", () => {
+  assert.deepEqual(
+    fenceFlags({
+      tools: ["read", "grep"],
+      providerHosts: ["api.anthropic.com"],
+      mcpHosts: ["mcp.example.com"],
+      mcpCommands: ["npx", "uvx"],
+    }).flags,
+    [
+      "--allow-read",
+      "--allow-write=.crab",
+      "--allow-run=npx,uvx",
+      "--allow-env",
+      "--allow-net=api.anthropic.com,mcp.example.com",
+      "--no-prompt",
+    ],
+  );
+});
+
+Deno.test("fenceFlags() rejects a tool that is not built in", () => {
+  assert.throws(() => fenceFlags({ tools: ["read", "nope"], providerHosts: [] }), /"nope"/);
+});
+
+Deno.test("isPrivateHost() knows loopback, private and public hosts", () => {
+  for (
+    const h of [
+      "localhost",
+      "127.0.0.1:11434",
+      "10.1.2.3",
+      "192.168.1.1:80",
+      "[::1]:8080",
+      "box.local",
+      "169.254.169.254",
+      "100.64.0.1",
+    ]
+  ) {
+    assert.equal(isPrivateHost(h), true, h);
+  }
+  for (const h of ["api.anthropic.com", "8.8.8.8", "172.32.0.1", "[2001:db8::1]:443"]) {
+    assert.equal(isPrivateHost(h), false, h);
+  }
+});
+
+Deno.test("fenceFlags() scopes bash to bwrap, adds MCP commands, and opens --allow-run only when asked", () => {
+  const tools = PRESET_TOOLS["no-web"];
+  const providerHosts = ["api.anthropic.com"];
+  const run = (spec: Partial<Parameters<typeof fenceFlags>[0]>) =>
+    fenceFlags({ tools, providerHosts, ...spec }).flags.filter((f) => f.startsWith("--allow-run"));
+  assert.deepEqual(run({}), ["--allow-run=bwrap"]);
+  assert.deepEqual(run({ mcpCommands: ["npx", "bwrap"] }), ["--allow-run=bwrap,npx"]);
+  assert.deepEqual(run({ anyCommand: true }), ["--allow-run"]);
+  assert.deepEqual(
+    fenceFlags({ tools: PRESET_TOOLS.full, providerHosts, anyCommand: true }).notes,
+    [
+      "unscoped --allow-run: MCP servers configured after the build can start; " +
+      "bash is fenced by its sandbox, not by this flag",
+    ],
+  );
+});
+
+Deno.test("needOf() asks bash for bwrap in the sandbox and for bash itself without it", () => {
+  assert.deepEqual(needOf("exec", "/ws"), { name: "run", command: "bwrap" });
+  assert.deepEqual(needOf("exec", "/ws", undefined, "read-only"), {
+    name: "run",
+    command: "bwrap",
+  });
+  assert.deepEqual(needOf("exec", "/ws", undefined, "danger-full-access"), {
+    name: "run",
+    command: "bash",
+  });
+});

@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+
+const OWNER = new URL("../../../tools/host/processes.ts", import.meta.url).href;
+
+/** Starts a deno child that spawns a process group, registers it, prints its pgid and waits. */
+function startOwner(marker: string, ending: "sigterm" | "exit" | "sighup") {
+  const script = `
+    import { exit, registerGroup } from "${OWNER}";
+    const child = new Deno.Command("bash", {
+      args: ["-c", "sleep ${marker} & sleep ${marker}; wait"], detached: true, stdin: "null",
+    }).spawn();
+    registerGroup(child.pid, "test");
+    console.log(child.pid);
+    ${ending === "exit" ? "setTimeout(() => exit(0), 300);" : "setInterval(() => {}, 1000);"}
+  `;
+  return new Deno.Command(Deno.execPath(), {
+    args: ["eval", script],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+}
+
+function survivors(marker: string): string[] {
+  const out = new Deno.Command("ps", { args: ["-eo", "pid,args"] }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) =>
+    l.trim().split(/\s+/).slice(1).join(" ") === `sleep ${marker}`
+  );
+}
+
+async function firstLine(child: Deno.ChildProcess): Promise<string> {
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  while (!buf.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += value;
+  }
+  reader.releaseLock();
+  return buf.trim();
+}
+
+for (const ending of ["sigterm", "sighup", "exit"] as const) {
+  Deno.test(`registerGroup() groups die when crab ends by ${ending}`, async () => {
+    const marker = `${900 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+    const child = startOwner(marker, ending);
+    const pid = await firstLine(child);
+    assert.match(pid, /^\d+$/);
+    // bash starts its two sleeps after the pid is printed: wait for them (bounded).
+    for (let i = 0; i < 100 && survivors(marker).length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(survivors(marker).length, 2);
+    if (ending === "sigterm") child.kill("SIGTERM");
+    if (ending === "sighup") child.kill("SIGHUP");
+    const status = await child.status;
+    await child.stdout.cancel().catch(() => {});
+    assert.equal(status.code, { sigterm: 143, sighup: 129, exit: 0 }[ending]);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(survivors(marker), []);
+  });
+}

@@ -1,0 +1,461 @@
+/**
+ * bash inside the sandbox, with real bubblewrap, real processes and real git:
+ * what a command can and cannot reach. Workspaces live under /var/tmp, not
+ * /tmp, because /tmp is the sandbox's private directory: there `..` would be
+ * private too, not the host's.
+ */
+
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Dispatcher, type DispatchResult } from "../../../tools/dispatch.ts";
+import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { MemorySink } from "../../../tools/call/observation.ts";
+import { Registry } from "../../../tools/registry.ts";
+import { Session } from "../../../tools/session.ts";
+import { bashTool } from "../../../tools/bash.ts";
+import type { SandboxPolicy } from "../../../tools/sandbox/policy.ts";
+
+/** A temp folder under /var/tmp with a workspace `ws` in it, and a bash dispatcher. */
+function place(policy: Partial<SandboxPolicy> = {}) {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-sbx-" }));
+  const ws = join(root, "ws");
+  Deno.mkdirSync(ws);
+  const session = new Session(ws);
+  session.sandbox = { mode: "workspace-write", net: false, writable: [], ...policy };
+  const dispatcher = new Dispatcher({
+    registry: new Registry([bashTool]),
+    session,
+    policy: new SessionPolicy({ yolo: true }),
+    sink: new MemorySink(),
+    runId: "sandbox-test",
+  });
+  return {
+    root,
+    ws,
+    session,
+    bash: (command: string, timeout_ms?: number) =>
+      dispatcher.dispatch("bash", timeout_ms ? { command, timeout_ms } : { command }),
+    [Symbol.dispose]() {
+      Deno.removeSync(root, { recursive: true });
+    },
+  };
+}
+
+function out(r: DispatchResult): string {
+  assert.ok(r.ok, JSON.stringify(r));
+  return r.output;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  const o = new Deno.Command("git", {
+    args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  if (!o.success) throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(o.stderr)}`);
+  return new TextDecoder().decode(o.stdout);
+}
+
+function initRepo(ws: string): void {
+  git(ws, "init", "-q");
+  Deno.writeTextFileSync(join(ws, "a.txt"), "a\n");
+  git(ws, "add", "a.txt");
+  git(ws, "commit", "-qm", "first");
+}
+
+const GIT_ID = "git -c user.name=t -c user.email=t@t";
+
+/** Running `sleep` processes whose argument starts with `marker`. */
+function processes(marker: string): string[] {
+  const o = new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).outputSync();
+  return new TextDecoder().decode(o.stdout).split("\n").filter((l) =>
+    l.startsWith(`sleep ${marker}`)
+  );
+}
+
+Deno.test("bash() in the sandbox cannot write outside the workspace, and nothing appears there", async () => {
+  using p = place();
+  const r = out(await p.bash(`touch ../x; echo rc=$?; echo hi > ${p.root}/y; echo rc=$?`));
+  assert.match(r, /Read-only file system[\s\S]*rc=1[\s\S]*Read-only file system[\s\S]*rc=1/);
+  assert.deepEqual([...Deno.readDirSync(p.root)].map((e) => e.name), ["ws"]);
+  // Inside the workspace writing works.
+  assert.equal(out(await p.bash("echo in > inside.txt && cat inside.txt")), "in\n");
+});
+
+Deno.test("bash() in the sandbox gets a private /tmp: a workspace under /tmp writes nothing beside it", async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-sbx-tmp-" }));
+  try {
+    const ws = join(root, "ws");
+    Deno.mkdirSync(ws);
+    const session = new Session(ws);
+    const d = new Dispatcher({
+      registry: new Registry([bashTool]),
+      session,
+      policy: new SessionPolicy({ yolo: true }),
+      sink: new MemorySink(),
+      runId: "t",
+    });
+    const r = await d.dispatch("bash", {
+      command: "touch ../x /tmp/crab-private-probe && ls ../ && pwd",
+    });
+    assert.equal(out(r), `ws\nx\n${ws}\n`);
+    assert.deepEqual([...Deno.readDirSync(root)].map((e) => e.name), ["ws"]);
+    assert.equal(existsSync("/tmp/crab-private-probe"), false);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+async function withServer(fn: (port: number) => Promise<void>): Promise<void> {
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("hello from the host"),
+  );
+  await fn(server.addr.port);
+}
+
+const FETCH = (port: number) =>
+  `exec 3<>/dev/tcp/127.0.0.1/${port} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3; echo rc=$?`;
+
+Deno.test("bash() in the sandbox cannot reach a loopback server on the host", async () => {
+  using p = place();
+  await withServer(async (port) => {
+    const r = out(await p.bash(FETCH(port)));
+    assert.doesNotMatch(r, /hello from the host/);
+    assert.match(r, /Connection refused[\s\S]*rc=1/);
+  });
+});
+
+Deno.test("bash() in the sandbox reaches the host's loopback when the run grants net", async () => {
+  using p = place({ net: true });
+  await withServer(async (port) => {
+    assert.match(out(await p.bash(FETCH(port))), /hello from the host[\s\S]*rc=0/);
+  });
+});
+
+Deno.test("bash() in the sandbox stops setsid, set -m and double-forked processes and says how many", async () => {
+  using p = place();
+  const t0 = Date.now();
+  const r = out(
+    await p.bash(
+      "setsid sleep 91.301 & (set -m; sleep 91.302 &); ( (sleep 91.303 &) & ); " +
+        "sleep 0.2; ps -eo args | grep -c '^sleep 91.30'",
+    ),
+  );
+  assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+  assert.equal(
+    r,
+    "3\nStopped 3 background processes still running when the command ended " +
+      "(nothing a call starts outlives it).",
+  );
+  assert.deepEqual(processes("91.30"), []);
+});
+
+Deno.test("bash() in the sandbox sees no API key: not in env, not in /proc/$PPID/environ, not in any /proc entry", async () => {
+  Deno.env.set("ANTHROPIC_API_KEY", "sk-ant-fake-4711");
+  try {
+    using p = place();
+    const r = out(
+      await p.bash(
+        "env; cat /proc/$PPID/environ | tr '\\0' '\\n'; cat /proc/[0-9]*/environ | tr '\\0' '\\n'; " +
+          `test -e /proc/${Deno.pid} && echo crab-visible; echo done`,
+      ),
+    );
+    assert.doesNotMatch(r, /sk-ant-fake-4711/);
+    assert.doesNotMatch(r, /crab-visible/);
+    assert.match(r, /done\n$/);
+  } finally {
+    Deno.env.delete("ANTHROPIC_API_KEY");
+  }
+});
+
+Deno.test("bash() in the sandbox cannot change git hooks or config, while git add, commit and checkout work", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const config = Deno.readTextFileSync(join(p.ws, ".git/config"));
+  const r = out(
+    await p.bash(
+      [
+        "echo 'echo pwned' > .git/hooks/pre-commit; echo hook=$?",
+        "git config core.fsmonitor 'echo pwned'; echo config=$?",
+        "mv .git .git-old; echo rename=$?",
+        "rm -rf .git/hooks; echo rmhooks=$?",
+        "echo b > b.txt && git add b.txt && " + GIT_ID + " commit -qm second && echo commit=$?",
+        "git checkout -q -b topic && echo checkout=$?",
+        "git log --oneline | wc -l",
+      ].join("; "),
+    ),
+  );
+  assert.match(r, /hook=1/);
+  assert.match(r, /config=[1-9]/);
+  assert.match(r, /rename=1/);
+  assert.match(r, /rmhooks=1/);
+  assert.match(r, /commit=0\n/);
+  assert.match(r, /checkout=0\n/);
+  assert.match(r, /\n2\n$/);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".git/config")), config);
+  assert.equal(existsSync(join(p.ws, ".git/hooks/pre-commit")), false);
+  assert.equal(git(p.ws, "rev-parse", "--abbrev-ref", "HEAD").trim(), "topic");
+});
+
+Deno.test("bash() in the sandbox cannot create missing protected paths and leaves no trace of them", async () => {
+  using p = place();
+  initRepo(p.ws);
+  Deno.removeSync(join(p.ws, ".git/hooks"), { recursive: true });
+  const before = [...Deno.readDirSync(p.ws)].map((e) => e.name).sort();
+  const r = out(
+    await p.bash(
+      [
+        "echo '{}' > .mcp.json; echo mcp=$?",
+        "mkdir -p .crab && echo '{}' > .crab/config.json; echo crab=$?",
+        "mkdir -p .git/hooks; echo x > .git/hooks/pre-commit; echo hook=$?",
+        "git status --porcelain",
+      ].join("; "),
+    ),
+  );
+  assert.match(r, /mcp=1/);
+  assert.match(r, /crab=1/);
+  assert.match(r, /hook=1/);
+  // The empty placeholders are invisible to git inside, and gone afterwards.
+  assert.doesNotMatch(r, /\?\?/);
+  assert.deepEqual([...Deno.readDirSync(p.ws)].map((e) => e.name).sort(), before);
+  assert.equal(existsSync(join(p.ws, ".git/hooks")), false);
+});
+
+Deno.test("bash() in the sandbox cannot start a repository where there is none", async () => {
+  using p = place();
+  const r = out(await p.bash("git init -q; echo init=$?; ls -A"));
+  assert.match(r, /init=[1-9]/);
+  assert.deepEqual([...Deno.readDirSync(p.ws)], []);
+});
+
+Deno.test("bash() in a linked worktree commits, but cannot change the shared config, hooks or the .git file", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const wt = join(p.root, "wt");
+  git(p.ws, "worktree", "add", "-q", wt);
+  const session = new Session(wt);
+  const d = new Dispatcher({
+    registry: new Registry([bashTool]),
+    session,
+    policy: new SessionPolicy({ yolo: true }),
+    sink: new MemorySink(),
+    runId: "t",
+  });
+  const dotGit = Deno.readTextFileSync(join(wt, ".git"));
+  const r = out(
+    await d.dispatch("bash", {
+      command: [
+        "echo c > c.txt && git add c.txt && " + GIT_ID + " commit -qm wt && echo commit=$?",
+        "git config core.fsmonitor x; echo config=$?",
+        `echo x > ${p.ws}/.git/hooks/post-checkout; echo hook=$?`,
+        "echo 'gitdir: /elsewhere' > .git; echo dotgit=$?",
+      ].join("; "),
+    }),
+  );
+  assert.match(r, /commit=0/);
+  assert.match(r, /config=[1-9]/);
+  assert.match(r, /hook=1/);
+  assert.match(r, /dotgit=1/);
+  assert.equal(Deno.readTextFileSync(join(wt, ".git")), dotGit);
+  assert.equal(git(wt, "log", "--format=%s", "-1").trim(), "wt");
+});
+
+Deno.test("bash() in the sandbox protects a hooks directory named by core.hooksPath", async () => {
+  using p = place();
+  initRepo(p.ws);
+  Deno.mkdirSync(join(p.ws, ".husky"));
+  git(p.ws, "config", "core.hooksPath", ".husky");
+  const r = out(await p.bash("echo x > .husky/pre-commit; echo hook=$?"));
+  assert.match(r, /hook=1/);
+  assert.equal(existsSync(join(p.ws, ".husky/pre-commit")), false);
+});
+
+Deno.test("bash() fails git commit without -m and git rebase -i within a second, saying why", async () => {
+  using p = place();
+  initRepo(p.ws);
+  Deno.writeTextFileSync(join(p.ws, "a.txt"), "changed\n");
+  let t0 = Date.now();
+  const commit = out(await p.bash(`git add a.txt && ${GIT_ID} commit`));
+  assert.ok(Date.now() - t0 < 1000, `commit took ${Date.now() - t0} ms`);
+  assert.match(commit, /no editor is available/);
+  assert.match(commit, /Exit code 1$/);
+  git(p.ws, "commit", "-qm", "second");
+  t0 = Date.now();
+  const rebase = out(await p.bash("git rebase -i HEAD~1"));
+  assert.ok(Date.now() - t0 < 1000, `rebase took ${Date.now() - t0} ms`);
+  assert.match(rebase, /no editor is available.*rebase -i/);
+  assert.match(rebase, /Exit code 1$/);
+});
+
+Deno.test("bash() in read-only mode cannot write in the workspace; its private /tmp still works", async () => {
+  using p = place({ mode: "read-only" });
+  Deno.writeTextFileSync(join(p.ws, "a.txt"), "a\n");
+  const r = out(
+    await p.bash("echo x > a.txt; echo ws=$?; echo t > /tmp/t && cat /tmp/t; cat a.txt"),
+  );
+  assert.match(r, /Read-only file system\nws=1\nt\na\n$/);
+  assert.equal(Deno.readTextFileSync(join(p.ws, "a.txt")), "a\n");
+});
+
+Deno.test("bash() in danger-full-access writes outside the workspace", async () => {
+  using p = place({ mode: "danger-full-access" });
+  assert.equal(out(await p.bash("touch ../x && echo made")), "made\n");
+  assert.ok(existsSync(join(p.root, "x")));
+});
+
+Deno.test("bash() in the sandbox writes paths named by sandbox.writable, and no other", async () => {
+  const extra = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-w-" }));
+  try {
+    using p = place({ writable: [extra] });
+    const r = out(await p.bash(`echo ok > ${extra}/f && cat ${extra}/f; touch ../x; echo rc=$?`));
+    assert.match(r, /^ok\n[\s\S]*rc=1\n$/);
+  } finally {
+    Deno.removeSync(extra, { recursive: true });
+  }
+});
+
+Deno.test("bash() in the sandbox hides the runtime dir's sockets but keeps the key agent", async () => {
+  const run = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-run-" }));
+  const bus = join(run, "bus");
+  const agent = join(run, "agent.sock");
+  const listeners = [bus, agent].map((path) => Deno.listen({ transport: "unix", path }));
+  const saved = {
+    XDG_RUNTIME_DIR: Deno.env.get("XDG_RUNTIME_DIR"),
+    SSH: Deno.env.get("SSH_AUTH_SOCK"),
+  };
+  Deno.env.set("XDG_RUNTIME_DIR", run);
+  Deno.env.set("SSH_AUTH_SOCK", agent);
+  try {
+    using p = place();
+    const r = out(await p.bash(`ls -A ${run}; test -S ${bus} && echo bus-visible; echo done`));
+    assert.equal(r, "agent.sock\ndone\n");
+  } finally {
+    for (const l of listeners) l.close();
+    if (saved.XDG_RUNTIME_DIR === undefined) Deno.env.delete("XDG_RUNTIME_DIR");
+    else Deno.env.set("XDG_RUNTIME_DIR", saved.XDG_RUNTIME_DIR);
+    if (saved.SSH === undefined) Deno.env.delete("SSH_AUTH_SOCK");
+    else Deno.env.set("SSH_AUTH_SOCK", saved.SSH);
+    Deno.removeSync(run, { recursive: true });
+  }
+});
+
+Deno.test("bash() in the sandbox reports how the command ended: code, signal, timeout", async () => {
+  using p = place();
+  assert.match(out(await p.bash("exit 137")), /^Exit code 137$/);
+  assert.match(out(await p.bash("kill -SEGV $$")), /^Killed by SIGSEGV$/);
+  // kill -9 -1 reaches everything but the shell and the supervisor, which still reports.
+  assert.equal(
+    out(await p.bash("sleep 30 & sleep 0.1; kill -9 -1; echo after; exit 4")),
+    "after\nExit code 4",
+  );
+  const r = await p.bash("trap 'echo got-term; exit 7' TERM; sleep 30 & wait", 300);
+  assert.equal(r.outcome, "timeout");
+  assert.match(out(r), /got-term\n[\s\S]*Timed out after 300 ms$/);
+});
+
+Deno.test("supervisorArgv() without perl: the bash supervisor reports the exit code, counts and stops what is left", async () => {
+  const { sandboxLayout } = await import("../../../tools/sandbox/layout.ts");
+  const { bwrapArgs } = await import("../../../tools/sandbox/bwrap.ts");
+  const { supervisorArgv, parseStatus } = await import("../../../tools/sandbox/_supervisor.ts");
+  const { sandboxStatus } = await import("../../../tools/sandbox/probe.ts");
+  const status = await sandboxStatus();
+  assert.ok(status.ok);
+  using p = place();
+  const emptyDir = Deno.makeTempDirSync({ dir: p.root });
+  const start = (command: string) => {
+    const args = bwrapArgs(sandboxLayout(p.ws, p.session.sandbox), supervisorArgv(command), {
+      cwd: p.ws,
+      disableUserns: status.disableUserns,
+      emptyDir,
+    });
+    return new Deno.Command(status.bwrap, {
+      args,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  };
+  const dec = new TextDecoder();
+  const ended = start("setsid sleep 91.401 & echo hi; exit 3");
+  const w = ended.stdin.getWriter();
+  const o = await ended.output();
+  await w.close().catch(() => {});
+  assert.equal(dec.decode(o.stdout), "hi\n");
+  assert.deepEqual(parseStatus(dec.decode(o.stderr)).status, { code: 3, signal: null, others: 1 });
+  assert.deepEqual(processes("91.401"), []);
+
+  // Closing stdin is the stop request: SIGTERM reaches the command.
+  const stopped = start("trap 'echo term; exit 5' TERM; sleep 30 & wait");
+  const writer = stopped.stdin.getWriter();
+  setTimeout(() => writer.close().catch(() => {}), 300);
+  const s = await stopped.output();
+  assert.equal(dec.decode(s.stdout), "term\n");
+  assert.deepEqual(parseStatus(dec.decode(s.stderr)).status, { code: 5, signal: null, others: 0 });
+});
+
+Deno.test("bash() leaves no process behind when crab is killed with SIGKILL mid-call", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-sbx-kill-" });
+  const root = new URL("../../../", import.meta.url).href;
+  const script = join(dir, "crab.ts");
+  Deno.writeTextFileSync(
+    script,
+    `import { harness } from "${root}tests/_harness.ts";
+import { bashTool } from "${root}tools/bash.ts";
+const h = harness([bashTool]);
+setTimeout(() => console.log("ready"), 500);
+await h.call("bash", { command: "setsid sleep 997.61 & sleep 997.61" });
+`,
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--no-prompt", script],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  try {
+    const reader = child.stdout.getReader();
+    const { value } = await reader.read();
+    assert.match(new TextDecoder().decode(value), /ready/);
+    for (let i = 0; i < 100 && processes("997.61").length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(processes("997.61").length, 2);
+    child.kill("SIGKILL");
+    await child.status;
+    reader.releaseLock();
+    await child.stdout.cancel();
+    for (let i = 0; i < 40 && processes("997.61").length; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(processes("997.61"), []);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("bash() in a subdirectory of a repository commits, but cannot start a nested repository", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const sub = join(p.ws, "pkg");
+  Deno.mkdirSync(sub);
+  const session = new Session(sub);
+  const d = new Dispatcher({
+    registry: new Registry([bashTool]),
+    session,
+    policy: new SessionPolicy({ yolo: true }),
+    sink: new MemorySink(),
+    runId: "t",
+  });
+  const r = out(
+    await d.dispatch("bash", {
+      command: "echo p > p.txt && git add p.txt && " + GIT_ID + " commit -qm pkg && " +
+        "echo commit=$?; git init -q; echo init=$?",
+    }),
+  );
+  assert.match(r, /commit=0\n/);
+  assert.match(r, /init=[1-9]/);
+  assert.equal(existsSync(join(sub, ".git")), false);
+  assert.equal(git(p.ws, "log", "--format=%s", "-1").trim(), "pkg");
+});

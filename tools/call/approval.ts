@@ -1,0 +1,135 @@
+/**
+ * Approval policies. Read-class calls inside the workspace never ask. Other
+ * classes are allowed when pre-approved (`--allow`, `a` at the prompt, `--yolo`,
+ * print mode), else an asker is consulted (the interactive prompt), else refused.
+ *
+ * The `protected` class (git config and hooks, crab's settings: see
+ * `../fs/protected.ts`) is the exception: only `--allow protected` pre-approves it.
+ * `--yolo` does not, and `a` at its prompt allows the one call, never the class.
+ *
+ * @module
+ */
+
+import type {
+  ApprovalClass,
+  ApprovalDecision,
+  ApprovalPolicy,
+  ApprovalRequest,
+  OutsideClass,
+} from "../tool.ts";
+
+/** Every class `--allow` names (besides `mcp:SERVER`), `outside` for both outside classes. */
+export const ALLOW_CLASSES = [
+  "read",
+  "write",
+  "exec",
+  "net",
+  "outside",
+  "outside-read",
+  "outside-write",
+  "protected",
+] as const;
+
+/** `outside`, as `--allow` and the `--allow-outside` flags take it: both outside classes. */
+export const OUTSIDE = "outside";
+
+/** A class as a pre-approval names it: a class, or `outside` for both outside classes. */
+export type AllowedClass = ApprovalClass | typeof OUTSIDE;
+
+const OUTSIDE_CLASSES: readonly OutsideClass[] = ["outside-read", "outside-write"];
+
+/** The classes a pre-approval stands for (`outside` is both outside classes). */
+export function expandClass(cls: AllowedClass): ApprovalClass[] {
+  return cls === OUTSIDE ? [...OUTSIDE_CLASSES] : [cls];
+}
+
+/** The answer of an interactive asker: this call, refuse, the whole class, or refuse with words for the model. */
+export type AskAnswer = "yes" | "no" | "all" | { feedback: string };
+
+/** Asks a person; resolves when they answered. */
+export type Asker = (request: ApprovalRequest, signal: AbortSignal) => Promise<AskAnswer>;
+
+/** Options of a {@link SessionPolicy}. */
+export interface SessionPolicyOptions {
+  /** Approve everything (`--yolo`, print mode). */
+  yolo?: boolean;
+  /** Classes approved up front (`--allow write,exec`); `outside` means both outside classes. */
+  allowed?: Iterable<AllowedClass>;
+  /** The interactive prompt; without it, unapproved calls are refused. */
+  ask?: Asker;
+  /** Told of each request allowed without asking (the REPL still shows its change). */
+  notify?: (request: ApprovalRequest) => void;
+  /**
+   * The flag that would approve `cls`, for the refusal text; by default the main
+   * command's `--allow CLASS`.
+   */
+  flagFor?: (cls: ApprovalClass) => string;
+}
+
+/** The approval state of one session. */
+export class SessionPolicy implements ApprovalPolicy {
+  readonly yolo: boolean;
+  readonly allowed: Set<ApprovalClass>;
+  readonly #ask: Asker | undefined;
+  /** Classes allowed by an `a` answer (not up front), which {@link forget} can void. */
+  readonly #answeredAll = new Set<ApprovalClass>();
+  readonly #notify: ((request: ApprovalRequest) => void) | undefined;
+  readonly #flagFor: (cls: ApprovalClass) => string;
+
+  constructor(opts: SessionPolicyOptions = {}) {
+    this.yolo = opts.yolo ?? false;
+    this.allowed = new Set([...opts.allowed ?? []].flatMap(expandClass));
+    this.#ask = opts.ask;
+    this.#notify = opts.notify;
+    this.#flagFor = opts.flagFor ?? ((cls) => `--allow ${cls}`);
+  }
+
+  /** Approves `cls` for the rest of the session (`outside`: both outside classes). */
+  allow(cls: AllowedClass): void {
+    for (const c of expandClass(cls)) this.allowed.add(c);
+  }
+
+  /** True when `cls` runs without asking (`outside`: when both outside classes do). */
+  isAllowed(cls: AllowedClass): boolean {
+    // A protected path asks every time, under --yolo too, unless allowed up front.
+    if (cls === "protected") return this.allowed.has(cls);
+    if (this.yolo || cls === "read") return true;
+    return expandClass(cls).every((c) => this.allowed.has(c));
+  }
+
+  /**
+   * Voids an `a` answer for `cls` (what it allowed has changed, e.g. an MCP server
+   * redescribed a tool), so the next call asks again. A class allowed up front
+   * (`--allow`, print mode) is the user's standing choice and stays. True when a
+   * grant was voided.
+   */
+  forget(cls: ApprovalClass): boolean {
+    if (!this.#answeredAll.delete(cls)) return false;
+    this.allowed.delete(cls);
+    return true;
+  }
+
+  async approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
+    if (this.isAllowed(request.class)) {
+      this.#notify?.(request);
+      return { allowed: true };
+    }
+    if (!this.#ask) {
+      const flag = this.#flagFor(request.class);
+      return {
+        allowed: false,
+        reason: `${request.class} calls are not approved in this session (start crab with ${flag})`,
+      };
+    }
+    const answer = await this.#ask(request, signal);
+    if (answer === "all" && request.class !== "protected") {
+      this.allowed.add(request.class);
+      this.#answeredAll.add(request.class);
+    }
+    if (answer === "no") return { allowed: false, reason: "The user refused this call." };
+    if (typeof answer === "object") {
+      return { allowed: false, reason: `The user refused this call and said: ${answer.feedback}` };
+    }
+    return { allowed: true };
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * The observation record: one per tool call, whatever happened. The tool layer
+ * only knows the sink interface; the SQLite store lives in `agent/store/observe.ts`.
+ *
+ * @module
+ */
+
+/** How a call ended. `tool_errors` counts `error`, `timeout` and `denied`. */
+export type Outcome = "ok" | "error" | "refused" | "denied" | "timeout" | "aborted";
+
+/** Outcomes that count as tool errors in metrics. */
+export const ERROR_OUTCOMES: readonly Outcome[] = ["error", "timeout", "denied"];
+
+/** One tool call, as recorded. */
+export interface Observation {
+  runId: string;
+  callSeq: number;
+  tool: string;
+  class: string;
+  argsDigest: string;
+  resultDigest: string;
+  bytesIn: number;
+  bytesOut: number;
+  durationMs: number;
+  /** Time spent waiting for approval, not counted in `durationMs`. */
+  waitMs: number;
+  outcome: Outcome;
+  errorCode: string | null;
+  exitCode: number | null;
+  /** Name of the signal that killed the command the tool ran (`SIGSEGV`). */
+  signal: string | null;
+  /** Size of the output before the tool cut it; null when nothing was cut. */
+  bytesFull: number | null;
+  /** What the call acted on (path, command, pattern, url), escaped and bounded; see {@link targetOf}. */
+  target: string | null;
+  /** Epoch milliseconds when the call started. */
+  startedAt: number;
+  /** The model's id for the call, when a model made it (not stored). */
+  callId?: string;
+}
+
+/** Where observations go. `record` must not throw for a well-formed observation. */
+export interface ObservationSink {
+  record(observation: Observation): void;
+  /**
+   * The keyed digest (hex HMAC-SHA-256) `argsDigest` and `resultDigest` are made
+   * with, under the sink's own key. Without it dispatch uses a key of its own.
+   */
+  digest?(data: string): Promise<string>;
+}
+
+/** Longest target recorded, in UTF-16 units. */
+export const TARGET_CHARS = 200;
+
+// C0 and C1 controls, DEL, and the invisible or bidi characters that make text read otherwise.
+// deno-lint-ignore no-control-regex
+const HIDDEN = /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+function escapeHidden(c: string): string {
+  const code = c.charCodeAt(0);
+  if (NAMED[c]) return NAMED[c];
+  if (code < 0x100) return `\\x${code.toString(16).padStart(2, "0")}`;
+  return `<U+${code.toString(16).toUpperCase().padStart(4, "0")}>`;
+}
+
+/**
+ * What a call acted on, for the per-call table of `crab metrics RUN`: its
+ * `command`, `url`, `pattern` (with ` in PATH` when a path narrows it) or `path`,
+ * with control and bidi characters escaped and cut at {@link TARGET_CHARS}. The
+ * target stays in the local store.
+ */
+export function targetOf(args: unknown): string | null {
+  if (!args || typeof args !== "object" || Array.isArray(args)) return null;
+  const a = args as Record<string, unknown>;
+  const str = (k: string) => typeof a[k] === "string" && a[k] !== "" ? a[k] as string : undefined;
+  const pattern = str("pattern");
+  const path = str("path");
+  const raw = str("command") ?? str("url") ??
+    (pattern !== undefined ? (path !== undefined ? `${pattern} in ${path}` : pattern) : path);
+  if (raw === undefined) return null;
+  // Cut before escaping only as far as needed: a huge command is not escaped whole.
+  const text = raw.slice(0, TARGET_CHARS * 2).replace(HIDDEN, escapeHidden);
+  return text.length > TARGET_CHARS || raw.length > TARGET_CHARS * 2
+    ? text.slice(0, TARGET_CHARS - 1) + "…"
+    : text;
+}
+
+/** A sink that keeps observations in memory (tests, benchmarks, `--no-store`). */
+export class MemorySink implements ObservationSink {
+  readonly observations: Observation[] = [];
+  record(observation: Observation): void {
+    this.observations.push(observation);
+  }
+}

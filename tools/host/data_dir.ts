@@ -1,0 +1,55 @@
+/**
+ * Where crab keeps its own files: the observation store, spill files, history.
+ * `CRAB_HOME` overrides; else `$XDG_DATA_HOME/crab`; else `~/.local/share/crab`.
+ *
+ * @module
+ */
+
+import { join, resolve } from "node:path";
+
+function configuredDataDir(): string {
+  const home = Deno.env.get("CRAB_HOME");
+  if (home) return home;
+  const xdg = Deno.env.get("XDG_DATA_HOME");
+  if (xdg) return join(xdg, "crab");
+  const user = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? ".";
+  return join(user, ".local", "share", "crab");
+}
+
+function mayWrite(path: string): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "write", path }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The data directory path (not created). A build without the write class is
+ * granted only `./.crab` (see `tools/host/capabilities.ts`): when the configured
+ * directory is not writable by this process but `./.crab` is, that is the store.
+ */
+export function dataDir(): string {
+  const configured = configuredDataDir();
+  if (mayWrite(configured)) return configured;
+  const local = resolve(".crab");
+  return mayWrite(local) ? local : configured;
+}
+
+/** The data directory, created if missing. */
+export function ensureDataDir(sub?: string): string {
+  const dir = sub ? join(dataDir(), sub) : dataDir();
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+/**
+ * The user's config directory (not created): `$XDG_CONFIG_HOME/crab`, else
+ * `~/.config/crab`. It holds `config.json` and `mcp.json`.
+ */
+export function configDir(): string {
+  const xdg = Deno.env.get("XDG_CONFIG_HOME");
+  if (xdg) return join(xdg, "crab");
+  const user = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? ".";
+  return join(user, ".config", "crab");
+}
