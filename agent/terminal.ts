@@ -65,3 +65,15 @@ export function colorDiff(diff: string, c: Colors): string {
       : l
   ).join("\n");
 }
+
+/**
+ * `1 call`, `2 calls`: a count with its noun in the right number.
+ *
+ * @example
+ * ```ts
+ * countOf(1, "tool error"); // "1 tool error"
+ * ```
+ */
+export function countOf(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}

@@ -32,18 +32,6 @@ function seconds(n: number): string {
   return (n / 1000).toFixed(1);
 }
 
-/**
- * `1 call`, `2 calls`: a count with its noun in the right number.
- *
- * @example
- * ```ts
- * countOf(1, "tool error"); // "1 tool error"
- * ```
- */
-export function countOf(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
-}
-
 function runJson(r: RunSummary) {
   return {
     id: r.id,

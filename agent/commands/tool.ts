@@ -24,7 +24,7 @@ import { Store } from "../store/observe.ts";
 import { visible } from "../terminal.ts";
 import type { McpServerConfig } from "../../mcp/config.ts";
 import type { McpHub } from "../../mcp/hub.ts";
-import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "./mcp.ts";
+import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
 
 /** Options of `crab tool`. */
 export interface ToolCommandOptions {

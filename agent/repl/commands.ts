@@ -8,7 +8,7 @@
  * @module
  */
 
-import { countOf } from "../commands/metrics.ts";
+import { countOf } from "../terminal.ts";
 import { join } from "node:path";
 import { configDir } from "../../tools/host/data_dir.ts";
 import { formatBytes } from "../../tools/tool.ts";

@@ -24,7 +24,7 @@ import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { cleanSpillFiles } from "../../tools/truncate.ts";
 import { loadMcpConfig, selectServers } from "../../mcp/config.ts";
-import { mcpEventReporter } from "../commands/mcp.ts";
+import { mcpEventReporter } from "./mcp_startup.ts";
 import type { McpHub, McpServerStatus } from "../../mcp/hub.ts";
 import { Agent, type AgentEvents } from "../loop/loop.ts";
 import { loadSettings, type Settings } from "./config.ts";

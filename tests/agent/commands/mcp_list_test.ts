@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { mcpEventReporter } from "../../../agent/commands/mcp.ts";
+import { mcpEventReporter } from "../../../agent/run/mcp_startup.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 import { startFakeModel } from "../../support/fake_model.ts";
 

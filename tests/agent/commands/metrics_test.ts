@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { countOf } from "../../../agent/commands/metrics.ts";
+import { countOf } from "../../../agent/terminal.ts";
 
 /** One jsonl run: two good reads, one failing read, one refused outside read. */
 async function recordRun(s: Sandbox): Promise<void> {

@@ -1,0 +1,107 @@
+/**
+ * MCP at the start of a run, for every front end: load both config files, apply
+ * workspace trust, connect the chosen servers, and tell the user what happened
+ * to them.
+ *
+ * @module
+ */
+
+import { isTrusted } from "./trust.ts";
+import {
+  loadMcpConfig,
+  type McpServerConfig,
+  type McpUnsetServer,
+  selectServers,
+} from "../../mcp/config.ts";
+import type { McpEvent, McpHub } from "../../mcp/hub.ts";
+
+/** Why a project server did not start, as `crab mcp list` and `crab tool` say it. */
+export const SKIPPED_REASON =
+  "not started: this workspace is not trusted (--trust-project starts its servers for this run)";
+
+/** Options shared by the MCP-aware commands. */
+export interface McpRunOptions {
+  cwd: string;
+  /** Trust the workspace for this run only. */
+  trustProject?: boolean;
+}
+
+/** A loaded, trust-filtered config. */
+export interface McpSelection {
+  /** Servers allowed to start. */
+  start: McpServerConfig[];
+  /** Project servers left out because the workspace is not trusted. */
+  skipped: McpServerConfig[];
+  /** Servers left out because a variable they use is not set. */
+  unset: McpUnsetServer[];
+  /** Whether project servers may start. */
+  trusted: boolean;
+  /** Config problems, each naming its file and field (including the unset variables). */
+  problems: string[];
+}
+
+/** Loads both config files and applies workspace trust. */
+export function selectMcp(opts: McpRunOptions): McpSelection {
+  const { servers, problems, unset } = loadMcpConfig(opts.cwd);
+  const trusted = Boolean(opts.trustProject) || isTrusted(opts.cwd);
+  return {
+    ...selectServers(servers, { trusted }),
+    unset,
+    trusted,
+    problems,
+  };
+}
+
+/** Connects `servers`; warnings and failures go to stderr as they happen when `report`. */
+export async function connectMcp(
+  servers: McpServerConfig[],
+  opts: { report?: boolean } = {},
+): Promise<McpHub> {
+  const { McpHub } = await import("../../mcp/hub.ts");
+  const onEvent = opts.report
+    ? mcpEventReporter((line) => console.error(`crab: ${line}`))
+    : undefined;
+  return await McpHub.connect(servers, { onEvent });
+}
+
+/**
+ * Tells the user about MCP events (failures, warnings) through `say`, each
+ * once: warnings of a server still starting wait until it connected or failed,
+ * so a start-up warning that its failure repeats is not said twice, and a
+ * warning or failure already said is not said again.
+ */
+export function mcpEventReporter(say: (line: string) => void): (e: McpEvent) => void {
+  const said = new Set<string>();
+  const waiting = new Map<string, string[]>();
+  const settled = new Set<string>();
+  const once = (line: string) => {
+    if (said.has(line)) return;
+    said.add(line);
+    say(line);
+  };
+  const warning = (server: string, message: string) =>
+    once(
+      message.includes(`MCP server "${server}"`)
+        ? `warning: ${message}`
+        : `warning: MCP server "${server}": ${message}`,
+    );
+  const settle = (server: string, error?: string) => {
+    settled.add(server);
+    for (const w of waiting.get(server) ?? []) if (w !== error) warning(server, w);
+    waiting.delete(server);
+  };
+  return (e) => {
+    if (e.type === "warning") {
+      if (settled.has(e.server)) warning(e.server, e.message);
+      else waiting.set(e.server, [...(waiting.get(e.server) ?? []), e.message]);
+    } else if (e.type === "connected") settle(e.server);
+    else if (e.type === "failed") {
+      settle(e.server, e.error);
+      once(`MCP server "${e.server}" failed: ${e.error}`);
+    } else if (e.type === "down") {
+      settle(e.server, e.error);
+      // Each death is news: a server that goes down again says so again.
+      say(`MCP server "${e.server}" is down: ${e.error}`);
+    }
+  };
+}
