@@ -402,7 +402,7 @@ Deno.test("bash() leaves no process behind when crab is killed with SIGKILL mid-
   const script = join(dir, "crab.ts");
   Deno.writeTextFileSync(
     script,
-    `import { harness } from "${root}tests/_harness.ts";
+    `import { harness } from "${root}tests/support/harness.ts";
 import { bashTool } from "${root}tools/bash.ts";
 const h = harness([bashTool]);
 setTimeout(() => console.log("ready"), 500);
