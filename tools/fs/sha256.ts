@@ -125,10 +125,7 @@ export class Sha256 implements Hasher {
     return this;
   }
 
-  /** The digest, as `node:crypto` gives it: bytes, or hex when asked; the hasher is finished. */
-  digest(): Uint8Array;
-  digest(encoding: "hex"): string;
-  digest(encoding?: "hex"): Uint8Array | string {
+  digest(_encoding: "hex" = "hex"): string {
     const bits = this.#total * 8;
     const pad = new Uint8Array((this.#blockLen < 56 ? 64 : 128) - this.#blockLen);
     pad[0] = 0x80;
@@ -139,7 +136,7 @@ export class Sha256 implements Hasher {
     const out = new Uint8Array(32);
     const words = new DataView(out.buffer);
     for (let i = 0; i < 8; i++) words.setInt32(4 * i, this.#h[i]);
-    return encoding === "hex" ? encodeHex(out) : out;
+    return encodeHex(out);
   }
 }
 
@@ -193,28 +190,6 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
  */
 export function sha256(data: Uint8Array | string): string {
   return new Sha256().update(bytesOf(data)).digest("hex");
-}
-
-/**
- * Hex HMAC-SHA-256 (RFC 2104) of bytes or text under `key`.
- *
- * @example
- * ```ts
- * hmacSha256(new TextEncoder().encode("key"), "The quick brown fox jumps over the lazy dog");
- * // "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8"
- * ```
- */
-export function hmacSha256(key: Uint8Array, data: Uint8Array | string): string {
-  const block = new Uint8Array(64);
-  block.set(key.length > 64 ? new Sha256().update(key).digest() : key);
-  const inner = new Uint8Array(64);
-  const outer = new Uint8Array(64);
-  for (let i = 0; i < 64; i++) {
-    inner[i] = block[i] ^ 0x36;
-    outer[i] = block[i] ^ 0x5c;
-  }
-  const innerDigest = new Sha256().update(inner).update(bytesOf(data)).digest();
-  return new Sha256().update(outer).update(innerDigest).digest("hex");
 }
 
 /** Files at least this large are hashed by `node:crypto`'s native code. */
