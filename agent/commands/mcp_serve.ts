@@ -135,7 +135,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     return 2;
   }
   if (tools.some((t) => t.class === "exec") && sandbox.mode !== "danger-full-access") {
-    const status = await sandboxStatus(workspace).catch(() => undefined);
+    const status = await sandboxStatus(workspace, sandbox).catch(() => undefined);
     if (status && !status.ok) {
       console.error(`crab: bash cannot run: ${status.reason}. ${status.hint}`);
     }

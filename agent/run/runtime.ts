@@ -277,7 +277,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   );
   const sandboxed = offered.some((t) => t.class === "exec") &&
     session.sandbox.mode !== "danger-full-access";
-  const probe = sandboxed ? sandboxStatus(workspace) : undefined;
+  const probe = sandboxed ? sandboxStatus(workspace, session.sandbox) : undefined;
 
   if (flags.webAllowPrivate && !offered.some((t) => t.name === "web_fetch")) {
     throw new UsageError(
