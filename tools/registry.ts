@@ -7,16 +7,7 @@
 
 import type { AnyTool } from "./tool.ts";
 
-/** Names of the built-in tools, in the order they are offered. */
-export const BUILTIN_NAMES = [
-  "read",
-  "write",
-  "edit",
-  "bash",
-  "glob",
-  "grep",
-  "web_fetch",
-] as const;
+export { BUILTIN_NAMES } from "./table.ts";
 
 /** Tools a run can call, by name. */
 export class Registry {

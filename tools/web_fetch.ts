@@ -12,6 +12,7 @@ import { checkHost, type Resolver, resolveWithDns } from "./web/net_address.ts";
 import { type HopFetch, pinnedFetch } from "./web/pinned_fetch.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { truncateText } from "./truncate.ts";
+import { encodeHex } from "./fs/hex.ts";
 import { VERSION } from "../version.ts";
 
 /** Arguments of the web_fetch tool. */
@@ -220,11 +221,7 @@ function parseUrl(text: string, what: string): URL {
  * print it and make the text after it look like crab's own.
  */
 function endMarker(): string {
-  const id = Array.from(
-    crypto.getRandomValues(new Uint8Array(8)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
-  return `[end of web content ${id}]`;
+  return `[end of web content ${encodeHex(crypto.getRandomValues(new Uint8Array(8)))}]`;
 }
 
 function statusLine(res: Response): string {

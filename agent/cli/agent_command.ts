@@ -9,6 +9,7 @@ import type { OutputFormat, PrintOptions } from "../print/mod.ts";
 import type { ReplOptions } from "../repl/mod.ts";
 import type { RunFlags } from "../run/runtime.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
 import { CliUsageError, type Command, type Parsed } from "./parse.ts";
 
@@ -138,7 +139,7 @@ export const agentCommand: Command = {
   keys: [...AGENT_KEYS, ...GLOBAL_KEYS],
   optionHelp: {
     tools: "tools offered to the model, comma-separated " +
-      "(default: read,write,edit,bash,glob,grep and every MCP tool)",
+      `(default: ${DEFAULT_TOOLS.run.join(",")} and every MCP tool)`,
   },
   details: `Options go before or after the prompt and the command words; one that a command
 does not take is an error naming the commands that do.

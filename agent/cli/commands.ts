@@ -12,6 +12,7 @@ import type { MetricsOptions } from "../commands/metrics.ts";
 import type { SessionsOptions } from "../commands/sessions.ts";
 import type { ToolCommandOptions } from "../commands/tool.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { agentCommand } from "./agent_command.ts";
 import { CliUsageError, type Command, commandName, type Parsed, type Plan } from "./parse.ts";
 import { GLOBAL_KEYS } from "./options.ts";
@@ -229,7 +230,8 @@ const mcpServe: Command = {
     trustProject: "crab mcp serve reads no project files: it serves the built-in tools only",
   },
   optionHelp: {
-    tools: "built-in tools offered to the client, comma-separated (default: read,glob,grep)",
+    tools: "built-in tools offered to the client, comma-separated " +
+      `(default: ${DEFAULT_TOOLS["mcp-serve"].join(",")})`,
     allow: "approve classes beyond the offered tools' own: outside, protected",
     yolo: "approve everything, paths outside the workspace too",
   },

@@ -1,12 +1,22 @@
 /**
  * "Did you mean": the known name nearest to a mistyped one, by edit distance
  * (a swap of two neighbours counts as one edit), or one it is the start of.
+ * Config files' unknown fields use the same distance.
  *
  * @module
  */
 
-/** Edits (insert, delete, substitute, swap neighbours) that turn `a` into `b`. */
-export function editDistance(a: string, b: string): number {
+/**
+ * The optimal string alignment distance: the fewest edits (insert, delete,
+ * substitute, swap two neighbours) that turn `a` into `b`, no part edited twice.
+ * Unlike Levenshtein's, a swap is one typo, not two.
+ *
+ * @example
+ * ```ts
+ * osaDistance("mdoel", "model"); // 1 (Levenshtein: 2)
+ * ```
+ */
+export function osaDistance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
   for (let j = 1; j <= b.length; j++) d[0][j] = j;
   for (let i = 1; i <= a.length; i++) {
@@ -39,7 +49,7 @@ export function suggest(input: string, candidates: readonly string[]): string | 
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const c of candidates) {
-    const distance = editDistance(word, bare(c));
+    const distance = osaDistance(word, bare(c));
     if (distance < bestDistance) {
       best = c;
       bestDistance = distance;

@@ -15,7 +15,8 @@ import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import { Dispatcher } from "../../tools/dispatch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { onExit } from "../../tools/host/processes.ts";
-import { BUILTIN_NAMES, Registry } from "../../tools/registry.ts";
+import { Registry } from "../../tools/registry.ts";
+import { BUILTIN_NAMES, DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
 import { Session } from "../../tools/session.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import { cleanSpillFiles } from "../../tools/truncate.ts";
@@ -50,7 +51,7 @@ export interface McpServeOptions {
 }
 
 /** The tools offered when `--tools` is not given: the read class. */
-export const DEFAULT_TOOLS = ["read", "glob", "grep"] as const;
+export const DEFAULT_TOOLS = DEFAULT_TOOL_LISTS["mcp-serve"];
 
 /** A usage problem: printed as `error: ...`, exit code 2. */
 class UsageError extends Error {}
@@ -134,7 +135,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     return 2;
   }
   if (tools.some((t) => t.class === "exec") && sandbox.mode !== "danger-full-access") {
-    const status = await sandboxStatus(workspace).catch(() => undefined);
+    const status = await sandboxStatus(workspace, sandbox).catch(() => undefined);
     if (status && !status.ok) {
       console.error(`crab: bash cannot run: ${status.reason}. ${status.hint}`);
     }

@@ -10,6 +10,7 @@
 
 import { join } from "node:path";
 import { configDir } from "../../tools/host/data_dir.ts";
+import { osaDistance } from "../cli/suggest.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../../tools/sandbox/mode.ts";
 
 /** The `sandbox` setting: how far bash reaches. User config only. */
@@ -166,22 +167,9 @@ export function readSettings(path: string): FileSettings {
 function unknownField(path: string, key: string): string {
   const known = Object.keys(KINDS);
   const near = known.find((k) => k.toLowerCase() === key.toLowerCase()) ??
-    known.find((k) => editDistance(k.toLowerCase(), key.toLowerCase()) <= 2);
+    known.find((k) => osaDistance(k.toLowerCase(), key.toLowerCase()) <= 2);
   return `ignoring unknown field "${key}" in config "${path}" (` +
     (near ? `did you mean "${near}"?` : `known fields: ${known.join(", ")}`) + ")";
-}
-
-/** Levenshtein distance, for "did you mean" on short field names. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = row;
-  }
-  return prev[b.length];
 }
 
 /** Paths of the two config files. */

@@ -18,6 +18,7 @@ import {
 } from "../../tools/call/approval.ts";
 import type { AnyTool, ApprovalPolicy, ApprovalRequest } from "../../tools/tool.ts";
 import { builtinTools } from "../../tools/builtins.ts";
+import { DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
@@ -120,8 +121,8 @@ function startMcp(
   return { servers: chosen.map((s) => s.name), hub, wanted };
 }
 
-/** The non-network built-ins, offered by default. */
-export const DEFAULT_TOOLS = ["read", "write", "edit", "bash", "glob", "grep"] as const;
+/** The built-ins a run offers when no list names them: all but web_fetch. */
+export const DEFAULT_TOOLS = DEFAULT_TOOL_LISTS.run;
 
 const CLASSES = new Set<string>(ALLOW_CLASSES);
 
@@ -276,7 +277,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   );
   const sandboxed = offered.some((t) => t.class === "exec") &&
     session.sandbox.mode !== "danger-full-access";
-  const probe = sandboxed ? sandboxStatus(workspace) : undefined;
+  const probe = sandboxed ? sandboxStatus(workspace, session.sandbox) : undefined;
 
   if (flags.webAllowPrivate && !offered.some((t) => t.name === "web_fetch")) {
     throw new UsageError(

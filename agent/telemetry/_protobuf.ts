@@ -8,6 +8,7 @@
  */
 
 import root from "@opentelemetry/otlp-transformer/build/src/generated/root.js";
+import { decodeHex } from "../../tools/fs/hex.ts";
 import type { MetricsRequest, TraceRequest } from "./_otlp_payload.ts";
 
 /** A protobufjs static message type, as the generated module has it. */
@@ -24,19 +25,13 @@ const collector = (root as unknown as {
 
 const ID_FIELDS = new Set(["traceId", "spanId", "parentSpanId"]);
 
-function hexBytes(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  return out;
-}
-
 /** The payload with its hex ids as bytes, as protobufjs' `fromObject` takes them. */
 function withByteIds(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withByteIds);
   if (!value || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = ID_FIELDS.has(k) && typeof v === "string" ? hexBytes(v) : withByteIds(v);
+    out[k] = ID_FIELDS.has(k) && typeof v === "string" ? decodeHex(v) : withByteIds(v);
   }
   return out;
 }

@@ -17,13 +17,11 @@ import type {
   ApprovalRequest,
   OutsideClass,
 } from "../tool.ts";
+import { BUILTIN_CLASS_LIST } from "../table.ts";
 
 /** Every class `--allow` names (besides `mcp:SERVER`), `outside` for both outside classes. */
 export const ALLOW_CLASSES = [
-  "read",
-  "write",
-  "exec",
-  "net",
+  ...BUILTIN_CLASS_LIST,
   "outside",
   "outside-read",
   "outside-write",

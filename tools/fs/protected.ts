@@ -17,6 +17,7 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { configDir } from "../host/data_dir.ts";
 import { type ApprovalRequest, type ToolContext, ToolError } from "../tool.ts";
+import { lstatOrNull } from "./exists.ts";
 import { isWithin, realPathOf } from "./workspace.ts";
 
 /** A path no command and no unapproved write may change. */
@@ -60,14 +61,6 @@ const GIT_NEW = "a new repository's config and hooks would run commands later";
 const CRAB_PROJECT = "crab's project settings decide which tools run and which are pre-approved";
 const MCP_PROJECT = "it names the MCP servers that crab and other agents start as commands";
 const CRAB_USER = "crab's user settings and MCP servers";
-
-function lstatOrNull(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.lstatSync(path);
-  } catch {
-    return null;
-  }
-}
 
 function readOrNull(path: string): string | null {
   try {

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { encodeHex } from "./hex.ts";
+
 /** An incremental hash, shaped like `node:crypto`'s `Hash` so either can serve. */
 export interface Hasher {
   update(data: Uint8Array): Hasher;
@@ -131,9 +133,10 @@ export class Sha256 implements Hasher {
     view.setUint32(pad.length - 8, Math.floor(bits / 2 ** 32));
     view.setUint32(pad.length - 4, bits >>> 0);
     this.update(pad);
-    let hex = "";
-    for (const x of this.#h) hex += (x >>> 0).toString(16).padStart(8, "0");
-    return hex;
+    const out = new Uint8Array(32);
+    const words = new DataView(out.buffer);
+    for (let i = 0; i < 8; i++) words.setInt32(4 * i, this.#h[i]);
+    return encodeHex(out);
   }
 }
 
@@ -187,35 +190,6 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
  */
 export function sha256(data: Uint8Array | string): string {
   return new Sha256().update(bytesOf(data)).digest("hex");
-}
-
-function digestBytes(h: Sha256): Uint8Array {
-  const hex = h.digest("hex");
-  const out = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  return out;
-}
-
-/**
- * Hex HMAC-SHA-256 (RFC 2104) of bytes or text under `key`.
- *
- * @example
- * ```ts
- * hmacSha256(new TextEncoder().encode("key"), "The quick brown fox jumps over the lazy dog");
- * // "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8"
- * ```
- */
-export function hmacSha256(key: Uint8Array, data: Uint8Array | string): string {
-  const block = new Uint8Array(64);
-  block.set(key.length > 64 ? digestBytes(new Sha256().update(key)) : key);
-  const inner = new Uint8Array(64);
-  const outer = new Uint8Array(64);
-  for (let i = 0; i < 64; i++) {
-    inner[i] = block[i] ^ 0x36;
-    outer[i] = block[i] ^ 0x5c;
-  }
-  const innerDigest = digestBytes(new Sha256().update(inner).update(bytesOf(data)));
-  return new Sha256().update(outer).update(innerDigest).digest("hex");
 }
 
 /** Files at least this large are hashed by `node:crypto`'s native code. */

@@ -14,6 +14,7 @@
  */
 
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { entryExists } from "./exists.ts";
 import { printablePath, unsafeNameReason } from "./printable.ts";
 import { type OutsideClass, type ToolContext, ToolError } from "../tool.ts";
 import { spillFileOf } from "../truncate.ts";
@@ -233,17 +234,8 @@ export function assertCreatable(p: ResolvedPath, verb: string): void {
       );
     }
     const parent = dirname(current);
-    if (parent === current || exists(parent)) return;
+    if (parent === current || entryExists(parent)) return;
     current = parent;
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -24,32 +24,11 @@
  */
 
 import type { AnyTool, ToolClass } from "../tool.ts";
+import { BUILTIN_CLASSES, type Preset, PRESET_TOOLS } from "../table.ts";
 import type { SandboxMode } from "../sandbox/mode.ts";
-import { findProgram } from "../sandbox/probe.ts";
+import { findProgram } from "./find_program.ts";
 
-/** A named build preset. */
-export type Preset = "full" | "no-web" | "read-only";
-
-/** Every preset, in the order help texts show them. */
-export const PRESETS: readonly Preset[] = ["full", "no-web", "read-only"];
-
-/** The class of each built-in tool. */
-export const BUILTIN_CLASSES: Readonly<Record<string, ToolClass>> = {
-  read: "read",
-  glob: "read",
-  grep: "read",
-  write: "write",
-  edit: "write",
-  bash: "exec",
-  web_fetch: "net",
-};
-
-/** The tools of each preset. */
-export const PRESET_TOOLS: Readonly<Record<Preset, readonly string[]>> = {
-  full: ["read", "write", "edit", "bash", "glob", "grep", "web_fetch"],
-  "no-web": ["read", "write", "edit", "bash", "glob", "grep"],
-  "read-only": ["read", "glob", "grep"],
-};
+export { BUILTIN_CLASSES, type Preset, PRESET_TOOLS, PRESETS } from "../table.ts";
 
 /** Hosts of the default providers: Anthropic, OpenAI and a local Ollama. */
 export const DEFAULT_PROVIDER_HOSTS: readonly string[] = [

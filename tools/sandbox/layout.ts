@@ -17,6 +17,7 @@
 
 import { dirname, join } from "node:path";
 import { dataDir } from "../host/data_dir.ts";
+import { entryExists } from "../fs/exists.ts";
 import { findRepository, protectedPaths } from "../fs/protected.ts";
 import { isWithin } from "../fs/workspace.ts";
 import type { SandboxPolicy } from "./policy.ts";
@@ -52,15 +53,6 @@ const DAEMON_SOCKETS = [
   "/run/snapd.socket",
   "/run/snapd-snap.socket",
 ];
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function realOrNull(path: string): string | null {
   try {
@@ -111,7 +103,7 @@ function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: strin
 /** The nearest ancestor of `path` that exists (or `path` itself). */
 function existingAncestor(path: string): string {
   let p = path;
-  while (!exists(p) && dirname(p) !== p) p = dirname(p);
+  while (!entryExists(p) && dirname(p) !== p) p = dirname(p);
   return p;
 }
 

@@ -9,13 +9,9 @@
  * @module
  */
 
-import { join } from "node:path";
-import { ensureDataDir } from "../host/data_dir.ts";
 import { ToolError } from "../tool.ts";
 import type { Session } from "../session.ts";
-import { bwrapArgs } from "./bwrap.ts";
-import { sandboxLayout } from "./layout.ts";
-import { holdPlaceholders } from "./_placeholders.ts";
+import { invocation } from "./_invocation.ts";
 import { sandboxStatus } from "./probe.ts";
 import { supervisorArgv } from "./_supervisor.ts";
 
@@ -29,17 +25,6 @@ export interface SandboxedCommand {
   args: string[];
   /** Removes this call's placeholders; call once bwrap has exited. */
   release(): void;
-}
-
-/** An empty, read-only directory in crab's data dir, the source of every placeholder. */
-function emptyDir(): string {
-  const dir = join(ensureDataDir("sandbox"), "empty");
-  try {
-    Deno.mkdirSync(dir, { mode: 0o555 });
-  } catch (e) {
-    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-  }
-  return dir;
 }
 
 /** The error a command gets when there is no working sandbox. */
@@ -56,13 +41,13 @@ export function unavailable(reason: string, hint: string): ToolError {
  * when the sandbox does not work here.
  */
 export async function sandboxCommand(session: Session, command: string): Promise<SandboxedCommand> {
-  const status = await sandboxStatus(session.workspace);
+  const status = await sandboxStatus(session.workspace, session.sandbox);
   if (!status.ok) throw unavailable(status.reason, status.hint);
-  const layout = sandboxLayout(session.workspace, session.sandbox);
-  const args = bwrapArgs(layout, supervisorArgv(command, status.perl), {
-    cwd: session.workspace,
-    disableUserns: status.disableUserns,
-    emptyDir: emptyDir(),
-  });
-  return { program: status.bwrap, args, release: holdPlaceholders(layout.placeholders) };
+  const { args, release } = invocation(
+    session.workspace,
+    session.sandbox,
+    supervisorArgv(command, status.perl),
+    status.disableUserns,
+  );
+  return { program: status.bwrap, args, release };
 }

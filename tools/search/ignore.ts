@@ -23,6 +23,7 @@
  */
 
 import { dirname, join, resolve } from "node:path";
+import { entryExists } from "../fs/exists.ts";
 
 /** One compiled pattern line. */
 interface Rule {
@@ -558,20 +559,11 @@ export function enterDir(parent: IgnoreSet, dir: string, files: DirIgnoreFiles):
   return makeSet(ignore, git, repo, inRepo);
 }
 
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Finds the git repository root at or above `dir`: a directory holding `.git` (dir or file). */
 export function findRepoRoot(dir: string): string | undefined {
   let current = dir;
   for (;;) {
-    if (exists(join(current, ".git"))) return current;
+    if (entryExists(join(current, ".git"))) return current;
     const parent = dirname(current);
     if (parent === current) return undefined;
     current = parent;
@@ -597,8 +589,8 @@ export function initialSet(root: string): IgnoreSet {
   for (const dir of ancestors.reverse()) {
     const isRoot = dir === repoRoot;
     set = enterDir(set, dir, {
-      ignore: exists(join(dir, ".ignore")),
-      gitignore: (isRoot || set.inRepo) && exists(join(dir, ".gitignore")),
+      ignore: entryExists(join(dir, ".ignore")),
+      gitignore: (isRoot || set.inRepo) && entryExists(join(dir, ".gitignore")),
       git: isRoot,
     });
   }

@@ -29,6 +29,13 @@ Deno.test("readSettings() keeps known fields and warns about unknown ones by nam
   assert.match(warnings[2], known);
 });
 
+Deno.test("readSettings() suggests a field whose letters were swapped twice", () => {
+  using f = file(JSON.stringify({ ocntextWidnow: 1000 }));
+  assert.deepEqual(readSettings(f.path).warnings, [
+    `ignoring unknown field "ocntextWidnow" in config "${f.path}" (did you mean "contextWindow"?)`,
+  ]);
+});
+
 Deno.test("readSettings() still refuses a known field of the wrong type", () => {
   using f = file(JSON.stringify({ maxTurns: "many" }));
   assert.throws(() => readSettings(f.path), (e: unknown) => {

@@ -361,9 +361,9 @@ Deno.test("supervisorArgv() without perl: the bash supervisor reports the exit c
   const { bwrapArgs } = await import("../../../tools/sandbox/bwrap.ts");
   const { supervisorArgv, parseStatus } = await import("../../../tools/sandbox/_supervisor.ts");
   const { sandboxStatus } = await import("../../../tools/sandbox/probe.ts");
-  const status = await sandboxStatus();
-  assert.ok(status.ok);
   using p = place();
+  const status = await sandboxStatus(p.ws, p.session.sandbox);
+  assert.ok(status.ok);
   const emptyDir = Deno.makeTempDirSync({ dir: p.root });
   const start = (command: string) => {
     const args = bwrapArgs(sandboxLayout(p.ws, p.session.sandbox), supervisorArgv(command), {
@@ -402,7 +402,7 @@ Deno.test("bash() leaves no process behind when crab is killed with SIGKILL mid-
   const script = join(dir, "crab.ts");
   Deno.writeTextFileSync(
     script,
-    `import { harness } from "${root}tests/_harness.ts";
+    `import { harness } from "${root}tests/support/harness.ts";
 import { bashTool } from "${root}tools/bash.ts";
 const h = harness([bashTool]);
 setTimeout(() => console.log("ready"), 500);

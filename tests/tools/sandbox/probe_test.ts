@@ -1,0 +1,115 @@
+/**
+ * The probe with a stand-in bwrap on PATH that records its arguments and
+ * answers as told: the probe must try the sandbox bash gets, not one of its own.
+ * Real bubblewrap runs in mod_test.ts.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Session } from "../../../tools/session.ts";
+import { resetSandboxStatus, sandboxStatus } from "../../../tools/sandbox/probe.ts";
+import { sandboxCommand } from "../../../tools/sandbox/mod.ts";
+
+/**
+ * A workspace and a stand-in bwrap first on PATH: it appends its arguments (one
+ * line, NUL-separated) to a log, then prints `stderr` and exits 1 when its
+ * arguments contain `failOn`, else exits 0.
+ */
+function standIn(failOn?: string, stderr = "") {
+  const root = Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-probe-" });
+  const ws = join(root, "ws");
+  const bin = join(root, "bin");
+  const log = join(root, "log");
+  const complaint = join(root, "complaint");
+  Deno.writeTextFileSync(complaint, `${stderr}\n`);
+  Deno.mkdirSync(ws);
+  Deno.mkdirSync(bin);
+  Deno.writeTextFileSync(
+    join(bin, "bwrap"),
+    `#!/bin/sh
+printf '%s\\0' "$@" >> '${log}'; echo >> '${log}'
+${failOn ? `case " $* " in *" ${failOn} "*) cat '${complaint}' >&2; exit 1;; esac` : ""}
+exit 0
+`,
+    { mode: 0o755 },
+  );
+  const path = Deno.env.get("PATH") ?? "";
+  const saved = { PATH: path, CRAB_HOME: Deno.env.get("CRAB_HOME") };
+  Deno.env.set("PATH", `${bin}:${path}`);
+  Deno.env.set("CRAB_HOME", join(root, "home"));
+  resetSandboxStatus();
+  return {
+    ws,
+    /** Every run's arguments, oldest first. */
+    runs: (): string[][] =>
+      Deno.readTextFileSync(log).split("\n").filter(Boolean).map((l) => l.split("\0").slice(0, -1)),
+    [Symbol.dispose]() {
+      Deno.env.set("PATH", saved.PATH);
+      if (saved.CRAB_HOME === undefined) Deno.env.delete("CRAB_HOME");
+      else Deno.env.set("CRAB_HOME", saved.CRAB_HOME);
+      resetSandboxStatus();
+      Deno.removeSync(root, { recursive: true });
+    },
+  };
+}
+
+Deno.test("sandboxStatus() runs true in the very sandbox bash gets: same namespaces and mounts", async () => {
+  using s = standIn();
+  const session = new Session(s.ws);
+  session.sandbox = { mode: "workspace-write", net: true, writable: [] };
+  const status = await sandboxStatus(s.ws, session.sandbox);
+  assert.equal(status.ok, true);
+  const command = await sandboxCommand(session, "echo hi");
+  command.release();
+  const [probe, ...others] = s.runs();
+  assert.equal(others.length, 0, "the probe ran once; bash's command was only built");
+  const sandbox = (argv: string[]) => argv.slice(0, argv.indexOf("--") + 1);
+  assert.deepEqual(sandbox(probe), sandbox(command.args));
+  assert.deepEqual(probe.slice(probe.indexOf("--") + 1), ["true"]);
+  for (const arg of ["--as-pid-1", "--new-session", "--share-net", "--disable-userns"]) {
+    assert.ok(probe.includes(arg), arg);
+  }
+  assert.deepEqual(probe.slice(probe.indexOf("--bind"), probe.indexOf("--bind") + 3), [
+    "--bind",
+    s.ws,
+    s.ws,
+  ]);
+});
+
+Deno.test("sandboxStatus() probes once per workspace and policy, then answers from memory", async () => {
+  using s = standIn();
+  const policy = { mode: "workspace-write" as const, net: false, writable: [] };
+  await sandboxStatus(s.ws, policy);
+  await sandboxStatus(s.ws, { ...policy });
+  assert.equal(s.runs().length, 1);
+  await sandboxStatus(s.ws, { ...policy, mode: "read-only" });
+  assert.equal(s.runs().length, 2);
+});
+
+Deno.test("sandboxStatus() refuses a bwrap that knows the probe's options but not bash's", async () => {
+  // An older probe ran bwrap without --as-pid-1 and said yes; every command then failed.
+  using s = standIn("--as-pid-1", "bwrap: Unknown option --as-pid-1");
+  const status = await sandboxStatus(s.ws);
+  assert.deepEqual(status, {
+    ok: false,
+    reason: "bubblewrap cannot create the sandbox here: bwrap: Unknown option --as-pid-1",
+    hint: "Install a newer bubblewrap (crab's sandbox uses options this one does not know), or " +
+      "run bash without a sandbox with --sandbox danger-full-access.",
+  });
+  // Tried with --disable-userns first, then without it, as for bubblewrap before 0.8.
+  assert.deepEqual(s.runs().map((r) => r.includes("--disable-userns")), [true, false]);
+});
+
+Deno.test("sandboxStatus() falls back to no --disable-userns when bwrap does not know it", async () => {
+  using s = standIn("--disable-userns", "bwrap: Unknown option --disable-userns");
+  const status = await sandboxStatus(s.ws);
+  assert.equal(status.ok && status.disableUserns, false);
+  assert.equal(status.ok, true);
+});
+
+Deno.test("sandboxStatus() points at the paths when bwrap cannot mount one", async () => {
+  using s = standIn("--bind", "bwrap: Can't find source path /gone: No such file or directory");
+  const status = await sandboxStatus(s.ws);
+  assert.equal(status.ok, false);
+  assert.match(!status.ok ? status.hint : "", /^Check that the workspace and the paths/);
+});
