@@ -1,17 +1,17 @@
 /**
  * The named stages of a tool call, where hooks, policy, the workspace lock, undo
- * and telemetry plug into dispatch. A {@link DispatchStage} is registered when its
- * {@link Dispatcher} is made; each member it has runs at its place in every call:
+ * and telemetry plug into dispatch. A {@link DispatchStage} is given to a
+ * `Dispatcher` when it is made (`stages`); each member it has runs at its place in
+ * every call:
  *
  * ```
- * around ┬ validate → preTool → decide → approval ─ lock ┬ preRun → run → postRun ┐
- *        │                                              └─────────────────────────┘
- *        └ record the observation → observe ┘
+ * around( validate → preTool → decide → approval → lock( preRun → run → postRun ) → record → observe )
  * ```
  *
- * Validation and approval are dispatch's own (the schema, the session's
- * `ApprovalPolicy`); stages add to them and never replace them. Stages run in the
- * order they were registered; `around` and `lock` nest, the first registered
+ * Validation (the tool's schema) and the approval prompt (the session's
+ * `ApprovalPolicy`) are dispatch's own: a rewritten input is validated like the
+ * model's, and a policy stage decides whether the prompt is asked, never what it
+ * answers. Stages run in the order they were registered; `around` and `lock` nest, the first registered
  * outermost. A dispatcher without stages does what it did before stages existed,
  * at no cost: every member is optional and looked up once, at construction.
  *
@@ -96,7 +96,9 @@ export interface DispatchStage {
   /**
    * Pre-tool hooks, after validation: deny the call, or rewrite its input, which
    * is validated again before the next stage sees it. Undefined lets it pass. A
-   * denial is recorded as `refused`, with code `hook_denied`.
+   * denial is recorded as `refused`, with code `hook_denied`. After a rewrite the
+   * observation's target is the rewritten input's; its digest and size stay those
+   * of what was sent.
    */
   preTool?(
     call: CheckedCall,
@@ -112,7 +114,8 @@ export interface DispatchStage {
   /**
    * Wraps pre-run, run and post-run of an approved call (the workspace lock).
    * `inside` runs them once and never rejects. Throwing before `inside` fails the
-   * call unrun; returning without calling it is a defect that fails it too.
+   * call unrun; returning without calling it is a defect that fails it too. Time
+   * spent before `inside` counts in the call's `durationMs`.
    */
   lock?(call: CheckedCall, inside: () => Promise<void>): Promise<void>;
 
