@@ -2,11 +2,25 @@
  * The one path every tool call takes: parse and validate the arguments, ask the
  * approval policy, run the tool with an AbortSignal, write exactly one
  * observation, and return a result. Failures are results, never exceptions.
+ * Hooks, policy, the workspace lock, undo and telemetry plug into its named
+ * stages (`call/stages.ts`), given when the dispatcher is made.
  *
  * @module
  */
 
-import { type ObservationSink, type Outcome, targetOf } from "./call/observation.ts";
+import {
+  type Observation,
+  type ObservationSink,
+  type Outcome,
+  targetOf,
+} from "./call/observation.ts";
+import type {
+  CheckedCall,
+  DispatchStage,
+  PolicyDecision,
+  RunOutcome,
+  ToolCall,
+} from "./call/stages.ts";
 import type { Registry } from "./registry.ts";
 import type { Session } from "./session.ts";
 import { KeyedDigest } from "./call/digest.ts";
@@ -61,6 +75,8 @@ export interface DispatcherOptions {
   policy: ApprovalPolicy;
   sink: ObservationSink;
   runId: string;
+  /** What plugs into every call (hooks, policy, lock, undo, telemetry), in this order. */
+  stages?: readonly DispatchStage[];
 }
 
 const encoder = new TextEncoder();
@@ -145,6 +161,7 @@ export class Dispatcher {
   readonly sink: ObservationSink;
   readonly runId: string;
   readonly #digest: (data: string) => Promise<string>;
+  readonly #stages: StagesByKind;
   #callSeq = 0;
 
   constructor(opts: DispatcherOptions) {
@@ -157,6 +174,7 @@ export class Dispatcher {
     this.#digest = sink.digest
       ? (data) => sink.digest!(data)
       : (data) => processDigest().digest(data);
+    this.#stages = byKind(opts.stages ?? []);
   }
 
   /** Number of calls dispatched so far. */
@@ -168,14 +186,54 @@ export class Dispatcher {
    * Dispatches one call. `args` is the parsed object or the raw JSON text the
    * model sent. Never throws for anything a model or user can cause.
    */
-  async dispatch(
+  dispatch(
     name: string,
     args: unknown,
     signal: AbortSignal = new AbortController().signal,
     opts: DispatchOptions = {},
   ): Promise<DispatchResult> {
-    const { callId, onOutput } = opts;
-    const callSeq = ++this.#callSeq;
+    const call: OpenCall = {
+      name,
+      callSeq: ++this.#callSeq,
+      callId: opts.callId,
+      runId: this.runId,
+      args,
+      signal,
+      session: this.session,
+      tool: undefined,
+      input: undefined,
+    };
+    if (this.#stages.around.length === 0) return this.#settle(call, opts.onOutput);
+    return this.#around(call, opts.onOutput);
+  }
+
+  /** Runs the call inside every `around` stage, the first registered outermost. */
+  async #around(call: OpenCall, onOutput?: (chunk: string) => void): Promise<DispatchResult> {
+    const arounds = this.#stages.around;
+    let settled: Promise<DispatchResult> | undefined;
+    const step = async (i: number): Promise<void> => {
+      if (i === arounds.length) {
+        await (settled ??= this.#settle(call, onOutput));
+        return;
+      }
+      let inner: Promise<void> | undefined;
+      const next = () => inner ??= step(i + 1);
+      try {
+        await arounds[i].around!(call, next);
+      } catch (e) {
+        report(arounds[i], call, e);
+      }
+      // The rest of the call runs even when the stage failed or never called `next`.
+      await next();
+    };
+    await step(0);
+    return settled!;
+  }
+
+  /** The call from validation to the observation; every path ends in `finish`. */
+  async #settle(call: OpenCall, onOutput?: (chunk: string) => void): Promise<DispatchResult> {
+    const { name, callSeq, callId, args, signal } = call;
+    const stages = this.#stages;
     const startedAt = Date.now();
     const t0 = performance.now();
     let waitMs = 0;
@@ -203,9 +261,10 @@ export class Dispatcher {
         const { signal: _signal, bytesFull: _bytesFull, ...shown } = body;
         result = { ...common, ok: true, ...shown };
       }
+      let observation: Observation;
       try {
         const [argsDigest, resultDigest] = await Promise.all([digest(argsText), digest(text)]);
-        this.sink.record({
+        observation = {
           runId: this.runId,
           callSeq,
           tool: name,
@@ -224,9 +283,18 @@ export class Dispatcher {
           target,
           startedAt,
           callId,
-        });
+        };
+        this.sink.record(observation);
       } catch (e) {
         console.error(`crab: could not record observation: ${e instanceof Error ? e.message : e}`);
+        return result;
+      }
+      for (const stage of stages.observe) {
+        try {
+          stage.observe!(observation, call);
+        } catch (e) {
+          report(stage, call, e);
+        }
       }
       return result;
     };
@@ -276,17 +344,11 @@ export class Dispatcher {
         ),
       );
     }
-    const problems = validate(tool.rawSchema ? ANY_OBJECT : tool.schema, parsed);
-    if (problems.length > 0) {
-      return fail(
-        new ToolError(
-          "invalid_arguments",
-          `Invalid arguments for ${name}: ${problems.join("; ")}`,
-          "Fix every listed problem and call again; the schema is in the tool description.",
-        ),
-      );
-    }
-    const toolArgs = dropNulls(parsed as Record<string, unknown>);
+    const invalid = check(tool, parsed, `Invalid arguments for ${name}`, FIX_HINT);
+    if (invalid) return fail(invalid);
+    call.tool = tool;
+    call.input = dropNulls(parsed as Record<string, unknown>);
+    const checked = call as CheckedCall;
 
     const ask = async (request: ApprovalRequest): Promise<void> => {
       const w0 = performance.now();
@@ -310,32 +372,216 @@ export class Dispatcher {
       requestApproval: (request) => ask({ ...request, tool: name }),
       onOutput,
     };
+    const failure = (e: unknown): ToolError => {
+      if (e instanceof ToolError) return e;
+      if (signal.aborted) return abortedError();
+      if (e instanceof StageFailure) return e.toolError(name);
+      return unexpected(name, e);
+    };
+
+    // Pre-run, run and post-run: what a lock stage wraps. Never rejects.
+    const additions: string[] = [];
+    let ran: RunOutcome | undefined;
+    const inside = async (): Promise<void> => {
+      try {
+        for (const stage of stages.preRun) await staged(stage, () => stage.preRun!(checked));
+      } catch (e) {
+        ran = { ok: false, error: failure(e) };
+        return;
+      }
+      try {
+        ran = { ok: true, result: await tool.run(checked.input, ctx) };
+      } catch (e) {
+        ran = { ok: false, error: failure(e) };
+      }
+      for (const stage of stages.postRun) {
+        try {
+          const added = await stage.postRun!(checked, ran);
+          if (added) additions.push(added);
+        } catch (e) {
+          report(stage, call, e);
+        }
+      }
+    };
 
     try {
       if (signal.aborted) throw abortedError();
-      if (tool.class !== "read") {
+      if (stages.preTool.length > 0) {
+        await this.#preTool(call, tool);
+        target = targetOf(call.input);
+      }
+      const decision = stages.decide.length > 0
+        ? await this.#decide(checked)
+        : tool.class === "read"
+        ? "allow"
+        : "ask";
+      if (typeof decision === "object") {
+        throw new ToolError(
+          "policy_denied",
+          `Cannot run ${name}: ${decision.deny}`,
+          "Do not retry the same call; change approach or ask the user.",
+          "refused",
+        );
+      }
+      if (decision === "ask") {
         await ask({
           tool: name,
           class: tool.class,
-          summary: summarize(tool, toolArgs, ctx),
-          detail: tool.preview ? await tool.preview(toolArgs, ctx) : undefined,
+          summary: summarize(tool, checked.input, ctx),
+          detail: tool.preview ? await tool.preview(checked.input, ctx) : undefined,
         });
       }
-      const result = await tool.run(toolArgs, ctx);
-      const body: ResultBody = {
-        output: result.output,
-        exitCode: result.exitCode,
-        signal: result.signal,
-        bytesFull: result.bytesFull,
-      };
-      if (signal.aborted && result.outcome !== "timeout") return finish("aborted", body);
-      return finish(result.outcome ?? "ok", { ...body, display: result.display });
+      if (stages.lock.length === 0) await inside();
+      else await this.#lock(checked, inside);
     } catch (e) {
-      if (e instanceof ToolError) return fail(e);
-      if (signal.aborted) return fail(abortedError());
-      return fail(unexpected(name, e));
+      return fail(failure(e));
+    }
+    // `inside` has run: a lock stage that never called it failed the call above.
+    const outcome = ran!;
+    if (!outcome.ok) {
+      const e = outcome.error;
+      return finish(e.outcome, {
+        code: e.code,
+        message: added(e.message, additions),
+        hint: e.hint,
+      });
+    }
+    const result = outcome.result;
+    const body: ResultBody = {
+      output: added(result.output, additions),
+      exitCode: result.exitCode,
+      signal: result.signal,
+      bytesFull: result.bytesFull,
+    };
+    if (signal.aborted && result.outcome !== "timeout") return finish("aborted", body);
+    const display = result.display === undefined ? undefined : added(result.display, additions);
+    return finish(result.outcome ?? "ok", { ...body, display });
+  }
+
+  /** Runs the pre-tool stages in order; a rewrite is validated before the next one sees it. */
+  async #preTool(call: OpenCall, tool: AnyTool): Promise<void> {
+    for (const stage of this.#stages.preTool) {
+      const verdict = await staged(stage, () => stage.preTool!(call as CheckedCall));
+      if (!verdict) continue;
+      if ("deny" in verdict) {
+        throw new ToolError(
+          "hook_denied",
+          `Cannot run ${call.name}: ${verdict.deny}`,
+          "Do not retry the same call; change approach or ask the user.",
+          "refused",
+        );
+      }
+      const invalid = check(
+        tool,
+        verdict.input,
+        `Invalid arguments for ${call.name} as the ${stage.name} stage rewrote them`,
+        "The rewritten call cannot run; change the call, or ask the user to check their hooks.",
+      );
+      if (invalid) throw invalid;
+      call.input = dropNulls(verdict.input);
     }
   }
+
+  /** Every policy stage's decision, combined: a denial, else `ask`, else `allow`. */
+  async #decide(call: CheckedCall): Promise<PolicyDecision> {
+    let decision: PolicyDecision | undefined;
+    for (const stage of this.#stages.decide) {
+      const d = await staged(stage, () => stage.decide!(call));
+      if (typeof d === "object") return d;
+      if (d === "ask") decision = "ask";
+      else if (d === "allow") decision ??= "allow";
+    }
+    return decision ?? (call.tool.class === "read" ? "allow" : "ask");
+  }
+
+  /** Runs `inside` within every lock stage, the first registered outermost. */
+  async #lock(call: CheckedCall, inside: () => Promise<void>): Promise<void> {
+    const locks = this.#stages.lock;
+    const step = async (i: number): Promise<void> => {
+      if (i === locks.length) return inside();
+      let inner: Promise<void> | undefined;
+      const next = () => inner ??= step(i + 1);
+      try {
+        await locks[i].lock!(call, next);
+      } catch (e) {
+        // Failing before `inside` leaves the call unrun; after, the result stands.
+        if (!inner) throw e instanceof ToolError ? e : new StageFailure(locks[i], e);
+        report(locks[i], call, e);
+      }
+      if (!inner) {
+        throw new StageFailure(locks[i], new Error("it returned without running the call"));
+      }
+      await inner;
+    };
+    await step(0);
+  }
+}
+
+/** The internal shape of a {@link CheckedCall} while dispatch fills it in. */
+type OpenCall = ToolCall & {
+  tool: AnyTool | undefined;
+  input: Record<string, unknown> | undefined;
+};
+
+/** Each stage member, with the stages that have it, in registration order. */
+type StagesByKind = { [K in Exclude<keyof DispatchStage, "name">]: DispatchStage[] };
+
+function byKind(stages: readonly DispatchStage[]): StagesByKind {
+  const having = (k: keyof StagesByKind) => stages.filter((s) => s[k] !== undefined);
+  return {
+    around: having("around"),
+    preTool: having("preTool"),
+    decide: having("decide"),
+    lock: having("lock"),
+    preRun: having("preRun"),
+    postRun: having("postRun"),
+    observe: having("observe"),
+  };
+}
+
+/** A stage threw something other than a `ToolError`: crab's defect, named after the stage. */
+class StageFailure extends Error {
+  constructor(readonly stage: DispatchStage, cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+
+  toolError(tool: string): ToolError {
+    return new ToolError(
+      "internal_error",
+      `Cannot run ${tool}: the ${this.stage.name} stage failed: ${this.message}`,
+      "This is a defect in crab, not in your call; try another approach.",
+    );
+  }
+}
+
+/** Runs one stage member, marking what it throws (a `ToolError` passes as itself). */
+async function staged<T>(stage: DispatchStage, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw e instanceof ToolError ? e : new StageFailure(stage, e);
+  }
+}
+
+/** A watching stage failed: the call goes on, and stderr says so. */
+function report(stage: DispatchStage, call: ToolCall, e: unknown): void {
+  const message = e instanceof Error ? e.message : String(e);
+  console.error(`crab: the ${stage.name} stage failed on ${call.name}: ${message}`);
+}
+
+/** The arguments' problems for `tool` as one error, or undefined when they are valid. */
+function check(tool: AnyTool, args: unknown, what: string, hint: string): ToolError | undefined {
+  const problems = validate(tool.rawSchema ? ANY_OBJECT : tool.schema, args);
+  if (problems.length === 0) return undefined;
+  return new ToolError("invalid_arguments", `${what}: ${problems.join("; ")}`, hint);
+}
+
+const FIX_HINT = "Fix every listed problem and call again; the schema is in the tool description.";
+
+/** `text` with what post-run stages added, each on a line of its own. */
+function added(text: string, additions: string[]): string {
+  if (additions.length === 0) return text;
+  return [text, ...additions].join("\n");
 }
 
 function abortedError(): ToolError {

@@ -160,7 +160,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   };
   const unhook = onExit(closeStore);
 
-  const instrument = await loadTelemetry();
+  const telemetry = await loadTelemetry();
   const serveOptions: ServeOptions = {
     version: VERSION,
     instructions: instructionsFor(workspace, tools),
@@ -175,8 +175,8 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
         policy: new SessionPolicy({ allowed, yolo: opts.yolo }),
         sink: store,
         runId,
+        stages: telemetry?.dispatchStages({ runId }),
       });
-      instrument?.({ runId, mode: "mcp-serve", dispatcher });
       return {
         dispatcher,
         end() {

@@ -7,7 +7,7 @@
  */
 
 import { Dispatcher, type DispatchResult } from "../../tools/dispatch.ts";
-import { traceRun } from "../telemetry/mod.ts";
+import { loadTelemetry } from "../telemetry/mod.ts";
 import { Registry } from "../../tools/registry.ts";
 import { Session } from "../../tools/session.ts";
 import { type AllowedClass, SessionPolicy } from "../../tools/call/approval.ts";
@@ -293,14 +293,15 @@ async function runCalls(
   else for (const t of registry.list()) allowed.add(t.class);
   const store = new Store();
   const runId = store.startRun({ mode: "tool", workspace: session.workspace });
+  const telemetry = await loadTelemetry();
   const dispatcher = new Dispatcher({
     registry,
     session,
     policy,
     sink: store,
     runId,
+    stages: telemetry?.dispatchStages({ runId }),
   });
-  await traceRun({ runId, mode: "tool", dispatcher });
   let code = 0;
   try {
     if (!opts.jsonl) {

@@ -35,7 +35,7 @@ import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { isTrusted } from "./trust.ts";
-import { traceRun } from "../telemetry/mod.ts";
+import { loadTelemetry } from "../telemetry/mod.ts";
 import {
   createProvider,
   DEFAULT_CONTEXT_WINDOW,
@@ -409,7 +409,15 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       return policy.approve(request, signal);
     },
   };
-  const dispatcher = new Dispatcher({ registry, session, policy: approval, sink: store, runId });
+  const telemetry = await loadTelemetry();
+  const dispatcher = new Dispatcher({
+    registry,
+    session,
+    policy: approval,
+    sink: store,
+    runId,
+    stages: telemetry?.dispatchStages({ runId, sessionId: () => sessionId }),
+  });
   const agent = new Agent({
     provider,
     dispatcher,
@@ -431,14 +439,13 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   if (win.known === undefined && hooks.mode !== "print") {
     win.asked.then((w) => agent.contextWindow = applyWindow(w), () => {});
   }
-  await traceRun({
+  telemetry?.instrument({
     runId,
     sessionId: () => sessionId,
     mode: hooks.mode,
     agent,
     provider,
     baseUrl: providerConfig.baseUrl,
-    dispatcher,
   });
   let finished = false;
   return {

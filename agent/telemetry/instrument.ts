@@ -1,7 +1,7 @@
 /**
  * Live instrumentation through the OpenTelemetry API, which Deno backs with its own
- * exporter. Three wrappers, each installed on an existing object so that the loop,
- * the providers and dispatch stay unaware of telemetry:
+ * exporter. Two wrappers, installed on existing objects so that the loop and the
+ * providers stay unaware of telemetry, and one dispatch stage:
  *
  * - `agent.send` → one `invoke_agent crab` span per prompt (INTERNAL), the parent of
  *   everything the prompt causes;
@@ -9,8 +9,9 @@
  *   none (Anthropic's SDK makes its own, see `sdk_tracing.ts`), with the HTTP request
  *   as its child; and, for every provider, `gen_ai.client.token.usage` and
  *   `gen_ai.client.operation.duration` from the stream crab reads;
- * - `dispatcher.dispatch` and its sink → one `execute_tool NAME` span per call and the
- *   tool metrics, both built from the observation the store records.
+ * - a dispatch stage → one `execute_tool NAME` span per call, active around the whole
+ *   call so that what the tool does is its child, and the tool metrics, both built
+ *   from the observation the store recorded.
  *
  * Arguments, paths, commands and output are never exported, except tool arguments
  * with `CRAB_OTEL_LOG_TOOL_ARGS=1`.
@@ -23,13 +24,13 @@ import {
   type Context,
   context,
   metrics,
+  type Span,
   SpanKind,
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
 import { VERSION } from "../../version.ts";
-import type { Observation, ObservationSink } from "../../tools/call/observation.ts";
-import type { Dispatcher } from "../../tools/dispatch.ts";
+import type { DispatchStage, ToolCall } from "../../tools/call/stages.ts";
 import type { Agent } from "../loop/loop.ts";
 import { type Provider, ProviderError, type StreamRequest } from "../providers/types.ts";
 import {
@@ -47,7 +48,7 @@ import {
 } from "./attributes.ts";
 import { RUN_ATTRIBUTES_KEY, SDK_CHAT_SPANS } from "./sdk_tracing.ts";
 import { envSwitch } from "./switch.ts";
-import type { RunParts } from "./mod.ts";
+import type { RunIds, RunParts, Telemetry } from "./mod.ts";
 
 /** Longest tool-argument text exported with `CRAB_OTEL_LOG_TOOL_ARGS=1`. */
 export const MAX_ARGS_CHARS = 8192;
@@ -125,20 +126,32 @@ export function argumentsText(args: unknown): string {
   return text.length > MAX_ARGS_CHARS ? text.slice(0, MAX_ARGS_CHARS) : text;
 }
 
-/** Installs the wrappers of {@link RunParts}; see the module doc. */
-export function instrumentRun(parts: RunParts): void {
+/** Telemetry for the runs of this process: one tracer, one set of instruments. */
+export function liveTelemetry(): Telemetry {
   const tracer = trace.getTracer(SCOPE, VERSION);
   const meters = instruments();
-  const ids = (): Attributes => runAttributes(parts.runId, parts.sessionId?.() ?? null);
-  // Every span of the run, the SDK's included, finds the run's ids in its context.
-  const withRun = (ctx: Context) => ctx.setValue(RUN_ATTRIBUTES_KEY, ids());
-
-  if (parts.agent) wrapAgent(parts.agent, parts, tracer, ids, withRun);
-  if (parts.provider) wrapProvider(parts.provider, parts.baseUrl, tracer, meters, ids);
-  if (parts.dispatcher) wrapDispatcher(parts.dispatcher, tracer, meters, ids, withRun);
+  return {
+    dispatchStages: (run) => {
+      const { ids, withRun } = runIds(run);
+      return [toolCallStage(tracer, meters, ids, withRun)];
+    },
+    instrument: (parts) => {
+      const { ids, withRun } = runIds(parts);
+      if (parts.agent) wrapAgent(parts.agent, parts, tracer, ids, withRun);
+      if (parts.provider) wrapProvider(parts.provider, parts.baseUrl, tracer, meters, ids);
+    },
+  };
 }
 
 type Tracer = ReturnType<typeof trace.getTracer>;
+
+/** A run's ids as span attributes, and a context that carries them. */
+function runIds(run: RunIds) {
+  const ids = (): Attributes => runAttributes(run.runId, run.sessionId?.() ?? null);
+  // Every span of the run, the SDK's included, finds the run's ids in its context.
+  const withRun = (ctx: Context) => ctx.setValue(RUN_ATTRIBUTES_KEY, ids());
+  return { ids, withRun };
+}
 
 function wrapAgent(
   agent: Agent,
@@ -282,61 +295,56 @@ function wrapProvider(
   provider.stream = traced;
 }
 
-function wrapDispatcher(
-  dispatcher: Dispatcher,
+/**
+ * The `execute_tool NAME` span of each call: active around the whole call, it ends
+ * with the attributes and status of the observation the store kept, which the tool
+ * metrics count too, so the collector agrees with `crab metrics`.
+ */
+function toolCallStage(
   tracer: Tracer,
   meters: Instruments,
   ids: () => Attributes,
   withRun: (ctx: Context) => Context,
-): void {
+): DispatchStage {
   const logArgs = envSwitch(Deno.env.get("CRAB_OTEL_LOG_TOOL_ARGS")) === true;
-  const inner = dispatcher.sink;
-  const recorded = new Map<number, Observation>();
-  const sink: ObservationSink = {
-    record(o) {
-      inner.record(o);
-      // Only what the store kept is counted, so the collector agrees with `crab metrics`.
-      recorded.set(o.callSeq, o);
+  const spans = new WeakMap<ToolCall, Span>();
+  return {
+    name: "telemetry",
+    around: (call, next) =>
+      tracer.startActiveSpan(
+        toolSpanName(call.name),
+        {
+          kind: SpanKind.INTERNAL,
+          attributes: {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            ...(call.callId !== undefined ? { "gen_ai.tool.call.id": call.callId } : {}),
+            ...ids(),
+          },
+        },
+        withRun(context.active()),
+        async (span) => {
+          spans.set(call, span);
+          try {
+            await next();
+            if (logArgs) span.setAttribute("gen_ai.tool.call.arguments", argumentsText(call.args));
+          } finally {
+            span.end();
+          }
+        },
+      ),
+    observe(o, call) {
+      const span = spans.get(call);
+      safely(() => {
+        span?.setAttributes(toolSpanAttributes(o) as OtelAttributes);
+        if (isToolError(o)) span?.setStatus({ code: SpanStatusCode.ERROR });
+        const attrs = toolMetricAttributes(o) as OtelAttributes;
+        meters.toolCalls.add(1, attrs);
+        meters.toolDuration.record(o.durationMs, attrs);
+        meters.toolBytesOut.record(o.bytesOut, attrs);
+      });
     },
   };
-  // `sink` is read-only for callers; telemetry is the one observer that wraps it.
-  Object.defineProperty(dispatcher, "sink", { value: sink, configurable: true });
-  const dispatch = dispatcher.dispatch.bind(dispatcher);
-  dispatcher.dispatch = (name, args, signal, opts = {}) =>
-    tracer.startActiveSpan(
-      toolSpanName(name),
-      {
-        kind: SpanKind.INTERNAL,
-        attributes: {
-          "gen_ai.operation.name": "execute_tool",
-          "gen_ai.tool.name": name,
-          ...(opts.callId !== undefined ? { "gen_ai.tool.call.id": opts.callId } : {}),
-          ...ids(),
-        },
-      },
-      withRun(context.active()),
-      async (span) => {
-        try {
-          const r = await dispatch(name, args, signal, opts);
-          const o = recorded.get(r.callSeq);
-          recorded.delete(r.callSeq);
-          if (o) {
-            safely(() => {
-              span.setAttributes(toolSpanAttributes(o) as OtelAttributes);
-              if (isToolError(o)) span.setStatus({ code: SpanStatusCode.ERROR });
-              const attrs = toolMetricAttributes(o) as OtelAttributes;
-              meters.toolCalls.add(1, attrs);
-              meters.toolDuration.record(o.durationMs, attrs);
-              meters.toolBytesOut.record(o.bytesOut, attrs);
-            });
-          }
-          if (logArgs) span.setAttribute("gen_ai.tool.call.arguments", argumentsText(args));
-          return r;
-        } finally {
-          span.end();
-        }
-      },
-    );
 }
 
 /** Telemetry must never turn into an error of the run. */

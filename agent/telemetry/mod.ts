@@ -1,21 +1,25 @@
 /**
- * Telemetry's face for the rest of crab. A run hands over its parts once; when Deno
- * exports (see `live.ts`) they are instrumented, else nothing is loaded and nothing
- * changes. Failing telemetry never fails a run.
+ * Telemetry's face for the rest of crab. When Deno exports (see `live.ts`), a run
+ * gives its dispatcher telemetry's stages and hands over its agent and provider once;
+ * else nothing is loaded and nothing changes. Failing telemetry never fails a run.
  *
  * @module
  */
 
 import type { Agent } from "../loop/loop.ts";
 import type { Provider } from "../providers/types.ts";
-import type { Dispatcher } from "../../tools/dispatch.ts";
+import type { DispatchStage } from "../../tools/call/stages.ts";
 import { otelLive } from "./live.ts";
 
-/** The parts of a run that telemetry wraps; all but the ids are optional. */
-export interface RunParts {
+/** The ids every span and metric of a run carries. */
+export interface RunIds {
   runId: string;
   /** The session's id now (a REPL can start a new session in the same run). */
   sessionId?: () => string | null;
+}
+
+/** The parts of a run that telemetry wraps; all but the ids are optional. */
+export interface RunParts extends RunIds {
   /** `print`, `interactive`, `tool`, `mcp-serve`. */
   mode: string;
   /** `invoke_agent crab` per prompt. */
@@ -24,34 +28,46 @@ export interface RunParts {
   provider?: Provider;
   /** The provider's base URL, for `server.address`. */
   baseUrl?: string;
-  /** `execute_tool NAME` per call, and the tool metrics. */
-  dispatcher?: Dispatcher;
 }
 
-/** Instruments one run's parts. */
-export type Instrument = (parts: RunParts) => void;
+/** Telemetry of this process, when Deno exports it. */
+export interface Telemetry {
+  /**
+   * The stages that give each call of a run's dispatcher its `execute_tool NAME`
+   * span and the tool metrics; pass them as the Dispatcher's `stages`.
+   */
+  dispatchStages(ids: RunIds): DispatchStage[];
+  /** Instruments a run's agent and provider. */
+  instrument(parts: RunParts): void;
+}
 
-/** The instrumenter when Deno exports telemetry, else undefined (and nothing is loaded). */
-export async function loadTelemetry(): Promise<Instrument | undefined> {
+/** Telemetry when Deno exports it, else undefined (and nothing is loaded). */
+export async function loadTelemetry(): Promise<Telemetry | undefined> {
   if (!otelLive()) return undefined;
   try {
-    const { instrumentRun } = await import("./instrument.ts");
-    return (parts) => {
-      try {
-        instrumentRun(parts);
-      } catch (e) {
-        notice(e);
-      }
+    const { liveTelemetry } = await import("./instrument.ts");
+    const live = liveTelemetry();
+    return {
+      dispatchStages(ids) {
+        try {
+          return live.dispatchStages(ids);
+        } catch (e) {
+          notice(e);
+          return [];
+        }
+      },
+      instrument(parts) {
+        try {
+          live.instrument(parts);
+        } catch (e) {
+          notice(e);
+        }
+      },
     };
   } catch (e) {
     notice(e);
     return undefined;
   }
-}
-
-/** Instruments a run's parts when Deno exports telemetry; does nothing otherwise. */
-export async function traceRun(parts: RunParts): Promise<void> {
-  (await loadTelemetry())?.(parts);
 }
 
 function notice(e: unknown): void {

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { harness } from "../support/harness.ts";
-import { Dispatcher, MAX_ARGS_BYTES } from "../../tools/dispatch.ts";
+import { Dispatcher, type DispatchResult, MAX_ARGS_BYTES } from "../../tools/dispatch.ts";
+import type { DispatchStage } from "../../tools/call/stages.ts";
 import { SessionPolicy } from "../../tools/call/approval.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
 import { Session, sha256 } from "../../tools/session.ts";
-import { type Tool, ToolError } from "../../tools/tool.ts";
+import { type ApprovalPolicy, type Tool, ToolError } from "../../tools/tool.ts";
 import { Registry } from "../../tools/registry.ts";
 import { builtinTools } from "../../tools/builtins.ts";
 
@@ -478,5 +480,342 @@ Deno.test("dispatch() names pattern, command and url targets", async () => {
     "TODO in src",
     "**/*.ts",
     "true",
+  ]);
+});
+
+/** A dispatcher over `tools` with `stages`, whose approval policy is `approve` (default: yes). */
+function staged(
+  tools: Tool<EchoArgs>[],
+  stages: DispatchStage[],
+  approve: ApprovalPolicy["approve"] = () => Promise.resolve({ allowed: true }),
+) {
+  const sink = new MemorySink();
+  const dispatcher = new Dispatcher({
+    registry: new Registry(tools),
+    session: new Session(Deno.cwd()),
+    policy: { approve },
+    sink,
+    runId: "stages",
+    stages,
+  });
+  return { sink, dispatcher };
+}
+
+/** What a call left: its result and its observations, side by side. */
+function settled(r: DispatchResult, sink: MemorySink) {
+  return {
+    ok: r.ok,
+    text: r.ok ? r.output : `${r.error.code}: ${r.error.message}`,
+    outcome: r.outcome,
+    observations: sink.observations.map((o) => [o.tool, o.outcome, o.errorCode]),
+  };
+}
+
+Deno.test("dispatch() runs stages in their order, around and lock nesting first-registered outermost", async () => {
+  const log: string[] = [];
+  const first: DispatchStage = {
+    name: "first",
+    async around(call, next) {
+      log.push(`first around ${call.name} #${call.callSeq}`);
+      await next();
+      log.push("first around end");
+    },
+    preTool: (call) => void log.push(`first preTool ${JSON.stringify(call.input)}`),
+    decide: (call) => (log.push(`first decide ${call.tool.class}`), "ask"),
+    async lock(_call, inside) {
+      log.push("first lock");
+      await inside();
+      log.push("first lock end");
+    },
+    preRun: () => void log.push("first preRun"),
+    postRun: (_call, ran) => void log.push(`first postRun ${ran.ok}`),
+    observe: (o) => void log.push(`first observe ${o.outcome} ${o.bytesOut}`),
+  };
+  const second: DispatchStage = {
+    name: "second",
+    async around(_call, next) {
+      log.push("second around");
+      await next();
+      log.push("second around end");
+    },
+    preTool: () => void log.push("second preTool"),
+    async lock(_call, inside) {
+      log.push("second lock");
+      await inside();
+      log.push("second lock end");
+    },
+    postRun: () => (log.push("second postRun"), "added"),
+  };
+  const tool: Tool<EchoArgs> = {
+    ...echoTool([], "exec"),
+    run: (args) => (log.push("run"), Promise.resolve({ output: args.text })),
+  };
+  const { sink, dispatcher } = staged([tool], [first, second], (request) => {
+    log.push(`approval ${request.summary}`);
+    return Promise.resolve({ allowed: true });
+  });
+  const r = await dispatcher.dispatch("echo", { text: "hi" });
+  assert.deepEqual(settled(r, sink), {
+    ok: true,
+    text: "hi\nadded",
+    outcome: "ok",
+    observations: [["echo", "ok", null]],
+  });
+  assert.deepEqual(log, [
+    "first around echo #1",
+    "second around",
+    'first preTool {"text":"hi"}',
+    "second preTool",
+    "first decide exec",
+    "approval echo: hi",
+    "first lock",
+    "second lock",
+    "first preRun",
+    "run",
+    "first postRun true",
+    "second postRun",
+    "second lock end",
+    "first lock end",
+    "first observe ok 8",
+    "second around end",
+    "first around end",
+  ]);
+});
+
+Deno.test("dispatch() records a call a pre-tool stage denies as refused, with its reason, unrun", async () => {
+  const seen: unknown[] = [];
+  let asked = 0;
+  const { sink, dispatcher } = staged([echoTool(seen, "exec")], [{
+    name: "hooks",
+    preTool: (call) => ({ deny: `blocked by .crab/hooks/no-echo.sh (${call.input.text})` }),
+  }], () => (asked++, Promise.resolve({ allowed: true })));
+  const r = await dispatcher.dispatch("echo", { text: "a" });
+  assert.deepEqual(settled(r, sink), {
+    ok: false,
+    text: "hook_denied: Cannot run echo: blocked by .crab/hooks/no-echo.sh (a)",
+    outcome: "refused",
+    observations: [["echo", "refused", "hook_denied"]],
+  });
+  assert.deepEqual([seen, asked], [[], 0]);
+});
+
+Deno.test("dispatch() validates a pre-tool rewrite again before it runs", async () => {
+  const seen: unknown[] = [];
+  const saw: unknown[] = [];
+  const { sink, dispatcher } = staged([echoTool(seen)], [
+    { name: "double", preTool: (call) => ({ input: { ...call.input, times: 2, text: "b" } }) },
+    { name: "after", preTool: (call) => void saw.push(call.input) },
+  ]);
+  const r = await dispatcher.dispatch("echo", '{"text":"a"}');
+  assert.deepEqual(settled(r, sink), {
+    ok: true,
+    text: "bb",
+    outcome: "ok",
+    observations: [["echo", "ok", null]],
+  });
+  assert.deepEqual([seen, saw], [[{ text: "b", times: 2 }], [{ text: "b", times: 2 }]]);
+
+  const bad = staged([echoTool(seen)], [
+    { name: "breaker", preTool: () => ({ input: { text: 5, times: null } }) },
+  ]);
+  const r2 = await bad.dispatcher.dispatch("echo", { text: "a" });
+  assert.deepEqual(settled(r2, bad.sink), {
+    ok: false,
+    text: "invalid_arguments: Invalid arguments for echo as the breaker stage rewrote them: " +
+      "args.text: expected a string, got integer",
+    outcome: "error",
+    observations: [["echo", "error", "invalid_arguments"]],
+  });
+  assert.equal(seen.length, 1);
+});
+
+Deno.test("dispatch() lets the policy stage deny, allow without asking, or ask", async () => {
+  const seen: unknown[] = [];
+  let asked = 0;
+  const ask = () => (asked++, Promise.resolve({ allowed: true as const }));
+  const rule = "denied by Bash(echo:*) in ~/.config/crab/settings.json";
+  const deny = staged([echoTool(seen, "exec")], [
+    { name: "allowing", decide: () => "allow" },
+    { name: "rules", decide: () => ({ deny: rule }) },
+  ], ask);
+  const r = await deny.dispatcher.dispatch("echo", { text: "a" });
+  assert.deepEqual(settled(r, deny.sink), {
+    ok: false,
+    text: `policy_denied: Cannot run echo: ${rule}`,
+    outcome: "refused",
+    observations: [["echo", "refused", "policy_denied"]],
+  });
+  assert.deepEqual([seen, asked], [[], 0]);
+
+  const allow = staged([echoTool(seen, "exec")], [{ name: "rules", decide: () => "allow" }], ask);
+  assert.ok((await allow.dispatcher.dispatch("echo", { text: "b" })).ok);
+  assert.deepEqual([seen, asked], [[{ text: "b" }], 0]);
+
+  // `ask` outranks `allow`, and reaches the prompt even for a read.
+  const ask2 = staged([echoTool(seen, "read")], [
+    { name: "rules", decide: () => "ask" },
+    { name: "mode", decide: () => "allow" },
+  ], ask);
+  assert.ok((await ask2.dispatcher.dispatch("echo", { text: "c" })).ok);
+  assert.deepEqual([seen.length, asked], [2, 1]);
+});
+
+Deno.test("dispatch() runs pre-run, run and post-run inside the lock stage", async () => {
+  let locked = false;
+  const during: string[] = [];
+  const tool: Tool<EchoArgs> = {
+    ...echoTool([]),
+    run: (args) => (during.push(`run locked=${locked}`), Promise.resolve({ output: args.text })),
+  };
+  const { sink, dispatcher } = staged([tool], [{
+    name: "workspace-lock",
+    async lock(_call, inside) {
+      locked = true;
+      try {
+        await inside();
+      } finally {
+        locked = false;
+      }
+    },
+    preRun: () => void during.push(`preRun locked=${locked}`),
+    postRun: () => void during.push(`postRun locked=${locked}`),
+  }]);
+  const r = await dispatcher.dispatch("echo", { text: "x" });
+  assert.deepEqual(settled(r, sink), {
+    ok: true,
+    text: "x",
+    outcome: "ok",
+    observations: [["echo", "ok", null]],
+  });
+  assert.deepEqual(during, ["preRun locked=true", "run locked=true", "postRun locked=true"]);
+  assert.equal(locked, false);
+});
+
+Deno.test("dispatch() adds post-run text to the output, the display and the error, and counts it", async () => {
+  const tools: Tool<EchoArgs>[] = [
+    { ...echoTool([]), run: (a) => Promise.resolve({ output: a.text, display: `[${a.text}]` }) },
+    {
+      ...echoTool([]),
+      name: "fails",
+      run: () => Promise.reject(new ToolError("some_code", "Cannot do it", "Do something else.")),
+    },
+  ];
+  const { sink, dispatcher } = staged(tools, [
+    { name: "undo", postRun: (call) => `undo: 1 file changed by ${call.name}` },
+    { name: "quiet", postRun: () => undefined },
+  ]);
+  const r = await dispatcher.dispatch("echo", { text: "hi" });
+  assert.ok(r.ok);
+  assert.deepEqual([r.output, r.display], [
+    "hi\nundo: 1 file changed by echo",
+    "[hi]\nundo: 1 file changed by echo",
+  ]);
+  assert.equal(sink.observations[0].bytesOut, r.output.length);
+  const f = await dispatcher.dispatch("fails", { text: "hi" });
+  assert.ok(!f.ok);
+  assert.deepEqual(f.error, {
+    code: "some_code",
+    message: "Cannot do it\nundo: 1 file changed by fails",
+    hint: "Do something else.",
+  });
+  assert.deepEqual(sink.observations.map((o) => o.outcome), ["ok", "error"]);
+});
+
+Deno.test("dispatch() runs the call in the context an around stage set", async () => {
+  const store = new AsyncLocalStorage<string>();
+  const tool: Tool<EchoArgs> = {
+    ...echoTool([]),
+    run: async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      return { output: store.getStore() ?? "none" };
+    },
+  };
+  const { dispatcher } = staged([tool], [{
+    name: "span",
+    around: (call, next) => store.run(`span of ${call.name}`, next),
+  }]);
+  const r = await dispatcher.dispatch("echo", { text: "x" });
+  assert.equal(r.ok && r.output, "span of echo");
+});
+
+Deno.test("dispatch() gives one observation and a result whatever a stage throws", async () => {
+  const reported: string[] = [];
+  const error = console.error;
+  console.error = (line: string) => reported.push(line);
+  const boom = () => {
+    throw new TypeError("boom");
+  };
+  const cases: [DispatchStage, string, string, string | null, boolean][] = [
+    // [stage, result text, outcome, error code, tool ran]
+    [{ name: "a", around: () => Promise.reject(new TypeError("boom")) }, "x", "ok", null, true],
+    [{ name: "a", around: () => Promise.resolve() }, "x", "ok", null, true],
+    [
+      { name: "a", preTool: boom },
+      "internal_error: Cannot run echo: the a stage failed: boom",
+      "error",
+      "internal_error",
+      false,
+    ],
+    [
+      { name: "a", decide: boom },
+      "internal_error: Cannot run echo: the a stage failed: boom",
+      "error",
+      "internal_error",
+      false,
+    ],
+    [
+      { name: "a", lock: () => Promise.reject(new ToolError("busy", "Cannot lock", "Wait.")) },
+      "busy: Cannot lock",
+      "error",
+      "busy",
+      false,
+    ],
+    [
+      { name: "a", lock: () => Promise.resolve() },
+      "internal_error: Cannot run echo: the a stage failed: it returned without running the call",
+      "error",
+      "internal_error",
+      false,
+    ],
+    [
+      { name: "a", lock: (_c, inside) => inside().then(boom) },
+      "x",
+      "ok",
+      null,
+      true,
+    ],
+    [
+      { name: "a", preRun: boom },
+      "internal_error: Cannot run echo: the a stage failed: boom",
+      "error",
+      "internal_error",
+      false,
+    ],
+    [{ name: "a", postRun: boom }, "x", "ok", null, true],
+    [{ name: "a", observe: boom }, "x", "ok", null, true],
+  ];
+  try {
+    for (const [i, [stage, text, outcome, code, ran]] of cases.entries()) {
+      const seen: unknown[] = [];
+      const { sink, dispatcher } = staged([echoTool(seen)], [stage]);
+      const r = await dispatcher.dispatch("echo", { text: "x" });
+      const what = `case ${i}: ${Object.keys(stage)[1]}`;
+      assert.deepEqual(settled(r, sink), {
+        ok: outcome === "ok",
+        text,
+        outcome,
+        observations: [["echo", outcome, code]],
+      }, what);
+      assert.equal(seen.length, ran ? 1 : 0, what);
+    }
+  } finally {
+    console.error = error;
+  }
+  // Watching stages that failed said so; the rest failed the call instead.
+  assert.deepEqual(reported, [
+    "crab: the a stage failed on echo: boom",
+    "crab: the a stage failed on echo: boom",
+    "crab: the a stage failed on echo: boom",
+    "crab: the a stage failed on echo: boom",
   ]);
 });

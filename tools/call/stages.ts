@@ -1,0 +1,137 @@
+/**
+ * The named stages of a tool call, where hooks, policy, the workspace lock, undo
+ * and telemetry plug into dispatch. A {@link DispatchStage} is given to a
+ * `Dispatcher` when it is made (`stages`); each member it has runs at its place in
+ * every call:
+ *
+ * ```
+ * around( validate → preTool → decide → approval → lock( preRun → run → postRun ) → record → observe )
+ * ```
+ *
+ * Validation (the tool's schema) and the approval prompt (the session's
+ * `ApprovalPolicy`) are dispatch's own: a rewritten input is validated like the
+ * model's, and a policy stage decides whether the prompt is asked, never what it
+ * answers. Stages run in the order they were registered; `around` and `lock` nest, the first registered
+ * outermost. A dispatcher without stages does what it did before stages existed,
+ * at no cost: every member is optional and looked up once, at construction.
+ *
+ * Whatever a stage does, a call still ends in exactly one observation and one
+ * result. What happens when a stage throws is said at each member: stages that
+ * decide (preTool, decide, lock, preRun) fail the call, a `ToolError` as itself and
+ * anything else as `internal_error` naming the stage; stages that watch (around,
+ * postRun, observe) are reported on stderr and the call goes on.
+ *
+ * @module
+ */
+
+import type { Session } from "../session.ts";
+import type { AnyTool, ToolError, ToolResult } from "../tool.ts";
+import type { Observation } from "./observation.ts";
+
+/** One tool call as the stages see it: the same object from the first stage to the last. */
+export interface ToolCall {
+  /** The tool's name as the model sent it (maybe no tool's). */
+  readonly name: string;
+  /** The call's number in its run, 1-based, as recorded. */
+  readonly callSeq: number;
+  /** The model's id for the call, when a model made it. */
+  readonly callId: string | undefined;
+  readonly runId: string;
+  /** The arguments as sent: the raw JSON text or a value, unchecked. */
+  readonly args: unknown;
+  readonly signal: AbortSignal;
+  readonly session: Session;
+}
+
+/** A call past validation: the tool it names and the arguments the tool body will get. */
+export interface CheckedCall extends ToolCall {
+  readonly tool: AnyTool;
+  /** Valid for the tool's schema, null fields dropped; after a rewrite, the rewritten input. */
+  readonly input: Readonly<Record<string, unknown>>;
+}
+
+/** What a pre-tool stage says: deny the call (the reason goes to the model) or run another input. */
+export type PreToolVerdict = { deny: string } | { input: Record<string, unknown> };
+
+/**
+ * A policy's decision on a call: run it without asking, ask the approval policy
+ * (the prompt), or deny it with a reason for the model (a rule and where it came
+ * from).
+ */
+export type PolicyDecision = "allow" | "ask" | { deny: string };
+
+/** What the run produced: the tool's result, or the error the call failed with. */
+export type RunOutcome = { ok: true; result: ToolResult } | { ok: false; error: ToolError };
+
+/**
+ * Work that plugs into every call of a dispatcher. Give it only the members it
+ * needs.
+ *
+ * @example
+ * ```ts
+ * const timing: DispatchStage = {
+ *   name: "timing",
+ *   async around(call, next) {
+ *     const t0 = performance.now();
+ *     await next();
+ *     console.error(`${call.name}: ${performance.now() - t0} ms`);
+ *   },
+ * };
+ * new Dispatcher({ registry, session, policy, sink, runId, stages: [timing] });
+ * ```
+ */
+export interface DispatchStage {
+  /** Names the stage in errors (`the undo stage failed: …`). */
+  readonly name: string;
+
+  /**
+   * Wraps the whole call, from before validation until the observation was
+   * recorded and observed: work `next` starts runs in the context the stage set
+   * (an active span is the parent of everything the call does). `next` runs the
+   * rest of the call once and never rejects; an around cannot change the result.
+   * If the stage throws, or returns without calling `next`, the call still runs.
+   */
+  around?(call: ToolCall, next: () => Promise<void>): Promise<void>;
+
+  /**
+   * Pre-tool hooks, after validation: deny the call, or rewrite its input, which
+   * is validated again before the next stage sees it. Undefined lets it pass. A
+   * denial is recorded as `refused`, with code `hook_denied`. After a rewrite the
+   * observation's target is the rewritten input's; its digest and size stay those
+   * of what was sent.
+   */
+  preTool?(
+    call: CheckedCall,
+  ): PreToolVerdict | undefined | Promise<PreToolVerdict | undefined>;
+
+  /**
+   * The policy's decision, before approval. Of all stages' decisions a denial
+   * wins, then `ask`, then `allow`; with none, read-class calls run and others ask.
+   * A denial is recorded as `refused`, with code `policy_denied`.
+   */
+  decide?(call: CheckedCall): PolicyDecision | undefined | Promise<PolicyDecision | undefined>;
+
+  /**
+   * Wraps pre-run, run and post-run of an approved call (the workspace lock).
+   * `inside` runs them once and never rejects. Throwing before `inside` fails the
+   * call unrun; returning without calling it is a defect that fails it too. Time
+   * spent before `inside` counts in the call's `durationMs`.
+   */
+  lock?(call: CheckedCall, inside: () => Promise<void>): Promise<void>;
+
+  /** Just before the tool runs (the undo snapshot). Throwing fails the call unrun. */
+  preRun?(call: CheckedCall): void | Promise<void>;
+
+  /**
+   * Just after the tool ran, whether it succeeded or not. Returned text is added
+   * to the result on a line of its own: after the output, or after the error's
+   * message. A failure here is reported on stderr; the call keeps its result.
+   */
+  postRun?(call: CheckedCall, ran: RunOutcome): string | undefined | Promise<string | undefined>;
+
+  /**
+   * Each observation the sink kept, as recorded (not called when recording
+   * failed). Runs inside every `around`. A failure here is reported on stderr.
+   */
+  observe?(observation: Observation, call: ToolCall): void;
+}
