@@ -17,6 +17,7 @@ import {
   type ObjectSchema,
   type ToolContext,
   ToolError,
+  type ToolErrorCode,
 } from "./tool.ts";
 import { validate } from "./call/validate.ts";
 import { findDuplicateKey } from "./call/json_keys.ts";
@@ -26,7 +27,7 @@ export const MAX_ARGS_BYTES = 4 * 1024 * 1024;
 
 /** An error as the model and scripts see it. */
 export interface ToolErrorInfo {
-  code: string;
+  code: ToolErrorCode;
   message: string;
   hint: string;
 }
