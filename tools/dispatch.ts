@@ -128,7 +128,7 @@ function unexpected(tool: string, e: unknown): ToolError {
     );
   }
   if (e instanceof Deno.errors.NotFound) {
-    return new ToolError("not_found", e.message, "Check the path with glob.");
+    return new ToolError("file_not_found", e.message, "Check the path with glob.");
   }
   const message = e instanceof Error ? e.message : String(e);
   return new ToolError(

@@ -217,7 +217,7 @@ export const globTool: Tool<GlobArgs> = {
             "Pass a directory as path; use read to open a file.",
           )
           : new ToolError(
-            "not_found",
+            "file_not_found",
             `Cannot glob in "${root.display}": no such directory`,
             "Pass an existing directory as path, or omit path to search the workspace.",
           );

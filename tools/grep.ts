@@ -78,7 +78,7 @@ function timeoutMs(): number {
 
 function invalidRegex(pattern: string, message: string): ToolError {
   return new ToolError(
-    "invalid_regex",
+    "invalid_pattern",
     `Cannot search: invalid regular expression /${pattern}/: ${message}`,
     "Fix the pattern (JavaScript RegExp syntax); escape literal characters such as ( [ { . * + ? with a backslash.",
   );
@@ -461,7 +461,7 @@ export const grepTool: Tool<GrepArgs> = {
       info = await Deno.stat(root.real);
     } catch {
       throw new ToolError(
-        "not_found",
+        "file_not_found",
         `Cannot search "${root.display}": no such file or directory`,
         "Check the path with glob, or omit path to search the workspace.",
       );

@@ -132,10 +132,8 @@ export const TOOL_ERROR_CODES = {
   not_run: "the call never ran: the session ended first",
   // Paths and files.
   file_not_found: "the path does not exist",
-  not_found: "the path does not exist",
   is_directory: "a file was expected and the path is a directory",
-  not_directory: "a directory was expected and the path is a file",
-  parent_not_directory: "a parent of the path is a file",
+  not_directory: "a directory was expected (the path, or a parent of it) and it is a file",
   not_regular_file: "the path is a FIFO, socket, device or system file",
   invalid_path: "the path is empty, holds a NUL byte, or names a file with control characters",
   path_too_long: "the path or a name in it is longer than the OS accepts",
@@ -157,8 +155,7 @@ export const TOOL_ERROR_CODES = {
   edit_multiple_occurrences: "an edit's old string occurs more than once",
   edit_overlap: "two edits match overlapping text",
   // glob and grep.
-  invalid_pattern: "the glob pattern cannot be used",
-  invalid_regex: "the pattern is not a valid regular expression",
+  invalid_pattern: "the pattern (a glob or a regular expression) cannot be used",
   regex_timeout: "the search did not finish in time",
   search_interrupted: "the search stopped before it finished",
   // bash.
@@ -176,8 +173,7 @@ export const TOOL_ERROR_CODES = {
   mcp_tool_error: "the MCP tool ran and reported an error",
   mcp_error: "the MCP server refused the request",
   mcp_timeout: "the MCP server did not answer in time",
-  mcp_server_down: "the MCP server is not running",
-  mcp_server_failed: "the MCP server failed to start",
+  mcp_server_down: "the MCP server is not running: it failed to start, or stopped",
   mcp_server_skipped: "the MCP server comes from an untrusted workspace and was not started",
   mcp_result_too_large: "the MCP server's answer is larger than crab accepts",
   // crab tool --jsonl.

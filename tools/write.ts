@@ -31,7 +31,7 @@ const encoder = new TextEncoder();
 
 function parentNotDirectory(display: string): ToolError {
   return new ToolError(
-    "parent_not_directory",
+    "not_directory",
     `Cannot write "${display}": a parent of it exists and is not a directory`,
     "Choose a path whose parent directories are directories.",
   );

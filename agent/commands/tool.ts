@@ -116,7 +116,7 @@ class McpOnDemand {
     );
     if (failed) {
       return {
-        code: failed.state === "down" ? "mcp_server_down" : "mcp_server_failed",
+        code: "mcp_server_down",
         message: `Cannot run tool "${name}": MCP server "${failed.name}" ${
           failed.state === "down" ? "is down" : "failed"
         }: ${failed.error}`,

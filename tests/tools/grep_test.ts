@@ -238,11 +238,11 @@ Deno.test("grep() cuts lines longer than 2000 characters", async () => {
   assert.equal(out, "long.txt:1:needle" + "y".repeat(1994));
 });
 
-Deno.test("grep() rejects an invalid regex with invalid_regex quoting the JS message", async () => {
+Deno.test("grep() rejects an invalid regex with invalid_pattern quoting the JS message", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "x(\n");
   const e = errOf(await h.call("grep", { pattern: "x(" }));
-  assert.equal(e.code, "invalid_regex");
+  assert.equal(e.code, "invalid_pattern");
   let js = "";
   try {
     new RegExp("x(", "gm");
@@ -381,5 +381,5 @@ Deno.test("grep() skips hidden and ignored files", async () => {
 Deno.test("grep() refuses a path outside the workspace without approval", async () => {
   await using h = harness([grepTool], {});
   assert.equal(errOf(await h.call("grep", { pattern: "x", path: "../" })).code, "refused");
-  assert.equal(errOf(await h.call("grep", { pattern: "x", path: "nope" })).code, "not_found");
+  assert.equal(errOf(await h.call("grep", { pattern: "x", path: "nope" })).code, "file_not_found");
 });
