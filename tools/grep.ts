@@ -363,9 +363,8 @@ async function runSearch(
         "timeout",
       );
     }
-    if (signal.aborted) {
-      throw new ToolError("aborted", "Search aborted", "The call was cancelled.", "aborted");
-    }
+    // Dispatch turns an aborted call into its one `aborted` error.
+    signal.throwIfAborted();
     finished = true;
     return out.result();
   } finally {

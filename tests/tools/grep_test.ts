@@ -269,6 +269,20 @@ Deno.test("grep() stops a catastrophic pattern with regex_timeout and recovers",
   assert.equal(okOutput(await h.call("grep", { pattern: "^ok" })), "b.txt:1:ok");
 });
 
+Deno.test("grep() stopped mid-search ends as dispatch's aborted call", async () => {
+  await using h = harness([grepTool]);
+  h.put("a.txt", "a".repeat(40) + "b\n");
+  const ac = new AbortController();
+  const t0 = performance.now();
+  setTimeout(() => ac.abort(), 100);
+  const r = await h.call("grep", { pattern: "(a+)+$" }, ac.signal);
+  assert.equal(errOf(r).code, "aborted");
+  assert.equal(r.outcome, "aborted");
+  assert.ok(performance.now() - t0 < 5_000, "ends at the abort, not at the 10 s bound");
+  h.put("b.txt", "ok\n");
+  assert.equal(okOutput(await h.call("grep", { pattern: "^ok" })), "b.txt:1:ok");
+});
+
 Deno.test("grep() reuses one persistent worker pool across calls", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "hit\n");
