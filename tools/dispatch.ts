@@ -22,6 +22,25 @@ import {
 import { validate } from "./call/validate.ts";
 import { findDuplicateKey } from "./call/json_keys.ts";
 
+/**
+ * The codes dispatch itself answers with, whatever the tool: bad or oversized
+ * arguments, an unknown tool, a refused approval, an interrupted call, and the
+ * failures a tool body lets escape (a missing permission, a refusal by the OS, a
+ * file gone missing, a defect). They mean the same for every tool, and each
+ * error's message and hint say what to do, so tools' descriptions do not list them.
+ */
+export const DISPATCH_ERROR_CODES = [
+  "invalid_arguments",
+  "arguments_too_large",
+  "unknown_tool",
+  "refused",
+  "aborted",
+  "permission_denied",
+  "os_permission_denied",
+  "file_not_found",
+  "internal_error",
+] as const satisfies readonly ToolErrorCode[];
+
 /** Arguments larger than this (as JSON) are refused before parsing. */
 export const MAX_ARGS_BYTES = 4 * 1024 * 1024;
 
