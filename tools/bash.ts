@@ -378,6 +378,7 @@ export const bashTool: Tool<BashArgs> = {
   name: "bash",
   class: "exec",
   description,
+  errors: ["sandbox_unavailable", "sandbox_failed", "symlink_loop", "path_too_long"],
   schema: {
     type: "object",
     properties: {

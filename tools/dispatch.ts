@@ -31,16 +31,36 @@ import {
   type ObjectSchema,
   type ToolContext,
   ToolError,
+  type ToolErrorCode,
 } from "./tool.ts";
 import { validate } from "./call/validate.ts";
 import { findDuplicateKey } from "./call/json_keys.ts";
+
+/**
+ * The codes dispatch itself answers with, whatever the tool: bad or oversized
+ * arguments, an unknown tool, a refused approval, an interrupted call, and the
+ * failures a tool body lets escape (a missing permission, a refusal by the OS, a
+ * file gone missing, a defect). They mean the same for every tool, and each
+ * error's message and hint say what to do, so tools' descriptions do not list them.
+ */
+export const DISPATCH_ERROR_CODES = [
+  "invalid_arguments",
+  "arguments_too_large",
+  "unknown_tool",
+  "refused",
+  "aborted",
+  "permission_denied",
+  "os_permission_denied",
+  "file_not_found",
+  "internal_error",
+] as const satisfies readonly ToolErrorCode[];
 
 /** Arguments larger than this (as JSON) are refused before parsing. */
 export const MAX_ARGS_BYTES = 4 * 1024 * 1024;
 
 /** An error as the model and scripts see it. */
 export interface ToolErrorInfo {
-  code: string;
+  code: ToolErrorCode;
   message: string;
   hint: string;
 }
@@ -143,7 +163,7 @@ function unexpected(tool: string, e: unknown): ToolError {
     );
   }
   if (e instanceof Deno.errors.NotFound) {
-    return new ToolError("not_found", e.message, "Check the path with glob.");
+    return new ToolError("file_not_found", e.message, "Check the path with glob.");
   }
   const message = e instanceof Error ? e.message : String(e);
   return new ToolError(

@@ -147,6 +147,15 @@ export const globTool: Tool<GlobArgs> = {
   name: "glob",
   class: "read",
   description,
+  errors: [
+    "invalid_pattern",
+    "file_not_found",
+    "not_directory",
+    "not_regular_file",
+    "invalid_path",
+    "path_too_long",
+    "symlink_loop",
+  ],
   schema: {
     type: "object",
     properties: {
@@ -217,7 +226,7 @@ export const globTool: Tool<GlobArgs> = {
             "Pass a directory as path; use read to open a file.",
           )
           : new ToolError(
-            "not_found",
+            "file_not_found",
             `Cannot glob in "${root.display}": no such directory`,
             "Pass an existing directory as path, or omit path to search the workspace.",
           );

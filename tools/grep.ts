@@ -78,7 +78,7 @@ function timeoutMs(): number {
 
 function invalidRegex(pattern: string, message: string): ToolError {
   return new ToolError(
-    "invalid_regex",
+    "invalid_pattern",
     `Cannot search: invalid regular expression /${pattern}/: ${message}`,
     "Fix the pattern (JavaScript RegExp syntax); escape literal characters such as ( [ { . * + ? with a backslash.",
   );
@@ -363,9 +363,8 @@ async function runSearch(
         "timeout",
       );
     }
-    if (signal.aborted) {
-      throw new ToolError("aborted", "Search aborted", "The call was cancelled.", "aborted");
-    }
+    // Dispatch turns an aborted call into its one `aborted` error.
+    signal.throwIfAborted();
     finished = true;
     return out.result();
   } finally {
@@ -412,6 +411,16 @@ export const grepTool: Tool<GrepArgs> = {
   name: "grep",
   class: "read",
   description,
+  errors: [
+    "invalid_pattern",
+    "regex_timeout",
+    "search_interrupted",
+    "file_not_found",
+    "not_regular_file",
+    "invalid_path",
+    "path_too_long",
+    "symlink_loop",
+  ],
   schema: {
     type: "object",
     properties: {
@@ -461,7 +470,7 @@ export const grepTool: Tool<GrepArgs> = {
       info = await Deno.stat(root.real);
     } catch {
       throw new ToolError(
-        "not_found",
+        "file_not_found",
         `Cannot search "${root.display}": no such file or directory`,
         "Check the path with glob, or omit path to search the workspace.",
       );

@@ -98,6 +98,13 @@ export interface Tool<A = Record<string, unknown>> {
   description: string;
   schema: ObjectSchema;
   /**
+   * Codes this tool's body, and the helpers it calls, can fail with; the description
+   * ends with an Errors section that lists exactly these, in this order. Dispatch's
+   * own codes (`DISPATCH_ERROR_CODES`) come on top for every tool: one is listed here
+   * only when the tool raises it itself (read's `file_not_found`).
+   */
+  errors?: readonly ToolErrorCode[];
+  /**
    * The schema is someone else's JSON Schema (an MCP server's), passed to the model as
    * given, which crab's validator does not fully understand. Dispatch then checks only
    * that the arguments are an object; the tool's owner validates the rest.
@@ -115,6 +122,75 @@ export interface Tool<A = Record<string, unknown>> {
 export type AnyTool = Tool<any>;
 
 /**
+ * Every code a tool call can fail with, and what it means. One code per meaning:
+ * a new failure takes the code whose meaning fits before it adds one. Codes are
+ * stable: scripts, stored observations and the tools' descriptions name them.
+ */
+export const TOOL_ERROR_CODES = {
+  // Any call, from dispatch.
+  invalid_arguments: "the arguments are not one JSON object that matches the tool's schema",
+  arguments_too_large: "the arguments are larger than a call may carry",
+  unknown_tool: "no tool has that name",
+  refused: "the user or the approval policy refused the call, or an access it needed",
+  aborted: "the call was interrupted before it finished",
+  permission_denied: "this crab process lacks the Deno permission the call needs",
+  os_permission_denied: "the operating system refused access",
+  internal_error: "a defect in crab, not in the call",
+  not_run: "the call never ran: the session ended first",
+  // Paths and files.
+  file_not_found: "the path does not exist",
+  is_directory: "a file was expected and the path is a directory",
+  not_directory: "a directory was expected (the path, or a parent of it) and it is a file",
+  not_regular_file: "the path is a FIFO, socket, device or system file",
+  invalid_path: "the path is empty, holds a NUL byte, or names a file with control characters",
+  path_too_long: "the path or a name in it is longer than the OS accepts",
+  symlink_loop: "the path goes through a symlink loop",
+  path_changed: "another process changed the path while it was opened or written",
+  protected_path: "the path is protected and the change was not approved",
+  read_only: "the path is the saved output of an earlier call",
+  file_not_read: "the file was not read in this session",
+  file_changed_since_read: "the file changed on disk since it was read",
+  file_too_large: "the file is larger than the tool handles",
+  no_space: "the device is full",
+  invalid_utf8: "the file is not valid UTF-8",
+  invalid_content: "the text has a lone surrogate, which has no UTF-8 form",
+  offset_out_of_range: "the offset is past the end of the file",
+  // edit.
+  edit_empty_old: "an edit has an empty old string",
+  edit_no_change: "an edit's old and new strings are identical",
+  edit_no_occurrence_found: "an edit's old string is not in the file",
+  edit_multiple_occurrences: "an edit's old string occurs more than once",
+  edit_overlap: "two edits match overlapping text",
+  // glob and grep.
+  invalid_pattern: "the pattern (a glob or a regular expression) cannot be used",
+  regex_timeout: "the search did not finish in time",
+  search_interrupted: "the search stopped before it finished",
+  // bash.
+  sandbox_unavailable: "there is no working sandbox, and bash runs only inside one",
+  sandbox_failed: "the sandbox could not start the command",
+  // web_fetch.
+  invalid_url: "the URL is not a valid absolute URL, or carries credentials",
+  unsupported_scheme: "the URL's scheme is not http or https",
+  private_address: "the host is a loopback, private, link-local or metadata address",
+  host_not_found: "the host name does not resolve",
+  too_many_redirects: "the server redirected more times than allowed",
+  fetch_timeout: "the whole fetch took longer than allowed",
+  fetch_failed: "the connection, TLS or network failed",
+  // MCP servers' tools.
+  mcp_tool_error: "the MCP tool ran and reported an error",
+  mcp_error: "the MCP server refused the request",
+  mcp_timeout: "the MCP server did not answer in time",
+  mcp_server_down: "the MCP server is not running: it failed to start, or stopped",
+  mcp_server_skipped: "the MCP server comes from an untrusted workspace and was not started",
+  mcp_result_too_large: "the MCP server's answer is larger than crab accepts",
+  // crab tool --jsonl.
+  invalid_jsonl: "an input line is not a JSON object naming a tool",
+} as const;
+
+/** A stable snake_case error code; see {@link TOOL_ERROR_CODES} for their meanings. */
+export type ToolErrorCode = keyof typeof TOOL_ERROR_CODES;
+
+/**
  * A failure the model can recover from: it becomes the tool result. Crab's own
  * broken invariants are thrown as plain errors instead.
  *
@@ -128,7 +204,7 @@ export class ToolError extends Error {
   override name = "ToolError";
   constructor(
     /** Stable snake_case code, e.g. `edit_no_occurrence_found`. */
-    readonly code: string,
+    readonly code: ToolErrorCode,
     message: string,
     /** What the model should do next. */
     readonly hint: string,

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { Dispatcher, type DispatchResult } from "../../tools/dispatch.ts";
+import { Dispatcher, type DispatchResult, type ToolErrorInfo } from "../../tools/dispatch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { Registry } from "../../tools/registry.ts";
 import { Session } from "../../tools/session.ts";
@@ -86,7 +86,7 @@ class McpOnDemand {
    * Makes `name` callable if an MCP server offers it. Returns why it cannot be,
    * or undefined (then the registry decides: the tool is there, or unknown).
    */
-  async ensure(name: string): Promise<{ code: string; message: string; hint: string } | undefined> {
+  async ensure(name: string): Promise<ToolErrorInfo | undefined> {
     if (this.#registry.has(name) || !name.includes("__")) return undefined;
     // A tool --tools leaves out is unknown here: its server need not start.
     if (!toolWanted(name, this.#opts.tools)) return undefined;
@@ -116,7 +116,7 @@ class McpOnDemand {
     );
     if (failed) {
       return {
-        code: failed.state === "down" ? "mcp_server_down" : "mcp_server_failed",
+        code: "mcp_server_down",
         message: `Cannot run tool "${name}": MCP server "${failed.name}" ${
           failed.state === "down" ? "is down" : "failed"
         }: ${failed.error}`,
@@ -179,7 +179,7 @@ export type JsonlAnswer =
     tool: string | null;
     call_seq: number | null;
     ok: false;
-    error: { code: string; message: string; hint: string };
+    error: ToolErrorInfo;
   };
 
 function userSettingsOrEmpty(cwd: string) {

@@ -11,6 +11,7 @@
  */
 
 import type { DispatchResult } from "../../tools/dispatch.ts";
+import type { ToolErrorCode } from "../../tools/tool.ts";
 import type { TurnStatus } from "../loop/loop.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";
 import { costUsd } from "../providers/prices.ts";
@@ -205,7 +206,7 @@ export interface ResultFacts {
   usage: { inputTokens: number; outputTokens: number };
   denials: { tool_name: string; tool_use_id: string; tool_input: Record<string, unknown> }[];
   stats: ToolStats;
-  toolErrors: { tool: string; code: string; message: string }[];
+  toolErrors: { tool: string; code: ToolErrorCode; message: string }[];
 }
 
 /** The final `result`, for `json` and as the last `stream-json` event. */

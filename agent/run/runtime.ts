@@ -7,7 +7,7 @@
  * @module
  */
 
-import { Dispatcher } from "../../tools/dispatch.ts";
+import { Dispatcher, errorText } from "../../tools/dispatch.ts";
 import { Registry } from "../../tools/registry.ts";
 import { Session } from "../../tools/session.ts";
 import {
@@ -513,8 +513,11 @@ export function repairTranscript(messages: Message[]): Message[] {
         content: calls.map((c) => ({
           type: "tool_result" as const,
           callId: c.type === "tool_call" ? c.id : "",
-          text: "Error [not_run]: the previous session ended before this call ran\n" +
-            "Hint: Run it again if it is still needed.",
+          text: errorText({
+            code: "not_run",
+            message: "the previous session ended before this call ran",
+            hint: "Run it again if it is still needed.",
+          }),
           isError: true,
         })),
       });

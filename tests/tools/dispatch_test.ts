@@ -175,13 +175,14 @@ Deno.test("dispatch() returns a tool's ToolError with its code and hint", async 
     class: "read",
     description: "",
     schema: { type: "object", properties: {}, additionalProperties: false },
-    run: () => Promise.reject(new ToolError("some_code", "Cannot do it", "Do something else.")),
+    run: () =>
+      Promise.reject(new ToolError("file_not_found", "Cannot do it", "Do something else.")),
   };
   await using h = harness([tool]);
   const r = await h.call("failing", {});
   assert.ok(!r.ok);
   assert.deepEqual(r.error, {
-    code: "some_code",
+    code: "file_not_found",
     message: "Cannot do it",
     hint: "Do something else.",
   });
@@ -277,7 +278,8 @@ Deno.test("dispatch() records exactly one observation on every path", async () =
       class: "read",
       description: "",
       schema: { type: "object", properties: {}, additionalProperties: false },
-      run: () => Promise.reject(new ToolError("nope", "Cannot do it", "Do something else.")),
+      run: () =>
+        Promise.reject(new ToolError("file_not_found", "Cannot do it", "Do something else.")),
     },
     {
       name: "throws",
@@ -320,7 +322,7 @@ Deno.test("dispatch() records exactly one observation on every path", async () =
   setTimeout(() => later.abort(), 10);
   const cases: [string, unknown, AbortSignal | undefined, string, string | null][] = [
     ["ok", {}, undefined, "ok", null],
-    ["fails", {}, undefined, "error", "nope"],
+    ["fails", {}, undefined, "error", "file_not_found"],
     ["throws", {}, undefined, "error", "internal_error"],
     ["exec", {}, undefined, "refused", "refused"],
     ["ok", {}, aborted.signal, "aborted", "aborted"],

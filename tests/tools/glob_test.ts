@@ -94,7 +94,7 @@ Deno.test("glob() rejects a file or a missing directory as path", async () => {
   const file = await h.call("glob", { pattern: "*", path: "a.ts" });
   assert.equal(file.ok ? "ok" : file.error.code, "not_directory");
   const missing = await h.call("glob", { pattern: "*", path: "nope" });
-  assert.equal(missing.ok ? "ok" : missing.error.code, "not_found");
+  assert.equal(missing.ok ? "ok" : missing.error.code, "file_not_found");
 });
 
 Deno.test("glob() terminates on a symlink loop and does not follow a link outside", async () => {

@@ -238,11 +238,11 @@ Deno.test("grep() cuts lines longer than 2000 characters", async () => {
   assert.equal(out, "long.txt:1:needle" + "y".repeat(1994));
 });
 
-Deno.test("grep() rejects an invalid regex with invalid_regex quoting the JS message", async () => {
+Deno.test("grep() rejects an invalid regex with invalid_pattern quoting the JS message", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "x(\n");
   const e = errOf(await h.call("grep", { pattern: "x(" }));
-  assert.equal(e.code, "invalid_regex");
+  assert.equal(e.code, "invalid_pattern");
   let js = "";
   try {
     new RegExp("x(", "gm");
@@ -265,6 +265,20 @@ Deno.test("grep() stops a catastrophic pattern with regex_timeout and recovers",
     assert.ok(performance.now() - t0 < 10_000, "bounded well before the pattern would end");
   });
   // Fresh workers serve the next call.
+  h.put("b.txt", "ok\n");
+  assert.equal(okOutput(await h.call("grep", { pattern: "^ok" })), "b.txt:1:ok");
+});
+
+Deno.test("grep() stopped mid-search ends as dispatch's aborted call", async () => {
+  await using h = harness([grepTool]);
+  h.put("a.txt", "a".repeat(40) + "b\n");
+  const ac = new AbortController();
+  const t0 = performance.now();
+  setTimeout(() => ac.abort(), 100);
+  const r = await h.call("grep", { pattern: "(a+)+$" }, ac.signal);
+  assert.equal(errOf(r).code, "aborted");
+  assert.equal(r.outcome, "aborted");
+  assert.ok(performance.now() - t0 < 5_000, "ends at the abort, not at the 10 s bound");
   h.put("b.txt", "ok\n");
   assert.equal(okOutput(await h.call("grep", { pattern: "^ok" })), "b.txt:1:ok");
 });
@@ -381,5 +395,5 @@ Deno.test("grep() skips hidden and ignored files", async () => {
 Deno.test("grep() refuses a path outside the workspace without approval", async () => {
   await using h = harness([grepTool], {});
   assert.equal(errOf(await h.call("grep", { pattern: "x", path: "../" })).code, "refused");
-  assert.equal(errOf(await h.call("grep", { pattern: "x", path: "nope" })).code, "not_found");
+  assert.equal(errOf(await h.call("grep", { pattern: "x", path: "nope" })).code, "file_not_found");
 });

@@ -213,7 +213,7 @@ Deno.test("write() refuses a directory and a path under a file", async () => {
   assert.equal(dir.error.code, "is_directory");
   const under = await h.call("write", { path: "file/a.txt", content: "x" });
   assert.ok(!under.ok);
-  assert.equal(under.error.code, "parent_not_directory");
+  assert.equal(under.error.code, "not_directory");
   assert.equal(h.get("file"), "x");
 });
 

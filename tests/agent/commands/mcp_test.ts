@@ -290,7 +290,7 @@ Deno.test("crab tool names a failed server, and lists MCP tools beside the built
   assert.equal(failed.code, 1);
   assert.match(
     failed.stderr,
-    /error \[mcp_server_failed\]: Cannot run tool "dead__anything": MCP server "dead" failed: the server exited with code 5 during start-up\nhint: Check the server with: crab mcp test dead\n$/,
+    /error \[mcp_server_down\]: Cannot run tool "dead__anything": MCP server "dead" failed: the server exited with code 5 during start-up\nhint: Check the server with: crab mcp test dead\n$/,
   );
   const list = await s.crab(["tool"]);
   assert.equal(list.code, 0);

@@ -62,14 +62,14 @@ Deno.test("Store.record() round-trips observations and counts them per run", () 
   try {
     const id = s.startRun({ mode: "tool", workspace: "/ws", model: "m" });
     s.record(obs(id, 1));
-    s.record(obs(id, 2, { outcome: "error", errorCode: "not_found" }));
+    s.record(obs(id, 2, { outcome: "error", errorCode: "file_not_found" }));
     s.record(obs(id, 3, { outcome: "refused", errorCode: "refused" }));
     s.record(obs(id, 4, { outcome: "timeout", exitCode: 137, tool: "bash", class: "exec" }));
     s.record(obs(id, 5, { signal: "SIGSEGV", bytesFull: 5_000_000, target: "kill -SEGV $$" }));
     s.endRun(id, { status: "ok", turns: 2, inputTokens: 5, outputTokens: 7 });
     assert.deepEqual(s.observations(id), [
       obs(id, 1),
-      obs(id, 2, { outcome: "error", errorCode: "not_found" }),
+      obs(id, 2, { outcome: "error", errorCode: "file_not_found" }),
       obs(id, 3, { outcome: "refused", errorCode: "refused" }),
       obs(id, 4, { outcome: "timeout", exitCode: 137, tool: "bash", class: "exec" }),
       obs(id, 5, { signal: "SIGSEGV", bytesFull: 5_000_000, target: "kill -SEGV $$" }),
