@@ -251,9 +251,9 @@ Deno.test("bash() leaves no process behind when crab is killed with SIGTERM", as
   const root = new URL("../../", import.meta.url).href;
   Deno.writeTextFileSync(
     script,
-    `import { harness } from "${root}tests/_harness.ts";
+    `import { harness } from "${root}tests/support/harness.ts";
 import { bashTool } from "${root}tools/bash.ts";
-import { installProcessOwner } from "${root}tools/processes.ts";
+import { installProcessOwner } from "${root}tools/host/processes.ts";
 installProcessOwner();
 const h = harness([bashTool]);
 setTimeout(() => console.log("ready"), 300);
