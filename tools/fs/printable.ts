@@ -38,16 +38,18 @@
  *   are, on one line: everything in the table is escaped.
  * - `prose`, for the model's and the tools' text shown to the user: newline and
  *   tab stay; a joiner stays between two letters, marks or emoji; a selector
- *   stays right after a visible character (and a joiner may follow it), so emoji
- *   sequences (👨‍👩‍👧, ❤️, 🏳️‍🌈), Persian words with ZWNJ and Indic conjuncts with
- *   ZWJ read as written. The flags of England, Scotland and Wales (🏴 followed by
+ *   stays right after a visible character (and a joiner may follow it), an
+ *   ideographic one (U+E0100–E01EF) only after an ideograph, so emoji sequences
+ *   (👨‍👩‍👧, ❤️, 🏳️‍🌈), Persian words with ZWNJ, Indic conjuncts with ZWJ and
+ *   ideographic variants read as written. The flags of England, Scotland and Wales (🏴 followed by
  *   the tags `gbeng`, `gbsct` or `gbwls` and the cancel tag) stay whole; every
  *   other tag character is escaped, since tags are the way to hide text from the
  *   reader. Everything else in the table is escaped.
  *
  * A run of joiners, a joiner after a space or at the start of the text, a
- * selector on its own: all escaped, so no more than one hidden character sits in
- * any gap between two letters. That is stricter than grapheme clusters
+ * selector on its own: all escaped, so a gap between two letters holds at most
+ * one selector and one joiner, and what a message can hide in them stays a few
+ * bits per visible character. That is stricter than grapheme clusters
  * (`Intl.Segmenter` keeps any number of joiners in one cluster) and needs no
  * segmenting, so text without such characters costs one regular expression test.
  *
@@ -146,6 +148,8 @@ const SPACE = /^\s$/u;
 /** What a joiner may stand between: letters, marks (a virama), emoji and their skin tones. */
 const JOINABLE = /^[\p{L}\p{M}\p{Extended_Pictographic}\p{Emoji_Modifier}]$/u;
 
+const IDEOGRAPH = /^\p{Ideographic}$/u;
+
 /** A character that shows: not in the table, not white space. */
 function visibleAt(cp: number | undefined): boolean {
   return cp !== undefined && kindOf(cp) === undefined && !SPACE.test(String.fromCodePoint(cp));
@@ -155,7 +159,7 @@ function joinable(cp: number | undefined): boolean {
   return visibleAt(cp) && JOINABLE.test(String.fromCodePoint(cp!));
 }
 
-/** Black flag, then the tags of a subdivision flag and the cancel tag. */
+/** 🏴, and the tags that follow it in a subdivision flag, cancel tag included. */
 const WAVING_BLACK_FLAG = 0x1f3f4;
 const FLAG_TAGS = new Set(
   ["gbeng", "gbsct", "gbwls"].map((code) =>
@@ -164,6 +168,14 @@ const FLAG_TAGS = new Set(
   ),
 );
 
+/** Whether prose mode keeps the selector `cp` found at `at` in `s`. */
+function selectorKept(s: string, at: number, cp: number): boolean {
+  const before = codePointBefore(s, at);
+  if (before === undefined) return false;
+  // Ideographic variation selectors are defined for ideographs alone.
+  return cp >= 0xe0100 ? IDEOGRAPH.test(String.fromCodePoint(before)) : visibleAt(before);
+}
+
 /** Whether prose mode keeps `match`, found at `at` in `s`. */
 function keptInProse(s: string, match: string, at: number): boolean {
   const cp = match.codePointAt(0)!;
@@ -171,14 +183,14 @@ function keptInProse(s: string, match: string, at: number): boolean {
     case "control":
       return cp === 0x0a || cp === 0x09;
     case "selector":
-      return visibleAt(codePointBefore(s, at));
+      return selectorKept(s, at, cp);
     case "joiner": {
       const before = codePointBefore(s, at);
-      // After a selector that is itself kept (❤️‍🔥), or right after a letter or emoji.
-      const after = before !== undefined && kindOf(before) === "selector"
-        ? visibleAt(codePointBefore(s, at - String.fromCodePoint(before).length))
+      // Right after a letter or emoji, or after a selector kept on one (❤️‍🔥).
+      const joinsBefore = before !== undefined && kindOf(before) === "selector"
+        ? selectorKept(s, at - String.fromCodePoint(before).length, before)
         : joinable(before);
-      return after && joinable(s.codePointAt(at + match.length));
+      return joinsBefore && joinable(s.codePointAt(at + match.length));
     }
     case "tag":
       return codePointBefore(s, at) === WAVING_BLACK_FLAG && FLAG_TAGS.has(match);

@@ -93,6 +93,8 @@ Deno.test("printable() keeps variation selectors in prose right after a visible 
     ["a \uFE0F", "a <U+FE0F>", "a <U+FE0F>"],
     ["a\uFE0F\uFE0F", "a<U+FE0F><U+FE0F>", "a\uFE0F<U+FE0F>"],
     ["\u{E0100}", "<U+E0100>", "<U+E0100>"],
+    // Ideographic variation selectors only after an ideograph: not a byte of hidden text per letter.
+    ["a\u{E0150}b\u{E01EF}", "a<U+E0150>b<U+E01EF>", "a<U+E0150>b<U+E01EF>"],
   ]);
 });
 
