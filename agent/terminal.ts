@@ -1,27 +1,10 @@
 /**
- * What reaches the user's screen: text from the model and from tools made
- * harmless (control characters, ANSI sequences and bidi overrides shown as
- * visible escapes, never interpreted), and colours that follow `NO_COLOR` and
- * whether the output is a terminal.
+ * Colours on the user's screen: they follow `NO_COLOR` and whether the output
+ * is a terminal. Text written by others is made printable first, by the one
+ * escaper in `tools/fs/printable.ts`, so every escape sequence left is crab's own.
  *
  * @module
  */
-
-// C0 controls but tab and newline, DEL, C1 controls.
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/g;
-// Bidi embeddings, overrides, isolates and marks: they can make text read differently from what runs.
-const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-/**
- * Makes text safe to print: control characters become `\xNN` (ESC is `\x1b`),
- * bidi controls become `<U+202E>`; newlines and tabs stay.
- */
-export function visible(text: string): string {
-  return text
-    .replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)
-    .replace(BIDI, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
-}
 
 /** ANSI styling, or plain text when colours are off. */
 export interface Colors {

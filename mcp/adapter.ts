@@ -1,18 +1,18 @@
 /**
  * Turns an MCP server's tool into a crab `Tool`: exposed as `<server>__<tool>`,
- * class `mcp:<server>`, description and schema as the server gave them minus
- * control characters, with invisible characters (zero-width, bidi, tag
- * characters) in descriptions shown as `<U+XXXX>`, and results (text, images, resources, structured content)
- * rendered as bounded text through the shared truncation helper.
+ * class `mcp:<server>`, description and schema as the server gave them, with
+ * descriptions and titles in `printable`'s prose mode (controls, bidi, zero-width
+ * and tag characters shown escaped) and control characters removed from the
+ * rest of the schema; results (text, images, resources, structured content)
+ * rendered as bounded text through the shared truncation helper, in prose mode.
  *
  * @module
  */
 
-import { neutralizeControls } from "../tools/bash.ts";
-import { showInvisible } from "../tools/fs/printable.ts";
+import { printable } from "../tools/fs/printable.ts";
 import type { AnyTool, ObjectSchema, ToolResult } from "../tools/tool.ts";
 import { ToolError } from "../tools/tool.ts";
-import { truncateText } from "../tools/truncate.ts";
+import { truncateText } from "../tools/call/truncate.ts";
 import type { McpCallResult, McpToolInfo } from "./client.ts";
 
 /** Result bytes kept from the start and from the end; the rest goes to a spill file. */
@@ -31,27 +31,25 @@ export type CallMcpTool = (
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 
-/** `text` without control characters (newline and tab stay). */
+/** `text` without control characters (newline and tab stay): for schema values the server checks. */
 export function stripControls(text: string): string {
   return text.replace(CONTROL, "");
-}
-
-/** Text a server wrote for the model to read: no controls, invisible characters shown. */
-function cleanProse(text: string): string {
-  return showInvisible(stripControls(text));
 }
 
 /** Schema keys whose values are prose for the model rather than data the server checks. */
 const PROSE_KEYS = new Set(["description", "title"]);
 
 /**
- * A JSON value with control characters removed from every string and key, and
- * invisible characters shown in descriptions and titles (changing them anywhere
- * else, in a property name or an enum value, would change what the server expects).
+ * A JSON value with descriptions and titles made printable as prose, and control
+ * characters removed from every other string and key (escaping invisible
+ * characters there, in a property name or an enum value, would change what the
+ * server expects).
  */
 function stripDeep(value: unknown, depth = 0, key?: string): unknown {
   if (typeof value === "string") {
-    return key !== undefined && PROSE_KEYS.has(key) ? cleanProse(value) : stripControls(value);
+    return key !== undefined && PROSE_KEYS.has(key)
+      ? printable(value, "prose")
+      : stripControls(value);
   }
   if (depth > 64 || typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) return value.map((v) => stripDeep(v, depth + 1));
@@ -62,8 +60,8 @@ function stripDeep(value: unknown, depth = 0, key?: string): unknown {
 
 /**
  * The server's input schema as the model will see it: unchanged but for control
- * characters, and always an object schema (MCP requires one; a broken server
- * gets the loosest object schema instead).
+ * characters and escaped descriptions (see `stripDeep`), and always an object
+ * schema (MCP requires one; a broken server gets the loosest object schema instead).
  */
 export function modelSchema(inputSchema: unknown): ObjectSchema {
   const s = stripDeep(inputSchema);
@@ -85,7 +83,7 @@ export function mcpTool(
   exposedName: string,
   call: CallMcpTool,
 ): AnyTool {
-  const description = cleanProse(info.description ?? info.title ?? "");
+  const description = printable(info.description ?? info.title ?? "", "prose");
   const renamed = exposedName !== `${server}__${info.name}`;
   return {
     name: exposedName,
@@ -98,8 +96,10 @@ export function mcpTool(
       return formatResult(server, exposedName, result);
     },
     summarize(args: Record<string, unknown>): string {
-      const json = neutralizeControls(JSON.stringify(args));
-      return renamed ? `${json} (server's name: ${cleanProse(JSON.stringify(info.name))})` : json;
+      const json = printable(JSON.stringify(args), "strict");
+      return renamed
+        ? `${json} (server's name: ${printable(JSON.stringify(info.name), "strict")})`
+        : json;
     },
   };
 }
@@ -175,7 +175,7 @@ export function formatResult(
     const t = truncateText(text, { headBytes: ERROR_BYTES });
     throw new ToolError(
       "mcp_tool_error",
-      `${exposedName} reported an error: ${neutralizeControls(t.text) || "(no message)"}`,
+      `${exposedName} reported an error: ${printable(t.text, "prose") || "(no message)"}`,
       `The error comes from MCP server "${server}"; fix the arguments it names or try another way.`,
     );
   }
@@ -187,7 +187,7 @@ export function formatResult(
     label: `mcp-${server}`,
   });
   return {
-    output: neutralizeControls(t.text),
+    output: printable(t.text, "prose"),
     bytesFull: t.elidedBytes > 0 ? t.totalBytes : undefined,
   };
 }

@@ -5,12 +5,13 @@
  * name that is already taken — a built-in, another server's tool, or a sibling
  * that sanitises to the same text — is refused with a warning, never overwritten.
  * Sanitising also drops every invisible character (zero-width, bidi, tags) from
- * an exposed name; warnings quote a server's own name with them shown as `<U+XXXX>`.
+ * an exposed name; warnings quote a server's own name in `printable`'s strict
+ * mode, every control and invisible character in it shown escaped.
  *
  * @module
  */
 
-import { showInvisible } from "../tools/fs/printable.ts";
+import { printable } from "../tools/fs/printable.ts";
 import { BUILTIN_NAMES } from "../tools/registry.ts";
 import { sha256 } from "../tools/fs/sha256.ts";
 
@@ -67,7 +68,7 @@ export class NameTable {
     const names = new Map<string, string>();
     const warnings: string[] = [];
     const clean = (t: string) => exposedToolName(server, t) === `${server}__${t}`;
-    const quoted = (t: string) => showInvisible(JSON.stringify(t));
+    const quoted = (t: string) => printable(JSON.stringify(t), "strict");
     const ordered = [...tools.filter(clean), ...tools.filter((t) => !clean(t))];
     for (const tool of ordered) {
       if (names.has(tool)) {

@@ -10,9 +10,10 @@
 
 import description from "./bash.md" with { type: "text" };
 import { killProcessGroup, registerGroup } from "./host/processes.ts";
+import { printable } from "./fs/printable.ts";
 import { parseStatus, sandboxCommand } from "./sandbox/mod.ts";
 import { type Tool, type ToolContext, ToolError, type ToolResult } from "./tool.ts";
-import { OutputCollector } from "./truncate.ts";
+import { OutputCollector } from "./call/truncate.ts";
 
 /** Arguments of the bash tool. */
 export interface BashArgs {
@@ -72,17 +73,6 @@ export function bashEnv(env?: Record<string, string>): Record<string, string> {
   };
 }
 
-// deno-lint-ignore no-control-regex
-const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/g;
-
-/** Shows C0 controls (except newline and tab), DEL and C1 controls visibly as `\xNN`. */
-export function neutralizeControls(text: string): string {
-  return text.replace(
-    CONTROLS,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
-  );
-}
-
 const CHUNK_BYTES = 64 * 1024;
 
 /**
@@ -140,11 +130,11 @@ function outputSink(onOutput?: (text: string) => void) {
       // While the output is short the collector keeps chunks by reference; copy those.
       collector.push(collector.totalBytes <= HEAD_BYTES + TAIL_BYTES ? chunk.slice() : chunk);
     },
-    /** The text the model reads, and the full size when it was cut. */
+    /** The text the model reads (escapes shown, never acted on), and the full size when it was cut. */
     finish(): { text: string; bytesFull?: number } {
       const t = collector.finish();
       const bytesFull = t.elidedBytes > 0 ? t.totalBytes : undefined;
-      if (!binary) return { text: neutralizeControls(t.text), bytesFull };
+      if (!binary) return { text: printable(t.text, "prose"), bytesFull };
       return {
         text: `[output contained binary data, ${t.totalBytes} bytes; not shown]` +
           (t.spillPath ? ` Full output saved to ${t.spillPath}.` : ""),

@@ -48,6 +48,8 @@ export const DISPATCH_ERROR_CODES = [
   "arguments_too_large",
   "unknown_tool",
   "refused",
+  "hook_denied",
+  "policy_denied",
   "aborted",
   "permission_denied",
   "os_permission_denied",

@@ -21,7 +21,7 @@
 
 import description from "./grep.md" with { type: "text" };
 import { type Tool, ToolError } from "./tool.ts";
-import { truncateText } from "./truncate.ts";
+import { truncateText } from "./call/truncate.ts";
 import { guardPath } from "./fs/workspace.ts";
 import { printablePath } from "./fs/printable.ts";
 import { relPath, Walker } from "./search/walk.ts";

@@ -137,6 +137,8 @@ export const TOOL_ERROR_CODES = {
   os_permission_denied: "the operating system refused access",
   internal_error: "a defect in crab, not in the call",
   not_run: "the call never ran: the session ended first",
+  hook_denied: "a pre-tool hook refused the call",
+  policy_denied: "a permission rule refused the call",
   // Paths and files.
   file_not_found: "the path does not exist",
   is_directory: "a file was expected and the path is a directory",

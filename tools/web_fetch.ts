@@ -11,7 +11,7 @@ import { htmlToMarkdown } from "./web/html_markdown.ts";
 import { checkHost, type Resolver, resolveWithDns } from "./web/net_address.ts";
 import { type HopFetch, pinnedFetch } from "./web/pinned_fetch.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
-import { truncateText } from "./truncate.ts";
+import { truncateText } from "./call/truncate.ts";
 import { encodeHex } from "./fs/hex.ts";
 import { VERSION } from "../version.ts";
 

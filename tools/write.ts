@@ -66,11 +66,6 @@ async function makeParents(real: string, display: string): Promise<void> {
   }
 }
 
-/** A name on one line: a newline or tab in it cannot start a line of its own in the prompt. */
-function oneLineName(name: string): string {
-  return name.replaceAll("\n", "\\n").replaceAll("\r", "\\r").replaceAll("\t", "\\t");
-}
-
 function lineCount(text: string): number {
   const lines = text.split("\n");
   return lines[lines.length - 1] === "" ? lines.length - 1 : lines.length;
@@ -185,7 +180,8 @@ export const writeTool: Tool<WriteArgs> = {
   async preview(args, ctx) {
     try {
       const peek = await peekPath(ctx.session.workspace, args.path);
-      const name = oneLineName(peek.resolved.display);
+      // Already printable: `display` is in strict mode, one line whatever the name holds.
+      const name = peek.resolved.display;
       if (peek.kind === "missing") return newFilePreview(name, args.content);
       if (peek.kind !== "file") return undefined;
       if (peek.info.size > PREVIEW_MAX_BYTES) {

@@ -21,6 +21,7 @@ import {
   serverNames,
 } from "../../mcp/config_edit.ts";
 import type { McpServerStatus } from "../../mcp/hub.ts";
+import { printable } from "../../tools/fs/printable.ts";
 
 function printProblems(problems: string[]): void {
   for (const p of problems) console.error(`crab: ${p}`);
@@ -91,9 +92,10 @@ export async function mcpList(opts: McpRunOptions & { json?: boolean }): Promise
       const detail = r.state === "connected"
         ? `  ${"ms" in r ? r.ms : "?"} ms, ${r.tools.length} tool${r.tools.length === 1 ? "" : "s"}`
         : `: ${r.error ?? ""}`;
-      console.log(head + detail);
+      // Errors quote what a server wrote to its stderr.
+      console.log(printable(head + detail, "prose"));
       for (const t of r.tools) console.log(`    ${t}`);
-      for (const w of r.warnings) console.log(`    warning: ${w}`);
+      for (const w of r.warnings) console.log(`    warning: ${printable(w, "prose")}`);
     }
     return 0;
   } finally {
@@ -288,7 +290,7 @@ export async function mcpTest(name: string, opts: McpRunOptions): Promise<number
     const [s] = hub.status();
     const where = `${transportLabel(server)}, ${server.scope} scope, ${server.file ?? "?"}`;
     if (s.state !== "connected") {
-      console.error(`${name}: failed after ${ms} ms (${where}): ${s.error}`);
+      console.error(printable(`${name}: failed after ${ms} ms (${where}): ${s.error}`, "prose"));
       return 1;
     }
     const timeouts = [
@@ -308,12 +310,10 @@ export async function mcpTest(name: string, opts: McpRunOptions): Promise<number
     console.log(`${tools.length} tool${tools.length === 1 ? "" : "s"}:`);
     const width = Math.max(0, ...tools.map((t) => t.name.length));
     for (const t of tools) {
-      const line = t.description.split("\n")[0];
-      console.log(
-        `  ${t.name.padEnd(width)}  ${line.length > 80 ? line.slice(0, 79) + "…" : line}`,
-      );
+      const line = printable(t.description.split("\n")[0], "prose", 80);
+      console.log(`  ${t.name.padEnd(width)}  ${line}`);
     }
-    for (const w of s.warnings) console.log(`warning: ${w}`);
+    for (const w of s.warnings) console.log(`warning: ${printable(w, "prose")}`);
     return 0;
   } finally {
     await hub.close();

@@ -19,7 +19,7 @@ import { Registry } from "../../tools/registry.ts";
 import { BUILTIN_NAMES, DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
 import { Session } from "../../tools/session.ts";
 import type { AnyTool } from "../../tools/tool.ts";
-import { cleanSpillFiles } from "../../tools/truncate.ts";
+import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { VERSION } from "../../version.ts";
 import { Store } from "../store/observe.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";

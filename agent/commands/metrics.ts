@@ -1,11 +1,16 @@
 /**
  * `crab metrics`: what the model did, from the observation store. Looking does
- * not create the store: a machine with no runs gets an empty table.
+ * not create the store: a machine with no runs gets an empty table. The tables
+ * show tool names (the model's own for a tool that does not exist), targets,
+ * models and workspaces in `printable`'s strict mode; `--json` gives them as stored.
  *
  * @module
  */
 
+import { printable } from "../../tools/fs/printable.ts";
 import { type RunSummary, Store, storePath } from "../store/observe.ts";
+
+const strict = (s: string) => printable(s, "strict");
 
 /** Options of `crab metrics`. */
 export interface MetricsOptions {
@@ -81,7 +86,7 @@ export function metricsCommand(run: string | undefined, opts: MetricsOptions): n
       r.id,
       new Date(r.startedAt).toISOString().replace("T", " ").slice(0, 19),
       r.mode,
-      r.model ?? "-",
+      r.model == null ? "-" : strict(r.model),
       String(r.calls),
       String(r.toolErrors),
       String(r.refused),
@@ -140,7 +145,7 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
     ));
     return 0;
   }
-  console.log(`run ${summary.id}  mode ${summary.mode}  workspace ${summary.workspace}`);
+  console.log(`run ${summary.id}  mode ${summary.mode}  workspace ${strict(summary.workspace)}`);
   console.log(table(
     [
       "seq",
@@ -157,8 +162,8 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
     ],
     calls.map((o) => [
       String(o.callSeq),
-      o.tool,
-      o.target ?? "-",
+      strict(o.tool),
+      o.target == null ? "-" : strict(o.target),
       o.outcome,
       o.errorCode ?? "-",
       // A command killed by a signal has no exit code; the signal is its exit.
@@ -197,7 +202,7 @@ function showTools(store: Store | null, opts: MetricsOptions): number {
   console.log(table(
     ["tool", "calls", "errors", "p50 ms", "p95 ms", "bytes in", "bytes out"],
     tools.map((t) => [
-      t.tool,
+      strict(t.tool),
       String(t.calls),
       String(t.errors),
       ms(t.p50Ms),

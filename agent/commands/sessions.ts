@@ -1,10 +1,13 @@
 /**
  * `crab sessions`: the stored conversations, newest first, to pick one for
- * `--resume ID` (or `--continue` for the latest in this workspace).
+ * `--resume ID` (or `--continue` for the latest in this workspace). The table
+ * shows models and workspaces in `printable`'s strict mode and first prompts as
+ * prose; `--json` gives them as stored.
  *
  * @module
  */
 
+import { printable } from "../../tools/fs/printable.ts";
 import { Store } from "../store/observe.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { realOrSelf } from "../run/trust.ts";
@@ -39,9 +42,10 @@ export function sessionsCommand(opts: SessionsOptions): number {
     return 0;
   }
   if (list.length === 0) {
+    const where = workspace && printable(workspace, "strict");
     console.log(
-      workspace
-        ? `No sessions in ${workspace} (crab sessions --all lists every workspace).`
+      where
+        ? `No sessions in ${where} (crab sessions --all lists every workspace).`
         : "No sessions.",
     );
     return 0;
@@ -50,9 +54,9 @@ export function sessionsCommand(opts: SessionsOptions): number {
     s.id,
     new Date(s.updatedAt).toISOString().replace("T", " ").slice(0, 16),
     String(s.messages),
-    s.model ?? "",
-    ...(opts.all ? [s.workspace] : []),
-    s.title,
+    printable(s.model ?? "", "strict"),
+    ...(opts.all ? [printable(s.workspace, "strict")] : []),
+    printable(s.title, "prose"),
   ]);
   const header = [
     "SESSION",

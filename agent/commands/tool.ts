@@ -17,11 +17,11 @@ import { builtinTools } from "../../tools/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.ts";
-import { cleanSpillFiles } from "../../tools/truncate.ts";
+import { cleanSpillFiles } from "../../tools/call/truncate.ts";
+import { printable } from "../../tools/fs/printable.ts";
 import { extraClasses, sandboxPolicy, userSettings } from "../run/sandbox_settings.ts";
 import { ConfigError } from "../run/config.ts";
 import { Store } from "../store/observe.ts";
-import { visible } from "../terminal.ts";
 import type { McpServerConfig } from "../../mcp/config.ts";
 import type { McpHub } from "../../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
@@ -248,7 +248,10 @@ export async function toolCommand(
     if (!opts.jsonl) {
       const problem = await mcp.ensure(name!);
       if (problem) {
-        console.error(`error [${problem.code}]: ${problem.message}\nhint: ${problem.hint}`);
+        // The message may quote what a failed server wrote to its stderr.
+        console.error(
+          printable(`error [${problem.code}]: ${problem.message}\nhint: ${problem.hint}`, "prose"),
+        );
         return 1;
       }
       if (!registry.has(name!)) {
@@ -319,17 +322,19 @@ async function runCalls(
 
 /**
  * Prints a result: stdout gets the output byte for byte when it is a pipe or a
- * file, and with control sequences and bidi controls made visible when it is a
- * terminal (a file holding OSC 52 or clear-screen must not act on the screen).
+ * file, and printable as prose when it is a terminal (a file holding OSC 52 or
+ * clear-screen must not act on the screen). An error goes to stderr as prose
+ * always: it is a message for a person, wherever it is kept.
  */
 function printResult(r: DispatchResult): number {
   if (r.ok) {
-    const out = Deno.stdout.isTerminal() ? visible(r.output) : r.output;
+    const out = Deno.stdout.isTerminal() ? printable(r.output, "prose") : r.output;
     Deno.stdout.writeSync(new TextEncoder().encode(out.endsWith("\n") ? out : out + "\n"));
     return 0;
   }
-  const text = `error [${r.error.code}]: ${r.error.message}\nhint: ${r.error.hint}`;
-  console.error(Deno.stderr.isTerminal() ? visible(text) : text);
+  console.error(
+    printable(`error [${r.error.code}]: ${r.error.message}\nhint: ${r.error.hint}`, "prose"),
+  );
   return 1;
 }
 

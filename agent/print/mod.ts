@@ -4,6 +4,10 @@
  * answer goes to stdout (text, one JSON object, or a stream of JSON events in
  * Claude Code's shapes, see `events.ts`); progress goes to stderr.
  *
+ * The text answer reaches stdout byte for byte when it is a pipe or a file, and
+ * printable as prose when it is a terminal; stderr is for a person wherever it
+ * goes, so everything written there is printable as prose.
+ *
  * Ctrl-C and SIGTERM stop the run the same way: the running call is aborted and
  * recorded, the result is printed, and the exit code says which (130, 143). A
  * reader that goes away (`| head -1`) stops the run too, quietly (141).
@@ -12,6 +16,7 @@
  */
 
 import { type DispatchResult, resultText } from "../../tools/dispatch.ts";
+import { printable } from "../../tools/fs/printable.ts";
 import { exit, onExit, onInterrupt, onTerminate } from "../../tools/host/processes.ts";
 import { VERSION } from "../../version.ts";
 import type { AgentEvents, TurnResult } from "../loop/loop.ts";
@@ -76,9 +81,10 @@ export interface PrintOptions extends RunFlags {
 
 const encoder = new TextEncoder();
 
+/** Writes to stderr: notices, calls and errors quote the model, tools and servers. */
 function writeErr(text: string): void {
   try {
-    const bytes = encoder.encode(text);
+    const bytes = encoder.encode(printable(text, "prose"));
     let off = 0;
     while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
   } catch {
@@ -302,7 +308,10 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   });
   if (format === "json") out.write(JSON.stringify(summary) + "\n");
   else if (format === "stream-json") emit(summary);
-  else if (result.text) out.write(result.text.endsWith("\n") ? result.text : result.text + "\n");
+  else if (result.text) {
+    const text = Deno.stdout.isTerminal() ? printable(result.text, "prose") : result.text;
+    out.write(text.endsWith("\n") ? text : text + "\n");
+  }
   if (result.status !== "ok" && format === "text" && stop !== "output") writeErr(`error: ${why}\n`);
   return out.closed ? EXIT.outputClosed : code;
 }

@@ -4,9 +4,10 @@
  * change before answering), and the one-time trust prompt of a workspace that
  * has its own settings, which lists what trusting it would turn on.
  *
- * What the prompt shows is what runs: control characters are escaped, and a
- * newline or tab in a path is shown as `\n` / `\t`, so a name cannot draw a
- * second line that looks like crab's.
+ * What the prompt shows is what runs: a call's summary is in `printable`'s
+ * strict mode, so a newline or tab in a path is shown as `\n` / `\t` and a name
+ * cannot draw a second line that looks like crab's; a command keeps its own
+ * lines, each shown strictly. The change under it is printable as prose.
  *
  * @module
  */
@@ -16,7 +17,8 @@ import type { AskAnswer } from "../../tools/call/approval.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { loadMcpConfig } from "../../mcp/config.ts";
 import { configPaths, readSettings } from "../run/config.ts";
-import { colorDiff, type Colors, visible } from "../terminal.ts";
+import { printable } from "../../tools/fs/printable.ts";
+import { colorDiff, type Colors } from "../terminal.ts";
 import { refuseWorkspace, trustWorkspace } from "../run/trust.ts";
 import { type KeyReader, setMode } from "./keys.ts";
 import { LineBuffer, Renderer } from "./line_editor.ts";
@@ -28,15 +30,16 @@ export const DETAIL_LINES = 20;
 
 /** The summary line of a call, on one line: newlines and tabs in it shown escaped. */
 export function summaryLine(request: ApprovalRequest): string {
-  const flat = visible(request.summary);
   // A command's own lines stay lines, marked as continuations; anything else stays on one line.
-  if (request.tool === "bash") return flat.replaceAll("\t", "\\t").replaceAll("\n", "\n  │ ");
-  return flat.replaceAll("\n", "\\n").replaceAll("\t", "\\t");
+  if (request.tool === "bash") {
+    return request.summary.split("\n").map((l) => printable(l, "strict")).join("\n  │ ");
+  }
+  return printable(request.summary, "strict");
 }
 
 /** A change folded to {@link DETAIL_LINES} lines, with a count of the rest. */
 export function foldDetail(detail: string, c: Colors): { text: string; more: number } {
-  const lines = visible(detail).split("\n");
+  const lines = printable(detail, "prose").split("\n");
   const shown = lines.slice(0, DETAIL_LINES + 1);
   const more = lines.length - shown.length;
   return { text: colorDiff(shown.join("\n"), c), more };
@@ -152,7 +155,7 @@ export function approvalAsker(deps: PromptDeps) {
           screen,
           keys,
           `${request.tool} — the whole change`,
-          colorDiff(visible(request.detail!), c),
+          colorDiff(printable(request.detail!, "prose"), c),
         );
         screen.raw("\n");
         continue;
@@ -201,9 +204,12 @@ function trustEffects(cwd: string): string[] {
 /** Asks once whether to trust `cwd`; remembers the answer either way. */
 export async function askTrust(screen: Screen, keys: KeyReader, cwd: string): Promise<boolean> {
   const c = screen.c;
-  const effects = trustEffects(cwd).map((l) => `  • ${visible(l)}`);
+  // Each effect on one line, strictly: they name commands and hosts from the workspace's files.
+  const effects = trustEffects(cwd).map((l) => `  • ${printable(l, "strict")}`);
   screen.raw(
-    c.yellow(`⚠ ${visible(cwd)} has its own crab settings (.crab/config.json or .mcp.json).\n`) +
+    c.yellow(
+      `⚠ ${printable(cwd, "strict")} has its own crab settings (.crab/config.json or .mcp.json).\n`,
+    ) +
       (effects.length ? `Trusting it turns on:\n${effects.join("\n")}\n` : "") +
       "They can choose the API host and start programs. Trust this workspace? [y]es/[n]o: ",
   );

@@ -11,13 +11,14 @@
 import { countOf } from "../terminal.ts";
 import { join } from "node:path";
 import { configDir } from "../../tools/host/data_dir.ts";
+import { printable } from "../../tools/fs/printable.ts";
 import { formatBytes } from "../../tools/tool.ts";
 import { costUsd } from "../providers/prices.ts";
 import { knownContextWindow } from "../providers/models.ts";
 import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
 import { instructionFiles } from "../run/system_prompt.ts";
-import { type Colors, visible } from "../terminal.ts";
+import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";
 import type { Screen } from "./screen.ts";
@@ -102,10 +103,14 @@ function help(ctx: CommandContext): string {
   const custom = customCommands(ctx.rt.dispatcher.session.workspace, ctx.rt.trusted);
   const rows = [
     ...BUILTIN_HELP,
-    ...custom.map((c): [string, string] => [`/${c.name}`, `(${c.scope}) ${description(c.path)}`]),
+    // A command's name and description come from a file, maybe the workspace's.
+    ...custom.map((c): [string, string] => [
+      printable(`/${c.name}`, "strict"),
+      printable(`(${c.scope}) ${description(c.path)}`, "prose"),
+    ]),
   ];
   const w = Math.max(...rows.map(([a]) => a.length)) + 2;
-  return "Commands:\n" + rows.map(([a, b]) => `  ${a.padEnd(w)}${visible(b)}`).join("\n") +
+  return "Commands:\n" + rows.map(([a, b]) => `  ${a.padEnd(w)}${b}`).join("\n") +
     "\n" + KEYS_HELP;
 }
 
@@ -125,7 +130,8 @@ export function footer(rt: Runtime, c: Colors): string {
   const where = home && (ws === home || ws.startsWith(home + "/"))
     ? "~" + ws.slice(home.length)
     : ws;
-  let text = c.dim([rt.agent.model, where, `${compactTokens(used)} tokens`].join(" · "));
+  const named = [rt.agent.model, where].map((s) => printable(s, "strict"));
+  let text = c.dim([...named, `${compactTokens(used)} tokens`].join(" · "));
   if (rt.policy.yolo) text += c.dim(" · ") + c.yellow("yolo ON");
   text += c.dim(` · sandbox ${rt.sandbox}`);
   return text;
@@ -175,7 +181,7 @@ export async function runCommand(
         `${u.inputTokens} input tokens (${u.cacheReadTokens} read from cache, ` +
           `${u.cacheWriteTokens} written to it) · ${u.outputTokens} output tokens · ` +
           (cost === undefined
-            ? `cost unknown (no price for ${visible(rt.agent.model)})`
+            ? `cost unknown (no price for ${printable(rt.agent.model, "strict")})`
             : `about $${cost.toFixed(4)} at list prices`),
       );
       return;
@@ -187,14 +193,16 @@ export async function runCommand(
         if (window) rt.agent.contextWindow = window;
         line(
           c.dim(
-            `model for the next turn: ${visible(args)} (window ${rt.agent.contextWindow} tokens)`,
+            `model for the next turn: ${
+              printable(args, "strict")
+            } (window ${rt.agent.contextWindow} tokens)`,
           ),
         );
         return;
       }
       line(
         `model: ${
-          visible(rt.agent.model)
+          printable(rt.agent.model, "strict")
         } (${rt.provider.name}, window ${rt.agent.contextWindow} tokens)`,
       );
       if (!rt.provider.listModels) return;
@@ -203,11 +211,17 @@ export async function runCommand(
           rt.provider.listModels(),
           new Promise<never>((_, no) => setTimeout(() => no(new Error("no answer in 5 s")), 5000)),
         ]);
-        for (const id of ids) line(`  ${id === rt.agent.model ? "●" : " "} ${visible(id)}`);
+        for (const id of ids) {
+          line(`  ${id === rt.agent.model ? "●" : " "} ${printable(id, "strict")}`);
+        }
         line(c.dim("/model ID switches"));
       } catch (e) {
         line(
-          c.dim(`(the provider did not list its models: ${e instanceof Error ? e.message : e})`),
+          c.dim(
+            `(the provider did not list its models: ${
+              printable(e instanceof Error ? e.message : String(e), "prose")
+            })`,
+          ),
         );
       }
       return;
@@ -233,11 +247,11 @@ export async function runCommand(
       for (const s of servers) {
         const state = s.state === "connected" ? c.green(s.state) : c.red(s.state);
         line(
-          `${visible(s.name)} (${s.scope}, ${s.transport}) ${state}` +
-            (s.error ? c.dim(` · ${visible(s.error)}`) : "") +
+          `${printable(s.name, "strict")} (${s.scope}, ${s.transport}) ${state}` +
+            (s.error ? c.dim(` · ${printable(s.error, "prose")}`) : "") +
             c.dim(` · ${s.tools.length} tool${s.tools.length === 1 ? "" : "s"}`),
         );
-        for (const t of s.tools) line(c.dim(`  ${visible(t)}`));
+        for (const t of s.tools) line(c.dim(`  ${printable(t, "strict")}`));
       }
       return;
     }
@@ -249,7 +263,9 @@ export async function runCommand(
       const files = instructionFiles(ws);
       line(c.dim(
         files.length
-          ? `instructions in use: ${files.map((f) => f.path.slice(ws.length + 1)).join(", ")}`
+          ? `instructions in use: ${
+            files.map((f) => printable(f.path.slice(ws.length + 1), "strict")).join(", ")
+          }`
           : "no instruction file in use yet (AGENTS.md or CLAUDE.md)",
       ));
       await ctx.send(INIT_PROMPT + (files.length ? INIT_EXISTING : ""));
@@ -295,7 +311,7 @@ function metrics(rt: Runtime, line: (s: string) => void): void {
   }
   for (const [tool, t] of by) {
     line(
-      `  ${tool.padEnd(22)} ${countOf(t.calls, "call").padStart(10)}  ${
+      `  ${printable(tool, "strict").padEnd(22)} ${countOf(t.calls, "call").padStart(10)}  ${
         String(t.errors).padStart(3)
       } err  ${Math.round(t.ms)} ms`,
     );
@@ -316,7 +332,7 @@ export async function resume(ctx: CommandContext): Promise<void> {
     const when = new Date(s.updatedAt).toISOString().slice(0, 16).replace("T", " ");
     screen.line(
       `${String(i + 1).padStart(3)}. ${when}  ${c.dim(`${s.messages} messages`)}  ${
-        visible(s.title || "(no prompt)")
+        printable(s.title || "(no prompt)", "prose")
       }`,
     );
   });

@@ -16,12 +16,13 @@
 import { join } from "node:path";
 import { VERSION } from "../../version.ts";
 import { onExit, onInterrupt } from "../../tools/host/processes.ts";
+import { printable } from "../../tools/fs/printable.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { configPaths } from "../run/config.ts";
 import type { AgentEvents } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import { type RunFlags, type Runtime, startRuntime } from "../run/runtime.ts";
-import { colors, visible } from "../terminal.ts";
+import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../run/trust.ts";
 import { approvalAsker, askTrust } from "./approval_prompt.ts";
 import { type CommandContext, footer, resume, runCommand } from "./commands.ts";
@@ -142,7 +143,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   let blocksShown = 0;
   let afterCalls = false;
   const md = new MarkdownStream((text) => {
-    if (!markdown) return screen.print(visible(text));
+    if (!markdown) return screen.print(printable(text, "prose"));
     const out = renderMarkdown(markdown, text, c, screen.columns() - 1);
     if (!out) return;
     if (blocksShown++ > 0 || afterCalls) screen.print("\n");
@@ -158,7 +159,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     onText: (t) => {
       activity.streamed(t.length);
       if (screen.tty) md.push(t);
-      else screen.print(visible(t));
+      else screen.print(printable(t, "prose"));
     },
     onToolCall: (call) => {
       md.flush();
@@ -177,7 +178,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     },
     onNotice: (m) => {
       md.flush();
-      notice(c.dim(`crab: ${visible(m)}`));
+      notice(c.dim(`crab: ${printable(m, "prose")}`));
     },
   };
   // A notice while the prompt is drawn (an MCP server failing) goes above the prompt.
@@ -195,7 +196,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
       { ...flags, trustProject: trusted, resume: flags.resume || undefined },
       {
         mode: "interactive",
-        notice: (m) => notice(c.dim(`crab: ${visible(m)}`)),
+        notice: (m) => notice(c.dim(`crab: ${printable(m, "prose")}`)),
         ask,
         approved: (request: ApprovalRequest) => {
           if (request.detail && (request.tool === "write" || request.tool === "edit")) {
@@ -207,11 +208,14 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     );
   } catch (e) {
     stopRestore();
-    console.error(`error: ${e instanceof Error ? e.message : e}`);
+    console.error(`error: ${printable(e instanceof Error ? e.message : String(e), "prose")}`);
     return e instanceof Error && e.name === "SetupError" ? 3 : 2;
   }
   const workspace = rt.dispatcher.session.workspace;
-  screen.line(c.bold(`crab ${VERSION}`) + c.dim(` · ${rt.agent.model} · ${visible(workspace)}`));
+  screen.line(
+    c.bold(`crab ${VERSION}`) +
+      c.dim(` · ${printable(rt.agent.model, "strict")} · ${printable(workspace, "strict")}`),
+  );
   screen.line(
     c.dim("/help for commands · Esc interrupts · Ctrl-O shows calls in full · Ctrl-D exits"),
   );
@@ -230,7 +234,9 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     try {
       await work(controller.signal);
     } catch (e) {
-      screen.line(c.red(`error: ${e instanceof Error ? e.message : e}`));
+      screen.line(
+        c.red(`error: ${printable(e instanceof Error ? e.message : String(e), "prose")}`),
+      );
       code = 1;
     } finally {
       md.flush();
@@ -280,7 +286,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
       screen.endLine();
       if (result.status === "aborted") screen.line(c.yellow("⏹ interrupted"));
       else if (result.status !== "ok") {
-        screen.line(c.red(`error: ${visible(result.error ?? result.status)}`));
+        screen.line(c.red(`error: ${printable(result.error ?? result.status, "prose")}`));
       }
     });
   const ctx: CommandContext = {
@@ -295,7 +301,8 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
         const r = await rt.agent.compact(focus, signal);
         screen.stopLive();
         if (!r.ok) {
-          screen.line(c.yellow(`crab: ${signal.aborted ? "compaction interrupted" : r.error}`));
+          const why = signal.aborted ? "compaction interrupted" : printable(r.error, "prose");
+          screen.line(c.yellow(`crab: ${why}`));
         }
       }),
     showExchange,
@@ -304,7 +311,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   if (flags.resume === "") await resume(ctx);
   if (flags.prompt?.trim()) {
     appendHistory(flags.prompt);
-    screen.line(c.bold(PROMPT) + visible(flags.prompt));
+    screen.line(c.bold(PROMPT) + printable(flags.prompt, "prose"));
     await send(flags.prompt);
   }
 
@@ -390,7 +397,11 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
       if (done === "exit") break;
       if (done === "unknown") {
         screen.line(
-          c.red(`Unknown command ${visible(text.split(/\s/)[0])}; /help lists the commands.`),
+          c.red(
+            `Unknown command ${
+              printable(text.split(/\s/)[0], "strict")
+            }; /help lists the commands.`,
+          ),
         );
       }
       continue;
@@ -421,7 +432,8 @@ function complete(buffer: LineBuffer, workspace: string, screen: Screen, rendere
     return;
   }
   renderer.erase();
-  screen.raw(screen.c.dim(choices.slice(0, 40).map(visible).join("  ")) + "\r\n");
+  const shown = choices.slice(0, 40).map((p) => printable(p, "strict"));
+  screen.raw(screen.c.dim(shown.join("  ")) + "\r\n");
 }
 
 function exchangeText(messages: Message[], c: ReturnType<typeof colors>): string {
@@ -429,12 +441,12 @@ function exchangeText(messages: Message[], c: ReturnType<typeof colors>): string
   for (const m of messages) {
     const lead = m.role === "user" ? c.bold(PROMPT) : "";
     if (typeof m.content === "string") {
-      out.push(lead + visible(m.content));
+      out.push(lead + printable(m.content, "prose"));
       continue;
     }
     for (const b of m.content) {
-      if (b.type === "text" && b.text) out.push(lead + visible(b.text));
-      else if (b.type === "tool_call") out.push(c.dim(`● ${b.name}`));
+      if (b.type === "text" && b.text) out.push(lead + printable(b.text, "prose"));
+      else if (b.type === "tool_call") out.push(c.dim(`● ${printable(b.name, "strict")}`));
     }
   }
   out.push(c.dim("──"));

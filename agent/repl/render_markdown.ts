@@ -2,7 +2,7 @@
  * The model's Markdown, rendered for the terminal: parsed by `marked` (its
  * lexer), code coloured by `emphasize` (highlight.js grammars), drawn here as
  * styled lines word-wrapped to the terminal's width. Both libraries are imported
- * on first use, never on the print path. The text is made safe with `visible()`
+ * on first use, never on the print path. The text is made printable as prose
  * before it is parsed, so every escape sequence in the output is crab's own.
  *
  * Streamed answers are rendered a block at a time: {@link MarkdownStream} holds
@@ -13,7 +13,8 @@
  */
 
 import type { Token, Tokens } from "marked";
-import { type Colors, visible } from "../terminal.ts";
+import { printable } from "../../tools/fs/printable.ts";
+import type { Colors } from "../terminal.ts";
 import { textWidth } from "./line_editor.ts";
 
 type Highlight = (lang: string, code: string) => string | undefined;
@@ -137,7 +138,7 @@ export function renderMarkdown(
   c: Colors,
   width: number,
 ): string {
-  const tokens = libs.lex(visible(source));
+  const tokens = libs.lex(printable(source, "prose"));
   const lines = blocks(tokens, { c, width: Math.max(20, width), libs });
   while (lines.length && lines[lines.length - 1] === "") lines.pop();
   return lines.length ? lines.join("\n") + "\n" : "";

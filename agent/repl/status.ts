@@ -2,13 +2,14 @@
  * What the live region says while a turn runs: a spinner with the seconds spent
  * waiting for the model and the tokens streamed so far, or each running tool
  * with its target and elapsed time, and under a running command its last few
- * output lines (a fixed height, escapes made visible).
+ * output lines (a fixed height, made printable as prose).
  *
  * @module
  */
 
 import type { ToolCallBlock } from "../providers/types.ts";
-import { type Colors, visible } from "../terminal.ts";
+import { printable } from "../../tools/fs/printable.ts";
+import type { Colors } from "../terminal.ts";
 import { callTarget } from "../tool_line.ts";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
@@ -85,14 +86,14 @@ export class Activity {
     for (const r of this.#running.values()) {
       const target = callTarget(r.call);
       out.push(
-        c.cyan(frame) + ` ${r.call.name}${target ? " " + visible(target) : ""}` +
+        c.cyan(frame) + ` ${printable(r.call.name, "strict")}${target ? " " + target : ""}` +
           c.dim(` · ${seconds(now - r.started)}`),
       );
       if (r.call.name === "bash") {
         const lines = r.tail.replace(/\r\n?/g, "\n").split("\n");
         if (lines[lines.length - 1] === "") lines.pop();
         for (const l of lines.slice(-TAIL_LINES)) {
-          out.push(c.dim("  │ " + visible(l).replaceAll("\t", "    ")));
+          out.push(c.dim("  │ " + printable(l, "prose").replaceAll("\t", "    ")));
         }
       }
     }

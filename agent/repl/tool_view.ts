@@ -9,7 +9,8 @@
 
 import { type DispatchResult, resultText } from "../../tools/dispatch.ts";
 import type { ToolCallBlock } from "../providers/types.ts";
-import { colorDiff, type Colors, visible } from "../terminal.ts";
+import { printable } from "../../tools/fs/printable.ts";
+import { colorDiff, type Colors } from "../terminal.ts";
 import { toolLine } from "../tool_line.ts";
 
 /** Lines of a preview under a call. */
@@ -41,9 +42,9 @@ function folded(all: string[], max: number, c: Colors): string[] {
 /** The lines under a call's line, already made safe for the terminal. */
 function previewLines(rec: CallRecord, c: Colors): string[] {
   const r = rec.result;
-  if (!r.ok) return [c.dim(`hint: ${visible(r.error.hint)}`)];
+  if (!r.ok) return [c.dim(`hint: ${printable(r.error.hint, "prose")}`)];
   if (r.outcome === "aborted") return [];
-  const out = visible(r.output).replaceAll("\t", "    ");
+  const out = printable(r.output, "prose").replaceAll("\t", "    ");
   switch (rec.call.name) {
     case "bash":
       return out.trim() ? folded(lines(out), PREVIEW_LINES, c) : [c.dim("(no output)")];
@@ -69,7 +70,9 @@ function previewLines(rec: CallRecord, c: Colors): string[] {
     }
     case "write":
     case "edit":
-      return rec.diff ? folded(lines(colorDiff(visible(rec.diff), c)), DIFF_LINES, c) : [];
+      return rec.diff
+        ? folded(lines(colorDiff(printable(rec.diff, "prose"), c)), DIFF_LINES, c)
+        : [];
     default:
       return out.trim() ? folded(lines(out), 2, c) : [];
   }
@@ -78,7 +81,7 @@ function previewLines(rec: CallRecord, c: Colors): string[] {
 /** A finished call: its line (red for errors, yellow when aborted) and its preview. */
 export function callView(rec: CallRecord, c: Colors): string {
   const r = rec.result;
-  const head = visible(toolLine(rec.call, r));
+  const head = toolLine(rec.call, r);
   const colored = !r.ok && r.outcome !== "aborted"
     ? c.red(head)
     : r.outcome === "aborted" || r.outcome === "timeout"
@@ -94,16 +97,20 @@ export function detailText(records: CallRecord[], c: Colors): string {
   const parts: string[] = [];
   for (const [i, rec] of records.entries()) {
     const r = rec.result;
-    parts.push(c.bold(`── ${i + 1}. ${visible(toolLine(rec.call, r))}`));
+    parts.push(c.bold(`── ${i + 1}. ${toolLine(rec.call, r)}`));
     let args = rec.call.argsJson;
     try {
       args = JSON.stringify(JSON.parse(args), null, 2);
     } catch {
       // Shown as the model sent it.
     }
-    parts.push(c.dim("arguments:"), visible(args));
-    if (rec.diff) parts.push(c.dim("change:"), colorDiff(visible(rec.diff), c));
-    parts.push(c.dim(r.ok ? "result:" : "error:"), visible(resultText(r)) || c.dim("(empty)"));
+    // Each line strict: the values are commands and paths; JSON keeps their own newlines escaped.
+    parts.push(c.dim("arguments:"), args.split("\n").map((l) => printable(l, "strict")).join("\n"));
+    if (rec.diff) parts.push(c.dim("change:"), colorDiff(printable(rec.diff, "prose"), c));
+    parts.push(
+      c.dim(r.ok ? "result:" : "error:"),
+      printable(resultText(r), "prose") || c.dim("(empty)"),
+    );
     parts.push("");
   }
   return parts.join("\n");

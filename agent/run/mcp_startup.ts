@@ -14,6 +14,7 @@ import {
   selectServers,
 } from "../../mcp/config.ts";
 import type { McpEvent, McpHub } from "../../mcp/hub.ts";
+import { printable } from "../../tools/fs/printable.ts";
 
 /** Why a project server did not start, as `crab mcp list` and `crab tool` say it. */
 export const SKIPPED_REASON =
@@ -59,7 +60,7 @@ export async function connectMcp(
 ): Promise<McpHub> {
   const { McpHub } = await import("../../mcp/hub.ts");
   const onEvent = opts.report
-    ? mcpEventReporter((line) => console.error(`crab: ${line}`))
+    ? mcpEventReporter((line) => console.error(`crab: ${printable(line, "prose")}`))
     : undefined;
   return await McpHub.connect(servers, { onEvent });
 }

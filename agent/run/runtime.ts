@@ -23,7 +23,7 @@ import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
-import { cleanSpillFiles } from "../../tools/truncate.ts";
+import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { loadMcpConfig, selectServers } from "../../mcp/config.ts";
 import { mcpEventReporter } from "./mcp_startup.ts";
 import type { McpHub, McpServerStatus } from "../../mcp/hub.ts";

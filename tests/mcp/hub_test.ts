@@ -92,11 +92,11 @@ Deno.test("McpHub lets two servers expose the same tool name", async () => {
   }
 });
 
-Deno.test("McpHub tools give the model the server's description and schema minus control characters", async () => {
+Deno.test("McpHub tools give the model the server's description with controls escaped, its schema without them", async () => {
   const { hub } = await connectFake();
   try {
     const weird = hub.tools().find((t) => t.name === "f__weird")!;
-    assert.equal(weird.description, "Bell and escape[31m gone;\nnewline\tand tab kept.");
+    assert.equal(weird.description, "Bell\\x07 and escape\\x1b[31m shown;\nnewline\tand tab kept.");
     assert.deepEqual(weird.schema, {
       type: "object",
       properties: { pick: { anyOf: [{ type: "string", pattern: "^a" }, { type: "integer" }] } },

@@ -43,7 +43,7 @@ const baseTools = [
   { name: "x_y", description: "Already x_y.", inputSchema: object() },
   {
     name: "weird",
-    description: "Bell\u0007 and escape\u001b[31m gone;\nnewline\tand tab kept.",
+    description: "Bell\u0007 and escape\u001b[31m shown;\nnewline\tand tab kept.",
     inputSchema: {
       type: "object",
       properties: {

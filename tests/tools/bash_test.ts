@@ -157,9 +157,11 @@ for (const mode of MODES) {
   Deno.test(`bash() neutralises terminal escape sequences (${mode})`, async () => {
     await using h = bashHarness(mode);
     const out = okOutput(
-      await h.call("bash", { command: String.raw`printf '\033[31mred\033[0m\r\a\n'` }),
+      await h.call("bash", {
+        command: String.raw`printf '\033[31mred\033[0m\r\a \xe2\x80\xaeevil \xf3\xa0\x81\x81\n'`,
+      }),
     );
-    assert.equal(out, String.raw`\x1b[31mred\x1b[0m\x0d\x07` + "\n");
+    assert.equal(out, String.raw`\x1b[31mred\x1b[0m\r\x07 <U+202E>evil <U+E0041>` + "\n");
     assert.ok(!out.includes("\x1b"));
   });
 }

@@ -699,7 +699,8 @@ Deno.test("dispatch() adds post-run text to the output, the display and the erro
     {
       ...echoTool([]),
       name: "fails",
-      run: () => Promise.reject(new ToolError("some_code", "Cannot do it", "Do something else.")),
+      run: () =>
+        Promise.reject(new ToolError("file_not_found", "Cannot do it", "Do something else.")),
     },
   ];
   const { sink, dispatcher } = staged(tools, [
@@ -716,7 +717,7 @@ Deno.test("dispatch() adds post-run text to the output, the display and the erro
   const f = await dispatcher.dispatch("fails", { text: "hi" });
   assert.ok(!f.ok);
   assert.deepEqual(f.error, {
-    code: "some_code",
+    code: "file_not_found",
     message: "Cannot do it\nundo: 1 file changed by fails",
     hint: "Do something else.",
   });
@@ -766,10 +767,10 @@ Deno.test("dispatch() gives one observation and a result whatever a stage throws
       false,
     ],
     [
-      { name: "a", lock: () => Promise.reject(new ToolError("busy", "Cannot lock", "Wait.")) },
-      "busy: Cannot lock",
+      { name: "a", lock: () => Promise.reject(new ToolError("refused", "Cannot lock", "Wait.")) },
+      "refused: Cannot lock",
       "error",
-      "busy",
+      "refused",
       false,
     ],
     [

@@ -6,18 +6,9 @@ import { grepTool } from "../../tools/grep.ts";
 import { readTool } from "../../tools/read.ts";
 import { writeTool } from "../../tools/write.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
-import { printablePath } from "../../tools/fs/printable.ts";
 
 const ODD = ["new\nline.txt", "esc\u001b[2J.txt", "safe\u202Etxt.exe"];
 const SHOWN = ["esc\\x1b[2J.txt", "new\\nline.txt", "safe<U+202E>txt.exe"];
-
-Deno.test("printablePath() escapes controls, newline, CR, tab and invisible characters", () => {
-  assert.equal(
-    printablePath("a\nb\rc\td\u0007e\u001b]52;f\u202Eg\u200Bh\u{E0041}i.txt"),
-    "a\\nb\\rc\\td\\x07e\\x1b]52;f<U+202E>g<U+200B>h<U+E0041>i.txt",
-  );
-  assert.equal(printablePath("src/café/ünïcode.ts"), "src/café/ünïcode.ts");
-});
 
 Deno.test("write() refuses to create names with control characters, newline, CR or bidi controls", async () => {
   await using h = harness([writeTool]);

@@ -4,7 +4,7 @@ import { editTool } from "../../tools/edit.ts";
 import { globTool } from "../../tools/glob.ts";
 import { grepTool } from "../../tools/grep.ts";
 import { readTool } from "../../tools/read.ts";
-import { truncateText } from "../../tools/truncate.ts";
+import { truncateText } from "../../tools/call/truncate.ts";
 import { writeTool } from "../../tools/write.ts";
 
 /** Runs `fn` with CRAB_HOME set to a fresh temp dir. */

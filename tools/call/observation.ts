@@ -5,6 +5,8 @@
  * @module
  */
 
+import { printable } from "../fs/printable.ts";
+
 /** How a call ended. `tool_errors` counts `error`, `timeout` and `denied`. */
 export type Outcome = "ok" | "error" | "refused" | "denied" | "timeout" | "aborted";
 
@@ -52,22 +54,10 @@ export interface ObservationSink {
 /** Longest target recorded, in UTF-16 units. */
 export const TARGET_CHARS = 200;
 
-// C0 and C1 controls, DEL, and the invisible or bidi characters that make text read otherwise.
-// deno-lint-ignore no-control-regex
-const HIDDEN = /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
-const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
-
-function escapeHidden(c: string): string {
-  const code = c.charCodeAt(0);
-  if (NAMED[c]) return NAMED[c];
-  if (code < 0x100) return `\\x${code.toString(16).padStart(2, "0")}`;
-  return `<U+${code.toString(16).toUpperCase().padStart(4, "0")}>`;
-}
-
 /**
  * What a call acted on, for the per-call table of `crab metrics RUN`: its
  * `command`, `url`, `pattern` (with ` in PATH` when a path narrows it) or `path`,
- * with control and bidi characters escaped and cut at {@link TARGET_CHARS}. The
+ * in `printable`'s strict mode and cut at {@link TARGET_CHARS}. The
  * target stays in the local store.
  */
 export function targetOf(args: unknown): string | null {
@@ -79,11 +69,7 @@ export function targetOf(args: unknown): string | null {
   const raw = str("command") ?? str("url") ??
     (pattern !== undefined ? (path !== undefined ? `${pattern} in ${path}` : pattern) : path);
   if (raw === undefined) return null;
-  // Cut before escaping only as far as needed: a huge command is not escaped whole.
-  const text = raw.slice(0, TARGET_CHARS * 2).replace(HIDDEN, escapeHidden);
-  return text.length > TARGET_CHARS || raw.length > TARGET_CHARS * 2
-    ? text.slice(0, TARGET_CHARS - 1) + "…"
-    : text;
+  return printable(raw, "strict", TARGET_CHARS);
 }
 
 /** A sink that keeps observations in memory (tests, benchmarks, `--no-store`). */

@@ -176,3 +176,22 @@ Deno.test("${PWD} in .mcp.json is the workspace: from its folder, with --cwd, an
   assert.equal(task.code, 0, ran.stderr);
   assert.equal(shown(ran), s.ws);
 });
+
+Deno.test("crab mcp list and test show what a failing server wrote to stderr escaped", async () => {
+  using s = sandbox();
+  writeJson(userFile(s), {
+    mcpServers: {
+      loud: {
+        command: "bash",
+        args: ["-c", String.raw`printf 'bad \033]0;pwned\007 news\n' >&2; exit 3`],
+      },
+    },
+  });
+  const list = await s.crab(["mcp", "list"]);
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(list.stdout, /^loud .* failed: .*bad \\x1b\]0;pwned\\x07 news/m);
+  const test = await s.crab(["mcp", "test", "loud"]);
+  assert.equal(test.code, 1);
+  assert.match(test.stderr, /^loud: failed after .*bad \\x1b\]0;pwned\\x07 news/m);
+  assert.equal((list.stdout + test.stderr).includes("\x1b"), false);
+});

@@ -108,6 +108,24 @@ Deno.test("crab metrics --tools aggregates per tool", async () => {
   assert.match(text.stdout, /^read\s+8\s+2\s/m);
 });
 
+Deno.test("crab metrics shows a tool name and target the model made up escaped, --json as stored", async () => {
+  using s = sandbox();
+  const tool = "de\x1b[2Jploy\u202E";
+  const r = await s.crab(
+    ["tool", "--jsonl"],
+    JSON.stringify({ tool, args: { command: "x\u200Dy\nz" } }) + "\n",
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const id: string = JSON.parse((await s.crab(["metrics", "--json"])).stdout).runs[0].id;
+  const run = await s.crab(["metrics", id]);
+  const rows = run.stdout.trim().split("\n").slice(2).map((l) => l.split(/\s{2,}/).slice(0, 4));
+  assert.deepEqual(rows, [["1", "de\\x1b[2Jploy<U+202E>", "x<U+200D>y\\nz", "error"]]);
+  const tools = await s.crab(["metrics", "--tools"]);
+  assert.match(tools.stdout, /^de\\x1b\[2Jploy<U\+202E>\s+1\s+1\s/m);
+  const json = JSON.parse((await s.crab(["metrics", id, "--json"])).stdout);
+  assert.equal(json.calls[0].tool, tool);
+});
+
 Deno.test("crab metrics --limit bounds the runs listed", async () => {
   using s = sandbox();
   await recordRun(s);

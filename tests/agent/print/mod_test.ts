@@ -11,6 +11,7 @@ import {
   type WireFormat,
 } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
+import { crabTerminal } from "../../support/tmux.ts";
 
 const FORMATS: WireFormat[] = ["anthropic", "openai"];
 
@@ -122,6 +123,45 @@ for (const format of FORMATS) {
   });
 }
 
+Deno.test("crab -p keeps a piped answer byte for byte and writes stderr printable", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "de\x1b[2Jploy", args: {} }] },
+    { text: "red \x1b[31mALERT\u202E" },
+  ]);
+  const r = await printRun(s, fake, "anthropic", ["-p", "go"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "red \x1b[31mALERT\u202E\n");
+  assert.match(
+    r.stderr,
+    /● de\\x1b\[2Jploy · error \[unknown_tool\] Cannot call "de\\x1b\[2Jploy"/,
+  );
+  assert.equal(r.stderr.includes("\x1b"), false);
+});
+
+Deno.test("crab -p on a terminal shows the answer's escape sequences, bidi and tag characters escaped", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { text: "red \x1b[31mALERT\x1b[0m \u202Eevil \u{E0041}tag" },
+  ]);
+  await using t = await crabTerminal(
+    s,
+    [
+      "--provider",
+      "anthropic",
+      "--base-url",
+      fake.baseUrlFor("anthropic"),
+      "--model",
+      "fake-model",
+      "-p",
+      "go",
+    ],
+    { ANTHROPIC_API_KEY: "test-key" },
+  );
+  const screen = await t.waitFor("tag");
+  assert.match(screen, /red \\x1b\[31mALERT\\x1b\[0m <U\+202E>evil <U\+E0041>tag/);
+});
+
 Deno.test("crab -p stops at --max-turns with exit code 4", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([
@@ -135,16 +175,18 @@ Deno.test("crab -p stops at --max-turns with exit code 4", async () => {
   assert.equal(fake.modelRequests().length, 2);
 });
 
-Deno.test("crab -p exits 3 with the provider's message after server errors", async () => {
+Deno.test("crab -p exits 3 with the provider's message after server errors, escapes shown", async () => {
   using s = sandbox();
   const turns: ScriptTurn[] = Array.from(
     { length: 6 },
-    () => ({ error: 500, message: "boom", retryAfter: 0.01 }),
+    () => ({ error: 500, message: "boom\x1b]0;pwned\x07", retryAfter: 0.01 }),
   );
   await using fake = await startFakeModel(turns);
   const r = await printRun(s, fake, "openai", ["-p", "go"]);
   assert.equal(r.code, 3, r.stderr);
   assert.match(r.stderr, /error: .*500/);
+  assert.match(r.stderr, /boom\\x1b\]0;pwned\\x07/);
+  assert.equal(r.stderr.includes("\x1b"), false);
 });
 
 Deno.test("crab without --print and with stdin not a terminal refuses to start", async () => {

@@ -17,6 +17,17 @@ Deno.test("summaryLine() keeps a path on one line and marks a command's own line
   );
 });
 
+Deno.test("summaryLine() shows the zero-width, bidi and tag characters of a command", () => {
+  assert.equal(
+    summaryLine({
+      tool: "bash",
+      class: "exec",
+      summary: "run: rm -rf ./bu\u200Dild \u202E#\u{E0041}\nls\u200Bx\r",
+    }),
+    "run: rm -rf ./bu<U+200D>ild <U+202E>#<U+E0041>\n  │ ls<U+200B>x\\r",
+  );
+});
+
 Deno.test("foldDetail() shows 20 lines of a change and counts the rest", () => {
   const detail = [
     "new file n.txt (30 lines, 1 KiB)",

@@ -162,13 +162,18 @@ Deno.test("repl: slash commands, history, multi-line input and Ctrl-C twice to e
 
 Deno.test("repl: escape sequences from the model are shown, not interpreted", async () => {
   using s = sandbox();
-  await using fake = await startFakeModel([{ text: "red \x1b[31mALERT\x1b[0m and \u202Eevil" }]);
+  await using fake = await startFakeModel([
+    { text: "red \x1b[31mALERT\x1b[0m and \u202Eevil \u{E0041}tag\u200Bhidden" },
+  ]);
   await using t = await replAgainst(s, fake);
   await t.waitFor("› ");
   await t.type("hi");
   await t.keys("Enter");
   const screen = await t.waitFor("ALERT");
-  assert.match(screen, /red \\x1b\[31mALERT\\x1b\[0m and <U\+202E>evil/);
+  assert.match(
+    screen,
+    /red \\x1b\[31mALERT\\x1b\[0m and <U\+202E>evil <U\+E0041>tag<U\+200B>hidden/,
+  );
 });
 
 Deno.test("repl: Ctrl-C at the approval prompt refuses the call and ends the turn", async () => {

@@ -6,9 +6,20 @@ import {
   safeBoundary,
   wrap,
 } from "../../../agent/repl/render_markdown.ts";
-import { colors } from "../../../agent/terminal.ts";
+import { type Colors, colors } from "../../../agent/terminal.ts";
 
 const plain = colors(false);
+
+/** Colours as on a terminal, whatever `NO_COLOR` says where the tests run; the variable is restored. */
+function terminalColors(): Colors {
+  const saved = Deno.env.get("NO_COLOR");
+  Deno.env.delete("NO_COLOR");
+  try {
+    return colors(true);
+  } finally {
+    if (saved !== undefined) Deno.env.set("NO_COLOR", saved);
+  }
+}
 
 Deno.test("wrap() breaks at word boundaries within the width, indenting the rest", () => {
   assert.deepEqual(wrap("one two three four five", 10, "• ", "  "), [
@@ -38,7 +49,7 @@ Deno.test("renderMarkdown() draws emphasis, lists, quotes, links and code withou
 
 Deno.test("renderMarkdown() keeps escape sequences from the model visible, and colours only its own", async () => {
   const libs = await loadMarkdown();
-  const out = renderMarkdown(libs, "**a** \x1b[31mred\x1b]52;c;eA==\x07\n", colors(true), 60);
+  const out = renderMarkdown(libs, "**a** \x1b[31mred\x1b]52;c;eA==\x07\n", terminalColors(), 60);
   assert.equal(out.includes("\x1b[31mred"), false);
   assert.match(out, /\\x1b\[31mred\\x1b\]52;c;eA==\\x07/);
   assert.ok(out.includes("\x1b[1ma\x1b[22m"), JSON.stringify(out));
@@ -46,8 +57,7 @@ Deno.test("renderMarkdown() keeps escape sequences from the model visible, and c
 
 Deno.test("renderMarkdown() colours code in a known language", async () => {
   const libs = await loadMarkdown();
-  const c = { ...colors(true), enabled: true };
-  const out = renderMarkdown(libs, "```ts\nconst x = 1;\n```\n", c, 60);
+  const out = renderMarkdown(libs, "```ts\nconst x = 1;\n```\n", terminalColors(), 60);
   assert.ok(out.includes("\x1b[35mconst\x1b[39m"), JSON.stringify(out));
 });
 

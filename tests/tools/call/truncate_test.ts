@@ -5,7 +5,7 @@ import {
   OutputCollector,
   SPILL_MAX_AGE_MS,
   truncateText,
-} from "../../tools/truncate.ts";
+} from "../../../tools/call/truncate.ts";
 
 function withCrabHome<T>(fn: (home: string) => T): T {
   const home = Deno.makeTempDirSync({ prefix: "crab-home-" });

@@ -8,8 +8,8 @@
  */
 
 import { join } from "node:path";
-import { ensureDataDir } from "./host/data_dir.ts";
-import { formatBytes } from "./tool.ts";
+import { ensureDataDir } from "../host/data_dir.ts";
+import { formatBytes } from "../tool.ts";
 
 /** A spill file never grows past this. */
 export const SPILL_CAP_BYTES = 64 * 1024 * 1024;
