@@ -170,10 +170,10 @@ Deno.test("Agent.send() compacts by itself when the window fills, and says so", 
       return text("SUMMARY of the first prompt");
     },
     text("second answer"),
-  ], 16_384);
+  ], 20_480);
   await using _ = h;
   h.put("a.txt", line.repeat(100));
-  await agent.send("p1 " + "x".repeat(20_000), new AbortController().signal);
+  await agent.send("p1 " + "x".repeat(26_000), new AbortController().signal);
   const r = await agent.send("p2", new AbortController().signal);
   assert.equal(r.status, "ok");
   assert.equal(r.text, "second answer");
