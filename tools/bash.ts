@@ -33,11 +33,32 @@ export const TAIL_BYTES = 15 * 1024;
 /** Grace between SIGTERM and SIGKILL on timeout or abort. */
 export const KILL_GRACE_MS = 1000;
 
-/** Secret-looking names: `API_KEY`, `*_API_KEY`, `*_TOKEN`, `*_SECRET*`, `*_PASSWORD`, `*_PAT`, `GH_*`. */
-const SECRET_NAME = /^API_KEY$|_API_KEY$|_TOKEN$|_SECRET|_PASSWORD$|_PAT$|^GH_|^GITHUB_TOKEN$/i;
+/**
+ * The one list of what crab keeps out of the environments it gives commands (bash,
+ * MCP servers), by name: `API_KEY`, `*_API_KEY`, `*_KEY`, `*_TOKEN`, `*_SECRET*`,
+ * `*PASSWORD` (`PGPASSWORD` too), `*_PAT`, `*_JWT`, `*_AUTH`, `GH_*`, `*DATABASE_URL`,
+ * the OTLP exporter's headers (which carry a collector's API key), and these names.
+ */
+const SECRET_NAME =
+  /^API_KEY$|_KEY$|_TOKEN$|_SECRET|PASSWORD$|_PAT$|_JWT$|_AUTH$|^GH_|DATABASE_URL$|^OTEL_EXPORTER_OTLP_(?:[A-Z]+_)?HEADERS$/i;
 
 /** Names that are secrets whatever the pattern says. */
-const SECRET_NAMES = new Set(["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]);
+const SECRET_NAMES = new Set([
+  "AWS_SECRET_ACCESS_KEY",
+  "AWS_SESSION_TOKEN",
+  "GITHUB_TOKEN",
+  "MYSQL_PWD",
+  "DOCKER_AUTH_CONFIG",
+]);
+
+/** A value that is a URL with a password in it (`https://user:pass@host/`), whatever its name. */
+const CREDENTIAL_URL = /[a-z][a-z0-9+.-]*:\/\/[^\s/@:]*:[^\s/@]*@/i;
+
+/** Whether `name=value` is a secret that commands must not see. */
+export function isSecret(name: string, value: string): boolean {
+  return SECRET_NAME.test(name) || SECRET_NAMES.has(name.toUpperCase()) ||
+    CREDENTIAL_URL.test(value);
+}
 
 const NO_EDITOR = "echo 'crab: no editor is available here: give the text on the command line " +
   "(git commit -m MESSAGE, git tag -m MESSAGE)' >&2; false";
@@ -50,7 +71,7 @@ export function scrubEnv(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
-    if (!SECRET_NAME.test(k) && !SECRET_NAMES.has(k.toUpperCase())) out[k] = v;
+    if (!isSecret(k, v)) out[k] = v;
   }
   out.GIT_TERMINAL_PROMPT = "0";
   out.PAGER = "cat";

@@ -221,6 +221,31 @@ Deno.test("scrubEnv() drops secret names and keeps the rest", () => {
   });
 });
 
+Deno.test("scrubEnv() drops the secrets a review found passing: OTLP headers, database and registry credentials, keys, JWTs, credential URLs", () => {
+  const leaked = {
+    OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=sekrit",
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: "x-api-key=sekrit",
+    PGPASSWORD: "sekrit",
+    MYSQL_PWD: "sekrit",
+    DATABASE_URL: "postgres://app@db/app",
+    STRIPE_KEY: "sekrit",
+    CI_JOB_JWT: "sekrit",
+    NPM_CONFIG__AUTH: "sekrit",
+    DOCKER_AUTH_CONFIG: "{}",
+    PASSWORD: "sekrit",
+    UPSTREAM: "https://user:sekrit@git.example/repo.git",
+  };
+  const kept = {
+    HOME: "/h",
+    KEYBOARD: "us",
+    MONKEY: "kept",
+    HTTP_URL: "https://git.example/repo.git",
+    SSH_AUTH_SOCK: "/tmp/agent.sock",
+  };
+  const env = scrubEnv({ ...leaked, ...kept });
+  assert.deepEqual(env, { ...kept, GIT_TERMINAL_PROMPT: "0", PAGER: "cat", GIT_PAGER: "cat" });
+});
+
 Deno.test("bashEnv() adds editors that fail at once, saying why", () => {
   const env = bashEnv({ HOME: "/h" });
   for (const name of ["GIT_EDITOR", "EDITOR", "VISUAL"]) {
