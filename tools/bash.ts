@@ -389,7 +389,6 @@ export const bashTool: Tool<BashArgs> = {
   name: "bash",
   class: "exec",
   description,
-  errors: ["sandbox_unavailable", "sandbox_failed", "symlink_loop", "path_too_long"],
   schema: {
     type: "object",
     properties: {

@@ -147,15 +147,6 @@ export const globTool: Tool<GlobArgs> = {
   name: "glob",
   class: "read",
   description,
-  errors: [
-    "invalid_pattern",
-    "file_not_found",
-    "not_directory",
-    "not_regular_file",
-    "invalid_path",
-    "path_too_long",
-    "symlink_loop",
-  ],
   schema: {
     type: "object",
     properties: {

@@ -411,16 +411,6 @@ export const grepTool: Tool<GrepArgs> = {
   name: "grep",
   class: "read",
   description,
-  errors: [
-    "invalid_pattern",
-    "regex_timeout",
-    "search_interrupted",
-    "file_not_found",
-    "not_regular_file",
-    "invalid_path",
-    "path_too_long",
-    "symlink_loop",
-  ],
   schema: {
     type: "object",
     properties: {

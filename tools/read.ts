@@ -227,16 +227,6 @@ export const readTool: Tool<ReadArgs> = {
   name: "read",
   class: "read",
   description,
-  errors: [
-    "file_not_found",
-    "offset_out_of_range",
-    "is_directory",
-    "not_regular_file",
-    "invalid_path",
-    "path_too_long",
-    "symlink_loop",
-    "path_changed",
-  ],
   schema: {
     type: "object",
     properties: {

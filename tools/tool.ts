@@ -98,13 +98,6 @@ export interface Tool<A = Record<string, unknown>> {
   description: string;
   schema: ObjectSchema;
   /**
-   * Codes this tool's body, and the helpers it calls, can fail with; the description
-   * ends with an Errors section that lists exactly these, in this order. Dispatch's
-   * own codes (`DISPATCH_ERROR_CODES`) come on top for every tool: one is listed here
-   * only when the tool raises it itself (read's `file_not_found`).
-   */
-  errors?: readonly ToolErrorCode[];
-  /**
    * The schema is someone else's JSON Schema (an MCP server's), passed to the model as
    * given, which crab's validator does not fully understand. Dispatch then checks only
    * that the arguments are an object; the tool's owner validates the rest.

@@ -320,15 +320,6 @@ export function createWebFetchTool(opts: WebFetchOptions = {}): Tool<WebFetchArg
     name: "web_fetch",
     class: "net",
     description,
-    errors: [
-      "invalid_url",
-      "unsupported_scheme",
-      "private_address",
-      "host_not_found",
-      "too_many_redirects",
-      "fetch_timeout",
-      "fetch_failed",
-    ],
     schema: {
       type: "object",
       properties: {

@@ -150,22 +150,6 @@ export const writeTool: Tool<WriteArgs> = {
   name: "write",
   class: "write",
   description,
-  errors: [
-    "file_not_read",
-    "file_changed_since_read",
-    "is_directory",
-    "not_regular_file",
-    "not_directory",
-    "invalid_path",
-    "invalid_content",
-    "no_space",
-    "os_permission_denied",
-    "path_too_long",
-    "symlink_loop",
-    "path_changed",
-    "protected_path",
-    "read_only",
-  ],
   schema: {
     type: "object",
     properties: {
