@@ -432,11 +432,7 @@ export class Dispatcher {
         await this.#preTool(call, tool);
         target = targetOf(call.input);
       }
-      const decision = stages.decide.length > 0
-        ? await this.#decide(checked)
-        : tool.class === "read"
-        ? "allow"
-        : "ask";
+      const decision = stages.decide.length > 0 ? await this.#decide(checked) : classDefault(tool);
       if (typeof decision === "object") {
         throw new ToolError(
           "policy_denied",
@@ -513,7 +509,7 @@ export class Dispatcher {
       if (d === "ask") decision = "ask";
       else if (d === "allow") decision ??= "allow";
     }
-    return decision ?? (call.tool.class === "read" ? "allow" : "ask");
+    return decision ?? classDefault(call.tool);
   }
 
   /** Runs `inside` within every lock stage, the first registered outermost. */
@@ -537,6 +533,11 @@ export class Dispatcher {
     };
     await step(0);
   }
+}
+
+/** The decision when no policy stage has one: read-class calls run, the others ask. */
+function classDefault(tool: AnyTool): PolicyDecision {
+  return tool.class === "read" ? "allow" : "ask";
 }
 
 /** The internal shape of a {@link CheckedCall} while dispatch fills it in. */

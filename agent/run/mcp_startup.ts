@@ -106,3 +106,43 @@ export function mcpEventReporter(say: (line: string) => void): (e: McpEvent) => 
     }
   };
 }
+
+/** The MCP servers of a run, connecting. */
+export interface McpStart {
+  /** Names of the servers being started. */
+  servers: string[];
+  /** Resolves when every server connected or failed; undefined when none is configured. */
+  hub: Promise<McpHub | undefined>;
+  /** Whether an MCP tool is offered (all, unless `--tools` picks some). */
+  wanted(name: string): boolean;
+}
+
+/**
+ * Loads the MCP config, applies trust (project servers only in a trusted
+ * workspace), and starts connecting the servers the run wants.
+ */
+export function startMcp(
+  workspace: string,
+  trusted: boolean,
+  picks: string[] | undefined,
+  notice: (message: string) => void,
+): McpStart {
+  const wanted = (name: string) =>
+    picks === undefined ||
+    picks.some((p) => p.endsWith("__*") ? name.startsWith(p.slice(0, -1)) : p === name);
+  const { servers, problems } = loadMcpConfig(workspace);
+  for (const p of problems) notice(p);
+  const { start, skipped } = selectServers(servers, { trusted });
+  for (const s of skipped) {
+    notice(`project MCP server "${s.name}" ${SKIPPED_REASON}`);
+  }
+  // With `--tools`, only the servers it names are started.
+  const chosen = start.filter((s) =>
+    picks === undefined || picks.some((p) => p.startsWith(`${s.name}__`))
+  );
+  if (chosen.length === 0) return { servers: [], hub: Promise.resolve(undefined), wanted };
+  const hub = import("../../mcp/hub.ts").then(({ McpHub }) =>
+    McpHub.connect(chosen, { onEvent: mcpEventReporter(notice) })
+  );
+  return { servers: chosen.map((s) => s.name), hub, wanted };
+}

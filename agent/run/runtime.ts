@@ -24,8 +24,7 @@ import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
-import { loadMcpConfig, selectServers } from "../../mcp/config.ts";
-import { mcpEventReporter } from "./mcp_startup.ts";
+import { type McpStart, startMcp } from "./mcp_startup.ts";
 import type { McpHub, McpServerStatus } from "../../mcp/hub.ts";
 import { Agent, type AgentEvents } from "../loop/loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
@@ -76,49 +75,6 @@ export class UsageError extends Error {
 /** A provider that cannot be chosen or built: exit code 3. */
 export class SetupError extends Error {
   override name = "SetupError";
-}
-
-/** The MCP servers of a run, connecting. */
-interface McpStart {
-  /** Names of the servers being started. */
-  servers: string[];
-  /** Resolves when every server connected or failed; undefined when none is configured. */
-  hub: Promise<McpHub | undefined>;
-  /** Whether an MCP tool is offered (all, unless `--tools` picks some). */
-  wanted(name: string): boolean;
-}
-
-/**
- * Loads the MCP config, applies trust (project servers only in a trusted
- * workspace), and starts connecting the servers the run wants.
- */
-function startMcp(
-  workspace: string,
-  trusted: boolean,
-  picks: string[] | undefined,
-  notice: (message: string) => void,
-): McpStart {
-  const wanted = (name: string) =>
-    picks === undefined ||
-    picks.some((p) => p.endsWith("__*") ? name.startsWith(p.slice(0, -1)) : p === name);
-  const { servers, problems } = loadMcpConfig(workspace);
-  for (const p of problems) notice(p);
-  const { start, skipped } = selectServers(servers, { trusted });
-  for (const s of skipped) {
-    notice(
-      `project MCP server "${s.name}" not started: this workspace is not trusted ` +
-        "(--trust-project starts its servers for this run)",
-    );
-  }
-  // With `--tools`, only the servers it names are started.
-  const chosen = start.filter((s) =>
-    picks === undefined || picks.some((p) => p.startsWith(`${s.name}__`))
-  );
-  if (chosen.length === 0) return { servers: [], hub: Promise.resolve(undefined), wanted };
-  const hub = import("../../mcp/hub.ts").then(({ McpHub }) =>
-    McpHub.connect(chosen, { onEvent: mcpEventReporter(notice) })
-  );
-  return { servers: chosen.map((s) => s.name), hub, wanted };
 }
 
 /** The built-ins a run offers when no list names them: all but web_fetch. */

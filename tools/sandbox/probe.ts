@@ -43,9 +43,12 @@ const MOUNT_HINT = "Check that the workspace and the paths in sandbox.writable o
 const UPDATE_HINT = "Install a newer bubblewrap (crab's sandbox uses options this one does not " +
   "know), or run bash without a sandbox with --sandbox danger-full-access.";
 
+/** bwrap's complaint about an option it does not know (older bubblewraps). */
+const UNKNOWN_OPTION = /unknown option|unrecognized option/i;
+
 /** What to do about bwrap's first line of complaint. */
 function hintFor(detail: string): string {
-  if (/unknown option|unrecognized option/i.test(detail)) return UPDATE_HINT;
+  if (UNKNOWN_OPTION.test(detail)) return UPDATE_HINT;
   if (/can't (find source path|chdir|mkdir|create file)|no such file or directory/i.test(detail)) {
     return MOUNT_HINT;
   }
@@ -91,7 +94,7 @@ async function probe(workspace: string, policy: SandboxPolicy): Promise<SandboxS
   const first = await tryRun(bwrap, workspace, policy, true);
   if (first.ok) return { ok: true, bwrap, perl: findProgram("perl"), disableUserns: true };
   // bubblewrap before 0.8 does not know --disable-userns.
-  const second = /unknown option|unrecognized option/i.test(first.err)
+  const second = UNKNOWN_OPTION.test(first.err)
     ? await tryRun(bwrap, workspace, policy, false)
     : first;
   if (second.ok) return { ok: true, bwrap, perl: findProgram("perl"), disableUserns: false };
