@@ -24,12 +24,26 @@ export type McpEntry =
 
 type ConfigDoc = Record<string, unknown> & { mcpServers?: Record<string, unknown> };
 
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
 function readDoc(file: string): ConfigDoc {
   let text: string;
   try {
     text = Deno.readTextFileSync(file);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return {};
+    if (e instanceof Deno.errors.IsADirectory || isDirectory(file)) {
+      throw new McpConfigError(
+        `Cannot read ${file}: it is a directory (a running crab command keeps an empty one ` +
+          "there while it runs); retry when the command has ended",
+      );
+    }
     throw new McpConfigError(`Cannot read ${file}: ${e instanceof Error ? e.message : e}`);
   }
   if (text.trim() === "") return {};

@@ -167,6 +167,8 @@ function outputSink(onOutput?: (text: string) => void) {
 
 /** What ended a call, before it is put into words. */
 interface Ending {
+  /** What crab did after the call to keep protected paths protected. */
+  notes?: readonly string[];
   code: number | null;
   signal: string | null;
   timedOut: boolean;
@@ -186,6 +188,7 @@ function finish(
         "when the command ended (nothing a call starts outlives it).",
     );
   }
+  lines.push(...end.notes ?? []);
   if (end.timedOut) lines.push(`Timed out after ${timeoutMs} ms`);
   else if (end.signal) lines.push(`Killed by ${end.signal}`);
   else if (end.code !== 0) lines.push(`Exit code ${end.code}`);
@@ -336,6 +339,7 @@ async function runSandboxed(
   });
 
   let status: Deno.CommandStatus;
+  let notes: string[] = [];
   try {
     status = await child.status;
     // Every writer lived in the sandbox, which is gone: the pipes close now.
@@ -348,7 +352,7 @@ async function runSandboxed(
     clearTimeout(killTimer);
     control.close().catch(() => {});
     unregister();
-    sc.release();
+    notes = sc.release();
   }
   const stderr = new TextDecoder().decode(concat(statusBytes));
   const { status: supervised, rest } = parseStatus(stderr);
@@ -364,6 +368,7 @@ async function runSandboxed(
     signal: supervised ? supervised.signal : stopping ? "SIGKILL" : null,
     timedOut: state.timedOut,
     stopped: supervised?.others ?? 0,
+    notes,
   }, timeoutMs);
 }
 

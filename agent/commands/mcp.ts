@@ -22,6 +22,7 @@ import {
 } from "../../mcp/config_edit.ts";
 import type { McpServerStatus } from "../../mcp/hub.ts";
 import { printable } from "../../tools/fs/printable.ts";
+import { sweepPlaceholders } from "../../tools/sandbox/mod.ts";
 
 function printProblems(problems: string[]): void {
   for (const p of problems) console.error(`crab: ${p}`);
@@ -222,6 +223,8 @@ export function mcpAdd(name: string, given: string[], opts: McpAddOptions): numb
   if (opts.startupTimeout !== undefined) entry.startupTimeoutMs = opts.startupTimeout;
   if (opts.callTimeout !== undefined) entry.callTimeoutMs = opts.callTimeout;
   try {
+    // A placeholder a killed crab left where .mcp.json belongs would read as a directory.
+    sweepPlaceholders();
     addServer(file, name, entry);
   } catch (e) {
     if (e instanceof McpConfigError) return fail(e.message);
@@ -239,6 +242,7 @@ export function mcpRemove(name: string, opts: { cwd: string; project?: boolean }
   const file = opts.project ? projectConfigPath(opts.cwd) : userConfigPath();
   const other = opts.project ? userConfigPath() : projectConfigPath(opts.cwd);
   try {
+    sweepPlaceholders();
     if (removeServer(file, name)) {
       console.log(`Removed MCP server "${name}" from ${file}`);
       return 0;

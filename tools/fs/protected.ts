@@ -1,24 +1,35 @@
 /**
  * Protected paths: files whose content makes code run later, outside any prompt
  * or sandbox — git's config and hooks, crab's project settings, project MCP
- * servers, crab's user config. The write and edit tools ask for them every time
+ * servers, crab's user config, other tools' project config. The write and edit tools ask for them every time
  * (class `protected`), and the sandbox mounts them read-only for bash. One list
  * serves both, resolved on real paths, so a symlink into `.git/hooks` counts.
  *
- * The repository is found the way git finds it: `.git` in the workspace or in
- * the nearest parent that has one. `.git` may be a file (a linked worktree, a
- * submodule, `--separate-git-dir`): then its `gitdir:` line names the git
- * directory, and `commondir` in there the directory shared by all worktrees,
- * which holds the config and the hooks.
+ * In a git directory only what git writes to commit is open; the rest is
+ * protected whether it exists or not (`git_dirs.ts`). Outside them: a `.git`
+ * file, hooks paths and included config files the repository's config names,
+ * crab's own settings, and other tools' configuration in the project (VS Code
+ * tasks, MCP files of other agents, `.envrc`, shell start-up files). A protected
+ * name that is a symlink protects its target, and the link itself.
  *
  * @module
  */
 
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, isAbsolute, join, resolve } from "node:path";
 import { configDir } from "../host/data_dir.ts";
 import { type ApprovalRequest, type ToolContext, ToolError } from "../tool.ts";
 import { lstatOrNull } from "./exists.ts";
 import { isWithin, realPathOf } from "./workspace.ts";
+import {
+  findRepository,
+  gitDirsOf,
+  gitEntryKind,
+  nestedRepositories,
+  protectedGitEntry,
+  type Repository,
+} from "./git_dirs.ts";
+
+export { findRepository, type Repository } from "./git_dirs.ts";
 
 /** A path no command and no unapproved write may change. */
 export interface ProtectedPath {
@@ -36,26 +47,14 @@ export interface ProtectedPath {
   createRisky: boolean;
   /** Why it is protected, for prompts and errors. */
   reason: string;
-}
-
-/** Where a workspace's repository keeps its metadata. */
-export interface Repository {
-  /** The `.git` entry git found (a directory, or a file naming the git directory). */
-  dotGit: string;
-  /** True when `.git` is a file. */
-  dotGitIsFile: boolean;
-  /** The git directory of this worktree (index, HEAD). */
-  gitDir: string;
-  /** The directory shared by every worktree (objects, refs, config, hooks). */
-  commonDir: string;
-  /** The working tree's top level (the directory holding `.git`). */
-  topLevel: string;
+  /** The name it was found under when that is a symlink: the link is protected too. */
+  link?: string;
 }
 
 const GIT_CONFIG = "git runs the commands its config names (core.fsmonitor, hooks, filters)";
 const GIT_HOOKS = "git runs these scripts on commit, checkout, merge and push";
-const GIT_INFO = "git reads exclude and attribute rules from it";
-const GIT_MODULES = "submodule repositories keep their own config and hooks there";
+const GIT_DIR = "git reads where its config, hooks and objects are from a git directory, " +
+  "and only what git writes to commit is open to changes";
 const GIT_FILE = "it tells git where the repository, its config and its hooks are";
 const GIT_NEW = "a new repository's config and hooks would run commands later";
 const CRAB_PROJECT = "crab's project settings decide which tools run and which are pre-approved";
@@ -67,33 +66,6 @@ function readOrNull(path: string): string | null {
     return Deno.readTextFileSync(path);
   } catch {
     return null;
-  }
-}
-
-/** The git directory a `.git` file points to, or null when it is not a gitfile. */
-function gitfileTarget(dotGit: string): string | null {
-  const text = readOrNull(dotGit);
-  const m = text?.match(/^gitdir:\s*(.+?)\s*$/m);
-  if (!m) return null;
-  return resolve(dirname(dotGit), m[1]);
-}
-
-/** The repository git would use in `workspace`, or undefined when there is none. */
-export function findRepository(workspace: string): Repository | undefined {
-  for (let dir = workspace;; dir = dirname(dir)) {
-    const dotGit = join(dir, ".git");
-    const info = lstatOrNull(dotGit);
-    if (info) {
-      const isFile = info.isFile || info.isSymlink && lstatOrNull(realPathOf(dotGit))?.isFile;
-      const target = isFile ? gitfileTarget(dotGit) : dotGit;
-      if (target !== null) {
-        const gitDir = realPathOf(target);
-        const common = readOrNull(join(gitDir, "commondir"))?.trim();
-        const commonDir = common ? realPathOf(resolve(gitDir, common)) : gitDir;
-        return { dotGit, dotGitIsFile: Boolean(isFile), gitDir, commonDir, topLevel: dir };
-      }
-    }
-    if (dirname(dir) === dir) return undefined;
   }
 }
 
@@ -134,27 +106,53 @@ function entry(
   createRisky = true,
 ): ProtectedPath {
   const real = realPathOf(path);
-  return { path: real, kind, exists: lstatOrNull(real) !== null, reason, createRisky };
+  const link = lstatOrNull(path)?.isSymlink ? path : undefined;
+  return { path: real, kind, exists: lstatOrNull(real) !== null, reason, createRisky, link };
 }
 
+const OTHER_AGENT = "another tool runs the commands or servers it names";
+const SHELL_RC = "a shell runs it at start when this folder is a home directory";
+
 /**
- * Every protected path of `workspace`, existing or not: a missing one is
- * protected against being created.
+ * Configuration of other tools that run commands from a project folder, as exact
+ * paths relative to the workspace: the rest of `.vscode/` or `.claude/` stays open.
  */
-export function protectedPaths(workspace: string): ProtectedPath[] {
+const OTHER_TOOLS: readonly (readonly [string, ProtectedPath["kind"], string])[] = [
+  ...["tasks", "mcp", "settings", "launch"].map((n) =>
+    [`.vscode/${n}.json`, "file", OTHER_AGENT] as const
+  ),
+  [".cursor/mcp.json", "file", OTHER_AGENT],
+  [".gemini/settings.json", "file", OTHER_AGENT],
+  [".claude/settings.json", "file", OTHER_AGENT],
+  [".claude/settings.local.json", "file", OTHER_AGENT],
+  [".claude/commands", "dir", OTHER_AGENT],
+  [".claude/agents", "dir", OTHER_AGENT],
+  [".claude/hooks", "dir", OTHER_AGENT],
+  [".idea/workspace.xml", "file", OTHER_AGENT],
+  [".zed/settings.json", "file", OTHER_AGENT],
+  [".envrc", "file", "direnv runs it on entering the folder"],
+  ...[".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile"].map((n) =>
+    [n, "file", SHELL_RC] as const
+  ),
+];
+
+/**
+ * Every protected path of `workspace` outside its git directories, existing or
+ * not: a missing one is protected against being created. What a git directory
+ * protects is decided by {@link protectedGitEntry} on `gitDirs`.
+ */
+export function protectedPaths(
+  workspace: string,
+  repo: Repository | undefined = findRepository(workspace),
+  gitDirs: readonly string[] = gitDirsOf(workspace, repo),
+): ProtectedPath[] {
   const out: ProtectedPath[] = [];
-  const repo = findRepository(workspace);
+  const add = (p: ProtectedPath) => {
+    if (!gitDirs.some((d) => isWithin(d, p.path))) out.push(p);
+  };
   if (repo) {
-    const { commonDir, gitDir } = repo;
-    if (repo.dotGitIsFile) out.push(entry(repo.dotGit, "file", GIT_FILE));
-    out.push(entry(join(commonDir, "config"), "file", GIT_CONFIG));
-    out.push(entry(join(commonDir, "hooks"), "dir", GIT_HOOKS));
-    out.push(entry(join(commonDir, "info"), "dir", GIT_INFO, false));
-    out.push(entry(join(commonDir, "modules"), "dir", GIT_MODULES, false));
-    for (const dir of new Set([commonDir, gitDir])) {
-      const worktreeConfig = join(dir, "config.worktree");
-      if (lstatOrNull(worktreeConfig)) out.push(entry(worktreeConfig, "file", GIT_CONFIG));
-    }
+    const { commonDir } = repo;
+    if (repo.dotGitIsFile) add(entry(repo.dotGit, "file", GIT_FILE));
     // A hooks path may come from the system or user config too; a relative one lands in
     // every worktree, this one included.
     const home = Deno.env.get("HOME") ?? "/";
@@ -167,30 +165,58 @@ export function protectedPaths(workspace: string): ProtectedPath[] {
       const expanded = value.startsWith("~/") ? join(home, value.slice(2)) : value;
       hooksPaths.add(isAbsolute(expanded) ? expanded : resolve(repo.topLevel, expanded));
     }
-    for (const abs of hooksPaths) out.push(entry(abs, "dir", GIT_HOOKS));
+    for (const abs of hooksPaths) add(entry(abs, "dir", GIT_HOOKS));
     // A file the repository's config includes is config too.
     const local = readOrNull(join(commonDir, "config")) ?? "";
     for (const section of ["include", "includeif"]) {
       for (const value of configValues(local, section, "path")) {
         const expanded = value.startsWith("~/") ? join(home, value.slice(2)) : value;
         const abs = isAbsolute(expanded) ? expanded : resolve(commonDir, expanded);
-        out.push(entry(abs, "file", GIT_CONFIG));
+        add(entry(abs, "file", GIT_CONFIG));
+      }
+    }
+    // Symlinks in a git directory's top level (`.git/hooks -> ../scripts/hooks`) protect
+    // their targets: the link itself is covered by the git directory.
+    for (const dir of gitDirs) {
+      let entries: Deno.DirEntry[];
+      try {
+        entries = [...Deno.readDirSync(dir)];
+      } catch {
+        continue;
+      }
+      for (const e of entries) {
+        if (e.isSymlink && gitEntryKind(e.name) !== "file" && gitEntryKind(e.name) !== "dir") {
+          const kind = lstatOrNull(realPathOf(join(dir, e.name)))?.isDirectory ? "dir" : "file";
+          add(entry(join(dir, e.name), kind, e.name === "hooks" ? GIT_HOOKS : GIT_CONFIG));
+        }
       }
     }
   }
   // No `.git` of its own (none at all, or a repository further up): a new one must not appear.
   if (!lstatOrNull(join(workspace, ".git"))) {
-    out.push(entry(join(workspace, ".git"), "dir", GIT_NEW));
+    add(entry(join(workspace, ".git"), "dir", GIT_NEW));
   }
-  out.push(entry(join(workspace, ".crab"), "dir", CRAB_PROJECT));
-  out.push(entry(join(workspace, ".mcp.json"), "file", MCP_PROJECT));
-  out.push(entry(configDir(), "dir", CRAB_USER));
+  for (const nested of nestedRepositories(workspace)) {
+    if (lstatOrNull(nested.dotGit)?.isFile) add(entry(nested.dotGit, "file", GIT_FILE));
+  }
+  add(entry(join(workspace, ".crab"), "dir", CRAB_PROJECT));
+  add(entry(join(workspace, ".mcp.json"), "file", MCP_PROJECT));
+  for (const [rel, kind, reason] of OTHER_TOOLS) add(entry(join(workspace, rel), kind, reason));
+  add(entry(configDir(), "dir", CRAB_USER));
   return out;
 }
 
 /** The protected path that covers `realPath`, if any. */
 export function protectionOf(workspace: string, realPath: string): ProtectedPath | undefined {
-  return protectedPaths(workspace).find((p) => isWithin(p.path, realPath));
+  const repo = findRepository(workspace);
+  const gitDirs = gitDirsOf(workspace, repo);
+  const inGit = protectedGitEntry(gitDirs, realPath);
+  if (inGit) {
+    const name = basename(inGit);
+    const reason = name === "hooks" ? GIT_HOOKS : name.startsWith("config") ? GIT_CONFIG : GIT_DIR;
+    return { ...entry(inGit, "dir", reason), kind: lstatOrNull(inGit)?.isFile ? "file" : "dir" };
+  }
+  return protectedPaths(workspace, repo, gitDirs).find((p) => isWithin(p.path, realPath));
 }
 
 /**

@@ -1,24 +1,41 @@
 /**
  * What bwrap is started with to run one program in a workspace's sandbox: the
- * layout for the workspace and policy, bwrap's argv for it, and the
- * placeholders held while it runs. bash's calls and the probe both come through
- * here, so the probe tries the very sandbox that bash gets.
+ * layout for the workspace and policy, bwrap's argv for it, the placeholders
+ * held and the private git views kept while it runs, and the checks after it.
+ * bash's calls and the probe both come through here, so the probe tries the
+ * very sandbox that bash gets.
  *
  * @module
  */
 
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
+import { isWithin } from "../fs/workspace.ts";
 import { ensureDataDir } from "../host/data_dir.ts";
 import { bwrapArgs } from "./bwrap.ts";
+import { prepareGitViews } from "./git_view.ts";
 import { sandboxLayout } from "./layout.ts";
 import { holdPlaceholders } from "./_placeholders.ts";
+import { watchProtected } from "./_watch.ts";
 import type { SandboxPolicy } from "./policy.ts";
 
 /** bwrap's arguments for one program, and the release of what they hold. */
 export interface Invocation {
   args: string[];
-  /** Removes this invocation's placeholders; call once bwrap has exited. */
-  release(): void;
+  /**
+   * Call once bwrap has exited: gives back what git wrote, checks the protected
+   * paths, removes placeholders. Returns notes for the command's result.
+   */
+  release(): string[];
+}
+
+function isEmptyDir(path: string): boolean {
+  try {
+    if (!Deno.lstatSync(path).isDirectory) return false;
+    for (const _ of Deno.readDirSync(path)) return false;
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** An empty, read-only directory in crab's data dir, the source of every placeholder. */
@@ -44,6 +61,45 @@ export function invocation(
   disableUserns: boolean,
 ): Invocation {
   const layout = sandboxLayout(workspace, policy);
-  const args = bwrapArgs(layout, program, { cwd: workspace, disableUserns, emptyDir: emptyDir() });
-  return { args, release: holdPlaceholders(layout.placeholders) };
+  const watch = watchProtected(workspace, layout.watched);
+  const views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
+  let releasePlaceholders = () => {};
+  let args: string[];
+  try {
+    // A protected path that is an empty directory, or the empty parent of a missing one,
+    // may be another call's placeholder.
+    const empty = [
+      ...layout.readOnly.filter(isEmptyDir),
+      ...layout.placeholders.map((p) => dirname(p)).filter((d) => d !== workspace && isEmptyDir(d)),
+    ];
+    const held = holdPlaceholders(layout.placeholders, empty);
+    releasePlaceholders = held.release;
+    layout.placeholders = held.paths;
+    layout.readOnly = layout.readOnly.filter((p) => !held.paths.some((h) => isWithin(h, p)));
+    args = bwrapArgs(layout, program, {
+      cwd: workspace,
+      disableUserns,
+      emptyDir: emptyDir(),
+      gitMounts: views.mounts,
+    });
+  } catch (e) {
+    releasePlaceholders();
+    views.discard();
+    throw e;
+  }
+  let released = false;
+  return {
+    args,
+    release() {
+      if (released) return [];
+      released = true;
+      try {
+        const notes = views.giveBack();
+        releasePlaceholders();
+        return [...notes, ...watch.check()];
+      } finally {
+        views.discard();
+      }
+    },
+  };
 }

@@ -10,6 +10,7 @@
  */
 
 import type { Layout } from "./layout.ts";
+import type { Mount } from "./git_view.ts";
 
 /** What the argv needs besides the layout. */
 export interface BwrapOptions {
@@ -19,6 +20,8 @@ export interface BwrapOptions {
   disableUserns: boolean;
   /** An empty directory to bind read-only over placeholders (cheaper than a tmpfs each). */
   emptyDir: string;
+  /** The private views of the git directories, after the writable roots. */
+  gitMounts?: readonly Mount[];
 }
 
 /** bwrap's arguments (without the program) that run `program` inside `layout`. */
@@ -50,6 +53,9 @@ export function bwrapArgs(
   for (const p of layout.tmpfs) a.push("--tmpfs", p);
   for (const p of layout.reshown) a.push("--ro-bind", p, p);
   for (const p of layout.writable) a.push("--bind", p, p);
+  for (const m of opts.gitMounts ?? []) {
+    a.push(m.kind === "rw" ? "--bind" : "--ro-bind", m.src, m.dest);
+  }
   for (const p of layout.readOnly) a.push("--ro-bind", p, p);
   for (const p of layout.placeholders) a.push("--ro-bind", opts.emptyDir, p);
   a.push("--chdir", opts.cwd, "--", ...program);

@@ -18,7 +18,8 @@
 import { dirname, join } from "node:path";
 import { dataDir } from "../host/data_dir.ts";
 import { entryExists } from "../fs/exists.ts";
-import { findRepository, protectedPaths } from "../fs/protected.ts";
+import { findRepository, type ProtectedPath, protectedPaths } from "../fs/protected.ts";
+import { gitDirsOf } from "../fs/git_dirs.ts";
 import { isWithin } from "../fs/workspace.ts";
 import type { SandboxPolicy } from "./policy.ts";
 
@@ -38,6 +39,13 @@ export interface Layout {
   readOnly: string[];
   /** Missing protected paths covered by an empty read-only directory. */
   placeholders: string[];
+  /**
+   * Git directories the command sees through a private view (`git_view.ts`),
+   * outermost first: only what git writes to commit comes back out.
+   */
+  gitDirs: string[];
+  /** Protected paths checked after the call (links replaced, files that appeared). */
+  watched: ProtectedPath[];
 }
 
 /** Daemon sockets that run commands for whoever connects. */
@@ -128,6 +136,8 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     writable: [],
     readOnly: [],
     placeholders: [],
+    gitDirs: [],
+    watched: [],
   };
   const repo = findRepository(workspace);
   if (policy.mode !== "workspace-write") {
@@ -139,22 +149,30 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   }
 
   const roots = new Set<string>([workspace]);
-  if (repo) {
-    for (const d of [repo.gitDir, repo.commonDir]) {
-      if (![...roots].some((r) => isWithin(r, d))) roots.add(d);
-    }
-  }
   for (const w of policy.writable) {
     const real = realOrNull(w);
     if (real) roots.add(real);
   }
+  const allGitDirs = gitDirsOf(workspace, repo);
+  // The repository's own git directories are seen even when they lie outside the workspace
+  // (a workspace below the top level, a linked worktree); others only inside a writable root.
+  layout.gitDirs = allGitDirs.filter((d) =>
+    d === repo?.gitDir || d === repo?.commonDir || repo && isWithin(repo.commonDir, d) ||
+    [...roots].some((r) => isWithin(r, d))
+  );
   const writableRoot = (p: string) => [...roots].find((r) => isWithin(r, p));
 
   const pinned = new Set<string>();
   const pin = (path: string, root: string) => {
     for (let d = dirname(path); d !== root && isWithin(root, d); d = dirname(d)) pinned.add(d);
   };
-  const guarded = protectedPaths(workspace);
+  const guarded = protectedPaths(workspace, repo, allGitDirs);
+  layout.watched = guarded.filter((p) => p.link || isWithin(workspace, p.path));
+  // A git directory inside the workspace cannot be renamed away and replaced.
+  for (const d of layout.gitDirs) {
+    const root = writableRoot(d);
+    if (root) pin(d, root);
+  }
   const data = realOrNull(dataDir());
   const readOnly = guarded.filter((p) => p.exists).map((p) => p.path);
   if (data) readOnly.push(data);

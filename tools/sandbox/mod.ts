@@ -16,6 +16,7 @@ import { sandboxStatus } from "./probe.ts";
 import { supervisorArgv } from "./_supervisor.ts";
 
 export { parseStatus, type SupervisedStatus } from "./_supervisor.ts";
+export { sweepPlaceholders } from "./_placeholders.ts";
 export { resetSandboxStatus, type SandboxStatus, sandboxStatus } from "./probe.ts";
 
 /** A command ready to start inside the sandbox. */
@@ -23,8 +24,11 @@ export interface SandboxedCommand {
   /** Absolute path of bwrap. */
   program: string;
   args: string[];
-  /** Removes this call's placeholders; call once bwrap has exited. */
-  release(): void;
+  /**
+   * Call once bwrap has exited: gives back what git wrote, checks protected
+   * paths, removes placeholders. Returns notes for the command's result.
+   */
+  release(): string[];
 }
 
 /** The error a command gets when there is no working sandbox. */

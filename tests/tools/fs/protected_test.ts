@@ -95,28 +95,40 @@ Deno.test("write() of a protected path asks every time; `a` approves that call, 
   assert.equal(asked.length, 3);
 });
 
-Deno.test("protectedPaths() of a repository: config, hooks, info, modules, the hooks path, crab's files", () => {
+Deno.test("protectedPaths() of a repository: the hooks path, crab's files, other tools' config; git directories as an allow-list", () => {
   const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-prot-" }));
   try {
     git(dir, "init", "-q");
     git(dir, "config", "core.hooksPath", ".husky/_");
     const paths = protectedPaths(dir).map((p) => [p.path.replace(dir, "WS"), p.kind, p.exists]);
-    assert.deepEqual(paths.slice(0, 5), [
-      ["WS/.git/config", "file", true],
-      ["WS/.git/hooks", "dir", true],
-      ["WS/.git/info", "dir", true],
-      ["WS/.git/modules", "dir", false],
+    assert.deepEqual(paths.slice(0, 3), [
       ["WS/.husky/_", "dir", false],
+      ["WS/.crab", "dir", false],
+      ["WS/.mcp.json", "file", false],
     ]);
-    assert.deepEqual(paths.slice(5, 7), [["WS/.crab", "dir", false], [
-      "WS/.mcp.json",
-      "file",
-      false,
-    ]]);
-    assert.equal(paths.length, 8);
+    for (const rel of [".vscode/tasks.json", ".claude/settings.json", ".claude/hooks", ".envrc"]) {
+      assert.ok(paths.some(([p]) => p === `WS/${rel}`), rel);
+    }
     assert.equal(protectionOf(dir, join(dir, "src/main.ts")), undefined);
-    assert.equal(protectionOf(dir, join(dir, ".git/HEAD")), undefined);
-    assert.ok(protectionOf(dir, join(dir, ".git/hooks/pre-push")));
+    assert.equal(protectionOf(dir, join(dir, ".vscode/extensions.json")), undefined);
+    assert.ok(protectionOf(dir, join(dir, ".vscode/tasks.json")));
+    // In the git directory: what git writes to commit is open, everything else protected.
+    for (const open of [".git/HEAD", ".git/index", ".git/objects/ab/cd", ".git/refs/heads/x"]) {
+      assert.equal(protectionOf(dir, join(dir, open)), undefined, open);
+    }
+    for (
+      const closed of [
+        ".git/config",
+        ".git/hooks/pre-push",
+        ".git/commondir",
+        ".git/config.worktree",
+        ".git/worktrees/x/commondir",
+        ".git/rebase-merge/git-rebase-todo",
+        ".git/anything-new",
+      ]
+    ) {
+      assert.ok(protectionOf(dir, join(dir, closed)), closed);
+    }
     assert.ok(protectionOf(dir, join(dir, ".husky/_/pre-commit")));
   } finally {
     Deno.removeSync(dir, { recursive: true });
@@ -152,8 +164,10 @@ Deno.test("findRepository() follows a worktree's .git file to the shared config 
     });
     const paths = protectedPaths(join(root, "wt")).map((p) => p.path);
     assert.ok(paths.includes(join(root, "wt/.git")));
-    assert.ok(paths.includes(join(main, ".git/config")));
-    assert.ok(paths.includes(join(main, ".git/hooks")));
+    assert.ok(protectionOf(join(root, "wt"), join(main, ".git/config")));
+    assert.ok(protectionOf(join(root, "wt"), join(main, ".git/hooks/x")));
+    assert.ok(protectionOf(join(root, "wt"), join(main, ".git/worktrees/wt/commondir")));
+    assert.equal(protectionOf(join(root, "wt"), join(main, ".git/worktrees/wt/index")), undefined);
     // A subdirectory of a repository finds the repository above it.
     Deno.mkdirSync(join(main, "sub"));
     assert.equal(findRepository(join(main, "sub"))?.commonDir, join(main, ".git"));

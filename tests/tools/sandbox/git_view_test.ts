@@ -1,0 +1,258 @@
+/**
+ * The git directories seen from the sandbox, with real bubblewrap and real git:
+ * every command git needs to commit works, and nothing else a command writes
+ * in a git directory survives the call — `commondir`, `config.worktree`, hooks
+ * of nested repositories, a rebase todo with `exec` lines — not even when the
+ * user's own git renames the config during the call.
+ */
+
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Dispatcher, type DispatchResult } from "../../../tools/dispatch.ts";
+import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { MemorySink } from "../../../tools/call/observation.ts";
+import { Registry } from "../../../tools/registry.ts";
+import { Session } from "../../../tools/session.ts";
+import { bashTool } from "../../../tools/bash.ts";
+import { forgetNestedRepositories } from "../../../tools/fs/git_dirs.ts";
+
+/** A temp folder under /var/tmp (not the sandbox's private /tmp) with a workspace `ws`. */
+function place() {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-git-" }));
+  const ws = join(root, "ws");
+  Deno.mkdirSync(ws);
+  const session = new Session(ws);
+  session.sandbox = { mode: "workspace-write", net: false, writable: [] };
+  const dispatcher = new Dispatcher({
+    registry: new Registry([bashTool]),
+    session,
+    policy: new SessionPolicy({ yolo: true }),
+    sink: new MemorySink(),
+    runId: "git-view-test",
+  });
+  return {
+    root,
+    ws,
+    bash: (command: string) => dispatcher.dispatch("bash", { command }),
+    [Symbol.dispose]() {
+      forgetNestedRepositories();
+      Deno.removeSync(root, { recursive: true });
+    },
+  };
+}
+
+function out(r: DispatchResult): string {
+  assert.ok(r.ok, JSON.stringify(r));
+  return r.output;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  const o = new Deno.Command("git", {
+    args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  if (!o.success) throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(o.stderr)}`);
+  return new TextDecoder().decode(o.stdout);
+}
+
+function initRepo(ws: string): void {
+  git(ws, "init", "-q", "-b", "main");
+  Deno.writeTextFileSync(join(ws, "a.txt"), "a\n");
+  git(ws, "add", "a.txt");
+  git(ws, "commit", "-qm", "first");
+}
+
+const G = "git -c user.name=t -c user.email=t@t";
+
+/** A config that runs `touch MARK` on the next `git status`. */
+function fsmonitorConfig(mark: string): string {
+  return `[core]\\n\\tfsmonitor = \\"touch ${mark}\\"\\n\\trepositoryformatversion = 0\\n`;
+}
+
+Deno.test("git view: a commondir written in the sandbox is not kept, and the user's git status runs nothing", async () => {
+  using p = place();
+  initRepo(p.ws);
+  git(p.ws, "worktree", "add", "-q", join(p.root, "wt"));
+  const mark = join(p.root, "PWNED");
+  const r = out(
+    await p.bash([
+      `mkdir -p .git/x && printf '${fsmonitorConfig(mark)}' > .git/x/config`,
+      "cp -r .git/objects .git/refs .git/HEAD .git/x/ 2>/dev/null",
+      "echo x > .git/commondir; echo common=$?",
+      "echo ../../x > .git/worktrees/wt/commondir; echo wtcommon=$?",
+      "echo gitdir > .git/gitdir; echo gitdir=$?",
+    ].join("; ")),
+  );
+  assert.match(r, /common=0/);
+  assert.match(r, /Not kept: .*\.git\/commondir/);
+  assert.equal(existsSync(join(p.ws, ".git/commondir")), false);
+  assert.equal(existsSync(join(p.ws, ".git/x")), false);
+  assert.equal(existsSync(join(p.ws, ".git/gitdir")), false);
+  assert.notEqual(
+    Deno.readTextFileSync(join(p.ws, ".git/worktrees/wt/commondir")).trim(),
+    "../../x",
+  );
+  git(p.ws, "status");
+  git(join(p.root, "wt"), "status");
+  assert.equal(existsSync(mark), false);
+});
+
+Deno.test("git view: add, commit, checkout, switch, branch, stash, merge, rebase, fetch and gc work inside", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const other = join(p.root, "other");
+  Deno.mkdirSync(other);
+  initRepo(other);
+  const r = out(
+    await p.bash([
+      "set -e",
+      "echo b > b.txt && git add b.txt && " + G + " commit -qm second",
+      "git checkout -q -b topic && echo t > t.txt && git add t.txt && " + G + " commit -qm topic",
+      "git switch -q main && git branch side",
+      "echo s >> a.txt && git stash -q && git stash list | wc -l",
+      G + " merge -q --no-edit topic",
+      "git switch -q side && echo side > s.txt && git add s.txt && " + G + " commit -qm side",
+      G + " rebase -q main",
+      `git fetch -q ${other} main:fetched`,
+      "git gc -q",
+      "echo ok",
+    ].join("\n")),
+  );
+  assert.match(r, /^1\nok\n/);
+  // Everything git wrote came back out: the host's git sees it.
+  assert.equal(git(p.ws, "rev-parse", "--abbrev-ref", "HEAD").trim(), "side");
+  assert.equal(git(p.ws, "log", "--format=%s", "-4").trim(), "side\ntopic\nsecond\nfirst");
+  assert.match(git(p.ws, "branch", "--list"), /fetched[\s\S]*main[\s\S]*\* side[\s\S]*topic/);
+  assert.equal(git(p.ws, "stash", "list").trim().split("\n").length, 1);
+  assert.equal(git(p.ws, "status", "--porcelain"), "");
+  assert.ok(existsSync(join(p.ws, ".git/packed-refs")));
+});
+
+Deno.test("git view: config.worktree, hooks and config cannot be made or changed, whether or not they exist", async () => {
+  using p = place();
+  initRepo(p.ws);
+  git(p.ws, "config", "extensions.worktreeConfig", "true");
+  Deno.removeSync(join(p.ws, ".git/hooks"), { recursive: true });
+  const config = Deno.readTextFileSync(join(p.ws, ".git/config"));
+  const mark = join(p.root, "PWNED");
+  const r = out(
+    await p.bash([
+      `printf '${fsmonitorConfig(mark)}' > .git/config.worktree`,
+      "mkdir -p .git/hooks && echo 'touch PWNED' > .git/hooks/pre-commit",
+      "git config core.fsmonitor 'touch PWNED'; echo config=$?",
+      "echo '[core]' >> .git/config; echo append=$?",
+    ].join("; ")),
+  );
+  assert.match(r, /config=[1-9]/);
+  assert.match(r, /append=1/);
+  assert.equal(existsSync(join(p.ws, ".git/config.worktree")), false);
+  assert.equal(existsSync(join(p.ws, ".git/hooks")), false);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".git/config")), config);
+  git(p.ws, "status");
+  assert.equal(existsSync(mark), false);
+});
+
+Deno.test("git view: the user's git renaming the config during a call does not lift its protection", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const call = p.bash(
+    "sleep 1; git config core.fsmonitor 'touch PWNED'; echo config=$?; " +
+      "echo '[core] fsmonitor = x' >> .git/config; echo append=$?",
+  );
+  await new Promise((r) => setTimeout(r, 400));
+  // git config writes config.lock and renames it over config: a new inode.
+  git(p.ws, "config", "user.name", "someone");
+  const r = out(await call);
+  assert.match(r, /config=[1-9]/);
+  assert.match(r, /append=1/);
+  const config = Deno.readTextFileSync(join(p.ws, ".git/config"));
+  assert.match(config, /name = someone/);
+  assert.doesNotMatch(config, /fsmonitor/);
+});
+
+Deno.test("git view: a symlinked hooks directory stays a link, and its target stays read-only", async () => {
+  using p = place();
+  initRepo(p.ws);
+  Deno.mkdirSync(join(p.ws, "scripts/hooks"), { recursive: true });
+  Deno.writeTextFileSync(join(p.ws, "scripts/hooks/pre-commit"), "#!/bin/sh\nexit 0\n");
+  Deno.removeSync(join(p.ws, ".git/hooks"), { recursive: true });
+  Deno.symlinkSync("../scripts/hooks", join(p.ws, ".git/hooks"));
+  const r = out(
+    await p.bash([
+      "echo evil > scripts/hooks/pre-commit; echo target=$?",
+      "rm .git/hooks; echo unlink=$?",
+      "mkdir -p .git/hooks2 && echo evil > .git/hooks2/post-checkout",
+    ].join("; ")),
+  );
+  assert.match(r, /target=1/);
+  assert.equal(Deno.readLinkSync(join(p.ws, ".git/hooks")), "../scripts/hooks");
+  assert.equal(
+    Deno.readTextFileSync(join(p.ws, "scripts/hooks/pre-commit")),
+    "#!/bin/sh\nexit 0\n",
+  );
+  assert.equal(existsSync(join(p.ws, ".git/hooks2")), false);
+});
+
+Deno.test("git view: nested repositories keep their hooks and config, and still commit", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const lib = join(p.ws, "vendor/lib");
+  Deno.mkdirSync(lib, { recursive: true });
+  initRepo(lib);
+  const config = Deno.readTextFileSync(join(lib, ".git/config"));
+  const r = out(
+    await p.bash([
+      "cd vendor/lib",
+      "echo 'touch PWNED' > .git/hooks/post-checkout; echo hook=$?",
+      "git config core.fsmonitor 'touch PWNED'; echo config=$?",
+      "echo n > n.txt && git add n.txt && " + G + " commit -qm nested && echo commit=$?",
+    ].join("; ")),
+  );
+  assert.match(r, /hook=1/);
+  assert.match(r, /config=[1-9]/);
+  assert.match(r, /commit=0/);
+  assert.equal(existsSync(join(lib, ".git/hooks/post-checkout")), false);
+  assert.equal(Deno.readTextFileSync(join(lib, ".git/config")), config);
+  assert.equal(git(lib, "log", "--format=%s", "-1").trim(), "nested");
+});
+
+Deno.test("git view: a rebase left stopped keeps no exec line the command added", async () => {
+  using p = place();
+  initRepo(p.ws);
+  Deno.writeTextFileSync(join(p.ws, "b.txt"), "b\n");
+  git(p.ws, "add", "b.txt");
+  git(p.ws, "commit", "-qm", "second");
+  const mark = join(p.root, "PWNED");
+  const r = out(
+    await p.bash(
+      `GIT_SEQUENCE_EDITOR="sed -i -e '1i break' -e '$ a exec touch ${mark}'" ` +
+        `${G} rebase -q -i HEAD~1; echo rebase=$?; grep -c exec .git/rebase-merge/git-rebase-todo`,
+    ),
+  );
+  assert.match(r, /rebase=0\n1\n/);
+  assert.match(r, /commented them out/);
+  const todo = Deno.readTextFileSync(join(p.ws, ".git/rebase-merge/git-rebase-todo"));
+  assert.doesNotMatch(todo, /^exec/m);
+  git(p.ws, "rebase", "--continue");
+  assert.equal(existsSync(mark), false);
+  assert.equal(git(p.ws, "log", "--format=%s", "-1").trim(), "second");
+});
+
+Deno.test("git view: new skip-worktree and assume-unchanged bits are reported", async () => {
+  using p = place();
+  initRepo(p.ws);
+  Deno.writeTextFileSync(join(p.ws, "b.txt"), "b\n");
+  git(p.ws, "add", "b.txt");
+  git(p.ws, "commit", "-qm", "second");
+  const r = out(
+    await p.bash(
+      "git update-index --skip-worktree a.txt && git update-index --assume-unchanged b.txt",
+    ),
+  );
+  assert.match(r, /marked 2 paths skip-worktree or assume-unchanged[^\n]*a\.txt, b\.txt/);
+  // The bits were given back with the index, so the report is about something real.
+  assert.match(git(p.ws, "ls-files", "-v"), /S a\.txt\nh b\.txt/);
+});

@@ -1,0 +1,123 @@
+/**
+ * Protected paths outside the git directories, with real bubblewrap: other
+ * tools' config in the project, symlinked protected names, placeholders shared
+ * by overlapping calls, and placeholders a killed crab left behind.
+ */
+
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Dispatcher, type DispatchResult } from "../../../tools/dispatch.ts";
+import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { MemorySink } from "../../../tools/call/observation.ts";
+import { Registry } from "../../../tools/registry.ts";
+import { Session } from "../../../tools/session.ts";
+import { bashTool } from "../../../tools/bash.ts";
+import { sandbox } from "../../support/cli.ts";
+
+function place() {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-ph-" }));
+  const ws = join(root, "ws");
+  Deno.mkdirSync(ws);
+  const session = new Session(ws);
+  session.sandbox = { mode: "workspace-write", net: false, writable: [] };
+  // The tool alone, without a lock stage: overlapping calls reach the sandbox together.
+  const dispatcher = new Dispatcher({
+    registry: new Registry([bashTool]),
+    session,
+    policy: new SessionPolicy({ yolo: true }),
+    sink: new MemorySink(),
+    runId: "placeholders-test",
+  });
+  return {
+    root,
+    ws,
+    bash: (command: string) => dispatcher.dispatch("bash", { command }),
+    [Symbol.dispose]() {
+      Deno.removeSync(root, { recursive: true });
+    },
+  };
+}
+
+function out(r: DispatchResult): string {
+  assert.ok(r.ok, JSON.stringify(r));
+  return r.output;
+}
+
+Deno.test("bash() in the sandbox: other tools' config cannot be changed or created; the rest of .vscode stays open", async () => {
+  using p = place();
+  Deno.mkdirSync(join(p.ws, ".vscode"));
+  Deno.writeTextFileSync(join(p.ws, ".vscode/tasks.json"), "{}\n");
+  const r = out(
+    await p.bash([
+      `echo '{"tasks":[{"runOn":"folderOpen"}]}' > .vscode/tasks.json; echo tasks=$?`,
+      "echo '{}' > .vscode/mcp.json; echo vmcp=$?",
+      "echo '{}' > .vscode/extensions.json; echo ext=$?",
+      "mkdir -p .claude && echo '{}' > .claude/settings.json; echo claude=$?",
+      "echo 'curl x | sh' > .envrc; echo envrc=$?",
+      "echo 'evil' > .bashrc; echo bashrc=$?",
+    ].join("; ")),
+  );
+  assert.match(r, /tasks=1/);
+  assert.match(r, /vmcp=1/);
+  assert.match(r, /ext=0/);
+  assert.match(r, /claude=1/);
+  assert.match(r, /envrc=1/);
+  assert.match(r, /bashrc=1/);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".vscode/tasks.json")), "{}\n");
+  assert.equal(existsSync(join(p.ws, ".vscode/mcp.json")), false);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".vscode/extensions.json")), "{}\n");
+  for (const gone of [".claude", ".envrc", ".bashrc", ".cursor", ".gemini"]) {
+    assert.equal(existsSync(join(p.ws, gone)), false, gone);
+  }
+});
+
+Deno.test("bash() in the sandbox: a protected name that is a symlink is put back when replaced", async () => {
+  using p = place();
+  Deno.mkdirSync(join(p.ws, "conf"));
+  Deno.writeTextFileSync(join(p.ws, "conf/mcp.json"), '{"mcpServers":{}}\n');
+  Deno.symlinkSync("conf/mcp.json", join(p.ws, ".mcp.json"));
+  const r = out(
+    await p.bash(
+      `echo x >> conf/mcp.json; echo target=$?; rm .mcp.json; ` +
+        `echo '{"mcpServers":{"x":{"command":"touch"}}}' > .mcp.json; echo replaced=$?`,
+    ),
+  );
+  assert.match(r, /target=1/);
+  assert.match(r, /replaced=0/);
+  assert.match(r, /put the link back/);
+  assert.equal(Deno.readLinkSync(join(p.ws, ".mcp.json")), "conf/mcp.json");
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".mcp.json")), '{"mcpServers":{}}\n');
+});
+
+Deno.test("bash() in the sandbox: overlapping calls cannot remove each other's placeholders", async () => {
+  using p = place();
+  // The first call's placeholder is there when the second starts; the first ends first.
+  const first = p.bash("sleep 0.4");
+  await new Promise((r) => setTimeout(r, 200));
+  const second = p.bash(
+    "sleep 0.8; echo '{}' > .mcp.json; echo mcp=$?; mkdir -p .crab && echo '{}' > .crab/config.json; echo crab=$?",
+  );
+  out(await first);
+  const r = out(await second);
+  assert.match(r, /mcp=1/);
+  assert.match(r, /crab=1/);
+  assert.deepEqual([...Deno.readDirSync(p.ws)], []);
+});
+
+Deno.test("crab killed mid-call: the next crab removes its placeholders, and crab mcp add -s project works", async () => {
+  using s = sandbox("crab-ph-kill-");
+  const child = s.spawn(["tool", "bash", '{"command":"sleep 30"}']);
+  // Wait for the placeholder to appear: the call is running.
+  for (let i = 0; i < 200 && !existsSync(join(s.ws, ".mcp.json")); i++) {
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.ok(Deno.statSync(join(s.ws, ".mcp.json")).isDirectory);
+  child.kill("SIGKILL");
+  await child.output();
+  // bwrap dies with its parent; the placeholder stays until someone sweeps it.
+  assert.ok(existsSync(join(s.ws, ".mcp.json")));
+  const add = await s.crab(["mcp", "add", "-s", "project", "tools", "--", "echo", "hi"]);
+  assert.equal(add.code, 0, add.stderr);
+  assert.match(Deno.readTextFileSync(join(s.ws, ".mcp.json")), /"tools"/);
+});

@@ -1,0 +1,411 @@
+/**
+ * The sandbox's view of a git directory, built so that only what git writes to
+ * commit can come back out. Git creates lock files in a git directory's top
+ * level (`index.lock`, `HEAD.lock`) and renames them over the real files, so
+ * the top level must be writable for `git add` to work, and a writable top level
+ * lets a command create `commondir` or `config.worktree`, which git then obeys
+ * outside the sandbox.
+ *
+ * So a command never sees the real top level. Each git directory is covered by
+ * a private directory of crab's own, holding copies of the files git replaces
+ * (the index, `HEAD`, `*_HEAD`, packed-refs, commit messages) and of an
+ * operation in progress (`rebase-merge/`); `objects/`, `refs/`, `logs/` are the
+ * real ones, bound writable; everything else (`config`, `hooks/`, `info/`,
+ * `worktrees/`, `modules/`, …) is the real one, bound read-only. After the call,
+ * crab gives back only the allow-listed files the command changed, each
+ * replaced atomically; anything else the command made there is dropped and
+ * named in the result. A rename outside the sandbox (the user's `git config`)
+ * cannot lift this protection: the command's copy lives in crab's directory,
+ * which nothing else touches.
+ *
+ * Given back with checks: a rebase todo that gained `exec` lines gets them
+ * commented out (they would run at the user's `git rebase --continue`), and new
+ * `skip-worktree` or `assume-unchanged` bits in the index (which hide changes
+ * from `git status` and `git diff`) are reported. A file the user changed
+ * outside during the call is left as the user made it, and reported.
+ *
+ * @module
+ */
+
+import { basename, join } from "node:path";
+import { ensureDataDir } from "../host/data_dir.ts";
+import { lstatOrNull } from "../fs/exists.ts";
+import { gitEntryKind, STATE_DIRS } from "../fs/git_dirs.ts";
+import { configValues } from "../fs/protected.ts";
+import { hiddenPaths } from "./_git_index.ts";
+
+/** One bind mount, in the order bwrap applies them. */
+export interface Mount {
+  /** `rw` binds the real path writable, `ro` read-only. */
+  kind: "rw" | "ro";
+  src: string;
+  dest: string;
+}
+
+/** The private views of a call's git directories. */
+export interface GitViews {
+  mounts: Mount[];
+  /** Gives back what git wrote; returns notes for the command's result. Once. */
+  giveBack(): string[];
+  /** Removes the private directories. */
+  discard(): void;
+}
+
+/** A file's identity as far as a change goes. */
+interface Stamp {
+  ino: number | null;
+  size: number;
+  mtime: number;
+}
+
+function stampOf(path: string): Stamp | null {
+  const i = lstatOrNull(path);
+  return i?.isFile ? { ino: i.ino, size: i.size, mtime: i.mtime?.getTime() ?? 0 } : null;
+}
+
+function sameStamp(a: Stamp | null, b: Stamp | null): boolean {
+  return a === b || (a !== null && b !== null && a.ino === b.ino && a.size === b.size &&
+    a.mtime === b.mtime);
+}
+
+/** Files and bytes of a state directory copied at most. */
+const STATE_MAX_FILES = 10_000;
+const STATE_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The one file of `info/` git writes (gc's list of refs for dumb servers). */
+const INFO_GIVEN_BACK = "refs";
+
+/** Todo lists whose `exec` lines run commands at the next `--continue`. */
+const TODO_FILES = new Set(["git-rebase-todo", "todo"]);
+const EXEC_LINE = /^\s*(exec|x)\s/;
+
+/** A tree's files, relative paths with their stamps; symlinks and others left out. */
+function treeStamps(root: string): Map<string, Stamp> | null {
+  const out = new Map<string, Stamp>();
+  if (!lstatOrNull(root)?.isDirectory) return null;
+  const walk = (dir: string, rel: string) => {
+    for (const e of Deno.readDirSync(dir)) {
+      if (out.size >= STATE_MAX_FILES) return;
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory) walk(join(dir, e.name), r);
+      else if (e.isFile) out.set(r, stampOf(join(dir, e.name))!);
+    }
+  };
+  walk(root, "");
+  return out;
+}
+
+function sameTree(a: Map<string, Stamp> | null, b: Map<string, Stamp> | null): boolean {
+  if (a === null || b === null) return a === b;
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (!sameStamp(v, b.get(k) ?? null)) return false;
+  return true;
+}
+
+/** Copies a directory tree (files and directories only), within the bounds. */
+function copyTree(from: string, to: string, filter?: (rel: string, text: string) => string) {
+  let files = 0, bytes = 0;
+  const walk = (src: string, dst: string, rel: string) => {
+    Deno.mkdirSync(dst, { mode: 0o700 });
+    for (const e of Deno.readDirSync(src)) {
+      const s = join(src, e.name), d = join(dst, e.name), r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory) walk(s, d, r);
+      else if (e.isFile) {
+        const size = Deno.lstatSync(s).size;
+        if (++files > STATE_MAX_FILES || (bytes += size) > STATE_MAX_BYTES) {
+          throw new Error(`more than ${STATE_MAX_FILES} files or ${STATE_MAX_BYTES} bytes`);
+        }
+        if (filter && TODO_FILES.has(e.name)) {
+          Deno.writeTextFileSync(d, filter(r, Deno.readTextFileSync(s)));
+        } else Deno.copyFileSync(s, d);
+      }
+    }
+  };
+  walk(from, to, "");
+}
+
+function execLines(text: string | null): string[] {
+  return (text ?? "").split("\n").filter((l) => EXEC_LINE.test(l));
+}
+
+function readOrNull(path: string): string | null {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function tempName(dir: string, name: string): string {
+  return join(dir, `.${name}.crab-${crypto.randomUUID().slice(0, 8)}`);
+}
+
+/** Puts `src`'s content at `dest` atomically (a temp file beside it, renamed over). */
+function replaceWith(src: string, dest: string): void {
+  const tmp = tempName(join(dest, ".."), basename(dest));
+  try {
+    Deno.copyFileSync(src, tmp);
+    Deno.renameSync(tmp, dest);
+  } catch (e) {
+    try {
+      Deno.removeSync(tmp);
+    } catch {
+      // Never made.
+    }
+    throw e;
+  }
+}
+
+/** The object id size of a repository: SHA-256 repositories say so in their config. */
+function idBytes(gitDir: string, commonDir: string): number {
+  for (const dir of [gitDir, commonDir]) {
+    const config = readOrNull(join(dir, "config")) ?? "";
+    if (configValues(config, "extensions", "objectformat").at(-1)?.toLowerCase() === "sha256") {
+      return 32;
+    }
+  }
+  return 20;
+}
+
+/** One git directory's private view, as set up. */
+interface View {
+  real: string;
+  priv: string;
+  /** Entries of the real top level when the call started. */
+  names: Set<string>;
+  /** Copied files: the copy's stamp right after copying, and the real one's. */
+  files: Map<string, { copy: Stamp | null; real: Stamp | null }>;
+  /** State directories: stamps of the copy and of the real one, and their exec lines. */
+  states: Map<string, { copy: Map<string, Stamp> | null; real: Map<string, Stamp> | null }>;
+  display: string;
+  /** The copy of `info/`, when it was copied. */
+  info?: Map<string, Stamp> | null;
+}
+
+let swept = false;
+
+/** Removes views that crabs killed mid-call left behind (once per process). */
+function sweep(base: string): void {
+  if (swept) return;
+  swept = true;
+  for (const e of Deno.readDirSync(base)) {
+    const dir = join(base, e.name);
+    let lock: Deno.FsFile | undefined;
+    try {
+      lock = Deno.openSync(join(dir, "lock"), { read: true, write: true });
+      if (!lock.tryLockSync(true)) continue;
+    } catch {
+      // No lock file: a view whose set-up never finished.
+    } finally {
+      lock?.close();
+    }
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // Another crab swept it first.
+    }
+  }
+}
+
+/**
+ * Sets up private views of `gitDirs` (outermost first) for one call. `display`
+ * names a git directory in notes (e.g. relative to the workspace).
+ */
+export function prepareGitViews(
+  gitDirs: readonly string[],
+  display: (real: string) => string,
+): GitViews {
+  const base = ensureDataDir(join("sandbox", "git"));
+  sweep(base);
+  const root = join(base, crypto.randomUUID());
+  Deno.mkdirSync(root, { mode: 0o700 });
+  const lock = Deno.openSync(join(root, "lock"), { write: true, createNew: true, mode: 0o600 });
+  lock.lockSync(true);
+  const mounts: Mount[] = [];
+  const views: View[] = [];
+  gitDirs.forEach((real, i) => {
+    const priv = join(root, String(i));
+    Deno.mkdirSync(priv, { mode: 0o700 });
+    const view: View = {
+      real,
+      priv,
+      names: new Set(),
+      files: new Map(),
+      states: new Map(),
+      display: display(real),
+    };
+    mounts.push({ kind: "rw", src: priv, dest: real });
+    for (const e of Deno.readDirSync(real)) {
+      view.names.add(e.name);
+      const from = join(real, e.name), to = join(priv, e.name);
+      const kind = gitEntryKind(e.name);
+      if (kind === "file" && e.isFile) {
+        Deno.copyFileSync(from, to);
+        view.files.set(e.name, { copy: stampOf(to), real: stampOf(from) });
+      } else if (kind === "dir" && !e.isFile) {
+        mounts.push({ kind: "rw", src: from, dest: from });
+      } else if (e.name === "info" && e.isDirectory) {
+        // git gc rewrites info/refs; exclude and attributes stay as they are.
+        try {
+          copyTree(from, to);
+          view.info = treeStamps(to);
+        } catch {
+          Deno.removeSync(to, { recursive: true });
+          mounts.push({ kind: "ro", src: from, dest: from });
+        }
+      } else if (kind === "state" && e.isDirectory) {
+        try {
+          copyTree(from, to);
+          view.states.set(e.name, { copy: treeStamps(to), real: treeStamps(from) });
+        } catch {
+          // Too large to carry: the command sees it read-only.
+          Deno.removeSync(to, { recursive: true });
+          mounts.push({ kind: "ro", src: from, dest: from });
+        }
+      } else {
+        mounts.push({ kind: "ro", src: from, dest: from });
+      }
+    }
+    views.push(view);
+  });
+
+  let given = false;
+  return {
+    mounts,
+    giveBack() {
+      if (given) return [];
+      given = true;
+      const notes: string[] = [];
+      for (const v of views) {
+        try {
+          giveBackView(v, gitDirs, notes);
+        } catch (e) {
+          notes.push(
+            `crab could not give back what git wrote in ${v.display}: ${(e as Error).message}`,
+          );
+        }
+      }
+      return notes;
+    },
+    discard() {
+      try {
+        Deno.removeSync(root, { recursive: true });
+      } catch {
+        // The next crab sweeps it.
+      }
+      lock.close();
+    },
+  };
+}
+
+function giveBackView(v: View, gitDirs: readonly string[], notes: string[]): void {
+  const hidden: string[] = [];
+  const dropped: string[] = [];
+  const kept: string[] = [];
+  const now = new Set<string>();
+  for (const e of Deno.readDirSync(v.priv)) now.add(e.name);
+  for (const name of new Set([...now, ...v.files.keys()])) {
+    const kind = gitEntryKind(name);
+    if (kind !== "file") continue;
+    if (v.names.has(name) && !v.files.has(name)) continue; // Shown read-only (a symlink).
+    const before = v.files.get(name);
+    const copy = join(v.priv, name), real = join(v.real, name);
+    const after = stampOf(copy);
+    if (before && sameStamp(before.copy, after)) continue;
+    if (!before && !after) continue;
+    if (!sameStamp(before?.real ?? null, stampOf(real))) {
+      kept.push(name);
+      continue;
+    }
+    if (!after) {
+      Deno.removeSync(real);
+      continue;
+    }
+    if (name === "index") {
+      const bytes = idBytes(v.real, gitDirs[0]);
+      const was = before ? hiddenPaths(Deno.readFileSync(real), bytes) : new Set<string>();
+      const is = hiddenPaths(Deno.readFileSync(copy), bytes);
+      for (const p of is ?? []) if (!was?.has(p)) hidden.push(p);
+    }
+    replaceWith(copy, real);
+  }
+  for (const name of STATE_DIRS) {
+    const before = v.states.get(name);
+    const copy = join(v.priv, name), real = join(v.real, name);
+    const after = treeStamps(copy);
+    if (before ? sameTree(before.copy, after) : after === null) continue;
+    if (!sameTree(before?.real ?? null, treeStamps(real))) {
+      kept.push(`${name}/`);
+      continue;
+    }
+    const old = tempName(v.real, name);
+    if (after) {
+      const fresh = tempName(v.real, name);
+      const removed: string[] = [];
+      copyTree(copy, fresh, (rel, text) => {
+        const allowed = execLines(readOrNull(join(real, rel)));
+        return text.split("\n").map((line) => {
+          if (!EXEC_LINE.test(line)) return line;
+          const i = allowed.indexOf(line);
+          if (i >= 0) {
+            allowed.splice(i, 1);
+            return line;
+          }
+          removed.push(line.trim());
+          return `# ${line} (made inside the sandbox; not kept by crab)`;
+        }).join("\n");
+      });
+      if (lstatOrNull(real)) Deno.renameSync(real, old);
+      Deno.renameSync(fresh, real);
+      if (removed.length > 0) {
+        notes.push(
+          `The command left a ${name} todo with exec lines that would run at the user's ` +
+            `next \`git rebase --continue\`; crab commented them out: ${
+              removed.slice(0, 5).join("; ")
+            }${removed.length > 5 ? `; and ${removed.length - 5} more` : ""}.`,
+        );
+      }
+    } else if (lstatOrNull(real)) {
+      Deno.renameSync(real, old);
+    }
+    if (lstatOrNull(old)) Deno.removeSync(old, { recursive: true });
+  }
+  if (v.info) {
+    const after = treeStamps(join(v.priv, "info")) ?? new Map<string, Stamp>();
+    for (const rel of new Set([...v.info.keys(), ...after.keys()])) {
+      if (sameStamp(v.info.get(rel) ?? null, after.get(rel) ?? null)) continue;
+      if (rel === INFO_GIVEN_BACK && after.get(rel)) {
+        replaceWith(join(v.priv, "info", rel), join(v.real, "info", rel));
+      } else if (after.get(rel)) dropped.push(`info/${rel}`);
+    }
+  }
+  for (const name of now) {
+    if (v.names.has(name) || gitEntryKind(name) !== "protected") continue;
+    if (name.endsWith(".lock")) continue;
+    dropped.push(name);
+  }
+  if (dropped.length > 0) {
+    notes.push(
+      `Not kept: ${dropped.slice(0, 10).map((n) => `${v.display}/${n}`).join(", ")}${
+        dropped.length > 10 ? ` and ${dropped.length - 10} more` : ""
+      } — in a git directory only what git writes to commit is kept (git would run commands ` +
+        "that config, hooks or commondir name, outside the sandbox).",
+    );
+  }
+  if (kept.length > 0) {
+    notes.push(
+      `${kept.map((n) => `${v.display}/${n}`).join(", ")} changed outside the sandbox during ` +
+        "the call; the version from outside was kept and the command's was dropped.",
+    );
+  }
+  if (hidden.length > 0) {
+    notes.push(
+      `The command marked ${hidden.length} path${
+        hidden.length === 1 ? "" : "s"
+      } skip-worktree or assume-unchanged, so \`git status\` and \`git diff\` will not show ` +
+        `changes to them: ${hidden.slice(0, 10).join(", ")}${
+          hidden.length > 10 ? ` and ${hidden.length - 10} more` : ""
+        }. Undo with \`git update-index --no-skip-worktree --no-assume-unchanged PATH\`.`,
+    );
+  }
+}
