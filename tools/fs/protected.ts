@@ -40,15 +40,19 @@ export interface ProtectedPath {
   /** Whether it exists now. */
   exists: boolean;
   /**
-   * Whether creating it while missing would make code run later. git reads
-   * `info/` and `modules/` only as the protected config directs, so the sandbox
-   * need not cover them when they are missing.
+   * Whether the sandbox covers it with a placeholder while it is missing, so it
+   * cannot be created during a call: crab's and git's own, read by programs that
+   * may start at any moment (a git-aware prompt). Other tools' config is
+   * checked after the call instead, and moved away if it appeared: a
+   * placeholder for each would add a mount point in the workspace per call.
    */
   createRisky: boolean;
   /** Why it is protected, for prompts and errors. */
   reason: string;
   /** The name it was found under when that is a symlink: the link is protected too. */
   link?: string;
+  /** The inode it had when listed, when it exists. */
+  ino?: number | null;
 }
 
 const GIT_CONFIG = "git runs the commands its config names (core.fsmonitor, hooks, filters)";
@@ -105,9 +109,41 @@ function entry(
   reason: string,
   createRisky = true,
 ): ProtectedPath {
+  const own = lstatOrNull(path);
+  if (own && !own.isSymlink) {
+    return { path: realPathOf(path), kind, exists: true, reason, createRisky, ino: own.ino };
+  }
   const real = realPathOf(path);
-  const link = lstatOrNull(path)?.isSymlink ? path : undefined;
-  return { path: real, kind, exists: lstatOrNull(real) !== null, reason, createRisky, link };
+  const target = own ? lstatOrNull(real) : null;
+  const link = own ? path : undefined;
+  return { path: real, kind, exists: target !== null, reason, createRisky, link, ino: target?.ino };
+}
+
+/**
+ * `entry()` for a path relative to the real path `workspace`, whose top-level
+ * names are `names`: a path under a missing name is missing, without a lookup.
+ */
+function workspaceEntry(
+  workspace: string,
+  names: ReadonlySet<string>,
+  rel: string,
+  kind: ProtectedPath["kind"],
+  reason: string,
+): ProtectedPath {
+  const path = join(workspace, rel);
+  if (names.has(rel.split("/")[0])) return entry(path, kind, reason);
+  return { path, kind, exists: false, reason, createRisky: true };
+}
+
+/** The names in a directory, or none when it cannot be read. */
+export function namesIn(dir: string): Set<string> {
+  const names = new Set<string>();
+  try {
+    for (const e of Deno.readDirSync(dir)) names.add(e.name);
+  } catch {
+    // Unreadable: nothing known to be there.
+  }
+  return names;
 }
 
 const OTHER_AGENT = "another tool runs the commands or servers it names";
@@ -136,6 +172,20 @@ const OTHER_TOOLS: readonly (readonly [string, ProtectedPath["kind"], string])[]
   ),
 ];
 
+let globals: { key: string; texts: string[] } | undefined;
+
+/** The text of the system and user git configs, read once per process (and HOME). */
+function globalConfigs(): string[] {
+  const home = Deno.env.get("HOME") ?? "/";
+  const xdg = Deno.env.get("XDG_CONFIG_HOME") || join(home, ".config");
+  const key = `${home}\0${xdg}`;
+  if (globals?.key !== key) {
+    const files = ["/etc/gitconfig", join(home, ".gitconfig"), join(xdg, "git", "config")];
+    globals = { key, texts: files.map((f) => readOrNull(f) ?? "") };
+  }
+  return globals.texts;
+}
+
 /**
  * Every protected path of `workspace` outside its git directories, existing or
  * not: a missing one is protected against being created. What a git directory
@@ -156,11 +206,9 @@ export function protectedPaths(
     // A hooks path may come from the system or user config too; a relative one lands in
     // every worktree, this one included.
     const home = Deno.env.get("HOME") ?? "/";
-    const xdg = Deno.env.get("XDG_CONFIG_HOME") || join(home, ".config");
-    const configs = ["/etc/gitconfig", join(home, ".gitconfig"), join(xdg, "git", "config")];
     const hooksPaths = new Set<string>();
-    for (const file of [...configs, join(commonDir, "config")]) {
-      const value = hooksPathOf(readOrNull(file) ?? "");
+    for (const text of [...globalConfigs(), readOrNull(join(commonDir, "config")) ?? ""]) {
+      const value = hooksPathOf(text);
       if (!value) continue;
       const expanded = value.startsWith("~/") ? join(home, value.slice(2)) : value;
       hooksPaths.add(isAbsolute(expanded) ? expanded : resolve(repo.topLevel, expanded));
@@ -192,16 +240,17 @@ export function protectedPaths(
       }
     }
   }
+  const names = namesIn(workspace);
   // No `.git` of its own (none at all, or a repository further up): a new one must not appear.
-  if (!lstatOrNull(join(workspace, ".git"))) {
-    add(entry(join(workspace, ".git"), "dir", GIT_NEW));
-  }
+  if (!names.has(".git")) add(workspaceEntry(workspace, names, ".git", "dir", GIT_NEW));
   for (const nested of nestedRepositories(workspace)) {
     if (lstatOrNull(nested.dotGit)?.isFile) add(entry(nested.dotGit, "file", GIT_FILE));
   }
-  add(entry(join(workspace, ".crab"), "dir", CRAB_PROJECT));
-  add(entry(join(workspace, ".mcp.json"), "file", MCP_PROJECT));
-  for (const [rel, kind, reason] of OTHER_TOOLS) add(entry(join(workspace, rel), kind, reason));
+  add(workspaceEntry(workspace, names, ".crab", "dir", CRAB_PROJECT));
+  add(workspaceEntry(workspace, names, ".mcp.json", "file", MCP_PROJECT));
+  for (const [rel, kind, reason] of OTHER_TOOLS) {
+    add({ ...workspaceEntry(workspace, names, rel, kind, reason), createRisky: false });
+  }
   add(entry(configDir(), "dir", CRAB_USER));
   return out;
 }

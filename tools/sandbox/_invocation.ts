@@ -8,7 +8,7 @@
  * @module
  */
 
-import { dirname, join, relative } from "node:path";
+import { join, relative } from "node:path";
 import { isWithin } from "../fs/workspace.ts";
 import { ensureDataDir } from "../host/data_dir.ts";
 import { bwrapArgs } from "./bwrap.ts";
@@ -28,9 +28,12 @@ export interface Invocation {
   release(): string[];
 }
 
-function isEmptyDir(path: string): boolean {
+/** An empty regular file or directory: what a placeholder looks like. */
+function isEmpty(path: string): boolean {
   try {
-    if (!Deno.lstatSync(path).isDirectory) return false;
+    const info = Deno.lstatSync(path);
+    if (info.isFile) return info.size === 0;
+    if (!info.isDirectory) return false;
     for (const _ of Deno.readDirSync(path)) return false;
     return true;
   } catch {
@@ -66,12 +69,8 @@ export function invocation(
   let releasePlaceholders = () => {};
   let args: string[];
   try {
-    // A protected path that is an empty directory, or the empty parent of a missing one,
-    // may be another call's placeholder.
-    const empty = [
-      ...layout.readOnly.filter(isEmptyDir),
-      ...layout.placeholders.map((p) => dirname(p)).filter((d) => d !== workspace && isEmptyDir(d)),
-    ];
+    // A protected path that is empty may be another call's placeholder.
+    const empty = layout.readOnly.filter(isEmpty);
     const held = holdPlaceholders(layout.placeholders, empty);
     releasePlaceholders = held.release;
     layout.placeholders = held.paths;

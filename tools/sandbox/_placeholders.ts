@@ -71,8 +71,9 @@ function heldPaths(dir: string, own?: string): { live: Set<string>; dead: string
 
 function removeIfEmptyDir(path: string): void {
   try {
-    // Not recursive: a directory someone put something in stays.
-    if (Deno.lstatSync(path).isDirectory) Deno.removeSync(path);
+    const info = Deno.lstatSync(path);
+    // Not recursive: a directory someone put something in stays, and so does a file with content.
+    if (info.isDirectory || (info.isFile && info.size === 0)) Deno.removeSync(path);
   } catch {
     // Gone already, not empty, or not ours to remove.
   }

@@ -22,7 +22,8 @@
 import { basename, join, relative } from "node:path";
 import { ensureDataDir } from "../host/data_dir.ts";
 import { lstatOrNull } from "../fs/exists.ts";
-import type { ProtectedPath } from "../fs/protected.ts";
+import { namesIn, type ProtectedPath } from "../fs/protected.ts";
+import { isWithin } from "../fs/workspace.ts";
 
 interface Before {
   p: ProtectedPath;
@@ -40,8 +41,12 @@ function readLinkOrNull(path: string): string | null {
   }
 }
 
-function isEmptyDir(path: string): boolean {
+/** An empty regular file or directory: a placeholder (this call's or another's), or harmless. */
+function isEmpty(path: string): boolean {
   try {
+    const info = Deno.lstatSync(path);
+    if (info.isFile) return info.size === 0;
+    if (!info.isDirectory) return false;
     for (const _ of Deno.readDirSync(path)) return false;
     return true;
   } catch {
@@ -70,22 +75,24 @@ export function watchProtected(
   workspace: string,
   watched: readonly ProtectedPath[],
 ): { check(): string[] } {
-  const before: Before[] = watched.map((p) => {
-    const info = lstatOrNull(p.path);
-    return {
-      p,
-      target: p.link ? readLinkOrNull(p.link) ?? undefined : undefined,
-      ino: info?.ino ?? null,
-      // An empty directory is a placeholder (this call's or another's), or runs nothing.
-      exists: info !== null && !(info.isDirectory && isEmptyDir(p.path)),
-    };
-  });
+  const before: Before[] = watched.map((p) => ({
+    p,
+    target: p.link ? readLinkOrNull(p.link) ?? undefined : undefined,
+    ino: p.ino ?? null,
+    // An empty directory is a placeholder (this call's or another's), or runs nothing.
+    exists: p.exists && !isEmpty(p.path),
+  }));
   const show = (path: string) => relative(workspace, path) || path;
   return {
     check() {
       const notes: string[] = [];
+      const names = namesIn(workspace);
       for (const b of before) {
         const { p } = b;
+        // Still missing, and so is its top-level name: nothing to look up.
+        if (!b.exists && !p.link && isWithin(workspace, p.path)) {
+          if (!names.has(p.path.slice(workspace.length + 1).split("/")[0])) continue;
+        }
         if (p.link && b.target !== undefined && readLinkOrNull(p.link) !== b.target) {
           const moved = lstatOrNull(p.link) ? quarantine(p.link) : "";
           if (moved === null) {
@@ -104,8 +111,7 @@ export function watchProtected(
         }
         const now = lstatOrNull(p.path);
         if (!b.exists && now) {
-          // An empty directory runs nothing (and may be another call's placeholder).
-          if (now.isDirectory && isEmptyDir(p.path)) continue;
+          if (isEmpty(p.path)) continue;
           const moved = quarantine(p.path);
           notes.push(
             moved

