@@ -42,6 +42,31 @@ Deno.test("write() refuses .git/config with protected_path when nobody can appro
   }
 });
 
+Deno.test("write() treats a git directory as an allow-list, and other tools' config as protected", async () => {
+  await using h = harness([writeTool]);
+  h.put(".git/HEAD", "ref: refs/heads/main\n");
+  h.put(".git/config", CONFIG);
+  for (
+    const path of [
+      ".git/commondir",
+      ".git/config.worktree",
+      ".git/worktrees/x/commondir",
+      ".git/x/config",
+      ".git/info/attributes",
+      ".vscode/tasks.json",
+      ".claude/settings.json",
+      ".envrc",
+    ]
+  ) {
+    const r = await h.call("write", { path, content: "x\n" });
+    assert.equal(!r.ok && r.error.code, "protected_path", path);
+  }
+  for (const path of [".git/COMMIT_EDITMSG", ".git/refs/heads/topic", ".vscode/extensions.json"]) {
+    const r = await h.call("write", { path, content: "x\n" });
+    assert.ok(r.ok, `${path}: ${JSON.stringify(r)}`);
+  }
+});
+
 Deno.test("write() creates a protected path only with --allow protected", async () => {
   await using h = harness([writeTool], { allowed: ["write", "protected"] });
   Deno.mkdirSync(join(h.dir, ".git"));
