@@ -463,13 +463,16 @@ function render(
       const left = room - out.length, removed = c.a1 - c.a0, added = c.b1 - c.b0;
       const keep = removed + added + 2 <= left
         ? removed
-        : Math.min(removed, Math.max(left >> 1, left - added - 2));
+        : Math.max(0, Math.min(removed, Math.max(left >> 1, left - added - 2)));
       for (let r = c.a0; r < c.a0 + keep; r++, shownRemoved++) {
         if (!push("-", x, r, c.b0 + r - c.a0 < c.b1 ? y : undefined, c.b0 + r - c.a0)) {
           break hunks;
         }
       }
-      if (keep < removed) out.push(`… ${removed - keep} more removed lines`);
+      if (keep < removed) {
+        if (out.length >= room) break hunks;
+        out.push(`… ${removed - keep} more removed lines`);
+      }
       for (let r = c.b0; r < c.b1; r++, shownAdded++) {
         if (!push("+", y, r, c.a0 + r - c.b0 < c.a1 ? x : undefined, c.a0 + r - c.b0)) {
           break hunks;

@@ -256,3 +256,40 @@ Deno.test("changePreview() says a file that is not UTF-8 or holds NUL bytes is n
     "--- t.txt\n+++ t.txt\n@@ -1,1 +1,1 @@\n-a\n+b",
   );
 });
+
+Deno.test("unifiedDiff() past its bound counts every changed line it does not show", () => {
+  const old = rows(30_000);
+  const shapes: [string, string[]][] = [
+    // A first hunk larger than the bound: small changes, then a long replacement close by.
+    ["close", [
+      ...old.slice(0, 2),
+      "a",
+      ...old.slice(3, 8),
+      ...old.slice(8, 9000).map((l) => l + "!"),
+      ...old.slice(9000),
+    ]],
+    // Changes of every size, one of them at the end of a file without a last newline.
+    [
+      "mixed",
+      old.flatMap((
+        l,
+        i,
+      ) => (i % 997 === 0 ? [] : i % 13 === 0 ? [l, "new"] : i % 7 === 0 ? [l + "?"] : [l])),
+    ],
+  ];
+  for (const [name, changed] of shapes) {
+    const a = old.join("\n") + "\n", b = changed.join("\n");
+    const lines = unifiedDiff(a, b, "f").split("\n");
+    assert.ok(lines.length <= DIFF_MAX_LINES, `${name}: ${lines.length} lines`);
+    const more = lines.at(-1)!.match(
+      /^… (\d+) more changed lines not shown \((\d+) removed, (\d+) added\)/,
+    );
+    assert.ok(more, `${name}: ${lines.at(-1)}`);
+    const shown = lines.slice(2, -1);
+    const gnu = gnuDiff(a, b).split("\n");
+    const gnuRemoved = gnu.filter((l) => l.startsWith("-")).length;
+    const gnuAdded = gnu.filter((l) => l.startsWith("+")).length;
+    assert.equal(shown.filter((l) => l.startsWith("-")).length + Number(more[2]), gnuRemoved, name);
+    assert.equal(shown.filter((l) => l.startsWith("+")).length + Number(more[3]), gnuAdded, name);
+  }
+});
