@@ -14,7 +14,8 @@
 
 import description from "./edit.md" with { type: "text" };
 import { openChecked, replaceFile } from "./fs/confine.ts";
-import { assertWellFormed, decodeUtf8, unifiedDiff } from "./fs/text.ts";
+import { assertWellFormed, decodeUtf8 } from "./fs/text.ts";
+import { changePreview } from "./fs/diff.ts";
 import { printablePath } from "./fs/printable.ts";
 import { closestCandidate, quote } from "./_edit_hint.ts";
 
@@ -310,9 +311,14 @@ export const editTool: Tool<EditArgs> = {
       const peek = await peekPath(ctx.session.workspace, args.path);
       if (peek.kind !== "file") return undefined;
       const { bytes } = await load(peek.resolved);
-      const before = decodeUtf8(bytes, peek.resolved.display, "edit");
-      const r = plan(before, args.edits, peek.resolved.display);
-      return unifiedDiff(before, r.after, peek.resolved.display);
+      const name = peek.resolved.display;
+      let before: string;
+      try {
+        before = decodeUtf8(bytes, name, "edit");
+      } catch {
+        return `edit ${name}: the file is not UTF-8 text, so edit cannot change it`;
+      }
+      return changePreview(before, plan(before, args.edits, name).after, name, "edit");
     } catch {
       return undefined;
     }

@@ -3,7 +3,8 @@
 import { dirname } from "node:path";
 import description from "./write.md" with { type: "text" };
 import { openChecked, replaceFile } from "./fs/confine.ts";
-import { assertWellFormed, unifiedDiff } from "./fs/text.ts";
+import { assertWellFormed, utf8Length } from "./fs/text.ts";
+import { changePreview } from "./fs/diff.ts";
 import { printablePath } from "./fs/printable.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { guardProtected } from "./fs/protected.ts";
@@ -22,10 +23,8 @@ export interface WriteArgs {
   content: string;
 }
 
-/** Files larger than this get a summary of the change in the approval prompt, not a diff. */
-const PREVIEW_MAX_BYTES = 1024 * 1024;
-/** Files larger than this are summarised by their sizes alone. */
-const SUMMARY_MAX_BYTES = 64 * 1024 * 1024;
+/** Files larger than this are summarised by their sizes alone: the prompt would wait on reading them. */
+const COMPARE_MAX_BYTES = 64 * 1024 * 1024;
 
 const encoder = new TextEncoder();
 
@@ -85,66 +84,6 @@ function newFilePreview(name: string, content: string): string {
   ].join("\n");
 }
 
-/** Runs of changed lines in a unified diff: old range → new range, 1-based. */
-function changedRanges(diff: string): string[] {
-  const out: string[] = [];
-  let la = 0, lb = 0;
-  let run: { a0: number; a1: number; b0: number; b1: number } | undefined;
-  const close = () => {
-    if (!run) return;
-    const span = (from: number, to: number) =>
-      to < from ? `(none at ${from})` : to === from ? `${from}` : `${from}–${to}`;
-    out.push(`${span(run.a0, run.a1)} → ${span(run.b0, run.b1)}`);
-    run = undefined;
-  };
-  for (const l of diff.split("\n")) {
-    const h = l.match(/^@@ -(\d+),\d+ \+(\d+),\d+ @@/);
-    if (h) {
-      close();
-      la = Math.max(1, Number(h[1]));
-      lb = Math.max(1, Number(h[2]));
-    } else if (l.startsWith("-") && !l.startsWith("--- ")) {
-      run ??= { a0: la, a1: la - 1, b0: lb, b1: lb - 1 };
-      run.a1 = la++;
-    } else if (l.startsWith("+") && !l.startsWith("+++ ")) {
-      run ??= { a0: la, a1: la - 1, b0: lb, b1: lb - 1 };
-      run.b1 = lb++;
-    } else if (l.startsWith(" ")) {
-      close();
-      la++;
-      lb++;
-    }
-  }
-  close();
-  return out;
-}
-
-/** The change to a file too large to diff in the prompt: sizes, line counts, changed line ranges. */
-async function largeChangeSummary(
-  real: string,
-  size: number,
-  content: string,
-  name: string,
-): Promise<string> {
-  const newBytes = encoder.encode(content).byteLength;
-  const sizes = `${formatBytes(size)} → ${formatBytes(newBytes)}`;
-  if (size > SUMMARY_MAX_BYTES) {
-    return `overwrite ${name}: ${sizes}, ${lineCount(content)} lines (too large to compare)`;
-  }
-  const old = new TextDecoder().decode(await Deno.readFile(real));
-  const ranges = changedRanges(unifiedDiff(old, content, name));
-  const shown = ranges.slice(0, 12);
-  return [
-    `overwrite ${name}: ${sizes}, ${lineCount(old)} → ${lineCount(content)} lines ` +
-    "(too large to show as a diff)",
-    ranges.length === 0
-      ? "no line changes"
-      : `changed lines (old → new): ${shown.join(", ")}${
-        ranges.length > shown.length ? `, and ${ranges.length - shown.length} more ranges` : ""
-      }`,
-  ].join("\n");
-}
-
 /** Writes a whole file. */
 export const writeTool: Tool<WriteArgs> = {
   name: "write",
@@ -168,11 +107,13 @@ export const writeTool: Tool<WriteArgs> = {
       const name = peek.resolved.display;
       if (peek.kind === "missing") return newFilePreview(name, args.content);
       if (peek.kind !== "file") return undefined;
-      if (peek.info.size > PREVIEW_MAX_BYTES) {
-        return await largeChangeSummary(peek.resolved.real, peek.info.size, args.content, name);
+      if (peek.info.size > COMPARE_MAX_BYTES) {
+        const sizes = `${formatBytes(peek.info.size)} → ${formatBytes(utf8Length(args.content))}`;
+        return `overwrite ${name}: ${sizes}, ${
+          lineCount(args.content)
+        } lines (too large to compare)`;
       }
-      const old = new TextDecoder().decode(await Deno.readFile(peek.resolved.real));
-      return unifiedDiff(old, args.content, name);
+      return changePreview(await Deno.readFile(peek.resolved.real), args.content, name);
     } catch {
       return undefined;
     }

@@ -37,12 +37,22 @@ export function summaryLine(request: ApprovalRequest): string {
   return printable(request.summary, "strict");
 }
 
-/** A change folded to {@link DETAIL_LINES} lines, with a count of the rest. */
-export function foldDetail(detail: string, c: Colors): { text: string; more: number } {
+/**
+ * A change folded to {@link DETAIL_LINES} lines, with a count of the rest and of
+ * the changed lines (`+`, `-`) among them.
+ */
+export function foldDetail(
+  detail: string,
+  c: Colors,
+): { text: string; more: number; changed: number } {
   const lines = printable(detail, "prose").split("\n");
   const shown = lines.slice(0, DETAIL_LINES + 1);
-  const more = lines.length - shown.length;
-  return { text: colorDiff(shown.join("\n"), c), more };
+  let changed = 0;
+  for (let i = shown.length; i < lines.length; i++) {
+    const first = lines[i].charCodeAt(0);
+    if (first === 0x2b || first === 0x2d) changed++;
+  }
+  return { text: colorDiff(shown.join("\n"), c), more: lines.length - shown.length, changed };
 }
 
 /** Reads one line of text at a prompt of its own (feedback, a number); null when cancelled. */
@@ -116,8 +126,11 @@ export function approvalAsker(deps: PromptDeps) {
     const folded = request.detail ? foldDetail(request.detail, c) : undefined;
     if (folded) {
       head += folded.text + "\n";
-      if (folded.more > 0) {
-        head += c.dim(`… ${folded.more} more line${folded.more === 1 ? "" : "s"}`) + "\n";
+      const { more, changed } = folded;
+      if (more > 0) {
+        // The rest is one key away: say how many of its lines are changes, and which key.
+        const count = changed < more ? ` (${changed} changed)` : "";
+        head += c.dim(`… ${more} more line${more === 1 ? "" : "s"}${count} · v: view them`) + "\n";
       }
     }
     const keysHelp = `f: no, and tell the model what to do instead${

@@ -110,6 +110,13 @@ export const MEASURES: readonly Measure[] = [
     bench: "sandbox.ts",
   },
   {
+    id: "approval_diff",
+    label: "approval diff of a 10 MB file with one changed line",
+    unit: "ms",
+    target: 200,
+    bench: "approval_diff.ts",
+  },
+  {
     id: "web_fetch_max",
     label: "web_fetch max over the test pages",
     unit: "ms",

@@ -43,6 +43,7 @@ const BENCHES = [
   "web_fetch_quality.ts",
   "mcp_startup.ts",
   "confinement.ts",
+  "approval_diff.ts",
 ];
 
 const here = new URL(".", import.meta.url);

@@ -3,6 +3,7 @@ import { harness } from "../support/harness.ts";
 import { readTool } from "../../tools/read.ts";
 import { closestCandidate, editTool, MAX_EDIT_BYTES } from "../../tools/edit.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
+import { DIFF_MAX_LINES } from "../../tools/fs/diff.ts";
 
 async function setup(content: string | Uint8Array) {
   const h = harness([readTool, editTool]);
@@ -349,4 +350,39 @@ Deno.test("edit() of a file outside the workspace asks once for outside access",
   } finally {
     Deno.removeSync(outside, { recursive: true });
   }
+});
+
+Deno.test("edit() of a 10 MB file shows the user the changed line, and scattered ones bounded", async () => {
+  const asked: ApprovalRequest[] = [];
+  await using h = harness([readTool, editTool], {
+    ask: (req) => {
+      asked.push(req);
+      return Promise.resolve("yes");
+    },
+  });
+  const rows = Array.from(
+    { length: 200_000 },
+    (_, i) => i % 40 === 20 ? `tick ${i + 1}` : `row ${i + 1} ${"=".repeat(40)}`,
+  );
+  h.put("big.txt", rows.join("\n") + "\n");
+  assert.ok((await h.call("read", { path: "big.txt", limit: 1 })).ok);
+  asked.length = 0;
+  const one = await h.call("edit", {
+    path: "big.txt",
+    edits: [{ old: "row 100001 =", new: "ROW 100001 =" }],
+  });
+  assert.ok(one.ok);
+  assert.match(asked[0].detail!, /\n-row 100001 =+\n\+ROW 100001 =+\n/);
+  const many = await h.call("edit", {
+    path: "big.txt",
+    edits: [{ old: "tick", new: "tock", replace_all: true }],
+  });
+  assert.ok(many.ok);
+  const lines = asked[1].detail!.split("\n");
+  assert.ok(lines.length <= DIFF_MAX_LINES + 1, `${lines.length} lines`);
+  assert.deepEqual(lines.slice(6, 8), ["-tick 21", "+tock 21"]);
+  const more = lines.at(-1)!.match(/^… (\d+) more changed lines not shown/);
+  assert.ok(more, lines.at(-1));
+  const shown = lines.slice(2, -1).filter((l) => /^[+-]/.test(l)).length;
+  assert.equal(shown + Number(more[1]), 10_000);
 });

@@ -203,6 +203,37 @@ Deno.test("repl: a new file's approval shows 20 lines, and v pages through all o
   assert.equal(Deno.readTextFileSync(join(s.ws, "notes.txt")), content);
 });
 
+Deno.test("repl: a change to a 2 MB file shows its first changed lines, and v pages to the count of the rest", async () => {
+  using s = sandbox();
+  const old = Array.from({ length: 40_000 }, (_, i) => `row ${i + 1} ${"=".repeat(40)}`);
+  s.put("big.txt", old.join("\n") + "\n");
+  const changed = [...old];
+  for (let k = 0; k < 1000; k++) changed[k * 40 + 20] = `changed ${k}`;
+  const content = changed.join("\n") + "\n";
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: "big.txt", limit: 1 } }] },
+    { calls: [{ name: "write", args: { path: "big.txt", content } }], chunk: 1 << 16 },
+    { text: "Wrote it." },
+  ]);
+  await using t = await replAgainst(s, fake);
+  await submit(t, "change it");
+  const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll: ", 20_000);
+  assert.match(
+    screen,
+    /@@ -18,7 \+18,7 @@\n row 18 =+\n row 19 =+\n row 20 =+\n-row 21 =+\n\+changed 0\n/,
+  );
+  assert.match(screen, /… \d+ more lines \(\d+ changed\) · v: view them/);
+  await t.keys("v");
+  await t.waitFor("the whole change · lines");
+  await t.keys("G");
+  await t.waitFor(/^… \d+ more changed lines not shown/m);
+  await t.keys("q");
+  await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
+  await t.keys("y");
+  await t.waitFor("Wrote it.");
+  assert.equal(Deno.readTextFileSync(join(s.ws, "big.txt")), content);
+});
+
 Deno.test("repl: the trust prompt lists what it would turn on, and a no is remembered", async () => {
   using s = sandbox();
   s.put(".crab/config.json", JSON.stringify({ maxTurns: 3, allow: ["exec"] }));
