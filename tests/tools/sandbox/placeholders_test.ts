@@ -121,3 +121,15 @@ Deno.test("crab killed mid-call: the next crab removes its placeholders, and cra
   assert.equal(add.code, 0, add.stderr);
   assert.match(Deno.readTextFileSync(join(s.ws, ".mcp.json")), /"tools"/);
 });
+
+Deno.test("bash() in the sandbox: a protected file replaced outside during the call is reported", async () => {
+  using p = place();
+  Deno.writeTextFileSync(join(p.ws, ".mcp.json"), '{"mcpServers":{}}\n');
+  const call = p.bash('sleep 0.8; echo \'{"mcpServers":{"x":{}}}\' > .mcp.json; echo write=$?');
+  await new Promise((r) => setTimeout(r, 300));
+  // An editor saves by writing a new file and renaming it over the old one.
+  Deno.writeTextFileSync(join(p.ws, ".mcp.json.tmp"), '{"mcpServers":{"mine":{}}}\n');
+  Deno.renameSync(join(p.ws, ".mcp.json.tmp"), join(p.ws, ".mcp.json"));
+  const r = out(await call);
+  assert.match(r, /\.mcp\.json was replaced outside the sandbox during the call/);
+});
