@@ -17,6 +17,7 @@
 
 import { dirname, join } from "node:path";
 import { dataDir } from "../host/data_dir.ts";
+import { ownRoots } from "../host/own_roots.ts";
 import { entryExists } from "../fs/exists.ts";
 import { findRepository, protectedPaths } from "../fs/protected.ts";
 import { isWithin } from "../fs/workspace.ts";
@@ -141,6 +142,8 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   const data = realOrNull(dataDir());
   const readOnly = guarded.filter((p) => p.exists).map((p) => p.path);
   if (data) readOnly.push(data);
+  // crab's code and caches: a change there would run inside crab at its next start.
+  readOnly.push(...ownRoots(workspace));
   for (const path of readOnly) {
     const root = writableRoot(path);
     if (!root) continue;
