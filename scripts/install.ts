@@ -1,20 +1,37 @@
 /**
- * Puts `crab` on PATH from this checkout: `deno install -g` of `main.ts` with the
- * `full` preset's permission flags, read from `tools/host/capabilities.ts` when this
- * runs so they never drift from what the tests and `deno task crab` use.
+ * Puts `crab` on PATH from this checkout: a shell script that runs `main.ts`
+ * with the `full` preset's permission flags, read from
+ * `tools/host/capabilities.ts` when this runs so they never drift from what the
+ * tests and `deno task crab` use.
  *
  *   deno task install [--root DIR] [--name NAME] [--print]
  *
- * Deno puts the command in `$DENO_INSTALL_ROOT/bin` (default `~/.deno/bin`)
- * unless `--root` says otherwise. The command runs this checkout's code with its
- * `deno.json` and lock file, so a `git pull` here updates it; run the task again
- * after moving the checkout. `--print` shows the `deno install` command instead.
+ * The script goes to `$DENO_INSTALL_ROOT/bin` (default `~/.deno/bin`) unless
+ * `--root` says otherwise. It runs this checkout's code with its `deno.json`
+ * and lock file, so a `git pull` here updates it; run the task again after
+ * moving the checkout. `--print` shows the script instead of writing it.
+ *
+ * crab gets a Deno cache of its own, `.deno` in the checkout (`CRAB_DENO_DIR`
+ * names another place), filled here
+ * (`deno install --frozen`): the JavaScript Deno emits from crab's TypeScript,
+ * V8's code cache and the npm packages crab loads all live there, where the
+ * sandbox keeps them read-only (see `tools/host/own_roots.ts`), not in the Deno
+ * cache the user's own projects share. The script names the user's `DENO_DIR`
+ * in `CRAB_OUTER_DENO_DIR`, and crab gives it back to the commands it starts.
  *
  * @module
  */
 
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { presetFlags } from "../tools/host/capabilities.ts";
+import {
+  LAUNCHER_VAR,
+  LAUNCHERS_FILE,
+  OUTER_DENO_DIR_VAR,
+  OWN_DENO_DIR,
+  OWN_DENO_DIR_VAR,
+} from "../tools/host/own_roots.ts";
 
 function usage(message: string): never {
   console.error(`error: ${message}`);
@@ -36,36 +53,75 @@ const name = take("--name") ?? "crab";
 const print = args.includes("--print");
 const rest = args.filter((a) => a !== "--print");
 if (rest.length) usage(`unknown argument "${rest[0]}"`);
+if (!/^[\w.-]+$/.test(name) || name.startsWith(".")) {
+  usage(`Cannot name the command "${name}": use letters, digits, ".", "_" and "-"`);
+}
 
-const checkout = new URL("..", import.meta.url).pathname;
-const command = [
-  "install",
-  "--global",
-  "--force",
-  "--quiet",
-  "--name",
-  name,
-  ...(root ? ["--root", root] : []),
-  "--config",
-  join(checkout, "deno.json"),
-  ...presetFlags("full"),
-  join(checkout, "main.ts"),
-];
+/** `s` quoted for sh. */
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+const checkout = dirname(dirname(fileURLToPath(import.meta.url)));
+const denoDir = resolve(Deno.env.get(OWN_DENO_DIR_VAR) || join(checkout, OWN_DENO_DIR));
+const home = Deno.env.get("HOME") ?? "~";
+const bin = join(root ?? Deno.env.get("DENO_INSTALL_ROOT") ?? join(home, ".deno"), "bin");
+const path = join(bin, name);
+const script = [
+  "#!/bin/sh",
+  `# crab from ${checkout}, written by \`deno task install\`. crab runs with a Deno cache of`,
+  "# its own, which its sandbox keeps out of reach of commands; the commands it starts get",
+  "# the DENO_DIR set here.",
+  `export ${OUTER_DENO_DIR_VAR}="\${DENO_DIR-}" ${LAUNCHER_VAR}=${quote(path)} DENO_DIR=${
+    quote(denoDir)
+  }`,
+  [
+    "exec deno run",
+    ...presetFlags("full"),
+    "--quiet",
+    "--config",
+    quote(join(checkout, "deno.json")),
+    quote(new URL("../main.ts", import.meta.url).href),
+    '"$@"',
+  ].join(" "),
+  "",
+].join("\n");
 if (print) {
-  console.log(["deno", ...command].join(" "));
+  Deno.stdout.writeSync(new TextEncoder().encode(script));
   Deno.exit(0);
 }
-const status = await new Deno.Command(Deno.execPath(), {
-  args: command,
+
+// crab's npm packages into its own cache, so that its first start needs no download.
+const fill = await new Deno.Command(Deno.execPath(), {
+  args: ["install", "--frozen", "--quiet", "--config", join(checkout, "deno.json")],
+  cwd: checkout,
+  env: { DENO_DIR: denoDir },
   stdout: "inherit",
   stderr: "inherit",
 }).spawn().status;
-if (!status.success) {
-  console.error(`deno install failed with exit code ${status.code}`);
+if (!fill.success) {
+  console.error(`deno install --frozen failed with exit code ${fill.code}`);
   Deno.exit(1);
 }
-const home = Deno.env.get("HOME") ?? "~";
-const bin = join(root ?? Deno.env.get("DENO_INSTALL_ROOT") ?? join(home, ".deno"), "bin");
-console.log(`installed ${join(bin, name)} (${presetFlags("full").join(" ")})`);
+Deno.mkdirSync(bin, { recursive: true });
+Deno.writeTextFileSync(path, script, { mode: 0o755 });
+Deno.chmodSync(path, 0o755);
+// The crab started another way (`deno task crab`) protects this script as well.
+const list = join(denoDir, LAUNCHERS_FILE);
+let listed: string[] = [];
+try {
+  listed = Deno.readTextFileSync(list).split("\n").filter(Boolean);
+} catch {
+  // The first one.
+}
+if (!listed.includes(path)) Deno.writeTextFileSync(list, [...listed, path, ""].join("\n"));
+// `deno install -g`, used before, kept a copy of deno.json and node_modules here: unused now.
+const leftover = join(bin, `.${name}`);
+try {
+  if (Deno.statSync(join(leftover, "deno.json")).isFile) {
+    Deno.removeSync(leftover, { recursive: true });
+  }
+} catch {
+  // Nothing left over.
+}
+console.log(`installed ${path} (${presetFlags("full").join(" ")})`);
 const onPath = (Deno.env.get("PATH") ?? "").split(":").includes(bin);
 if (!onPath) console.log(`add it to PATH: export PATH="${bin}:$PATH"`);

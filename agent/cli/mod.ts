@@ -7,12 +7,15 @@
 
 import { VERSION } from "../../version.ts";
 import { exit, installProcessOwner } from "../../tools/host/processes.ts";
+import { takeLauncherEnv } from "../../tools/host/own_roots.ts";
 import { ROOT } from "./commands.ts";
 import { CliUsageError, type Invocation, parseArgs } from "./parse.ts";
 
 /** Parses `argv` (without the program name) and runs the command it names. */
 export async function runCli(argv: string[]): Promise<void> {
   installProcessOwner();
+  // Before any command or server starts: they get the user's DENO_DIR, not crab's.
+  takeLauncherEnv();
   let invocation: Invocation;
   let code = 0;
   try {

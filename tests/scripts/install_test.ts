@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { presetFlags } from "../../tools/host/capabilities.ts";
+import { OWN_DENO_DIR_VAR } from "../../tools/host/own_roots.ts";
 import { VERSION } from "../../version.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -35,23 +36,29 @@ Deno.test("deno task install puts a crab with the full preset's flags into DENO_
     const installRoot = join(tmp, "root");
     const ws = join(tmp, "ws");
     Deno.mkdirSync(ws);
+    // crab's own cache, outside the checkout so that the test finds its npm packages in
+    // this process's cache (the link) instead of downloading them.
+    const crabCache = join(tmp, "crab-deno");
+    Deno.mkdirSync(crabCache);
+    Deno.symlinkSync(join(denoDir(), "npm"), join(crabCache, "npm"));
     const env = {
       // The installed command is a shell script that runs `deno` from PATH.
       PATH: `${dirname(DENO)}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
       HOME: tmp,
       DENO_DIR: denoDir(),
+      [OWN_DENO_DIR_VAR]: crabCache,
       DENO_INSTALL_ROOT: installRoot,
       CRAB_HOME: join(tmp, "home"),
       XDG_CONFIG_HOME: join(tmp, "config"),
       NO_COLOR: "1",
     };
-    const task = await run(DENO, ["task", "--config", join(ROOT, "deno.json"), "install"], {
+    const installed = await run(DENO, ["task", "--config", join(ROOT, "deno.json"), "install"], {
       cwd: ws,
       env,
     });
-    assert.equal(task.code, 0, task.stderr);
+    assert.equal(installed.code, 0, installed.stderr);
     const bin = join(installRoot, "bin", "crab");
-    assert.match(task.stdout, new RegExp(`^installed ${bin} \\(`));
+    assert.match(installed.stdout, new RegExp(`^installed ${bin} \\(`));
     assert.ok((Deno.statSync(bin).mode ?? 0) & 0o111, "the command is executable");
     const script = Deno.readTextFileSync(bin);
     const line = script.split("\n").find((l) => l.startsWith("exec deno run ")) ?? script;
@@ -80,6 +87,31 @@ Deno.test("deno task install puts a crab with the full preset's flags into DENO_
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, new RegExp(`stderr: arg=${ws}\\n`));
 
+    // Under a writable parent, bash cannot replace the command; it gets the user's DENO_DIR.
+    Deno.mkdirSync(join(tmp, "config", "crab"), { recursive: true });
+    Deno.writeTextFileSync(
+      join(tmp, "config", "crab", "config.json"),
+      JSON.stringify({ sandbox: { writable: [tmp] } }),
+    );
+    const command = `{ echo evil >> ${bin}; } 2>/dev/null; echo $?; ` +
+      `{ touch ${crabCache}/gen/x; } 2>/dev/null; echo $?; touch ${installRoot}/bin/other; ` +
+      'echo $?; echo "DENO_DIR=$DENO_DIR"';
+    const bash = await run(bin, ["tool", "bash", JSON.stringify({ command })], { cwd: ws, env });
+    assert.equal(bash.stdout, `1\n1\n0\nDENO_DIR=${env.DENO_DIR}\n`, bash.stderr);
+    assert.equal(Deno.readTextFileSync(bin), script);
+    // `deno task crab` runs with the same cache of crab's own, and keeps the script too.
+    const task = await run(DENO, [
+      "task",
+      "--quiet",
+      "--config",
+      join(ROOT, "deno.json"),
+      "crab",
+      "tool",
+      "bash",
+      JSON.stringify({ command }),
+    ], { cwd: ws, env });
+    assert.equal(task.stdout, `1\n1\n0\nDENO_DIR=${env.DENO_DIR}\n`, task.stderr);
+
     // Installing again replaces the command instead of failing.
     const again = await run(DENO, ["task", "--config", join(ROOT, "deno.json"), "install"], {
       cwd: ws,
@@ -91,16 +123,23 @@ Deno.test("deno task install puts a crab with the full preset's flags into DENO_
   }
 });
 
-Deno.test("deno task install --print shows the deno install command with the preset's flags", async () => {
+Deno.test("deno task install --print shows the script: the preset's flags, crab's own Deno cache, the user's DENO_DIR passed on", async () => {
   const r = await run(DENO, ["task", "--quiet", "install", "--print", "--name", "crab-dev"], {
     cwd: ROOT,
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" },
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/h", DENO_DIR: denoDir() },
   });
   assert.equal(r.code, 0, r.stderr);
+  const root = ROOT.replace(/\/$/, "");
   assert.equal(
     r.stdout,
-    `deno install --global --force --quiet --name crab-dev --config ${join(ROOT, "deno.json")} ` +
-      `${presetFlags("full").join(" ")} ${join(ROOT, "main.ts")}\n`,
+    "#!/bin/sh\n" +
+      `# crab from ${root}, written by \`deno task install\`. crab runs with a Deno cache of\n` +
+      "# its own, which its sandbox keeps out of reach of commands; the commands it starts get\n" +
+      "# the DENO_DIR set here.\n" +
+      `export CRAB_OUTER_DENO_DIR="\${DENO_DIR-}" CRAB_LAUNCHER='/h/.deno/bin/crab-dev' ` +
+      `DENO_DIR='${root}/.deno'\n` +
+      `exec deno run ${presetFlags("full").join(" ")} --quiet --config '${root}/deno.json' ` +
+      `'file://${root}/main.ts' "$@"\n`,
   );
   const bad = await run(DENO, ["task", "--quiet", "install", "--nope"], {
     cwd: ROOT,

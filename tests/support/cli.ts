@@ -69,6 +69,8 @@ export function sandbox(prefix = "crab-cli-"): Sandbox {
   const env: Record<string, string> = {
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     DENO_DIR: denoDir(),
+    // `deno task crab` runs crab with a cache of its own: this one, which has its packages.
+    CRAB_DENO_DIR: denoDir(),
     HOME: root,
     CRAB_HOME: home,
     XDG_CONFIG_HOME: config,

@@ -49,7 +49,6 @@ export function bwrapArgs(
     "--dev",
     "/dev",
   ];
-  for (const p of layout.masked) a.push("--ro-bind", "/dev/null", p);
   for (const p of layout.tmpfs) a.push("--tmpfs", p);
   for (const p of layout.reshown) a.push("--ro-bind", p, p);
   for (const p of layout.writable) a.push("--bind", p, p);
@@ -58,6 +57,8 @@ export function bwrapArgs(
   }
   for (const p of layout.readOnly) a.push("--ro-bind", p, p);
   for (const p of layout.placeholders) a.push("--ro-bind", opts.emptyDir, p);
+  // Last: a writable root bound later would show the socket again.
+  for (const p of layout.masked) a.push("--ro-bind", "/dev/null", p);
   a.push("--chdir", opts.cwd, "--", ...program);
   return a;
 }

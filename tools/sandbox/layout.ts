@@ -7,8 +7,8 @@
  * directory (a placeholder) so it cannot be created (other tools' config is
  * checked after the call instead, see `_watch.ts`); `/tmp` and the
  * user's runtime directory are private; sockets of daemons that would run
- * commands outside the sandbox (docker, podman, containerd, systemd, D-Bus) are
- * hidden.
+ * commands outside the sandbox (container engines and their VMs, LXD, libvirt,
+ * systemd, D-Bus: see `sockets.ts`) are hidden.
  *
  * A directory holding a protected path is also bind-mounted onto itself, so it
  * is a mount point: renaming `.git` away and putting a new one in its place
@@ -19,11 +19,13 @@
 
 import { dirname, join } from "node:path";
 import { dataDir } from "../host/data_dir.ts";
+import { ownRoots } from "../host/own_roots.ts";
 import { entryExists } from "../fs/exists.ts";
 import { findRepository, namesIn, type ProtectedPath, protectedPaths } from "../fs/protected.ts";
 import { gitDirsOf } from "../fs/git_dirs.ts";
 import { isWithin } from "../fs/workspace.ts";
 import type { SandboxPolicy } from "./policy.ts";
+import { daemonSockets } from "./sockets.ts";
 
 /** The mounts of one call, by kind, in the order bwrap applies them. */
 export interface Layout {
@@ -31,7 +33,7 @@ export interface Layout {
   net: boolean;
   /** Private, empty, writable directories (tmpfs). */
   tmpfs: string[];
-  /** Sockets and files hidden behind /dev/null. */
+  /** Sockets hidden behind /dev/null; applied last, so that no writable root covers them. */
   masked: string[];
   /** Paths shown again read-only above a tmpfs (agent sockets, spill files). */
   reshown: string[];
@@ -49,20 +51,6 @@ export interface Layout {
   /** Protected paths checked after the call (links replaced, files that appeared). */
   watched: ProtectedPath[];
 }
-
-/** Daemon sockets that run commands for whoever connects. */
-const DAEMON_SOCKETS = [
-  "/run/docker.sock",
-  "/var/run/docker.sock",
-  "/run/podman/podman.sock",
-  "/run/containerd/containerd.sock",
-  "/run/buildkit/buildkitd.sock",
-  "/run/dbus/system_bus_socket",
-  "/var/run/dbus/system_bus_socket",
-  "/run/systemd/private",
-  "/run/snapd.socket",
-  "/run/snapd-snap.socket",
-];
 
 function realOrNull(path: string): string | null {
   try {
@@ -84,12 +72,6 @@ function defaultRuntimeDir(): string {
 /** The host-wide part of the layout: daemon sockets, the runtime dir, key agents. */
 function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: string[] } {
   const env = Deno.env.toObject();
-  const masked = new Set<string>();
-  const dockerHost = env.DOCKER_HOST?.match(/^unix:\/\/(\/.+)$/)?.[1];
-  for (const p of [...DAEMON_SOCKETS, ...(dockerHost ? [dockerHost] : [])]) {
-    const real = realOrNull(p);
-    if (real && !Deno.lstatSync(real).isDirectory) masked.add(real);
-  }
   // The runtime dir holds the session bus (systemd-run --user runs anything) and user daemons.
   const runtimeDir = realOrNull(env.XDG_RUNTIME_DIR || defaultRuntimeDir()) ?? undefined;
   const reshown: string[] = [];
@@ -107,7 +89,8 @@ function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: strin
       reshown.push(real);
     }
   }
-  return { masked: [...masked], runtimeDir, reshown };
+  const masked = daemonSockets().filter((s) => !reshown.includes(s));
+  return { masked, runtimeDir, reshown };
 }
 
 /**
@@ -140,7 +123,8 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   const layout: Layout = {
     net: policy.net,
     tmpfs,
-    masked: sys.masked,
+    // Under a private directory a socket is hidden already.
+    masked: sys.masked.filter((m) => !tmpfs.some((t) => isWithin(t, m))),
     reshown,
     writable: [],
     readOnly: [],
@@ -185,6 +169,8 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   const data = realOrNull(dataDir());
   const readOnly = guarded.filter((p) => p.exists).map((p) => p.path);
   if (data) readOnly.push(data);
+  // crab's code and caches: a change there would run inside crab at its next start.
+  readOnly.push(...ownRoots(workspace));
   for (const path of readOnly) {
     const root = writableRoot(path);
     if (!root) continue;
