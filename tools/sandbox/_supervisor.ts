@@ -1,5 +1,8 @@
 /**
- * The supervisor: PID 1 of the sandbox's PID namespace. It
+ * The supervisor: PID 1 of the sandbox's PID namespace. It closes every
+ * descriptor above 2 that it was given (crab's parent may have left some
+ * without close-on-exec: a directory's would let the command write there
+ * through /proc/self/fd), then
  * runs `bash -c COMMAND` (stdin /dev/null, stderr merged into stdout), and
  * when crab closes its stdin (timeout, abort, crab gone) sends SIGTERM to
  * every process in the namespace. When the command ends it gives processes
@@ -20,6 +23,10 @@ export const LINGER_MS = 250;
 // No modules (POSIX alone costs more to load than the rest of the call): WNOHANG is 1 on Linux.
 const PERL = String.raw`
 my $cmd = $ARGV[0];
+opendir(my $fds, '/proc/self/fd') or die "crab-sandbox: /proc/self/fd: $!\n";
+my @inherited = grep { /^\d+$/ && $_ > 2 } readdir($fds);
+closedir($fds);
+for (@inherited) { if (open(my $h, '<&=', $_)) { close($h) } }
 pipe(my $wr, my $ww) or die "crab-sandbox: pipe: $!\n";
 $SIG{CHLD} = sub { syswrite($ww, "x") };
 $SIG{$_} = 'IGNORE' for qw(TERM INT HUP QUIT);
@@ -56,8 +63,12 @@ print STDERR "\ncrab-sandbox-status wait=$status others=$left\n";
 `;
 
 const BASH = String.raw`
+for f in /proc/self/fd/*; do
+  f=\${f##*/}
+  [ "$f" -gt 2 ] && eval "exec $f<&-"
+done
 exec 3<&0 0</dev/null
-bash -c "$1" 2>&1 &
+bash -c "$1" 2>&1 3<&- &
 c=$!
 trap '' TERM INT HUP QUIT
 { while read -r -u 3 _; do :; done; kill -TERM -1 2>/dev/null; } &
