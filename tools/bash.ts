@@ -172,6 +172,8 @@ interface Ending {
   timedOut: boolean;
   /** Background processes stopped when the command ended (sandbox only). */
   stopped: number;
+  /** What the sandbox's caps did, and what it cannot cap here (sandbox only). */
+  notes?: string[];
 }
 
 function finish(
@@ -186,6 +188,7 @@ function finish(
         "when the command ended (nothing a call starts outlives it).",
     );
   }
+  lines.push(...end.notes ?? []);
   if (end.timedOut) lines.push(`Timed out after ${timeoutMs} ms`);
   else if (end.signal) lines.push(`Killed by ${end.signal}`);
   else if (end.code !== 0) lines.push(`Exit code ${end.code}`);
@@ -305,7 +308,7 @@ async function runSandboxed(
       clearEnv: true,
     }).spawn();
   } catch (e) {
-    sc.release();
+    await sc.release();
     throw e;
   }
   const unregister = registerGroup(child.pid, "bash", child);
@@ -336,6 +339,7 @@ async function runSandboxed(
   });
 
   let status: Deno.CommandStatus;
+  let notes: string[] = [];
   try {
     status = await child.status;
     // Every writer lived in the sandbox, which is gone: the pipes close now.
@@ -348,7 +352,7 @@ async function runSandboxed(
     clearTimeout(killTimer);
     control.close().catch(() => {});
     unregister();
-    sc.release();
+    notes = await sc.release();
   }
   const stderr = new TextDecoder().decode(concat(statusBytes));
   const { status: supervised, rest } = parseStatus(stderr);
@@ -364,6 +368,7 @@ async function runSandboxed(
     signal: supervised ? supervised.signal : stopping ? "SIGKILL" : null,
     timedOut: state.timedOut,
     stopped: supervised?.others ?? 0,
+    notes,
   }, timeoutMs);
 }
 

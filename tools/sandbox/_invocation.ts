@@ -1,24 +1,42 @@
 /**
- * What bwrap is started with to run one program in a workspace's sandbox: the
- * layout for the workspace and policy, bwrap's argv for it, and the
- * placeholders held while it runs. bash's calls and the probe both come through
- * here, so the probe tries the very sandbox that bash gets.
+ * What bwrap is started with to run one command in a workspace's sandbox: the
+ * layout for the workspace and policy, the call's cgroups, bwrap's argv with
+ * the supervisor inside, and the placeholders held while it runs. bash's calls
+ * and the probe both come through here, so the probe tries the very sandbox
+ * that bash gets.
  *
  * @module
  */
 
 import { join } from "node:path";
 import { ensureDataDir } from "../host/data_dir.ts";
+import { ToolError } from "../tool.ts";
 import { bwrapArgs } from "./bwrap.ts";
+import { type CallGroup, callGroup, type CgroupPlan } from "./cgroup.ts";
+import { type ResolvedLimits, resolveLimits } from "./limits.ts";
 import { sandboxLayout } from "./layout.ts";
 import { holdPlaceholders } from "./_placeholders.ts";
+import { supervisorArgv } from "./_supervisor.ts";
 import type { SandboxPolicy } from "./policy.ts";
 
-/** bwrap's arguments for one program, and the release of what they hold. */
+/** bwrap's arguments for one command, and the release of what they hold. */
 export interface Invocation {
   args: string[];
-  /** Removes this invocation's placeholders; call once bwrap has exited. */
-  release(): void;
+  /**
+   * Removes this invocation's placeholders and cgroups; call once bwrap has
+   * exited. Returns what the caps did to the command (lines for its result).
+   */
+  release(): Promise<string[]>;
+}
+
+/** What this machine's sandbox can do besides the basics, as the probe found. */
+export interface Features {
+  /** bwrap knows `--disable-userns` (0.8.0 and later). */
+  disableUserns: boolean;
+  /** bwrap knows `--size` for a tmpfs. */
+  tmpSize: boolean;
+  /** Where the caps' cgroups go, when this process can make any. */
+  cgroups?: CgroupPlan;
 }
 
 /** An empty, read-only directory in crab's data dir, the source of every placeholder. */
@@ -32,18 +50,63 @@ function emptyDir(): string {
   return dir;
 }
 
+/** The call's cgroups; `sandbox_failed` when they cannot be made (the plan said they could). */
+async function groupFor(
+  plan: CgroupPlan | undefined,
+  limits: ResolvedLimits,
+): Promise<CallGroup | undefined> {
+  if (!plan?.parents.length) return undefined;
+  try {
+    return await callGroup(plan, limits);
+  } catch (e) {
+    throw new ToolError(
+      "sandbox_failed",
+      `Cannot run the command in the sandbox: cannot make its cgroup: ${
+        e instanceof Error ? e.message : e
+      }`,
+      "This is a problem of the machine's sandbox setup, not of the command; tell the user.",
+    );
+  }
+}
+
 /**
- * bwrap's arguments that run `program` in `workspace` under `policy`, its
- * placeholders held until `release()`. `disableUserns`: bwrap knows
- * `--disable-userns` (0.8.0 and later).
+ * bwrap's arguments that run `command` under the supervisor (`perl`, else bash)
+ * in `workspace` under `policy`, its placeholders and cgroups held until
+ * `release()`.
  */
-export function invocation(
+export async function invocation(
   workspace: string,
   policy: SandboxPolicy,
-  program: readonly string[],
-  disableUserns: boolean,
-): Invocation {
+  command: string,
+  perl: string | undefined,
+  features: Features,
+): Promise<Invocation> {
   const layout = sandboxLayout(workspace, policy);
-  const args = bwrapArgs(layout, program, { cwd: workspace, disableUserns, emptyDir: emptyDir() });
-  return { args, release: holdPlaceholders(layout.placeholders) };
+  const limits = resolveLimits(policy.limits, features.cgroups?.memTotal);
+  const group = await groupFor(features.cgroups, limits);
+  // Inside, the groups' cgroup.procs files sit in the sandbox's own /dev.
+  const files = new Map(group?.procs.map((p, i) => [`/dev/.crab-cgroup-${i}`, p]));
+  let args: string[];
+  let releasePlaceholders: () => void;
+  try {
+    args = bwrapArgs(layout, supervisorArgv(command, perl, [...files.keys()]), {
+      cwd: workspace,
+      disableUserns: features.disableUserns,
+      emptyDir: emptyDir(),
+      tmpSize: features.tmpSize ? limits.tmp : undefined,
+      files,
+      hostCgroupNamespace: features.cgroups?.namespace === false,
+    });
+    releasePlaceholders = holdPlaceholders(layout.placeholders);
+  } catch (e) {
+    await group?.finish();
+    throw e;
+  }
+  return {
+    args,
+    release() {
+      releasePlaceholders();
+      return group?.finish() ?? Promise.resolve([]);
+    },
+  };
 }
