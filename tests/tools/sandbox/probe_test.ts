@@ -15,7 +15,7 @@ import { sandboxCommand } from "../../../tools/sandbox/mod.ts";
  * record, NUL-separated, ended by \x01: the supervisor's script spans lines) to a log, then prints `stderr` and exits 1 when its
  * arguments contain `failOn`, else exits 0.
  */
-function standIn(failOn?: string, stderr = "") {
+function standIn(failOn?: string, stderr = "", realKeeper = false) {
   const root = Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-probe-" });
   const ws = join(root, "ws");
   const bin = join(root, "bin");
@@ -27,6 +27,7 @@ function standIn(failOn?: string, stderr = "") {
   Deno.writeTextFileSync(
     join(bin, "bwrap"),
     `#!/bin/sh
+${realKeeper ? `case " $* " in *" --dev-bind "*) exec '${REAL_BWRAP}' "$@";; esac` : ""}
 printf '%s\\0' "$@" >> '${log}'; printf '\\001' >> '${log}'
 ${failOn ? `case " $* " in *" ${failOn} "*) cat '${complaint}' >&2; exit 1;; esac` : ""}
 exit 0
@@ -55,6 +56,21 @@ exit 0
     },
   };
 }
+
+/** The installed bwrap, and whether crab gets cgroups here (before any test changes PATH). */
+const REAL_BWRAP = new TextDecoder().decode(
+  new Deno.Command("sh", { args: ["-c", "command -v bwrap"], stdout: "piped" }).outputSync().stdout,
+).trim();
+const realCgroups = await (async () => {
+  const ws = Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-probe-real-" });
+  try {
+    const status = await sandboxStatus(ws);
+    return status.ok && status.cgroups !== undefined;
+  } finally {
+    resetSandboxStatus();
+    Deno.removeSync(ws, { recursive: true });
+  }
+})();
 
 Deno.test("sandboxStatus() runs true in the very sandbox bash gets: same namespaces and mounts", async () => {
   using s = standIn();
@@ -131,4 +147,24 @@ Deno.test("sandboxStatus() leaves out --size when bwrap does not know it, and sa
     /it cannot cap the size of \/tmp \(this bubblewrap does not know --size; 0\.8\.0 does\)/,
   );
   assert.deepEqual(s.runs().map((r) => r.includes("--size")), [true, false]);
+});
+
+Deno.test({
+  name: "sandboxStatus() runs without cgroups when the supervisor cannot join them, and says why",
+  ignore: !realCgroups,
+  fn: async () => {
+    using s = standIn(
+      "/dev/.crab-cgroup-0",
+      "crab-sandbox: cannot join the cgroup /dev/.crab-cgroup-0: Permission denied",
+      true,
+    );
+    const status = await sandboxStatus(s.ws);
+    assert.ok(status.ok);
+    assert.equal(status.cgroups, undefined);
+    assert.match(
+      status.uncapped ?? "",
+      /^Note: the sandbox here cannot cap the number of processes or memory \(cannot join the cgroup \/dev\/\.crab-cgroup-0: Permission denied\); crab can where/,
+    );
+    assert.deepEqual(s.runs().map((r) => r.includes("/dev/.crab-cgroup-0")), [true, false]);
+  },
 });
