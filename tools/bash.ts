@@ -167,13 +167,16 @@ function outputSink(onOutput?: (text: string) => void) {
 
 /** What ended a call, before it is put into words. */
 interface Ending {
-  /** What crab did after the call to keep protected paths protected. */
-  notes?: readonly string[];
   code: number | null;
   signal: string | null;
   timedOut: boolean;
   /** Background processes stopped when the command ended (sandbox only). */
   stopped: number;
+  /**
+   * What the sandbox's caps did, what it cannot cap here, and what crab did to
+   * keep protected paths protected (sandbox only).
+   */
+  notes?: string[];
 }
 
 function finish(
@@ -308,7 +311,7 @@ async function runSandboxed(
       clearEnv: true,
     }).spawn();
   } catch (e) {
-    sc.release();
+    await sc.release();
     throw e;
   }
   const unregister = registerGroup(child.pid, "bash", child);
@@ -352,7 +355,7 @@ async function runSandboxed(
     clearTimeout(killTimer);
     control.close().catch(() => {});
     unregister();
-    notes = sc.release();
+    notes = await sc.release();
   }
   const stderr = new TextDecoder().decode(concat(statusBytes));
   const { status: supervised, rest } = parseStatus(stderr);

@@ -12,12 +12,15 @@ import { join } from "node:path";
 import { configDir } from "../../tools/host/data_dir.ts";
 import { osaDistance } from "../cli/suggest.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../../tools/sandbox/mode.ts";
+import { limitsProblem } from "../../tools/sandbox/limits.ts";
 
 /** The `sandbox` setting: how far bash reaches. User config only. */
 export interface SandboxSettings {
   mode?: SandboxMode;
   /** Paths outside the workspace that commands may write (`~/` allowed). */
   writable?: string[];
+  /** Caps of one command: `{"processes": 4096, "memory": "8G", "tmp": "1G"}`. */
+  limits?: { processes?: number; memory?: string | number; tmp?: string | number };
 }
 
 /** Every setting a config file may hold. */
@@ -82,7 +85,7 @@ const KINDS: Record<keyof Settings, FieldKind> = {
   contextWindow: POSITIVE_INT,
   telemetry: BOOLEAN,
   sandbox: {
-    want: "an object with mode and writable",
+    want: "an object with mode, writable and limits",
     ok: (v) => sandboxProblem(v) === undefined,
     problem: (v) => sandboxProblem(v),
   },
@@ -100,7 +103,10 @@ function sandboxProblem(value: unknown): string | undefined {
       if (!Array.isArray(v) || !v.every((p) => typeof p === "string" && /^(\/|~\/|~$)/.test(p))) {
         return 'field "sandbox.writable" must be an array of absolute paths (or ~/...)';
       }
-    } else return `unknown field "sandbox.${k}" (known: mode, writable)`;
+    } else if (k === "limits") {
+      const problem = limitsProblem(v);
+      if (problem) return problem;
+    } else return `unknown field "sandbox.${k}" (known: mode, writable, limits)`;
   }
   return undefined;
 }

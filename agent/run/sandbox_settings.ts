@@ -1,8 +1,9 @@
 /**
  * The sandbox a run's commands get: the mode from `--sandbox`, else the user's
  * config, else workspace-write; the network when the run grants the `net`
- * class on the command line or in the user's config; extra writable paths from
- * the user's config. A project file never decides any of it.
+ * class on the command line or in the user's config; extra writable paths and
+ * the caps of a command (processes, memory, /tmp) from the user's config. A
+ * project file never decides any of it.
  *
  * @module
  */
@@ -10,6 +11,7 @@
 import { join } from "node:path";
 import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
 import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../../tools/sandbox/mode.ts";
+import { limitsFromConfig } from "../../tools/sandbox/limits.ts";
 import type { AllowedClass } from "../../tools/call/approval.ts";
 import { ConfigError, configPaths, readSettings, type Settings } from "./config.ts";
 
@@ -35,6 +37,7 @@ export function sandboxPolicy(src: SandboxSources): SandboxPolicy {
     mode: src.flag ?? src.user.sandbox?.mode ?? DEFAULT_SANDBOX_MODE,
     net: allow.includes("net"),
     writable: (src.user.sandbox?.writable ?? []).map(expandHome),
+    ...(src.user.sandbox?.limits ? { limits: limitsFromConfig(src.user.sandbox.limits) } : {}),
   };
 }
 

@@ -1,9 +1,9 @@
 /**
- * What bwrap is started with to run one program in a workspace's sandbox: the
- * layout for the workspace and policy, bwrap's argv for it, the placeholders
- * held and the private git views kept while it runs, and the checks after it.
- * bash's calls and the probe both come through here, so the probe tries the
- * very sandbox that bash gets.
+ * What bwrap is started with to run one command in a workspace's sandbox: the
+ * layout for the workspace and policy, the call's cgroups, bwrap's argv with
+ * the supervisor inside, the placeholders held and the private git views kept
+ * while it runs, and the checks after it. bash's calls and the probe both come
+ * through here, so the probe tries the very sandbox that bash gets.
  *
  * @module
  */
@@ -11,21 +11,26 @@
 import { join, relative } from "node:path";
 import { isWithin } from "../fs/workspace.ts";
 import { ensureDataDir } from "../host/data_dir.ts";
+import { ToolError } from "../tool.ts";
 import { bwrapArgs } from "./bwrap.ts";
+import { type CallGroup, callGroup, type CgroupPlan } from "./cgroup.ts";
+import { type ResolvedLimits, resolveLimits } from "./limits.ts";
 import { prepareGitViews } from "./git_view.ts";
 import { sandboxLayout } from "./layout.ts";
 import { holdPlaceholders } from "./_placeholders.ts";
 import { watchProtected } from "./_watch.ts";
+import { supervisorArgv } from "./_supervisor.ts";
 import type { SandboxPolicy } from "./policy.ts";
 
-/** bwrap's arguments for one program, and the release of what they hold. */
+/** bwrap's arguments for one command, and the release of what they hold. */
 export interface Invocation {
   args: string[];
   /**
    * Call once bwrap has exited: gives back what git wrote, checks the protected
-   * paths, removes placeholders. Returns notes for the command's result.
+   * paths, removes placeholders and cgroups. Returns notes for the command's
+   * result: what the caps did, what crab did to keep protected paths protected.
    */
-  release(): string[];
+  release(): Promise<string[]>;
 }
 
 /** An empty regular file or directory: what a placeholder looks like. */
@@ -41,6 +46,16 @@ function isEmpty(path: string): boolean {
   }
 }
 
+/** What this machine's sandbox can do besides the basics, as the probe found. */
+export interface Features {
+  /** bwrap knows `--disable-userns` (0.8.0 and later). */
+  disableUserns: boolean;
+  /** bwrap knows `--size` for a tmpfs. */
+  tmpSize: boolean;
+  /** Where the caps' cgroups go, when this process can make any. */
+  cgroups?: CgroupPlan;
+}
+
 /** An empty, read-only directory in crab's data dir, the source of every placeholder. */
 function emptyDir(): string {
   const dir = join(ensureDataDir("sandbox"), "empty");
@@ -52,53 +67,84 @@ function emptyDir(): string {
   return dir;
 }
 
+/** The call's cgroups; `sandbox_failed` when they cannot be made (the plan said they could). */
+async function groupFor(
+  plan: CgroupPlan | undefined,
+  limits: ResolvedLimits,
+): Promise<CallGroup | undefined> {
+  if (!plan?.parents.length) return undefined;
+  try {
+    return await callGroup(plan, limits);
+  } catch (e) {
+    throw new ToolError(
+      "sandbox_failed",
+      `Cannot run the command in the sandbox: cannot make its cgroup: ${
+        e instanceof Error ? e.message : e
+      }`,
+      "This is a problem of the machine's sandbox setup, not of the command; tell the user.",
+    );
+  }
+}
+
 /**
- * bwrap's arguments that run `program` in `workspace` under `policy`, its
- * placeholders held until `release()`. `disableUserns`: bwrap knows
- * `--disable-userns` (0.8.0 and later).
+ * bwrap's arguments that run `command` under the supervisor (`perl`, else bash)
+ * in `workspace` under `policy`, its placeholders and cgroups held until
+ * `release()`.
  */
-export function invocation(
+export async function invocation(
   workspace: string,
   policy: SandboxPolicy,
-  program: readonly string[],
-  disableUserns: boolean,
-): Invocation {
+  command: string,
+  perl: string | undefined,
+  features: Features,
+): Promise<Invocation> {
   const layout = sandboxLayout(workspace, policy);
+  const limits = resolveLimits(policy.limits, features.cgroups?.memTotal);
+  const group = await groupFor(features.cgroups, limits);
+  // Inside, the groups' cgroup.procs files sit in the sandbox's own /dev.
+  const files = new Map(group?.procs.map((p, i) => [`/dev/.crab-cgroup-${i}`, p]));
   const watch = watchProtected(workspace, layout.watched);
-  const views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
-  let releasePlaceholders = () => {};
+  let views: ReturnType<typeof prepareGitViews> | undefined;
   let args: string[];
+  let releasePlaceholders = () => {};
   try {
+    views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
     // A protected path that is empty may be another call's placeholder.
-    const empty = layout.readOnly.filter(isEmpty);
-    const held = holdPlaceholders(layout.placeholders, empty);
+    const held = holdPlaceholders(layout.placeholders, layout.readOnly.filter(isEmpty));
     releasePlaceholders = held.release;
     layout.placeholders = held.paths;
     layout.readOnly = layout.readOnly.filter((p) => !held.paths.some((h) => isWithin(h, p)));
-    args = bwrapArgs(layout, program, {
+    args = bwrapArgs(layout, supervisorArgv(command, perl, [...files.keys()]), {
       cwd: workspace,
-      disableUserns,
+      disableUserns: features.disableUserns,
       emptyDir: emptyDir(),
+      tmpSize: features.tmpSize ? limits.tmp : undefined,
+      files,
+      hostCgroupNamespace: features.cgroups?.namespace === false,
       gitMounts: views.mounts,
     });
   } catch (e) {
     releasePlaceholders();
-    views.discard();
+    views?.discard();
+    await group?.finish();
     throw e;
   }
   let released = false;
+  const gitViews = views;
   return {
     args,
-    release() {
+    async release() {
       if (released) return [];
       released = true;
+      let notes: string[] = [];
       try {
-        const notes = views.giveBack();
+        notes = gitViews.giveBack();
         releasePlaceholders();
-        return [...notes, ...watch.check()];
+        notes.push(...watch.check());
       } finally {
-        views.discard();
+        gitViews.discard();
       }
+      return [...(await group?.finish() ?? []), ...notes];
     },
   };
 }

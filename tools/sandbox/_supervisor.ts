@@ -1,11 +1,17 @@
 /**
- * The supervisor: PID 1 of the sandbox's PID namespace. It
+ * The supervisor: PID 1 of the sandbox's PID namespace. It closes every
+ * descriptor above 2 that it was given (crab's parent may have left some
+ * without close-on-exec: a directory's would let the command write there
+ * through /proc/self/fd), joins the call's cgroups (the files named after the
+ * command), then
  * runs `bash -c COMMAND` (stdin /dev/null, stderr merged into stdout), and
  * when crab closes its stdin (timeout, abort, crab gone) sends SIGTERM to
  * every process in the namespace. When the command ends it gives processes
  * still holding on up to 250 ms to finish, counts those left, writes one status
  * line on its own stderr and exits: the kernel then kills everything left in
- * the namespace, whatever it did to leave its process group.
+ * the namespace, whatever it did to leave its process group. As PID 1 it
+ * inherits every orphan and reaps it, so that zombies never count against the
+ * sandbox's process cap.
  *
  * bwrap reports a child killed by signal N as exit code 128+N, so the status
  * comes from the supervisor instead: perl gives the exact wait status; where
@@ -19,9 +25,20 @@ export const LINGER_MS = 250;
 
 // No modules (POSIX alone costs more to load than the rest of the call): WNOHANG is 1 on Linux.
 const PERL = String.raw`
-my $cmd = $ARGV[0];
+my ($cmd, @groups) = @ARGV;
+opendir(my $fds, '/proc/self/fd') or die "crab-sandbox: /proc/self/fd: $!\n";
+my @inherited = grep { /^\d+$/ && $_ > 2 } readdir($fds);
+closedir($fds);
+for (@inherited) { if (open(my $h, '<&=', $_)) { close($h) } }
+for my $g (@groups) {
+  my $f;
+  open($f, '>', $g) && syswrite($f, '0') or die "crab-sandbox: cannot join the cgroup $g: $!\n";
+  close($f);
+}
 pipe(my $wr, my $ww) or die "crab-sandbox: pipe: $!\n";
-$SIG{CHLD} = sub { syswrite($ww, "x") };
+# One wake-up byte at a time: a storm of SIGCHLD must not fill the pipe and block the handler.
+my $woken = 0;
+$SIG{CHLD} = sub { syswrite($ww, "x") unless $woken++ };
 $SIG{$_} = 'IGNORE' for qw(TERM INT HUP QUIT);
 my $pid = fork() // die "crab-sandbox: fork: $!\n";
 if ($pid == 0) {
@@ -31,12 +48,15 @@ if ($pid == 0) {
   print STDERR "bash: $!\n"; exit 127;
 }
 my ($status, $ctl) = (undef, 1);
+# As PID 1 it inherits every orphan: reaped here, their zombies do not count against the cap.
+sub reap { while ((my $w = waitpid(-1, 1)) > 0) { $status = $? if $w == $pid } }
 while (1) {
-  if (waitpid($pid, 1) == $pid) { $status = $?; last }
+  reap();
+  last if defined $status;
   my $rin = ''; vec($rin, fileno($wr), 1) = 1; vec($rin, 0, 1) = 1 if $ctl;
   my $n = select(my $rout = $rin, undef, undef, undef);
   next if $n <= 0;
-  sysread($wr, my $drain, 512) if vec($rout, fileno($wr), 1);
+  if (vec($rout, fileno($wr), 1)) { sysread($wr, my $drain, 512); $woken = 0 }
   if ($ctl && vec($rout, 0, 1) && !sysread(STDIN, my $buf, 512)) { $ctl = 0; kill('TERM', -1) }
 }
 sub others {
@@ -51,13 +71,20 @@ sub others {
 my $left = others();
 for (my $i = 0; $left > 0 && $i < ${
   LINGER_MS / 10
-}; $i++) { select(undef, undef, undef, 0.01); $left = others() }
+}; $i++) { select(undef, undef, undef, 0.01); reap(); $left = others() }
 print STDERR "\ncrab-sandbox-status wait=$status others=$left\n";
 `;
 
 const BASH = String.raw`
+for f in /proc/self/fd/*; do
+  f=\${f##*/}
+  [ "$f" -gt 2 ] && eval "exec $f<&-"
+done
+for g in "\${@:2}"; do
+  printf 0 2>/dev/null > "$g" || { echo "crab-sandbox: cannot join the cgroup $g" >&2; exit 125; }
+done
 exec 3<&0 0</dev/null
-bash -c "$1" 2>&1 &
+bash -c "$1" 2>&1 3<&- &
 c=$!
 trap '' TERM INT HUP QUIT
 { while read -r -u 3 _; do :; done; kill -TERM -1 2>/dev/null; } &
@@ -81,12 +108,18 @@ done
 printf '\ncrab-sandbox-status code=%d others=%d\n' "$s" "$n" >&2
 `;
 
-/** The argv that runs `command` under the supervisor (perl when given, else bash). */
-export function supervisorArgv(command: string, perl?: string): string[] {
+/**
+ * The argv that runs `command` under the supervisor (perl when given, else
+ * bash), after it joined the cgroups whose cgroup.procs files are `groups`.
+ */
+export function supervisorArgv(command: string, perl?: string, groups: string[] = []): string[] {
   return perl
-    ? [perl, "-e", PERL, "--", command]
-    : ["bash", "-c", BASH.replaceAll("\\${", "${"), "crab-sandbox", command];
+    ? [perl, "-e", PERL, "--", command, ...groups]
+    : ["bash", "-c", BASH.replaceAll("\\${", "${"), "crab-sandbox", command, ...groups];
 }
+
+/** What the supervisor says on stderr when it cannot join a cgroup. */
+export const JOIN_FAILED = /^crab-sandbox: (cannot join the cgroup .*)$/m;
 
 /** How the command ended, as the supervisor saw it. */
 export interface SupervisedStatus {

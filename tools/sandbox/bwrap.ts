@@ -1,8 +1,9 @@
 /**
  * The bubblewrap command line for a layout: new user, PID, network, IPC, UTS
- * and cgroup namespaces, no capabilities, no nested user namespaces, a fresh
+ * and (unless told otherwise) cgroup namespaces, no capabilities, no nested user namespaces, a fresh
  * /proc and a minimal /dev, the host's root read-only, then the layout's
- * mounts in order (later mounts cover earlier ones). The program (the
+ * mounts in order (later mounts cover earlier ones), each private tmpfs of
+ * a bounded size. The program (the
  * supervisor) runs as the namespace's PID 1: when it exits, the kernel kills
  * every process left in the namespace.
  *
@@ -22,7 +23,16 @@ export interface BwrapOptions {
   emptyDir: string;
   /** The private views of the git directories, after the writable roots. */
   gitMounts?: readonly Mount[];
+  /** Bytes each tmpfs may hold (bwrap's `--size`, which older bubblewraps do not know). */
+  tmpSize?: number;
+  /** Files bound writable at the paths inside (the call's cgroup.procs files), by path inside. */
+  files?: ReadonlyMap<string, string>;
+  /** Keep the host's cgroup namespace (a cgroup outside crab's own is joined from inside). */
+  hostCgroupNamespace?: boolean;
 }
+
+/** The namespaces of `--unshare-all` but the cgroup namespace. */
+const ALL_BUT_CGROUP = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"];
 
 /** bwrap's arguments (without the program) that run `program` inside `layout`. */
 export function bwrapArgs(
@@ -33,7 +43,7 @@ export function bwrapArgs(
   const a = [
     "--die-with-parent",
     "--new-session",
-    "--unshare-all",
+    ...(opts.hostCgroupNamespace ? ALL_BUT_CGROUP : ["--unshare-all"]),
     "--unshare-user",
     // The supervisor is PID 1 itself: one process less, and nothing inside can kill it.
     "--as-pid-1",
@@ -49,7 +59,9 @@ export function bwrapArgs(
     "--dev",
     "/dev",
   ];
-  for (const p of layout.tmpfs) a.push("--tmpfs", p);
+  for (const [inside, host] of opts.files ?? []) a.push("--bind", host, inside);
+  const size = opts.tmpSize ? ["--size", String(opts.tmpSize)] : [];
+  for (const p of layout.tmpfs) a.push(...size, "--tmpfs", p);
   for (const p of layout.reshown) a.push("--ro-bind", p, p);
   for (const p of layout.writable) a.push("--bind", p, p);
   for (const m of opts.gitMounts ?? []) {

@@ -1,10 +1,12 @@
 /**
  * The sandbox for commands, as the bash tool uses it: is it available here,
  * and what to start for one command (bwrap with the session's layout, the
- * supervisor inside). Linux only, through bubblewrap; elsewhere, and wherever
- * bubblewrap cannot create its namespaces, commands are refused with a
- * `sandbox_unavailable` error that says how to fix it. There is no silent
- * fallback: only `danger-full-access` runs commands unsandboxed.
+ * supervisor inside, the call's cgroups). Linux only, through bubblewrap;
+ * elsewhere, and wherever bubblewrap cannot create its namespaces, commands
+ * are refused with a `sandbox_unavailable` error that says how to fix it.
+ * There is no silent fallback: only `danger-full-access` runs commands
+ * unsandboxed. What the machine cannot cap (processes, memory, /tmp) is said
+ * once per process, in the first command's result.
  *
  * @module
  */
@@ -13,7 +15,6 @@ import { ToolError } from "../tool.ts";
 import type { Session } from "../session.ts";
 import { invocation } from "./_invocation.ts";
 import { sandboxStatus } from "./probe.ts";
-import { supervisorArgv } from "./_supervisor.ts";
 
 export { parseStatus, type SupervisedStatus } from "./_supervisor.ts";
 export { sweepPlaceholders } from "./_placeholders.ts";
@@ -26,9 +27,11 @@ export interface SandboxedCommand {
   args: string[];
   /**
    * Call once bwrap has exited: gives back what git wrote, checks protected
-   * paths, removes placeholders. Returns notes for the command's result.
+   * paths, removes placeholders and cgroups. Returns lines for the call's
+   * result: what the caps did to the command, once per process what is not
+   * capped here, and what crab did to keep protected paths protected.
    */
-  release(): string[];
+  release(): Promise<string[]>;
 }
 
 /** The error a command gets when there is no working sandbox. */
@@ -40,18 +43,22 @@ export function unavailable(reason: string, hint: string): ToolError {
   );
 }
 
+let uncappedSaid = false;
+
 /**
  * What to start for `command` in `session`'s sandbox. Throws `sandbox_unavailable`
- * when the sandbox does not work here.
+ * when the sandbox does not work here, `sandbox_failed` when the call's cgroup
+ * cannot be made.
  */
 export async function sandboxCommand(session: Session, command: string): Promise<SandboxedCommand> {
   const status = await sandboxStatus(session.workspace, session.sandbox);
   if (!status.ok) throw unavailable(status.reason, status.hint);
-  const { args, release } = invocation(
-    session.workspace,
-    session.sandbox,
-    supervisorArgv(command, status.perl),
-    status.disableUserns,
-  );
-  return { program: status.bwrap, args, release };
+  const run = await invocation(session.workspace, session.sandbox, command, status.perl, status);
+  const notice = status.uncapped && !uncappedSaid ? status.uncapped : undefined;
+  uncappedSaid ||= notice !== undefined;
+  return {
+    program: status.bwrap,
+    args: run.args,
+    release: async () => [...await run.release(), ...(notice ? [notice] : [])],
+  };
 }

@@ -1,12 +1,13 @@
 /**
  * What a session's sandbox allows bash: the mode, whether the network is on,
- * and the extra writable paths from the user's config. Set on the session by
+ * the extra writable paths and the resource limits from the user's config. Set on the session by
  * the front end; the tool layer only reads it.
  *
  * @module
  */
 
 import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "./mode.ts";
+import type { SandboxLimits } from "./limits.ts";
 
 /** The sandbox settings of one session. */
 export interface SandboxPolicy {
@@ -15,6 +16,8 @@ export interface SandboxPolicy {
   readonly net: boolean;
   /** Absolute paths outside the workspace that commands may write (`sandbox.writable`). */
   readonly writable: readonly string[];
+  /** Processes, memory and /tmp of one command (`sandbox.limits`); absent ones take the defaults. */
+  readonly limits?: SandboxLimits;
 }
 
 /** The policy of a session nobody configured: workspace-write, no network. */

@@ -3,14 +3,19 @@
  * workspace and policy: the platform, bubblewrap on PATH (never one inside the
  * workspace, which a repository could ship), and one real run of `true` in the
  * sandbox bash would get there, through the same invocation: the same
- * namespaces, mounts and placeholders. There is no fallback: when this says
- * no, bash is refused with the reason and the fix.
+ * namespaces, mounts, placeholders, supervisor and cgroups. There is no
+ * fallback: when this says no, bash is refused with the reason and the fix.
+ * What an older bubblewrap or the machine cannot limit (the size of /tmp,
+ * processes, memory) is left out and said once.
  *
  * @module
  */
 
 import { findProgram } from "../host/find_program.ts";
-import { invocation } from "./_invocation.ts";
+import { type Features, invocation } from "./_invocation.ts";
+import { JOIN_FAILED } from "./_supervisor.ts";
+import { type CgroupPlan, planCgroups } from "./cgroup.ts";
+import { startKeeper } from "./_keeper.ts";
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "./policy.ts";
 
 /** What the probe found. */
@@ -23,6 +28,12 @@ export type SandboxStatus =
     perl?: string;
     /** bwrap knows `--disable-userns` (0.8.0 and later). */
     disableUserns: boolean;
+    /** bwrap knows `--size`: the private /tmp has a size. */
+    tmpSize: boolean;
+    /** Where the process and memory caps' cgroups go; absent when none can be made. */
+    cgroups?: CgroupPlan;
+    /** What is not capped here and how to change that (one notice), when something is not. */
+    uncapped?: string;
   }
   | { ok: false; reason: string; hint: string };
 
@@ -45,6 +56,7 @@ const UPDATE_HINT = "Install a newer bubblewrap (crab's sandbox uses options thi
 
 /** bwrap's complaint about an option it does not know (older bubblewraps). */
 const UNKNOWN_OPTION = /unknown option|unrecognized option/i;
+const UNKNOWN_SIZE = /(unknown|unrecognized) option:? '?--size\b/i;
 
 /** What to do about bwrap's first line of complaint. */
 function hintFor(detail: string): string {
@@ -60,9 +72,10 @@ async function tryRun(
   bwrap: string,
   workspace: string,
   policy: SandboxPolicy,
-  disableUserns: boolean,
+  perl: string | undefined,
+  features: Features,
 ): Promise<{ ok: boolean; err: string }> {
-  const run = invocation(workspace, policy, ["true"], disableUserns);
+  const run = await invocation(workspace, policy, "true", perl, features);
   try {
     const out = await new Deno.Command(bwrap, {
       args: run.args,
@@ -73,8 +86,53 @@ async function tryRun(
     }).output();
     return { ok: out.success, err: new TextDecoder().decode(out.stderr).trim() };
   } finally {
-    run.release();
+    await run.release();
   }
+}
+
+const CGROUP_HINT = "crab can where it runs as root or in a cgroup delegated to the user " +
+  "(systemd-run --user --scope -p Delegate=yes crab ...)";
+
+/** The one notice about what bash's commands are not held to here, or undefined. */
+function uncappedNotice(
+  features: Features,
+  plan: CgroupPlan,
+  cgroupProblem: string | undefined,
+): string | undefined {
+  const parts: string[] = [];
+  const missing = features.cgroups ? plan.missing : ["pids", "memory"];
+  if (missing.length) {
+    const what = missing.map((c) => c === "pids" ? "the number of processes" : "memory")
+      .join(" or ");
+    const why = cgroupProblem ?? plan.why ?? "no cgroup is writable";
+    parts.push(`cannot cap ${what} (${why}); ${CGROUP_HINT}`);
+  }
+  if (!features.tmpSize) {
+    parts.push("cannot cap the size of /tmp (this bubblewrap does not know --size; 0.8.0 does)");
+  }
+  return parts.length
+    ? `Note: the sandbox here ${parts.join("; it ")}. A runaway command can exhaust the machine.`
+    : undefined;
+}
+
+let planned: Promise<CgroupPlan> | undefined;
+
+/** Where the caps' cgroups go, found once per process by the keeper (which needs perl). */
+function cgroups(bwrap: string, perl: string | undefined): Promise<CgroupPlan> {
+  const none = (why: string): CgroupPlan => ({
+    parents: [],
+    namespace: true,
+    missing: ["pids", "memory"],
+    why,
+    memTotal: 0,
+  });
+  if (!perl) {
+    return Promise.resolve(none("crab keeps its cgroups with perl, which is not installed"));
+  }
+  planned ??= (async () => await planCgroups(startKeeper(bwrap, perl)))().catch((e) =>
+    none(`the cgroup keeper failed: ${e instanceof Error ? e.message : e}`)
+  );
+  return planned;
 }
 
 async function probe(workspace: string, policy: SandboxPolicy): Promise<SandboxStatus> {
@@ -89,21 +147,46 @@ async function probe(workspace: string, policy: SandboxPolicy): Promise<SandboxS
   if (!bwrap) {
     return { ok: false, reason: "bubblewrap (bwrap) is not installed", hint: INSTALL_HINT };
   }
-  // A build without the exec class may not start bwrap: Deno's NotCapable goes up as is
-  // (dispatch records it as a denied call).
-  const first = await tryRun(bwrap, workspace, policy, true);
-  if (first.ok) return { ok: true, bwrap, perl: findProgram("perl"), disableUserns: true };
-  // bubblewrap before 0.8 does not know --disable-userns.
-  const second = UNKNOWN_OPTION.test(first.err)
-    ? await tryRun(bwrap, workspace, policy, false)
-    : first;
-  if (second.ok) return { ok: true, bwrap, perl: findProgram("perl"), disableUserns: false };
-  const detail = second.err.split("\n")[0] || "bwrap failed";
-  return {
-    ok: false,
-    reason: `bubblewrap cannot create the sandbox here: ${detail}`,
-    hint: hintFor(detail),
+  const perl = findProgram("perl");
+  const plan = await cgroups(bwrap, perl);
+  const features: Features = {
+    disableUserns: true,
+    tmpSize: true,
+    cgroups: plan.parents.length ? plan : undefined,
   };
+  let cgroupProblem: string | undefined;
+  // A build without the exec class may not start bwrap: Deno's NotCapable goes up as is
+  // (dispatch records it as a denied call). Each retry leaves out one thing; four at most.
+  for (let i = 0;; i++) {
+    const run = await tryRun(bwrap, workspace, policy, perl, features);
+    if (run.ok) {
+      const uncapped = uncappedNotice(features, plan, cgroupProblem);
+      return {
+        ok: true,
+        bwrap,
+        perl,
+        disableUserns: features.disableUserns,
+        tmpSize: features.tmpSize,
+        ...(features.cgroups ? { cgroups: features.cgroups } : {}),
+        ...(uncapped ? { uncapped } : {}),
+      };
+    }
+    const detail = run.err.split("\n")[0] || "bwrap failed";
+    if (i < 3 && UNKNOWN_SIZE.test(run.err) && features.tmpSize) features.tmpSize = false;
+    // bubblewrap before 0.8 does not know --disable-userns.
+    else if (i < 3 && UNKNOWN_OPTION.test(run.err) && features.disableUserns) {
+      features.disableUserns = false;
+    } else if (i < 3 && JOIN_FAILED.test(run.err) && features.cgroups) {
+      cgroupProblem = JOIN_FAILED.exec(run.err)?.[1];
+      features.cgroups = undefined;
+    } else {
+      return {
+        ok: false,
+        reason: `bubblewrap cannot create the sandbox here: ${detail}`,
+        hint: hintFor(detail),
+      };
+    }
+  }
 }
 
 const probes = new Map<string, Promise<SandboxStatus>>();
@@ -118,7 +201,7 @@ export function sandboxStatus(
   workspace: string,
   policy: SandboxPolicy = DEFAULT_SANDBOX_POLICY,
 ): Promise<SandboxStatus> {
-  const key = JSON.stringify([workspace, policy.mode, policy.net, policy.writable]);
+  const key = JSON.stringify([workspace, policy.mode, policy.net, policy.writable, policy.limits]);
   let status = probes.get(key);
   if (!status) {
     status = probe(workspace, policy);
@@ -130,7 +213,9 @@ export function sandboxStatus(
   return status;
 }
 
-/** Forgets every probe (tests that change PATH). */
+/** Forgets every probe and ends the cgroup keeper (tests that change PATH). */
 export function resetSandboxStatus(): void {
   probes.clear();
+  planned?.then((p) => p.keeper?.close());
+  planned = undefined;
 }

@@ -37,6 +37,21 @@ Deno.test("readSettings() names what is wrong with a sandbox setting", () => {
   }
 });
 
+Deno.test("readSettings() accepts sandbox.limits and names a bad one with the file", () => {
+  using ok = tempFile({ sandbox: { limits: { processes: 512, memory: "8G", tmp: 1048576 } } });
+  assert.deepEqual(readSettings(ok.path).settings, {
+    sandbox: { limits: { processes: 512, memory: "8G", tmp: 1048576 } },
+  });
+  using bad = tempFile({ sandbox: { limits: { memory: "eight gigs" } } });
+  assert.throws(
+    () => readSettings(bad.path),
+    (e) =>
+      e instanceof ConfigError &&
+      e.message === `Cannot use config "${bad.path}": field "sandbox.limits.memory" must be a ` +
+          'size such as "512M" or "8G" (or a number of bytes), not "eight gigs"',
+  );
+});
+
 Deno.test("loadSettings() never takes the sandbox from a project file, trusted or not", () => {
   const ws = Deno.makeTempDirSync({ prefix: "crab-settings-ws-" });
   const config = Deno.makeTempDirSync({ prefix: "crab-settings-home-" });
@@ -87,6 +102,15 @@ Deno.test("sandboxPolicy() takes the flag, then the user config, then workspace-
       allow: ["net"],
     }),
     { mode: "danger-full-access", net: true, writable: [] },
+  );
+  assert.deepEqual(
+    sandboxPolicy({ user: { sandbox: { limits: { processes: 64, memory: "1G", tmp: "2M" } } } }),
+    {
+      mode: "workspace-write",
+      net: false,
+      writable: [],
+      limits: { processes: 64, memory: 1024 ** 3, tmp: 2 * 1024 ** 2 },
+    },
   );
 });
 

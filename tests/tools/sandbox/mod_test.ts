@@ -460,3 +460,73 @@ Deno.test("bash() in a subdirectory of a repository commits, but cannot start a 
   assert.equal(existsSync(join(sub, ".git")), false);
   assert.equal(git(p.ws, "log", "--format=%s", "-1").trim(), "pkg");
 });
+
+Deno.test("bash() in the sandbox gets no descriptor crab inherited: no write into a host directory through /proc/self/fd/7", async () => {
+  const { MAIN, sandbox } = await import("../../support/cli.ts");
+  const { presetFlags } = await import("../../../tools/host/capabilities.ts");
+  using s = sandbox("crab-sbx-fd-");
+  const outside = join(s.root, "outside");
+  Deno.mkdirSync(outside);
+  const command = "ls -l /proc/self/fd; echo x > /proc/self/fd/7/pwned; echo rc=$?";
+  const o = await new Deno.Command("bash", {
+    // The parent leaves a directory open on fd 7 without close-on-exec.
+    args: [
+      "-c",
+      'exec 7<"$0"; exec "$@"',
+      outside,
+      Deno.execPath(),
+      "run",
+      ...presetFlags("full"),
+      MAIN,
+      "tool",
+      "bash",
+      JSON.stringify({ command }),
+    ],
+    cwd: s.ws,
+    env: s.env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(o.stdout);
+  // 3 is ls's own handle on /proc/self/fd.
+  assert.deepEqual([...text.matchAll(/ (\d+) -> /g)].map((m) => m[1]), ["0", "1", "2", "3"], text);
+  assert.match(text, /rc=1/);
+  assert.deepEqual([...Deno.readDirSync(outside)], []);
+});
+
+Deno.test("supervisorArgv() with perl and without: inherited descriptors are closed before the command starts", async () => {
+  const { sandboxLayout } = await import("../../../tools/sandbox/layout.ts");
+  const { bwrapArgs } = await import("../../../tools/sandbox/bwrap.ts");
+  const { supervisorArgv } = await import("../../../tools/sandbox/_supervisor.ts");
+  const { sandboxStatus } = await import("../../../tools/sandbox/probe.ts");
+  using p = place();
+  const status = await sandboxStatus(p.ws, p.session.sandbox);
+  assert.ok(status.ok && status.perl);
+  const outside = join(p.root, "outside");
+  Deno.mkdirSync(outside);
+  const emptyDir = Deno.makeTempDirSync({ dir: p.root });
+  for (const perl of [status.perl, undefined]) {
+    const args = bwrapArgs(
+      sandboxLayout(p.ws, p.session.sandbox),
+      supervisorArgv("ls /proc/self/fd; echo x > /proc/self/fd/7/pwned; echo y >&8", perl),
+      { cwd: p.ws, disableUserns: status.disableUserns, emptyDir },
+    );
+    const child = new Deno.Command("bash", {
+      args: ["-c", 'exec 7<"$0" 8>>"$0/log"; exec "$@"', outside, status.bwrap, ...args],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    // Open stdin is the supervisor's go-on; its end would stop the command.
+    const w = child.stdin.getWriter();
+    const o = await child.output();
+    await w.close().catch(() => {});
+    const label = perl ? "perl" : "bash";
+    const fds = new TextDecoder().decode(o.stdout).split("\n").filter((l) => /^\d+$/.test(l));
+    // 3 is ls's own handle on /proc/self/fd.
+    assert.deepEqual(fds, ["0", "1", "2", "3"], label);
+    assert.deepEqual(Deno.readTextFileSync(join(outside, "log")), "", label);
+    assert.equal(existsSync(join(outside, "pwned")), false, label);
+  }
+});

@@ -12,10 +12,10 @@ import { sandboxCommand } from "../../../tools/sandbox/mod.ts";
 
 /**
  * A workspace and a stand-in bwrap first on PATH: it appends its arguments (one
- * line, NUL-separated) to a log, then prints `stderr` and exits 1 when its
+ * record, NUL-separated, ended by \x01: the supervisor's script spans lines) to a log, then prints `stderr` and exits 1 when its
  * arguments contain `failOn`, else exits 0.
  */
-function standIn(failOn?: string, stderr = "") {
+function standIn(failOn?: string, stderr = "", realKeeper = false) {
   const root = Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-probe-" });
   const ws = join(root, "ws");
   const bin = join(root, "bin");
@@ -27,7 +27,8 @@ function standIn(failOn?: string, stderr = "") {
   Deno.writeTextFileSync(
     join(bin, "bwrap"),
     `#!/bin/sh
-printf '%s\\0' "$@" >> '${log}'; echo >> '${log}'
+${realKeeper ? `case " $* " in *" --dev-bind "*) exec '${REAL_BWRAP}' "$@";; esac` : ""}
+printf '%s\\0' "$@" >> '${log}'; printf '\\001' >> '${log}'
 ${failOn ? `case " $* " in *" ${failOn} "*) cat '${complaint}' >&2; exit 1;; esac` : ""}
 exit 0
 `,
@@ -40,9 +41,12 @@ exit 0
   resetSandboxStatus();
   return {
     ws,
-    /** Every run's arguments, oldest first. */
+    /** Every sandbox run's arguments, oldest first (the cgroup keeper's start is no sandbox). */
     runs: (): string[][] =>
-      Deno.readTextFileSync(log).split("\n").filter(Boolean).map((l) => l.split("\0").slice(0, -1)),
+      Deno.readTextFileSync(log).split("\x01").filter(Boolean).map((l) =>
+        l.split("\0").slice(0, -1)
+      )
+        .filter((args) => !args.includes("--dev-bind")),
     [Symbol.dispose]() {
       Deno.env.set("PATH", saved.PATH);
       if (saved.CRAB_HOME === undefined) Deno.env.delete("CRAB_HOME");
@@ -53,6 +57,21 @@ exit 0
   };
 }
 
+/** The installed bwrap, and whether crab gets cgroups here (before any test changes PATH). */
+const REAL_BWRAP = new TextDecoder().decode(
+  new Deno.Command("sh", { args: ["-c", "command -v bwrap"], stdout: "piped" }).outputSync().stdout,
+).trim();
+const realCgroups = await (async () => {
+  const ws = Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-probe-real-" });
+  try {
+    const status = await sandboxStatus(ws);
+    return status.ok && status.cgroups !== undefined;
+  } finally {
+    resetSandboxStatus();
+    Deno.removeSync(ws, { recursive: true });
+  }
+})();
+
 Deno.test("sandboxStatus() runs true in the very sandbox bash gets: same namespaces and mounts", async () => {
   using s = standIn();
   const session = new Session(s.ws);
@@ -60,12 +79,15 @@ Deno.test("sandboxStatus() runs true in the very sandbox bash gets: same namespa
   const status = await sandboxStatus(s.ws, session.sandbox);
   assert.equal(status.ok, true);
   const command = await sandboxCommand(session, "echo hi");
-  command.release();
+  await command.release();
   const [probe, ...others] = s.runs();
   assert.equal(others.length, 0, "the probe ran once; bash's command was only built");
   const sandbox = (argv: string[]) => argv.slice(0, argv.indexOf("--") + 1);
   assert.deepEqual(sandbox(probe), sandbox(command.args));
-  assert.deepEqual(probe.slice(probe.indexOf("--") + 1), ["true"]);
+  // The same supervisor, with true for the command.
+  const program = (argv: string[]) => argv.slice(argv.indexOf("--") + 1);
+  assert.deepEqual(program(probe), [...program(command.args).slice(0, -1), "true"]);
+  assert.equal(program(command.args).at(-1), "echo hi");
   for (const arg of ["--as-pid-1", "--new-session", "--share-net", "--disable-userns"]) {
     assert.ok(probe.includes(arg), arg);
   }
@@ -112,4 +134,37 @@ Deno.test("sandboxStatus() points at the paths when bwrap cannot mount one", asy
   const status = await sandboxStatus(s.ws);
   assert.equal(status.ok, false);
   assert.match(!status.ok ? status.hint : "", /^Check that the workspace and the paths/);
+});
+
+Deno.test("sandboxStatus() leaves out --size when bwrap does not know it, and says /tmp is not capped", async () => {
+  using s = standIn("--size", "bwrap: Unknown option --size");
+  const status = await sandboxStatus(s.ws);
+  assert.ok(status.ok);
+  assert.equal(status.tmpSize, false);
+  assert.equal(status.disableUserns, true);
+  assert.match(
+    status.uncapped ?? "",
+    /it cannot cap the size of \/tmp \(this bubblewrap does not know --size; 0\.8\.0 does\)/,
+  );
+  assert.deepEqual(s.runs().map((r) => r.includes("--size")), [true, false]);
+});
+
+Deno.test({
+  name: "sandboxStatus() runs without cgroups when the supervisor cannot join them, and says why",
+  ignore: !realCgroups,
+  fn: async () => {
+    using s = standIn(
+      "/dev/.crab-cgroup-0",
+      "crab-sandbox: cannot join the cgroup /dev/.crab-cgroup-0: Permission denied",
+      true,
+    );
+    const status = await sandboxStatus(s.ws);
+    assert.ok(status.ok);
+    assert.equal(status.cgroups, undefined);
+    assert.match(
+      status.uncapped ?? "",
+      /^Note: the sandbox here cannot cap the number of processes or memory \(cannot join the cgroup \/dev\/\.crab-cgroup-0: Permission denied\); crab can where/,
+    );
+    assert.deepEqual(s.runs().map((r) => r.includes("/dev/.crab-cgroup-0")), [true, false]);
+  },
 });

@@ -1,0 +1,146 @@
+/**
+ * The keeper of the sandbox's cgroups: one small perl process per crab
+ * process that reads and writes cgroup files on crab's behalf. Deno lets a
+ * process touch /proc and /sys only with --allow-all, which crab never has; bwrap
+ * is the one program crab starts, so the keeper runs through it, with the host's
+ * root as it is (no namespace but the mount and, for a user, the user
+ * namespace bwrap needs). It serves paths inside the cgroup hierarchies, its
+ * own /proc/self/cgroup and /proc/self/mountinfo (it is in crab's cgroup) and
+ * /proc/meminfo, and refuses every other path. It ends with crab: it stops
+ * at the end of its stdin, and bwrap's --die-with-parent covers a crab killed
+ * mid-sentence.
+ *
+ * One request is a line of operations (tab-separated verb, path, value), one
+ * answer a line of results in order; the first failed change (mkdir, write,
+ * rmdir) ends the line, a failed read does not.
+ *
+ * @module
+ */
+
+// No modules: each costs more to load than the rest of the keeper's start.
+const KEEPER = String.raw`
+$| = 1;
+my @roots;
+if (open(my $m, '<', '/proc/self/mountinfo')) {
+  while (<$m>) {
+    my @f = split / /;
+    push @roots, $f[4] if / - (cgroup2?) /;
+  }
+}
+my %files = map { $_ => 1 } qw(/proc/self/cgroup /proc/self/mountinfo /proc/meminfo);
+sub allowed {
+  my $p = shift;
+  return 0 if !defined $p || $p =~ m{/\.\.?(/|$)};
+  return 1 if $files{$p};
+  for (@roots) { return 1 if $p eq $_ || index($p, "$_/") == 0 }
+  return 0;
+}
+sub esc { my $s = shift; $s =~ s/\\/\\\\/g; $s =~ s/\n/\\n/g; $s =~ s/\t/\\t/g; return $s }
+while (my $line = <STDIN>) {
+  chomp $line;
+  my @f = split /\t/, $line, -1;
+  my @out;
+  while (@f) {
+    my ($op, $path, $value) = splice(@f, 0, 3);
+    if (!allowed($path)) { push @out, 'err:not a cgroup path'; last }
+    if ($op eq 'read') {
+      if (open(my $h, '<', $path)) { local $/; my $c = <$h>; push @out, 'ok:' . esc($c // ''); next }
+    } elsif ($op eq 'write') {
+      my $h;
+      if (open($h, '>', $path) && syswrite($h, $value) && close($h)) { push @out, 'ok'; next }
+    } elsif ($op eq 'mkdir') {
+      if (mkdir($path)) { push @out, 'ok'; next }
+    } elsif ($op eq 'rmdir') {
+      if (rmdir($path)) { push @out, 'ok'; next }
+    } elsif ($op eq 'list') {
+      if (opendir(my $d, $path)) {
+        my @e = map { "$_ " . ((stat("$path/$_"))[9] // 0) } grep { !/^\./ && -d "$path/$_" } readdir($d);
+        push @out, 'ok:' . esc(join("\n", @e));
+        next;
+      }
+    } else { $! = 22 }
+    push @out, 'err:' . esc("$!");
+    last unless $op eq 'read' || $op eq 'list';
+  }
+  print join("\t", @out), "\n";
+}
+`;
+
+/** One operation: read a file, list a directory's subdirectories, make or remove one, write a file. */
+export type KeeperOp =
+  | ["read" | "list" | "mkdir" | "rmdir", string]
+  | ["write", string, string];
+
+/** One operation's result: the content read (or "" for the others), or the OS's complaint. */
+export type KeeperResult = { ok: true; value: string } | { ok: false; error: string };
+
+/** A running keeper. */
+export interface Keeper {
+  /** Runs `ops` in order; the results stop after the first failed change (not read). */
+  run(ops: KeeperOp[]): Promise<KeeperResult[]>;
+  /** Ends the keeper (its stdin closes). */
+  close(): void;
+}
+
+function unescape(s: string): string {
+  return s.replace(/\\(.)/g, (_, c) => c === "n" ? "\n" : c === "t" ? "\t" : c);
+}
+
+/**
+ * Starts the keeper through `bwrap` with `perl`. Requests are served one at a
+ * time; the keeper holds crab's event loop only while one is open, so an idle
+ * keeper never keeps crab from ending.
+ */
+export function startKeeper(bwrap: string, perl: string): Keeper {
+  const child = new Deno.Command(bwrap, {
+    args: ["--die-with-parent", "--dev-bind", "/", "/", "--", perl, "-e", KEEPER],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  child.unref();
+  const writer = child.stdin.getWriter();
+  const reader = child.stdout.getReader();
+  const enc = new TextEncoder();
+  const dec = new TextDecoder();
+  let buffered = "";
+  let queue: Promise<unknown> = Promise.resolve();
+  const ask = async (line: string): Promise<string> => {
+    // Unref'd, the process also leaves its pipes unref'd: held while an answer is awaited.
+    child.ref();
+    try {
+      await writer.write(enc.encode(`${line}\n`));
+      while (!buffered.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error("the cgroup keeper ended");
+        buffered += dec.decode(value, { stream: true });
+      }
+    } finally {
+      child.unref();
+    }
+    const end = buffered.indexOf("\n");
+    const answer = buffered.slice(0, end);
+    buffered = buffered.slice(end + 1);
+    return answer;
+  };
+  return {
+    run(ops) {
+      const line = ops.map(([verb, path, value = ""]) => `${verb}\t${path}\t${value}`).join("\t");
+      const answer = queue.then(() => ask(line));
+      queue = answer.catch(() => {});
+      return answer.then((a) =>
+        a === ""
+          ? []
+          : a.split("\t").map((r): KeeperResult =>
+            r.startsWith("ok") ? { ok: true, value: unescape(r.slice(3)) } : {
+              ok: false,
+              error: unescape(r.slice(4)),
+            }
+          )
+      );
+    },
+    close() {
+      writer.close().catch(() => {});
+    },
+  };
+}
