@@ -245,6 +245,12 @@ Deno.test("a crab killed while it changes the workspace lets the next call run",
     assert.ok(!busy.ok);
     assert.equal(busy.error.code, "workspace_busy");
     assert.match(busy.error.message, new RegExp(`crab process ${holder.pid}\\b`));
+    // Waiting for another process ends at once on abort too.
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    const t1 = performance.now();
+    assert.equal(codeOf(await h.call("change", { ms: 1 }, ac.signal)), "aborted");
+    assert.ok(performance.now() - t1 < 250, `the wait went on ${performance.now() - t1} ms`);
     holder.kill("SIGKILL");
     await reader.cancel();
     await holder.status;
