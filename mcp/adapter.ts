@@ -76,12 +76,17 @@ export function modelSchema(inputSchema: unknown): ObjectSchema {
   return { ...o, type: "object", properties } as unknown as ObjectSchema;
 }
 
-/** A crab tool for one MCP tool. */
+/**
+ * A crab tool for one MCP tool: read-only when its server marked it
+ * `readOnlyHint` (it then runs beside calls that change the workspace), and
+ * taking at most `timeoutMs`, the server's `callTimeoutMs`.
+ */
 export function mcpTool(
   server: string,
   info: McpToolInfo,
   exposedName: string,
   call: CallMcpTool,
+  timeoutMs?: number,
 ): AnyTool {
   const description = printable(info.description ?? info.title ?? "", "prose");
   const renamed = exposedName !== `${server}__${info.name}`;
@@ -91,6 +96,8 @@ export function mcpTool(
     description,
     schema: modelSchema(info.inputSchema),
     rawSchema: true,
+    readOnly: info.annotations?.readOnlyHint === true,
+    timeoutMs: timeoutMs === undefined ? undefined : () => timeoutMs,
     async run(args: Record<string, unknown>, ctx): Promise<ToolResult> {
       const result = await call(info.name, args, ctx.signal);
       return formatResult(server, exposedName, result);

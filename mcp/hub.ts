@@ -200,7 +200,7 @@ export class McpHub {
         const name = names.get(info.name);
         // A tool listed twice is offered once (its first listing).
         if (name !== undefined && names.delete(info.name)) {
-          tools.push(mcpTool(conn.name, info, name, call));
+          tools.push(mcpTool(conn.name, info, name, call, conn.config.callTimeoutMs));
         }
       }
     }

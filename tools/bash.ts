@@ -412,5 +412,6 @@ export const bashTool: Tool<BashArgs> = {
     additionalProperties: false,
   },
   run,
+  timeoutMs: (args) => args.timeout_ms ?? DEFAULT_TIMEOUT_MS,
   summarize: (args) => `run: ${args.command}`,
 };

@@ -2,8 +2,9 @@
  * The one path every tool call takes: parse and validate the arguments, ask the
  * approval policy, run the tool with an AbortSignal, write exactly one
  * observation, and return a result. Failures are results, never exceptions.
- * Hooks, policy, the workspace lock, undo and telemetry plug into its named
- * stages (`call/stages.ts`), given when the dispatcher is made.
+ * Hooks, policy, undo and telemetry plug into its named stages
+ * (`call/stages.ts`), given when the dispatcher is made; the workspace lock
+ * (`call/workspace_lock.ts`) is one every dispatcher runs, outermost.
  *
  * @module
  */
@@ -34,13 +35,14 @@ import {
   type ToolErrorCode,
 } from "./tool.ts";
 import { validate } from "./call/validate.ts";
+import { workspaceLock } from "./call/workspace_lock.ts";
 import { findDuplicateKey } from "./call/json_keys.ts";
 
 /**
  * The codes dispatch itself answers with, whatever the tool: bad or oversized
- * arguments, an unknown tool, a refused approval, an interrupted call, and the
- * failures a tool body lets escape (a missing permission, a refusal by the OS, a
- * file gone missing, a defect). They mean the same for every tool, and each
+ * arguments, an unknown tool, a refused approval, an interrupted call, a workspace
+ * that another call held too long, and the failures a tool body lets escape (a
+ * missing permission, a refusal by the OS, a file gone missing, a defect). They mean the same for every tool, and each
  * error's message and hint say what to do, so tools' descriptions do not list them.
  */
 export const DISPATCH_ERROR_CODES = [
@@ -51,6 +53,7 @@ export const DISPATCH_ERROR_CODES = [
   "hook_denied",
   "policy_denied",
   "aborted",
+  "workspace_busy",
   "permission_denied",
   "os_permission_denied",
   "file_not_found",
@@ -97,7 +100,10 @@ export interface DispatcherOptions {
   policy: ApprovalPolicy;
   sink: ObservationSink;
   runId: string;
-  /** What plugs into every call (hooks, policy, lock, undo, telemetry), in this order. */
+  /**
+   * What plugs into every call (hooks, policy, undo, telemetry), in this order,
+   * after the workspace lock, which every dispatcher runs first.
+   */
   stages?: readonly DispatchStage[];
 }
 
@@ -196,7 +202,7 @@ export class Dispatcher {
     this.#digest = sink.digest
       ? (data) => sink.digest!(data)
       : (data) => processDigest().digest(data);
-    this.#stages = byKind(opts.stages ?? []);
+    this.#stages = byKind([workspaceLock, ...opts.stages ?? []]);
   }
 
   /** Number of calls dispatched so far. */
@@ -518,7 +524,9 @@ export class Dispatcher {
     const step = async (i: number): Promise<void> => {
       if (i === locks.length) return inside();
       let inner: Promise<void> | undefined;
-      const next = () => inner ??= step(i + 1);
+      // An inner stage's failure is not this stage's: `next` resolves, and it is thrown after.
+      let failed: { error: unknown } | undefined;
+      const next = () => inner ??= step(i + 1).catch((error) => void (failed = { error }));
       try {
         await locks[i].lock!(call, next);
       } catch (e) {
@@ -530,6 +538,7 @@ export class Dispatcher {
         throw new StageFailure(locks[i], new Error("it returned without running the call"));
       }
       await inner;
+      if (failed) throw failed.error;
     };
     await step(0);
   }

@@ -103,6 +103,10 @@ export interface Tool<A = Record<string, unknown>> {
    * that the arguments are an object; the tool's owner validates the rest.
    */
   rawSchema?: boolean;
+  /** Changes nothing, as its MCP server says (`readOnlyHint`); see `call/workspace_lock.ts`. */
+  readOnly?: boolean;
+  /** How long a call may take (bash's `timeout_ms`); it also bounds a wait for the workspace lock. */
+  timeoutMs?(args: A): number;
   run(args: A, ctx: ToolContext): Promise<ToolResult>;
   /** The prompt's one-line summary of a call, e.g. `run: rm -rf build`. */
   summarize?(args: A, ctx: ToolContext): string;
@@ -132,6 +136,7 @@ export const TOOL_ERROR_CODES = {
   not_run: "the call never ran: the session ended first",
   hook_denied: "a pre-tool hook refused the call",
   policy_denied: "a permission rule refused the call",
+  workspace_busy: "another call changing the workspace held it past this call's timeout",
   // Paths and files.
   file_not_found: "the path does not exist",
   is_directory: "a file was expected and the path is a directory",

@@ -117,6 +117,13 @@ export const MEASURES: readonly Measure[] = [
     bench: "approval_diff.ts",
   },
   {
+    id: "workspace_lock",
+    label: "workspace lock's added time per call that changes the workspace",
+    unit: "+ms",
+    target: 0.5,
+    bench: "workspace_lock.ts",
+  },
+  {
     id: "web_fetch_max",
     label: "web_fetch max over the test pages",
     unit: "ms",
@@ -150,7 +157,9 @@ export function meets(m: Measure, value: number): boolean {
 /** A figure in the measure's unit: `2.31×`, `+12.0 ms`, `180 ms`. */
 export function formatValue(m: Measure, value: number): string {
   if (m.unit === "ratio") return `${value.toFixed(2)}×`;
-  if (m.unit === "+ms") return `${value >= 0 ? "+" : ""}${value.toFixed(1)} ms`;
+  if (m.unit === "+ms") {
+    return `${value >= 0 ? "+" : ""}${value.toFixed(Math.abs(value) < 1 ? 2 : 1)} ms`;
+  }
   return `${value.toFixed(0)} ms`;
 }
 

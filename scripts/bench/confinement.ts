@@ -3,7 +3,7 @@
  * while another process swaps a workspace directory with a symlink to an outside
  * directory in a tight `renameat2(RENAME_EXCHANGE)` loop. Target: 0 escapes per
  * tool. Also prints how the calls ended (most are refused or see the path change,
- * as they should) and the empty temp directories a write left outside.
+ * as they should) and the temp directories a write left outside (target 0 too).
  *
  * @module
  */
@@ -18,6 +18,6 @@ for (const target of ["read", "write", "edit"] as Target[]) {
   console.log(
     `${target.padEnd(5)} ${r.trials} trials, ${r.escapes} escapes` +
       ` (${r.ok} ok; ${errors}); ${r.swaps} swaps in ${Math.round(r.ms)} ms;` +
-      ` ${r.strayDirs} empty temp dirs left outside`,
+      ` ${r.strayDirs} temp dirs (${r.strayFiles} files in them) left outside`,
   );
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { harness } from "../support/harness.ts";
 import type { McpServerConfig } from "../../mcp/config.ts";
 import { McpHub } from "../../mcp/hub.ts";
+import { isMutating } from "../../tools/call/workspace_lock.ts";
 import { everything, filesystem, pinned, RUN_CACHED } from "../support/mcp_servers.ts";
 
 /** server-everything in one of its HTTP modes on a free 127.0.0.1 port. */
@@ -191,6 +192,18 @@ Deno.test("server-everything's readOnlyHint does not skip the approval of class 
   assert.equal(r.outcome, "refused");
   assert.equal(!r.ok && r.error.code, "refused");
   assert.match(!r.ok ? r.error.message : "", /mcp:e calls are not approved/);
+});
+
+Deno.test("server-everything's readOnlyHint tools run beside calls that change the workspace", async () => {
+  const config = { ...everything("e"), callTimeoutMs: 4321 };
+  await using hub = await McpHub.connect([config]);
+  const tools = new Map(hub.tools().map((t) => [t.name, t]));
+  // get-sum declares readOnlyHint: true; gzip-file-as-resource declares false.
+  assert.deepEqual(
+    ["e__get-sum", "e__gzip-file-as-resource"].map((n) => [n, isMutating(tools.get(n)!)]),
+    [["e__get-sum", false], ["e__gzip-file-as-resource", true]],
+  );
+  assert.equal(tools.get("e__gzip-file-as-resource")!.timeoutMs?.({}), 4321);
 });
 
 /** A minimal Streamable HTTP MCP server answering with plain JSON; `big` returns N bytes. */

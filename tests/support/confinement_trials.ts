@@ -3,7 +3,8 @@
  * is swapped with a symlink `l` to an outside directory by a separate process
  * (`_swapper.ts`) while read, write or edit use paths through `d`. An escape is
  * outside content returned by read, or a file outside created or changed by write
- * or edit.
+ * or edit. Apart from escapes, a write's temp directory found outside after a
+ * call is counted (with the files in it): a swap must not leave even those.
  *
  * @module
  */
@@ -26,15 +27,17 @@ export interface TrialResult {
   errors: Record<string, number>;
   /** Swaps the attacker made during the run. */
   swaps: number;
-  /** Empty temp directories a write left in the outside directory. */
+  /** Temp directories a write left in the outside directory (each counted once). */
   strayDirs: number;
+  /** Files (not the temp directory's own links) in those directories: content left outside. */
+  strayFiles: number;
   ms: number;
 }
 
 const SECRET = "SECRET outside content\n";
 
 /** Starts the swapper on two entries; resolves once it is swapping. */
-async function startSwapper(a: string, b: string, maxMs: number) {
+export async function startSwapper(a: string, b: string, maxMs: number) {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -86,6 +89,7 @@ export async function confinementTrials(
       errors: {},
       swaps: 0,
       strayDirs: 0,
+      strayFiles: 0,
       ms: 0,
     };
     const t0 = performance.now();
@@ -117,13 +121,11 @@ export async function confinementTrials(
           Deno.writeTextFileSync(`${outside}/f`, inside);
         }
       }
-      // Anything but the outside f, unchanged, and crab's empty temp directories is an escape.
-      for (const e of Deno.readDirSync(outside)) {
-        if (e.name === "f") continue;
-        if (e.isDirectory && e.name.startsWith(".crab-tmp-")) continue;
-        r.escapes++;
-        Deno.removeSync(`${outside}/${e.name}`, { recursive: true });
-      }
+      // Anything but the outside f, unchanged, and crab's temp directories is an escape.
+      const stray = strayOutside(outside);
+      r.escapes += stray.other;
+      r.strayDirs += stray.dirs;
+      r.strayFiles += stray.files;
       const now = Deno.readTextFileSync(`${outside}/f`);
       const expected = target === "read" ? SECRET : inside;
       if (now !== expected) {
@@ -133,9 +135,31 @@ export async function confinementTrials(
     }
     r.ms = performance.now() - t0;
     r.swaps = await swapper.stop();
-    r.strayDirs = [...Deno.readDirSync(outside)].filter((e) => e.isDirectory).length;
     return r;
   } finally {
     Deno.removeSync(outside, { recursive: true });
   }
+}
+
+/** Where a write's temp directory keeps its file, and the links that anchor it. */
+const TEMP_LINKS = new Set(["up", "root"]);
+
+/**
+ * Counts and removes what lies in `outside` besides `f`: crab's temp directories,
+ * the files in them other than their links, and anything else.
+ */
+export function strayOutside(outside: string): { dirs: number; files: number; other: number } {
+  const found = { dirs: 0, files: 0, other: 0 };
+  for (const e of Deno.readDirSync(outside)) {
+    if (e.name === "f") continue;
+    const path = `${outside}/${e.name}`;
+    if (e.isDirectory && e.name.startsWith(".crab-tmp-")) {
+      found.dirs++;
+      for (const inner of Deno.readDirSync(path)) {
+        if (!(inner.isSymlink && TEMP_LINKS.has(inner.name))) found.files++;
+      }
+    } else found.other++;
+    Deno.removeSync(path, { recursive: true });
+  }
+  return found;
 }

@@ -112,7 +112,8 @@ export interface DispatchStage {
   decide?(call: CheckedCall): PolicyDecision | undefined | Promise<PolicyDecision | undefined>;
 
   /**
-   * Wraps pre-run, run and post-run of an approved call (the workspace lock).
+   * Wraps pre-run, run and post-run of an approved call. The workspace lock
+   * (`workspace_lock.ts`) is one, which every dispatcher runs outermost.
    * `inside` runs them once and never rejects. Throwing before `inside` fails the
    * call unrun; returning without calling it is a defect that fails it too. Time
    * spent before `inside` counts in the call's `durationMs`.

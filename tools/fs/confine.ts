@@ -13,16 +13,26 @@
  * path lookup that a swap can redirect. What is done instead:
  *
  * - **Writes are anchored.** A write creates a fresh directory `.crab-tmp-p<pid>-<random>`
- *   next to the target, with two symlinks in it: `up` → `..` and `root` → `../..…`
- *   (as many levels as the directory lies below the workspace root). Deno's `stat`,
- *   `rename`, `mkdir` and `symlink` hand such paths to the kernel as they are, so
- *   `stat(tmp/root)` is the workspace root only if the directory created really
- *   lies inside the workspace (`..` follows the directory itself, not names), and
- *   `rename(tmp/n, tmp/up/NAME)` puts the file in the parent of that very
- *   directory. A swap on the way can only make a step fail with "not found" (the
- *   random name exists nowhere else), never move it outside. The temp file is
- *   created in that directory with `node:fs` (whose open, unlike Deno's, also
- *   passes the path as it is) and written through its descriptor. This holds.
+ *   next to the target, then a symlink `root` → `../..…` in it (as many levels as
+ *   the directory lies below the workspace root). Deno's `stat`, `rename`, `mkdir`
+ *   and `symlink` hand such paths to the kernel as they are, so `stat(tmp/root)` is
+ *   the workspace root only if the directory created really lies inside the
+ *   workspace (`..` follows the directory itself, not names). Only once that is
+ *   proven does anything else go in: a symlink `up` → `..`, then the temp file,
+ *   created with `node:fs` (whose open, unlike Deno's, also passes the path as it
+ *   is) and written through its descriptor; `rename(tmp/n, tmp/up/NAME)` puts it
+ *   in the parent of that very directory. A swap on the way can only make a step
+ *   fail with "not found" (the random name exists nowhere else), never move it
+ *   outside. This holds.
+ * - **A temp directory is removed wherever it landed.** A swap during the `mkdir`
+ *   puts the directory (and then its `root` link, never content) outside. Removal
+ *   retries, bounded: through the path (which a swap loop sends back there); by
+ *   moving the directory in one step to the workspace root, which no swap below
+ *   the root redirects, and removing it there; and, when it sits outside on
+ *   another file system, through where the path leads once it finds it (a path no
+ *   process in the workspace can redirect). The random name means no other
+ *   directory is touched. One that still cannot be reached is tried again at the
+ *   next writes.
  * - **Reads are checked until a swap would have to win many coin tosses.** After
  *   the open, the path is checked 20 times for one of two opposite things, picked
  *   at random each time: that it resolves to itself through real directories
@@ -42,6 +52,10 @@
  *
  * A killed write leaves its temp directory behind; the next write into the same
  * directory removes those of processes that are gone (or that are older than an hour).
+ * A process that swaps a directory once, during the `mkdir`, and back for good
+ * before the removal can leave an empty directory (and its `root` link) outside
+ * where no path leads any more; never the content. (No sandboxed command runs
+ * during a write at all: the workspace lock, `call/workspace_lock.ts`.)
  *
  * @module
  */
@@ -53,6 +67,7 @@ import {
   fstatSync,
   fsync,
   openSync,
+  renameSync,
   rmdirSync,
   unlinkSync,
   write,
@@ -184,6 +199,7 @@ export async function replaceFile(r: Replacement): Promise<Deno.FileInfo> {
   const { target, data } = r;
   const dir = dirname(target.real);
   const name = basename(target.real);
+  retryStrays();
   removeStaleTemps(dir);
   const tmp = join(dir, `${TEMP_PREFIX}p${Deno.pid}-${crypto.randomUUID().slice(0, 13)}`);
   let made = false;
@@ -193,9 +209,8 @@ export async function replaceFile(r: Replacement): Promise<Deno.FileInfo> {
     Deno.mkdirSync(tmp, { mode: 0o700 });
     made = true;
     const anchored = anchor(tmp, dir, r.workspace, target.inside);
-    if (target.inside && anchored && !rootIs(join(tmp, "root"), r.workspace)) {
-      throw pathChanged(target.display, "write");
-    }
+    if (anchored === "astray") throw pathChanged(target.display, "write");
+    // Proven inside (or approved outside): only now does anything else go in.
     const mode = r.existing?.mode != null ? r.existing.mode & 0o7777 : defaultMode(tmp);
     const temp = join(tmp, "n");
     // Never wider than the target while the content goes in (the umask may narrow it more).
@@ -236,30 +251,44 @@ export async function replaceFile(r: Replacement): Promise<Deno.FileInfo> {
     if (made && isNotFound(e)) throw pathChanged(target.display, "write");
     throw spaceError(e, target.display) ?? e;
   } finally {
-    // A swap may hide the temp directory from one attempt: try a few times.
-    for (let i = 0; made && i < REMOVE_TRIES && !removeTemp(tmp); i++);
+    // Parked at the workspace root, no swap below it can hide or move the directory.
+    const park = target.inside ? join(r.workspace, `${basename(tmp)}-gone`) : undefined;
+    if (made && !(await removeTempAnywhere(tmp, park))) {
+      strays.set(tmp, { park, left: STRAY_TRIES });
+    }
   }
   await syncDir(dir);
   return now;
 }
 
+/** Tries of the proof that the temp directory is inside: a swap may hide it from one lookup. */
+const PROOF_TRIES = 3;
+
 /**
- * Puts `up` → `..` and `root` → the workspace root (by `..` steps) into the temp
- * directory. False when the file system has no symlinks: the rename then goes by
- * name, unanchored.
+ * Anchors the temp directory: for a target inside the workspace, puts `root` → the
+ * workspace root (by `..` steps) into it and proves with it that the directory lies
+ * inside ("astray" when it does not, or a swap hides it); then `up` → `..`. True
+ * when anchored; false when the file system has no symlinks (the rename then goes
+ * by name, unanchored).
  */
-function anchor(tmp: string, dir: string, workspace: string, inside: boolean): boolean {
-  try {
-    Deno.symlinkSync("..", join(tmp, "up"));
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) throw e;
-    return false;
-  }
+function anchor(tmp: string, dir: string, workspace: string, inside: boolean): boolean | "astray" {
+  const link = (target: string, at: string): boolean => {
+    try {
+      Deno.symlinkSync(target, join(tmp, at));
+      return true;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) throw e;
+      return false;
+    }
+  };
   if (inside) {
     const depth = relative(workspace, dir).split(sep).filter((s) => s !== "").length + 1;
-    Deno.symlinkSync(Array(depth).fill("..").join("/"), join(tmp, "root"));
+    if (!link(Array(depth).fill("..").join("/"), "root")) return false;
+    let proven = false;
+    for (let i = 0; i < PROOF_TRIES && !proven; i++) proven = rootIs(join(tmp, "root"), workspace);
+    if (!proven) return "astray";
   }
-  return true;
+  return link("..", "up");
 }
 
 function rootIs(link: string, workspace: string): boolean {
@@ -285,11 +314,73 @@ function defaultMode(tmp: string): number {
 /** Entries a temp directory may hold. */
 const TEMP_ENTRIES = ["n", "up", "root", "m"];
 
-/** Attempts to remove a temp directory that a swap may have sent elsewhere. */
-const REMOVE_TRIES = 8;
+/**
+ * Removals of one temp directory a call tries (each a handful of system calls), at
+ * once and in all, and for how long.
+ */
+const QUICK_TRIES = 16;
+const REMOVE_TRIES = 400;
+const REMOVE_MS = 200;
+/** Later writes that try again to remove a temp directory its own write could not. */
+const STRAY_TRIES = 16;
+
+/** Temp directories of this process that could not be removed yet, with the tries left. */
+const strays = new Map<string, { park: string | undefined; left: number }>();
 
 function isNotFound(e: unknown): boolean {
   return e instanceof Deno.errors.NotFound || (e as { code?: unknown }).code === "ENOENT";
+}
+
+/**
+ * Removes a temp directory that a swap may have put outside the workspace, or
+ * hides from one lookup (see {@link removeOnce}), trying again while a swap sends
+ * the tries elsewhere. Bounded; true once it is removed.
+ */
+async function removeTempAnywhere(tmp: string, park: string | undefined): Promise<boolean> {
+  const t0 = performance.now();
+  for (let i = 0; i < REMOVE_TRIES; i++) {
+    if (removeOnce(tmp, park)) return true;
+    if (performance.now() - t0 > REMOVE_MS) break;
+    // A swapper can sit in one state for a time slice: past the first tries, let time pass.
+    if (i >= QUICK_TRIES) await new Promise((r) => setTimeout(r, 1));
+  }
+  return false;
+}
+
+/**
+ * One try at removing a temp directory: through `tmp`; else moved in one step to
+ * `park` (a path in the workspace root, which no swap below the root redirects)
+ * and removed there; else through where `tmp` leads when it finds the directory
+ * outside the workspace on another file system (a path no process in the
+ * workspace can move).
+ */
+function removeOnce(tmp: string, park: string | undefined): boolean {
+  if (removeTemp(tmp)) return true;
+  if (park !== undefined) {
+    try {
+      renameSync(tmp, park);
+    } catch {
+      // Not where the path leads now (or on another file system).
+    }
+    // Also when an earlier try parked it and could not remove it there.
+    if (removeTemp(park)) return true;
+  }
+  let at: string;
+  try {
+    at = Deno.realPathSync(tmp);
+  } catch {
+    return false; // not where the path leads now
+  }
+  // The random name is the directory's: any other last name is not crab's to remove.
+  return at !== tmp && basename(at) === basename(tmp) && removeTemp(at);
+}
+
+/** Tries once more to remove the temp directories earlier writes could not. */
+function retryStrays(): void {
+  for (const [tmp, stray] of strays) {
+    if (removeOnce(tmp, stray.park) || stray.left <= 1) strays.delete(tmp);
+    else stray.left--;
+  }
 }
 
 /**

@@ -321,3 +321,72 @@ Deno.test("crab mcp serve --http exits 1 when the port is taken", async () => {
   assert.equal(r.stdout, "");
   assert.equal(r.stderr, `error: Cannot listen on 127.0.0.1:${port}: the port is in use\n`);
 });
+
+Deno.test("two crab mcp serve processes in one workspace run their bash calls one at a time", async () => {
+  using s = sandbox();
+  const [a, b] = await Promise.all([1, 2].map(() => serve(s, ["--tools", "bash"])));
+  try {
+    const command = "echo start >> marks; sleep 0.4; echo end >> marks";
+    const results = await Promise.all(
+      [a, b, a, b].map((c) => c.client.callTool({ name: "bash", arguments: { command } })),
+    );
+    assert.deepEqual(results.filter((r) => r.isError).map(textOf), []);
+    const marks = Deno.readTextFileSync(join(s.ws, "marks"));
+    assert.equal(marks, "start\nend\n".repeat(4), "the calls overlapped");
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
+/**
+ * Renames every temp directory a write makes in `d/` away once its file is there,
+ * and puts a look-alike in its place whose `up` leads to OUTSIDE, holding the
+ * write's file: crab, renaming `tmp/n` to `tmp/up/NAME`, would put it outside.
+ */
+const TEMP_SWAPPER = (outside: string, seconds: number) => `
+my ($end, $hits) = (time + ${seconds}, 0);
+while (time < $end) {
+  opendir(my $dh, "d") or next;
+  for my $n (grep { /^\\.crab-tmp-/ } readdir($dh)) {
+    next unless -e "d/$n/n";
+    rename("d/$n", "d/x$n") or next;
+    mkdir("d/$n"); rename("d/x$n/n", "d/$n/n"); symlink("${outside}", "d/$n/up"); $hits++;
+  }
+  closedir($dh);
+}
+print "hits=$hits\\n";`;
+
+Deno.test("crab mcp serve: a bash call swapping a write's temp directory cannot send the write outside", async () => {
+  using s = sandbox();
+  const outside = join(s.root, "outside");
+  Deno.mkdirSync(outside);
+  s.put("d/keep", "");
+  s.put("swap.pl", TEMP_SWAPPER(outside, 3));
+  const served = await serve(s, ["--tools", "write,bash"]);
+  try {
+    const order: string[] = [];
+    const bash = served.client.callTool({
+      name: "bash",
+      arguments: { command: "perl swap.pl", timeout_ms: 30_000 },
+    }).then((r) => (order.push("bash"), r));
+    // The writes come while the swapper runs: 3.6 MB each, so the file is in its temp dir a while.
+    await new Promise((r) => setTimeout(r, 500));
+    const content = "ssh-ed25519 AAAA attacker\n".repeat(140_000);
+    const failed: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const r = await served.client.callTool({
+        name: "write",
+        arguments: { path: "d/authorized_keys", content },
+      });
+      order.push("write");
+      if (r.isError) failed.push(textOf(r));
+    }
+    assert.deepEqual([...Deno.readDirSync(outside)].map((e) => e.name), []);
+    assert.equal(textOf(await bash), "hits=0\n");
+    assert.deepEqual(failed, []);
+    assert.deepEqual(order, ["bash", ...Array(8).fill("write")]);
+    assert.equal(Deno.readTextFileSync(join(s.ws, "d/authorized_keys")), content);
+  } finally {
+    await served.close();
+  }
+});

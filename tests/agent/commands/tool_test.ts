@@ -175,3 +175,14 @@ Deno.test("crab tool --jsonl refuses a line with duplicate keys as invalid_argum
     'Cannot run line: the key "tool" appears twice (at tool)',
   );
 });
+
+Deno.test("crab tool bash from three processes in one workspace runs one call at a time", async () => {
+  using s = sandbox();
+  const command = "echo start >> marks; sleep 1; echo end >> marks";
+  const runs = await Promise.all(
+    [1, 2, 3].map(() => s.crab(["tool", "bash", JSON.stringify({ command })])),
+  );
+  assert.deepEqual(runs.map((r) => [r.code, r.stderr]), [[0, ""], [0, ""], [0, ""]]);
+  const marks = Deno.readTextFileSync(join(s.ws, "marks"));
+  assert.equal(marks, "start\nend\n".repeat(3), "the calls overlapped");
+});

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { confinementTrials, type Target } from "../../support/confinement_trials.ts";
+import {
+  confinementTrials,
+  startSwapper,
+  strayOutside,
+  type Target,
+} from "../../support/confinement_trials.ts";
+import { replaceFile } from "../../../tools/fs/confine.ts";
+import { ToolError } from "../../../tools/tool.ts";
 
 // 1,000 trials per tool here; scripts/bench/confinement.ts runs the 10,000-trial target.
 const TRIALS = 1000;
@@ -7,8 +14,8 @@ const TRIALS = 1000;
 for (
   const [target, what] of [
     ["read", "returns outside content"],
-    ["write", "creates or changes a file outside"],
-    ["edit", "changes a file outside"],
+    ["write", "creates or changes a file outside, or leaves a temp directory there"],
+    ["edit", "changes a file outside, or leaves a temp directory there"],
   ] as [Target, string][]
 ) {
   Deno.test(`${target}() never ${what} while a directory on its path is swapped with a symlink to outside`, async () => {
@@ -18,6 +25,60 @@ for (
       Object.keys(r.errors).length > 0,
       `no call noticed the attack: ${JSON.stringify(r)}`,
     );
-    assert.equal(r.escapes, 0, JSON.stringify(r));
+    assert.deepEqual(
+      { escapes: r.escapes, strayDirs: r.strayDirs, strayFiles: r.strayFiles },
+      { escapes: 0, strayDirs: 0, strayFiles: 0 },
+      JSON.stringify(r),
+    );
   });
 }
+
+Deno.test("replaceFile() leaves nothing outside while its directory is swapped, 8 writes at a time", async () => {
+  const ws = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-test-" }));
+  const outside = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-outside-" }));
+  try {
+    Deno.mkdirSync(`${ws}/d`);
+    Deno.symlinkSync(outside, `${ws}/l`);
+    const swapper = await startSwapper(`${ws}/d`, `${ws}/l`, 30_000);
+    const data = new TextEncoder().encode("MODEL CONTENT\n");
+    const ended: Record<string, number> = {};
+    const found = { dirs: 0, files: 0, other: 0 };
+    const t0 = performance.now();
+    let writes = 0;
+    for (let batch = 0; batch < 125 && performance.now() - t0 < 30_000; batch++) {
+      await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+        const name = `w${batch}-${i}`;
+        writes++;
+        try {
+          await replaceFile({
+            target: {
+              abs: `${ws}/d/${name}`,
+              real: `${ws}/d/${name}`,
+              inside: true,
+              display: name,
+            },
+            workspace: ws,
+            data,
+            existing: null,
+          });
+          ended.ok = (ended.ok ?? 0) + 1;
+        } catch (e) {
+          const code = e instanceof ToolError ? e.code : String(e);
+          ended[code] = (ended[code] ?? 0) + 1;
+        }
+      }));
+      const stray = strayOutside(outside);
+      found.dirs += stray.dirs;
+      found.files += stray.files;
+      found.other += stray.other;
+    }
+    const swaps = await swapper.stop();
+    assert.equal(writes, 1000);
+    assert.ok(swaps > 1000, `the attacker swapped only ${swaps} times`);
+    assert.ok(ended.path_changed > 0, `no write noticed the attack: ${JSON.stringify(ended)}`);
+    assert.deepEqual(found, { dirs: 0, files: 0, other: 0 }, JSON.stringify(ended));
+  } finally {
+    Deno.removeSync(ws, { recursive: true });
+    Deno.removeSync(outside, { recursive: true });
+  }
+});
