@@ -132,9 +132,12 @@ function shownFor(file: string): { commands: string[]; any?: boolean } {
 const DENO_FLAG =
   /^--(allow|deny)-(read|write|run|env|net|sys|ffi|import|all)$|^--no-prompt$|^--cached-only$|^--config$|^--include$/;
 
-/** Flags of other programs that crab's texts name: bubblewrap's argv, npm's in bash.md's advice. */
+/**
+ * Flags of other programs that crab's texts name: bubblewrap's argv, npm's in bash.md's advice,
+ * git's in what the sandbox reports after a call, systemd-run's in a hint.
+ */
 const OTHER_PROGRAMS_FLAG =
-  /^--(die-with-parent|new-session|unshare-[a-z]+|share-net|as-pid-1|disable-userns|cap-drop|ro-bind|bind|proc|dev|tmpfs|chdir|cache)$/;
+  /^--(die-with-parent|new-session|unshare-[a-z]+|share-net|as-pid-1|disable-userns|cap-drop|ro-bind|bind|dev-bind|proc|dev|tmpfs|size|chdir|cache|continue|no-skip-worktree|no-assume-unchanged|user|scope)$/;
 
 function command(path: string): Command {
   let c = ROOT;
