@@ -98,15 +98,16 @@ export async function invocation(
   perl: string | undefined,
   features: Features,
 ): Promise<Invocation> {
-  const layout = sandboxLayout(workspace, policy);
   const limits = resolveLimits(policy.limits, features.cgroups?.memTotal);
-  const group = await groupFor(features.cgroups, limits);
-  // Inside, the groups' cgroup.procs files sit in the sandbox's own /dev.
-  const files = new Map(group?.procs.map((p, i) => [`/dev/.crab-cgroup-${i}`, p]));
-  const watch = watchProtected(workspace, layout.watched);
+  // The keeper makes the groups while crab lays out the rest.
+  const making = groupFor(features.cgroups, limits);
+  making.catch(() => {});
+  let group: CallGroup | undefined;
   let views: ReturnType<typeof prepareGitViews> | undefined;
   let args: string[];
   let releasePlaceholders = () => {};
+  const layout = sandboxLayout(workspace, policy);
+  const watch = watchProtected(workspace, layout.watched);
   try {
     views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
     // A protected path that is empty may be another call's placeholder.
@@ -114,6 +115,9 @@ export async function invocation(
     releasePlaceholders = held.release;
     layout.placeholders = held.paths;
     layout.readOnly = layout.readOnly.filter((p) => !held.paths.some((h) => isWithin(h, p)));
+    group = await making;
+    // Inside, the groups' cgroup.procs files sit in the sandbox's own /dev.
+    const files = new Map(group?.procs.map((p, i) => [`/dev/.crab-cgroup-${i}`, p]));
     args = bwrapArgs(layout, supervisorArgv(command, perl, [...files.keys()]), {
       cwd: workspace,
       disableUserns: features.disableUserns,
@@ -126,16 +130,19 @@ export async function invocation(
   } catch (e) {
     releasePlaceholders();
     views?.discard();
-    await group?.finish();
+    await (group ?? await making.catch(() => undefined))?.finish();
     throw e;
   }
   let released = false;
   const gitViews = views;
+  const ownGroup = group;
   return {
     args,
     async release() {
       if (released) return [];
       released = true;
+      // The keeper reads and removes the groups while crab checks the rest.
+      const finishing = ownGroup?.finish() ?? Promise.resolve([]);
       let notes: string[] = [];
       try {
         notes = gitViews.giveBack();
@@ -144,7 +151,7 @@ export async function invocation(
       } finally {
         gitViews.discard();
       }
-      return [...(await group?.finish() ?? []), ...notes];
+      return [...await finishing, ...notes];
     },
   };
 }

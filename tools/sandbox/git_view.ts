@@ -30,8 +30,10 @@
 import { basename, join } from "node:path";
 import { ensureDataDir } from "../host/data_dir.ts";
 import { lstatOrNull } from "../fs/exists.ts";
+import { isWithin } from "../fs/workspace.ts";
 import { gitEntryKind, STATE_DIRS } from "../fs/git_dirs.ts";
 import { configValues } from "../fs/protected.ts";
+import { sha256 } from "../fs/sha256.ts";
 import { hiddenPaths } from "./_git_index.ts";
 
 /** One bind mount, in the order bwrap applies them. */
@@ -180,6 +182,8 @@ interface View {
   display: string;
   /** The copy of `info/`, when it was copied. */
   info?: Map<string, Stamp> | null;
+  /** Names shown as links into the read-only real directory, and their targets. */
+  links: Map<string, string>;
 }
 
 /** This process's directory of views, held by a lock for as long as the process lives. */
@@ -218,6 +222,15 @@ function processDir(): string {
 }
 
 /**
+ * What a name of the real top level is in a view: a stub a mount covers, a
+ * copy, or (an absolute path) a link into the read-only real directory.
+ */
+type Plan = "stub-dir" | "stub-file" | "copy" | string;
+
+/** Where each real git directory is shown read-only inside the sandbox, for the views' links. */
+const SHOWN = "/tmp/.crab-git";
+
+/**
  * Views kept for reuse, by real git directory. Making and removing a directory
  * costs milliseconds on some file systems (freeing its block), so a view and
  * the mount stubs bwrap made in it live as long as the process; each call
@@ -251,25 +264,31 @@ function isEmpty(path: string, info: Deno.FileInfo): boolean {
  * Clears a reused view for `plan`: empty mount stubs of the right kind stay;
  * copies, and anything the last command made, go.
  */
-function cleanView(priv: string, plan: ReadonlyMap<string, "stub-dir" | "stub-file" | "copy">) {
+function cleanView(priv: string, plan: ReadonlyMap<string, Plan>): Set<string> {
+  const kept = new Set<string>();
   for (const e of Deno.readDirSync(priv)) {
     const path = join(priv, e.name);
     const want = plan.get(e.name);
     const info = Deno.lstatSync(path);
-    if (want === "stub-dir" && info.isDirectory && isEmpty(path, info)) continue;
-    if (want === "stub-file" && info.isFile && info.size === 0) continue;
-    if (want === "copy" && e.name === "info" && info.isDirectory) continue;
+    if (want?.startsWith("/") && info.isSymlink && Deno.readLinkSync(path) === want) {
+      kept.add(e.name);
+      continue;
+    }
+    const keep = (want === "stub-dir" && info.isDirectory && isEmpty(path, info)) ||
+      (want === "stub-file" && info.isFile && info.size === 0) ||
+      (want === "copy" && e.name === "info" && info.isDirectory);
+    if (keep) {
+      kept.add(e.name);
+      continue;
+    }
     Deno.removeSync(path, { recursive: info.isDirectory });
   }
+  return kept;
 }
 
 /** Makes `to` hold copies of the files in `from` (one level), and nothing else. */
-function syncFlat(from: string, to: string): void {
-  try {
-    Deno.mkdirSync(to, { mode: 0o700 });
-  } catch (e) {
-    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-  }
+function syncFlat(from: string, to: string, exists: boolean): void {
+  if (!exists) Deno.mkdirSync(to, { mode: 0o700 });
   const want = new Set<string>();
   for (const e of Deno.readDirSync(from)) {
     if (!e.isFile) continue;
@@ -301,19 +320,30 @@ export function prepareGitViews(
       names: new Set(),
       files: new Map(),
       states: new Map(),
+      links: new Map(),
       display: display(real),
     };
     mounts.push({ kind: "rw", src: priv, dest: real });
+    // The real directory, read-only, where the view's links to what it protects point.
+    const shown = join(SHOWN, sha256(real).slice(0, 16));
+    mounts.push({ kind: "ro", src: real, dest: shown });
     const entries = [...Deno.readDirSync(real)];
-    // What each name will be in the view; a mount stub left by an earlier call is reused.
-    const plan = new Map<string, "stub-dir" | "stub-file" | "copy">();
+    // What each name will be in the view; a mount stub or link left by an earlier call is reused.
+    const plan = new Map<string, Plan>();
     for (const e of entries) {
       const kind = gitEntryKind(e.name);
       const copied = (kind === "file" && e.isFile) ||
         ((kind === "state" || e.name === "info") && e.isDirectory);
-      plan.set(e.name, copied ? "copy" : e.isFile ? "stub-file" : "stub-dir");
+      // A link cannot hold the mount of a nested view (`worktrees/NAME`, `modules/x`).
+      const nested = gitDirs.some((d) => d !== real && isWithin(join(real, e.name), d));
+      const mounted = kind === "dir" || e.isSymlink || nested;
+      plan.set(
+        e.name,
+        copied ? "copy" : !mounted ? join(shown, e.name) : e.isFile ? "stub-file" : "stub-dir",
+      );
     }
-    cleanView(priv, plan);
+    const kept = cleanView(priv, plan);
+    view.links = new Map([...plan].filter(([, p]) => p.startsWith("/")) as [string, string][]);
     for (const e of entries) {
       view.names.add(e.name);
       const from = join(real, e.name), to = join(priv, e.name);
@@ -326,7 +356,7 @@ export function prepareGitViews(
       } else if (e.name === "info" && e.isDirectory) {
         // git gc rewrites info/refs; exclude and attributes stay as they are.
         try {
-          syncFlat(from, to);
+          syncFlat(from, to, kept.has(e.name));
           view.info = treeStamps(to);
         } catch {
           Deno.removeSync(to, { recursive: true });
@@ -341,6 +371,9 @@ export function prepareGitViews(
           Deno.removeSync(to, { recursive: true });
           mounts.push({ kind: "ro", src: from, dest: from });
         }
+      } else if (view.links.has(e.name)) {
+        // A link costs nothing to mount; git reading or writing through it meets a read-only file.
+        if (!kept.has(e.name)) Deno.symlinkSync(view.links.get(e.name)!, to);
       } else {
         mounts.push({ kind: "ro", src: from, dest: from });
       }
@@ -404,6 +437,7 @@ function giveBackView(v: View, gitDirs: readonly string[], notes: string[]): voi
     replaceWith(copy, real);
   }
   for (const name of STATE_DIRS) {
+    if (!now.has(name) && !v.states.has(name)) continue;
     const before = v.states.get(name);
     const copy = join(v.priv, name), real = join(v.real, name);
     const after = treeStamps(copy);
@@ -452,6 +486,10 @@ function giveBackView(v: View, gitDirs: readonly string[], notes: string[]): voi
         replaceWith(join(v.priv, "info", rel), join(v.real, "info", rel));
       } else if (after.get(rel)) dropped.push(`info/${rel}`);
     }
+  }
+  for (const [name, target] of v.links) {
+    const path = join(v.priv, name);
+    if (!(lstatOrNull(path)?.isSymlink && Deno.readLinkSync(path) === target)) dropped.push(name);
   }
   for (const name of now) {
     if (v.names.has(name) || gitEntryKind(name) !== "protected") continue;
