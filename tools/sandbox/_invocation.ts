@@ -56,6 +56,25 @@ export interface Features {
   cgroups?: CgroupPlan;
 }
 
+/** A directory and a file nobody may read (mode 000), mounted over hidden paths. */
+function unreadable(): { dir: string; file: string } {
+  const base = ensureDataDir("sandbox");
+  const dir = join(base, "unreadable"), file = join(base, "unreadable-file");
+  try {
+    Deno.mkdirSync(dir, { mode: 0o000 });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+  }
+  try {
+    Deno.writeFileSync(file, new Uint8Array(0), { createNew: true, mode: 0o000 });
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+  }
+  Deno.chmodSync(dir, 0o000);
+  Deno.chmodSync(file, 0o000);
+  return { dir, file };
+}
+
 /** An empty, read-only directory in crab's data dir, the source of every placeholder. */
 function emptyDir(): string {
   const dir = join(ensureDataDir("sandbox"), "empty");
@@ -126,6 +145,7 @@ export async function invocation(
       files,
       hostCgroupNamespace: features.cgroups?.namespace === false,
       gitMounts: views.mounts,
+      unreadable: layout.hidden.length ? unreadable() : undefined,
     });
   } catch (e) {
     releasePlaceholders();

@@ -21,6 +21,8 @@ export interface BwrapOptions {
   disableUserns: boolean;
   /** An empty directory to bind read-only over placeholders (cheaper than a tmpfs each). */
   emptyDir: string;
+  /** An unreadable directory and file, mounted over paths a deny rule hides. */
+  unreadable?: { dir: string; file: string };
   /** The private views of the git directories, after the writable roots. */
   gitMounts?: readonly Mount[];
   /** Bytes each tmpfs may hold (bwrap's `--size`, which older bubblewraps do not know). */
@@ -69,6 +71,11 @@ export function bwrapArgs(
   }
   for (const p of layout.readOnly) a.push("--ro-bind", p, p);
   for (const p of layout.placeholders) a.push("--ro-bind", opts.emptyDir, p);
+  if (opts.unreadable) {
+    for (const h of layout.hidden) {
+      a.push("--ro-bind", h.dir ? opts.unreadable.dir : opts.unreadable.file, h.path);
+    }
+  }
   // Last: a writable root bound later would show the socket again.
   for (const p of layout.masked) a.push("--ro-bind", "/dev/null", p);
   a.push("--chdir", opts.cwd, "--", ...program);

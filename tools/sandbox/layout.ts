@@ -23,6 +23,8 @@ import { ownRoots } from "../host/own_roots.ts";
 import { entryExists } from "../fs/exists.ts";
 import { findRepository, namesIn, type ProtectedPath, protectedPaths } from "../fs/protected.ts";
 import { gitDirsOf } from "../fs/git_dirs.ts";
+import { lstatOrNull } from "../fs/exists.ts";
+import { deniedPaths } from "./denials.ts";
 import { isWithin } from "../fs/workspace.ts";
 import type { SandboxPolicy } from "./policy.ts";
 import { daemonSockets } from "./sockets.ts";
@@ -50,6 +52,8 @@ export interface Layout {
   gitDirs: string[];
   /** Protected paths checked after the call (links replaced, files that appeared). */
   watched: ProtectedPath[];
+  /** Paths a deny rule on reading hides: an unreadable file or directory covers each. */
+  hidden: { path: string; dir: boolean }[];
 }
 
 function realOrNull(path: string): string | null {
@@ -131,7 +135,12 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     placeholders: [],
     gitDirs: [],
     watched: [],
+    hidden: [],
   };
+  const denied = policy.rules?.length ? deniedPaths(policy.rules, workspace) : undefined;
+  for (const path of denied?.hidden ?? []) {
+    layout.hidden.push({ path, dir: lstatOrNull(path)?.isDirectory ?? false });
+  }
   const repo = findRepository(workspace);
   if (policy.mode !== "workspace-write") {
     // Read-only: nothing is bound writable, but a workspace under /tmp must stay visible.
@@ -168,6 +177,7 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   }
   const data = realOrNull(dataDir());
   const readOnly = guarded.filter((p) => p.exists).map((p) => p.path);
+  readOnly.push(...denied?.readOnly ?? []);
   if (data) readOnly.push(data);
   // crab's code and caches: a change there would run inside crab at its next start.
   readOnly.push(...ownRoots(workspace));

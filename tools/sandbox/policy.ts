@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { Rule } from "../policy/rules.ts";
 import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "./mode.ts";
 import type { SandboxLimits } from "./limits.ts";
 
@@ -18,6 +19,12 @@ export interface SandboxPolicy {
   readonly writable: readonly string[];
   /** Processes, memory and /tmp of one command (`sandbox.limits`); absent ones take the defaults. */
   readonly limits?: SandboxLimits;
+  /**
+   * Permission rules whose denials hold below the shell too: `Read(…)` deny
+   * rules hide paths, `Edit(…)`/`Write(…)` deny rules make them read-only
+   * (`denials.ts`). Other rules are ignored here.
+   */
+  readonly rules?: readonly Rule[];
 }
 
 /** The policy of a session nobody configured: workspace-write, no network. */

@@ -12,6 +12,7 @@ const layout: Layout = {
   placeholders: [],
   gitDirs: [],
   watched: [],
+  hidden: [],
 };
 
 Deno.test("bwrapArgs() sizes every private tmpfs and binds the cgroup files after /dev", () => {

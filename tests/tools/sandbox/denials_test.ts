@@ -1,0 +1,99 @@
+/**
+ * Deny rules below the shell, with real bubblewrap: what `Read(…)` denies is
+ * unreadable to every program a command runs, what `Edit(…)` denies is
+ * read-only, and the rest of the workspace is as it was.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Dispatcher, type DispatchResult } from "../../../tools/dispatch.ts";
+import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { MemorySink } from "../../../tools/call/observation.ts";
+import { Registry } from "../../../tools/registry.ts";
+import { Session } from "../../../tools/session.ts";
+import { bashTool } from "../../../tools/bash.ts";
+import { parseRule } from "../../../tools/policy/rules.ts";
+import { deniedPaths } from "../../../tools/sandbox/denials.ts";
+
+function place(rules: [string, "deny" | "allow"][]) {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-deny-" }));
+  const ws = join(root, "ws");
+  Deno.mkdirSync(ws);
+  const base = { project: ws, home: root };
+  const parsed = rules.map(([text, effect]) =>
+    parseRule(text, effect, { scope: "project", file: join(ws, ".claude/settings.json") }, base)
+  );
+  const session = new Session(ws);
+  session.sandbox = { mode: "workspace-write", net: false, writable: [], rules: parsed };
+  const d = new Dispatcher({
+    registry: new Registry([bashTool]),
+    session,
+    policy: new SessionPolicy({ yolo: true }),
+    sink: new MemorySink(),
+    runId: "denials-test",
+  });
+  const put = (rel: string, text: string) => {
+    Deno.mkdirSync(join(ws, rel, ".."), { recursive: true });
+    Deno.writeTextFileSync(join(ws, rel), text);
+  };
+  return {
+    root,
+    ws,
+    rules: parsed,
+    put,
+    bash: (command: string) => d.dispatch("bash", { command }),
+    [Symbol.dispose]() {
+      Deno.removeSync(root, { recursive: true });
+    },
+  };
+}
+
+function out(r: DispatchResult): string {
+  assert.ok(r.ok, JSON.stringify(r));
+  return r.output;
+}
+
+Deno.test("bash() in the sandbox: a Read deny rule hides the file from every program, a link to it too", async () => {
+  using p = place([["Read(./.env)", "deny"], ["Edit(./src/**)", "deny"]]);
+  p.put(".env", "API_KEY=secret\n");
+  p.put("app/.env", "NESTED=secret\n");
+  p.put("src/a.ts", "export {};\n");
+  p.put("README.md", "hello\n");
+  Deno.symlinkSync(".env", join(p.ws, "innocent"));
+  const r = out(
+    await p.bash([
+      "cat .env; echo cat=$?",
+      "cat app/.env; echo nested=$?",
+      "cat innocent; echo link=$?",
+      "cp .env copy; echo cp=$?",
+      "perl -e 'open(F, \"<.env\") or exit 3; print <F>'; echo perl=$?",
+      "echo x >> src/a.ts; echo edit=$?",
+      "cat src/a.ts README.md",
+    ].join("; ")),
+  );
+  assert.doesNotMatch(r, /secret/);
+  assert.match(r, /cat=1/);
+  assert.match(r, /nested=1/);
+  assert.match(r, /link=1/);
+  assert.match(r, /cp=1/);
+  assert.match(r, /perl=3/);
+  assert.match(r, /Permission denied/);
+  assert.match(r, /edit=1/);
+  assert.match(r, /export \{\};\nhello\n/);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".env")), "API_KEY=secret\n");
+  assert.equal(Deno.readTextFileSync(join(p.ws, "src/a.ts")), "export {};\n");
+});
+
+Deno.test("deniedPaths() expands globs under the rule's base and skips allow rules", () => {
+  using p = place([["Read(./secrets/**)", "deny"], ["Read(*.pem)", "deny"], [
+    "Read(./ok)",
+    "allow",
+  ]]);
+  p.put("secrets/a.txt", "a");
+  p.put("deep/x/key.pem", "k");
+  p.put("ok", "fine");
+  p.put("node_modules/pkg/cert.pem", "skipped: a dependency folder is not walked");
+  const d = deniedPaths(p.rules, p.ws);
+  assert.deepEqual(d.hidden, [join(p.ws, "deep/x/key.pem"), join(p.ws, "secrets/a.txt")]);
+  assert.deepEqual(d.readOnly, []);
+});
