@@ -134,10 +134,11 @@ const DENO_FLAG =
 
 /**
  * Flags of other programs that crab's texts name: bubblewrap's argv, npm's in bash.md's advice,
- * git's in what the sandbox reports after a call, systemd-run's in a hint.
+ * git's in what the sandbox reports after a call, systemd-run's in a hint, bash's that the
+ * policy reads through.
  */
 const OTHER_PROGRAMS_FLAG =
-  /^--(die-with-parent|new-session|unshare-[a-z]+|share-net|as-pid-1|disable-userns|cap-drop|ro-bind|bind|dev-bind|proc|dev|tmpfs|size|chdir|cache|continue|no-skip-worktree|no-assume-unchanged|user|scope)$/;
+  /^--(die-with-parent|new-session|unshare-[a-z]+|share-net|as-pid-1|disable-userns|cap-drop|ro-bind|bind|dev-bind|proc|dev|tmpfs|size|chdir|cache|continue|no-skip-worktree|no-assume-unchanged|user|scope|rcfile|init-file)$/;
 
 function command(path: string): Command {
   let c = ROOT;
