@@ -159,8 +159,8 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   // The repository's own git directories are seen even when they lie outside the workspace
   // (a workspace below the top level, a linked worktree); others only inside a writable root.
   layout.gitDirs = allGitDirs.filter((d) =>
-    d === repo?.gitDir || d === repo?.commonDir || repo && isWithin(repo.commonDir, d) ||
-    [...roots].some((r) => isWithin(r, d))
+    (d === repo?.gitDir || d === repo?.commonDir || repo && isWithin(repo.commonDir, d) ||
+      [...roots].some((r) => isWithin(r, d))) && lstatOrNull(d)?.isDirectory
   );
   const writableRoot = (p: string) => [...roots].find((r) => isWithin(r, p));
 

@@ -256,3 +256,11 @@ Deno.test("git view: new skip-worktree and assume-unchanged bits are reported", 
   // The bits were given back with the index, so the report is about something real.
   assert.match(git(p.ws, "ls-files", "-v"), /S a\.txt\nh b\.txt/);
 });
+
+Deno.test("git view: a .git file naming a missing git directory does not stop commands", async () => {
+  using p = place();
+  Deno.writeTextFileSync(join(p.ws, ".git"), "gitdir: /nonexistent/repo/.git\n");
+  const r = out(await p.bash("echo hi; echo x > .git; echo dotgit=$?"));
+  assert.match(r, /^hi\n/);
+  assert.match(r, /dotgit=1/);
+});
