@@ -40,6 +40,14 @@ import {
   UsageError,
 } from "../run/runtime.ts";
 import { readStreamPrompt } from "./input.ts";
+import {
+  BinaryStdinError,
+  cutNote,
+  FIRST_BYTE_WAIT_MS,
+  readStdinText,
+  STDIN_LIMIT,
+  type StdinText,
+} from "./stdin.ts";
 import { toolLine } from "../tool_line.ts";
 
 /** Output formats of print mode. */
@@ -110,14 +118,6 @@ class Stdout {
   }
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: string[] = [];
-  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-    chunks.push(chunk);
-  }
-  return chunks.join("");
-}
-
 /** Wall time covered by a set of possibly overlapping intervals (parallel reads count once). */
 function coveredMs(spans: [number, number][]): number {
   const sorted = [...spans].sort((a, b) => a[0] - b[0]);
@@ -151,11 +151,35 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   };
 
   let prompt = opts.prompt;
-  if (prompt === undefined) {
-    prompt = opts.inputFormat === "stream-json"
-      ? (await readStreamPrompt(emit, interrupt)) ?? ""
-      : await readStdin();
+  if (opts.inputFormat === "stream-json") {
+    prompt = (await readStreamPrompt(emit, interrupt)) ?? "";
+  } else if (prompt === undefined || !Deno.stdin.isTerminal()) {
+    const given = prompt !== undefined;
+    let piped: StdinText;
+    try {
+      piped = await readStdinText(given ? { firstByteMs: FIRST_BYTE_WAIT_MS } : {});
+    } catch (e) {
+      if (!(e instanceof BinaryStdinError)) throw e;
+      writeErr(
+        `error: ${e.message}\nhint: pipe text, or give the file's path in the prompt and let crab read it\n`,
+      );
+      return EXIT.usage;
+    }
+    if (piped.silent) {
+      writeErr(
+        `crab: nothing came on stdin within ${
+          FIRST_BYTE_WAIT_MS / 1000
+        } s; going on with the prompt alone ` +
+          "(give stdin </dev/null to skip the wait)\n",
+      );
+    }
+    if (piped.cut) {
+      writeErr(`crab: stdin was cut to its first ${STDIN_LIMIT} bytes; the model was told\n`);
+    }
+    const text = piped.cut ? `${piped.text}\n\n${cutNote()}` : piped.text;
+    prompt = !given ? text : piped.text.trim() === "" ? prompt : `${prompt}\n\n${text}`;
   }
+  prompt ??= "";
   if (prompt.trim() === "") {
     writeErr(
       'error: Cannot run print mode without a prompt\nhint: crab -p "PROMPT", or pipe the prompt: echo "PROMPT" | crab --print\n',
