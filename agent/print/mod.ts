@@ -19,7 +19,7 @@ import { type DispatchResult, resultText } from "../../tools/dispatch.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { exit, onExit, onInterrupt, onTerminate } from "../../tools/host/processes.ts";
 import { VERSION } from "../../version.ts";
-import type { AgentEvents, TurnResult } from "../loop/loop.ts";
+import type { AgentEvents, TurnStatus } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
   assistantEvent,
@@ -39,7 +39,7 @@ import {
   startRuntime,
   UsageError,
 } from "../run/runtime.ts";
-import { readStreamPrompt } from "./input.ts";
+import { StreamInput, type StreamUserMessage } from "./input.ts";
 import {
   BinaryStdinError,
   cutNote,
@@ -131,10 +131,41 @@ function coveredMs(spans: [number, number][]): number {
   return total;
 }
 
+/**
+ * The prompt of a run without stream-json input: the argument, stdin, or both
+ * (`PROMPT\n\nSTDIN`, as `claude -p` has it); a number is the exit code of a refusal.
+ */
+async function textPrompt(given: string | undefined): Promise<string | number> {
+  if (given !== undefined && Deno.stdin.isTerminal()) return given;
+  let piped: StdinText;
+  try {
+    piped = await readStdinText(given !== undefined ? { firstByteMs: FIRST_BYTE_WAIT_MS } : {});
+  } catch (e) {
+    if (!(e instanceof BinaryStdinError)) throw e;
+    writeErr(
+      `error: ${e.message}\nhint: pipe text, or give the file's path in the prompt and let crab read it\n`,
+    );
+    return EXIT.usage;
+  }
+  if (piped.silent) {
+    writeErr(
+      `crab: nothing came on stdin within ${FIRST_BYTE_WAIT_MS / 1000} s; ` +
+        "going on with the prompt alone (give stdin </dev/null to skip the wait)\n",
+    );
+  }
+  if (piped.cut) {
+    writeErr(`crab: stdin was cut to its first ${STDIN_LIMIT} bytes; the model was told\n`);
+  }
+  const text = piped.cut ? `${piped.text}\n\n${cutNote()}` : piped.text;
+  if (given === undefined) return text;
+  return piped.text.trim() === "" ? given : `${given}\n\n${text}`;
+}
+
 /** Runs print mode; resolves to the exit code. */
 export async function printCommand(opts: PrintOptions): Promise<number> {
   const format: OutputFormat = opts.outputFormat ?? "text";
-  const controller = new AbortController();
+  /** Aborts the running prompt; each prompt of a stream-json input has its own. */
+  let controller = new AbortController();
   /** What stopped the run early, if anything. */
   let stop: "interrupt" | "terminate" | "output" | undefined;
   const interrupt = () => {
@@ -149,37 +180,30 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const emit = (event: PrintJson) => {
     if (format === "stream-json") out.write(JSON.stringify(event) + "\n");
   };
+  const permissionMode = opts.yolo ? "bypassPermissions" : "dontAsk";
 
-  let prompt = opts.prompt;
+  let input: StreamInput | undefined;
+  let message: StreamUserMessage | undefined;
+  let prompt: string;
   if (opts.inputFormat === "stream-json") {
-    prompt = (await readStreamPrompt(emit, interrupt)) ?? "";
-  } else if (prompt === undefined || !Deno.stdin.isTerminal()) {
-    const given = prompt !== undefined;
-    let piped: StdinText;
-    try {
-      piped = await readStdinText(given ? { firstByteMs: FIRST_BYTE_WAIT_MS } : {});
-    } catch (e) {
-      if (!(e instanceof BinaryStdinError)) throw e;
-      writeErr(
-        `error: ${e.message}\nhint: pipe text, or give the file's path in the prompt and let crab read it\n`,
-      );
+    input = new StreamInput({
+      write: emit,
+      notice: (m) => writeErr(`crab: ${m}\n`),
+      // The SDK's interrupt stops the running prompt; the next message is still answered.
+      interrupt: () => controller.abort(),
+      permissionMode,
+    });
+    message = await input.next();
+    if (input.refused) {
+      writeErr(`error: ${input.refused}\n`);
       return EXIT.usage;
     }
-    if (piped.silent) {
-      writeErr(
-        `crab: nothing came on stdin within ${
-          FIRST_BYTE_WAIT_MS / 1000
-        } s; going on with the prompt alone ` +
-          "(give stdin </dev/null to skip the wait)\n",
-      );
-    }
-    if (piped.cut) {
-      writeErr(`crab: stdin was cut to its first ${STDIN_LIMIT} bytes; the model was told\n`);
-    }
-    const text = piped.cut ? `${piped.text}\n\n${cutNote()}` : piped.text;
-    prompt = !given ? text : piped.text.trim() === "" ? prompt : `${prompt}\n\n${text}`;
+    prompt = message?.text ?? "";
+  } else {
+    const got = await textPrompt(opts.prompt);
+    if (typeof got === "number") return got;
+    prompt = got;
   }
-  prompt ??= "";
   if (prompt.trim() === "") {
     writeErr(
       'error: Cannot run print mode without a prompt\nhint: crab -p "PROMPT", or pipe the prompt: echo "PROMPT" | crab --print\n',
@@ -199,11 +223,12 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     lastUsage = undefined;
   };
 
-  const stats: ToolStats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
-  const toolErrors: ResultFacts["toolErrors"] = [];
-  const denials: ResultFacts["denials"] = [];
+  // What one prompt's result tells; reset for each prompt.
+  let stats: ToolStats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
+  let toolErrors: ResultFacts["toolErrors"] = [];
+  let denials: ResultFacts["denials"] = [];
+  let toolSpans: [number, number][] = [];
   const started = new Map<string, number>();
-  const toolSpans: [number, number][] = [];
   const events: AgentEvents = {
     onToolCall: (call) => {
       flushAnswer();
@@ -238,9 +263,9 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     },
   };
 
-  const t0 = performance.now();
+  let t0 = performance.now();
   try {
-    rt = await startRuntime(opts, {
+    rt = await startRuntime({ ...opts, ...input?.settings }, {
       mode: "print",
       notice: (m) => writeErr(`crab: ${m}\n`),
       events,
@@ -261,7 +286,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     model: run.provider.model,
     tools: run.registry.names(),
     mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
-    permissionMode: opts.yolo ? "bypassPermissions" : "dontAsk",
+    permissionMode,
     apiKeySource: run.provider.name === "anthropic" && Deno.env.get("ANTHROPIC_API_KEY")
       ? "ANTHROPIC_API_KEY"
       : "none",
@@ -281,61 +306,89 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   });
   // SIGHUP exits through the process owner: record the run as aborted on the way.
   const stopExit = onExit(() => run.finish("aborted"));
-  const sendStart = performance.now();
-  let result: TurnResult;
+
+  /** Runs one prompt and prints its result; resolves to its exit code and status. */
+  const answer = async (text: string): Promise<{ code: number; status: TurnStatus }> => {
+    const sendStart = performance.now();
+    const result = await run.agent.send(text, controller.signal);
+    const sendMs = performance.now() - sendStart;
+    flushAnswer();
+    const code = stop === "terminate"
+      ? EXIT.terminated
+      : stop === "output"
+      ? EXIT.outputClosed
+      : result.status === "ok"
+      ? EXIT.ok
+      : result.status === "aborted"
+      ? EXIT.interrupted
+      : result.status === "max_turns"
+      ? EXIT.maxTurns
+      : result.status === "context_full"
+      ? EXIT.contextFull
+      : EXIT.provider;
+    const why = stop === "terminate"
+      ? "Terminated (SIGTERM)"
+      : stop === "output"
+      ? "Output closed"
+      : result.error;
+    const summary = resultEvent({
+      status: result.status,
+      text: result.text,
+      error: why,
+      turns: result.turns,
+      durationMs: Math.round(performance.now() - t0),
+      apiMs: Math.max(0, Math.round(sendMs - coveredMs(toolSpans))),
+      sessionId: run.sessionId,
+      runId: run.runId,
+      model: run.provider.model,
+      provider: run.provider.name,
+      sandbox: run.sandbox,
+      usage: { ...run.agent.usage },
+      denials,
+      stats,
+      toolErrors,
+    });
+    if (format === "json") out.write(JSON.stringify(summary) + "\n");
+    else if (format === "stream-json") emit(summary);
+    else if (result.text) {
+      const text = Deno.stdout.isTerminal() ? printable(result.text, "prose") : result.text;
+      out.write(text.endsWith("\n") ? text : text + "\n");
+    }
+    if (result.status !== "ok" && format === "text" && stop !== "output") {
+      writeErr(`error: ${why}\n`);
+    }
+    return { code, status: result.status };
+  };
+
+  let last: { code: number; status: TurnStatus };
   try {
-    result = await run.agent.send(prompt, controller.signal);
+    for (;;) {
+      last = await answer(prompt);
+      if (!input || stop) break;
+      // The next user message of the stream, answered in the same conversation.
+      message = await input.next();
+      if (input.refused) {
+        writeErr(`error: ${input.refused}\n`);
+        last = { code: EXIT.usage, status: last.status };
+      }
+      if (!message || input.refused) break;
+      if (message.text.trim() === "") {
+        writeErr("crab: skipped a user message without text\n");
+        continue;
+      }
+      prompt = message.text;
+      controller = new AbortController();
+      stats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
+      toolErrors = [];
+      denials = [];
+      toolSpans = [];
+      t0 = performance.now();
+    }
   } finally {
     stopInterrupt();
     stopTerminate();
     stopExit();
   }
-  const sendMs = performance.now() - sendStart;
-  flushAnswer();
-
-  const code = stop === "terminate"
-    ? EXIT.terminated
-    : stop === "output"
-    ? EXIT.outputClosed
-    : result.status === "ok"
-    ? EXIT.ok
-    : result.status === "aborted"
-    ? EXIT.interrupted
-    : result.status === "max_turns"
-    ? EXIT.maxTurns
-    : result.status === "context_full"
-    ? EXIT.contextFull
-    : EXIT.provider;
-  run.finish(result.status);
-
-  const why = stop === "terminate"
-    ? "Terminated (SIGTERM)"
-    : stop === "output"
-    ? "Output closed"
-    : result.error;
-  const summary = resultEvent({
-    status: result.status,
-    text: result.text,
-    error: why,
-    turns: result.turns,
-    durationMs: Math.round(performance.now() - t0),
-    apiMs: Math.max(0, Math.round(sendMs - coveredMs(toolSpans))),
-    sessionId: run.sessionId,
-    runId: run.runId,
-    model: run.provider.model,
-    provider: run.provider.name,
-    sandbox: run.sandbox,
-    usage: { ...run.agent.usage },
-    denials,
-    stats,
-    toolErrors,
-  });
-  if (format === "json") out.write(JSON.stringify(summary) + "\n");
-  else if (format === "stream-json") emit(summary);
-  else if (result.text) {
-    const text = Deno.stdout.isTerminal() ? printable(result.text, "prose") : result.text;
-    out.write(text.endsWith("\n") ? text : text + "\n");
-  }
-  if (result.status !== "ok" && format === "text" && stop !== "output") writeErr(`error: ${why}\n`);
-  return out.closed ? EXIT.outputClosed : code;
+  run.finish(last.status);
+  return out.closed ? EXIT.outputClosed : last.code;
 }
