@@ -26,6 +26,7 @@ import {
   initEvent,
   noticeEvent,
   type PrintJson,
+  replayEvent,
   resultEvent,
   type ResultFacts,
   toolInput,
@@ -39,6 +40,7 @@ import {
   startRuntime,
   UsageError,
 } from "../run/runtime.ts";
+import { PartialMessages } from "./partial.ts";
 import { StreamInput, type StreamUserMessage } from "./input.ts";
 import {
   BinaryStdinError,
@@ -85,6 +87,10 @@ export interface PrintOptions extends RunFlags {
    * such scripts, and its stream carries every message either way.
    */
   verbose?: boolean;
+  /** `stream-json`: the answer as it streams too, as Claude Code's `stream_event` lines. */
+  includePartialMessages?: boolean;
+  /** stream-json input: each user message echoed back, as Claude Code's replay. */
+  replayUserMessages?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -229,6 +235,9 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   let denials: ResultFacts["denials"] = [];
   let toolSpans: [number, number][] = [];
   const started = new Map<string, number>();
+  const partial = opts.includePartialMessages
+    ? new PartialMessages(emit, { model: () => rt!.provider.model, sessionId: () => sessionId })
+    : undefined;
   const events: AgentEvents = {
     onToolCall: (call) => {
       flushAnswer();
@@ -257,6 +266,10 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       emit(toolResultEvent(call, r, resultText(r), sessionId));
     },
     onUsage: (u) => lastUsage = u,
+    ...(partial && {
+      onRequest: () => partial.start(),
+      onStreamEvent: (ev) => partial.on(ev),
+    }),
     onNotice: (message) => {
       if (format === "stream-json") emit(noticeEvent(message, sessionId));
       else writeErr(`crab: ${message}\n`);
@@ -363,6 +376,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   let last: { code: number; status: TurnStatus };
   try {
     for (;;) {
+      if (message && opts.replayUserMessages) emit(replayEvent(message.raw, sessionId));
       last = await answer(prompt);
       if (!input || stop) break;
       // The next user message of the stream, answered in the same conversation.
