@@ -162,3 +162,34 @@ Deno.test("crab --input-format stream-json says on stderr what it did not take",
   assert.match(r.stderr, /skipped a stdin message of type "keep_alive"/);
   assert.match(r.stderr, /a user message's image block\(s\) were not sent: crab takes text only/);
 });
+
+Deno.test("crab --input-format stream-json: an interrupt stops the running prompt and the next message is answered", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "thinking", hang: true }, { text: "second" }]);
+  const child = s.spawn(
+    ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), ...STREAM],
+    { env: { ANTHROPIC_API_KEY: "k" } },
+  );
+  const w = child.stdin.getWriter();
+  const send = (m: unknown) => w.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
+  await send(user("one"));
+  for (let i = 0; i < 200 && fake.modelRequests().length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(fake.modelRequests().length, 1);
+  await send({ type: "control_request", request_id: "stop", request: { subtype: "interrupt" } });
+  await send(user("two"));
+  await w.close();
+  const out = await child.output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  const events = parse(new TextDecoder().decode(out.stdout));
+  const results = events.filter((e) => e.type === "result");
+  assert.deepEqual(results.map((e) => [e.subtype, e.result]), [
+    ["error_during_execution", "thinking"],
+    ["success", "second"],
+  ]);
+  assert.ok(
+    events.some((e) => e.type === "control_response" && e.response.request_id === "stop"),
+  );
+  assert.equal(out.code, 0, stderr);
+});
