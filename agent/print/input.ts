@@ -151,6 +151,8 @@ export class StreamInput {
   #queue: StreamUserMessage[] = [];
   #waiting?: () => void;
   #ended = false;
+  /** The system prompt is set when the first message runs: a later `initialize` cannot change it. */
+  #seenUser = false;
   /** Why the run cannot go on as asked (a refused `initialize`), once known. */
   refused?: string;
   /** The settings of the `initialize` request, once answered. */
@@ -215,6 +217,14 @@ export class StreamInput {
           this.#wake();
           return;
         }
+        const keys = Object.keys(checked.settings);
+        if (this.#seenUser && keys.length) {
+          this.refused = `Cannot apply initialize's ${keys.join(" and ")} after a user message: ` +
+            "send initialize first";
+          this.#respond(id, false, { error: this.refused });
+          this.#wake();
+          return;
+        }
         this.settings = checked.settings;
         this.#respond(id, true, { response: initializeResponse() });
       } else if (subtype === "interrupt") {
@@ -235,6 +245,7 @@ export class StreamInput {
           `a user message's ${others.join(", ")} block(s) were not sent: crab takes text only`,
         );
       }
+      this.#seenUser = true;
       this.#queue.push({ text, raw: m });
       this.#wake();
       return;

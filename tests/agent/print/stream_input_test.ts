@@ -193,3 +193,18 @@ Deno.test("crab --input-format stream-json: an interrupt stops the running promp
   );
   assert.equal(out.code, 0, stderr);
 });
+
+Deno.test("crab --input-format stream-json refuses an initialize with a system prompt after a user message", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "first" }, { text: "never" }]);
+  const r = await streamRun(s, fake, [
+    user("one"),
+    initialize({ systemPrompt: "Too late." }),
+    user("two"),
+  ]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /Cannot apply initialize's systemPrompt after a user message/);
+  const response = parse(r.stdout).find((e) => e.type === "control_response");
+  assert.equal(response.response.subtype, "error");
+  assert.ok(fake.modelRequests().every((q) => !JSON.stringify(q.body).includes("Too late.")));
+});
