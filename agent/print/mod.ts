@@ -1,6 +1,7 @@
 /**
  * Print mode (`crab -p PROMPT`, or the prompt on stdin with `--print`): one
- * prompt, run to its end with every offered tool approved, for scripts. The
+ * prompt (or each user message of a stream-json input in turn), run to its end
+ * with every offered tool approved, for scripts. The
  * answer goes to stdout (text, one JSON object, or a stream of JSON events in
  * Claude Code's shapes, see `events.ts`); progress goes to stderr.
  *
