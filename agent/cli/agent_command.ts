@@ -57,7 +57,15 @@ export function planAgent(p: Parsed): AgentInput {
     );
   }
   if (!print) {
-    for (const key of ["outputFormat", "inputFormat", "verbose"]) {
+    for (
+      const key of [
+        "outputFormat",
+        "inputFormat",
+        "verbose",
+        "includePartialMessages",
+        "replayUserMessages",
+      ]
+    ) {
       if (p.has(key)) {
         throw new CliUsageError(
           `Cannot use ${p.spelling(key)} without --print (-p): it shapes print mode's output`,
@@ -73,7 +81,19 @@ export function planAgent(p: Parsed): AgentInput {
       "crab's stream-json has every message; --verbose is taken there for scripts written for claude -p",
     );
   }
+  if (p.has("includePartialMessages") && format !== "stream-json") {
+    throw new CliUsageError(
+      "Cannot use --include-partial-messages without --output-format stream-json",
+      "crab -p PROMPT --output-format stream-json --include-partial-messages",
+    );
+  }
   const input = p.str("inputFormat") as "text" | "stream-json" | undefined;
+  if (p.has("replayUserMessages") && input !== "stream-json") {
+    throw new CliUsageError(
+      "Cannot use --replay-user-messages without --input-format stream-json",
+      "crab -p --input-format stream-json --output-format stream-json --replay-user-messages",
+    );
+  }
   if (input === "stream-json" && format !== "stream-json") {
     throw new CliUsageError(
       "Cannot use --input-format stream-json without --output-format stream-json",
@@ -101,6 +121,8 @@ export function planAgent(p: Parsed): AgentInput {
         outputFormat: format,
         inputFormat: input,
         verbose: p.flag("verbose"),
+        includePartialMessages: p.flag("includePartialMessages"),
+        replayUserMessages: p.flag("replayUserMessages"),
       },
     };
   }

@@ -182,6 +182,19 @@ const AGENT: OptionSpec[] = [
       "(crab's stream always has every message)",
   },
   {
+    key: "includePartialMessages",
+    long: "--include-partial-messages",
+    kind: "flag",
+    help: "with --output-format stream-json: also stream the answer as it comes " +
+      "(Claude Code's stream_event lines)",
+  },
+  {
+    key: "replayUserMessages",
+    long: "--replay-user-messages",
+    kind: "flag",
+    help: "with stream-json input and output: echo each user message back on stdout",
+  },
+  {
     key: "model",
     long: "--model",
     short: "-m",

@@ -212,6 +212,7 @@ export class Agent {
             signal,
           })
         ) {
+          events?.onStreamEvent?.(ev);
           if (ev.type === "text_delta") {
             text += ev.text;
             events?.onText?.(ev.text);

@@ -8,12 +8,20 @@
 import type { Dispatcher, DispatchResult } from "../../tools/dispatch.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import type { CompactInfo } from "./compact.ts";
-import type { Message, Provider, ProviderError, ToolCallBlock } from "../providers/types.ts";
+import type {
+  Message,
+  Provider,
+  ProviderError,
+  StreamEvent,
+  ToolCallBlock,
+} from "../providers/types.ts";
 
 /** What the front ends hear while a turn runs. */
 export interface AgentEvents {
   /** A piece of the model's answer text. */
   onText?(delta: string): void;
+  /** Each event of the provider's stream, as it comes (print mode's partial messages). */
+  onStreamEvent?(event: StreamEvent): void;
   /** A tool call is about to run. */
   onToolCall?(call: ToolCallBlock): void;
   /** Output of a running call as it is produced (bash). */

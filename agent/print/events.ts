@@ -168,6 +168,18 @@ export function toolResultEvent(
   };
 }
 
+/** A user message of stream-json input echoed back (`--replay-user-messages`), as Claude Code does. */
+export function replayEvent(raw: Record<string, unknown>, sessionId: string): PrintJson {
+  return {
+    type: "user",
+    message: raw.message,
+    parent_tool_use_id: raw.parent_tool_use_id ?? null,
+    session_id: sessionId,
+    uuid: typeof raw.uuid === "string" ? raw.uuid : crypto.randomUUID(),
+    isReplay: true,
+  };
+}
+
 /** Something the user should know during a run (a retry, trimmed context). */
 export function noticeEvent(message: string, sessionId: string): PrintJson {
   return {

@@ -1,9 +1,14 @@
 /**
  * `--input-format stream-json`: print mode's input as JSON lines on stdin, the
- * way Claude Code's SDK talks to its CLI. An `initialize` control request is
- * answered, an `interrupt` stops the run like Ctrl-C, other control requests are
- * refused, and the first `user` message is the prompt. One prompt per process:
- * messages after it are not run.
+ * way Claude Code's SDK talks to its CLI. Every `user` message is a prompt,
+ * answered in turn until stdin ends; an `initialize` control request is
+ * answered (its settings are checked, see {@link InitSettings}), an `interrupt`
+ * stops the running prompt, other control requests are refused.
+ *
+ * Nothing the SDK sends is dropped silently: an `initialize` field crab cannot
+ * honour is refused (which ends the run, exit 2), a line that is not JSON or
+ * not a message crab knows is answered by a notice on stderr, and a user
+ * message's blocks other than text are named in a notice.
  *
  * @module
  */
@@ -22,14 +27,98 @@ function initializeResponse(): PrintJson {
   };
 }
 
-/** The text of a user message's content (a string, or text blocks). */
-function promptText(content: unknown): string | undefined {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return undefined;
-  const texts = content.flatMap((b) =>
-    b && typeof b === "object" && b.type === "text" && typeof b.text === "string" ? [b.text] : []
-  );
-  return texts.length ? texts.join("\n") : undefined;
+/** The settings an `initialize` request may carry that crab honours. */
+export interface InitSettings {
+  /** Replaces crab's system prompt (the SDK's `systemPrompt`; blank means crab's own). */
+  systemPrompt?: string;
+  /** Added to the end of the system prompt (the SDK's `appendSystemPrompt`). */
+  appendSystemPrompt?: string;
+}
+
+/** A user message of the stream. */
+export interface StreamUserMessage {
+  /** Its text blocks, joined by newlines. */
+  text: string;
+  /** The message as it came, for `--replay-user-messages`. */
+  raw: Record<string, unknown>;
+}
+
+/** True for a value that asks for nothing: absent, null, false, "", [] or {}. */
+function empty(v: unknown): boolean {
+  if (v === undefined || v === null || v === false || v === "") return true;
+  if (Array.isArray(v)) return v.every((x) => x === "" || x === null);
+  if (typeof v === "object") return Object.keys(v as object).length === 0;
+  return false;
+}
+
+/** A string, or an array of strings joined by blank lines; undefined for anything else. */
+function promptValue(v: unknown): string | undefined {
+  if (typeof v === "string") return v;
+  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v.join("\n\n");
+  return undefined;
+}
+
+/** `initialize` fields that only say who is talking, with nothing to honour. */
+const INERT_FIELDS = new Set(["subtype", "promptSuggestions"]);
+
+/**
+ * Checks an `initialize` request: the settings crab honours, or why it cannot
+ * run as asked. `permissionMode` names the mode in force: asking for it is fine.
+ */
+export function checkInitialize(
+  request: Record<string, unknown>,
+  permissionMode: string,
+): { ok: true; settings: InitSettings } | { ok: false; error: string } {
+  const settings: InitSettings = {};
+  for (const [key, value] of Object.entries(request)) {
+    if (INERT_FIELDS.has(key) || empty(value)) continue;
+    if (key === "systemPrompt" || key === "appendSystemPrompt") {
+      const text = promptValue(value);
+      if (text === undefined) {
+        return { ok: false, error: `Cannot use initialize's ${key}: it must be a string` };
+      }
+      if (text.trim() !== "") settings[key] = text;
+      continue;
+    }
+    if (key === "permissionMode" && value === permissionMode) continue;
+    return { ok: false, error: refusal(key, value, permissionMode) };
+  }
+  return { ok: true, settings };
+}
+
+function refusal(key: string, value: unknown, permissionMode: string): string {
+  switch (key) {
+    case "hooks":
+      return "Cannot register the SDK's hooks: crab has no hooks yet; " +
+        "run without hooks, or limit tools with --tools";
+    case "mcpServers":
+    case "sdkMcpServers":
+      return `Cannot take MCP servers from initialize's ${key}: ` +
+        "configure them with crab mcp add, or in .mcp.json";
+    case "permissionMode":
+      return `Cannot use permission mode ${JSON.stringify(value)}: print mode runs in ` +
+        `"${permissionMode}" (every offered tool approved, outside and protected paths refused; ` +
+        "--yolo for bypassPermissions)";
+    case "allowedTools":
+    case "disallowedTools":
+      return `Cannot take ${key} from initialize: choose the tools offered with --tools`;
+    default:
+      return `Cannot honour initialize's ${key}: crab does not support it`;
+  }
+}
+
+/** The text of a user message's content (a string, or blocks), and the other block types. */
+function promptText(content: unknown): { text: string; others: string[] } {
+  if (typeof content === "string") return { text: content, others: [] };
+  if (!Array.isArray(content)) return { text: "", others: [] };
+  const texts: string[] = [];
+  const others: string[] = [];
+  for (const b of content) {
+    if (b && typeof b === "object" && b.type === "text" && typeof b.text === "string") {
+      texts.push(b.text);
+    } else others.push(String(b?.type ?? typeof b));
+  }
+  return { text: texts.join("\n"), others };
 }
 
 async function* lines(): AsyncGenerator<string> {
@@ -45,63 +134,123 @@ async function* lines(): AsyncGenerator<string> {
   if (buf.trim() !== "") yield buf;
 }
 
-/**
- * Reads stdin until the first user message and returns its text (undefined when
- * stdin ends first). Control requests are answered through `write`, before and
- * after the prompt; an `interrupt` calls `interrupt`.
- */
-export async function readStreamPrompt(
-  write: (message: PrintJson) => void,
-  interrupt: () => void,
-): Promise<string | undefined> {
-  const input = lines();
-  const handle = (line: string): string | undefined => {
-    let m: {
-      type?: unknown;
-      request_id?: unknown;
-      request?: { subtype?: unknown };
-      message?: { content?: unknown };
-    };
+/** How the input reader talks back. */
+export interface StreamInputHooks {
+  /** Writes a JSON line to stdout (control responses). */
+  write(message: PrintJson): void;
+  /** Tells the user something (stderr). */
+  notice(message: string): void;
+  /** Stops the running prompt. */
+  interrupt(): void;
+  /** The permission mode in force, which `initialize` may name. */
+  permissionMode: string;
+}
+
+/** The user messages of a stream-json input, read in the background as they come. */
+export class StreamInput {
+  #queue: StreamUserMessage[] = [];
+  #waiting?: () => void;
+  #ended = false;
+  /** The system prompt is set when the first message runs: a later `initialize` cannot change it. */
+  #seenUser = false;
+  /** Why the run cannot go on as asked (a refused `initialize`), once known. */
+  refused?: string;
+  /** The settings of the `initialize` request, once answered. */
+  settings: InitSettings = {};
+
+  constructor(private readonly hooks: StreamInputHooks) {
+    (async () => {
+      for await (const line of lines()) {
+        this.#handle(line);
+        if (this.refused) break;
+      }
+    })().catch((e) => this.hooks.notice(`cannot read stdin: ${e?.message ?? e}`)).finally(() => {
+      this.#ended = true;
+      this.#wake();
+    });
+  }
+
+  #wake(): void {
+    const w = this.#waiting;
+    this.#waiting = undefined;
+    w?.();
+  }
+
+  /** The next user message; undefined once stdin has ended (or `initialize` was refused). */
+  async next(): Promise<StreamUserMessage | undefined> {
+    while (!this.refused) {
+      const m = this.#queue.shift();
+      if (m) return m;
+      if (this.#ended) return undefined;
+      await new Promise<void>((resolve) => this.#waiting = resolve);
+    }
+    return undefined;
+  }
+
+  #respond(id: unknown, ok: boolean, body: PrintJson = {}): void {
+    this.hooks.write({
+      type: "control_response",
+      response: ok
+        ? { subtype: "success", request_id: id, ...body }
+        : { subtype: "error", request_id: id, ...body },
+    });
+  }
+
+  #handle(line: string): void {
+    if (line.trim() === "") return;
+    let m: Record<string, unknown>;
     try {
       m = JSON.parse(line);
     } catch {
-      return undefined;
+      this.hooks.notice(`skipped a stdin line that is not JSON: ${line.slice(0, 80)}`);
+      return;
     }
     if (m?.type === "control_request") {
       const id = m.request_id;
-      const subtype = m.request?.subtype;
+      const request = (m.request ?? {}) as Record<string, unknown>;
+      const subtype = request.subtype;
       if (subtype === "initialize") {
-        write({
-          type: "control_response",
-          response: { subtype: "success", request_id: id, response: initializeResponse() },
-        });
+        const checked = checkInitialize(request, this.hooks.permissionMode);
+        if (!checked.ok) {
+          this.refused = checked.error;
+          this.#respond(id, false, { error: checked.error });
+          this.#wake();
+          return;
+        }
+        const keys = Object.keys(checked.settings);
+        if (this.#seenUser && keys.length) {
+          this.refused = `Cannot apply initialize's ${keys.join(" and ")} after a user message: ` +
+            "send initialize first";
+          this.#respond(id, false, { error: this.refused });
+          this.#wake();
+          return;
+        }
+        this.settings = checked.settings;
+        this.#respond(id, true, { response: initializeResponse() });
       } else if (subtype === "interrupt") {
-        interrupt();
-        write({ type: "control_response", response: { subtype: "success", request_id: id } });
+        this.hooks.interrupt();
+        this.#respond(id, true);
       } else {
-        write({
-          type: "control_response",
-          response: {
-            subtype: "error",
-            request_id: id,
-            error: `crab does not support the control request "${subtype}"`,
-          },
+        this.#respond(id, false, {
+          error: `crab does not support the control request "${subtype}"`,
         });
       }
-      return undefined;
+      return;
     }
-    if (m?.type === "user") return promptText(m.message?.content) ?? "";
-    return undefined;
-  };
-  let prompt: string | undefined;
-  while (prompt === undefined) {
-    const next = await input.next();
-    if (next.done) return undefined;
-    prompt = handle(next.value);
+    if (m?.type === "user") {
+      const message = (m.message ?? {}) as { content?: unknown };
+      const { text, others } = promptText(message.content);
+      if (others.length) {
+        this.hooks.notice(
+          `a user message's ${others.join(", ")} block(s) were not sent: crab takes text only`,
+        );
+      }
+      this.#seenUser = true;
+      this.#queue.push({ text, raw: m });
+      this.#wake();
+      return;
+    }
+    // A control_response would answer a request crab never sends; anything else is unknown.
+    this.hooks.notice(`skipped a stdin message of type ${JSON.stringify(m?.type)}`);
   }
-  // Control requests (an interrupt) may still come while the prompt runs.
-  (async () => {
-    for (let next = await input.next(); !next.done; next = await input.next()) handle(next.value);
-  })().catch(() => {});
-  return prompt;
 }

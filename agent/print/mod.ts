@@ -1,6 +1,7 @@
 /**
  * Print mode (`crab -p PROMPT`, or the prompt on stdin with `--print`): one
- * prompt, run to its end with every offered tool approved, for scripts. The
+ * prompt (or each user message of a stream-json input in turn), run to its end
+ * with every offered tool approved, for scripts. The
  * answer goes to stdout (text, one JSON object, or a stream of JSON events in
  * Claude Code's shapes, see `events.ts`); progress goes to stderr.
  *
@@ -19,13 +20,14 @@ import { type DispatchResult, resultText } from "../../tools/dispatch.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { exit, onExit, onInterrupt, onTerminate } from "../../tools/host/processes.ts";
 import { VERSION } from "../../version.ts";
-import type { AgentEvents, TurnResult } from "../loop/loop.ts";
+import type { AgentEvents, TurnStatus } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
   assistantEvent,
   initEvent,
   noticeEvent,
   type PrintJson,
+  replayEvent,
   resultEvent,
   type ResultFacts,
   toolInput,
@@ -39,7 +41,16 @@ import {
   startRuntime,
   UsageError,
 } from "../run/runtime.ts";
-import { readStreamPrompt } from "./input.ts";
+import { PartialMessages } from "./partial.ts";
+import { StreamInput, type StreamUserMessage } from "./input.ts";
+import {
+  BinaryStdinError,
+  cutNote,
+  FIRST_BYTE_WAIT_MS,
+  readStdinText,
+  STDIN_LIMIT,
+  type StdinText,
+} from "./stdin.ts";
 import { toolLine } from "../tool_line.ts";
 
 /** Output formats of print mode. */
@@ -77,6 +88,10 @@ export interface PrintOptions extends RunFlags {
    * such scripts, and its stream carries every message either way.
    */
   verbose?: boolean;
+  /** `stream-json`: the answer as it streams too, as Claude Code's `stream_event` lines. */
+  includePartialMessages?: boolean;
+  /** stream-json input: each user message echoed back, as Claude Code's replay. */
+  replayUserMessages?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -110,14 +125,6 @@ class Stdout {
   }
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: string[] = [];
-  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-    chunks.push(chunk);
-  }
-  return chunks.join("");
-}
-
 /** Wall time covered by a set of possibly overlapping intervals (parallel reads count once). */
 function coveredMs(spans: [number, number][]): number {
   const sorted = [...spans].sort((a, b) => a[0] - b[0]);
@@ -131,10 +138,41 @@ function coveredMs(spans: [number, number][]): number {
   return total;
 }
 
+/**
+ * The prompt of a run without stream-json input: the argument, stdin, or both
+ * (`PROMPT\n\nSTDIN`, as `claude -p` has it); a number is the exit code of a refusal.
+ */
+async function textPrompt(given: string | undefined): Promise<string | number> {
+  if (given !== undefined && Deno.stdin.isTerminal()) return given;
+  let piped: StdinText;
+  try {
+    piped = await readStdinText(given !== undefined ? { firstByteMs: FIRST_BYTE_WAIT_MS } : {});
+  } catch (e) {
+    if (!(e instanceof BinaryStdinError)) throw e;
+    writeErr(
+      `error: ${e.message}\nhint: pipe text, or give the file's path in the prompt and let crab read it\n`,
+    );
+    return EXIT.usage;
+  }
+  if (piped.silent) {
+    writeErr(
+      `crab: nothing came on stdin within ${FIRST_BYTE_WAIT_MS / 1000} s; ` +
+        "going on with the prompt alone (give stdin </dev/null to skip the wait)\n",
+    );
+  }
+  if (piped.cut) {
+    writeErr(`crab: stdin was cut to its first ${STDIN_LIMIT} bytes; the model was told\n`);
+  }
+  const text = piped.cut ? `${piped.text}\n\n${cutNote()}` : piped.text;
+  if (given === undefined) return text;
+  return piped.text.trim() === "" ? given : `${given}\n\n${text}`;
+}
+
 /** Runs print mode; resolves to the exit code. */
 export async function printCommand(opts: PrintOptions): Promise<number> {
   const format: OutputFormat = opts.outputFormat ?? "text";
-  const controller = new AbortController();
+  /** Aborts the running prompt; each prompt of a stream-json input has its own. */
+  let controller = new AbortController();
   /** What stopped the run early, if anything. */
   let stop: "interrupt" | "terminate" | "output" | undefined;
   const interrupt = () => {
@@ -149,12 +187,29 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const emit = (event: PrintJson) => {
     if (format === "stream-json") out.write(JSON.stringify(event) + "\n");
   };
+  const permissionMode = opts.yolo ? "bypassPermissions" : "dontAsk";
 
-  let prompt = opts.prompt;
-  if (prompt === undefined) {
-    prompt = opts.inputFormat === "stream-json"
-      ? (await readStreamPrompt(emit, interrupt)) ?? ""
-      : await readStdin();
+  let input: StreamInput | undefined;
+  let message: StreamUserMessage | undefined;
+  let prompt: string;
+  if (opts.inputFormat === "stream-json") {
+    input = new StreamInput({
+      write: emit,
+      notice: (m) => writeErr(`crab: ${m}\n`),
+      // The SDK's interrupt stops the running prompt; the next message is still answered.
+      interrupt: () => controller.abort(),
+      permissionMode,
+    });
+    message = await input.next();
+    if (input.refused) {
+      writeErr(`error: ${input.refused}\n`);
+      return EXIT.usage;
+    }
+    prompt = message?.text ?? "";
+  } else {
+    const got = await textPrompt(opts.prompt);
+    if (typeof got === "number") return got;
+    prompt = got;
   }
   if (prompt.trim() === "") {
     writeErr(
@@ -175,11 +230,15 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     lastUsage = undefined;
   };
 
-  const stats: ToolStats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
-  const toolErrors: ResultFacts["toolErrors"] = [];
-  const denials: ResultFacts["denials"] = [];
+  // What one prompt's result tells; reset for each prompt.
+  let stats: ToolStats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
+  let toolErrors: ResultFacts["toolErrors"] = [];
+  let denials: ResultFacts["denials"] = [];
+  let toolSpans: [number, number][] = [];
   const started = new Map<string, number>();
-  const toolSpans: [number, number][] = [];
+  const partial = opts.includePartialMessages
+    ? new PartialMessages(emit, { model: () => rt!.provider.model, sessionId: () => sessionId })
+    : undefined;
   const events: AgentEvents = {
     onToolCall: (call) => {
       flushAnswer();
@@ -208,15 +267,19 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       emit(toolResultEvent(call, r, resultText(r), sessionId));
     },
     onUsage: (u) => lastUsage = u,
+    ...(partial && {
+      onRequest: () => partial.start(),
+      onStreamEvent: (ev) => partial.on(ev),
+    }),
     onNotice: (message) => {
       if (format === "stream-json") emit(noticeEvent(message, sessionId));
       else writeErr(`crab: ${message}\n`);
     },
   };
 
-  const t0 = performance.now();
+  let t0 = performance.now();
   try {
-    rt = await startRuntime(opts, {
+    rt = await startRuntime({ ...opts, ...input?.settings }, {
       mode: "print",
       notice: (m) => writeErr(`crab: ${m}\n`),
       events,
@@ -237,7 +300,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     model: run.provider.model,
     tools: run.registry.names(),
     mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
-    permissionMode: opts.yolo ? "bypassPermissions" : "dontAsk",
+    permissionMode,
     apiKeySource: run.provider.name === "anthropic" && Deno.env.get("ANTHROPIC_API_KEY")
       ? "ANTHROPIC_API_KEY"
       : "none",
@@ -257,61 +320,90 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   });
   // SIGHUP exits through the process owner: record the run as aborted on the way.
   const stopExit = onExit(() => run.finish("aborted"));
-  const sendStart = performance.now();
-  let result: TurnResult;
+
+  /** Runs one prompt and prints its result; resolves to its exit code and status. */
+  const answer = async (text: string): Promise<{ code: number; status: TurnStatus }> => {
+    const sendStart = performance.now();
+    const result = await run.agent.send(text, controller.signal);
+    const sendMs = performance.now() - sendStart;
+    flushAnswer();
+    const code = stop === "terminate"
+      ? EXIT.terminated
+      : stop === "output"
+      ? EXIT.outputClosed
+      : result.status === "ok"
+      ? EXIT.ok
+      : result.status === "aborted"
+      ? EXIT.interrupted
+      : result.status === "max_turns"
+      ? EXIT.maxTurns
+      : result.status === "context_full"
+      ? EXIT.contextFull
+      : EXIT.provider;
+    const why = stop === "terminate"
+      ? "Terminated (SIGTERM)"
+      : stop === "output"
+      ? "Output closed"
+      : result.error;
+    const summary = resultEvent({
+      status: result.status,
+      text: result.text,
+      error: why,
+      turns: result.turns,
+      durationMs: Math.round(performance.now() - t0),
+      apiMs: Math.max(0, Math.round(sendMs - coveredMs(toolSpans))),
+      sessionId: run.sessionId,
+      runId: run.runId,
+      model: run.provider.model,
+      provider: run.provider.name,
+      sandbox: run.sandbox,
+      usage: { ...run.agent.usage },
+      denials,
+      stats,
+      toolErrors,
+    });
+    if (format === "json") out.write(JSON.stringify(summary) + "\n");
+    else if (format === "stream-json") emit(summary);
+    else if (result.text) {
+      const text = Deno.stdout.isTerminal() ? printable(result.text, "prose") : result.text;
+      out.write(text.endsWith("\n") ? text : text + "\n");
+    }
+    if (result.status !== "ok" && format === "text" && stop !== "output") {
+      writeErr(`error: ${why}\n`);
+    }
+    return { code, status: result.status };
+  };
+
+  let last: { code: number; status: TurnStatus };
   try {
-    result = await run.agent.send(prompt, controller.signal);
+    for (;;) {
+      if (message && opts.replayUserMessages) emit(replayEvent(message.raw, sessionId));
+      last = await answer(prompt);
+      if (!input || stop) break;
+      // The next user message of the stream, answered in the same conversation.
+      message = await input.next();
+      if (input.refused) {
+        writeErr(`error: ${input.refused}\n`);
+        last = { code: EXIT.usage, status: last.status };
+      }
+      if (!message || input.refused) break;
+      if (message.text.trim() === "") {
+        writeErr("crab: skipped a user message without text\n");
+        continue;
+      }
+      prompt = message.text;
+      controller = new AbortController();
+      stats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
+      toolErrors = [];
+      denials = [];
+      toolSpans = [];
+      t0 = performance.now();
+    }
   } finally {
     stopInterrupt();
     stopTerminate();
     stopExit();
   }
-  const sendMs = performance.now() - sendStart;
-  flushAnswer();
-
-  const code = stop === "terminate"
-    ? EXIT.terminated
-    : stop === "output"
-    ? EXIT.outputClosed
-    : result.status === "ok"
-    ? EXIT.ok
-    : result.status === "aborted"
-    ? EXIT.interrupted
-    : result.status === "max_turns"
-    ? EXIT.maxTurns
-    : result.status === "context_full"
-    ? EXIT.contextFull
-    : EXIT.provider;
-  run.finish(result.status);
-
-  const why = stop === "terminate"
-    ? "Terminated (SIGTERM)"
-    : stop === "output"
-    ? "Output closed"
-    : result.error;
-  const summary = resultEvent({
-    status: result.status,
-    text: result.text,
-    error: why,
-    turns: result.turns,
-    durationMs: Math.round(performance.now() - t0),
-    apiMs: Math.max(0, Math.round(sendMs - coveredMs(toolSpans))),
-    sessionId: run.sessionId,
-    runId: run.runId,
-    model: run.provider.model,
-    provider: run.provider.name,
-    sandbox: run.sandbox,
-    usage: { ...run.agent.usage },
-    denials,
-    stats,
-    toolErrors,
-  });
-  if (format === "json") out.write(JSON.stringify(summary) + "\n");
-  else if (format === "stream-json") emit(summary);
-  else if (result.text) {
-    const text = Deno.stdout.isTerminal() ? printable(result.text, "prose") : result.text;
-    out.write(text.endsWith("\n") ? text : text + "\n");
-  }
-  if (result.status !== "ok" && format === "text" && stop !== "output") writeErr(`error: ${why}\n`);
-  return out.closed ? EXIT.outputClosed : code;
+  run.finish(last.status);
+  return out.closed ? EXIT.outputClosed : last.code;
 }

@@ -65,6 +65,10 @@ export interface RunFlags {
   resume?: string;
   /** How far bash may reach (`--sandbox`); never taken from a project file. */
   sandbox?: SandboxMode;
+  /** Replaces crab's system prompt. */
+  systemPrompt?: string;
+  /** Added at the end of the system prompt, after a blank line. */
+  appendSystemPrompt?: string;
 }
 
 /** A problem with the command line or config: exit code 2. */
@@ -377,7 +381,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const agent = new Agent({
     provider,
     dispatcher,
-    system: systemPrompt(workspace),
+    system: [flags.systemPrompt ?? systemPrompt(workspace), flags.appendSystemPrompt]
+      .filter((x) => x !== undefined).join("\n\n"),
     tools: () => {
       syncMcp();
       return registry.list();

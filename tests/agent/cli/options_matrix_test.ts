@@ -58,8 +58,12 @@ const CASES: Case[] = [
   {
     words: [],
     tail: ["-p", "hi"],
-    tailFor: { print: [] },
-    needs: { verbose: ["--output-format", "stream-json"] },
+    tailFor: { print: [], replayUserMessages: [] },
+    needs: {
+      verbose: ["--output-format", "stream-json"],
+      includePartialMessages: ["--output-format", "stream-json"],
+      replayUserMessages: ["--input-format", "stream-json", "--output-format", "stream-json"],
+    },
     endIsOption: true,
     effects: {
       ...agentGlobals,
@@ -67,6 +71,8 @@ const CASES: Case[] = [
       outputFormat: [field("outputFormat"), sample],
       inputFormat: [field("inputFormat"), sample],
       verbose: [field("verbose"), flag],
+      includePartialMessages: [field("includePartialMessages"), flag],
+      replayUserMessages: [field("replayUserMessages"), flag],
       model: [field("model"), sample],
       provider: [field("provider"), sample],
       baseUrl: [field("baseUrl"), sample],

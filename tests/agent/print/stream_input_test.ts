@@ -1,0 +1,210 @@
+/**
+ * `--input-format stream-json` as Claude Code's SDK drives it: every user
+ * message answered in turn with its own `result`, and the `initialize`
+ * request's settings honoured or refused, never dropped.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { type FakeModel, startFakeModel, systemPrompt } from "../../support/fake_model.ts";
+import { type Sandbox, sandbox } from "../../support/cli.ts";
+
+const STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"];
+
+function streamRun(s: Sandbox, fake: FakeModel, lines: unknown[], extra: string[] = []) {
+  return s.crab(
+    ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), ...STREAM, ...extra],
+    {
+      stdin: lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
+      env: { ANTHROPIC_API_KEY: "k" },
+    },
+  );
+}
+
+/** A user message as the SDK writes it. */
+function user(text: string) {
+  return {
+    type: "user",
+    session_id: "",
+    message: { role: "user", content: [{ type: "text", text }] },
+    parent_tool_use_id: null,
+  };
+}
+
+function initialize(fields: Record<string, unknown>) {
+  return {
+    type: "control_request",
+    request_id: "init",
+    request: { subtype: "initialize", ...fields },
+  };
+}
+
+const parse = (stdout: string) => stdout.trim().split("\n").map((l) => JSON.parse(l));
+
+Deno.test("crab --input-format stream-json answers every user message in turn, one result each", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "first answer" }, { text: "second answer" }]);
+  const r = await streamRun(s, fake, [user("one"), user("two")]);
+  assert.equal(r.code, 0, r.stderr);
+  const events = parse(r.stdout);
+  assert.deepEqual(events.map((e) => e.type), [
+    "system",
+    "assistant",
+    "result",
+    "assistant",
+    "result",
+  ]);
+  const results = events.filter((e) => e.type === "result");
+  assert.deepEqual(results.map((e) => [e.subtype, e.result, e.num_turns]), [
+    ["success", "first answer", 1],
+    ["success", "second answer", 1],
+  ]);
+  assert.equal(results[0].session_id, results[1].session_id);
+  // The second prompt continues the same conversation.
+  const second = fake.modelRequests()[1].body as { messages: { role: string }[] };
+  assert.deepEqual(second.messages.map((m) => m.role), ["user", "assistant", "user"]);
+  assert.match(JSON.stringify(second.messages[2]), /two/);
+});
+
+Deno.test("crab --input-format stream-json: initialize's systemPrompt and appendSystemPrompt reach the model", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "a" }, { text: "b" }]);
+  let r = await streamRun(s, fake, [
+    initialize({
+      systemPrompt: "You are a terse reviewer.",
+      appendSystemPrompt: "Answer in French.",
+    }),
+    user("hi"),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(parse(r.stdout)[0].response.subtype, "success");
+  assert.equal(
+    systemPrompt(fake.modelRequests()[0]),
+    "You are a terse reviewer.\n\nAnswer in French.",
+  );
+  // Append alone keeps crab's own prompt in front; the SDK's empty default keeps it whole.
+  r = await streamRun(s, fake, [
+    initialize({ systemPrompt: [""], appendSystemPrompt: "Answer in French.", hooks: {} }),
+    user("hi"),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const sys = systemPrompt(fake.modelRequests()[1]);
+  assert.ok(sys.endsWith("\n\nAnswer in French."), sys);
+  assert.ok(sys.length > 200, sys);
+});
+
+for (
+  const [what, fields, why] of [
+    [
+      "hooks",
+      { hooks: { PreToolUse: [{ matcher: "Bash", hookCallbackIds: ["hook_0"] }] } },
+      /Cannot register the SDK's hooks: crab has no hooks yet/,
+    ],
+    [
+      "mcpServers",
+      { sdkMcpServers: ["calc"] },
+      /Cannot take MCP servers from initialize's sdkMcpServers/,
+    ],
+    [
+      "a permission mode not in force",
+      { permissionMode: "acceptEdits" },
+      /Cannot use permission mode "acceptEdits": print mode runs in "dontAsk"/,
+    ],
+    ["allowedTools", { allowedTools: ["Read"] }, /Cannot take allowedTools from initialize/],
+    [
+      "an unknown field",
+      { jsonSchema: { type: "object" } },
+      /Cannot honour initialize's jsonSchema/,
+    ],
+  ] as const
+) {
+  Deno.test(`crab --input-format stream-json refuses initialize with ${what}: an error response, exit 2, no model request`, async () => {
+    using s = sandbox();
+    await using fake = await startFakeModel([{ text: "never" }]);
+    const r = await streamRun(s, fake, [initialize(fields), user("hi")]);
+    assert.equal(r.code, 2, r.stderr);
+    const [response] = parse(r.stdout);
+    assert.equal(response.type, "control_response");
+    assert.equal(response.response.subtype, "error");
+    assert.equal(response.response.request_id, "init");
+    assert.match(response.response.error, why);
+    assert.match(r.stderr, why);
+    assert.equal(fake.modelRequests().length, 0);
+  });
+}
+
+Deno.test("crab --input-format stream-json accepts the permission mode in force", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "ok" }]);
+  const r = await streamRun(s, fake, [initialize({ permissionMode: "dontAsk" }), user("hi")]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(parse(r.stdout).at(-1).result, "ok");
+});
+
+Deno.test("crab --input-format stream-json says on stderr what it did not take", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "ok" }]);
+  const r = await streamRun(s, fake, [
+    { type: "keep_alive" },
+    {
+      type: "user",
+      message: {
+        role: "user",
+        content: [{ type: "text", text: "what is this" }, {
+          type: "image",
+          source: { type: "base64", media_type: "image/png", data: "AA==" },
+        }],
+      },
+    },
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /skipped a stdin message of type "keep_alive"/);
+  assert.match(r.stderr, /a user message's image block\(s\) were not sent: crab takes text only/);
+});
+
+Deno.test("crab --input-format stream-json: an interrupt stops the running prompt and the next message is answered", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "thinking", hang: true }, { text: "second" }]);
+  const child = s.spawn(
+    ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), ...STREAM],
+    { env: { ANTHROPIC_API_KEY: "k" } },
+  );
+  const w = child.stdin.getWriter();
+  const send = (m: unknown) => w.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
+  await send(user("one"));
+  for (let i = 0; i < 200 && fake.modelRequests().length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(fake.modelRequests().length, 1);
+  await send({ type: "control_request", request_id: "stop", request: { subtype: "interrupt" } });
+  await send(user("two"));
+  await w.close();
+  const out = await child.output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  const events = parse(new TextDecoder().decode(out.stdout));
+  const results = events.filter((e) => e.type === "result");
+  assert.deepEqual(results.map((e) => [e.subtype, e.result]), [
+    ["error_during_execution", "thinking"],
+    ["success", "second"],
+  ]);
+  assert.ok(
+    events.some((e) => e.type === "control_response" && e.response.request_id === "stop"),
+  );
+  assert.equal(out.code, 0, stderr);
+});
+
+Deno.test("crab --input-format stream-json refuses an initialize with a system prompt after a user message", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "first" }, { text: "never" }]);
+  const r = await streamRun(s, fake, [
+    user("one"),
+    initialize({ systemPrompt: "Too late." }),
+    user("two"),
+  ]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /Cannot apply initialize's systemPrompt after a user message/);
+  const response = parse(r.stdout).find((e) => e.type === "control_response");
+  assert.equal(response.response.subtype, "error");
+  assert.ok(fake.modelRequests().every((q) => !JSON.stringify(q.body).includes("Too late.")));
+});
