@@ -79,6 +79,8 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
       webAllowPrivate: p.flag("webAllowPrivate"),
       trustProject: p.flag("trustProject"),
       sandbox: p.str("sandbox") as SandboxMode | undefined,
+      mcpConfig: p.list("mcpConfig"),
+      strictMcpConfig: p.flag("strictMcpConfig"),
     };
     return plan({ name, args, opts }, async (x) => {
       const { toolCommand } = await import("../commands/tool.ts");
@@ -228,6 +230,8 @@ const mcpServe: Command = {
   keys: ["http", "cwd", "tools", "web", "webAllowPrivate", "allow", "yolo", "sandbox"],
   refuses: {
     trustProject: "crab mcp serve reads no project files: it serves the built-in tools only",
+    mcpConfig: "crab mcp serve starts no MCP servers: it serves the built-in tools only",
+    strictMcpConfig: "crab mcp serve starts no MCP servers: it serves the built-in tools only",
   },
   optionHelp: {
     tools: "built-in tools offered to the client, comma-separated " +

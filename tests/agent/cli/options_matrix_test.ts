@@ -52,6 +52,8 @@ const agentGlobals: Case["effects"] = {
   webAllowPrivate: [field("webAllowPrivate"), flag],
   trustProject: [field("trustProject"), flag],
   sandbox: [field("sandbox"), sample],
+  mcpConfig: [field("mcpConfig"), (s) => [s.sample]],
+  strictMcpConfig: [field("strictMcpConfig"), flag],
 };
 
 const CASES: Case[] = [
@@ -90,6 +92,8 @@ const CASES: Case[] = [
       trustProject: [field("trustProject"), flag],
       sandbox: [field("sandbox"), sample],
       jsonl: [field("jsonl"), flag],
+      mcpConfig: [field("mcpConfig"), (s) => [s.sample]],
+      strictMcpConfig: [field("strictMcpConfig"), flag],
     },
   },
   {
