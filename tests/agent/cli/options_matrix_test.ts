@@ -127,6 +127,18 @@ const CASES: Case[] = [
     },
   },
   {
+    words: ["mcp", "add-json"],
+    tail: ["srv", '{"command": "x"}'],
+    endIsOption: true,
+    effects: { cwd: [field("cwd"), () => DIR], scope: [field("project"), () => true] },
+  },
+  {
+    words: ["mcp", "get"],
+    tail: ["srv"],
+    endIsOption: true,
+    effects: { cwd: [field("cwd"), () => DIR] },
+  },
+  {
     words: ["mcp", "remove"],
     tail: ["srv"],
     endIsOption: true,
