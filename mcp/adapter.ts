@@ -87,11 +87,13 @@ export function mcpTool(
   exposedName: string,
   call: CallMcpTool,
   timeoutMs?: number,
+  alias?: string,
 ): AnyTool {
   const description = printable(info.description ?? info.title ?? "", "prose");
   const renamed = exposedName !== `${server}__${info.name}`;
   return {
     name: exposedName,
+    ...(alias !== undefined ? { alias } : {}),
     class: `mcp:${server}`,
     description,
     schema: modelSchema(info.inputSchema),

@@ -3,6 +3,9 @@
  * `mcp.json` in crab's config dir (user scope), both in the `{"mcpServers": {...}}`
  * shape other agents use, so existing files work unchanged. A broken entry or
  * file is reported as a problem naming the file and field; the rest still loads.
+ * Servers given for one run (`--mcp-config FILE|JSON`, scope `flag`) are the
+ * user's own choice: they start in any workspace, and anything wrong with them
+ * is an error, since nobody meant to give a broken one.
  *
  * @module
  */
@@ -21,7 +24,8 @@ export const MAX_TIMEOUT_MS = 3_600_000;
 /** One configured MCP server, with variables expanded and defaults filled in. */
 export interface McpServerConfig {
   name: string;
-  scope: "user" | "project";
+  /** `flag`: given on the command line for this run (`--mcp-config`). */
+  scope: "user" | "project" | "flag";
   transport: "stdio" | "http";
   command?: string;
   args?: string[];
@@ -106,7 +110,9 @@ export function projectConfigPath(workspace: string): string {
 export function loadMcpConfig(
   workspace: string,
   env: Record<string, string> = Deno.env.toObject(),
+  flag?: FlagServers,
 ): LoadedMcpConfig {
+  if (flag?.strict) return { servers: [...flag.servers], problems: [], unset: [] };
   const vars = configVariables(workspace, env);
   const user = readConfigFile(userConfigPath(), "user", workspace, vars);
   const project = readConfigFile(projectConfigPath(workspace), "project", workspace, vars);
@@ -116,11 +122,85 @@ export function loadMcpConfig(
     if (i === -1) servers.push(p);
     else servers[i] = { ...p, overrides: servers[i] };
   }
+  // A server given for this run replaces a file's of the same name.
+  for (const f of flag?.servers ?? []) {
+    const i = servers.findIndex((s) => s.name === f.name);
+    if (i === -1) servers.push(f);
+    else servers[i] = f;
+  }
   return {
     servers,
     problems: [...user.problems, ...project.problems],
     unset: [...user.unset, ...project.unset],
   };
+}
+
+/** Servers given on the command line, and whether they are the only ones (`--strict-mcp-config`). */
+export interface FlagServers {
+  servers: McpServerConfig[];
+  strict: boolean;
+}
+
+/** An `--mcp-config` value that cannot be used; the message names it. */
+export class McpFlagError extends Error {
+  override name = "McpFlagError";
+}
+
+/**
+ * Reads `--mcp-config` values, each a file or a JSON text (one that starts with
+ * `{`) in the `{"mcpServers": {...}}` shape; a later value's server replaces an
+ * earlier one of the same name. A relative file is found from `workspace`.
+ * Throws {@link McpFlagError} for a value that cannot be read, is not that
+ * shape, or has a server that cannot load.
+ *
+ * @example
+ * ```ts
+ * const servers = readFlagConfigs(['{"mcpServers": {"fs": {"command": "fs-server"}}}'], ".");
+ * servers[0].scope; // "flag"
+ * ```
+ */
+export function readFlagConfigs(
+  values: readonly string[],
+  workspace: string,
+  env: Record<string, string> = Deno.env.toObject(),
+): McpServerConfig[] {
+  const vars = configVariables(workspace, env);
+  const byName = new Map<string, McpServerConfig>();
+  for (const [i, value] of values.entries()) {
+    const inline = value.trimStart().startsWith("{");
+    const file = resolve(workspace, value);
+    const label = `--mcp-config ${inline ? `JSON #${i + 1}` : file}`;
+    let text = value;
+    if (!inline) {
+      try {
+        text = Deno.readTextFileSync(file);
+      } catch (e) {
+        const why = e instanceof Deno.errors.NotFound
+          ? "no such file"
+          : e instanceof Error
+          ? e.message
+          : String(e);
+        throw new McpFlagError(`Cannot read ${label}: ${why}`);
+      }
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch (e) {
+      throw new McpFlagError(
+        `Cannot read ${label}: invalid JSON: ${e instanceof Error ? e.message : e}`,
+      );
+    }
+    if (!isRecord(doc) || !isRecord(doc.mcpServers)) {
+      throw new McpFlagError(
+        `Cannot read ${label}: expected {"mcpServers": {"NAME": {...}}}`,
+      );
+    }
+    const loaded = parseConfig(text, label, "flag", workspace, vars);
+    if (loaded.problems.length) throw new McpFlagError(loaded.problems.join("\n"));
+    for (const s of loaded.servers) byName.set(s.name, s);
+  }
+  return [...byName.values()];
 }
 
 /** Reads one config file; a missing file has no servers and no problems. */
@@ -356,7 +436,10 @@ export function expandVariables(
   return { value, missing };
 }
 
-/** Servers to start, and project servers left out because the workspace is not trusted. */
+/**
+ * Servers to start, and project servers left out because the workspace is not
+ * trusted. The user's own servers and those given for the run always start.
+ */
 export function selectServers(
   servers: readonly McpServerConfig[],
   opts: { trusted: boolean },
@@ -365,7 +448,7 @@ export function selectServers(
   const start: McpServerConfig[] = [];
   const skipped: McpServerConfig[] = [];
   for (const s of servers) {
-    if (s.scope === "user") {
+    if (s.scope !== "project") {
       start.push(s);
       continue;
     }

@@ -112,3 +112,9 @@ export function removeServer(file: string, name: string): boolean {
   writeDoc(file, doc);
   return true;
 }
+
+/** Server `name`'s entry in `file` as written (variables not expanded), or undefined. */
+export function serverEntry(file: string, name: string): unknown {
+  const servers = readDoc(file).mcpServers ?? {};
+  return Object.hasOwn(servers, name) ? servers[name] : undefined;
+}

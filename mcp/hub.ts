@@ -177,7 +177,8 @@ export class McpHub {
 
   /**
    * The current tools of every connected (or down, to explain) server, named
-   * `<server>__<tool>`, class `mcp:<server>`. Names are assigned in config order;
+   * `<server>__<tool>` and answering to `mcp__<server>__<tool>` too, class
+   * `mcp:<server>`. Names are assigned in config order;
    * a name that is taken is left out with a warning event.
    */
   tools(): AnyTool[] {
@@ -188,7 +189,7 @@ export class McpHub {
     for (const { conn, rejected } of this.#entries) {
       if (rejected || (conn.state !== "connected" && conn.state !== "down")) continue;
       const infos = conn.tools;
-      const { names, warnings } = table.assign(conn.name, infos.map((t) => t.name));
+      const { names, aliases, warnings } = table.assign(conn.name, infos.map((t) => t.name));
       this.#warnings.set(conn.name, warnings);
       for (const w of warnings) {
         if (this.#warned.has(w)) continue;
@@ -200,7 +201,16 @@ export class McpHub {
         const name = names.get(info.name);
         // A tool listed twice is offered once (its first listing).
         if (name !== undefined && names.delete(info.name)) {
-          tools.push(mcpTool(conn.name, info, name, call, conn.config.callTimeoutMs));
+          tools.push(
+            mcpTool(
+              conn.name,
+              info,
+              name,
+              call,
+              conn.config.callTimeoutMs,
+              aliases.get(info.name),
+            ),
+          );
         }
       }
     }

@@ -8,6 +8,11 @@
  * an exposed name; warnings quote a server's own name in `printable`'s strict
  * mode, every control and invisible character in it shown escaped.
  *
+ * Each tool also answers to Claude Code's name for it, `mcp__<server>__<tool>`
+ * ({@link claudeToolName}), computed from the (server, tool) pair and held in
+ * the same table, so it can never mean two tools. The server names `mcp` and
+ * `mcp_` are reserved: their tools' own names would start with `mcp__`.
+ *
  * @module
  */
 
@@ -24,6 +29,11 @@ const HASH_CHARS = 8;
 
 /** Why `name` cannot name a server, or undefined when it can. */
 export function serverNameProblem(name: string): string | undefined {
+  if (`${name}__`.startsWith("mcp__")) {
+    return `Cannot use MCP server name ${JSON.stringify(name)}: it is reserved, as Claude ` +
+      `Code's names for MCP tools start with "mcp__" (mcp__server__tool); rename it, e.g. to ` +
+      JSON.stringify(suggestServerName(name));
+  }
   if (SERVER_NAME.test(name) && !name.includes("__")) return undefined;
   const why = name.includes("__") && SERVER_NAME.test(name)
     ? `it contains "__", which separates server and tool in tool names`
@@ -35,6 +45,7 @@ export function serverNameProblem(name: string): string | undefined {
 /** A valid server name close to `name`: unsafe characters become `-`, `__` becomes `_`. */
 export function suggestServerName(name: string): string {
   const s = name.replace(UNSAFE, "-").replace(/_{2,}/g, "_").replace(/^-+|-+$/g, "");
+  if (`${s}__`.startsWith("mcp__")) return "mcp-server";
   return s === "" ? "server" : s;
 }
 
@@ -47,7 +58,15 @@ export function exposedToolName(server: string, tool: string): string {
   return `${safe.slice(0, MAX_TOOL_NAME - HASH_CHARS - 1)}_${hash}`;
 }
 
-/** Who holds each exposed name; starts with the built-ins. */
+/**
+ * Claude Code's name for a server's tool: `mcp__server__tool`, unsafe characters
+ * as `_`. Never shortened: it is matched, not sent to the model.
+ */
+export function claudeToolName(server: string, tool: string): string {
+  return `mcp__${server}__${tool}`.replace(UNSAFE, "_");
+}
+
+/** Who holds each exposed name and each Claude Code name; starts with the built-ins. */
 export class NameTable {
   readonly #owners = new Map<string, string>(BUILTIN_NAMES.map((n) => [n, "a built-in tool"]));
 
@@ -64,8 +83,9 @@ export class NameTable {
   assign(
     server: string,
     tools: readonly string[],
-  ): { names: Map<string, string>; warnings: string[] } {
+  ): { names: Map<string, string>; aliases: Map<string, string>; warnings: string[] } {
     const names = new Map<string, string>();
+    const aliases = new Map<string, string>();
     const warnings: string[] = [];
     const clean = (t: string) => exposedToolName(server, t) === `${server}__${t}`;
     const quoted = (t: string) => printable(JSON.stringify(t), "strict");
@@ -88,9 +108,46 @@ export class NameTable {
         );
         continue;
       }
-      this.#owners.set(name, `MCP server "${server}" tool ${quoted(tool)}`);
+      const who = `MCP server "${server}" tool ${quoted(tool)}`;
+      this.#owners.set(name, who);
       names.set(tool, name);
+      const alias = claudeToolName(server, tool);
+      const aliasOwner = this.#owners.get(alias);
+      if (aliasOwner !== undefined) {
+        warnings.push(
+          `MCP server "${server}" tool ${quoted(tool)} has no second name: Claude Code's name ` +
+            `"${alias}" is already taken by ${aliasOwner}`,
+        );
+        continue;
+      }
+      this.#owners.set(alias, who);
+      aliases.set(tool, alias);
     }
-    return { names, warnings };
+    return { names, aliases, warnings };
   }
+}
+
+/**
+ * Whether `pick`, a tool name a user gave (`--tools`), names this MCP tool: its
+ * own name, its Claude Code name, or every tool of its server (`server__*`,
+ * `mcp__server__*`, `mcp__server`). Compared with names computed from the
+ * (server, tool) pair, never by splitting `pick`.
+ */
+export function picksMcpTool(
+  pick: string,
+  server: string,
+  tool: { name: string; alias?: string },
+): boolean {
+  return pick === tool.name || (tool.alias !== undefined && pick === tool.alias) ||
+    pick === `${server}__*` || pick === `mcp__${server}__*` || pick === `mcp__${server}`;
+}
+
+/**
+ * Whether `pick` may name a tool of `server`, before its tools are known (which
+ * servers `--tools` starts). `prefixChars` bounds the crab-name prefix compared:
+ * a shortened name keeps at least that much of `server__`.
+ */
+export function pickMayName(pick: string, server: string, prefixChars = Infinity): boolean {
+  return pick.startsWith(`${server}__`.slice(0, prefixChars)) ||
+    pick.startsWith(`mcp__${server}__`) || pick === `mcp__${server}`;
 }

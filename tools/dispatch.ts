@@ -221,7 +221,8 @@ export class Dispatcher {
     opts: DispatchOptions = {},
   ): Promise<DispatchResult> {
     const call: OpenCall = {
-      name,
+      // A tool named by its alias is called, observed and reported by its own name.
+      name: this.registry.get(name)?.name ?? name,
       callSeq: ++this.#callSeq,
       callId: opts.callId,
       runId: this.runId,

@@ -1,6 +1,8 @@
 /**
  * The tool registry: built-ins named bare, extra tools (MCP) added by name. A
- * name can be registered once, so an extra tool can never shadow a built-in.
+ * name can be registered once, so an extra tool can never shadow a built-in. A
+ * tool's alias (an MCP tool's Claude Code name) finds it too, and is held to the
+ * same rule: no alias or name ever means two tools.
  *
  * @module
  */
@@ -12,6 +14,8 @@ export { BUILTIN_NAMES } from "./table.ts";
 /** Tools a run can call, by name. */
 export class Registry {
   readonly #tools = new Map<string, AnyTool>();
+  /** Alias → the tool's own name. */
+  readonly #aliases = new Map<string, string>();
 
   constructor(tools: Iterable<AnyTool> = []) {
     for (const t of tools) this.add(t);
@@ -19,23 +23,30 @@ export class Registry {
 
   /** Adds a tool; throws when the name is taken (crab's own bug or an unchecked MCP name). */
   add(tool: AnyTool): void {
-    if (this.#tools.has(tool.name)) {
-      throw new Error(`Cannot register tool "${tool.name}": the name is already taken`);
+    for (const n of tool.alias === undefined ? [tool.name] : [tool.name, tool.alias]) {
+      if (this.#tools.has(n) || this.#aliases.has(n)) {
+        throw new Error(`Cannot register tool "${tool.name}": the name "${n}" is already taken`);
+      }
     }
     this.#tools.set(tool.name, tool);
+    if (tool.alias !== undefined) this.#aliases.set(tool.alias, tool.name);
   }
 
-  /** Removes a tool (an MCP server went away); true when it was there. */
+  /** Removes a tool (an MCP server went away) by its own name; true when it was there. */
   remove(name: string): boolean {
+    const tool = this.#tools.get(name);
+    if (tool?.alias !== undefined) this.#aliases.delete(tool.alias);
     return this.#tools.delete(name);
   }
 
+  /** Whether a tool has this name or alias. */
   has(name: string): boolean {
-    return this.#tools.has(name);
+    return this.get(name) !== undefined;
   }
 
+  /** The tool with this name or alias. */
   get(name: string): AnyTool | undefined {
-    return this.#tools.get(name);
+    return this.#tools.get(name) ?? this.#tools.get(this.#aliases.get(name) ?? "");
   }
 
   names(): string[] {

@@ -93,6 +93,8 @@ export interface ToolContext {
 /** A built-in or extra tool. `dispatch()` is the only caller of `run`. */
 export interface Tool<A = Record<string, unknown>> {
   name: string;
+  /** A second name the tool answers to when a user or model names it (an MCP tool's `mcp__server__tool`). */
+  alias?: string;
   class: ToolClass;
   /** Model-facing description; for built-ins, the sibling `.md` file. */
   description: string;

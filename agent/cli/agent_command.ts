@@ -35,6 +35,8 @@ function runFlags(p: Parsed): RunFlags {
     continue: p.flag("continue"),
     resume: p.str("resume"),
     sandbox: p.str("sandbox") as SandboxMode | undefined,
+    mcpConfig: p.list("mcpConfig"),
+    strictMcpConfig: p.flag("strictMcpConfig"),
   };
 }
 

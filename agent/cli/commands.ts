@@ -79,6 +79,8 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
       webAllowPrivate: p.flag("webAllowPrivate"),
       trustProject: p.flag("trustProject"),
       sandbox: p.str("sandbox") as SandboxMode | undefined,
+      mcpConfig: p.list("mcpConfig"),
+      strictMcpConfig: p.flag("strictMcpConfig"),
     };
     return plan({ name, args, opts }, async (x) => {
       const { toolCommand } = await import("../commands/tool.ts");
@@ -110,7 +112,8 @@ const mcpAdd: Command = {
   usage: ["[OPTIONS] NAME -- COMMAND [ARGS...]", "[OPTIONS] NAME URL"],
   args: [
     { name: "NAME", required: true },
-    { name: "COMMAND", variadic: true, verbatim: true },
+    // A server's command line is its own; after a URL, options are crab's (`URL --header …`).
+    { name: "COMMAND", variadic: true, verbatim: (first) => !/^https?:\/\//i.test(first) },
   ],
   keys: [
     "scope",
@@ -122,10 +125,12 @@ const mcpAdd: Command = {
     "callTimeout",
     "cwd",
   ],
-  details: `NAME is letters, digits, _ and - (no __). Options go before the server's command:
-everything after its first word belongs to the server (-- may separate them).
+  details: `NAME is letters, digits, _ and - (no __, not mcp). Options go before the server's
+command: everything after its first word belongs to the server (-- may separate them).
+After a URL, options may follow it, as in Claude Code's docs.
   crab mcp add fs -- npx -y @modelcontextprotocol/server-filesystem .
   crab mcp add -s project -t http tracker https://mcp.example.com/mcp -H 'Authorization: Bearer \${TOKEN}'
+  crab mcp add --transport http tracker https://mcp.example.com/mcp --header 'X-Team: core'
   crab mcp add -e LOG_LEVEL=debug local -- ./bin/server`,
   plan(p) {
     const [name, ...rest] = p.args;
@@ -191,6 +196,40 @@ everything after its first word belongs to the server (-- may separate them).
   },
 };
 
+const mcpAddJson: Command = {
+  name: "add-json",
+  summary: "Add a server from its JSON entry, as Claude Code's mcp add-json takes it",
+  usage: ["[OPTIONS] NAME JSON"],
+  args: [{ name: "NAME", required: true }, { name: "JSON", required: true }],
+  keys: ["scope", "cwd"],
+  details: `JSON is one server's entry, as in the mcpServers of .mcp.json:
+  crab mcp add-json fs '{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]}'
+  crab mcp add-json -s project api '{"type": "http", "url": "https://mcp.example.com/mcp"}'`,
+  plan(p) {
+    const [name, json] = p.args;
+    const opts = { cwd: workspaceOf(p), project: p.str("scope") === "project" || undefined };
+    return plan(
+      { name, json, opts },
+      async (x) => (await import("../commands/mcp.ts")).mcpAddJson(x.name, x.json, x.opts),
+    );
+  },
+};
+
+const mcpGet: Command = {
+  name: "get",
+  summary: "Show one server's entry: scope, file, command or URL, args, env and header names",
+  usage: ["[OPTIONS] NAME"],
+  args: [{ name: "NAME", required: true }],
+  keys: ["cwd"],
+  plan(p) {
+    const opts = { cwd: workspaceOf(p) };
+    return plan(
+      { name: p.args[0], opts },
+      async (x) => (await import("../commands/mcp.ts")).mcpGet(x.name, x.opts),
+    );
+  },
+};
+
 const mcpRemove: Command = {
   name: "remove",
   summary: "Remove a server from the user config (or, with -s project, from .mcp.json)",
@@ -228,6 +267,8 @@ const mcpServe: Command = {
   keys: ["http", "cwd", "tools", "web", "webAllowPrivate", "allow", "yolo", "sandbox"],
   refuses: {
     trustProject: "crab mcp serve reads no project files: it serves the built-in tools only",
+    mcpConfig: "crab mcp serve starts no MCP servers: it serves the built-in tools only",
+    strictMcpConfig: "crab mcp serve starts no MCP servers: it serves the built-in tools only",
   },
   optionHelp: {
     tools: "built-in tools offered to the client, comma-separated " +
@@ -265,7 +306,7 @@ const mcp: Command = {
   name: "mcp",
   summary: "Configure and check MCP servers (user: mcp.json in the config dir; project: .mcp.json)",
   keys: [],
-  children: [mcpList, mcpAdd, mcpRemove, mcpTest, mcpServe],
+  children: [mcpList, mcpAdd, mcpAddJson, mcpGet, mcpRemove, mcpTest, mcpServe],
 };
 
 const metricsExport: Command = {

@@ -143,6 +143,20 @@ const GLOBAL: OptionSpec[] = [
     check: oneOf(SANDBOX_MODES),
     sample: "read-only",
   },
+  {
+    key: "mcpConfig",
+    long: "--mcp-config",
+    kind: "list",
+    arg: "FILE|JSON",
+    help: 'MCP servers for this run: a file or JSON text, {"mcpServers": {...}} (repeatable)',
+    sample: '{"mcpServers": {}}',
+  },
+  {
+    key: "strictMcpConfig",
+    long: "--strict-mcp-config",
+    kind: "flag",
+    help: "use only the servers of --mcp-config, not mcp.json nor .mcp.json",
+  },
 ];
 
 /** Options of the agent itself (`crab`, `crab -p`). */

@@ -25,8 +25,11 @@ export interface ArgSpec {
   required?: boolean;
   /** Takes every remaining word. */
   variadic?: boolean;
-  /** After this argument's first word, every word is an argument, options too (a server's command line). */
-  verbatim?: boolean;
+  /**
+   * After this argument's first word, every word is an argument, options too (a
+   * server's command line); a function decides by that first word.
+   */
+  verbatim?: boolean | ((first: string) => boolean);
 }
 
 /** A command's plan: what it will be given, and how to run it. */
@@ -153,6 +156,16 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
     return args[n] ?? (last?.variadic ? last : undefined);
   };
 
+  /** Whether the argument being read takes every word from here on. */
+  const verbatimNow = (): boolean => {
+    const n = parsed.args.length;
+    const spec = n > 0 ? argSpec(n - 1) : undefined;
+    if (!spec?.verbatim) return false;
+    if (spec.verbatim === true) return true;
+    const first = parsed.args[(node().args ?? []).indexOf(spec)];
+    return spec.verbatim(first);
+  };
+
   const record = (spec: OptionSpec, spelling: string, raw: string | undefined): void => {
     given.push({ spec, spelling });
     const key = spec.key;
@@ -199,7 +212,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i];
     // Once a verbatim argument has its first word, the rest is its own (options included).
-    const verbatim = parsed.args.length > 0 && argSpec(parsed.args.length - 1)?.verbatim === true;
+    const verbatim = verbatimNow();
     if (!dashdash && !verbatim && word === "--") {
       dashdash = true;
       continue;

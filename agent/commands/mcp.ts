@@ -1,14 +1,17 @@
 /**
- * `crab mcp`: list, add, remove and test MCP servers.
+ * `crab mcp`: list, add (from flags or a JSON entry), show, remove and test MCP servers.
  *
  * @module
  */
 
 import { connectMcp, type McpRunOptions, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
+import { isTrusted } from "../run/trust.ts";
 import {
+  configVariables,
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_STARTUP_TIMEOUT_MS,
   type McpServerConfig,
+  parseConfig,
   projectConfigPath,
   transportLabel,
   userConfigPath,
@@ -18,6 +21,7 @@ import {
   McpConfigError,
   type McpEntry,
   removeServer,
+  serverEntry,
   serverNames,
 } from "../../mcp/config_edit.ts";
 import type { McpServerStatus } from "../../mcp/hub.ts";
@@ -235,6 +239,134 @@ export function mcpAdd(name: string, given: string[], opts: McpAddOptions): numb
     console.log("Project servers start only once the workspace is trusted.");
   }
   return 0;
+}
+
+/**
+ * `crab mcp add-json NAME JSON`: adds one server entry as written, after checking
+ * it loads (a variable it uses may be unset now: it is expanded at each start).
+ */
+export function mcpAddJson(
+  name: string,
+  json: string,
+  opts: { cwd: string; project?: boolean },
+): number {
+  const fail = (message: string) => {
+    console.error(`error: ${message}`);
+    return 1;
+  };
+  let entry: unknown;
+  try {
+    entry = JSON.parse(json);
+  } catch (e) {
+    return fail(
+      `Cannot add MCP server "${name}": invalid JSON: ${e instanceof Error ? e.message : e}`,
+    );
+  }
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    return fail(
+      `Cannot add MCP server "${name}": expected a JSON object, e.g. {"command": "npx", ` +
+        `"args": ["-y", "some-server"]} or {"type": "http", "url": "https://…"}`,
+    );
+  }
+  const scope = opts.project ? "project" : "user";
+  const checked = parseConfig(
+    JSON.stringify({ mcpServers: { [name]: entry } }),
+    "the JSON",
+    scope,
+    opts.cwd,
+    configVariables(opts.cwd, Deno.env.toObject()),
+  );
+  const unset = new Set(checked.unset.map((u) => u.problem));
+  const problem = checked.problems.find((p) => !unset.has(p));
+  if (problem) return fail(problem);
+  const file = scope === "project" ? projectConfigPath(opts.cwd) : userConfigPath();
+  try {
+    sweepPlaceholders();
+    addServer(file, name, entry as McpEntry);
+  } catch (e) {
+    if (e instanceof McpConfigError) return fail(e.message);
+    throw e;
+  }
+  console.log(`Added MCP server "${name}" to ${file} (${scope} scope)`);
+  if (scope === "project") {
+    console.log("Project servers start only once the workspace is trusted.");
+  }
+  return 0;
+}
+
+/**
+ * `crab mcp get NAME`: the server's entry in each file that has it, the
+ * project's (which wins) first. Environment and header values are never shown:
+ * they hold tokens.
+ */
+export function mcpGet(name: string, opts: { cwd: string }): number {
+  const files = [
+    ["project", projectConfigPath(opts.cwd)],
+    ["user", userConfigPath()],
+  ] as const;
+  const found: string[] = [];
+  try {
+    for (const [scope, file] of files) {
+      const entry = serverEntry(file, name);
+      if (entry === undefined) continue;
+      found.push(describeEntry(name, scope, file, entry, opts.cwd));
+    }
+    if (found.length === 0) {
+      const known = [
+        ...new Set([...serverNames(userConfigPath()), ...serverNames(projectConfigPath(opts.cwd))]),
+      ];
+      console.error(
+        `error: Cannot get MCP server "${name}": it is not configured` +
+          (known.length ? ` (configured: ${known.join(", ")})` : ""),
+      );
+      return 1;
+    }
+  } catch (e) {
+    if (e instanceof McpConfigError) {
+      console.error(`error: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  }
+  console.log(printable(found.join("\n"), "prose"));
+  return 0;
+}
+
+/** The lines `crab mcp get` shows for one entry. */
+function describeEntry(
+  name: string,
+  scope: "user" | "project",
+  file: string,
+  entry: unknown,
+  cwd: string,
+): string {
+  const e = (typeof entry === "object" && entry !== null ? entry : {}) as Record<string, unknown>;
+  const names = (v: unknown) =>
+    typeof v === "object" && v !== null ? Object.keys(v).join(", ") : "";
+  const word = (a: unknown) => {
+    const t = String(a);
+    return /^[^\s"'\\]+$/.test(t) ? t : JSON.stringify(t);
+  };
+  const type = typeof e.type === "string"
+    ? e.type
+    : e.command !== undefined
+    ? "stdio"
+    : e.url !== undefined
+    ? "http"
+    : "unknown";
+  const lines = [`${name}:`, `  Scope: ${scope} (${file})`, `  Type: ${type}`];
+  if (e.command !== undefined) lines.push(`  Command: ${String(e.command)}`);
+  if (Array.isArray(e.args) && e.args.length) lines.push(`  Args: ${e.args.map(word).join(" ")}`);
+  if (names(e.env)) lines.push(`  Environment: ${names(e.env)} (values not shown)`);
+  if (e.url !== undefined) lines.push(`  URL: ${String(e.url)}`);
+  if (names(e.headers)) lines.push(`  Headers: ${names(e.headers)} (values not shown)`);
+  for (const key of ["startupTimeoutMs", "callTimeoutMs"]) {
+    if (e[key] !== undefined) lines.push(`  ${key}: ${String(e[key])}`);
+  }
+  if (scope === "project" && !isTrusted(cwd)) {
+    lines.push(`  Not started here: ${SKIPPED_REASON.replace(/^not started: /, "")}`);
+  }
+  return lines.join("\n");
 }
 
 /** `crab mcp remove NAME`. */

@@ -22,7 +22,13 @@ import { printable } from "../../tools/fs/printable.ts";
 import { extraClasses, sandboxPolicy, userSettings } from "../run/sandbox_settings.ts";
 import { ConfigError } from "../run/config.ts";
 import { Store } from "../store/observe.ts";
-import type { McpServerConfig } from "../../mcp/config.ts";
+import {
+  type FlagServers,
+  McpFlagError,
+  type McpServerConfig,
+  readFlagConfigs,
+} from "../../mcp/config.ts";
+import { pickMayName, picksMcpTool } from "../../mcp/names.ts";
 import type { McpHub } from "../../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
 
@@ -44,12 +50,32 @@ export interface ToolCommandOptions {
   trustProject?: boolean;
   /** How far bash may reach (`--sandbox`). */
   sandbox?: SandboxMode;
+  /** MCP configs for this run (`--mcp-config`): files or JSON texts. */
+  mcpConfig?: string[];
+  /** Only the servers of `mcpConfig` (`--strict-mcp-config`). */
+  strictMcpConfig?: boolean;
+  /** The servers `mcpConfig` gave, once read. */
+  mcp?: FlagServers;
 }
 
-/** Whether `--tools` lets `name` be called: listed, or its server's `SERVER__*`. */
+/**
+ * Whether `--tools` may let `name` be called: listed, or its server's
+ * `SERVER__*`. A Claude Code name (`mcp__server__tool`), given or picked, is
+ * decided once its server's tools are known ({@link mcpToolWanted}).
+ */
 export function toolWanted(name: string, tools: readonly string[] | undefined): boolean {
-  return tools === undefined ||
-    tools.some((p) => p.endsWith("__*") ? name.startsWith(p.slice(0, -1)) : p === name);
+  const mcp = name.includes("__");
+  return tools === undefined || name.startsWith("mcp__") ||
+    tools.some((p) =>
+      (mcp && p.startsWith("mcp__")) ||
+      (p.endsWith("__*") ? name.startsWith(p.slice(0, -1)) : p === name)
+    );
+}
+
+/** Whether `--tools` lets this MCP tool be called, by either of its names or its server. */
+function mcpToolWanted(tool: AnyTool, tools: readonly string[] | undefined): boolean {
+  const server = tool.class.slice("mcp:".length);
+  return tools === undefined || tools.some((p) => picksMcpTool(p, server, tool));
 }
 
 /** Longest prefix of an exposed name that always spells `server__` (see exposedToolName). */
@@ -90,8 +116,7 @@ class McpOnDemand {
     if (this.#registry.has(name) || !name.includes("__")) return undefined;
     // A tool --tools leaves out is unknown here: its server need not start.
     if (!toolWanted(name, this.#opts.tools)) return undefined;
-    const owns = (s: McpServerConfig) =>
-      name.startsWith(`${s.name}__`.slice(0, SERVER_PREFIX_CHARS));
+    const owns = (s: McpServerConfig) => pickMayName(name, s.name, SERVER_PREFIX_CHARS);
     const skipped = this.selection.skipped.find((s) =>
       owns(s) && !this.selection.start.some((t) => t.name === s.name)
     );
@@ -152,7 +177,7 @@ class McpOnDemand {
       if (t.class.startsWith("mcp:")) this.#registry.remove(t.name);
     }
     for (const t of tools) {
-      if (!toolWanted(t.name, this.#opts.tools)) continue;
+      if (!mcpToolWanted(t, this.#opts.tools)) continue;
       this.#registry.add(t);
       this.#allowed.add(t.class);
     }
@@ -216,6 +241,21 @@ export async function toolCommand(
         "are SERVER__TOOL or SERVER__*",
     );
     return 2;
+  }
+  if (opts.mcpConfig?.length || opts.strictMcpConfig) {
+    try {
+      opts = {
+        ...opts,
+        mcp: {
+          servers: readFlagConfigs(opts.mcpConfig ?? [], opts.cwd),
+          strict: opts.strictMcpConfig === true,
+        },
+      };
+    } catch (e) {
+      if (!(e instanceof McpFlagError)) throw e;
+      console.error(`error: ${e.message}`);
+      return 2;
+    }
   }
   const registry = new Registry(builtins.filter((t) => toolWanted(t.name, opts.tools)));
   // MCP servers start on first use, so their classes join this set later.

@@ -8,6 +8,7 @@
 
 import { isTrusted } from "./trust.ts";
 import {
+  type FlagServers,
   loadMcpConfig,
   type McpServerConfig,
   type McpUnsetServer,
@@ -15,6 +16,8 @@ import {
 } from "../../mcp/config.ts";
 import type { McpEvent, McpHub } from "../../mcp/hub.ts";
 import { printable } from "../../tools/fs/printable.ts";
+import { pickMayName, picksMcpTool } from "../../mcp/names.ts";
+import type { AnyTool } from "../../tools/tool.ts";
 
 /** Why a project server did not start, as `crab mcp list` and `crab tool` say it. */
 export const SKIPPED_REASON =
@@ -25,6 +28,8 @@ export interface McpRunOptions {
   cwd: string;
   /** Trust the workspace for this run only. */
   trustProject?: boolean;
+  /** Servers given on the command line (`--mcp-config`, `--strict-mcp-config`). */
+  mcp?: FlagServers;
 }
 
 /** A loaded, trust-filtered config. */
@@ -43,7 +48,7 @@ export interface McpSelection {
 
 /** Loads both config files and applies workspace trust. */
 export function selectMcp(opts: McpRunOptions): McpSelection {
-  const { servers, problems, unset } = loadMcpConfig(opts.cwd);
+  const { servers, problems, unset } = loadMcpConfig(opts.cwd, undefined, opts.mcp);
   const trusted = Boolean(opts.trustProject) || isTrusted(opts.cwd);
   return {
     ...selectServers(servers, { trusted }),
@@ -114,23 +119,29 @@ export interface McpStart {
   /** Resolves when every server connected or failed; undefined when none is configured. */
   hub: Promise<McpHub | undefined>;
   /** Whether an MCP tool is offered (all, unless `--tools` picks some). */
-  wanted(name: string): boolean;
+  wanted(tool: AnyTool): boolean;
+}
+
+/** The server of an MCP tool (class `mcp:SERVER`). */
+function serverOf(tool: AnyTool): string {
+  return tool.class.startsWith("mcp:") ? tool.class.slice(4) : "";
 }
 
 /**
- * Loads the MCP config, applies trust (project servers only in a trusted
- * workspace), and starts connecting the servers the run wants.
+ * Loads the MCP config (with the servers given on the command line), applies
+ * trust (project servers only in a trusted workspace), and starts connecting
+ * the servers the run wants.
  */
 export function startMcp(
   workspace: string,
   trusted: boolean,
   picks: string[] | undefined,
   notice: (message: string) => void,
+  flag?: FlagServers,
 ): McpStart {
-  const wanted = (name: string) =>
-    picks === undefined ||
-    picks.some((p) => p.endsWith("__*") ? name.startsWith(p.slice(0, -1)) : p === name);
-  const { servers, problems } = loadMcpConfig(workspace);
+  const wanted = (tool: AnyTool) =>
+    picks === undefined || picks.some((p) => picksMcpTool(p, serverOf(tool), tool));
+  const { servers, problems } = loadMcpConfig(workspace, undefined, flag);
   for (const p of problems) notice(p);
   const { start, skipped } = selectServers(servers, { trusted });
   for (const s of skipped) {
@@ -138,7 +149,7 @@ export function startMcp(
   }
   // With `--tools`, only the servers it names are started.
   const chosen = start.filter((s) =>
-    picks === undefined || picks.some((p) => p.startsWith(`${s.name}__`))
+    picks === undefined || picks.some((p) => pickMayName(p, s.name))
   );
   if (chosen.length === 0) return { servers: [], hub: Promise.resolve(undefined), wanted };
   const hub = import("../../mcp/hub.ts").then(({ McpHub }) =>

@@ -25,6 +25,7 @@ import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { type McpStart, startMcp } from "./mcp_startup.ts";
+import { type FlagServers, McpFlagError, readFlagConfigs } from "../../mcp/config.ts";
 import type { McpHub, McpServerStatus } from "../../mcp/hub.ts";
 import { Agent, type AgentEvents } from "../loop/loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
@@ -69,6 +70,10 @@ export interface RunFlags {
   systemPrompt?: string;
   /** Added at the end of the system prompt, after a blank line. */
   appendSystemPrompt?: string;
+  /** MCP configs given on the command line (`--mcp-config`): files or JSON texts. */
+  mcpConfig?: string[];
+  /** Only the servers of {@link RunFlags.mcpConfig} (`--strict-mcp-config`). */
+  strictMcpConfig?: boolean;
 }
 
 /** A problem with the command line or config: exit code 2. */
@@ -133,6 +138,20 @@ export function chooseTools(
   return out;
 }
 
+/** The servers `--mcp-config` gives, read now: a broken one is a usage error before anything starts. */
+function flagServers(flags: RunFlags, workspace: string): FlagServers | undefined {
+  if (!flags.mcpConfig?.length && !flags.strictMcpConfig) return undefined;
+  try {
+    return {
+      servers: readFlagConfigs(flags.mcpConfig ?? [], workspace),
+      strict: flags.strictMcpConfig === true,
+    };
+  } catch (e) {
+    if (e instanceof McpFlagError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
 /** What a front end provides to a run. */
 export interface RuntimeHooks {
   mode: "print" | "interactive";
@@ -191,6 +210,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     );
   }
   const workspace = session.workspace;
+  const mcpFlag = flagServers(flags, workspace);
   const trusted = flags.trustProject === true || isTrusted(workspace);
   let loaded;
   try {
@@ -250,7 +270,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   // Print mode starts them now; interactive mode once its prompt is drawn (`connectMcp`),
   // so loading the MCP SDK does not hold the prompt back.
   let mcpStart: McpStart | undefined;
-  const connectMcp = () => mcpStart ??= startMcp(workspace, trusted, mcpPicks, hooks.notice);
+  const connectMcp = () =>
+    mcpStart ??= startMcp(workspace, trusted, mcpPicks, hooks.notice, mcpFlag);
   if (hooks.mode === "print") connectMcp();
 
   const allowed = parseClasses([...(settings.allow ?? []), ...(splitList(flags.allow) ?? [])]);
@@ -359,7 +380,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     if (!hub || !mcpStale) return;
     mcpStale = false;
     for (const t of registry.list()) if (t.class.startsWith("mcp:")) registry.remove(t.name);
-    for (const t of hub.tools()) if (mcpStart?.wanted(t.name)) registry.add(t);
+    for (const t of hub.tools()) if (mcpStart?.wanted(t)) registry.add(t);
   };
   syncMcp();
   // A tool-list refresh in flight may void an MCP grant: let it land before deciding.

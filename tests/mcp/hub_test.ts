@@ -451,3 +451,18 @@ Deno.test("McpHub notices a server killed between calls and restarts it on the n
     await hub.close();
   }
 });
+
+Deno.test("McpHub tools answer to Claude Code's mcp__SERVER__TOOL; the observation keeps crab's name", async () => {
+  const { hub } = await connectFake();
+  try {
+    const echo = hub.tools().find((t) => t.name === "f__echo")!;
+    assert.equal(echo.alias, "mcp__f__echo");
+    await using h = harness(hub.tools());
+    const r = await h.call("mcp__f__echo", { text: "by Claude's name" });
+    assert.equal(r.ok && r.output, "by Claude's name");
+    assert.equal(r.tool, "f__echo");
+    assert.deepEqual(h.sink.observations.map((o) => o.tool), ["f__echo"]);
+  } finally {
+    await hub.close();
+  }
+});

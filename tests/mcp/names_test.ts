@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  claudeToolName,
   exposedToolName,
   MAX_TOOL_NAME,
   NameTable,
@@ -83,4 +84,36 @@ Deno.test("NameTable.assign() rejects a name another server already took", () =>
 Deno.test("NameTable starts with the built-ins taken", () => {
   const table = new NameTable();
   for (const n of BUILTIN_NAMES) assert.equal(table.owner(n), "a built-in tool");
+});
+
+Deno.test("serverNameProblem() reserves mcp (and mcp_): Claude Code's names for MCP tools start with mcp__", () => {
+  assert.equal(
+    serverNameProblem("mcp"),
+    'Cannot use MCP server name "mcp": it is reserved, as Claude Code\'s names for MCP tools ' +
+      'start with "mcp__" (mcp__server__tool); rename it, e.g. to "mcp-server"',
+  );
+  assert.ok(serverNameProblem("mcp_"));
+  for (const ok of ["MCP", "mcp-1", "mcpx", "my-mcp", "mcp_x"]) {
+    assert.equal(serverNameProblem(ok), undefined, ok);
+  }
+  assert.equal(serverNameProblem(suggestServerName("mcp")), undefined);
+});
+
+Deno.test("claudeToolName() is mcp__SERVER__TOOL, unsafe characters as _, never shortened", () => {
+  assert.equal(claudeToolName("fs", "read_file"), "mcp__fs__read_file");
+  assert.equal(claudeToolName("fs", "a.b c"), "mcp__fs__a_b_c");
+  assert.equal(claudeToolName("s", "t".repeat(70)), `mcp__s__${"t".repeat(70)}`);
+});
+
+Deno.test("NameTable.assign() gives each tool Claude Code's name too, never one that means two tools", () => {
+  const table = new NameTable();
+  const a = table.assign("fs", ["read_file", "x.y", "x_y"]);
+  assert.deepEqual([...a.aliases], [["read_file", "mcp__fs__read_file"], ["x_y", "mcp__fs__x_y"]]);
+  // Two long names that differ only in an unsafe character get two crab names but one Claude name.
+  const long = "l".repeat(70);
+  const b = table.assign("g", [`${long}.a`, `${long}-a`.replace("-", "_")]);
+  assert.equal(b.names.size, 2);
+  assert.equal(b.aliases.size, 1);
+  assert.match(b.warnings.join("\n"), /Claude Code's name "mcp__g__l+_a" is already taken/);
+  assert.equal(table.owner("mcp__fs__read_file"), 'MCP server "fs" tool "read_file"');
 });

@@ -111,6 +111,8 @@ export interface ModeDecision extends Decision {
 export interface Call {
   tool: string;
   args: Record<string, unknown>;
+  /** For an MCP tool: its server and Claude Code's name for it (`mcp__server__tool`). */
+  mcp?: { server: string; alias?: string };
 }
 
 /** More simple commands than this in one call: ask. */
@@ -149,7 +151,7 @@ export function decide(rules: readonly Rule[], call: Call, ctx: DecideContext): 
   const named = crabNameOf(call.tool);
   const tool = named ?? call.tool;
   const args = named && named !== call.tool ? fromClaudeInput(named, call.args) : call.args;
-  const mine = rules.filter((r) => ruleAppliesTo(r, tool));
+  const mine = rules.filter((r) => ruleAppliesTo(r, tool, call.mcp));
   switch (tool) {
     case "bash":
       return decideBash(rules, mine, typeof args.command === "string" ? args.command : "", ctx);

@@ -289,9 +289,14 @@ export function parseRuleList(list: string): string[] {
 /**
  * Whether `rule` speaks of calls to the crab tool `tool`: `Read` rules also
  * govern grep and glob, `Edit` and `Write` rules govern write and edit, an
- * `mcp__server` rule every tool of the server.
+ * `mcp__server` rule every tool of the server. For an MCP call, `mcp` gives the
+ * tool's server and Claude Code's name, matched as they are, not split from a name.
  */
-export function ruleAppliesTo(rule: Rule, tool: string): boolean {
+export function ruleAppliesTo(
+  rule: Rule,
+  tool: string,
+  mcp?: { server: string; alias?: string },
+): boolean {
   if (rule.inert) return false;
   switch (rule.tool) {
     case "read":
@@ -299,6 +304,9 @@ export function ruleAppliesTo(rule: Rule, tool: string): boolean {
     case "edit":
       return tool === "edit" || tool === "write";
   }
-  if (rule.tool.startsWith("mcp:")) return tool.startsWith(rule.tool.slice(4) + "__");
-  return rule.tool === tool;
+  if (rule.tool.startsWith("mcp:")) {
+    return mcp ? rule.tool === `mcp:${mcp.server}` : tool.startsWith(rule.tool.slice(4) + "__");
+  }
+  // Claude Code's name is never shortened, so it finds a tool whose crab name was.
+  return rule.tool === tool || (mcp?.alias !== undefined && `mcp__${rule.tool}` === mcp.alias);
 }

@@ -52,6 +52,8 @@ const agentGlobals: Case["effects"] = {
   webAllowPrivate: [field("webAllowPrivate"), flag],
   trustProject: [field("trustProject"), flag],
   sandbox: [field("sandbox"), sample],
+  mcpConfig: [field("mcpConfig"), (s) => [s.sample]],
+  strictMcpConfig: [field("strictMcpConfig"), flag],
 };
 
 const CASES: Case[] = [
@@ -96,6 +98,8 @@ const CASES: Case[] = [
       trustProject: [field("trustProject"), flag],
       sandbox: [field("sandbox"), sample],
       jsonl: [field("jsonl"), flag],
+      mcpConfig: [field("mcpConfig"), (s) => [s.sample]],
+      strictMcpConfig: [field("strictMcpConfig"), flag],
     },
   },
   {
@@ -127,6 +131,18 @@ const CASES: Case[] = [
       startupTimeout: [field("startupTimeout"), number],
       callTimeout: [field("callTimeout"), number],
     },
+  },
+  {
+    words: ["mcp", "add-json"],
+    tail: ["srv", '{"command": "x"}'],
+    endIsOption: true,
+    effects: { cwd: [field("cwd"), () => DIR], scope: [field("project"), () => true] },
+  },
+  {
+    words: ["mcp", "get"],
+    tail: ["srv"],
+    endIsOption: true,
+    effects: { cwd: [field("cwd"), () => DIR] },
   },
   {
     words: ["mcp", "remove"],

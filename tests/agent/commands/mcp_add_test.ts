@@ -148,3 +148,14 @@ Deno.test("mcpAdd() keeps env for stdio and headers for HTTP servers, whichever 
   });
   assert.equal(t.user(), undefined);
 });
+
+Deno.test("crab mcp add refuses the reserved server name mcp with a rename hint", async () => {
+  const { sandbox } = await import("../../support/cli.ts");
+  using s = sandbox();
+  const r = await s.crab(["mcp", "add", "mcp", "--", "server"]);
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    /Cannot use MCP server name "mcp": it is reserved.*e\.g\. to "mcp-server"/,
+  );
+});

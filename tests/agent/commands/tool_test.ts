@@ -186,3 +186,27 @@ Deno.test("crab tool bash from three processes in one workspace runs one call at
   const marks = Deno.readTextFileSync(join(s.ws, "marks"));
   assert.equal(marks, "start\nend\n".repeat(3), "the calls overlapped");
 });
+
+Deno.test("crab tool --mcp-config runs an MCP tool by Claude Code's name; --tools takes that name too", async () => {
+  const { fake } = await import("../../support/mcp_servers.ts");
+  using s = sandbox();
+  const f = fake("f");
+  const json = JSON.stringify({ mcpServers: { f: { command: f.command, args: f.args } } });
+  const r = await s.crab(["tool", "--mcp-config", json, "mcp__f__echo", '{"text":"hi"}']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "hi\n");
+  const picked = await s.crab([
+    "tool",
+    "--mcp-config",
+    json,
+    "--tools",
+    "mcp__f__echo",
+    "f__echo",
+    '{"text":"again"}',
+  ]);
+  assert.equal(picked.code, 0, picked.stderr);
+  assert.equal(picked.stdout, "again\n");
+  const bad = await s.crab(["tool", "--mcp-config", "missing.json", "read", "{}"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^error: Cannot read --mcp-config \S+missing\.json: no such file/);
+});

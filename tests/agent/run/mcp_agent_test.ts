@@ -218,3 +218,98 @@ Deno.test("repl: a server that redescribes a tool voids its 'a' grant, and crab 
   screen = await t.waitFor("finished");
   assert.equal(screen.split("⚠ f__").length - 1, 2);
 });
+
+/** `crab -p go` against `model` with `extra` flags, in a workspace that is not trusted. */
+function printWith(s: Sandbox, model: FakeModel, extra: string[]) {
+  return s.crab(
+    ["--provider", "anthropic", "--base-url", model.baseUrlFor("anthropic"), ...extra, "-p", "go"],
+    { env: { ANTHROPIC_API_KEY: "k" } },
+  );
+}
+
+Deno.test("crab -p --mcp-config FILE starts its servers without trust; the model calls mcp__SERVER__TOOL by Claude Code's name", async () => {
+  using s = sandbox();
+  const file = s.put("servers.json", JSON.stringify({ mcpServers: { f: fakeEntry() } }));
+  await using model = await startFakeModel([
+    { calls: [{ name: "mcp__f__echo", args: { text: "by Claude's name" } }] },
+    { text: "done" },
+  ]);
+  const r = await printWith(s, model, [
+    "--mcp-config",
+    file,
+    "--output-format",
+    "stream-json",
+    "--verbose",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(toolNames(model.modelRequests()[0]).includes("f__echo"));
+  assert.deepEqual(toolResults(model.modelRequests()[1]).map((t) => t.text), ["by Claude's name"]);
+  assert.deepEqual(observed(s).map((o) => [o.tool, o.class, o.outcome]), [
+    ["f__echo", "mcp:f", "ok"],
+  ]);
+});
+
+Deno.test("crab -p --mcp-config JSON --strict-mcp-config hides the project's and the user's servers", async () => {
+  using s = sandbox();
+  projectServers(s, { p: fakeEntry() });
+  Deno.mkdirSync(join(s.config, "crab"), { recursive: true });
+  Deno.writeTextFileSync(
+    join(s.config, "crab", "mcp.json"),
+    JSON.stringify({ mcpServers: { u: fakeEntry() } }),
+  );
+  const json = JSON.stringify({ mcpServers: { g: fakeEntry() } });
+  await using model = await startFakeModel([{ text: "one" }, { text: "two" }]);
+  const strict = await printWith(s, model, [
+    "--trust-project",
+    "--mcp-config",
+    json,
+    "--strict-mcp-config",
+  ]);
+  assert.equal(strict.code, 0, strict.stderr);
+  const servers = (req: number) =>
+    [
+      ...new Set(
+        toolNames(model.modelRequests()[req]).filter((n) => n.includes("__")).map((n) =>
+          n.split("__")[0]
+        ),
+      ),
+    ].sort();
+  assert.deepEqual(servers(0), ["g"]);
+  const merged = await printWith(s, model, ["--trust-project", "--mcp-config", json]);
+  assert.equal(merged.code, 0, merged.stderr);
+  assert.deepEqual(servers(1), ["g", "p", "u"]);
+});
+
+Deno.test("crab -p --tools picks an MCP tool by Claude Code's name, or a server by mcp__SERVER", async () => {
+  using s = sandbox();
+  const json = JSON.stringify({ mcpServers: { f: fakeEntry() } });
+  await using model = await startFakeModel([{ text: "one" }, { text: "two" }]);
+  const one = await printWith(s, model, ["--mcp-config", json, "--tools", "read,mcp__f__echo"]);
+  assert.equal(one.code, 0, one.stderr);
+  assert.deepEqual(toolNames(model.modelRequests()[0]), ["read", "f__echo"]);
+  const all = await printWith(s, model, ["--mcp-config", json, "--tools", "mcp__f"]);
+  assert.equal(all.code, 0, all.stderr);
+  const names = toolNames(model.modelRequests()[1]);
+  assert.ok(names.includes("f__echo") && names.includes("f__stats"), names.join(","));
+  assert.ok(names.every((n) => n.startsWith("f__")), names.join(","));
+});
+
+Deno.test("crab -p --mcp-config: a missing file, bad JSON, the wrong shape or a server named mcp is a usage error naming it", async () => {
+  using s = sandbox();
+  await using model = await startFakeModel([]);
+  const cases: [string, RegExp][] = [
+    ["nope.json", /Cannot read --mcp-config \S+nope\.json: no such file/],
+    ["{not json", /Cannot read --mcp-config JSON #1: invalid JSON/],
+    ['{"f": {"command": "x"}}', /JSON #1: expected \{"mcpServers": \{"NAME": \{\.\.\.\}\}\}/],
+    [
+      JSON.stringify({ mcpServers: { mcp: { command: "x" } } }),
+      /Cannot use MCP server name "mcp": it is reserved.*rename it, e\.g\. to "mcp-server" \(in --mcp-config JSON #1\)/,
+    ],
+  ];
+  for (const [value, want] of cases) {
+    const r = await printWith(s, model, ["--mcp-config", value]);
+    assert.equal(r.code, 2, value);
+    assert.match(r.stderr, want);
+  }
+  assert.equal(model.modelRequests().length, 0);
+});

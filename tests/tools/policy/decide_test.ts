@@ -370,3 +370,30 @@ Deno.test("decide() never throws on random shell text, and never allows what it 
   }
   assert.ok(allowed > 0, "some random commands are plain enough to be allowed");
 });
+
+Deno.test("decide() matches an MCP call by its server and Claude Code's name, never by splitting a name", () => {
+  const rs = rules([
+    ["mcp__a", "deny"],
+    [`mcp__s__${"t".repeat(70)}`, "ask"],
+  ]);
+  // Server "a_" tool "x" is exposed as "a___x", which starts with "a__": still not server a's.
+  const other = decide(
+    rs,
+    { tool: "a___x", args: {}, mcp: { server: "a_", alias: "mcp__a___x" } },
+    ctx,
+  );
+  assert.equal(other.effect, "default");
+  const mine = decide(
+    rs,
+    { tool: "a__x", args: {}, mcp: { server: "a", alias: "mcp__a__x" } },
+    ctx,
+  );
+  assert.equal(mine.rule?.text, "mcp__a");
+  // A long tool name is shortened for the model; Claude Code's name is not, and still matches.
+  const long = decide(rs, {
+    tool: "s__ttttttttttttttttttttttttttttttttttttttttttttttttttttttt_0123abcd",
+    args: {},
+    mcp: { server: "s", alias: `mcp__s__${"t".repeat(70)}` },
+  }, ctx);
+  assert.equal(long.effect, "ask");
+});
