@@ -10,6 +10,7 @@
 
 import { join, relative } from "node:path";
 import { isWithin } from "../fs/workspace.ts";
+import { lstatOrNull } from "../fs/exists.ts";
 import { ensureDataDir } from "../host/data_dir.ts";
 import { ToolError } from "../tool.ts";
 import { bwrapArgs } from "./bwrap.ts";
@@ -129,8 +130,10 @@ export async function invocation(
   const watch = watchProtected(workspace, layout.watched);
   try {
     views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
-    // A protected path that is empty may be another call's placeholder.
-    const held = holdPlaceholders(layout.placeholders, layout.readOnly.filter(isEmpty));
+    // A protected path that is empty may be another call's placeholder, and one that is gone
+    // now was one (another call, or another crab's probe, removed it meanwhile).
+    const maybe = layout.readOnly.filter((p) => isEmpty(p) || !lstatOrNull(p));
+    const held = holdPlaceholders(layout.placeholders, maybe);
     releasePlaceholders = held.release;
     layout.placeholders = held.paths;
     layout.readOnly = layout.readOnly.filter((p) => !held.paths.some((h) => isWithin(h, p)));
