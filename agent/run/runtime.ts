@@ -65,6 +65,10 @@ export interface RunFlags {
   resume?: string;
   /** How far bash may reach (`--sandbox`); never taken from a project file. */
   sandbox?: SandboxMode;
+  /** Replaces crab's own system prompt (`--system-prompt`); instruction files still follow it. */
+  systemPrompt?: string;
+  /** Goes at the end of the system prompt (`--append-system-prompt`). */
+  appendSystemPrompt?: string;
 }
 
 /** A problem with the command line or config: exit code 2. */
@@ -377,7 +381,10 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const agent = new Agent({
     provider,
     dispatcher,
-    system: systemPrompt(workspace),
+    system: systemPrompt(workspace, {
+      replace: flags.systemPrompt,
+      append: flags.appendSystemPrompt,
+    }),
     tools: () => {
       syncMcp();
       return registry.list();

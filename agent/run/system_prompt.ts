@@ -116,13 +116,27 @@ export function instructionLabel(file: InstructionFile, workspace: string): stri
   return relative(workspace, file.path);
 }
 
-/** Builds the system prompt for `workspace`. */
-export function systemPrompt(
-  workspace: string,
-  now = new Date(),
-  files: InstructionFile[] = instructionFiles(workspace),
-): string {
-  let prompt = base.replaceAll("{{workspace}}", workspace).replaceAll(
+/** What shapes the system prompt besides the workspace. */
+export interface PromptOptions {
+  now?: Date;
+  /** The instruction files (default: those that apply to the workspace). */
+  files?: InstructionFile[];
+  /** Text that takes the place of crab's own prompt (`--system-prompt`). */
+  replace?: string;
+  /** Text added at the very end (`--append-system-prompt`). */
+  append?: string;
+}
+
+/**
+ * Builds the system prompt for `workspace`: crab's own prompt (or the text that
+ * replaces it), the instruction files, then the appended text. A replaced prompt
+ * loses crab's advice on working, not the tools' contracts: each tool's
+ * description, which the model reads in the tool list, states them too.
+ */
+export function systemPrompt(workspace: string, opts: PromptOptions = {}): string {
+  const now = opts.now ?? new Date();
+  const files = opts.files ?? instructionFiles(workspace);
+  let prompt = opts.replace ?? base.replaceAll("{{workspace}}", workspace).replaceAll(
     "{{date}}",
     now.toISOString().slice(0, 10),
   );
@@ -135,5 +149,6 @@ export function systemPrompt(
       `[left out: instruction files are limited to ${MAX_INSTRUCTIONS} chars]`;
     prompt += `\n\n${head}\n\n${body}\n`;
   }
+  if (opts.append !== undefined) prompt += `\n\n${opts.append}`;
   return prompt;
 }

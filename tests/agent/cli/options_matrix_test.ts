@@ -59,7 +59,6 @@ const CASES: Case[] = [
     words: [],
     tail: ["-p", "hi"],
     tailFor: { print: [] },
-    needs: { verbose: ["--output-format", "stream-json"] },
     endIsOption: true,
     effects: {
       ...agentGlobals,
@@ -67,6 +66,13 @@ const CASES: Case[] = [
       outputFormat: [field("outputFormat"), sample],
       inputFormat: [field("inputFormat"), sample],
       verbose: [field("verbose"), flag],
+      systemPrompt: [field("systemPrompt"), sample],
+      systemPromptFile: [field("systemPrompt"), (s) => Deno.readTextFileSync(s.sample!)],
+      appendSystemPrompt: [field("appendSystemPrompt"), sample],
+      appendSystemPromptFile: [
+        field("appendSystemPrompt"),
+        (s) => Deno.readTextFileSync(s.sample!),
+      ],
       model: [field("model"), sample],
       provider: [field("provider"), sample],
       baseUrl: [field("baseUrl"), sample],

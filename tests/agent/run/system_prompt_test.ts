@@ -154,7 +154,10 @@ Deno.test("systemPrompt() adds each file under a heading that names it, in order
   t.put(t.user, "AGENTS.md", "user rules");
   t.put(t.repo, "AGENTS.md", "root rules");
   t.put(t.app, "CLAUDE.md", "app rules");
-  const prompt = systemPrompt(t.app, new Date(0), instructionFiles(t.app, { userDir: t.user }));
+  const prompt = systemPrompt(t.app, {
+    now: new Date(0),
+    files: instructionFiles(t.app, { userDir: t.user }),
+  });
   const tail = prompt.slice(prompt.indexOf("\n\n# The user's instructions"));
   assert.equal(
     tail,
