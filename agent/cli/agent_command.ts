@@ -195,7 +195,8 @@ export const agentCommand: Command = {
       `(default: ${DEFAULT_TOOLS.run.join(",")} and every MCP tool)`,
   },
   details: `Options go before or after the prompt and the command words; one that a command
-does not take is an error naming the commands that do.
+does not take is an error naming the commands that do. An option given twice takes
+its last value.
 
 Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
 4 --max-turns reached, 5 context window full, 130 interrupted (Ctrl-C),

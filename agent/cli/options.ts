@@ -178,8 +178,7 @@ const AGENT: OptionSpec[] = [
     key: "verbose",
     long: "--verbose",
     kind: "flag",
-    help: "with --output-format json, print every message as a JSON array, as claude -p " +
-      "does (stream-json always has every message; text adds nothing)",
+    help: "with --output-format json: every message, as one JSON array (as claude -p prints it)",
   },
   {
     key: "systemPrompt",
