@@ -9,7 +9,7 @@ import { VERSION } from "./version.ts";
 if (import.meta.main) {
   const args = Deno.args;
   // Answer --version before any module (npm or not) is loaded.
-  if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
+  if (args.length === 1 && ["--version", "-v", "-V"].includes(args[0])) {
     console.log(`crab ${VERSION}`);
   } else {
     // Imported by a variable: Deno loads every dynamic import it can see when a program

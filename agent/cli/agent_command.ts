@@ -37,6 +37,65 @@ function runFlags(p: Parsed): RunFlags {
     sandbox: p.str("sandbox") as SandboxMode | undefined,
     mcpConfig: p.list("mcpConfig"),
     strictMcpConfig: p.flag("strictMcpConfig"),
+    ...promptFlags(p),
+  };
+}
+
+/** The most of a system prompt file crab reads: a prompt, not a corpus. */
+export const MAX_PROMPT_FILE = 256 * 1024;
+
+/** Reads a prompt file named on the command line (relative to where crab was started, as claude does). */
+function promptFile(p: Parsed, key: string): string {
+  const path = p.str(key)!;
+  const flag = p.spelling(key);
+  let bytes: Uint8Array;
+  try {
+    if (!Deno.statSync(path).isFile) throw new Error("not a file");
+    bytes = Deno.readFileSync(path);
+  } catch (e) {
+    const why = e instanceof Deno.errors.NotFound
+      ? "no such file"
+      : e instanceof Error
+      ? e.message
+      : String(e);
+    throw new CliUsageError(
+      `Cannot read ${flag} "${path}": ${why}`,
+      `give a readable text file (relative to ${Deno.cwd()}), or the text itself: ${
+        flag.replace("-file", "")
+      } TEXT`,
+    );
+  }
+  if (bytes.length > MAX_PROMPT_FILE) {
+    throw new CliUsageError(
+      `Cannot use ${flag} "${path}": it holds ${bytes.length} bytes, more than ${MAX_PROMPT_FILE}`,
+      "a system prompt is read on every turn: keep it short",
+    );
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new CliUsageError(`Cannot use ${flag} "${path}": it is not UTF-8 text`);
+  }
+}
+
+/** `--system-prompt[-file]` and `--append-system-prompt[-file]`, files read. */
+function promptFlags(p: Parsed): Pick<RunFlags, "systemPrompt" | "appendSystemPrompt"> {
+  if (p.has("systemPrompt") && p.has("systemPromptFile")) {
+    throw new CliUsageError(
+      `Cannot use ${p.spelling("systemPrompt")} with ${p.spelling("systemPromptFile")}`,
+      "both replace crab's system prompt: give one",
+    );
+  }
+  const replace = p.has("systemPromptFile")
+    ? promptFile(p, "systemPromptFile")
+    : p.str("systemPrompt");
+  const appended = [
+    p.str("appendSystemPrompt"),
+    p.has("appendSystemPromptFile") ? promptFile(p, "appendSystemPromptFile") : undefined,
+  ].filter((x) => x !== undefined);
+  return {
+    systemPrompt: replace,
+    appendSystemPrompt: appended.length ? appended.join("\n\n") : undefined,
   };
 }
 
@@ -77,12 +136,6 @@ export function planAgent(p: Parsed): AgentInput {
     }
   }
   const format = (p.str("outputFormat") ?? "text") as OutputFormat;
-  if (p.has("verbose") && format !== "stream-json") {
-    throw new CliUsageError(
-      "Cannot use --verbose without --output-format stream-json",
-      "crab's stream-json has every message; --verbose is taken there for scripts written for claude -p",
-    );
-  }
   if (p.has("includePartialMessages") && format !== "stream-json") {
     throw new CliUsageError(
       "Cannot use --include-partial-messages without --output-format stream-json",
@@ -166,7 +219,8 @@ export const agentCommand: Command = {
       `(default: ${DEFAULT_TOOLS.run.join(",")} and every MCP tool)`,
   },
   details: `Options go before or after the prompt and the command words; one that a command
-does not take is an error naming the commands that do.
+does not take is an error naming the commands that do. An option given twice takes
+its last value.
 
 Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
 4 --max-turns reached, 5 context window full, 130 interrupted (Ctrl-C),

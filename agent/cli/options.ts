@@ -192,8 +192,39 @@ const AGENT: OptionSpec[] = [
     key: "verbose",
     long: "--verbose",
     kind: "flag",
-    help: "accepted with --output-format stream-json, as claude -p wants it " +
-      "(crab's stream always has every message)",
+    help: "with --output-format json: every message, as one JSON array (as claude -p prints it)",
+  },
+  {
+    key: "systemPrompt",
+    long: "--system-prompt",
+    kind: "value",
+    arg: "TEXT",
+    help: "use TEXT instead of crab's own system prompt (the tools still describe themselves)",
+    sample: "You are terse.",
+  },
+  {
+    key: "systemPromptFile",
+    long: "--system-prompt-file",
+    kind: "value",
+    arg: "FILE",
+    help: "the same, read from FILE",
+    sample: "deno.json",
+  },
+  {
+    key: "appendSystemPrompt",
+    long: "--append-system-prompt",
+    kind: "value",
+    arg: "TEXT",
+    help: "add TEXT at the end of the system prompt",
+    sample: "Answer in French.",
+  },
+  {
+    key: "appendSystemPromptFile",
+    long: "--append-system-prompt-file",
+    kind: "value",
+    arg: "FILE",
+    help: "the same, read from FILE",
+    sample: "deno.json",
   },
   {
     key: "includePartialMessages",
@@ -396,7 +427,8 @@ const LOCAL: OptionSpec[] = [
 /** Help and version, understood everywhere. */
 const META: OptionSpec[] = [
   { key: "help", long: "--help", short: "-h", kind: "flag", help: "show help" },
-  { key: "version", long: "--version", short: "-V", kind: "flag", help: "print crab's version" },
+  { key: "version", long: "--version", short: "-v", kind: "flag", help: "print crab's version" },
+  { key: "version", long: "--version", short: "-V", kind: "flag", help: "", hidden: true },
 ];
 
 /** Every spelling, global ones first (they win a name two options share outside their commands). */

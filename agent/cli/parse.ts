@@ -65,7 +65,7 @@ export interface Command {
 export class Parsed {
   /** true for a flag, a string for a value, a string array for a list. */
   readonly values = new Map<string, true | string | string[]>();
-  /** How each option was spelled the first time (for messages). */
+  /** How each option was spelled the last time (for messages). */
   readonly spelled = new Map<string, string>();
   readonly args: string[] = [];
 
@@ -170,7 +170,9 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
     given.push({ spec, spelling });
     const key = spec.key;
     const main = primary(key);
-    if (!parsed.spelled.has(key)) parsed.spelled.set(key, spelling);
+    // A single value given twice: the last one wins, as commander, git and claude have it
+    // (a wrapper adds defaults, the user's own come after).
+    parsed.spelled.set(key, spelling);
     if (main.kind === "flag") {
       parsed.values.set(key, true);
       return;
@@ -191,16 +193,6 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
       }
       const before = parsed.values.get(key);
       parsed.values.set(key, [...(Array.isArray(before) ? before : []), ...items]);
-      return;
-    }
-    if (parsed.has(key)) {
-      const first = parsed.spelling(key);
-      fail(
-        new CliUsageError(
-          `Cannot use ${spelling} twice` + (first !== spelling ? ` (${first} is the same)` : ""),
-          "give it once",
-        ),
-      );
       return;
     }
     // An optional value left out is "" (e.g. --resume without an id: pick one).

@@ -84,8 +84,8 @@ export interface PrintOptions extends RunFlags {
   /** `stream-json`: the prompt and control requests come as JSON lines on stdin (Claude Code's SDK). */
   inputFormat?: "text" | "stream-json";
   /**
-   * `--verbose`, which `claude -p` wants with stream-json; crab takes it for
-   * such scripts, and its stream carries every message either way.
+   * `--verbose`: with `json`, every message of the stream as one array, as
+   * `claude -p` prints it; stream-json carries them all either way, text adds nothing.
    */
   verbose?: boolean;
   /** `stream-json`: the answer as it streams too, as Claude Code's `stream_event` lines. */
@@ -184,8 +184,11 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     controller.abort();
   });
   let sessionId = "";
+  // `json --verbose` prints the stream's messages as one array at the end, as claude -p does.
+  const kept: PrintJson[] | undefined = format === "json" && opts.verbose ? [] : undefined;
   const emit = (event: PrintJson) => {
     if (format === "stream-json") out.write(JSON.stringify(event) + "\n");
+    else kept?.push(event);
   };
   const permissionMode = opts.yolo ? "bypassPermissions" : "dontAsk";
 
@@ -362,7 +365,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       stats,
       toolErrors,
     });
-    if (format === "json") out.write(JSON.stringify(summary) + "\n");
+    if (format === "json") out.write(JSON.stringify(kept ? [...kept, summary] : summary) + "\n");
     else if (format === "stream-json") emit(summary);
     else if (result.text) {
       const text = Deno.stdout.isTerminal() ? printable(result.text, "prose") : result.text;

@@ -17,7 +17,7 @@ import { costUsd } from "../providers/prices.ts";
 import { knownContextWindow } from "../providers/models.ts";
 import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
-import { instructionFiles } from "../run/system_prompt.ts";
+import { instructionFiles, instructionLabel } from "../run/system_prompt.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";
@@ -264,9 +264,10 @@ export async function runCommand(
       line(c.dim(
         files.length
           ? `instructions in use: ${
-            files.map((f) => printable(f.path.slice(ws.length + 1), "strict")).join(", ")
+            files.map((f) => printable(instructionLabel(f, ws), "strict")).join("; ")
           }`
-          : "no instruction file in use yet (AGENTS.md or CLAUDE.md)",
+          : "no instruction file in use yet (AGENTS.md, CLAUDE.md, .claude/CLAUDE.md or " +
+            "CLAUDE.local.md)",
       ));
       await ctx.send(INIT_PROMPT + (files.length ? INIT_EXISTING : ""));
       return;

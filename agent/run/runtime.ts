@@ -66,9 +66,9 @@ export interface RunFlags {
   resume?: string;
   /** How far bash may reach (`--sandbox`); never taken from a project file. */
   sandbox?: SandboxMode;
-  /** Replaces crab's system prompt. */
+  /** Replaces crab's own system prompt (`--system-prompt`); instruction files still follow it. */
   systemPrompt?: string;
-  /** Added at the end of the system prompt, after a blank line. */
+  /** Goes at the end of the system prompt (`--append-system-prompt`). */
   appendSystemPrompt?: string;
   /** MCP configs given on the command line (`--mcp-config`): files or JSON texts. */
   mcpConfig?: string[];
@@ -402,8 +402,14 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const agent = new Agent({
     provider,
     dispatcher,
-    system: [flags.systemPrompt ?? systemPrompt(workspace), flags.appendSystemPrompt]
-      .filter((x) => x !== undefined).join("\n\n"),
+    system: systemPrompt(workspace, {
+      replace: flags.systemPrompt,
+      append: flags.appendSystemPrompt,
+    }),
+  /** MCP configs given on the command line (`--mcp-config`): files or JSON texts. */
+  mcpConfig?: string[];
+  /** Only the servers of {@link RunFlags.mcpConfig} (`--strict-mcp-config`). */
+  strictMcpConfig?: boolean;
     tools: () => {
       syncMcp();
       return registry.list();

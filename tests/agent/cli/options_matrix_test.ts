@@ -62,7 +62,6 @@ const CASES: Case[] = [
     tail: ["-p", "hi"],
     tailFor: { print: [], replayUserMessages: [] },
     needs: {
-      verbose: ["--output-format", "stream-json"],
       includePartialMessages: ["--output-format", "stream-json"],
       replayUserMessages: ["--input-format", "stream-json", "--output-format", "stream-json"],
     },
@@ -75,6 +74,13 @@ const CASES: Case[] = [
       verbose: [field("verbose"), flag],
       includePartialMessages: [field("includePartialMessages"), flag],
       replayUserMessages: [field("replayUserMessages"), flag],
+      systemPrompt: [field("systemPrompt"), sample],
+      systemPromptFile: [field("systemPrompt"), (s) => Deno.readTextFileSync(s.sample!)],
+      appendSystemPrompt: [field("appendSystemPrompt"), sample],
+      appendSystemPromptFile: [
+        field("appendSystemPrompt"),
+        (s) => Deno.readTextFileSync(s.sample!),
+      ],
       model: [field("model"), sample],
       provider: [field("provider"), sample],
       baseUrl: [field("baseUrl"), sample],

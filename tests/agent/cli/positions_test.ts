@@ -150,7 +150,6 @@ Deno.test("crab exits 2 on an option where it does not apply, saying where it do
     [["-c", "-r", "abc", "-p", "x"], /^error: Cannot use -c with -r/],
     [["-p", "--resume"], /Cannot pick a session to resume in print mode/],
     [["--output-format", "json"], /without --print/],
-    [["-p", "x", "--verbose"], /--verbose without --output-format stream-json/],
     [["mertics"], /^error: Unknown command "mertics"\nhint: did you mean crab metrics\?/],
     [
       ["mcp", "lst"],
@@ -190,8 +189,14 @@ Deno.test("crab help COMMAND, crab COMMAND --help and crab -h print help and exi
   assert.equal(root.code, 0);
   assert.match(root.stdout, /Global options/);
   assert.match(root.stdout, /143 terminated \(SIGTERM\)/);
-  const version = await s.crab(["-V"]);
-  assert.match(version.stdout, /^crab \d+\.\d+\.\d+\n$/);
+  for (const v of ["-V", "-v", "--version"]) {
+    const version = await s.crab([v]);
+    assert.equal(version.code, 0, version.stderr);
+    assert.match(version.stdout, /^crab \d+\.\d+\.\d+\n$/, v);
+    // Not only main.ts's fast path: among other options too.
+    const slow = await s.crab(["--cwd", ".", v]);
+    assert.match(slow.stdout, /^crab \d+\.\d+\.\d+\n$/, `--cwd . ${v}`);
+  }
 });
 
 Deno.test("parseArgs() hands a prompt argument to interactive mode, and to print mode after -p", () => {
@@ -218,4 +223,38 @@ Deno.test("parseArgs() hands a prompt argument to interactive mode, and to print
   // --resume without an id: the REPL offers a list.
   assert.equal(plan(["--resume"]).opts.resume, "");
   assert.equal(plan(["-r", "abc"]).opts.resume, "abc");
+});
+
+Deno.test("parseArgs() takes the last value of an option given twice, as claude and git do", () => {
+  const plan = (argv: string[]) => {
+    const inv = parseArgs(argv, ROOT);
+    if (inv.kind !== "run") throw new Error(inv.kind);
+    return inv.path[inv.path.length - 1].plan!(inv.parsed).input as {
+      opts: { model?: string; maxTurns?: number; outputFormat?: string; tools?: string };
+    };
+  };
+  // A wrapper adds defaults first; the user's own come after and win.
+  const { opts } = plan([
+    "-p",
+    "hi",
+    "--model",
+    "a",
+    "-m",
+    "b",
+    "--max-turns",
+    "3",
+    "--max-turns=9",
+    "--output-format",
+    "json",
+    "--output-format",
+    "text",
+    "--tools",
+    "read",
+    "--tools",
+    "grep",
+  ]);
+  assert.deepEqual(
+    [opts.model, opts.maxTurns, opts.outputFormat, opts.tools],
+    ["b", 9, "text", "read,grep"],
+  );
 });

@@ -293,3 +293,38 @@ Deno.test("crab --input-format stream-json takes the prompt and control requests
   assert.equal(events.at(-1).result, "Hello from crab.");
   assert.match(JSON.stringify(fake.modelRequests()[0].body), /say hi/);
 });
+
+Deno.test("crab -p --output-format json --verbose prints every message as one array, as claude -p does", async () => {
+  using s = sandbox();
+  s.put("a.txt", "A\n");
+  await using fake = await startFakeModel([
+    { text: "Let me read it.", calls: [{ name: "read", args: { path: "a.txt" } }] },
+    { text: "It says A." },
+  ]);
+  const r = await printRun(s, fake, "anthropic", [
+    "-p",
+    "what does a.txt say?",
+    "--output-format",
+    "json",
+    "--verbose",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim().split("\n").length, 1);
+  const events = JSON.parse(r.stdout);
+  assert.ok(Array.isArray(events), r.stdout.slice(0, 200));
+  assert.deepEqual(
+    events.map((e: { type: string; subtype?: string }) =>
+      e.subtype ? `${e.type}/${e.subtype}` : e.type
+    ),
+    ["system/init", "assistant", "user", "assistant", "result/success"],
+  );
+  assert.equal(events.at(-1).result, "It says A.");
+});
+
+Deno.test("crab -p --verbose with text output prints the answer alone", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "Hello." }]);
+  const r = await printRun(s, fake, "openai", ["-p", "hi", "--verbose"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "Hello.\n");
+});

@@ -157,7 +157,9 @@ Deno.test("repl: the prompt comes before the MCP servers are up; the first promp
 
 Deno.test("repl: /init has the model look around and write AGENTS.md, naming the instructions in use", async () => {
   using s = sandbox();
-  s.put("CLAUDE.md", "Use tabs.\n");
+  s.put("CLAUDE.md", "Use tabs.\n@docs/style.md\n");
+  s.put("docs/style.md", "Short lines.\n");
+  s.put("CLAUDE.local.md", "Mine.\n");
   await using fake = await startFakeModel([
     { calls: [{ name: "glob", args: { pattern: "*" } }] },
     { calls: [{ name: "write", args: { path: "AGENTS.md", content: "# Agents\n\nUse tabs.\n" } }] },
@@ -165,7 +167,9 @@ Deno.test("repl: /init has the model look around and write AGENTS.md, naming the
   ]);
   await using t = await replAgainst(s, fake, ["--yolo"]);
   await submit(t, "/init");
-  await t.waitFor("instructions in use: CLAUDE.md");
+  await t.waitFor(
+    "instructions in use: CLAUDE.md; docs/style.md, imported by CLAUDE.md; CLAUDE.local.md",
+  );
   await t.waitFor("Wrote AGENTS.md.");
   assert.match(JSON.stringify(body(fake, 0)), /write a starter AGENTS\.md.*improve it/);
   assert.equal(Deno.readTextFileSync(join(s.ws, "AGENTS.md")), "# Agents\n\nUse tabs.\n");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   gitRoot,
   instructionFiles,
@@ -14,18 +14,26 @@ import { sandbox } from "../../support/cli.ts";
 function tree() {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-agents-" }));
   const user = join(root, "config", "crab");
+  const home = join(root, "home");
   const repo = join(root, "repo");
   const app = join(repo, "pkg", "app");
   Deno.mkdirSync(user, { recursive: true });
+  Deno.mkdirSync(join(home, ".claude"), { recursive: true });
   Deno.mkdirSync(app, { recursive: true });
   git(repo, "init", "-q");
   return {
     root,
     user,
+    home,
     repo,
     app,
     put(dir: string, name: string, text: string) {
+      Deno.mkdirSync(dirname(join(dir, name)), { recursive: true });
       Deno.writeTextFileSync(join(dir, name), text);
+    },
+    /** The files used for `ws`, with this tree's user folders. */
+    files(ws: string, opts: { max?: number; maxFile?: number } = {}) {
+      return instructionFiles(ws, { userDir: user, home, ...opts });
     },
     [Symbol.dispose]() {
       Deno.removeSync(root, { recursive: true });
@@ -65,7 +73,7 @@ Deno.test("instructionFiles() reads the user file, then the git root down to the
   t.put(t.app, "AGENTS.md", "app rules");
   // A file above the repository is not part of it.
   t.put(t.root, "AGENTS.md", "outside rules");
-  assert.deepEqual(summary(instructionFiles(t.app, { userDir: t.user })), [
+  assert.deepEqual(summary(t.files(t.app)), [
     { path: join(t.user, "AGENTS.md"), scope: "user", text: "user rules", cut: false },
     { path: join(t.repo, "AGENTS.md"), scope: "project", text: "root rules", cut: false },
     {
@@ -78,14 +86,142 @@ Deno.test("instructionFiles() reads the user file, then the git root down to the
   ]);
 });
 
-Deno.test("instructionFiles() prefers AGENTS.md over CLAUDE.md in each folder and skips empty files", () => {
+Deno.test("instructionFiles() reads AGENTS.md, then CLAUDE.md, .claude/CLAUDE.md and CLAUDE.local.md in each folder", () => {
   using t = tree();
-  t.put(t.repo, "AGENTS.md", "agents");
-  t.put(t.repo, "CLAUDE.md", "claude");
+  t.put(t.user, "AGENTS.md", "crab user");
+  t.put(t.home, ".claude/CLAUDE.md", "claude user");
+  t.put(t.repo, "CLAUDE.local.md", "root local");
+  t.put(t.repo, "CLAUDE.md", "root claude");
+  t.put(t.repo, "AGENTS.md", "root agents");
+  t.put(t.repo, ".claude/CLAUDE.md", "root dot-claude");
+  // An empty AGENTS.md is skipped and does not hide CLAUDE.md.
   t.put(join(t.repo, "pkg"), "AGENTS.md", "  \n");
-  t.put(join(t.repo, "pkg"), "CLAUDE.md", "not a fallback for an empty AGENTS.md");
-  assert.deepEqual(summary(instructionFiles(t.app, { userDir: t.user })), [
-    { path: join(t.repo, "AGENTS.md"), scope: "project", text: "agents", cut: false },
+  t.put(join(t.repo, "pkg"), "CLAUDE.md", "pkg claude");
+  t.put(t.app, "AGENTS.md", "app agents");
+  // A CLAUDE.md linked to AGENTS.md, as many repositories have it, is read once.
+  Deno.symlinkSync("AGENTS.md", join(t.app, "CLAUDE.md"));
+  assert.deepEqual(summary(t.files(t.app)), [
+    { path: join(t.user, "AGENTS.md"), scope: "user", text: "crab user", cut: false },
+    { path: join(t.home, ".claude", "CLAUDE.md"), scope: "user", text: "claude user", cut: false },
+    { path: join(t.repo, "AGENTS.md"), scope: "project", text: "root agents", cut: false },
+    { path: join(t.repo, "CLAUDE.md"), scope: "project", text: "root claude", cut: false },
+    {
+      path: join(t.repo, ".claude", "CLAUDE.md"),
+      scope: "project",
+      text: "root dot-claude",
+      cut: false,
+    },
+    { path: join(t.repo, "CLAUDE.local.md"), scope: "project", text: "root local", cut: false },
+    { path: join(t.repo, "pkg", "CLAUDE.md"), scope: "project", text: "pkg claude", cut: false },
+    { path: join(t.app, "AGENTS.md"), scope: "project", text: "app agents", cut: false },
+  ]);
+});
+
+Deno.test("instructionFiles() follows @path imports after their importer, relative to it", () => {
+  using t = tree();
+  t.put(t.app, "CLAUDE.md", "See @docs/style.md and `@not/code.md`.\n```\n@not/fenced.md\n```\n");
+  t.put(t.app, "docs/style.md", "Style. @../../shared.md");
+  t.put(t.repo, "pkg/shared.md", "Shared.");
+  t.put(t.home, ".claude/mine.md", "Mine.");
+  t.put(t.repo, "AGENTS.md", "Root. @~/.claude/mine.md @missing.md");
+  const files = t.files(t.app);
+  assert.deepEqual(files.map((f) => [f.path, f.importedBy, f.text]), [
+    [
+      join(t.repo, "AGENTS.md"),
+      undefined,
+      "Root. @~/.claude/mine.md @missing.md\n\n[@missing.md not imported: no such file]",
+    ],
+    [join(t.home, ".claude", "mine.md"), join(t.repo, "AGENTS.md"), "Mine."],
+    [
+      join(t.app, "CLAUDE.md"),
+      undefined,
+      "See @docs/style.md and `@not/code.md`.\n```\n@not/fenced.md\n```\n",
+    ],
+    [join(t.app, "docs", "style.md"), join(t.app, "CLAUDE.md"), "Style. @../../shared.md"],
+    [join(t.repo, "pkg", "shared.md"), join(t.app, "docs", "style.md"), "Shared."],
+  ]);
+  assert.equal(
+    systemPrompt(t.app, { files }).match(/^# Project .*$/gm)!.join("\n"),
+    [
+      "# Project instructions (../../AGENTS.md)",
+      "# Project instructions (../../../home/.claude/mine.md, imported by ../../AGENTS.md)",
+      "# Project instructions (CLAUDE.md)",
+      "# Project instructions (docs/style.md, imported by CLAUDE.md)",
+      "# Project instructions (../shared.md, imported by docs/style.md)",
+    ].join("\n"),
+  );
+});
+
+Deno.test("instructionFiles() keeps a project file's imports inside the project and ~/.claude/", () => {
+  using t = tree();
+  t.put(t.home, ".ssh/id_ed25519", "SECRET KEY");
+  t.put(t.root, "outside.md", "OUTSIDE");
+  Deno.symlinkSync(join(t.home, ".ssh", "id_ed25519"), join(t.repo, "key.md"));
+  t.put(
+    t.repo,
+    "CLAUDE.md",
+    `@~/.ssh/id_ed25519 @../outside.md @${join(t.root, "outside.md")} @key.md`,
+  );
+  // The user's own file may reach the home folder.
+  t.put(t.user, "AGENTS.md", "@~/.ssh/id_ed25519");
+  const files = t.files(t.repo);
+  const why = "outside the project (a project file may import from the project and ~/.claude/)";
+  assert.deepEqual(files.map((f) => f.text), [
+    "@~/.ssh/id_ed25519",
+    "SECRET KEY",
+    `@~/.ssh/id_ed25519 @../outside.md @${join(t.root, "outside.md")} @key.md\n\n` +
+    `[@../outside.md not imported: ${why}]\n` +
+    `[@${join(t.root, "outside.md")} not imported: ${why}]`,
+  ]);
+  // Read by the user's file first, the key is not read twice; read alone, the project may not reach it.
+  Deno.removeSync(join(t.user, "AGENTS.md"));
+  assert.deepEqual(t.files(t.repo).map((f) => f.text), [
+    `@~/.ssh/id_ed25519 @../outside.md @${join(t.root, "outside.md")} @key.md\n\n` +
+    `[@~/.ssh/id_ed25519 not imported: ${why}]\n` +
+    `[@../outside.md not imported: ${why}]\n` +
+    `[@${join(t.root, "outside.md")} not imported: ${why}]\n` +
+    `[@key.md not imported: ${why}]`,
+  ]);
+});
+
+Deno.test("instructionFiles() stops cycles and imports nested more than five deep", () => {
+  using t = tree();
+  t.put(t.repo, "CLAUDE.md", "0 @a.md");
+  t.put(t.repo, "a.md", "1 @b.md @CLAUDE.md");
+  t.put(t.repo, "b.md", "2 @c.md");
+  t.put(t.repo, "c.md", "3 @d.md");
+  t.put(t.repo, "d.md", "4 @e.md");
+  t.put(t.repo, "e.md", "5 @f.md");
+  t.put(t.repo, "f.md", "6");
+  assert.deepEqual(t.files(t.repo).map((f) => f.text), [
+    "0 @a.md",
+    "1 @b.md @CLAUDE.md",
+    "2 @c.md",
+    "3 @d.md",
+    "4 @e.md",
+    "5 @f.md\n\n[@f.md not imported: imports nest at most 5 deep]",
+  ]);
+});
+
+Deno.test("instructionFiles() cuts a long file, reads no FIFO, and says why an import was not read", () => {
+  using t = tree();
+  t.put(t.repo, "CLAUDE.md", "x".repeat(50) + " @big.md @dir @bin.md @fifo.md");
+  t.put(t.repo, "big.md", "y".repeat(1000));
+  Deno.mkdirSync(join(t.repo, "dir"));
+  Deno.writeFileSync(join(t.repo, "bin.md"), new Uint8Array([1, 0, 2]));
+  const mk = new Deno.Command("mkfifo", { args: [join(t.repo, "fifo.md")] }).outputSync();
+  assert.ok(mk.success);
+  // A FIFO named like an instruction file would block a reader forever.
+  Deno.symlinkSync("fifo.md", join(t.repo, "AGENTS.md"));
+  const files = t.files(t.repo, { maxFile: 100 });
+  assert.deepEqual(files.map((f) => [f.text, f.cut]), [
+    [
+      "x".repeat(50) + " @big.md @dir @bin.md @fifo.md\n\n" +
+      "[@dir not imported: not a file]\n[@bin.md not imported: not text]\n" +
+      "[@fifo.md not imported: not a file]",
+      false,
+    ],
+    ["y".repeat(100) + "\n\n[… cut: an instruction file is limited to 100 chars]", true],
   ]);
 });
 
@@ -96,7 +232,7 @@ Deno.test("instructionFiles() reads only the workspace folder outside a reposito
   t.put(join(t.root, "loose"), "AGENTS.md", "parent of a loose folder");
   t.put(loose, "CLAUDE.md", "loose rules");
   t.put(t.user, "AGENTS.md", "user rules");
-  assert.deepEqual(summary(instructionFiles(loose, { userDir: t.user })), [
+  assert.deepEqual(summary(t.files(loose)), [
     { path: join(t.user, "AGENTS.md"), scope: "user", text: "user rules", cut: false },
     { path: join(loose, "CLAUDE.md"), scope: "project", text: "loose rules", cut: false },
   ]);
@@ -123,7 +259,7 @@ Deno.test("instructionFiles() takes a .git file (a worktree) as the repository r
   Deno.mkdirSync(join(wt, "sub"));
   t.put(wt, "AGENTS.md", "worktree root");
   t.put(join(wt, "sub"), "AGENTS.md", "worktree sub");
-  assert.deepEqual(instructionFiles(join(wt, "sub"), { userDir: t.user }).map((f) => f.text), [
+  assert.deepEqual(t.files(join(wt, "sub")).map((f) => f.text), [
     "worktree root",
     "worktree sub",
   ]);
@@ -134,7 +270,7 @@ Deno.test("instructionFiles() bounds the total: the file at the limit is cut, la
   t.put(t.user, "AGENTS.md", "u".repeat(40));
   t.put(t.repo, "AGENTS.md", "r".repeat(40));
   t.put(t.app, "AGENTS.md", "a".repeat(40));
-  const files = instructionFiles(t.app, { userDir: t.user, max: 100 });
+  const files = t.files(t.app, { max: 100 });
   assert.deepEqual(files.map((f) => [f.path, f.cut]), [
     [join(t.user, "AGENTS.md"), false],
     [join(t.repo, "AGENTS.md"), false],
@@ -144,7 +280,7 @@ Deno.test("instructionFiles() bounds the total: the file at the limit is cut, la
     files[2].text,
     "a".repeat(20) + "\n[… cut: instruction files are limited to 100 chars]",
   );
-  const none = instructionFiles(t.app, { userDir: t.user, max: 80 });
+  const none = t.files(t.app, { max: 80 });
   assert.deepEqual(none.map((f) => [f.text.length, f.cut]), [[40, false], [40, false], [0, true]]);
   assert.equal(MAX_INSTRUCTIONS, 65536);
 });
@@ -154,13 +290,51 @@ Deno.test("systemPrompt() adds each file under a heading that names it, in order
   t.put(t.user, "AGENTS.md", "user rules");
   t.put(t.repo, "AGENTS.md", "root rules");
   t.put(t.app, "CLAUDE.md", "app rules");
-  const prompt = systemPrompt(t.app, new Date(0), instructionFiles(t.app, { userDir: t.user }));
+  const prompt = systemPrompt(t.app, {
+    now: new Date(0),
+    files: t.files(t.app),
+  });
   const tail = prompt.slice(prompt.indexOf("\n\n# The user's instructions"));
   assert.equal(
     tail,
     `\n\n# The user's instructions (${join(t.user, "AGENTS.md")})\n\nuser rules\n` +
       `\n\n# Project instructions (../../AGENTS.md)\n\nroot rules\n` +
       `\n\n# Project instructions (CLAUDE.md)\n\napp rules\n`,
+  );
+});
+
+Deno.test("crab -p sends AGENTS.md, then CLAUDE.md with its imports, to the model", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "ok" }]);
+  git(s.ws, "init", "-q");
+  s.put("CLAUDE.md", "Claude: see @docs/rules.md");
+  s.put("docs/rules.md", "Imported: no semicolons.");
+  s.put("AGENTS.md", "Agents: use tabs.");
+  s.put("CLAUDE.local.md", "Local: my notes.");
+  // The sandbox's HOME is its root.
+  Deno.mkdirSync(join(s.root, ".claude"));
+  Deno.writeTextFileSync(join(s.root, ".claude", "CLAUDE.md"), "Home: be kind.");
+  const r = await s.crab([
+    "-p",
+    "hi",
+    "--provider",
+    "anthropic",
+    "--base-url",
+    fake.baseUrlFor("anthropic"),
+    "--model",
+    "fake-model",
+  ], { env: { ANTHROPIC_API_KEY: "k" } });
+  assert.equal(r.code, 0, r.stderr);
+  const prompt = sentPrompt(fake.modelRequests()[0]);
+  const tail = prompt.slice(prompt.indexOf("\n\n# The user's instructions"));
+  assert.equal(
+    tail,
+    `\n\n# The user's instructions (${join(s.root, ".claude", "CLAUDE.md")})\n\nHome: be kind.\n` +
+      "\n\n# Project instructions (AGENTS.md)\n\nAgents: use tabs.\n" +
+      "\n\n# Project instructions (CLAUDE.md)\n\nClaude: see @docs/rules.md\n" +
+      "\n\n# Project instructions (docs/rules.md, imported by CLAUDE.md)\n\n" +
+      "Imported: no semicolons.\n" +
+      "\n\n# Project instructions (CLAUDE.local.md)\n\nLocal: my notes.\n",
   );
 });
 
