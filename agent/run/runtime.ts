@@ -406,10 +406,6 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       replace: flags.systemPrompt,
       append: flags.appendSystemPrompt,
     }),
-  /** MCP configs given on the command line (`--mcp-config`): files or JSON texts. */
-  mcpConfig?: string[];
-  /** Only the servers of {@link RunFlags.mcpConfig} (`--strict-mcp-config`). */
-  strictMcpConfig?: boolean;
     tools: () => {
       syncMcp();
       return registry.list();
