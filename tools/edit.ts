@@ -17,7 +17,7 @@ import { openChecked, replaceFile } from "./fs/confine.ts";
 import { assertWellFormed, decodeUtf8 } from "./fs/text.ts";
 import { changePreview } from "./fs/diff.ts";
 import { printablePath } from "./fs/printable.ts";
-import { closestCandidate, quote } from "./_edit_hint.ts";
+import { closestCandidate, quote } from "./fs/edit_hint.ts";
 
 export { closestCandidate };
 import { type Tool, type ToolContext, ToolError } from "./tool.ts";

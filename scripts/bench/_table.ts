@@ -124,6 +124,13 @@ export const MEASURES: readonly Measure[] = [
     bench: "workspace_lock.ts",
   },
   {
+    id: "policy_decision",
+    label: "policy decision of a bash call, parse included (p50)",
+    unit: "ms",
+    target: 2,
+    bench: "policy.ts",
+  },
+  {
     id: "web_fetch_max",
     label: "web_fetch max over the test pages",
     unit: "ms",
@@ -160,7 +167,7 @@ export function formatValue(m: Measure, value: number): string {
   if (m.unit === "+ms") {
     return `${value >= 0 ? "+" : ""}${value.toFixed(Math.abs(value) < 1 ? 2 : 1)} ms`;
   }
-  return `${value.toFixed(0)} ms`;
+  return `${value < 10 ? value.toFixed(2) : value.toFixed(0)} ms`;
 }
 
 /** The target in the measure's unit: `≤ 2.5×`, `≤ +50 ms`. */

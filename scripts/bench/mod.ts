@@ -45,6 +45,7 @@ const BENCHES = [
   "mcp_startup.ts",
   "confinement.ts",
   "approval_diff.ts",
+  "policy.ts",
 ];
 
 const here = new URL(".", import.meta.url);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { harness } from "../support/harness.ts";
 import { editTool } from "../../tools/edit.ts";
-import { closestCandidate } from "../../tools/_edit_hint.ts";
+import { closestCandidate } from "../../tools/fs/edit_hint.ts";
 import { readTool } from "../../tools/read.ts";
 
 const NFC = "caf\u00e9"; // é as one code point

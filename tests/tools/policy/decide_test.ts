@@ -1,0 +1,282 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  applyMode,
+  decide,
+  type DecideContext,
+  type Decision,
+  type Effect,
+  loadShellParser,
+  MAX_PARTS,
+  type Mode,
+  needsShellParser,
+  parseRule,
+  pathVerdict,
+  type Rule,
+} from "../../../tools/policy/mod.ts";
+import { realPathOf } from "../../../tools/fs/workspace.ts";
+import { COMMAND_TABLE, TABLE_RULES } from "../../support/policy_commands.ts";
+
+await loadShellParser();
+
+/** A workspace with the files the rules speak of, and symlinks to them. */
+function workspace(): { ctx: DecideContext; home: string } {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-policy-" }));
+  const ws = join(root, "ws");
+  const home = join(root, "home");
+  for (const d of [ws, home, join(ws, "secrets"), join(ws, "src"), join(ws, "app")]) {
+    Deno.mkdirSync(d, { recursive: true });
+  }
+  for (const f of [".env", "secrets/key", "src/a.ts", "app/.env", "ok.txt"]) {
+    Deno.writeTextFileSync(join(ws, f), "x");
+  }
+  Deno.symlinkSync(join(ws, ".env"), join(ws, "env-link"));
+  Deno.symlinkSync(join(ws, "secrets"), join(ws, "stash"));
+  Deno.symlinkSync(join(ws, "secrets", "key"), join(ws, "src", "key"));
+  Deno.symlinkSync("/etc/hostname", join(ws, "src", "outside"));
+  return { ctx: { workspace: ws, home, realPath: realPathOf }, home };
+}
+
+const { ctx, home } = workspace();
+const BASE = { project: ctx.workspace, home };
+const SOURCE = { scope: "project" as const, file: ".claude/settings.json" };
+
+function rules(spec: [string, Effect][]): Rule[] {
+  return spec.map(([text, effect]) => parseRule(text, effect, SOURCE, BASE));
+}
+
+const TABLE = rules(TABLE_RULES);
+
+function bash(command: string, rs: Rule[] = TABLE): Decision {
+  return decide(rs, { tool: "bash", args: { command } }, ctx);
+}
+
+Deno.test("decide() on the command table: the decision and the rule that made it", () => {
+  assert.ok(COMMAND_TABLE.length >= 60, `${COMMAND_TABLE.length} commands`);
+  const wrong: string[] = [];
+  for (const [command, effect, ruleText] of COMMAND_TABLE) {
+    const d = bash(command);
+    const got = [d.effect, d.rule?.text];
+    if (got[0] !== effect || got[1] !== ruleText) {
+      wrong.push(
+        `${JSON.stringify(command)}: got ${got[0]} by ${
+          got[1]
+        } (${d.why}); want ${effect} by ${ruleText}`,
+      );
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
+Deno.test("decide() breaks a compound command into parts, each with its own decision", () => {
+  const d = bash("FOO=1 npm test 2>&1 | tail -5 && cd src; curl x > ../out");
+  assert.equal(d.effect, "deny");
+  assert.equal(d.rule?.text, "Bash(curl *)");
+  assert.deepEqual(
+    d.parts?.map((p) => [p.command, p.effect, p.rule?.text]),
+    [
+      ["FOO=1 npm test 2>&1", "allow", "Bash(npm test *)"],
+      ["tail -5", "allow", "Bash(tail *)"],
+      ["cd src", "allow", undefined],
+      ["curl x > ../out", "deny", "Bash(curl *)"],
+    ],
+  );
+  assert.match(
+    d.why,
+    /^curl x > \.\.\/out: denied by Bash\(curl \*\) \(\.claude\/settings\.json\)$/,
+  );
+});
+
+Deno.test("decide() lists the real paths a command writes, for the protected-path check", () => {
+  const d = bash("npm test > log.txt 2>/dev/null | tee src/copy");
+  assert.deepEqual(d.parts?.map((p) => p.writes), [
+    [join(ctx.workspace, "log.txt")],
+    [join(ctx.workspace, "src/copy")],
+  ]);
+});
+
+Deno.test("decide() asks for a command of more than 200 parts, and still denies a denied one", () => {
+  assert.equal(MAX_PARTS, 200);
+  const many = Array(300).fill("npm test").join("; ");
+  const d = bash(many);
+  assert.equal(d.effect, "ask");
+  assert.match(d.why, /more than 200 commands/);
+  assert.equal(bash(many + "; curl x").effect, "ask"); // the 301st part is past the limit
+  assert.equal(bash("curl x; " + many).effect, "deny");
+});
+
+Deno.test("decide() without rules that look inside commands decides bash whole, unparsed", () => {
+  const only = rules([["Bash", "allow"], ["Read(./x)", "allow"]]);
+  assert.equal(needsShellParser(only), false);
+  assert.deepEqual(bash("echo 'unclosed; $CMD", only), {
+    effect: "allow",
+    rule: only[0],
+    why: "allowed by Bash (.claude/settings.json)",
+  });
+  assert.equal(bash("ls", rules([["Read(./x)", "allow"]])).effect, "default");
+  assert.equal(needsShellParser(rules([["Edit(./secrets/**)", "deny"]])), true);
+  assert.equal(needsShellParser(rules([["Bash(ls)", "allow"]])), true);
+  const denyAll = rules([["Bash", "deny"], ["Bash(ls)", "allow"]]);
+  assert.equal(bash("ls", denyAll).effect, "deny");
+});
+
+Deno.test("decide() with only an Edit deny rule still checks where a command writes", () => {
+  const editOnly = rules([["Edit(./secrets/**)", "deny"]]);
+  assert.equal(bash("echo x > secrets/k", editOnly).effect, "deny");
+  assert.equal(bash("echo x > ok.txt", editOnly).effect, "default");
+});
+
+/** Path calls: [tool, args, effect, rule]. */
+const PATH_RULES = rules([
+  ["Read(./.env)", "deny"],
+  ["Read(./secrets)", "deny"],
+  ["Edit(./secrets/**)", "deny"],
+  ["Read(//etc/shadow)", "deny"],
+  ["Read(~/.ssh/**)", "ask"],
+  ["Edit(src/**)", "allow"],
+  ["Read(//etc/hostname)", "allow"],
+]);
+
+Deno.test("decide() matches path rules on real paths: a symlink to .env is .env", () => {
+  const cases: [string, Record<string, unknown>, string, string | undefined][] = [
+    ["read", { path: ".env" }, "deny", "Read(./.env)"],
+    ["read", { path: "app/.env" }, "deny", "Read(./.env)"],
+    ["read", { path: "env-link" }, "deny", "Read(./.env)"],
+    ["read", { path: join(ctx.workspace, ".env") }, "deny", "Read(./.env)"],
+    ["read", { path: "secrets/key" }, "deny", "Read(./secrets)"],
+    ["read", { path: "stash/key" }, "deny", "Read(./secrets)"],
+    ["read", { path: "src/key" }, "deny", "Read(./secrets)"],
+    ["grep", { pattern: "x", path: "stash" }, "deny", "Read(./secrets)"],
+    ["glob", { pattern: "*", path: "secrets" }, "deny", "Read(./secrets)"],
+    ["grep", { pattern: "x" }, "default", undefined],
+    ["read", { path: "ok.txt" }, "default", undefined],
+    ["read", { path: "/etc/shadow" }, "deny", "Read(//etc/shadow)"],
+    ["read", { path: join(home, ".ssh/id_ed25519") }, "ask", "Read(~/.ssh/**)"],
+    ["write", { path: "secrets/new", content: "" }, "deny", "Edit(./secrets/**)"],
+    ["edit", { path: "stash/key", edits: [] }, "deny", "Edit(./secrets/**)"],
+    ["write", { path: "src/b.ts", content: "" }, "allow", "Edit(src/**)"],
+    // Allowed by the given path, but the real one is a secret: the deny holds.
+    ["write", { path: "src/key", content: "" }, "deny", "Edit(./secrets/**)"],
+    // Allowed by the given path, but the real one is outside: no allow.
+    ["write", { path: "src/outside", content: "" }, "default", undefined],
+    ["read", { path: "src/outside" }, "allow", "Read(//etc/hostname)"],
+    ["Read", { file_path: ".env" }, "deny", "Read(./.env)"],
+    ["MultiEdit", { file_path: "secrets/key", edits: [] }, "deny", "Edit(./secrets/**)"],
+  ];
+  for (const [tool, args, effect, rule] of cases) {
+    const d = decide(PATH_RULES, { tool, args }, ctx);
+    assert.deepEqual(
+      [d.effect, d.rule?.text],
+      [effect, rule],
+      `${tool} ${JSON.stringify(args)}: ${d.why}`,
+    );
+  }
+});
+
+Deno.test("decide() denies a symlink named like a denied file, whatever it points to", () => {
+  const dir = Deno.makeTempDirSync({ dir: ctx.workspace });
+  Deno.symlinkSync(join(ctx.workspace, "ok.txt"), join(dir, ".env"));
+  const d = decide(PATH_RULES, { tool: "read", args: { path: join(dir, ".env") } }, ctx);
+  assert.deepEqual([d.effect, d.rule?.text], ["deny", "Read(./.env)"]);
+});
+
+Deno.test("decide() in bash follows symlinks and cd for redirections and reads", () => {
+  const cases: [string, string, string | undefined][] = [
+    ["cat env-link", "deny", "Read(./.env)"],
+    ["cat < stash/key", "deny", "Read(./secrets)"],
+    ["echo x > stash/new", "deny", "Edit(./secrets/**)"],
+    ["cd stash && echo x > new", "deny", "Edit(./secrets/**)"],
+    ["cd app; cat .env", "deny", "Read(./.env)"],
+    ["echo x > ~/.ssh/config", "default", undefined], // Read rules do not govern writes
+    ["cat ~/.ssh/config", "ask", "Read(~/.ssh/**)"],
+    ["cat $F", "ask", "Read(./.env)"],
+    ["cd $D && echo x > f", "ask", "Edit(./secrets/**)"],
+  ];
+  for (const [command, effect, rule] of cases) {
+    const d = bash(command, PATH_RULES);
+    assert.deepEqual([d.effect, d.rule?.text], [effect, rule], `${command}: ${d.why}`);
+  }
+});
+
+Deno.test("decide() on web_fetch and MCP calls", () => {
+  const rs = rules([
+    ["WebFetch(domain:evil.example)", "deny"],
+    ["WebFetch(domain:*.docs.example)", "allow"],
+    ["WebFetch(domain:example.com)", "allow"],
+    ["mcp__gh__delete_repo", "deny"],
+    ["mcp__gh", "allow"],
+    ["fs__write", "ask"],
+  ]);
+  const cases: [string, Record<string, unknown>, string, string | undefined][] = [
+    ["web_fetch", { url: "https://evil.example/x" }, "deny", "WebFetch(domain:evil.example)"],
+    ["web_fetch", { url: "https://EXAMPLE.com./a" }, "allow", "WebFetch(domain:example.com)"],
+    ["web_fetch", { url: "https://www.example.com/" }, "default", undefined],
+    ["web_fetch", { url: "https://api.docs.example/" }, "allow", "WebFetch(domain:*.docs.example)"],
+    ["web_fetch", { url: "https://docs.example/" }, "default", undefined],
+    ["web_fetch", { url: "not a url" }, "default", undefined],
+    ["WebFetch", { url: "http://evil.example" }, "deny", "WebFetch(domain:evil.example)"],
+    ["gh__delete_repo", {}, "deny", "mcp__gh__delete_repo"],
+    ["gh__list_issues", {}, "allow", "mcp__gh"],
+    ["ghost__list", {}, "default", undefined],
+    ["fs__write", {}, "ask", "fs__write"],
+  ];
+  for (const [tool, args, effect, rule] of cases) {
+    const d = decide(rs, { tool, args }, ctx);
+    assert.deepEqual([d.effect, d.rule?.text], [effect, rule], `${tool} ${JSON.stringify(args)}`);
+  }
+});
+
+Deno.test("decide(): deny beats ask beats allow, whatever the order and the specificity", () => {
+  const rs = rules([
+    ["Bash(aws s3 ls)", "allow"],
+    ["Bash(aws *)", "deny"],
+    ["Bash(git push)", "allow"],
+    ["Bash(git *)", "ask"],
+  ]);
+  assert.deepEqual([bash("aws s3 ls", rs).effect, bash("aws s3 ls", rs).rule?.text], [
+    "deny",
+    "Bash(aws *)",
+  ]);
+  assert.deepEqual([bash("git push", rs).effect, bash("git push", rs).rule?.text], [
+    "ask",
+    "Bash(git *)",
+  ]);
+});
+
+Deno.test("pathVerdict() answers for one real path, as the sandbox and search filters ask", () => {
+  assert.equal(
+    pathVerdict(PATH_RULES, "read", join(ctx.workspace, "app/.env"), ctx).effect,
+    "deny",
+  );
+  assert.equal(
+    pathVerdict(PATH_RULES, "write", join(ctx.workspace, "secrets/x"), ctx).effect,
+    "deny",
+  );
+  assert.equal(
+    pathVerdict(PATH_RULES, "read", join(ctx.workspace, "ok.txt"), ctx).effect,
+    "default",
+  );
+});
+
+Deno.test("applyMode() settles a decision by the decision table", () => {
+  const d = (effect: Decision["effect"]): Decision => ({ effect, why: "w" });
+  const modes: Mode[] = ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"];
+  const row = (effect: Decision["effect"], cls: string, inside: boolean) =>
+    modes.map((m) => applyMode(d(effect), m, cls, { insideWorkspace: inside }).effect);
+  // Rules: deny holds everywhere; ask asks (dontAsk and plan deny); allow holds, but not in plan.
+  assert.deepEqual(row("deny", "exec", true), ["deny", "deny", "deny", "deny", "deny"]);
+  assert.deepEqual(row("ask", "exec", true), ["ask", "ask", "deny", "deny", "ask"]);
+  assert.deepEqual(row("allow", "exec", true), ["allow", "allow", "deny", "allow", "allow"]);
+  assert.deepEqual(row("allow", "read", false), ["allow", "allow", "allow", "allow", "allow"]);
+  assert.deepEqual(row("ask", "read", true), ["ask", "ask", "ask", "deny", "ask"]);
+  // No rule: the mode, then the class.
+  assert.deepEqual(row("default", "read", true), ["allow", "allow", "allow", "allow", "allow"]);
+  assert.deepEqual(row("default", "read", false), ["ask", "ask", "ask", "deny", "allow"]);
+  assert.deepEqual(row("default", "write", true), ["ask", "allow", "deny", "deny", "allow"]);
+  assert.deepEqual(row("default", "write", false), ["ask", "ask", "deny", "deny", "allow"]);
+  assert.deepEqual(row("default", "exec", true), ["ask", "ask", "deny", "deny", "allow"]);
+  assert.deepEqual(row("default", "net", true), ["ask", "ask", "deny", "deny", "allow"]);
+  assert.deepEqual(row("default", "mcp:gh", true), ["ask", "ask", "deny", "deny", "allow"]);
+  const settled = applyMode(d("default"), "plan", "exec", { insideWorkspace: true });
+  assert.equal(settled.why, "plan mode allows reading only (w)");
+});

@@ -1,0 +1,668 @@
+/**
+ * What a simple command runs, beyond its own name: the wrappers that only run
+ * another command, the shells and builtins that run a script given as text,
+ * and the few commands whose arguments name files they write.
+ *
+ * - **Wrappers** (`env`, `command`, `builtin`, `exec`, `nohup`, `time`,
+ *   `timeout`, `nice`, `stdbuf`, `xargs`) are seen through: allow rules are
+ *   matched against the command inside (`timeout 5 npm test` is `npm test`),
+ *   deny and ask rules against every layer. `xargs` adds the words it reads as
+ *   an unknown tail (`xargs rm` is `rm *`). `sudo` and `doas` are seen through by
+ *   deny and ask rules only: an allow must name them (`Bash(sudo apt update)`).
+ *   A wrapper is recognised by its bare name or under `/bin`, `/usr/bin`,
+ *   `/usr/local/bin`; an option it does not know, or an option or duration that
+ *   is not literal (it could split into several words), makes the command
+ *   uncertain.
+ * - **Scripts as text**: `sh -c`, `bash -c`, `dash -c`, `eval` and `trap` with
+ *   literal text are parsed in turn and each command in them decided; with
+ *   text known only at run time they are uncertain, and so are `zsh`, `ksh`,
+ *   `mksh` and `fish -c` (another language) and `source`/`.` of a file named at
+ *   run time.
+ * - **Commands run by commands**: `find … -exec CMD … ;` (and `-execdir`,
+ *   `-ok`, `-okdir`) runs CMD, decided as a command of its own (`{}` unknown).
+ * - **Files named by arguments**: written by `tee FILE`, `time -o FILE`, `sort -o
+ *   FILE`, `uniq IN OUT`, `find -fprint FILE`; read by `xargs -a FILE` and by the
+ *   readers below.
+ * - **Runs nothing**: `cd`, `pushd`, `popd`, `true`, `false`, `:`, `echo`,
+ *   `printf` (without `-v`), `test` and `[` (without `-v`), `pwd`, `command -v`,
+ *   `trap` and `exec` without a command need no allow rule; deny and ask rules
+ *   still apply to them, and so do the checks of their redirections.
+ * - **Readers**: `cat`, `head`, `tail`, `wc`, `nl`, `tac`, `rev`, `cut`, `tr`,
+ *   `sort`, `uniq`, `grep`, `egrep`, `fgrep`, `ls`, `diff`, `cmp`, `comm`
+ *   only read the files their arguments name (listed in `reads`) and print: like
+ *   the no-ops they need no allow rule as long as every file they read is known
+ *   and inside the workspace (the caller checks).
+ *
+ * @module
+ */
+
+import type { ShellWord } from "./shell.ts";
+
+/** What one simple command amounts to. */
+export interface Unwrapped {
+  /** Every layer, outermost first: deny and ask rules are matched against each. */
+  views: ShellWord[][];
+  /** The layer allow rules are matched against. */
+  allowView: ShellWord[];
+  /** Variables set for the inner command (`env X=1 cmd`). */
+  env: string[];
+  /** Literal scripts it runs (`sh -c '…'`, `eval …`, `trap '…' EXIT`). */
+  scripts: string[];
+  /** Further commands it runs (`find -exec`). */
+  commands: ShellWord[][];
+  /** Files its arguments write, and read. */
+  writes: ShellWord[];
+  reads: ShellWord[];
+  /** `cd`'s target; `home` for `cd` alone; `unknown` when it cannot be told. */
+  cd?: ShellWord | "home" | "unknown";
+  /** Why what it runs cannot be told before the run. */
+  uncertain?: string;
+  /** It runs nothing by itself and needs no allow rule. */
+  neutral: boolean;
+  /** It is a reader: neutral only while every file in `reads` is known and inside the workspace. */
+  reader?: boolean;
+}
+
+/** How a wrapper's options are read. */
+interface OptionSpec {
+  /** Short flags without an argument. */
+  flags?: string;
+  /** Short options that take an argument (attached or the next word). */
+  withArg?: string;
+  /** Short options whose argument, if any, is attached (`-i{}`). */
+  optionalArg?: string;
+  long?: readonly string[];
+  longWithArg?: readonly string[];
+  longOptionalArg?: readonly string[];
+  /** `nice -10`. */
+  numeric?: boolean;
+  /** `env -`: a lone dash is an option. */
+  dash?: boolean;
+}
+
+interface Wrapper extends OptionSpec {
+  /** Takes `NAME=value` words before the command (env, sudo). */
+  assigns?: boolean;
+  /** Words between the options and the command (timeout's duration). */
+  operands?: number;
+  /** Only deny and ask rules see through it. */
+  denyOnly?: boolean;
+}
+
+const WRAPPERS: Record<string, Wrapper> = {
+  env: {
+    flags: "i0v",
+    withArg: "uCS",
+    long: ["ignore-environment", "null", "debug"],
+    longWithArg: ["unset", "chdir", "split-string"],
+    dash: true,
+    assigns: true,
+  },
+  command: { flags: "p" },
+  builtin: {},
+  exec: { flags: "cl", withArg: "a" },
+  nohup: {},
+  time: {
+    flags: "pvaq",
+    withArg: "fo",
+    long: ["portability", "verbose", "append", "quiet"],
+    longWithArg: ["format", "output"],
+  },
+  timeout: {
+    flags: "v",
+    withArg: "sk",
+    long: ["preserve-status", "foreground", "verbose"],
+    longWithArg: ["signal", "kill-after"],
+    operands: 1,
+  },
+  nice: { withArg: "n", longWithArg: ["adjustment"], numeric: true },
+  stdbuf: { withArg: "ioe", longWithArg: ["input", "output", "error"] },
+  xargs: {
+    flags: "0oprtx",
+    withArg: "adEILnPs",
+    optionalArg: "eil",
+    long: ["null", "open-tty", "interactive", "no-run-if-empty", "verbose", "exit", "show-limits"],
+    longWithArg: [
+      "arg-file",
+      "delimiter",
+      "eof",
+      "max-lines",
+      "max-args",
+      "max-procs",
+      "max-chars",
+      "process-slot-var",
+    ],
+    longOptionalArg: ["replace"],
+  },
+  sudo: {
+    flags: "AbEHKklnPSsVie",
+    withArg: "CDghpRrTUu",
+    long: [
+      "askpass",
+      "background",
+      "preserve-env",
+      "edit",
+      "set-home",
+      "login",
+      "remove-timestamp",
+      "reset-timestamp",
+      "non-interactive",
+      "preserve-groups",
+      "stdin",
+      "shell",
+    ],
+    longWithArg: [
+      "close-from",
+      "chdir",
+      "group",
+      "host",
+      "prompt",
+      "chroot",
+      "role",
+      "type",
+      "command-timeout",
+      "other-user",
+      "user",
+    ],
+    assigns: true,
+    denyOnly: true,
+  },
+  doas: { flags: "ns", withArg: "Cu", denyOnly: true },
+};
+
+/** Shells whose `-c` script is bash syntax, parsed in turn. */
+const SHELLS = new Set(["sh", "bash", "dash"]);
+/** Shells of another language: a `-c` script is not read. */
+const OTHER_SHELLS = new Set(["zsh", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "busybox"]);
+const NEUTRAL = new Set(["true", "false", ":", "echo", "pwd", "popd"]);
+
+/** Readers: options that take an argument, and what the first operand is. */
+interface Reader {
+  withArg?: string;
+  longWithArg?: readonly string[];
+  /** The first operand is a pattern, not a file, unless `-e` or `-f` gave one. */
+  pattern?: boolean;
+  /** Options that read a file (`grep -f`). */
+  readOption?: string;
+  /** Options that write a file (`sort -o`). */
+  writeOption?: string;
+  /** Options that make it run a program (`sort --compress-program`). */
+  runs?: readonly string[];
+  /** No file operands at all (tr). */
+  noFiles?: boolean;
+  /** The second operand is written (uniq IN OUT). */
+  secondWritten?: boolean;
+}
+
+const READERS: Record<string, Reader> = {
+  cat: {},
+  head: { withArg: "nc", longWithArg: ["lines", "bytes"] },
+  tail: {
+    withArg: "ncs",
+    longWithArg: ["lines", "bytes", "pid", "sleep-interval", "max-unchanged-stats"],
+  },
+  wc: { longWithArg: ["files0-from"] },
+  nl: { withArg: "bdfhilnpsvwx" },
+  tac: { withArg: "s", longWithArg: ["separator"] },
+  rev: {},
+  cut: {
+    withArg: "bcdf",
+    longWithArg: ["bytes", "characters", "delimiter", "fields", "output-delimiter"],
+  },
+  tr: { noFiles: true },
+  sort: {
+    withArg: "kotST",
+    longWithArg: [
+      "key",
+      "output",
+      "field-separator",
+      "buffer-size",
+      "temporary-directory",
+      "parallel",
+      "batch-size",
+      "files0-from",
+      "random-source",
+      "sort",
+    ],
+    writeOption: "o",
+    runs: ["compress-program"],
+  },
+  uniq: {
+    withArg: "fsw",
+    longWithArg: ["skip-fields", "skip-chars", "check-chars", "group", "all-repeated"],
+    secondWritten: true,
+  },
+  grep: {
+    withArg: "efmABCdD",
+    longWithArg: [
+      "regexp",
+      "file",
+      "max-count",
+      "after-context",
+      "before-context",
+      "context",
+      "include",
+      "exclude",
+      "exclude-dir",
+      "exclude-from",
+      "binary-files",
+      "devices",
+      "directories",
+      "label",
+      "color",
+      "colour",
+      "group-separator",
+    ],
+    pattern: true,
+    readOption: "f",
+  },
+  ls: {
+    withArg: "ITw",
+    longWithArg: [
+      "ignore",
+      "hide",
+      "tabsize",
+      "width",
+      "time-style",
+      "format",
+      "sort",
+      "time",
+      "block-size",
+      "color",
+      "indicator-style",
+      "quoting-style",
+    ],
+  },
+  diff: {
+    withArg: "CUFIWLSX",
+    longWithArg: [
+      "context",
+      "unified",
+      "label",
+      "from-file",
+      "to-file",
+      "ignore-matching-lines",
+      "show-function-line",
+      "starting-file",
+      "exclude",
+      "exclude-from",
+      "line-format",
+      "old-line-format",
+      "new-line-format",
+      "unchanged-line-format",
+      "horizon-lines",
+      "tabsize",
+      "width",
+      "palette",
+      "color",
+    ],
+  },
+  cmp: { withArg: "in", longWithArg: ["ignore-initial", "bytes"] },
+  comm: { longWithArg: ["output-delimiter"] },
+};
+READERS.egrep = READERS.grep;
+READERS.fgrep = READERS.grep;
+const SYSTEM_BIN = /^\/(?:usr\/(?:local\/)?)?bin\//;
+
+/** The name a command is recognised by: a bare name, or a system binary's. */
+function nameOf(w: ShellWord | undefined): string | undefined {
+  const v = w?.value;
+  if (v === undefined) return undefined;
+  if (!v.includes("/")) return v;
+  return SYSTEM_BIN.test(v) ? v.slice(v.lastIndexOf("/") + 1) : undefined;
+}
+
+const ASSIGN = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/** Where a wrapper's options end. */
+interface OptionsEnd {
+  /** Index of the first word after the options. */
+  next: number;
+  /** Option name (without dashes) → its argument (`""` for a flag). */
+  seen: Map<string, ShellWord | undefined>;
+  uncertain?: string;
+}
+
+/** Reads options from `words[from]` on, GNU style; stops at the first operand or `--`. */
+function readOptions(words: ShellWord[], from: number, spec: OptionSpec, who: string): OptionsEnd {
+  const seen = new Map<string, ShellWord | undefined>();
+  let i = from;
+  const unsure = (why: string): OptionsEnd => ({ next: i, seen, uncertain: `${who}: ${why}` });
+  while (i < words.length) {
+    const w = words[i];
+    if (w.split) return unsure(`${w.text} is known only at run time`);
+    const v = w.value!;
+    if (v === "--") return { next: i + 1, seen };
+    if (v === "-" && spec.dash) {
+      seen.set("i", undefined);
+      i++;
+      continue;
+    }
+    if (!v.startsWith("-") || v === "-") break;
+    if (spec.numeric && /^-[0-9]+$/.test(v)) {
+      i++;
+      continue;
+    }
+    if (v.startsWith("--")) {
+      const eq = v.indexOf("=");
+      const name = v.slice(2, eq < 0 ? undefined : eq);
+      if (spec.long?.includes(name) || spec.longOptionalArg?.includes(name)) {
+        seen.set(
+          name,
+          eq < 0 ? undefined : { ...w, value: v.slice(eq + 1), segs: [v.slice(eq + 1)] },
+        );
+        i++;
+      } else if (spec.longWithArg?.includes(name)) {
+        if (eq >= 0) {
+          seen.set(name, { ...w, value: v.slice(eq + 1), segs: [v.slice(eq + 1)] });
+          i++;
+        } else {
+          const arg = words[i + 1];
+          if (!arg) return unsure(`option ${v} lacks its argument`);
+          if (arg.split) return unsure(`${arg.text} is known only at run time`);
+          seen.set(name, arg);
+          i += 2;
+        }
+      } else return unsure(`unknown option ${v}`);
+      continue;
+    }
+    // A cluster of short options: -0r, -n1, -I {}.
+    let k = 1;
+    let took = false;
+    while (k < v.length) {
+      const c = v[k];
+      if (spec.flags?.includes(c)) {
+        seen.set(c, undefined);
+        k++;
+      } else if (spec.withArg?.includes(c)) {
+        if (k + 1 < v.length) {
+          seen.set(c, { ...w, value: v.slice(k + 1), segs: [v.slice(k + 1)] });
+        } else {
+          const arg = words[i + 1];
+          if (!arg) return unsure(`option -${c} lacks its argument`);
+          if (arg.split) return unsure(`${arg.text} is known only at run time`);
+          seen.set(c, arg);
+          took = true;
+        }
+        break;
+      } else if (spec.optionalArg?.includes(c)) {
+        const rest = v.slice(k + 1);
+        seen.set(c, rest ? { ...w, value: rest, segs: [rest] } : undefined);
+        break;
+      } else return unsure(`unknown option -${c}`);
+    }
+    i += took ? 2 : 1;
+  }
+  return { next: i, seen };
+}
+
+const MAX_LAYERS = 16;
+
+/** What `words` (a simple command's name and arguments) runs. */
+export function unwrap(words: ShellWord[]): Unwrapped {
+  const out: Unwrapped = {
+    views: [words],
+    allowView: words,
+    env: [],
+    scripts: [],
+    commands: [],
+    writes: [],
+    reads: [],
+    neutral: false,
+  };
+  let cur = words;
+  let allowStopped = false;
+  for (let layer = 0; layer < MAX_LAYERS; layer++) {
+    const name = nameOf(cur[0]);
+    const spec = name === undefined ? undefined : WRAPPERS[name];
+    if (!spec || (name === "command" && isCommandLookup(cur))) break;
+    const opts = readOptions(cur, 1, spec, name!);
+    if (opts.uncertain) {
+      out.uncertain = opts.uncertain;
+      return out;
+    }
+    let i = opts.next;
+    if (name === "env" && (opts.seen.has("S") || opts.seen.has("split-string"))) {
+      out.uncertain = "env -S splits a string into a command";
+      return out;
+    }
+    if (name === "env" && (opts.seen.has("C") || opts.seen.has("chdir"))) {
+      out.uncertain = "env -C runs the command in another directory";
+      return out;
+    }
+    if (spec.assigns) {
+      while (i < cur.length && cur[i].value !== undefined && ASSIGN.test(cur[i].value!)) {
+        out.env.push(cur[i].value!.slice(0, cur[i].value!.indexOf("=")));
+        i++;
+      }
+      if (i < cur.length && cur[i].split && cur[i].segs[0] !== null) {
+        // `env $X cmd`: $X may be an assignment or the command.
+        out.uncertain = `${name}: ${cur[i].text} is known only at run time`;
+        return out;
+      }
+    }
+    for (let k = 0; k < (spec.operands ?? 0); k++) {
+      if (i >= cur.length) break;
+      if (cur[i].split) {
+        out.uncertain = `${name}: ${cur[i].text} is known only at run time`;
+        return out;
+      }
+      i++;
+    }
+    if (name === "time") {
+      const file = opts.seen.get("o") ?? opts.seen.get("output");
+      if (file) out.writes.push(file);
+    }
+    let inner = cur.slice(i);
+    if (name === "xargs") {
+      const file = opts.seen.get("a") ?? opts.seen.get("arg-file");
+      if (file) out.reads.push(file);
+      inner = xargsCommand(inner, opts.seen);
+    }
+    if (inner.length === 0) {
+      // `exec >log`, `env`, `nice`: the wrapper itself is the command.
+      if (name === "exec") out.neutral = true;
+      break;
+    }
+    out.views.push(inner);
+    if (spec.denyOnly) allowStopped = true;
+    if (!allowStopped) out.allowView = inner;
+    cur = inner;
+  }
+  inspect(cur, out);
+  return out;
+}
+
+/** `command -v x`, `command -V x`: a lookup that runs nothing. */
+function isCommandLookup(words: ShellWord[]): boolean {
+  for (const w of words.slice(1)) {
+    if (w.value === undefined || !/^-[pvV]+$/.test(w.value)) return false;
+    if (/[vV]/.test(w.value)) return true;
+  }
+  return false;
+}
+
+const UNKNOWN: ShellWord = { segs: [null], vanish: false, split: true, text: "…", tilde: false };
+
+/** The command xargs runs: its words, `{}` (or `-I`'s string) unknown, or the read words appended. */
+function xargsCommand(inner: ShellWord[], seen: Map<string, ShellWord | undefined>): ShellWord[] {
+  const replace = seen.get("I")?.value ??
+    (seen.has("i") || seen.has("replace")
+      ? (seen.get("i")?.value ?? seen.get("replace")?.value ?? "{}")
+      : undefined);
+  const words = inner.length
+    ? inner
+    : [{ ...UNKNOWN, segs: ["echo"], value: "echo", split: false, text: "echo" }];
+  if (replace === undefined) return [...words, { ...UNKNOWN, vanish: true }];
+  return words.map((w) => w.value?.includes(replace) ? { ...UNKNOWN, text: w.text } : w);
+}
+
+/** Looks at the innermost command: scripts it runs, files it writes, whether it runs anything. */
+function inspect(words: ShellWord[], out: Unwrapped): void {
+  const name = nameOf(words[0]);
+  if (name === undefined) return;
+  const args = words.slice(1);
+  if (NEUTRAL.has(name)) out.neutral = true;
+  else if (name === "printf" || name === "test" || name === "[") {
+    // `-v` assigns a variable (printf) or evaluates an array subscript (test); an
+    // unquoted expansion may turn into `-v`.
+    const risky = args.some((w) => w.value === "-v" || w.split);
+    out.neutral = !risky;
+    if (risky && name !== "printf") {
+      out.uncertain = `${name} -v evaluates an array subscript, which may run commands`;
+    }
+  } else if (name === "command") out.neutral = true; // `command -v`: a lookup
+  else if (name === "cd" || name === "pushd") {
+    out.neutral = true;
+    const dirs = args.filter((w) => !(w.value !== undefined && /^-[LPe@n]+$/.test(w.value)));
+    const dir = dirs[0];
+    if (dirs.length === 0) out.cd = name === "cd" ? "home" : undefined;
+    else if (dir.value === "-" || dir.value === undefined || /^[+-][0-9]+$/.test(dir.value)) {
+      out.cd = "unknown";
+    } else out.cd = dir;
+  } else if (SHELLS.has(name) || OTHER_SHELLS.has(name)) shellScript(name, args, out);
+  else if (name === "eval") {
+    if (args.length === 0) out.neutral = true;
+    else if (args.every((w) => w.value !== undefined)) {
+      out.scripts.push(args.map((w) => w.value).join(" "));
+      out.neutral = true; // what it runs is decided as commands of their own
+    } else out.uncertain = "eval runs text known only at run time";
+  } else if (name === "trap") trapScript(args, out);
+  else if (name === "source" || name === ".") {
+    if (args[0]?.value === undefined) out.uncertain = `${name} runs a file named only at run time`;
+  } else if (name === "find") findCommands(args, out);
+  else if (Object.hasOwn(READERS, name)) reader(name, READERS[name], args, out);
+  else if (name === "tee") {
+    for (const w of args) if (!(w.value?.startsWith("-") && w.value !== "-")) out.writes.push(w);
+  }
+}
+
+function shellScript(name: string, args: ShellWord[], out: Unwrapped): void {
+  let script = false;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined) {
+      if (script) break;
+      out.uncertain = `${name}: ${args[i].text} is known only at run time`;
+      return;
+    }
+    if (v === "--" || v === "-") {
+      i++;
+      break;
+    }
+    if (/^[-+][oO]$/.test(v) || v === "--rcfile" || v === "--init-file") {
+      i++;
+      continue;
+    }
+    if (v.startsWith("--")) continue;
+    if (/^[-+][A-Za-z]+$/.test(v)) {
+      if (v[0] === "-" && v.includes("c")) script = true;
+      continue;
+    }
+    break;
+  }
+  if (!script) return; // `bash file.sh`, `sh` reading stdin: the command itself
+  if (OTHER_SHELLS.has(name)) {
+    out.uncertain = `${name} -c runs a script in a language crab does not parse`;
+    return;
+  }
+  const text = args[i];
+  if (text?.value === undefined) out.uncertain = `${name} -c runs text known only at run time`;
+  else {
+    out.scripts.push(text.value);
+    out.neutral = true; // what it runs is decided as commands of their own
+  }
+}
+
+function trapScript(args: ShellWord[], out: Unwrapped): void {
+  out.neutral = true;
+  let i = 0;
+  if (args[i]?.value === "--") i++;
+  const rest = args.slice(i);
+  if (rest.length < 2 || /^-[lp]+$/.test(rest[0].value ?? "")) return;
+  const action = rest[0];
+  if (action.value === undefined) out.uncertain = "trap runs text known only at run time";
+  else if (action.value !== "-" && action.value !== "") out.scripts.push(action.value);
+}
+
+const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
+const FIND_WRITES = new Set(["-fprint", "-fprint0", "-fls", "-fprintf"]);
+
+function findCommands(args: ShellWord[], out: Unwrapped): void {
+  for (let i = 0; i < args.length; i++) {
+    const v = args[i].value;
+    if (v !== undefined && FIND_WRITES.has(v) && args[i + 1]) out.writes.push(args[i + 1]);
+    if (v === undefined || !FIND_EXEC.has(v)) continue;
+    const cmd: ShellWord[] = [];
+    let j = i + 1;
+    for (; j < args.length; j++) {
+      const a = args[j].value;
+      if (a === ";" || (a === "+" && args[j - 1]?.value === "{}")) break;
+      cmd.push(a?.includes("{}") ? { ...UNKNOWN, text: args[j].text } : args[j]);
+    }
+    if (cmd.length) out.commands.push(cmd);
+    i = j;
+  }
+}
+
+/** A reader's file operands (and files its options name), or uncertain when they cannot be told. */
+function reader(name: string, spec: Reader, args: ShellWord[], out: Unwrapped): void {
+  const files: ShellWord[] = [];
+  let patternGiven = false;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const w = args[i];
+    const v = w.value;
+    if (w.split && v === undefined) {
+      // `$X` may be an option or several files: known only at run time.
+      files.push(w);
+      continue;
+    }
+    if (v === "--") {
+      i++;
+      break;
+    }
+    if (v === undefined || !v.startsWith("-") || v === "-") {
+      files.push(w);
+      continue;
+    }
+    if (v.startsWith("--")) {
+      const eq = v.indexOf("=");
+      const long = v.slice(2, eq < 0 ? undefined : eq);
+      if (spec.runs?.includes(long)) {
+        out.uncertain = `${name} --${long} runs another program`;
+        return;
+      }
+      const arg = spec.longWithArg?.includes(long)
+        ? (eq >= 0 ? { ...w, value: v.slice(eq + 1), segs: [v.slice(eq + 1)] } : args[++i])
+        : undefined;
+      if (long === "output" && arg) out.writes.push(arg);
+      if (
+        (long === "file" && spec.readOption) || long === "files0-from" || long === "from-file" ||
+        long === "to-file" || long === "exclude-from"
+      ) {
+        if (arg) out.reads.push(arg);
+      }
+      if (long === "regexp" || long === "file") patternGiven = true;
+      continue;
+    }
+    for (let k = 1; k < v.length; k++) {
+      const c = v[k];
+      if (!spec.withArg?.includes(c)) continue;
+      const rest = v.slice(k + 1);
+      const arg = rest ? { ...w, value: rest, segs: [rest] } : args[++i];
+      if (c === spec.writeOption && arg) out.writes.push(arg);
+      if (c === spec.readOption && arg) out.reads.push(arg);
+      if (spec.pattern && (c === "e" || c === "f")) patternGiven = true;
+      break;
+    }
+  }
+  files.push(...args.slice(i));
+  if (spec.pattern && !patternGiven) files.shift();
+  if (spec.noFiles) files.length = 0;
+  if (spec.secondWritten && files.length > 1) out.writes.push(files.pop()!);
+  out.reads.push(...files.filter((w) => w.value !== "-"));
+  out.neutral = true;
+  out.reader = true;
+}
