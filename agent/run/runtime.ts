@@ -364,6 +364,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       if (hub && request.class.startsWith("mcp:")) await hub.settled();
       return policy.approve(request, signal);
     },
+    decide: (call) => policy.decide(call),
   };
   const telemetry = await loadTelemetry();
   const dispatcher = new Dispatcher({
