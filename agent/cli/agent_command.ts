@@ -9,6 +9,8 @@ import type { OutputFormat, PrintOptions } from "../print/mod.ts";
 import type { ReplOptions } from "../repl/mod.ts";
 import type { RunFlags } from "../run/runtime.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import type { Mode } from "../../tools/policy/mod.ts";
+import type { PermissionFlags } from "../run/settings.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
 import { CliUsageError, type Command, type Parsed } from "./parse.ts";
@@ -17,6 +19,21 @@ import { CliUsageError, type Command, type Parsed } from "./parse.ts";
 export type AgentInput =
   | { mode: "print"; opts: PrintOptions }
   | { mode: "interactive"; opts: ReplOptions };
+
+/** The permission options given: rules, mode, `--settings`, and `--yolo`. */
+export function permissionFlags(p: Parsed): PermissionFlags {
+  const out: PermissionFlags = {};
+  const settings = p.str("settings");
+  if (settings !== undefined) out.settings = settings;
+  const allowed = p.list("allowedTools");
+  if (allowed) out.allowedTools = allowed;
+  const disallowed = p.list("disallowedTools");
+  if (disallowed) out.disallowedTools = disallowed;
+  const mode = p.str("permissionMode");
+  if (mode !== undefined) out.permissionMode = mode as Mode;
+  if (p.flag("yolo")) out.yolo = true;
+  return out;
+}
 
 function runFlags(p: Parsed): RunFlags {
   return {
@@ -35,6 +52,7 @@ function runFlags(p: Parsed): RunFlags {
     continue: p.flag("continue"),
     resume: p.str("resume"),
     sandbox: p.str("sandbox") as SandboxMode | undefined,
+    permissions: permissionFlags(p),
   };
 }
 

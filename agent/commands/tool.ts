@@ -22,6 +22,14 @@ import { printable } from "../../tools/fs/printable.ts";
 import { extraClasses, sandboxPolicy, userSettings } from "../run/sandbox_settings.ts";
 import { ConfigError } from "../run/config.ts";
 import { Store } from "../store/observe.ts";
+import {
+  commandLineMode,
+  loadPermissions,
+  PermissionError,
+  type PermissionFlags,
+  type Permissions,
+} from "../run/settings.ts";
+import { isTrusted, realOrSelf } from "../run/trust.ts";
 import type { McpServerConfig } from "../../mcp/config.ts";
 import type { McpHub } from "../../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
@@ -44,6 +52,8 @@ export interface ToolCommandOptions {
   trustProject?: boolean;
   /** How far bash may reach (`--sandbox`). */
   sandbox?: SandboxMode;
+  /** Permission rules and mode from the command line (`--disallowedTools`, ...). */
+  permissions?: PermissionFlags;
 }
 
 /** Whether `--tools` lets `name` be called: listed, or its server's `SERVER__*`. */
@@ -218,9 +228,22 @@ export async function toolCommand(
     return 2;
   }
   const registry = new Registry(builtins.filter((t) => toolWanted(t.name, opts.tools)));
+  const flags = { ...opts.permissions, yolo: opts.yolo || opts.permissions?.yolo };
+  const workspace = realOrSelf(opts.cwd);
+  let permissions: Permissions;
+  try {
+    permissions = loadPermissions(workspace, opts.trustProject || isTrusted(workspace), flags);
+  } catch (e) {
+    if (!(e instanceof PermissionError)) throw e;
+    console.error(`error: ${e.message}\nhint: ${e.hint}`);
+    return 2;
+  }
+  for (const n of permissions.notices) console.error(`crab: ${n}`);
   // MCP servers start on first use, so their classes join this set later.
   const policy = new SessionPolicy({
-    yolo: opts.yolo,
+    mode: commandLineMode(flags),
+    rules: permissions.rules,
+    home: permissions.home,
     allowed: (opts.allow ?? []) as AllowedClass[],
   });
   const mcp = new McpOnDemand(opts, registry, policy.allowed);

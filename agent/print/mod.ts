@@ -197,6 +197,8 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
             tool_name: call.name,
             tool_use_id: call.id,
             tool_input: toolInput(call.argsJson),
+            reason: r.error.message,
+            ...(r.rule ? { rule: r.rule.text, rule_source: r.rule.source } : {}),
           });
         } else {
           stats.errors++;
@@ -204,7 +206,13 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
         }
         toolErrors.push({ tool: call.name, code: r.error.code, message: r.error.message });
       }
-      if (format !== "stream-json") writeErr(toolLine(call, r) + "\n");
+      if (format !== "stream-json") {
+        writeErr(toolLine(call, r) + "\n");
+        // Each denial on a line of its own, whole: the rule and the file that holds it.
+        if (!r.ok && r.outcome === "refused") {
+          writeErr(`crab: permission denied: ${printable(r.error.message, "strict", 400)}\n`);
+        }
+      }
       emit(toolResultEvent(call, r, resultText(r), sessionId));
     },
     onUsage: (u) => lastUsage = u,
@@ -237,7 +245,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     model: run.provider.model,
     tools: run.registry.names(),
     mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
-    permissionMode: opts.yolo ? "bypassPermissions" : "dontAsk",
+    permissionMode: run.permissionMode(),
     apiKeySource: run.provider.name === "anthropic" && Deno.env.get("ANTHROPIC_API_KEY")
       ? "ANTHROPIC_API_KEY"
       : "none",

@@ -402,6 +402,15 @@ export function loadPermissions(
   };
 }
 
+/**
+ * The mode of a front end that takes it from the command line alone (`crab
+ * tool`, `crab mcp serve`): naming or offering a tool approves it, and a
+ * mode in a settings file must not change what a script does.
+ */
+export function commandLineMode(flags: PermissionFlags): Mode {
+  return flags.permissionMode ?? (flags.yolo ? "bypassPermissions" : "default");
+}
+
 function scopeRank(f: SettingsFile): number {
   const scope = f.scope === "local" ? 0 : f.scope === "project" ? 1 : 2;
   return scope * 2 + (f.owner === "crab" ? 0 : 1);
