@@ -473,24 +473,38 @@ function settingsFlag(value: string): { raw: unknown; file?: string; where: stri
 }
 
 /**
- * True when trusting `workspace` would change its permissions: one of its own
- * files has allow rules, or a mode that waits for trust. The interactive
- * prompt asks about trust only then (or for its other project files).
+ * What trusting `workspace` would turn on in its permissions, one line each:
+ * its own files' allow rules, and a mode that waits for trust. Empty when
+ * trust changes nothing there.
  */
-export function permissionsWantTrust(workspace: string): boolean {
+export function trustedPermissions(workspace: string): string[] {
+  const out: string[] = [];
   for (const f of settingsFiles(workspace)) {
     if (f.scope === "user") continue;
+    const name = relative(workspace, f.path);
     let block: PermissionBlock | undefined;
     try {
-      block = permissionBlock(readJson(f.path), f.path, f.owner, false, []);
-    } catch {
-      return true; // the run will say what is wrong with it
+      block = permissionBlock(readJson(f.path), `"${f.path}"`, f.owner, false, []);
+    } catch (e) {
+      out.push(`${name}: ${e instanceof Error ? e.message : e}`);
+      continue;
     }
     if (!block) continue;
-    if (block.allow.length) return true;
-    if (block.defaultMode && projectModeUse(block.defaultMode) === "trusted") return true;
+    if (block.allow.length) out.push(`allow rules from ${name}: ${block.allow.join(", ")}`);
+    if (block.defaultMode && projectModeUse(block.defaultMode) === "trusted") {
+      out.push(`defaultMode ${block.defaultMode} from ${name}`);
+    }
   }
-  return false;
+  return out;
+}
+
+/**
+ * True when trusting `workspace` would change its permissions (see
+ * {@link trustedPermissions}). The interactive prompt asks about trust only
+ * then (or for its other project files).
+ */
+export function permissionsWantTrust(workspace: string): boolean {
+  return trustedPermissions(workspace).length > 0;
 }
 
 /**

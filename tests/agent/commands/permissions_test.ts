@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sandbox } from "../../support/cli.ts";
+import { serve, textOf } from "../../support/mcp_serve.ts";
 import { ROOT } from "../../../agent/cli/commands.ts";
 import { CliUsageError, parseArgs } from "../../../agent/cli/parse.ts";
 
@@ -215,4 +216,68 @@ Deno.test("crab permissions check breaks a compound command into its simple comm
   ]);
   assert.equal(read.code, 0, read.stderr);
   assert.match(read.stdout, /^deny {2}read .*\n {2}rule: Read\(\.\/\.env\) \(command line\)\n/);
+});
+
+Deno.test("crab tool holds a project's deny rule and --disallowedTools, --yolo or not", async () => {
+  using s = sandbox();
+  s.put("calc.py", "x\n");
+  s.put(".env", "KEY=1\n");
+  const project = s.put(
+    ".claude/settings.json",
+    JSON.stringify({ permissions: { deny: ["Read(./.env)"] } }),
+  );
+  const env = await s.crab(["tool", "read", '{"path": ".env"}']);
+  assert.equal(env.code, 1);
+  assert.equal(
+    env.stderr,
+    `error [policy_denied]: Cannot run read: read .env: denied by Read(./.env) (${project})\n` +
+      "hint: The user's permission rules forbid this call. Do not retry it, or reach the same end " +
+      "another way (another command, tool or path); do the task without it, or tell the user " +
+      "what you need and why.\n",
+  );
+  const rm = await s.crab([
+    "tool",
+    "--yolo",
+    "--disallowedTools",
+    "Bash(rm *)",
+    "--",
+    "bash",
+    '{"command": "rm -f calc.py"}',
+  ]);
+  assert.equal(rm.code, 1);
+  assert.match(
+    rm.stderr,
+    /^error \[policy_denied\]: Cannot run bash: rm -f calc\.py: denied by Bash\(rm \*\) \(command line\)/,
+  );
+  assert.equal(Deno.readTextFileSync(join(s.ws, "calc.py")), "x\n");
+  // Naming a tool still approves it; a plan mode on the command line does not.
+  const plan = await s.crab([
+    "tool",
+    "--permission-mode",
+    "plan",
+    "write",
+    '{"path": "n", "content": "n"}',
+  ]);
+  assert.equal(plan.code, 1);
+  assert.match(
+    plan.stderr,
+    /^error \[policy_denied\]: Cannot run write: plan mode allows reading only/,
+  );
+});
+
+Deno.test("crab mcp serve holds --disallowedTools for its client", async () => {
+  using s = sandbox();
+  s.put("calc.py", "x\n");
+  const served = await serve(s, ["--tools", "read,bash", "--disallowedTools", "Bash(rm *)"]);
+  try {
+    const r = await served.client.callTool({
+      name: "bash",
+      arguments: { command: "rm -f calc.py" },
+    });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /denied by Bash\(rm \*\) \(command line\)/);
+    assert.equal(Deno.readTextFileSync(join(s.ws, "calc.py")), "x\n");
+  } finally {
+    await served.close();
+  }
 });
