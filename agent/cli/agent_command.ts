@@ -162,6 +162,16 @@ export const agentCommand: Command = {
   details: `Options go before or after the prompt and the command words; one that a command
 does not take is an error naming the commands that do.
 
+Permissions: rules in Claude Code's grammar come from ~/.claude/settings.json,
+.claude/settings.json, .claude/settings.local.json (and crab's config files),
+--settings and the flags; deny rules hold in every mode, --yolo included. The
+lists take every word up to the next option or --, as Claude Code's do:
+  crab -p "fix the tests" --allowedTools "Read,Edit,Bash(npm test:*)" --max-turns 10
+  crab --disallowedTools "Bash(curl *)" "Read(./.env)" -- "PROMPT"
+Print mode approves the offered tools unless a permission flag is given; then what
+is not allowed is refused. crab permissions lists the rules; crab permissions check
+says what a call would get, and why.
+
 Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
 4 --max-turns reached, 5 context window full, 130 interrupted (Ctrl-C),
 141 stdout closed, 143 terminated (SIGTERM).`,

@@ -398,7 +398,14 @@ const permissions: Command = {
   details: `Rules come from ~/.config/crab/config.json and ~/.claude/settings.json (user),
 .crab/config.json and .claude/settings.json (project), .crab/config.local.json and
 .claude/settings.local.json (local), --settings and the flags; a workspace's own
-allow rules count only once it is trusted. See "Permissions" in the README.`,
+allow rules count only once it is trusted. A deny rule wins, then an ask rule, then
+an allow rule; then the mode decides:
+  default            reads run; writes, commands, fetches and MCP calls ask
+  acceptEdits        writes in the workspace run too
+  plan               only reads run
+  dontAsk            what no rule allows is denied, nothing asks
+  bypassPermissions  everything runs (--yolo), but what deny and ask rules name
+Protected paths ask in every mode. See "Permissions" in the README.`,
   plan(p) {
     return plan(
       permissionsInput(p),

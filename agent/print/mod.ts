@@ -1,6 +1,7 @@
 /**
  * Print mode (`crab -p PROMPT`, or the prompt on stdin with `--print`): one
- * prompt, run to its end with every offered tool approved, for scripts. The
+ * prompt, run to its end with every offered tool approved (or, given a
+ * permission flag, what the rules and the mode allow), for scripts. The
  * answer goes to stdout (text, one JSON object, or a stream of JSON events in
  * Claude Code's shapes, see `events.ts`); progress goes to stderr.
  *

@@ -91,6 +91,10 @@ Deno.test("crab -p honours .claude/settings.json's deny in an untrusted workspac
   } finally {
     db.close();
   }
+  // And crab metrics shows it.
+  const runs = JSON.parse((await s.crab(["metrics", "--json"])).stdout).runs;
+  const calls = JSON.parse((await s.crab(["metrics", runs[0].id, "--json"])).stdout).calls;
+  assert.deepEqual(calls.map((c: { rule: string }) => c.rule), [`Bash(rm *) (${settings})`]);
 });
 
 Deno.test("crab -p prints one stderr line per denial in text mode", async () => {
