@@ -19,8 +19,10 @@ import type {
   CheckedCall,
   DispatchStage,
   PolicyDecision,
+  RuleRef,
   RunOutcome,
   ToolCall,
+  Verdict,
 } from "./call/stages.ts";
 import type { Registry } from "./registry.ts";
 import type { Session } from "./session.ts";
@@ -79,6 +81,8 @@ export type DispatchResult =
     durationMs: number;
     waitMs: number;
     bytesOut: number;
+    /** The permission rule that allowed, asked for or denied the call, if one did. */
+    rule?: RuleRef;
   }
   & (
     | { ok: true; output: string; display?: string; exitCode?: number | null }
@@ -202,7 +206,12 @@ export class Dispatcher {
     this.#digest = sink.digest
       ? (data) => sink.digest!(data)
       : (data) => processDigest().digest(data);
-    this.#stages = byKind([workspaceLock, ...opts.stages ?? []]);
+    const policy = opts.policy;
+    // The session's permission rules decide first, in every dispatcher.
+    const permissions: DispatchStage[] = policy.decide
+      ? [{ name: "permissions", decide: (call) => policy.decide!(call) }]
+      : [];
+    this.#stages = byKind([workspaceLock, ...permissions, ...opts.stages ?? []]);
   }
 
   /** Number of calls dispatched so far. */
@@ -273,6 +282,7 @@ export class Dispatcher {
     // What the arguments digest is taken of: the canonical JSON once parsed, else the raw text.
     let argsText = raw ?? "";
     let target: string | null = null;
+    let rule: RuleRef | undefined;
     const digest = this.#digest;
 
     const finish = async (
@@ -283,7 +293,15 @@ export class Dispatcher {
       const text = isError ? errorText(body) : body.output;
       const bytesOut = byteLength(text);
       const durationMs = Math.max(0, performance.now() - t0 - waitMs);
-      const common = { tool: name, callSeq, outcome, durationMs, waitMs, bytesOut };
+      const common = {
+        tool: name,
+        callSeq,
+        outcome,
+        durationMs,
+        waitMs,
+        bytesOut,
+        ...(rule ? { rule } : {}),
+      };
       let result: DispatchResult;
       if (isError) result = { ...common, ok: false, error: body };
       else {
@@ -311,6 +329,7 @@ export class Dispatcher {
           bytesFull: !isError && typeof body.bytesFull === "number" ? body.bytesFull : null,
           target,
           startedAt,
+          rule: rule ? `${rule.text} (${rule.source})` : null,
           callId,
         };
         this.sink.record(observation);
@@ -379,7 +398,10 @@ export class Dispatcher {
     call.input = dropNulls(parsed as Record<string, unknown>);
     const checked = call as CheckedCall;
 
+    // Approvals the permission decision already gave for what the tool asks during the call.
+    let covered: readonly string[] = [];
     const ask = async (request: ApprovalRequest): Promise<void> => {
+      if (covered.includes(request.class)) return;
       const w0 = performance.now();
       try {
         const decision = await this.policy.approve(request, signal);
@@ -440,22 +462,29 @@ export class Dispatcher {
         target = targetOf(call.input);
       }
       const decision = stages.decide.length > 0 ? await this.#decide(checked) : classDefault(tool);
-      if (typeof decision === "object") {
+      rule = decision.rule;
+      if (decision.effect === "deny") {
         throw new ToolError(
           "policy_denied",
-          `Cannot run ${name}: ${decision.deny}`,
-          "Do not retry the same call; change approach or ask the user.",
+          `Cannot run ${name}: ${decision.why}`,
+          decision.hint ?? "Do not retry the same call; change approach or ask the user.",
           "refused",
         );
       }
-      if (decision === "ask") {
+      // A plain allow runs at once; one the rules or the mode gave goes by the approval policy,
+      // which tells the user (the REPL shows an approved edit's change).
+      if (decision.effect === "ask" || decision.why !== "") {
         await ask({
           tool: name,
           class: tool.class,
           summary: summarize(tool, checked.input, ctx),
           detail: tool.preview ? await tool.preview(checked.input, ctx) : undefined,
+          ...(decision.always || decision.effect === "allow"
+            ? { decided: { effect: decision.effect, why: decision.why } }
+            : {}),
         });
       }
+      covered = decision.covers ?? [];
       if (stages.lock.length === 0) await inside();
       else await this.#lock(checked, inside);
     } catch (e) {
@@ -507,16 +536,27 @@ export class Dispatcher {
     }
   }
 
-  /** Every policy stage's decision, combined: a denial, else `ask`, else `allow`. */
-  async #decide(call: CheckedCall): Promise<PolicyDecision> {
-    let decision: PolicyDecision | undefined;
+  /**
+   * Every policy stage's decision, combined: the first denial, else `ask` (asked
+   * always if any stage says so), else `allow` (with what every allow covers).
+   */
+  async #decide(call: CheckedCall): Promise<Verdict> {
+    let asked: Verdict | undefined;
+    let allowed: Verdict | undefined;
     for (const stage of this.#stages.decide) {
       const d = await staged(stage, () => stage.decide!(call));
-      if (typeof d === "object") return d;
-      if (d === "ask") decision = "ask";
-      else if (d === "allow") decision ??= "allow";
+      if (d === undefined) continue;
+      const v = verdictOf(d);
+      if (v.effect === "deny") return v;
+      if (v.effect === "ask") {
+        asked = asked && (asked.always || !v.always) ? asked : v;
+      } else if (!allowed) allowed = v;
+      else {
+        const covers = [...allowed.covers ?? [], ...v.covers ?? []];
+        allowed = { ...allowed, ...(covers.length ? { covers } : {}) };
+      }
     }
-    return decision ?? classDefault(call.tool);
+    return asked ?? allowed ?? classDefault(call.tool);
   }
 
   /** Runs `inside` within every lock stage, the first registered outermost. */
@@ -546,8 +586,19 @@ export class Dispatcher {
 }
 
 /** The decision when no policy stage has one: read-class calls run, the others ask. */
-function classDefault(tool: AnyTool): PolicyDecision {
-  return tool.class === "read" ? "allow" : "ask";
+function classDefault(tool: AnyTool): Verdict {
+  return tool.class === "read" ? PLAIN_ALLOW : PLAIN_ASK;
+}
+
+const PLAIN_ALLOW: Verdict = { effect: "allow", why: "" };
+const PLAIN_ASK: Verdict = { effect: "ask", why: "" };
+
+/** A stage's decision as a {@link Verdict}: the plain ones have no reasons. */
+function verdictOf(d: PolicyDecision): Verdict {
+  if (d === "allow") return PLAIN_ALLOW;
+  if (d === "ask") return PLAIN_ASK;
+  if ("deny" in d) return { effect: "deny", why: d.deny };
+  return d;
 }
 
 /** The internal shape of a {@link CheckedCall} while dispatch fills it in. */

@@ -6,6 +6,7 @@
  */
 
 import type { Session } from "./session.ts";
+import type { CheckedCall, PolicyDecision } from "./call/stages.ts";
 
 /** Capability class of a tool: decides the Deno permission flag and the prompt. */
 export type ToolClass = "read" | "write" | "exec" | "net" | `mcp:${string}`;
@@ -66,11 +67,22 @@ export interface ApprovalRequest {
   summary: string;
   /** Longer text shown under the summary (a diff for write and edit). */
   detail?: string;
+  /**
+   * What the permission rules or mode settled: `allow` approves without asking
+   * (the user is told, as of a call whose class was approved); `ask` asks even
+   * when the class was approved, and is refused where nobody can answer.
+   */
+  decided?: { effect: "allow" | "ask"; why: string };
 }
 
 /** Decides whether a call may go ahead. The interactive prompt is one implementation. */
 export interface ApprovalPolicy {
   approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision>;
+  /**
+   * The session's permission rules and mode on a call, before approval
+   * (`call/permissions.ts`): every dispatcher runs it as its first decide stage.
+   */
+  decide?(call: CheckedCall): PolicyDecision | undefined | Promise<PolicyDecision | undefined>;
 }
 
 /** An approval answer; `reason` goes back to the model when refused. */

@@ -9,6 +9,8 @@ import type { OutputFormat, PrintOptions } from "../print/mod.ts";
 import type { ReplOptions } from "../repl/mod.ts";
 import type { RunFlags } from "../run/runtime.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import type { Mode } from "../../tools/policy/mod.ts";
+import type { PermissionFlags } from "../run/settings.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
 import { CliUsageError, type Command, type Parsed } from "./parse.ts";
@@ -17,6 +19,21 @@ import { CliUsageError, type Command, type Parsed } from "./parse.ts";
 export type AgentInput =
   | { mode: "print"; opts: PrintOptions }
   | { mode: "interactive"; opts: ReplOptions };
+
+/** The permission options given: rules, mode, `--settings`, and `--yolo`. */
+export function permissionFlags(p: Parsed): PermissionFlags {
+  const out: PermissionFlags = {};
+  const settings = p.str("settings");
+  if (settings !== undefined) out.settings = settings;
+  const allowed = p.list("allowedTools");
+  if (allowed) out.allowedTools = allowed;
+  const disallowed = p.list("disallowedTools");
+  if (disallowed) out.disallowedTools = disallowed;
+  const mode = p.str("permissionMode");
+  if (mode !== undefined) out.permissionMode = mode as Mode;
+  if (p.flag("yolo")) out.yolo = true;
+  return out;
+}
 
 function runFlags(p: Parsed): RunFlags {
   return {
@@ -37,6 +54,7 @@ function runFlags(p: Parsed): RunFlags {
     sandbox: p.str("sandbox") as SandboxMode | undefined,
     mcpConfig: p.list("mcpConfig"),
     strictMcpConfig: p.flag("strictMcpConfig"),
+    permissions: permissionFlags(p),
     ...promptFlags(p),
   };
 }
@@ -221,6 +239,16 @@ export const agentCommand: Command = {
   details: `Options go before or after the prompt and the command words; one that a command
 does not take is an error naming the commands that do. An option given twice takes
 its last value.
+
+Permissions: rules in Claude Code's grammar come from ~/.claude/settings.json,
+.claude/settings.json, .claude/settings.local.json (and crab's config files),
+--settings and the flags; deny rules hold in every mode, --yolo included. The
+lists take every word up to the next option or --, as Claude Code's do:
+  crab -p "fix the tests" --allowedTools "Read,Edit,Bash(npm test:*)" --max-turns 10
+  crab --disallowedTools "Bash(curl *)" "Read(./.env)" -- "PROMPT"
+Print mode approves the offered tools unless a permission flag is given; then what
+is not allowed is refused. crab permissions lists the rules; crab permissions check
+says what a call would get, and why.
 
 Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
 4 --max-turns reached, 5 context window full, 130 interrupted (Ctrl-C),

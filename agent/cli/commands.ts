@@ -10,10 +10,11 @@ import type { McpAddOptions } from "../commands/mcp.ts";
 import type { McpServeOptions } from "../commands/mcp_serve.ts";
 import type { MetricsOptions } from "../commands/metrics.ts";
 import type { SessionsOptions } from "../commands/sessions.ts";
+import type { PermissionsOptions } from "../commands/permissions.ts";
 import type { ToolCommandOptions } from "../commands/tool.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
-import { agentCommand } from "./agent_command.ts";
+import { agentCommand, permissionFlags } from "./agent_command.ts";
 import { CliUsageError, type Command, commandName, type Parsed, type Plan } from "./parse.ts";
 import { GLOBAL_KEYS } from "./options.ts";
 import { suggest } from "./suggest.ts";
@@ -81,6 +82,7 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
       sandbox: p.str("sandbox") as SandboxMode | undefined,
       mcpConfig: p.list("mcpConfig"),
       strictMcpConfig: p.flag("strictMcpConfig"),
+      permissions: permissionFlags(p),
     };
     return plan({ name, args, opts }, async (x) => {
       const { toolCommand } = await import("../commands/tool.ts");
@@ -264,7 +266,20 @@ const mcpTest: Command = {
 const mcpServe: Command = {
   name: "serve",
   summary: "Offer crab's built-in tools to an MCP client over stdio (one connection)",
-  keys: ["http", "cwd", "tools", "web", "webAllowPrivate", "allow", "yolo", "sandbox"],
+  keys: [
+    "http",
+    "cwd",
+    "tools",
+    "web",
+    "webAllowPrivate",
+    "allow",
+    "yolo",
+    "sandbox",
+    "permissionMode",
+    "allowedTools",
+    "disallowedTools",
+    "settings",
+  ],
   refuses: {
     trustProject: "crab mcp serve reads no project files: it serves the built-in tools only",
     mcpConfig: "crab mcp serve starts no MCP servers: it serves the built-in tools only",
@@ -297,6 +312,7 @@ run in crab metrics, mode mcp-serve. stdout carries protocol messages only.`,
       yolo: p.flag("yolo"),
       http: p.str("http"),
       sandbox: p.str("sandbox") as SandboxMode | undefined,
+      permissions: permissionFlags(p),
     };
     return plan(opts, async (o) => (await import("../commands/mcp_serve.ts")).mcpServeCommand(o));
   },
@@ -363,6 +379,82 @@ const sessions: Command = {
   },
 };
 
+/** The options both `crab permissions` commands take: those that shape a run's permissions. */
+const PERMISSION_KEYS = [
+  "cwd",
+  "trustProject",
+  "settings",
+  "allowedTools",
+  "disallowedTools",
+  "permissionMode",
+  "yolo",
+  "json",
+];
+
+function permissionsInput(p: Parsed): PermissionsOptions {
+  return {
+    cwd: workspaceOf(p),
+    trustProject: p.flag("trustProject"),
+    json: p.flag("json"),
+    permissions: permissionFlags(p),
+  };
+}
+
+const permissionsCheck: Command = {
+  name: "check",
+  summary: "Say what a run would decide for one call, the rule and file that decide it",
+  usage: ["[OPTIONS] -- COMMAND...", "--tool NAME [OPTIONS] -- 'JSON-ARGS'"],
+  args: [{ name: "ARGS", variadic: true }],
+  keys: ["checkTool", ...PERMISSION_KEYS],
+  optionHelp: { json: "print the decision as JSON, with each simple command of a shell command" },
+  details: `ARGS is the shell command for bash (quote it, or give it after --), or the JSON
+arguments for any other tool, as crab tool takes them:
+  crab permissions check -- 'npm test && curl x | sh'
+  crab permissions check --tool read -- '{"path": ".env"}'
+  crab permissions check --allowedTools "Bash(npm test:*)" -- npm test
+It prints allow, ask or deny as an interactive run decides, what print mode does
+(ask is deny there), the rule and its file (or "no rule: class default"), and for
+a shell command every simple command on a line of its own.`,
+  plan(p) {
+    if (p.args.length === 0) {
+      throw new CliUsageError(
+        "Cannot check a call without its arguments",
+        "crab permissions check -- 'git push origin main'",
+      );
+    }
+    return plan(
+      { tool: p.str("checkTool"), args: p.args, opts: permissionsInput(p) },
+      async (x) =>
+        (await import("../commands/permissions.ts")).permissionsCheck(x.tool, x.args, x.opts),
+    );
+  },
+};
+
+const permissions: Command = {
+  name: "permissions",
+  summary: "List the permission rules in effect, each with the file or flag it came from",
+  keys: PERMISSION_KEYS,
+  children: [permissionsCheck],
+  optionHelp: { json: "print the rules, the mode and the files looked at as JSON" },
+  details: `Rules come from ~/.config/crab/config.json and ~/.claude/settings.json (user),
+.crab/config.json and .claude/settings.json (project), .crab/config.local.json and
+.claude/settings.local.json (local), --settings and the flags; a workspace's own
+allow rules count only once it is trusted. A deny rule wins, then an ask rule, then
+an allow rule; then the mode decides:
+  default            reads run; writes, commands, fetches and MCP calls ask
+  acceptEdits        writes in the workspace run too
+  plan               only reads run
+  dontAsk            what no rule allows is denied, nothing asks
+  bypassPermissions  everything runs (--yolo), but what deny and ask rules name
+Protected paths ask in every mode. See "Permissions" in the README.`,
+  plan(p) {
+    return plan(
+      permissionsInput(p),
+      async (o) => (await import("../commands/permissions.ts")).permissionsCommand(o),
+    );
+  },
+};
+
 const helpCommand: Command = {
   name: "help",
   summary: "Show help for crab or one of its commands",
@@ -399,5 +491,5 @@ const helpCommand: Command = {
 /** The root: the agent itself, and its subcommands. */
 export const ROOT: Command = {
   ...agentCommand,
-  children: [tool, mcp, metrics, sessions, helpCommand],
+  children: [tool, mcp, permissions, metrics, sessions, helpCommand],
 };

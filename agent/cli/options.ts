@@ -9,6 +9,7 @@
 
 import { ALLOW_CLASSES } from "../../tools/call/approval.ts";
 import { SANDBOX_MODES } from "../../tools/sandbox/mode.ts";
+import { MODES, parseRule, parseRuleList, RuleError } from "../../tools/policy/mod.ts";
 import { suggest } from "./suggest.ts";
 
 /**
@@ -29,11 +30,16 @@ export interface OptionSpec {
   arg?: string;
   /** For a flag that stands for one value of a `value` or `list` option: that value. */
   means?: string;
-  /** Comma-separated values are split into several. */
-  split?: boolean;
+  /** Comma-separated values are split into several; a function splits its own way. */
+  split?: boolean | ((value: string) => string[]);
+  /**
+   * A `list` that takes every following word up to the next option, `--` or
+   * command name, as Claude Code's `--allowedTools "Bash(git log:*)" Read` does.
+   */
+  variadic?: boolean;
   help: string;
-  /** Why a value cannot be used (`expected ...`), or undefined when it can. */
-  check?(value: string): string | undefined;
+  /** Why a value cannot be used (`expected ...`, or with a hint), or undefined when it can. */
+  check?(value: string): string | { why: string; hint: string } | undefined;
   /** A spelling kept for old command lines, left out of help. */
   hidden?: boolean;
   /** A value that parses, for tests and the check of the flags hints name. */
@@ -77,6 +83,26 @@ function allowClass(v: string): string | undefined {
     (near ? ` (did you mean "${near}"?)` : "");
 }
 
+/** Splits a list of rules on commas and spaces outside parentheses. */
+function ruleList(v: string): string[] {
+  return parseRuleList(v);
+}
+
+/** A rule's grammar and tool name; paths are resolved when the run loads it. */
+function rule(v: string): { why: string; hint: string } | undefined {
+  try {
+    parseRule(v, "allow", { scope: "flag" }, { project: "/", home: "/" });
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof RuleError)) throw e;
+    const head = `Cannot use rule ${JSON.stringify(v)}: `;
+    return {
+      why: e.message.startsWith(head) ? e.message.slice(head.length) : e.message,
+      hint: e.hint,
+    };
+  }
+}
+
 function toolName(v: string): string | undefined {
   return /^[A-Za-z0-9_*-]+$/.test(v) ? undefined : "expected tool names";
 }
@@ -92,6 +118,12 @@ const GLOBAL: OptionSpec[] = [
     sample: ".",
   },
   { key: "yolo", long: "--yolo", kind: "flag", help: "approve every call without asking" },
+  {
+    key: "yolo",
+    long: "--dangerously-skip-permissions",
+    kind: "flag",
+    help: "the same as --yolo (--permission-mode bypassPermissions)",
+  },
   {
     key: "allow",
     long: "--allow",
@@ -132,7 +164,7 @@ const GLOBAL: OptionSpec[] = [
     key: "trustProject",
     long: "--trust-project",
     kind: "flag",
-    help: "use this workspace's .crab/config.json and .mcp.json for this run",
+    help: "use this workspace's own settings (.crab/, .claude/, .mcp.json) for this run",
   },
   {
     key: "sandbox",
@@ -156,6 +188,67 @@ const GLOBAL: OptionSpec[] = [
     long: "--strict-mcp-config",
     kind: "flag",
     help: "use only the servers of --mcp-config, not mcp.json nor .mcp.json",
+  },
+  {
+    key: "permissionMode",
+    long: "--permission-mode",
+    kind: "value",
+    arg: "MODE",
+    help: `${MODES.join(", ")} (see crab help permissions)`,
+    check: oneOf(MODES),
+    sample: "acceptEdits",
+  },
+  {
+    key: "allowedTools",
+    long: "--allowedTools",
+    kind: "list",
+    split: ruleList,
+    variadic: true,
+    arg: "RULES",
+    help: 'rules that run without asking: "Read,Edit,Bash(npm test:*)" (several words allowed)',
+    check: rule,
+    sample: "Read",
+  },
+  {
+    key: "allowedTools",
+    long: "--allowed-tools",
+    kind: "list",
+    split: ruleList,
+    variadic: true,
+    arg: "RULES",
+    help: "the same as --allowedTools",
+    check: rule,
+    sample: "Bash(npm test:*)",
+  },
+  {
+    key: "disallowedTools",
+    long: "--disallowedTools",
+    kind: "list",
+    split: ruleList,
+    variadic: true,
+    arg: "RULES",
+    help: 'rules that are denied, in every mode: "Bash(rm *),Read(./.env)"',
+    check: rule,
+    sample: "WebFetch",
+  },
+  {
+    key: "disallowedTools",
+    long: "--disallowed-tools",
+    kind: "list",
+    split: ruleList,
+    variadic: true,
+    arg: "RULES",
+    help: "the same as --disallowedTools",
+    check: rule,
+    sample: "Bash(curl *)",
+  },
+  {
+    key: "settings",
+    long: "--settings",
+    kind: "value",
+    arg: "FILE|JSON",
+    help: "more settings (Claude Code's format: permissions.allow, ask, deny, defaultMode)",
+    sample: "settings.json",
   },
 ];
 
@@ -424,6 +517,18 @@ const LOCAL: OptionSpec[] = [
   },
 ];
 
+/** `crab permissions check`'s own. */
+const CHECK: OptionSpec[] = [
+  {
+    key: "checkTool",
+    long: "--tool",
+    kind: "value",
+    arg: "NAME",
+    help: "the tool to check (default bash); crab's name or Claude Code's",
+    sample: "read",
+  },
+];
+
 /** Help and version, understood everywhere. */
 const META: OptionSpec[] = [
   { key: "help", long: "--help", short: "-h", kind: "flag", help: "show help" },
@@ -432,7 +537,7 @@ const META: OptionSpec[] = [
 ];
 
 /** Every spelling, global ones first (they win a name two options share outside their commands). */
-export const OPTIONS: readonly OptionSpec[] = [...GLOBAL, ...AGENT, ...META, ...LOCAL];
+export const OPTIONS: readonly OptionSpec[] = [...GLOBAL, ...AGENT, ...META, ...LOCAL, ...CHECK];
 
 /** Keys of the global options, in help order. */
 export const GLOBAL_KEYS: readonly string[] = [...new Set(GLOBAL.map((o) => o.key))];
@@ -444,5 +549,6 @@ export const AGENT_KEYS: readonly string[] = [...new Set(AGENT.map((o) => o.key)
 export function optionLabel(o: OptionSpec): string {
   const names = o.short ? `${o.short}, ${o.long}` : o.long;
   if (o.kind === "flag") return names;
+  if (o.variadic) return `${names} ${o.arg}...`;
   return o.kind === "optional" ? `${names} [${o.arg}]` : `${names} ${o.arg}`;
 }

@@ -166,7 +166,29 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
     return spec.verbatim(first);
   };
 
-  const record = (spec: OptionSpec, spelling: string, raw: string | undefined): void => {
+  /** A check's refusal as a usage error; `extra`: a word a variadic option took after its first. */
+  const refused = (
+    spelling: string,
+    value: string,
+    why: NonNullable<ReturnType<NonNullable<OptionSpec["check"]>>>,
+    extra = false,
+  ): CliUsageError => {
+    const [text, hint] = typeof why === "string" ? [why, undefined] : [why.why, why.hint];
+    return new CliUsageError(
+      `Cannot use ${spelling} "${value}": ${text}`,
+      extra
+        ? `${spelling} takes every word up to the next option: give the prompt or the ` +
+          "command's arguments before it, or after --"
+        : hint,
+    );
+  };
+
+  const record = (
+    spec: OptionSpec,
+    spelling: string,
+    raw: string | undefined,
+    extra = false,
+  ): void => {
     given.push({ spec, spelling });
     const key = spec.key;
     const main = primary(key);
@@ -179,7 +201,21 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
     }
     const value = spec.means ?? raw ?? "";
     if (main.kind === "list") {
-      const items = main.split ? value.split(",").map((s) => s.trim()).filter(Boolean) : [value];
+      let items: string[];
+      try {
+        items = typeof main.split === "function"
+          ? main.split(value)
+          : main.split
+          ? value.split(",").map((s) => s.trim()).filter(Boolean)
+          : [value];
+      } catch (e) {
+        const why = e instanceof Error ? e.message : String(e);
+        const hint = (e as { hint?: unknown }).hint;
+        fail(
+          refused(spelling, value, { why, hint: typeof hint === "string" ? hint : "" }, extra),
+        );
+        return;
+      }
       if (items.length === 0) {
         fail(new CliUsageError(`Cannot use ${spelling} "${value}": expected at least one`));
         return;
@@ -187,7 +223,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
       for (const item of items) {
         const why = main.check?.(item);
         if (why) {
-          fail(new CliUsageError(`Cannot use ${spelling} "${item}": ${why}`));
+          fail(refused(spelling, item, why, extra));
           return;
         }
       }
@@ -197,7 +233,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
     }
     // An optional value left out is "" (e.g. --resume without an id: pick one).
     const why = value === "" && main.kind === "optional" ? undefined : main.check?.(value);
-    if (why) fail(new CliUsageError(`Cannot use ${spelling} "${value}": ${why}`));
+    if (why) fail(refused(spelling, value, why));
     else parsed.values.set(key, value);
   };
 
@@ -235,6 +271,15 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
         } else {
           record(spec, name, next);
           i++;
+          // Claude Code's lists take the words after them too: up to an option, `--`, or a command.
+          while (spec.variadic) {
+            const more = argv[i + 1];
+            if (more === undefined || (more.startsWith("-") && more !== "-")) break;
+            const here = node();
+            if (parsed.args.length === 0 && here.children?.some((c) => c.name === more)) break;
+            record(spec, name, more, true);
+            i++;
+          }
         }
       }
       continue;

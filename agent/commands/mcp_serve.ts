@@ -27,6 +27,14 @@ import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
 import { ConfigError } from "../run/config.ts";
 import { extraClasses, sandboxPolicy, userSettings } from "../run/sandbox_settings.ts";
+import {
+  commandLineMode,
+  loadPermissions,
+  PermissionError,
+  type PermissionFlags,
+  type Permissions,
+} from "../run/settings.ts";
+import { isTrusted } from "../run/trust.ts";
 
 /** Options of `crab mcp serve`. */
 export interface McpServeOptions {
@@ -46,6 +54,8 @@ export interface McpServeOptions {
   yolo?: boolean;
   /** How far bash may reach (`--sandbox`); else the user's config decides. */
   sandbox?: SandboxMode;
+  /** Permission rules and mode from the command line (`--disallowedTools`, ...). */
+  permissions?: PermissionFlags;
   /** Serve Streamable HTTP on 127.0.0.1 at this port (`0`: any free port) instead of stdio. */
   http?: string;
 }
@@ -134,6 +144,17 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     console.error(`error: ${e.message}`);
     return 2;
   }
+  const flags = { ...opts.permissions, yolo: opts.yolo || opts.permissions?.yolo };
+  let permissions: Permissions;
+  try {
+    // It reads no project file but permission rules: a project's deny rules hold here too.
+    permissions = loadPermissions(workspace, isTrusted(workspace), flags);
+  } catch (e) {
+    if (!(e instanceof PermissionError)) throw e;
+    console.error(`error: ${e.message}\nhint: ${e.hint}`);
+    return 2;
+  }
+  for (const n of permissions.notices) console.error(`crab: ${n}`);
   if (tools.some((t) => t.class === "exec") && sandbox.mode !== "danger-full-access") {
     const status = await sandboxStatus(workspace, sandbox).catch(() => undefined);
     if (status && !status.ok) {
@@ -172,7 +193,12 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
       const dispatcher = new Dispatcher({
         registry,
         session,
-        policy: new SessionPolicy({ allowed, yolo: opts.yolo }),
+        policy: new SessionPolicy({
+          allowed,
+          mode: commandLineMode(flags),
+          rules: permissions.rules,
+          home: permissions.home,
+        }),
         sink: store,
         runId,
         stages: telemetry?.dispatchStages({ runId }),

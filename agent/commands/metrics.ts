@@ -129,6 +129,8 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
           exit_code: o.exitCode,
           signal: o.signal,
           target: o.target,
+          // The permission rule that decided the call, with its source.
+          rule: o.rule ?? null,
           bytes_in: o.bytesIn,
           bytes_out: o.bytesOut,
           bytes_full: o.bytesFull,

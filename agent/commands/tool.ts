@@ -29,6 +29,14 @@ import {
   readFlagConfigs,
 } from "../../mcp/config.ts";
 import { pickMayName, picksMcpTool } from "../../mcp/names.ts";
+import {
+  commandLineMode,
+  loadPermissions,
+  PermissionError,
+  type PermissionFlags,
+  type Permissions,
+} from "../run/settings.ts";
+import { isTrusted, realOrSelf } from "../run/trust.ts";
 import type { McpHub } from "../../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
 
@@ -56,6 +64,8 @@ export interface ToolCommandOptions {
   strictMcpConfig?: boolean;
   /** The servers `mcpConfig` gave, once read. */
   mcp?: FlagServers;
+  /** Permission rules and mode from the command line (`--disallowedTools`, ...). */
+  permissions?: PermissionFlags;
 }
 
 /**
@@ -258,9 +268,22 @@ export async function toolCommand(
     }
   }
   const registry = new Registry(builtins.filter((t) => toolWanted(t.name, opts.tools)));
+  const flags = { ...opts.permissions, yolo: opts.yolo || opts.permissions?.yolo };
+  const workspace = realOrSelf(opts.cwd);
+  let permissions: Permissions;
+  try {
+    permissions = loadPermissions(workspace, opts.trustProject || isTrusted(workspace), flags);
+  } catch (e) {
+    if (!(e instanceof PermissionError)) throw e;
+    console.error(`error: ${e.message}\nhint: ${e.hint}`);
+    return 2;
+  }
+  for (const n of permissions.notices) console.error(`crab: ${n}`);
   // MCP servers start on first use, so their classes join this set later.
   const policy = new SessionPolicy({
-    yolo: opts.yolo,
+    mode: commandLineMode(flags),
+    rules: permissions.rules,
+    home: permissions.home,
     allowed: (opts.allow ?? []) as AllowedClass[],
   });
   const mcp = new McpOnDemand(opts, registry, policy.allowed);

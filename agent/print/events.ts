@@ -66,8 +66,12 @@ export interface InitFacts {
   model: string;
   tools: string[];
   mcpServers: { name: string; status: string }[];
-  /** `bypassPermissions` under `--yolo`; `dontAsk` otherwise (offered tools approved, the rest refused). */
-  permissionMode: "bypassPermissions" | "dontAsk";
+  /**
+   * The permission mode by name: Claude Code's (`default`, `acceptEdits`, `plan`,
+   * `dontAsk`, `bypassPermissions`), or `acceptOffered`, print mode's own default
+   * (every offered tool approved) when no permission flag was given.
+   */
+  permissionMode: string;
   apiKeySource: "ANTHROPIC_API_KEY" | "none";
   sandbox: string;
   runId: string;
@@ -200,6 +204,20 @@ export interface ToolStats {
   by_tool: Record<string, { calls: number; errors: number }>;
 }
 
+/**
+ * A refused call as Claude Code lists it in `permission_denials`, with crab's
+ * reasons: the message the model got, and the rule that decided and where it
+ * was written, when a rule did.
+ */
+export interface PermissionDenial {
+  tool_name: string;
+  tool_use_id: string;
+  tool_input: Record<string, unknown>;
+  reason: string;
+  rule?: string;
+  rule_source?: string;
+}
+
 /** Everything the `result` says. */
 export interface ResultFacts {
   status: TurnStatus;
@@ -216,7 +234,7 @@ export interface ResultFacts {
   provider: string;
   sandbox: string;
   usage: { inputTokens: number; outputTokens: number };
-  denials: { tool_name: string; tool_use_id: string; tool_input: Record<string, unknown> }[];
+  denials: PermissionDenial[];
   stats: ToolStats;
   toolErrors: { tool: string; code: ToolErrorCode; message: string }[];
 }

@@ -1,7 +1,8 @@
 /**
  * Print mode (`crab -p PROMPT`, or the prompt on stdin with `--print`): one
  * prompt (or each user message of a stream-json input in turn), run to its end
- * with every offered tool approved, for scripts. The
+ * with every offered tool approved (or, given a permission flag, what the rules
+ * and the mode allow), for scripts. The
  * answer goes to stdout (text, one JSON object, or a stream of JSON events in
  * Claude Code's shapes, see `events.ts`); progress goes to stderr.
  *
@@ -35,12 +36,14 @@ import {
   type ToolStats,
 } from "./events.ts";
 import {
+  PRINT_DEFAULT_MODE,
   type RunFlags,
   type Runtime,
   SetupError,
   startRuntime,
   UsageError,
 } from "../run/runtime.ts";
+import { commandLineMode } from "../run/settings.ts";
 import { PartialMessages } from "./partial.ts";
 import { StreamInput, type StreamUserMessage } from "./input.ts";
 import {
@@ -190,7 +193,15 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     if (format === "stream-json") out.write(JSON.stringify(event) + "\n");
     else kept?.push(event);
   };
-  const permissionMode = opts.yolo ? "bypassPermissions" : "dontAsk";
+  // The mode in force, as the run will name it (the SDK's initialize may only ask for it).
+  const flags = opts.permissions ?? {};
+  const fromCommandLine = flags.settings !== undefined || flags.permissionMode !== undefined ||
+    Boolean(flags.allowedTools?.length) || Boolean(flags.disallowedTools?.length);
+  const permissionMode = opts.yolo || flags.yolo
+    ? "bypassPermissions"
+    : fromCommandLine
+    ? commandLineMode(flags)
+    : PRINT_DEFAULT_MODE;
 
   let input: StreamInput | undefined;
   let message: StreamUserMessage | undefined;
@@ -259,6 +270,8 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
             tool_name: call.name,
             tool_use_id: call.id,
             tool_input: toolInput(call.argsJson),
+            reason: r.error.message,
+            ...(r.rule ? { rule: r.rule.text, rule_source: r.rule.source } : {}),
           });
         } else {
           stats.errors++;
@@ -266,7 +279,13 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
         }
         toolErrors.push({ tool: call.name, code: r.error.code, message: r.error.message });
       }
-      if (format !== "stream-json") writeErr(toolLine(call, r) + "\n");
+      if (format !== "stream-json") {
+        writeErr(toolLine(call, r) + "\n");
+        // Each denial on a line of its own, whole: the rule and the file that holds it.
+        if (!r.ok && r.outcome === "refused") {
+          writeErr(`crab: permission denied: ${printable(r.error.message, "strict", 400)}\n`);
+        }
+      }
       emit(toolResultEvent(call, r, resultText(r), sessionId));
     },
     onUsage: (u) => lastUsage = u,
@@ -303,7 +322,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     model: run.provider.model,
     tools: run.registry.names(),
     mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
-    permissionMode,
+    permissionMode: run.permissionMode(),
     apiKeySource: run.provider.name === "anthropic" && Deno.env.get("ANTHROPIC_API_KEY")
       ? "ANTHROPIC_API_KEY"
       : "none",

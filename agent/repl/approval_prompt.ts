@@ -17,6 +17,7 @@ import type { AskAnswer } from "../../tools/call/approval.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { loadMcpConfig } from "../../mcp/config.ts";
 import { configPaths, readSettings } from "../run/config.ts";
+import { trustedPermissions } from "../run/settings.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { colorDiff, type Colors } from "../terminal.ts";
 import { refuseWorkspace, trustWorkspace } from "../run/trust.ts";
@@ -123,6 +124,10 @@ export function approvalAsker(deps: PromptDeps) {
 
   async function ask(request: ApprovalRequest, signal: AbortSignal): Promise<AskAnswer> {
     let head = c.yellow(`⚠ ${request.tool} — ${summaryLine(request)}`) + "\n";
+    // An ask rule asks whatever was approved: say which rule, and where it is written.
+    if (request.decided?.effect === "ask") {
+      head += c.dim(`rule: ${printable(request.decided.why, "strict", 300)}`) + "\n";
+    }
     const folded = request.detail ? foldDetail(request.detail, c) : undefined;
     if (folded) {
       head += folded.text + "\n";
@@ -186,9 +191,9 @@ export function approvalAsker(deps: PromptDeps) {
   }
 }
 
-/** What trusting `cwd` would turn on: its settings and its MCP servers. */
+/** What trusting `cwd` would turn on: its settings, permission rules and MCP servers. */
 function trustEffects(cwd: string): string[] {
-  const out: string[] = [];
+  const out: string[] = [...trustedPermissions(cwd)];
   try {
     const { settings } = readSettings(configPaths(cwd).project);
     const keys = Object.keys(settings);
@@ -221,7 +226,9 @@ export async function askTrust(screen: Screen, keys: KeyReader, cwd: string): Pr
   const effects = trustEffects(cwd).map((l) => `  • ${printable(l, "strict")}`);
   screen.raw(
     c.yellow(
-      `⚠ ${printable(cwd, "strict")} has its own crab settings (.crab/config.json or .mcp.json).\n`,
+      `⚠ ${
+        printable(cwd, "strict")
+      } has its own settings (.crab/, .claude/settings*.json or .mcp.json).\n`,
     ) +
       (effects.length ? `Trusting it turns on:\n${effects.join("\n")}\n` : "") +
       "They can choose the API host and start programs. Trust this workspace? [y]es/[n]o: ",

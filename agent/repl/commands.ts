@@ -122,7 +122,7 @@ function compactTokens(n: number): string {
     : `${(n / 1e6).toFixed(2)}M`;
 }
 
-/** The footer: model, workspace, tokens, sandbox, and `yolo ON`. */
+/** The footer: model, workspace, tokens, sandbox, and `yolo ON` or the permission mode. */
 export function footer(rt: Runtime, c: Colors): string {
   const used = rt.agent.usage.inputTokens + rt.agent.usage.outputTokens;
   const home = Deno.env.get("HOME");
@@ -133,6 +133,7 @@ export function footer(rt: Runtime, c: Colors): string {
   const named = [rt.agent.model, where].map((s) => printable(s, "strict"));
   let text = c.dim([...named, `${compactTokens(used)} tokens`].join(" · "));
   if (rt.policy.yolo) text += c.dim(" · ") + c.yellow("yolo ON");
+  else if (rt.policy.mode !== "default") text += c.dim(" · ") + c.yellow(rt.policy.mode);
   text += c.dim(` · sandbox ${rt.sandbox}`);
   return text;
 }

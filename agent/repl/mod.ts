@@ -24,6 +24,7 @@ import type { Message, ToolCallBlock } from "../providers/types.ts";
 import { type RunFlags, type Runtime, startRuntime } from "../run/runtime.ts";
 import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../run/trust.ts";
+import { permissionsWantTrust } from "../run/settings.ts";
 import { approvalAsker, askTrust } from "./approval_prompt.ts";
 import { type CommandContext, footer, resume, runCommand } from "./commands.ts";
 import {
@@ -53,6 +54,8 @@ export interface ReplOptions extends RunFlags {
 }
 
 async function projectFilesExist(cwd: string): Promise<boolean> {
+  // Permission files matter only when trust would change them (allow rules, acceptEdits).
+  if (permissionsWantTrust(cwd)) return true;
   for (const p of [configPaths(cwd).project, join(cwd, ".mcp.json")]) {
     try {
       await Deno.stat(p);

@@ -43,6 +43,8 @@ export interface Settings {
   telemetry?: boolean;
   /** bash's sandbox; never taken from a project file. */
   sandbox?: SandboxSettings;
+  /** Permission rules and mode, as Claude Code writes them; read by `settings.ts`, trusted or not. */
+  permissions?: Record<string, unknown>;
 }
 
 /** Keys a project file may set before the workspace is trusted. */
@@ -84,6 +86,10 @@ const KINDS: Record<keyof Settings, FieldKind> = {
   maxTurns: POSITIVE_INT,
   contextWindow: POSITIVE_INT,
   telemetry: BOOLEAN,
+  permissions: {
+    want: "an object with allow, ask, deny and defaultMode",
+    ok: (v) => !!v && typeof v === "object" && !Array.isArray(v),
+  },
   sandbox: {
     want: "an object with mode, writable and limits",
     ok: (v) => sandboxProblem(v) === undefined,
@@ -211,6 +217,8 @@ export function loadSettings(workspace: string, trusted: boolean): LoadedSetting
   for (const [key, value] of Object.entries(project.settings)) {
     // A repository must not loosen the sandbox its own commands run in, trusted or not.
     if (key === "sandbox") sandboxRefused = true;
+    // Its deny and ask rules apply before trust, its allow rules after: `settings.ts` reads them.
+    else if (key === "permissions") continue;
     else if (trusted || SAFE_PROJECT_KEYS.includes(key as keyof Settings)) merged[key] = value;
     else ignored.push(key);
   }

@@ -29,6 +29,12 @@ import { type FlagServers, McpFlagError, readFlagConfigs } from "../../mcp/confi
 import type { McpHub, McpServerStatus } from "../../mcp/hub.ts";
 import { Agent, type AgentEvents } from "../loop/loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
+import {
+  loadPermissions,
+  PermissionError,
+  type PermissionFlags,
+  type Permissions,
+} from "./settings.ts";
 import { sandboxPolicy } from "./sandbox_settings.ts";
 import { Store } from "../store/observe.ts";
 import { effectiveUid } from "./effective_uid.ts";
@@ -74,7 +80,24 @@ export interface RunFlags {
   mcpConfig?: string[];
   /** Only the servers of {@link RunFlags.mcpConfig} (`--strict-mcp-config`). */
   strictMcpConfig?: boolean;
+  /** `--permission-mode`, `--allowedTools`, `--disallowedTools`, `--settings` (and `--yolo`). */
+  permissions?: PermissionFlags;
 }
+
+/**
+ * The name print mode's own default goes by, where no permission flag was
+ * given: every offered tool approved, deny and ask rules from files denying.
+ */
+export const PRINT_DEFAULT_MODE = "acceptOffered";
+
+/** A rule that approves what a class covers, for the refusal's hint. */
+const RULE_FOR: Record<string, string> = {
+  write: "Edit",
+  exec: "Bash(COMMAND *)",
+  net: "WebFetch",
+  "outside-read": "Read(//PATH/**)",
+  "outside-write": "Edit(//PATH/**)",
+};
 
 /** A problem with the command line or config: exit code 2. */
 export class UsageError extends Error {
@@ -193,6 +216,10 @@ export interface Runtime {
   mcpStatus(): McpServerStatus[];
   /** Whether the workspace's own settings, servers and commands are in use. */
   trusted: boolean;
+  /** The permission rules and mode as loaded, with their sources (the session's live ones are `policy`'s). */
+  permissions: Permissions;
+  /** The mode by name, as print mode's init event reports it (`acceptOffered`: print mode's default). */
+  permissionMode(): string;
   /** Goes on with a stored session (`/resume`); returns its last exchange, to show. */
   resumeSession(id: string): Message[];
   /** Records the end of the run and closes the store. */
@@ -219,6 +246,20 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
   for (const w of loaded.warnings) hooks.notice(w);
+  let permissions: Permissions;
+  try {
+    permissions = loadPermissions(workspace, trusted, {
+      ...flags.permissions,
+      yolo: flags.yolo || flags.permissions?.yolo,
+    });
+  } catch (e) {
+    if (e instanceof PermissionError) throw new UsageError(`${e.message}\nhint: ${e.hint}`);
+    throw e;
+  }
+  for (const n of permissions.notices) hooks.notice(n);
+  // Print mode without permission flags keeps its own default: the offered tools approved, and
+  // rules from files adding denials; with them, it acts as `claude -p` (what is not allowed is denied).
+  const printDefault = hooks.mode === "print" && !permissions.fromCommandLine;
   if (loaded.ignored.length) {
     hooks.notice(
       `ignoring ${loaded.ignored.join(", ")} from ${loaded.projectPath}: this workspace is not ` +
@@ -275,18 +316,32 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   if (hooks.mode === "print") connectMcp();
 
   const allowed = parseClasses([...(settings.allow ?? []), ...(splitList(flags.allow) ?? [])]);
-  if (hooks.mode === "print") {
+  if (printDefault) {
     // Nobody is there to answer: every offered tool is approved (the tool list is the limit).
     for (const t of offered) allowed.push(t.class);
     for (const server of mcpStart!.servers) allowed.push(`mcp:${server}`);
   }
+  // Print mode's default takes no mode from files: they add denials, never flip a script's default.
+  const mode = printDefault ? (flags.yolo ? "bypassPermissions" : "default") : permissions.mode;
+  if (printDefault && permissions.mode !== mode && permissions.modeSource !== "--yolo") {
+    hooks.notice(
+      `print mode ignores defaultMode ${permissions.mode} from ${permissions.modeSource} ` +
+        "(give --permission-mode to choose one)",
+    );
+  }
   const policy = new SessionPolicy({
-    yolo: flags.yolo ?? false,
+    mode,
+    rules: permissions.rules,
+    home: permissions.home,
     allowed,
     ask: hooks.ask,
     notify: hooks.approved,
+    flagFor: (cls) => {
+      const rule = cls.startsWith("mcp:") ? `mcp__${cls.slice(4)}` : RULE_FOR[cls];
+      return `--allow ${cls}` + (rule ? `, or --allowedTools "${rule}"` : "");
+    },
   });
-  if (flags.yolo && effectiveUid() === 0) {
+  if (policy.yolo && effectiveUid() === 0) {
     hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
   }
 
@@ -389,6 +444,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       if (hub && request.class.startsWith("mcp:")) await hub.settled();
       return policy.approve(request, signal);
     },
+    decide: (call) => policy.decide(call),
   };
   const telemetry = await loadTelemetry();
   const dispatcher = new Dispatcher({
@@ -447,6 +503,9 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       return connect();
     },
     trusted,
+    permissions,
+    permissionMode: () =>
+      printDefault && policy.mode === "default" ? PRINT_DEFAULT_MODE : policy.mode,
     resumeSession(id) {
       const stored = repairTranscript(transcripts.load(id));
       agent.clear();

@@ -177,8 +177,8 @@ export class Store implements ObservationSink {
       this.#insert = db.prepare(
         `INSERT INTO observations (run_id, call_seq, tool, class, args_digest, result_digest,
           bytes_in, bytes_out, duration_ms, wait_ms, outcome, error_code, exit_code, started_at,
-          bytes_full, signal, target)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          bytes_full, signal, target, rule)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
     } catch (e) {
       try {
@@ -251,6 +251,7 @@ export class Store implements ObservationSink {
         o.bytesFull,
         o.signal,
         o.target,
+        o.rule ?? null,
       ), undefined);
   }
 
@@ -349,6 +350,7 @@ export class Store implements ObservationSink {
       bytesFull: r.bytes_full == null ? null : Number(r.bytes_full),
       target: r.target == null ? null : String(r.target),
       startedAt: Number(r.started_at),
+      rule: r.rule == null ? null : String(r.rule),
     }));
   }
 

@@ -8,7 +8,7 @@
 import type { DatabaseSync } from "node:sqlite";
 
 /** The schema this build writes (PRAGMA user_version). */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** Runs sent to a collector by `crab metrics export --otlp` (see `agent/telemetry/replay.ts`). */
 const TELEMETRY_EXPORTS = `CREATE TABLE IF NOT EXISTS telemetry_exports (
@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS observations (
   started_at INTEGER NOT NULL,
   bytes_full INTEGER,
   signal TEXT,
-  target TEXT
+  target TEXT,
+  rule TEXT
 );
 CREATE INDEX IF NOT EXISTS observations_run ON observations(run_id, call_seq);
 CREATE INDEX IF NOT EXISTS observations_tool ON observations(tool);
@@ -97,6 +98,8 @@ const MIGRATIONS: Record<number, (db: DatabaseSync) => void> = {
     if (has) db.exec("UPDATE observations SET args_digest = '', result_digest = ''");
   },
   3: (db) => db.exec(TELEMETRY_EXPORTS),
+  // The permission rule that decided a call; older calls have none.
+  4: (db) => addColumn(db, "observations", "rule", "TEXT"),
 };
 
 /** Brings a store at schema `from` (> 0) up to this schema; {@link SCHEMA} then makes what is missing. */

@@ -37,8 +37,18 @@ for (
     const [write] = toolResults(reqs[2]);
     assert.equal(!read.isError, readOk, read.text);
     assert.equal(!write.isError, writeOk, write.text);
-    if (!readOk) assert.match(read.text, /start crab with --allow outside-read\)/);
-    if (!writeOk) assert.match(write.text, /start crab with --allow outside-write\)/);
+    if (!readOk) {
+      assert.match(
+        read.text,
+        /start crab with --allow outside-read, or --allowedTools "Read\(\/\/PATH\/\*\*\)"\)/,
+      );
+    }
+    if (!writeOk) {
+      assert.match(
+        write.text,
+        /start crab with --allow outside-write, or --allowedTools "Edit\(\/\/PATH\/\*\*\)"\)/,
+      );
+    }
   });
 }
 

@@ -63,7 +63,7 @@ Deno.test("crab tool --jsonl reads the spill file of a bash call in the same run
   const other = await s.crab(["tool", "read", JSON.stringify({ path: spill, limit: 1 })]);
   assert.equal(other.code, 1);
   assert.match(other.stderr, /^error \[refused\]/);
-  const lines = [
+  const lines: { tool: string; args: Record<string, unknown> }[] = [
     { tool: "bash", args: { command: BIG } },
     { tool: "read", args: { path: "SPILL", limit: 1 } },
   ];

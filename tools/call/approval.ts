@@ -7,6 +7,10 @@
  * `../fs/protected.ts`) is the exception: only `--allow protected` pre-approves it.
  * `--yolo` does not, and `a` at its prompt allows the one call, never the class.
  *
+ * A session's permission rules and mode live here too, and are decided before
+ * any of this (`permissions.ts`): a call an ask rule names is asked whatever was
+ * approved, and refused where nobody can answer; `dontAsk` never asks.
+ *
  * @module
  */
 
@@ -18,6 +22,9 @@ import type {
   OutsideClass,
 } from "../tool.ts";
 import { BUILTIN_CLASS_LIST } from "../table.ts";
+import type { Mode, Rule } from "../policy/mod.ts";
+import type { CheckedCall, PolicyDecision } from "./stages.ts";
+import { permissionDecision } from "./permissions.ts";
 
 /** Every class `--allow` names (besides `mcp:SERVER`), `outside` for both outside classes. */
 export const ALLOW_CLASSES = [
@@ -49,8 +56,14 @@ export type Asker = (request: ApprovalRequest, signal: AbortSignal) => Promise<A
 
 /** Options of a {@link SessionPolicy}. */
 export interface SessionPolicyOptions {
-  /** Approve everything (`--yolo`, print mode). */
+  /** Approve everything (`--yolo`): the mode `bypassPermissions`. */
   yolo?: boolean;
+  /** The permission mode (default `default`; `bypassPermissions` under `yolo`). */
+  mode?: Mode;
+  /** Permission rules, each with its source (`agent/run/settings.ts` loads them). */
+  rules?: readonly Rule[];
+  /** The home directory, a real path: `~` in rules' commands. Default: `$HOME`. */
+  home?: string;
   /** Classes approved up front (`--allow write,exec`); `outside` means both outside classes. */
   allowed?: Iterable<AllowedClass>;
   /** The interactive prompt; without it, unapproved calls are refused. */
@@ -66,7 +79,11 @@ export interface SessionPolicyOptions {
 
 /** The approval state of one session. */
 export class SessionPolicy implements ApprovalPolicy {
-  readonly yolo: boolean;
+  /** The permission mode; may change during a session (the REPL's mode switch). */
+  mode: Mode;
+  /** The permission rules; a rule added during the session is pushed here. */
+  readonly rules: Rule[];
+  readonly home: string | undefined;
   readonly allowed: Set<ApprovalClass>;
   readonly #ask: Asker | undefined;
   /** Classes allowed by an `a` answer (not up front), which {@link forget} can void. */
@@ -75,11 +92,23 @@ export class SessionPolicy implements ApprovalPolicy {
   readonly #flagFor: (cls: ApprovalClass) => string;
 
   constructor(opts: SessionPolicyOptions = {}) {
-    this.yolo = opts.yolo ?? false;
+    this.mode = opts.mode ?? (opts.yolo ? "bypassPermissions" : "default");
+    this.rules = [...opts.rules ?? []];
+    this.home = opts.home;
     this.allowed = new Set([...opts.allowed ?? []].flatMap(expandClass));
     this.#ask = opts.ask;
     this.#notify = opts.notify;
     this.#flagFor = opts.flagFor ?? ((cls) => `--allow ${cls}`);
+  }
+
+  /** Everything is approved (`--yolo`, the mode `bypassPermissions`); protected paths still ask. */
+  get yolo(): boolean {
+    return this.mode === "bypassPermissions";
+  }
+
+  /** The rules' and the mode's decision on a call (`permissions.ts`). */
+  async decide(call: CheckedCall): Promise<PolicyDecision> {
+    return (await permissionDecision(this, call.tool, call.input, call.session.workspace)).verdict;
   }
 
   /** Approves `cls` for the rest of the session (`outside`: both outside classes). */
@@ -108,9 +137,22 @@ export class SessionPolicy implements ApprovalPolicy {
   }
 
   async approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
-    if (this.isAllowed(request.class)) {
+    const decided = request.decided;
+    if (decided?.effect === "allow" || (!decided && this.isAllowed(request.class))) {
       this.#notify?.(request);
       return { allowed: true };
+    }
+    if (decided?.effect === "ask" && (!this.#ask || this.mode === "dontAsk")) {
+      return {
+        allowed: false,
+        reason: `${decided.why}; nobody is here to answer, so it is refused`,
+      };
+    }
+    if (this.mode === "dontAsk") {
+      return {
+        allowed: false,
+        reason: `${request.class} calls are not allowed, and dontAsk mode asks nothing`,
+      };
     }
     if (!this.#ask) {
       const flag = this.#flagFor(request.class);

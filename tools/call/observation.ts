@@ -37,6 +37,11 @@ export interface Observation {
   target: string | null;
   /** Epoch milliseconds when the call started. */
   startedAt: number;
+  /**
+   * The permission rule that allowed, asked for or denied the call, with its
+   * source: `Bash(rm *) (/repo/.claude/settings.json)`; null when no rule decided.
+   */
+  rule?: string | null;
   /** The model's id for the call, when a model made it (not stored). */
   callId?: string;
 }

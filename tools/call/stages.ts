@@ -25,7 +25,7 @@
  */
 
 import type { Session } from "../session.ts";
-import type { AnyTool, ToolError, ToolResult } from "../tool.ts";
+import type { AnyTool, ApprovalClass, ToolError, ToolResult } from "../tool.ts";
 import type { Observation } from "./observation.ts";
 
 /** One tool call as the stages see it: the same object from the first stage to the last. */
@@ -56,9 +56,32 @@ export type PreToolVerdict = { deny: string } | { input: Record<string, unknown>
 /**
  * A policy's decision on a call: run it without asking, ask the approval policy
  * (the prompt), or deny it with a reason for the model (a rule and where it came
- * from).
+ * from). A {@link Verdict} says the same with its reasons.
  */
-export type PolicyDecision = "allow" | "ask" | { deny: string };
+export type PolicyDecision = "allow" | "ask" | { deny: string } | Verdict;
+
+/** A permission rule as a decision names it: its text and where it was written. */
+export interface RuleRef {
+  /** As written: `Bash(rm *)`. */
+  text: string;
+  /** The file that holds it, or the place it was given: `command line`, `--settings`. */
+  source: string;
+}
+
+/** A decision with its reasons, as the permission rules and modes make it (`permissions.ts`). */
+export interface Verdict {
+  effect: "allow" | "ask" | "deny";
+  /** One line on what decided: the rule and its source, or the mode. */
+  why: string;
+  /** The rule that decided, if one did; the observation records it. */
+  rule?: RuleRef;
+  /** `ask`: ask even when the class was approved (an ask rule); refused where nobody can answer. */
+  always?: boolean;
+  /** `allow`: the approvals the tool asks for during the call that this decision gives (outside paths a rule names). */
+  covers?: ApprovalClass[];
+  /** `deny`: what the model may do instead. */
+  hint?: string;
+}
 
 /** What the run produced: the tool's result, or the error the call failed with. */
 export type RunOutcome = { ok: true; result: ToolResult } | { ok: false; error: ToolError };
@@ -107,7 +130,9 @@ export interface DispatchStage {
   /**
    * The policy's decision, before approval. Of all stages' decisions a denial
    * wins, then `ask`, then `allow`; with none, read-class calls run and others ask.
-   * A denial is recorded as `refused`, with code `policy_denied`.
+   * A denial is recorded as `refused`, with code `policy_denied`. The session's
+   * own permission rules and mode (the `ApprovalPolicy`'s `decide`) come first
+   * in every dispatcher.
    */
   decide?(call: CheckedCall): PolicyDecision | undefined | Promise<PolicyDecision | undefined>;
 

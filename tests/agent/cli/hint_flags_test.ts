@@ -108,6 +108,9 @@ function shownFor(file: string): { commands: string[]; any?: boolean } {
   }
   if (file === "agent/commands/metrics.ts") return { commands: ["metrics"] };
   if (file === "agent/commands/sessions.ts") return { commands: ["sessions"] };
+  if (file === "agent/commands/permissions.ts") {
+    return { commands: ["permissions", "permissions check"], any: true };
+  }
   if (file.startsWith("agent/cli/")) {
     return {
       commands: [
@@ -121,6 +124,8 @@ function shownFor(file: string): { commands: string[]; any?: boolean } {
         "metrics",
         "metrics export",
         "sessions",
+        "permissions",
+        "permissions check",
       ],
       any: true,
     };
@@ -187,7 +192,8 @@ Deno.test("every --flag a hint, error or description names parses where the text
         const mention = part.match(/^crab ((?:[a-z]+ )*[a-z]*)/);
         const targets = mention ? [named(mention[1].trim().split(" "))] : shown.commands;
         const any = mention ? false : shown.any;
-        for (const [flag] of part.matchAll(/(?<![\w-])--[a-z][a-z0-9-]*/g)) {
+        // Claude Code's spellings are camelCase: --allowedTools, --disallowedTools.
+        for (const [flag] of part.matchAll(/(?<![\w-])--[a-z][a-zA-Z0-9-]*/g)) {
           if (DENO_FLAG.test(flag) || OTHER_PROGRAMS_FLAG.test(flag)) continue;
           checked++;
           const ok = any

@@ -42,8 +42,24 @@ const listOf = (s: OptionSpec) => s.means ? [s.means] : s.sample!.split(",");
 const joined = (s: OptionSpec) => s.means ?? s.sample;
 const number = (s: OptionSpec) => Number(s.sample);
 
+/** A permission option, as a command's input holds it (`permissions` of its options). */
+const perm = (read: (i: Input) => Record<string, unknown>, name: string): Probe => (i) =>
+  (read(i).permissions as Record<string, unknown>)[name];
+const oneRule = (s: OptionSpec) => [s.sample];
+
+/** The permission options, as each command that runs tools receives them. */
+function permissionEffects(read: (i: Input) => Record<string, unknown>): Case["effects"] {
+  return {
+    permissionMode: [perm(read, "permissionMode"), sample],
+    allowedTools: [perm(read, "allowedTools"), oneRule],
+    disallowedTools: [perm(read, "disallowedTools"), oneRule],
+    settings: [perm(read, "settings"), sample],
+  };
+}
+
 /** The globals, as each tool-running command receives them. */
 const agentGlobals: Case["effects"] = {
+  ...permissionEffects(opts),
   cwd: [field("cwd"), () => DIR],
   yolo: [field("yolo"), flag],
   allow: [field("allow"), joined],
@@ -96,6 +112,7 @@ const CASES: Case[] = [
     tailFor: { jsonl: [] },
     endIsOption: true,
     effects: {
+      ...permissionEffects(opts),
       cwd: [field("cwd"), () => DIR],
       yolo: [field("yolo"), flag],
       allow: [field("allow"), listOf],
@@ -168,6 +185,7 @@ const CASES: Case[] = [
     needs: { webAllowPrivate: ["--web"] },
     endIsOption: true,
     effects: {
+      ...permissionEffects((i) => i),
       cwd: [own("cwd"), () => DIR],
       yolo: [own("yolo"), flag],
       allow: [own("allow"), listOf],
@@ -203,6 +221,31 @@ const CASES: Case[] = [
       all: [own("all"), flag],
       json: [own("json"), flag],
       limit: [own("limit"), number],
+    },
+  },
+  {
+    words: ["permissions"],
+    tail: [],
+    endIsOption: true,
+    effects: {
+      ...permissionEffects((i) => i),
+      cwd: [own("cwd"), () => DIR],
+      trustProject: [own("trustProject"), flag],
+      json: [own("json"), flag],
+      yolo: [perm((i) => i, "yolo"), flag],
+    },
+  },
+  {
+    words: ["permissions", "check"],
+    tail: ["ls"],
+    endIsOption: true,
+    effects: {
+      ...permissionEffects(opts),
+      cwd: [field("cwd"), () => DIR],
+      trustProject: [field("trustProject"), flag],
+      json: [field("json"), flag],
+      yolo: [perm(opts, "yolo"), flag],
+      checkTool: [(i) => i.tool, sample],
     },
   },
   { words: ["help"], tail: [], endIsOption: true, effects: {} },
@@ -253,9 +296,13 @@ for (const c of CASES) {
     for (const spec of TESTED) {
       const tail = c.tailFor?.[spec.key] ?? c.tail;
       const needs = c.needs?.[spec.key] ?? [];
+      // A list that takes the words after it (--allowedTools) ends at an option or `--`.
+      const end = spec.variadic && needs.length === 0 && tail.length && !tail[0].startsWith("-")
+        ? ["--"]
+        : [];
       const positions: [string, string[]][] = [
         ["before", [...given(spec), ...c.words, ...needs, ...tail]],
-        ["after", [...c.words, ...given(spec), ...needs, ...tail]],
+        ["after", [...c.words, ...given(spec), ...end, ...needs, ...tail]],
       ];
       if (c.endIsOption) {
         positions.push(["at the end", [...c.words, ...needs, ...tail, ...given(spec)]]);

@@ -136,7 +136,7 @@ Deno.test("crab exits 2 on an option where it does not apply, saying where it do
     [["-p", "hi", "metrics"], /^error: Cannot use -p with crab metrics: it applies to crab itself/],
     [
       ["--yolo", "mcp", "list"],
-      /^error: Cannot use --yolo with crab mcp list: it applies to crab, crab tool and crab mcp serve\n/,
+      /^error: Cannot use --yolo with crab mcp list: it applies to crab, crab tool, crab mcp serve, crab permissions and crab permissions check\n/,
     ],
     [["mcp", "serve", "--trust-project"], /crab mcp serve reads no project files/],
     [

@@ -73,7 +73,13 @@ Deno.test("crab -p --output-format json prints Claude Code's result shape with c
   assert.ok(Number.isInteger(out.duration_ms) && out.duration_ms > 0);
   assert.ok(out.duration_api_ms >= 0 && out.duration_api_ms <= out.duration_ms);
   assert.deepEqual(out.permission_denials, [
-    { tool_name: "read", tool_use_id: "toolu_out", tool_input: { path: "/etc/hostname" } },
+    {
+      tool_name: "read",
+      tool_use_id: "toolu_out",
+      tool_input: { path: "/etc/hostname" },
+      reason: "Call refused: read outside the workspace: /etc/hostname. outside-read calls are " +
+        'not approved in this session (start crab with --allow outside-read, or --allowedTools "Read(//PATH/**)")',
+    },
   ]);
   assert.match(out.session_id, /^[0-9a-z]+$/);
   assert.match(out.uuid, /^[0-9a-f-]{36}$/);
@@ -211,7 +217,7 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
       model: "fake-model",
       tools: ["read", "write", "edit", "bash", "glob", "grep"],
       mcp_servers: [],
-      permissionMode: "dontAsk",
+      permissionMode: "acceptOffered",
       sandbox: "workspace-write",
     },
   );

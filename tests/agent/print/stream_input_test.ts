@@ -109,7 +109,7 @@ for (
     [
       "a permission mode not in force",
       { permissionMode: "acceptEdits" },
-      /Cannot use permission mode "acceptEdits": print mode runs in "dontAsk"/,
+      /Cannot use permission mode "acceptEdits": print mode runs in "acceptOffered"/,
     ],
     ["allowedTools", { allowedTools: ["Read"] }, /Cannot take allowedTools from initialize/],
     [
@@ -137,7 +137,7 @@ for (
 Deno.test("crab --input-format stream-json accepts the permission mode in force", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "ok" }]);
-  const r = await streamRun(s, fake, [initialize({ permissionMode: "dontAsk" }), user("hi")]);
+  const r = await streamRun(s, fake, [initialize({ permissionMode: "acceptOffered" }), user("hi")]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(parse(r.stdout).at(-1).result, "ok");
 });

