@@ -34,6 +34,7 @@ import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { isTrusted } from "./trust.ts";
+import { loadPermissions } from "./settings.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import {
   createProvider,
@@ -255,8 +256,13 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     for (const t of offered) allowed.push(t.class);
     for (const server of mcpStart!.servers) allowed.push(`mcp:${server}`);
   }
+  const permissions = loadPermissions(workspace, trusted, { yolo: flags.yolo ?? false });
+  for (const n of permissions.notices) hooks.notice(n);
   const policy = new SessionPolicy({
     yolo: flags.yolo ?? false,
+    mode: permissions.mode,
+    rules: permissions.rules,
+    home: permissions.home,
     allowed,
     ask: hooks.ask,
     notify: hooks.approved,
