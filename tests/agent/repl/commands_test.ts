@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type FakeModel, startFakeModel } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
+import { nextMode } from "../../../agent/repl/commands.ts";
 
 const body = (fake: FakeModel, i: number) =>
   fake.modelRequests()[i].body as { model: string; messages: unknown[] };
@@ -183,4 +184,12 @@ Deno.test("repl: text typed while the model works waits at the next prompt", asy
   await t.keys("Enter");
   await t.waitFor("fast");
   assert.match(JSON.stringify(body(fake, 1)), /second prompt/);
+});
+
+Deno.test("nextMode() cycles default, acceptEdits, plan, and the run's own mode after plan", () => {
+  assert.equal(nextMode("default", "default"), "acceptEdits");
+  assert.equal(nextMode("acceptEdits", "default"), "plan");
+  assert.equal(nextMode("plan", "default"), "default");
+  assert.equal(nextMode("plan", "bypassPermissions"), "bypassPermissions");
+  assert.equal(nextMode("bypassPermissions", "bypassPermissions"), "default");
 });
