@@ -26,6 +26,7 @@ import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../run/trust.ts";
 import { approvalAsker, askTrust } from "./approval_prompt.ts";
 import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
+import { ruleKeeper } from "./permissions_command.ts";
 import {
   appendHistory,
   attachMentions,
@@ -136,6 +137,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
       };
     },
     interrupt: () => turn?.abort(),
+    remember: ruleKeeper(() => ({ policy: rt.policy, workspace: rt.dispatcher.session.workspace })),
   });
 
   let markdown: Awaited<ReturnType<typeof loadMarkdown>> | undefined;

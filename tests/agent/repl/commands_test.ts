@@ -124,13 +124,16 @@ Deno.test("repl: a read finishing while an approval waits prints after the answe
     ]);
     await using t = await replAgainst(s, fake);
     await submit(t, "read both");
-    await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
+    await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll outside-read this session: $/m);
     // The inside read is long done by now; its line is held back.
     await new Promise((r) => setTimeout(r, 500));
     assert.doesNotMatch(await t.screen(), /● read a\.txt/);
     await t.keys("y");
     const screen = await t.waitFor("Both read.");
-    assert.match(screen, /allow\? \[y\]es\/\[n\]o\/\[a\]ll: yes\n(.*\n)*● read a\.txt/);
+    assert.match(
+      screen,
+      /allow\? \[y\]es\/\[n\]o\/\[a\]ll outside-read this session: yes\n(.*\n)*● read a\.txt/,
+    );
   } finally {
     Deno.removeSync(outside);
   }

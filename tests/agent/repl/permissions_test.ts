@@ -1,4 +1,4 @@
-/** Permission modes in interactive mode, in a real terminal: Shift-Tab. */
+/** Permission modes and rules in interactive mode, in a real terminal: Shift-Tab, `p`, /permissions. */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -38,4 +38,65 @@ Deno.test("repl: Shift-Tab cycles default, accept edits, plan; plan mode denies 
   await t.keys("BTab");
   await new Promise((r) => setTimeout(r, 300));
   assert.doesNotMatch(lastFooter(await t.screen()), /accept edits|plan mode/);
+});
+
+Deno.test("repl: p saves the command's prefix rule to the local settings, used at once and by the next run", async () => {
+  using s = sandbox();
+  new Deno.Command("git", { args: ["init", "-q"], cwd: s.ws, stdout: "null" }).outputSync();
+  const local = join(s.ws, ".crab", "config.local.json");
+  {
+    await using fake = await startFakeModel([
+      { calls: [{ name: "bash", args: { command: "git status --short" } }] },
+      { calls: [{ name: "bash", args: { command: "git status" } }] },
+      { text: "Status seen." },
+    ]);
+    await using t = await replAgainst(s, fake, ["--trust-project"]);
+    await t.waitFor("› ");
+    await t.type("check the status");
+    await t.keys("Enter");
+    let screen = await t.waitFor(
+      "allow? [y]es/[n]o/[a]ll bash this session/[p]ermanently: ",
+    );
+    assert.match(screen, /p: yes, and don't ask again for Bash\(git status \*\)/);
+    await t.keys("p");
+    screen = await t.waitFor("save to? [l]ocal/[u]ser");
+    assert.ok(screen.includes(local), screen);
+    await t.keys("l");
+    screen = await t.waitFor("Status seen.");
+    // The second command ran under the new rule, without a second question.
+    assert.equal(screen.match(/allow\? \[y\]es/g)?.length, 1);
+    assert.deepEqual(JSON.parse(Deno.readTextFileSync(local)), {
+      permissions: { allow: ["Bash(git status *)"] },
+    });
+    const exclude = Deno.readTextFileSync(join(s.ws, ".git", "info", "exclude"));
+    assert.match(exclude, /^\/\.crab\/config\.local\.json$/m);
+  }
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "git status --porcelain" } }] },
+    { text: "Seen again." },
+  ]);
+  await using t = await replAgainst(s, fake, ["--trust-project"]);
+  await t.waitFor("› ");
+  await t.type("again");
+  await t.keys("Enter");
+  const screen = await t.waitFor("Seen again.");
+  assert.doesNotMatch(screen, /allow\? \[y\]es/);
+  const [result] = toolResults(fake.modelRequests()[1]);
+  assert.equal(result.isError, false, result.text);
+});
+
+Deno.test("repl: a compound command with two prefixes offers no remembered rule", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "git status && echo done" } }] },
+    { text: "Done." },
+  ]);
+  await using t = await replAgainst(s, fake);
+  await t.waitFor("› ");
+  await t.type("go");
+  await t.keys("Enter");
+  const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll bash this session: ");
+  assert.doesNotMatch(screen, /\[p\]ermanently|don't ask again/);
+  await t.keys("n");
+  await t.waitFor("Done.");
 });
