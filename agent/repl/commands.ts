@@ -1,6 +1,6 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /clear, /exit, and custom commands — a Markdown file in
+ * /init, /mcp, /resume, /permissions, /clear, /exit, and custom commands — a Markdown file in
  * `.crab/commands/NAME.md` (project, once the workspace is trusted) or in the
  * user config dir's `commands/` becomes `/NAME [args]`, with `$ARGUMENTS`
  * replaced by the arguments.
@@ -18,6 +18,7 @@ import { knownContextWindow } from "../providers/models.ts";
 import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
+import { permissionsCommand } from "./permissions_command.ts";
 import { instructionFiles } from "../run/system_prompt.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
@@ -53,6 +54,10 @@ const BUILTIN_HELP: [string, string][] = [
   ["/mcp", "MCP servers, their state and their tools"],
   ["/resume", "go on with a past session of this workspace"],
   ["/tools", "the tools offered, which run without asking, and the sandbox"],
+  [
+    "/permissions",
+    "the permission rules and their files; add allow|ask|deny RULE [--user], remove RULE",
+  ],
   ["/metrics", "calls, errors, bytes and time of this session"],
   ["/clear", "clear the screen and start a new conversation"],
   ["/exit", "leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)"],
@@ -177,6 +182,15 @@ export async function runCommand(
     case "/exit":
     case "/quit":
       return "exit";
+    case "/permissions":
+      line(
+        permissionsCommand(
+          args,
+          { policy: rt.policy, workspace: rt.dispatcher.session.workspace },
+          c,
+        ),
+      );
+      return;
     case "/help":
       line(help(ctx));
       return;

@@ -100,3 +100,40 @@ Deno.test("repl: a compound command with two prefixes offers no remembered rule"
   await t.keys("n");
   await t.waitFor("Done.");
 });
+
+Deno.test("repl: /permissions adds, lists and removes rules in the user and local files", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([]);
+  await using t = await replAgainst(s, fake);
+  const user = join(s.config, "crab", "config.json");
+  const local = join(s.ws, ".crab", "config.local.json");
+  await t.waitFor("› ");
+  await t.type("/permissions");
+  await t.keys("Enter");
+  await t.waitFor("No permission rules.");
+  await t.type("/permissions add deny Bash(rm *) --user");
+  await t.keys("Enter");
+  await t.waitFor(`deny Bash(rm *) added to ${user}`);
+  await t.type("/permissions add allow Read(./docs/**)");
+  await t.keys("Enter");
+  await t.waitFor(`allow Read(./docs/**) added to ${local}`);
+  assert.deepEqual(JSON.parse(Deno.readTextFileSync(user)), {
+    permissions: { deny: ["Bash(rm *)"] },
+  });
+  await t.type("/permissions");
+  await t.keys("Enter");
+  let screen = await t.waitFor(/allow Read\(\.\/docs\/\*\*\)\s+local · /);
+  assert.match(screen, new RegExp(`deny  Bash\\(rm \\*\\)\\s+user · ${user}`));
+  await t.type("/permissions add maybe Bash(ls)");
+  await t.keys("Enter");
+  await t.waitFor("Cannot add a rule: give its effect, allow, ask or deny");
+  await t.type("/permissions remove Bash(rm *)");
+  await t.keys("Enter");
+  await t.waitFor(`deny Bash(rm *) removed from ${user}`);
+  assert.deepEqual(JSON.parse(Deno.readTextFileSync(user)), { permissions: { deny: [] } });
+  await t.type("/permissions");
+  await t.keys("Enter");
+  screen = await t.waitFor(/removed from[^]*Permission rules[^]*allow Read[^]*sandbox /);
+  const listed = screen.slice(screen.lastIndexOf("Permission rules"));
+  assert.doesNotMatch(listed, /Bash\(rm/);
+});
