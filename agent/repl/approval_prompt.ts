@@ -20,6 +20,7 @@ import { configPaths, readSettings } from "../run/config.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { colorDiff, type Colors } from "../terminal.ts";
 import { refuseWorkspace, trustWorkspace } from "../run/trust.ts";
+import { loadPermissions } from "../run/settings.ts";
 import { type KeyReader, setMode } from "./keys.ts";
 import { LineBuffer, Renderer } from "./line_editor.ts";
 import { page } from "./pager.ts";
@@ -266,6 +267,14 @@ function trustEffects(cwd: string): string[] {
   } catch (e) {
     out.push(`.crab/config.json: ${e instanceof Error ? e.message : e}`);
   }
+  try {
+    const own = loadPermissions(cwd, true).rules.filter((r) =>
+      r.effect === "allow" && (r.source.scope === "project" || r.source.scope === "local")
+    );
+    for (const r of own) out.push(`allow ${r.text} (${r.source.file})`);
+  } catch (e) {
+    out.push(`permissions: ${e instanceof Error ? e.message : e}`);
+  }
   const servers = loadMcpConfig(cwd).servers.filter((s) => s.scope === "project");
   for (const s of servers) {
     const what = s.transport === "stdio"
@@ -291,7 +300,7 @@ export async function askTrust(screen: Screen, keys: KeyReader, cwd: string): Pr
   const effects = trustEffects(cwd).map((l) => `  • ${printable(l, "strict")}`);
   screen.raw(
     c.yellow(
-      `⚠ ${printable(cwd, "strict")} has its own crab settings (.crab/config.json or .mcp.json).\n`,
+      `⚠ ${printable(cwd, "strict")} has its own crab settings (.crab/, .claude/ or .mcp.json).\n`,
     ) +
       (effects.length ? `Trusting it turns on:\n${effects.join("\n")}\n` : "") +
       "They can choose the API host and start programs. Trust this workspace? [y]es/[n]o: ",

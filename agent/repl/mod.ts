@@ -24,6 +24,7 @@ import type { Message, ToolCallBlock } from "../providers/types.ts";
 import { type RunFlags, type Runtime, startRuntime } from "../run/runtime.ts";
 import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../run/trust.ts";
+import { permissionsWantTrust } from "../run/settings.ts";
 import { approvalAsker, askTrust } from "./approval_prompt.ts";
 import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
 import { ruleKeeper } from "./permissions_command.ts";
@@ -53,7 +54,9 @@ export interface ReplOptions extends RunFlags {
   prompt?: string;
 }
 
+/** True when the workspace has files that trusting it would turn on (allow rules included). */
 async function projectFilesExist(cwd: string): Promise<boolean> {
+  if (permissionsWantTrust(cwd)) return true;
   for (const p of [configPaths(cwd).project, join(cwd, ".mcp.json")]) {
     try {
       await Deno.stat(p);

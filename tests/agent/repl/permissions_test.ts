@@ -75,7 +75,11 @@ Deno.test("repl: p saves the command's prefix rule to the local settings, used a
     { calls: [{ name: "bash", args: { command: "git status --porcelain" } }] },
     { text: "Seen again." },
   ]);
-  await using t = await replAgainst(s, fake, ["--trust-project"]);
+  // The saved allow rule is the workspace's own: the next run asks to trust it, and names it.
+  await using t = await replAgainst(s, fake);
+  const asked = await t.waitFor("Trust this workspace? [y]es/[n]o: ");
+  assert.ok(asked.includes(`allow Bash(git status *) (${local})`), asked);
+  await t.keys("y");
   await t.waitFor("› ");
   await t.type("again");
   await t.keys("Enter");
