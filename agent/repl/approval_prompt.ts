@@ -21,6 +21,7 @@ import { trustedPermissions } from "../run/settings.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { colorDiff, type Colors } from "../terminal.ts";
 import { refuseWorkspace, trustWorkspace } from "../run/trust.ts";
+import { loadPermissions } from "../run/settings.ts";
 import { type KeyReader, setMode } from "./keys.ts";
 import { LineBuffer, Renderer } from "./line_editor.ts";
 import { page } from "./pager.ts";
@@ -98,6 +99,27 @@ export interface PromptDeps {
   pauseTurnKeys(): Promise<() => void>;
   /** Called when the user interrupts at the prompt (Ctrl-C, Esc). */
   interrupt(): void;
+  /** Remembered approvals of shell commands (`p`); without it, `p` is not offered. */
+  remember?: RuleKeeper;
+}
+
+/** Where a remembered rule may be saved. */
+export type RuleScope = "local" | "user";
+
+/** Offers and keeps the rules the `p` answer saves. */
+export interface RuleKeeper {
+  /** The rule to offer for a shell command, e.g. `Bash(npm test *)`, or none. */
+  suggest(command: string): Promise<string | undefined>;
+  /** The file a rule of `scope` goes to, as the prompt names it. */
+  fileOf(scope: RuleScope): string;
+  /** Saves `rule` as an allow rule in `scope`'s file, and applies it at once. */
+  save(rule: string, scope: RuleScope): void;
+}
+
+/** The command of a bash request (its summary is `run: COMMAND`). */
+function commandOf(request: ApprovalRequest): string | undefined {
+  if (request.tool !== "bash" || !request.summary.startsWith("run: ")) return undefined;
+  return request.summary.slice("run: ".length);
 }
 
 /** The interactive approval: one question at a time, even for calls that run concurrently. */
@@ -138,16 +160,24 @@ export function approvalAsker(deps: PromptDeps) {
         head += c.dim(`… ${more} more line${more === 1 ? "" : "s"}${count} · v: view them`) + "\n";
       }
     }
+    // A command an ask rule names asks every time: no rule saved here would change that.
+    const command = request.decided?.effect === "ask" ? undefined : commandOf(request);
+    const rule = command !== undefined && deps.remember
+      ? await deps.remember.suggest(command).catch(() => undefined)
+      : undefined;
     const keysHelp = `f: no, and tell the model what to do instead${
       folded ? " · v: view the whole change" : ""
-    }`;
+    }${rule ? ` · p: yes, and don't ask again for ${printable(rule, "strict")}` : ""}`;
     // One write: the question never shows without its prompt.
     let lead = head + c.dim(keysHelp) + "\n";
     // A protected path asks every time: there is no "all" to give.
     const all = request.class !== "protected";
-    const answers = all ? "ynafv" : "ynfv";
+    const answers = (all ? "ynafv" : "ynfv") + (rule ? "p" : "");
+    const allWhat = request.class === "exec" ? "bash" : request.class;
+    const question = "allow? [y]es/[n]o" + (all ? `/[a]ll ${allWhat} this session` : "") +
+      (rule ? "/[p]ermanently" : "") + ": ";
     while (true) {
-      screen.raw(lead + (all ? "allow? [y]es/[n]o/[a]ll: " : "allow? [y]es/[n]o: "));
+      screen.raw(lead + question);
       lead = "";
       setMode("raw");
       let choice: string | null = null;
@@ -178,6 +208,25 @@ export function approvalAsker(deps: PromptDeps) {
         screen.raw("\n");
         continue;
       }
+      if (choice === "p") {
+        const scope = await askScope(rule!, signal);
+        if (scope === null) {
+          screen.raw("\n");
+          continue;
+        }
+        try {
+          deps.remember!.save(rule!, scope);
+        } catch (e) {
+          const why = e instanceof Error ? e.message : String(e);
+          screen.raw(c.red(`cannot save the rule: ${printable(why, "prose")}`) + "\n");
+          continue;
+        }
+        const where = printable(deps.remember!.fileOf(scope), "strict");
+        screen.raw(
+          c.green("yes") + c.dim(` · ${printable(rule!, "strict")} saved to ${where}`) + "\n",
+        );
+        return "yes";
+      }
       if (choice === "f") {
         screen.raw(c.red("no") + "\n");
         const text = await readText(screen, keys, "tell the model: ");
@@ -187,6 +236,28 @@ export function approvalAsker(deps: PromptDeps) {
       const word = choice === "y" ? "yes" : choice === "a" ? "all" : "no";
       screen.raw((choice === "n" ? c.red(word) : c.green(word)) + "\n");
       return word;
+    }
+  }
+
+  /** Where to save a remembered rule; null when the user backs out. */
+  async function askScope(rule: string, signal: AbortSignal): Promise<RuleScope | null> {
+    const keeper = deps.remember!;
+    const name = (scope: RuleScope) => printable(keeper.fileOf(scope), "strict");
+    screen.raw(
+      c.green("p") + "\n" +
+        c.dim(`save ${printable(rule, "strict")} to:`) + "\n" +
+        `  [l]ocal  this project, not committed (${name("local")})\n` +
+        `  [u]ser   every project (${name("user")})\n` +
+        "save to? [l]ocal/[u]ser (Esc goes back): ",
+    );
+    while (true) {
+      const key = await keys.next(signal);
+      if (key === null || key.name === "ctrl-c" || key.name === "escape") return null;
+      if (key.name !== "text") continue;
+      for (const ch of key.text.toLowerCase()) {
+        if (ch === "l") return "local";
+        if (ch === "u") return "user";
+      }
     }
   }
 }
@@ -200,6 +271,14 @@ function trustEffects(cwd: string): string[] {
     if (keys.length) out.push(`settings from .crab/config.json: ${keys.join(", ")}`);
   } catch (e) {
     out.push(`.crab/config.json: ${e instanceof Error ? e.message : e}`);
+  }
+  try {
+    const own = loadPermissions(cwd, true).rules.filter((r) =>
+      r.effect === "allow" && (r.source.scope === "project" || r.source.scope === "local")
+    );
+    for (const r of own) out.push(`allow ${r.text} (${r.source.file})`);
+  } catch (e) {
+    out.push(`permissions: ${e instanceof Error ? e.message : e}`);
   }
   const servers = loadMcpConfig(cwd).servers.filter((s) => s.scope === "project");
   for (const s of servers) {

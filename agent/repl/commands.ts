@@ -1,6 +1,6 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /clear, /exit, and custom commands — a Markdown file in
+ * /init, /mcp, /resume, /permissions, /clear, /exit, and custom commands — a Markdown file in
  * `.crab/commands/NAME.md` (project, once the workspace is trusted) or in the
  * user config dir's `commands/` becomes `/NAME [args]`, with `$ARGUMENTS`
  * replaced by the arguments.
@@ -17,6 +17,8 @@ import { costUsd } from "../providers/prices.ts";
 import { knownContextWindow } from "../providers/models.ts";
 import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
+import type { Mode } from "../../tools/policy/mod.ts";
+import { permissionsCommand } from "./permissions_command.ts";
 import { instructionFiles, instructionLabel } from "../run/system_prompt.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
@@ -52,6 +54,10 @@ const BUILTIN_HELP: [string, string][] = [
   ["/mcp", "MCP servers, their state and their tools"],
   ["/resume", "go on with a past session of this workspace"],
   ["/tools", "the tools offered, which run without asking, and the sandbox"],
+  [
+    "/permissions",
+    "the permission rules and their files; add allow|ask|deny RULE [--user], remove RULE",
+  ],
   ["/metrics", "calls, errors, bytes and time of this session"],
   ["/clear", "clear the screen and start a new conversation"],
   ["/exit", "leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)"],
@@ -59,7 +65,9 @@ const BUILTIN_HELP: [string, string][] = [
 
 const KEYS_HELP = "Keys: Enter sends; a line ending in \\, Alt-Enter or Ctrl-J adds a line; " +
   "Up/Down walk the history, Ctrl-R searches it;\n@path attaches a file (Tab completes it); " +
-  "Esc or Ctrl-C interrupts a turn; Ctrl-O shows every call's full result.";
+  "Esc or Ctrl-C interrupts a turn; Ctrl-O shows every call's full result;\n" +
+  "Shift-Tab switches the mode: default, accept edits (writes in the workspace run), " +
+  "plan (only reads run).";
 
 /** The custom commands available, project ones first (they win over user ones of the same name). */
 export function customCommands(workspace: string, trusted: boolean): CustomCommand[] {
@@ -122,7 +130,29 @@ function compactTokens(n: number): string {
     : `${(n / 1e6).toFixed(2)}M`;
 }
 
-/** The footer: model, workspace, tokens, sandbox, and `yolo ON` or the permission mode. */
+/** How the footer shows a mode other than `default`. */
+const MODE_LABELS: Record<Mode, string> = {
+  default: "",
+  acceptEdits: "⏵⏵ accept edits on",
+  plan: "⏸ plan mode on",
+  dontAsk: "dontAsk on",
+  bypassPermissions: "yolo ON",
+};
+
+/** The modes Shift-Tab steps through; the run's own mode joins them when it is another. */
+const MODE_CYCLE: readonly Mode[] = ["default", "acceptEdits", "plan"];
+
+/**
+ * The mode after `mode` on Shift-Tab: default → acceptEdits → plan → default,
+ * with `start` (the run's mode, e.g. bypassPermissions under `--yolo`) after
+ * plan when it is none of those.
+ */
+export function nextMode(mode: Mode, start: Mode): Mode {
+  const cycle = MODE_CYCLE.includes(start) ? MODE_CYCLE : [...MODE_CYCLE, start];
+  return cycle[(cycle.indexOf(mode) + 1) % cycle.length];
+}
+
+/** The footer: model, workspace, tokens, the mode (`yolo ON`, `⏸ plan mode on`), sandbox. */
 export function footer(rt: Runtime, c: Colors): string {
   const used = rt.agent.usage.inputTokens + rt.agent.usage.outputTokens;
   const home = Deno.env.get("HOME");
@@ -132,8 +162,8 @@ export function footer(rt: Runtime, c: Colors): string {
     : ws;
   const named = [rt.agent.model, where].map((s) => printable(s, "strict"));
   let text = c.dim([...named, `${compactTokens(used)} tokens`].join(" · "));
-  if (rt.policy.yolo) text += c.dim(" · ") + c.yellow("yolo ON");
-  else if (rt.policy.mode !== "default") text += c.dim(" · ") + c.yellow(rt.policy.mode);
+  const mode = rt.policy.yolo ? MODE_LABELS.bypassPermissions : MODE_LABELS[rt.policy.mode];
+  if (mode) text += c.dim(" · ") + c.yellow(mode);
   text += c.dim(` · sandbox ${rt.sandbox}`);
   return text;
 }
@@ -152,6 +182,15 @@ export async function runCommand(
     case "/exit":
     case "/quit":
       return "exit";
+    case "/permissions":
+      line(
+        permissionsCommand(
+          args,
+          { policy: rt.policy, workspace: rt.dispatcher.session.workspace },
+          c,
+        ),
+      );
+      return;
     case "/help":
       line(help(ctx));
       return;

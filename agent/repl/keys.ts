@@ -34,6 +34,7 @@ export type Key =
       | "ctrl-r"
       | "ctrl-g"
       | "tab"
+      | "shift-tab"
       | "escape"
       | "page-up"
       | "page-down";
@@ -80,6 +81,7 @@ const CSI: Record<string, Key["name"]> = {
   "1;5D": "word-left",
   "1;3C": "word-right",
   "1;3D": "word-left",
+  Z: "shift-tab",
 };
 
 const PASTE_START = "\x1b[200~";

@@ -19,6 +19,7 @@ export type EditResult =
   | "clear-screen"
   | "complete"
   | "detail"
+  | "mode"
   | "escape";
 
 /** A reverse history search under way (Ctrl-R). */
@@ -221,6 +222,8 @@ export class LineBuffer {
         return "redraw";
       case "tab":
         return "complete";
+      case "shift-tab":
+        return "mode";
       case "ctrl-o":
         return "detail";
       case "escape":

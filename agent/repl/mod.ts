@@ -26,7 +26,8 @@ import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../run/trust.ts";
 import { permissionsWantTrust } from "../run/settings.ts";
 import { approvalAsker, askTrust } from "./approval_prompt.ts";
-import { type CommandContext, footer, resume, runCommand } from "./commands.ts";
+import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
+import { ruleKeeper } from "./permissions_command.ts";
 import {
   appendHistory,
   attachMentions,
@@ -53,6 +54,7 @@ export interface ReplOptions extends RunFlags {
   prompt?: string;
 }
 
+/** True when the workspace has files that trusting it would turn on (allow rules included). */
 async function projectFilesExist(cwd: string): Promise<boolean> {
   // Permission files matter only when trust would change them (allow rules, acceptEdits).
   if (permissionsWantTrust(cwd)) return true;
@@ -139,6 +141,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
       };
     },
     interrupt: () => turn?.abort(),
+    remember: ruleKeeper(() => ({ policy: rt.policy, workspace: rt.dispatcher.session.workspace })),
   });
 
   let markdown: Awaited<ReturnType<typeof loadMarkdown>> | undefined;
@@ -186,7 +189,10 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   };
   // A notice while the prompt is drawn (an MCP server failing) goes above the prompt.
   let editing: { renderer: Renderer; buffer: LineBuffer } | undefined;
+  // The footer is the line right above the prompt until something is printed between them.
+  let footerAbove = false;
   const notice = (text: string) => {
+    footerAbove = false;
     if (!editing) return screen.line(text);
     editing.renderer.erase();
     screen.raw(text.replaceAll("\n", "\r\n") + "\r\n");
@@ -363,8 +369,19 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
           return { kind: r };
         }
         if (r === "clear-screen") screen.raw("\x1b[H\x1b[2J");
-        if (r === "complete") complete(buffer, workspace, screen, renderer);
+        if (r === "complete") {
+          footerAbove = false;
+          complete(buffer, workspace, screen, renderer);
+        }
+        if (r === "mode") {
+          // The mode in force is the one the next call is decided by.
+          rt.policy.mode = nextMode(rt.policy.mode, startMode);
+          renderer.erase();
+          screen.raw((footerAbove ? "\x1b[1A\r\x1b[2K" : "") + footer(rt, c) + "\r\n");
+          footerAbove = true;
+        }
         if (r === "detail") {
+          footerAbove = false;
           renderer.erase();
           await page(screen, keys, "every call in full", detailText(records, c));
           setMode("raw");
@@ -380,9 +397,11 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   };
   let mcpStarted = false;
 
+  const startMode = rt.policy.mode;
   let lastWasInterrupt = false;
   while (true) {
     screen.line(footer(rt, c));
+    footerAbove = true;
     const input = await readLine();
     if (input.kind === "eof") break;
     if (input.kind !== "line") {

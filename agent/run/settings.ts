@@ -559,6 +559,36 @@ export function addRule(path: string, effect: Effect, rule: string, workspace: s
 }
 
 /**
+ * Removes `rule` from `permissions[effect]` of the settings file `path`, other
+ * fields kept. Returns true when the file changed; a missing file or rule
+ * changes nothing. Throws {@link PermissionError} for a file that is not a
+ * JSON object.
+ *
+ * @example
+ * ```ts
+ * removeRule(ruleFile("local", ws), "allow", "Bash(npm test *)");
+ * ```
+ */
+export function removeRule(path: string, effect: Effect, rule: string): boolean {
+  const raw = readJson(path);
+  if (raw === undefined) return false;
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new PermissionError(
+      `Cannot remove a rule from "${path}": it is not a JSON object`,
+      "Fix the file, or move it away.",
+    );
+  }
+  const perms = (raw as Record<string, unknown>).permissions as Record<string, unknown> | undefined;
+  const list = perms && typeof perms === "object" ? perms[effect] : undefined;
+  if (!Array.isArray(list) || !list.includes(rule)) return false;
+  perms![effect] = list.filter((r) => r !== rule);
+  const tmp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  Deno.writeTextFileSync(tmp, JSON.stringify(raw, null, 2) + "\n");
+  Deno.renameSync(tmp, path);
+  return true;
+}
+
+/**
  * Adds `path` (a file in `workspace`) to the repository's `.git/info/exclude`,
  * so a local settings file is never committed by accident. Nothing happens
  * outside a repository, or when the line is there already.

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type FakeModel, startFakeModel } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
+import { nextMode } from "../../../agent/repl/commands.ts";
 
 const body = (fake: FakeModel, i: number) =>
   fake.modelRequests()[i].body as { model: string; messages: unknown[] };
@@ -123,13 +124,16 @@ Deno.test("repl: a read finishing while an approval waits prints after the answe
     ]);
     await using t = await replAgainst(s, fake);
     await submit(t, "read both");
-    await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
+    await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll outside-read this session: $/m);
     // The inside read is long done by now; its line is held back.
     await new Promise((r) => setTimeout(r, 500));
     assert.doesNotMatch(await t.screen(), /● read a\.txt/);
     await t.keys("y");
     const screen = await t.waitFor("Both read.");
-    assert.match(screen, /allow\? \[y\]es\/\[n\]o\/\[a\]ll: yes\n(.*\n)*● read a\.txt/);
+    assert.match(
+      screen,
+      /allow\? \[y\]es\/\[n\]o\/\[a\]ll outside-read this session: yes\n(.*\n)*● read a\.txt/,
+    );
   } finally {
     Deno.removeSync(outside);
   }
@@ -187,4 +191,12 @@ Deno.test("repl: text typed while the model works waits at the next prompt", asy
   await t.keys("Enter");
   await t.waitFor("fast");
   assert.match(JSON.stringify(body(fake, 1)), /second prompt/);
+});
+
+Deno.test("nextMode() cycles default, acceptEdits, plan, and the run's own mode after plan", () => {
+  assert.equal(nextMode("default", "default"), "acceptEdits");
+  assert.equal(nextMode("acceptEdits", "default"), "plan");
+  assert.equal(nextMode("plan", "default"), "default");
+  assert.equal(nextMode("plan", "bypassPermissions"), "bypassPermissions");
+  assert.equal(nextMode("bypassPermissions", "bypassPermissions"), "default");
 });

@@ -153,7 +153,7 @@ Deno.test("repl: f at the approval refuses and sends the user's words to the mod
   ]);
   await using t = await replAgainst(s, fake);
   await submit(t, "clean up");
-  await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
+  await t.waitFor("allow? [y]es/[n]o/[a]ll ");
   await t.keys("f");
   await t.waitFor("tell the model: ");
   await t.type("no, list the folder with ls instead");
@@ -172,7 +172,7 @@ Deno.test("repl: a newline in a path cannot forge a second prompt line", async (
   ]);
   await using t = await replAgainst(s, fake);
   await submit(t, "write");
-  const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
+  const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll ");
   assert.equal(screen.split("\n").filter((l) => l.startsWith("⚠ write")).length, 1);
   assert.match(screen, /⚠ write — write: notes\\n⚠ write — safe\.txt/);
   await t.keys("n");
@@ -188,7 +188,7 @@ Deno.test("repl: a new file's approval shows 20 lines, and v pages through all o
   ]);
   await using t = await replAgainst(s, fake);
   await submit(t, "write");
-  const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
+  const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll ");
   assert.match(screen, /new file notes\.txt \(50 lines, 341 B\)\n\+row 1\n/);
   assert.match(screen, /\+row 20\n… 30 more lines/);
   assert.doesNotMatch(screen, /row 21/);
@@ -197,7 +197,7 @@ Deno.test("repl: a new file's approval shows 20 lines, and v pages through all o
   await t.keys("G");
   await t.waitFor(/^\+row 50$/m);
   await t.keys("q");
-  await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
+  await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll [a-z -]*this session(\/\[p\]ermanently)?: $/m);
   await t.keys("y");
   await t.waitFor("Wrote it.");
   assert.equal(Deno.readTextFileSync(join(s.ws, "notes.txt")), content);
@@ -217,7 +217,7 @@ Deno.test("repl: a change to a 2 MB file shows its first changed lines, and v pa
   ]);
   await using t = await replAgainst(s, fake);
   await submit(t, "change it");
-  const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll: ", 20_000);
+  const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll ", 20_000);
   assert.match(
     screen,
     /@@ -18,7 \+18,7 @@\n row 18 =+\n row 19 =+\n row 20 =+\n-row 21 =+\n\+changed 0\n/,
@@ -228,7 +228,7 @@ Deno.test("repl: a change to a 2 MB file shows its first changed lines, and v pa
   await t.keys("G");
   await t.waitFor(/^… \d+ more changed lines not shown/m);
   await t.keys("q");
-  await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
+  await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll [a-z -]*this session(\/\[p\]ermanently)?: $/m);
   await t.keys("y");
   await t.waitFor("Wrote it.");
   assert.equal(Deno.readTextFileSync(join(s.ws, "big.txt")), content);
@@ -261,7 +261,7 @@ Deno.test("repl: keys arriving together at the approval: the first one that answ
   ]);
   await using t = await replAgainst(s, fake);
   await submit(t, "go");
-  await t.waitFor("allow? [y]es/[n]o/[a]ll: ");
+  await t.waitFor("allow? [y]es/[n]o/[a]ll ");
   await t.type("xy");
   await t.waitFor("Done.");
   assert.equal(Deno.readTextFileSync(join(s.ws, "ran.txt")), "ran\n");

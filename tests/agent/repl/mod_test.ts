@@ -35,7 +35,10 @@ Deno.test("repl: y runs one call, n refuses, a allows the class; read never asks
   await t.keys("Enter");
 
   let screen = await t.waitFor("⚠ bash — run: echo one > one.txt");
-  assert.match(screen, /allow\? \[y\]es\/\[n\]o\/\[a\]ll: $/m);
+  assert.match(
+    screen,
+    /allow\? \[y\]es\/\[n\]o\/\[a\]ll [a-z -]*this session(\/\[p\]ermanently)?: $/m,
+  );
   // A wait longer than any (sandboxed) run, so the check below tells the two apart.
   await new Promise((r) => setTimeout(r, 300));
   await t.keys("y");
@@ -189,7 +192,10 @@ Deno.test("repl: Ctrl-C at the approval prompt refuses the call and ends the tur
   await t.waitFor("allow?");
   await t.keys("C-c");
   const screen = await t.waitFor("⏹ interrupted");
-  assert.match(screen, /allow\? \[y\]es\/\[n\]o\/\[a\]ll: no \(interrupted\)/);
+  assert.match(
+    screen,
+    /allow\? \[y\]es\/\[n\]o\/\[a\]ll [a-z -]*this session(\/\[p\]ermanently)?: no \(interrupted\)/,
+  );
   assert.throws(() => Deno.statSync(join(s.ws, "no.txt")));
   assert.equal(fake.modelRequests().length, 1);
   await t.type("go on");

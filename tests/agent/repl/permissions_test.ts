@@ -1,82 +1,143 @@
-/** Permission rules in interactive mode, in a real terminal. */
+/** Permission modes and rules in interactive mode, in a real terminal: Shift-Tab, `p`, /permissions. */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
-import { crabTerminal } from "../../support/tmux.ts";
+import { replAgainst } from "../../support/tmux.ts";
 
-Deno.test("repl --yolo: an ask rule still asks and names its rule; a deny rule refuses at once", async () => {
+/** The last footer on the screen (the line holding `sandbox`). */
+function lastFooter(screen: string): string {
+  return screen.split("\n").findLast((l) => l.includes(" · sandbox ")) ?? "";
+}
+
+Deno.test("repl: Shift-Tab cycles default, accept edits, plan; plan mode denies a write", async () => {
   using s = sandbox();
-  s.put("calc.py", "x\n");
-  const settings = s.put(
-    ".claude/settings.json",
-    JSON.stringify({ permissions: { ask: ["Bash(git push *)"], deny: ["Bash(rm *)"] } }),
-  );
   await using fake = await startFakeModel([
-    { calls: [{ name: "bash", args: { command: "git push origin main" } }] },
-    { calls: [{ name: "bash", args: { command: "rm -f calc.py" } }] },
-    { text: "Left it as it is." },
+    { calls: [{ name: "write", args: { path: "plan.txt", content: "x\n" } }] },
+    { text: "Planned only." },
   ]);
-  await using t = await crabTerminal(
-    s,
-    [
-      "--provider",
-      "anthropic",
-      "--base-url",
-      fake.baseUrlFor("anthropic"),
-      "--model",
-      "fake-model",
-      "--yolo",
-    ],
-    { ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1" },
-  );
-  await t.waitFor("› ");
-  await t.type("publish");
+  await using t = await replAgainst(s, fake);
+  let screen = await t.waitFor("› ");
+  assert.doesNotMatch(lastFooter(screen), /accept edits|plan mode/);
+  await t.keys("BTab");
+  screen = await t.waitFor("⏵⏵ accept edits on");
+  await t.keys("BTab");
+  screen = await t.waitFor("⏸ plan mode on");
+  // The footer is redrawn in place, not once per press.
+  assert.equal(screen.split("\n").filter((l) => l.includes(" · sandbox ")).length, 1);
+  await t.type("write the plan");
   await t.keys("Enter");
-  const screen = await t.waitFor("⚠ bash — run: git push origin main");
-  assert.match(
-    screen,
-    new RegExp(
-      `rule: git push origin main: asked for by Bash\\(git push \\*\\) \\(${
-        settings.replaceAll(".", "\\.")
-      }\\)`,
-    ),
-  );
-  await t.keys("n");
-  await t.waitFor("Left it as it is.");
-  assert.equal(Deno.readTextFileSync(join(s.ws, "calc.py")), "x\n");
-  assert.match(
-    toolResults(fake.modelRequests()[2])[0].text,
-    /^Error \[policy_denied\]: Cannot run bash: rm -f calc\.py: denied by Bash\(rm \*\)/,
-  );
-  // Only the ask rule prompted.
-  assert.equal((await t.screen()).match(/⚠ bash/g)?.length, 1);
+  screen = await t.waitFor("Planned only.");
+  assert.doesNotMatch(screen, /allow\? \[y\]es/);
+  assert.throws(() => Deno.statSync(join(s.ws, "plan.txt")), Deno.errors.NotFound);
+  const [result] = toolResults(fake.modelRequests()[1]);
+  assert.match(result.text, /plan mode allows reading only/);
+  // The mode stays for the next prompt, and one more Shift-Tab goes back to default.
+  assert.match(lastFooter(await t.screen()), /⏸ plan mode on/);
+  await t.keys("BTab");
+  await new Promise((r) => setTimeout(r, 300));
+  assert.doesNotMatch(lastFooter(await t.screen()), /accept edits|plan mode/);
 });
 
-Deno.test("repl: a project's allow rules ask for trust, listed, and apply once trusted", async () => {
+Deno.test("repl: p saves the command's prefix rule to the local settings, used at once and by the next run", async () => {
   using s = sandbox();
-  s.put(
-    ".claude/settings.json",
-    JSON.stringify({ permissions: { allow: ["Bash(echo *)"], deny: ["WebFetch"] } }),
-  );
+  new Deno.Command("git", { args: ["init", "-q"], cwd: s.ws, stdout: "null" }).outputSync();
+  const local = join(s.ws, ".crab", "config.local.json");
+  {
+    await using fake = await startFakeModel([
+      { calls: [{ name: "bash", args: { command: "git status --short" } }] },
+      { calls: [{ name: "bash", args: { command: "git status" } }] },
+      { text: "Status seen." },
+    ]);
+    await using t = await replAgainst(s, fake, ["--trust-project"]);
+    await t.waitFor("› ");
+    await t.type("check the status");
+    await t.keys("Enter");
+    let screen = await t.waitFor(
+      "allow? [y]es/[n]o/[a]ll bash this session/[p]ermanently: ",
+    );
+    assert.match(screen, /p: yes, and don't ask again for Bash\(git status \*\)/);
+    await t.keys("p");
+    screen = await t.waitFor("save to? [l]ocal/[u]ser");
+    assert.ok(screen.includes(local), screen);
+    await t.keys("l");
+    screen = await t.waitFor("Status seen.");
+    // The second command ran under the new rule, without a second question.
+    assert.equal(screen.match(/allow\? \[y\]es/g)?.length, 1);
+    assert.deepEqual(JSON.parse(Deno.readTextFileSync(local)), {
+      permissions: { allow: ["Bash(git status *)"] },
+    });
+    const exclude = Deno.readTextFileSync(join(s.ws, ".git", "info", "exclude"));
+    assert.match(exclude, /^\/\.crab\/config\.local\.json$/m);
+  }
   await using fake = await startFakeModel([
-    { calls: [{ name: "bash", args: { command: "echo trusted" } }] },
-    { text: "ran it" },
+    { calls: [{ name: "bash", args: { command: "git status --porcelain" } }] },
+    { text: "Seen again." },
   ]);
-  await using t = await crabTerminal(
-    s,
-    ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), "--model", "m"],
-    { ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1" },
-  );
-  const screen = await t.waitFor("Trust this workspace? [y]es/[n]o: ");
-  assert.match(screen, /• allow rules from \.claude\/settings\.json: Bash\(echo \*\)/);
+  // The saved allow rule is the workspace's own: the next run asks to trust it, and names it.
+  await using t = await replAgainst(s, fake);
+  const asked = await t.waitFor("Trust this workspace? [y]es/[n]o: ");
+  assert.ok(asked.includes(`allow Bash(git status *) (${local})`), asked);
   await t.keys("y");
+  await t.waitFor("› ");
+  await t.type("again");
+  await t.keys("Enter");
+  const screen = await t.waitFor("Seen again.");
+  assert.doesNotMatch(screen, /allow\? \[y\]es/);
+  const [result] = toolResults(fake.modelRequests()[1]);
+  assert.equal(result.isError, false, result.text);
+});
+
+Deno.test("repl: a compound command with two prefixes offers no remembered rule", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "git status && echo done" } }] },
+    { text: "Done." },
+  ]);
+  await using t = await replAgainst(s, fake);
   await t.waitFor("› ");
   await t.type("go");
   await t.keys("Enter");
-  await t.waitFor("ran it");
-  // Allowed by the project's rule: no prompt.
-  assert.doesNotMatch(await t.screen(), /⚠ bash/);
-  assert.equal(toolResults(fake.modelRequests()[1])[0].text, "trusted\n");
+  const screen = await t.waitFor("allow? [y]es/[n]o/[a]ll bash this session: ");
+  assert.doesNotMatch(screen, /\[p\]ermanently|don't ask again/);
+  await t.keys("n");
+  await t.waitFor("Done.");
+});
+
+Deno.test("repl: /permissions adds, lists and removes rules in the user and local files", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([]);
+  await using t = await replAgainst(s, fake);
+  const user = join(s.config, "crab", "config.json");
+  const local = join(s.ws, ".crab", "config.local.json");
+  await t.waitFor("› ");
+  await t.type("/permissions");
+  await t.keys("Enter");
+  await t.waitFor("No permission rules.");
+  await t.type("/permissions add deny Bash(rm *) --user");
+  await t.keys("Enter");
+  await t.waitFor(`deny Bash(rm *) added to ${user}`);
+  await t.type("/permissions add allow Read(./docs/**)");
+  await t.keys("Enter");
+  await t.waitFor(`allow Read(./docs/**) added to ${local}`);
+  assert.deepEqual(JSON.parse(Deno.readTextFileSync(user)), {
+    permissions: { deny: ["Bash(rm *)"] },
+  });
+  await t.type("/permissions");
+  await t.keys("Enter");
+  let screen = await t.waitFor(/allow Read\(\.\/docs\/\*\*\)\s+local · /);
+  assert.match(screen, new RegExp(`deny  Bash\\(rm \\*\\)\\s+user · ${user}`));
+  await t.type("/permissions add maybe Bash(ls)");
+  await t.keys("Enter");
+  await t.waitFor("Cannot add a rule: give its effect, allow, ask or deny");
+  await t.type("/permissions remove Bash(rm *)");
+  await t.keys("Enter");
+  await t.waitFor(`deny Bash(rm *) removed from ${user}`);
+  assert.deepEqual(JSON.parse(Deno.readTextFileSync(user)), { permissions: { deny: [] } });
+  await t.type("/permissions");
+  await t.keys("Enter");
+  screen = await t.waitFor(/removed from[^]*Permission rules[^]*allow Read[^]*sandbox /);
+  const listed = screen.slice(screen.lastIndexOf("Permission rules"));
+  assert.doesNotMatch(listed, /Bash\(rm/);
 });

@@ -1,0 +1,19 @@
+import assert from "node:assert/strict";
+import { rememberedRule } from "../../../agent/repl/remembered_rule.ts";
+
+Deno.test("rememberedRule() offers the prefix up to the first option, path or value", async () => {
+  const ws = Deno.makeTempDirSync();
+  const offered = async (c: string) => await rememberedRule(c, ws, "/nonexistent-home");
+  assert.equal(await offered("npm test -- --watch=false"), "Bash(npm test *)");
+  assert.equal(await offered("FOO=1 npm test"), "Bash(npm test *)");
+  assert.equal(await offered("git diff HEAD~1 -- src"), "Bash(git diff *)");
+  assert.equal(await offered("npm run build"), "Bash(npm run build *)");
+  assert.equal(await offered("npm test && npm test -- --ci"), "Bash(npm test *)");
+});
+
+Deno.test("rememberedRule() offers nothing for mixed compounds, expansions and wrappers", async () => {
+  const ws = Deno.makeTempDirSync();
+  for (const c of ["npm test && curl x", "echo $(curl x)", "timeout 5 npm test", "bash -c 'x'"]) {
+    assert.equal(await rememberedRule(c, ws, "/nonexistent-home"), undefined, c);
+  }
+});
