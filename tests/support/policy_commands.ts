@@ -96,6 +96,11 @@ export const COMMAND_TABLE: [string, Effect | "default", string | undefined][] =
   ["sudo rm -rf /", "deny", RM],
   ["timeout 5 nohup env A=1 nice rm x", "deny", RM],
   ["timeout --weird 5 npm test", "ask", undefined],
+  ["env $VARS npm test", "ask", undefined],
+  ["xargs $CMD < list", "ask", undefined],
+  ['env "$X" npm test', "ask", undefined],
+  ['timeout 5 "$C" x', "ask", undefined],
+  ['nice "$N" curl x', "ask", undefined],
   // Quoting, escaping and names known only at run time.
   ["n\\pm test; c\\url x", "deny", CURL],
   ["'curl' x", "deny", CURL],

@@ -330,8 +330,9 @@ function readOptions(words: ShellWord[], from: number, spec: OptionSpec, who: st
   const unsure = (why: string): OptionsEnd => ({ next: i, seen, uncertain: `${who}: ${why}` });
   while (i < words.length) {
     const w = words[i];
-    if (w.split) return unsure(`${w.text} is known only at run time`);
-    const v = w.value!;
+    // Known only at run time: an option, its argument or the command, nobody can tell.
+    if (w.value === undefined) return unsure(`${w.text} is known only at run time`);
+    const v = w.value;
     if (v === "--") return { next: i + 1, seen };
     if (v === "-" && spec.dash) {
       seen.set("i", undefined);

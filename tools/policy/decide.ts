@@ -512,8 +512,11 @@ class Judge {
       }
       return { level: "none", why: p.assigns.length ? "only sets variables" : "only redirects" };
     }
-    if (p.words[0].value === undefined) {
-      return { level: "ask", why: `the command name ${p.words[0].text} is known only at run time` };
+    // The name of the command, or of one a wrapper runs (`env $X cmd`, `xargs $CMD`).
+    const dynamic = p.u.views.find((v) => v[0] !== undefined && v[0].value === undefined);
+    const name = p.words[0].value === undefined ? p.words[0] : dynamic?.[0];
+    if (name) {
+      return { level: "ask", why: `the command name ${name.text} is known only at run time` };
     }
     const views = p.u.views.map((v) => commandSubject(v));
     const rules = this.#bash;

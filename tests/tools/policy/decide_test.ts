@@ -15,6 +15,7 @@ import {
   type Rule,
 } from "../../../tools/policy/mod.ts";
 import { realPathOf } from "../../../tools/fs/workspace.ts";
+import { parseShell } from "../../../tools/policy/shell.ts";
 import { COMMAND_TABLE, TABLE_RULES } from "../../support/policy_commands.ts";
 
 await loadShellParser();
@@ -279,4 +280,93 @@ Deno.test("applyMode() settles a decision by the decision table", () => {
   assert.deepEqual(row("default", "mcp:gh", true), ["ask", "ask", "deny", "deny", "allow"]);
   const settled = applyMode(d("default"), "plan", "exec", { insideWorkspace: true });
   assert.equal(settled.why, "plan mode allows reading only (w)");
+});
+
+Deno.test("decide() never throws on random shell text, and never allows what it cannot parse", () => {
+  const tokens = [
+    "npm",
+    "test",
+    "curl",
+    "rm",
+    "-rf",
+    "x",
+    "env",
+    "timeout",
+    "5",
+    "xargs",
+    "-I{}",
+    "{}",
+    "sudo",
+    "nice",
+    "-n",
+    "sh",
+    "-c",
+    "eval",
+    "trap",
+    "find",
+    "-exec",
+    "\\;",
+    "tee",
+    "cd",
+    "..",
+    "cat",
+    ".env",
+    "secrets/k",
+    "$X",
+    '"$X"',
+    "'a b'",
+    "$(",
+    ")",
+    "`",
+    "<(",
+    ">",
+    ">>",
+    "<",
+    "2>&1",
+    "|",
+    "&&",
+    "||",
+    ";",
+    "&",
+    "\n",
+    "(",
+    "{",
+    "}",
+    "if",
+    "then",
+    "fi",
+    "for",
+    "in",
+    "do",
+    "done",
+    "$((x))",
+    "${a[i]}",
+    "~/f",
+    "*.ts",
+    "--",
+    "-",
+    "=",
+    "A=1",
+    "PATH=.",
+    "<<EOF\nx\nEOF\n",
+    "#",
+  ];
+  let seed = 42;
+  const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
+  const deadline = Date.now() + 10_000;
+  let allowed = 0;
+  for (let n = 0; n < 3000 && Date.now() < deadline; n++) {
+    const len = 1 + (next() % 12);
+    const words = Array.from({ length: len }, () => tokens[next() % tokens.length]).join(" ");
+    const command = n % 2 ? `npm test ${words}` : words;
+    const d = bash(command);
+    assert.ok(["allow", "ask", "deny", "default"].includes(d.effect), command);
+    if (d.effect === "allow") {
+      assert.ok(d.parts?.every((p) => p.effect === "allow"), command);
+      assert.ok(d.rule, command);
+      assert.deepEqual(parseShell(command).problems, [], command);
+    }
+    allowed += d.effect === "allow" ? 1 : 0;
+  }
+  assert.ok(allowed > 0, "some random commands are plain enough to be allowed");
 });
