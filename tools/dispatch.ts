@@ -417,11 +417,13 @@ export class Dispatcher {
         waitMs += performance.now() - w0;
       }
     };
+    const hidden = tool.class === "read" ? this.policy.hidden?.(this.session.workspace) : undefined;
     const ctx: ToolContext = {
       session: this.session,
       signal,
       requestApproval: (request) => ask({ ...request, tool: name }),
       onOutput,
+      ...(hidden ? { hidden } : {}),
     };
     const failure = (e: unknown): ToolError => {
       if (e instanceof ToolError) return e;

@@ -248,7 +248,9 @@ export const globTool: Tool<GlobArgs> = {
       ) {
         for (const path of chunk) {
           const sub = path.slice(cut);
-          if (alts.some((a) => path.endsWith(a.suffix) && a.re.test(sub))) found.push(path);
+          if (!alts.some((a) => path.endsWith(a.suffix) && a.re.test(sub))) continue;
+          // A file a Read rule denies is not listed either.
+          if (!ctx.hidden?.(path)) found.push(path);
         }
       }
     }

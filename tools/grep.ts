@@ -386,6 +386,11 @@ async function globbed(
   // @ts-types="@types/picomatch"
   const { default: picomatch } = await import("picomatch");
   const isMatch = picomatch(glob, { dot: true, basename: !glob.includes("/") });
+  return kept(source, (p) => isMatch(rel(p)));
+}
+
+/** The files of `source` that `keep` accepts, in the same order. */
+function kept(source: FileSource, keep: (path: string) => boolean): FileSource {
   const pending: string[] = [];
   return {
     fill(out, max) {
@@ -395,7 +400,7 @@ async function globbed(
         pending.length = 0;
         more = source.fill(pending, max - added);
         for (const p of pending) {
-          if (isMatch(rel(p))) {
+          if (keep(p)) {
             out.push(p);
             added++;
           }
@@ -471,6 +476,7 @@ export const grepTool: Tool<GrepArgs> = {
       ? { fill: (out) => (out.push(root.real), false) }
       : new Walker({ root: root.real, workspace, signal: ctx.signal });
     if (args.glob) source = await globbed(source, args.glob, rel);
+    if (ctx.hidden && !info.isFile) source = kept(source, (p) => !ctx.hidden!(p));
     const found = await runSearch(
       { pattern: args.pattern, flags, mode, context, max },
       source,

@@ -83,6 +83,11 @@ export interface ApprovalPolicy {
    * (`call/permissions.ts`): every dispatcher runs it as its first decide stage.
    */
   decide?(call: CheckedCall): PolicyDecision | undefined | Promise<PolicyDecision | undefined>;
+  /**
+   * What a search of `workspace` must leave out: a file a permission rule
+   * denies (or asks) reading; undefined when no rule hides anything.
+   */
+  hidden?(workspace: string): ((path: string) => boolean) | undefined;
 }
 
 /** An approval answer; `reason` goes back to the model when refused. */
@@ -100,6 +105,8 @@ export interface ToolContext {
   requestApproval(request: Omit<ApprovalRequest, "tool">): Promise<void>;
   /** Output as it is produced (bash), for a live view; absent when nobody watches. */
   onOutput?(chunk: string): void;
+  /** True for a file grep and glob leave out of a directory's results (a Read rule denies it). */
+  hidden?(path: string): boolean;
 }
 
 /** A built-in or extra tool. `dispatch()` is the only caller of `run`. */

@@ -445,6 +445,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       return policy.approve(request, signal);
     },
     decide: (call) => policy.decide(call),
+    hidden: (workspace) => policy.hidden(workspace),
   };
   const telemetry = await loadTelemetry();
   const dispatcher = new Dispatcher({

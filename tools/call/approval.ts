@@ -24,7 +24,7 @@ import type {
 import { BUILTIN_CLASS_LIST } from "../table.ts";
 import type { Mode, Rule } from "../policy/mod.ts";
 import type { CheckedCall, PolicyDecision } from "./stages.ts";
-import { permissionDecision } from "./permissions.ts";
+import { permissionDecision, searchHides } from "./permissions.ts";
 
 /** Every class `--allow` names (besides `mcp:SERVER`), `outside` for both outside classes. */
 export const ALLOW_CLASSES = [
@@ -109,6 +109,11 @@ export class SessionPolicy implements ApprovalPolicy {
   /** The rules' and the mode's decision on a call (`permissions.ts`). */
   async decide(call: CheckedCall): Promise<PolicyDecision> {
     return (await permissionDecision(this, call.tool, call.input, call.session.workspace)).verdict;
+  }
+
+  /** Files a search leaves out (`permissions.ts`). */
+  hidden(workspace: string): ((path: string) => boolean) | undefined {
+    return searchHides(this, workspace);
   }
 
   /** Approves `cls` for the rest of the session (`outside`: both outside classes). */

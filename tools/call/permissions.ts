@@ -31,7 +31,9 @@ import {
   loadShellParser,
   type Mode,
   needsShellParser,
+  pathVerdict,
   type Rule,
+  ruleAppliesTo,
   ruleName,
   shellParserLoaded,
 } from "../policy/mod.ts";
@@ -175,4 +177,26 @@ export async function permissionDecision(
     return { verdict: { effect: "allow", why: settled.why }, decision };
   }
   return { verdict: "ask", decision };
+}
+
+/**
+ * What grep and glob leave out when they walk a directory: files a deny or ask
+ * rule on `Read` names (nobody can be asked file by file). Undefined when no
+ * such rule exists, so a search without them pays nothing. The walk's paths are
+ * matched as found; the call's own path was decided, on its real path, before.
+ */
+export function searchHides(
+  state: Pick<PermissionState, "rules" | "home">,
+  workspace: string,
+): ((path: string) => boolean) | undefined {
+  const rules = state.rules.filter((r) =>
+    r.effect !== "allow" && r.matcher.kind === "path" && ruleAppliesTo(r, "read")
+  );
+  if (rules.length === 0) return undefined;
+  const ctx: DecideContext = {
+    workspace,
+    home: state.home ?? Deno.env.get("HOME") ?? "/",
+    realPath: realPathOf,
+  };
+  return (path) => pathVerdict(rules, "read", path, ctx).effect !== "default";
 }

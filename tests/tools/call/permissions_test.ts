@@ -11,11 +11,12 @@ import { readTool } from "../../../tools/read.ts";
 import { writeTool } from "../../../tools/write.ts";
 import { editTool } from "../../../tools/edit.ts";
 import { grepTool } from "../../../tools/grep.ts";
+import { globTool } from "../../../tools/glob.ts";
 import type { ApprovalRequest } from "../../../tools/tool.ts";
 import type { DispatchResult } from "../../../tools/dispatch.ts";
 import { type Effect, parseRule, shellParserLoaded } from "../../../tools/policy/mod.ts";
 
-const TOOLS = [bashTool, readTool, writeTool, editTool, grepTool];
+const TOOLS = [bashTool, readTool, writeTool, editTool, grepTool, globTool];
 
 /** A harness whose policy holds `rules` (with their effects), and an asker that records. */
 function world(
@@ -218,4 +219,26 @@ Deno.test("permissions: dontAsk runs what rules allow and denies the rest withou
   assert.match(e.message, /dontAsk mode denies what no rule allows/);
   assert.ok((await w.h.call("write", { path: "n.txt", content: "n" })).ok === false);
   assert.deepEqual(w.asked, []);
+});
+
+Deno.test("permissions: grep and glob over a directory leave out files a Read deny rule names", async () => {
+  await using w = asyncWorld([["deny", "Read(secrets/**)"], ["ask", "Read(./private.txt)"]], {
+    yolo: true,
+  });
+  w.h.put("secrets/key.txt", "TOKEN=abc\n");
+  w.h.put("private.txt", "TOKEN=mine\n");
+  w.h.put("app/main.txt", "TOKEN=public\n");
+  const grep = await w.h.call("grep", { pattern: "TOKEN", output_mode: "files_with_matches" });
+  assert.ok(grep.ok, JSON.stringify(grep));
+  assert.equal(grep.output, "app/main.txt");
+  const glob = await w.h.call("glob", { pattern: "**/*.txt" });
+  assert.ok(glob.ok, JSON.stringify(glob));
+  assert.equal(glob.output, "app/main.txt");
+  // Named directly, the rule decides the call; below a named directory, the filter.
+  assert.equal(
+    errorOf(await w.h.call("grep", { pattern: "TOKEN", path: "secrets/key.txt" })).code,
+    "policy_denied",
+  );
+  const below = await w.h.call("grep", { pattern: "TOKEN", path: "secrets" });
+  assert.ok(below.ok && below.output.startsWith("No matches found in secrets"));
 });
