@@ -24,7 +24,7 @@ import { VERSION } from "../../version.ts";
 import { Store } from "../store/observe.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
-import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
+import { type SandboxPolicy, withRules } from "../../tools/sandbox/policy.ts";
 import { ConfigError } from "../run/config.ts";
 import { extraClasses, sandboxPolicy, userSettings } from "../run/sandbox_settings.ts";
 import {
@@ -187,7 +187,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     instructions: instructionsFor(workspace, tools),
     open() {
       const session = new Session(workspace);
-      session.sandbox = sandbox;
+      session.sandbox = withRules(sandbox, () => permissions.rules);
       const runId = store.startRun({ mode: "mcp-serve", workspace: session.workspace });
       openRuns.add(runId);
       const dispatcher = new Dispatcher({

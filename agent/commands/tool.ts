@@ -13,6 +13,7 @@ import { Session } from "../../tools/session.ts";
 import { type AllowedClass, SessionPolicy } from "../../tools/call/approval.ts";
 import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import { withRules } from "../../tools/sandbox/policy.ts";
 import { builtinTools } from "../../tools/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
@@ -350,7 +351,11 @@ async function runCalls(
   }
   cleanSpillFiles();
   const session = new Session(opts.cwd);
-  session.sandbox = sandboxPolicy({ flag: opts.sandbox, user, allow: extra });
+  // Deny rules on paths hold below the shell too.
+  session.sandbox = withRules(
+    sandboxPolicy({ flag: opts.sandbox, user, allow: extra }),
+    () => policy.rules,
+  );
   const allowed = policy.allowed;
   // `--allow outside` (and `--allow-outside`) approves both outside classes, reads and writes.
   if (opts.allowOutside) policy.allow("outside");

@@ -23,6 +23,7 @@ import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
+import { withRules } from "../../tools/sandbox/policy.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { type McpStart, startMcp } from "./mcp_startup.ts";
 import { type FlagServers, McpFlagError, readFlagConfigs } from "../../mcp/config.ts";
@@ -341,6 +342,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       return `--allow ${cls}` + (rule ? `, or --allowedTools "${rule}"` : "");
     },
   });
+  // Deny rules on paths hold below the shell too.
+  session.sandbox = withRules(session.sandbox, () => policy.rules);
   if (policy.yolo && effectiveUid() === 0) {
     hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
   }

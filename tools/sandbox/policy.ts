@@ -33,3 +33,11 @@ export const DEFAULT_SANDBOX_POLICY: SandboxPolicy = {
   net: false,
   writable: [],
 };
+
+/**
+ * `policy` with the permission rules `rules()` returns at each call: rules added
+ * during a session (`/permissions`, a remembered approval) reach the sandbox too.
+ */
+export function withRules(policy: SandboxPolicy, rules: () => readonly Rule[]): SandboxPolicy {
+  return Object.defineProperty({ ...policy }, "rules", { get: rules, enumerable: true });
+}

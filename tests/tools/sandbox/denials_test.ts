@@ -97,3 +97,20 @@ Deno.test("deniedPaths() expands globs under the rule's base and skips allow rul
   assert.deepEqual(d.hidden, [join(p.ws, "deep/x/key.pem"), join(p.ws, "secrets/a.txt")]);
   assert.deepEqual(d.readOnly, []);
 });
+
+Deno.test("crab tool bash: a project's Read(./.env) deny hides .env from cat, as read is refused", async () => {
+  const { sandbox } = await import("../../support/cli.ts");
+  using s = sandbox("crab-deny-cli-");
+  s.put(".env", "API_KEY=secret\n");
+  s.put(".claude/settings.json", JSON.stringify({ permissions: { deny: ["Read(./.env)"] } }));
+  // The rules refuse `cat .env` before it runs; a name the parser cannot see meets the sandbox.
+  const cat = await s.crab(["tool", "bash", JSON.stringify({ command: "cat .env" })]);
+  assert.match(cat.stderr, /denied by Read\(\.\/\.env\)/);
+  const hidden = `perl -e 'open(F, "<", ".e" . "nv") or die "no: $!"; print <F>'; echo rc=$?`;
+  const bash = await s.crab(["tool", "bash", JSON.stringify({ command: hidden })]);
+  assert.doesNotMatch(bash.stdout, /secret/);
+  assert.match(bash.stdout, /no: Permission denied[\s\S]*rc=13/);
+  const read = await s.crab(["tool", "read", JSON.stringify({ path: ".env" })]);
+  assert.notEqual(read.code, 0);
+  assert.doesNotMatch(read.stdout + read.stderr, /secret/);
+});
