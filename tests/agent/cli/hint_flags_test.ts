@@ -142,6 +142,9 @@ const DENO_FLAG =
  * git's in what the sandbox reports after a call, systemd-run's in a hint, bash's that the
  * policy reads through.
  */
+/** Options of the REPL's slash commands (`/permissions add RULE --local`), not of the command line. */
+const REPL_COMMAND_FLAG = /^--(user|local)$/;
+
 const OTHER_PROGRAMS_FLAG =
   /^--(die-with-parent|new-session|unshare-[a-z]+|share-net|as-pid-1|disable-userns|cap-drop|ro-bind|bind|dev-bind|proc|dev|tmpfs|size|chdir|cache|continue|no-skip-worktree|no-assume-unchanged|user|scope|rcfile|init-file)$/;
 
@@ -195,6 +198,7 @@ Deno.test("every --flag a hint, error or description names parses where the text
         // Claude Code's spellings are camelCase: --allowedTools, --disallowedTools.
         for (const [flag] of part.matchAll(/(?<![\w-])--[a-z][a-zA-Z0-9-]*/g)) {
           if (DENO_FLAG.test(flag) || OTHER_PROGRAMS_FLAG.test(flag)) continue;
+          if (file.startsWith("agent/repl/") && REPL_COMMAND_FLAG.test(flag)) continue;
           checked++;
           const ok = any
             ? targets.some((t) => takes(t, flag))
