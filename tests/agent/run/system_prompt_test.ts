@@ -120,8 +120,8 @@ Deno.test("instructionFiles() reads AGENTS.md, then CLAUDE.md, .claude/CLAUDE.md
 Deno.test("instructionFiles() follows @path imports after their importer, relative to it", () => {
   using t = tree();
   t.put(t.app, "CLAUDE.md", "See @docs/style.md and `@not/code.md`.\n```\n@not/fenced.md\n```\n");
-  t.put(t.app, "docs/style.md", "Style. @../../shared.md");
-  t.put(t.repo, "pkg/shared.md", "Shared.");
+  t.put(t.app, "docs/style.md", "Style. @../../common.md");
+  t.put(t.repo, "pkg/common.md", "Common.");
   t.put(t.home, ".claude/mine.md", "Mine.");
   t.put(t.repo, "AGENTS.md", "Root. @~/.claude/mine.md @missing.md");
   const files = t.files(t.app);
@@ -137,8 +137,8 @@ Deno.test("instructionFiles() follows @path imports after their importer, relati
       undefined,
       "See @docs/style.md and `@not/code.md`.\n```\n@not/fenced.md\n```\n",
     ],
-    [join(t.app, "docs", "style.md"), join(t.app, "CLAUDE.md"), "Style. @../../shared.md"],
-    [join(t.repo, "pkg", "shared.md"), join(t.app, "docs", "style.md"), "Shared."],
+    [join(t.app, "docs", "style.md"), join(t.app, "CLAUDE.md"), "Style. @../../common.md"],
+    [join(t.repo, "pkg", "common.md"), join(t.app, "docs", "style.md"), "Common."],
   ]);
   assert.equal(
     systemPrompt(t.app, { files }).match(/^# Project .*$/gm)!.join("\n"),
@@ -147,7 +147,7 @@ Deno.test("instructionFiles() follows @path imports after their importer, relati
       "# Project instructions (../../../home/.claude/mine.md, imported by ../../AGENTS.md)",
       "# Project instructions (CLAUDE.md)",
       "# Project instructions (docs/style.md, imported by CLAUDE.md)",
-      "# Project instructions (../shared.md, imported by docs/style.md)",
+      "# Project instructions (../common.md, imported by docs/style.md)",
     ].join("\n"),
   );
 });

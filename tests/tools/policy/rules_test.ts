@@ -82,9 +82,9 @@ Deno.test("parseRule() reads Claude Code's documented rules and crab's names", (
     }],
     ["Edit(/src/**/*.ts)", { tool: "edit", specifier: "/src/**/*.ts", matcher: "path /p" }],
     ["Edit(docs/**)", { tool: "edit", specifier: "docs/**", matcher: "path workspace" }],
-    ["Edit(../shared/**)", {
+    ["Edit(../common/**)", {
       tool: "edit",
-      specifier: "../shared/**",
+      specifier: "../common/**",
       matcher: "path workspace up 1",
     }],
     ["Write(src/**)", { tool: "edit", specifier: "src/**", matcher: "path workspace" }],
