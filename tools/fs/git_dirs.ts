@@ -19,7 +19,7 @@
  */
 
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { lstatOrNull } from "./exists.ts";
+import { lstatOrNull, readTextOrNull } from "./exists.ts";
 import { isWithin, realPathOf } from "./workspace.ts";
 
 /** Where a workspace's repository keeps its metadata. */
@@ -80,17 +80,9 @@ export function gitEntryKind(name: string): GitEntryKind {
   return "protected";
 }
 
-function readOrNull(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch {
-    return null;
-  }
-}
-
 /** The git directory a `.git` file points to, or null when it is not a gitfile. */
 function gitfileTarget(dotGit: string): string | null {
-  const text = readOrNull(dotGit);
+  const text = readTextOrNull(dotGit);
   const m = text?.match(/^gitdir:\s*(.+?)\s*$/m);
   if (!m) return null;
   return resolve(dirname(dotGit), m[1]);
@@ -104,7 +96,7 @@ function repositoryAt(dotGit: string): Repository | undefined {
   const target = isFile ? gitfileTarget(dotGit) : dotGit;
   if (target === null) return undefined;
   const gitDir = realPathOf(target);
-  const common = readOrNull(join(gitDir, "commondir"))?.trim();
+  const common = readTextOrNull(join(gitDir, "commondir"))?.trim();
   const commonDir = common ? realPathOf(resolve(gitDir, common)) : gitDir;
   return { dotGit, dotGitIsFile: Boolean(isFile), gitDir, commonDir, topLevel: dirname(dotGit) };
 }

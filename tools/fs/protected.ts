@@ -18,7 +18,7 @@
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { configDir } from "../host/data_dir.ts";
 import { type ApprovalRequest, type ToolContext, ToolError } from "../tool.ts";
-import { lstatOrNull } from "./exists.ts";
+import { lstatOrNull, readTextOrNull } from "./exists.ts";
 import { isWithin, realPathOf } from "./workspace.ts";
 import {
   findRepository,
@@ -64,14 +64,6 @@ const GIT_NEW = "a new repository's config and hooks would run commands later";
 const CRAB_PROJECT = "crab's project settings decide which tools run and which are pre-approved";
 const MCP_PROJECT = "it names the MCP servers that crab and other agents start as commands";
 const CRAB_USER = "crab's user settings and MCP servers";
-
-function readOrNull(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch {
-    return null;
-  }
-}
 
 /**
  * Values of `key` in `[section]` (or `[section "sub"]`) of a git config file,
@@ -181,7 +173,7 @@ function globalConfigs(): string[] {
   const key = `${home}\0${xdg}`;
   if (globals?.key !== key) {
     const files = ["/etc/gitconfig", join(home, ".gitconfig"), join(xdg, "git", "config")];
-    globals = { key, texts: files.map((f) => readOrNull(f) ?? "") };
+    globals = { key, texts: files.map((f) => readTextOrNull(f) ?? "") };
   }
   return globals.texts;
 }
@@ -207,7 +199,7 @@ export function protectedPaths(
     // every worktree, this one included.
     const home = Deno.env.get("HOME") ?? "/";
     const hooksPaths = new Set<string>();
-    for (const text of [...globalConfigs(), readOrNull(join(commonDir, "config")) ?? ""]) {
+    for (const text of [...globalConfigs(), readTextOrNull(join(commonDir, "config")) ?? ""]) {
       const value = hooksPathOf(text);
       if (!value) continue;
       const expanded = value.startsWith("~/") ? join(home, value.slice(2)) : value;
@@ -215,7 +207,7 @@ export function protectedPaths(
     }
     for (const abs of hooksPaths) add(entry(abs, "dir", GIT_HOOKS));
     // A file the repository's config includes is config too.
-    const local = readOrNull(join(commonDir, "config")) ?? "";
+    const local = readTextOrNull(join(commonDir, "config")) ?? "";
     for (const section of ["include", "includeif"]) {
       for (const value of configValues(local, section, "path")) {
         const expanded = value.startsWith("~/") ? join(home, value.slice(2)) : value;

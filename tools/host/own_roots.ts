@@ -25,6 +25,7 @@
  * @module
  */
 
+import { realPathOrNull } from "../fs/exists.ts";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isWithin } from "../fs/workspace.ts";
@@ -125,23 +126,15 @@ export function ownRoots(workspace: string, from: CrabOrigin = crabOrigin()): st
     }
     const others = new Set<string>();
     for (const p of paths) {
-      const real = p ? realOrNull(p) : null;
+      const real = p ? realPathOrNull(p) : null;
       if (real) others.add(real);
     }
     found = {
       from,
-      checkout: from.checkout ? realOrNull(from.checkout) : null,
+      checkout: from.checkout ? realPathOrNull(from.checkout) : null,
       others: [...others],
     };
   }
   const { checkout, others } = found;
   return checkout && !isWithin(checkout, workspace) ? [...others, checkout] : others;
-}
-
-function realOrNull(path: string): string | null {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return null;
-  }
 }

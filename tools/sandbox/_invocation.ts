@@ -10,7 +10,7 @@
 
 import { join, relative } from "node:path";
 import { isWithin } from "../fs/workspace.ts";
-import { lstatOrNull } from "../fs/exists.ts";
+import { isEmptyEntry, lstatOrNull } from "../fs/exists.ts";
 import { ensureDataDir } from "../host/data_dir.ts";
 import { ToolError } from "../tool.ts";
 import { bwrapArgs } from "./bwrap.ts";
@@ -32,19 +32,6 @@ export interface Invocation {
    * result: what the caps did, what crab did to keep protected paths protected.
    */
   release(): Promise<string[]>;
-}
-
-/** An empty regular file or directory: what a placeholder looks like. */
-function isEmpty(path: string): boolean {
-  try {
-    const info = Deno.lstatSync(path);
-    if (info.isFile) return info.size === 0;
-    if (!info.isDirectory) return false;
-    for (const _ of Deno.readDirSync(path)) return false;
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** What this machine's sandbox can do besides the basics, as the probe found. */
@@ -132,7 +119,7 @@ export async function invocation(
     views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
     // A protected path that is empty may be another call's placeholder, and one that is gone
     // now was one (another call, or another crab's probe, removed it meanwhile).
-    const maybe = layout.readOnly.filter((p) => isEmpty(p) || !lstatOrNull(p));
+    const maybe = layout.readOnly.filter((p) => isEmptyEntry(p) || !lstatOrNull(p));
     const held = holdPlaceholders(layout.placeholders, maybe);
     releasePlaceholders = held.release;
     layout.placeholders = held.paths;

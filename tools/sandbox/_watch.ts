@@ -21,7 +21,7 @@
 
 import { basename, join, relative } from "node:path";
 import { ensureDataDir } from "../host/data_dir.ts";
-import { lstatOrNull } from "../fs/exists.ts";
+import { isEmptyEntry, lstatOrNull } from "../fs/exists.ts";
 import { namesIn, type ProtectedPath } from "../fs/protected.ts";
 import { isWithin } from "../fs/workspace.ts";
 
@@ -38,19 +38,6 @@ function readLinkOrNull(path: string): string | null {
     return Deno.readLinkSync(path);
   } catch {
     return null;
-  }
-}
-
-/** An empty regular file or directory: a placeholder (this call's or another's), or harmless. */
-function isEmpty(path: string): boolean {
-  try {
-    const info = Deno.lstatSync(path);
-    if (info.isFile) return info.size === 0;
-    if (!info.isDirectory) return false;
-    for (const _ of Deno.readDirSync(path)) return false;
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -80,7 +67,7 @@ export function watchProtected(
     target: p.link ? readLinkOrNull(p.link) ?? undefined : undefined,
     ino: p.ino ?? null,
     // An empty directory is a placeholder (this call's or another's), or runs nothing.
-    exists: p.exists && !isEmpty(p.path),
+    exists: p.exists && !isEmptyEntry(p.path),
   }));
   const show = (path: string) => relative(workspace, path) || path;
   return {
@@ -111,7 +98,7 @@ export function watchProtected(
         }
         const now = lstatOrNull(p.path);
         if (!b.exists && now) {
-          if (isEmpty(p.path)) continue;
+          if (isEmptyEntry(p.path)) continue;
           const moved = quarantine(p.path);
           notes.push(
             moved

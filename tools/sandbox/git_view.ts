@@ -29,7 +29,7 @@
 
 import { basename, join } from "node:path";
 import { ensureDataDir } from "../host/data_dir.ts";
-import { lstatOrNull } from "../fs/exists.ts";
+import { isEmptyEntry, lstatOrNull, readTextOrNull } from "../fs/exists.ts";
 import { isWithin } from "../fs/workspace.ts";
 import { gitEntryKind, STATE_DIRS } from "../fs/git_dirs.ts";
 import { configValues } from "../fs/protected.ts";
@@ -130,14 +130,6 @@ function execLines(text: string | null): string[] {
   return (text ?? "").split("\n").filter((l) => EXEC_LINE.test(l));
 }
 
-function readOrNull(path: string): string | null {
-  try {
-    return Deno.readTextFileSync(path);
-  } catch {
-    return null;
-  }
-}
-
 function tempName(dir: string, name: string): string {
   return join(dir, `.${name}.crab-${crypto.randomUUID().slice(0, 8)}`);
 }
@@ -161,7 +153,7 @@ function replaceWith(src: string, dest: string): void {
 /** The object id size of a repository: SHA-256 repositories say so in their config. */
 function idBytes(gitDir: string, commonDir: string): number {
   for (const dir of [gitDir, commonDir]) {
-    const config = readOrNull(join(dir, "config")) ?? "";
+    const config = readTextOrNull(join(dir, "config")) ?? "";
     if (configValues(config, "extensions", "objectformat").at(-1)?.toLowerCase() === "sha256") {
       return 32;
     }
@@ -253,13 +245,6 @@ function returnView(real: string, priv: string): void {
   pool.set(real, free);
 }
 
-function isEmpty(path: string, info: Deno.FileInfo): boolean {
-  if (info.isFile) return info.size === 0;
-  if (!info.isDirectory) return false;
-  for (const _ of Deno.readDirSync(path)) return false;
-  return true;
-}
-
 /**
  * Clears a reused view for `plan`: empty mount stubs of the right kind stay;
  * copies, and anything the last command made, go.
@@ -274,7 +259,7 @@ function cleanView(priv: string, plan: ReadonlyMap<string, Plan>): Set<string> {
       kept.add(e.name);
       continue;
     }
-    const keep = (want === "stub-dir" && info.isDirectory && isEmpty(path, info)) ||
+    const keep = (want === "stub-dir" && info.isDirectory && isEmptyEntry(path, info)) ||
       (want === "stub-file" && info.isFile && info.size === 0) ||
       (want === "copy" && e.name === "info" && info.isDirectory);
     if (keep) {
@@ -451,7 +436,7 @@ function giveBackView(v: View, gitDirs: readonly string[], notes: string[]): voi
       const fresh = tempName(v.real, name);
       const removed: string[] = [];
       copyTree(copy, fresh, (rel, text) => {
-        const allowed = execLines(readOrNull(join(real, rel)));
+        const allowed = execLines(readTextOrNull(join(real, rel)));
         return text.split("\n").map((line) => {
           if (!EXEC_LINE.test(line)) return line;
           const i = allowed.indexOf(line);

@@ -20,10 +20,9 @@
 import { dirname, join } from "node:path";
 import { dataDir } from "../host/data_dir.ts";
 import { ownRoots } from "../host/own_roots.ts";
-import { entryExists } from "../fs/exists.ts";
+import { entryExists, lstatOrNull, realPathOrNull } from "../fs/exists.ts";
 import { findRepository, namesIn, type ProtectedPath, protectedPaths } from "../fs/protected.ts";
 import { gitDirsOf } from "../fs/git_dirs.ts";
-import { lstatOrNull } from "../fs/exists.ts";
 import { deniedPaths } from "./denials.ts";
 import { isWithin } from "../fs/workspace.ts";
 import type { SandboxPolicy } from "./policy.ts";
@@ -56,14 +55,6 @@ export interface Layout {
   hidden: { path: string; dir: boolean }[];
 }
 
-function realOrNull(path: string): string | null {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return null;
-  }
-}
-
 /** `/run/user/UID` for the owner of HOME (Deno.uid() would need --allow-sys). */
 function defaultRuntimeDir(): string {
   try {
@@ -77,7 +68,7 @@ function defaultRuntimeDir(): string {
 function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: string[] } {
   const env = Deno.env.toObject();
   // The runtime dir holds the session bus (systemd-run --user runs anything) and user daemons.
-  const runtimeDir = realOrNull(env.XDG_RUNTIME_DIR || defaultRuntimeDir()) ?? undefined;
+  const runtimeDir = realPathOrNull(env.XDG_RUNTIME_DIR || defaultRuntimeDir()) ?? undefined;
   const reshown: string[] = [];
   // Not the whole gnupg dir: its dirmngr fetches from keyservers, a way out for data.
   const gnupg = runtimeDir && join(runtimeDir, "gnupg");
@@ -87,7 +78,7 @@ function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: strin
     gnupg && join(gnupg, "S.gpg-agent.ssh"),
   ];
   for (const p of agents) {
-    const real = p ? realOrNull(p) : null;
+    const real = p ? realPathOrNull(p) : null;
     // Key agents sign and decrypt; they start no commands. They stay reachable.
     if (real && (isWithin("/tmp", real) || (runtimeDir && isWithin(runtimeDir, real)))) {
       reshown.push(real);
@@ -115,13 +106,13 @@ function existingAncestor(path: string, workspace: string, names: ReadonlySet<st
 export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout {
   const sys = systemLayout();
   const tmpfs = ["/tmp"];
-  const home = realOrNull(Deno.env.get("HOME") ?? "/") ?? "/";
+  const home = realPathOrNull(Deno.env.get("HOME") ?? "/") ?? "/";
   // Never hide a folder that holds the workspace or the home directory (a strange XDG_RUNTIME_DIR).
   const run = sys.runtimeDir;
   if (run && !isWithin(run, workspace) && !isWithin(run, home)) tmpfs.push(run);
   const reshown = [...sys.reshown];
   // Spill files under a private /tmp would vanish from view; earlier ones stay readable.
-  const spill = realOrNull(join(dataDir(), "spill"));
+  const spill = realPathOrNull(join(dataDir(), "spill"));
   if (spill && tmpfs.some((t) => isWithin(t, spill))) reshown.push(spill);
 
   const layout: Layout = {
@@ -152,7 +143,7 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
 
   const roots = new Set<string>([workspace]);
   for (const w of policy.writable) {
-    const real = realOrNull(w);
+    const real = realPathOrNull(w);
     if (real) roots.add(real);
   }
   const allGitDirs = gitDirsOf(workspace, repo);
@@ -175,7 +166,7 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     const root = writableRoot(d);
     if (root) pin(d, root);
   }
-  const data = realOrNull(dataDir());
+  const data = realPathOrNull(dataDir());
   const readOnly = guarded.filter((p) => p.exists).map((p) => p.path);
   readOnly.push(...denied?.readOnly ?? []);
   if (data) readOnly.push(data);
