@@ -558,6 +558,8 @@ export class Dispatcher {
         allowed = { ...allowed, ...(covers.length ? { covers } : {}) };
       }
     }
+    // An allow that answers the class's prompt outranks that prompt, never an ask a rule made.
+    if (asked && allowed?.answersPrompt && asked.why === "" && !asked.always) return allowed;
     return asked ?? allowed ?? classDefault(call.tool);
   }
 

@@ -40,12 +40,26 @@ import {
   type ToolSpec,
 } from "../providers/types.ts";
 
-export type { AgentEvents, AgentOptions, CompactResult, TurnResult, TurnStatus } from "./types.ts";
+export type {
+  AgentEvents,
+  AgentOptions,
+  CompactResult,
+  LoopHooks,
+  TurnResult,
+  TurnStatus,
+} from "./types.ts";
 export { REPEAT_CALLS, REPEAT_FAILURES } from "./guard.ts";
 /** Share of the window the conversation may fill before old tool results are trimmed. */
 const TRIM_AT = 0.85;
 /** Tokens kept free in the window for the answer when `maxTokens` is not set. */
 const ANSWER_RESERVE = 8192;
+/** Times a Stop hook may send the model back to work during one prompt. */
+export const MAX_STOP_CONTINUES = 3;
+
+/** Text a hook gives the model, marked as coming from the hook. */
+export function hookContext(event: string, text: string): string {
+  return `<${event}-hook>\n${text}\n</${event}-hook>`;
+}
 
 /** One conversation with the model. */
 export class Agent {
@@ -103,10 +117,35 @@ export class Agent {
 
   /** Runs one prompt to its end: the model's answer, or a reason it stopped. */
   async send(prompt: string, signal: AbortSignal): Promise<TurnResult> {
-    this.#pushUser([{ type: "text", text: prompt }]);
+    const hooks = this.#opts.hooks;
+    const submitted = await hooks?.promptSubmitted?.(prompt, signal);
+    if (submitted?.block !== undefined) {
+      return {
+        status: "blocked",
+        text: "",
+        turns: 0,
+        error: `The prompt was blocked by a UserPromptSubmit hook: ${submitted.block}`,
+      };
+    }
+    const blocks: ContentBlock[] = [{ type: "text", text: prompt }];
+    if (submitted?.context) {
+      blocks.push({ type: "text", text: hookContext("UserPromptSubmit", submitted.context) });
+    }
+    this.#pushUser(blocks);
     this.#promptIndex = this.messages.length - 1;
     try {
-      return await this.#send(signal);
+      let result = await this.#send(signal);
+      // A Stop hook may send the model back to work, a bounded number of times per prompt.
+      for (let n = 0; n < MAX_STOP_CONTINUES && hooks?.stopping; n++) {
+        if (result.status !== "ok" || signal.aborted) break;
+        const reason = await hooks.stopping(n > 0, signal);
+        if (reason === undefined || signal.aborted) break;
+        this.#opts.events?.onNotice?.(`a Stop hook sent the model back to work: ${reason}`);
+        this.#pushUser([{ type: "text", text: hookContext("Stop", reason) }]);
+        const more = await this.#send(signal);
+        result = { ...more, turns: result.turns + more.turns };
+      }
+      return result;
     } finally {
       this.#promptIndex = -1;
     }
@@ -412,6 +451,7 @@ export class Agent {
     const keepFrom = this.#promptIndex >= 0 ? this.#promptIndex : this.messages.length;
     const old = this.messages.slice(0, keepFrom);
     if (old.length < 2) return { ok: false, error: "nothing to compact yet" };
+    await this.#opts.hooks?.compacting?.(reason, focus);
     const tokensBefore = this.estimateTokens();
     const { budget } = this.#budget();
     const request = summaryRequest(

@@ -38,8 +38,14 @@ export interface AgentEvents {
   onCompact?(info: CompactInfo): void;
 }
 
-/** How a request to the agent ended. */
-export type TurnStatus = "ok" | "max_turns" | "aborted" | "context_full" | "provider_error";
+/** How a request to the agent ended (`blocked`: a UserPromptSubmit hook refused the prompt). */
+export type TurnStatus =
+  | "ok"
+  | "max_turns"
+  | "aborted"
+  | "context_full"
+  | "provider_error"
+  | "blocked";
 
 /** The outcome of {@link Agent.send}. */
 export interface TurnResult {
@@ -76,6 +82,25 @@ export interface AgentOptions {
   onRewrite?(messages: readonly Message[]): void;
   /** Retries of a response cut off mid-stream before the turn fails. */
   incompleteRetries?: number;
+  /** The user's hooks around prompts, stops and compaction (`agent/hooks/`). */
+  hooks?: LoopHooks;
+}
+
+/** Hooks the turn loop calls (Claude Code's UserPromptSubmit, Stop and PreCompact). */
+export interface LoopHooks {
+  /** Before a prompt is sent: refuse it (`block`, shown to the user), or add context for the model. */
+  promptSubmitted?(
+    prompt: string,
+    signal: AbortSignal,
+  ): Promise<{ block?: string; context?: string }>;
+  /**
+   * When the model answered without calling a tool: a reason makes it go on
+   * (the reason is its next instruction). `active` is true when a Stop hook
+   * already made it go on during this prompt.
+   */
+  stopping?(active: boolean, signal: AbortSignal): Promise<string | undefined>;
+  /** Before the conversation is compacted. */
+  compacting?(trigger: "manual" | "auto", focus: string | undefined): Promise<void>;
 }
 
 /** How a compaction ended. */

@@ -361,6 +361,8 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       ? EXIT.maxTurns
       : result.status === "context_full"
       ? EXIT.contextFull
+      : result.status === "blocked"
+      ? EXIT.error
       : EXIT.provider;
     const why = stop === "terminate"
       ? "Terminated (SIGTERM)"
@@ -426,6 +428,6 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     stopTerminate();
     stopExit();
   }
-  run.finish(last.status);
+  await run.finish(last.status);
   return out.closed ? EXIT.outputClosed : last.code;
 }

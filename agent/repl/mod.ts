@@ -430,7 +430,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     }
     await send(input.text);
   }
-  rt.finish("ok");
+  await rt.finish("ok");
   stopRestore();
   return code;
 }

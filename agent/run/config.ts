@@ -45,6 +45,8 @@ export interface Settings {
   sandbox?: SandboxSettings;
   /** Permission rules and mode, as Claude Code writes them; read by `settings.ts`, trusted or not. */
   permissions?: Record<string, unknown>;
+  /** Claude Code's hooks object; read by `agent/hooks/config.ts` (a project's after trust). */
+  hooks?: Record<string, unknown>;
 }
 
 /** Keys a project file may set before the workspace is trusted. */
@@ -88,6 +90,10 @@ const KINDS: Record<keyof Settings, FieldKind> = {
   telemetry: BOOLEAN,
   permissions: {
     want: "an object with allow, ask, deny and defaultMode",
+    ok: (v) => !!v && typeof v === "object" && !Array.isArray(v),
+  },
+  hooks: {
+    want: "an object of hook event names",
     ok: (v) => !!v && typeof v === "object" && !Array.isArray(v),
   },
   sandbox: {
@@ -218,7 +224,7 @@ export function loadSettings(workspace: string, trusted: boolean): LoadedSetting
     // A repository must not loosen the sandbox its own commands run in, trusted or not.
     if (key === "sandbox") sandboxRefused = true;
     // Its deny and ask rules apply before trust, its allow rules after: `settings.ts` reads them.
-    else if (key === "permissions") continue;
+    else if (key === "permissions" || key === "hooks") continue;
     else if (trusted || SAFE_PROJECT_KEYS.includes(key as keyof Settings)) merged[key] = value;
     else ignored.push(key);
   }

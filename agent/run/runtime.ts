@@ -28,7 +28,7 @@ import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { type McpStart, startMcp } from "./mcp_startup.ts";
 import { type FlagServers, McpFlagError, readFlagConfigs } from "../../mcp/config.ts";
 import type { McpHub, McpServerStatus } from "../../mcp/hub.ts";
-import { Agent, type AgentEvents } from "../loop/loop.ts";
+import { Agent, type AgentEvents, hookContext } from "../loop/loop.ts";
 import { loadSettings, type Settings } from "./config.ts";
 import {
   loadPermissions,
@@ -52,6 +52,10 @@ import {
 } from "../providers/mod.ts";
 import { chooseWindow, type WindowChoice } from "../providers/context_window.ts";
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
+import { type HookCommand, Hooks, loadHooks } from "../hooks/mod.ts";
+import { hookStage } from "../hooks/stage.ts";
+import { HookConfigError } from "../hooks/config.ts";
+import { recordHookRun } from "../store/hook_runs.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -223,8 +227,10 @@ export interface Runtime {
   permissionMode(): string;
   /** Goes on with a stored session (`/resume`); returns its last exchange, to show. */
   resumeSession(id: string): Message[];
-  /** Records the end of the run and closes the store. */
-  finish(status: string): void;
+  /** The hooks in effect, and the workspace's that wait for trust (`/hooks`). */
+  hooks: { active: readonly HookCommand[]; untrusted: readonly HookCommand[] };
+  /** Records the end of the run (after the SessionEnd hooks) and closes the store. */
+  finish(status: string): Promise<void>;
 }
 
 /** Builds a run from flags; throws {@link UsageError} or {@link SetupError}. */
@@ -258,6 +264,25 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     throw e;
   }
   for (const n of permissions.notices) hooks.notice(n);
+  let hookConfig;
+  try {
+    hookConfig = loadHooks(workspace, trusted, flags.permissions?.settings);
+  } catch (e) {
+    if (e instanceof HookConfigError) throw new UsageError(`${e.message}\nhint: ${e.hint}`);
+    throw e;
+  }
+  for (const n of hookConfig.notices) hooks.notice(n);
+  let hookSeq = 0;
+  let sessionId = "";
+  const userHooks: Hooks = new Hooks({
+    hooks: hookConfig.hooks,
+    workspace,
+    sessionId: () => sessionId,
+    permissionMode: (): string => policy.mode,
+    notice: hooks.notice,
+    // Hooks first fire once the run has its record (SessionStart is the first).
+    record: (r) => recordHookRun(store, { ...r, runId, seq: ++hookSeq }),
+  });
   // Print mode without permission flags keeps its own default: the offered tools approved, and
   // rules from files adding denials; with them, it acts as `claude -p` (what is not allowed is denied).
   const printDefault = hooks.mode === "print" && !permissions.fromCommandLine;
@@ -335,7 +360,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     rules: permissions.rules,
     home: permissions.home,
     allowed,
-    ask: hooks.ask,
+    ask: hooks.ask && userHooks.notifying(hooks.ask),
     notify: hooks.approved,
     flagFor: (cls) => {
       const rule = cls.startsWith("mcp:") ? `mcp__${cls.slice(4)}` : RULE_FOR[cls];
@@ -406,7 +431,6 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   store.onProblem = hooks.notice;
   cleanSpillFiles();
   const transcripts = new Transcripts(store);
-  let sessionId: string;
   let messages: Message[] = [];
   if (flags.resume !== undefined || flags.continue) {
     const found = flags.resume !== undefined && flags.resume !== ""
@@ -457,15 +481,20 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     policy: approval,
     sink: store,
     runId,
-    stages: telemetry?.dispatchStages({ runId, sessionId: () => sessionId }),
+    stages: [
+      ...telemetry?.dispatchStages({ runId, sessionId: () => sessionId }) ?? [],
+      ...(userHooks.commands.length ? [hookStage(userHooks)] : []),
+    ],
   });
+  // SessionStart hooks' output is context for the model, at the end of the system prompt.
+  const started = await userHooks.sessionStart(messages.length ? "resume" : "startup");
   const agent = new Agent({
     provider,
     dispatcher,
     system: systemPrompt(workspace, {
       replace: flags.systemPrompt,
       append: flags.appendSystemPrompt,
-    }),
+    }) + started.map((c) => "\n\n" + hookContext("SessionStart", c)).join(""),
     tools: () => {
       syncMcp();
       return registry.list();
@@ -479,6 +508,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       transcripts.truncate(sessionId, 0);
       transcripts.append(sessionId, 0, all);
     },
+    ...(userHooks.commands.length ? { hooks: userHooks.loopHooks() } : {}),
   });
   if (win.known === undefined && hooks.mode !== "print") {
     win.asked.then((w) => agent.contextWindow = applyWindow(w), () => {});
@@ -529,9 +559,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     settings,
     sandbox: session.sandbox.mode,
     resumed: lastExchange(messages),
-    finish(status) {
+    hooks: { active: hookConfig.hooks, untrusted: hookConfig.untrusted },
+    async finish(status) {
       if (finished) return;
       finished = true;
+      await userHooks.sessionEnd(status === "aborted" ? "other" : "exit");
       // Closing asks the servers to stop; their groups die with crab in any case.
       mcpReady?.then(() => hub?.close()).catch(() => {});
       store.endRun(runId, {

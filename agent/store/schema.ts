@@ -8,7 +8,7 @@
 import type { DatabaseSync } from "node:sqlite";
 
 /** The schema this build writes (PRAGMA user_version). */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** Runs sent to a collector by `crab metrics export --otlp` (see `agent/telemetry/replay.ts`). */
 const TELEMETRY_EXPORTS = `CREATE TABLE IF NOT EXISTS telemetry_exports (
@@ -16,6 +16,22 @@ const TELEMETRY_EXPORTS = `CREATE TABLE IF NOT EXISTS telemetry_exports (
   exported_at INTEGER NOT NULL,
   endpoint TEXT NOT NULL
 );`;
+
+/** Each hook command run (see `agent/hooks/`): event, command, how long, how it ended. */
+const HOOK_RUNS = `CREATE TABLE IF NOT EXISTS hook_runs (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  command TEXT NOT NULL,
+  source TEXT NOT NULL,
+  call_seq INTEGER,
+  started_at INTEGER NOT NULL,
+  duration_ms REAL NOT NULL,
+  exit_code INTEGER,
+  outcome TEXT NOT NULL,
+  blocked INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS hook_runs_run ON hook_runs(run_id, seq);`;
 
 /** Every table and index, as this build writes them (run after the steps: makes what is missing). */
 export const SCHEMA = `
@@ -75,6 +91,7 @@ CREATE TABLE IF NOT EXISTS messages (
   PRIMARY KEY (session_id, seq)
 );
 ${TELEMETRY_EXPORTS}
+${HOOK_RUNS}
 `;
 
 /** Adds a column to a table that exists and lacks it (a missing table is made whole by SCHEMA). */
@@ -100,6 +117,7 @@ const MIGRATIONS: Record<number, (db: DatabaseSync) => void> = {
   3: (db) => db.exec(TELEMETRY_EXPORTS),
   // The permission rule that decided a call; older calls have none.
   4: (db) => addColumn(db, "observations", "rule", "TEXT"),
+  5: (db) => db.exec(HOOK_RUNS),
 };
 
 /** Brings a store at schema `from` (> 0) up to this schema; {@link SCHEMA} then makes what is missing. */

@@ -81,6 +81,12 @@ export interface Verdict {
   covers?: ApprovalClass[];
   /** `deny`: what the model may do instead. */
   hint?: string;
+  /**
+   * `allow`: it stands in for the class's own prompt (a PreToolUse hook's
+   * allow), so it wins over a plain `ask` (no rule decided: the class default),
+   * never over an ask rule or a denial.
+   */
+  answersPrompt?: boolean;
 }
 
 /** What the run produced: the tool's result, or the error the call failed with. */
@@ -129,7 +135,8 @@ export interface DispatchStage {
 
   /**
    * The policy's decision, before approval. Of all stages' decisions a denial
-   * wins, then `ask`, then `allow`; with none, read-class calls run and others ask.
+   * wins, then `ask`, then `allow` (but an allow that {@link Verdict.answersPrompt}
+   * wins over an ask no rule made); with none, read-class calls run and others ask.
    * A denial is recorded as `refused`, with code `policy_denied`. The session's
    * own permission rules and mode (the `ApprovalPolicy`'s `decide`) come first
    * in every dispatcher.

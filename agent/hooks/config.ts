@@ -1,0 +1,305 @@
+/**
+ * Hooks as Claude Code writes them, read from every settings file crab reads
+ * (`agent/run/settings.ts`' table) and `--settings`:
+ *
+ * ```json
+ * {"hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [
+ *   {"type": "command", "command": "./check.sh", "timeout": 60}]}]}}
+ * ```
+ *
+ * The user's files and `--settings` always apply; a workspace's own files
+ * (`.crab/config.json`, `.claude/settings.json`, `.claude/settings.local.json`)
+ * only once the workspace is trusted. A malformed `hooks` object stops the run
+ * (a check the team relies on must not silently vanish); an event or hook type
+ * crab does not have is left out with a notice, so a settings file written for
+ * Claude Code loads unchanged.
+ *
+ * @module
+ */
+
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { configDir } from "../../tools/host/data_dir.ts";
+import { claudeNameOf, crabNameOf } from "../../tools/table.ts";
+
+/** The events crab fires, in Claude Code's names. */
+export const HOOK_EVENTS = [
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "UserPromptSubmit",
+  "Stop",
+  "SubagentStop",
+  "SessionStart",
+  "SessionEnd",
+  "PreCompact",
+  "Notification",
+] as const;
+
+/** A hook event crab knows. */
+export type HookEvent = typeof HOOK_EVENTS[number];
+
+/** Events whose hooks can stop what happens next: without a way to run them, that fails closed. */
+export const BLOCKING_EVENTS: readonly HookEvent[] = ["PreToolUse", "UserPromptSubmit"];
+
+/** Events whose matcher is a tool name. */
+const TOOL_EVENTS: readonly HookEvent[] = ["PreToolUse", "PostToolUse", "PostToolUseFailure"];
+
+/** Default timeout of one hook command, in seconds (Claude Code's). */
+export const DEFAULT_TIMEOUT_S = 60;
+
+/** Where a hook was written. */
+export type HookScope = "user" | "project" | "local" | "settings";
+
+/** One configured hook command. */
+export interface HookCommand {
+  event: HookEvent;
+  /** As written; empty matches everything. */
+  matcher: string;
+  command: string;
+  /** Seconds. */
+  timeout: number;
+  scope: HookScope;
+  /** The file that holds it, or `--settings`. */
+  source: string;
+}
+
+/** A `hooks` object that cannot be used: the run stops with the message and hint. */
+export class HookConfigError extends Error {
+  override name = "HookConfigError";
+  constructor(message: string, readonly hint: string) {
+    super(message);
+  }
+}
+
+const EXAMPLE = `"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": ` +
+  `[{"type": "command", "command": "./check.sh"}]}]}`;
+
+/**
+ * The hook commands of one settings object's `hooks` field (undefined: none).
+ * Unknown events and non-command hook types go to `notices`.
+ *
+ * @example
+ * ```ts
+ * parseHooks({ Stop: [{ hooks: [{ type: "command", command: "say done" }] }] },
+ *   { scope: "user", source: "~/.claude/settings.json" }, []);
+ * // [{ event: "Stop", matcher: "", command: "say done", timeout: 60, ... }]
+ * ```
+ */
+export function parseHooks(
+  raw: unknown,
+  where: { scope: HookScope; source: string },
+  notices: string[],
+): HookCommand[] {
+  if (raw === undefined) return [];
+  const at = where.source === "--settings" ? "--settings" : `"${where.source}"`;
+  const bad = (field: string, want: string) =>
+    new HookConfigError(
+      `Cannot use hooks in ${at}: field "${field}" must be ${want}`,
+      `Write ${EXAMPLE}.`,
+    );
+  if (!isObject(raw)) throw bad("hooks", "an object of event names");
+  const out: HookCommand[] = [];
+  for (const [event, groups] of Object.entries(raw)) {
+    if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
+      notices.push(
+        `ignoring hooks for ${JSON.stringify(event)} in ${at}: crab fires ${
+          HOOK_EVENTS.join(", ")
+        }`,
+      );
+      continue;
+    }
+    if (!Array.isArray(groups)) throw bad(`hooks.${event}`, "an array of matcher groups");
+    groups.forEach((group, i) => {
+      const path = `hooks.${event}[${i}]`;
+      if (!isObject(group)) throw bad(path, `an object with "matcher" and "hooks"`);
+      const matcher = group.matcher ?? "";
+      if (typeof matcher !== "string") throw bad(`${path}.matcher`, "a string");
+      if (TOOL_EVENTS.includes(event as HookEvent)) checkMatcher(matcher, `${path}.matcher`, at);
+      if (!Array.isArray(group.hooks)) throw bad(`${path}.hooks`, "an array of hooks");
+      group.hooks.forEach((hook, j) => {
+        const hp = `${path}.hooks[${j}]`;
+        if (!isObject(hook)) throw bad(hp, `an object with "type" and "command"`);
+        if (hook.type !== "command") {
+          notices.push(
+            `ignoring ${hp} in ${at}: crab runs hooks of type "command" only (this one is ${
+              JSON.stringify(hook.type)
+            })`,
+          );
+          return;
+        }
+        if (typeof hook.command !== "string" || hook.command.trim() === "") {
+          throw bad(`${hp}.command`, "a non-empty string");
+        }
+        const timeout = hook.timeout ?? DEFAULT_TIMEOUT_S;
+        if (typeof timeout !== "number" || !(timeout > 0) || timeout > 24 * 3600) {
+          throw bad(`${hp}.timeout`, "a positive number of seconds");
+        }
+        out.push({
+          event: event as HookEvent,
+          matcher,
+          command: hook.command,
+          timeout,
+          scope: where.scope,
+          source: where.source,
+        });
+      });
+    });
+  }
+  return out;
+}
+
+function checkMatcher(matcher: string, field: string, at: string): void {
+  if (isPlainList(matcher) || matcher === "*" || matcher === "") return;
+  try {
+    new RegExp(matcher);
+  } catch (e) {
+    throw new HookConfigError(
+      `Cannot use hooks in ${at}: field "${field}" is not a valid regular expression: ${
+        e instanceof Error ? e.message : e
+      }`,
+      `Write tool names ("Bash", "Edit|Write", "mcp__github__.*"), or "*" for every tool.`,
+    );
+  }
+}
+
+/** `Bash`, `Edit|Write`: names, matched exactly. */
+function isPlainList(matcher: string): boolean {
+  return /^[A-Za-z0-9_-]+(\|[A-Za-z0-9_-]+)*$/.test(matcher);
+}
+
+/**
+ * True when `matcher` selects a tool known by any of `names` (Claude Code's
+ * names and aliases, crab's name, `mcp__server__tool`). Empty and `*` match
+ * everything; `A|B` matches those names exactly; anything else is a regular
+ * expression that must match a whole name.
+ *
+ * @example
+ * ```ts
+ * matches("Edit|Write", ["Edit", "MultiEdit", "edit"]); // true
+ * matches("mcp__github__.*", ["mcp__github__create_issue", "github__create_issue"]); // true
+ * ```
+ */
+export function matches(matcher: string, names: readonly string[]): boolean {
+  if (matcher === "" || matcher === "*") return true;
+  if (isPlainList(matcher)) {
+    const wanted = matcher.split("|");
+    return names.some((n) => wanted.includes(n));
+  }
+  let re: RegExp;
+  try {
+    re = new RegExp(`^(?:${matcher})$`);
+  } catch {
+    return false;
+  }
+  return names.some((n) => re.test(n));
+}
+
+/** Every name a tool answers to for a matcher: Claude Code's (and its aliases), crab's, the MCP alias. */
+export function toolNames(name: string, alias?: string): string[] {
+  const out = [name];
+  if (alias) out.push(alias);
+  const builtin = crabNameOf(name);
+  if (builtin) {
+    // A crab edit is Claude Code's Edit and MultiEdit at once: a formatter on either runs.
+    if (builtin === "edit") out.push("Edit", "MultiEdit");
+    else out.push(claudeNameOf(builtin)!);
+  }
+  return out;
+}
+
+/** A settings file hooks are read from. */
+export interface HookFile {
+  scope: Exclude<HookScope, "settings">;
+  path: string;
+}
+
+/**
+ * The files hooks are read from, the user's first: crab's user config,
+ * `~/.claude/settings.json`, then the workspace's `.crab/config.json`,
+ * `.claude/settings.json` and `.claude/settings.local.json` (crab's own local
+ * config holds permissions only).
+ */
+export function hookFiles(workspace: string): HookFile[] {
+  const claude = join(Deno.env.get("HOME") ?? homedir(), ".claude");
+  return [
+    { scope: "user", path: join(configDir(), "config.json") },
+    { scope: "user", path: join(claude, "settings.json") },
+    { scope: "project", path: join(workspace, ".crab", "config.json") },
+    { scope: "project", path: join(workspace, ".claude", "settings.json") },
+    { scope: "local", path: join(workspace, ".claude", "settings.local.json") },
+  ];
+}
+
+/** The hooks of a run, and what was left out. */
+export interface LoadedHooks {
+  hooks: HookCommand[];
+  /** The workspace's hooks, which wait for trust (listed by the trust prompt). */
+  untrusted: HookCommand[];
+  notices: string[];
+}
+
+/**
+ * The hooks in effect in `workspace`: the user's, `--settings`' (a file or a
+ * JSON text) and, when `trusted`, the workspace's. Files that cannot be read
+ * or parsed are the permission loader's to report; here they hold no hooks.
+ * Throws {@link HookConfigError} for a malformed `hooks` object.
+ */
+export function loadHooks(
+  workspace: string,
+  trusted: boolean,
+  settingsFlag?: string,
+): LoadedHooks {
+  const notices: string[] = [];
+  const hooks: HookCommand[] = [];
+  const untrusted: HookCommand[] = [];
+  for (const f of hookFiles(workspace)) {
+    const found = parseHooks(
+      hooksOf(readJson(f.path)),
+      { scope: f.scope, source: f.path },
+      notices,
+    );
+    if (f.scope === "user" || trusted) hooks.push(...found);
+    else untrusted.push(...found);
+  }
+  if (settingsFlag !== undefined) {
+    const text = settingsFlag.trim();
+    const inline = text.startsWith("{");
+    const file = inline ? undefined : resolve(settingsFlag);
+    let raw: unknown;
+    try {
+      raw = inline ? JSON.parse(text) : readJson(file!);
+    } catch {
+      raw = undefined; // the permission loader reports it
+    }
+    hooks.push(
+      ...parseHooks(hooksOf(raw), { scope: "settings", source: file ?? "--settings" }, notices),
+    );
+  }
+  if (untrusted.length) {
+    const files = [...new Set(untrusted.map((h) => h.source))];
+    notices.push(
+      `ignoring ${untrusted.length} hook${untrusted.length === 1 ? "" : "s"} in ${
+        files.join(", ")
+      }: this workspace is not trusted (pass --trust-project to run them)`,
+    );
+  }
+  return { hooks, untrusted, notices };
+}
+
+/** The `hooks` field of a parsed settings file, if it is an object with one. */
+function hooksOf(raw: unknown): unknown {
+  return isObject(raw) ? raw.hooks : undefined;
+}
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(Deno.readTextFileSync(path));
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

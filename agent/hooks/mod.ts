@@ -1,0 +1,248 @@
+/**
+ * The hooks of one run: which commands an event selects, running them (in
+ * parallel, each once however many groups name it), combining what they said,
+ * and recording every run. Tool events plug into dispatch through
+ * `stage.ts`; the others are fired by the runtime and the turn loop through
+ * the methods here.
+ *
+ * In a build that cannot start programs (no `--allow-run`), a blocking event's
+ * hooks (PreToolUse, UserPromptSubmit) fail closed: what they guard is refused,
+ * saying why. The other events' hooks are skipped, with one notice.
+ *
+ * @module
+ */
+
+import { BLOCKING_EVENTS, type HookCommand, type HookEvent, matches } from "./config.ts";
+import { type HookVerdict, quoteCommand, verdictOf } from "./events.ts";
+import { runHookCommand } from "./run.ts";
+import type { HookOutcome, HookRunRecord } from "../store/hook_runs.ts";
+import type { LoopHooks } from "../loop/types.ts";
+
+export { type HookCommand, type HookEvent, loadHooks } from "./config.ts";
+
+/** Options of {@link Hooks}. */
+export interface HooksOptions {
+  hooks: readonly HookCommand[];
+  /** The workspace, a real path: every hook's cwd, and `cwd` in its input. */
+  workspace: string;
+  sessionId(): string;
+  permissionMode(): string;
+  /** One line for the user. */
+  notice(message: string): void;
+  /** Each run, for the store. */
+  record?(run: Omit<HookRunRecord, "runId" | "seq">): void;
+  /** Whether this process may start programs; by default asked of Deno. */
+  canRun?: boolean;
+}
+
+/** What the hooks of one event said, together. */
+export interface Fired {
+  /** Some hook blocked: the reasons, one per line. */
+  block?: string;
+  /** The strictest permission decision: deny over ask over allow. */
+  decision?: "allow" | "deny" | "ask";
+  /** The hooks that decided, for the decision's reason. */
+  decidedBy?: string;
+  reason?: string;
+  updatedInput?: Record<string, unknown>;
+  /** Context for the model, one entry per hook that gave some. */
+  context: string[];
+  /** How many hooks ran. */
+  ran: number;
+}
+
+const RANK = { allow: 1, ask: 2, deny: 3 } as const;
+
+/** The hooks of a run. */
+export class Hooks {
+  readonly commands: readonly HookCommand[];
+  readonly #opts: HooksOptions;
+  readonly #canRun: boolean;
+  #skipNoticed = false;
+
+  constructor(opts: HooksOptions) {
+    this.commands = opts.hooks;
+    this.#opts = opts;
+    this.#canRun = opts.canRun ?? mayRunShell();
+  }
+
+  /** The hooks `event` selects: by tool name for tool events, by `value` (a source, a trigger) else. */
+  matching(event: HookEvent, names?: readonly string[]): HookCommand[] {
+    const seen = new Set<string>();
+    return this.commands.filter((h) => {
+      if (h.event !== event) return false;
+      if (names && !matches(h.matcher, names)) return false;
+      if (seen.has(h.command)) return false;
+      seen.add(h.command);
+      return true;
+    });
+  }
+
+  /**
+   * Runs the hooks `event` selects with `fields` added to the common input
+   * (`session_id`, `transcript_path`, `cwd`, `permission_mode`, `hook_event_name`).
+   */
+  async fire(
+    event: HookEvent,
+    fields: Record<string, unknown>,
+    opts: { names?: readonly string[]; signal?: AbortSignal; callSeq?: number } = {},
+  ): Promise<Fired> {
+    const selected = this.matching(event, opts.names);
+    const fired: Fired = { context: [], ran: 0 };
+    if (selected.length === 0) return fired;
+    if (!this.#canRun) return this.#cannotRun(event, selected, opts.callSeq);
+    const input = JSON.stringify({
+      session_id: this.#opts.sessionId(),
+      // crab writes no Claude Code transcript file.
+      transcript_path: null,
+      cwd: this.#opts.workspace,
+      permission_mode: this.#opts.permissionMode(),
+      hook_event_name: event,
+      ...fields,
+    });
+    const verdicts = await Promise.all(selected.map(async (h) => {
+      const startedAt = Date.now();
+      const run = await runHookCommand(h.command, input, {
+        cwd: this.#opts.workspace,
+        timeoutMs: h.timeout * 1000,
+        signal: opts.signal,
+        env: { CLAUDE_PROJECT_DIR: this.#opts.workspace, CRAB_PROJECT_DIR: this.#opts.workspace },
+      });
+      const v = verdictOf(event, run, h.command);
+      const outcome: HookOutcome = v.block !== undefined
+        ? "blocked"
+        : run.timedOut
+        ? "timeout"
+        : run.aborted
+        ? "aborted"
+        : run.code === 0
+        ? "ok"
+        : "error";
+      this.#opts.record?.({
+        event,
+        command: h.command,
+        source: h.source,
+        ...(opts.callSeq !== undefined ? { callSeq: opts.callSeq } : {}),
+        startedAt,
+        durationMs: run.durationMs,
+        exitCode: run.code,
+        outcome,
+        blocked: v.block !== undefined,
+      });
+      return { hook: h, v };
+    }));
+    fired.ran = verdicts.length;
+    const blocks: string[] = [];
+    for (const { hook, v } of verdicts) {
+      if (v.notice) this.#opts.notice(v.notice);
+      if (v.block !== undefined) blocks.push(v.block);
+      if (v.context) fired.context.push(v.context);
+      if (v.decision && (!fired.decision || RANK[v.decision] > RANK[fired.decision])) {
+        fired.decision = v.decision;
+        fired.decidedBy = quoteCommand(hook.command);
+        if (v.reason) fired.reason = v.reason;
+        else delete fired.reason;
+      }
+      if (v.updatedInput && !fired.updatedInput) fired.updatedInput = v.updatedInput;
+    }
+    if (blocks.length) fired.block = blocks.join("\n");
+    return fired;
+  }
+
+  #cannotRun(event: HookEvent, selected: HookCommand[], callSeq?: number): Fired {
+    const blocking = BLOCKING_EVENTS.includes(event);
+    for (const h of selected) {
+      this.#opts.record?.({
+        event,
+        command: h.command,
+        source: h.source,
+        ...(callSeq !== undefined ? { callSeq } : {}),
+        startedAt: Date.now(),
+        durationMs: 0,
+        exitCode: null,
+        outcome: blocking ? "blocked" : "skipped",
+        blocked: blocking,
+      });
+    }
+    if (blocking) {
+      return {
+        block:
+          `the ${event} hook ${
+            quoteCommand(selected[0].command)
+          } must check it, and this build of crab cannot start programs (no --allow-run), ` +
+          "so it is refused",
+        context: [],
+        ran: 0,
+      };
+    }
+    if (!this.#skipNoticed) {
+      this.#skipNoticed = true;
+      this.#opts.notice(
+        "skipping hooks: this build of crab cannot start programs (no --allow-run); " +
+          "PreToolUse and UserPromptSubmit hooks refuse what they guard",
+      );
+    }
+    return { context: [], ran: 0 };
+  }
+
+  /** SessionStart's context for the model (`source`: startup, resume, clear, compact). */
+  async sessionStart(source: string): Promise<string[]> {
+    return (await this.fire("SessionStart", { source }, { names: [source] })).context;
+  }
+
+  /** SessionEnd (`reason`: exit, clear, other…); nothing it says changes anything. */
+  async sessionEnd(reason: string): Promise<void> {
+    await this.fire("SessionEnd", { reason }, { names: [reason] });
+  }
+
+  /** Notification: an approval is waiting (`permission_prompt`), or the run is idle. */
+  async notification(message: string, type: string): Promise<void> {
+    await this.fire("Notification", { message, notification_type: type }, { names: [type] });
+  }
+
+  /** `ask`, firing the Notification hooks (`permission_prompt`) as the prompt appears. */
+  notifying<Q extends { tool: string }, A extends unknown[], R>(
+    ask: (request: Q, ...rest: A) => R,
+  ): (request: Q, ...rest: A) => R {
+    if (this.matching("Notification").length === 0) return ask;
+    return (request, ...rest) => {
+      // The prompt does not wait for the notification.
+      this.notification(`crab needs your permission to use ${request.tool}`, "permission_prompt")
+        .catch(() => {});
+      return ask(request, ...rest);
+    };
+  }
+
+  /** What the turn loop calls: UserPromptSubmit, Stop and PreCompact. */
+  loopHooks(): LoopHooks {
+    return {
+      promptSubmitted: async (prompt, signal) => {
+        const f = await this.fire("UserPromptSubmit", { prompt }, { signal });
+        return {
+          ...(f.block !== undefined ? { block: f.block } : {}),
+          ...(f.context.length ? { context: f.context.join("\n") } : {}),
+        };
+      },
+      stopping: async (active, signal) => {
+        const f = await this.fire("Stop", { stop_hook_active: active }, { signal });
+        return f.block;
+      },
+      compacting: async (trigger, focus) => {
+        await this.fire("PreCompact", { trigger, custom_instructions: focus ?? "" }, {
+          names: [trigger],
+        });
+      },
+    };
+  }
+}
+
+/** True when this process may start `sh` (a build without `--allow-run` may not). */
+function mayRunShell(): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "run", command: "sh" }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+export type { HookVerdict };
