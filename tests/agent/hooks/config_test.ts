@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { loadHooks, matches, parseHooks, toolNames } from "../../../agent/hooks/config.ts";
+
+Deno.test("matches() takes Claude Code's names, crab's, mcp__server__tool, lists, regexes and *", () => {
+  const edit = toolNames("edit");
+  assert.equal(matches("Edit", edit), true);
+  assert.equal(matches("MultiEdit", edit), true);
+  assert.equal(matches("edit", edit), true);
+  assert.equal(matches("Write|Edit", edit), true);
+  assert.equal(matches("Write", edit), false);
+  assert.equal(matches("Bash", toolNames("bash")), true);
+  assert.equal(matches("Bas", toolNames("bash")), false);
+  assert.equal(matches("*", toolNames("grep")), true);
+  assert.equal(matches("", toolNames("grep")), true);
+  assert.equal(matches("WebFetch", toolNames("web_fetch")), true);
+  const mcp = toolNames("github__create_issue", "mcp__github__create_issue");
+  assert.equal(matches("mcp__github__create_issue", mcp), true);
+  assert.equal(matches("github__create_issue", mcp), true);
+  assert.equal(matches("mcp__github__.*", mcp), true);
+  assert.equal(matches("mcp__.*__create_.*", mcp), true);
+  assert.equal(matches("mcp__gitlab__.*", mcp), false);
+  // A regex matches a whole name, not a part of one.
+  assert.equal(matches("Notebook.*", toolNames("edit")), false);
+});
+
+Deno.test("parseHooks() reads Claude Code's object with the default timeout", () => {
+  const notices: string[] = [];
+  const hooks = parseHooks(
+    {
+      PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "a", timeout: 5 }] }],
+      Stop: [{ hooks: [{ type: "command", command: "b" }] }],
+    },
+    { scope: "user", source: "/u/settings.json" },
+    notices,
+  );
+  assert.deepEqual(hooks, [
+    {
+      event: "PreToolUse",
+      matcher: "Bash",
+      command: "a",
+      timeout: 5,
+      scope: "user",
+      source: "/u/settings.json",
+    },
+    {
+      event: "Stop",
+      matcher: "",
+      command: "b",
+      timeout: 60,
+      scope: "user",
+      source: "/u/settings.json",
+    },
+  ]);
+  assert.deepEqual(notices, []);
+});
+
+Deno.test("parseHooks() refuses a matcher that is not a regular expression", () => {
+  assert.throws(
+    () =>
+      parseHooks({ PreToolUse: [{ matcher: "Bash(", hooks: [] }] }, {
+        scope: "user",
+        source: "/u/s.json",
+      }, []),
+    /Cannot use hooks in "\/u\/s\.json": field "hooks\.PreToolUse\[0\]\.matcher" is not a valid regular expression/,
+  );
+});
+
+Deno.test("loadHooks() keeps a workspace's hooks for after trust, and reads --settings", () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-hooks-" }));
+  const saved = ["HOME", "XDG_CONFIG_HOME"].map((k) => [k, Deno.env.get(k)] as const);
+  Deno.env.set("HOME", root);
+  Deno.env.set("XDG_CONFIG_HOME", join(root, "config"));
+  try {
+    const ws = join(root, "ws");
+    Deno.mkdirSync(join(ws, ".claude"), { recursive: true });
+    const project = join(ws, ".claude", "settings.json");
+    Deno.writeTextFileSync(
+      project,
+      JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "p" }] }] } }),
+    );
+    const flag = JSON.stringify({
+      hooks: { Stop: [{ hooks: [{ type: "command", command: "f" }] }] },
+    });
+    const before = loadHooks(ws, false, flag);
+    assert.deepEqual(before.hooks.map((h) => [h.command, h.scope, h.source]), [
+      ["f", "settings", "--settings"],
+    ]);
+    assert.deepEqual(before.untrusted.map((h) => [h.command, h.source]), [["p", project]]);
+    assert.match(before.notices[0], /ignoring 1 hook in .*: this workspace is not trusted/);
+    const after = loadHooks(ws, true);
+    assert.deepEqual(after.hooks.map((h) => [h.command, h.scope]), [["p", "project"]]);
+  } finally {
+    for (const [k, v] of saved) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+    Deno.removeSync(root, { recursive: true });
+  }
+});

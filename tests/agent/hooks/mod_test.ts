@@ -1,0 +1,175 @@
+/**
+ * The events around prompts and sessions in real print runs: UserPromptSubmit,
+ * Stop, SessionStart, SessionEnd, PreCompact; and Claude Code's documented
+ * example settings driving crab unchanged.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startFakeModel, systemPrompt } from "../../support/fake_model.ts";
+import { sandbox } from "../../support/cli.ts";
+import { hookRows, hookScript, on, printRun, userHooks } from "../../support/hooks.ts";
+
+/** Every text block of a request's user messages, joined. */
+function userText(body: unknown): string {
+  const messages = (body as { messages: { role: string; content: unknown }[] }).messages;
+  return messages.filter((m) => m.role === "user").map((m) =>
+    typeof m.content === "string"
+      ? m.content
+      : (m.content as { type: string; text?: string }[]).map((b) => b.text ?? "").join("\n")
+  ).join("\n");
+}
+
+Deno.test("SessionStart output reaches the model, and SessionEnd runs as the run ends", async () => {
+  using s = sandbox();
+  const ended = join(s.root, "ended.json");
+  userHooks(s, {
+    ...on("SessionStart", "startup", "echo 'This repository uses tabs.'"),
+    ...on("SessionEnd", undefined, `cat > ${ended}`),
+  });
+  await using fake = await startFakeModel([{ text: "ok" }]);
+  const r = await printRun(s, fake, ["-p", "hi"]);
+  assert.equal(r.code, 0, r.stderr);
+  const system = systemPrompt(fake.modelRequests()[0]);
+  assert.match(system, /<SessionStart-hook>\nThis repository uses tabs\.\n<\/SessionStart-hook>$/);
+  const end = JSON.parse(Deno.readTextFileSync(ended));
+  assert.equal(end.hook_event_name, "SessionEnd");
+  assert.equal(end.reason, "exit");
+  assert.deepEqual(hookRows(s).map((r) => r.event), ["SessionStart", "SessionEnd"]);
+});
+
+Deno.test("UserPromptSubmit adds context to the prompt, or blocks it before the model sees it", async () => {
+  using s = sandbox();
+  const gate = hookScript(
+    s,
+    "gate.sh",
+    `input=$(cat)
+case "$input" in
+  *password*) echo "prompts must not contain secrets" >&2; exit 2;;
+esac
+echo "Ticket: CRAB-42"`,
+  );
+  userHooks(s, on("UserPromptSubmit", undefined, gate));
+  {
+    await using fake = await startFakeModel([{ text: "ok" }]);
+    const r = await printRun(s, fake, ["-p", "fix the bug"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      userText(fake.modelRequests()[0].body),
+      /^fix the bug\n<UserPromptSubmit-hook>\nTicket: CRAB-42\n<\/UserPromptSubmit-hook>$/,
+    );
+  }
+  await using fake = await startFakeModel([{ text: "never" }]);
+  const r = await printRun(s, fake, ["-p", "my password is hunter2"]);
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    /error: The prompt was blocked by a UserPromptSubmit hook: prompts must not contain secrets/,
+  );
+  assert.equal(fake.modelRequests().length, 0);
+});
+
+Deno.test("a Stop hook that exits 2 makes the model continue once, with stop_hook_active after", async () => {
+  using s = sandbox();
+  const seen = join(s.root, "stops.txt");
+  const stop = hookScript(
+    s,
+    "stop.sh",
+    `input=$(cat)
+echo "$input" >> ${seen}
+case "$input" in
+  *'"stop_hook_active":false'*) echo "run the tests before you stop" >&2; exit 2;;
+esac
+exit 0`,
+  );
+  userHooks(s, on("Stop", undefined, stop));
+  await using fake = await startFakeModel([{ text: "first answer" }, { text: "tests pass" }]);
+  const r = await printRun(s, fake, ["-p", "fix it"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "tests pass\n");
+  const requests = fake.modelRequests();
+  assert.equal(requests.length, 2);
+  assert.match(
+    userText(requests[1].body),
+    /<Stop-hook>\nrun the tests before you stop\n<\/Stop-hook>$/,
+  );
+  const inputs = Deno.readTextFileSync(seen).trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(inputs.map((i) => i.stop_hook_active), [false, true]);
+});
+
+Deno.test("a Stop hook that always blocks is bounded: the model goes on at most three times", async () => {
+  using s = sandbox();
+  userHooks(s, on("Stop", undefined, `echo '{"decision":"block","reason":"keep going"}'`));
+  await using fake = await startFakeModel([
+    { text: "1" },
+    { text: "2" },
+    { text: "3" },
+    { text: "4" },
+    { text: "5" },
+  ]);
+  const r = await printRun(s, fake, ["-p", "go"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(fake.modelRequests().length, 4);
+  assert.equal(r.stdout, "4\n");
+});
+
+Deno.test("Claude Code's documented example settings work unchanged", async () => {
+  using s = sandbox();
+  // From Claude Code's hooks guide: log every Bash command, and protect files by exit 2.
+  const log = join(s.root, ".claude", "bash-command-log.txt");
+  const settings = {
+    hooks: {
+      PreToolUse: [
+        {
+          matcher: "Bash",
+          hooks: [{
+            type: "command",
+            command:
+              `jq -r '"\\(.tool_input.command) - \\(.tool_input.description // "No description")"' >> ~/.claude/bash-command-log.txt`,
+          }],
+        },
+        {
+          matcher: "Edit|MultiEdit|Write",
+          hooks: [{
+            type: "command",
+            command:
+              `jq -e '.tool_input.file_path | test("\\\\.env$|package-lock\\\\.json$|\\\\.git/")' >/dev/null && { echo "protected file" >&2; exit 2; } || exit 0`,
+          }],
+        },
+      ],
+    },
+  };
+  Deno.mkdirSync(join(s.root, ".claude"), { recursive: true });
+  Deno.writeTextFileSync(join(s.root, ".claude", "settings.json"), JSON.stringify(settings));
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "echo hello" } }] },
+    { calls: [{ name: "write", args: { path: ".env", content: "SECRET=1\n" } }] },
+    { calls: [{ name: "write", args: { path: "ok.txt", content: "fine\n" } }] },
+    { text: "done" },
+  ]);
+  const r = await printRun(s, fake, ["-p", "go"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(Deno.readTextFileSync(log), "echo hello - No description\n");
+  assert.throws(() => Deno.statSync(join(s.ws, ".env")), Deno.errors.NotFound);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "ok.txt")), "fine\n");
+});
+
+Deno.test("a hook config crab cannot use stops the run with a hint; unknown events are left out with a notice", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "ok" }]);
+  userHooks(s, { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command" }] }] });
+  const bad = await printRun(s, fake, ["-p", "hi"]);
+  assert.equal(bad.code, 2);
+  assert.match(
+    bad.stderr,
+    /error: Cannot use hooks in ".*settings\.json": field "hooks\.PreToolUse\[0\]\.hooks\[0\]\.command" must be a non-empty string\nhint: Write "hooks": /,
+  );
+  userHooks(s, {
+    PermissionRequest: [{ hooks: [{ type: "command", command: "true" }] }],
+    Stop: [{ hooks: [{ type: "prompt", prompt: "Is the work done?" }] }],
+  });
+  const ok = await printRun(s, fake, ["-p", "hi"]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stderr, /ignoring hooks for "PermissionRequest" in ".*": crab fires PreToolUse/);
+  assert.match(ok.stderr, /crab runs hooks of type "command" only \(this one is "prompt"\)/);
+});
