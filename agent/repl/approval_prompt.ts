@@ -20,7 +20,8 @@ import { configPaths, readSettings } from "../run/config.ts";
 import { trustedPermissions } from "../run/settings.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { colorDiff, type Colors } from "../terminal.ts";
-import { refuseWorkspace, trustWorkspace } from "../run/trust.ts";
+import { refuseWorkspace, trustState, trustWorkspace } from "../run/trust.ts";
+import { trustedHooks } from "../hooks/trust_lines.ts";
 import { loadPermissions } from "../run/settings.ts";
 import { type KeyReader, setMode } from "./keys.ts";
 import { LineBuffer, Renderer } from "./line_editor.ts";
@@ -295,6 +296,7 @@ function trustEffects(cwd: string): string[] {
     // No project commands.
   }
   if (commands.length) out.push(`commands: ${commands.join(", ")}`);
+  out.push(...trustedHooks(cwd));
   return out;
 }
 
@@ -307,7 +309,9 @@ export async function askTrust(screen: Screen, keys: KeyReader, cwd: string): Pr
     c.yellow(
       `⚠ ${
         printable(cwd, "strict")
-      } has its own settings (.crab/, .claude/settings*.json or .mcp.json).\n`,
+      } has its own settings (.crab/, .claude/settings*.json or .mcp.json)${
+        trustState(cwd) === "changed" ? ", changed since you trusted it" : ""
+      }.\n`,
     ) +
       (effects.length ? `Trusting it turns on:\n${effects.join("\n")}\n` : "") +
       "They can choose the API host and start programs. Trust this workspace? [y]es/[n]o: ",

@@ -25,6 +25,7 @@ import { type RunFlags, type Runtime, startRuntime } from "../run/runtime.ts";
 import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../run/trust.ts";
 import { permissionsWantTrust } from "../run/settings.ts";
+import { hasProjectHooks } from "../run/trust_digest.ts";
 import { approvalAsker, askTrust } from "./approval_prompt.ts";
 import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
 import { ruleKeeper } from "./permissions_command.ts";
@@ -57,7 +58,7 @@ export interface ReplOptions extends RunFlags {
 /** True when the workspace has files that trusting it would turn on (allow rules included). */
 async function projectFilesExist(cwd: string): Promise<boolean> {
   // Permission files matter only when trust would change them (allow rules, acceptEdits).
-  if (permissionsWantTrust(cwd)) return true;
+  if (permissionsWantTrust(cwd) || hasProjectHooks(cwd)) return true;
   for (const p of [configPaths(cwd).project, join(cwd, ".mcp.json")]) {
     try {
       await Deno.stat(p);

@@ -41,7 +41,7 @@ import { Store } from "../store/observe.ts";
 import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
-import { isTrusted } from "./trust.ts";
+import { isTrusted, trustState } from "./trust.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import {
   createProvider,
@@ -246,6 +246,12 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const workspace = session.workspace;
   const mcpFlag = flagServers(flags, workspace);
   const trusted = flags.trustProject === true || isTrusted(workspace);
+  if (!trusted && trustState(workspace) === "changed") {
+    hooks.notice(
+      "this workspace's settings changed since you trusted it (hooks, allow rules or MCP " +
+        "servers): they are not used until you trust it again (pass --trust-project for one run)",
+    );
+  }
   let loaded;
   try {
     loaded = loadSettings(workspace, trusted);

@@ -40,7 +40,7 @@ import {
   RuleError,
   type RuleSource,
 } from "../../tools/policy/mod.ts";
-import { realOrSelf } from "./trust.ts";
+import { keepingTrust, realOrSelf } from "./trust.ts";
 import { suggest } from "../cli/suggest.ts";
 
 /** A settings file: its scope and path, and whose format it is. */
@@ -529,6 +529,11 @@ export function ruleFile(scope: "user" | "project" | "local", workspace: string)
  * ```
  */
 export function addRule(path: string, effect: Effect, rule: string, workspace: string): boolean {
+  // The user's own rule does not make crab ask to trust the workspace again.
+  return keepingTrust(workspace, () => writeRule(path, effect, rule, workspace));
+}
+
+function writeRule(path: string, effect: Effect, rule: string, workspace: string): boolean {
   try {
     parseRule(rule, effect, { scope: "session" }, { project: workspace, home: homeDir() });
   } catch (e) {

@@ -1,18 +1,23 @@
 /**
  * The workspace trust record. A project's own files (`.crab/config.json`,
- * `.mcp.json`) come with the repository, so settings that start processes or
- * send the API key elsewhere take effect only in a workspace the user trusted
- * once. The record is `trust.json` in crab's data dir, keyed by real path; a
- * "no" is kept there too, so crab does not ask again.
+ * `.claude/settings.json`, `.mcp.json`) come with the repository, so settings
+ * that start processes (hooks, MCP servers) or send the API key elsewhere take
+ * effect only in a workspace the user trusted. The record is `trust.json` in
+ * crab's data dir, keyed by real path, with the digest of what the trust
+ * covered (`trust_digest.ts`): when the files change what trust turns on, the
+ * workspace is untrusted until the user says yes again. A "no" is kept there
+ * too, so crab does not ask again.
  *
  * @module
  */
 
 import { join } from "node:path";
 import { dataDir, ensureDataDir } from "../../tools/host/data_dir.ts";
+import { hasProjectHooks, trustDigest } from "./trust_digest.ts";
 
 interface TrustFile {
-  workspaces: Record<string, { trustedAt: string }>;
+  /** `digest`: what the trust covered; a record without one predates hooks. */
+  workspaces: Record<string, { trustedAt: string; digest?: string }>;
   /** Workspaces the user declined to trust. */
   refused?: Record<string, { refusedAt: string }>;
 }
@@ -45,9 +50,25 @@ export function realOrSelf(path: string): string {
   }
 }
 
-/** True when the user trusted `workspace` (its real path) before. */
+/**
+ * True when the user trusted `workspace` (its real path), and its files turn
+ * on nothing more than they did then.
+ */
 export function isTrusted(workspace: string): boolean {
-  return realOrSelf(workspace) in load().workspaces;
+  return trustState(workspace) === "trusted";
+}
+
+/**
+ * `trusted`; `changed` when it was trusted but its files now turn on something
+ * that trust did not cover (a new hook, allow rule or MCP server); else `no`.
+ */
+export function trustState(workspace: string): "trusted" | "changed" | "no" {
+  const key = realOrSelf(workspace);
+  const record = load().workspaces[key];
+  if (!record) return "no";
+  // A record older than hooks covered whatever was there, but never hooks.
+  if (record.digest === undefined) return hasProjectHooks(key) ? "changed" : "trusted";
+  return record.digest === trustDigest(key) ? "trusted" : "changed";
 }
 
 function save(record: TrustFile): void {
@@ -61,7 +82,7 @@ function save(record: TrustFile): void {
 export function trustWorkspace(workspace: string): void {
   const record = load();
   const key = realOrSelf(workspace);
-  record.workspaces[key] = { trustedAt: new Date().toISOString() };
+  record.workspaces[key] = { trustedAt: new Date().toISOString(), digest: trustDigest(key) };
   if (record.refused) delete record.refused[key];
   save(record);
 }
@@ -80,6 +101,18 @@ export function refuseWorkspace(workspace: string): void {
   delete record.workspaces[key];
   (record.refused ??= {})[key] = { refusedAt: new Date().toISOString() };
   save(record);
+}
+
+/**
+ * Runs `change` (the user's own edit of the workspace's settings, such as a
+ * remembered rule); a workspace trusted before stays trusted with what it
+ * turns on now.
+ */
+export function keepingTrust<T>(workspace: string, change: () => T): T {
+  const was = isTrusted(workspace);
+  const result = change();
+  if (was && !isTrusted(workspace)) trustWorkspace(workspace);
+  return result;
 }
 
 /** Forgets trust in `workspace`; true when it was trusted. */

@@ -1,0 +1,105 @@
+/**
+ * What trusting a workspace covers, as one digest: everything its own files
+ * turn on only after trust — hooks, allow rules and a mode that waits for
+ * trust, crab's project settings other than the harmless ones, and MCP
+ * servers. Trust is recorded with this digest, so a repository that adds a
+ * hook, an allow rule or a server to an already trusted workspace is asked
+ * about again rather than run silently. Deny and ask rules and the harmless
+ * settings apply before trust, so changing them changes nothing here.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { sha256 } from "../../tools/fs/sha256.ts";
+import { SAFE_PROJECT_KEYS } from "./config.ts";
+
+/** The workspace's files trust covers, relative to it, and what of each. */
+const COVERED: readonly [string, (raw: Record<string, unknown>) => unknown][] = [
+  [".crab/config.json", (raw) => withoutStrictParts(raw, SAFE_PROJECT_KEYS)],
+  [".crab/config.local.json", (raw) => withoutStrictParts(raw, [])],
+  [".claude/settings.json", (raw) => withoutStrictParts(raw, [])],
+  [".claude/settings.local.json", (raw) => withoutStrictParts(raw, [])],
+  [".mcp.json", (raw) => raw],
+];
+
+/** Claude Code settings keys that change nothing crab does before or after trust. */
+const INERT = new Set(["$schema", "env", "model", "statusLine", "cleanupPeriodDays"]);
+
+/**
+ * The digest of what trusting `workspace` (a real path) turns on. A file that
+ * does not parse counts by its bytes.
+ *
+ * @example
+ * ```ts
+ * const before = trustDigest(ws);
+ * // the repository adds a PreToolUse hook to .claude/settings.json
+ * trustDigest(ws) === before; // false
+ * ```
+ */
+export function trustDigest(workspace: string): string {
+  const parts: Record<string, unknown> = {};
+  for (const [rel, covered] of COVERED) {
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(join(workspace, rel));
+    } catch {
+      continue;
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      parts[rel] = { unparsed: sha256(text) };
+      continue;
+    }
+    const part = isObject(raw) ? covered(raw) : raw;
+    // A file holding only what applies untrusted covers nothing.
+    if (isObject(part) && canonical(part) === "{}") continue;
+    parts[rel] = part;
+  }
+  return sha256(canonical(parts));
+}
+
+/** True when the workspace's own files hold hooks (a trust record older than hooks never covered them). */
+export function hasProjectHooks(workspace: string): boolean {
+  return COVERED.slice(0, 4).some(([rel]) => {
+    try {
+      const raw = JSON.parse(Deno.readTextFileSync(join(workspace, rel)));
+      return isObject(raw) && raw.hooks !== undefined;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A settings object without what applies untrusted: deny and ask rules, and `safe` keys. */
+function withoutStrictParts(raw: Record<string, unknown>, safe: readonly string[]) {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (safe.includes(k) || INERT.has(k)) continue;
+    if (k === "permissions" && isObject(v)) {
+      if (v.allow !== undefined || v.defaultMode !== undefined) {
+        out[k] = { allow: v.allow, defaultMode: v.defaultMode };
+      }
+    } else out[k] = v;
+  }
+  return out;
+}
+
+/** JSON with object keys sorted, so equal settings give equal digests. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (isObject(v)) {
+    return `{${
+      Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) =>
+        `${JSON.stringify(k)}:${canonical(v[k])}`
+      ).join(",")
+    }}`;
+  }
+  return JSON.stringify(v) ?? "null";
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
