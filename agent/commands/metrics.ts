@@ -9,6 +9,7 @@
 
 import { printable } from "../../tools/fs/printable.ts";
 import { type RunSummary, Store, storePath } from "../store/observe.ts";
+import { hookRuns } from "../store/hook_runs.ts";
 
 const strict = (s: string) => printable(s, "strict");
 
@@ -116,6 +117,7 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
   }
   const summary = store!.run(ids[0])!;
   const calls = store!.observations(ids[0]);
+  const hooks = hookRuns(store!, ids[0]);
   if (opts.json) {
     console.log(JSON.stringify(
       {
@@ -140,6 +142,18 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
           args_digest: o.argsDigest || null,
           result_digest: o.resultDigest || null,
           started_at: new Date(o.startedAt).toISOString(),
+        })),
+        hooks: hooks.map((h) => ({
+          seq: h.seq,
+          event: h.event,
+          command: h.command,
+          source: h.source,
+          call_seq: h.callSeq ?? null,
+          outcome: h.outcome,
+          exit_code: h.exitCode,
+          blocked: h.blocked,
+          duration_ms: h.durationMs,
+          started_at: new Date(h.startedAt).toISOString(),
         })),
       },
       null,
@@ -178,6 +192,21 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
     ]),
     5,
   ));
+  if (hooks.length) {
+    console.log("\nhooks");
+    console.log(table(
+      ["seq", "event", "call", "outcome", "exit", "ms", "command"],
+      hooks.map((h) => [
+        String(h.seq),
+        h.event,
+        h.callSeq === undefined ? "-" : String(h.callSeq),
+        h.outcome,
+        h.exitCode == null ? "-" : String(h.exitCode),
+        ms(h.durationMs),
+        strict(h.command.split("\n")[0]),
+      ]),
+    ));
+  }
   return 0;
 }
 

@@ -21,7 +21,7 @@ import { trustedPermissions } from "../run/settings.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { colorDiff, type Colors } from "../terminal.ts";
 import { refuseWorkspace, trustState, trustWorkspace } from "../run/trust.ts";
-import { trustedHooks } from "../hooks/trust_lines.ts";
+import { trustedHooks } from "../hooks/listing.ts";
 import { loadPermissions } from "../run/settings.ts";
 import { type KeyReader, setMode } from "./keys.ts";
 import { LineBuffer, Renderer } from "./line_editor.ts";

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { hooksListing } from "../hooks/listing.ts";
 import { countOf } from "../terminal.ts";
 import { join } from "node:path";
 import { configDir } from "../../tools/host/data_dir.ts";
@@ -58,6 +59,7 @@ const BUILTIN_HELP: [string, string][] = [
     "/permissions",
     "the permission rules and their files; add allow|ask|deny RULE [--user], remove RULE",
   ],
+  ["/hooks", "the hooks that run, by event, and the files they come from"],
   ["/metrics", "calls, errors, bytes and time of this session"],
   ["/clear", "clear the screen and start a new conversation"],
   ["/exit", "leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)"],
@@ -211,6 +213,17 @@ export async function runCommand(
       line(c.dim(`bash runs in the sandbox mode ${rt.sandbox}`));
       return;
     }
+    case "/hooks":
+      for (
+        const l of hooksListing(
+          rt.hooks.active,
+          rt.hooks.untrusted,
+          rt.dispatcher.session.workspace,
+        )
+      ) {
+        line(printable(l, "strict"));
+      }
+      return;
     case "/metrics":
       metrics(rt, line);
       return;

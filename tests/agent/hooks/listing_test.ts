@@ -10,7 +10,7 @@ import { startFakeModel } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { replAgainst } from "../../support/tmux.ts";
 import { printRun } from "../../support/hooks.ts";
-import { trustedHooks } from "../../../agent/hooks/trust_lines.ts";
+import { hooksListing, trustedHooks } from "../../../agent/hooks/listing.ts";
 
 function projectHook(ws: string, marker: string, event = "SessionStart") {
   const path = join(ws, ".claude", "settings.json");
@@ -108,4 +108,28 @@ Deno.test("repl: the trust prompt lists the project's hooks, and a changed hook 
   await t.keys("Enter");
   await t.waitFor("answered");
   assert.equal(exists(second), false);
+});
+
+Deno.test("hooksListing() shows the active hooks with their files, then those waiting for trust", () => {
+  const hook = (command: string, scope: "user" | "project", source: string) => ({
+    event: "PreToolUse" as const,
+    matcher: "Bash",
+    command,
+    timeout: 60,
+    scope,
+    source,
+  });
+  assert.deepEqual(
+    hooksListing(
+      [hook("./a.sh", "user", "/home/u/.claude/settings.json")],
+      [hook("./b.sh", "project", "/ws/.claude/settings.json")],
+      "/ws",
+    ),
+    [
+      "PreToolUse (Bash): runs ./a.sh  (/home/u/.claude/settings.json, timeout 60 s)",
+      "not run until this workspace is trusted:",
+      "  PreToolUse (Bash): runs ./b.sh  (.claude/settings.json)",
+    ],
+  );
+  assert.deepEqual(hooksListing([], [], "/ws"), ["no hooks are active"]);
 });
