@@ -48,8 +48,8 @@ const TOOL_EVENTS: readonly HookEvent[] = ["PreToolUse", "PostToolUse", "PostToo
 /** Default timeout of one hook command, in seconds (Claude Code's). */
 export const DEFAULT_TIMEOUT_S = 60;
 
-/** Where a hook was written. */
-export type HookScope = "user" | "project" | "local" | "settings";
+/** Where a hook was written (`sdk`: registered by the Agent SDK's `initialize`). */
+export type HookScope = "user" | "project" | "local" | "settings" | "sdk";
 
 /** One configured hook command. */
 export interface HookCommand {
@@ -60,8 +60,10 @@ export interface HookCommand {
   /** Seconds. */
   timeout: number;
   scope: HookScope;
-  /** The file that holds it, or `--settings`. */
+  /** The file that holds it, `--settings`, or `initialize` (an SDK callback). */
   source: string;
+  /** An SDK callback's id: called over the control channel instead of run. */
+  callbackId?: string;
 }
 
 /** A `hooks` object that cannot be used: the run stops with the message and hint. */

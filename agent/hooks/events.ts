@@ -51,7 +51,7 @@ const CONTEXT_EVENTS = new Set(["UserPromptSubmit", "SessionStart"]);
 export function verdictOf(event: string, run: HookRun, command: string): HookVerdict {
   const name = `${event} hook ${quoteCommand(command)}`;
   if (run.startError !== undefined) {
-    return { notice: `${name} could not start: ${run.startError}` };
+    return { notice: `${name} did not run: ${run.startError}` };
   }
   if (run.timedOut) return { notice: `${name} was killed at its timeout` };
   if (run.aborted) return { notice: `${name} was stopped` };

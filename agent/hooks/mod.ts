@@ -14,7 +14,8 @@
 
 import { BLOCKING_EVENTS, type HookCommand, type HookEvent, matches } from "./config.ts";
 import { type HookVerdict, quoteCommand, verdictOf } from "./events.ts";
-import { runHookCommand } from "./run.ts";
+import { type HookRun, runHookCommand } from "./run.ts";
+import type { SdkHookBridge } from "./sdk.ts";
 import type { HookOutcome, HookRunRecord } from "../store/hook_runs.ts";
 import type { LoopHooks } from "../loop/types.ts";
 
@@ -33,6 +34,8 @@ export interface HooksOptions {
   record?(run: Omit<HookRunRecord, "runId" | "seq">): void;
   /** Whether this process may start programs; by default asked of Deno. */
   canRun?: boolean;
+  /** The Agent SDK's callbacks, called over the stream-json control channel. */
+  sdk?: SdkHookBridge;
 }
 
 /** What the hooks of one event said, together. */
@@ -61,7 +64,18 @@ export class Hooks {
   #skipNoticed = false;
 
   constructor(opts: HooksOptions) {
-    this.commands = opts.hooks;
+    this.commands = [
+      ...opts.hooks,
+      ...(opts.sdk?.hooks ?? []).map((h) => ({
+        event: h.event,
+        matcher: h.matcher,
+        command: `sdk:${h.callbackId}`,
+        timeout: h.timeout,
+        scope: "sdk" as const,
+        source: "initialize",
+        callbackId: h.callbackId,
+      })),
+    ];
     this.#opts = opts;
     this.#canRun = opts.canRun ?? mayRunShell();
   }
@@ -87,11 +101,17 @@ export class Hooks {
     fields: Record<string, unknown>,
     opts: { names?: readonly string[]; signal?: AbortSignal; callSeq?: number } = {},
   ): Promise<Fired> {
-    const selected = this.matching(event, opts.names);
+    let selected = this.matching(event, opts.names);
     const fired: Fired = { context: [], ran: 0 };
     if (selected.length === 0) return fired;
-    if (!this.#canRun) return this.#cannotRun(event, selected, opts.callSeq);
-    const input = JSON.stringify({
+    const commands = selected.filter((h) => h.callbackId === undefined);
+    if (!this.#canRun && commands.length) {
+      const refused = this.#cannotRun(event, commands, opts.callSeq);
+      if (refused.block !== undefined) return refused;
+      selected = selected.filter((h) => h.callbackId !== undefined);
+      if (selected.length === 0) return fired;
+    }
+    const input = {
       session_id: this.#opts.sessionId(),
       // crab writes no Claude Code transcript file.
       transcript_path: null,
@@ -99,15 +119,18 @@ export class Hooks {
       permission_mode: this.#opts.permissionMode(),
       hook_event_name: event,
       ...fields,
-    });
+    };
+    const text = JSON.stringify(input);
     const verdicts = await Promise.all(selected.map(async (h) => {
       const startedAt = Date.now();
-      const run = await runHookCommand(h.command, input, {
-        cwd: this.#opts.workspace,
-        timeoutMs: h.timeout * 1000,
-        signal: opts.signal,
-        env: { CLAUDE_PROJECT_DIR: this.#opts.workspace, CRAB_PROJECT_DIR: this.#opts.workspace },
-      });
+      const run = h.callbackId !== undefined
+        ? await this.#callSdk(h, input, opts.signal)
+        : await runHookCommand(h.command, text, {
+          cwd: this.#opts.workspace,
+          timeoutMs: h.timeout * 1000,
+          signal: opts.signal,
+          env: { CLAUDE_PROJECT_DIR: this.#opts.workspace, CRAB_PROJECT_DIR: this.#opts.workspace },
+        });
       const v = verdictOf(event, run, h.command);
       const outcome: HookOutcome = v.block !== undefined
         ? "blocked"
@@ -147,6 +170,25 @@ export class Hooks {
     }
     if (blocks.length) fired.block = blocks.join("\n");
     return fired;
+  }
+
+  /** An SDK callback's answer as a run: its output as stdout, exit 0. */
+  async #callSdk(
+    h: HookCommand,
+    input: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<HookRun> {
+    const t0 = performance.now();
+    const answer = await this.#opts.sdk!.call(h.callbackId!, input, h.timeout * 1000, signal);
+    const base = {
+      stderr: "",
+      durationMs: performance.now() - t0,
+      timedOut: false,
+      aborted: false,
+    };
+    return answer.ok
+      ? { ...base, code: 0, stdout: JSON.stringify(answer.output) }
+      : { ...base, code: null, stdout: "", startError: answer.error };
   }
 
   #cannotRun(event: HookEvent, selected: HookCommand[], callSeq?: number): Fired {

@@ -2,8 +2,9 @@
  * `--input-format stream-json`: print mode's input as JSON lines on stdin, the
  * way Claude Code's SDK talks to its CLI. Every `user` message is a prompt,
  * answered in turn until stdin ends; an `initialize` control request is
- * answered (its settings are checked, see {@link InitSettings}), an `interrupt`
- * stops the running prompt, other control requests are refused.
+ * answered (its settings are checked, see {@link InitSettings}; its hook
+ * callbacks are called over this stream, see `agent/hooks/sdk.ts`), an
+ * `interrupt` stops the running prompt, other control requests are refused.
  *
  * Nothing the SDK sends is dropped silently: an `initialize` field crab cannot
  * honour is refused (which ends the run, exit 2), a line that is not JSON or
@@ -14,6 +15,7 @@
  */
 
 import type { PrintJson } from "./events.ts";
+import { parseSdkHooks, type SdkHook, SdkHookBridge } from "../hooks/sdk.ts";
 
 /** What crab says it has, in the shape of the SDK's `SDKControlInitializeResponse`. */
 function initializeResponse(): PrintJson {
@@ -33,6 +35,8 @@ export interface InitSettings {
   systemPrompt?: string;
   /** Added to the end of the system prompt (the SDK's `appendSystemPrompt`). */
   appendSystemPrompt?: string;
+  /** The SDK's hook callbacks (`agent/hooks/sdk.ts`), called over this stream. */
+  sdkHooks?: SdkHookBridge;
 }
 
 /** A user message of the stream. */
@@ -68,10 +72,17 @@ const INERT_FIELDS = new Set(["subtype", "promptSuggestions"]);
 export function checkInitialize(
   request: Record<string, unknown>,
   permissionMode: string,
-): { ok: true; settings: InitSettings } | { ok: false; error: string } {
+): { ok: true; settings: InitSettings; hooks?: SdkHook[] } | { ok: false; error: string } {
   const settings: InitSettings = {};
+  let hooks: SdkHook[] | undefined;
   for (const [key, value] of Object.entries(request)) {
     if (INERT_FIELDS.has(key) || empty(value)) continue;
+    if (key === "hooks") {
+      const parsed = parseSdkHooks(value);
+      if (typeof parsed === "string") return { ok: false, error: parsed };
+      hooks = parsed;
+      continue;
+    }
     if (key === "systemPrompt" || key === "appendSystemPrompt") {
       const text = promptValue(value);
       if (text === undefined) {
@@ -83,14 +94,11 @@ export function checkInitialize(
     if (key === "permissionMode" && value === permissionMode) continue;
     return { ok: false, error: refusal(key, value, permissionMode) };
   }
-  return { ok: true, settings };
+  return { ok: true, settings, ...(hooks ? { hooks } : {}) };
 }
 
 function refusal(key: string, value: unknown, permissionMode: string): string {
   switch (key) {
-    case "hooks":
-      return "Cannot register the SDK's hooks: crab has no hooks yet; " +
-        "run without hooks, or limit tools with --tools";
     case "mcpServers":
     case "sdkMcpServers":
       return `Cannot take MCP servers from initialize's ${key}: ` +
@@ -157,6 +165,8 @@ export class StreamInput {
   refused?: string;
   /** The settings of the `initialize` request, once answered. */
   settings: InitSettings = {};
+  /** Calls the SDK's hook callbacks and takes their answers. */
+  readonly #sdkHooks = new SdkHookBridge((m) => this.hooks.write(m));
 
   constructor(private readonly hooks: StreamInputHooks) {
     (async () => {
@@ -166,6 +176,7 @@ export class StreamInput {
       }
     })().catch((e) => this.hooks.notice(`cannot read stdin: ${e?.message ?? e}`)).finally(() => {
       this.#ended = true;
+      this.#sdkHooks.close();
       this.#wake();
     });
   }
@@ -217,6 +228,10 @@ export class StreamInput {
           this.#wake();
           return;
         }
+        if (checked.hooks?.length) {
+          this.#sdkHooks.hooks.push(...checked.hooks);
+          checked.settings.sdkHooks = this.#sdkHooks;
+        }
         const keys = Object.keys(checked.settings);
         if (this.#seenUser && keys.length) {
           this.refused = `Cannot apply initialize's ${keys.join(" and ")} after a user message: ` +
@@ -250,7 +265,8 @@ export class StreamInput {
       this.#wake();
       return;
     }
-    // A control_response would answer a request crab never sends; anything else is unknown.
+    // A control_response answers a hook callback; anything else is unknown.
+    if (m?.type === "control_response" && this.#sdkHooks.answer(m)) return;
     this.hooks.notice(`skipped a stdin message of type ${JSON.stringify(m?.type)}`);
   }
 }

@@ -55,6 +55,7 @@ import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
 import { type HookCommand, Hooks, loadHooks } from "../hooks/mod.ts";
 import { hookStage } from "../hooks/stage.ts";
 import { HookConfigError } from "../hooks/config.ts";
+import type { SdkHookBridge } from "../hooks/sdk.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
 
 /** Command-line flags that shape a run. */
@@ -87,6 +88,8 @@ export interface RunFlags {
   strictMcpConfig?: boolean;
   /** `--permission-mode`, `--allowedTools`, `--disallowedTools`, `--settings` (and `--yolo`). */
   permissions?: PermissionFlags;
+  /** The Agent SDK's hook callbacks (stream-json input's `initialize`). */
+  sdkHooks?: SdkHookBridge;
 }
 
 /**
@@ -282,6 +285,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   let sessionId = "";
   const userHooks: Hooks = new Hooks({
     hooks: hookConfig.hooks,
+    ...(flags.sdkHooks ? { sdk: flags.sdkHooks } : {}),
     workspace,
     sessionId: () => sessionId,
     permissionMode: (): string => policy.mode,
@@ -569,15 +573,16 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     async finish(status) {
       if (finished) return;
       finished = true;
-      await userHooks.sessionEnd(status === "aborted" ? "other" : "exit");
       // Closing asks the servers to stop; their groups die with crab in any case.
       mcpReady?.then(() => hub?.close()).catch(() => {});
+      // Recorded at once: crab may be exiting (a signal) and not wait for what follows.
       store.endRun(runId, {
         status,
         turns: agent.turns,
         inputTokens: agent.usage.inputTokens,
         outputTokens: agent.usage.outputTokens,
       });
+      await userHooks.sessionEnd(status === "aborted" ? "other" : "exit");
       store.close();
     },
   };

@@ -98,8 +98,8 @@ for (
   const [what, fields, why] of [
     [
       "hooks",
-      { hooks: { PreToolUse: [{ matcher: "Bash", hookCallbackIds: ["hook_0"] }] } },
-      /Cannot register the SDK's hooks: crab has no hooks yet/,
+      { hooks: { PermissionRequest: [{ hookCallbackIds: ["hook_0"] }] } },
+      /Cannot register the SDK's hooks for "PermissionRequest": crab fires PreToolUse/,
     ],
     [
       "mcpServers",
