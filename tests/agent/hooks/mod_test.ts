@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeModel, systemPrompt } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
+import { replAgainst, submit } from "../../support/tmux.ts";
 import { hookRows, hookScript, on, printRun, userHooks } from "../../support/hooks.ts";
 
 /** Every text block of a request's user messages, joined. */
@@ -172,4 +173,44 @@ Deno.test("a hook config crab cannot use stops the run with a hint; unknown even
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stderr, /ignoring hooks for "PermissionRequest" in ".*": crab fires PreToolUse/);
   assert.match(ok.stderr, /crab runs hooks of type "command" only \(this one is "prompt"\)/);
+});
+
+Deno.test("repl: Notification fires when an approval waits, PreCompact before /compact", async () => {
+  using s = sandbox();
+  const notes = join(s.root, "notes.jsonl");
+  userHooks(s, {
+    ...on("Notification", "permission_prompt", `cat >> ${notes}; echo >> ${notes}`),
+    ...on("PreCompact", "manual", `cat >> ${notes}; echo >> ${notes}`),
+  });
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "echo hi" } }] },
+    { text: "ran it" },
+    { text: "the summary" },
+  ]);
+  await using t = await replAgainst(s, fake);
+  await submit(t, "run something");
+  await t.waitFor("⚠ bash — run: echo hi");
+  const read = () =>
+    Deno.readTextFileSync(notes).trim().split("\n").map((l) => JSON.parse(l)) as Record<
+      string,
+      unknown
+    >[];
+  for (let i = 0; i < 100; i++) {
+    try {
+      if (read().length >= 1) break;
+    } catch {
+      // not written yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.deepEqual(
+    [read()[0].hook_event_name, read()[0].notification_type, read()[0].message],
+    ["Notification", "permission_prompt", "crab needs your permission to use bash"],
+  );
+  await t.keys("y");
+  await t.waitFor("ran it");
+  await submit(t, "/compact");
+  await t.waitFor(/compact/i);
+  for (let i = 0; i < 100 && read().length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual([read()[1].hook_event_name, read()[1].trigger], ["PreCompact", "manual"]);
 });
