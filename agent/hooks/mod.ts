@@ -36,6 +36,11 @@ export interface HooksOptions {
   canRun?: boolean;
   /** The Agent SDK's callbacks, called over the stream-json control channel. */
   sdk?: SdkHookBridge;
+  /** Starts a telemetry span for one hook run; the function returned ends it. */
+  span?(
+    event: HookEvent,
+    command: string,
+  ): (end: { outcome: HookOutcome; exitCode: number | null; blocked: boolean }) => void;
 }
 
 /** What the hooks of one event said, together. */
@@ -123,6 +128,7 @@ export class Hooks {
     const text = JSON.stringify(input);
     const verdicts = await Promise.all(selected.map(async (h) => {
       const startedAt = Date.now();
+      const ended = this.#opts.span?.(event, h.command);
       const run = h.callbackId !== undefined
         ? await this.#callSdk(h, input, opts.signal)
         : await runHookCommand(h.command, text, {
@@ -141,6 +147,7 @@ export class Hooks {
         : run.code === 0
         ? "ok"
         : "error";
+      ended?.({ outcome, exitCode: run.code, blocked: v.block !== undefined });
       this.#opts.record?.({
         event,
         command: h.command,

@@ -286,6 +286,9 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const userHooks: Hooks = new Hooks({
     hooks: hookConfig.hooks,
     ...(flags.sdkHooks ? { sdk: flags.sdkHooks } : {}),
+    // Telemetry is loaded before any hook fires (SessionStart is the first).
+    span: (event, command) =>
+      telemetry?.hookSpan({ runId, sessionId: () => sessionId }, event, command) ?? (() => {}),
     workspace,
     sessionId: () => sessionId,
     permissionMode: (): string => policy.mode,

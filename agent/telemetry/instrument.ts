@@ -140,6 +140,27 @@ export function liveTelemetry(): Telemetry {
       if (parts.agent) wrapAgent(parts.agent, parts, tracer, ids, withRun);
       if (parts.provider) wrapProvider(parts.provider, parts.baseUrl, tracer, meters, ids);
     },
+    hookSpan: (run, event, command) => {
+      const span = tracer.startSpan(`hook ${event}`, {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          "crab.hook.event": event,
+          "crab.hook.command": command.slice(0, MAX_ARGS_CHARS),
+          ...runIds(run).ids(),
+        },
+      });
+      return (end) => {
+        span.setAttributes({
+          "crab.hook.outcome": end.outcome,
+          "crab.hook.blocked": end.blocked,
+          ...(end.exitCode === null ? {} : { "crab.hook.exit_code": end.exitCode }),
+        });
+        if (end.outcome === "error" || end.outcome === "timeout") {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: end.outcome });
+        }
+        span.end();
+      };
+    },
   };
 }
 

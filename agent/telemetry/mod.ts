@@ -39,6 +39,18 @@ export interface Telemetry {
   dispatchStages(ids: RunIds): DispatchStage[];
   /** Instruments a run's agent and provider. */
   instrument(parts: RunParts): void;
+  /**
+   * Starts a `hook EVENT` span (under the tool call's span when a tool event's
+   * hook runs); the returned function ends it with how the hook ended.
+   */
+  hookSpan(ids: RunIds, event: string, command: string): (end: HookSpanEnd) => void;
+}
+
+/** How a hook run ended, for its span. */
+export interface HookSpanEnd {
+  outcome: string;
+  exitCode: number | null;
+  blocked: boolean;
 }
 
 /** Telemetry when Deno exports it, else undefined (and nothing is loaded). */
@@ -61,6 +73,14 @@ export async function loadTelemetry(): Promise<Telemetry | undefined> {
           live.instrument(parts);
         } catch (e) {
           notice(e);
+        }
+      },
+      hookSpan(ids, event, command) {
+        try {
+          return live.hookSpan(ids, event, command);
+        } catch (e) {
+          notice(e);
+          return () => {};
         }
       },
     };

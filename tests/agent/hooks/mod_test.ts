@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { startFakeModel, systemPrompt } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
+import { startReceiver } from "../../support/otlp_receiver.ts";
 import { hookRows, hookScript, on, printRun, userHooks } from "../../support/hooks.ts";
 
 /** Every text block of a request's user messages, joined. */
@@ -213,4 +214,47 @@ Deno.test("repl: Notification fires when an approval waits, PreCompact before /c
   await t.waitFor(/compact/i);
   for (let i = 0; i < 100 && read().length < 2; i++) await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual([read()[1].hook_event_name, read()[1].trigger], ["PreCompact", "manual"]);
+});
+
+Deno.test("with telemetry on, each hook run is a span under its tool call's span", async () => {
+  using s = sandbox();
+  s.put("a.txt", "a\n");
+  userHooks(s, {
+    ...on("PreToolUse", "Read", "exit 0"),
+    ...on("PostToolUse", "Read", "echo nope >&2; exit 2"),
+  });
+  await using rx = startReceiver();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: "a.txt" } }] },
+    { text: "done" },
+  ]);
+  const r = await s.crab(
+    ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), "-m", "f", "-p", "go"],
+    {
+      env: {
+        ANTHROPIC_API_KEY: "k",
+        CRAB_ENABLE_TELEMETRY: "1",
+        OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      },
+    },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const spans = rx.spans();
+  const call = spans.find((x) => x.name === "execute_tool read");
+  assert.ok(call, spans.map((x) => x.name).join(", "));
+  const hooks = spans.filter((x) => x.name.startsWith("hook "));
+  assert.deepEqual(
+    hooks.map((x) => [
+      x.name,
+      x.parentSpanId === call.spanId,
+      x.attributes["crab.hook.outcome"],
+      x.attributes["crab.hook.exit_code"],
+      x.attributes["crab.hook.blocked"],
+    ]).sort(),
+    [
+      ["hook PostToolUse", true, "blocked", 2, true],
+      ["hook PreToolUse", true, "ok", 0, false],
+    ],
+  );
 });
