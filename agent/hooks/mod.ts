@@ -85,7 +85,10 @@ export class Hooks {
     this.#canRun = opts.canRun ?? mayRunShell();
   }
 
-  /** The hooks `event` selects: by tool name for tool events, by `value` (a source, a trigger) else. */
+  /**
+   * The hooks `event` selects, each command once: matched against `names` (a
+   * tool's names; an event's source, reason or trigger), or all without names.
+   */
   matching(event: HookEvent, names?: readonly string[]): HookCommand[] {
     const seen = new Set<string>();
     return this.commands.filter((h) => {
