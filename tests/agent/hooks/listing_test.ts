@@ -133,3 +133,47 @@ Deno.test("hooksListing() shows the active hooks with their files, then those wa
   );
   assert.deepEqual(hooksListing([], [], "/ws"), ["no hooks are active"]);
 });
+
+Deno.test("repl: /hooks lists the active hooks with their files; a hook's allow skips the prompt, its ask asks", async () => {
+  using s = sandbox();
+  const settings = join(s.root, ".claude", "settings.json");
+  Deno.mkdirSync(join(s.root, ".claude"), { recursive: true });
+  Deno.writeTextFileSync(
+    settings,
+    JSON.stringify({
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: "Bash",
+            hooks: [{
+              type: "command",
+              command:
+                `grep -q '"command":"echo ok' && echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}' || echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"check this one"}}'`,
+            }],
+          },
+        ],
+      },
+    }),
+  );
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "echo ok > ok.txt" } }] },
+    { calls: [{ name: "bash", args: { command: "echo other > other.txt" } }] },
+    { text: "both ran" },
+  ]);
+  await using t = await replAgainst(s, fake);
+  await t.waitFor("› ");
+  await t.type("/hooks");
+  await t.keys("Enter");
+  const listed = await t.waitFor(`(${settings}, timeout 60 s)`);
+  assert.match(listed, /PreToolUse \(Bash\): runs grep -q/);
+  await t.type("go");
+  await t.keys("Enter");
+  // The first call runs without a prompt; the second asks, naming the hook's reason.
+  const asked = await t.waitFor("⚠ bash — run: echo other > other.txt");
+  assert.equal(Deno.readTextFileSync(join(s.ws, "ok.txt")), "ok\n");
+  assert.doesNotMatch(asked, /⚠ bash — run: echo ok/);
+  assert.match(asked, /check this one/);
+  await t.keys("y");
+  await t.waitFor("both ran");
+  assert.equal(Deno.readTextFileSync(join(s.ws, "other.txt")), "other\n");
+});
