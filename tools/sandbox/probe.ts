@@ -17,12 +17,13 @@ import { JOIN_FAILED } from "./_supervisor.ts";
 import { type CgroupPlan, planCgroups } from "./cgroup.ts";
 import { startKeeper } from "./_keeper.ts";
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "./policy.ts";
+import { seatbeltStatus } from "./seatbelt.ts";
 
 /** What the probe found. */
 export type SandboxStatus =
   | {
     ok: true;
-    /** Absolute path of bwrap. */
+    /** Absolute path of bwrap (on macOS, of sandbox-exec). */
     bwrap: string;
     /** Absolute path of perl, when there is one (exact exit statuses); else bash supervises. */
     perl?: string;
@@ -136,6 +137,7 @@ function cgroups(bwrap: string, perl: string | undefined): Promise<CgroupPlan> {
 }
 
 async function probe(workspace: string, policy: SandboxPolicy): Promise<SandboxStatus> {
+  if (Deno.build.os === "darwin") return seatbeltStatus(workspace, policy);
   if (Deno.build.os !== "linux") {
     return {
       ok: false,
