@@ -60,7 +60,13 @@ export const WRITTEN_FILES: ReadonlySet<string> = new Set([
 ]);
 
 /** Directories git writes in place: nothing in them names a command. */
-export const WRITTEN_DIRS: ReadonlySet<string> = new Set(["objects", "refs", "logs", "lfs", "rr-cache"]);
+export const WRITTEN_DIRS: ReadonlySet<string> = new Set([
+  "objects",
+  "refs",
+  "logs",
+  "lfs",
+  "rr-cache",
+]);
 
 /** The state of an operation in progress; their todo lists can hold `exec` lines. */
 export const STATE_DIRS: ReadonlySet<string> = new Set([
