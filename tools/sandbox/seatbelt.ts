@@ -60,8 +60,9 @@ export interface SeatbeltProfile {
 
 /**
  * Sysctls read by compilers, runtimes and build tools: the machine's CPU and
- * memory, the OS version, and process lookups by process group and PID (ps,
- * pgrep). Not `kern.procargs2`: another process's arguments and environment.
+ * memory, the OS version, and the process table (ps, pgrep: names and ids;
+ * the supervisor counts what is left with pgrep). Not `kern.procargs2`:
+ * another process's arguments and environment.
  */
 const SYSCTLS = [
   "hw.activecpu",
@@ -97,6 +98,7 @@ const SYSCTLS = [
   "kern.osrelease",
   "kern.ostype",
   "kern.osversion",
+  "kern.proc.all",
   "kern.secure_kernel",
   "kern.usrstack64",
   "kern.version",
@@ -249,6 +251,8 @@ export function seatbeltProfile(layout: Layout, opts: SeatbeltOptions): Seatbelt
     "(allow file-read* file-write* file-ioctl",
     '  (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
     '(allow file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero"))',
+    "; The command's own descriptors (/dev/stdout is /dev/fd/1).",
+    '(allow file-write-data (subpath "/dev/fd"))',
     "",
     "; Reads: everywhere but the paths a deny rule hides.",
     hiddenP.length ? `(allow file-read* ${except(subpaths(hiddenP))[0]})` : "(allow file-read*)",
@@ -328,9 +332,9 @@ trap '' TERM INT HUP QUIT
 { while read -r -u 3 _; do :; done; kill -TERM -- "-$c" 2>/dev/null; sleep 0.5; kill -KILL -- "-$c"; } >/dev/null 2>&1 &
 w=$!
 wait "$c"; s=$?
-left() { n=$(pgrep -g "$c" 2>/dev/null | wc -l | tr -d ' '); }
-left; i=0
-while [ "$n" -gt 0 ] && [ "$i" -lt 25 ]; do sleep 0.01; left; i=$((i + 1)); done
+i=0
+while kill -0 -- "-$c" 2>/dev/null && [ "$i" -lt 25 ]; do sleep 0.01; i=$((i + 1)); done
+n=$(pgrep -g "$c" 2>/dev/null | wc -l | tr -d ' ')
 kill -KILL -- "-$c" 2>/dev/null
 kill -KILL "$w" 2>/dev/null
 printf '\ncrab-sandbox-status code=%d others=%d\n' "$s" "$n" >&2

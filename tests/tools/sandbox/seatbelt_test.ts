@@ -317,9 +317,12 @@ function supervise(command: string, tmp = "/nowhere-tmp") {
   };
 }
 
+/** Whether `pid` runs (a zombie waiting for its reaper does not), on Linux and macOS. */
 function alive(pid: number): boolean {
-  return new Deno.Command("kill", { args: ["-0", String(pid)], stderr: "null" }).outputSync()
-    .success;
+  const out = new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(pid)], stdout: "piped" })
+    .outputSync();
+  const stat = new TextDecoder().decode(out.stdout).trim();
+  return stat !== "" && !stat.startsWith("Z");
 }
 
 Deno.test("seatbeltSupervisor() merges stderr, sets TMPDIR, and reports the exit code", async () => {
@@ -449,5 +452,44 @@ Deno.test({
     const pid = Number(r.out.trim());
     for (let i = 0; i < 100 && alive(pid); i++) await new Promise((res) => setTimeout(res, 10));
     assert.equal(alive(pid), false);
+  },
+});
+
+Deno.test({
+  name: "bash() on macOS runs through sandbox-exec: output, exit code, background stopped, timeout",
+  ignore: !onMac,
+  fn: async () => {
+    const { Dispatcher } = await import("../../../tools/dispatch.ts");
+    const { SessionPolicy } = await import("../../../tools/call/approval.ts");
+    const { MemorySink } = await import("../../../tools/call/observation.ts");
+    const { Registry } = await import("../../../tools/registry.ts");
+    const { Session } = await import("../../../tools/session.ts");
+    const { bashTool } = await import("../../../tools/bash.ts");
+    using p = macPlace();
+    const session = new Session(p.ws);
+    session.sandbox = WRITE;
+    const d = new Dispatcher({
+      registry: new Registry([bashTool]),
+      session,
+      policy: new SessionPolicy({ yolo: true }),
+      sink: new MemorySink(),
+      runId: "seatbelt-test",
+    });
+    const first = await d.dispatch("bash", { command: "echo hi; echo err >&2; exit 3" });
+    assert.ok(first.ok, JSON.stringify(first));
+    assert.match(first.output, /^hi\nerr\n/);
+    assert.match(first.output, /Note: the sandbox here \(macOS Seatbelt\) cannot cap/);
+    assert.match(first.output, /Exit code 3$/);
+    const bg = await d.dispatch("bash", { command: "sleep 30 & echo $!" });
+    assert.ok(bg.ok, JSON.stringify(bg));
+    assert.match(bg.output, /Stopped 1 background process/);
+    const pid = Number(bg.output.split("\n")[0]);
+    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((res) => setTimeout(res, 10));
+    assert.equal(alive(pid), false);
+    const t0 = Date.now();
+    const slow = await d.dispatch("bash", { command: "sleep 30", timeout_ms: 500 });
+    assert.ok(slow.ok, JSON.stringify(slow));
+    assert.match(slow.output, /Timed out after 500 ms/);
+    assert.ok(Date.now() - t0 < 5000);
   },
 });
