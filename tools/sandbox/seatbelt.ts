@@ -137,6 +137,9 @@ const NET_MACH_SERVICES = [
   "com.apple.dnssd.service",
 ];
 
+/** What reading a file takes: the data, existence checks, and mapping it executable (dyld). */
+const READS = "file-read* file-test-existence file-map-executable";
+
 /** mDNSResponder's socket: name resolution goes through it. */
 const DNS_SOCKET = "/private/var/run/mDNSResponder";
 
@@ -238,6 +241,7 @@ export function seatbeltProfile(layout: Layout, opts: SeatbeltOptions): Seatbelt
     "(allow user-preference-read)",
     "(allow mach-host*)",
     "(allow ipc-posix-sem ipc-posix-shm)",
+    "(allow system-fcntl)",
     '(allow iokit-open (iokit-registry-entry-class "RootDomainUserClient"))',
     `(allow mach-lookup\n  ${MACH_SERVICES.map((s) => `(global-name "${s}")`).join("\n  ")})`,
     "(allow sysctl-read\n  " + [
@@ -254,8 +258,8 @@ export function seatbeltProfile(layout: Layout, opts: SeatbeltOptions): Seatbelt
     "; The command's own descriptors (/dev/stdout is /dev/fd/1).",
     '(allow file-write-data (subpath "/dev/fd"))',
     "",
-    "; Reads: everywhere but the paths a deny rule hides.",
-    hiddenP.length ? `(allow file-read* ${except(subpaths(hiddenP))[0]})` : "(allow file-read*)",
+    "; Reads (and mapping libraries, its own operation): everywhere but what a deny rule hides.",
+    hiddenP.length ? `(allow ${READS} ${except(subpaths(hiddenP))[0]})` : `(allow ${READS})`,
     "",
     "; Writes: the writable roots and the private TMPDIR, minus protected paths (existing or",
     "; not) and the directories that hold them, which may not be unlinked or renamed away.",

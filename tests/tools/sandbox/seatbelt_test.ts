@@ -74,7 +74,7 @@ Deno.test("seatbeltProfile() denies by default and allows nothing unconditionall
   assert.match(text, /^\(allow signal \(target same-sandbox\)\)$/m);
   assert.match(text, /^\(allow process-info\* \(target same-sandbox\)\)$/m);
   assert.match(text, /^\(allow process-exec process-fork\)$/m);
-  assert.match(text, /^\(allow file-read\*\)$/m);
+  assert.match(text, /^\(allow file-read\* file-test-existence file-map-executable\)$/m);
   // Other processes' arguments and environment (crab's API keys) stay unreadable.
   assert.doesNotMatch(text, /procargs/);
   assert.match(text, /\(sysctl-name "hw\.ncpu"\)/);
@@ -277,7 +277,7 @@ Deno.test("seatbeltProfile() hides what a Read deny rule names, from reads and w
   assert.equal(params(p).HIDDEN_0, join(ws, ".env"));
   assert.match(
     p.text,
-    /^\(allow file-read\* \(require-not \(subpath \(param "HIDDEN_0"\)\)\)\)$/m,
+    /^\(allow file-read\* file-test-existence file-map-executable \(require-not \(subpath \(param "HIDDEN_0"\)\)\)\)$/m,
   );
   assert.match(rule(p.text, "(allow file-write*\n"), /\(subpath \(param "HIDDEN_0"\)\)/);
 });
