@@ -407,10 +407,14 @@ export function seatbeltInvocation(
   };
 }
 
-/** What the macOS sandbox cannot hold commands to, said once in the first result. */
+/**
+ * What the macOS sandbox cannot hold commands to, said once in the first
+ * result; and where to write instead of `/tmp`, which is shared there.
+ */
 export const SEATBELT_UNCAPPED = "Note: the sandbox here (macOS Seatbelt) cannot cap the number " +
   "of processes, memory or the size of TMPDIR, and a process that leaves the command's process " +
-  "group (a daemon) can outlive the call. A runaway command can exhaust the machine.";
+  "group (a daemon) can outlive the call. A runaway command can exhaust the machine. /tmp is " +
+  'not writable here: use $TMPDIR, private to the call (npm --cache "$TMPDIR/npm").';
 
 /** Whether Seatbelt works here: one real run of `true` in the sandbox bash would get. */
 export async function seatbeltStatus(

@@ -479,6 +479,7 @@ Deno.test({
     assert.ok(first.ok, JSON.stringify(first));
     assert.match(first.output, /^hi\nerr\n/);
     assert.match(first.output, /Note: the sandbox here \(macOS Seatbelt\) cannot cap/);
+    assert.match(first.output, /\/tmp is not writable here: use \$TMPDIR/);
     assert.match(first.output, /Exit code 3$/);
     const bg = await d.dispatch("bash", { command: "sleep 30 & echo $!" });
     assert.ok(bg.ok, JSON.stringify(bg));
