@@ -12,7 +12,9 @@
  * The hosts and commands of the MCP servers configured for this directory (the
  * user's mcp.json and ./.mcp.json) are added unless `--no-mcp-config`.
  *
- * bash needs only `--allow-run=bwrap` (it runs inside bubblewrap). The `full`
+ * bash needs only `--allow-run=bwrap` (it runs inside bubblewrap), or on macOS
+ * (a `--target` ending in `apple-darwin`, or built on a Mac)
+ * `--allow-run=/usr/bin/sandbox-exec` (Seatbelt). The `full`
  * preset is the binary people download and configure MCP servers for later, so
  * it keeps an unscoped `--allow-run`; with `--no-mcp-config` it is scoped to
  * bwrap and the `--mcp-command`s given.
@@ -88,18 +90,24 @@ if (useConfig) {
     else if (server.command) mcpCommands.push(server.command);
   }
 }
+// The OS the binary runs on picks bash's sandbox program.
+const os = target ? (target.endsWith("apple-darwin") ? "darwin" : "linux") : Deno.build.os;
 const spec: BuildSpec = toolsArg
   ? {
     tools: toolsArg.split(",").map((t) => t.trim()).filter(Boolean),
     providerHosts: hosts,
     mcpHosts,
     mcpCommands,
+    os,
   }
-  : presetSpec((presetArg ?? "full") as Preset, hosts, {
-    hosts: mcpHosts,
-    commands: mcpCommands,
-    anyCommand: (presetArg ?? "full") === "full" && useConfig,
-  });
+  : {
+    ...presetSpec((presetArg ?? "full") as Preset, hosts, {
+      hosts: mcpHosts,
+      commands: mcpCommands,
+      anyCommand: (presetArg ?? "full") === "full" && useConfig,
+    }),
+    os,
+  };
 
 let fence;
 try {

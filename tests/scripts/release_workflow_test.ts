@@ -2,29 +2,35 @@ import assert from "node:assert/strict";
 
 const ROOT = new URL("../../", import.meta.url);
 const WORKFLOW = new URL(".github/workflows/release.yml", ROOT);
+const SANDBOX = new URL(".github/workflows/sandbox.yml", ROOT);
 
 interface Step {
   name?: string;
   uses?: string;
   run?: string;
   with?: Record<string, unknown>;
+  env?: Record<string, string>;
 }
 interface Job {
-  "runs-on": string;
-  needs?: string;
+  "runs-on"?: string;
+  name?: string;
+  uses?: string;
+  env?: Record<string, string>;
+  needs?: string | string[];
   if?: string;
   permissions?: Record<string, string>;
   strategy?: { matrix: { include: { target: string; runner: string }[] } };
-  steps: Step[];
+  steps?: Step[];
 }
 interface Workflow {
-  on: { push: { tags: string[] }; workflow_dispatch: unknown };
+  on: { push: { tags: string[] }; workflow_dispatch: unknown; workflow_call?: unknown };
+  env?: Record<string, string>;
   jobs: Record<string, Job>;
 }
 
-async function workflow(): Promise<Workflow> {
+async function workflow(file: URL = WORKFLOW): Promise<Workflow> {
   const { parse } = await import("yaml");
-  return parse(Deno.readTextFileSync(WORKFLOW), { strict: true, uniqueKeys: true }) as Workflow;
+  return parse(Deno.readTextFileSync(file), { strict: true, uniqueKeys: true }) as Workflow;
 }
 
 /** The targets install.sh knows, from its SUPPORTED line. */
@@ -56,7 +62,7 @@ Deno.test("release.yml parses and builds the four targets install.sh picks from"
 
 Deno.test("release.yml compiles with scripts/compile.ts, smoke-tests each binary, publishes sums", async () => {
   const wf = await workflow();
-  const runs = (job: Job) => job.steps.map((s) => s.run ?? "").join("\n");
+  const runs = (job: Job) => (job.steps ?? []).map((s) => s.run ?? "").join("\n");
   const build = runs(wf.jobs.build);
   assert.match(build, /deno install --frozen/);
   assert.match(build, /deno task compile --preset full .*--target \$\{\{ matrix\.target \}\}/);
@@ -65,11 +71,12 @@ Deno.test("release.yml compiles with scripts/compile.ts, smoke-tests each binary
   assert.match(build, /--preset full --bundle/);
   assert.match(build, /scripts\/smoke\.ts dist\/crab-\$\{\{ matrix\.target \}\} --preset full/);
   assert.match(build, /scripts\/smoke\.ts "\$RUNNER_TEMP\/crab-read-only" --preset read-only/);
-  const upload = wf.jobs.build.steps.find((s) => s.uses?.startsWith("actions/upload-artifact@"));
+  const upload = wf.jobs.build.steps!.find((s) => s.uses?.startsWith("actions/upload-artifact@"));
   assert.equal(upload?.with?.path, "dist/crab-${{ matrix.target }}");
 
   const publish = wf.jobs.publish;
-  assert.equal(publish.needs, "build");
+  // Nothing is published unless the binaries and the sandbox tests passed.
+  assert.deepEqual(publish.needs, ["build", "sandbox"]);
   assert.equal(publish.permissions?.contents, "write");
   const pub = runs(publish);
   assert.match(pub, /sha256sum crab-\* install\.sh > SHA256SUMS/);
@@ -82,13 +89,16 @@ Deno.test("release.yml compiles with scripts/compile.ts, smoke-tests each binary
   );
 });
 
-Deno.test("release.yml's scripts are valid shell and name tasks and files that exist", async () => {
-  const wf = await workflow();
+Deno.test("the workflows' scripts are valid shell and name tasks and files that exist", async () => {
   const tasks = Object.keys(
     (JSON.parse(Deno.readTextFileSync(new URL("deno.json", ROOT))) as { tasks: object }).tasks,
   );
-  for (const [id, job] of Object.entries(wf.jobs)) {
-    for (const step of job.steps) {
+  const jobs = [
+    ...Object.entries((await workflow()).jobs),
+    ...Object.entries((await workflow(SANDBOX)).jobs),
+  ];
+  for (const [id, job] of jobs) {
+    for (const step of job.steps ?? []) {
       if (!step.run) continue;
       const script = step.run.replaceAll(/\$\{\{[^}]*\}\}/g, "x");
       const check = new Deno.Command("bash", { args: ["-n", "-c", script], stderr: "piped" })
@@ -97,8 +107,8 @@ Deno.test("release.yml's scripts are valid shell and name tasks and files that e
       for (const [, task] of script.matchAll(/deno task ([\w-]+)/g)) {
         assert.ok(tasks.includes(task), `${id} / ${step.name}: no task "${task}"`);
       }
-      for (const [path] of script.matchAll(/scripts\/[\w/]+\.ts/g)) {
-        assert.ok(Deno.statSync(new URL(path, ROOT)).isFile, `${id} / ${step.name}: no ${path}`);
+      for (const [path] of script.matchAll(/(?:scripts|tests|tools)\/[\w/]+(?:\.ts|\/)/g)) {
+        assert.ok(Deno.statSync(new URL(path, ROOT)), `${id} / ${step.name}: no ${path}`);
       }
     }
   }
@@ -106,7 +116,7 @@ Deno.test("release.yml's scripts are valid shell and name tasks and files that e
 
 Deno.test("release.yml's publish step writes sums and an install.sh that installs from them", async () => {
   const wf = await workflow();
-  const step = wf.jobs.publish.steps.find((s) => s.run?.includes("SHA256SUMS"));
+  const step = wf.jobs.publish.steps!.find((s) => s.run?.includes("SHA256SUMS"));
   assert.ok(step?.run);
   const tmp = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-release-" }));
   try {
@@ -167,4 +177,35 @@ Deno.test("release.yml's publish step writes sums and an install.sh that install
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
+});
+
+Deno.test("sandbox.yml runs on macOS and Ubuntu 24.04, by hand and from the release", async () => {
+  const release = await workflow();
+  assert.equal(release.jobs.sandbox.uses, "./.github/workflows/sandbox.yml");
+  const wf = await workflow(SANDBOX);
+  assert.ok("workflow_dispatch" in wf.on && "workflow_call" in wf.on);
+  assert.deepEqual(Object.keys(wf.jobs).sort(), ["macos", "ubuntu"]);
+  assert.equal(wf.jobs.macos["runs-on"], "macos-14");
+  assert.equal(wf.jobs.ubuntu["runs-on"], "ubuntu-24.04");
+  const test = wf.env!.DENO_TEST;
+  // The permission flags the tests must pass with, never -A.
+  assert.equal(
+    test,
+    "deno test --allow-read --allow-write --allow-run --allow-env --allow-net --no-prompt",
+  );
+  const steps = (id: string) => wf.jobs[id].steps!.map((s) => s.run ?? "");
+  assert.ok(
+    steps("macos").some((r) => /\$DENO_TEST tests\/tools\/sandbox\/seatbelt_test\.ts/.test(r)),
+  );
+  // Ubuntu: the diagnosis is asserted before the fix, the suite runs after it, never as root.
+  const ubuntu = wf.jobs.ubuntu.steps!;
+  const at = (re: RegExp) => ubuntu.findIndex((s) => re.test(s.run ?? ""));
+  const restrict = at(/sysctl -w kernel\.apparmor_restrict_unprivileged_userns=1/);
+  const diagnosis = at(/\$DENO_TEST tests\/tools\/sandbox\/apparmor_test\.ts/);
+  const fix = at(/apparmor_parser -r \/etc\/apparmor\.d\/bwrap/);
+  const suite = at(/\$DENO_TEST tests\/tools\/sandbox\/ /);
+  assert.ok(restrict >= 0 && restrict < diagnosis && diagnosis < fix && fix < suite);
+  assert.equal(ubuntu[diagnosis].env?.CRAB_EXPECT_USERNS_RESTRICTION, "1");
+  for (const i of [diagnosis, suite]) assert.match(ubuntu[i].run!, /test "\$\(id -u\)" != 0/);
+  assert.doesNotMatch(ubuntu[suite].run!, /sudo .*deno/);
 });

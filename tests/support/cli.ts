@@ -114,7 +114,14 @@ export function sandbox(prefix = "crab-cli-"): Sandbox {
       return p;
     },
     [Symbol.dispose]() {
-      Deno.removeSync(root, { recursive: true });
+      try {
+        Deno.removeSync(root, { recursive: true });
+      } catch (e) {
+        if (!(e instanceof Deno.errors.PermissionDenied)) throw e;
+        // The sandbox's unreadable directory (mode 000): only root removes it as it is.
+        new Deno.Command("chmod", { args: ["-R", "u+rwx", root] }).outputSync();
+        Deno.removeSync(root, { recursive: true });
+      }
     },
   };
 }

@@ -2,6 +2,10 @@ import assert from "node:assert/strict";
 import { harness } from "../support/harness.ts";
 import { bashEnv, bashTool, scrubEnv } from "../../tools/bash.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import { takeUncappedNotice } from "../support/sandbox_notice.ts";
+
+// As a normal user the first command would carry the note on what is not capped here.
+await takeUncappedNotice();
 
 /** The contract holds in the sandbox (the default) and without it. */
 const MODES: SandboxMode[] = ["workspace-write", "danger-full-access"];

@@ -37,7 +37,7 @@ export interface Repository {
 }
 
 /** Files in a git directory's top level that git replaces through lock files. */
-const WRITTEN_FILES = new Set([
+export const WRITTEN_FILES: ReadonlySet<string> = new Set([
   "index",
   "HEAD",
   "ORIG_HEAD",
@@ -60,7 +60,13 @@ const WRITTEN_FILES = new Set([
 ]);
 
 /** Directories git writes in place: nothing in them names a command. */
-const WRITTEN_DIRS = new Set(["objects", "refs", "logs", "lfs", "rr-cache"]);
+export const WRITTEN_DIRS: ReadonlySet<string> = new Set([
+  "objects",
+  "refs",
+  "logs",
+  "lfs",
+  "rr-cache",
+]);
 
 /** The state of an operation in progress; their todo lists can hold `exec` lines. */
 export const STATE_DIRS: ReadonlySet<string> = new Set([

@@ -9,7 +9,8 @@
  *
  * The exec class maps to `--allow-run=bwrap`: bash runs inside bubblewrap, the
  * only program crab itself starts for it, so a build's own process cannot start
- * `bash` directly. Stdio MCP servers add their commands. The `full` preset (the
+ * `bash` directly. A macOS build's is `--allow-run=/usr/bin/sandbox-exec`
+ * (Seatbelt, `sandbox/seatbelt.ts`), by its absolute path. Stdio MCP servers add their commands. The `full` preset (the
  * downloadable binary and the `crab` task) must start servers the user
  * configures after it was built, so it keeps an unscoped `--allow-run`; there
  * the sandbox alone fences bash.
@@ -27,6 +28,7 @@ import type { AnyTool, ToolClass } from "../tool.ts";
 import { BUILTIN_CLASSES, type Preset, PRESET_TOOLS } from "../table.ts";
 import type { SandboxMode } from "../sandbox/mode.ts";
 import { findProgram } from "./find_program.ts";
+import { SANDBOX_EXEC } from "../sandbox/seatbelt.ts";
 
 export { BUILTIN_CLASSES, type Preset, PRESET_TOOLS, PRESETS } from "../table.ts";
 
@@ -74,6 +76,13 @@ export interface BuildSpec {
   mcpCommands?: readonly string[];
   /** Let any command start (stdio MCP servers configured after the build): unscoped `--allow-run`. */
   anyCommand?: boolean;
+  /** The OS the build runs on (`Deno.build.os` names), which picks the sandbox program. */
+  os?: string;
+}
+
+/** The program bash's sandbox runs on `os`: bubblewrap, or Seatbelt's sandbox-exec on macOS. */
+export function sandboxProgram(os: string = Deno.build.os): string {
+  return os === "darwin" ? SANDBOX_EXEC : "bwrap";
 }
 
 /** A flag list and what the reader of a build log should know about it. */
@@ -122,7 +131,10 @@ export function fenceFlags(spec: BuildSpec): Fence {
     );
   }
   const commands = [
-    ...new Set([...(classes.has("exec") ? ["bwrap"] : []), ...(spec.mcpCommands ?? [])]),
+    ...new Set([
+      ...(classes.has("exec") ? [sandboxProgram(spec.os)] : []),
+      ...(spec.mcpCommands ?? []),
+    ]),
   ];
   if (spec.anyCommand) {
     flags.push("--allow-run");
@@ -187,18 +199,23 @@ export type Need =
 
 /**
  * The permission a tool of `cls` needs in `workspace` (stdio MCP: its command;
- * HTTP MCP: its host). bash needs bwrap, or bash itself in danger-full-access.
+ * HTTP MCP: its host). bash needs bwrap (sandbox-exec on macOS), or bash itself in
+ * danger-full-access.
  */
 export function needOf(
   cls: ToolClass,
   workspace: string,
   mcp?: { command?: string; host?: string },
   sandbox: SandboxMode = "workspace-write",
+  os: string = Deno.build.os,
 ): Need {
   if (cls === "read") return { name: "read", path: workspace };
   if (cls === "write") return { name: "write", path: workspace };
   if (cls === "exec") {
-    return { name: "run", command: sandbox === "danger-full-access" ? "bash" : "bwrap" };
+    return {
+      name: "run",
+      command: sandbox === "danger-full-access" ? "bash" : sandboxProgram(os),
+    };
   }
   if (cls === "net") return { name: "net" };
   if (mcp?.host) return { name: "net", host: mcp.host };

@@ -1,8 +1,9 @@
 /**
  * The sandbox for commands, as the bash tool uses it: is it available here,
  * and what to start for one command (bwrap with the session's layout, the
- * supervisor inside, the call's cgroups). Linux only, through bubblewrap;
- * elsewhere, and wherever bubblewrap cannot create its namespaces, commands
+ * supervisor inside, the call's cgroups). Linux through bubblewrap, macOS
+ * through Seatbelt (`seatbelt.ts`, from the same layout); elsewhere, and
+ * wherever the sandbox cannot be created, commands
  * are refused with a `sandbox_unavailable` error that says how to fix it.
  * There is no silent fallback: only `danger-full-access` runs commands
  * unsandboxed. What the machine cannot cap (processes, memory, /tmp) is said
@@ -15,6 +16,7 @@ import { ToolError } from "../tool.ts";
 import type { Session } from "../session.ts";
 import { invocation } from "./_invocation.ts";
 import { sandboxStatus } from "./probe.ts";
+import { seatbeltInvocation } from "./seatbelt.ts";
 
 export { parseStatus, type SupervisedStatus } from "./_supervisor.ts";
 export { sweepPlaceholders } from "./_placeholders.ts";
@@ -22,7 +24,7 @@ export { resetSandboxStatus, type SandboxStatus, sandboxStatus } from "./probe.t
 
 /** A command ready to start inside the sandbox. */
 export interface SandboxedCommand {
-  /** Absolute path of bwrap. */
+  /** Absolute path of bwrap (on macOS, of sandbox-exec). */
   program: string;
   args: string[];
   /**
@@ -53,7 +55,9 @@ let uncappedSaid = false;
 export async function sandboxCommand(session: Session, command: string): Promise<SandboxedCommand> {
   const status = await sandboxStatus(session.workspace, session.sandbox);
   if (!status.ok) throw unavailable(status.reason, status.hint);
-  const run = await invocation(session.workspace, session.sandbox, command, status.perl, status);
+  const run = Deno.build.os === "darwin"
+    ? seatbeltInvocation(session.workspace, session.sandbox, command)
+    : await invocation(session.workspace, session.sandbox, command, status.perl, status);
   const notice = status.uncapped && !uncappedSaid ? status.uncapped : undefined;
   uncappedSaid ||= notice !== undefined;
   return {

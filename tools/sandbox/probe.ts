@@ -17,12 +17,14 @@ import { JOIN_FAILED } from "./_supervisor.ts";
 import { type CgroupPlan, planCgroups } from "./cgroup.ts";
 import { startKeeper } from "./_keeper.ts";
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "./policy.ts";
+import { seatbeltStatus } from "./seatbelt.ts";
+import { usernsDiagnosis } from "./apparmor.ts";
 
 /** What the probe found. */
 export type SandboxStatus =
   | {
     ok: true;
-    /** Absolute path of bwrap. */
+    /** Absolute path of bwrap (on macOS, of sandbox-exec). */
     bwrap: string;
     /** Absolute path of perl, when there is one (exact exit statuses); else bash supervises. */
     perl?: string;
@@ -136,6 +138,7 @@ function cgroups(bwrap: string, perl: string | undefined): Promise<CgroupPlan> {
 }
 
 async function probe(workspace: string, policy: SandboxPolicy): Promise<SandboxStatus> {
+  if (Deno.build.os === "darwin") return seatbeltStatus(workspace, policy);
   if (Deno.build.os !== "linux") {
     return {
       ok: false,
@@ -180,10 +183,14 @@ async function probe(workspace: string, policy: SandboxPolicy): Promise<SandboxS
       cgroupProblem = JOIN_FAILED.exec(run.err)?.[1];
       features.cgroups = undefined;
     } else {
+      // A refused namespace: say which setting of the machine refused it, when one did.
+      const userns = hintFor(detail) === NAMESPACE_HINT ? usernsDiagnosis(bwrap) : undefined;
       return {
         ok: false,
-        reason: `bubblewrap cannot create the sandbox here: ${detail}`,
-        hint: hintFor(detail),
+        reason: userns
+          ? `bubblewrap cannot create the sandbox here: ${userns.reason} (bwrap said: ${detail})`
+          : `bubblewrap cannot create the sandbox here: ${detail}`,
+        hint: userns?.hint ?? hintFor(detail),
       };
     }
   }

@@ -8,6 +8,7 @@ import {
   presetFlags,
   PRESETS,
   PRIVATE_RANGES,
+  sandboxProgram,
 } from "../../../tools/host/capabilities.ts";
 
 Deno.test("presetFlags() full preset equals the flags of the crab task", () => {
@@ -143,4 +144,62 @@ Deno.test("needOf() asks bash for bwrap in the sandbox and for bash itself witho
     name: "run",
     command: "bash",
   });
+});
+
+Deno.test("fenceFlags() scopes a macOS build's bash to /usr/bin/sandbox-exec, by its absolute path", () => {
+  const tools = PRESET_TOOLS["no-web"];
+  const providerHosts = ["api.anthropic.com"];
+  const run = (os: string, mcpCommands: string[] = []) =>
+    fenceFlags({ tools, providerHosts, mcpCommands, os }).flags.filter((f) =>
+      f.startsWith("--allow-run")
+    );
+  assert.deepEqual(run("darwin"), ["--allow-run=/usr/bin/sandbox-exec"]);
+  assert.deepEqual(run("darwin", ["npx"]), ["--allow-run=/usr/bin/sandbox-exec,npx"]);
+  assert.deepEqual(run("linux"), ["--allow-run=bwrap"]);
+  // Without the exec class neither sandbox program may start.
+  assert.deepEqual(
+    fenceFlags({ tools: PRESET_TOOLS["read-only"], providerHosts, os: "darwin" }).flags
+      .filter((f) => f.startsWith("--allow-run")),
+    [],
+  );
+  assert.equal(sandboxProgram("darwin"), "/usr/bin/sandbox-exec");
+  assert.equal(sandboxProgram("linux"), "bwrap");
+  assert.deepEqual(needOf("exec", "/ws", undefined, "workspace-write", "darwin"), {
+    name: "run",
+    command: "/usr/bin/sandbox-exec",
+  });
+  assert.deepEqual(needOf("exec", "/ws", undefined, "danger-full-access", "darwin"), {
+    name: "run",
+    command: "bash",
+  });
+});
+
+Deno.test("scripts/compile.ts --print-flags picks the sandbox program of the target's OS", async () => {
+  const flags = async (target: string) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-read",
+        "--allow-write",
+        "--allow-run",
+        "--allow-env",
+        "--no-prompt",
+        new URL("../../../scripts/compile.ts", import.meta.url).pathname,
+        "--preset",
+        "no-web",
+        "--no-mcp-config",
+        "--target",
+        target,
+        "--print-flags",
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    return new TextDecoder().decode(out.stdout).trim().split(" ")
+      .filter((f) => f.startsWith("--allow-run"));
+  };
+  assert.deepEqual(await flags("aarch64-apple-darwin"), ["--allow-run=/usr/bin/sandbox-exec"]);
+  assert.deepEqual(await flags("x86_64-apple-darwin"), ["--allow-run=/usr/bin/sandbox-exec"]);
+  assert.deepEqual(await flags("x86_64-unknown-linux-gnu"), ["--allow-run=bwrap"]);
 });

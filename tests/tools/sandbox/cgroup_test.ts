@@ -20,6 +20,10 @@ import { bashTool } from "../../../tools/bash.ts";
 import type { SandboxLimits } from "../../../tools/sandbox/limits.ts";
 import { presetFlags } from "../../../tools/host/capabilities.ts";
 import { MAIN, sandbox } from "../../support/cli.ts";
+import { takeUncappedNotice } from "../../support/sandbox_notice.ts";
+
+// As a normal user the first command would carry the note on what is not capped here.
+await takeUncappedNotice();
 
 function tempRoot(): { root: string; [Symbol.dispose](): void } {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-cg-" }));
