@@ -179,6 +179,11 @@ interface Ending {
   notes?: string[];
 }
 
+/** What the call's end promises: macOS has no PID namespace, so only the process group goes. */
+const ENDS_WITH_CALL = Deno.build.os === "darwin"
+  ? "what stays in the command's process group ends with the call"
+  : "nothing a call starts outlives it";
+
 function finish(
   { text, bytesFull }: { text: string; bytesFull?: number },
   end: Ending,
@@ -188,7 +193,7 @@ function finish(
   if (end.stopped > 0) {
     lines.push(
       `Stopped ${end.stopped} background process${end.stopped === 1 ? "" : "es"} still running ` +
-        "when the command ended (nothing a call starts outlives it).",
+        `when the command ended (${ENDS_WITH_CALL}).`,
     );
   }
   lines.push(...end.notes ?? []);
