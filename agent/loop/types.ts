@@ -39,7 +39,13 @@ export interface AgentEvents {
 }
 
 /** How a request to the agent ended. */
-export type TurnStatus = "ok" | "max_turns" | "aborted" | "context_full" | "provider_error";
+export type TurnStatus =
+  | "ok"
+  | "max_turns"
+  | "max_budget"
+  | "aborted"
+  | "context_full"
+  | "provider_error";
 
 /** The outcome of {@link Agent.send}. */
 export interface TurnResult {
@@ -74,6 +80,8 @@ export interface AgentOptions {
   onMessage?(message: Message, index: number): void;
   /** Called when the whole history was replaced (compaction), so a transcript can be rewritten. */
   onRewrite?(messages: readonly Message[]): void;
+  /** Asked before each model request: why to stop (a spending limit was passed), or undefined. */
+  budget?(): string | undefined;
   /** Retries of a response cut off mid-stream before the turn fails. */
   incompleteRetries?: number;
 }

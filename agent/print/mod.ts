@@ -55,6 +55,16 @@ import {
   type StdinText,
 } from "./stdin.ts";
 import { toolLine } from "../tool_line.ts";
+import {
+  checkAnswer,
+  compileSchema,
+  failureText,
+  type OutputSchema,
+  retryPrompt,
+  SCHEMA_RETRIES,
+  SchemaError,
+  schemaInstruction,
+} from "./structured.ts";
 
 /** Output formats of print mode. */
 export type OutputFormat = "text" | "json" | "stream-json";
@@ -70,6 +80,10 @@ export const EXIT = {
   provider: 3,
   maxTurns: 4,
   contextFull: 5,
+  /** `--max-budget-usd` passed. */
+  maxBudget: 6,
+  /** The answer did not match `--json-schema`, asked twice. */
+  jsonSchema: 7,
   interrupted: 130,
   /** The reader of stdout went away (SIGPIPE's conventional status). */
   outputClosed: 141,
@@ -95,6 +109,8 @@ export interface PrintOptions extends RunFlags {
   includePartialMessages?: boolean;
   /** stream-json input: each user message echoed back, as Claude Code's replay. */
   replayUserMessages?: boolean;
+  /** `--json-schema`: the answer must be JSON valid for this schema (JSON text). */
+  jsonSchema?: string;
 }
 
 const encoder = new TextEncoder();
@@ -232,6 +248,17 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     return EXIT.usage;
   }
 
+  let schema: OutputSchema | undefined;
+  if (opts.jsonSchema !== undefined) {
+    try {
+      schema = await compileSchema(opts.jsonSchema);
+    } catch (e) {
+      if (!(e instanceof SchemaError)) throw e;
+      writeErr(`error: ${e.message}\n`);
+      return EXIT.usage;
+    }
+  }
+
   // The conversation's newest answer is sent once it is whole: before its first call runs, or at the end.
   let rt: Runtime | undefined;
   const sent = new WeakSet<Message>();
@@ -301,7 +328,12 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
 
   let t0 = performance.now();
   try {
-    rt = await startRuntime({ ...opts, ...input?.settings }, {
+    const runFlags = { ...opts, ...input?.settings };
+    if (schema) {
+      runFlags.appendSystemPrompt = [runFlags.appendSystemPrompt, schemaInstruction(schema)]
+        .filter(Boolean).join("\n\n");
+    }
+    rt = await startRuntime(runFlags, {
       mode: "print",
       notice: (m) => writeErr(`crab: ${m}\n`),
       events,
@@ -347,6 +379,22 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const answer = async (text: string): Promise<{ code: number; status: TurnStatus }> => {
     const sendStart = performance.now();
     const result = await run.agent.send(text, controller.signal);
+    let structured: { value: unknown } | undefined;
+    let schemaFailure: string | undefined;
+    if (schema && result.status === "ok") {
+      let checked = checkAnswer(schema, result.text);
+      for (let i = 0; !checked.ok && i < SCHEMA_RETRIES; i++) {
+        flushAnswer();
+        const again = await run.agent.send(retryPrompt(checked.problems), controller.signal);
+        Object.assign(result, { ...again, turns: result.turns + again.turns });
+        if (again.status !== "ok") break;
+        checked = checkAnswer(schema, again.text);
+      }
+      if (result.status === "ok") {
+        if (checked.ok) structured = { value: checked.value };
+        else schemaFailure = failureText(checked.problems);
+      }
+    }
     const sendMs = performance.now() - sendStart;
     flushAnswer();
     const code = stop === "terminate"
@@ -361,12 +409,15 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       ? EXIT.maxTurns
       : result.status === "context_full"
       ? EXIT.contextFull
+      : result.status === "max_budget"
+      ? EXIT.maxBudget
       : EXIT.provider;
     const why = stop === "terminate"
       ? "Terminated (SIGTERM)"
       : stop === "output"
       ? "Output closed"
       : result.error;
+    const failed = schemaFailure !== undefined && code === EXIT.ok;
     const summary = resultEvent({
       status: result.status,
       text: result.text,
@@ -383,6 +434,10 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       denials,
       stats,
       toolErrors,
+      ...(structured && { structuredOutput: structured.value }),
+      ...(failed && {
+        failure: { subtype: "error_max_structured_output_retries", error: schemaFailure! },
+      }),
     });
     if (format === "json") out.write(JSON.stringify(kept ? [...kept, summary] : summary) + "\n");
     else if (format === "stream-json") emit(summary);
@@ -392,6 +447,10 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     }
     if (result.status !== "ok" && format === "text" && stop !== "output") {
       writeErr(`error: ${why}\n`);
+    }
+    if (failed) {
+      if (format === "text") writeErr(`error: ${schemaFailure}\n`);
+      return { code: EXIT.jsonSchema, status: result.status };
     }
     return { code, status: result.status };
   };

@@ -75,3 +75,28 @@ export function knownContextWindow(model: string): number | undefined {
 export function maxOutputTokens(model: string): number {
   return facts(model)?.output ?? DEFAULT_MAX_OUTPUT_TOKENS;
 }
+
+/**
+ * Claude Code's model aliases and the full ids they stand for at Anthropic, the
+ * newest of each family crab knows (its context and price tables say the same).
+ */
+export const MODEL_ALIASES: Readonly<Record<string, string>> = {
+  sonnet: "claude-sonnet-4-5",
+  opus: "claude-opus-4-5",
+  haiku: "claude-haiku-4-5",
+};
+
+/**
+ * The model id an Anthropic request names: an alias (`sonnet`, `opus`, `haiku`)
+ * becomes its full id; any other name, and every name for another provider, is kept.
+ *
+ * @example
+ * ```ts
+ * resolveModel("anthropic", "opus"); // "claude-opus-4-5"
+ * resolveModel("openai", "opus"); // "opus"
+ * ```
+ */
+export function resolveModel(provider: string, model: string): string {
+  if (provider !== "anthropic") return model;
+  return MODEL_ALIASES[model.toLowerCase()] ?? model;
+}
