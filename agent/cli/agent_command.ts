@@ -14,7 +14,7 @@ import type { PermissionFlags } from "../run/settings.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
 import { CliUsageError, type Command, type Parsed } from "./parse.ts";
-import { claudeRunFlags } from "./claude_flags.ts";
+import { claudePermissionFlags, claudeRunFlags } from "./claude_flags.ts";
 
 /** What the root command runs: print mode or the REPL, with their options. */
 export type AgentInput =
@@ -33,7 +33,7 @@ export function permissionFlags(p: Parsed): PermissionFlags {
   const mode = p.str("permissionMode");
   if (mode !== undefined) out.permissionMode = mode as Mode;
   if (p.flag("yolo")) out.yolo = true;
-  return out;
+  return { ...out, ...claudePermissionFlags(p) };
 }
 
 function runFlags(p: Parsed): RunFlags {
@@ -265,8 +265,9 @@ is not allowed is refused. crab permissions lists the rules; crab permissions ch
 says what a call would get, and why.
 
 Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
-4 --max-turns reached, 5 context window full, 130 interrupted (Ctrl-C),
-141 stdout closed, 143 terminated (SIGTERM).`,
+4 --max-turns reached, 5 context window full, 6 --max-budget-usd passed,
+7 answer not valid for --json-schema, 130 interrupted (Ctrl-C), 141 stdout closed,
+143 terminated (SIGTERM). Claude Code exits 1 for every failure.`,
   plan(p) {
     const input = planAgent(p);
     return { input, run: () => runAgent(input) };

@@ -289,6 +289,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     flag: flags.sandbox,
     user: loaded.user,
     allow: splitList(flags.allow),
+    addDirs: flags.permissions?.addDirs,
   });
 
   const toolNames = splitList(flags.tools) ?? settings.tools;
