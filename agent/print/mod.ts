@@ -21,7 +21,7 @@ import { type DispatchResult, resultText } from "../../tools/dispatch.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { exit, onExit, onInterrupt, onTerminate } from "../../tools/host/processes.ts";
 import { VERSION } from "../../version.ts";
-import type { AgentEvents, TurnStatus } from "../loop/loop.ts";
+import type { AgentEvents } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
   assistantEvent,
@@ -55,6 +55,7 @@ import {
   type StdinText,
 } from "./stdin.ts";
 import { toolLine } from "../tool_line.ts";
+import { printSlash } from "./slash.ts";
 import {
   checkAnswer,
   compileSchema,
@@ -376,12 +377,20 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const stopExit = onExit(() => run.finish("aborted"));
 
   /** Runs one prompt and prints its result; resolves to its exit code and status. */
-  const answer = async (text: string): Promise<{ code: number; status: TurnStatus }> => {
+  const answer = async (text: string): Promise<{ code: number; status: string }> => {
+    const slash = printSlash(text, run);
+    if (slash.kind === "refused") {
+      writeErr(`error: ${slash.message}\n`);
+      return { code: EXIT.usage, status: "error" };
+    }
+    if (slash.kind === "prompt" && slash.note) writeErr(`crab: ${slash.note}\n`);
     const sendStart = performance.now();
-    const result = await run.agent.send(text, controller.signal);
+    const result = slash.kind === "local"
+      ? await slash.run(controller.signal)
+      : await run.agent.send(slash.text, controller.signal);
     let structured: { value: unknown } | undefined;
     let schemaFailure: string | undefined;
-    if (schema && result.status === "ok") {
+    if (schema && result.status === "ok" && slash.kind === "prompt") {
       let checked = checkAnswer(schema, result.text);
       for (let i = 0; !checked.ok && i < SCHEMA_RETRIES; i++) {
         flushAnswer();
@@ -455,7 +464,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     return { code, status: result.status };
   };
 
-  let last: { code: number; status: TurnStatus };
+  let last: { code: number; status: string };
   try {
     for (;;) {
       if (message && opts.replayUserMessages) emit(replayEvent(message.raw, sessionId));
