@@ -250,9 +250,10 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   }
 
   let schema: OutputSchema | undefined;
-  if (opts.jsonSchema !== undefined) {
+  const schemaText = opts.jsonSchema ?? input?.settings.jsonSchema;
+  if (schemaText !== undefined) {
     try {
-      schema = await compileSchema(opts.jsonSchema);
+      schema = await compileSchema(schemaText);
     } catch (e) {
       if (!(e instanceof SchemaError)) throw e;
       writeErr(`error: ${e.message}\n`);
@@ -329,7 +330,12 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
 
   let t0 = performance.now();
   try {
-    const runFlags = { ...opts, ...input?.settings };
+    const { mcpServers, jsonSchema: _, ...initSettings } = input?.settings ?? {};
+    const runFlags = {
+      ...opts,
+      ...initSettings,
+      ...(mcpServers && { mcpConfig: [...(opts.mcpConfig ?? []), mcpServers] }),
+    };
     if (schema) {
       runFlags.appendSystemPrompt = [runFlags.appendSystemPrompt, schemaInstruction(schema)]
         .filter(Boolean).join("\n\n");
