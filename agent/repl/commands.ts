@@ -9,7 +9,7 @@
 import { countOf } from "../terminal.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { formatBytes } from "../../tools/tool.ts";
-import { knownContextWindow } from "../providers/models.ts";
+import { knownContextWindow, resolveModel } from "../providers/models.ts";
 import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
@@ -182,13 +182,13 @@ export async function runCommand(
       return;
     case "/model": {
       if (args) {
-        rt.agent.model = args;
-        const window = knownContextWindow(args);
+        rt.agent.model = resolveModel(rt.provider.name, args);
+        const window = knownContextWindow(rt.agent.model);
         if (window) rt.agent.contextWindow = window;
         line(
           c.dim(
             `model for the next turn: ${
-              printable(args, "strict")
+              printable(rt.agent.model, "strict")
             } (window ${rt.agent.contextWindow} tokens)`,
           ),
         );
