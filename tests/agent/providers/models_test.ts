@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { MODEL_ALIASES, resolveModel } from "../../../agent/providers/models.ts";
+import {
+  contextWindow,
+  longContext,
+  MODEL_ALIASES,
+  resolveModel,
+} from "../../../agent/providers/models.ts";
 import { priceOf } from "../../../agent/providers/prices.ts";
 import { knownContextWindow } from "../../../agent/providers/models.ts";
 import { startFakeModel } from "../../support/fake_model.ts";
@@ -20,6 +25,14 @@ Deno.test("resolveModel() turns Claude Code's aliases into full ids for Anthropi
     ],
   );
   assert.equal(resolveModel("openai", "opus"), "opus");
+  assert.equal(resolveModel("anthropic", "sonnet[1m]"), "claude-sonnet-4-5[1m]");
+  assert.equal(resolveModel("anthropic", "claude-sonnet-4-5[1m]"), "claude-sonnet-4-5[1m]");
+  assert.deepEqual(longContext("claude-sonnet-4-5[1m]"), {
+    model: "claude-sonnet-4-5",
+    long: true,
+  });
+  assert.equal(contextWindow("claude-sonnet-4-5[1m]"), 1_000_000);
+  assert.equal(contextWindow("claude-sonnet-4-5"), 200_000);
 });
 
 Deno.test("every alias names a model crab has a price and a context window for", () => {
@@ -58,4 +71,30 @@ Deno.test("crab -p --model opus sends the full id and reports it", async () => {
   );
   assert.equal(env.code, 0, env.stderr);
   assert.equal((fake.modelRequests()[1].body as { model: string }).model, "claude-haiku-4-5");
+});
+
+Deno.test("crab -p --model sonnet[1m] asks for the model with the million-token window's beta", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "long" }]);
+  const r = await s.crab(
+    [
+      "-p",
+      "x",
+      "--provider",
+      "anthropic",
+      "--base-url",
+      fake.url,
+      "--model",
+      "sonnet[1m]",
+      "--output-format",
+      "json",
+    ],
+    { env: { ANTHROPIC_API_KEY: "k" } },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const req = fake.modelRequests()[0];
+  assert.equal((req.body as { model: string }).model, "claude-sonnet-4-5");
+  assert.ok(req.headers["anthropic-beta"]?.split(",").includes("context-1m-2025-08-07"));
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.modelUsage["claude-sonnet-4-5[1m]"].contextWindow, 1_000_000);
 });
