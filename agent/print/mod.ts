@@ -465,7 +465,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     }
     if (failed) {
       if (format === "text") writeErr(`error: ${schemaFailure}\n`);
-      return { code: EXIT.jsonSchema, status: result.status };
+      return { code: EXIT.jsonSchema, status: "error" };
     }
     return { code, status: result.status };
   };

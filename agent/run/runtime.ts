@@ -501,7 +501,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       transcripts.truncate(sessionId, 0);
       transcripts.append(sessionId, 0, all);
     },
-    budget: budgetCheck(flags.maxBudgetUsd, () => agent),
+    // The provider names the model answering (the fallback, once it took over).
+    budget: budgetCheck(flags.maxBudgetUsd, () => ({ model: provider.model, usage: agent.usage })),
   });
   if (win.known === undefined && hooks.mode !== "print") {
     win.asked.then((w) => agent.contextWindow = applyWindow(w), () => {});
