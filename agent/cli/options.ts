@@ -357,7 +357,7 @@ const AGENT: OptionSpec[] = [
     short: "-m",
     kind: "value",
     arg: "MODEL",
-    help: "model id",
+    help: "model id; for Anthropic also sonnet, opus, haiku (and NAME[1m])",
     sample: "claude-sonnet-4-5",
   },
   {
