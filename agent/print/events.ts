@@ -78,6 +78,8 @@ export interface InitFacts {
   runId: string;
   provider: string;
   version: string;
+  /** The slash commands a prompt may start with, without the slash. */
+  slashCommands?: string[];
 }
 
 /** The opening event of `stream-json`. */
@@ -92,7 +94,7 @@ export function initEvent(f: InitFacts): PrintJson {
     model: f.model,
     permissionMode: f.permissionMode,
     apiKeySource: f.apiKeySource,
-    slash_commands: [],
+    slash_commands: f.slashCommands ?? [],
     output_style: "default",
     skills: [],
     plugins: [],

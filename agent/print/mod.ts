@@ -55,7 +55,7 @@ import {
   type StdinText,
 } from "./stdin.ts";
 import { toolLine } from "../tool_line.ts";
-import { printSlash } from "./slash.ts";
+import { printCommands, printSlash } from "./slash.ts";
 import {
   checkAnswer,
   compileSchema,
@@ -369,6 +369,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     runId: run.runId,
     provider: run.provider.name,
     version: VERSION,
+    slashCommands: printCommands(run),
   }));
 
   const stopInterrupt = onInterrupt(interrupt);

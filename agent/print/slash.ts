@@ -29,6 +29,15 @@ export type PrintSlash =
   /** A command print mode cannot run: a usage error. */
   | { kind: "refused"; message: string };
 
+/** The built-ins print mode runs. */
+const LOCAL_COMMANDS = ["compact", "cost", "init"];
+
+/** The commands a print-mode prompt may start with, without the slash (the init event's list). */
+export function printCommands(rt: Runtime): string[] {
+  const custom = customCommands(rt.dispatcher.session.workspace, rt.trusted).map((c) => c.name);
+  return [...new Set([...LOCAL_COMMANDS, ...custom])].sort();
+}
+
 /** Reads a print-mode prompt: a slash command, or a prompt as it is. */
 export function printSlash(prompt: string, rt: Runtime): PrintSlash {
   const cmd = slashCommand(prompt);

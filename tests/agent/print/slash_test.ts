@@ -55,8 +55,16 @@ Deno.test("crab -p expands .claude/commands/ and .crab/commands/ once trusted, u
   const lint = await printRun(s, fake, ["-p", "/lint", "--trust-project"]);
   assert.equal(lint.code, 0, lint.stderr);
   assert.equal(lastUserText(fake.modelRequests()[1].body), "Lint the workspace.\n");
-  const hello = await printRun(s, fake, ["-p", "/hello the team"]);
+  const hello = await printRun(s, fake, [
+    "-p",
+    "/hello the team",
+    "--output-format",
+    "stream-json",
+  ]);
   assert.equal(hello.code, 0, hello.stderr);
+  // The init event lists them as Claude Code's does, without the slash.
+  const init = JSON.parse(hello.stdout.split("\n")[0]);
+  assert.deepEqual(init.slash_commands, ["compact", "cost", "hello", "init"]);
   assert.equal(lastUserText(fake.modelRequests()[2].body), "Say hello to the team.\n");
 });
 
