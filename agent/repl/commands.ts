@@ -15,8 +15,6 @@ import type { Runtime } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import { permissionsCommand } from "./permissions_command.ts";
 import { costLine, customCommands, expandCommand, initCommand } from "../run/slash_commands.ts";
-
-export { customCommands, expandCommand };
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   customCommands,
+  expandCommand,
   slashCommand,
   untrustedCommand,
 } from "../../../agent/run/slash_commands.ts";
@@ -51,4 +52,12 @@ Deno.test("customCommands() takes crab's and Claude's folders, the project's fir
     xdg === undefined ? Deno.env.delete("XDG_CONFIG_HOME") : Deno.env.set("XDG_CONFIG_HOME", xdg);
     Deno.removeSync(root, { recursive: true });
   }
+});
+
+Deno.test("expandCommand() fills $ARGUMENTS, drops front matter, appends arguments otherwise", () => {
+  assert.equal(
+    expandCommand("---\ndescription: d\n---\nFix $ARGUMENTS now ($ARGUMENTS).\n", "bug 7"),
+    "Fix bug 7 now (bug 7).\n",
+  );
+  assert.equal(expandCommand("Review the diff.\n", "carefully"), "Review the diff.\n\ncarefully");
 });
