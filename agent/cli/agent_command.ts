@@ -14,6 +14,7 @@ import type { PermissionFlags } from "../run/settings.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
 import { CliUsageError, type Command, type Parsed } from "./parse.ts";
+import { claudePermissionFlags, claudeRunFlags } from "./claude_flags.ts";
 
 /** What the root command runs: print mode or the REPL, with their options. */
 export type AgentInput =
@@ -32,7 +33,7 @@ export function permissionFlags(p: Parsed): PermissionFlags {
   const mode = p.str("permissionMode");
   if (mode !== undefined) out.permissionMode = mode as Mode;
   if (p.flag("yolo")) out.yolo = true;
-  return out;
+  return { ...out, ...claudePermissionFlags(p) };
 }
 
 function runFlags(p: Parsed): RunFlags {
@@ -56,6 +57,7 @@ function runFlags(p: Parsed): RunFlags {
     strictMcpConfig: p.flag("strictMcpConfig"),
     permissions: permissionFlags(p),
     ...promptFlags(p),
+    ...claudeRunFlags(p),
   };
 }
 
@@ -117,6 +119,9 @@ function promptFlags(p: Parsed): Pick<RunFlags, "systemPrompt" | "appendSystemPr
   };
 }
 
+/** Options only print mode has, as with `claude -p`: nobody is there to see what they do. */
+const PRINT_ONLY = ["jsonSchema", "noSessionPersistence", "fallbackModel", "maxBudgetUsd"];
+
 /** Checks the root's command line and says what to run. */
 export function planAgent(p: Parsed): AgentInput {
   // Input in JSON lines means a program is talking: print mode, as with claude's SDK.
@@ -151,6 +156,14 @@ export function planAgent(p: Parsed): AgentInput {
           `crab -p "PROMPT" ${p.spelling(key)}${key === "outputFormat" ? " json" : ""}`,
         );
       }
+    }
+  }
+  for (const key of PRINT_ONLY) {
+    if (!print && p.has(key)) {
+      throw new CliUsageError(
+        `Cannot use ${p.spelling(key)} without --print (-p): it applies to print mode only`,
+        `crab -p "PROMPT" ${p.spelling(key)} ...`,
+      );
     }
   }
   const format = (p.str("outputFormat") ?? "text") as OutputFormat;
@@ -196,6 +209,7 @@ export function planAgent(p: Parsed): AgentInput {
         verbose: p.flag("verbose"),
         includePartialMessages: p.flag("includePartialMessages"),
         replayUserMessages: p.flag("replayUserMessages"),
+        jsonSchema: p.str("jsonSchema"),
       },
     };
   }
@@ -251,8 +265,9 @@ is not allowed is refused. crab permissions lists the rules; crab permissions ch
 says what a call would get, and why.
 
 Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,
-4 --max-turns reached, 5 context window full, 130 interrupted (Ctrl-C),
-141 stdout closed, 143 terminated (SIGTERM).`,
+4 --max-turns reached, 5 context window full, 6 --max-budget-usd passed,
+7 answer not valid for --json-schema, 130 interrupted (Ctrl-C), 141 stdout closed,
+143 terminated (SIGTERM). Claude Code exits 1 for every failure.`,
   plan(p) {
     const input = planAgent(p);
     return { input, run: () => runAgent(input) };

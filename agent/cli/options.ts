@@ -58,6 +58,25 @@ function positiveInt(v: string): string | undefined {
   return /^[1-9]\d*$/.test(v) ? undefined : "expected a positive whole number";
 }
 
+function positiveNumber(v: string): string | undefined {
+  return /^(\d+\.?\d*|\.\d+)$/.test(v) && Number(v) > 0 ? undefined : "expected a positive number";
+}
+
+function uuid(v: string): string | undefined {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)
+    ? undefined
+    : "expected a UUID (as uuidgen prints it)";
+}
+
+function settingSources(v: string): string | undefined {
+  const bad = v.split(",").map((x) => x.trim()).find((x) =>
+    !["user", "project", "local"].includes(x)
+  );
+  return bad === undefined
+    ? undefined
+    : `expected user, project or local, comma-separated (not "${bad}")`;
+}
+
 function port(v: string): string | undefined {
   return /^\d+$/.test(v) && Number(v) <= 65535
     ? undefined
@@ -338,7 +357,7 @@ const AGENT: OptionSpec[] = [
     short: "-m",
     kind: "value",
     arg: "MODEL",
-    help: "model id",
+    help: "model id; for Anthropic also sonnet, opus, haiku (and NAME[1m])",
     sample: "claude-sonnet-4-5",
   },
   {
@@ -392,6 +411,74 @@ const AGENT: OptionSpec[] = [
     arg: "ID",
     help: "resume a session by id (see crab sessions); without an id, pick one from a list",
     sample: "abc123",
+  },
+];
+
+/** Options scripts written for `claude -p` give: output schema, sessions, models, directories. */
+const CLAUDE_RUN: OptionSpec[] = [
+  {
+    key: "jsonSchema",
+    long: "--json-schema",
+    kind: "value",
+    arg: "SCHEMA",
+    help: "print mode: the answer must be JSON valid for this JSON Schema (structured_output)",
+    sample: '{"type": "object"}',
+  },
+  {
+    key: "sessionId",
+    long: "--session-id",
+    kind: "value",
+    arg: "UUID",
+    help: "the id of the new session (a UUID not in use)",
+    check: uuid,
+    sample: "0b5f3a52-8f7e-4c1e-9a55-6a3d2f1e0c4b",
+  },
+  {
+    key: "forkSession",
+    long: "--fork-session",
+    kind: "flag",
+    help: "with --resume or --continue: go on in a new session, a copy of that one",
+  },
+  {
+    key: "noSessionPersistence",
+    long: "--no-session-persistence",
+    kind: "flag",
+    help: "print mode: keep no transcript of this session (observations are still kept)",
+  },
+  {
+    key: "fallbackModel",
+    long: "--fallback-model",
+    kind: "value",
+    arg: "MODEL",
+    help: "print mode: the model to go on with when the model is overloaded or not found",
+    sample: "claude-haiku-4-5",
+  },
+  {
+    key: "maxBudgetUsd",
+    long: "--max-budget-usd",
+    kind: "value",
+    arg: "USD",
+    help: "print mode: stop when the estimated cost passes USD dollars",
+    check: positiveNumber,
+    sample: "0.50",
+  },
+  {
+    key: "addDir",
+    long: "--add-dir",
+    kind: "list",
+    variadic: true,
+    arg: "DIR",
+    help: "approve reads and writes under DIR too (several words allowed)",
+    sample: ".",
+  },
+  {
+    key: "settingSources",
+    long: "--setting-sources",
+    kind: "value",
+    arg: "LIST",
+    help: "settings files to read, of user, project, local (comma-separated)",
+    check: settingSources,
+    sample: "user,project",
   },
 ];
 
@@ -537,13 +624,22 @@ const META: OptionSpec[] = [
 ];
 
 /** Every spelling, global ones first (they win a name two options share outside their commands). */
-export const OPTIONS: readonly OptionSpec[] = [...GLOBAL, ...AGENT, ...META, ...LOCAL, ...CHECK];
+export const OPTIONS: readonly OptionSpec[] = [
+  ...GLOBAL,
+  ...AGENT,
+  ...CLAUDE_RUN,
+  ...META,
+  ...LOCAL,
+  ...CHECK,
+];
 
 /** Keys of the global options, in help order. */
 export const GLOBAL_KEYS: readonly string[] = [...new Set(GLOBAL.map((o) => o.key))];
 
 /** Keys of the agent's own options, in help order. */
-export const AGENT_KEYS: readonly string[] = [...new Set(AGENT.map((o) => o.key))];
+export const AGENT_KEYS: readonly string[] = [
+  ...new Set([...AGENT, ...CLAUDE_RUN].map((o) => o.key)),
+];
 
 /** How a spelling is written in help: `-p, --print [PROMPT]`. */
 export function optionLabel(o: OptionSpec): string {

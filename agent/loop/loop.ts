@@ -167,6 +167,8 @@ export class Agent {
           error: `Stopped after ${turns} model turns (--max-turns ${maxTurns})`,
         };
       }
+      const overBudget = this.#opts.budget?.();
+      if (overBudget) return { status: "max_budget", text: lastText, turns, error: overBudget };
       const tools = this.#opts.tools();
       const specs: ToolSpec[] = tools.map((t) => ({
         name: t.name,

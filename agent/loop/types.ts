@@ -42,6 +42,7 @@ export interface AgentEvents {
 export type TurnStatus =
   | "ok"
   | "max_turns"
+  | "max_budget"
   | "aborted"
   | "context_full"
   | "provider_error"
@@ -80,6 +81,8 @@ export interface AgentOptions {
   onMessage?(message: Message, index: number): void;
   /** Called when the whole history was replaced (compaction), so a transcript can be rewritten. */
   onRewrite?(messages: readonly Message[]): void;
+  /** Asked before each model request: why to stop (a spending limit was passed), or undefined. */
+  budget?(): string | undefined;
   /** Retries of a response cut off mid-stream before the turn fails. */
   incompleteRetries?: number;
   /** The user's hooks around prompts, stops and compaction (`agent/hooks/`). */

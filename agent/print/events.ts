@@ -24,6 +24,7 @@ export type PrintJson = Record<string, unknown>;
 export function resultSubtype(status: TurnStatus): string {
   if (status === "ok") return "success";
   if (status === "max_turns") return "error_max_turns";
+  if (status === "max_budget") return "error_max_budget_usd";
   return "error_during_execution";
 }
 
@@ -77,6 +78,8 @@ export interface InitFacts {
   runId: string;
   provider: string;
   version: string;
+  /** The slash commands a prompt may start with, without the slash. */
+  slashCommands?: string[];
 }
 
 /** The opening event of `stream-json`. */
@@ -91,7 +94,7 @@ export function initEvent(f: InitFacts): PrintJson {
     model: f.model,
     permissionMode: f.permissionMode,
     apiKeySource: f.apiKeySource,
-    slash_commands: [],
+    slash_commands: f.slashCommands ?? [],
     output_style: "default",
     skills: [],
     plugins: [],
@@ -143,6 +146,11 @@ export function assistantEvent(
   };
 }
 
+/** Whether a result is an error as Claude Code marks it: a failed call, or a command that exited non-zero. */
+export function failed(r: DispatchResult): boolean {
+  return !r.ok || (r.exitCode != null && r.exitCode !== 0);
+}
+
 /** A tool call's result, as Claude Code's `user` message with one `tool_result` block. */
 export function toolResultEvent(
   call: ToolCallBlock,
@@ -154,7 +162,7 @@ export function toolResultEvent(
     type: "user",
     message: {
       role: "user",
-      content: [{ type: "tool_result", tool_use_id: call.id, content: text, is_error: !r.ok }],
+      content: [{ type: "tool_result", tool_use_id: call.id, content: text, is_error: failed(r) }],
     },
     parent_tool_use_id: null,
     session_id: sessionId,
@@ -237,16 +245,21 @@ export interface ResultFacts {
   denials: PermissionDenial[];
   stats: ToolStats;
   toolErrors: { tool: string; code: ToolErrorCode; message: string }[];
+  /** The answer parsed and validated against `--json-schema`. */
+  structuredOutput?: unknown;
+  /** A failure after the model's turns ended well (an answer that missed `--json-schema`). */
+  failure?: { subtype: string; error: string };
 }
 
 /** The final `result`, for `json` and as the last `stream-json` event. */
 export function resultEvent(f: ResultFacts): PrintJson {
   const cost = costUsd(f.model, f.usage);
   const usage = apiUsage(f.usage.inputTokens, f.usage.outputTokens);
+  const ok = f.status === "ok" && !f.failure;
   return {
     type: "result",
-    subtype: resultSubtype(f.status),
-    is_error: f.status !== "ok",
+    subtype: f.failure?.subtype ?? resultSubtype(f.status),
+    is_error: !ok,
     duration_ms: f.durationMs,
     duration_api_ms: f.apiMs,
     num_turns: f.turns,
@@ -268,8 +281,9 @@ export function resultEvent(f: ResultFacts): PrintJson {
       },
     },
     permission_denials: f.denials,
+    ...("structuredOutput" in f ? { structured_output: f.structuredOutput } : {}),
     // As Claude Code has it: what ended the run, on an error result only (tool errors are in tool_errors).
-    ...(f.status !== "ok" ? { errors: [f.error ?? f.status] } : {}),
+    ...(!ok ? { errors: [f.failure?.error ?? f.error ?? f.status] } : {}),
     uuid: crypto.randomUUID(),
     // crab's own.
     ...(cost === undefined

@@ -37,6 +37,10 @@ export interface InitSettings {
   appendSystemPrompt?: string;
   /** The SDK's hook callbacks (`agent/hooks/sdk.ts`), called over this stream. */
   sdkHooks?: SdkHookBridge;
+  /** The SDK's `mcpServers`, as one `--mcp-config` JSON text (`{"mcpServers": {...}}`). */
+  mcpServers?: string;
+  /** The SDK's `jsonSchema` (its `outputFormat`), as `--json-schema` JSON text. */
+  jsonSchema?: string;
 }
 
 /** A user message of the stream. */
@@ -92,14 +96,52 @@ export function checkInitialize(
       continue;
     }
     if (key === "permissionMode" && value === permissionMode) continue;
+    if (key === "jsonSchema") {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        return {
+          ok: false,
+          error: "Cannot use initialize's jsonSchema: it must be a JSON Schema object",
+        };
+      }
+      settings.jsonSchema = JSON.stringify(value);
+      continue;
+    }
+    if (key === "mcpServers") {
+      const why = mcpServersProblem(value);
+      if (why) {
+        return { ok: false, error: `Cannot take MCP servers from initialize's mcpServers: ${why}` };
+      }
+      settings.mcpServers = JSON.stringify({ mcpServers: value });
+      continue;
+    }
     return { ok: false, error: refusal(key, value, permissionMode) };
   }
   return { ok: true, settings, ...(hooks ? { hooks } : {}) };
 }
 
+/**
+ * Why initialize's `mcpServers` cannot be used as a `--mcp-config`, or undefined:
+ * servers of the SDK's own process (`type: "sdk"`) answer over the control
+ * channel, which crab does not speak.
+ */
+function mcpServersProblem(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return 'expected {"NAME": {"command": ...} or {"type": "http", "url": ...}}';
+  }
+  for (const [name, server] of Object.entries(value)) {
+    if (typeof server !== "object" || server === null || Array.isArray(server)) {
+      return `server "${name}" is not an object`;
+    }
+    if ((server as Record<string, unknown>).type === "sdk") {
+      return `server "${name}" runs in the SDK's process (type "sdk"), which crab cannot call; ` +
+        "give it as a stdio or HTTP server";
+    }
+  }
+  return undefined;
+}
+
 function refusal(key: string, value: unknown, permissionMode: string): string {
   switch (key) {
-    case "mcpServers":
     case "sdkMcpServers":
       return `Cannot take MCP servers from initialize's ${key}: ` +
         "configure them with crab mcp add, or in .mcp.json";

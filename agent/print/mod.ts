@@ -21,7 +21,7 @@ import { type DispatchResult, resultText } from "../../tools/dispatch.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { exit, onExit, onInterrupt, onTerminate } from "../../tools/host/processes.ts";
 import { VERSION } from "../../version.ts";
-import type { AgentEvents, TurnStatus } from "../loop/loop.ts";
+import type { AgentEvents } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
   assistantEvent,
@@ -55,6 +55,17 @@ import {
   type StdinText,
 } from "./stdin.ts";
 import { toolLine } from "../tool_line.ts";
+import { printCommands, printSlash } from "./slash.ts";
+import {
+  checkAnswer,
+  compileSchema,
+  failureText,
+  type OutputSchema,
+  retryPrompt,
+  SCHEMA_RETRIES,
+  SchemaError,
+  schemaInstruction,
+} from "./structured.ts";
 
 /** Output formats of print mode. */
 export type OutputFormat = "text" | "json" | "stream-json";
@@ -70,6 +81,10 @@ export const EXIT = {
   provider: 3,
   maxTurns: 4,
   contextFull: 5,
+  /** `--max-budget-usd` passed. */
+  maxBudget: 6,
+  /** The answer did not match `--json-schema`, asked twice. */
+  jsonSchema: 7,
   interrupted: 130,
   /** The reader of stdout went away (SIGPIPE's conventional status). */
   outputClosed: 141,
@@ -95,6 +110,8 @@ export interface PrintOptions extends RunFlags {
   includePartialMessages?: boolean;
   /** stream-json input: each user message echoed back, as Claude Code's replay. */
   replayUserMessages?: boolean;
+  /** `--json-schema`: the answer must be JSON valid for this schema (JSON text). */
+  jsonSchema?: string;
 }
 
 const encoder = new TextEncoder();
@@ -232,6 +249,18 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     return EXIT.usage;
   }
 
+  let schema: OutputSchema | undefined;
+  const schemaText = opts.jsonSchema ?? input?.settings.jsonSchema;
+  if (schemaText !== undefined) {
+    try {
+      schema = await compileSchema(schemaText);
+    } catch (e) {
+      if (!(e instanceof SchemaError)) throw e;
+      writeErr(`error: ${e.message}\n`);
+      return EXIT.usage;
+    }
+  }
+
   // The conversation's newest answer is sent once it is whole: before its first call runs, or at the end.
   let rt: Runtime | undefined;
   const sent = new WeakSet<Message>();
@@ -301,7 +330,17 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
 
   let t0 = performance.now();
   try {
-    rt = await startRuntime({ ...opts, ...input?.settings }, {
+    const { mcpServers, jsonSchema: _, ...initSettings } = input?.settings ?? {};
+    const runFlags = {
+      ...opts,
+      ...initSettings,
+      ...(mcpServers && { mcpConfig: [...(opts.mcpConfig ?? []), mcpServers] }),
+    };
+    if (schema) {
+      runFlags.appendSystemPrompt = [runFlags.appendSystemPrompt, schemaInstruction(schema)]
+        .filter(Boolean).join("\n\n");
+    }
+    rt = await startRuntime(runFlags, {
       mode: "print",
       notice: (m) => writeErr(`crab: ${m}\n`),
       events,
@@ -330,6 +369,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     runId: run.runId,
     provider: run.provider.name,
     version: VERSION,
+    slashCommands: printCommands(run),
   }));
 
   const stopInterrupt = onInterrupt(interrupt);
@@ -344,9 +384,33 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const stopExit = onExit(() => run.finish("aborted"));
 
   /** Runs one prompt and prints its result; resolves to its exit code and status. */
-  const answer = async (text: string): Promise<{ code: number; status: TurnStatus }> => {
+  const answer = async (text: string): Promise<{ code: number; status: string }> => {
+    const slash = printSlash(text, run);
+    if (slash.kind === "refused") {
+      writeErr(`error: ${slash.message}\n`);
+      return { code: EXIT.usage, status: "error" };
+    }
+    if (slash.kind === "prompt" && slash.note) writeErr(`crab: ${slash.note}\n`);
     const sendStart = performance.now();
-    const result = await run.agent.send(text, controller.signal);
+    const result = slash.kind === "local"
+      ? await slash.run(controller.signal)
+      : await run.agent.send(slash.text, controller.signal);
+    let structured: { value: unknown } | undefined;
+    let schemaFailure: string | undefined;
+    if (schema && result.status === "ok" && slash.kind === "prompt") {
+      let checked = checkAnswer(schema, result.text);
+      for (let i = 0; !checked.ok && i < SCHEMA_RETRIES; i++) {
+        flushAnswer();
+        const again = await run.agent.send(retryPrompt(checked.problems), controller.signal);
+        Object.assign(result, { ...again, turns: result.turns + again.turns });
+        if (again.status !== "ok") break;
+        checked = checkAnswer(schema, again.text);
+      }
+      if (result.status === "ok") {
+        if (checked.ok) structured = { value: checked.value };
+        else schemaFailure = failureText(checked.problems);
+      }
+    }
     const sendMs = performance.now() - sendStart;
     flushAnswer();
     const code = stop === "terminate"
@@ -363,12 +427,15 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       ? EXIT.contextFull
       : result.status === "blocked"
       ? EXIT.error
+      : result.status === "max_budget"
+      ? EXIT.maxBudget
       : EXIT.provider;
     const why = stop === "terminate"
       ? "Terminated (SIGTERM)"
       : stop === "output"
       ? "Output closed"
       : result.error;
+    const failed = schemaFailure !== undefined && code === EXIT.ok;
     const summary = resultEvent({
       status: result.status,
       text: result.text,
@@ -385,6 +452,10 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       denials,
       stats,
       toolErrors,
+      ...(structured && { structuredOutput: structured.value }),
+      ...(failed && {
+        failure: { subtype: "error_max_structured_output_retries", error: schemaFailure! },
+      }),
     });
     if (format === "json") out.write(JSON.stringify(kept ? [...kept, summary] : summary) + "\n");
     else if (format === "stream-json") emit(summary);
@@ -395,10 +466,14 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     if (result.status !== "ok" && format === "text" && stop !== "output") {
       writeErr(`error: ${why}\n`);
     }
+    if (failed) {
+      if (format === "text") writeErr(`error: ${schemaFailure}\n`);
+      return { code: EXIT.jsonSchema, status: "error" };
+    }
     return { code, status: result.status };
   };
 
-  let last: { code: number; status: TurnStatus };
+  let last: { code: number; status: string };
   try {
     for (;;) {
       if (message && opts.replayUserMessages) emit(replayEvent(message.raw, sessionId));

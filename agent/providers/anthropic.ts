@@ -7,7 +7,10 @@
  */
 
 import type Anthropic from "@anthropic-ai/sdk";
-import { maxOutputTokens } from "./models.ts";
+import { longContext, maxOutputTokens } from "./models.ts";
+
+/** The beta that opens a Sonnet model's million-token window (Claude Code's `[1m]`). */
+const LONG_CONTEXT_BETA = "context-1m-2025-08-07";
 import { type Attempt, type RequestPolicy, runRequest } from "./_request.ts";
 import type {
   ContentBlock,
@@ -109,8 +112,10 @@ export async function anthropicProvider(opts: AnthropicOptions): Promise<Provide
     model: opts.model,
     listModels: async () => (await client.models.list()).data.map((m) => m.id),
     stream(req: StreamRequest): AsyncIterable<StreamEvent> {
+      // `MODEL[1m]` is the model with its million-token window, opened by a beta header.
+      const { model, long } = longContext(req.model);
       const params: Anthropic.MessageCreateParamsStreaming = {
-        model: req.model,
+        model,
         max_tokens: req.maxTokens ?? Math.min(maxOutputTokens(req.model), MAX_DEFAULT_OUTPUT),
         ...(req.system
           ? {
@@ -134,7 +139,10 @@ export async function anthropicProvider(opts: AnthropicOptions): Promise<Provide
         stream: true,
       };
       const attempt: Attempt = async function* (signal, alive) {
-        const events = await client.messages.create(params, { signal });
+        const events = await client.messages.create(params, {
+          signal,
+          ...(long && { headers: { "anthropic-beta": LONG_CONTEXT_BETA } }),
+        });
         alive();
         const calls = new Map<number, { id: string; name: string; json: string }>();
         let input = 0;

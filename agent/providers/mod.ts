@@ -9,6 +9,7 @@
  */
 import type { RequestPolicy } from "./_request.ts";
 import { type Provider, ProviderError, type StreamEvent, type StreamRequest } from "./types.ts";
+import { resolveModel } from "./models.ts";
 
 export * from "./types.ts";
 export * from "./models.ts";
@@ -154,7 +155,7 @@ export async function selectProvider(
     }
     return {
       provider,
-      model: flags.model ?? set(vars.model) ?? DEFAULT_MODELS[provider],
+      model: resolveModel(provider, flags.model ?? set(vars.model) ?? DEFAULT_MODELS[provider]),
       ...(baseUrl ? { baseUrl } : {}),
       ...(apiKey ? { apiKey } : {}),
       ...(authToken ? { authToken } : {}),

@@ -50,7 +50,22 @@ const PREFIXES = Object.keys(KNOWN_MODELS).sort((a, b) => b.length - a.length);
 function facts(model: string): ModelFacts | undefined {
   const name = model.toLowerCase().slice(model.lastIndexOf("/") + 1);
   const prefix = PREFIXES.find((p) => name.startsWith(p));
-  return prefix === undefined ? undefined : KNOWN_MODELS[prefix];
+  if (prefix === undefined) return undefined;
+  const known = KNOWN_MODELS[prefix];
+  return longContext(name).long ? { ...known, context: LONG_CONTEXT } : known;
+}
+
+/** The window of a model asked for with Claude Code's `[1m]` suffix. */
+const LONG_CONTEXT = 1_000_000;
+
+/**
+ * A model name split from Claude Code's `[1m]` suffix (`claude-sonnet-4-5[1m]`:
+ * the model with its million-token window, which Anthropic opens by a beta header).
+ */
+export function longContext(model: string): { model: string; long: boolean } {
+  return /\[1m\]$/i.test(model)
+    ? { model: model.slice(0, -4), long: true }
+    : { model, long: false };
 }
 
 /**
@@ -74,4 +89,33 @@ export function knownContextWindow(model: string): number | undefined {
 /** The most output tokens `model` can produce in one reply, or {@link DEFAULT_MAX_OUTPUT_TOKENS}. */
 export function maxOutputTokens(model: string): number {
   return facts(model)?.output ?? DEFAULT_MAX_OUTPUT_TOKENS;
+}
+
+/**
+ * Claude Code's model aliases and the full ids they stand for at Anthropic, the
+ * newest of each family crab knows (its context and price tables say the same);
+ * each may carry the `[1m]` suffix (see {@link longContext}).
+ */
+export const MODEL_ALIASES: Readonly<Record<string, string>> = {
+  sonnet: "claude-sonnet-4-5",
+  opus: "claude-opus-4-5",
+  haiku: "claude-haiku-4-5",
+};
+
+/**
+ * The model id an Anthropic request names: an alias (`sonnet`, `opus`, `haiku`)
+ * becomes its full id; any other name, and every name for another provider, is kept.
+ *
+ * @example
+ * ```ts
+ * resolveModel("anthropic", "opus"); // "claude-opus-4-5"
+ * resolveModel("anthropic", "sonnet[1m]"); // "claude-sonnet-4-5[1m]"
+ * resolveModel("openai", "opus"); // "opus"
+ * ```
+ */
+export function resolveModel(provider: string, model: string): string {
+  if (provider !== "anthropic") return model;
+  const { model: base, long } = longContext(model);
+  const full = MODEL_ALIASES[base.toLowerCase()];
+  return full ? full + (long ? "[1m]" : "") : model;
 }

@@ -1,26 +1,21 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /permissions, /clear, /exit, and custom commands — a Markdown file in
- * `.crab/commands/NAME.md` (project, once the workspace is trusted) or in the
- * user config dir's `commands/` becomes `/NAME [args]`, with `$ARGUMENTS`
- * replaced by the arguments.
+ * /init, /mcp, /resume, /permissions, /clear, /exit, and custom commands (see
+ * `../run/slash_commands.ts`, which print mode shares).
  *
  * @module
  */
 
 import { hooksListing } from "../hooks/listing.ts";
 import { countOf } from "../terminal.ts";
-import { join } from "node:path";
-import { configDir } from "../../tools/host/data_dir.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { formatBytes } from "../../tools/tool.ts";
-import { costUsd } from "../providers/prices.ts";
-import { knownContextWindow } from "../providers/models.ts";
+import { knownContextWindow, resolveModel } from "../providers/models.ts";
 import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import { permissionsCommand } from "./permissions_command.ts";
-import { instructionFiles, instructionLabel } from "../run/system_prompt.ts";
+import { costLine, customCommands, expandCommand, initCommand } from "../run/slash_commands.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";
@@ -37,13 +32,6 @@ export interface CommandContext {
   compact(focus: string | undefined): Promise<void>;
   /** Shows the last exchange of a resumed session. */
   showExchange(messages: Message[]): void;
-}
-
-/** A custom command from a Markdown file. */
-interface CustomCommand {
-  name: string;
-  scope: "project" | "user";
-  path: string;
 }
 
 const BUILTIN_HELP: [string, string][] = [
@@ -70,33 +58,6 @@ const KEYS_HELP = "Keys: Enter sends; a line ending in \\, Alt-Enter or Ctrl-J a
   "Esc or Ctrl-C interrupts a turn; Ctrl-O shows every call's full result;\n" +
   "Shift-Tab switches the mode: default, accept edits (writes in the workspace run), " +
   "plan (only reads run).";
-
-/** The custom commands available, project ones first (they win over user ones of the same name). */
-export function customCommands(workspace: string, trusted: boolean): CustomCommand[] {
-  const out: CustomCommand[] = [];
-  const dirs: [string, "project" | "user"][] = [[join(configDir(), "commands"), "user"]];
-  if (trusted) dirs.unshift([join(workspace, ".crab", "commands"), "project"]);
-  for (const [dir, scope] of dirs) {
-    try {
-      for (const e of Deno.readDirSync(dir)) {
-        const name = e.name.slice(0, -3);
-        if (!e.isFile || !e.name.endsWith(".md") || !/^[A-Za-z0-9_-]+$/.test(name)) continue;
-        if (out.some((c) => c.name === name)) continue;
-        out.push({ name, scope, path: join(dir, e.name) });
-      }
-    } catch {
-      // No such directory.
-    }
-  }
-  return out.sort((a, b) => a.name.localeCompare(b.name));
-}
-
-/** A command file's prompt with `$ARGUMENTS` filled in (front matter dropped). */
-export function expandCommand(source: string, args: string): string {
-  const body = source.replace(/^---\n[^]*?\n---\n/, "");
-  if (body.includes("$ARGUMENTS")) return body.replaceAll("$ARGUMENTS", args);
-  return args ? `${body.trimEnd()}\n\n${args}` : body;
-}
 
 function description(path: string): string {
   try {
@@ -227,27 +188,18 @@ export async function runCommand(
     case "/metrics":
       metrics(rt, line);
       return;
-    case "/cost": {
-      const u = rt.agent.usage;
-      const cost = costUsd(rt.agent.model, u);
-      line(
-        `${u.inputTokens} input tokens (${u.cacheReadTokens} read from cache, ` +
-          `${u.cacheWriteTokens} written to it) · ${u.outputTokens} output tokens · ` +
-          (cost === undefined
-            ? `cost unknown (no price for ${printable(rt.agent.model, "strict")})`
-            : `about $${cost.toFixed(4)} at list prices`),
-      );
+    case "/cost":
+      line(costLine(rt.agent.usage, rt.agent.model));
       return;
-    }
     case "/model": {
       if (args) {
-        rt.agent.model = args;
-        const window = knownContextWindow(args);
+        rt.agent.model = resolveModel(rt.provider.name, args);
+        const window = knownContextWindow(rt.agent.model);
         if (window) rt.agent.contextWindow = window;
         line(
           c.dim(
             `model for the next turn: ${
-              printable(args, "strict")
+              printable(rt.agent.model, "strict")
             } (window ${rt.agent.contextWindow} tokens)`,
           ),
         );
@@ -312,17 +264,9 @@ export async function runCommand(
       await resume(ctx);
       return;
     case "/init": {
-      const ws = rt.dispatcher.session.workspace;
-      const files = instructionFiles(ws);
-      line(c.dim(
-        files.length
-          ? `instructions in use: ${
-            files.map((f) => printable(instructionLabel(f, ws), "strict")).join("; ")
-          }`
-          : "no instruction file in use yet (AGENTS.md, CLAUDE.md, .claude/CLAUDE.md or " +
-            "CLAUDE.local.md)",
-      ));
-      await ctx.send(INIT_PROMPT + (files.length ? INIT_EXISTING : ""));
+      const init = initCommand(rt.dispatcher.session.workspace);
+      line(c.dim(init.note));
+      await ctx.send(init.prompt);
       return;
     }
   }
@@ -333,14 +277,6 @@ export async function runCommand(
   await ctx.send(expandCommand(Deno.readTextFileSync(custom.path), args));
   return undefined;
 }
-
-const INIT_PROMPT = "Look at this project and write a starter AGENTS.md at the workspace root " +
-  "with the write tool. First look around: list the files (glob), read the README and the " +
-  "build, test and lint configuration. Then write a short file for an agent working here: what " +
-  "the project is, how to build, test and lint it (exact commands), the layout of the code, and " +
-  "the conventions you can see. Keep it under about 60 lines; state only what you found.";
-const INIT_EXISTING = " An instruction file exists already: read it first and improve it rather " +
-  "than starting over.";
 
 function metrics(rt: Runtime, line: (s: string) => void): void {
   const run = rt.store.run(rt.runId);

@@ -57,6 +57,9 @@ import { hookStage } from "../hooks/stage.ts";
 import { HookConfigError } from "../hooks/config.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
+import { resolveModel, withFallback } from "../providers/fallback.ts";
+import { budgetCheck, checkBudgetModel } from "./budget.ts";
+import { type OpenedSession, openSession, SessionFlagError } from "./session_start.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -90,6 +93,14 @@ export interface RunFlags {
   permissions?: PermissionFlags;
   /** The Agent SDK's hook callbacks (stream-json input's `initialize`). */
   sdkHooks?: SdkHookBridge;
+  /** `--session-id`, `--fork-session`, `--no-session-persistence` (see `session_start.ts`). */
+  sessionId?: string;
+  forkSession?: boolean;
+  noSessionPersistence?: boolean;
+  /** The model to go on with when the model is overloaded or not found (`--fallback-model`). */
+  fallbackModel?: string;
+  /** Stop once the estimated cost passes this many dollars (`--max-budget-usd`). */
+  maxBudgetUsd?: number;
 }
 
 /**
@@ -316,6 +327,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     flag: flags.sandbox,
     user: loaded.user,
     allow: splitList(flags.allow),
+    addDirs: flags.permissions?.addDirs,
   });
 
   const toolNames = splitList(flags.tools) ?? settings.tools;
@@ -404,15 +416,27 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   }
   // The server is asked for an unknown model's window while the SDK loads.
   const model = providerConfig.model ?? "";
+  try {
+    checkBudgetModel(flags.maxBudgetUsd, [
+      model,
+      ...(flags.fallbackModel ? [resolveModel(providerConfig.provider, flags.fallbackModel)] : []),
+    ]);
+  } catch (e) {
+    await (await mcpStart?.hub)?.close();
+    throw new UsageError((e as Error).message);
+  }
   const win = chooseWindow(providerConfig, flags.contextWindow ?? settings.contextWindow);
   const applyWindow = (w: WindowChoice) => {
     if (w.notice) hooks.notice(w.notice);
     return w.tokens;
   };
   // Interactive mode loads the SDK once its prompt is drawn (`warmUp`), or at the first request.
-  const provider: Provider = hooks.mode === "print"
+  const built: Provider = hooks.mode === "print"
     ? await createProvider(providerConfig)
     : lazyProvider(providerConfig.provider, model, () => createProvider(providerConfig));
+  const provider = flags.fallbackModel
+    ? withFallback(built, resolveModel(built.name, flags.fallbackModel), hooks.notice)
+    : built;
   // Interactive mode draws its prompt while the servers connect; the first request waits for them.
   let hub: McpHub | undefined;
   let mcpStale = true;
@@ -444,24 +468,22 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   store.onProblem = hooks.notice;
   cleanSpillFiles();
   const transcripts = new Transcripts(store);
-  let messages: Message[] = [];
-  if (flags.resume !== undefined || flags.continue) {
-    const found = flags.resume !== undefined && flags.resume !== ""
-      ? transcripts.find(flags.resume)
-      : transcripts.latest(workspace);
-    if (!found) {
-      store.close();
-      throw new UsageError(
-        flags.resume !== undefined
-          ? `Cannot resume session "${flags.resume}": no such session\nhint: list them with crab sessions`
-          : `Cannot continue: no earlier session in ${workspace}\nhint: start without --continue`,
-      );
+  let opened: OpenedSession;
+  try {
+    opened = openSession(transcripts, workspace, flags, {
+      provider: provider.name,
+      model: provider.model,
+    });
+  } catch (e) {
+    store.close();
+    if (e instanceof SessionFlagError || (e instanceof Error && e.message.startsWith("Cannot"))) {
+      throw new UsageError(e.message);
     }
-    sessionId = found.id;
-    messages = repairTranscript(transcripts.load(found.id));
-  } else {
-    sessionId = transcripts.create(workspace, provider.name, provider.model);
+    throw e;
   }
+  sessionId = opened.id;
+  const messages = repairTranscript(opened.messages);
+  const persist = opened.persist;
   const runId = store.startRun({
     mode: hooks.mode,
     workspace,
@@ -501,7 +523,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   });
   // SessionStart hooks' output is context for the model, at the end of the system prompt.
   const started = await userHooks.sessionStart(messages.length ? "resume" : "startup");
-  const agent = new Agent({
+  const agent: Agent = new Agent({
     provider,
     dispatcher,
     system: systemPrompt(workspace, {
@@ -516,12 +538,15 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     contextWindow: window,
     messages,
     events: hooks.events,
-    onMessage: (m, i) => transcripts.append(sessionId, i, [m]),
+    onMessage: (m, i) => persist && transcripts.append(sessionId, i, [m]),
     onRewrite: (all) => {
+      if (!persist) return;
       transcripts.truncate(sessionId, 0);
       transcripts.append(sessionId, 0, all);
     },
     ...(userHooks.commands.length ? { hooks: userHooks.loopHooks() } : {}),
+    // The provider names the model answering (the fallback, once it took over).
+    budget: budgetCheck(flags.maxBudgetUsd, () => ({ model: provider.model, usage: agent.usage })),
   });
   if (win.known === undefined && hooks.mode !== "print") {
     win.asked.then((w) => agent.contextWindow = applyWindow(w), () => {});
@@ -542,7 +567,9 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     newSession() {
       agent.clear();
       session.files.clear();
-      sessionId = transcripts.create(workspace, provider.name, agent.model);
+      sessionId = persist
+        ? transcripts.create(workspace, provider.name, agent.model)
+        : crypto.randomUUID();
     },
     mcpStatus: () => hub?.status() ?? [],
     warmUp: () => {

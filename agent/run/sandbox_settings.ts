@@ -23,6 +23,8 @@ export interface SandboxSources {
   user: Settings;
   /** Classes the command line approves (`--allow`). */
   allow?: readonly string[];
+  /** Directories the command line adds (`--add-dir`): writable too. */
+  addDirs?: readonly string[];
 }
 
 function expandHome(path: string): string {
@@ -36,7 +38,7 @@ export function sandboxPolicy(src: SandboxSources): SandboxPolicy {
   return {
     mode: src.flag ?? src.user.sandbox?.mode ?? DEFAULT_SANDBOX_MODE,
     net: allow.includes("net"),
-    writable: (src.user.sandbox?.writable ?? []).map(expandHome),
+    writable: [...(src.user.sandbox?.writable ?? []).map(expandHome), ...(src.addDirs ?? [])],
     ...(src.user.sandbox?.limits ? { limits: limitsFromConfig(src.user.sandbox.limits) } : {}),
   };
 }

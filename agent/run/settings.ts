@@ -63,6 +63,14 @@ export interface PermissionFlags {
   permissionMode?: Mode;
   /** `--yolo` or `--dangerously-skip-permissions`. */
   yolo?: boolean;
+  /**
+   * `--add-dir`: directories (real paths) whose reads and writes are approved, by
+   * rules of the command line that do not count as permission flags (print mode
+   * keeps its default).
+   */
+  addDirs?: string[];
+  /** `--setting-sources`: the scopes whose files are read (all when absent). */
+  settingSources?: ("user" | "project" | "local")[];
 }
 
 /** The permissions in effect, and where each part came from. */
@@ -282,8 +290,9 @@ export function loadPermissions(
       "--yolo (--dangerously-skip-permissions) is --permission-mode bypassPermissions: give one.",
     );
   }
+  const allowed = flags.allowedTools?.flatMap((l) => splitRules(l, "--allowedTools")) ?? [];
   const flagBlock: PermissionBlock = {
-    allow: flags.allowedTools?.flatMap((l) => splitRules(l, "--allowedTools")) ?? [],
+    allow: [...allowed, ...addDirRules(flags.addDirs ?? [])],
     ask: [],
     deny: flags.disallowedTools?.flatMap((l) => splitRules(l, "--disallowedTools")) ?? [],
     defaultMode: flags.yolo ? "bypassPermissions" : flags.permissionMode,
@@ -312,6 +321,7 @@ export function loadPermissions(
   const files = settingsFiles(workspace).map((f) => ({ ...f, found: false }));
   // Narrowest scope first; within a scope crab's file first.
   for (const f of [...files].reverse().sort((a, b) => scopeRank(a) - scopeRank(b))) {
+    if (flags.settingSources && !flags.settingSources.includes(f.scope)) continue;
     const raw = readJson(f.path);
     f.found = raw !== undefined;
     const where = `"${f.path}"`;
@@ -389,7 +399,7 @@ export function loadPermissions(
   }
 
   const fromCommandLine = flags.settings !== undefined || flags.permissionMode !== undefined ||
-    flagBlock.allow.length > 0 || flagBlock.deny.length > 0;
+    allowed.length > 0 || flagBlock.deny.length > 0;
   return {
     rules,
     mode,
@@ -409,6 +419,14 @@ export function loadPermissions(
  */
 export function commandLineMode(flags: PermissionFlags): Mode {
   return flags.permissionMode ?? (flags.yolo ? "bypassPermissions" : "default");
+}
+
+/** The rules `--add-dir DIR` stands for: reads and writes anywhere under DIR. */
+export function addDirRules(dirs: readonly string[]): string[] {
+  return dirs.flatMap((d) => {
+    const glob = `/${d.replace(/\/+$/, "")}/**`;
+    return [`Read(${glob})`, `Edit(${glob})`];
+  });
 }
 
 function scopeRank(f: SettingsFile): number {

@@ -8,7 +8,7 @@
  */
 
 import type { Message } from "../providers/types.ts";
-import { newRunId, type Store } from "./observe.ts";
+import type { Store } from "./observe.ts";
 
 /** A stored session, as `crab sessions` lists it. */
 export interface SessionInfo {
@@ -32,11 +32,15 @@ export class Transcripts {
   }
 
   /**
-   * Starts a session and returns its id. Like every write here, a failure (a full
+   * Starts a session and returns its id (a new UUID unless given). Like every write here, a failure (a full
    * disk) is reported by the store once and dropped: the conversation goes on.
    */
-  create(workspace: string, provider: string | null, model: string | null): string {
-    const id = newRunId();
+  create(
+    workspace: string,
+    provider: string | null,
+    model: string | null,
+    id: string = crypto.randomUUID(),
+  ): string {
     const now = Date.now();
     this.#store.write((db) =>
       db.prepare(

@@ -139,7 +139,13 @@ function spanIdOf(runId: string, part: string): string {
 }
 
 const AGENT_MODES = new Set(["print", "interactive"]);
-const FAILED_STATUSES = new Set(["provider_error", "context_full", "max_turns", "error"]);
+const FAILED_STATUSES = new Set([
+  "provider_error",
+  "context_full",
+  "max_turns",
+  "max_budget",
+  "error",
+]);
 
 /** When a run ended: as recorded, else when its last call ended, else when it started. */
 function endOf(r: StoredRun): number {

@@ -41,6 +41,8 @@ Deno.test("deno task install puts a crab with the full preset's flags into DENO_
     const crabCache = join(tmp, "crab-deno");
     Deno.mkdirSync(crabCache);
     Deno.symlinkSync(join(denoDir(), "npm"), join(crabCache, "npm"));
+    // And the bundler (esbuild), which the bundle's build downloads there.
+    Deno.symlinkSync(join(denoDir(), "dl"), join(crabCache, "dl"));
     const env = {
       // The installed command is a shell script that runs `deno` from PATH.
       PATH: `${dirname(DENO)}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
@@ -65,11 +67,24 @@ Deno.test("deno task install puts a crab with the full preset's flags into DENO_
     for (const flag of presetFlags("full")) {
       assert.ok(line.split(" ").includes(flag), `${flag} missing from: ${line}`);
     }
-    assert.ok(line.includes(`file://${join(ROOT, "main.ts")}`), line);
+    // It runs the bundle, built by the install.
+    assert.ok(line.includes(`'${join(ROOT, "dist", "installed", "main.js")}'`), line);
+    const built = Deno.readLinkSync(join(ROOT, "dist", "installed"));
+    assert.ok(Deno.statSync(join(ROOT, "dist", built, "main.js")).isFile);
 
     const version = await run(bin, ["--version"], { cwd: ws, env });
     assert.equal(version.code, 0, version.stderr);
     assert.equal(version.stdout, `crab ${VERSION}\n`);
+    assert.equal(version.stderr, "", "an unchanged checkout runs the bundle as it is");
+
+    // A checkout changed since the build: the next start builds again, then runs.
+    Deno.utimeSync(join(ROOT, "dist", "installed.stamp"), new Date(0), new Date(0));
+    const rebuilt = await run(bin, ["--version"], { cwd: ws, env });
+    assert.equal(rebuilt.code, 0, rebuilt.stderr);
+    assert.equal(rebuilt.stdout, `crab ${VERSION}\n`);
+    assert.match(rebuilt.stderr, /^crab: rebuilt the bundle after a change in /);
+    assert.notEqual(Deno.readLinkSync(join(ROOT, "dist", "installed")), built);
+    assert.ok(Deno.statSync(join(ROOT, "dist", built)).isDirectory, "the build before is kept");
 
     // The installed command works on the folder it is started in; ${PWD} names it.
     Deno.writeTextFileSync(
@@ -123,8 +138,43 @@ Deno.test("deno task install puts a crab with the full preset's flags into DENO_
   }
 });
 
-Deno.test("deno task install --print shows the script: the preset's flags, crab's own Deno cache, the user's DENO_DIR passed on", async () => {
-  const r = await run(DENO, ["task", "--quiet", "install", "--print", "--name", "crab-dev"], {
+Deno.test("deno task install --print shows the script: the bundle, rebuilt when a source file is newer, the source if that fails", async () => {
+  const r = await run(DENO, ["task", "--quiet", "install", "--print"], {
+    cwd: ROOT,
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/h", DENO_DIR: denoDir() },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const root = ROOT.replace(/\/$/, "");
+  const lines = r.stdout.split("\n");
+  const flags = presetFlags("full").join(" ");
+  assert.equal(
+    lines.find((l) => l.startsWith("if ")),
+    `if [ ! -f '${root}/dist/installed/main.js' ] || [ ! -f '${root}/dist/installed.stamp' ] || ` +
+      `[ -n "$(find '${root}/main.ts' '${root}/version.ts' '${root}/deno.json' '${root}/deno.lock' ` +
+      `'${root}/agent' '${root}/tools' '${root}/mcp' '${root}/scripts/bundle.ts' ` +
+      `'${root}/scripts/refresh_bundle.ts' -newer '${root}/dist/installed.stamp' -print -quit ` +
+      `2>/dev/null)" ]; then`,
+  );
+  assert.deepEqual(lines.slice(-5), [
+    "  deno run --allow-read --allow-write --allow-run --allow-env --no-prompt --quiet --config " +
+    `'${root}/deno.json' '${root}/scripts/refresh_bundle.ts' >&2 ||`,
+    `    exec deno run ${flags} --quiet --config '${root}/deno.json' 'file://${root}/main.ts' "$@"`,
+    "fi",
+    `exec deno run ${flags} --quiet '${root}/dist/installed/main.js' "$@"`,
+    "",
+  ]);
+});
+
+Deno.test("deno task install --source --print shows the script: the preset's flags, crab's own Deno cache, the user's DENO_DIR passed on", async () => {
+  const r = await run(DENO, [
+    "task",
+    "--quiet",
+    "install",
+    "--print",
+    "--source",
+    "--name",
+    "crab-dev",
+  ], {
     cwd: ROOT,
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/h", DENO_DIR: denoDir() },
   });

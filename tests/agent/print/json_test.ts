@@ -81,7 +81,11 @@ Deno.test("crab -p --output-format json prints Claude Code's result shape with c
         'not approved in this session (start crab with --allow outside-read, or --allowedTools "Read(//PATH/**)")',
     },
   ]);
-  assert.match(out.session_id, /^[0-9a-z]+$/);
+  // A UUID, as Claude Code names sessions.
+  assert.match(
+    out.session_id,
+    /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+  );
   assert.match(out.uuid, /^[0-9a-f-]{36}$/);
   // crab's own fields.
   assert.deepEqual(out.tool_calls, {

@@ -7,8 +7,15 @@
  */
 
 import assert from "node:assert/strict";
-import { type FakeModel, startFakeModel, systemPrompt } from "../../support/fake_model.ts";
+import {
+  type FakeModel,
+  startFakeModel,
+  systemPrompt,
+  toolNames,
+  toolResults,
+} from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
+import { fake as fakeServer } from "../../support/mcp_servers.ts";
 
 const STREAM = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"];
 
@@ -102,9 +109,14 @@ for (
       /Cannot register the SDK's hooks for "PermissionRequest": crab fires PreToolUse/,
     ],
     [
-      "mcpServers",
+      "sdkMcpServers",
       { sdkMcpServers: ["calc"] },
       /Cannot take MCP servers from initialize's sdkMcpServers/,
+    ],
+    [
+      "an SDK-process server in mcpServers",
+      { mcpServers: { calc: { type: "sdk", name: "calc" } } },
+      /Cannot take MCP servers from initialize's mcpServers: server "calc" runs in the SDK's process/,
     ],
     [
       "a permission mode not in force",
@@ -114,8 +126,8 @@ for (
     ["allowedTools", { allowedTools: ["Read"] }, /Cannot take allowedTools from initialize/],
     [
       "an unknown field",
-      { jsonSchema: { type: "object" } },
-      /Cannot honour initialize's jsonSchema/,
+      { agents: { reviewer: { description: "r", prompt: "p" } } },
+      /Cannot honour initialize's agents/,
     ],
   ] as const
 ) {
@@ -207,4 +219,39 @@ Deno.test("crab --input-format stream-json refuses an initialize with a system p
   const response = parse(r.stdout).find((e) => e.type === "control_response");
   assert.equal(response.response.subtype, "error");
   assert.ok(fake.modelRequests().every((q) => !JSON.stringify(q.body).includes("Too late.")));
+});
+
+Deno.test("crab --input-format stream-json starts initialize's mcpServers, as --mcp-config would", async () => {
+  using s = sandbox();
+  const server = fakeServer("f");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "mcp__f__echo", args: { text: "over MCP" } }] },
+    { text: "done" },
+  ]);
+  const r = await streamRun(s, fake, [
+    initialize({
+      mcpServers: { f: { type: "stdio", command: server.command, args: server.args } },
+    }),
+    user("hi"),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const events = parse(r.stdout);
+  assert.equal(events[0].response.subtype, "success");
+  const init = events.find((e) => e.type === "system" && e.subtype === "init");
+  assert.deepEqual(init.mcp_servers, [{ name: "f", status: "connected" }]);
+  assert.ok(toolNames(fake.modelRequests()[0]).includes("f__echo"));
+  assert.deepEqual(toolResults(fake.modelRequests()[1]).map((t) => t.text), ["over MCP"]);
+});
+
+Deno.test("crab --input-format stream-json takes initialize's jsonSchema as --json-schema", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: '{"n": 2}' }]);
+  const r = await streamRun(s, fake, [
+    initialize({ jsonSchema: { type: "object", required: ["n"] } }),
+    user("count"),
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const result = parse(r.stdout).find((e) => e.type === "result");
+  assert.deepEqual(result.structured_output, { n: 2 });
+  assert.match(systemPrompt(fake.modelRequests()[0]), /"required":\["n"\]/);
 });

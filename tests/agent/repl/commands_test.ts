@@ -36,6 +36,9 @@ Deno.test("repl: /cost prices a known model, says unknown otherwise; /clear rese
   await t.waitFor(/1\.00M tokens/);
   await submit(t, "/cost");
   await t.waitFor("about $3.0000 at list prices");
+  // Claude Code's aliases name the full id.
+  await submit(t, "/model opus");
+  await t.waitFor("model for the next turn: claude-opus-4-5 (window 200000 tokens)");
   await submit(t, "/model local-thing");
   await submit(t, "/cost");
   await t.waitFor("cost unknown (no price for local-thing)");

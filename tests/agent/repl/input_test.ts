@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { commonPrefix, completePath, isCommand, mentions } from "../../../agent/repl/input.ts";
-import { expandCommand } from "../../../agent/repl/commands.ts";
 
 Deno.test("isCommand() tells /name from a prompt that starts with a path", () => {
   assert.equal(isCommand("/help"), true);
@@ -32,12 +31,4 @@ Deno.test("completePath() lists entries by prefix, directories with a slash, dot
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
-});
-
-Deno.test("expandCommand() fills $ARGUMENTS, drops front matter, appends arguments otherwise", () => {
-  assert.equal(
-    expandCommand("---\ndescription: d\n---\nFix $ARGUMENTS now ($ARGUMENTS).\n", "bug 7"),
-    "Fix bug 7 now (bug 7).\n",
-  );
-  assert.equal(expandCommand("Review the diff.\n", "carefully"), "Review the diff.\n\ncarefully");
 });

@@ -1,0 +1,111 @@
+/**
+ * Slash commands in print mode (`crab -p "/review calc.py"`): a custom command
+ * expands into its prompt, as interactively; `/cost` and `/compact` run here
+ * without a prompt to the model's conversation; `/init` sends its prompt; the
+ * REPL's other built-ins, and names no command has, are refused by name (exit 2).
+ *
+ * @module
+ */
+
+import type { TurnResult } from "../loop/loop.ts";
+import { compactNotice } from "../loop/compact.ts";
+import type { Runtime } from "../run/runtime.ts";
+import {
+  costLine,
+  customCommands,
+  expandCommand,
+  initCommand,
+  INTERACTIVE_ONLY,
+  slashCommand,
+  untrustedCommand,
+} from "../run/slash_commands.ts";
+
+/** What a print-mode prompt does. */
+export type PrintSlash =
+  /** A prompt for the model: the prompt given, or what a command expands to (`note` for stderr). */
+  | { kind: "prompt"; text: string; note?: string }
+  /** A command run here, answered as a prompt's result is. */
+  | { kind: "local"; run(signal: AbortSignal): Promise<TurnResult> }
+  /** A command print mode cannot run: a usage error. */
+  | { kind: "refused"; message: string };
+
+/** The built-ins print mode runs. */
+const LOCAL_COMMANDS = ["compact", "cost", "init"];
+
+/** The commands a print-mode prompt may start with, without the slash (the init event's list). */
+export function printCommands(rt: Runtime): string[] {
+  const custom = customCommands(rt.dispatcher.session.workspace, rt.trusted).map((c) => c.name);
+  return [...new Set([...LOCAL_COMMANDS, ...custom])].sort();
+}
+
+/** Reads a print-mode prompt: a slash command, or a prompt as it is. */
+export function printSlash(prompt: string, rt: Runtime): PrintSlash {
+  const cmd = slashCommand(prompt);
+  if (!cmd) return { kind: "prompt", text: prompt };
+  const workspace = rt.dispatcher.session.workspace;
+  const custom = customCommands(workspace, rt.trusted).find((c) => c.name === cmd.name);
+  if (custom) {
+    return { kind: "prompt", text: expandCommand(Deno.readTextFileSync(custom.path), cmd.args) };
+  }
+  switch (cmd.name) {
+    case "cost":
+      return {
+        kind: "local",
+        run: () =>
+          Promise.resolve({
+            status: "ok",
+            text: costLine(rt.agent.usage, rt.agent.model),
+            turns: 0,
+          }),
+      };
+    case "compact":
+      return {
+        kind: "local",
+        run: async (signal) => {
+          const r = await rt.agent.compact(cmd.args || undefined, signal);
+          if (r.ok) return { status: "ok", text: compactNotice(r.info), turns: 1 };
+          if (signal.aborted) {
+            return { status: "aborted", text: "", turns: 1, error: "Interrupted" };
+          }
+          if (r.error === "nothing to compact yet") {
+            return {
+              status: "ok",
+              text: "nothing to compact yet (with --continue or --resume ID, /compact compacts " +
+                "that session)",
+              turns: 0,
+            };
+          }
+          return { status: "provider_error", text: "", turns: 1, error: r.error };
+        },
+      };
+    case "init": {
+      const init = initCommand(workspace);
+      return { kind: "prompt", text: init.prompt, note: init.note };
+    }
+  }
+  const what = INTERACTIVE_ONLY[cmd.name];
+  if (what) {
+    return {
+      kind: "refused",
+      message: `Cannot run /${cmd.name} in print mode: it ${what}\n` +
+        "hint: print mode runs /cost, /compact, /init and custom commands; start crab without -p " +
+        `for /${cmd.name}`,
+    };
+  }
+  const untrusted = untrustedCommand(workspace, cmd.name);
+  if (untrusted) {
+    return {
+      kind: "refused",
+      message: `Cannot run /${cmd.name}: it comes from ${untrusted}, and this workspace is not ` +
+        "trusted\nhint: pass --trust-project to use the workspace's own commands",
+    };
+  }
+  const known = customCommands(workspace, rt.trusted).map((c) => `/${c.name}`);
+  return {
+    kind: "refused",
+    message: `Cannot run /${cmd.name}: no such command\n` +
+      `hint: ${
+        known.length ? `custom commands here: ${known.join(", ")}; ` : ""
+      }a prompt that starts with a slash is read as a command: put a word before it`,
+  };
+}
