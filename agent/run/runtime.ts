@@ -278,6 +278,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     flag: flags.sandbox,
     user: loaded.user,
     allow: splitList(flags.allow),
+    domains: flags.permissions?.allowDomain,
   });
 
   const toolNames = splitList(flags.tools) ?? settings.tools;

@@ -63,6 +63,8 @@ export interface PermissionFlags {
   permissionMode?: Mode;
   /** `--yolo` or `--dangerously-skip-permissions`. */
   yolo?: boolean;
+  /** `--allow-domain` values: hosts bash's commands may reach through crab's proxy. */
+  allowDomain?: string[];
 }
 
 /** The permissions in effect, and where each part came from. */

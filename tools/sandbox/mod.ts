@@ -15,6 +15,9 @@ import { ToolError } from "../tool.ts";
 import type { Session } from "../session.ts";
 import { invocation } from "./_invocation.ts";
 import { sandboxStatus } from "./probe.ts";
+import type { Contact } from "./net/mod.ts";
+
+export type { Contact } from "./net/mod.ts";
 
 export { parseStatus, type SupervisedStatus } from "./_supervisor.ts";
 export { sweepPlaceholders } from "./_placeholders.ts";
@@ -32,6 +35,8 @@ export interface SandboxedCommand {
    * capped here, and what crab did to keep protected paths protected.
    */
   release(): Promise<string[]>;
+  /** Hosts the command asked crab's proxy for, allowed or not (network by domain). */
+  contacts(): Contact[];
 }
 
 /** The error a command gets when there is no working sandbox. */
@@ -59,6 +64,7 @@ export async function sandboxCommand(session: Session, command: string): Promise
   return {
     program: status.bwrap,
     args: run.args,
+    contacts: run.contacts,
     release: async () => [...await run.release(), ...(notice ? [notice] : [])],
   };
 }

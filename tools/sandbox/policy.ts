@@ -9,6 +9,7 @@
 import type { Rule } from "../policy/rules.ts";
 import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "./mode.ts";
 import type { SandboxLimits } from "./limits.ts";
+import type { DomainLists } from "./net/allowlist.ts";
 
 /** The sandbox settings of one session. */
 export interface SandboxPolicy {
@@ -25,6 +26,12 @@ export interface SandboxPolicy {
    * (`denials.ts`). Other rules are ignored here.
    */
   readonly rules?: readonly Rule[];
+  /**
+   * Hosts commands may reach through crab's proxy when `net` is off
+   * (`sandbox.network` in the user's config, `--allow-domain`); the rules'
+   * `WebFetch(domain:…)` join them at each call (`net/allowlist.ts`).
+   */
+  readonly domains?: DomainLists;
 }
 
 /** The policy of a session nobody configured: workspace-write, no network. */
