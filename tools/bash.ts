@@ -366,13 +366,22 @@ async function runSandboxed(
       "This is a problem of the machine's sandbox setup, not of the command; tell the user.",
     );
   }
-  return finish(sink.finish(), {
+  const hosts = sc.contacts();
+  const refused = hosts.filter((h) => !h.allowed).map((h) => h.host);
+  if (refused.length) {
+    notes.push(
+      `crab's proxy refused ${refused.join(", ")}: not allowed hosts, not hosts that are down ` +
+        "(the user allows a host with --allow-domain HOST).",
+    );
+  }
+  const result = finish(sink.finish(), {
     code: supervised ? supervised.code : stopping ? null : status.code,
     signal: supervised ? supervised.signal : stopping ? "SIGKILL" : null,
     timedOut: state.timedOut,
     stopped: supervised?.others ?? 0,
     notes,
   }, timeoutMs);
+  return hosts.length ? { ...result, hosts } : result;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

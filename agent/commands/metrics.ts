@@ -116,6 +116,8 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
   }
   const summary = store!.run(ids[0])!;
   const calls = store!.observations(ids[0]);
+  // Hosts bash's commands asked crab's proxy for (network by domain).
+  const hosts = store!.hostsOf(ids[0]);
   if (opts.json) {
     console.log(JSON.stringify(
       {
@@ -140,6 +142,13 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
           args_digest: o.argsDigest || null,
           result_digest: o.resultDigest || null,
           started_at: new Date(o.startedAt).toISOString(),
+        })),
+        hosts: hosts.map((h) => ({
+          call_seq: h.callSeq,
+          host: h.host,
+          allowed: h.allowed,
+          connections: h.connections,
+          bytes: h.bytes,
         })),
       },
       null,
@@ -178,6 +187,20 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
     ]),
     5,
   ));
+  if (hosts.length) {
+    console.log("\nhosts asked for through crab's proxy");
+    console.log(table(
+      ["seq", "host", "verdict", "connections", "bytes"],
+      hosts.map((h) => [
+        String(h.callSeq),
+        strict(h.host),
+        h.allowed ? "allowed" : "refused",
+        String(h.connections),
+        String(h.bytes),
+      ]),
+      3,
+    ));
+  }
   return 0;
 }
 

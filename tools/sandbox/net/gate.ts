@@ -57,7 +57,10 @@ export function openGate(
   const opened = new Set<Deno.TcpConn>();
   const note = (host: string, allowed: boolean, reason?: string): Contact => {
     let c = seen.get(host);
-    if (!c) seen.set(host, c = { host, allowed, connections: 0, bytes: 0 });
+    if (!c) {
+      c = { host, allowed, connections: 0, bytes: 0, ...(allowed ? {} : { reason }) };
+      seen.set(host, c);
+    }
     c.connections++;
     // One refusal makes the host's line a denial, whatever went through before.
     if (!allowed && c.allowed) {
