@@ -61,7 +61,7 @@ if ($relay ne '') {
     open(STDIN, '<', '/dev/null');
     sub pass {
       my ($from, $to) = @_; my $b;
-      while (sysread($from, $b, 65536)) {
+      while (sysread($from, $b, 524288)) {
         my $o = 0;
         while ($o < length $b) { my $w = syswrite($to, $b, length($b) - $o, $o) or last; $o += $w }
         last if $o < length $b;
@@ -79,6 +79,8 @@ if ($relay ne '') {
           close($_->[0]) for @ls;
           my $u;
           socket($u, 1, 1, 0) && connect($u, pack('S a*', 1, $l->[1])) or exit 1;
+          # Larger buffers (SO_SNDBUF 7, SO_RCVBUF 8): fewer, bigger copies for a download.
+          setsockopt($_, 1, 7, pack('i', 1 << 21)), setsockopt($_, 1, 8, pack('i', 1 << 21)) for $c, $u;
           my $w = fork() // exit 1;
           if ($w == 0) { pass($c, $u); exit 0 }
           pass($u, $c); exit 0;

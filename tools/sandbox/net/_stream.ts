@@ -5,6 +5,9 @@
  * @module
  */
 
+/** Read size of a download's copy: measured, 1 MiB moves loopback data half again as fast as 64 KiB. */
+export const DOWN_CHUNK = 1024 * 1024;
+/** Read size of everything else (requests, uploads): small, a connection holds one per direction. */
 const CHUNK = 64 * 1024;
 
 /** Reads a connection with a buffer of what was read ahead. */
@@ -89,12 +92,13 @@ export async function copy(
   to: Deno.Conn,
   count: (n: number) => void,
   limit = Infinity,
+  size = CHUNK,
 ): Promise<void> {
-  const buf = new Uint8Array(CHUNK);
+  const buf = new Uint8Array(size);
   let left = limit;
   try {
     while (left > 0) {
-      const n = await from.read(left < CHUNK ? buf.subarray(0, left) : buf);
+      const n = await from.read(left < size ? buf.subarray(0, left) : buf);
       if (n === null) break;
       await writeAll(to, buf.subarray(0, n));
       count(n);

@@ -13,7 +13,15 @@
  */
 
 import type { Gate } from "./gate.ts";
-import { BufferedConn, bytesOf, closeQuietly, copy, latin1, writeAll } from "./_stream.ts";
+import {
+  BufferedConn,
+  bytesOf,
+  closeQuietly,
+  copy,
+  DOWN_CHUNK,
+  latin1,
+  writeAll,
+} from "./_stream.ts";
 
 /** The most a request head may hold. */
 const MAX_HEAD = 64 * 1024;
@@ -100,7 +108,10 @@ async function tunnel(r: BufferedConn, target: string, gate: Gate): Promise<void
       opened.count(r.buf.length);
       await writeAll(up, r.take(r.buf.length));
     }
-    await Promise.all([copy(r.conn, up, opened.count), copy(up, r.conn, opened.count)]);
+    await Promise.all([
+      copy(r.conn, up, opened.count),
+      copy(up, r.conn, opened.count, Infinity, DOWN_CHUNK),
+    ]);
   } finally {
     closeQuietly(up);
   }
@@ -165,7 +176,10 @@ async function forward(
     const body = chunked
       ? sendChunked(r, up, opened.count)
       : sendLength(r, up, Number(lengths[0] ?? 0), opened.count);
-    await Promise.all([body.catch(() => {}), copy(up, r.conn, opened.count)]);
+    await Promise.all([
+      body.catch(() => {}),
+      copy(up, r.conn, opened.count, Infinity, DOWN_CHUNK),
+    ]);
   } finally {
     closeQuietly(up);
   }

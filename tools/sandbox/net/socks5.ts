@@ -9,7 +9,7 @@
  */
 
 import type { Gate } from "./gate.ts";
-import { BufferedConn, closeQuietly, copy, writeAll } from "./_stream.ts";
+import { BufferedConn, closeQuietly, copy, DOWN_CHUNK, writeAll } from "./_stream.ts";
 import { formatIp } from "../../web/net_address.ts";
 
 /** Reply codes of RFC 1928. */
@@ -58,7 +58,10 @@ export async function serveSocks(client: Deno.Conn, gate: Gate): Promise<void> {
         opened.count(r.buf.length);
         await writeAll(up, r.take(r.buf.length));
       }
-      await Promise.all([copy(client, up, opened.count), copy(up, client, opened.count)]);
+      await Promise.all([
+        copy(client, up, opened.count),
+        copy(up, client, opened.count, Infinity, DOWN_CHUNK),
+      ]);
     } finally {
       closeQuietly(up);
     }
