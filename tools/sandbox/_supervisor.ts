@@ -29,7 +29,7 @@ export const LINGER_MS = 250;
 
 // No modules (POSIX alone costs more to load than the rest of the call): WNOHANG is 1 on Linux.
 const PERL = String.raw`
-my ($cmd, $relay, @groups) = @ARGV;
+my ($relay, $cmd, @groups) = @ARGV;
 opendir(my $fds, '/proc/self/fd') or die "crab-sandbox: /proc/self/fd: $!\n";
 my @inherited = grep { /^\d+$/ && $_ > 2 } readdir($fds);
 closedir($fds);
@@ -179,7 +179,7 @@ export function supervisorArgv(
 ): string[] {
   if (relay && !perl) throw new Error("the relay to crab's proxy needs the perl supervisor");
   return perl
-    ? [perl, "-e", PERL, "--", command, relay, ...groups]
+    ? [perl, "-e", PERL, "--", relay, command, ...groups]
     : ["bash", "-c", BASH.replaceAll("\\${", "${"), "crab-sandbox", command, ...groups];
 }
 
