@@ -48,6 +48,13 @@ export function howToAllow(host: string): string {
     `sandbox.network.allowedDomains in ${join(configDir(), "config.json")}.`;
 }
 
+/** Why a build without the net permission for `host` cannot proxy it. */
+function notCapable(host: string): string {
+  return `crab's proxy may not connect to "${host}": this build of crab has no net permission ` +
+    "for it (the proxy is crab's own connection). Use the full build, or one built with " +
+    "this host among the hosts it may reach.";
+}
+
 /** A gate over `lists` (read at each connection: rules added mid-session count). */
 export function openGate(
   lists: () => DomainLists,
@@ -108,7 +115,9 @@ export function openGate(
         }
         addresses = checked.addresses;
       } catch (e) {
-        const why = `crab's proxy cannot resolve "${host}": ${e instanceof Error ? e.message : e}`;
+        const why = e instanceof Deno.errors.NotCapable
+          ? notCapable(host)
+          : `crab's proxy cannot resolve "${host}": ${e instanceof Error ? e.message : e}`;
         note(host, false, why);
         return { refused: why, status: 502 };
       }
@@ -123,9 +132,11 @@ export function openGate(
           last = e;
         }
       }
-      const why = `crab's proxy cannot connect to "${host}" port ${port}: ${
-        last instanceof Error ? last.message : last
-      }`;
+      const why = last instanceof Deno.errors.NotCapable
+        ? notCapable(host)
+        : `crab's proxy cannot connect to "${host}" port ${port}: ${
+          last instanceof Error ? last.message : last
+        }`;
       note(host, true);
       return { refused: why, status: 502 };
     },
