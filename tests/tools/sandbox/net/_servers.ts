@@ -3,14 +3,28 @@
  * network namespace: an HTTP server on :8080 and an HTTPS server on :8443 (the
  * certificate given) that answer `hello METHOD HOST`, the Host they were asked
  * for, and a TCP echo on :7000 that answers `echo:` and what it read, then
- * closes. `deno run -A _servers.ts CERT KEY READY` writes READY once all
- * listen, and exits after 120 s at the latest.
+ * closes. With a REGISTRY folder, the HTTP server is also an npm registry of
+ * one package: `/tiny` answers REGISTRY/packument.json and `/tiny/-/…tgz`
+ * REGISTRY/tiny.tgz. `deno run -A _servers.ts CERT KEY READY [REGISTRY]`
+ * writes READY once all listen, and exits after 120 s at the latest.
  *
  * @module
  */
 
-const [cert, key, ready] = Deno.args;
-const hello = (req: Request) =>
+const [cert, key, ready, registry] = Deno.args;
+const hello = (req: Request) => {
+  const path = new URL(req.url).pathname;
+  if (registry && path === "/tiny") {
+    return new Response(Deno.readFileSync(`${registry}/packument.json`), {
+      headers: { "content-type": "application/json" },
+    });
+  }
+  if (registry && path.startsWith("/tiny/-/")) {
+    return new Response(Deno.readFileSync(`${registry}/tiny.tgz`));
+  }
+  return answer(req);
+};
+const answer = (req: Request) =>
   new Response(`hello ${req.method} ${req.headers.get("host") ?? new URL(req.url).host}\n`);
 Deno.serve({ hostname: "0.0.0.0", port: 8080, onListen() {} }, hello);
 Deno.serve({

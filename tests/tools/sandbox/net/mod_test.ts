@@ -13,15 +13,16 @@ const HOSTS = [
   "1.2.3.4 allowed.test",
   "1.2.3.5 denied.test",
   "1.2.3.6 other.test",
+  "1.2.3.7 registry.test",
   "127.0.0.1 private.test",
 ].join("\n") + "\n";
 
 const SCRIPT = `
   out=$1 servers=$2 deno=$3; shift 3
   ip link set lo up || exit 90
-  for a in 1.2.3.4 1.2.3.5 1.2.3.6; do ip addr add $a/32 dev lo || exit 91; done
+  for a in 1.2.3.4 1.2.3.5 1.2.3.6 1.2.3.7; do ip addr add $a/32 dev lo || exit 91; done
   mount --bind "$out/hosts" /etc/hosts || exit 92
-  "$deno" run -A "$servers" "$PWD/cert.pem" "$out/key.pem" "$out/ready" > "$out/servers.out" 2>&1 &
+  "$deno" run -A "$servers" "$PWD/cert.pem" "$out/key.pem" "$out/ready" "$out/registry" > "$out/servers.out" 2>&1 &
   spid=$!
   i=0
   while [ ! -e "$out/ready" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
@@ -140,6 +141,13 @@ const CASES: Case[] = [
     },
   },
   {
+    name: "npm install from a registry that is the one host allowed for it",
+    command: "mkdir -p app && cd app && echo '{}' > package.json && " +
+      "npm install --registry http://registry.test:8080/ --no-audit --no-fund " +
+      "--no-update-notifier tiny > npm.log 2>&1; echo npm=$?; cat node_modules/tiny/index.js",
+    check: (o) => assert.equal(o, "npm=0\nmodule.exports = 'tiny from registry.test';\n"),
+  },
+  {
     name: "when the relay dies there is no network",
     command: KILL_RELAY + "curl -sS --max-time 5 http://allowed.test:8080/",
     check: (o) => {
@@ -148,6 +156,39 @@ const CASES: Case[] = [
     },
   },
 ];
+
+/** An npm registry of one package, `tiny`, as files the test servers answer with. */
+async function tinyRegistry(dir: string): Promise<void> {
+  const pkg = join(dir, "pkg");
+  Deno.mkdirSync(pkg, { recursive: true });
+  Deno.writeTextFileSync(join(pkg, "package.json"), '{"name": "tiny", "version": "1.0.0"}\n');
+  Deno.writeTextFileSync(join(pkg, "index.js"), "module.exports = 'tiny from registry.test';\n");
+  const packed = new Deno.Command("npm", {
+    args: ["pack", "--pack-destination", dir, "--silent"],
+    cwd: pkg,
+    stdout: "null",
+    stderr: "piped",
+  }).outputSync();
+  assert.ok(packed.success, new TextDecoder().decode(packed.stderr));
+  Deno.renameSync(join(dir, "tiny-1.0.0.tgz"), join(dir, "tiny.tgz"));
+  const tgz = Deno.readFileSync(join(dir, "tiny.tgz"));
+  const hex = (b: ArrayBuffer) =>
+    [...new Uint8Array(b)].map((x) => x.toString(16).padStart(2, "0")).join("");
+  const sha512 = new Uint8Array(await crypto.subtle.digest("SHA-512", tgz));
+  const integrity = "sha512-" + btoa(String.fromCharCode(...sha512));
+  const shasum = hex(await crypto.subtle.digest("SHA-1", tgz));
+  const tarball = "http://registry.test:8080/tiny/-/tiny-1.0.0.tgz";
+  Deno.writeTextFileSync(
+    join(dir, "packument.json"),
+    JSON.stringify({
+      name: "tiny",
+      "dist-tags": { latest: "1.0.0" },
+      versions: {
+        "1.0.0": { name: "tiny", version: "1.0.0", dist: { tarball, integrity, shasum } },
+      },
+    }),
+  );
+}
 
 Deno.test({
   name: "bash with --allow-domain reaches the allowed hosts through crab's proxy and nothing else",
@@ -178,6 +219,7 @@ Deno.test({
       stderr: "piped",
     }).outputSync();
     assert.ok(cert.success, new TextDecoder().decode(cert.stderr));
+    await tinyRegistry(join(s.root, "registry"));
     Deno.writeTextFileSync(
       join(s.root, "calls.jsonl"),
       CASES.map((c) => JSON.stringify({ tool: "bash", args: { command: `${c.command} 2>&1` } }))
@@ -191,7 +233,7 @@ Deno.test({
       "tool",
       "--jsonl",
       "--allow-domain",
-      "allowed.test,private.test,denied.test",
+      "allowed.test,private.test,denied.test,registry.test",
     ];
     // Deny wins over allow: denied.test is in both lists.
     Deno.mkdirSync(join(s.env.XDG_CONFIG_HOME, "crab"), { recursive: true });
