@@ -81,6 +81,10 @@ export async function serveHttp(client: Deno.Conn, gate: Gate): Promise<void> {
     if (!m) return await answer(client, 400, "crab's proxy: malformed request line");
     const headers: [string, string][] = [];
     for (const f of fields) {
+      // A bare CR or a NUL may end a line for the server: a second Host header behind our back.
+      if (/[\r\0]/.test(f)) {
+        return await answer(client, 400, "crab's proxy: a control character in a header");
+      }
       const h = f.match(/^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$/);
       if (!h) return await answer(client, 400, "crab's proxy: malformed header line");
       headers.push([h[1], h[2]]);

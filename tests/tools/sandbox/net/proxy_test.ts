@@ -117,6 +117,10 @@ Deno.test("serveHttp() refuses a spoofed Host, origin form, smuggling framing an
     ],
     ["GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", /^HTTP\/1\.1 400 [\s\S]*takes CONNECT for TLS/],
     [
+      "GET http://127.0.0.1:9/ HTTP/1.1\r\nHost: 127.0.0.1:9\r\nX-A: 1\rHost: other.test\r\n\r\n",
+      /^HTTP\/1\.1 400 [\s\S]*a control character in a header/,
+    ],
+    [
       "POST http://127.0.0.1:9/ HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
       /^HTTP\/1\.1 501 /,
     ],
