@@ -277,3 +277,26 @@ Deno.test({
     assert.deepEqual(failed, []);
   },
 });
+
+Deno.test("WebFetch(domain:…) rules turn the proxy on; a project's sandbox.network does not", async () => {
+  using s = sandbox();
+  const curl = JSON.stringify({ command: "curl -sS -i --max-time 5 http://other.test/ 2>&1" });
+  const byRule = await s.crab([
+    "tool",
+    "bash",
+    curl,
+    "--allowedTools",
+    "WebFetch(domain:allowed.test)",
+  ]);
+  assert.equal(byRule.code, 0, byRule.stderr);
+  assert.match(byRule.stdout, /^HTTP\/1\.1 403 Forbidden/);
+  assert.match(byRule.stdout, /crab's proxy refused other\.test: not allowed hosts/);
+  // A repository cannot give its own commands a way out, trusted or not.
+  s.put(
+    ".crab/config.json",
+    JSON.stringify({ sandbox: { network: { allowedDomains: ["other.test"] } } }),
+  );
+  const byProject = await s.crab(["tool", "--trust-project", "bash", curl]);
+  assert.equal(byProject.stdout.includes("HTTP/1.1"), false, byProject.stdout);
+  assert.match(byProject.stdout, /Could not resolve host: other\.test/);
+});
