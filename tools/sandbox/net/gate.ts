@@ -115,11 +115,13 @@ export function openGate(
         }
         addresses = checked.addresses;
       } catch (e) {
-        const why = e instanceof Deno.errors.NotCapable
+        const denied = e instanceof Deno.errors.NotCapable;
+        const why = denied
           ? notCapable(host)
           : `crab's proxy cannot resolve "${host}": ${e instanceof Error ? e.message : e}`;
-        note(host, false, why);
-        return { refused: why, status: 502 };
+        // A name without addresses is allowed but down; a build without the permission refuses.
+        note(host, !denied, why);
+        return { refused: why, status: denied ? 403 : 502 };
       }
       let last: unknown;
       for (const hostname of addresses) {
@@ -132,13 +134,14 @@ export function openGate(
           last = e;
         }
       }
-      const why = last instanceof Deno.errors.NotCapable
+      const denied = last instanceof Deno.errors.NotCapable;
+      const why = denied
         ? notCapable(host)
         : `crab's proxy cannot connect to "${host}" port ${port}: ${
           last instanceof Error ? last.message : last
         }`;
-      note(host, true);
-      return { refused: why, status: 502 };
+      note(host, !denied, why);
+      return { refused: why, status: denied ? 403 : 502 };
     },
   };
 }
