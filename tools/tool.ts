@@ -76,6 +76,10 @@ export interface ApprovalRequest {
    * when the class was approved, and is refused where nobody can answer.
    */
   decided?: { effect: "allow" | "ask"; why: string };
+  /** The rule a `p` answer saves, when the asker offers one for this request (a host's). */
+  rememberAs?: string;
+  /** What an `a` answer approves for the session, when it is less than the class. */
+  allOf?: string;
 }
 
 /** Decides whether a call may go ahead. The interactive prompt is one implementation. */

@@ -101,10 +101,15 @@ async function groupFor(
  * The call's proxies when the policy gives hosts by domain and not the whole
  * network; `sandbox_unavailable` without perl, whose supervisor runs the relay.
  */
-function domainBridge(policy: SandboxPolicy, perl: string | undefined): Bridge | undefined {
+function domainBridge(
+  policy: SandboxPolicy,
+  perl: string | undefined,
+  pause?: (until: Promise<unknown>) => void,
+): Bridge | undefined {
   if (policy.net || !policy.domains?.allow.length && !policy.rules?.length) return undefined;
   const lists = () => withFetchRules(policy.domains, policy.rules ?? []);
   if (!lists().allow.length) return undefined;
+  const ask = policy.askHost;
   if (!perl) {
     throw new ToolError(
       "sandbox_unavailable",
@@ -114,7 +119,14 @@ function domainBridge(policy: SandboxPolicy, perl: string | undefined): Bridge |
     );
   }
   try {
-    return startBridge(lists);
+    return startBridge(
+      lists,
+      ask && ((host, signal) => {
+        const answer = ask(host, signal);
+        pause?.(answer);
+        return answer;
+      }),
+    );
   } catch (e) {
     throw new ToolError(
       "sandbox_failed",
@@ -137,6 +149,7 @@ export async function invocation(
   command: string,
   perl: string | undefined,
   features: Features,
+  pause?: (until: Promise<unknown>) => void,
 ): Promise<Invocation> {
   const limits = resolveLimits(policy.limits, features.cgroups?.memTotal);
   // The keeper makes the groups while crab lays out the rest.
@@ -147,10 +160,10 @@ export async function invocation(
   let args: string[];
   let releasePlaceholders = () => {};
   const layout = sandboxLayout(workspace, policy);
-  const watch = watchProtected(workspace, layout.watched);
+  const watch = watchProtected(workspace, layout.watched, layout.writable);
   let bridge: Bridge | undefined;
   try {
-    bridge = domainBridge(policy, perl);
+    bridge = domainBridge(policy, perl, pause);
     views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
     // A protected path that is empty may be another call's placeholder, and one that is gone
     // now was one (another call, or another crab's probe, removed it meanwhile).

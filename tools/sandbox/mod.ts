@@ -53,12 +53,24 @@ let uncappedSaid = false;
 /**
  * What to start for `command` in `session`'s sandbox. Throws `sandbox_unavailable`
  * when the sandbox does not work here, `sandbox_failed` when the call's cgroup
- * cannot be made.
+ * cannot be made. `pause` is handed each question to the user about a host
+ * (the call's clock stops until it is answered).
  */
-export async function sandboxCommand(session: Session, command: string): Promise<SandboxedCommand> {
+export async function sandboxCommand(
+  session: Session,
+  command: string,
+  pause?: (until: Promise<unknown>) => void,
+): Promise<SandboxedCommand> {
   const status = await sandboxStatus(session.workspace, session.sandbox);
   if (!status.ok) throw unavailable(status.reason, status.hint);
-  const run = await invocation(session.workspace, session.sandbox, command, status.perl, status);
+  const run = await invocation(
+    session.workspace,
+    session.sandbox,
+    command,
+    status.perl,
+    status,
+    pause,
+  );
   const notice = status.uncapped && !uncappedSaid ? status.uncapped : undefined;
   uncappedSaid ||= notice !== undefined;
   return {

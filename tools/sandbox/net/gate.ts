@@ -58,9 +58,20 @@ function notCapable(host: string): string {
 /** A gate over `lists` (read at each connection: rules added mid-session count). */
 export function openGate(
   lists: () => DomainLists,
+  ask?: (host: string) => Promise<boolean>,
   resolve: Resolver = resolveWithDns,
 ): Gate {
   const seen = new Map<string, Contact>();
+  // One question per host and call, shared by its concurrent connections.
+  const answers = new Map<string, Promise<boolean>>();
+  const asked = (host: string) => {
+    let a = answers.get(host);
+    if (!a) {
+      a = ask!(host).catch(() => false);
+      answers.set(host, a);
+    }
+    return a;
+  };
   const opened = new Set<Deno.TcpConn>();
   const note = (host: string, allowed: boolean, reason?: string): Contact => {
     let c = seen.get(host);
@@ -90,7 +101,17 @@ export function openGate(
     },
     async open(rawHost, port) {
       const host = normalizeHost(rawHost);
-      const verdict = domainVerdict(lists(), host);
+      let verdict = domainVerdict(lists(), host);
+      // A host in no list (not a denied one) is the user's to answer, where someone is there.
+      if (!verdict.allowed && !verdict.rule && ask) {
+        if (await asked(host)) {
+          verdict = { allowed: true, rule: { pattern: host, source: "the user" } };
+        } else {
+          const why = `crab's sandbox refused "${host}": the user said no. ` + howToAllow(host);
+          note(host, false, why);
+          return { refused: why, status: 403 };
+        }
+      }
       if (!verdict.allowed) {
         const why = verdict.rule
           ? `crab's sandbox refused "${host}": it is denied by "${verdict.rule.pattern}" ` +

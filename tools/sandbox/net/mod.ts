@@ -118,8 +118,14 @@ function serveAll(
   })();
 }
 
-/** Starts one call's proxies over `lists` (read at each connection). */
-export function startBridge(lists: () => DomainLists): Bridge {
+/**
+ * Starts one call's proxies over `lists` (read at each connection); `ask`, when
+ * given, is asked once per call about each host in no list.
+ */
+export function startBridge(
+  lists: () => DomainLists,
+  ask?: (host: string, signal: AbortSignal) => Promise<boolean>,
+): Bridge {
   const folder = socketsFolder();
   const dir = Deno.makeTempDirSync({ dir: folder, prefix: "" });
   const http = join(dir, "h"), socks = join(dir, "s");
@@ -130,7 +136,8 @@ export function startBridge(lists: () => DomainLists): Bridge {
         "set CRAB_HOME to a shorter folder",
     );
   }
-  const gate = openGate(lists);
+  const questions = new AbortController();
+  const gate = openGate(lists, ask && ((host) => ask(host, questions.signal)));
   const open = new Set<Deno.Conn>();
   const listeners = [
     Deno.listen({ transport: "unix", path: http }),
@@ -148,6 +155,7 @@ export function startBridge(lists: () => DomainLists): Bridge {
     close() {
       if (closed) return;
       closed = true;
+      questions.abort();
       for (const l of listeners) {
         try {
           l.close();
