@@ -3,8 +3,8 @@
  * that no list names. It is the approval prompt, with the host's own answers:
  * `y` lets this call through to the host, `n` refuses, `a` allows the host for
  * the session (a session rule `WebFetch(domain:HOST)`, which web_fetch shares),
- * and `p` saves that rule to a settings file the user picks. Print mode and
- * the other front ends have nobody to ask: there the host is refused.
+ * and `p` saves that rule to a settings file the user picks. Print mode, the
+ * other front ends and the mode `dontAsk` ask nobody: there the host is refused.
  *
  * @module
  */
@@ -21,6 +21,8 @@ export function hostRule(host: string): string {
 /** A {@link HostAsker} that asks through `ask` and remembers `a` in `policy`'s rules. */
 export function hostAsker(ask: Asker, policy: SessionPolicy): HostAsker {
   return async (host, signal) => {
+    // dontAsk never asks: what no list allows is refused.
+    if (policy.mode === "dontAsk") return false;
     const rule = hostRule(host);
     const answer = await ask({
       tool: "bash",

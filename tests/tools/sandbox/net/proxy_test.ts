@@ -140,3 +140,32 @@ Deno.test("serveHttp() refuses a spoofed Host, origin form, smuggling framing an
     [["localhost", false, 1], ["example.test", false, 1]],
   );
 });
+
+Deno.test("openGate() asks once per host about one in no list, never about a denied one", async () => {
+  const asked: string[] = [];
+  const gate = openGate(
+    () => ({ allow: [], deny: [{ pattern: "*.denied.test", source: "u" }] }),
+    (host) => {
+      asked.push(host);
+      return new Promise((r) => setTimeout(() => r(false), 20));
+    },
+  );
+  const opened = await Promise.all([
+    gate.open("Ask.test", 80),
+    gate.open("ask.test", 443),
+    gate.open("a.denied.test", 80),
+  ]);
+  assert.deepEqual(asked, ["ask.test"]);
+  assert.deepEqual(opened.map((o) => "refused" in o && o.refused), [
+    `crab's sandbox refused "ask.test": the user said no. To allow it, run crab with ` +
+    `--allow-domain ask.test, or add "ask.test" to sandbox.network.allowedDomains in ${
+      join(Deno.env.get("XDG_CONFIG_HOME") ?? join(Deno.env.get("HOME") ?? ".", ".config"), "crab")
+    }/config.json.`,
+    `crab's sandbox refused "ask.test": the user said no. To allow it, run crab with ` +
+    `--allow-domain ask.test, or add "ask.test" to sandbox.network.allowedDomains in ${
+      join(Deno.env.get("XDG_CONFIG_HOME") ?? join(Deno.env.get("HOME") ?? ".", ".config"), "crab")
+    }/config.json.`,
+    `crab's sandbox refused "a.denied.test": it is denied by "*.denied.test" (u). ` +
+    "A denial wins over every allow.",
+  ]);
+});
