@@ -9,6 +9,7 @@
  */
 
 import type { DispatchResult } from "../tools/dispatch.ts";
+import type { HostContact } from "../tools/call/observation.ts";
 import { printable } from "../tools/fs/printable.ts";
 import { formatBytes } from "../tools/tool.ts";
 import type { ToolCallBlock } from "./providers/types.ts";
@@ -26,7 +27,19 @@ export function toolLine(call: ToolCallBlock, r: DispatchResult): string {
   const exit = r.exitCode !== undefined && r.exitCode !== null && r.exitCode !== 0
     ? ` · exit ${r.exitCode}`
     : "";
-  return `${head} · ${formatBytes(r.bytesOut)} · ${Math.round(r.durationMs)} ms${exit}`;
+  return `${head} · ${formatBytes(r.bytesOut)} · ${Math.round(r.durationMs)} ms${exit}${
+    hostsPart(r.hosts)
+  }`;
+}
+
+/** The hosts a command asked crab's proxy for: ` · net: a.test 2.0 KiB, b.test refused`. */
+function hostsPart(hosts: readonly HostContact[] | undefined): string {
+  if (!hosts?.length) return "";
+  const shown = hosts.slice(0, 4).map((h) =>
+    `${printable(h.host, "strict", 60)} ${h.allowed ? formatBytes(h.bytes) : "refused"}`
+  );
+  if (hosts.length > 4) shown.push(`${hosts.length - 4} more`);
+  return ` · net: ${shown.join(", ")}`;
 }
 
 /** The argument that names what a call acts on (path, command, pattern, url), printable on one line. */

@@ -213,22 +213,41 @@ function finish(
 
 /**
  * Arms the timeout and the abort signal; `stop` runs once, on whichever comes
- * first. Returns whether the timeout fired, and a disarm function.
+ * first. Returns whether the timeout fired, a disarm function, and `pause`,
+ * which stops the clock until a promise settles (a question to the user).
  */
 function arm(ctx: ToolContext, timeoutMs: number, stop: () => void) {
   const state = { timedOut: false };
-  const timer = setTimeout(() => {
+  let left = timeoutMs;
+  let since = performance.now();
+  let paused = 0;
+  let done = false;
+  const fire = () => {
     state.timedOut = true;
     stop();
-  }, timeoutMs);
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined = setTimeout(fire, left);
   const onAbort = () => stop();
   ctx.signal.addEventListener("abort", onAbort);
   if (ctx.signal.aborted) stop();
   return {
     state,
     disarm() {
+      done = true;
       clearTimeout(timer);
       ctx.signal.removeEventListener("abort", onAbort);
+    },
+    pause(until: Promise<unknown>) {
+      if (done || state.timedOut) return;
+      if (paused++ === 0) {
+        clearTimeout(timer);
+        left -= performance.now() - since;
+      }
+      until.finally(() => {
+        if (--paused > 0 || done || state.timedOut) return;
+        since = performance.now();
+        timer = setTimeout(fire, Math.max(0, left));
+      });
     },
   };
 }
@@ -302,7 +321,9 @@ async function runSandboxed(
   ctx: ToolContext,
   timeoutMs: number,
 ): Promise<ToolResult> {
-  const sc = await sandboxCommand(ctx.session, command);
+  // The clock stops while the user is asked about a host (network by domain).
+  let pause = (_until: Promise<unknown>) => {};
+  const sc = await sandboxCommand(ctx.session, command, (until) => pause(until));
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(sc.program, {
@@ -333,7 +354,7 @@ async function runSandboxed(
 
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   let stopping = false;
-  const { state, disarm } = arm(ctx, timeoutMs, () => {
+  const armed = arm(ctx, timeoutMs, () => {
     if (stopping) return;
     stopping = true;
     control.close().catch(() => {});
@@ -345,6 +366,8 @@ async function runSandboxed(
       }
     }, KILL_GRACE_MS);
   });
+  const { state, disarm } = armed;
+  pause = armed.pause;
 
   let status: Deno.CommandStatus;
   let notes: string[] = [];
@@ -371,13 +394,22 @@ async function runSandboxed(
       "This is a problem of the machine's sandbox setup, not of the command; tell the user.",
     );
   }
-  return finish(sink.finish(), {
+  const hosts = sc.contacts();
+  const refused = hosts.filter((h) => !h.allowed).map((h) => h.host);
+  if (refused.length) {
+    notes.push(
+      `crab's proxy refused ${refused.join(", ")}: not allowed hosts, not hosts that are down ` +
+        "(the user allows a host with --allow-domain HOST).",
+    );
+  }
+  const result = finish(sink.finish(), {
     code: supervised ? supervised.code : stopping ? null : status.code,
     signal: supervised ? supervised.signal : stopping ? "SIGKILL" : null,
     timedOut: state.timedOut,
     stopped: supervised?.others ?? 0,
     notes,
   }, timeoutMs);
+  return hosts.length ? { ...result, hosts } : result;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

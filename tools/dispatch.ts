@@ -10,6 +10,7 @@
  */
 
 import {
+  type HostContact,
   type Observation,
   type ObservationSink,
   type Outcome,
@@ -85,7 +86,14 @@ export type DispatchResult =
     rule?: RuleRef;
   }
   & (
-    | { ok: true; output: string; display?: string; exitCode?: number | null }
+    | {
+      ok: true;
+      output: string;
+      display?: string;
+      exitCode?: number | null;
+      /** Hosts the call's commands asked crab's proxy for. */
+      hosts?: HostContact[];
+    }
     | { ok: false; error: ToolErrorInfo }
   );
 
@@ -120,6 +128,7 @@ interface ResultBody {
   exitCode?: number | null;
   signal?: string | null;
   bytesFull?: number;
+  hosts?: HostContact[];
 }
 
 let ownDigest: KeyedDigest | undefined;
@@ -331,6 +340,7 @@ export class Dispatcher {
           startedAt,
           rule: rule ? `${rule.text} (${rule.source})` : null,
           callId,
+          ...(!isError && body.hosts?.length ? { hosts: body.hosts } : {}),
         };
         this.sink.record(observation);
       } catch (e) {
@@ -508,6 +518,7 @@ export class Dispatcher {
       exitCode: result.exitCode,
       signal: result.signal,
       bytesFull: result.bytesFull,
+      ...(result.hosts?.length ? { hosts: result.hosts } : {}),
     };
     if (signal.aborted && result.outcome !== "timeout") return finish("aborted", body);
     const display = result.display === undefined ? undefined : added(result.display, additions);

@@ -7,6 +7,7 @@
 
 import type { Session } from "./session.ts";
 import type { CheckedCall, PolicyDecision } from "./call/stages.ts";
+import type { HostContact } from "./call/observation.ts";
 
 /** Capability class of a tool: decides the Deno permission flag and the prompt. */
 export type ToolClass = "read" | "write" | "exec" | "net" | `mcp:${string}`;
@@ -57,6 +58,8 @@ export interface ToolResult {
   signal?: string | null;
   /** Size in bytes of the whole output when `output` shows only part of it. */
   bytesFull?: number;
+  /** Hosts the call's commands asked crab's proxy for (bash with network by domain). */
+  hosts?: HostContact[];
 }
 
 /** A request for approval, made by dispatch for the tool's class or by a tool for outside access. */
@@ -73,6 +76,10 @@ export interface ApprovalRequest {
    * when the class was approved, and is refused where nobody can answer.
    */
   decided?: { effect: "allow" | "ask"; why: string };
+  /** The rule a `p` answer saves, when the asker offers one for this request (a host's). */
+  rememberAs?: string;
+  /** What an `a` answer approves for the session, when it is less than the class. */
+  allOf?: string;
 }
 
 /** Decides whether a call may go ahead. The interactive prompt is one implementation. */

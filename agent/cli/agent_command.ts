@@ -33,6 +33,8 @@ export function permissionFlags(p: Parsed): PermissionFlags {
   const mode = p.str("permissionMode");
   if (mode !== undefined) out.permissionMode = mode as Mode;
   if (p.flag("yolo")) out.yolo = true;
+  const domains = p.list("allowDomain");
+  if (domains) out.allowDomain = domains;
   return { ...out, ...claudePermissionFlags(p) };
 }
 

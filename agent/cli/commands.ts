@@ -273,6 +273,7 @@ const mcpServe: Command = {
     "web",
     "webAllowPrivate",
     "allow",
+    "allowDomain",
     "yolo",
     "sandbox",
     "permissionMode",

@@ -11,6 +11,7 @@ import { ALLOW_CLASSES } from "../../tools/call/approval.ts";
 import { SANDBOX_MODES } from "../../tools/sandbox/mode.ts";
 import { MODES, parseRule, parseRuleList, RuleError } from "../../tools/policy/mod.ts";
 import { suggest } from "./suggest.ts";
+import { domainPatternProblem } from "../../tools/sandbox/net/allowlist.ts";
 
 /**
  * How an option reads its value: `flag` takes none; `value` takes the next word
@@ -153,6 +154,17 @@ const GLOBAL: OptionSpec[] = [
       "outside-write), protected, mcp:SERVER",
     check: allowClass,
     sample: "write",
+  },
+  {
+    key: "allowDomain",
+    long: "--allow-domain",
+    kind: "list",
+    split: true,
+    arg: "HOSTS",
+    help:
+      "let bash's commands reach these hosts through crab's proxy: NAME, *.NAME (subdomains), IP",
+    check: domainPatternProblem,
+    sample: "registry.npmjs.org",
   },
   {
     key: "allow",

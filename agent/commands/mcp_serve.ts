@@ -137,7 +137,12 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     if (!stdio) port = parsePort(opts.http!);
     workspace = realDirectory(opts.cwd);
     extra = extraClasses(opts.allow);
-    sandbox = sandboxPolicy({ flag: opts.sandbox, user: userSettings(workspace), allow: extra });
+    sandbox = sandboxPolicy({
+      flag: opts.sandbox,
+      user: userSettings(workspace),
+      allow: extra,
+      domains: opts.permissions?.allowDomain,
+    });
     tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode);
   } catch (e) {
     if (!(e instanceof UsageError) && !(e instanceof ConfigError)) throw e;

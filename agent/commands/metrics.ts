@@ -118,6 +118,8 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
   const summary = store!.run(ids[0])!;
   const calls = store!.observations(ids[0]);
   const hooks = hookRuns(store!, ids[0]);
+  // Hosts bash's commands asked crab's proxy for (network by domain).
+  const hosts = store!.hostsOf(ids[0]);
   if (opts.json) {
     console.log(JSON.stringify(
       {
@@ -154,6 +156,13 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
           blocked: h.blocked,
           duration_ms: h.durationMs,
           started_at: new Date(h.startedAt).toISOString(),
+        })),
+        hosts: hosts.map((h) => ({
+          call_seq: h.callSeq,
+          host: h.host,
+          allowed: h.allowed,
+          connections: h.connections,
+          bytes: h.bytes,
         })),
       },
       null,
@@ -205,6 +214,20 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
         ms(h.durationMs),
         strict(h.command.split("\n")[0]),
       ]),
+    ));
+  }
+  if (hosts.length) {
+    console.log("\nhosts asked for through crab's proxy");
+    console.log(table(
+      ["seq", "host", "verdict", "connections", "bytes"],
+      hosts.map((h) => [
+        String(h.callSeq),
+        strict(h.host),
+        h.allowed ? "allowed" : "refused",
+        String(h.connections),
+        String(h.bytes),
+      ]),
+      3,
     ));
   }
   return 0;

@@ -353,7 +353,12 @@ async function runCalls(
   const session = new Session(opts.cwd);
   // Deny rules on paths hold below the shell too.
   session.sandbox = withRules(
-    sandboxPolicy({ flag: opts.sandbox, user, allow: extra }),
+    sandboxPolicy({
+      flag: opts.sandbox,
+      user,
+      allow: extra,
+      domains: opts.permissions?.allowDomain,
+    }),
     () => policy.rules,
   );
   const allowed = policy.allowed;

@@ -224,6 +224,8 @@ export interface PermissionDenial {
   reason: string;
   rule?: string;
   rule_source?: string;
+  /** A host crab's proxy refused to a command the call ran (the call itself ran). */
+  host?: string;
 }
 
 /** Everything the `result` says. */

@@ -308,6 +308,17 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
         }
         toolErrors.push({ tool: call.name, code: r.error.code, message: r.error.message });
       }
+      // The call ran, but crab's proxy refused hosts its commands asked for: denials too.
+      for (const h of r.ok ? r.hosts ?? [] : []) {
+        if (h.allowed) continue;
+        denials.push({
+          tool_name: call.name,
+          tool_use_id: call.id,
+          tool_input: toolInput(call.argsJson),
+          reason: h.reason ?? `crab's sandbox refused "${h.host}"`,
+          host: h.host,
+        });
+      }
       if (format !== "stream-json") {
         writeErr(toolLine(call, r) + "\n");
         // Each denial on a line of its own, whole: the rule and the file that holds it.

@@ -163,7 +163,9 @@ export function approvalAsker(deps: PromptDeps) {
     }
     // A command an ask rule names asks every time: no rule saved here would change that.
     const command = request.decided?.effect === "ask" ? undefined : commandOf(request);
-    const rule = command !== undefined && deps.remember
+    const rule = request.rememberAs !== undefined && deps.remember
+      ? request.rememberAs
+      : command !== undefined && deps.remember
       ? await deps.remember.suggest(command).catch(() => undefined)
       : undefined;
     const keysHelp = `f: no, and tell the model what to do instead${
@@ -174,7 +176,7 @@ export function approvalAsker(deps: PromptDeps) {
     // A protected path asks every time: there is no "all" to give.
     const all = request.class !== "protected";
     const answers = (all ? "ynafv" : "ynfv") + (rule ? "p" : "");
-    const allWhat = request.class === "exec" ? "bash" : request.class;
+    const allWhat = request.allOf ?? (request.class === "exec" ? "bash" : request.class);
     const question = "allow? [y]es/[n]o" + (all ? `/[a]ll ${allWhat} this session` : "") +
       (rule ? "/[p]ermanently" : "") + ": ";
     while (true) {

@@ -13,6 +13,7 @@ import { configDir } from "../../tools/host/data_dir.ts";
 import { osaDistance } from "../cli/suggest.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../../tools/sandbox/mode.ts";
 import { limitsProblem } from "../../tools/sandbox/limits.ts";
+import { domainPatternProblem } from "../../tools/sandbox/net/allowlist.ts";
 
 /** The `sandbox` setting: how far bash reaches. User config only. */
 export interface SandboxSettings {
@@ -21,6 +22,8 @@ export interface SandboxSettings {
   writable?: string[];
   /** Caps of one command: `{"processes": 4096, "memory": "8G", "tmp": "1G"}`. */
   limits?: { processes?: number; memory?: string | number; tmp?: string | number };
+  /** Hosts commands may reach through crab's proxy, as Claude Code names the fields. */
+  network?: { allowedDomains?: string[]; deniedDomains?: string[] };
 }
 
 /** Every setting a config file may hold. */
@@ -97,7 +100,7 @@ const KINDS: Record<keyof Settings, FieldKind> = {
     ok: (v) => !!v && typeof v === "object" && !Array.isArray(v),
   },
   sandbox: {
-    want: "an object with mode, writable and limits",
+    want: "an object with mode, writable, limits and network",
     ok: (v) => sandboxProblem(v) === undefined,
     problem: (v) => sandboxProblem(v),
   },
@@ -118,7 +121,30 @@ function sandboxProblem(value: unknown): string | undefined {
     } else if (k === "limits") {
       const problem = limitsProblem(v);
       if (problem) return problem;
-    } else return `unknown field "sandbox.${k}" (known: mode, writable, limits)`;
+    } else if (k === "network") {
+      const problem = networkProblem(v);
+      if (problem) return problem;
+    } else return `unknown field "sandbox.${k}" (known: mode, writable, limits, network)`;
+  }
+  return undefined;
+}
+
+/** Why a `sandbox.network` value is malformed, or undefined when it is fine. */
+function networkProblem(value: unknown): string | undefined {
+  if (!value || typeof value !== "object" || Array.isArray(value)) {
+    return 'field "sandbox.network" must be an object with allowedDomains and deniedDomains';
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k !== "allowedDomains" && k !== "deniedDomains") {
+      return `unknown field "sandbox.network.${k}" (known: allowedDomains, deniedDomains)`;
+    }
+    if (!Array.isArray(v) || !v.every((d) => typeof d === "string")) {
+      return `field "sandbox.network.${k}" must be an array of host names`;
+    }
+    for (const d of v) {
+      const problem = domainPatternProblem(d);
+      if (problem) return `field "sandbox.network.${k}": ${problem}`;
+    }
   }
   return undefined;
 }

@@ -23,7 +23,8 @@ import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
-import { withRules } from "../../tools/sandbox/policy.ts";
+import { withHostAsker, withRules } from "../../tools/sandbox/policy.ts";
+import { hostAsker } from "./host_question.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { type McpStart, startMcp } from "./mcp_startup.ts";
 import { type FlagServers, McpFlagError, readFlagConfigs } from "../../mcp/config.ts";
@@ -328,6 +329,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     user: loaded.user,
     allow: splitList(flags.allow),
     addDirs: flags.permissions?.addDirs,
+    domains: flags.permissions?.allowDomain,
   });
 
   const toolNames = splitList(flags.tools) ?? settings.tools;
@@ -394,6 +396,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   });
   // Deny rules on paths hold below the shell too.
   session.sandbox = withRules(session.sandbox, () => policy.rules);
+  // Where someone can answer, a host in no list is asked about rather than refused.
+  if (hooks.ask) session.sandbox = withHostAsker(session.sandbox, hostAsker(hooks.ask, policy));
   if (policy.yolo && effectiveUid() === 0) {
     hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
   }

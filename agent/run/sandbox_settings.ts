@@ -2,8 +2,9 @@
  * The sandbox a run's commands get: the mode from `--sandbox`, else the user's
  * config, else workspace-write; the network when the run grants the `net`
  * class on the command line or in the user's config; extra writable paths and
- * the caps of a command (processes, memory, /tmp) from the user's config. A
- * project file never decides any of it.
+ * the caps of a command (processes, memory, /tmp) from the user's config; the
+ * hosts commands reach through crab's proxy from `--allow-domain` and the
+ * user's `sandbox.network`. A project file never decides any of it.
  *
  * @module
  */
@@ -12,6 +13,11 @@ import { join } from "node:path";
 import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
 import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../../tools/sandbox/mode.ts";
 import { limitsFromConfig } from "../../tools/sandbox/limits.ts";
+import {
+  type DomainLists,
+  type DomainRule,
+  normalizePattern,
+} from "../../tools/sandbox/net/allowlist.ts";
 import type { AllowedClass } from "../../tools/call/approval.ts";
 import { ConfigError, configPaths, readSettings, type Settings } from "./config.ts";
 
@@ -25,6 +31,22 @@ export interface SandboxSources {
   allow?: readonly string[];
   /** Directories the command line adds (`--add-dir`): writable too. */
   addDirs?: readonly string[];
+  /** Hosts the command line allows (`--allow-domain`), checked by the option parser. */
+  domains?: readonly string[];
+}
+
+/** The hosts of `--allow-domain` and the user's `sandbox.network`. */
+function domainLists(src: SandboxSources): DomainLists | undefined {
+  const file = configPaths("").user;
+  const net = src.user.sandbox?.network;
+  const rules = (list: readonly string[] | undefined, source: string): DomainRule[] =>
+    (list ?? []).map((d) => ({ pattern: normalizePattern(d), source }));
+  const allow = [
+    ...rules(src.domains, "--allow-domain"),
+    ...rules(net?.allowedDomains, `sandbox.network.allowedDomains in ${file}`),
+  ];
+  const deny = rules(net?.deniedDomains, `sandbox.network.deniedDomains in ${file}`);
+  return allow.length || deny.length ? { allow, deny } : undefined;
 }
 
 function expandHome(path: string): string {
@@ -35,11 +57,13 @@ function expandHome(path: string): string {
 /** The policy of a run. */
 export function sandboxPolicy(src: SandboxSources): SandboxPolicy {
   const allow = [...(src.allow ?? []), ...(src.user.allow ?? [])].map((c) => c.trim());
+  const domains = domainLists(src);
   return {
     mode: src.flag ?? src.user.sandbox?.mode ?? DEFAULT_SANDBOX_MODE,
     net: allow.includes("net"),
     writable: [...(src.user.sandbox?.writable ?? []).map(expandHome), ...(src.addDirs ?? [])],
     ...(src.user.sandbox?.limits ? { limits: limitsFromConfig(src.user.sandbox.limits) } : {}),
+    ...(domains ? { domains } : {}),
   };
 }
 

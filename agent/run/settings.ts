@@ -71,6 +71,8 @@ export interface PermissionFlags {
   addDirs?: string[];
   /** `--setting-sources`: the scopes whose files are read (all when absent). */
   settingSources?: ("user" | "project" | "local")[];
+  /** `--allow-domain` values: hosts bash's commands may reach through crab's proxy. */
+  allowDomain?: string[];
 }
 
 /** The permissions in effect, and where each part came from. */

@@ -12,11 +12,12 @@ import { join } from "node:path";
 import { dataDir, ensureDataDir } from "../../tools/host/data_dir.ts";
 import { KeyedDigest } from "../../tools/call/digest.ts";
 import { loadDigestKey } from "./digest_key.ts";
-import { migrate, SCHEMA, SCHEMA_VERSION } from "./schema.ts";
+import { migrate, OBSERVATION_HOSTS, SCHEMA, SCHEMA_VERSION } from "./schema.ts";
 
 export { SCHEMA_VERSION } from "./schema.ts";
 import {
   ERROR_OUTCOMES,
+  type HostContact,
   type Observation,
   type ObservationSink,
   type Outcome,
@@ -253,6 +254,49 @@ export class Store implements ObservationSink {
         o.target,
         o.rule ?? null,
       ), undefined);
+    if (o.hosts?.length) this.#recordHosts(o.runId, o.callSeq, o.hosts);
+  }
+
+  #hostsInsert?: StatementSync;
+
+  #recordHosts(runId: string, callSeq: number, hosts: readonly HostContact[]): void {
+    this.write((db) => {
+      if (!this.#hostsInsert) {
+        db.exec(OBSERVATION_HOSTS);
+        this.#hostsInsert = db.prepare(
+          `INSERT INTO observation_hosts (run_id, call_seq, host, allowed, bytes, connections)
+           VALUES (?, ?, ?, ?, ?, ?)`,
+        );
+      }
+      for (const h of hosts) {
+        this.#hostsInsert.run(runId, callSeq, h.host, h.allowed ? 1 : 0, h.bytes, h.connections);
+      }
+    }, undefined);
+  }
+
+  /** The hosts a run's calls asked crab's proxy for, by call. */
+  hostsOf(runId: string): (HostContact & { callSeq: number })[] {
+    const has = this.db.prepare(
+      "SELECT 1 FROM sqlite_master WHERE name = 'observation_hosts'",
+    ).get();
+    if (!has) return [];
+    const rows = this.db.prepare(
+      `SELECT call_seq, host, allowed, bytes, connections FROM observation_hosts
+       WHERE run_id = ? ORDER BY call_seq, rowid`,
+    ).all(runId) as {
+      call_seq: number;
+      host: string;
+      allowed: number;
+      bytes: number;
+      connections: number;
+    }[];
+    return rows.map((r) => ({
+      callSeq: Number(r.call_seq),
+      host: r.host,
+      allowed: r.allowed === 1,
+      bytes: Number(r.bytes),
+      connections: Number(r.connections),
+    }));
   }
 
   /**

@@ -33,6 +33,21 @@ const HOOK_RUNS = `CREATE TABLE IF NOT EXISTS hook_runs (
 );
 CREATE INDEX IF NOT EXISTS hook_runs_run ON hook_runs(run_id, seq);`;
 
+/**
+ * Hosts a call's commands asked crab's proxy for. A table of its own, made when
+ * first needed: stores of any version take it without a migration, and builds
+ * that do not know it leave it alone.
+ */
+export const OBSERVATION_HOSTS = `CREATE TABLE IF NOT EXISTS observation_hosts (
+  run_id TEXT NOT NULL,
+  call_seq INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  allowed INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  connections INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS observation_hosts_run ON observation_hosts(run_id, call_seq);`;
+
 /** Every table and index, as this build writes them (run after the steps: makes what is missing). */
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -92,6 +107,7 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 ${TELEMETRY_EXPORTS}
 ${HOOK_RUNS}
+${OBSERVATION_HOSTS}
 `;
 
 /** Adds a column to a table that exists and lacks it (a missing table is made whole by SCHEMA). */

@@ -137,6 +137,20 @@ export const MEASURES: readonly Measure[] = [
     target: 250,
     bench: "web_fetch.ts",
   },
+  {
+    id: "proxy_call",
+    label: "sandboxed `bash true` with network by domain − without",
+    unit: "+ms",
+    target: 5,
+    bench: "proxy.ts",
+  },
+  {
+    id: "proxy_throughput",
+    label: "100 MB loopback download: direct speed ÷ speed through crab's proxy",
+    unit: "ratio",
+    target: 2,
+    bench: "proxy.ts",
+  },
 ];
 
 /** One figure for a measure. */

@@ -39,3 +39,14 @@ Deno.test("toolLine() cuts a long target at 100 characters, never inside an esca
   const line = toolLine(call("read", { path: "a".repeat(97) + "\x1b[2J" }), ok);
   assert.equal(line, `● read ${"a".repeat(97)}… · 10 B · 4 ms`);
 });
+
+Deno.test("toolLine() names the hosts a command asked crab's proxy for, refused ones as such", () => {
+  const hosts = [
+    { host: "registry.npmjs.org", allowed: true, bytes: 2048, connections: 3 },
+    { host: "evil\x1b.test", allowed: false, bytes: 0, connections: 1 },
+  ];
+  assert.equal(
+    toolLine(call("bash", { command: "npm i" }), { ...ok, hosts }),
+    "● bash npm i · 10 B · 4 ms · net: registry.npmjs.org 2.0 KiB, evil\\x1b.test refused",
+  );
+});

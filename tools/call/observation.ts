@@ -13,6 +13,18 @@ export type Outcome = "ok" | "error" | "refused" | "denied" | "timeout" | "abort
 /** Outcomes that count as tool errors in metrics. */
 export const ERROR_OUTCOMES: readonly Outcome[] = ["error", "timeout", "denied"];
 
+/** A host a call's commands asked crab's proxy for (bash with network by domain). */
+export interface HostContact {
+  host: string;
+  /** False when any connection to it was refused. */
+  allowed: boolean;
+  /** Bytes sent and received through the proxy. */
+  bytes: number;
+  connections: number;
+  /** Why it was refused. */
+  reason?: string;
+}
+
 /** One tool call, as recorded. */
 export interface Observation {
   runId: string;
@@ -42,6 +54,8 @@ export interface Observation {
    * source: `Bash(rm *) (/repo/.claude/settings.json)`; null when no rule decided.
    */
   rule?: string | null;
+  /** Hosts the call's commands asked crab's proxy for, when there were any. */
+  hosts?: HostContact[];
   /** The model's id for the call, when a model made it (not stored). */
   callId?: string;
 }

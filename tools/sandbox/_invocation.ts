@@ -22,6 +22,8 @@ import { holdPlaceholders } from "./_placeholders.ts";
 import { watchProtected } from "./_watch.ts";
 import { supervisorArgv } from "./_supervisor.ts";
 import type { SandboxPolicy } from "./policy.ts";
+import { type Bridge, type Contact, startBridge } from "./net/mod.ts";
+import { withFetchRules } from "./net/allowlist.ts";
 
 /** bwrap's arguments for one command, and the release of what they hold. */
 export interface Invocation {
@@ -32,6 +34,8 @@ export interface Invocation {
    * result: what the caps did, what crab did to keep protected paths protected.
    */
   release(): Promise<string[]>;
+  /** Hosts the call asked crab's proxy for (domain mode only). */
+  contacts(): Contact[];
 }
 
 /** What this machine's sandbox can do besides the basics, as the probe found. */
@@ -94,6 +98,47 @@ async function groupFor(
 }
 
 /**
+ * The call's proxies when the policy gives hosts by domain and not the whole
+ * network; `sandbox_unavailable` without perl, whose supervisor runs the relay.
+ */
+function domainBridge(
+  policy: SandboxPolicy,
+  perl: string | undefined,
+  pause?: (until: Promise<unknown>) => void,
+): Bridge | undefined {
+  if (policy.net || !policy.domains?.allow.length && !policy.rules?.length) return undefined;
+  const lists = () => withFetchRules(policy.domains, policy.rules ?? []);
+  if (!lists().allow.length) return undefined;
+  const ask = policy.askHost;
+  if (!perl) {
+    throw new ToolError(
+      "sandbox_unavailable",
+      "Cannot run the command: its network by domain needs perl in the sandbox, and there is none",
+      "Tell the user: install perl (it relays the sandbox's connections to crab's proxy), " +
+        "or give the command the whole network with --allow net.",
+    );
+  }
+  try {
+    return startBridge(
+      lists,
+      ask && ((host, signal) => {
+        const answer = ask(host, signal);
+        pause?.(answer);
+        return answer;
+      }),
+    );
+  } catch (e) {
+    throw new ToolError(
+      "sandbox_failed",
+      `Cannot run the command in the sandbox: cannot start its proxy: ${
+        e instanceof Error ? e.message : e
+      }`,
+      "This is a problem of the machine's sandbox setup, not of the command; tell the user.",
+    );
+  }
+}
+
+/**
  * bwrap's arguments that run `command` under the supervisor (`perl`, else bash)
  * in `workspace` under `policy`, its placeholders and cgroups held until
  * `release()`.
@@ -104,6 +149,7 @@ export async function invocation(
   command: string,
   perl: string | undefined,
   features: Features,
+  pause?: (until: Promise<unknown>) => void,
 ): Promise<Invocation> {
   const limits = resolveLimits(policy.limits, features.cgroups?.memTotal);
   // The keeper makes the groups while crab lays out the rest.
@@ -114,8 +160,10 @@ export async function invocation(
   let args: string[];
   let releasePlaceholders = () => {};
   const layout = sandboxLayout(workspace, policy);
-  const watch = watchProtected(workspace, layout.watched);
+  const watch = watchProtected(workspace, layout.watched, layout.writable);
+  let bridge: Bridge | undefined;
   try {
+    bridge = domainBridge(policy, perl, pause);
     views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
     // A protected path that is empty may be another call's placeholder, and one that is gone
     // now was one (another call, or another crab's probe, removed it meanwhile).
@@ -126,8 +174,9 @@ export async function invocation(
     layout.readOnly = layout.readOnly.filter((p) => !held.paths.some((h) => isWithin(h, p)));
     group = await making;
     // Inside, the groups' cgroup.procs files sit in the sandbox's own /dev.
-    const files = new Map(group?.procs.map((p, i) => [`/dev/.crab-cgroup-${i}`, p]));
-    args = bwrapArgs(layout, supervisorArgv(command, perl, [...files.keys()]), {
+    const groups = new Map(group?.procs.map((p, i) => [`/dev/.crab-cgroup-${i}`, p]));
+    const files = new Map([...groups, ...bridge?.binds ?? []]);
+    args = bwrapArgs(layout, supervisorArgv(command, perl, [...groups.keys()], bridge?.relay), {
       cwd: workspace,
       disableUserns: features.disableUserns,
       emptyDir: emptyDir(),
@@ -136,8 +185,11 @@ export async function invocation(
       hostCgroupNamespace: features.cgroups?.namespace === false,
       gitMounts: views.mounts,
       unreadable: layout.hidden.length ? unreadable() : undefined,
+      env: bridge?.env,
+      hiddenFolders: bridge ? [bridge.folder] : [],
     });
   } catch (e) {
+    bridge?.close();
     releasePlaceholders();
     views?.discard();
     await (group ?? await making.catch(() => undefined))?.finish();
@@ -146,11 +198,14 @@ export async function invocation(
   let released = false;
   const gitViews = views;
   const ownGroup = group;
+  const ownBridge = bridge;
   return {
     args,
+    contacts: () => ownBridge?.contacts() ?? [],
     async release() {
       if (released) return [];
       released = true;
+      ownBridge?.close();
       // The keeper reads and removes the groups while crab checks the rest.
       const finishing = ownGroup?.finish() ?? Promise.resolve([]);
       let notes: string[] = [];

@@ -13,6 +13,10 @@
  * inherits every orphan and reaps it, so that zombies never count against the
  * sandbox's process cap.
  *
+ * With a relay to crab's proxy (`net/mod.ts`), it listens on 127.0.0.1 ports
+ * and forwards each connection to the proxy's Unix socket, from a process
+ * group of its own that ends with the sandbox.
+ *
  * bwrap reports a child killed by signal N as exit code 128+N, so the status
  * comes from the supervisor instead: perl gives the exact wait status; where
  * there is no perl, a bash supervisor gives the exit code only.
@@ -25,7 +29,7 @@ export const LINGER_MS = 250;
 
 // No modules (POSIX alone costs more to load than the rest of the call): WNOHANG is 1 on Linux.
 const PERL = String.raw`
-my ($cmd, @groups) = @ARGV;
+my ($relay, $cmd, @groups) = @ARGV;
 opendir(my $fds, '/proc/self/fd') or die "crab-sandbox: /proc/self/fd: $!\n";
 my @inherited = grep { /^\d+$/ && $_ > 2 } readdir($fds);
 closedir($fds);
@@ -34,6 +38,58 @@ for my $g (@groups) {
   my $f;
   open($f, '>', $g) && syswrite($f, '0') or die "crab-sandbox: cannot join the cgroup $g: $!\n";
   close($f);
+}
+# The relay: 127.0.0.1:PORT inside the namespace to crab's proxy socket at PATH (AF_INET 2,
+# AF_UNIX 1, SOCK_STREAM 1, SOL_SOCKET 1, SO_REUSEADDR 2 on Linux). Listening before the
+# command starts; its processes form one group, which the count of processes left skips.
+my $relay_group = 0;
+if ($relay ne '') {
+  my @ls;
+  for (split / /, $relay) {
+    my ($port, $path) = split /=/, $_, 2;
+    socket(my $l, 2, 1, 0) or die "crab-sandbox: socket: $!\n";
+    setsockopt($l, 1, 2, pack('i', 1));
+    bind($l, pack('S n C4 x8', 2, $port, 127, 0, 0, 1)) && listen($l, 128)
+      or die "crab-sandbox: cannot listen on 127.0.0.1:$port: $!\n";
+    push @ls, [$l, $path];
+  }
+  $relay_group = fork() // die "crab-sandbox: fork: $!\n";
+  if ($relay_group == 0) {
+    setpgrp(0, 0);
+    $SIG{CHLD} = 'IGNORE';
+    $SIG{$_} = 'DEFAULT' for qw(TERM INT HUP QUIT);
+    open(STDIN, '<', '/dev/null');
+    sub pass {
+      my ($from, $to) = @_; my $b;
+      while (sysread($from, $b, 524288)) {
+        my $o = 0;
+        while ($o < length $b) { my $w = syswrite($to, $b, length($b) - $o, $o) or last; $o += $w }
+        last if $o < length $b;
+      }
+      shutdown($to, 1);
+    }
+    while (1) {
+      my $rin = ''; vec($rin, fileno($_->[0]), 1) = 1 for @ls;
+      next if select(my $rout = $rin, undef, undef, undef) <= 0;
+      for my $l (@ls) {
+        next unless vec($rout, fileno($l->[0]), 1);
+        accept(my $c, $l->[0]) or next;
+        my $k = fork();
+        if (defined $k && $k == 0) {
+          close($_->[0]) for @ls;
+          my $u;
+          socket($u, 1, 1, 0) && connect($u, pack('S a*', 1, $l->[1])) or exit 1;
+          # Larger buffers (SO_SNDBUF 7, SO_RCVBUF 8): fewer, bigger copies for a download.
+          setsockopt($_, 1, 7, pack('i', 1 << 21)), setsockopt($_, 1, 8, pack('i', 1 << 21)) for $c, $u;
+          my $w = fork() // exit 1;
+          if ($w == 0) { pass($c, $u); exit 0 }
+          pass($u, $c); exit 0;
+        }
+        close($c);
+      }
+    }
+  }
+  close($_->[0]) for @ls;
 }
 pipe(my $wr, my $ww) or die "crab-sandbox: pipe: $!\n";
 # One wake-up byte at a time: a storm of SIGCHLD must not fill the pipe and block the handler.
@@ -64,7 +120,8 @@ sub others {
   for my $p (readdir $d) {
     next unless $p =~ /^\d+$/; next if $p == 1 || $p == $$;
     open(my $f, '<', "/proc/$p/stat") or next; my $s = <$f>;
-    $n++ if defined $s && $s !~ /\) Z /;
+    next unless defined $s && $s =~ /.*\) (\S) \d+ (\d+)/s;
+    $n++ unless $1 eq 'Z' || ($relay_group && $2 == $relay_group);
   }
   return $n;
 }
@@ -110,11 +167,19 @@ printf '\ncrab-sandbox-status code=%d others=%d\n' "$s" "$n" >&2
 
 /**
  * The argv that runs `command` under the supervisor (perl when given, else
- * bash), after it joined the cgroups whose cgroup.procs files are `groups`.
+ * bash), after it joined the cgroups whose cgroup.procs files are `groups`;
+ * with `relay` (`PORT=SOCKET …`, perl only) it first listens on those ports of
+ * 127.0.0.1 and forwards each connection to the socket.
  */
-export function supervisorArgv(command: string, perl?: string, groups: string[] = []): string[] {
+export function supervisorArgv(
+  command: string,
+  perl?: string,
+  groups: string[] = [],
+  relay = "",
+): string[] {
+  if (relay && !perl) throw new Error("the relay to crab's proxy needs the perl supervisor");
   return perl
-    ? [perl, "-e", PERL, "--", command, ...groups]
+    ? [perl, "-e", PERL, "--", relay, command, ...groups]
     : ["bash", "-c", BASH.replaceAll("\\${", "${"), "crab-sandbox", command, ...groups];
 }
 

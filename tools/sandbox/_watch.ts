@@ -7,7 +7,9 @@
  *   command could replace the link itself. A link replaced or retargeted is put
  *   back, and what replaced it is moved to crab's quarantine.
  * - A protected path that appeared during the call where a placeholder could
- *   not stand: moved to the quarantine.
+ *   not stand: moved to the quarantine. Only inside the writable roots: what
+ *   appears elsewhere the command could not have made (crab itself may have,
+ *   saving a rule the user gave while the call ran).
  * - A rename outside the sandbox over a protected file (an editor saving
  *   `.mcp.json`) detaches the read-only mount inside a running call: the kernel
  *   lets renames in other mount namespaces win. Only the git directories are
@@ -56,11 +58,13 @@ function quarantine(path: string): string | null {
 
 /**
  * Records the state of `watched` before a call; `check()` after it puts back
- * links, moves away what appeared, and returns notes for the result.
+ * links, moves away what appeared in the `writable` roots, and returns notes
+ * for the result.
  */
 export function watchProtected(
   workspace: string,
   watched: readonly ProtectedPath[],
+  writable: readonly string[],
 ): { check(): string[] } {
   const before: Before[] = watched.map((p) => ({
     p,
@@ -97,7 +101,7 @@ export function watchProtected(
           continue;
         }
         const now = lstatOrNull(p.path);
-        if (!b.exists && now) {
+        if (!b.exists && now && writable.some((r) => isWithin(r, p.path))) {
           if (isEmptyEntry(p.path)) continue;
           const moved = quarantine(p.path);
           notes.push(

@@ -31,6 +31,10 @@ export interface BwrapOptions {
   files?: ReadonlyMap<string, string>;
   /** Keep the host's cgroup namespace (a cgroup outside crab's own is joined from inside). */
   hostCgroupNamespace?: boolean;
+  /** Variables set inside (the proxy's, `net/mod.ts`). */
+  env?: Readonly<Record<string, string>>;
+  /** Folders covered by the empty directory after every other mount (other calls' proxy sockets). */
+  hiddenFolders?: readonly string[];
 }
 
 /** The namespaces of `--unshare-all` but the cgroup namespace. */
@@ -76,8 +80,10 @@ export function bwrapArgs(
       a.push("--ro-bind", h.dir ? opts.unreadable.dir : opts.unreadable.file, h.path);
     }
   }
+  for (const p of opts.hiddenFolders ?? []) a.push("--ro-bind", opts.emptyDir, p);
   // Last: a writable root bound later would show the socket again.
   for (const p of layout.masked) a.push("--ro-bind", "/dev/null", p);
+  for (const [k, v] of Object.entries(opts.env ?? {})) a.push("--setenv", k, v);
   a.push("--chdir", opts.cwd, "--", ...program);
   return a;
 }

@@ -17,6 +17,9 @@ import type { Session } from "../session.ts";
 import { invocation } from "./_invocation.ts";
 import { sandboxStatus } from "./probe.ts";
 import { seatbeltInvocation } from "./seatbelt.ts";
+import type { Contact } from "./net/mod.ts";
+
+export type { Contact } from "./net/mod.ts";
 
 export { parseStatus, type SupervisedStatus } from "./_supervisor.ts";
 export { sweepPlaceholders } from "./_placeholders.ts";
@@ -34,6 +37,8 @@ export interface SandboxedCommand {
    * capped here, and what crab did to keep protected paths protected.
    */
   release(): Promise<string[]>;
+  /** Hosts the command asked crab's proxy for, allowed or not (network by domain). */
+  contacts(): Contact[];
 }
 
 /** The error a command gets when there is no working sandbox. */
@@ -50,19 +55,26 @@ let uncappedSaid = false;
 /**
  * What to start for `command` in `session`'s sandbox. Throws `sandbox_unavailable`
  * when the sandbox does not work here, `sandbox_failed` when the call's cgroup
- * cannot be made.
+ * cannot be made. `pause` is handed each question to the user about a host
+ * (the call's clock stops until it is answered).
  */
-export async function sandboxCommand(session: Session, command: string): Promise<SandboxedCommand> {
+export async function sandboxCommand(
+  session: Session,
+  command: string,
+  pause?: (until: Promise<unknown>) => void,
+): Promise<SandboxedCommand> {
   const status = await sandboxStatus(session.workspace, session.sandbox);
   if (!status.ok) throw unavailable(status.reason, status.hint);
+  // macOS has no proxy bridge yet: its commands ask crab's proxy for no hosts.
   const run = Deno.build.os === "darwin"
-    ? seatbeltInvocation(session.workspace, session.sandbox, command)
-    : await invocation(session.workspace, session.sandbox, command, status.perl, status);
+    ? { ...seatbeltInvocation(session.workspace, session.sandbox, command), contacts: () => [] }
+    : await invocation(session.workspace, session.sandbox, command, status.perl, status, pause);
   const notice = status.uncapped && !uncappedSaid ? status.uncapped : undefined;
   uncappedSaid ||= notice !== undefined;
   return {
     program: status.bwrap,
     args: run.args,
+    contacts: run.contacts,
     release: async () => [...await run.release(), ...(notice ? [notice] : [])],
   };
 }

@@ -9,6 +9,7 @@
 import type { Rule } from "../policy/rules.ts";
 import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "./mode.ts";
 import type { SandboxLimits } from "./limits.ts";
+import type { DomainLists } from "./net/allowlist.ts";
 
 /** The sandbox settings of one session. */
 export interface SandboxPolicy {
@@ -25,7 +26,22 @@ export interface SandboxPolicy {
    * (`denials.ts`). Other rules are ignored here.
    */
   readonly rules?: readonly Rule[];
+  /**
+   * Hosts commands may reach through crab's proxy when `net` is off
+   * (`sandbox.network` in the user's config, `--allow-domain`); the rules'
+   * `WebFetch(domain:…)` join them at each call (`net/allowlist.ts`).
+   */
+  readonly domains?: DomainLists;
+  /**
+   * Asks the user about a host in no list (the REPL): true lets this call's
+   * connections to it through. The answer may also add a rule for the session
+   * or save one (the front end's business). Without it such a host is refused.
+   */
+  readonly askHost?: HostAsker;
 }
+
+/** A question to the user about one host a command asked crab's proxy for. */
+export type HostAsker = (host: string, signal: AbortSignal) => Promise<boolean>;
 
 /** The policy of a session nobody configured: workspace-write, no network. */
 export const DEFAULT_SANDBOX_POLICY: SandboxPolicy = {
@@ -33,6 +49,15 @@ export const DEFAULT_SANDBOX_POLICY: SandboxPolicy = {
   net: false,
   writable: [],
 };
+
+/** `policy` with `ask` as its question about hosts in no list (live rules stay live). */
+export function withHostAsker(policy: SandboxPolicy, ask: HostAsker): SandboxPolicy {
+  const copy = Object.defineProperties(
+    {},
+    Object.getOwnPropertyDescriptors(policy),
+  ) as SandboxPolicy;
+  return Object.defineProperty(copy, "askHost", { value: ask, enumerable: true });
+}
 
 /**
  * `policy` with the permission rules `rules()` returns at each call: rules added

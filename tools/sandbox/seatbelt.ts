@@ -381,7 +381,7 @@ export function seatbeltInvocation(
   opts: { proxyPort?: number } = {},
 ): SeatbeltInvocation {
   const layout = sandboxLayout(workspace, policy);
-  const watch = watchProtected(workspace, layout.watched);
+  const watch = watchProtected(workspace, layout.watched, layout.writable);
   const tmpDir = realPathOf(Deno.makeTempDirSync({ prefix: "crab-sandbox-" }));
   let args: string[];
   try {

@@ -60,6 +60,7 @@ function permissionEffects(read: (i: Input) => Record<string, unknown>): Case["e
 /** The globals, as each tool-running command receives them. */
 const agentGlobals: Case["effects"] = {
   ...permissionEffects(opts),
+  allowDomain: [perm(opts, "allowDomain"), listOf],
   cwd: [field("cwd"), () => DIR],
   yolo: [field("yolo"), flag],
   allow: [field("allow"), joined],
@@ -121,6 +122,7 @@ const CASES: Case[] = [
     endIsOption: true,
     effects: {
       ...permissionEffects(opts),
+      allowDomain: [perm(opts, "allowDomain"), listOf],
       cwd: [field("cwd"), () => DIR],
       yolo: [field("yolo"), flag],
       allow: [field("allow"), listOf],
@@ -194,6 +196,7 @@ const CASES: Case[] = [
     endIsOption: true,
     effects: {
       ...permissionEffects((i) => i),
+      allowDomain: [perm((i) => i, "allowDomain"), listOf],
       cwd: [own("cwd"), () => DIR],
       yolo: [own("yolo"), flag],
       allow: [own("allow"), listOf],

@@ -258,3 +258,30 @@ Deno.test("parseArgs() takes the last value of an option given twice, as claude 
     ["b", 9, "text", "read,grep"],
   );
 });
+
+Deno.test("parseArgs() takes --allow-domain before or after the command words of crab, crab tool and crab mcp serve", () => {
+  const permissions = (argv: string[]) => {
+    const inv = parseArgs(argv, ROOT);
+    if (inv.kind !== "run") throw new Error(`${argv.join(" ")}: ${inv.kind}`);
+    const input = inv.path[inv.path.length - 1].plan!(inv.parsed).input as {
+      opts?: { permissions?: { allowDomain?: string[] } };
+      permissions?: { allowDomain?: string[] };
+    };
+    return (input.opts?.permissions ?? input.permissions)?.allowDomain;
+  };
+  const want = ["a.test", "*.b.test"];
+  for (
+    const argv of [
+      ["--allow-domain", "a.test,*.b.test", "-p", "hi"],
+      ["-p", "hi", "--allow-domain", "a.test", "--allow-domain", "*.b.test"],
+      ["--allow-domain", "a.test,*.b.test", "tool", "read", "{}"],
+      ["tool", "read", "{}", "--allow-domain=a.test,*.b.test"],
+      ["--allow-domain", "a.test,*.b.test", "mcp", "serve"],
+      ["mcp", "serve", "--allow-domain", "a.test,*.b.test"],
+    ]
+  ) assert.deepEqual(permissions(argv), want, argv.join(" "));
+  assert.throws(
+    () => parseArgs(["--allow-domain", "http://x.test", "tool"], ROOT),
+    /Cannot use --allow-domain "http:\/\/x\.test": "http:\/\/x\.test" is not a host name/,
+  );
+});

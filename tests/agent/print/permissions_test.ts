@@ -304,3 +304,43 @@ Deno.test("crab -p: a bad rule is a usage error naming the file and the rule", a
   );
   assert.equal(fake.modelRequests().length, 0);
 });
+
+Deno.test("crab -p lists a host crab's proxy refused in permission_denials, and metrics lists the hosts", async () => {
+  using s = sandbox();
+  const command = "curl -sS http://other.test/ 2>&1";
+  await using fake = await startFakeModel(script({ name: "bash", args: { command } }));
+  const r = await printRun(s, fake, [
+    "-p",
+    "fetch it",
+    "--output-format",
+    "json",
+    "--allow-domain",
+    "allowed.test",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const [result] = results(fake);
+  assert.match(
+    result,
+    /^crab's sandbox refused "other\.test": it is not among the hosts this run allows/,
+  );
+  assert.match(
+    result,
+    /crab's proxy refused other\.test: not allowed hosts, not hosts that are down/,
+  );
+  const out = json(r.stdout);
+  assert.deepEqual(out.permission_denials.map((d) => [d.tool_name, d.host]), [[
+    "bash",
+    "other.test",
+  ]]);
+  assert.match(String(out.permission_denials[0].reason), /--allow-domain other\.test/);
+  const metrics = await s.crab(["metrics", String(out.run_id), "--json"]);
+  assert.equal(metrics.code, 0, metrics.stderr);
+  assert.deepEqual(JSON.parse(metrics.stdout).hosts, [
+    { call_seq: 1, host: "other.test", allowed: false, connections: 1, bytes: 0 },
+  ]);
+  const text = await s.crab(["metrics", String(out.run_id)]);
+  assert.match(
+    text.stdout,
+    /hosts asked for through crab's proxy\nseq\s+host\s+verdict[^\n]*\n\s*1\s+other\.test\s+refused\s+1\s+0/,
+  );
+});

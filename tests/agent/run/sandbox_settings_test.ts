@@ -126,3 +126,48 @@ Deno.test("extraClasses() accepts protected, net and the outside classes, and no
     /Cannot allow class "exec": use protected, net, outside, outside-read or outside-write/,
   );
 });
+
+Deno.test("readSettings() takes sandbox.network's domain lists and names a bad entry", () => {
+  using ok = tempFile({
+    sandbox: { network: { allowedDomains: ["*.github.com"], deniedDomains: ["x.test"] } },
+  });
+  assert.deepEqual(readSettings(ok.path).settings, {
+    sandbox: { network: { allowedDomains: ["*.github.com"], deniedDomains: ["x.test"] } },
+  });
+  const cases: [unknown, RegExp][] = [
+    [
+      { network: { allowedDomains: "github.com" } },
+      /"sandbox.network.allowedDomains" must be an array/,
+    ],
+    [
+      { network: { allowedDomains: ["*"] } },
+      /"sandbox.network.allowedDomains": "\*" names no host/,
+    ],
+    [{ network: { httpProxyPort: 1 } }, /unknown field "sandbox.network.httpProxyPort"/],
+  ];
+  for (const [sandbox, message] of cases) {
+    using f = tempFile({ sandbox });
+    assert.throws(
+      () => readSettings(f.path),
+      (e) => e instanceof ConfigError && message.test(e.message),
+    );
+  }
+});
+
+Deno.test("sandboxPolicy() joins --allow-domain and the user's sandbox.network", () => {
+  const policy = sandboxPolicy({
+    user: {
+      sandbox: {
+        network: { allowedDomains: ["*.GitHub.com"], deniedDomains: ["gist.github.com"] },
+      },
+    },
+    domains: ["registry.npmjs.org"],
+  });
+  assert.deepEqual(policy.domains?.allow.map((r) => [r.pattern, r.source.split(" in ")[0]]), [
+    ["registry.npmjs.org", "--allow-domain"],
+    ["*.github.com", "sandbox.network.allowedDomains"],
+  ]);
+  assert.deepEqual(policy.domains?.deny.map((r) => r.pattern), ["gist.github.com"]);
+  assert.equal(policy.net, false);
+  assert.equal(sandboxPolicy({ user: {} }).domains, undefined);
+});

@@ -229,3 +229,33 @@ Deno.test("Store migrates a version-2 store: rows kept, their plain digests clea
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("Store records the hosts of a call, in a store made before their table existed", () => {
+  const s = tempStore();
+  const id = s.startRun({ mode: "tool", workspace: "/ws" });
+  s.close();
+  // A store of this schema version written by a build without the table.
+  const raw = new DatabaseSync(s.path);
+  raw.exec("DROP TABLE observation_hosts");
+  raw.close();
+  const again = new Store(s.path);
+  try {
+    assert.deepEqual(again.hostsOf(id), []);
+    again.record(obs(id, 1, {
+      tool: "bash",
+      hosts: [
+        { host: "registry.npmjs.org", allowed: true, bytes: 5120, connections: 2 },
+        { host: "evil.test", allowed: false, bytes: 0, connections: 1, reason: "no" },
+      ],
+    }));
+    again.record(obs(id, 2));
+    assert.deepEqual(again.hostsOf(id), [
+      { callSeq: 1, host: "registry.npmjs.org", allowed: true, bytes: 5120, connections: 2 },
+      { callSeq: 1, host: "evil.test", allowed: false, bytes: 0, connections: 1 },
+    ]);
+    assert.equal(again.observations(id).length, 2);
+  } finally {
+    again.close();
+    Deno.removeSync(s.dir, { recursive: true });
+  }
+});

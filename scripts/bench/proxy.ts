@@ -1,0 +1,154 @@
+/**
+ * What network by domain costs. First, the time it adds to a sandboxed call:
+ * `bash {command: "true"}` through the dispatcher with `--allow-domain` (the
+ * call's proxy sockets, the relay in the supervisor, the proxy variables) and
+ * without it, in interleaved rounds; the added time is the median of the
+ * per-round differences (target: at most 5 ms). Second, throughput: curl
+ * downloads 100 MB from a server on 127.0.0.1 (another process) directly, and
+ * from inside the sandbox through the relay and crab's proxy (the address
+ * allowed by address); the figure is direct speed ÷ proxied speed, best of 3
+ * each (target: at most 2, i.e. the proxy keeps half the speed or more).
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { SessionPolicy } from "../../tools/call/approval.ts";
+import { bashTool } from "../../tools/bash.ts";
+import { Dispatcher } from "../../tools/dispatch.ts";
+import { MemorySink } from "../../tools/call/observation.ts";
+import { Registry } from "../../tools/registry.ts";
+import { Session } from "../../tools/session.ts";
+import { sandboxStatus } from "../../tools/sandbox/mod.ts";
+import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
+import { reportRow } from "./_table.ts";
+
+const ROUNDS = 15;
+const PER_ROUND = 10;
+const TARGET_MS = 5;
+const MB = 100;
+const TRIES = 5;
+
+function median(v: number[]): number {
+  const s = [...v].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+const root = Deno.makeTempDirSync({ prefix: "crab-bench-proxy-" });
+Deno.env.set("CRAB_HOME", join(root, "home"));
+const ws = join(root, "ws");
+Deno.mkdirSync(ws);
+new Deno.Command("git", { args: ["init", "-q"], cwd: ws }).outputSync();
+
+const status = await sandboxStatus(ws);
+if (!status.ok || !status.perl) {
+  console.log(`network by domain unavailable: ${status.ok ? "no perl" : status.reason}`);
+  Deno.exit(0);
+}
+
+function dispatcherFor(sandbox: SandboxPolicy): Dispatcher {
+  const session = new Session(ws);
+  session.sandbox = sandbox;
+  return new Dispatcher({
+    registry: new Registry([bashTool]),
+    session,
+    policy: new SessionPolicy({ yolo: true }),
+    sink: new MemorySink(),
+    runId: "bench",
+  });
+}
+
+const base: SandboxPolicy = { mode: "workspace-write", net: false, writable: [] };
+const plain = dispatcherFor(base);
+const proxied = dispatcherFor({
+  ...base,
+  domains: { allow: [{ pattern: "127.0.0.1", source: "bench" }], deny: [] },
+});
+
+async function round(d: Dispatcher): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < PER_ROUND; i++) {
+    const r = await d.dispatch("bash", { command: "true" });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+  }
+  return (performance.now() - t0) / PER_ROUND;
+}
+
+await round(plain);
+await round(proxied);
+const plainMs: number[] = [];
+const proxiedMs: number[] = [];
+const added: number[] = [];
+for (let i = 0; i < ROUNDS; i++) {
+  const a = await round(plain);
+  const b = await round(proxied);
+  plainMs.push(a);
+  proxiedMs.push(b);
+  added.push(b - a);
+}
+const extra = median(added);
+console.log(
+  `bash true, per call: sandboxed ${median(plainMs).toFixed(2)} ms, with the proxy ` +
+    `${median(proxiedMs).toFixed(2)} ms; the proxy adds ${extra.toFixed(2)} ms ` +
+    `(target ≤ ${TARGET_MS} ms): ${extra <= TARGET_MS ? "ok" : "OVER"}`,
+);
+reportRow({
+  measure: "proxy_call",
+  value: extra,
+  detail: `bash true: ${median(proxiedMs).toFixed(2)} ms with the proxy, ${
+    median(plainMs).toFixed(2)
+  } ms without`,
+});
+
+// The server: another process, so that it does not share crab's event loop.
+const SERVER = `
+const chunk = new Uint8Array(1 << 20).fill(120);
+const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: (a) => console.log(a.port) }, () => {
+  let left = ${MB};
+  return new Response(new ReadableStream({
+    pull(c) { if (left-- > 0) c.enqueue(chunk); else c.close(); },
+  }), { headers: { "content-length": String(${MB} << 20) } });
+});
+`;
+const server = new Deno.Command(Deno.execPath(), {
+  args: ["eval", SERVER],
+  stdout: "piped",
+  stderr: "inherit",
+}).spawn();
+const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
+const port = Number((await reader.read()).value?.trim());
+const url = `http://127.0.0.1:${port}/`;
+const curl = `curl -sS -o /dev/null -w '%{speed_download} %{size_download}' `;
+
+function speed(text: string): number {
+  const [bytesPerSecond, size] = text.trim().split(/\s+/).map(Number);
+  if (size !== MB << 20) throw new Error(`download incomplete: ${text}`);
+  return bytesPerSecond;
+}
+
+const mbps = (b: number) => `${(b / (1 << 20)).toFixed(0)} MiB/s`;
+let direct = 0, through = 0;
+for (let i = 0; i < TRIES; i++) {
+  const d = new Deno.Command("sh", { args: ["-c", curl + url], stdout: "piped" }).outputSync();
+  direct = Math.max(direct, speed(new TextDecoder().decode(d.stdout)));
+  // NO_PROXY names 127.0.0.1 (the sandbox's own loopback): the proxy is named outright.
+  const r = await proxied.dispatch("bash", {
+    command: `${curl} --noproxy '' --proxy http://127.0.0.1:3128 ${url}`,
+  });
+  if (!r.ok) throw new Error(JSON.stringify(r));
+  through = Math.max(through, speed(r.output));
+}
+server.kill();
+await server.status;
+const ratio = direct / through;
+console.log(
+  `${MB} MB on loopback: direct ${mbps(direct)}, through the proxy ${mbps(through)} ` +
+    `(${(through / direct).toFixed(2)}× of direct, target ≥ 0.5×)`,
+);
+reportRow({
+  measure: "proxy_throughput",
+  value: ratio,
+  detail: `direct ${mbps(direct)}, through crab's proxy ${mbps(through)}`,
+});
+Deno.removeSync(root, { recursive: true });

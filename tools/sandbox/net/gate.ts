@@ -1,0 +1,168 @@
+/**
+ * The one door of the sandbox's proxies: a host and port come in, and either a
+ * TCP connection to a checked address goes out or a refusal that says why and
+ * how to allow it. The host must be allowed by the run's lists
+ * (`allowlist.ts`); a name is resolved here, once per connection, and checked
+ * with web_fetch's address rules (no loopback, private, link-local or metadata
+ * address, unless the user allowed that very address); the connection goes to
+ * the address that was checked, so a second answer of the DNS cannot move it.
+ * What each host got is counted for the call's observation.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { configDir } from "../../host/data_dir.ts";
+import { checkHost, type Resolver, resolveWithDns } from "../../web/net_address.ts";
+import { allowedByAddress, type DomainLists, domainVerdict, normalizeHost } from "./allowlist.ts";
+
+/** What the call did with one host. */
+export interface Contact {
+  host: string;
+  allowed: boolean;
+  /** Connections asked for. */
+  connections: number;
+  /** Bytes sent and received through the proxy. */
+  bytes: number;
+  /** Why it was refused (the first refusal). */
+  reason?: string;
+}
+
+/** A connection made, or why not: `status` is the HTTP status a proxy answers with. */
+export type Opened =
+  | { conn: Deno.TcpConn; count(bytes: number): void }
+  | { refused: string; status: 403 | 502 };
+
+/** The door, and what went through it. */
+export interface Gate {
+  open(host: string, port: number): Promise<Opened>;
+  /** Every host asked for, in the order first asked. */
+  contacts(): Contact[];
+  /** Closes every connection it opened. */
+  closeAll(): void;
+}
+
+/** How the user allows `host`, said in every refusal of a host not listed. */
+export function howToAllow(host: string): string {
+  return `To allow it, run crab with --allow-domain ${host}, or add "${host}" to ` +
+    `sandbox.network.allowedDomains in ${join(configDir(), "config.json")}.`;
+}
+
+/** Why a build without the net permission for `host` cannot proxy it. */
+function notCapable(host: string): string {
+  return `crab's proxy may not connect to "${host}": this build of crab has no net permission ` +
+    "for it (the proxy is crab's own connection). Use the full build, or one built with " +
+    "this host among the hosts it may reach.";
+}
+
+/** A gate over `lists` (read at each connection: rules added mid-session count). */
+export function openGate(
+  lists: () => DomainLists,
+  ask?: (host: string) => Promise<boolean>,
+  resolve: Resolver = resolveWithDns,
+): Gate {
+  const seen = new Map<string, Contact>();
+  // One question per host and call, shared by its concurrent connections.
+  const answers = new Map<string, Promise<boolean>>();
+  const asked = (host: string) => {
+    let a = answers.get(host);
+    if (!a) {
+      a = ask!(host).catch(() => false);
+      answers.set(host, a);
+    }
+    return a;
+  };
+  const opened = new Set<Deno.TcpConn>();
+  const note = (host: string, allowed: boolean, reason?: string): Contact => {
+    let c = seen.get(host);
+    if (!c) {
+      c = { host, allowed, connections: 0, bytes: 0, ...(allowed ? {} : { reason }) };
+      seen.set(host, c);
+    }
+    c.connections++;
+    // One refusal makes the host's line a denial, whatever went through before.
+    if (!allowed && c.allowed) {
+      c.allowed = false;
+      c.reason = reason;
+    }
+    return c;
+  };
+  return {
+    contacts: () => [...seen.values()].map((c) => ({ ...c })),
+    closeAll() {
+      for (const c of opened) {
+        try {
+          c.close();
+        } catch {
+          // Closed already.
+        }
+      }
+      opened.clear();
+    },
+    async open(rawHost, port) {
+      const host = normalizeHost(rawHost);
+      let verdict = domainVerdict(lists(), host);
+      // A host in no list (not a denied one) is the user's to answer, where someone is there.
+      if (!verdict.allowed && !verdict.rule && ask) {
+        if (await asked(host)) {
+          verdict = { allowed: true, rule: { pattern: host, source: "the user" } };
+        } else {
+          const why = `crab's sandbox refused "${host}": the user said no. ` + howToAllow(host);
+          note(host, false, why);
+          return { refused: why, status: 403 };
+        }
+      }
+      if (!verdict.allowed) {
+        const why = verdict.rule
+          ? `crab's sandbox refused "${host}": it is denied by "${verdict.rule.pattern}" ` +
+            `(${verdict.rule.source}). A denial wins over every allow.`
+          : `crab's sandbox refused "${host}": it is not among the hosts this run allows. ` +
+            howToAllow(host);
+        note(host, false, why);
+        return { refused: why, status: 403 };
+      }
+      let addresses: string[];
+      try {
+        const checked = allowedByAddress(verdict.rule)
+          ? { addresses: [host] }
+          : await checkHost(host, resolve, AbortSignal.timeout(30_000));
+        if (checked.blocked) {
+          const why =
+            `crab's sandbox refused "${host}": it resolves to ${checked.blocked.address} ` +
+            `(${checked.blocked.range}), which the proxy never connects to for a name. ` +
+            `Allow the address itself (--allow-domain ${checked.blocked.address}) if it is meant.`;
+          note(host, false, why);
+          return { refused: why, status: 403 };
+        }
+        addresses = checked.addresses;
+      } catch (e) {
+        const denied = e instanceof Deno.errors.NotCapable;
+        const why = denied
+          ? notCapable(host)
+          : `crab's proxy cannot resolve "${host}": ${e instanceof Error ? e.message : e}`;
+        // A name without addresses is allowed but down; a build without the permission refuses.
+        note(host, !denied, why);
+        return { refused: why, status: denied ? 403 : 502 };
+      }
+      let last: unknown;
+      for (const hostname of addresses) {
+        try {
+          const conn = await Deno.connect({ hostname, port, transport: "tcp" });
+          opened.add(conn);
+          const contact = note(host, true);
+          return { conn, count: (n) => contact.bytes += n };
+        } catch (e) {
+          last = e;
+        }
+      }
+      const denied = last instanceof Deno.errors.NotCapable;
+      const why = denied
+        ? notCapable(host)
+        : `crab's proxy cannot connect to "${host}" port ${port}: ${
+          last instanceof Error ? last.message : last
+        }`;
+      note(host, !denied, why);
+      return { refused: why, status: denied ? 403 : 502 };
+    },
+  };
+}

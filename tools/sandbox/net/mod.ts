@@ -1,0 +1,171 @@
+/**
+ * The sandbox's way out by domain: for one call, crab listens on two Unix
+ * sockets of its own (an HTTP proxy and a SOCKS5 proxy, see `proxy.ts` and
+ * `socks5.ts`) in a fresh folder of its private data directory, and the call's
+ * sandbox gets only those two sockets, bound into its `/dev`. The supervisor's
+ * relay listens on 127.0.0.1 inside the sandbox's own network namespace and
+ * forwards to them; the proxy variables point there. The namespace has no
+ * other route, so a client that ignores the variables reaches nothing, and
+ * when crab's proxy or the relay is gone there is no network at all.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { ensureDataDir } from "../../host/data_dir.ts";
+import type { DomainLists } from "./allowlist.ts";
+import { type Contact, type Gate, openGate } from "./gate.ts";
+import { serveHttp } from "./proxy.ts";
+import { serveSocks } from "./socks5.ts";
+import { closeQuietly } from "./_stream.ts";
+
+export type { Contact } from "./gate.ts";
+
+/** The relay's ports inside the sandbox. */
+export const HTTP_PORT = 3128, SOCKS_PORT = 1080;
+
+/** Where the call's sockets appear inside the sandbox. */
+export const INSIDE_HTTP = "/dev/.crab-proxy-http", INSIDE_SOCKS = "/dev/.crab-proxy-socks";
+
+/** The longest Unix socket path Linux takes (108 bytes with the final NUL). */
+const MAX_SOCKET_PATH = 107;
+
+/** One call's proxies, running. */
+export interface Bridge {
+  /** Files to bind into the sandbox: path inside → host path. */
+  binds: Map<string, string>;
+  /** The folder of every call's sockets, to hide inside the sandbox. */
+  folder: string;
+  /** What the supervisor's relay forwards: `PORT=PATH` pairs, space-separated. */
+  relay: string;
+  /** The variables that point clients at the relay. */
+  env: Record<string, string>;
+  /** Hosts the call asked for so far. */
+  contacts(): Contact[];
+  /** Stops listening, cuts open connections, removes the sockets. */
+  close(): void;
+}
+
+/** The folder of every call's sockets in crab's data dir. */
+export function socketsFolder(): string {
+  return ensureDataDir(join("sandbox", "net"));
+}
+
+/**
+ * The environment a client inside needs: the proxy variables in both cases,
+ * npm's, yarn's, pip's and cargo's own, and ssh (for git) through the SOCKS
+ * proxy with a small perl client as its ProxyCommand.
+ */
+export function proxyEnv(): Record<string, string> {
+  const http = `http://127.0.0.1:${HTTP_PORT}`;
+  const socks = `socks5h://127.0.0.1:${SOCKS_PORT}`;
+  const local = "localhost,127.0.0.1,::1";
+  const script = btoa(SSH_SOCKS.trim());
+  return {
+    HTTP_PROXY: http,
+    HTTPS_PROXY: http,
+    http_proxy: http,
+    https_proxy: http,
+    ALL_PROXY: socks,
+    all_proxy: socks,
+    NO_PROXY: local,
+    no_proxy: local,
+    npm_config_proxy: http,
+    npm_config_https_proxy: http,
+    YARN_HTTP_PROXY: http,
+    YARN_HTTPS_PROXY: http,
+    PIP_PROXY: http,
+    CARGO_HTTP_PROXY: http,
+    GIT_SSH_COMMAND:
+      `ssh -o 'ProxyCommand=perl -MMIME::Base64 -e "eval decode_base64 shift" ${script} %h %p'`,
+  };
+}
+
+/** ssh's ProxyCommand: a SOCKS5 CONNECT to the relay, then stdin and stdout through it. */
+const SSH_SOCKS = String.raw`
+my ($h, $p) = @ARGV;
+sub fail { print STDERR "crab: $_[0]\n"; exit 1 }
+socket(my $s, 2, 1, 0) or fail("socket: $!");
+connect($s, pack('S n C4 x8', 2, ${SOCKS_PORT}, 127, 0, 0, 1)) or fail("the sandbox's proxy is not there: $!");
+sub put { my ($fh, $b) = @_; my $o = 0; while ($o < length $b) { my $w = syswrite($fh, $b, length($b) - $o, $o); return 0 unless $w; $o += $w } 1 }
+put($s, "\x05\x01\x00");
+sysread($s, my $g, 2) == 2 or fail('the proxy closed');
+put($s, pack('C5', 5, 1, 0, 3, length $h) . $h . pack('n', $p));
+sysread($s, my $a, 10) == 10 or fail('the proxy closed');
+my $c = ord(substr($a, 1, 1));
+fail("the sandbox's proxy refused $h port $p" . ($c == 2 ? ' (not an allowed host)' : " (code $c)")) if $c;
+my $k = fork() // fail("fork: $!");
+if ($k) { my $b; while (sysread(STDIN, $b, 65536)) { put($s, $b) or last } shutdown($s, 1); waitpid($k, 0); exit 0 }
+my $b; while (sysread($s, $b, 65536)) { put(\*STDOUT, $b) or last } exit 0;
+`;
+
+/** Serves `listener`'s connections with `serve` until it closes. */
+function serveAll(
+  listener: Deno.Listener,
+  open: Set<Deno.Conn>,
+  serve: (c: Deno.Conn, g: Gate) => Promise<void>,
+  gate: Gate,
+): void {
+  (async () => {
+    try {
+      for await (const conn of listener) {
+        open.add(conn);
+        serve(conn, gate).finally(() => open.delete(conn));
+      }
+    } catch {
+      // Closed.
+    }
+  })();
+}
+
+/**
+ * Starts one call's proxies over `lists` (read at each connection); `ask`, when
+ * given, is asked once per call about each host in no list.
+ */
+export function startBridge(
+  lists: () => DomainLists,
+  ask?: (host: string, signal: AbortSignal) => Promise<boolean>,
+): Bridge {
+  const folder = socketsFolder();
+  const dir = Deno.makeTempDirSync({ dir: folder, prefix: "" });
+  const http = join(dir, "h"), socks = join(dir, "s");
+  if (http.length > MAX_SOCKET_PATH) {
+    Deno.removeSync(dir, { recursive: true });
+    throw new Error(
+      `the proxy's socket path ${http} is longer than ${MAX_SOCKET_PATH} bytes; ` +
+        "set CRAB_HOME to a shorter folder",
+    );
+  }
+  const questions = new AbortController();
+  const gate = openGate(lists, ask && ((host) => ask(host, questions.signal)));
+  const open = new Set<Deno.Conn>();
+  const listeners = [
+    Deno.listen({ transport: "unix", path: http }),
+    Deno.listen({ transport: "unix", path: socks }),
+  ];
+  serveAll(listeners[0], open, serveHttp, gate);
+  serveAll(listeners[1], open, serveSocks, gate);
+  let closed = false;
+  return {
+    binds: new Map([[INSIDE_HTTP, http], [INSIDE_SOCKS, socks]]),
+    folder,
+    relay: `${HTTP_PORT}=${INSIDE_HTTP} ${SOCKS_PORT}=${INSIDE_SOCKS}`,
+    env: proxyEnv(),
+    contacts: () => gate.contacts(),
+    close() {
+      if (closed) return;
+      closed = true;
+      questions.abort();
+      for (const l of listeners) {
+        try {
+          l.close();
+        } catch {
+          // Closed already.
+        }
+      }
+      for (const c of open) closeQuietly(c);
+      gate.closeAll();
+      Deno.removeSync(dir, { recursive: true });
+    },
+  };
+}
