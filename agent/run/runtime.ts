@@ -52,6 +52,7 @@ import {
 } from "../providers/mod.ts";
 import { chooseWindow, type WindowChoice } from "../providers/context_window.ts";
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
+import { undoStage } from "../undo/stage.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -457,7 +458,14 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     policy: approval,
     sink: store,
     runId,
-    stages: telemetry?.dispatchStages({ runId, sessionId: () => sessionId }),
+    stages: [
+      ...telemetry?.dispatchStages({ runId, sessionId: () => sessionId }) ?? [],
+      undoStage({
+        workspace,
+        sessionId: () => sessionId,
+        onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
+      }),
+    ],
   });
   const agent = new Agent({
     provider,

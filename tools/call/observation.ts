@@ -42,6 +42,8 @@ export interface Observation {
    * source: `Bash(rm *) (/repo/.claude/settings.json)`; null when no rule decided.
    */
   rule?: string | null;
+  /** What the call changed in the workspace, `+2 ~1 -0`, when undo saw it change files. */
+  changes?: string;
   /** The model's id for the call, when a model made it (not stored). */
   callId?: string;
 }
