@@ -46,6 +46,7 @@ const BENCHES = [
   "confinement.ts",
   "approval_diff.ts",
   "policy.ts",
+  "undo.ts",
 ];
 
 const here = new URL(".", import.meta.url);
