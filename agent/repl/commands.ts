@@ -1,6 +1,6 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /permissions, /clear, /exit, and custom commands — a Markdown file in
+ * /init, /mcp, /resume, /permissions, /undo, /rewind, /clear, /exit, and custom commands — a Markdown file in
  * `.crab/commands/NAME.md` (project, once the workspace is trusted) or in the
  * user config dir's `commands/` becomes `/NAME [args]`, with `$ARGUMENTS`
  * replaced by the arguments.
@@ -19,6 +19,7 @@ import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import { permissionsCommand } from "./permissions_command.ts";
+import { rewind, undoLast } from "./undo_command.ts";
 import { instructionFiles, instructionLabel } from "../run/system_prompt.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
@@ -59,6 +60,8 @@ const BUILTIN_HELP: [string, string][] = [
     "the permission rules and their files; add allow|ask|deny RULE [--user], remove RULE",
   ],
   ["/metrics", "calls, errors, bytes and time of this session"],
+  ["/undo", "put back the files the last call of this session changed"],
+  ["/rewind", "pick a prompt: restore the files, the conversation, or both (also Esc Esc)"],
   ["/clear", "clear the screen and start a new conversation"],
   ["/exit", "leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)"],
 ];
@@ -297,6 +300,12 @@ export async function runCommand(
     }
     case "/resume":
       await resume(ctx);
+      return;
+    case "/undo":
+      undoLast(ctx);
+      return;
+    case "/rewind":
+      await rewind(ctx);
       return;
     case "/init": {
       const ws = rt.dispatcher.session.workspace;

@@ -99,6 +99,8 @@ interface Listing {
   ignore: boolean;
   gitignore: boolean;
   git: boolean;
+  /** Ignore verdicts of `names` under the rule set of that key. */
+  verdicts?: { key: string; ignored: boolean[] };
 }
 
 const ms = (d: Date | null) => d?.getTime() ?? NaN;
@@ -152,11 +154,13 @@ export class Snapshotter {
       const l = this.#listing(dir, now);
       if (!l) continue;
       const set = dirIg ? parentSet : enterDir(parentSet, dir, l);
-      const checkRules = !dirIg && set.order.length > 0;
-      for (const [name, kind] of l.names) {
+      const verdicts = dirIg ? undefined : verdictsOf(dir, l, set);
+      const names = l.names;
+      for (let i = 0; i < names.length; i++) {
+        const [name, kind] = names[i];
         const abs = dir === "/" ? "/" + name : dir + "/" + name;
         const rel = dirRel === "" ? name : dirRel + "/" + name;
-        const ig = dirIg || (checkRules && set.ignores(abs, name, kind === "d"));
+        const ig = dirIg || verdicts![i];
         if (kind === "d") {
           if (ig && HEAVY_DIRS.has(name)) {
             const st = lstatOrNull(abs);
@@ -330,6 +334,17 @@ export class Snapshotter {
     else this.#dirs.delete(dir);
     return l;
   }
+}
+
+/** Which names of a listing the rules ignore, kept with the listing while the rules are the same. */
+function verdictsOf(dir: string, l: Listing, set: IgnoreSet): boolean[] {
+  if (l.verdicts?.key === set.key) return l.verdicts.ignored;
+  const prefix = dir === "/" ? "/" : dir + "/";
+  const ignored = set.order.length === 0
+    ? l.names.map(() => false)
+    : l.names.map(([name, kind]) => set.ignores(prefix + name, name, kind === "d"));
+  l.verdicts = { key: set.key, ignored };
+  return ignored;
 }
 
 function lstatOrNull(path: string): Deno.FileInfo | null {
