@@ -29,7 +29,9 @@ Deno.test("repl: /undo puts back what the last call's shell command changed", as
   ]);
   await using t = await replAgainst(s, fake, ["--allow", "write,exec"]);
   await submit(t, "make it");
-  await t.waitFor("made it");
+  const ran = await t.waitFor("made it");
+  // Under the call: what it changed.
+  assert.match(ran, /\(no output\)\n\s+files changed: \+1 ~0 -1: -gone\.txt \+made\.txt\n/);
   assert.equal(Deno.readTextFileSync(join(s.ws, "made.txt")), "new\n");
   await submit(t, "/undo");
   const screen = await t.waitFor("crab undo --redo puts it back");
