@@ -45,6 +45,8 @@ export interface Settings {
   sandbox?: SandboxSettings;
   /** Permission rules and mode, as Claude Code writes them; read by `settings.ts`, trusted or not. */
   permissions?: Record<string, unknown>;
+  /** How long undo keeps snapshots, per workspace (default 30 days, 2048 MB). */
+  undo?: { retentionDays?: number; maxStoreMB?: number };
 }
 
 /** Keys a project file may set before the workspace is trusted. */
@@ -89,6 +91,14 @@ const KINDS: Record<keyof Settings, FieldKind> = {
   permissions: {
     want: "an object with allow, ask, deny and defaultMode",
     ok: (v) => !!v && typeof v === "object" && !Array.isArray(v),
+  },
+  undo: {
+    want: "an object with retentionDays and maxStoreMB, positive integers",
+    ok: (v) =>
+      !!v && typeof v === "object" && !Array.isArray(v) &&
+      Object.entries(v).every(([k, n]) =>
+        (k === "retentionDays" || k === "maxStoreMB") && POSITIVE_INT.ok(n)
+      ),
   },
   sandbox: {
     want: "an object with mode, writable and limits",

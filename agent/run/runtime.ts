@@ -53,6 +53,7 @@ import {
 import { chooseWindow, type WindowChoice } from "../providers/context_window.ts";
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
 import { undoStage } from "../undo/stage.ts";
+import { retentionOf } from "../undo/retention.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -463,6 +464,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       undoStage({
         workspace,
         sessionId: () => sessionId,
+        retention: retentionOf(settings.undo),
         onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
       }),
     ],

@@ -31,6 +31,16 @@ export const DEFAULT_RETENTION: Retention = {
   graceMs: DAY_MS,
 };
 
+/** The limits the `undo` setting gives (`retentionDays`, `maxStoreMB`), defaults for the rest. */
+export function retentionOf(
+  setting: { retentionDays?: number; maxStoreMB?: number } | undefined,
+): Partial<Retention> {
+  const out: Partial<Retention> = {};
+  if (setting?.retentionDays !== undefined) out.maxAgeMs = setting.retentionDays * DAY_MS;
+  if (setting?.maxStoreMB !== undefined) out.maxBytes = setting.maxStoreMB * 1024 * 1024;
+  return out;
+}
+
 /** What a prune removed. */
 export interface Pruned {
   calls: number;

@@ -9,6 +9,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { type FakeModel, startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 
@@ -108,6 +109,17 @@ Deno.test("crab undo --run restores a print run's writes, edits and shell change
     results.some((t) => t.endsWith("files changed: +2 ~1 -2: -a +b +new ~s -x")),
     results.join("\n---\n"),
   );
+
+  // The observations record what each call changed.
+  const db = new DatabaseSync(join(s.home, "crab.db"), { readOnly: true });
+  const recorded = db.prepare("SELECT tool, changes FROM observations ORDER BY call_seq").all();
+  db.close();
+  assert.deepEqual(recorded.map((r) => ({ ...r })), [
+    { tool: "read", changes: null },
+    { tool: "write", changes: "+1 ~0 -0" },
+    { tool: "edit", changes: "+0 ~1 -0" },
+    { tool: "bash", changes: "+2 ~1 -2" },
+  ]);
 
   const runs = await s.crab(["undo", "--list", "--json"]);
   assert.equal(runs.code, 0, runs.stderr);

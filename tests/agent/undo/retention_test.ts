@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { prune } from "../../../agent/undo/retention.ts";
+import { prune, retentionOf } from "../../../agent/undo/retention.ts";
 import { type CallRecord, hashBytes, UndoStore } from "../../../agent/undo/store.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -65,4 +65,12 @@ Deno.test("prune() forgets calls older than the age limit, and keeps what the la
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("retentionOf() turns the undo setting into limits, leaving the rest to the defaults", () => {
+  assert.deepEqual(retentionOf(undefined), {});
+  assert.deepEqual(retentionOf({ retentionDays: 7, maxStoreMB: 100 }), {
+    maxAgeMs: 7 * DAY,
+    maxBytes: 100 * 1024 * 1024,
+  });
 });
