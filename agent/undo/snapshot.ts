@@ -180,29 +180,32 @@ export class Snapshotter {
   }
 
   /**
-   * `before` with only `rels` looked at again: enough after a call that can only
-   * have changed those files (write, edit). Undefined when one of them was not a
-   * regular file the last scan kept, or is no longer one: then scan everything.
+   * Only the files `rels`, for a call that can change nothing else (write,
+   * edit): each a regular file within the size limit, or absent, reached
+   * without a symlink and outside `.git`. Undefined when one is anything else:
+   * then scan everything. The stat cache is only read: a full scan later sees
+   * any change by its stat.
    */
-  rescan(before: Tree, rels: readonly string[]): Tree | undefined {
+  paths(rels: readonly string[]): Tree | undefined {
+    this.#load();
     const now = Date.now();
-    const tree: Tree = new Map(before);
+    const tree: Tree = new Map();
     for (const rel of rels) {
-      const old = this.#cache.get(rel);
-      if (!old || old.entry.t !== "f" || !sameEntry(old.entry, before.get(rel) ?? null)) {
-        return undefined;
+      const parts = rel.split("/");
+      if (parts.some((p) => p === "" || p === "." || p === ".." || p === ".git")) return undefined;
+      let dir = this.workspace;
+      for (const part of parts.slice(0, -1)) {
+        dir += "/" + part;
+        const st = lstatOrNull(dir);
+        if (st === null) break;
+        if (!st.isDirectory) return undefined;
       }
       const abs = this.workspace + "/" + rel;
-      const c = this.#entry(abs, rel, old.ig, now);
-      if (c === undefined) {
-        if (lstatOrNull(abs) !== null) return undefined;
-        tree.delete(rel);
-        this.#cache.delete(rel);
-        this.#dirty = true;
-        continue;
-      }
-      if (c.entry.t !== "f") return undefined;
-      this.#cache.set(rel, c);
+      const st = lstatOrNull(abs);
+      if (st === null) continue;
+      if (!st.isFile) return undefined;
+      const c = this.#entry(abs, rel, this.#cache.get(rel)?.ig ?? false, now);
+      if (c?.entry.t !== "f") return undefined;
       tree.set(rel, c.entry);
     }
     return tree;

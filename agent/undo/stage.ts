@@ -3,7 +3,8 @@
  * definition, and inside that lock) the workspace is scanned into the undo
  * store; after it, scanned again, and what changed is journaled for `crab undo`
  * and told to the model as `files changed: +2 ~1 -0: …`. write and edit can
- * only change their own file, so after them only that file is looked at again.
+ * only change their own file, so for them only that file is looked at, before
+ * and after: their cost does not grow with the workspace.
  *
  * A snapshot that fails (a full disk) does not stop the call: its result says
  * the call cannot be undone.
@@ -18,6 +19,9 @@ import { printable } from "../../tools/fs/printable.ts";
 import { diffTrees, type Limits, Snapshotter, type Tree } from "./snapshot.ts";
 import { type Change, UndoStore } from "./store.ts";
 import { prune, type Retention } from "./retention.ts";
+
+/** How often the stat cache is written for the next process, at most. */
+const SAVE_EVERY_MS = 10_000;
 
 /** Paths named in one result line at most. */
 export const SHOWN_PATHS = 12;
@@ -98,6 +102,9 @@ function targetOf(call: CheckedCall, workspace: string): string | undefined {
 export function undoStage(opts: UndoStageOptions): DispatchStage {
   let snap: Snapshotter | undefined;
   const before = new WeakMap<CheckedCall, Tree | Error>();
+  // Calls whose snapshot is of their one file (write, edit): its path.
+  const partial = new WeakMap<CheckedCall, string>();
+  let savedAt = -Infinity;
   const summaries = new WeakMap<CheckedCall, string>();
   const snapshotter = () => {
     if (snap) return snap;
@@ -114,7 +121,11 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     preRun(call) {
       if (!isMutating(call.tool)) return;
       try {
-        before.set(call, snapshotter().scan());
+        const s = snapshotter();
+        const rel = targetOf(call, opts.workspace);
+        const only = rel === undefined ? undefined : s.paths([rel]);
+        if (only) partial.set(call, rel!);
+        before.set(call, only ?? s.scan());
       } catch (e) {
         before.set(call, e instanceof Error ? e : new Error(String(e)));
       }
@@ -128,10 +139,23 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
           "this call cannot be undone";
       }
       const s = snap!;
-      const rel = targetOf(call, opts.workspace);
-      const after = (rel !== undefined ? s.rescan(was, [rel]) : undefined) ?? s.scan();
-      const changes = diffTrees(was, after);
-      s.saveState();
+      const rel = partial.get(call);
+      partial.delete(call);
+      // A write or edit that became something else (a symlink, too big) is looked at whole.
+      let after = rel === undefined ? s.scan() : s.paths([rel]);
+      let base = was;
+      if (after === undefined) {
+        after = s.scan();
+        base = new Map(after);
+        if (was.has(rel!)) base.set(rel!, was.get(rel!)!);
+        else base.delete(rel!);
+      }
+      const changes = diffTrees(base, after);
+      // The stat cache is for the next process: written at most every few seconds.
+      if (rel === undefined && performance.now() - savedAt >= SAVE_EVERY_MS) {
+        s.saveState();
+        savedAt = performance.now();
+      }
       if (changes.length === 0) return undefined;
       s.store.writeCall({
         run: call.runId,

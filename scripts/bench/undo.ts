@@ -1,9 +1,9 @@
 /**
  * Undo's cost on a generated tree of 10,000 files (100 directories of 100 files
  * of 1–4 KB, in a git repository with a `.gitignore`): the first snapshot, which
- * reads and keeps every file; then, per mutating call, the snapshot before it
- * (one `lstat` per file, nothing read) and the scan after it, for a bash-like
- * call that changes one file anywhere; and how much the store grows per call.
+ * reads and keeps every file; then, per mutating call that changes one file,
+ * the snapshot before it and the scan after it: for bash (one `lstat` per file,
+ * nothing read) and for edit (its one file); and how much the store grows.
  *
  *   deno run -A scripts/bench/undo.ts [--calls N]
  *
@@ -19,7 +19,7 @@ import type { CheckedCall } from "../../tools/call/stages.ts";
 
 const DIRS = 100, FILES = 100;
 const callsArg = Deno.args.indexOf("--calls");
-const CALLS = callsArg >= 0 ? Number(Deno.args[callsArg + 1]) : 60;
+const CALLS = callsArg >= 0 ? Number(Deno.args[callsArg + 1]) : 40;
 
 function duBytes(dir: string): number {
   let sum = 0;
@@ -66,50 +66,53 @@ try {
   // Past the window in which fresh stats are not trusted (ctime comes in whole seconds).
   await new Promise((r) => setTimeout(r, 1500));
 
-  let beforeMs = 0;
   const stage = undoStage({ workspace: ws, sessionId: () => "bench", store });
-  const timed: DispatchStageTimed = {
-    preRun: (call) => {
-      const t = performance.now();
-      stage.preRun!(call);
-      beforeMs = performance.now() - t;
-    },
-  };
-  const pre: number[] = [], total: number[] = [];
-  const growth: number[] = [];
-  for (let i = 1; i <= CALLS; i++) {
-    const call = {
-      name: "bash",
+  const callOf = (i: number, tool: string, input: Record<string, unknown>) =>
+    ({
+      name: tool,
       callSeq: i,
       callId: undefined,
       runId: "benchrun000",
-      args: {},
+      args: input,
       signal: new AbortController().signal,
       session: undefined,
-      tool: { name: "bash", class: "exec" },
-      input: { command: "edit one file" },
-    } as unknown as CheckedCall;
-    const size0 = i > CALLS / 2 ? duBytes(store.dir) : 0;
-    const t = performance.now();
-    timed.preRun(call);
+      tool: { name: tool, class: tool === "bash" ? "exec" : "write" },
+      input,
+    }) as unknown as CheckedCall;
+  /** One call that appends to one random file: the stage's time before and in total, store growth. */
+  const oneCall = async (i: number, tool: string) => {
     const d = Math.floor(rand() * DIRS), f = Math.floor(rand() * FILES);
-    Deno.writeTextFileSync(join(ws, `pkg${d}`, "src", `m${f}.ts`), `changed in call ${i}\n`, {
-      append: true,
-    });
+    const rel = `pkg${d}/src/m${f}.ts`;
+    const call = callOf(i, tool, tool === "bash" ? { command: "edit one file" } : { path: rel });
+    const size0 = duBytes(store.dir);
+    const t = performance.now();
+    stage.preRun!(call);
+    const pre = performance.now() - t;
+    Deno.writeTextFileSync(join(ws, rel), `changed in call ${i}\n`, { append: true });
+    const t2 = performance.now();
     const added = await stage.postRun!(call, { ok: true, result: { output: "" } });
-    total.push(performance.now() - t);
-    pre.push(beforeMs);
+    const total = pre + performance.now() - t2;
     if (!added?.startsWith("files changed: +0 ~1 -0")) throw new Error(`unexpected: ${added}`);
-    if (i > CALLS / 2) growth.push(duBytes(store.dir) - size0);
+    return { pre, total, growth: duBytes(store.dir) - size0 };
+  };
+  const figures = async (tool: string, from: number) => {
+    const runs = [];
+    for (let i = 0; i < CALLS; i++) runs.push(await oneCall(from + i, tool));
+    return {
+      pre: median(runs.map((r) => r.pre)),
+      total: median(runs.map((r) => r.total)),
+      growth: median(runs.map((r) => r.growth)),
+    };
+  };
+  const bash = await figures("bash", 1);
+  const edit = await figures("edit", CALLS + 1);
+  for (const [name, r] of [["bash", bash], ["edit", edit]] as const) {
+    console.log(
+      `undo: ${name} calls (${CALLS}), each changing one file: snapshot before p50 ` +
+        `${r.pre.toFixed(2)} ms, before + after p50 ${r.total.toFixed(2)} ms, store growth p50 ` +
+        `${(r.growth / 1024).toFixed(1)} KB (the file's new content and the call's record)`,
+    );
   }
-  const p50 = median(pre);
-  console.log(
-    `undo: per call over ${CALLS} calls: snapshot before p50 ${p50.toFixed(1)} ms, ` +
-      `before + after p50 ${median(total).toFixed(1)} ms; store growth per one-file call ` +
-      `p50 ${
-        (median(growth) / 1024).toFixed(1)
-      } KB (the changed file's new content and its call record)`,
-  );
   reportRow({
     measure: "undo_first_snapshot",
     value: firstMs,
@@ -117,15 +120,15 @@ try {
   });
   reportRow({
     measure: "undo_snapshot",
-    value: p50,
-    detail: `before + after a bash call p50 ${median(total).toFixed(1)} ms; growth p50 ${
-      (median(growth) / 1024).toFixed(1)
-    } KB per one-file call`,
+    value: bash.pre,
+    detail: `bash: before + after p50 ${bash.total.toFixed(1)} ms (one lstat per file each); ` +
+      `growth p50 ${(bash.growth / 1024).toFixed(1)} KB per one-file call`,
+  });
+  reportRow({
+    measure: "undo_snapshot_edit",
+    value: edit.total,
+    detail: `snapshot before p50 ${edit.pre.toFixed(2)} ms`,
   });
 } finally {
   Deno.removeSync(root, { recursive: true });
-}
-
-interface DispatchStageTimed {
-  preRun(call: CheckedCall): void;
 }
