@@ -7,6 +7,8 @@
  */
 
 import { printable } from "../../tools/fs/printable.ts";
+import { holdWorkspace } from "../../tools/call/workspace_lock.ts";
+import { ToolError } from "../../tools/tool.ts";
 import { unifiedDiff } from "../../tools/fs/diff.ts";
 import { realOrSelf } from "../run/trust.ts";
 import { callId, type CallRecord, UndoStore } from "../undo/store.ts";
@@ -39,9 +41,34 @@ class UndoUsage extends Error {
 
 const show = (p: string) => printable(p, "strict", 300);
 
+/** How long `crab undo` waits for a call of a running crab to finish. */
+const LOCK_WAIT_MS = 30_000;
+
 /** Runs `crab undo`; resolves to the exit code. */
-export function undoCommand(opts: UndoOptions): number {
+export async function undoCommand(opts: UndoOptions): Promise<number> {
   const workspace = realOrSelf(opts.cwd);
+  if (opts.list || opts.dryRun) return undoLocked(opts, workspace);
+  // Files go back while no crab call changes the workspace (the calls' own lock).
+  let hold;
+  try {
+    hold = await holdWorkspace(workspace, {
+      tool: "undo",
+      waitMs: LOCK_WAIT_MS,
+      signal: new AbortController().signal,
+    });
+  } catch (e) {
+    if (!(e instanceof ToolError)) throw e;
+    console.error(`crab undo: ${e.message}\nhint: try again when that call has finished`);
+    return 1;
+  }
+  try {
+    return undoLocked(opts, workspace);
+  } finally {
+    hold.release();
+  }
+}
+
+function undoLocked(opts: UndoOptions, workspace: string): number {
   const store = UndoStore.of(workspace);
   try {
     if (opts.list) return list(store, workspace, opts.json);

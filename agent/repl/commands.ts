@@ -302,7 +302,7 @@ export async function runCommand(
       await resume(ctx);
       return;
     case "/undo":
-      undoLast(ctx);
+      await undoLast(ctx);
       return;
     case "/rewind":
       await rewind(ctx);

@@ -9,6 +9,8 @@
  */
 
 import { printable } from "../../tools/fs/printable.ts";
+import { holdWorkspace } from "../../tools/call/workspace_lock.ts";
+import { ToolError } from "../../tools/tool.ts";
 import type { Runtime } from "../run/runtime.ts";
 import type { Message } from "../providers/types.ts";
 import { type CallRecord, UndoStore } from "../undo/store.ts";
@@ -30,14 +32,30 @@ function storeOf(rt: Runtime): UndoStore {
   return UndoStore.of(rt.dispatcher.session.workspace);
 }
 
-/** Restores `records` (newest first) and shows what happened. */
-function apply(ctx: UndoContext, records: CallRecord[]): void {
+/** Restores `records` (newest first) under the workspace lock, and shows what happened. */
+async function apply(ctx: UndoContext, records: CallRecord[]): Promise<void> {
   const { rt, screen } = ctx;
   const c = screen.c;
   const files = rt.dispatcher.session.files;
-  const done = undoCalls(storeOf(rt), rt.dispatcher.session.workspace, records, {
-    forget: (path) => files.delete(path),
-  });
+  const workspace = rt.dispatcher.session.workspace;
+  let hold;
+  try {
+    hold = await holdWorkspace(workspace, {
+      tool: "undo",
+      waitMs: 30_000,
+      signal: new AbortController().signal,
+    });
+  } catch (e) {
+    if (!(e instanceof ToolError)) throw e;
+    screen.line(c.red(printable(e.message, "prose")));
+    return;
+  }
+  let done;
+  try {
+    done = undoCalls(storeOf(rt), workspace, records, { forget: (path) => files.delete(path) });
+  } finally {
+    hold.release();
+  }
   showRestored(screen, done);
   screen.line(c.dim("crab undo --redo puts it back"));
 }
@@ -62,14 +80,14 @@ function sessionCalls(rt: Runtime): CallRecord[] {
 }
 
 /** `/undo`: the last call of this session that changed files. */
-export function undoLast(ctx: UndoContext): void {
+export async function undoLast(ctx: UndoContext): Promise<void> {
   const last = sessionCalls(ctx.rt)[0];
   if (!last) {
     ctx.screen.line("Nothing to undo in this session.");
     return;
   }
   ctx.screen.line(`Undoing call ${last.run}:${last.seq} (${show(last.tool)}):`);
-  apply(ctx, [last]);
+  await apply(ctx, [last]);
 }
 
 /** The user's prompts of a conversation: index in the messages and text. */
@@ -133,7 +151,7 @@ export async function rewind(ctx: UndoContext): Promise<void> {
     if (calls.length === 0) screen.line("No file was changed since that prompt.");
     else {
       screen.line(`Putting back the files of ${calls.length} call(s):`);
-      apply(ctx, calls);
+      await apply(ctx, calls);
     }
   }
   if (choice === "c" || choice === "b") {

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type FakeModel, startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
+import { holdWorkspace } from "../../../tools/call/workspace_lock.ts";
 
 const env = { ANTHROPIC_API_KEY: "k" };
 
@@ -202,3 +203,38 @@ Deno.test("crab undo: the last call by default, --call and --to name calls, and 
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /Cannot find run "nosuchrun"[^]*hint: crab undo --list/);
 });
+
+Deno.test("crab undo waits for a call that holds the workspace, then restores", async () => {
+  using s = sandbox("crab-undo-");
+  setUp(s);
+  const start = tree(s.ws);
+  await using _fake = await agentRun(s);
+  const run = await lastRun(s);
+  // A call of another crab with the same data dir holds the workspace.
+  Deno.env.set("CRAB_HOME", s.home);
+  const hold = await holdWorkspace(s.ws, {
+    tool: "bash",
+    waitMs: 5000,
+    signal: new AbortController().signal,
+  });
+  let released = false;
+  try {
+    const undo = s.crab(["undo", "--run", run, "--yes"]);
+    // Long enough for crab to start and restore, were it not waiting.
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.notDeepEqual(tree(s.ws), start, "nothing is restored while the lock is held");
+    hold.release();
+    released = true;
+    const r = await undo;
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual(tree(s.ws), start);
+  } finally {
+    if (!released) hold.release();
+    Deno.env.delete("CRAB_HOME");
+  }
+});
+
+async function lastRun(s: Sandbox): Promise<string> {
+  const calls = JSON.parse((await s.crab(["undo", "--list", "--json"])).stdout).calls;
+  return calls[0].call.split(":")[0];
+}

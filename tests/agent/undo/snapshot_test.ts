@@ -95,11 +95,15 @@ Deno.test("restore() puts back a removed symlink as a symlink, and never removes
   const changes = diffTrees(before, after);
   put(t.ws, "made.txt", "now the user's\n");
   put(t.ws, "users.txt", "mine\n");
+  const forgotten: string[] = [];
   const r = restore(
     t.store,
     t.ws,
     undoSteps([{ run: "r", seq: 1, session: "s", tool: "bash", at: 0, changes }]),
+    { forget: (p) => forgotten.push(p) },
   );
+  // The freshness gate forgets what was put back: the model must read it again.
+  assert.deepEqual(forgotten, [join(t.ws, "ln")]);
   assert.equal(Deno.readLinkSync(join(t.ws, "ln")), "a.txt");
   assert.ok(Deno.lstatSync(join(t.ws, "ln")).isSymlink);
   assert.deepEqual(r.conflicts, [{ p: "made.txt", why: "changed since; kept as it is" }]);
