@@ -40,9 +40,20 @@ export interface Limits {
   fileMax: number;
   /** Largest ignored file kept (default 1 MB). */
   ignoredMax: number;
+  /** More entries than this, and the workspace is not snapshotted at all (default 200,000). */
+  maxEntries: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { fileMax: 50 * 1024 * 1024, ignoredMax: 1024 * 1024 };
+export const DEFAULT_LIMITS: Limits = {
+  fileMax: 50 * 1024 * 1024,
+  ignoredMax: 1024 * 1024,
+  maxEntries: 200_000,
+};
+
+/** A workspace with more entries than {@link Limits.maxEntries}: a home directory, a disk. */
+export class TooLarge extends Error {
+  override name = "TooLarge";
+}
 
 /** Ignored directories of these names are recorded by name, not walked. */
 export const HEAVY_DIRS: ReadonlySet<string> = new Set([
@@ -170,6 +181,11 @@ export class Snapshotter {
         }
         const c = this.#entry(abs, rel, ig, now);
         if (!c) continue;
+        if (next.size >= this.limits.maxEntries) {
+          throw new TooLarge(
+            `the workspace has more than ${this.limits.maxEntries} files undo would keep`,
+          );
+        }
         next.set(rel, c);
         tree.set(rel, c.entry);
       }

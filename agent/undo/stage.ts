@@ -16,7 +16,7 @@ import { isAbsolute, relative, resolve } from "node:path";
 import { isMutating } from "../../tools/call/workspace_lock.ts";
 import type { CheckedCall, DispatchStage } from "../../tools/call/stages.ts";
 import { printable } from "../../tools/fs/printable.ts";
-import { diffTrees, type Limits, Snapshotter, type Tree } from "./snapshot.ts";
+import { diffTrees, type Limits, Snapshotter, TooLarge, type Tree } from "./snapshot.ts";
 import { type Change, UndoStore } from "./store.ts";
 import { prune, type Retention } from "./retention.ts";
 
@@ -105,6 +105,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
   // Calls whose snapshot is of their one file (write, edit): its path.
   const partial = new WeakMap<CheckedCall, string>();
   let savedAt = -Infinity;
+  let tooLarge: TooLarge | undefined;
   const summaries = new WeakMap<CheckedCall, string>();
   const snapshotter = () => {
     if (snap) return snap;
@@ -125,8 +126,11 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         const rel = targetOf(call, opts.workspace);
         const only = rel === undefined ? undefined : s.paths([rel]);
         if (only) partial.set(call, rel!);
+        // Too large once is too large for the rest of the process: no scan of it again.
+        if (!only && tooLarge) throw tooLarge;
         before.set(call, only ?? s.scan());
       } catch (e) {
+        if (e instanceof TooLarge) tooLarge = e;
         before.set(call, e instanceof Error ? e : new Error(String(e)));
       }
     },
@@ -142,13 +146,20 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       const rel = partial.get(call);
       partial.delete(call);
       // A write or edit that became something else (a symlink, too big) is looked at whole.
-      let after = rel === undefined ? s.scan() : s.paths([rel]);
+      let after: Tree | undefined;
       let base = was;
-      if (after === undefined) {
-        after = s.scan();
-        base = new Map(after);
-        if (was.has(rel!)) base.set(rel!, was.get(rel!)!);
-        else base.delete(rel!);
+      try {
+        after = rel === undefined ? s.scan() : s.paths([rel]);
+        if (after === undefined) {
+          after = s.scan();
+          base = new Map(after);
+          if (was.has(rel!)) base.set(rel!, was.get(rel!)!);
+          else base.delete(rel!);
+        }
+      } catch (e) {
+        if (!(e instanceof TooLarge)) throw e;
+        tooLarge = e;
+        return `undo: what this call changed is not known (${e.message}); it cannot be undone`;
       }
       const changes = diffTrees(base, after);
       // The stat cache is for the next process: written at most every few seconds.

@@ -94,3 +94,26 @@ Deno.test("undoStage(): the report names at most a dozen paths, and what undo co
     Deno.removeSync(t.root, { recursive: true });
   }
 });
+
+Deno.test("undoStage(): a workspace over the entry limit is not scanned, but writes are still kept", async () => {
+  const t = temp();
+  try {
+    for (let i = 0; i < 5; i++) Deno.writeTextFileSync(join(t.ws, `f${i}`), "x");
+    const stage = undoStage({
+      workspace: t.ws,
+      sessionId: () => "s",
+      store: t.store,
+      limits: { maxEntries: 3 },
+    });
+    const said = "undo: no snapshot was taken (the workspace has more than 3 files undo would " +
+      "keep); this call cannot be undone";
+    assert.equal(await through(stage, "bash", { command: "x" }, () => {}), said);
+    assert.equal(await through(stage, "bash", { command: "y" }, () => {}), said);
+    const added = await through(stage, "write", { path: "f1" }, () => {
+      Deno.writeTextFileSync(join(t.ws, "f1"), "written");
+    });
+    assert.equal(added, "files changed: +0 ~1 -0: ~f1");
+  } finally {
+    Deno.removeSync(t.root, { recursive: true });
+  }
+});
