@@ -146,7 +146,16 @@ export function restore(
       }
     }
     if (!opts.dryRun) {
-      put(abs, cur, to, bytes);
+      try {
+        put(abs, cur, to, bytes);
+      } catch (e) {
+        // A directory where a file must go, a read-only directory: this path stays as it is.
+        out.conflicts.push({
+          p: step.p,
+          why: `cannot be put back: ${e instanceof Error ? e.message : String(e)}`,
+        });
+        continue;
+      }
       opts.forget?.(abs);
     }
     overlay.set(step.p, to);
@@ -184,14 +193,18 @@ function put(abs: string, cur: Entry | null, to: Entry | null, bytes?: Uint8Arra
   }
 }
 
-/** The steps that undo `records` (newest first). */
+/**
+ * The steps that undo `records` (newest first). Within a call, what it made is
+ * removed first (deepest first), then what it removed or changed is put back
+ * (parents first): `rm -r d; echo > d` is undone by removing the file `d`
+ * before `d/f` is made again.
+ */
 export function undoSteps(records: readonly CallRecord[]): Step[] {
   const steps: Step[] = [];
   for (const r of records) {
-    for (let i = r.changes.length - 1; i >= 0; i--) {
-      const c = r.changes[i];
-      steps.push({ p: c.p, from: c.a, to: c.b });
-    }
+    const back = r.changes.map((c) => ({ p: c.p, from: c.a, to: c.b }));
+    steps.push(...back.filter((s) => s.to === null).reverse());
+    steps.push(...back.filter((s) => s.to !== null));
   }
   return steps;
 }
@@ -228,7 +241,8 @@ export function redo(
   undo: UndoRecord,
   opts: RestoreOptions = {},
 ): Restored {
-  const steps = [...undo.applied].reverse().map((a) => ({ p: a.p, from: a.to, to: a.from }));
+  const back = [...undo.applied].reverse().map((a) => ({ p: a.p, from: a.to, to: a.from }));
+  const steps = [...back.filter((s) => s.to === null), ...back.filter((s) => s.to !== null)];
   const done = restore(store, workspace, steps, opts);
   if (opts.dryRun) return done;
   store.writeUndo({ ...undo, redone: Date.now() });

@@ -135,3 +135,45 @@ Deno.test("restore() refuses to write through a directory that became a symlink"
     Deno.removeSync(outside, { recursive: true });
   }
 });
+
+Deno.test("restore() undoes a directory replaced by a file: the file goes first, then the directory's files return", () => {
+  using t = temp();
+  put(t.ws, "d/f.txt", "F\n");
+  put(t.ws, "d/g.txt", "G\n");
+  const snap = new Snapshotter(t.ws, t.store);
+  const before = snap.scan();
+  Deno.removeSync(join(t.ws, "d"), { recursive: true });
+  put(t.ws, "d", "now a file\n");
+  const changes = diffTrees(before, snap.scan());
+  const r = restore(
+    t.store,
+    t.ws,
+    undoSteps([{ run: "r", seq: 1, session: "s", tool: "bash", at: 0, changes }]),
+  );
+  assert.deepEqual(r.conflicts, []);
+  assert.equal(Deno.readTextFileSync(join(t.ws, "d/f.txt")), "F\n");
+  assert.equal(Deno.readTextFileSync(join(t.ws, "d/g.txt")), "G\n");
+});
+
+Deno.test("restore() reports a path it cannot write as a conflict, and goes on", () => {
+  using t = temp();
+  put(t.ws, "x/y.txt", "Y\n");
+  put(t.ws, "b.txt", "B\n");
+  const snap = new Snapshotter(t.ws, t.store);
+  const before = snap.scan();
+  Deno.removeSync(join(t.ws, "x"), { recursive: true });
+  Deno.removeSync(join(t.ws, "b.txt"));
+  const changes = diffTrees(before, snap.scan());
+  // The user made a file where the directory x/ must come back.
+  put(t.ws, "x", "mine\n");
+  const r = restore(
+    t.store,
+    t.ws,
+    undoSteps([{ run: "r", seq: 1, session: "s", tool: "bash", at: 0, changes }]),
+  );
+  assert.equal(r.conflicts.length, 1);
+  assert.equal(r.conflicts[0].p, "x/y.txt");
+  assert.match(r.conflicts[0].why, /^cannot be put back: /);
+  assert.equal(Deno.readTextFileSync(join(t.ws, "x")), "mine\n");
+  assert.equal(Deno.readTextFileSync(join(t.ws, "b.txt")), "B\n");
+});
