@@ -192,8 +192,13 @@ function sign(a: { from: Entry | null; to: Entry | null }): string {
   return a.to === null ? "-" : a.from === null ? "+" : "~";
 }
 
+/** A directory's path ends in `/`. */
+function slash(a: { from: Entry | null; to: Entry | null }): string {
+  return (a.to ?? a.from)?.t === "d" ? "/" : "";
+}
+
 function printSummary(r: Restored): void {
-  for (const a of r.applied) console.log(`  ${sign(a)}${show(a.p)}`);
+  for (const a of r.applied) console.log(`  ${sign(a)}${show(a.p)}${slash(a)}`);
   for (const c of r.conflicts) console.log(`  conflict ${show(c.p)}: ${c.why}`);
   for (const c of r.uncovered) console.log(`  not restorable ${show(c.p)}: ${c.why}`);
 }

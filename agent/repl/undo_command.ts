@@ -64,7 +64,8 @@ function showRestored(screen: Screen, r: Restored): void {
   const c = screen.c;
   for (const a of r.applied) {
     const sign = a.to === null ? "-" : a.from === null ? "+" : "~";
-    screen.line(`  ${sign}${show(a.p)}`);
+    const slash = (a.to ?? a.from)?.t === "d" ? "/" : "";
+    screen.line(`  ${sign}${show(a.p)}${slash}`);
   }
   for (const x of r.conflicts) screen.line(c.yellow(`  conflict ${show(x.p)}: ${x.why}`));
   for (const x of r.uncovered) screen.line(c.yellow(`  not restorable ${show(x.p)}: ${x.why}`));

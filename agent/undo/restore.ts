@@ -53,11 +53,8 @@ export interface RestoreOptions {
   forget?(path: string): void;
 }
 
-const DIR = Symbol("directory");
-type Current = Entry | null | typeof DIR;
-
 /** The state of `abs` now, in the terms of `like` (a big file by size and mtime). */
-function currentOf(abs: string, like: Entry | null): Current {
+function currentOf(abs: string, like: Entry | null): Entry | null {
   let st: Deno.FileInfo;
   try {
     st = Deno.lstatSync(abs);
@@ -66,7 +63,9 @@ function currentOf(abs: string, like: Entry | null): Current {
   }
   if (st.isSymlink) return { t: "l", target: Deno.readLinkSync(abs) };
   if (st.isDirectory) {
-    return like?.t === "heavy" ? { t: "heavy", mtime: st.mtime?.getTime() ?? NaN } : DIR;
+    return like?.t === "heavy"
+      ? { t: "heavy", mtime: st.mtime?.getTime() ?? NaN }
+      : { t: "d", mode: (st.mode ?? 0o755) & 0o7777 };
   }
   if (like?.t === "big") return { t: "big", size: st.size, mtime: st.mtime?.getTime() ?? NaN };
   const bytes = Deno.readFileSync(abs);
@@ -114,18 +113,16 @@ export function restore(
       out.conflicts.push({ p: step.p, why: bad });
       continue;
     }
-    const cur: Current = overlay.has(step.p)
-      ? overlay.get(step.p)!
-      : currentOf(abs, step.from ?? step.to);
-    if (cur === DIR) {
-      out.conflicts.push({ p: step.p, why: "a directory is there now; kept" });
-      continue;
-    }
+    const cur = overlay.has(step.p) ? overlay.get(step.p)! : currentOf(abs, step.from ?? step.to);
     if (sameEntry(cur, step.to)) continue;
     if (!sameEntry(cur, step.from)) {
       out.conflicts.push({
         p: step.p,
-        why: cur === null ? "removed since; left removed" : "changed since; kept as it is",
+        why: cur === null
+          ? "removed since; left removed"
+          : cur.t === "d" && step.from?.t !== "d"
+          ? "a directory is there now; kept"
+          : "changed since; kept as it is",
       });
       continue;
     }
@@ -167,12 +164,20 @@ export function restore(
 /** Makes `abs` hold `to`: removed, a file of these bytes and mode, or a symlink. */
 function put(abs: string, cur: Entry | null, to: Entry | null, bytes?: Uint8Array): void {
   if (to === null) {
+    // A directory goes only when empty: what is in it now is not the call's.
     Deno.removeSync(abs);
     return;
   }
   Deno.mkdirSync(dirname(abs), { recursive: true });
+  // What the call put in its place goes first: a directory only when empty.
+  if (cur !== null && (cur.t === "d") !== (to.t === "d")) Deno.removeSync(abs);
+  if (to.t === "d") {
+    if (cur?.t !== "d") Deno.mkdirSync(abs);
+    Deno.chmodSync(abs, to.mode);
+    return;
+  }
   if (to.t === "l") {
-    if (cur !== null) Deno.removeSync(abs);
+    if (cur !== null && cur.t !== "d") Deno.removeSync(abs);
     Deno.symlinkSync(to.target, abs);
     return;
   }

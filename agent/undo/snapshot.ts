@@ -1,7 +1,8 @@
 /**
  * What a workspace holds, file by file, as undo records it: every regular file's
- * content (kept in the {@link UndoStore}) and mode, every symlink's target, and
- * by name and size only what is too big or too heavy to keep.
+ * content (kept in the {@link UndoStore}) and mode, every symlink's target,
+ * every directory's mode, and by name and size only what is too big or too
+ * heavy to keep.
  *
  * Coverage follows the ignore rules (`tools/search/ignore.ts`, the walker's):
  * files the rules do not ignore are kept up to {@link Limits.fileMax}; ignored
@@ -26,6 +27,8 @@ import { hashBytes, type UndoStore } from "./store.ts";
 export type Entry =
   | { t: "f"; mode: number; size: number; hash: string }
   | { t: "l"; target: string }
+  /** A directory, by its mode (what is in it has entries of its own). */
+  | { t: "d"; mode: number }
   /** A file over its size limit: known by size and mtime, content not kept. */
   | { t: "big"; size: number; mtime: number }
   /** An ignored heavy directory: known by its own mtime, nothing inside kept. */
@@ -105,6 +108,8 @@ interface Listing {
   ino: number | null;
   mtime: number;
   ctime: number;
+  /** The directory's own mode. */
+  mode: number;
   /** Names with a kind: `f`ile, `d`irectory, `l`ink. */
   names: [string, "f" | "d" | "l"][];
   ignore: boolean;
@@ -124,6 +129,8 @@ export function sameEntry(x: Entry | null, y: Entry | null): boolean {
       return y.t === "f" && x.hash === y.hash && x.mode === y.mode;
     case "l":
       return y.t === "l" && x.target === y.target;
+    case "d":
+      return y.t === "d" && x.mode === y.mode;
     case "big":
       return y.t === "big" && x.size === y.size && x.mtime === y.mtime;
     case "heavy":
@@ -164,6 +171,7 @@ export class Snapshotter {
       const { abs: dir, rel: dirRel, set: parentSet, ig: dirIg } = stack.pop()!;
       const l = this.#listing(dir, now);
       if (!l) continue;
+      if (dirRel !== "") tree.set(dirRel, { t: "d", mode: l.mode });
       const set = dirIg ? parentSet : enterDir(parentSet, dir, l);
       const verdicts = dirIg ? undefined : verdictsOf(dir, l, set);
       const names = l.names;
@@ -210,11 +218,13 @@ export class Snapshotter {
       const parts = rel.split("/");
       if (parts.some((p) => p === "" || p === "." || p === ".." || p === ".git")) return undefined;
       let dir = this.workspace;
-      for (const part of parts.slice(0, -1)) {
-        dir += "/" + part;
+      for (let i = 0; i < parts.length - 1; i++) {
+        dir += "/" + parts[i];
         const st = lstatOrNull(dir);
         if (st === null) break;
         if (!st.isDirectory) return undefined;
+        // Directories the call makes for the file are its changes too.
+        tree.set(parts.slice(0, i + 1).join("/"), { t: "d", mode: (st.mode ?? 0o755) & 0o7777 });
       }
       const abs = this.workspace + "/" + rel;
       const st = lstatOrNull(abs);
@@ -348,7 +358,8 @@ export class Snapshotter {
       this.#dirs.delete(dir);
       return undefined;
     }
-    const l: Listing = { ino: st.ino, mtime, ctime, names, ignore, gitignore, git };
+    const mode = (st.mode ?? 0o755) & 0o7777;
+    const l: Listing = { ino: st.ino, mtime, ctime, mode, names, ignore, gitignore, git };
     if (!isRacy(now, mtime, ctime)) this.#dirs.set(dir, l);
     else this.#dirs.delete(dir);
     return l;

@@ -54,7 +54,8 @@ export function countLine(changes: readonly Change[]): string {
 /** One path with its sign, escaped for the model and the terminal. */
 function signed(c: Change): string {
   const sign = c.b === null ? "+" : c.a === null ? "-" : "~";
-  return sign + printable(c.p, "strict", 200);
+  const dir = (c.a ?? c.b)?.t === "d" ? "/" : "";
+  return sign + printable(c.p, "strict", 200) + dir;
 }
 
 /** What a result says of a call's changes: the counts, the paths (bounded), what undo cannot restore. */

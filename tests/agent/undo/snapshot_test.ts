@@ -54,6 +54,7 @@ Deno.test("Snapshotter.scan() keeps files, modes and symlinks; ignored heavy dir
       t: "heavy",
       mtime: Deno.lstatSync(join(t.ws, "node_modules")).mtime!.getTime(),
     },
+    src: { t: "d", mode: Deno.lstatSync(join(t.ws, "src")).mode! & 0o7777 },
     "src/a.ts": { t: "f", mode: 0o755, size: a.length, hash: hashBytes(enc.encode(a)) },
   });
   assert.deepEqual(t.store.readObject(hashBytes(enc.encode(a))), enc.encode(a));
@@ -129,7 +130,8 @@ Deno.test("restore() refuses to write through a directory that became a symlink"
       undoSteps([{ run: "r", seq: 1, session: "s", tool: "bash", at: 0, changes }]),
     );
     assert.equal(r.applied.length, 0);
-    assert.match(r.conflicts[0].why, /is a symlink now/);
+    assert.deepEqual(r.conflicts.map((c) => c.p), ["d", "d/f.txt"]);
+    assert.match(r.conflicts[1].why, /is a symlink now/);
     assert.deepEqual([...Deno.readDirSync(outside)], []);
   } finally {
     Deno.removeSync(outside, { recursive: true });
@@ -171,9 +173,57 @@ Deno.test("restore() reports a path it cannot write as a conflict, and goes on",
     t.ws,
     undoSteps([{ run: "r", seq: 1, session: "s", tool: "bash", at: 0, changes }]),
   );
-  assert.equal(r.conflicts.length, 1);
-  assert.equal(r.conflicts[0].p, "x/y.txt");
-  assert.match(r.conflicts[0].why, /^cannot be put back: /);
+  assert.deepEqual(r.conflicts.map((c) => c.p), ["x", "x/y.txt"]);
+  assert.equal(r.conflicts[0].why, "changed since; kept as it is");
+  assert.match(r.conflicts[1].why, /^cannot be put back: /);
   assert.equal(Deno.readTextFileSync(join(t.ws, "x")), "mine\n");
   assert.equal(Deno.readTextFileSync(join(t.ws, "b.txt")), "B\n");
+});
+
+Deno.test("restore() removes directories a call made once they are empty, and puts back a removed directory's mode", () => {
+  using t = temp();
+  put(t.ws, "keep/k.txt", "K\n");
+  Deno.chmodSync(join(t.ws, "keep"), 0o700);
+  const snap = new Snapshotter(t.ws, t.store);
+  const before = snap.scan();
+  put(t.ws, "made/deep/f.txt", "new\n");
+  put(t.ws, "made/user-later.txt", "x");
+  Deno.removeSync(join(t.ws, "made/user-later.txt"));
+  Deno.removeSync(join(t.ws, "keep"), { recursive: true });
+  const changes = diffTrees(before, snap.scan());
+  assert.deepEqual(changes.map((c) => c.p), [
+    "keep",
+    "keep/k.txt",
+    "made",
+    "made/deep",
+    "made/deep/f.txt",
+  ]);
+  const r = restore(
+    t.store,
+    t.ws,
+    undoSteps([{ run: "r", seq: 1, session: "s", tool: "bash", at: 0, changes }]),
+  );
+  assert.deepEqual(r.conflicts, []);
+  assert.throws(() => Deno.lstatSync(join(t.ws, "made")), Deno.errors.NotFound);
+  assert.equal((Deno.lstatSync(join(t.ws, "keep")).mode! & 0o777).toString(8), "700");
+  assert.equal(Deno.readTextFileSync(join(t.ws, "keep/k.txt")), "K\n");
+});
+
+Deno.test("restore() keeps a directory the call made when the user put a file in it", () => {
+  using t = temp();
+  const snap = new Snapshotter(t.ws, t.store);
+  const before = snap.scan();
+  put(t.ws, "made/f.txt", "new\n");
+  const changes = diffTrees(before, snap.scan());
+  put(t.ws, "made/mine.txt", "mine\n");
+  const r = restore(
+    t.store,
+    t.ws,
+    undoSteps([{ run: "r", seq: 1, session: "s", tool: "bash", at: 0, changes }]),
+  );
+  assert.equal(r.conflicts.length, 1);
+  assert.equal(r.conflicts[0].p, "made");
+  assert.match(r.conflicts[0].why, /^cannot be put back: /);
+  assert.equal(Deno.readTextFileSync(join(t.ws, "made/mine.txt")), "mine\n");
+  assert.throws(() => Deno.lstatSync(join(t.ws, "made/f.txt")), Deno.errors.NotFound);
 });
