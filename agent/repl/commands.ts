@@ -60,7 +60,7 @@ const BUILTIN_HELP: [string, string][] = [
     "the permission rules and their files; add allow|ask|deny RULE [--user], remove RULE",
   ],
   ["/metrics", "calls, errors, bytes and time of this session"],
-  ["/undo", "put back the files the last call of this session changed"],
+  ["/undo [turn]", "put back the files the last call (or the last turn) of this session changed"],
   ["/rewind", "pick a prompt: restore the files, the conversation, or both (also Esc Esc)"],
   ["/clear", "clear the screen and start a new conversation"],
   ["/exit", "leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)"],
@@ -302,7 +302,7 @@ export async function runCommand(
       await resume(ctx);
       return;
     case "/undo":
-      await undoLast(ctx);
+      await undoLast(ctx, args);
       return;
     case "/rewind":
       await rewind(ctx);

@@ -80,9 +80,26 @@ function sessionCalls(rt: Runtime): CallRecord[] {
     .reverse();
 }
 
-/** `/undo`: the last call of this session that changed files. */
-export async function undoLast(ctx: UndoContext): Promise<void> {
-  const last = sessionCalls(ctx.rt)[0];
+/** `/undo`: the last call of this session that changed files; `/undo turn`: every call since the last prompt. */
+export async function undoLast(ctx: UndoContext, args = ""): Promise<void> {
+  const calls = sessionCalls(ctx.rt);
+  if (args === "turn") {
+    const prompt = promptsOf(ctx.rt.agent.messages).at(-1);
+    const since = prompt ? storedAt(ctx.rt, prompt.index) ?? 0 : 0;
+    const turn = calls.filter((r) => r.at >= since);
+    if (turn.length === 0) {
+      ctx.screen.line("No file was changed since the last prompt.");
+      return;
+    }
+    ctx.screen.line(`Undoing the last turn's ${turn.length} call(s):`);
+    await apply(ctx, turn);
+    return;
+  }
+  if (args !== "") {
+    ctx.screen.line(ctx.screen.c.red("/undo takes no argument but turn"));
+    return;
+  }
+  const last = calls[0];
   if (!last) {
     ctx.screen.line("Nothing to undo in this session.");
     return;

@@ -42,6 +42,27 @@ Deno.test("repl: /undo puts back what the last call's shell command changed", as
   await t.waitFor("Nothing to undo in this session.");
 });
 
+Deno.test("repl: /undo turn puts back every call of the last turn", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "echo a > a.txt" } }] },
+    { text: "did a" },
+    { calls: [{ name: "bash", args: { command: "echo b > b.txt" } }] },
+    { calls: [{ name: "bash", args: { command: "echo c > c.txt" } }] },
+    { text: "did b and c" },
+  ]);
+  await using t = await replAgainst(s, fake, ["--allow", "write,exec"]);
+  await submit(t, "a");
+  await t.waitFor("did a");
+  await submit(t, "b and c");
+  await t.waitFor("did b and c");
+  await submit(t, "/undo turn");
+  const screen = await t.waitFor("crab undo --redo puts it back");
+  assert.match(screen, /Undoing the last turn's 2 call\(s\):\n {2}-c\.txt\n {2}-b\.txt/);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "a.txt")), "a\n");
+  assert.throws(() => Deno.lstatSync(join(s.ws, "b.txt")), Deno.errors.NotFound);
+});
+
 Deno.test("repl: Esc Esc at the prompt opens /rewind, which restores files and the conversation", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([
