@@ -11,6 +11,7 @@ import type { McpServeOptions } from "../commands/mcp_serve.ts";
 import type { MetricsOptions } from "../commands/metrics.ts";
 import type { SessionsOptions } from "../commands/sessions.ts";
 import type { PermissionsOptions } from "../commands/permissions.ts";
+import type { UndoOptions } from "../commands/undo.ts";
 import type { ToolCommandOptions } from "../commands/tool.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
@@ -380,6 +381,31 @@ const sessions: Command = {
   },
 };
 
+const undo: Command = {
+  name: "undo",
+  summary: "Undo what crab's calls changed in this workspace, shell commands included",
+  usage: ["[OPTIONS]", "--call RUN:N | --to RUN:N | --run RUN [OPTIONS]", "--list", "--redo"],
+  keys: ["undoCall", "undoTo", "undoRun", "dryRun", "yes", "undoList", "redo", "json", "cwd"],
+  details: `Without a choice, undoes the last call that changed files in the latest session
+of this workspace. A file changed since the call is a conflict: kept as it is and
+reported (exit code 1). A file the agent created is removed only if unchanged; a file you
+created is never removed. Anything undone can be redone with --redo.`,
+  plan(p) {
+    const opts: UndoOptions = {
+      cwd: workspaceOf(p),
+      call: p.str("undoCall"),
+      to: p.str("undoTo"),
+      run: p.str("undoRun"),
+      dryRun: p.flag("dryRun"),
+      yes: p.flag("yes"),
+      list: p.flag("undoList"),
+      redo: p.flag("redo"),
+      json: p.flag("json"),
+    };
+    return plan(opts, async (o) => (await import("../commands/undo.ts")).undoCommand(o));
+  },
+};
+
 /** The options both `crab permissions` commands take: those that shape a run's permissions. */
 const PERMISSION_KEYS = [
   "cwd",
@@ -492,5 +518,5 @@ const helpCommand: Command = {
 /** The root: the agent itself, and its subcommands. */
 export const ROOT: Command = {
   ...agentCommand,
-  children: [tool, mcp, permissions, metrics, sessions, helpCommand],
+  children: [tool, mcp, permissions, metrics, sessions, undo, helpCommand],
 };

@@ -628,6 +628,44 @@ const CHECK: OptionSpec[] = [
   },
 ];
 
+/** `crab undo`'s own. */
+const UNDO: OptionSpec[] = [
+  {
+    key: "undoCall",
+    long: "--call",
+    kind: "value",
+    arg: "RUN:N",
+    help: "undo call N of run RUN",
+    check: callRef,
+    sample: "lx2k9a0b00abcde:3",
+  },
+  {
+    key: "undoTo",
+    long: "--to",
+    kind: "value",
+    arg: "RUN:N",
+    help: "undo every call after call N of run RUN",
+    check: callRef,
+    sample: "lx2k9a0b00abcde:3",
+  },
+  {
+    key: "undoRun",
+    long: "--run",
+    kind: "value",
+    arg: "RUN",
+    help: "undo every call of run RUN (a unique prefix will do)",
+    sample: "lx2k9a0b00abcde",
+  },
+  { key: "dryRun", long: "--dry-run", kind: "flag", help: "show the diff; change nothing" },
+  { key: "yes", long: "--yes", short: "-y", kind: "flag", help: "do not ask for confirmation" },
+  { key: "undoList", long: "--list", kind: "flag", help: "list the calls that can be undone" },
+  { key: "redo", long: "--redo", kind: "flag", help: "redo the last undo" },
+];
+
+function callRef(v: string): string | undefined {
+  return /^[0-9a-z]+:[1-9]\d*$/.test(v) ? undefined : "expected RUN:N, as crab undo --list shows";
+}
+
 /** Help and version, understood everywhere. */
 const META: OptionSpec[] = [
   { key: "help", long: "--help", short: "-h", kind: "flag", help: "show help" },
@@ -643,6 +681,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   ...META,
   ...LOCAL,
   ...CHECK,
+  ...UNDO,
 ];
 
 /** Keys of the global options, in help order. */

@@ -1,7 +1,7 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /permissions, /clear, /exit, and custom commands (see
- * `../run/slash_commands.ts`, which print mode shares).
+ * /init, /mcp, /resume, /permissions, /hooks, /undo, /rewind, /clear, /exit, and custom
+ * commands (see `../run/slash_commands.ts`, which print mode shares).
  *
  * @module
  */
@@ -16,6 +16,7 @@ import type { Runtime } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import { permissionsCommand } from "./permissions_command.ts";
 import { costLine, customCommands, expandCommand, initCommand } from "../run/slash_commands.ts";
+import { rewind, undoLast } from "./undo_command.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";
@@ -49,6 +50,8 @@ const BUILTIN_HELP: [string, string][] = [
   ],
   ["/hooks", "the hooks that run, by event, and the files they come from"],
   ["/metrics", "calls, errors, bytes and time of this session"],
+  ["/undo [turn]", "put back the files the last call (or the last turn) of this session changed"],
+  ["/rewind", "pick a prompt: restore the files, the conversation, or both (also Esc Esc)"],
   ["/clear", "clear the screen and start a new conversation"],
   ["/exit", "leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)"],
 ];
@@ -262,6 +265,12 @@ export async function runCommand(
     }
     case "/resume":
       await resume(ctx);
+      return;
+    case "/undo":
+      await undoLast(ctx, args);
+      return;
+    case "/rewind":
+      await rewind(ctx);
       return;
     case "/init": {
       const init = initCommand(rt.dispatcher.session.workspace);

@@ -335,6 +335,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   // The renderer and highlighter load while the user types.
   if (screen.tty) setTimeout(() => loadMarkdown().catch(() => {}), 0);
 
+  let lastEscape = -Infinity;
   const readLine = async (): Promise<
     { kind: "line"; text: string } | { kind: "eof" | "interrupt" }
   > => {
@@ -368,6 +369,15 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
         if (r === "eof" || r === "interrupt") {
           renderer.finish(buffer);
           return { kind: r };
+        }
+        if (r === "escape") {
+          // Esc Esc at an empty prompt opens /rewind (during a turn Esc interrupts instead).
+          const now = performance.now();
+          if (buffer.text === "" && now - lastEscape < DOUBLE_ESCAPE_MS) {
+            renderer.finish(buffer);
+            return { kind: "line", text: "/rewind" };
+          }
+          lastEscape = now;
         }
         if (r === "clear-screen") screen.raw("\x1b[H\x1b[2J");
         if (r === "complete") {
@@ -435,6 +445,9 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   stopRestore();
   return code;
 }
+
+/** Two Esc keys this close together are one double Esc. */
+const DOUBLE_ESCAPE_MS = 800;
 
 function abortion(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -39,12 +39,24 @@ function folded(all: string[], max: number, c: Colors): string[] {
   return shown;
 }
 
-/** The lines under a call's line, already made safe for the terminal. */
+/** Undo's report at the end of a result: what the call changed, and what undo cannot restore. */
+const CHANGES = /(?:^|\n)(files changed: [^\n]*(?:\nnot covered by undo: [^\n]*)?)$/;
+
+/** The lines under a call's line, already made safe for the terminal; undo's report last. */
 function previewLines(rec: CallRecord, c: Colors): string[] {
+  const r = rec.result;
+  if (!r.ok || r.outcome === "aborted") return bodyLines(rec, r.ok ? r.output : "", c);
+  const m = CHANGES.exec(r.output);
+  if (!m) return bodyLines(rec, r.output, c);
+  const changed = lines(printable(m[1], "prose")).map((l) => c.dim(l));
+  return [...bodyLines(rec, r.output.slice(0, m.index), c), ...changed];
+}
+
+function bodyLines(rec: CallRecord, output: string, c: Colors): string[] {
   const r = rec.result;
   if (!r.ok) return [c.dim(`hint: ${printable(r.error.hint, "prose")}`)];
   if (r.outcome === "aborted") return [];
-  const out = printable(r.output, "prose").replaceAll("\t", "    ");
+  const out = printable(output, "prose").replaceAll("\t", "    ");
   switch (rec.call.name) {
     case "bash":
       return out.trim() ? folded(lines(out), PREVIEW_LINES, c) : [c.dim("(no output)")];
@@ -62,7 +74,7 @@ function previewLines(rec: CallRecord, c: Colors): string[] {
       ];
     }
     case "read": {
-      const numbered = lines(r.output).map((l) => l.match(/^ *(\d+)\t/)?.[1]).filter(Boolean);
+      const numbered = lines(output).map((l) => l.match(/^ *(\d+)\t/)?.[1]).filter(Boolean);
       if (numbered.length === 0) return folded(lines(out), 1, c);
       const first = numbered[0];
       const last = numbered[numbered.length - 1];

@@ -50,6 +50,8 @@ export interface Settings {
   permissions?: Record<string, unknown>;
   /** Claude Code's hooks object; read by `agent/hooks/config.ts` (a project's after trust). */
   hooks?: Record<string, unknown>;
+  /** How long undo keeps snapshots, per workspace (default 30 days, 2048 MB). */
+  undo?: { retentionDays?: number; maxStoreMB?: number };
 }
 
 /** Keys a project file may set before the workspace is trusted. */
@@ -98,6 +100,14 @@ const KINDS: Record<keyof Settings, FieldKind> = {
   hooks: {
     want: "an object of hook event names",
     ok: (v) => !!v && typeof v === "object" && !Array.isArray(v),
+  },
+  undo: {
+    want: "an object with retentionDays and maxStoreMB, positive integers",
+    ok: (v) =>
+      !!v && typeof v === "object" && !Array.isArray(v) &&
+      Object.entries(v).every(([k, n]) =>
+        (k === "retentionDays" || k === "maxStoreMB") && POSITIVE_INT.ok(n)
+      ),
   },
   sandbox: {
     want: "an object with mode, writable, limits and network",

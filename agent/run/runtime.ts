@@ -61,6 +61,8 @@ import { recordHookRun } from "../store/hook_runs.ts";
 import { resolveModel, withFallback } from "../providers/fallback.ts";
 import { budgetCheck, checkBudgetModel } from "./budget.ts";
 import { type OpenedSession, openSession, SessionFlagError } from "./session_start.ts";
+import { undoStage } from "../undo/stage.ts";
+import { retentionOf } from "../undo/retention.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -523,6 +525,12 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     stages: [
       ...telemetry?.dispatchStages({ runId, sessionId: () => sessionId }) ?? [],
       ...(userHooks.commands.length ? [hookStage(userHooks)] : []),
+      undoStage({
+        workspace,
+        sessionId: () => sessionId,
+        retention: retentionOf(settings.undo),
+        onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
+      }),
     ],
   });
   // SessionStart hooks' output is context for the model, at the end of the system prompt.

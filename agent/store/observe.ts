@@ -299,6 +299,16 @@ export class Store implements ObservationSink {
     }));
   }
 
+  /** Adds what a recorded call changed in the workspace (`+2 ~1 -0`), as undo saw it. */
+  noteChanges(runId: string, callSeq: number, changes: string): void {
+    this.write(
+      (db) =>
+        db.prepare("UPDATE observations SET changes = ? WHERE run_id = ? AND call_seq = ?")
+          .run(changes, runId, callSeq),
+      undefined,
+    );
+  }
+
   /**
    * The store's keyed digest: HMAC-SHA-256 under a random key kept beside the
    * store file (`crab.db.key`, mode 0600), made on first use. Anyone who reads the
@@ -395,6 +405,7 @@ export class Store implements ObservationSink {
       target: r.target == null ? null : String(r.target),
       startedAt: Number(r.started_at),
       rule: r.rule == null ? null : String(r.rule),
+      ...(r.changes == null ? {} : { changes: String(r.changes) }),
     }));
   }
 

@@ -8,7 +8,7 @@
 import type { DatabaseSync } from "node:sqlite";
 
 /** The schema this build writes (PRAGMA user_version). */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** Runs sent to a collector by `crab metrics export --otlp` (see `agent/telemetry/replay.ts`). */
 const TELEMETRY_EXPORTS = `CREATE TABLE IF NOT EXISTS telemetry_exports (
@@ -83,7 +83,8 @@ CREATE TABLE IF NOT EXISTS observations (
   bytes_full INTEGER,
   signal TEXT,
   target TEXT,
-  rule TEXT
+  rule TEXT,
+  changes TEXT
 );
 CREATE INDEX IF NOT EXISTS observations_run ON observations(run_id, call_seq);
 CREATE INDEX IF NOT EXISTS observations_tool ON observations(tool);
@@ -134,6 +135,8 @@ const MIGRATIONS: Record<number, (db: DatabaseSync) => void> = {
   // The permission rule that decided a call; older calls have none.
   4: (db) => addColumn(db, "observations", "rule", "TEXT"),
   5: (db) => db.exec(HOOK_RUNS),
+  // What a mutating call changed in the workspace (`+2 ~1 -0`); older calls have none.
+  6: (db) => addColumn(db, "observations", "changes", "TEXT"),
 };
 
 /** Brings a store at schema `from` (> 0) up to this schema; {@link SCHEMA} then makes what is missing. */

@@ -124,6 +124,27 @@ export const MEASURES: readonly Measure[] = [
     bench: "workspace_lock.ts",
   },
   {
+    id: "undo_first_snapshot",
+    label: "undo's first snapshot of a 10,000-file tree",
+    unit: "ms",
+    target: 2000,
+    bench: "undo.ts",
+  },
+  {
+    id: "undo_snapshot",
+    label: "undo snapshot before a bash call on a 10,000-file tree (p50)",
+    unit: "ms",
+    target: 30,
+    bench: "undo.ts",
+  },
+  {
+    id: "undo_snapshot_edit",
+    label: "undo's time per edit call on a 10,000-file tree, before and after (p50)",
+    unit: "ms",
+    target: 30,
+    bench: "undo.ts",
+  },
+  {
     id: "policy_decision",
     label: "policy decision of a bash call, parse included (p50)",
     unit: "ms",

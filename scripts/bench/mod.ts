@@ -47,6 +47,7 @@ const BENCHES = [
   "approval_diff.ts",
   "policy.ts",
   "proxy.ts",
+  "undo.ts",
 ];
 
 const here = new URL(".", import.meta.url);

@@ -56,6 +56,8 @@ export interface Observation {
   rule?: string | null;
   /** Hosts the call's commands asked crab's proxy for, when there were any. */
   hosts?: HostContact[];
+  /** What the call changed in the workspace, `+2 ~1 -0`, when undo saw it change files. */
+  changes?: string;
   /** The model's id for the call, when a model made it (not stored). */
   callId?: string;
 }

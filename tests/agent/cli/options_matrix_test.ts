@@ -235,6 +235,22 @@ const CASES: Case[] = [
     },
   },
   {
+    words: ["undo"],
+    tail: [],
+    endIsOption: true,
+    effects: {
+      cwd: [own("cwd"), () => DIR],
+      undoCall: [own("call"), sample],
+      undoTo: [own("to"), sample],
+      undoRun: [own("run"), sample],
+      dryRun: [own("dryRun"), flag],
+      yes: [own("yes"), flag],
+      undoList: [own("list"), flag],
+      redo: [own("redo"), flag],
+      json: [own("json"), flag],
+    },
+  },
+  {
     words: ["permissions"],
     tail: [],
     endIsOption: true,

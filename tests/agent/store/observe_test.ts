@@ -197,7 +197,7 @@ Deno.test("Store migrates a version-2 store: rows kept, their plain digests clea
       Number(Object.values(s.db.prepare("PRAGMA user_version").get()!)[0]),
       SCHEMA_VERSION,
     );
-    assert.equal(SCHEMA_VERSION, 6);
+    assert.equal(SCHEMA_VERSION, 7);
     assert.deepEqual(s.observations("old"), [{
       ...obs("old", 1, { tool: "bash", class: "exec", bytesIn: 24, bytesOut: 5, exitCode: 0 }),
       argsDigest: "",

@@ -1,0 +1,178 @@
+/**
+ * How long undo keeps what it stored: calls older than the age limit go, then
+ * the oldest calls until the objects they need fit the size limit. The objects
+ * only dropped records needed go with them; an object no record ever needed is
+ * removed once it is a day old (a younger one may belong to a call another crab
+ * process is making right now). What the last scan saw
+ * (`state.json`) is the baseline of the next call and is always kept.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { CallRecord, UndoRecord, UndoStore } from "./store.ts";
+import type { Entry } from "./snapshot.ts";
+
+/** Limits on what undo keeps per workspace. */
+export interface Retention {
+  /** Calls older than this are forgotten (default 30 days). */
+  maxAgeMs: number;
+  /** The objects the kept calls need stay under this (default 2 GB). */
+  maxBytes: number;
+  /** Unreferenced objects younger than this are left (default a day). */
+  graceMs: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const DEFAULT_RETENTION: Retention = {
+  maxAgeMs: 30 * DAY_MS,
+  maxBytes: 2 * 1024 * 1024 * 1024,
+  graceMs: DAY_MS,
+};
+
+/** The limits the `undo` setting gives (`retentionDays`, `maxStoreMB`), defaults for the rest. */
+export function retentionOf(
+  setting: { retentionDays?: number; maxStoreMB?: number } | undefined,
+): Partial<Retention> {
+  const out: Partial<Retention> = {};
+  if (setting?.retentionDays !== undefined) out.maxAgeMs = setting.retentionDays * DAY_MS;
+  if (setting?.maxStoreMB !== undefined) out.maxBytes = setting.maxStoreMB * 1024 * 1024;
+  return out;
+}
+
+/** What a prune removed. */
+export interface Pruned {
+  calls: number;
+  objects: number;
+  bytes: number;
+}
+
+function hashesOf(entries: (Entry | null)[], out: string[]): void {
+  for (const e of entries) if (e?.t === "f") out.push(e.hash);
+}
+
+function callHashes(r: CallRecord): string[] {
+  const out: string[] = [];
+  for (const c of r.changes) hashesOf([c.b, c.a], out);
+  return out;
+}
+
+function undoHashes(r: UndoRecord): string[] {
+  const out: string[] = [];
+  for (const c of r.applied) hashesOf([c.from, c.to], out);
+  return out;
+}
+
+/** Removes what is past the limits, oldest first. */
+export function prune(
+  store: UndoStore,
+  limits: Partial<Retention> = {},
+  now = Date.now(),
+): Pruned {
+  const { maxAgeMs, maxBytes, graceMs } = { ...DEFAULT_RETENTION, ...limits };
+  const out: Pruned = { calls: 0, objects: 0, bytes: 0 };
+  const objects = listObjects(store);
+  if (objects.size === 0) return out;
+  const refs = new Map<string, number>();
+  // Objects the records dropped here needed: removed whatever their age.
+  const freed = new Set<string>();
+  const ref = (hashes: string[], d: number) => {
+    for (const h of hashes) {
+      const n = (refs.get(h) ?? 0) + d;
+      refs.set(h, n);
+      if (n <= 0 && d < 0) freed.add(h);
+    }
+  };
+  const baseline: string[] = [];
+  const state = store.loadState();
+  if (state) {
+    try {
+      for (const row of (JSON.parse(state) as { rows: unknown[][] }).rows) {
+        hashesOf([row[1] as Entry], baseline);
+      }
+    } catch {
+      // A damaged cache keeps nothing alive.
+    }
+  }
+  ref(baseline, 1);
+  let calls = store.calls();
+  let undos = store.undos();
+  const dropCall = (r: CallRecord) => {
+    store.removeCall(r);
+    ref(callHashes(r), -1);
+    out.calls++;
+  };
+  const dropUndo = (r: UndoRecord) => {
+    store.removeUndo(r);
+    ref(undoHashes(r), -1);
+  };
+  for (const r of calls) ref(callHashes(r), 1);
+  for (const r of undos) ref(undoHashes(r), 1);
+  const kept = calls.filter((r) => {
+    if (now - r.at <= maxAgeMs) return true;
+    dropCall(r);
+    return false;
+  });
+  calls = kept;
+  undos = undos.filter((r) => {
+    if (now - r.at <= maxAgeMs) return true;
+    dropUndo(r);
+    return false;
+  });
+  const needed = () => {
+    let sum = 0;
+    for (const [h, n] of refs) if (n > 0) sum += objects.get(h)?.size ?? 0;
+    return sum;
+  };
+  let size = needed();
+  while (size > maxBytes && calls.length > 0) {
+    const oldest = calls.shift()!;
+    dropCall(oldest);
+    undos = undos.filter((u) => {
+      if (u.at > oldest.at) return true;
+      dropUndo(u);
+      return false;
+    });
+    size = needed();
+  }
+  for (const [hash, o] of objects) {
+    if ((refs.get(hash) ?? 0) > 0) continue;
+    if (!freed.has(hash) && now - o.mtime < graceMs) continue;
+    try {
+      Deno.removeSync(o.path);
+      out.objects++;
+      out.bytes += o.size;
+    } catch {
+      // Gone already.
+    }
+  }
+  return out;
+}
+
+/** Every object in the store: its hash, path, size and mtime. */
+function listObjects(store: UndoStore): Map<string, { path: string; size: number; mtime: number }> {
+  const out = new Map<string, { path: string; size: number; mtime: number }>();
+  const root = join(store.dir, "objects");
+  let fans: Deno.DirEntry[];
+  try {
+    fans = [...Deno.readDirSync(root)];
+  } catch {
+    return out;
+  }
+  for (const fan of fans) {
+    if (!fan.isDirectory) continue;
+    const dir = join(root, fan.name);
+    for (const e of Deno.readDirSync(dir)) {
+      if (!e.isFile || e.name.endsWith(".tmp")) continue;
+      const path = join(dir, e.name);
+      try {
+        const st = Deno.lstatSync(path);
+        out.set(fan.name + e.name, { path, size: st.size, mtime: st.mtime?.getTime() ?? 0 });
+      } catch {
+        // Removed meanwhile.
+      }
+    }
+  }
+  return out;
+}

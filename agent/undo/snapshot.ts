@@ -1,0 +1,400 @@
+/**
+ * What a workspace holds, file by file, as undo records it: every regular file's
+ * content (kept in the {@link UndoStore}) and mode, every symlink's target,
+ * every directory's mode, and by name and size only what is too big or too
+ * heavy to keep.
+ *
+ * Coverage follows the ignore rules (`tools/search/ignore.ts`, the walker's):
+ * files the rules do not ignore are kept up to {@link Limits.fileMax}; ignored
+ * files are kept too when small (so `rm .env` can be undone), except under an
+ * ignored directory of a heavy kind (`node_modules`, `target`, …), which is
+ * recorded by its name and mtime alone. `.git` is never read.
+ *
+ * Incremental: a file whose inode, size, mtime and ctime are those of the last
+ * scan costs one `lstat`, not a read; a directory whose own stat did not change
+ * is not listed again. A file or listing changed within {@link RACY_MS} of the
+ * scan that saw it (a second more for ctime, which Deno gives in whole seconds)
+ * is not trusted at the next one, so a same-size rewrite or a chmod within a
+ * clock tick cannot be missed.
+ *
+ * @module
+ */
+
+import { enterDir, type IgnoreSet, initialSet } from "../../tools/search/ignore.ts";
+import { hashBytes, type UndoStore } from "./store.ts";
+
+/** One path as a snapshot has it. */
+export type Entry =
+  | { t: "f"; mode: number; size: number; hash: string }
+  | { t: "l"; target: string }
+  /** A directory, by its mode (what is in it has entries of its own). */
+  | { t: "d"; mode: number }
+  /** A file over its size limit: known by size and mtime, content not kept. */
+  | { t: "big"; size: number; mtime: number }
+  /** An ignored heavy directory: known by its own mtime, nothing inside kept. */
+  | { t: "heavy"; mtime: number };
+
+/** Path (workspace-relative, `/`-separated) → entry. */
+export type Tree = Map<string, Entry>;
+
+/** Size limits of what is kept. */
+export interface Limits {
+  /** Largest file kept (default 50 MB). */
+  fileMax: number;
+  /** Largest ignored file kept (default 1 MB). */
+  ignoredMax: number;
+  /** More entries than this, and the workspace is not snapshotted at all (default 200,000). */
+  maxEntries: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  fileMax: 50 * 1024 * 1024,
+  ignoredMax: 1024 * 1024,
+  maxEntries: 200_000,
+};
+
+/** A workspace with more entries than {@link Limits.maxEntries}: a home directory, a disk. */
+export class TooLarge extends Error {
+  override name = "TooLarge";
+}
+
+/** Ignored directories of these names are recorded by name, not walked. */
+export const HEAVY_DIRS: ReadonlySet<string> = new Set([
+  "node_modules",
+  "target",
+  ".venv",
+  "venv",
+  "dist",
+  "build",
+  "out",
+  "coverage",
+  "vendor",
+  "__pycache__",
+  ".cache",
+  ".next",
+  ".nuxt",
+  ".gradle",
+  ".tox",
+  ".mypy_cache",
+  ".pytest_cache",
+  ".turbo",
+  ".parcel-cache",
+  ".terraform",
+]);
+
+/** A stat within this many ms of the scan that saw it is not trusted at the next. */
+export const RACY_MS = 100;
+/** Deno reports ctime in whole seconds: a ctime is trusted a second later than an mtime. */
+const CTIME_RACY_MS = 1000 + RACY_MS;
+
+/** Whether a stat seen at `now` may still change without its times showing it. */
+function isRacy(now: number, mtime: number, ctime: number): boolean {
+  return !(now - mtime > RACY_MS && now - ctime > CTIME_RACY_MS);
+}
+
+interface Cached {
+  entry: Entry;
+  ino: number | null;
+  size: number;
+  mtime: number;
+  ctime: number;
+  /** Ignored by the rules (the smaller size limit applies). */
+  ig: boolean;
+  /** The stat may still change without changing these fields. */
+  racy: boolean;
+}
+
+interface Listing {
+  ino: number | null;
+  mtime: number;
+  ctime: number;
+  /** The directory's own mode. */
+  mode: number;
+  /** Names with a kind: `f`ile, `d`irectory, `l`ink. */
+  names: [string, "f" | "d" | "l"][];
+  ignore: boolean;
+  gitignore: boolean;
+  git: boolean;
+  /** Ignore verdicts of `names` under the rule set of that key. */
+  verdicts?: { key: string; ignored: boolean[] };
+}
+
+const ms = (d: Date | null) => d?.getTime() ?? NaN;
+
+/** Whether two entries (or absences) are the same state of a path. */
+export function sameEntry(x: Entry | null, y: Entry | null): boolean {
+  if (x === null || y === null) return x === y;
+  switch (x.t) {
+    case "f":
+      return y.t === "f" && x.hash === y.hash && x.mode === y.mode;
+    case "l":
+      return y.t === "l" && x.target === y.target;
+    case "d":
+      return y.t === "d" && x.mode === y.mode;
+    case "big":
+      return y.t === "big" && x.size === y.size && x.mtime === y.mtime;
+    case "heavy":
+      return y.t === "heavy" && x.mtime === y.mtime;
+  }
+}
+
+/** Scans one workspace again and again, keeping the stat cache between scans. */
+export class Snapshotter {
+  readonly workspace: string;
+  readonly store: UndoStore;
+  readonly limits: Limits;
+  #cache = new Map<string, Cached>();
+  #dirs = new Map<string, Listing>();
+  #loaded = false;
+  #dirty = false;
+  /** Files read and hashed by the last scan (for benchmarks and tests). */
+  hashed = 0;
+
+  constructor(workspace: string, store: UndoStore, limits: Partial<Limits> = {}) {
+    this.workspace = workspace;
+    this.store = store;
+    this.limits = { ...DEFAULT_LIMITS, ...limits };
+  }
+
+  /** The whole workspace now; new contents are kept in the store. */
+  scan(): Tree {
+    this.#load();
+    this.hashed = 0;
+    const now = Date.now();
+    const tree: Tree = new Map();
+    const next = new Map<string, Cached>();
+    const ws = this.workspace;
+    const stack: { abs: string; rel: string; set: IgnoreSet; ig: boolean }[] = [
+      { abs: ws, rel: "", set: initialSet(ws), ig: false },
+    ];
+    while (stack.length) {
+      const { abs: dir, rel: dirRel, set: parentSet, ig: dirIg } = stack.pop()!;
+      const l = this.#listing(dir, now);
+      if (!l) continue;
+      if (dirRel !== "") tree.set(dirRel, { t: "d", mode: l.mode });
+      const set = dirIg ? parentSet : enterDir(parentSet, dir, l);
+      const verdicts = dirIg ? undefined : verdictsOf(dir, l, set);
+      const names = l.names;
+      for (let i = 0; i < names.length; i++) {
+        const [name, kind] = names[i];
+        const abs = dir === "/" ? "/" + name : dir + "/" + name;
+        const rel = dirRel === "" ? name : dirRel + "/" + name;
+        const ig = dirIg || verdicts![i];
+        if (kind === "d") {
+          if (ig && HEAVY_DIRS.has(name)) {
+            const st = lstatOrNull(abs);
+            if (st?.isDirectory) tree.set(rel, { t: "heavy", mtime: ms(st.mtime) });
+          } else stack.push({ abs, rel, set, ig });
+          continue;
+        }
+        const c = this.#entry(abs, rel, ig, now);
+        if (!c) continue;
+        if (next.size >= this.limits.maxEntries) {
+          throw new TooLarge(
+            `the workspace has more than ${this.limits.maxEntries} files undo would keep`,
+          );
+        }
+        next.set(rel, c);
+        tree.set(rel, c.entry);
+      }
+    }
+    if (next.size !== this.#cache.size) this.#dirty = true;
+    this.#cache = next;
+    return tree;
+  }
+
+  /**
+   * Only the files `rels`, for a call that can change nothing else (write,
+   * edit): each a regular file within the size limit, or absent, reached
+   * without a symlink and outside `.git`. Undefined when one is anything else:
+   * then scan everything. The stat cache is only read: a full scan later sees
+   * any change by its stat.
+   */
+  paths(rels: readonly string[]): Tree | undefined {
+    this.#load();
+    const now = Date.now();
+    const tree: Tree = new Map();
+    for (const rel of rels) {
+      const parts = rel.split("/");
+      if (parts.some((p) => p === "" || p === "." || p === ".." || p === ".git")) return undefined;
+      let dir = this.workspace;
+      for (let i = 0; i < parts.length - 1; i++) {
+        dir += "/" + parts[i];
+        const st = lstatOrNull(dir);
+        if (st === null) break;
+        if (!st.isDirectory) return undefined;
+        // Directories the call makes for the file are its changes too.
+        tree.set(parts.slice(0, i + 1).join("/"), { t: "d", mode: (st.mode ?? 0o755) & 0o7777 });
+      }
+      const abs = this.workspace + "/" + rel;
+      const st = lstatOrNull(abs);
+      if (st === null) continue;
+      if (!st.isFile) return undefined;
+      const c = this.#entry(abs, rel, this.#cache.get(rel)?.ig ?? false, now);
+      if (c?.entry.t !== "f") return undefined;
+      tree.set(rel, c.entry);
+    }
+    return tree;
+  }
+
+  /** Writes the stat cache for the next process, when it changed since it was last written. */
+  saveState(): void {
+    if (!this.#dirty) return;
+    const rows: unknown[] = [];
+    for (const [rel, c] of this.#cache) {
+      if (c.racy) continue;
+      rows.push([rel, c.entry, c.ino, c.size, c.mtime, c.ctime, c.ig ? 1 : 0]);
+    }
+    this.store.saveState(JSON.stringify({ v: 1, rows }));
+    this.#dirty = false;
+  }
+
+  /** The cache another process left, each row trusted only while its object is kept. */
+  #load(): void {
+    if (this.#loaded) return;
+    this.#loaded = true;
+    const text = this.store.loadState();
+    if (!text) return;
+    try {
+      const state = JSON.parse(text) as { v: number; rows: unknown[][] };
+      if (state.v !== 1) return;
+      for (const r of state.rows) {
+        const [rel, entry, ino, size, mtime, ctime, ig] = r as [
+          string,
+          Entry,
+          number | null,
+          number,
+          number,
+          number,
+          number,
+        ];
+        if (entry.t === "f" && !this.store.hasObject(entry.hash)) continue;
+        this.#cache.set(rel, { entry, ino, size, mtime, ctime, ig: ig === 1, racy: false });
+      }
+    } catch {
+      // A damaged cache is only a slower scan.
+    }
+  }
+
+  /** The cached or fresh state of one non-directory path; undefined when it is none of ours. */
+  #entry(abs: string, rel: string, ig: boolean, now: number): Cached | undefined {
+    const st = lstatOrNull(abs);
+    if (!st || st.isDirectory) return undefined;
+    const mtime = ms(st.mtime), ctime = ms(st.ctime);
+    const old = this.#cache.get(rel);
+    if (
+      old && !old.racy && old.ino === st.ino && old.size === st.size && old.mtime === mtime &&
+      old.ctime === ctime && old.ig === ig
+    ) {
+      return old;
+    }
+    this.#dirty = true;
+    const racy = isRacy(now, mtime, ctime);
+    const base = { ino: st.ino, size: st.size, mtime, ctime, ig, racy };
+    if (st.isSymlink) {
+      let target: string;
+      try {
+        target = Deno.readLinkSync(abs);
+      } catch {
+        return undefined;
+      }
+      return { ...base, entry: { t: "l", target } };
+    }
+    if (!st.isFile) return undefined;
+    const mode = (st.mode ?? 0o644) & 0o7777;
+    if (st.size > (ig ? this.limits.ignoredMax : this.limits.fileMax)) {
+      return { ...base, entry: { t: "big", size: st.size, mtime } };
+    }
+    // The content may already be known: a mode change, or a touch.
+    if (
+      old && old.entry.t === "f" && old.ino === st.ino && old.size === st.size &&
+      old.mtime === mtime && !old.racy
+    ) {
+      return { ...base, entry: { ...old.entry, mode } };
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = Deno.readFileSync(abs);
+    } catch {
+      return undefined;
+    }
+    this.hashed++;
+    const hash = hashBytes(bytes);
+    this.store.putObject(hash, bytes);
+    return {
+      ...base,
+      size: bytes.byteLength,
+      entry: { t: "f", mode, size: bytes.byteLength, hash },
+    };
+  }
+
+  /** The names in `dir`, from the cache while its stat is unchanged. */
+  #listing(dir: string, now: number): Listing | undefined {
+    const st = lstatOrNull(dir);
+    if (!st?.isDirectory) {
+      this.#dirs.delete(dir);
+      return undefined;
+    }
+    const mtime = ms(st.mtime), ctime = ms(st.ctime);
+    const hit = this.#dirs.get(dir);
+    if (hit && hit.ino === st.ino && hit.mtime === mtime && hit.ctime === ctime) return hit;
+    const names: Listing["names"] = [];
+    let ignore = false, gitignore = false, git = false;
+    try {
+      for (const e of Deno.readDirSync(dir)) {
+        const name = e.name;
+        // The user's repository is theirs: never read, never restored.
+        if (name === ".git") {
+          git = true;
+          continue;
+        }
+        if (name === ".ignore") ignore = true;
+        else if (name === ".gitignore") gitignore = true;
+        if (e.isDirectory) names.push([name, "d"]);
+        else if (e.isSymlink) names.push([name, "l"]);
+        else if (e.isFile) names.push([name, "f"]);
+      }
+    } catch {
+      this.#dirs.delete(dir);
+      return undefined;
+    }
+    const mode = (st.mode ?? 0o755) & 0o7777;
+    const l: Listing = { ino: st.ino, mtime, ctime, mode, names, ignore, gitignore, git };
+    if (!isRacy(now, mtime, ctime)) this.#dirs.set(dir, l);
+    else this.#dirs.delete(dir);
+    return l;
+  }
+}
+
+/** Which names of a listing the rules ignore, kept with the listing while the rules are the same. */
+function verdictsOf(dir: string, l: Listing, set: IgnoreSet): boolean[] {
+  if (l.verdicts?.key === set.key) return l.verdicts.ignored;
+  const prefix = dir === "/" ? "/" : dir + "/";
+  const ignored = set.order.length === 0
+    ? l.names.map(() => false)
+    : l.names.map(([name, kind]) => set.ignores(prefix + name, name, kind === "d"));
+  l.verdicts = { key: set.key, ignored };
+  return ignored;
+}
+
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** What changed from `before` to `after`, in path order. */
+export function diffTrees(
+  before: Tree,
+  after: Tree,
+): { p: string; b: Entry | null; a: Entry | null }[] {
+  const out: { p: string; b: Entry | null; a: Entry | null }[] = [];
+  for (const [p, b] of before) {
+    const a = after.get(p) ?? null;
+    if (!sameEntry(b, a)) out.push({ p, b, a });
+  }
+  for (const [p, a] of after) if (!before.has(p)) out.push({ p, b: null, a });
+  return out.sort((x, y) => (x.p < y.p ? -1 : x.p > y.p ? 1 : 0));
+}

@@ -1,0 +1,189 @@
+/**
+ * Undo as a dispatch stage: before each mutating call (the workspace lock's
+ * definition, and inside that lock) the workspace is scanned into the undo
+ * store; after it, scanned again, and what changed is journaled for `crab undo`
+ * and told to the model as `files changed: +2 ~1 -0: …`. write and edit can
+ * only change their own file, so for them only that file is looked at, before
+ * and after: their cost does not grow with the workspace.
+ *
+ * A snapshot that fails (a full disk) does not stop the call: its result says
+ * the call cannot be undone.
+ *
+ * @module
+ */
+
+import { isAbsolute, relative, resolve } from "node:path";
+import { isMutating } from "../../tools/call/workspace_lock.ts";
+import type { CheckedCall, DispatchStage } from "../../tools/call/stages.ts";
+import { printable } from "../../tools/fs/printable.ts";
+import { diffTrees, type Limits, Snapshotter, TooLarge, type Tree } from "./snapshot.ts";
+import { type Change, UndoStore } from "./store.ts";
+import { prune, type Retention } from "./retention.ts";
+
+/** How often the stat cache is written for the next process, at most. */
+const SAVE_EVERY_MS = 10_000;
+
+/** Paths named in one result line at most. */
+export const SHOWN_PATHS = 12;
+
+/** Options of {@link undoStage}. */
+export interface UndoStageOptions {
+  /** Real path of the workspace. */
+  workspace: string;
+  /** The transcript the calls belong to (changes on `/clear`). */
+  sessionId: () => string;
+  /** Defaults to the workspace's store under crab's data dir. */
+  store?: UndoStore;
+  limits?: Partial<Limits>;
+  retention?: Partial<Retention>;
+  /** Told of each call's summary once its observation is recorded. */
+  onChanges?(runId: string, callSeq: number, summary: string): void;
+}
+
+/** `+2 ~1 -0`: files added, modified and removed. */
+export function countLine(changes: readonly Change[]): string {
+  let add = 0, mod = 0, del = 0;
+  for (const c of changes) {
+    if (c.b === null) add++;
+    else if (c.a === null) del++;
+    else mod++;
+  }
+  return `+${add} ~${mod} -${del}`;
+}
+
+/** One path with its sign, escaped for the model and the terminal. */
+function signed(c: Change): string {
+  const sign = c.b === null ? "+" : c.a === null ? "-" : "~";
+  const dir = (c.a ?? c.b)?.t === "d" ? "/" : "";
+  return sign + printable(c.p, "strict", 200) + dir;
+}
+
+/** What a result says of a call's changes: the counts, the paths (bounded), what undo cannot restore. */
+export function changeReport(changes: readonly Change[], limits: Limits): string {
+  const shown = changes.slice(0, SHOWN_PATHS).map(signed).join(" ");
+  const more = changes.length > SHOWN_PATHS ? ` … and ${changes.length - SHOWN_PATHS} more` : "";
+  let text = `files changed: ${countLine(changes)}: ${shown}${more}`;
+  const uncovered = changes.filter((c) =>
+    c.b?.t === "big" || c.a?.t === "big" || c.b?.t === "heavy" || c.a?.t === "heavy"
+  );
+  if (uncovered.length) {
+    const why = (c: Change) => {
+      const e = c.a ?? c.b!;
+      const what = e.t === "heavy"
+        ? "ignored directory, recorded by name only"
+        : e.t === "big"
+        ? `${mb(e.size)}, over the size limit`
+        : "not kept";
+      return `${printable(c.p, "strict", 200)} (${what})`;
+    };
+    const list = uncovered.slice(0, SHOWN_PATHS).map(why).join(", ");
+    text += `\nnot covered by undo: ${list}` +
+      (uncovered.length > SHOWN_PATHS ? ` … and ${uncovered.length - SHOWN_PATHS} more` : "") +
+      ` (files up to ${mb(limits.fileMax)} are kept, ignored ones up to ${mb(limits.ignoredMax)})`;
+  }
+  return text;
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
+}
+
+/** The workspace-relative path a write or edit names, when it lies inside the workspace. */
+function targetOf(call: CheckedCall, workspace: string): string | undefined {
+  if (call.tool.name !== "write" && call.tool.name !== "edit") return undefined;
+  const path = call.input.path;
+  if (typeof path !== "string" || path === "") return undefined;
+  const abs = isAbsolute(path) ? resolve(path) : resolve(workspace, path);
+  const rel = relative(workspace, abs);
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return undefined;
+  return rel.split("\\").join("/");
+}
+
+/** The undo stage for one dispatcher's workspace. */
+export function undoStage(opts: UndoStageOptions): DispatchStage {
+  let snap: Snapshotter | undefined;
+  const before = new WeakMap<CheckedCall, Tree | Error>();
+  // Calls whose snapshot is of their one file (write, edit): its path.
+  const partial = new WeakMap<CheckedCall, string>();
+  let savedAt = -Infinity;
+  let tooLarge: TooLarge | undefined;
+  const summaries = new WeakMap<CheckedCall, string>();
+  const snapshotter = () => {
+    if (snap) return snap;
+    const store = opts.store ?? UndoStore.of(opts.workspace);
+    try {
+      prune(store, opts.retention);
+    } catch (e) {
+      console.error(`crab: could not prune undo snapshots: ${e instanceof Error ? e.message : e}`);
+    }
+    return snap = new Snapshotter(opts.workspace, store, opts.limits);
+  };
+  return {
+    name: "undo",
+    preRun(call) {
+      if (!isMutating(call.tool)) return;
+      try {
+        const s = snapshotter();
+        const rel = targetOf(call, opts.workspace);
+        const only = rel === undefined ? undefined : s.paths([rel]);
+        if (only) partial.set(call, rel!);
+        // Too large once is too large for the rest of the process: no scan of it again.
+        if (!only && tooLarge) throw tooLarge;
+        before.set(call, only ?? s.scan());
+      } catch (e) {
+        if (e instanceof TooLarge) tooLarge = e;
+        before.set(call, e instanceof Error ? e : new Error(String(e)));
+      }
+    },
+    postRun(call) {
+      const was = before.get(call);
+      if (was === undefined) return undefined;
+      before.delete(call);
+      if (was instanceof Error) {
+        return `undo: no snapshot was taken (${printable(was.message, "strict", 200)}); ` +
+          "this call cannot be undone";
+      }
+      const s = snap!;
+      const rel = partial.get(call);
+      partial.delete(call);
+      // A write or edit that became something else (a symlink, too big) is looked at whole.
+      let after: Tree | undefined;
+      let base = was;
+      try {
+        after = rel === undefined ? s.scan() : s.paths([rel]);
+        if (after === undefined) {
+          after = s.scan();
+          base = new Map(after);
+          if (was.has(rel!)) base.set(rel!, was.get(rel!)!);
+          else base.delete(rel!);
+        }
+      } catch (e) {
+        if (!(e instanceof TooLarge)) throw e;
+        tooLarge = e;
+        return `undo: what this call changed is not known (${e.message}); it cannot be undone`;
+      }
+      const changes = diffTrees(base, after);
+      // The stat cache is for the next process: written at most every few seconds.
+      if (rel === undefined && performance.now() - savedAt >= SAVE_EVERY_MS) {
+        s.saveState();
+        savedAt = performance.now();
+      }
+      if (changes.length === 0) return undefined;
+      s.store.writeCall({
+        run: call.runId,
+        seq: call.callSeq,
+        session: opts.sessionId(),
+        tool: call.name,
+        at: Date.now(),
+        changes,
+      });
+      const report = changeReport(changes, s.limits);
+      summaries.set(call, countLine(changes));
+      return report;
+    },
+    observe(observation, call) {
+      const summary = summaries.get(call as CheckedCall);
+      if (summary !== undefined) opts.onChanges?.(observation.runId, observation.callSeq, summary);
+    },
+  };
+}

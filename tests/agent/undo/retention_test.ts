@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { prune, retentionOf } from "../../../agent/undo/retention.ts";
+import { type CallRecord, hashBytes, UndoStore } from "../../../agent/undo/store.ts";
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** A call that replaced one file's content with `size` new bytes. */
+function call(store: UndoStore, seq: number, at: number, size: number): CallRecord {
+  const bytes = new Uint8Array(size).fill(seq);
+  const hash = hashBytes(bytes);
+  store.putObject(hash, bytes);
+  const record: CallRecord = {
+    run: "run0000001",
+    seq,
+    session: "s",
+    tool: "bash",
+    at,
+    changes: [{ p: `f${seq}`, b: null, a: { t: "f", mode: 0o644, size, hash } }],
+  };
+  store.writeCall(record);
+  return record;
+}
+
+function objectCount(store: UndoStore): number {
+  let n = 0;
+  for (const fan of Deno.readDirSync(join(store.dir, "objects"))) {
+    n += [...Deno.readDirSync(join(store.dir, "objects", fan.name))].length;
+  }
+  return n;
+}
+
+Deno.test("prune() drops the oldest calls and their objects until the store fits its size limit", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-prune-" });
+  try {
+    const store = new UndoStore(dir);
+    const now = Date.now();
+    for (let i = 1; i <= 5; i++) call(store, i, now - (10 - i) * 1000, 1000);
+    assert.equal(objectCount(store), 5);
+    const pruned = prune(store, { maxBytes: 2500 }, now);
+    assert.deepEqual(pruned, { calls: 3, objects: 3, bytes: 3000 });
+    assert.deepEqual(store.calls().map((r) => r.seq), [4, 5]);
+    assert.equal(objectCount(store), 2);
+    // Within its limits, nothing more goes.
+    assert.deepEqual(prune(store, { maxBytes: 2500 }, now), { calls: 0, objects: 0, bytes: 0 });
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("prune() forgets calls older than the age limit, and keeps what the last scan needs", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-prune-" });
+  try {
+    const store = new UndoStore(dir);
+    const now = Date.now();
+    const old = call(store, 1, now - 31 * DAY, 10);
+    call(store, 2, now - DAY, 10);
+    // The baseline of the next call names the old call's content: it stays.
+    const h = (old.changes[0].a as { hash: string }).hash;
+    store.saveState(JSON.stringify({ v: 1, rows: [["f1", old.changes[0].a, 1, 10, 0, 0, 0]] }));
+    const pruned = prune(store, {}, now);
+    assert.deepEqual(pruned, { calls: 1, objects: 0, bytes: 0 });
+    assert.deepEqual(store.calls().map((r) => r.seq), [2]);
+    assert.ok(store.hasObject(h));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("retentionOf() turns the undo setting into limits, leaving the rest to the defaults", () => {
+  assert.deepEqual(retentionOf(undefined), {});
+  assert.deepEqual(retentionOf({ retentionDays: 7, maxStoreMB: 100 }), {
+    maxAgeMs: 7 * DAY,
+    maxBytes: 100 * 1024 * 1024,
+  });
+});

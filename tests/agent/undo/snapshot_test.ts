@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { diffTrees, Snapshotter } from "../../../agent/undo/snapshot.ts";
+import { hashBytes, UndoStore } from "../../../agent/undo/store.ts";
+
+const enc = new TextEncoder();
+
+function temp(): { ws: string; store: UndoStore; [Symbol.dispose](): void } {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-snap-" }));
+  const ws = join(root, "ws");
+  Deno.mkdirSync(ws);
+  Deno.mkdirSync(join(ws, ".git"));
+  Deno.writeTextFileSync(join(ws, ".git", "HEAD"), "ref: refs/heads/main\n");
+  return {
+    ws,
+    store: new UndoStore(join(root, "undo")),
+    [Symbol.dispose]: () => Deno.removeSync(root, { recursive: true }),
+  };
+}
+
+function put(ws: string, rel: string, text: string): void {
+  Deno.mkdirSync(join(ws, rel, ".."), { recursive: true });
+  Deno.writeTextFileSync(join(ws, rel), text);
+}
+
+Deno.test("Snapshotter.scan() keeps files, modes and symlinks; ignored heavy dirs and big files by name only; never .git", () => {
+  using t = temp();
+  put(t.ws, ".gitignore", "node_modules/\n*.log\nbig.bin\n");
+  put(t.ws, "src/a.ts", "export const a = 1;\n");
+  put(t.ws, "app.log", "small ignored\n");
+  put(t.ws, "node_modules/x/index.js", "module.exports = 1;\n");
+  Deno.writeFileSync(join(t.ws, "big.bin"), new Uint8Array(2048));
+  Deno.chmodSync(join(t.ws, "src/a.ts"), 0o755);
+  Deno.symlinkSync("src/a.ts", join(t.ws, "link"));
+  const snap = new Snapshotter(t.ws, t.store, { ignoredMax: 1024 });
+  const tree = snap.scan();
+  const a = "export const a = 1;\n";
+  assert.deepEqual(Object.fromEntries(tree), {
+    ".gitignore": {
+      t: "f",
+      mode: 0o644,
+      size: 28,
+      hash: hashBytes(enc.encode("node_modules/\n*.log\nbig.bin\n")),
+    },
+    "app.log": { t: "f", mode: 0o644, size: 14, hash: hashBytes(enc.encode("small ignored\n")) },
+    "big.bin": {
+      t: "big",
+      size: 2048,
+      mtime: Deno.lstatSync(join(t.ws, "big.bin")).mtime!.getTime(),
+    },
+    link: { t: "l", target: "src/a.ts" },
+    node_modules: {
+      t: "heavy",
+      mtime: Deno.lstatSync(join(t.ws, "node_modules")).mtime!.getTime(),
+    },
+    src: { t: "d", mode: Deno.lstatSync(join(t.ws, "src")).mode! & 0o7777 },
+    "src/a.ts": { t: "f", mode: 0o755, size: a.length, hash: hashBytes(enc.encode(a)) },
+  });
+  assert.deepEqual(t.store.readObject(hashBytes(enc.encode(a))), enc.encode(a));
+});
+
+Deno.test("Snapshotter.scan() hashes again only what changed once the stats are settled", async () => {
+  using t = temp();
+  for (let i = 0; i < 20; i++) put(t.ws, `d/f${i}.txt`, `file ${i}\n`);
+  const snap = new Snapshotter(t.ws, t.store);
+  snap.scan();
+  assert.equal(snap.hashed, 20);
+  // Past the window in which a stat cannot be trusted (ctime comes in whole seconds).
+  await new Promise((r) => setTimeout(r, 1300));
+  snap.scan();
+  assert.equal(snap.hashed, 20, "a stat made within the racy window is hashed again once");
+  const before = snap.scan();
+  assert.equal(snap.hashed, 0);
+  put(t.ws, "d/f3.txt", "changed\n");
+  const after = snap.scan();
+  assert.equal(snap.hashed, 1);
+  assert.deepEqual(diffTrees(before, after).map((c) => c.p), ["d/f3.txt"]);
+  // A new process starts from the saved stat cache, not from zero.
+  snap.saveState();
+  const fresh = new Snapshotter(t.ws, t.store);
+  fresh.scan();
+  assert.ok(fresh.hashed <= 1, `hashed ${fresh.hashed}`);
+});

@@ -1,0 +1,119 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { SHOWN_PATHS, undoStage } from "../../../agent/undo/stage.ts";
+import { UndoStore } from "../../../agent/undo/store.ts";
+import type { CheckedCall } from "../../../tools/call/stages.ts";
+
+function temp() {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-stage-" }));
+  const ws = join(root, "ws");
+  Deno.mkdirSync(ws);
+  return { root, ws, store: new UndoStore(join(root, "undo")) };
+}
+
+let seq = 0;
+function callOf(tool: string, input: Record<string, unknown>): CheckedCall {
+  return {
+    name: tool,
+    callSeq: ++seq,
+    callId: undefined,
+    runId: "run0000000001",
+    args: input,
+    signal: new AbortController().signal,
+    session: undefined,
+    tool: { name: tool, class: tool === "bash" ? "exec" : tool === "read" ? "read" : "write" },
+    input,
+  } as unknown as CheckedCall;
+}
+
+/** Runs `act` as the body of a call of `tool` through the stage; returns what the stage added. */
+async function through(
+  stage: ReturnType<typeof undoStage>,
+  tool: string,
+  input: Record<string, unknown>,
+  act: () => void,
+): Promise<string | undefined> {
+  const call = callOf(tool, input);
+  await stage.preRun!(call);
+  act();
+  return await stage.postRun!(call, { ok: true, result: { output: "" } });
+}
+
+Deno.test("undoStage(): an edit through a symlink is seen where it landed", async () => {
+  const t = temp();
+  try {
+    Deno.writeTextFileSync(join(t.ws, "e.txt"), "one\n");
+    Deno.symlinkSync("e.txt", join(t.ws, "link"));
+    const stage = undoStage({ workspace: t.ws, sessionId: () => "s", store: t.store });
+    const added = await through(stage, "edit", { path: "link" }, () => {
+      Deno.writeTextFileSync(join(t.ws, "link"), "two\n");
+    });
+    assert.equal(added, "files changed: +0 ~1 -0: ~e.txt");
+    assert.deepEqual(t.store.calls().map((r) => r.changes.map((c) => c.p)), [["e.txt"]]);
+  } finally {
+    Deno.removeSync(t.root, { recursive: true });
+  }
+});
+
+Deno.test("undoStage(): read-only calls take no snapshot; a call that changes nothing says nothing", async () => {
+  const t = temp();
+  try {
+    Deno.writeTextFileSync(join(t.ws, "a.txt"), "a\n");
+    const stage = undoStage({ workspace: t.ws, sessionId: () => "s", store: t.store });
+    assert.equal(await through(stage, "read", { path: "a.txt" }, () => {}), undefined);
+    assert.throws(() => Deno.lstatSync(t.store.dir), Deno.errors.NotFound);
+    assert.equal(await through(stage, "bash", { command: "true" }, () => {}), undefined);
+    assert.deepEqual(t.store.calls(), []);
+  } finally {
+    Deno.removeSync(t.root, { recursive: true });
+  }
+});
+
+Deno.test("undoStage(): the report names at most a dozen paths, and what undo could not keep", async () => {
+  const t = temp();
+  try {
+    const stage = undoStage({
+      workspace: t.ws,
+      sessionId: () => "s",
+      store: t.store,
+      limits: { fileMax: 1024 * 1024 },
+    });
+    const added = await through(stage, "bash", { command: "make" }, () => {
+      for (let i = 0; i < 14; i++) Deno.writeTextFileSync(join(t.ws, `f${i}`), "x");
+      Deno.writeFileSync(join(t.ws, "big.bin"), new Uint8Array(2 * 1024 * 1024));
+    });
+    const [first, second] = (added ?? "").split("\n");
+    assert.match(first, /^files changed: \+15 ~0 -0: \+big\.bin \+f0 \+f1 .* … and 3 more$/);
+    assert.equal(first.match(/ \+[a-z]/g)?.length, SHOWN_PATHS);
+    assert.equal(
+      second,
+      "not covered by undo: big.bin (2.0 MB, over the size limit) (files up to 1.0 MB are kept, " +
+        "ignored ones up to 1.0 MB)",
+    );
+  } finally {
+    Deno.removeSync(t.root, { recursive: true });
+  }
+});
+
+Deno.test("undoStage(): a workspace over the entry limit is not scanned, but writes are still kept", async () => {
+  const t = temp();
+  try {
+    for (let i = 0; i < 5; i++) Deno.writeTextFileSync(join(t.ws, `f${i}`), "x");
+    const stage = undoStage({
+      workspace: t.ws,
+      sessionId: () => "s",
+      store: t.store,
+      limits: { maxEntries: 3 },
+    });
+    const said = "undo: no snapshot was taken (the workspace has more than 3 files undo would " +
+      "keep); this call cannot be undone";
+    assert.equal(await through(stage, "bash", { command: "x" }, () => {}), said);
+    assert.equal(await through(stage, "bash", { command: "y" }, () => {}), said);
+    const added = await through(stage, "write", { path: "f1" }, () => {
+      Deno.writeTextFileSync(join(t.ws, "f1"), "written");
+    });
+    assert.equal(added, "files changed: +0 ~1 -0: ~f1");
+  } finally {
+    Deno.removeSync(t.root, { recursive: true });
+  }
+});
