@@ -175,7 +175,7 @@ export async function runCommand(
       line(help(ctx));
       return;
     case "/clear":
-      rt.newSession();
+      await rt.newSession();
       rt.agent.resetUsage();
       screen.raw("\x1b[H\x1b[2J\x1b[3J");
       line(c.dim("(new conversation; files must be read again before editing)"));
