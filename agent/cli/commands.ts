@@ -283,7 +283,8 @@ const mcpServe: Command = {
     "settings",
   ],
   refuses: {
-    trustProject: "crab mcp serve reads no project files: it serves the built-in tools only",
+    trustProject: "crab mcp serve reads no project files (rules, hooks) until the workspace " +
+      "is trusted: start crab there once and trust it",
     mcpConfig: "crab mcp serve starts no MCP servers: it serves the built-in tools only",
     strictMcpConfig: "crab mcp serve starts no MCP servers: it serves the built-in tools only",
   },

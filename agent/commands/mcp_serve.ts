@@ -35,6 +35,9 @@ import {
   type Permissions,
 } from "../run/settings.ts";
 import { isTrusted } from "../run/trust.ts";
+import { printable } from "../../tools/fs/printable.ts";
+import { type HookCommand, HookConfigError } from "../hooks/config.ts";
+import { loadToolHooks, toolHookStages } from "../hooks/tool_commands.ts";
 
 /** Options of `crab mcp serve`. */
 export interface McpServeOptions {
@@ -160,6 +163,17 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     return 2;
   }
   for (const n of permissions.notices) console.error(`crab: ${n}`);
+  let hooks: HookCommand[];
+  try {
+    hooks = loadToolHooks(workspace, isTrusted(workspace), opts.permissions?.settings, {
+      trustHint: "start crab there once and trust it to run them",
+      notice: (m) => console.error(`crab: ${m}`),
+    });
+  } catch (e) {
+    if (!(e instanceof HookConfigError)) throw e;
+    console.error(`error: ${e.message}\nhint: ${e.hint}`);
+    return 2;
+  }
   if (tools.some((t) => t.class === "exec") && sandbox.mode !== "danger-full-access") {
     const status = await sandboxStatus(workspace, sandbox).catch(() => undefined);
     if (status && !status.ok) {
@@ -195,18 +209,29 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
       session.sandbox = withRules(sandbox, () => permissions.rules);
       const runId = store.startRun({ mode: "mcp-serve", workspace: session.workspace });
       openRuns.add(runId);
+      const policy = new SessionPolicy({
+        allowed,
+        mode: commandLineMode(flags),
+        rules: permissions.rules,
+        home: permissions.home,
+      });
       const dispatcher = new Dispatcher({
         registry,
         session,
-        policy: new SessionPolicy({
-          allowed,
-          mode: commandLineMode(flags),
-          rules: permissions.rules,
-          home: permissions.home,
-        }),
+        policy,
         sink: store,
         runId,
-        stages: telemetry?.dispatchStages({ runId }),
+        stages: [
+          ...telemetry?.dispatchStages({ runId }) ?? [],
+          ...toolHookStages(hooks, {
+            workspace: session.workspace,
+            store,
+            runId,
+            permissionMode: () => policy.mode,
+            notice: (m) => console.error(`crab: ${printable(m, "prose")}`),
+            telemetry,
+          }),
+        ],
       });
       return {
         dispatcher,

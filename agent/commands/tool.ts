@@ -38,6 +38,8 @@ import {
   type Permissions,
 } from "../run/settings.ts";
 import { isTrusted, realOrSelf } from "../run/trust.ts";
+import { type HookCommand, HookConfigError } from "../hooks/config.ts";
+import { loadToolHooks, toolHookStages } from "../hooks/tool_commands.ts";
 import type { McpHub } from "../../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
 
@@ -325,7 +327,23 @@ export async function toolCommand(
         return 1;
       }
     }
-    return await runCalls(name, argsJson, opts, registry, policy, mcp);
+    let hooks: HookCommand[];
+    try {
+      hooks = loadToolHooks(
+        workspace,
+        opts.trustProject || isTrusted(workspace),
+        opts.permissions?.settings,
+        {
+          trustHint: "pass --trust-project to run them",
+          notice: (m) => console.error(`crab: ${m}`),
+        },
+      );
+    } catch (e) {
+      if (!(e instanceof HookConfigError)) throw e;
+      console.error(`error: ${e.message}\nhint: ${e.hint}`);
+      return 2;
+    }
+    return await runCalls(name, argsJson, opts, registry, policy, mcp, hooks);
   } finally {
     await mcp.close();
   }
@@ -338,6 +356,7 @@ async function runCalls(
   registry: Registry,
   policy: SessionPolicy,
   mcp: McpOnDemand,
+  hooks: readonly HookCommand[],
 ): Promise<number> {
   let extra: AllowedClass[];
   let user;
@@ -376,7 +395,17 @@ async function runCalls(
     policy,
     sink: store,
     runId,
-    stages: telemetry?.dispatchStages({ runId }),
+    stages: [
+      ...telemetry?.dispatchStages({ runId }) ?? [],
+      ...toolHookStages(hooks, {
+        workspace: session.workspace,
+        store,
+        runId,
+        permissionMode: () => policy.mode,
+        notice: (m) => console.error(`crab: ${printable(m, "prose")}`),
+        telemetry,
+      }),
+    ],
   });
   let code = 0;
   try {

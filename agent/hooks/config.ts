@@ -43,7 +43,11 @@ export type HookEvent = typeof HOOK_EVENTS[number];
 export const BLOCKING_EVENTS: readonly HookEvent[] = ["PreToolUse", "UserPromptSubmit"];
 
 /** Events whose matcher is a tool name. */
-const TOOL_EVENTS: readonly HookEvent[] = ["PreToolUse", "PostToolUse", "PostToolUseFailure"];
+export const TOOL_EVENTS: readonly HookEvent[] = [
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+];
 
 /** Default timeout of one hook command, in seconds (Claude Code's). */
 export const DEFAULT_TIMEOUT_S = 60;
@@ -251,6 +255,12 @@ export function loadHooks(
   workspace: string,
   trusted: boolean,
   settingsFlag?: string,
+  only?: {
+    /** The events this command fires: the others' hooks are left out, unmentioned. */
+    events: readonly HookEvent[];
+    /** How the notice for hooks waiting for trust says to trust the workspace. */
+    trustHint: string;
+  },
 ): LoadedHooks {
   const notices: string[] = [];
   const hooks: HookCommand[] = [];
@@ -278,12 +288,17 @@ export function loadHooks(
       ...parseHooks(hooksOf(raw), { scope: "settings", source: file ?? "--settings" }, notices),
     );
   }
+  if (only) {
+    const wanted = (h: HookCommand) => only.events.includes(h.event);
+    hooks.splice(0, hooks.length, ...hooks.filter(wanted));
+    untrusted.splice(0, untrusted.length, ...untrusted.filter(wanted));
+  }
   if (untrusted.length) {
     const files = [...new Set(untrusted.map((h) => h.source))];
     notices.push(
       `ignoring ${untrusted.length} hook${untrusted.length === 1 ? "" : "s"} in ${
         files.join(", ")
-      }: this workspace is not trusted (pass --trust-project to run them)`,
+      }: this workspace is not trusted (${only?.trustHint ?? "pass --trust-project to run them"})`,
     );
   }
   return { hooks, untrusted, notices };

@@ -4,7 +4,7 @@
  *
  * Exit 0 goes on; its stdout is JSON when it parses as an object (the fields
  * below), else plain text (context for `UserPromptSubmit` and `SessionStart`,
- * otherwise only recorded). Exit 2 blocks, with stderr as the reason for the
+ * otherwise shown to the user: the REPL's detail view of the call). Exit 2 blocks, with stderr as the reason for the
  * model. Any other exit, a timeout, or a command that could not start is a
  * non-blocking error the user is told about.
  *
@@ -34,6 +34,8 @@ export interface HookVerdict {
   context?: string;
   /** One line for the user: a failure, or the hook's `systemMessage`. */
   notice?: string;
+  /** Plain stdout that is no context: shown to the user where the call is (the REPL's detail view). */
+  output?: string;
 }
 
 /** Events whose plain stdout is context for the model. */
@@ -67,7 +69,7 @@ export function verdictOf(event: string, run: HookRun, command: string): HookVer
   }
   const out = run.stdout.trim();
   const json = out.startsWith("{") ? parseObject(out) : undefined;
-  if (!json) return out && CONTEXT_EVENTS.has(event) ? { context: out } : {};
+  if (!json) return !out ? {} : CONTEXT_EVENTS.has(event) ? { context: out } : { output: out };
   const v: HookVerdict = {};
   const specific = isObject(json.hookSpecificOutput) ? json.hookSpecificOutput : {};
   const reason = str(json.reason) ?? str(specific.permissionDecisionReason);

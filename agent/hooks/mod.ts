@@ -32,6 +32,8 @@ export interface HooksOptions {
   notice(message: string): void;
   /** Each run, for the store. */
   record?(run: Omit<HookRunRecord, "runId" | "seq">): void;
+  /** A hook's plain stdout for the user, with the tool call it ran for. */
+  output?(out: HookOutput): void;
   /** Whether this process may start programs; by default asked of Deno. */
   canRun?: boolean;
   /** The Agent SDK's callbacks, called over the stream-json control channel. */
@@ -41,6 +43,14 @@ export interface HooksOptions {
     event: HookEvent,
     command: string,
   ): (end: { outcome: HookOutcome; exitCode: number | null; blocked: boolean }) => void;
+}
+
+/** A hook's plain stdout, and the tool call (the model's id) it ran for. */
+export interface HookOutput {
+  event: HookEvent;
+  command: string;
+  text: string;
+  callId?: string;
 }
 
 /** What the hooks of one event said, together. */
@@ -107,7 +117,13 @@ export class Hooks {
   async fire(
     event: HookEvent,
     fields: Record<string, unknown>,
-    opts: { names?: readonly string[]; signal?: AbortSignal; callSeq?: number } = {},
+    opts: {
+      names?: readonly string[];
+      signal?: AbortSignal;
+      callSeq?: number;
+      /** The model's id of the tool call, for {@link HooksOptions.output}. */
+      callId?: string;
+    } = {},
   ): Promise<Fired> {
     let selected = this.matching(event, opts.names);
     const fired: Fired = { context: [], ran: 0 };
@@ -168,6 +184,14 @@ export class Hooks {
     const blocks: string[] = [];
     for (const { hook, v } of verdicts) {
       if (v.notice) this.#opts.notice(v.notice);
+      if (v.output) {
+        this.#opts.output?.({
+          event,
+          command: hook.command,
+          text: v.output,
+          ...(opts.callId !== undefined ? { callId: opts.callId } : {}),
+        });
+      }
       if (v.block !== undefined) blocks.push(v.block);
       if (v.context) fired.context.push(v.context);
       if (v.decision && (!fired.decision || RANK[v.decision] > RANK[fired.decision])) {

@@ -49,6 +49,7 @@ export function hookStage(hooks: Hooks): DispatchStage {
         names: namesOf(call),
         signal: call.signal,
         callSeq: call.callSeq,
+        ...(call.callId !== undefined ? { callId: call.callId } : {}),
       });
       if (f.block !== undefined) return { deny: `blocked by a PreToolUse hook: ${f.block}` };
       if (f.decision === "allow") {
@@ -86,6 +87,7 @@ export function hookStage(hooks: Hooks): DispatchStage {
         names: namesOf(call),
         signal: call.signal,
         callSeq: call.callSeq,
+        ...(call.callId !== undefined ? { callId: call.callId } : {}),
       });
       const lines: string[] = [];
       if (f.block !== undefined) lines.push(`${event} hook: ${f.block}`);

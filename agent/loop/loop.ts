@@ -84,6 +84,14 @@ export class Agent {
     this.contextWindow = opts.contextWindow;
   }
 
+  /** The system prompt (a new conversation's SessionStart hooks may change its end). */
+  get system(): string {
+    return this.#opts.system;
+  }
+  set system(text: string) {
+    this.#opts.system = text;
+  }
+
   /** Forgets the conversation (the transcript keeper is told by the caller). */
   clear(): void {
     this.messages.length = 0;

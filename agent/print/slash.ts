@@ -14,6 +14,7 @@ import {
   costLine,
   customCommands,
   expandCommand,
+  findCommand,
   initCommand,
   INTERACTIVE_ONLY,
   slashCommand,
@@ -43,7 +44,7 @@ export function printSlash(prompt: string, rt: Runtime): PrintSlash {
   const cmd = slashCommand(prompt);
   if (!cmd) return { kind: "prompt", text: prompt };
   const workspace = rt.dispatcher.session.workspace;
-  const custom = customCommands(workspace, rt.trusted).find((c) => c.name === cmd.name);
+  const custom = findCommand(customCommands(workspace, rt.trusted), cmd.name);
   if (custom) {
     return { kind: "prompt", text: expandCommand(Deno.readTextFileSync(custom.path), cmd.args) };
   }

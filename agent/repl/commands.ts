@@ -15,7 +15,15 @@ import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import { permissionsCommand } from "./permissions_command.ts";
-import { costLine, customCommands, expandCommand, initCommand } from "../run/slash_commands.ts";
+import {
+  commandInfo,
+  costLine,
+  type CustomCommand,
+  customCommands,
+  expandCommand,
+  findCommand,
+  initCommand,
+} from "../run/slash_commands.ts";
 import { rewind, undoLast } from "./undo_command.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
@@ -62,15 +70,21 @@ const KEYS_HELP = "Keys: Enter sends; a line ending in \\, Alt-Enter or Ctrl-J a
   "Shift-Tab switches the mode: default, accept edits (writes in the workspace run), " +
   "plan (only reads run).";
 
-function description(path: string): string {
+/** `/help`'s row for a custom command: name and argument hint; where it is from and what it does. */
+function customRow(c: CustomCommand): [string, string] {
+  let text = "";
   try {
-    const text = Deno.readTextFileSync(path);
-    const front = text.match(/^---\n([^]*?)\n---\n/)?.[1];
-    const d = front?.match(/^description:\s*(.+)$/m)?.[1];
-    return d ?? text.replace(/^---\n[^]*?\n---\n/, "").trim().split("\n")[0].slice(0, 70);
+    text = Deno.readTextFileSync(c.path);
   } catch {
-    return "";
+    // Gone since it was listed: the row says only where it was.
   }
+  const info = commandInfo(text);
+  const first = text.replace(/^---\r?\n[^]*?\r?\n---\r?\n/, "").trim().split("\n")[0];
+  const where = c.namespace ? `${c.scope}:${c.namespace}` : c.scope;
+  return [
+    `/${c.name}${info.argumentHint ? ` ${info.argumentHint}` : ""}`,
+    `(${where}) ${info.description ?? first.slice(0, 70)}`,
+  ];
 }
 
 function help(ctx: CommandContext): string {
@@ -78,9 +92,9 @@ function help(ctx: CommandContext): string {
   const rows = [
     ...BUILTIN_HELP,
     // A command's name and description come from a file, maybe the workspace's.
-    ...custom.map((c): [string, string] => [
-      printable(`/${c.name}`, "strict"),
-      printable(`(${c.scope}) ${description(c.path)}`, "prose"),
+    ...custom.map(customRow).map(([a, b]): [string, string] => [
+      printable(a, "strict"),
+      printable(b, "prose"),
     ]),
   ];
   const w = Math.max(...rows.map(([a]) => a.length)) + 2;
@@ -161,7 +175,7 @@ export async function runCommand(
       line(help(ctx));
       return;
     case "/clear":
-      rt.newSession();
+      await rt.newSession();
       rt.agent.resetUsage();
       screen.raw("\x1b[H\x1b[2J\x1b[3J");
       line(c.dim("(new conversation; files must be read again before editing)"));
@@ -279,8 +293,9 @@ export async function runCommand(
       return;
     }
   }
-  const custom = customCommands(rt.dispatcher.session.workspace, rt.trusted)
-    .find((x) => `/${x.name}` === cmd);
+  const custom = cmd.startsWith("/")
+    ? findCommand(customCommands(rt.dispatcher.session.workspace, rt.trusted), cmd.slice(1))
+    : undefined;
   if (!custom) return "unknown";
   void rest;
   await ctx.send(expandCommand(Deno.readTextFileSync(custom.path), args));

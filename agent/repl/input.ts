@@ -48,10 +48,11 @@ export function appendHistory(entry: string): void {
 
 /**
  * True when `text` is a slash command rather than a prompt: `/name` with a
- * name of letters, digits, `-` or `_`. `/tmp/x.py has a bug` is a prompt.
+ * name of letters, digits, `-` or `_` (namespaced: `/frontend:test`).
+ * `/tmp/x.py has a bug` is a prompt.
  */
 export function isCommand(text: string): boolean {
-  return /^\/[A-Za-z0-9_-]+(\s|$)/.test(text);
+  return /^\/[A-Za-z0-9_-]+(?::[A-Za-z0-9_-]+)*(\s|$)/.test(text);
 }
 
 const MENTION = /(^|\s)@((?:\\ |[^\s])+)/g;

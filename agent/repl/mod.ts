@@ -43,6 +43,7 @@ import { page } from "./pager.ts";
 import { loadMarkdown, MarkdownStream, renderMarkdown } from "./render_markdown.ts";
 import { Screen } from "./screen.ts";
 import { Activity } from "./status.ts";
+import { scheduleIdleNotification } from "./idle.ts";
 import { type CallRecord, callView, detailText } from "./tool_view.ts";
 
 const PROMPT = "› ";
@@ -157,6 +158,8 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     afterCalls = false;
     screen.print(out);
   });
+  // What a call's hooks printed, by the call's id, until its result comes.
+  const hookOutputs = new Map<string, { event: string; command: string; text: string }[]>();
   const events: AgentEvents = {
     onRequest: () => {
       blocksShown = 0;
@@ -178,7 +181,14 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     onToolResult: (call: ToolCallBlock, result) => {
       activity.toolEnd(call);
       const diff = autoDetail?.tool === call.name ? autoDetail.detail : undefined;
-      const rec: CallRecord = { call, result, ...(diff ? { diff } : {}) };
+      const printed = hookOutputs.get(call.id);
+      hookOutputs.delete(call.id);
+      const rec: CallRecord = {
+        call,
+        result,
+        ...(diff ? { diff } : {}),
+        ...(printed ? { hooks: printed } : {}),
+      };
       remember(rec);
       screen.line(callView(rec, c));
       afterCalls = true;
@@ -214,6 +224,12 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
           }
         },
         events,
+        hookOutput: (o) => {
+          if (o.callId === undefined) return;
+          const list = hookOutputs.get(o.callId) ?? [];
+          list.push({ event: o.event, command: o.command, text: o.text });
+          hookOutputs.set(o.callId, list);
+        },
       },
     );
   } catch (e) {
@@ -266,8 +282,11 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     ready.then(() => mcpReady = true, () => mcpReady = true);
     return ready;
   };
+  // The model answered since the user last typed: a long wait at the prompt is worth a notification.
+  let answered = false;
   const send = (text: string) =>
     runTurn(async (signal) => {
+      answered = true;
       afterCalls = false;
       if (screen.tty) markdown = await loadMarkdown().catch(() => undefined);
       if (!mcpReady) {
@@ -413,7 +432,10 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   while (true) {
     screen.line(footer(rt, c));
     footerAbove = true;
+    const cancelIdle = answered ? scheduleIdleNotification(rt.hooks) : undefined;
+    answered = false;
     const input = await readLine();
+    cancelIdle?.();
     if (input.kind === "eof") break;
     if (input.kind !== "line") {
       if (lastWasInterrupt) break;

@@ -2,7 +2,8 @@
  * How a finished call reads on screen: its one line, then a short preview
  * under it (a command's first output lines, grep's matches, glob's count and
  * first paths, read's line range, an error's hint, an auto-approved change
- * folded to a few lines), and the full record behind the detailed view (Ctrl-O).
+ * folded to a few lines), and the full record behind the detailed view (Ctrl-O),
+ * which also shows what the call's hooks printed.
  *
  * @module
  */
@@ -12,6 +13,7 @@ import type { ToolCallBlock } from "../providers/types.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { colorDiff, type Colors } from "../terminal.ts";
 import { toolLine } from "../tool_line.ts";
+import { quoteCommand } from "../hooks/events.ts";
 
 /** Lines of a preview under a call. */
 export const PREVIEW_LINES = 4;
@@ -24,6 +26,8 @@ export interface CallRecord {
   result: DispatchResult;
   /** The change an auto-approved write or edit made (its diff). */
   diff?: string;
+  /** What the call's hooks printed (plain stdout), in the order they ran. */
+  hooks?: { event: string; command: string; text: string }[];
 }
 
 function lines(text: string): string[] {
@@ -123,6 +127,13 @@ export function detailText(records: CallRecord[], c: Colors): string {
       c.dim(r.ok ? "result:" : "error:"),
       printable(resultText(r), "prose") || c.dim("(empty)"),
     );
+    // A hook's output is the user's own program speaking, and may hold anything.
+    for (const h of rec.hooks ?? []) {
+      parts.push(
+        c.dim(`${h.event} hook ${printable(quoteCommand(h.command), "strict")}:`),
+        printable(h.text, "prose"),
+      );
+    }
     parts.push("");
   }
   return parts.join("\n");

@@ -53,7 +53,7 @@ import {
 } from "../providers/mod.ts";
 import { chooseWindow, type WindowChoice } from "../providers/context_window.ts";
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
-import { type HookCommand, Hooks, loadHooks } from "../hooks/mod.ts";
+import { type HookCommand, type HookOutput, Hooks, loadHooks } from "../hooks/mod.ts";
 import { hookStage } from "../hooks/stage.ts";
 import { HookConfigError } from "../hooks/config.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
@@ -206,6 +206,8 @@ export interface RuntimeHooks {
   ask?: Asker;
   /** Told of each call allowed without asking. */
   approved?: (request: ApprovalRequest) => void;
+  /** A hook's plain stdout (the REPL shows it in the call's detail view). */
+  hookOutput?: (out: HookOutput) => void;
   events?: AgentEvents;
 }
 
@@ -226,8 +228,12 @@ export interface Runtime {
   sandbox: SandboxMode;
   /** The previous exchange of a resumed session (for the REPL to show). */
   resumed: Message[];
-  /** Starts a new conversation in a new transcript; files must be read again. */
-  newSession(): void;
+  /**
+   * Starts a new conversation in a new transcript (`/clear`); files must be read
+   * again. SessionEnd hooks (reason `clear`) see the old session, SessionStart
+   * hooks (source `clear`) the new one.
+   */
+  newSession(): Promise<void>;
   /**
    * Starts what interactive mode's prompt did not wait for: the provider's SDK
    * and the MCP servers (print mode had both before the run began). Resolves once
@@ -245,7 +251,12 @@ export interface Runtime {
   /** Goes on with a stored session (`/resume`); returns its last exchange, to show. */
   resumeSession(id: string): Message[];
   /** The hooks in effect, and the workspace's that wait for trust (`/hooks`). */
-  hooks: { active: readonly HookCommand[]; untrusted: readonly HookCommand[] };
+  hooks: {
+    active: readonly HookCommand[];
+    untrusted: readonly HookCommand[];
+    /** Fires the Notification hooks (`idle_prompt`: the prompt waits for the user). */
+    notification(message: string, type: string): Promise<void>;
+  };
   /** Records the end of the run (after the SessionEnd hooks) and closes the store. */
   finish(status: string): Promise<void>;
 }
@@ -307,6 +318,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     sessionId: () => sessionId,
     permissionMode: (): string => policy.mode,
     notice: hooks.notice,
+    ...(hooks.hookOutput ? { output: hooks.hookOutput } : {}),
     // Hooks first fire once the run has its record (SessionStart is the first).
     record: (r) => recordHookRun(store, { ...r, runId, seq: ++hookSeq }),
   });
@@ -535,13 +547,16 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   });
   // SessionStart hooks' output is context for the model, at the end of the system prompt.
   const started = await userHooks.sessionStart(messages.length ? "resume" : "startup");
+  const system = systemPrompt(workspace, {
+    replace: flags.systemPrompt,
+    append: flags.appendSystemPrompt,
+  });
+  const withStarted = (context: string[]) =>
+    system + context.map((c) => "\n\n" + hookContext("SessionStart", c)).join("");
   const agent: Agent = new Agent({
     provider,
     dispatcher,
-    system: systemPrompt(workspace, {
-      replace: flags.systemPrompt,
-      append: flags.appendSystemPrompt,
-    }) + started.map((c) => "\n\n" + hookContext("SessionStart", c)).join(""),
+    system: withStarted(started),
     tools: () => {
       syncMcp();
       return registry.list();
@@ -576,12 +591,14 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     get sessionId() {
       return sessionId;
     },
-    newSession() {
+    async newSession() {
+      await userHooks.sessionEnd("clear");
       agent.clear();
       session.files.clear();
       sessionId = persist
         ? transcripts.create(workspace, provider.name, agent.model)
         : crypto.randomUUID();
+      agent.system = withStarted(await userHooks.sessionStart("clear"));
     },
     mcpStatus: () => hub?.status() ?? [],
     warmUp: () => {
@@ -611,7 +628,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     settings,
     sandbox: session.sandbox.mode,
     resumed: lastExchange(messages),
-    hooks: { active: hookConfig.hooks, untrusted: hookConfig.untrusted },
+    hooks: {
+      active: hookConfig.hooks,
+      untrusted: hookConfig.untrusted,
+      notification: (message, type) => userHooks.notification(message, type),
+    },
     async finish(status) {
       if (finished) return;
       finished = true;

@@ -2,9 +2,15 @@
  * Slash commands both front ends share: custom commands (a Markdown file
  * `NAME.md` in `.crab/commands/` or `.claude/commands/` of a trusted workspace,
  * or in the user's `commands/` of crab's config dir or `~/.claude/commands/`,
- * becomes `/NAME [args]`, `$ARGUMENTS` replaced by the arguments), the built-ins
- * that need no terminal (`/cost`, `/compact`, `/init`), and the names of the
- * REPL's other built-ins, which print mode refuses by name.
+ * becomes `/NAME [args]`, `$ARGUMENTS` replaced by the arguments and `$1`,
+ * `$2`… by each one), the built-ins that need no terminal (`/cost`,
+ * `/compact`, `/init`), and the names of the REPL's other built-ins, which
+ * print mode refuses by name.
+ *
+ * A file in a subfolder is namespaced: `frontend/test.md` is `/frontend:test`.
+ * Claude Code now calls it `/test` and shows the folder beside its description
+ * (`(project:frontend)`); crab answers to both, the short name only while no
+ * other command has it.
  *
  * @module
  */
@@ -18,9 +24,12 @@ import { instructionFiles, instructionLabel } from "./system_prompt.ts";
 
 /** A custom command from a Markdown file. */
 export interface CustomCommand {
+  /** `test`, or `frontend:test` for `frontend/test.md`. */
   name: string;
   scope: "project" | "user";
   path: string;
+  /** The subfolder, `frontend` or `a:b`; empty at the top. */
+  namespace: string;
 }
 
 /** Where custom commands are looked for, the first of a name winning: project before user. */
@@ -34,8 +43,41 @@ function commandDirs(workspace: string): [string, "project" | "user"][] {
   ];
 }
 
-/** The file names a command name may have. */
+/** The file and folder names a command name is made of. */
 const NAME = /^[A-Za-z0-9_-]+$/;
+/** How deep subfolders are looked into, and how many files one folder may give. */
+const MAX_DEPTH = 3;
+const MAX_FILES = 500;
+
+/** The `.md` files under `dir` as commands, subfolders namespaced. */
+function commandsIn(dir: string, scope: CustomCommand["scope"]): CustomCommand[] {
+  const out: CustomCommand[] = [];
+  const walk = (at: string, namespace: string[]) => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(at)];
+    } catch {
+      return; // No such directory.
+    }
+    for (const e of entries) {
+      if (out.length >= MAX_FILES) return;
+      if (e.isDirectory && NAME.test(e.name) && namespace.length < MAX_DEPTH - 1) {
+        walk(join(at, e.name), [...namespace, e.name]);
+        continue;
+      }
+      const base = e.name.slice(0, -3);
+      if (!e.isFile || !e.name.endsWith(".md") || !NAME.test(base)) continue;
+      out.push({
+        name: [...namespace, base].join(":"),
+        scope,
+        path: join(at, e.name),
+        namespace: namespace.join(":"),
+      });
+    }
+  };
+  walk(dir, []);
+  return out;
+}
 
 /**
  * The custom commands available, by name; a workspace's own only once it is
@@ -45,45 +87,84 @@ export function customCommands(workspace: string, trusted: boolean): CustomComma
   const out: CustomCommand[] = [];
   for (const [dir, scope] of commandDirs(workspace)) {
     if (scope === "project" && !trusted) continue;
-    try {
-      for (const e of Deno.readDirSync(dir)) {
-        const name = e.name.slice(0, -3);
-        if (!e.isFile || !e.name.endsWith(".md") || !NAME.test(name)) continue;
-        if (out.some((c) => c.name === name)) continue;
-        out.push({ name, scope, path: join(dir, e.name) });
-      }
-    } catch {
-      // No such directory.
+    for (const c of commandsIn(dir, scope)) {
+      if (!out.some((o) => o.name === c.name)) out.push(c);
     }
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/**
+ * The command `/name` runs among `commands`: its full name (`frontend:test`),
+ * or the short name Claude Code gives a namespaced one (`test`) when exactly
+ * one command has it and none is called so at the top.
+ */
+export function findCommand(
+  commands: readonly CustomCommand[],
+  name: string,
+): CustomCommand | undefined {
+  const exact = commands.find((c) => c.name === name);
+  if (exact || name.includes(":")) return exact;
+  const short = commands.filter((c) => c.name.endsWith(`:${name}`));
+  return short.length === 1 ? short[0] : undefined;
+}
+
 /** The workspace's own file for `/name`, found while the workspace is not trusted. */
 export function untrustedCommand(workspace: string, name: string): string | undefined {
-  if (!NAME.test(name)) return undefined;
   for (const [dir, scope] of commandDirs(workspace)) {
     if (scope !== "project") continue;
-    const path = join(dir, `${name}.md`);
-    try {
-      if (Deno.statSync(path).isFile) return path;
-    } catch {
-      // Not there.
-    }
+    const found = findCommand(commandsIn(dir, scope), name);
+    if (found) return found.path;
   }
   return undefined;
 }
 
-/** A command file's prompt with `$ARGUMENTS` filled in (front matter dropped). */
+/** A command file's front matter fields (`description`, `argument-hint`), one line each. */
+export function commandInfo(source: string): { description?: string; argumentHint?: string } {
+  const front = source.match(/^---\r?\n([^]*?)\r?\n---\r?\n/)?.[1] ?? "";
+  const field = (key: string) => {
+    const v = front.match(new RegExp(`^${key}:[ \\t]*(.*)$`, "m"))?.[1].trim();
+    return v ? v.replace(/^(["'])(.*)\1$/, "$2") : undefined;
+  };
+  const description = field("description");
+  const argumentHint = field("argument-hint");
+  return {
+    ...(description ? { description } : {}),
+    ...(argumentHint ? { argumentHint } : {}),
+  };
+}
+
+/**
+ * The arguments one by one, as `$1`, `$2`… take them: split at blanks, a
+ * quoted part ("two words" or 'two words') kept whole.
+ */
+export function splitArguments(args: string): string[] {
+  const out: string[] = [];
+  for (const m of args.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) out.push(m[1] ?? m[2] ?? m[3]);
+  return out;
+}
+
+/**
+ * A command file's prompt with `$ARGUMENTS` and `$1`, `$2`… filled in (front
+ * matter dropped; a missing argument is empty; `$10` is text, a price rather
+ * than a tenth argument). A file that uses neither gets the arguments after it.
+ */
 export function expandCommand(source: string, args: string): string {
-  const body = source.replace(/^---\n[^]*?\n---\n/, "");
-  if (body.includes("$ARGUMENTS")) return body.replaceAll("$ARGUMENTS", args);
-  return args ? `${body.trimEnd()}\n\n${args}` : body;
+  const body = source.replace(/^---\r?\n[^]*?\r?\n---\r?\n/, "");
+  const positional = /\$([1-9])(?![0-9])/g;
+  const uses = body.includes("$ARGUMENTS") || positional.test(body);
+  if (!uses) return args ? `${body.trimEnd()}\n\n${args}` : body;
+  const each = splitArguments(args);
+  // One pass, so an argument that contains `$1` or `$ARGUMENTS` is not expanded again.
+  return body.replace(
+    /\$ARGUMENTS|\$([1-9])(?![0-9])/g,
+    (_, n?: string) => n === undefined ? args : each[Number(n) - 1] ?? "",
+  );
 }
 
 /** A prompt read as a slash command: `/name` and the rest; undefined for any other prompt. */
 export function slashCommand(prompt: string): { name: string; args: string } | undefined {
-  const m = /^\s*\/([A-Za-z0-9_-]+)(?:\s+([^]*))?$/.exec(prompt);
+  const m = /^\s*\/([A-Za-z0-9_-]+(?::[A-Za-z0-9_-]+)*)(?:\s+([^]*))?$/.exec(prompt);
   return m ? { name: m[1], args: (m[2] ?? "").trim() } : undefined;
 }
 

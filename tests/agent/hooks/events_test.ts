@@ -16,10 +16,11 @@ Deno.test("verdictOf() reads exit 2 as a block with stderr, other codes as a not
   });
 });
 
-Deno.test("verdictOf() reads plain stdout as context only where Claude Code does", () => {
+Deno.test("verdictOf() reads plain stdout as context only where Claude Code does, else as output for the user", () => {
   assert.deepEqual(verdictOf("SessionStart", ran(0, "ctx\n"), "g"), { context: "ctx" });
   assert.deepEqual(verdictOf("UserPromptSubmit", ran(0, "ctx"), "g"), { context: "ctx" });
-  assert.deepEqual(verdictOf("PostToolUse", ran(0, "ctx"), "g"), {});
+  assert.deepEqual(verdictOf("PostToolUse", ran(0, "ctx\n"), "g"), { output: "ctx" });
+  assert.deepEqual(verdictOf("PreToolUse", ran(0, "  \n"), "g"), {});
 });
 
 Deno.test("verdictOf() honours Claude Code's JSON fields", () => {

@@ -216,6 +216,61 @@ Deno.test("repl: Notification fires when an approval waits, PreCompact before /c
   assert.deepEqual([read()[1].hook_event_name, read()[1].trigger], ["PreCompact", "manual"]);
 });
 
+Deno.test("repl: /clear runs SessionEnd (reason clear) for the old session, then SessionStart (source clear) for the new", async () => {
+  using s = sandbox();
+  const log = join(s.root, "sessions.jsonl");
+  const keep = `cat >> ${log}; echo >> ${log}`;
+  userHooks(s, {
+    SessionStart: [
+      { matcher: "startup", hooks: [{ type: "command", command: `${keep}; echo START-CONTEXT` }] },
+      { matcher: "clear", hooks: [{ type: "command", command: `${keep}; echo CLEAR-CONTEXT` }] },
+    ],
+    ...on("SessionEnd", undefined, keep),
+  });
+  await using fake = await startFakeModel([{ text: "one" }, { text: "two" }]);
+  await using t = await replAgainst(s, fake);
+  await submit(t, "hi");
+  await t.waitFor("one");
+  await submit(t, "/clear");
+  await t.waitFor("(new conversation");
+  await submit(t, "again");
+  await t.waitFor("two");
+  const [first, second] = fake.modelRequests();
+  assert.match(systemPrompt(first), /<SessionStart-hook>\nSTART-CONTEXT\n<\/SessionStart-hook>$/);
+  assert.match(systemPrompt(second), /<SessionStart-hook>\nCLEAR-CONTEXT\n<\/SessionStart-hook>$/);
+  assert.doesNotMatch(systemPrompt(second), /START-CONTEXT/);
+  assert.equal((second.body as { messages: unknown[] }).messages.length, 1);
+  const runs = Deno.readTextFileSync(log).trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(
+    runs.map((r) => [r.hook_event_name, r.source ?? r.reason]),
+    [["SessionStart", "startup"], ["SessionEnd", "clear"], ["SessionStart", "clear"]],
+  );
+  // SessionEnd speaks of the conversation that ended; SessionStart of the new one.
+  assert.equal(runs[1].session_id, runs[0].session_id);
+  assert.notEqual(runs[2].session_id, runs[1].session_id);
+});
+
+Deno.test("repl: a tool hook's plain stdout shows in the call's detail view (Ctrl-O), not to the model", async () => {
+  using s = sandbox();
+  s.put("a.txt", "alpha\n");
+  userHooks(s, on("PostToolUse", "Read", "echo checked 3 files"));
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: "a.txt" } }] },
+    { text: "Read it." },
+  ]);
+  await using t = await replAgainst(s, fake);
+  await submit(t, "read a.txt");
+  const shown = await t.waitFor("Read it.");
+  assert.doesNotMatch(shown, /checked 3 files/);
+  await t.waitFor(/› $/m);
+  await t.keys("C-o");
+  const detail = await t.waitFor(/every call in full/);
+  assert.match(detail, /PostToolUse hook "echo checked 3 files":\nchecked 3 files\n/);
+  await t.keys("q");
+  await t.waitFor(/› $/m);
+  assert.doesNotMatch(JSON.stringify(fake.modelRequests()[1].body), /checked 3 files/);
+});
+
 Deno.test("with telemetry on, each hook run is a span under its tool call's span", async () => {
   using s = sandbox();
   s.put("a.txt", "a\n");

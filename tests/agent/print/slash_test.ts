@@ -133,3 +133,31 @@ Deno.test("crab -p refuses the REPL's other built-ins and unknown commands by na
   assert.equal(path.code, 0, path.stderr);
   assert.equal(lastUserText(fake.modelRequests()[0].body), "/etc/hosts looks wrong");
 });
+
+Deno.test("crab -p runs a subfolder's command as /frontend:test and fills $1, $2", async () => {
+  using s = sandbox();
+  s.put(".claude/commands/frontend/test.md", "Test $1 with pattern $2 (all: $ARGUMENTS).\n");
+  await using fake = await startFakeModel([{ text: "1" }, { text: "2" }]);
+  const full = await printRun(s, fake, [
+    "-p",
+    `/frontend:test src/a.ts "two words"`,
+    "--trust-project",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+  ]);
+  assert.equal(full.code, 0, full.stderr);
+  assert.equal(
+    lastUserText(fake.modelRequests()[0].body),
+    `Test src/a.ts with pattern two words (all: src/a.ts "two words").\n`,
+  );
+  const init = JSON.parse(full.stdout.split("\n")[0]);
+  assert.deepEqual(init.slash_commands, ["compact", "cost", "frontend:test", "init"]);
+  // Claude Code's short name works while no other command has it.
+  const short = await printRun(s, fake, ["-p", "/test x", "--trust-project"]);
+  assert.equal(short.code, 0, short.stderr);
+  assert.equal(
+    lastUserText(fake.modelRequests()[1].body),
+    `Test x with pattern  (all: x).\n`,
+  );
+});

@@ -90,6 +90,23 @@ Deno.test("repl: a custom command from the config dir takes $ARGUMENTS; /help li
   assert.match(JSON.stringify(body(fake, 0)), /Say hello to Bob, politely\./);
 });
 
+Deno.test("repl: a subfolder's command runs as /frontend:test with $1 and $2; /help shows its hint and folder", async () => {
+  using s = sandbox();
+  s.put(
+    ".claude/commands/frontend/test.md",
+    "---\ndescription: test a component\nargument-hint: [file] [pattern]\n---\n" +
+      "Test $1 matching $2.\n",
+  );
+  await using fake = await startFakeModel([{ text: "Tested." }]);
+  await using t = await replAgainst(s, fake, ["--trust-project"]);
+  await submit(t, "/help");
+  const help = await t.waitFor("test a component");
+  assert.match(help, /\/frontend:test \[file\] \[pattern\] +\(project:frontend\) test a component/);
+  await submit(t, "/frontend:test src/b.ts 'two words'");
+  await t.waitFor("Tested.");
+  assert.match(JSON.stringify(body(fake, 0)), /Test src\/b\.ts matching two words\./);
+});
+
 Deno.test("repl: /resume picks a past session from a list and goes on with it", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "The answer is 42." }, { text: "Still 42." }]);

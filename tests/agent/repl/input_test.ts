@@ -4,6 +4,8 @@ import { commonPrefix, completePath, isCommand, mentions } from "../../../agent/
 Deno.test("isCommand() tells /name from a prompt that starts with a path", () => {
   assert.equal(isCommand("/help"), true);
   assert.equal(isCommand("/compact the tests"), true);
+  assert.equal(isCommand("/frontend:test a b"), true);
+  assert.equal(isCommand("/frontend: x"), false);
   assert.equal(isCommand("/tmp/x.py has a bug"), false);
   assert.equal(isCommand("/etc/hosts"), false);
 });

@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  commandInfo,
   customCommands,
   expandCommand,
+  findCommand,
   slashCommand,
+  splitArguments,
   untrustedCommand,
 } from "../../../agent/run/slash_commands.ts";
 
@@ -60,4 +63,78 @@ Deno.test("expandCommand() fills $ARGUMENTS, drops front matter, appends argumen
     "Fix bug 7 now (bug 7).\n",
   );
   assert.equal(expandCommand("Review the diff.\n", "carefully"), "Review the diff.\n\ncarefully");
+});
+
+Deno.test("customCommands() names a subfolder's commands frontend:test, and findCommand() also takes the short name when unique", () => {
+  const root = Deno.makeTempDirSync({ prefix: "crab-slash-" });
+  const home = Deno.env.get("HOME");
+  const xdg = Deno.env.get("XDG_CONFIG_HOME");
+  try {
+    Deno.env.set("HOME", root);
+    Deno.env.set("XDG_CONFIG_HOME", join(root, "config"));
+    const ws = join(root, "ws");
+    const put = (p: string) => {
+      Deno.mkdirSync(join(p, ".."), { recursive: true });
+      Deno.writeTextFileSync(p, "x\n");
+    };
+    put(join(ws, ".claude", "commands", "frontend", "test.md"));
+    put(join(ws, ".claude", "commands", "frontend", "ui", "button.md"));
+    put(join(ws, ".claude", "commands", "backend", "test.md"));
+    put(join(ws, ".claude", "commands", "frontend", "lint.md"));
+    put(join(ws, ".claude", "commands", "lint.md"));
+    put(join(ws, ".claude", "commands", "a", "b", "c", "too-deep.md"));
+    put(join(root, ".claude", "commands", "ops", "deploy.md"));
+    const all = customCommands(ws, true);
+    assert.deepEqual(all.map((c) => [c.name, c.scope, c.namespace]), [
+      ["backend:test", "project", "backend"],
+      ["frontend:lint", "project", "frontend"],
+      ["frontend:test", "project", "frontend"],
+      ["frontend:ui:button", "project", "frontend:ui"],
+      ["lint", "project", ""],
+      ["ops:deploy", "user", "ops"],
+    ]);
+    assert.equal(
+      findCommand(all, "frontend:test")?.path,
+      join(ws, ".claude", "commands", "frontend", "test.md"),
+    );
+    // Two folders have a test: the short name is ambiguous, so it runs neither.
+    assert.equal(findCommand(all, "test"), undefined);
+    // The top-level lint wins over frontend:lint.
+    assert.equal(findCommand(all, "lint")?.name, "lint");
+    assert.equal(findCommand(all, "deploy")?.name, "ops:deploy");
+    assert.equal(findCommand(all, "button")?.name, "frontend:ui:button");
+    assert.equal(findCommand(all, "ui:button"), undefined);
+    assert.equal(
+      untrustedCommand(ws, "frontend:test"),
+      join(ws, ".claude", "commands", "frontend", "test.md"),
+    );
+    assert.deepEqual(slashCommand("/frontend:test  a b"), { name: "frontend:test", args: "a b" });
+  } finally {
+    home === undefined ? Deno.env.delete("HOME") : Deno.env.set("HOME", home);
+    xdg === undefined ? Deno.env.delete("XDG_CONFIG_HOME") : Deno.env.set("XDG_CONFIG_HOME", xdg);
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("expandCommand() fills $1, $2… with each argument, quotes kept whole, missing ones empty", () => {
+  assert.equal(
+    expandCommand("Review PR #$1 with priority $2 ($3).\n", "456 high"),
+    "Review PR #456 with priority high ().\n",
+  );
+  assert.equal(
+    expandCommand("Fix $1 in $2; all: $ARGUMENTS\n", `"the bug" 'src/a b.ts'`),
+    `Fix the bug in src/a b.ts; all: "the bug" 'src/a b.ts'\n`,
+  );
+  // What an argument holds is not expanded again.
+  assert.equal(expandCommand("$1 then $2", "$2 x"), "$2 then x");
+  assert.equal(expandCommand("cost $10 and $1", "a"), "cost $10 and a");
+  assert.deepEqual(splitArguments(` a  "b c" 'd'  `), ["a", "b c", "d"]);
+});
+
+Deno.test("commandInfo() reads description and argument-hint from the front matter", () => {
+  assert.deepEqual(
+    commandInfo('---\ndescription: Run the tests\nargument-hint: "[file] [pattern]"\n---\nGo\n'),
+    { description: "Run the tests", argumentHint: "[file] [pattern]" },
+  );
+  assert.deepEqual(commandInfo("No front matter\n"), {});
 });
