@@ -130,26 +130,32 @@ const ms = (d: Date | null) => d?.getTime() ?? NaN;
 interface DirSet {
   set: IgnoreSet;
   ig: boolean;
+  /** The directory's listing as that snapshot saw it. */
+  l: Listing;
 }
 
 /** More changed paths than this, and an update is no cheaper than a scan. */
 const MAX_REGIONS = 2000;
 
 /**
- * What an update looks at again for a changed path `rel`: the path itself,
+ * What an update looks at again for a changed path `rel` (`abs` in full): the path itself,
  * or its first ancestor the last snapshot did not have as a directory (a new
  * directory, a heavy one). Undefined for a path of no concern (inside `.git`);
  * null when everything must be scanned (an ignore file, a `.git`, its
  * `info/exclude`).
  */
-function regionOf(rel: string, last: Tree): string | undefined | null {
+function regionOf(abs: string, rel: string, last: Tree): string | undefined | null {
   const parts = rel.split("/");
   let at = "";
   for (let i = 0; i < parts.length; i++) {
     const name = parts[i];
     if (name === ".git") {
       const rest = parts.slice(i + 1).join("/");
-      return rest === "" || rest === "info" || rest === "info/exclude" ? null : undefined;
+      if (rest === "info" || rest === "info/exclude") return null;
+      // A `.git` that came or went changes its directory's listing, which is compared;
+      // a `.git` file (a worktree's) names where the exclude rules are.
+      if (rest === "") return lstatOrNull(abs)?.isFile ? null : undefined;
+      return undefined;
     }
     at = at === "" ? name : at + "/" + name;
     if (name === ".gitignore" || name === ".ignore") return null;
@@ -203,6 +209,8 @@ export class Snapshotter {
   #dirs = new Map<string, Listing>();
   #loaded = false;
   #dirty = false;
+  /** Files with more than one name: a change through another name is not seen by a watcher. */
+  #linked = new Set<string>();
   /** What the last scan or update saw, for the next update. */
   #last: { tree: Tree; sets: Map<string, DirSet>; rules: string } | undefined;
   /** Files read and hashed by the last scan (for benchmarks and tests). */
@@ -218,6 +226,7 @@ export class Snapshotter {
   scan(): Tree {
     this.#load();
     this.#last = undefined;
+    this.#linked.clear();
     this.hashed = 0;
     const now = Date.now();
     const tree: Tree = new Map();
@@ -255,12 +264,37 @@ export class Snapshotter {
     for (const abs of changed) {
       if (abs === ws) return undefined;
       if (!abs.startsWith(prefix)) continue;
-      const region = regionOf(abs.slice(prefix.length), last.tree);
+      const region = regionOf(abs, abs.slice(prefix.length), last.tree);
       if (region === null) return undefined;
       if (region === undefined) continue;
       regions.add(region);
       if (regions.size > MAX_REGIONS) return undefined;
     }
+    // A watcher can miss an entry it could not stat when it came (a symlink loop): every
+    // directory seen is stat'ed, and one that changed is listed again and compared.
+    for (const [rel, d] of last.sets) {
+      const l = this.#listing(rel === "" ? ws : prefix + rel, now);
+      if (l === d.l) continue;
+      if (!l) {
+        if (rel === "") return undefined;
+        regions.add(rel);
+        continue;
+      }
+      if (l.git !== d.l.git || l.ignore !== d.l.ignore || l.gitignore !== d.l.gitignore) {
+        return undefined;
+      }
+      if (l.mode !== d.l.mode && rel !== "") regions.add(rel);
+      const was = new Map(d.l.names);
+      d.l = l;
+      for (const [name, kind] of l.names) {
+        if (was.get(name) !== kind) regions.add(rel === "" ? name : rel + "/" + name);
+        was.delete(name);
+      }
+      for (const name of was.keys()) regions.add(rel === "" ? name : rel + "/" + name);
+    }
+    for (const rel of this.#linked) regions.add(rel);
+    this.#linked.clear();
+    if (regions.size > MAX_REGIONS) return undefined;
     if (rulesKey(ws) !== last.rules) return undefined;
     const tree: Tree = new Map(last.tree);
     // Heavy directories are looked at every time: by their own stat, as a scan does.
@@ -324,7 +358,7 @@ export class Snapshotter {
       if (!l) continue;
       if (dirRel !== "") tree.set(dirRel, { t: "d", mode: l.mode });
       const set = dirIg ? parentSet : enterDir(parentSet, dir, l);
-      sets.set(dirRel, { set, ig: dirIg });
+      sets.set(dirRel, { set, ig: dirIg, l });
       const verdicts = dirIg ? undefined : verdictsOf(dir, l, set);
       const names = l.names;
       for (let i = 0; i < names.length; i++) {
@@ -429,6 +463,7 @@ export class Snapshotter {
   #entry(abs: string, rel: string, ig: boolean, now: number): Cached | undefined {
     const st = lstatOrNull(abs);
     if (!st || st.isDirectory) return undefined;
+    if ((st.nlink ?? 1) > 1) this.#linked.add(rel);
     const mtime = ms(st.mtime), ctime = ms(st.ctime);
     const old = this.#cache.get(rel);
     if (
