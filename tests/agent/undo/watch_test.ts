@@ -393,3 +393,55 @@ Deno.test("undoStage(): real bash calls in the bwrap sandbox, through the dispat
     Deno.removeSync(root, { recursive: true });
   }
 });
+
+Deno.test("undoStage(): past the inotify watch limit (in a user namespace), calls are scanned whole", async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-watch-limit-" }));
+  try {
+    const stageUrl = new URL("../../../agent/undo/stage.ts", import.meta.url).href;
+    const storeUrl = new URL("../../../agent/undo/store.ts", import.meta.url).href;
+    const script = join(root, "child.ts");
+    Deno.writeTextFileSync(
+      script,
+      `import { undoStage } from ${JSON.stringify(stageUrl)};
+import { UndoStore } from ${JSON.stringify(storeUrl)};
+const ws = ${JSON.stringify(join(root, "ws"))};
+Deno.mkdirSync(ws + "/a", { recursive: true });
+const hows: string[] = [], reports: unknown[] = [];
+const stage = undoStage({ workspace: ws, sessionId: () => "s",
+  store: new UndoStore(${JSON.stringify(join(root, "undo"))}), onSnapshot: (h) => hows.push(h) });
+const cmds = ["echo 1 > a/f", "mkdir -p n/o/p/q/r/s/t/u && echo x > n/o/p/q/r/s/t/u/f", "echo 2 > a/f"];
+for (const [i, command] of cmds.entries()) {
+  const call = { name: "bash", callSeq: i, runId: "r", input: { command }, tool: { name: "bash", class: "exec" } };
+  await stage.preRun!(call as never);
+  new Deno.Command("sh", { args: ["-c", command], cwd: ws }).outputSync();
+  reports.push(await stage.postRun!(call as never, { ok: true, result: { output: "" } } as never));
+}
+console.log(JSON.stringify({ hows, reports }));
+`,
+    );
+    const out = new Deno.Command("unshare", {
+      args: [
+        "-Ur",
+        "sh",
+        "-c",
+        'echo 8 > /proc/sys/user/max_inotify_watches && exec "$0" run -A --no-check "$1"',
+        Deno.execPath(),
+        script,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).outputSync();
+    const text = new TextDecoder().decode(out.stdout);
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const { hows, reports } = JSON.parse(text);
+    assert.deepEqual(reports, [
+      "files changed: +1 ~0 -0: +a/f",
+      "files changed: +9 ~0 -0: +n/ +n/o/ +n/o/p/ +n/o/p/q/ +n/o/p/q/r/ +n/o/p/q/r/s/ +n/o/p/q/r/s/t/ +n/o/p/q/r/s/t/u/ +n/o/p/q/r/s/t/u/f",
+      "files changed: +0 ~1 -0: ~a/f",
+    ]);
+    // The first call's after and the second's before are updates; once the limit is hit, scans.
+    assert.deepEqual(hows, ["scan", "update", "update", "scan", "scan", "scan"]);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
