@@ -17,6 +17,12 @@
  * is not trusted at the next one, so a same-size rewrite or a chmod within a
  * clock tick cannot be missed.
  *
+ * Cheaper still, {@link Snapshotter.update} starts from the last snapshot and
+ * looks again only at the paths a file watcher (`watch.ts`) saw change, at
+ * each directory's own stat (a changed listing is compared), at files with
+ * more than one name and at heavy directories; whatever it cannot vouch for
+ * (an ignore file, a `.git`) makes it decline, and the caller scans.
+ *
  * @module
  */
 

@@ -321,6 +321,20 @@ Deno.test("undoStage(): an overflow (a rescan event) falls back to a full scan",
   assert.deepEqual(s.hows, ["scan", "update", "scan", "scan"]);
 });
 
+Deno.test("undoStage(): a flush whose marker does not come back in time falls back to a full scan", async () => {
+  let drop = false;
+  using s = stageOver(
+    wrapped((e) => drop ? { ...e, paths: e.paths.filter((p) => !p.includes("/undo/watch/")) } : e),
+  );
+  await s.call(() => Deno.writeTextFileSync(join(s.ws, "a"), "A\n"));
+  drop = true;
+  assert.equal(
+    await s.call(() => Deno.writeTextFileSync(join(s.ws, "b"), "B\n")),
+    "files changed: +0 ~1 -0: ~b",
+  );
+  assert.deepEqual(s.hows, ["scan", "update", "scan", "scan"]);
+});
+
 Deno.test("undoStage(): a watcher that fails, or cannot start, falls back to full scans", async () => {
   {
     using s = stageOver(wrapped((e) => e, 3));
