@@ -352,6 +352,14 @@ export class Snapshotter {
     return tree;
   }
 
+  /** The directories the last scan or update walked (absolute), for a watcher to follow. */
+  dirs(): string[] {
+    const sets = this.#last?.sets;
+    if (!sets) return [];
+    const prefix = this.workspace + "/";
+    return [...sets.keys()].map((rel) => (rel === "" ? this.workspace : prefix + rel));
+  }
+
   /** Walks the directories of `stack` and everything under them into `ctx`. */
   #walk(
     stack: { abs: string; rel: string; set: IgnoreSet; ig: boolean }[],

@@ -24,7 +24,7 @@ import { printable } from "../../tools/fs/printable.ts";
 import { diffTrees, type Limits, Snapshotter, TooLarge, type Tree } from "./snapshot.ts";
 import { type Change, UndoStore } from "./store.ts";
 import { prune, type Retention } from "./retention.ts";
-import { type Subscription, type WatchFs, watchWorkspace } from "./watch.ts";
+import { snapshotWith, type Subscription, type WatchFs, watchWorkspace } from "./watch.ts";
 
 /** How often the stat cache is written for the next process, at most. */
 const SAVE_EVERY_MS = 10_000;
@@ -126,27 +126,13 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     } catch (e) {
       console.error(`crab: could not prune undo snapshots: ${e instanceof Error ? e.message : e}`);
     }
-    // Watching starts before the first scan: no change after that scan goes unseen.
     if (opts.watchFs !== false) {
       watch = watchWorkspace(opts.workspace, join(store.dir, "watch"), opts.watchFs || undefined);
     }
     return snap = new Snapshotter(opts.workspace, store, opts.limits);
   };
   let watch: Subscription | undefined;
-  /** The workspace now: from the changes the watcher saw when it vouches for them, else scanned. */
-  const whole = async (s: Snapshotter): Promise<Tree> => {
-    if (watch) {
-      const flushed = await watch.flush();
-      const { paths, complete } = watch.take();
-      const tree = flushed && complete ? s.update(paths) : undefined;
-      if (tree) {
-        opts.onSnapshot?.("update");
-        return tree;
-      }
-    }
-    opts.onSnapshot?.("scan");
-    return s.scan();
-  };
+  const whole = (s: Snapshotter): Promise<Tree> => snapshotWith(watch, s, opts.onSnapshot);
   return {
     name: "undo",
     async preRun(call) {

@@ -4,12 +4,14 @@ import { diffTrees, Snapshotter, type Tree } from "../../../agent/undo/snapshot.
 import { undoStage } from "../../../agent/undo/stage.ts";
 import { UndoStore } from "../../../agent/undo/store.ts";
 import {
+  snapshotWith,
   stopWatching,
   type Subscription,
   type Watcher,
   watchWorkspace,
 } from "../../../agent/undo/watch.ts";
 import { bashTool } from "../../../tools/bash.ts";
+import { writeTool } from "../../../tools/write.ts";
 import { SessionPolicy } from "../../../tools/call/approval.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
 import type { CheckedCall } from "../../../tools/call/stages.ts";
@@ -30,7 +32,7 @@ interface Setup {
 }
 
 /** A workspace with a few files, watched, and its first full scan. */
-function setUp(): Setup {
+async function setUp(): Promise<Setup> {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-watch-" }));
   const ws = join(root, "ws");
   Deno.mkdirSync(join(ws, ".git"), { recursive: true });
@@ -44,7 +46,7 @@ function setUp(): Setup {
   Deno.symlinkSync("top.txt", join(ws, "ln"));
   const sub = watchWorkspace(ws, join(root, "marks"));
   const snap = new Snapshotter(ws, new UndoStore(join(root, "undo")));
-  const last = snap.scan();
+  const last = await snapshotWith(sub, snap);
   return {
     root,
     ws,
@@ -78,11 +80,9 @@ function sh(ws: string, script: string): void {
  */
 async function updatedLikeScan(t: Setup, act: () => void, expect: string[]): Promise<void> {
   act();
-  assert.equal(await t.sub.flush(), true);
-  const { paths, complete } = t.sub.take();
-  assert.equal(complete, true);
-  const inc = t.snap.update(paths);
-  assert.ok(inc, "the update vouches for itself");
+  let how = "";
+  const inc = await snapshotWith(t.sub, t.snap, (h) => how = h);
+  assert.equal(how, "update");
   assert.deepEqual(sorted(inc), sorted(fullScan(t)));
   const seen = diffTrees(t.last, inc).map((c) =>
     (c.b === null ? "+" : c.a === null ? "-" : "~") + c.p
@@ -92,14 +92,14 @@ async function updatedLikeScan(t: Setup, act: () => void, expect: string[]): Pro
 }
 
 Deno.test("update(): an edited file", async () => {
-  using t = setUp();
+  using t = await setUp();
   await updatedLikeScan(t, () => Deno.writeTextFileSync(join(t.ws, "d/one.txt"), "ONE\n"), [
     "~d/one.txt",
   ]);
 });
 
 Deno.test("update(): a file in a nested directory made by the same command", async () => {
-  using t = setUp();
+  using t = await setUp();
   await updatedLikeScan(t, () => sh(t.ws, "mkdir -p a/b && echo x > a/b/f && echo y > a/g"), [
     "+a",
     "+a/b",
@@ -109,7 +109,7 @@ Deno.test("update(): a file in a nested directory made by the same command", asy
 });
 
 Deno.test("update(): a renamed directory, a removed tree", async () => {
-  using t = setUp();
+  using t = await setUp();
   await updatedLikeScan(t, () => sh(t.ws, "mv d dd"), [
     "-d",
     "-d/e",
@@ -124,7 +124,7 @@ Deno.test("update(): a renamed directory, a removed tree", async () => {
 });
 
 Deno.test("update(): a chmod of a file and of a directory, a symlink's new target", async () => {
-  using t = setUp();
+  using t = await setUp();
   await updatedLikeScan(t, () => sh(t.ws, "chmod 600 top.txt && chmod 700 d/e"), [
     "~d/e",
     "~top.txt",
@@ -133,7 +133,7 @@ Deno.test("update(): a chmod of a file and of a directory, a symlink's new targe
 });
 
 Deno.test("update(): what the watcher is not told of: a symlink loop, a write through a hard link's other name", async () => {
-  using t = setUp();
+  using t = await setUp();
   // The watcher drops the creation of a link it cannot follow; the directory's listing shows it.
   await updatedLikeScan(t, () => sh(t.ws, "ln -s loop d/loop"), ["+d/loop"]);
   const outside = join(t.root, "outside");
@@ -142,8 +142,25 @@ Deno.test("update(): what the watcher is not told of: a symlink loop, a write th
   await updatedLikeScan(t, () => Deno.writeTextFileSync(outside, "22\n"), ["~d/e/hard"]);
 });
 
+Deno.test("update(): a directory holding a symlink to the workspace comes and goes; later changes are still seen", async () => {
+  using t = await setUp();
+  await updatedLikeScan(
+    t,
+    () =>
+      sh(
+        t.ws,
+        `Y=$(mktemp -d -p "${t.root}") && ln -s .. "$Y/root" && mv "$Y" x && sleep 0.05 && echo w > x/root/w && rm -r x`,
+      ),
+    ["+w"],
+  );
+  await updatedLikeScan(t, () => sh(t.ws, "chmod +x top.txt; echo 2 >> d/one.txt"), [
+    "~d/one.txt",
+    "~top.txt",
+  ]);
+});
+
 Deno.test("update(): a change inside an ignored heavy directory is its mtime, as a scan has it", async () => {
-  using t = setUp();
+  using t = await setUp();
   await updatedLikeScan(
     t,
     () => sh(t.ws, "sleep 0.01; mkdir node_modules/q; echo > node_modules/q/z"),
@@ -155,7 +172,7 @@ Deno.test("update(): a change inside an ignored heavy directory is its mtime, as
 });
 
 Deno.test("update(): a change made in another mount namespace", async () => {
-  using t = setUp();
+  using t = await setUp();
   const mnt = join(t.root, "mnt");
   Deno.mkdirSync(mnt);
   await updatedLikeScan(
@@ -170,27 +187,25 @@ Deno.test("update(): a change made in another mount namespace", async () => {
 });
 
 Deno.test("update(): a changed ignore file, or .git itself, needs a full scan", async () => {
-  using t = setUp();
+  using t = await setUp();
+  const how = async () => {
+    let h = "";
+    await snapshotWith(t.sub, t.snap, (x) => h = x);
+    return h;
+  };
   Deno.writeTextFileSync(join(t.ws, ".gitignore"), "*.txt\n");
-  assert.equal(await t.sub.flush(), true);
-  assert.equal(t.snap.update(t.sub.take().paths), undefined);
-  t.snap.scan();
+  assert.equal(await how(), "scan");
   Deno.removeSync(join(t.ws, ".git"), { recursive: true });
-  assert.equal(await t.sub.flush(), true);
-  assert.equal(t.snap.update(t.sub.take().paths), undefined);
+  assert.equal(await how(), "scan");
   // Changes inside .git are no concern of undo's.
-  t.snap.scan();
   Deno.mkdirSync(join(t.ws, ".git", "refs"), { recursive: true });
-  await t.sub.flush();
-  t.sub.take();
-  t.snap.scan();
+  assert.equal(await how(), "scan");
   Deno.writeTextFileSync(join(t.ws, ".git", "refs", "HEAD"), "x");
-  assert.equal(await t.sub.flush(), true);
-  assert.ok(t.snap.update(t.sub.take().paths));
+  assert.equal(await how(), "update");
 });
 
 Deno.test("update(): random operations, each step equal to a full scan (seeded)", async () => {
-  using t = setUp();
+  using t = await setUp();
   let seed = 20261204;
   const rand = (n: number) => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -215,12 +230,7 @@ Deno.test("update(): random operations, each step equal to a full scan (seeded)"
     const script = Array.from({ length: 1 + rand(3) }, () => ops[rand(ops.length)](somePath(3)))
       .map((op) => `{ ${op}; } 2>/dev/null`).join("; ") + "; true";
     sh(t.ws, script);
-    assert.equal(await t.sub.flush(), true);
-    const { paths, complete } = t.sub.take();
-    assert.equal(complete, true);
-    const upd = t.snap.update(paths);
-    if (upd) updates++;
-    const inc = upd ?? t.snap.scan();
+    const inc = await snapshotWith(t.sub, t.snap, (h) => h === "update" && updates++);
     assert.deepEqual(sorted(inc), sorted(fullScan(t)), `after step ${step}: ${script}`);
   }
   assert.ok(updates >= 30, `only ${updates} steps were updates`);
@@ -375,7 +385,7 @@ Deno.test("undoStage(): real bash calls in the bwrap sandbox, through the dispat
     const session = new Session(ws);
     session.sandbox = { mode: "workspace-write", net: false, writable: [] };
     const dispatcher = new Dispatcher({
-      registry: new Registry([bashTool]),
+      registry: new Registry([bashTool, writeTool]),
       session,
       policy: new SessionPolicy({ yolo: true }),
       sink: new MemorySink(),
@@ -401,7 +411,27 @@ Deno.test("undoStage(): real bash calls in the bwrap sandbox, through the dispat
       "files changed: +3 ~0 -3: +new/ +new/in/ +new/in/f -old/ -old/in/ -old/in/f",
     ]);
     assert.deepEqual(await run("rm -r a"), ["files changed: +0 ~0 -3: -a/ -a/b/ -a/b/f"]);
-    assert.deepEqual(hows, ["scan", "update", "update", "update", "update", "update"]);
+    // A write goes through a temp directory holding a symlink to the workspace root; a
+    // watcher that followed it would report the workspace under it, then lose it.
+    const w = await dispatcher.dispatch("write", { path: "w.txt", content: "w\n" });
+    assert.equal(w.ok, true, JSON.stringify(w));
+    assert.deepEqual(await run("chmod +x new/in/f; echo more >> w.txt"), [
+      "files changed: +0 ~2 -0: ~new/in/f ~w.txt",
+    ]);
+    assert.deepEqual(await run("chmod -x new/in/f"), ["files changed: +0 ~1 -0: ~new/in/f"]);
+    assert.deepEqual(hows, [
+      "scan",
+      "update",
+      "update",
+      "update",
+      "update",
+      "update",
+      "paths",
+      "update",
+      "update",
+      "update",
+      "update",
+    ]);
   } finally {
     stopWatching(ws);
     Deno.removeSync(root, { recursive: true });
@@ -453,8 +483,8 @@ console.log(JSON.stringify({ hows, reports }));
       "files changed: +9 ~0 -0: +n/ +n/o/ +n/o/p/ +n/o/p/q/ +n/o/p/q/r/ +n/o/p/q/r/s/ +n/o/p/q/r/s/t/ +n/o/p/q/r/s/t/u/ +n/o/p/q/r/s/t/u/f",
       "files changed: +0 ~1 -0: ~a/f",
     ]);
-    // The first call's after and the second's before are updates; once the limit is hit, scans.
-    assert.deepEqual(hows, ["scan", "update", "update", "scan", "scan", "scan"]);
+    // Until the limit is hit, updates; the watcher cannot follow the new directories: scans.
+    assert.deepEqual(hows, ["scan", "update", "update", "update", "scan", "scan"]);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
