@@ -438,7 +438,7 @@ Deno.test("undoStage(): real bash calls in the bwrap sandbox, through the dispat
   }
 });
 
-Deno.test("undoStage(): past the inotify watch limit (in a user namespace), calls are scanned whole", async () => {
+Deno.test("undoStage(): past the inotify watch limit (in a user namespace), calls are scanned whole", () => {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-watch-limit-" }));
   try {
     const stageUrl = new URL("../../../agent/undo/stage.ts", import.meta.url).href;
