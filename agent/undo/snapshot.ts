@@ -17,10 +17,21 @@
  * is not trusted at the next one, so a same-size rewrite or a chmod within a
  * clock tick cannot be missed.
  *
+ * Cheaper still, {@link Snapshotter.update} starts from the last snapshot and
+ * looks again only at the paths a file watcher (`watch.ts`) saw change, at
+ * each directory's own stat (a changed listing is compared), at files with
+ * more than one name and at heavy directories; whatever it cannot vouch for
+ * (an ignore file, a `.git`) makes it decline, and the caller scans.
+ *
  * @module
  */
 
-import { enterDir, type IgnoreSet, initialSet } from "../../tools/search/ignore.ts";
+import {
+  enterDir,
+  globalExcludesPath,
+  type IgnoreSet,
+  initialSet,
+} from "../../tools/search/ignore.ts";
 import { hashBytes, type UndoStore } from "./store.ts";
 
 /** One path as a snapshot has it. */
@@ -121,6 +132,63 @@ interface Listing {
 
 const ms = (d: Date | null) => d?.getTime() ?? NaN;
 
+/** The ignore rules in force inside a directory, and whether the directory itself is ignored. */
+interface DirSet {
+  set: IgnoreSet;
+  ig: boolean;
+  /** The directory's listing as that snapshot saw it. */
+  l: Listing;
+}
+
+/** More changed paths than this, and an update is no cheaper than a scan. */
+const MAX_REGIONS = 2000;
+
+/**
+ * What an update looks at again for a changed path `rel` (`abs` in full): the path itself,
+ * or its first ancestor the last snapshot did not have as a directory (a new
+ * directory, a heavy one). Undefined for a path of no concern (inside `.git`);
+ * null when everything must be scanned (an ignore file, a `.git`, its
+ * `info/exclude`).
+ */
+function regionOf(abs: string, rel: string, last: Tree): string | undefined | null {
+  const parts = rel.split("/");
+  let at = "";
+  for (let i = 0; i < parts.length; i++) {
+    const name = parts[i];
+    if (name === ".git") {
+      const rest = parts.slice(i + 1).join("/");
+      if (rest === "info" || rest === "info/exclude") return null;
+      // A `.git` that came or went changes its directory's listing, which is compared;
+      // a `.git` file (a worktree's) names where the exclude rules are.
+      if (rest === "") return lstatOrNull(abs)?.isFile ? null : undefined;
+      return undefined;
+    }
+    at = at === "" ? name : at + "/" + name;
+    if (name === ".gitignore" || name === ".ignore") return null;
+    if (i < parts.length - 1 && last.get(at)?.t !== "d") return at;
+  }
+  return at;
+}
+
+/** Whether a proper ancestor of `rel` is in `set`. */
+function hasAncestorIn(rel: string, set: ReadonlySet<string>): boolean {
+  for (let i = rel.lastIndexOf("/"); i > 0; i = rel.lastIndexOf("/", i - 1)) {
+    if (set.has(rel.slice(0, i))) return true;
+  }
+  return false;
+}
+
+/**
+ * What the ignore rules of a scan depend on outside the workspace's own files:
+ * the ancestors' ignore files and the repository's exclude files.
+ */
+function rulesKey(workspace: string): string {
+  const global = globalExcludesPath();
+  const st = global === undefined ? null : lstatOrNull(global);
+  const stamp = st ? `${st.ino}:${st.size}:${ms(st.mtime)}:${ms(st.ctime)}` : "-";
+  return `${initialSet(workspace).key}|${global}|${stamp}`;
+}
+
 /** Whether two entries (or absences) are the same state of a path. */
 export function sameEntry(x: Entry | null, y: Entry | null): boolean {
   if (x === null || y === null) return x === y;
@@ -147,6 +215,10 @@ export class Snapshotter {
   #dirs = new Map<string, Listing>();
   #loaded = false;
   #dirty = false;
+  /** Files with more than one name: a change through another name is not seen by a watcher. */
+  #linked = new Set<string>();
+  /** What the last scan or update saw, for the next update. */
+  #last: { tree: Tree; sets: Map<string, DirSet>; rules: string } | undefined;
   /** Files read and hashed by the last scan (for benchmarks and tests). */
   hashed = 0;
 
@@ -159,20 +231,148 @@ export class Snapshotter {
   /** The whole workspace now; new contents are kept in the store. */
   scan(): Tree {
     this.#load();
+    this.#last = undefined;
+    this.#linked.clear();
     this.hashed = 0;
     const now = Date.now();
     const tree: Tree = new Map();
     const next = new Map<string, Cached>();
-    const ws = this.workspace;
-    const stack: { abs: string; rel: string; set: IgnoreSet; ig: boolean }[] = [
-      { abs: ws, rel: "", set: initialSet(ws), ig: false },
-    ];
+    const sets = new Map<string, DirSet>();
+    const rules = rulesKey(this.workspace);
+    this.#walk([{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }], {
+      tree,
+      next,
+      sets,
+      now,
+    });
+    if (next.size !== this.#cache.size) this.#dirty = true;
+    this.#cache = next;
+    this.#last = { tree, sets, rules };
+    return tree;
+  }
+
+  /**
+   * The workspace now, from the last {@link scan} or update and the paths
+   * changed since (absolute; others are not looked at): what {@link scan} would
+   * return. A changed path is looked at again; one whose parent directory was
+   * not seen, or a directory, with everything under it. Undefined when that
+   * cannot be vouched for: no earlier snapshot, an ignore file or a `.git`
+   * changed, too many paths: then scan everything.
+   */
+  update(changed: Iterable<string>): Tree | undefined {
+    const last = this.#last;
+    if (!last) return undefined;
+    this.#last = undefined;
+    this.hashed = 0;
+    const now = Date.now();
+    const ws = this.workspace, prefix = ws + "/";
+    const regions = new Set<string>();
+    for (const abs of changed) {
+      if (abs === ws) return undefined;
+      if (!abs.startsWith(prefix)) continue;
+      const region = regionOf(abs, abs.slice(prefix.length), last.tree);
+      if (region === null) return undefined;
+      if (region === undefined) continue;
+      regions.add(region);
+      if (regions.size > MAX_REGIONS) return undefined;
+    }
+    // A watcher can miss an entry it could not stat when it came (a symlink loop): every
+    // directory seen is stat'ed, and one that changed is listed again and compared.
+    for (const [rel, d] of last.sets) {
+      const l = this.#listing(rel === "" ? ws : prefix + rel, now);
+      if (l === d.l) continue;
+      if (!l) {
+        if (rel === "") return undefined;
+        regions.add(rel);
+        continue;
+      }
+      if (l.git !== d.l.git || l.ignore !== d.l.ignore || l.gitignore !== d.l.gitignore) {
+        return undefined;
+      }
+      if (l.mode !== d.l.mode && rel !== "") regions.add(rel);
+      const was = new Map(d.l.names);
+      d.l = l;
+      for (const [name, kind] of l.names) {
+        if (was.get(name) !== kind) regions.add(rel === "" ? name : rel + "/" + name);
+        was.delete(name);
+      }
+      for (const name of was.keys()) regions.add(rel === "" ? name : rel + "/" + name);
+    }
+    for (const rel of this.#linked) regions.add(rel);
+    this.#linked.clear();
+    if (regions.size > MAX_REGIONS) return undefined;
+    if (rulesKey(ws) !== last.rules) return undefined;
+    const tree: Tree = new Map(last.tree);
+    // Heavy directories are looked at every time: by their own stat, as a scan does.
+    const whole: string[] = [];
+    for (const [rel, e] of tree) if (e.t === "heavy") regions.add(rel);
+    for (const r of regions) if (last.tree.get(r)?.t === "d") whole.push(r);
+    // Only the outermost of nested regions.
+    const roots = [...regions].filter((r) => !hasAncestorIn(r, regions));
+    if (whole.length) {
+      const under = (k: string) =>
+        whole.length <= 8 ? whole.some((w) => k.startsWith(w + "/")) : hasAncestorIn(k, regions);
+      for (const k of tree.keys()) if (under(k)) tree.delete(k);
+      for (const k of this.#cache.keys()) if (under(k)) this.#cache.delete(k);
+      for (const k of last.sets.keys()) if (under(k) || regions.has(k)) last.sets.delete(k);
+      this.#dirty = true;
+    }
+    const ctx = { tree, next: this.#cache, sets: last.sets, now };
+    for (const r of roots) {
+      tree.delete(r);
+      if (this.#cache.delete(r)) this.#dirty = true;
+      const slash = r.lastIndexOf("/");
+      const parentRel = slash < 0 ? "" : r.slice(0, slash);
+      const name = r.slice(slash + 1);
+      const parent = last.sets.get(parentRel);
+      if (!parent) return undefined;
+      const abs = prefix + r;
+      const st = lstatOrNull(abs);
+      if (!st) continue;
+      const isDir = st.isDirectory;
+      if (!isDir && !st.isFile && !st.isSymlink) continue;
+      const ig = parent.ig ||
+        (parent.set.order.length !== 0 && parent.set.ignores(abs, name, isDir));
+      if (isDir) {
+        if (ig && HEAVY_DIRS.has(name)) tree.set(r, { t: "heavy", mtime: ms(st.mtime) });
+        else this.#walk([{ abs, rel: r, set: parent.set, ig }], ctx);
+        continue;
+      }
+      const c = this.#entry(abs, r, ig, now);
+      if (!c) continue;
+      this.#cache.set(r, c);
+      tree.set(r, c.entry);
+    }
+    if (this.#cache.size > this.limits.maxEntries) {
+      throw new TooLarge(
+        `the workspace has more than ${this.limits.maxEntries} files undo would keep`,
+      );
+    }
+    this.#last = { tree, sets: last.sets, rules: last.rules };
+    return tree;
+  }
+
+  /** The directories the last scan or update walked (absolute), for a watcher to follow. */
+  dirs(): string[] {
+    const sets = this.#last?.sets;
+    if (!sets) return [];
+    const prefix = this.workspace + "/";
+    return [...sets.keys()].map((rel) => (rel === "" ? this.workspace : prefix + rel));
+  }
+
+  /** Walks the directories of `stack` and everything under them into `ctx`. */
+  #walk(
+    stack: { abs: string; rel: string; set: IgnoreSet; ig: boolean }[],
+    ctx: { tree: Tree; next: Map<string, Cached>; sets: Map<string, DirSet>; now: number },
+  ): void {
+    const { tree, next, sets, now } = ctx;
     while (stack.length) {
       const { abs: dir, rel: dirRel, set: parentSet, ig: dirIg } = stack.pop()!;
       const l = this.#listing(dir, now);
       if (!l) continue;
       if (dirRel !== "") tree.set(dirRel, { t: "d", mode: l.mode });
       const set = dirIg ? parentSet : enterDir(parentSet, dir, l);
+      sets.set(dirRel, { set, ig: dirIg, l });
       const verdicts = dirIg ? undefined : verdictsOf(dir, l, set);
       const names = l.names;
       for (let i = 0; i < names.length; i++) {
@@ -189,7 +389,7 @@ export class Snapshotter {
         }
         const c = this.#entry(abs, rel, ig, now);
         if (!c) continue;
-        if (next.size >= this.limits.maxEntries) {
+        if (next.size >= this.limits.maxEntries && !next.has(rel)) {
           throw new TooLarge(
             `the workspace has more than ${this.limits.maxEntries} files undo would keep`,
           );
@@ -198,9 +398,6 @@ export class Snapshotter {
         tree.set(rel, c.entry);
       }
     }
-    if (next.size !== this.#cache.size) this.#dirty = true;
-    this.#cache = next;
-    return tree;
   }
 
   /**
@@ -280,6 +477,7 @@ export class Snapshotter {
   #entry(abs: string, rel: string, ig: boolean, now: number): Cached | undefined {
     const st = lstatOrNull(abs);
     if (!st || st.isDirectory) return undefined;
+    if ((st.nlink ?? 1) > 1) this.#linked.add(rel);
     const mtime = ms(st.mtime), ctime = ms(st.ctime);
     const old = this.#cache.get(rel);
     if (

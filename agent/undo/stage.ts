@@ -6,19 +6,25 @@
  * only change their own file, so for them only that file is looked at, before
  * and after: their cost does not grow with the workspace.
  *
+ * For other calls a file watcher (`watch.ts`) says which paths changed since
+ * the last snapshot, and only those are looked at again; whenever it cannot
+ * vouch that it saw everything (the first call, an overflow, a watcher that
+ * failed, a changed ignore file) the whole workspace is scanned.
+ *
  * A snapshot that fails (a full disk) does not stop the call: its result says
  * the call cannot be undone.
  *
  * @module
  */
 
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { isMutating } from "../../tools/call/workspace_lock.ts";
 import type { CheckedCall, DispatchStage } from "../../tools/call/stages.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { diffTrees, type Limits, Snapshotter, TooLarge, type Tree } from "./snapshot.ts";
 import { type Change, UndoStore } from "./store.ts";
 import { prune, type Retention } from "./retention.ts";
+import { snapshotWith, type Subscription, type WatchFs, watchWorkspace } from "./watch.ts";
 
 /** How often the stat cache is written for the next process, at most. */
 const SAVE_EVERY_MS = 10_000;
@@ -36,6 +42,10 @@ export interface UndoStageOptions {
   store?: UndoStore;
   limits?: Partial<Limits>;
   retention?: Partial<Retention>;
+  /** The file watcher (tests: one that fails or overflows); false: always scan everything. */
+  watchFs?: WatchFs | false;
+  /** Told how each snapshot was taken: a whole scan, an update from the watcher, the call's file. */
+  onSnapshot?(how: "scan" | "update" | "paths"): void;
   /** Told of each call's summary once its observation is recorded. */
   onChanges?(runId: string, callSeq: number, summary: string): void;
 }
@@ -116,11 +126,16 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     } catch (e) {
       console.error(`crab: could not prune undo snapshots: ${e instanceof Error ? e.message : e}`);
     }
+    if (opts.watchFs !== false) {
+      watch = watchWorkspace(opts.workspace, join(store.dir, "watch"), opts.watchFs || undefined);
+    }
     return snap = new Snapshotter(opts.workspace, store, opts.limits);
   };
+  let watch: Subscription | undefined;
+  const whole = (s: Snapshotter): Promise<Tree> => snapshotWith(watch, s, opts.onSnapshot);
   return {
     name: "undo",
-    preRun(call) {
+    async preRun(call) {
       if (!isMutating(call.tool)) return;
       try {
         const s = snapshotter();
@@ -129,13 +144,14 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         if (only) partial.set(call, rel!);
         // Too large once is too large for the rest of the process: no scan of it again.
         if (!only && tooLarge) throw tooLarge;
-        before.set(call, only ?? s.scan());
+        if (only) opts.onSnapshot?.("paths");
+        before.set(call, only ?? await whole(s));
       } catch (e) {
         if (e instanceof TooLarge) tooLarge = e;
         before.set(call, e instanceof Error ? e : new Error(String(e)));
       }
     },
-    postRun(call) {
+    async postRun(call) {
       const was = before.get(call);
       if (was === undefined) return undefined;
       before.delete(call);
@@ -150,9 +166,9 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       let after: Tree | undefined;
       let base = was;
       try {
-        after = rel === undefined ? s.scan() : s.paths([rel]);
+        after = rel === undefined ? await whole(s) : s.paths([rel]);
         if (after === undefined) {
-          after = s.scan();
+          after = await whole(s);
           base = new Map(after);
           if (was.has(rel!)) base.set(rel!, was.get(rel!)!);
           else base.delete(rel!);

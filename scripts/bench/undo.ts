@@ -2,8 +2,9 @@
  * Undo's cost on a generated tree of 10,000 files (100 directories of 100 files
  * of 1–4 KB, in a git repository with a `.gitignore`): the first snapshot, which
  * reads and keeps every file; then, per mutating call that changes one file,
- * the snapshot before it and the scan after it: for bash (one `lstat` per file,
- * nothing read) and for edit (its one file); and how much the store grows.
+ * the snapshot before it and the scan after it: for bash (only the paths the
+ * file watcher saw change since the last snapshot) and for edit (its one file);
+ * and how much the store grows.
  *
  *   deno run -A scripts/bench/undo.ts [--calls N]
  *
@@ -86,7 +87,7 @@ try {
     const rel = `pkg${d}/src/m${f}.ts`;
     const call = callOf(i, tool, tool === "bash" ? { command: "edit one file" } : { path: rel });
     const t = performance.now();
-    stage.preRun!(call);
+    await stage.preRun!(call);
     const pre = performance.now() - t;
     Deno.writeTextFileSync(join(ws, rel), `changed in call ${i}\n`, { append: true });
     const t2 = performance.now();
@@ -123,7 +124,10 @@ try {
   reportRow({
     measure: "undo_snapshot",
     value: bash.pre,
-    detail: `bash: before + after p50 ${bash.total.toFixed(1)} ms (one lstat per file each); ` +
+    detail:
+      `bash: before + after p50 ${
+        bash.total.toFixed(1)
+      } ms (the watcher's changed paths, each stat'ed); ` +
       `store growth ${(bash.growth / 1024).toFixed(1)} KB a one-file call`,
   });
   reportRow({

@@ -1,0 +1,316 @@
+/**
+ * Which paths of a workspace changed since the last look, from one file watcher
+ * per workspace per process (`Deno.watchFs`; on Linux one inotify descriptor,
+ * whose events arrive in order).
+ *
+ * The watcher watches each directory the last snapshot walked, one by one (not
+ * recursively: a recursive watch follows symlinks to directories, such as the
+ * `root` link of a confined write's temp directory, and then reports the
+ * workspace's events under the link's path and drops the workspace's watches
+ * when the link's directory goes). When the snapshot's directories change, a new
+ * watcher replaces the old, and the directories it did not watch before are
+ * reported as changed, so that the next snapshot walks them again.
+ *
+ * It also watches a private directory of markers under the undo store.
+ * {@link Subscription.flush} writes a fresh marker and waits for its event: once
+ * it arrives, every change made before the marker was written has been
+ * delivered. A subscription vouches for its set of changed paths only while
+ * nothing was lost: a queue overflow (an event flagged `rescan`), a watcher
+ * that failed or ended (the inotify watch limit), a flush that timed out, a
+ * watcher that could not be started. Then {@link Subscription.take} says so,
+ * and the caller scans everything.
+ *
+ * The watcher never keeps the process alive: its pending read is unref'd.
+ *
+ * @module
+ */
+
+import type { Snapshotter, Tree } from "./snapshot.ts";
+
+/** How long a flush waits for its marker's event before giving up (the caller scans everything). */
+export const FLUSH_TIMEOUT_MS = 200;
+
+/** What `Deno.watchFs` returns, as far as this module uses it. */
+export type Watcher = AsyncIterable<Deno.FsEvent> & { unref?(): void; close(): void };
+
+/** Starts a watcher of the directories `paths`, not recursively (tests: one that fails or overflows). */
+export type WatchFs = (paths: string[]) => Watcher;
+
+const defaultWatchFs: WatchFs = (paths) => Deno.watchFs(paths, { recursive: false });
+
+/** The changed paths one consumer has not taken yet. */
+export interface Subscription {
+  /** Whether a watcher runs (once {@link target} succeeded). */
+  readonly watching: boolean;
+  /** Whether watching was given up for this process: no watcher could start, or one failed. */
+  readonly gaveUp: boolean;
+  /**
+   * Waits until every change made before now has been delivered. False when
+   * that cannot be known: no watcher runs, or its marker did not come back
+   * within {@link FLUSH_TIMEOUT_MS}.
+   */
+  flush(): Promise<boolean>;
+  /**
+   * The absolute paths changed since the last take, and whether that set is
+   * complete (nothing overflowed, the watcher is alive, every flush since the
+   * last take succeeded). Empties the set.
+   */
+  take(): { paths: Set<string>; complete: boolean };
+  /** Watches these directories (absolute, real) from now on; those not watched before count as changed. */
+  target(dirs: readonly string[]): Promise<void>;
+}
+
+interface Sub {
+  paths: Set<string>;
+  complete: boolean;
+}
+
+interface Running {
+  watcher: Watcher;
+  dirs: Set<string>;
+  closed: boolean;
+}
+
+/** One watcher of a workspace's directories and of its marker directory. */
+class WorkspaceWatch {
+  readonly markerDir: string;
+  readonly #watchFs: WatchFs;
+  #current: Running | undefined;
+  #gaveUp = false;
+  #subs = new Set<Sub>();
+  #waiting = new Map<string, { on: Running; wake: () => void }>();
+  #seq = 0;
+
+  constructor(markerDir: string, watchFs: WatchFs) {
+    this.markerDir = markerDir;
+    this.#watchFs = watchFs;
+  }
+
+  subscribe(): Subscription {
+    const sub: Sub = { paths: new Set(), complete: false };
+    this.#subs.add(sub);
+    // deno-lint-ignore no-this-alias
+    const self = this;
+    return {
+      get watching() {
+        return self.#current !== undefined;
+      },
+      get gaveUp() {
+        return self.#gaveUp;
+      },
+      flush: async () => {
+        const ok = this.#current ? await this.#flush(this.#current) : false;
+        if (!ok) sub.complete = false;
+        return ok;
+      },
+      take: () => {
+        const out = { paths: sub.paths, complete: sub.complete && this.#current !== undefined };
+        sub.paths = new Set();
+        sub.complete = this.#current !== undefined;
+        return out;
+      },
+      target: (dirs) => this.#target(dirs, sub),
+    };
+  }
+
+  async #target(dirs: readonly string[], by: Sub): Promise<void> {
+    const old = this.#current;
+    if (old && old.dirs.size === dirs.length && dirs.every((d) => old.dirs.has(d))) return;
+    let markerDir: string;
+    try {
+      Deno.mkdirSync(this.markerDir, { recursive: true, mode: 0o700 });
+      markerDir = Deno.realPathSync(this.markerDir);
+    } catch {
+      by.complete = false;
+      return;
+    }
+    let watcher: Watcher | undefined;
+    let watched = [...dirs];
+    for (let attempt = 0; attempt < 2 && !watcher; attempt++) {
+      try {
+        watcher = this.#watchFs([markerDir, ...watched]);
+      } catch {
+        // A directory gone since the walk: watch those still there (the next snapshot sees it gone).
+        watched = watched.filter((d) => lstatOrNull(d)?.isDirectory);
+      }
+    }
+    if (!watcher) {
+      // The old watcher, if any, still covers what it did; the next snapshot scans whole.
+      by.complete = false;
+      if (!old) this.#gaveUp = true;
+      return;
+    }
+    const next: Running = { watcher, dirs: new Set(dirs), closed: false };
+    this.#current = next;
+    this.#pump(next);
+    for (const s of this.#subs) {
+      if (s !== by) s.complete = false;
+      // What the old watcher did not watch may have changed before the new one started.
+      for (const d of dirs) if (!old?.dirs.has(d)) s.paths.add(d);
+    }
+    if (old) {
+      // Events the old watcher holds are delivered before it goes.
+      if (!(await this.#flush(old))) { for (const s of this.#subs) s.complete = false; }
+      old.closed = true;
+      closeQuietly(old.watcher);
+    }
+  }
+
+  /** Reads events until the watcher ends or fails; if it is still the current one, everyone scans. */
+  async #pump(r: Running): Promise<void> {
+    try {
+      const it = r.watcher[Symbol.asyncIterator]();
+      for (;;) {
+        const next = it.next();
+        // The read pending between events must not keep the process alive.
+        r.watcher.unref?.();
+        const got = await next;
+        if (got.done) break;
+        const e = got.value;
+        if (e.flag === "rescan") {
+          for (const s of this.#subs) s.complete = false;
+        }
+        for (const p of e.paths) {
+          const w = this.#waiting.get(p);
+          if (w) {
+            if (w.on === r) w.wake();
+            continue;
+          }
+          for (const s of this.#subs) s.paths.add(p);
+        }
+      }
+    } catch {
+      // A watcher that failed vouches for nothing more.
+    }
+    if (r.closed) return;
+    r.closed = true;
+    closeQuietly(r.watcher);
+    if (this.#current === r) {
+      this.#current = undefined;
+      this.#gaveUp = true;
+    }
+    for (const s of this.#subs) s.complete = false;
+    for (const w of this.#waiting.values()) if (w.on === r) w.wake();
+  }
+
+  async #flush(on: Running): Promise<boolean> {
+    if (on.closed) return false;
+    const marker = `${Deno.realPathSync(this.markerDir)}/${Deno.pid}-${++this.#seq}`;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let arrived = false;
+    const seen = new Promise<void>((resolve) => {
+      this.#waiting.set(marker, {
+        on,
+        wake: () => {
+          arrived = !on.closed;
+          resolve();
+        },
+      });
+      timer = setTimeout(resolve, FLUSH_TIMEOUT_MS);
+    });
+    try {
+      Deno.writeFileSync(marker, new Uint8Array());
+    } catch {
+      this.#waiting.delete(marker);
+      clearTimeout(timer);
+      return false;
+    }
+    await seen;
+    clearTimeout(timer);
+    this.#waiting.delete(marker);
+    try {
+      Deno.removeSync(marker);
+    } catch {
+      // Gone already: nothing to tidy.
+    }
+    return arrived && !on.closed;
+  }
+
+  close(): void {
+    const r = this.#current;
+    this.#current = undefined;
+    if (r) {
+      r.closed = true;
+      closeQuietly(r.watcher);
+    }
+    for (const s of this.#subs) s.complete = false;
+  }
+}
+
+function closeQuietly(w: Watcher): void {
+  try {
+    w.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+const watches = new Map<string, WorkspaceWatch>();
+
+/**
+ * A consumer of the changes of `workspace`, from the process's one watcher of
+ * it (its markers in `markerDir`). Nothing is watched before the first
+ * {@link Subscription.target}.
+ */
+export function watchWorkspace(
+  workspace: string,
+  markerDir: string,
+  watchFs?: WatchFs,
+): Subscription {
+  // A test's own watcher is not shared.
+  if (watchFs) return new WorkspaceWatch(markerDir, watchFs).subscribe();
+  let w = watches.get(workspace);
+  if (!w) watches.set(workspace, w = new WorkspaceWatch(markerDir, defaultWatchFs));
+  return w.subscribe();
+}
+
+/** Stops the process's watcher of `workspace` (its consumers then scan everything). */
+export function stopWatching(workspace: string): void {
+  watches.get(workspace)?.close();
+  watches.delete(workspace);
+}
+
+/**
+ * The workspace now: updated from the paths the watcher saw change when it
+ * vouches for them, else scanned whole; then the watcher follows the
+ * snapshot's directories. The first time, the watcher starts after a scan and
+ * the workspace is scanned again (what changed between the two is in the
+ * second). `how` says which it was.
+ */
+export async function snapshotWith(
+  sub: Subscription | undefined,
+  snap: Snapshotter,
+  how?: (how: "scan" | "update") => void,
+): Promise<Tree> {
+  if (!sub || sub.gaveUp) {
+    how?.("scan");
+    return snap.scan();
+  }
+  if (sub.watching) {
+    const flushed = await sub.flush();
+    const { paths, complete } = sub.take();
+    const tree = flushed && complete ? snap.update(paths) : undefined;
+    if (tree) {
+      how?.("update");
+      await sub.target(snap.dirs());
+      return tree;
+    }
+  } else {
+    snap.scan();
+    await sub.target(snap.dirs());
+    await sub.flush();
+    sub.take();
+  }
+  how?.("scan");
+  const tree = snap.scan();
+  await sub.target(snap.dirs());
+  return tree;
+}
