@@ -164,14 +164,19 @@ export async function invocation(
   let bridge: Bridge | undefined;
   try {
     bridge = domainBridge(policy, perl, pause);
-    views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
     // A protected path that is empty may be another call's placeholder, and one that is gone
-    // now was one (another call, or another crab's probe, removed it meanwhile).
-    const maybe = layout.readOnly.filter((p) => isEmptyEntry(p) || !lstatOrNull(p));
+    // now was one (another call, or another crab's probe, removed it meanwhile). So may an
+    // empty git directory: another call's `.git` placeholder, which is no repository.
+    const maybe = [...layout.readOnly, ...layout.gitDirs].filter((p) =>
+      isEmptyEntry(p) || !lstatOrNull(p)
+    );
     const held = holdPlaceholders(layout.placeholders, maybe);
     releasePlaceholders = held.release;
     layout.placeholders = held.paths;
-    layout.readOnly = layout.readOnly.filter((p) => !held.paths.some((h) => isWithin(h, p)));
+    const covered = (p: string) => held.paths.some((h) => isWithin(h, p));
+    layout.readOnly = layout.readOnly.filter((p) => !covered(p));
+    layout.gitDirs = layout.gitDirs.filter((d) => !covered(d));
+    views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
     group = await making;
     // Inside, the groups' cgroup.procs files sit in the sandbox's own /dev.
     const groups = new Map(group?.procs.map((p, i) => [`/dev/.crab-cgroup-${i}`, p]));

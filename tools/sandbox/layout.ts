@@ -182,12 +182,24 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   for (const p of guarded) {
     if (p.exists || !p.createRisky) continue;
     const top = existingAncestor(p.path, workspace, rootNames);
+    if (top === p.path) {
+      // It appeared since it was looked at (another call's placeholder, most likely):
+      // protected as a path that exists, and held as a placeholder when it is empty.
+      const root = writableRoot(top);
+      if (root && !layout.readOnly.includes(top)) {
+        layout.readOnly.push(top);
+        pin(top, root);
+      }
+      continue;
+    }
     const root = writableRoot(top);
     // Under a read-only parent nothing can be created anyway.
     if (!root || layout.readOnly.some((r) => isWithin(r, top))) continue;
     // The topmost missing directory is what a command would create first.
     let placeholder = p.path;
-    while (dirname(placeholder) !== top) placeholder = dirname(placeholder);
+    while (dirname(placeholder) !== top && dirname(placeholder) !== placeholder) {
+      placeholder = dirname(placeholder);
+    }
     if (!layout.placeholders.includes(placeholder)) layout.placeholders.push(placeholder);
     pin(placeholder, root);
   }

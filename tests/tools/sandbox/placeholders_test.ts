@@ -133,3 +133,45 @@ Deno.test("bash() in the sandbox: a protected file replaced outside during the c
   const r = out(await call);
   assert.match(r, /\.mcp\.json was replaced outside the sandbox during the call/);
 });
+
+Deno.test("a protected path that appears while the layout is made (another call's placeholder) does not stall it", async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-ph-race-" }));
+  const ws = join(root, "ws");
+  Deno.mkdirSync(ws);
+  try {
+    // Another call's placeholders, made and removed as fast as a process can.
+    const flipper = new Deno.Command("perl", {
+      args: [
+        "-e",
+        "my $end = time + 4; while (time < $end) { for (qw(.mcp.json .crab .git .vscode)) { mkdir $_; rmdir $_ } }",
+      ],
+      cwd: ws,
+    }).spawn();
+    const layouts = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-read",
+        "--allow-env",
+        "--allow-write",
+        new URL("./testdata/layout_loop.ts", import.meta.url).pathname,
+        ws,
+        "2500",
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const timer = setTimeout(() => layouts.kill("SIGKILL"), 15_000);
+    const out = await layouts.output();
+    clearTimeout(timer);
+    await flipper.status;
+    const text = new TextDecoder().decode(out.stdout);
+    assert.equal(
+      out.code,
+      0,
+      "the layout loop hung or failed: " + new TextDecoder().decode(out.stderr),
+    );
+    assert.match(text, /layouts=\d{2,}/);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
