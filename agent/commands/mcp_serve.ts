@@ -35,9 +35,8 @@ import {
   type Permissions,
 } from "../run/settings.ts";
 import { isTrusted } from "../run/trust.ts";
-import { printable } from "../../tools/fs/printable.ts";
 import { type HookCommand, HookConfigError } from "../hooks/config.ts";
-import { loadToolHooks, toolHookStages } from "../hooks/tool_commands.ts";
+import { loadToolHooks, toolCommandStages } from "../hooks/tool_commands.ts";
 
 /** Options of `crab mcp serve`. */
 export interface McpServeOptions {
@@ -221,17 +220,13 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
         policy,
         sink: store,
         runId,
-        stages: [
-          ...telemetry?.dispatchStages({ runId }) ?? [],
-          ...toolHookStages(hooks, {
-            workspace: session.workspace,
-            store,
-            runId,
-            permissionMode: () => policy.mode,
-            notice: (m) => console.error(`crab: ${printable(m, "prose")}`),
-            telemetry,
-          }),
-        ],
+        stages: toolCommandStages(hooks, {
+          workspace: session.workspace,
+          store,
+          runId,
+          permissionMode: () => policy.mode,
+          telemetry,
+        }),
       });
       return {
         dispatcher,

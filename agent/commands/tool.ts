@@ -39,7 +39,7 @@ import {
 } from "../run/settings.ts";
 import { isTrusted, realOrSelf } from "../run/trust.ts";
 import { type HookCommand, HookConfigError } from "../hooks/config.ts";
-import { loadToolHooks, toolHookStages } from "../hooks/tool_commands.ts";
+import { loadToolHooks, toolCommandStages } from "../hooks/tool_commands.ts";
 import type { McpHub } from "../../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
 
@@ -395,17 +395,13 @@ async function runCalls(
     policy,
     sink: store,
     runId,
-    stages: [
-      ...telemetry?.dispatchStages({ runId }) ?? [],
-      ...toolHookStages(hooks, {
-        workspace: session.workspace,
-        store,
-        runId,
-        permissionMode: () => policy.mode,
-        notice: (m) => console.error(`crab: ${printable(m, "prose")}`),
-        telemetry,
-      }),
-    ],
+    stages: toolCommandStages(hooks, {
+      workspace: session.workspace,
+      store,
+      runId,
+      permissionMode: () => policy.mode,
+      telemetry,
+    }),
   });
   let code = 0;
   try {

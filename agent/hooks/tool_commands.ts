@@ -10,6 +10,7 @@
  */
 
 import type { DispatchStage } from "../../tools/call/stages.ts";
+import { printable } from "../../tools/fs/printable.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
 import type { Store } from "../store/observe.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
@@ -43,24 +44,33 @@ export interface ToolHookRun {
   /** The run the hook runs are recorded under; hooks read it as `session_id`. */
   runId: string;
   permissionMode(): string;
-  notice(message: string): void;
   telemetry?: Telemetry;
 }
 
-/** The dispatch stages that run `hooks` for one run's calls (none without hooks). */
-export function toolHookStages(hooks: readonly HookCommand[], run: ToolHookRun): DispatchStage[] {
-  if (hooks.length === 0) return [];
-  let seq = 0;
+/**
+ * The dispatch stages of one run of these commands: telemetry's, when it is on,
+ * then one that runs `hooks` (none without hooks). Notices go to stderr.
+ */
+export function toolCommandStages(
+  hooks: readonly HookCommand[],
+  run: ToolHookRun,
+): DispatchStage[] {
   const ids = { runId: run.runId };
-  return [hookStage(
-    new Hooks({
-      hooks,
-      workspace: run.workspace,
-      sessionId: () => run.runId,
-      permissionMode: run.permissionMode,
-      notice: run.notice,
-      record: (r) => recordHookRun(run.store, { ...r, runId: run.runId, seq: ++seq }),
-      span: (event, command) => run.telemetry?.hookSpan(ids, event, command) ?? (() => {}),
-    }),
-  )];
+  const stages = [...run.telemetry?.dispatchStages(ids) ?? []];
+  if (hooks.length === 0) return stages;
+  let seq = 0;
+  return [
+    ...stages,
+    hookStage(
+      new Hooks({
+        hooks,
+        workspace: run.workspace,
+        sessionId: () => run.runId,
+        permissionMode: run.permissionMode,
+        notice: (m) => console.error(`crab: ${printable(m, "prose")}`),
+        record: (r) => recordHookRun(run.store, { ...r, runId: run.runId, seq: ++seq }),
+        span: (event, command) => run.telemetry?.hookSpan(ids, event, command) ?? (() => {}),
+      }),
+    ),
+  ];
 }
