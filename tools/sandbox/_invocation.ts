@@ -78,6 +78,15 @@ function emptyDir(): string {
   return dir;
 }
 
+/** `sandbox_failed`: the machine's sandbox setup could not `what` (make its cgroup, …). */
+function setupFailed(what: string, e: unknown): ToolError {
+  return new ToolError(
+    "sandbox_failed",
+    `Cannot run the command in the sandbox: cannot ${what}: ${e instanceof Error ? e.message : e}`,
+    "This is a problem of the machine's sandbox setup, not of the command; tell the user.",
+  );
+}
+
 /** The call's cgroups; `sandbox_failed` when they cannot be made (the plan said they could). */
 async function groupFor(
   plan: CgroupPlan | undefined,
@@ -87,13 +96,7 @@ async function groupFor(
   try {
     return await callGroup(plan, limits);
   } catch (e) {
-    throw new ToolError(
-      "sandbox_failed",
-      `Cannot run the command in the sandbox: cannot make its cgroup: ${
-        e instanceof Error ? e.message : e
-      }`,
-      "This is a problem of the machine's sandbox setup, not of the command; tell the user.",
-    );
+    throw setupFailed("make its cgroup", e);
   }
 }
 
@@ -128,13 +131,7 @@ function domainBridge(
       }),
     );
   } catch (e) {
-    throw new ToolError(
-      "sandbox_failed",
-      `Cannot run the command in the sandbox: cannot start its proxy: ${
-        e instanceof Error ? e.message : e
-      }`,
-      "This is a problem of the machine's sandbox setup, not of the command; tell the user.",
-    );
+    throw setupFailed("start its proxy", e);
   }
 }
 
