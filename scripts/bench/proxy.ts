@@ -22,18 +22,13 @@ import { Session } from "../../tools/session.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
 import { reportRow } from "./_table.ts";
+import { alternateBashTrue } from "./_alternate.ts";
 
 const ROUNDS = 15;
 const PER_ROUND = 10;
 const TARGET_MS = 5;
 const MB = 100;
 const TRIES = 5;
-
-function median(v: number[]): number {
-  const s = [...v].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 const root = Deno.makeTempDirSync({ prefix: "crab-bench-proxy-" });
 Deno.env.set("CRAB_HOME", join(root, "home"));
@@ -66,39 +61,17 @@ const proxied = dispatcherFor({
   domains: { allow: [{ pattern: "127.0.0.1", source: "bench" }], deny: [] },
 });
 
-async function round(d: Dispatcher): Promise<number> {
-  const t0 = performance.now();
-  for (let i = 0; i < PER_ROUND; i++) {
-    const r = await d.dispatch("bash", { command: "true" });
-    if (!r.ok) throw new Error(JSON.stringify(r));
-  }
-  return (performance.now() - t0) / PER_ROUND;
-}
-
-await round(plain);
-await round(proxied);
-const plainMs: number[] = [];
-const proxiedMs: number[] = [];
-const added: number[] = [];
-for (let i = 0; i < ROUNDS; i++) {
-  const a = await round(plain);
-  const b = await round(proxied);
-  plainMs.push(a);
-  proxiedMs.push(b);
-  added.push(b - a);
-}
-const extra = median(added);
+const timed = await alternateBashTrue(plain, proxied, ROUNDS, PER_ROUND);
+const extra = timed.added;
 console.log(
-  `bash true, per call: sandboxed ${median(plainMs).toFixed(2)} ms, with the proxy ` +
-    `${median(proxiedMs).toFixed(2)} ms; the proxy adds ${extra.toFixed(2)} ms ` +
+  `bash true, per call: sandboxed ${timed.a.toFixed(2)} ms, with the proxy ` +
+    `${timed.b.toFixed(2)} ms; the proxy adds ${extra.toFixed(2)} ms ` +
     `(target ≤ ${TARGET_MS} ms): ${extra <= TARGET_MS ? "ok" : "OVER"}`,
 );
 reportRow({
   measure: "proxy_call",
   value: extra,
-  detail: `bash true: ${median(proxiedMs).toFixed(2)} ms with the proxy, ${
-    median(plainMs).toFixed(2)
-  } ms without`,
+  detail: `bash true: ${timed.b.toFixed(2)} ms with the proxy, ${timed.a.toFixed(2)} ms without`,
 });
 
 // The server: another process, so that it does not share crab's event loop.

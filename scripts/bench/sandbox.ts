@@ -19,16 +19,11 @@ import { Session } from "../../tools/session.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { reportRow } from "./_table.ts";
+import { alternateBashTrue } from "./_alternate.ts";
 
 const ROUNDS = 15;
 const PER_ROUND = 10;
 const TARGET_MS = 15;
-
-function median(v: number[]): number {
-  const s = [...v].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 const root = Deno.makeTempDirSync({ prefix: "crab-bench-sandbox-" });
 Deno.env.set("CRAB_HOME", join(root, "home"));
@@ -57,31 +52,11 @@ function dispatcherFor(mode: SandboxMode): Dispatcher {
 const plain = dispatcherFor("danger-full-access");
 const boxed = dispatcherFor("workspace-write");
 
-async function round(d: Dispatcher): Promise<number> {
-  const t0 = performance.now();
-  for (let i = 0; i < PER_ROUND; i++) {
-    const r = await d.dispatch("bash", { command: "true" });
-    if (!r.ok) throw new Error(JSON.stringify(r));
-  }
-  return (performance.now() - t0) / PER_ROUND;
-}
-
-await round(plain);
-await round(boxed);
-const plainMs: number[] = [];
-const boxedMs: number[] = [];
-const added: number[] = [];
-for (let i = 0; i < ROUNDS; i++) {
-  const a = await round(plain);
-  const b = await round(boxed);
-  plainMs.push(a);
-  boxedMs.push(b);
-  added.push(b - a);
-}
-const extra = median(added);
+const timed = await alternateBashTrue(plain, boxed, ROUNDS, PER_ROUND);
+const extra = timed.added;
 console.log(
-  `bash true, per call: unsandboxed ${median(plainMs).toFixed(2)} ms, ` +
-    `sandboxed ${median(boxedMs).toFixed(2)} ms (supervisor: ${status.perl ? "perl" : "bash"})`,
+  `bash true, per call: unsandboxed ${timed.a.toFixed(2)} ms, ` +
+    `sandboxed ${timed.b.toFixed(2)} ms (supervisor: ${status.perl ? "perl" : "bash"})`,
 );
 console.log(
   `sandbox adds ${extra.toFixed(2)} ms per call (target ≤ ${TARGET_MS} ms): ` +
@@ -90,8 +65,6 @@ console.log(
 reportRow({
   measure: "sandbox_call",
   value: extra,
-  detail: `bash true: ${median(boxedMs).toFixed(2)} ms sandboxed, ${
-    median(plainMs).toFixed(2)
-  } ms without`,
+  detail: `bash true: ${timed.b.toFixed(2)} ms sandboxed, ${timed.a.toFixed(2)} ms without`,
 });
 Deno.removeSync(root, { recursive: true });

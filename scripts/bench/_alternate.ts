@@ -1,0 +1,45 @@
+/**
+ * Per-call time of `bash true` through two dispatchers, measured in alternating
+ * rounds so that the machine's drift falls on both alike.
+ *
+ * @module
+ */
+
+import type { Dispatcher } from "../../tools/dispatch.ts";
+import { median } from "./_table.ts";
+
+/** Medians of each side's mean per call, and of what `b` adds over `a` round by round. */
+export interface Alternated {
+  a: number;
+  b: number;
+  added: number;
+}
+
+async function round(d: Dispatcher, perRound: number): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < perRound; i++) {
+    const r = await d.dispatch("bash", { command: "true" });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+  }
+  return (performance.now() - t0) / perRound;
+}
+
+/** One warm-up round each, then `rounds` rounds of `perRound` calls, `a` then `b`. */
+export async function alternateBashTrue(
+  a: Dispatcher,
+  b: Dispatcher,
+  rounds: number,
+  perRound: number,
+): Promise<Alternated> {
+  await round(a, perRound);
+  await round(b, perRound);
+  const as: number[] = [], bs: number[] = [], added: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const x = await round(a, perRound);
+    const y = await round(b, perRound);
+    as.push(x);
+    bs.push(y);
+    added.push(y - x);
+  }
+  return { a: median(as), b: median(bs), added: median(added) };
+}
