@@ -1,26 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { put, undoPlace } from "../../support/undo.ts";
 import { diffTrees, Snapshotter } from "../../../agent/undo/snapshot.ts";
-import { UndoStore } from "../../../agent/undo/store.ts";
 import { restore, undoSteps } from "../../../agent/undo/restore.ts";
 
-function temp(): { ws: string; store: UndoStore; [Symbol.dispose](): void } {
-  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-snap-" }));
-  const ws = join(root, "ws");
-  Deno.mkdirSync(ws);
-  Deno.mkdirSync(join(ws, ".git"));
-  Deno.writeTextFileSync(join(ws, ".git", "HEAD"), "ref: refs/heads/main\n");
-  return {
-    ws,
-    store: new UndoStore(join(root, "undo")),
-    [Symbol.dispose]: () => Deno.removeSync(root, { recursive: true }),
-  };
-}
-
-function put(ws: string, rel: string, text: string): void {
-  Deno.mkdirSync(join(ws, rel, ".."), { recursive: true });
-  Deno.writeTextFileSync(join(ws, rel), text);
-}
+const temp = undoPlace;
 
 Deno.test("restore() puts back a removed symlink as a symlink, and never removes a file the user made", () => {
   using t = temp();

@@ -1,27 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { put, undoPlace } from "../../support/undo.ts";
 import { diffTrees, Snapshotter } from "../../../agent/undo/snapshot.ts";
-import { hashBytes, UndoStore } from "../../../agent/undo/store.ts";
+import { hashBytes } from "../../../agent/undo/store.ts";
 
 const enc = new TextEncoder();
 
-function temp(): { ws: string; store: UndoStore; [Symbol.dispose](): void } {
-  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-snap-" }));
-  const ws = join(root, "ws");
-  Deno.mkdirSync(ws);
-  Deno.mkdirSync(join(ws, ".git"));
-  Deno.writeTextFileSync(join(ws, ".git", "HEAD"), "ref: refs/heads/main\n");
-  return {
-    ws,
-    store: new UndoStore(join(root, "undo")),
-    [Symbol.dispose]: () => Deno.removeSync(root, { recursive: true }),
-  };
-}
-
-function put(ws: string, rel: string, text: string): void {
-  Deno.mkdirSync(join(ws, rel, ".."), { recursive: true });
-  Deno.writeTextFileSync(join(ws, rel), text);
-}
+const temp = undoPlace;
 
 Deno.test("Snapshotter.scan() keeps files, modes and symlinks; ignored heavy dirs and big files by name only; never .git", () => {
   using t = temp();
