@@ -335,6 +335,7 @@ set +m
 trap '' TERM INT HUP QUIT
 { while read -r -u 3 _; do :; done; kill -TERM -- "-$c" 2>/dev/null; sleep 0.5; kill -KILL -- "-$c"; } >/dev/null 2>&1 &
 w=$!
+disown "$w" 2>/dev/null
 wait "$c"; s=$?
 i=0
 while kill -0 -- "-$c" 2>/dev/null && [ "$i" -lt 25 ]; do sleep 0.01; i=$((i + 1)); done
