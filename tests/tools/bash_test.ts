@@ -300,6 +300,10 @@ await h.call("bash", { command: "sleep 998.77 & sleep 998.77" });
     const reader = child.stdout.getReader();
     const { value } = await reader.read();
     assert.match(new TextDecoder().decode(value), /ready/);
+    // The call may still be starting on a loaded machine: wait (bounded) for both sleeps.
+    for (let i = 0; i < 200 && survivors("sleep 998.77").length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     assert.ok(survivors("sleep 998.77").length >= 2);
     child.kill("SIGTERM");
     const status = await child.status;

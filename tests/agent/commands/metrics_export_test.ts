@@ -284,7 +284,7 @@ Deno.test("crab -p with a collector that is down or never answers succeeds and e
   using s = sandbox();
   s.put("a.txt", "a\n");
   const turns = () => [{ calls: [{ name: "read", args: { path: "a.txt" } }] }, { text: "ok" }];
-  await using model = await startFakeModel([...turns(), ...turns(), ...turns()]);
+  await using model = await startFakeModel(Array.from({ length: 6 }, turns).flat());
   const silent = startSilentServer();
   await using rx = startReceiver();
   const refused = startReceiver();
@@ -305,10 +305,16 @@ Deno.test("crab -p with a collector that is down or never answers succeeds and e
     return { r, ms: performance.now() - t0 };
   };
   try {
-    const live = await timed(rx.url);
-    const hung = await timed(silent.url);
-    const down = await timed(refusedUrl);
-    for (const { r } of [live, hung, down]) {
+    // Two interleaved rounds, the faster of each: a loaded machine's pause in one run is not
+    // the collector's doing, while a collector that holds the exit up does so every time.
+    const runs: { r: Awaited<ReturnType<typeof s.crab>>; ms: number }[][] = [[], [], []];
+    for (let round = 0; round < 2; round++) {
+      for (const [i, url] of [rx.url, silent.url, refusedUrl].entries()) {
+        runs[i].push(await timed(url));
+      }
+    }
+    const [live, hung, down] = runs.map((r) => r[0].ms <= r[1].ms ? r[0] : r[1]);
+    for (const { r } of runs.flat()) {
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, "ok\n");
       assert.doesNotMatch(r.stderr, /error/i);
@@ -320,11 +326,11 @@ Deno.test("crab -p with a collector that is down or never answers succeeds and e
     assert.ok(hung.ms - live.ms <= 1000, `a hung collector added ${hung.ms - live.ms} ms`);
     assert.ok(down.ms - live.ms <= 1000, `a refused collector added ${down.ms - live.ms} ms`);
     // Every call is in the store, whatever the collector did.
-    const runs = JSON.parse((await s.crab(["metrics", "--json"])).stdout).runs as {
+    const stored = JSON.parse((await s.crab(["metrics", "--json"])).stdout).runs as {
       calls: number;
       status: string;
     }[];
-    assert.deepEqual(runs.map((x) => [x.calls, x.status]), [[1, "ok"], [1, "ok"], [1, "ok"]]);
+    assert.deepEqual(stored.map((x) => [x.calls, x.status]), Array(6).fill([1, "ok"]));
   } finally {
     silent.close();
   }

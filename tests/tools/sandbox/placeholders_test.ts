@@ -109,7 +109,7 @@ Deno.test("crab killed mid-call: the next crab removes its placeholders, and cra
   using s = sandbox("crab-ph-kill-");
   const child = s.spawn(["tool", "bash", '{"command":"sleep 30"}']);
   // Wait for the placeholder to appear: the call is running.
-  for (let i = 0; i < 200 && !existsSync(join(s.ws, ".mcp.json")); i++) {
+  for (let i = 0; i < 600 && !existsSync(join(s.ws, ".mcp.json")); i++) {
     await new Promise((r) => setTimeout(r, 25));
   }
   assert.ok(Deno.statSync(join(s.ws, ".mcp.json")).isDirectory);
