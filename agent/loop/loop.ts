@@ -27,6 +27,7 @@ import {
 } from "./compact.ts";
 import { boundResults, historyCall, messageChars, stubOld, windowFromError } from "./context.ts";
 import { LoopGuard } from "./guard.ts";
+import { UsageByModel } from "../providers/prices.ts";
 import type { CompactInfo } from "./compact.ts";
 import type { AgentOptions, CompactResult, TurnResult } from "./types.ts";
 export type { CompactInfo } from "./compact.ts";
@@ -65,6 +66,8 @@ export function hookContext(event: string, text: string): string {
 export class Agent {
   readonly messages: Message[];
   readonly usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  /** The same tokens per model asked, each request at its own price. */
+  readonly spent = new UsageByModel();
   /** Model requests over the whole session. */
   turns = 0;
   /** The model asked; `/model` changes it for the next request. */
@@ -101,6 +104,7 @@ export class Agent {
   resetUsage(): void {
     this.usage.inputTokens = this.usage.outputTokens = 0;
     this.usage.cacheReadTokens = this.usage.cacheWriteTokens = 0;
+    this.spent.clear();
   }
 
   #push(message: Message): void {
@@ -342,7 +346,9 @@ export class Agent {
     outputTokens: number;
     cacheReadTokens?: number;
     cacheWriteTokens?: number;
+    model?: string;
   }): void {
+    this.spent.add(ev.model ?? this.model, ev);
     this.usage.inputTokens += ev.inputTokens;
     this.usage.outputTokens += ev.outputTokens;
     this.usage.cacheReadTokens += ev.cacheReadTokens ?? 0;

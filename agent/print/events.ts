@@ -14,7 +14,7 @@ import type { DispatchResult } from "../../tools/dispatch.ts";
 import type { ToolErrorCode } from "../../tools/tool.ts";
 import type { TurnStatus } from "../loop/loop.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";
-import { costUsd } from "../providers/prices.ts";
+import { UsageByModel } from "../providers/prices.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 
 /** One JSON event or object of print mode's output. */
@@ -244,6 +244,8 @@ export interface ResultFacts {
   provider: string;
   sandbox: string;
   usage: { inputTokens: number; outputTokens: number };
+  /** The tokens and estimated cost per model asked; absent: all of `usage` was `model`'s. */
+  spent?: UsageByModel;
   denials: PermissionDenial[];
   stats: ToolStats;
   toolErrors: { tool: string; code: ToolErrorCode; message: string }[];
@@ -253,9 +255,37 @@ export interface ResultFacts {
   failure?: { subtype: string; error: string };
 }
 
+/**
+ * Claude Code's `modelUsage`: each model asked, its tokens and estimated cost.
+ */
+function modelUsage(spent: UsageByModel): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const m of spent.models()) {
+    const u = spent.usageOf(m);
+    out[m] = {
+      inputTokens: u?.inputTokens ?? 0,
+      outputTokens: u?.outputTokens ?? 0,
+      cacheReadInputTokens: u?.cacheReadTokens ?? 0,
+      cacheCreationInputTokens: u?.cacheWriteTokens ?? 0,
+      webSearchRequests: 0,
+      costUSD: spent.costOf(m) ?? 0,
+      contextWindow: contextWindow(m),
+      maxOutputTokens: maxOutputTokens(m),
+    };
+  }
+  return out;
+}
+
 /** The final `result`, for `json` and as the last `stream-json` event. */
 export function resultEvent(f: ResultFacts): PrintJson {
-  const cost = costUsd(f.model, f.usage);
+  let spent = f.spent;
+  if (!spent || spent.models().next().done) {
+    // Nothing answered, or no per-model count: all of it was the session model's.
+    spent = new UsageByModel();
+    spent.add(f.model, f.usage);
+  }
+  const cost = spent.costUsd();
+  const unpriced = spent.unpriced();
   const usage = apiUsage(f.usage.inputTokens, f.usage.outputTokens);
   const ok = f.status === "ok" && !f.failure;
   return {
@@ -270,26 +300,15 @@ export function resultEvent(f: ResultFacts): PrintJson {
     session_id: f.sessionId,
     total_cost_usd: cost ?? 0,
     usage,
-    modelUsage: {
-      [f.model]: {
-        inputTokens: f.usage.inputTokens,
-        outputTokens: f.usage.outputTokens,
-        cacheReadInputTokens: 0,
-        cacheCreationInputTokens: 0,
-        webSearchRequests: 0,
-        costUSD: cost ?? 0,
-        contextWindow: contextWindow(f.model),
-        maxOutputTokens: maxOutputTokens(f.model),
-      },
-    },
+    modelUsage: modelUsage(spent),
     permission_denials: f.denials,
     ...("structuredOutput" in f ? { structured_output: f.structuredOutput } : {}),
     // As Claude Code has it: what ended the run, on an error result only (tool errors are in tool_errors).
     ...(!ok ? { errors: [f.failure?.error ?? f.error ?? f.status] } : {}),
     uuid: crypto.randomUUID(),
     // crab's own.
-    ...(cost === undefined
-      ? { cost_note: `no list price is known for model "${f.model}": total_cost_usd is 0` }
+    ...(unpriced !== undefined
+      ? { cost_note: `no list price is known for model "${unpriced}": total_cost_usd is 0` }
       : {}),
     status: f.status,
     run_id: f.runId,

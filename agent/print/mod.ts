@@ -460,6 +460,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       provider: run.provider.name,
       sandbox: run.sandbox,
       usage: { ...run.agent.usage },
+      spent: run.agent.spent,
       denials,
       stats,
       toolErrors,

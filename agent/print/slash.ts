@@ -55,7 +55,7 @@ export function printSlash(prompt: string, rt: Runtime): PrintSlash {
         run: () =>
           Promise.resolve({
             status: "ok",
-            text: costLine(rt.agent.usage, rt.agent.model),
+            text: costLine(rt.agent.usage, rt.agent.model, rt.agent.spent),
             turns: 0,
           }),
       };

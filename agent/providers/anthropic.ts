@@ -196,6 +196,7 @@ export async function anthropicProvider(opts: AnthropicOptions): Promise<Provide
           outputTokens: output,
           ...(cacheRead ? { cacheReadTokens: cacheRead } : {}),
           ...(cacheWrite ? { cacheWriteTokens: cacheWrite } : {}),
+          model: req.model,
         };
         yield { type: "done", stopReason: stop };
       };

@@ -48,7 +48,9 @@ export const KNOWN_MODELS: Readonly<Record<string, ModelFacts>> = {
 const PREFIXES = Object.keys(KNOWN_MODELS).sort((a, b) => b.length - a.length);
 
 function facts(model: string): ModelFacts | undefined {
-  const name = model.toLowerCase().slice(model.lastIndexOf("/") + 1);
+  let name = model.toLowerCase().slice(model.lastIndexOf("/") + 1);
+  // Both of opusplan's models have Opus's window, or more.
+  if (name === OPUSPLAN) name = MODEL_ALIASES.opus;
   const prefix = PREFIXES.find((p) => name.startsWith(p));
   if (prefix === undefined) return undefined;
   const known = KNOWN_MODELS[prefix];
@@ -94,7 +96,8 @@ export function maxOutputTokens(model: string): number {
 /**
  * Claude Code's model aliases and the full ids they stand for at Anthropic, the
  * newest of each family crab knows (its context and price tables say the same);
- * each may carry the `[1m]` suffix (see {@link longContext}).
+ * each may carry the `[1m]` suffix (see {@link longContext}). Claude Code's
+ * `ANTHROPIC_DEFAULT_OPUS_MODEL`, `…_SONNET_MODEL` and `…_HAIKU_MODEL` name others.
  */
 export const MODEL_ALIASES: Readonly<Record<string, string>> = {
   sonnet: "claude-sonnet-4-5",
@@ -103,8 +106,27 @@ export const MODEL_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Claude Code's `opusplan`: Opus while the session is in plan mode, Sonnet in
+ * every other mode. It stays the session's model name; each request names the
+ * model it stands for then ({@link requestModel}).
+ */
+export const OPUSPLAN = "opusplan";
+
+/** Reads one environment variable (the process's own by default). */
+export type EnvGet = (name: string) => string | undefined;
+
+const processEnv: EnvGet = (name) => Deno.env.get(name);
+
+function aliasTarget(alias: string, env: EnvGet): string | undefined {
+  const full = MODEL_ALIASES[alias];
+  if (!full) return undefined;
+  return env(`ANTHROPIC_DEFAULT_${alias.toUpperCase()}_MODEL`)?.trim() || full;
+}
+
+/**
  * The model id an Anthropic request names: an alias (`sonnet`, `opus`, `haiku`)
- * becomes its full id; any other name, and every name for another provider, is kept.
+ * becomes its full id; any other name, and every name for another provider, is
+ * kept (`opusplan` too: see {@link requestModel}).
  *
  * @example
  * ```ts
@@ -113,9 +135,41 @@ export const MODEL_ALIASES: Readonly<Record<string, string>> = {
  * resolveModel("openai", "opus"); // "opus"
  * ```
  */
-export function resolveModel(provider: string, model: string): string {
+export function resolveModel(provider: string, model: string, env: EnvGet = processEnv): string {
   if (provider !== "anthropic") return model;
   const { model: base, long } = longContext(model);
-  const full = MODEL_ALIASES[base.toLowerCase()];
+  const full = aliasTarget(base.toLowerCase(), env);
   return full ? full + (long ? "[1m]" : "") : model;
+}
+
+/** Whether `model` is `opusplan`, which only Anthropic's requests resolve. */
+function isOpusPlan(provider: string, model: string): boolean {
+  return provider === "anthropic" && model.toLowerCase() === OPUSPLAN;
+}
+
+/**
+ * The model one request names in permission mode `mode`: `opusplan` is Opus in
+ * plan mode and Sonnet otherwise; any other name is {@link resolveModel}'s.
+ *
+ * @example
+ * ```ts
+ * requestModel("anthropic", "opusplan", "plan"); // "claude-opus-4-5"
+ * requestModel("anthropic", "opusplan", "acceptEdits"); // "claude-sonnet-4-5"
+ * ```
+ */
+export function requestModel(
+  provider: string,
+  model: string,
+  mode: string,
+  env: EnvGet = processEnv,
+): string {
+  if (!isOpusPlan(provider, model)) return resolveModel(provider, model, env);
+  return resolveModel(provider, mode === "plan" ? "opus" : "sonnet", env);
+}
+
+/** Every model a session with `model` may ask: both of `opusplan`'s, else the one. */
+export function modelsBehind(provider: string, model: string, env: EnvGet = processEnv): string[] {
+  return isOpusPlan(provider, model)
+    ? [resolveModel(provider, "opus", env), resolveModel(provider, "sonnet", env)]
+    : [resolveModel(provider, model, env)];
 }

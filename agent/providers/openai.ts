@@ -154,6 +154,7 @@ export async function openaiProvider(opts: OpenAIOptions): Promise<Provider> {
                 inputTokens: c.usage.prompt_tokens ?? 0,
                 outputTokens: c.usage.completion_tokens ?? 0,
                 ...(cached ? { cacheReadTokens: cached } : {}),
+                model: req.model,
               };
             }
             const choice = c.choices?.[0];

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { longContext } from "./models.ts";
+
 /** US dollars per million tokens. */
 export interface Price {
   input: number;
@@ -15,7 +17,17 @@ export interface Price {
   cacheRead?: number;
   /** Prompt tokens written to the provider's cache. */
   cacheWrite?: number;
+  /**
+   * The whole request's rates when, asked with the million-token window
+   * (`[1m]`), its prompt is over {@link LONG_PROMPT_TOKENS} tokens.
+   */
+  long?: Omit<Price, "long">;
 }
+
+/** Prompt tokens past which a `[1m]` request is priced at its model's long-context rate. */
+export const LONG_PROMPT_TOKENS = 200_000;
+
+const SONNET_LONG = { input: 6, output: 22.5, cacheRead: 0.6, cacheWrite: 7.5 };
 
 /** Public list prices by model-name prefix. */
 export const PRICES: Readonly<Record<string, Price>> = {
@@ -24,7 +36,13 @@ export const PRICES: Readonly<Record<string, Price>> = {
   "claude-haiku-4": { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
   "claude-3-5-sonnet": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
   "claude-3-7-sonnet": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
-  "claude-sonnet-4": { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+  "claude-sonnet-4": {
+    input: 3,
+    output: 15,
+    cacheRead: 0.3,
+    cacheWrite: 3.75,
+    long: SONNET_LONG,
+  },
   "claude-3-opus": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
   "claude-opus-4": { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
   "claude-opus-4-5": { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
@@ -42,9 +60,9 @@ export const PRICES: Readonly<Record<string, Price>> = {
 
 const PREFIXES = Object.keys(PRICES).sort((a, b) => b.length - a.length);
 
-/** The list price of `model`, or undefined when crab does not know it. */
+/** The list price of `model`, or undefined when crab does not know it (`[1m]` is ignored). */
 export function priceOf(model: string): Price | undefined {
-  const name = model.toLowerCase().slice(model.lastIndexOf("/") + 1);
+  const name = longContext(model).model.toLowerCase().slice(model.lastIndexOf("/") + 1);
   const prefix = PREFIXES.find((p) => name.startsWith(p));
   return prefix === undefined ? undefined : PRICES[prefix];
 }
@@ -69,11 +87,93 @@ export interface TokenUsage {
  */
 export function costUsd(model: string, usage: TokenUsage): number | undefined {
   const p = priceOf(model);
+  return p && dollars(p, usage);
+}
+
+/**
+ * The estimated cost of one request: {@link costUsd}, except that a `[1m]`
+ * request whose prompt is over {@link LONG_PROMPT_TOKENS} tokens is priced
+ * whole at its model's long-context rate, as Anthropic bills it.
+ *
+ * @example
+ * ```ts
+ * requestCostUsd("claude-sonnet-4-5[1m]", { inputTokens: 300_000, outputTokens: 0 }); // 1.8
+ * ```
+ */
+export function requestCostUsd(model: string, usage: TokenUsage): number | undefined {
+  const p = priceOf(model);
   if (!p) return undefined;
+  const long = p.long && longContext(model).long && usage.inputTokens > LONG_PROMPT_TOKENS;
+  return dollars(long ? p.long! : p, usage);
+}
+
+function dollars(p: Omit<Price, "long">, usage: TokenUsage): number {
   const read = usage.cacheReadTokens ?? 0;
   const written = usage.cacheWriteTokens ?? 0;
   const plain = Math.max(0, usage.inputTokens - read - written);
-  const dollars = plain * p.input + usage.outputTokens * p.output +
+  const perMillion = plain * p.input + usage.outputTokens * p.output +
     read * (p.cacheRead ?? p.input) + written * (p.cacheWrite ?? p.input);
-  return dollars / 1_000_000;
+  return perMillion / 1_000_000;
+}
+
+/**
+ * A session's tokens and estimated cost per model, each request priced as it
+ * was asked ({@link requestCostUsd}): a run on `opusplan`, after a fallback or
+ * a `/model`, is the sum of what each model cost.
+ */
+export class UsageByModel {
+  #by = new Map<string, { usage: Required<TokenUsage>; usd: number | undefined }>();
+
+  /** Counts one request's tokens for `model`. */
+  add(model: string, usage: TokenUsage): void {
+    const entry = this.#by.get(model) ??
+      {
+        usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        usd: 0,
+      };
+    entry.usage.inputTokens += usage.inputTokens;
+    entry.usage.outputTokens += usage.outputTokens;
+    entry.usage.cacheReadTokens += usage.cacheReadTokens ?? 0;
+    entry.usage.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+    const cost = requestCostUsd(model, usage);
+    entry.usd = entry.usd === undefined || cost === undefined ? undefined : entry.usd + cost;
+    this.#by.set(model, entry);
+  }
+
+  /** The models asked, in the order they first answered. */
+  models(): IterableIterator<string> {
+    return this.#by.keys();
+  }
+
+  /** The tokens counted for `model`. */
+  usageOf(model: string): Required<TokenUsage> | undefined {
+    const e = this.#by.get(model);
+    return e && { ...e.usage };
+  }
+
+  /** The estimated cost for `model`, or undefined when it has no price. */
+  costOf(model: string): number | undefined {
+    return this.#by.get(model)?.usd;
+  }
+
+  /** The estimated cost of every request, or undefined when a model asked has no price. */
+  costUsd(): number | undefined {
+    let sum = 0;
+    for (const { usd } of this.#by.values()) {
+      if (usd === undefined) return undefined;
+      sum += usd;
+    }
+    return sum;
+  }
+
+  /** The first model asked that has no price. */
+  unpriced(): string | undefined {
+    for (const [model, { usd }] of this.#by) if (usd === undefined) return model;
+    return undefined;
+  }
+
+  /** Forgets every count (`/clear`). */
+  clear(): void {
+    this.#by.clear();
+  }
 }

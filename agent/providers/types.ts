@@ -49,6 +49,8 @@ export type StreamEvent =
     cacheReadTokens?: number;
     /** Prompt tokens written to the provider's prompt cache, when it reports them. */
     cacheWriteTokens?: number;
+    /** The model the request named, as sent (after any alias or fallback). */
+    model?: string;
   }
   | { type: "done"; stopReason: StopReason };
 

@@ -206,7 +206,7 @@ export async function runCommand(
       metrics(rt, line);
       return;
     case "/cost":
-      line(costLine(rt.agent.usage, rt.agent.model));
+      line(costLine(rt.agent.usage, rt.agent.model, rt.agent.spent));
       return;
     case "/model": {
       if (args) {

@@ -6,18 +6,7 @@
  * @module
  */
 
-import { costUsd, priceOf } from "../providers/prices.ts";
-
-/** What the check reads: the model asked and the tokens used so far. */
-interface Spending {
-  model: string;
-  usage: {
-    inputTokens: number;
-    outputTokens: number;
-    cacheReadTokens?: number;
-    cacheWriteTokens?: number;
-  };
-}
+import { priceOf } from "../providers/prices.ts";
 
 /** A model that has no price, with a budget given; the message carries its hint. */
 export class BudgetError extends Error {
@@ -38,17 +27,17 @@ export function checkBudgetModel(budget: number | undefined, models: string[]): 
 
 /**
  * The check the turn loop makes before each request: why the run stops (the
- * estimate passed the budget), or undefined to go on. No budget: no check.
+ * estimate of what was spent, `spent()`, passed the budget), or undefined to go
+ * on. No budget: no check.
  */
 export function budgetCheck(
   budget: number | undefined,
-  spending: () => Spending,
+  spent: () => number | undefined,
 ): (() => string | undefined) | undefined {
   if (budget === undefined) return undefined;
   return () => {
-    const { model, usage } = spending();
-    const spent = costUsd(model, usage);
-    if (spent === undefined || spent <= budget) return undefined;
-    return `Stopped: the estimated cost $${spent.toFixed(4)} passed --max-budget-usd ${budget}`;
+    const usd = spent();
+    if (usd === undefined || usd <= budget) return undefined;
+    return `Stopped: the estimated cost $${usd.toFixed(4)} passed --max-budget-usd ${budget}`;
   };
 }

@@ -59,6 +59,8 @@ import { HookConfigError } from "../hooks/config.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
 import { resolveModel, withFallback } from "../providers/fallback.ts";
+import { modelsBehind } from "../providers/models.ts";
+import { withModeModel } from "../providers/plan_model.ts";
 import { budgetCheck, checkBudgetModel } from "./budget.ts";
 import { type OpenedSession, openSession, SessionFlagError } from "./session_start.ts";
 import { undoStage } from "../undo/stage.ts";
@@ -436,7 +438,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const model = providerConfig.model ?? "";
   try {
     checkBudgetModel(flags.maxBudgetUsd, [
-      model,
+      ...modelsBehind(providerConfig.provider, model),
       ...(flags.fallbackModel ? [resolveModel(providerConfig.provider, flags.fallbackModel)] : []),
     ]);
   } catch (e) {
@@ -452,9 +454,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const built: Provider = hooks.mode === "print"
     ? await createProvider(providerConfig)
     : lazyProvider(providerConfig.provider, model, () => createProvider(providerConfig));
+  // opusplan's model follows the session's mode; a fallback replaces either.
+  const planned = withModeModel(built, () => policy.mode);
   const provider = flags.fallbackModel
-    ? withFallback(built, resolveModel(built.name, flags.fallbackModel), hooks.notice)
-    : built;
+    ? withFallback(planned, resolveModel(built.name, flags.fallbackModel), hooks.notice)
+    : planned;
   // Interactive mode draws its prompt while the servers connect; the first request waits for them.
   let hub: McpHub | undefined;
   let mcpStale = true;
@@ -572,8 +576,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       transcripts.append(sessionId, 0, all);
     },
     ...(userHooks.commands.length ? { hooks: userHooks.loopHooks() } : {}),
-    // The provider names the model answering (the fallback, once it took over).
-    budget: budgetCheck(flags.maxBudgetUsd, () => ({ model: provider.model, usage: agent.usage })),
+    // Each request priced as the model that answered it (opusplan's two, a fallback).
+    budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
   });
   if (win.known === undefined && hooks.mode !== "print") {
     win.asked.then((w) => agent.contextWindow = applyWindow(w), () => {});

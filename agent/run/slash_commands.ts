@@ -19,7 +19,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { configDir } from "../../tools/host/data_dir.ts";
 import { printable } from "../../tools/fs/printable.ts";
-import { costUsd, type TokenUsage } from "../providers/prices.ts";
+import { costUsd, type TokenUsage, type UsageByModel } from "../providers/prices.ts";
 import { instructionFiles, instructionLabel } from "./system_prompt.ts";
 
 /** A custom command from a Markdown file. */
@@ -186,8 +186,11 @@ export const INTERACTIVE_ONLY: Readonly<Record<string, string>> = {
 export function costLine(
   usage: Required<TokenUsage>,
   model: string,
+  spent?: UsageByModel,
 ): string {
-  const cost = costUsd(model, usage);
+  // Each request at the price of the model that answered it, when they were counted so.
+  const cost = spent && !spent.models().next().done ? spent.costUsd() : costUsd(model, usage);
+  if (spent?.unpriced()) model = spent.unpriced()!;
   return `${usage.inputTokens} input tokens (${usage.cacheReadTokens} read from cache, ` +
     `${usage.cacheWriteTokens} written to it) · ${usage.outputTokens} output tokens · ` +
     (cost === undefined

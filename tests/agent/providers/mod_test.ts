@@ -287,7 +287,7 @@ for (const format of ["anthropic", "openai"] as const) {
     const deltas = events.filter((e) => e.type === "text_delta");
     assert.equal(deltas.length, 5);
     assert.deepEqual(events.slice(deltas.length), [
-      { type: "usage", inputTokens: 120, outputTokens: 9 },
+      { type: "usage", inputTokens: 120, outputTokens: 9, model: "fake-model" },
       { type: "done", stopReason: "end_turn" },
     ]);
     assert.equal(text(events), "Hello, this reply arrives in pieces.");
@@ -670,6 +670,7 @@ Deno.test("anthropicProvider() counts cached prompt tokens in inputTokens", asyn
         outputTokens: 5,
         cacheReadTokens: 1000,
         cacheWriteTokens: 200,
+        model: p.model,
       },
       { type: "done", stopReason: "end_turn" },
     ]);

@@ -8,19 +8,18 @@
 
 import assert from "node:assert/strict";
 import { budgetCheck, BudgetError, checkBudgetModel } from "../../../agent/run/budget.ts";
+import { UsageByModel } from "../../../agent/providers/prices.ts";
 import { startFakeModel } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 
 Deno.test("budgetCheck() stops only once the estimate is past the budget", () => {
-  assert.equal(
-    budgetCheck(undefined, () => ({ model: "x", usage: { inputTokens: 0, outputTokens: 0 } })),
-    undefined,
-  );
-  let usage = { inputTokens: 1000, outputTokens: 0 };
+  assert.equal(budgetCheck(undefined, () => 0), undefined);
+  const spent = new UsageByModel();
   // claude-sonnet-4-5: $3 per million input tokens, so 1000 tokens are $0.003.
-  const check = budgetCheck(0.003, () => ({ model: "claude-sonnet-4-5", usage }))!;
+  spent.add("claude-sonnet-4-5", { inputTokens: 1000, outputTokens: 0 });
+  const check = budgetCheck(0.003, () => spent.costUsd())!;
   assert.equal(check(), undefined);
-  usage = { inputTokens: 1001, outputTokens: 0 };
+  spent.add("claude-sonnet-4-5", { inputTokens: 1, outputTokens: 0 });
   assert.match(check()!, /estimated cost \$0\.0030 passed --max-budget-usd 0\.003/);
 });
 
