@@ -333,7 +333,7 @@ async function runSandboxed(
       stdout: "piped",
       stderr: "piped",
       detached: true,
-      env: { ...bashEnv(), TMPDIR: "/tmp" },
+      env: { ...bashEnv(), TMPDIR: "/tmp", ...sc.env },
       clearEnv: true,
     }).spawn();
   } catch (e) {

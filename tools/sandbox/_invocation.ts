@@ -23,7 +23,7 @@ import { watchProtected } from "./_watch.ts";
 import { supervisorArgv } from "./_supervisor.ts";
 import type { SandboxPolicy } from "./policy.ts";
 import { type Bridge, type Contact, startBridge } from "./net/mod.ts";
-import { withFetchRules } from "./net/allowlist.ts";
+import { type DomainLists, withFetchRules } from "./net/allowlist.ts";
 
 /** bwrap's arguments for one command, and the release of what they hold. */
 export interface Invocation {
@@ -100,6 +100,47 @@ async function groupFor(
   }
 }
 
+/** What a call whose network is by domain needs to start its proxies. */
+export interface DomainPlan {
+  /** The lists, read again at each connection. */
+  lists: () => DomainLists;
+  /** The question about a host in no list (the call's clock stops while it is open). */
+  ask?: (host: string, signal: AbortSignal) => Promise<boolean>;
+}
+
+/**
+ * The call's way out when the policy gives hosts by domain and not the whole
+ * network; undefined otherwise. `pause` is handed each open question.
+ */
+export function domainPlan(
+  policy: SandboxPolicy,
+  pause?: (until: Promise<unknown>) => void,
+): DomainPlan | undefined {
+  if (policy.net || !policy.domains?.allow.length && !policy.rules?.length) return undefined;
+  const lists = () => withFetchRules(policy.domains, policy.rules ?? []);
+  if (!lists().allow.length) return undefined;
+  const ask = policy.askHost;
+  return {
+    lists,
+    ...(ask && {
+      ask: (host: string, signal: AbortSignal) => {
+        const answer = ask(host, signal);
+        pause?.(answer);
+        return answer;
+      },
+    }),
+  };
+}
+
+/** Starts a call's proxies with `start`; a failure is the call's `sandbox_failed`. */
+export function startProxies<B>(plan: DomainPlan, start: (p: DomainPlan) => B): B {
+  try {
+    return start(plan);
+  } catch (e) {
+    throw setupFailed("start its proxy", e);
+  }
+}
+
 /**
  * The call's proxies when the policy gives hosts by domain and not the whole
  * network; `sandbox_unavailable` without perl, whose supervisor runs the relay.
@@ -109,10 +150,8 @@ function domainBridge(
   perl: string | undefined,
   pause?: (until: Promise<unknown>) => void,
 ): Bridge | undefined {
-  if (policy.net || !policy.domains?.allow.length && !policy.rules?.length) return undefined;
-  const lists = () => withFetchRules(policy.domains, policy.rules ?? []);
-  if (!lists().allow.length) return undefined;
-  const ask = policy.askHost;
+  const plan = domainPlan(policy, pause);
+  if (!plan) return undefined;
   if (!perl) {
     throw new ToolError(
       "sandbox_unavailable",
@@ -121,18 +160,7 @@ function domainBridge(
         "or give the command the whole network with --allow net.",
     );
   }
-  try {
-    return startBridge(
-      lists,
-      ask && ((host, signal) => {
-        const answer = ask(host, signal);
-        pause?.(answer);
-        return answer;
-      }),
-    );
-  } catch (e) {
-    throw setupFailed("start its proxy", e);
-  }
+  return startProxies(plan, (p) => startBridge(p.lists, p.ask));
 }
 
 /**

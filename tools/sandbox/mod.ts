@@ -14,7 +14,8 @@
 
 import { ToolError } from "../tool.ts";
 import type { Session } from "../session.ts";
-import { invocation } from "./_invocation.ts";
+import { domainPlan, invocation, startProxies } from "./_invocation.ts";
+import { startLoopbackBridge } from "./net/loopback.ts";
 import { sandboxStatus } from "./probe.ts";
 import { seatbeltInvocation } from "./seatbelt.ts";
 import type { Contact } from "./net/mod.ts";
@@ -39,6 +40,46 @@ export interface SandboxedCommand {
   release(): Promise<string[]>;
   /** Hosts the command asked crab's proxy for, allowed or not (network by domain). */
   contacts(): Contact[];
+  /** Variables the command's environment needs besides bash's (macOS: the proxies'). */
+  env?: Record<string, string>;
+}
+
+/**
+ * A macOS call: Seatbelt's arguments and, with network by domain, the call's
+ * proxies on two loopback ports (`net/loopback.ts`), the only addresses its
+ * profile lets it reach; they close when the call is released.
+ */
+export function seatbeltRun(
+  session: Session,
+  command: string,
+  pause?: (until: Promise<unknown>) => void,
+): Omit<SandboxedCommand, "program"> {
+  const plan = domainPlan(session.sandbox, pause);
+  const bridge = plan && startProxies(plan, (p) => startLoopbackBridge(p.lists, p.ask));
+  let run;
+  try {
+    run = seatbeltInvocation(
+      session.workspace,
+      session.sandbox,
+      command,
+      bridge ? { proxyPorts: [bridge.address.httpPort, bridge.address.socksPort] } : {},
+    );
+  } catch (e) {
+    bridge?.close();
+    throw e;
+  }
+  return {
+    args: run.args,
+    ...(bridge && { env: bridge.env }),
+    contacts: () => bridge?.contacts() ?? [],
+    release: async () => {
+      try {
+        return await run.release();
+      } finally {
+        bridge?.close();
+      }
+    },
+  };
 }
 
 /** The error a command gets when there is no working sandbox. */
@@ -65,15 +106,15 @@ export async function sandboxCommand(
 ): Promise<SandboxedCommand> {
   const status = await sandboxStatus(session.workspace, session.sandbox);
   if (!status.ok) throw unavailable(status.reason, status.hint);
-  // macOS has no proxy bridge yet: its commands ask crab's proxy for no hosts.
-  const run = Deno.build.os === "darwin"
-    ? { ...seatbeltInvocation(session.workspace, session.sandbox, command), contacts: () => [] }
+  const run: Omit<SandboxedCommand, "program"> = Deno.build.os === "darwin"
+    ? seatbeltRun(session, command, pause)
     : await invocation(session.workspace, session.sandbox, command, status.perl, status, pause);
   const notice = status.uncapped && !uncappedSaid ? status.uncapped : undefined;
   uncappedSaid ||= notice !== undefined;
   return {
     program: status.bwrap,
     args: run.args,
+    ...(run.env && { env: run.env }),
     contacts: run.contacts,
     release: async () => [...await run.release(), ...(notice ? [notice] : [])],
   };

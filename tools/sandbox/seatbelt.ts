@@ -46,8 +46,8 @@ export const SANDBOX_EXEC = "/usr/bin/sandbox-exec";
 export interface SeatbeltOptions {
   /** The call's private temporary directory (TMPDIR inside), writable. */
   tmpDir: string;
-  /** Without `net`: the local proxy's port on loopback, the one address commands may reach. */
-  proxyPort?: number;
+  /** Without `net`: the call's proxies' ports on loopback, the only addresses commands may reach. */
+  proxyPorts?: readonly number[];
   /** Unix sockets of key agents commands may connect to (they sign, they start nothing). */
   agentSockets?: readonly string[];
 }
@@ -302,15 +302,16 @@ export function seatbeltProfile(layout: Layout, opts: SeatbeltOptions): Seatbelt
       "(allow system-socket)",
       `(allow mach-lookup\n  ${NET_MACH_SERVICES.map((s) => `(global-name "${s}")`).join("\n  ")})`,
     );
-  } else if (opts.proxyPort !== undefined) {
-    const port = opts.proxyPort;
-    if (!Number.isInteger(port) || port < 1 || port > 65535) {
-      throw new RangeError(`Cannot allow the proxy port ${port}: not a TCP port`);
+  } else if (opts.proxyPorts?.length) {
+    for (const port of opts.proxyPorts) {
+      if (!Number.isInteger(port) || port < 1 || port > 65535) {
+        throw new RangeError(`Cannot allow the proxy port ${port}: not a TCP port`);
+      }
     }
     lines.push(
       "",
-      "; The network: only crab's proxy on loopback.",
-      `(allow network-outbound (remote ip "localhost:${port}"))`,
+      "; The network: only the call's proxies on loopback.",
+      ...opts.proxyPorts.map((port) => `(allow network-outbound (remote ip "localhost:${port}"))`),
     );
   }
   return { text: lines.join("\n") + "\n", params };
@@ -379,7 +380,7 @@ export function seatbeltInvocation(
   workspace: string,
   policy: SandboxPolicy,
   command: string,
-  opts: { proxyPort?: number } = {},
+  opts: { proxyPorts?: readonly number[] } = {},
 ): SeatbeltInvocation {
   const layout = sandboxLayout(workspace, policy);
   const watch = watchProtected(workspace, layout.watched, layout.writable);

@@ -155,18 +155,21 @@ Deno.test("seatbeltProfile() in read-only mode writes nothing but the private TM
 Deno.test("seatbeltProfile() opens IP networking only with net, or only the proxy's port", () => {
   const off = seatbeltProfile(bare(), { tmpDir: "/t" }).text;
   const on = seatbeltProfile(bare({ net: true }), { tmpDir: "/t" }).text;
-  const proxy = seatbeltProfile(bare(), { tmpDir: "/t", proxyPort: 3128 }).text;
+  const proxy = seatbeltProfile(bare(), { tmpDir: "/t", proxyPorts: [3128, 1080] }).text;
   assert.doesNotMatch(off, /remote ip|mDNSResponder|trustd/);
   assert.match(on, /^\(allow network-outbound \(remote ip "\*:\*"\)\)$/m);
   assert.match(on, /\(global-name "com\.apple\.trustd\.agent"\)/);
   assert.match(on, /mDNSResponder/);
-  assert.deepEqual(proxy.match(/remote ip "[^"]*"/g), ['remote ip "localhost:3128"']);
+  assert.deepEqual(proxy.match(/remote ip "[^"]*"/g), [
+    'remote ip "localhost:3128"',
+    'remote ip "localhost:1080"',
+  ]);
   assert.doesNotMatch(proxy, /mDNSResponder|system-socket/);
   // net wins: the proxy port adds nothing then.
-  assert.equal(seatbeltProfile(bare({ net: true }), { tmpDir: "/t", proxyPort: 3128 }).text, on);
+  assert.equal(seatbeltProfile(bare({ net: true }), { tmpDir: "/t", proxyPorts: [3128] }).text, on);
   for (const bad of [0, 65536, 1.5, NaN]) {
     assert.throws(
-      () => seatbeltProfile(bare(), { tmpDir: "/t", proxyPort: bad }),
+      () => seatbeltProfile(bare(), { tmpDir: "/t", proxyPorts: [3128, bad] }),
       /Cannot allow the proxy port .*: not a TCP port/,
     );
   }
@@ -439,6 +442,51 @@ Deno.test({
     );
     assert.match(r.out, /^unreachable$/m, r.out);
     assert.match(r.out, /^committed$/m, r.out);
+  },
+});
+
+Deno.test({
+  name:
+    "sandbox-exec (macOS) with network by domain reaches an allowed host through the call's proxy, nothing directly",
+  ignore: !onMac,
+  fn: async () => {
+    const { seatbeltRun } = await import("../../../tools/sandbox/mod.ts");
+    const { Session } = await import("../../../tools/session.ts");
+    using p = macPlace();
+    const web = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      () => new Response("hello"),
+    );
+    try {
+      const session = new Session(p.ws);
+      session.sandbox = {
+        ...WRITE,
+        domains: { allow: [{ pattern: "127.0.0.1", source: "--allow-domain" }], deny: [] },
+      };
+      const url = `http://127.0.0.1:${web.addr.port}/`;
+      const run = seatbeltRun(
+        session,
+        `NO_PROXY= no_proxy= curl -sS --max-time 5 ${url}; echo; ` +
+          `(echo x > /dev/tcp/127.0.0.1/${web.addr.port}) 2>/dev/null && echo direct || echo no-direct`,
+      );
+      try {
+        const child = new Deno.Command(SANDBOX_EXEC, {
+          args: run.args,
+          cwd: p.ws,
+          env: run.env,
+          stdin: "piped",
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+        const out = new TextDecoder().decode((await child.output()).stdout);
+        assert.match(out, /^hello$/m, out);
+        assert.match(out, /^no-direct$/m, out);
+      } finally {
+        await run.release();
+      }
+    } finally {
+      await web.shutdown();
+    }
   },
 });
 

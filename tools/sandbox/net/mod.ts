@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { ensureDataDir } from "../../host/data_dir.ts";
 import type { DomainLists } from "./allowlist.ts";
 import { type Contact, type Gate, openGate } from "./gate.ts";
-import { serveHttp } from "./proxy.ts";
+import { PROXY_USER, serveHttp } from "./proxy.ts";
 import { serveSocks } from "./socks5.ts";
 import { closeQuietly } from "./_stream.ts";
 
@@ -51,16 +51,30 @@ export function socketsFolder(): string {
   return ensureDataDir(join("sandbox", "net"));
 }
 
+/** Where a call's proxies are reached from inside, and the secret they ask for, if any. */
+export interface ProxyAddress {
+  httpPort: number;
+  socksPort: number;
+  /** On a loopback port reachable by other local processes: the call's credentials. */
+  secret?: string;
+}
+
 /**
  * The environment a client inside needs: the proxy variables in both cases,
  * npm's, yarn's, pip's and cargo's own, and ssh (for git) through the SOCKS
  * proxy with a small perl client as its ProxyCommand.
  */
-export function proxyEnv(): Record<string, string> {
-  const http = `http://127.0.0.1:${HTTP_PORT}`;
-  const socks = `socks5h://127.0.0.1:${SOCKS_PORT}`;
+export function proxyEnv(
+  at: ProxyAddress = { httpPort: HTTP_PORT, socksPort: SOCKS_PORT },
+): Record<string, string> {
+  const login = at.secret === undefined ? "" : `${PROXY_USER}:${at.secret}@`;
+  const http = `http://${login}127.0.0.1:${at.httpPort}`;
+  const socks = `socks5h://${login}127.0.0.1:${at.socksPort}`;
   const local = "localhost,127.0.0.1,::1";
   const script = btoa(SSH_SOCKS.trim());
+  const sshAt = at.secret === undefined
+    ? `${at.socksPort}`
+    : `${at.socksPort}:${PROXY_USER}:${at.secret}`;
   return {
     HTTP_PROXY: http,
     HTTPS_PROXY: http,
@@ -77,19 +91,29 @@ export function proxyEnv(): Record<string, string> {
     PIP_PROXY: http,
     CARGO_HTTP_PROXY: http,
     GIT_SSH_COMMAND:
-      `ssh -o 'ProxyCommand=perl -MMIME::Base64 -e "eval decode_base64 shift" ${script} %h %p'`,
+      `ssh -o 'ProxyCommand=perl -MMIME::Base64 -e "eval decode_base64 shift" ${script} ${sshAt} %h %p'`,
   };
 }
 
-/** ssh's ProxyCommand: a SOCKS5 CONNECT to the relay, then stdin and stdout through it. */
+/**
+ * ssh's ProxyCommand: a SOCKS5 CONNECT to the proxy on 127.0.0.1, its first
+ * argument `PORT` or `PORT:USER:PASSWORD` (signing in with those), then stdin
+ * and stdout through it.
+ */
 const SSH_SOCKS = String.raw`
-my ($h, $p) = @ARGV;
+my ($at, $h, $p) = @ARGV;
+my ($port, $user, $pass) = split /:/, $at, 3;
 sub fail { print STDERR "crab: $_[0]\n"; exit 1 }
 socket(my $s, 2, 1, 0) or fail("socket: $!");
-connect($s, pack('S n C4 x8', 2, ${SOCKS_PORT}, 127, 0, 0, 1)) or fail("the sandbox's proxy is not there: $!");
+connect($s, pack('S n C4 x8', 2, $port, 127, 0, 0, 1)) or fail("the sandbox's proxy is not there: $!");
 sub put { my ($fh, $b) = @_; my $o = 0; while ($o < length $b) { my $w = syswrite($fh, $b, length($b) - $o, $o); return 0 unless $w; $o += $w } 1 }
-put($s, "\x05\x01\x00");
+put($s, defined $user ? "\x05\x01\x02" : "\x05\x01\x00");
 sysread($s, my $g, 2) == 2 or fail('the proxy closed');
+if (defined $user) {
+  put($s, pack('C2', 1, length $user) . $user . pack('C', length $pass) . $pass);
+  my $v = '';
+  sysread($s, $v, 2) == 2 && substr($v, 1, 1) eq "\x00" or fail('the proxy refused its credentials');
+}
 put($s, pack('C5', 5, 1, 0, 3, length $h) . $h . pack('n', $p));
 sysread($s, my $a, 10) == 10 or fail('the proxy closed');
 my $c = ord(substr($a, 1, 1));
@@ -99,8 +123,8 @@ if ($k) { my $b; while (sysread(STDIN, $b, 65536)) { put($s, $b) or last } shutd
 my $b; while (sysread($s, $b, 65536)) { put(\*STDOUT, $b) or last } exit 0;
 `;
 
-/** Serves `listener`'s connections with `serve` until it closes. */
-function serveAll(
+/** Serves `listener`'s connections with `serve` until it closes (both bridges). */
+export function serveAll(
   listener: Deno.Listener,
   open: Set<Deno.Conn>,
   serve: (c: Deno.Conn, g: Gate) => Promise<void>,

@@ -7,7 +7,9 @@
  * a server holding many sites could be asked for one that is not allowed. One
  * request per connection (`Connection: close` upstream): the next request, to
  * whatever host, comes on a new connection and is judged again. A refusal is a
- * `403` whose body says why and how to allow the host.
+ * `403` whose body says why and how to allow the host. Served on a loopback
+ * port (macOS, where no private socket reaches the sandbox) the proxy takes
+ * only clients that show the call's credentials (`Proxy-Authorization`).
  *
  * @module
  */
@@ -29,6 +31,7 @@ const MAX_HEAD = 64 * 1024;
 const REASONS: Record<number, string> = {
   400: "Bad Request",
   403: "Forbidden",
+  407: "Proxy Authentication Required",
   431: "Request Header Fields Too Large",
   501: "Not Implemented",
   502: "Bad Gateway",
@@ -46,6 +49,7 @@ const HOP_HEADERS = new Set([
 async function answer(conn: Deno.Conn, status: number, message: string): Promise<void> {
   const body = new TextEncoder().encode(message + "\n");
   const head = `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\n` +
+    (status === 407 ? 'Proxy-Authenticate: Basic realm="crab"\r\n' : "") +
     "Content-Type: text/plain; charset=utf-8\r\n" +
     `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
   try {
@@ -65,8 +69,37 @@ function hostPort(text: string, fallback?: number): { host: string; port: number
   return { host: m[1].replace(/^\[|\]$/g, "").toLowerCase().replace(/\.$/, ""), port };
 }
 
-/** Serves one client connection of the HTTP proxy, then closes it. */
-export async function serveHttp(client: Deno.Conn, gate: Gate): Promise<void> {
+/** The user name clients show with a call's secret (`crab:SECRET@127.0.0.1:PORT`). */
+export const PROXY_USER = "crab";
+
+/** Whether `a` and `b` are equal, in time that does not depend on where they differ. */
+export function sameSecret(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a), y = new TextEncoder().encode(b);
+  let diff = x.length ^ y.length;
+  for (let i = 0; i < x.length; i++) diff |= x[i] ^ (y[i] ?? 0);
+  return diff === 0;
+}
+
+/** Whether `headers` carry Basic credentials `PROXY_USER:secret`. */
+function authorized(headers: [string, string][], secret: string): boolean {
+  const given = headers.filter(([k]) => k.toLowerCase() === "proxy-authorization");
+  if (given.length !== 1) return false;
+  const m = given[0][1].match(/^basic\s+([A-Za-z0-9+/=]+)$/i);
+  if (!m) return false;
+  let decoded: string;
+  try {
+    decoded = atob(m[1]);
+  } catch {
+    return false;
+  }
+  return sameSecret(decoded, `${PROXY_USER}:${secret}`);
+}
+
+/**
+ * Serves one client connection of the HTTP proxy, then closes it; with
+ * `secret`, only a client showing it (Basic, user {@link PROXY_USER}) is served.
+ */
+export async function serveHttp(client: Deno.Conn, gate: Gate, secret?: string): Promise<void> {
   const r = new BufferedConn(client);
   try {
     const end = await r.headEnd(MAX_HEAD);
@@ -88,6 +121,14 @@ export async function serveHttp(client: Deno.Conn, gate: Gate): Promise<void> {
       const h = f.match(/^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$/);
       if (!h) return await answer(client, 400, "crab's proxy: malformed header line");
       headers.push([h[1], h[2]]);
+    }
+    if (secret !== undefined && !authorized(headers, secret)) {
+      return await answer(
+        client,
+        407,
+        "crab's proxy: this proxy serves one sandboxed command, which has its address and " +
+          "credentials in HTTP_PROXY",
+      );
     }
     if (m[1] === "CONNECT") await tunnel(r, m[2], gate);
     else await forward(r, m[1], m[2], headers, gate);
