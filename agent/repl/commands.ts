@@ -10,7 +10,7 @@ import { hooksListing } from "../hooks/listing.ts";
 import { countOf } from "../terminal.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { formatBytes } from "../../tools/tool.ts";
-import { knownContextWindow, resolveModel } from "../providers/models.ts";
+import { knownContextWindow, modelsBehind, resolveModel } from "../providers/models.ts";
 import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
@@ -227,6 +227,10 @@ export async function runCommand(
           printable(rt.agent.model, "strict")
         } (${rt.provider.name}, window ${rt.agent.contextWindow} tokens)`,
       );
+      const behind = modelsBehind(rt.provider.name, rt.agent.model);
+      if (behind.length === 2) {
+        line(c.dim(`  asks ${behind[0]} in plan mode, ${behind[1]} in the others (Shift-Tab)`));
+      }
       if (!rt.provider.listModels) return;
       try {
         const ids = await Promise.race([
