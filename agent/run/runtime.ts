@@ -55,6 +55,7 @@ import { chooseWindow, type WindowChoice } from "../providers/context_window.ts"
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
 import { type HookCommand, type HookOutput, Hooks, loadHooks } from "../hooks/mod.ts";
 import { hookStage } from "../hooks/stage.ts";
+import { TranscriptFile } from "../hooks/transcript.ts";
 import { HookConfigError } from "../hooks/config.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
@@ -308,6 +309,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   for (const n of hookConfig.notices) hooks.notice(n);
   let hookSeq = 0;
   let sessionId = "";
+  let transcript: TranscriptFile | undefined;
   const userHooks: Hooks = new Hooks({
     hooks: hookConfig.hooks,
     ...(flags.sdkHooks ? { sdk: flags.sdkHooks } : {}),
@@ -316,6 +318,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       telemetry?.hookSpan({ runId, sessionId: () => sessionId }, event, command) ?? (() => {}),
     workspace,
     sessionId: () => sessionId,
+    transcriptPath: () => transcript?.path ?? null,
     permissionMode: (): string => policy.mode,
     notice: hooks.notice,
     ...(hooks.hookOutput ? { output: hooks.hookOutput } : {}),
@@ -518,6 +521,17 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     for (const t of hub.tools()) if (mcpStart?.wanted(t)) registry.add(t);
   };
   syncMcp();
+  // The Claude Code-format copy of a kept transcript, for hooks (`transcript_path`).
+  const transcriptFile = (id: string, soFar: readonly Message[]) =>
+    persist
+      ? TranscriptFile.open({
+        sessionId: id,
+        cwd: workspace,
+        alias: (name) => registry.get(name)?.alias,
+        onProblem: hooks.notice,
+      }, soFar)
+      : undefined;
+  transcript = transcriptFile(sessionId, messages);
   // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
   const approval: ApprovalPolicy = {
     approve: async (request, signal) => {
@@ -565,11 +579,16 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     contextWindow: window,
     messages,
     events: hooks.events,
-    onMessage: (m, i) => persist && transcripts.append(sessionId, i, [m]),
+    onMessage: (m, i) => {
+      if (!persist) return;
+      transcripts.append(sessionId, i, [m]);
+      transcript?.put(m, i);
+    },
     onRewrite: (all) => {
       if (!persist) return;
       transcripts.truncate(sessionId, 0);
       transcripts.append(sessionId, 0, all);
+      transcript?.replace(all);
     },
     ...(userHooks.commands.length ? { hooks: userHooks.loopHooks() } : {}),
     // The provider names the model answering (the fallback, once it took over).
@@ -598,6 +617,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       sessionId = persist
         ? transcripts.create(workspace, provider.name, agent.model)
         : crypto.randomUUID();
+      transcript = transcriptFile(sessionId, []);
       agent.system = withStarted(await userHooks.sessionStart("clear"));
     },
     mcpStatus: () => hub?.status() ?? [],
@@ -615,6 +635,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       agent.messages.push(...stored);
       session.files.clear();
       sessionId = id;
+      transcript = transcriptFile(id, stored);
       return lastExchange(stored);
     },
     agent,
