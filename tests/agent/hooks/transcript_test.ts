@@ -10,6 +10,7 @@ import { startFakeModel } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
 import { on, printRun, userHooks } from "../../support/hooks.ts";
+import { TranscriptFile } from "../../../agent/hooks/transcript.ts";
 
 type Line = Record<string, unknown> & {
   type: string;
@@ -313,4 +314,98 @@ Deno.test("repl: PreCompact sees the whole conversation, the file is rewritten a
   ]);
   // The old session's file stays, as its transcript stays in the store.
   assert.match(JSON.stringify(linesOf(path)), /SUMMARY OF IT ALL/);
+});
+
+Deno.test("TranscriptFile.put() rewrites a message changed in place, keeping every line's id", () => {
+  const root = Deno.makeTempDirSync();
+  try {
+    const sessionId = crypto.randomUUID();
+    const file = TranscriptFile.open({
+      sessionId,
+      cwd: "/ws",
+      alias: (name) => name === "srv__echo" ? "mcp__srv__echo" : undefined,
+      root,
+    }, [])!;
+    assert.equal(file.path, join(root, "transcripts", `${sessionId}.jsonl`));
+    assert.equal(Deno.readTextFileSync(file.path), "");
+    file.put({ role: "user", content: [{ type: "text", text: "hi" }] }, 0);
+    file.put({
+      role: "assistant",
+      content: [{ type: "tool_call", id: "c1", name: "srv__echo", argsJson: '{"say":"x"}' }],
+    }, 1);
+    file.put({
+      role: "user",
+      content: [{ type: "tool_result", callId: "c1", text: "x", isError: false }],
+    }, 2);
+    const before = linesOf(file.path);
+    // The loop merges a trailing user message: the same line, new content.
+    file.put({
+      role: "user",
+      content: [
+        { type: "tool_result", callId: "c1", text: "x", isError: false },
+        { type: "text", text: "[interrupted]" },
+      ],
+    }, 2);
+    const after = linesOf(file.path);
+    assert.deepEqual(after.map((l) => l.uuid), before.map((l) => l.uuid));
+    assert.deepEqual(after.map((l) => l.timestamp), before.map((l) => l.timestamp));
+    assert.deepEqual(after.map((l) => l.message.content), [
+      [{ type: "text", text: "hi" }],
+      [{ type: "tool_use", id: "c1", name: "mcp__srv__echo", input: { say: "x" } }],
+      [
+        { type: "tool_result", tool_use_id: "c1", content: "x", is_error: false },
+        { type: "text", text: "[interrupted]" },
+      ],
+    ]);
+    // Compaction: new lines throughout.
+    file.replace([{ role: "user", content: "summary" }]);
+    const compacted = linesOf(file.path);
+    assert.equal(compacted.length, 1);
+    assert.deepEqual(compacted[0].message, { role: "user", content: "summary" });
+    assert.equal(compacted[0].parentUuid, null);
+    assert.ok(!before.some((l) => l.uuid === compacted[0].uuid));
+    assert.deepEqual([...Deno.readDirSync(join(root, "transcripts"))].map((e) => e.name), [
+      `${sessionId}.jsonl`,
+    ]);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("TranscriptFile.open() makes no file for a session id unfit for a file name", () => {
+  const root = Deno.makeTempDirSync();
+  try {
+    assert.equal(TranscriptFile.open({ sessionId: "../escape", cwd: "/ws", root }, []), undefined);
+    assert.deepEqual([...Deno.readDirSync(root)], []);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("TranscriptFile says once that it cannot write, and catches up once it can", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    // The data directory is a file: no folder can be made in it.
+    const root = join(dir, "data");
+    Deno.writeTextFileSync(root, "");
+    const problems: string[] = [];
+    const file = TranscriptFile.open(
+      { sessionId: "s1", cwd: "/ws", root, onProblem: (m) => problems.push(m) },
+      [{ role: "user", content: "one" }],
+    )!;
+    file.put({ role: "assistant", content: [{ type: "text", text: "two" }] }, 1);
+    assert.equal(problems.length, 1);
+    assert.match(problems[0], /^cannot write the transcript file ".*s1\.jsonl" \(hooks read it/);
+    Deno.removeSync(root);
+    Deno.mkdirSync(root);
+    file.put({ role: "user", content: "three" }, 2);
+    assert.deepEqual(linesOf(file.path).map((l) => l.message.content), [
+      "one",
+      [{ type: "text", text: "two" }],
+      "three",
+    ]);
+    assert.equal(problems.length, 1);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });
