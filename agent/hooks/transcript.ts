@@ -9,8 +9,10 @@
  * so a hook sees every message up to the moment it runs. A new message is
  * appended; a message changed in place (a merged user message, a stubbed old
  * result) or a compacted conversation rewrites the file whole, through a
- * temporary file renamed over it. Lines keep their `uuid` and `timestamp` when
- * the file is rewritten or a resumed session reopens it.
+ * temporary file renamed over it. A line keeps its `uuid` and `timestamp` when
+ * its message changes in place or a resumed session reopens the file; a
+ * compacted conversation is new lines. Each line is kept as written, so a
+ * rewrite serialises only what changed.
  *
  * Tool calls carry Claude Code's names and argument shapes, as hooks' tool
  * events do (`Bash` with `command`, `Read` with an absolute `file_path`).
@@ -43,10 +45,11 @@ export interface TranscriptFileOptions {
   root?: string;
 }
 
+/** A line of the file: its id and time, kept when it is rewritten, and its JSON. */
 interface Entry {
-  message: Message;
   uuid: string;
   timestamp: string;
+  line: string;
 }
 
 /** One session's transcript file. */
@@ -83,11 +86,12 @@ export class TranscriptFile {
     if (path === undefined) return undefined;
     const file = new TranscriptFile(path, opts);
     const kept = readLines(path);
-    file.#entries = messages.map((message, i) => ({
-      message,
-      uuid: kept[i]?.uuid ?? crypto.randomUUID(),
-      timestamp: kept[i]?.timestamp ?? new Date().toISOString(),
-    }));
+    const now = new Date().toISOString();
+    messages.forEach((message, i) => {
+      file.#entries.push(
+        file.#entry(message, i, kept[i]?.uuid ?? crypto.randomUUID(), kept[i]?.timestamp ?? now),
+      );
+    });
     file.#rewrite();
     return file;
   }
@@ -96,17 +100,20 @@ export class TranscriptFile {
   put(message: Message, index: number): void {
     const old = this.#entries[index];
     if (old) {
-      this.#entries[index] = { ...old, message };
+      this.#entries[index] = this.#entry(message, index, old.uuid, old.timestamp);
       this.#rewrite();
       return;
     }
-    this.#entries.push({ message, uuid: crypto.randomUUID(), timestamp: new Date().toISOString() });
-    if (this.#stale || index !== this.#entries.length - 1) {
+    const at = this.#entries.length;
+    this.#entries.push(
+      this.#entry(message, at, crypto.randomUUID(), new Date().toISOString()),
+    );
+    if (this.#stale || index !== at) {
       this.#rewrite();
       return;
     }
     this.#write(() =>
-      Deno.writeTextFileSync(this.path, this.#line(this.#entries.length - 1) + "\n", {
+      Deno.writeTextFileSync(this.path, this.#entries[at].line + "\n", {
         append: true,
         mode: 0o600,
       })
@@ -116,16 +123,15 @@ export class TranscriptFile {
   /** The conversation was replaced (compacted): the file holds `messages`, as new lines. */
   replace(messages: readonly Message[]): void {
     const now = new Date().toISOString();
-    this.#entries = messages.map((message) => ({
-      message,
-      uuid: crypto.randomUUID(),
-      timestamp: now,
-    }));
+    this.#entries = [];
+    messages.forEach((message, i) => {
+      this.#entries.push(this.#entry(message, i, crypto.randomUUID(), now));
+    });
     this.#rewrite();
   }
 
   #rewrite(): void {
-    const text = this.#entries.map((_, i) => this.#line(i) + "\n").join("");
+    const text = this.#entries.map((e) => e.line + "\n").join("");
     const tmp = `${this.path}.${crypto.randomUUID()}.tmp`;
     this.#write(() => {
       Deno.mkdirSync(join(this.path, ".."), { recursive: true, mode: 0o700 });
@@ -159,10 +165,9 @@ export class TranscriptFile {
     }
   }
 
-  /** Entry `i` as Claude Code's transcript line. */
-  #line(i: number): string {
-    const { message, uuid, timestamp } = this.#entries[i];
-    return JSON.stringify({
+  /** Message `i` as Claude Code's transcript line (its parent is line `i - 1`). */
+  #entry(message: Message, i: number, uuid: string, timestamp: string): Entry {
+    const line = JSON.stringify({
       parentUuid: i === 0 ? null : this.#entries[i - 1].uuid,
       isSidechain: false,
       userType: "external",
@@ -174,6 +179,7 @@ export class TranscriptFile {
       uuid,
       timestamp,
     });
+    return { uuid, timestamp, line };
   }
 
   /** A message's content as Anthropic's content blocks. */
