@@ -220,6 +220,33 @@ Deno.test("--continue goes on in the session's transcript file, keeping its line
   assert.deepEqual(two.lines, lines);
 });
 
+Deno.test("--fork-session writes the copy's own transcript file, leaving the original's alone", async () => {
+  using s = sandbox();
+  const log = join(s.root, "snapshots.jsonl");
+  userHooks(s, on("Stop", undefined, snapshotHook(s, log)));
+  {
+    await using fake = await startFakeModel([{ text: "first answer" }]);
+    const r = await printRun(s, fake, ["-p", "first"]);
+    assert.equal(r.code, 0, r.stderr);
+  }
+  await using fake = await startFakeModel([{ text: "forked answer" }]);
+  const r = await printRun(s, fake, ["-p", "--continue", "--fork-session", "fork"]);
+  assert.equal(r.code, 0, r.stderr);
+  const [one, two] = snapshots(log);
+  assert.notEqual(two.input.session_id, one.input.session_id);
+  assert.equal(
+    two.input.transcript_path,
+    join(s.home, "transcripts", `${two.input.session_id}.jsonl`),
+  );
+  assert.deepEqual(two.lines!.map((l) => [l.sessionId, l.message.content]), [
+    [two.input.session_id, [{ type: "text", text: "first" }]],
+    [two.input.session_id, [{ type: "text", text: "first answer" }]],
+    [two.input.session_id, [{ type: "text", text: "fork" }]],
+    [two.input.session_id, [{ type: "text", text: "forked answer" }]],
+  ]);
+  assert.deepEqual(linesOf(one.input.transcript_path as string), one.lines);
+});
+
 Deno.test("--no-session-persistence writes no transcript, and hooks get transcript_path null", async () => {
   using s = sandbox();
   const log = join(s.root, "snapshots.jsonl");
