@@ -3,7 +3,8 @@
  *
  * A hook sees Claude Code's tool name and argument shape (`Bash` with
  * `command`, `Edit` with `file_path`/`old_string`/`new_string`), from the
- * tool table, and crab's own in `crab_tool_name` and `crab_tool_input`.
+ * tool table, and crab's own in `crab_tool_name` and `crab_tool_input`; the
+ * transcript file (`transcript.ts`) names and shapes its calls the same way.
  *
  * PreToolUse runs after validation (`preTool`): exit 2, `deny` or
  * `continue: false` refuse the call (`hook_denied`, the reason to the model);

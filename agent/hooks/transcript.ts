@@ -26,7 +26,15 @@ import { dataDir } from "../../tools/host/data_dir.ts";
 import { VERSION } from "../../version.ts";
 import { claudeCall } from "./stage.ts";
 
-/** Where a session's transcript file goes; undefined for an id unfit for a file name. */
+/**
+ * Where a session's transcript file goes; undefined for an id unfit for a file name.
+ *
+ * @example
+ * ```ts
+ * transcriptPath("0b5f3a52-8f7e-4c1e-9a55-6a3d2f1e0c4b", "/home/me/.local/share/crab");
+ * // "/home/me/.local/share/crab/transcripts/0b5f3a52-8f7e-4c1e-9a55-6a3d2f1e0c4b.jsonl"
+ * ```
+ */
 export function transcriptPath(sessionId: string, root: string = dataDir()): string | undefined {
   if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(sessionId)) return undefined;
   return join(root, "transcripts", `${sessionId}.jsonl`);
