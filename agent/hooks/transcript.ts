@@ -8,7 +8,7 @@
  * The store keeps the conversation; this file is a copy kept in step with it,
  * so a hook sees every message up to the moment it runs. A new message is
  * appended; a message changed in place (a merged user message, a stubbed old
- * result) or a compacted conversation rewrites the file whole, through a
+ * result), a compacted or rewound conversation rewrites the file whole, through a
  * temporary file renamed over it. A line keeps its `uuid` and `timestamp` when
  * its message changes in place or a resumed session reopens the file; a
  * compacted conversation is new lines. Each line is kept as written, so a
@@ -126,6 +126,13 @@ export class TranscriptFile {
         mode: 0o600,
       })
     );
+  }
+
+  /** Drops the messages from `index` on (the conversation was rewound). */
+  truncate(index: number): void {
+    if (index >= this.#entries.length) return;
+    this.#entries.length = Math.max(0, index);
+    this.#rewrite();
   }
 
   /** The conversation was replaced (compacted): the file holds `messages`, as new lines. */

@@ -249,6 +249,8 @@ export interface Runtime {
   permissions: Permissions;
   /** The mode by name, as print mode's init event reports it (`acceptOffered`: print mode's default). */
   permissionMode(): string;
+  /** Drops the conversation from message `index` on (`/rewind`), from the transcript too. */
+  rewindTo(index: number): void;
   /** Goes on with a stored session (`/resume`); returns its last exchange, to show. */
   resumeSession(id: string): Message[];
   /** The hooks in effect, and the workspace's that wait for trust (`/hooks`). */
@@ -629,6 +631,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     permissions,
     permissionMode: () =>
       printDefault && policy.mode === "default" ? PRINT_DEFAULT_MODE : policy.mode,
+    rewindTo(index) {
+      agent.messages.length = index;
+      transcripts.truncate(sessionId, index);
+      transcript?.truncate(index);
+    },
     resumeSession(id) {
       const stored = repairTranscript(transcripts.load(id));
       agent.clear();

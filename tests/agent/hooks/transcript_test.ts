@@ -343,6 +343,38 @@ Deno.test("repl: PreCompact sees the whole conversation, the file is rewritten a
   assert.match(JSON.stringify(linesOf(path)), /SUMMARY OF IT ALL/);
 });
 
+Deno.test("repl: /rewind drops the rewound messages from the transcript file too", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "one" }, { text: "two" }, { text: "three" }]);
+  await using t = await replAgainst(s, fake);
+  await submit(t, "first");
+  await t.waitFor("one");
+  await submit(t, "second");
+  await t.waitFor("two");
+  const [name] = [...Deno.readDirSync(join(s.home, "transcripts"))].map((e) => e.name);
+  const path = join(s.home, "transcripts", name);
+  const texts = () => linesOf(path).map((l) => (l.message.content as { text: string }[])[0].text);
+  assert.deepEqual(texts(), ["first", "one", "second", "two"]);
+  await submit(t, "/rewind");
+  await t.waitFor("rewind to before prompt number");
+  await t.type("2");
+  await t.keys("Enter");
+  await t.waitFor("restore (f)iles, (c)onversation or (b)oth?");
+  await t.type("c");
+  await t.keys("Enter");
+  await t.waitFor("Conversation rewound to before: second");
+  assert.deepEqual(texts(), ["first", "one"]);
+  await submit(t, "third");
+  await t.waitFor("three");
+  for (let i = 0; i < 100 && texts().length < 4; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(texts(), ["first", "one", "third", "three"]);
+  const lines = linesOf(path);
+  assert.deepEqual(lines.map((l) => l.parentUuid), [
+    null,
+    ...lines.slice(0, -1).map((l) => l.uuid),
+  ]);
+});
+
 Deno.test("TranscriptFile.put() rewrites a message changed in place, keeping every line's id", () => {
   const root = Deno.makeTempDirSync();
   try {
