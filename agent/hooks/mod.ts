@@ -27,6 +27,8 @@ export interface HooksOptions {
   /** The workspace, a real path: every hook's cwd, and `cwd` in its input. */
   workspace: string;
   sessionId(): string;
+  /** The session's Claude Code-format transcript file (`transcript.ts`); null without one. */
+  transcriptPath?(): string | null;
   permissionMode(): string;
   /** One line for the user. */
   notice(message: string): void;
@@ -137,8 +139,7 @@ export class Hooks {
     }
     const input = {
       session_id: this.#opts.sessionId(),
-      // crab writes no Claude Code transcript file.
-      transcript_path: null,
+      transcript_path: this.#opts.transcriptPath?.() ?? null,
       cwd: this.#opts.workspace,
       permission_mode: this.#opts.permissionMode(),
       hook_event_name: event,

@@ -3,7 +3,8 @@
  *
  * A hook sees Claude Code's tool name and argument shape (`Bash` with
  * `command`, `Edit` with `file_path`/`old_string`/`new_string`), from the
- * tool table, and crab's own in `crab_tool_name` and `crab_tool_input`.
+ * tool table, and crab's own in `crab_tool_name` and `crab_tool_input`; the
+ * transcript file (`transcript.ts`) names and shapes its calls the same way.
  *
  * PreToolUse runs after validation (`preTool`): exit 2, `deny` or
  * `continue: false` refuse the call (`hook_denied`, the reason to the model);
@@ -108,23 +109,45 @@ export function hookStage(hooks: Hooks): DispatchStage {
 
 /** The tool's part of a hook's input: Claude Code's name and shape, and crab's. */
 function toolFields(call: CheckedCall): Record<string, unknown> {
-  const builtin = crabNameOf(call.tool.name) === call.tool.name
-    ? call.tool.name as BuiltinName
-    : undefined;
   const input = { ...call.input };
+  const claude = claudeCall(call.tool.name, call.tool.alias, input, call.session.workspace);
   return {
-    tool_name: call.tool.alias ?? (builtin ? claudeNameOf(builtin, input) : call.tool.name),
-    tool_input: builtin ? absolutePaths(toClaudeInput(builtin, input), call) : input,
+    tool_name: claude.name,
+    tool_input: claude.input,
     tool_use_id: call.callId ?? `crab_${call.callSeq}`,
     crab_tool_name: call.tool.name,
     crab_tool_input: input,
   };
 }
 
+/**
+ * A call to crab's tool `name` as Claude Code names and shapes it: a built-in's
+ * Claude Code name and input (paths absolute in `workspace`), another tool's
+ * `alias` (an MCP tool's `mcp__server__tool`) or its own name, input as given.
+ *
+ * @example
+ * ```ts
+ * claudeCall("read", undefined, { path: "a.ts" }, "/ws"); // { name: "Read", input: { file_path: "/ws/a.ts" } }
+ * ```
+ */
+export function claudeCall(
+  name: string,
+  alias: string | undefined,
+  input: Record<string, unknown>,
+  workspace: string,
+): { name: string; input: Record<string, unknown> } {
+  const builtin = crabNameOf(name) === name ? name as BuiltinName : undefined;
+  if (!builtin) return { name: alias ?? name, input };
+  return {
+    name: alias ?? claudeNameOf(builtin, input) ?? name,
+    input: absolutePaths(toClaudeInput(builtin, input), workspace),
+  };
+}
+
 /** Claude Code's paths are absolute: a relative one is given as the workspace's. */
-function absolutePaths(input: Record<string, unknown>, call: CheckedCall) {
+function absolutePaths(input: Record<string, unknown>, workspace: string) {
   if (typeof input.file_path === "string") {
-    input.file_path = resolve(call.session.workspace, input.file_path);
+    input.file_path = resolve(workspace, input.file_path);
   }
   return input;
 }
@@ -135,7 +158,7 @@ function crabInput(call: CheckedCall, updated: Record<string, unknown>): Record<
     ? call.tool.name as BuiltinName
     : undefined;
   if (!builtin) return { ...call.input, ...updated };
-  const claude = absolutePaths(toClaudeInput(builtin, { ...call.input }), call);
+  const claude = absolutePaths(toClaudeInput(builtin, { ...call.input }), call.session.workspace);
   // A list of edits replaces the one edit Claude Code's Edit spells out beside file_path.
   if (Array.isArray(updated.edits)) {
     delete claude.old_string;

@@ -173,8 +173,7 @@ export async function rewind(ctx: UndoContext): Promise<void> {
     }
   }
   if (choice === "c" || choice === "b") {
-    rt.agent.messages.length = target.index;
-    rt.transcripts.truncate(rt.sessionId, target.index);
+    rt.rewindTo(target.index);
     screen.line(`Conversation rewound to before: ${printable(target.text.slice(0, 80), "prose")}`);
   }
 }

@@ -55,6 +55,7 @@ import { chooseWindow, type WindowChoice } from "../providers/context_window.ts"
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
 import { type HookCommand, type HookOutput, Hooks, loadHooks } from "../hooks/mod.ts";
 import { hookStage } from "../hooks/stage.ts";
+import { TranscriptFile } from "../hooks/transcript.ts";
 import { HookConfigError } from "../hooks/config.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
@@ -250,6 +251,8 @@ export interface Runtime {
   permissions: Permissions;
   /** The mode by name, as print mode's init event reports it (`acceptOffered`: print mode's default). */
   permissionMode(): string;
+  /** Drops the conversation from message `index` on (`/rewind`), from the transcript too. */
+  rewindTo(index: number): void;
   /** Goes on with a stored session (`/resume`); returns its last exchange, to show. */
   resumeSession(id: string): Message[];
   /** The hooks in effect, and the workspace's that wait for trust (`/hooks`). */
@@ -310,6 +313,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   for (const n of hookConfig.notices) hooks.notice(n);
   let hookSeq = 0;
   let sessionId = "";
+  let transcript: TranscriptFile | undefined;
   const userHooks: Hooks = new Hooks({
     hooks: hookConfig.hooks,
     ...(flags.sdkHooks ? { sdk: flags.sdkHooks } : {}),
@@ -318,6 +322,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       telemetry?.hookSpan({ runId, sessionId: () => sessionId }, event, command) ?? (() => {}),
     workspace,
     sessionId: () => sessionId,
+    transcriptPath: () => transcript?.path ?? null,
     permissionMode: (): string => policy.mode,
     notice: hooks.notice,
     ...(hooks.hookOutput ? { output: hooks.hookOutput } : {}),
@@ -522,6 +527,17 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     for (const t of hub.tools()) if (mcpStart?.wanted(t)) registry.add(t);
   };
   syncMcp();
+  // The Claude Code-format copy of a kept transcript, for hooks (`transcript_path`).
+  const transcriptFile = (id: string, soFar: readonly Message[]) =>
+    persist
+      ? TranscriptFile.open({
+        sessionId: id,
+        cwd: workspace,
+        alias: (name) => registry.get(name)?.alias,
+        onProblem: hooks.notice,
+      }, soFar)
+      : undefined;
+  transcript = transcriptFile(sessionId, messages);
   // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
   const approval: ApprovalPolicy = {
     approve: async (request, signal) => {
@@ -569,11 +585,16 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     contextWindow: window,
     messages,
     events: hooks.events,
-    onMessage: (m, i) => persist && transcripts.append(sessionId, i, [m]),
+    onMessage: (m, i) => {
+      if (!persist) return;
+      transcripts.append(sessionId, i, [m]);
+      transcript?.put(m, i);
+    },
     onRewrite: (all) => {
       if (!persist) return;
       transcripts.truncate(sessionId, 0);
       transcripts.append(sessionId, 0, all);
+      transcript?.replace(all);
     },
     ...(userHooks.commands.length ? { hooks: userHooks.loopHooks() } : {}),
     // Each request priced as the model that answered it (opusplan's two, a fallback).
@@ -602,6 +623,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       sessionId = persist
         ? transcripts.create(workspace, provider.name, agent.model)
         : crypto.randomUUID();
+      transcript = transcriptFile(sessionId, []);
       agent.system = withStarted(await userHooks.sessionStart("clear"));
     },
     mcpStatus: () => hub?.status() ?? [],
@@ -613,12 +635,18 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     permissions,
     permissionMode: () =>
       printDefault && policy.mode === "default" ? PRINT_DEFAULT_MODE : policy.mode,
+    rewindTo(index) {
+      agent.messages.length = index;
+      transcripts.truncate(sessionId, index);
+      transcript?.truncate(index);
+    },
     resumeSession(id) {
       const stored = repairTranscript(transcripts.load(id));
       agent.clear();
       agent.messages.push(...stored);
       session.files.clear();
       sessionId = id;
+      transcript = transcriptFile(id, stored);
       return lastExchange(stored);
     },
     agent,

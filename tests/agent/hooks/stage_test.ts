@@ -92,8 +92,8 @@ echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"
     edits: [{ old: "alpha", new: "beta" }],
   });
   assert.equal(input.cwd, s.ws);
-  assert.equal(input.transcript_path, null);
   assert.equal(typeof input.session_id, "string");
+  assert.equal(input.transcript_path, join(s.home, "transcripts", `${input.session_id}.jsonl`));
 });
 
 Deno.test("a rewritten input is decided again: a deny rule still refuses it, and an allow never beats a deny rule", async () => {
