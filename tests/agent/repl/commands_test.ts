@@ -27,10 +27,10 @@ Deno.test("repl: /model lists the provider's models and switches the next turn's
 
 Deno.test("repl: /cost prices a known model, says unknown otherwise; /clear resets the tokens", async () => {
   using s = sandbox();
-  await using fake = await startFakeModel([{
-    text: "one",
-    usage: { input: 1_000_000, output: 0 },
-  }]);
+  await using fake = await startFakeModel([
+    { text: "one", usage: { input: 1_000_000, output: 0 } },
+    { text: "two", usage: { input: 10, output: 1 } },
+  ]);
   await using t = await replAgainst(s, fake, [], "claude-sonnet-4-5");
   await submit(t, "hi");
   await t.waitFor(/1\.00M tokens/);
@@ -40,6 +40,11 @@ Deno.test("repl: /cost prices a known model, says unknown otherwise; /clear rese
   await submit(t, "/model opus");
   await t.waitFor("model for the next turn: claude-opus-4-5 (window 200000 tokens)");
   await submit(t, "/model local-thing");
+  // The tokens so far were Sonnet's: they keep Sonnet's price.
+  await submit(t, "/cost");
+  await t.waitFor(/about \$3\.0000 at list prices[\s\S]*about \$3\.0000 at list prices/);
+  await submit(t, "again");
+  await t.waitFor("two");
   await submit(t, "/cost");
   await t.waitFor("cost unknown (no price for local-thing)");
   await submit(t, "/clear");
