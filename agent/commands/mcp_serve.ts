@@ -140,15 +140,16 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     if (!stdio) port = parsePort(opts.http!);
     workspace = realDirectory(opts.cwd);
     extra = extraClasses(opts.allow);
+    const user = userSettings(workspace);
     sandbox = sandboxPolicy({
       flag: opts.sandbox,
-      user: userSettings(workspace),
+      user,
       allow: extra,
       domains: opts.permissions?.allowDomain,
     });
     tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode);
-    // Undo keeps what the settings a run would have in this workspace say.
-    settings = loadSettings(workspace, isTrusted(workspace)).settings;
+    // Undo keeps what a run's settings say; a project file is read only once trusted.
+    settings = isTrusted(workspace) ? loadSettings(workspace, true).settings : user;
   } catch (e) {
     if (!(e instanceof UsageError) && !(e instanceof ConfigError)) throw e;
     console.error(`error: ${e.message}`);

@@ -364,9 +364,10 @@ async function runCalls(
   try {
     extra = extraClasses(opts.allow);
     user = userSettings(opts.cwd);
-    // Undo keeps what the settings a run would have in this workspace say.
+    // Undo keeps what a run's settings say; a project file is read only once trusted.
     const workspace = realOrSelf(opts.cwd);
-    settings = loadSettings(workspace, opts.trustProject || isTrusted(workspace)).settings;
+    const trusted = opts.trustProject || isTrusted(workspace);
+    settings = trusted ? loadSettings(workspace, true).settings : user;
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     console.error(`error: ${e.message}`);

@@ -230,3 +230,22 @@ Deno.test("crab mcp serve's concurrent calls each get their own change record", 
   assert.equal(rest.code, 0, rest.stdout + rest.stderr);
   assert.deepEqual(tree(s.ws), start);
 });
+
+Deno.test("crab tool keeps undo's retention setting: past maxStoreMB, the oldest call is pruned", async () => {
+  using s = sandbox("crab-undo-tool-");
+  setUp(s);
+  Deno.mkdirSync(join(s.config, "crab"));
+  Deno.writeTextFileSync(
+    join(s.config, "crab", "config.json"),
+    JSON.stringify({ undo: { maxStoreMB: 1 } }),
+  );
+  // Each write keeps 1.5 MB: more than the store may hold once the next call prunes.
+  for (const c of ["a", "b"]) {
+    const line = { tool: "write", args: { path: `${c}.bin`, content: c.repeat(1_500_000) } };
+    const w = await s.crab(["tool", "--jsonl"], JSON.stringify(line) + "\n");
+    assert.equal(w.code, 0, w.stderr);
+    assert.match(w.stdout, new RegExp(`files changed: \\+1 ~0 -0: \\+${c}\\.bin`));
+  }
+  const calls = await listed(s);
+  assert.deepEqual(calls.map((c) => c.changes), [[{ path: "b.bin", change: "+" }]]);
+});
