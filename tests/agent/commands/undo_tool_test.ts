@@ -11,7 +11,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
-import { serve, textOf } from "../../support/mcp_serve.ts";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { serve, textOf, waitForText } from "../../support/mcp_serve.ts";
 
 /** Every path under `root` but `.git`, with its kind, mode and bytes (or link target). */
 function tree(root: string): Record<string, string> {
@@ -228,6 +231,65 @@ Deno.test("crab mcp serve's concurrent calls each get their own change record", 
   assert.deepEqual(Object.keys(tree(s.ws)).filter((p) => !(p in start)), ["first1", "first2"]);
   const rest = await s.crab(["undo", "--run", run, "--yes"]);
   assert.equal(rest.code, 0, rest.stdout + rest.stderr);
+  assert.deepEqual(tree(s.ws), start);
+});
+
+Deno.test("crab mcp serve --http: concurrent calls of two connections are two runs, each undone alone", async () => {
+  using s = sandbox("crab-undo-serve-");
+  setUp(s);
+  const start = tree(s.ws);
+  const child = s.spawn(["mcp", "serve", "--http", "0", "--tools", "bash"]);
+  child.stdin.close();
+  const stdout = new Response(child.stdout).text();
+  let texts: string[];
+  try {
+    const [url] = await waitForText(child.stderr, /http:\/\/127\.0\.0\.1:\d+\/mcp/, 60_000);
+    const connectClient = async () => {
+      const client = new Client({ name: "t", version: "1" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      return client;
+    };
+    const [a, b] = [await connectClient(), await connectClient()];
+    texts = (await Promise.all([
+      a.callTool({
+        name: "bash",
+        arguments: { command: "echo 1 > first1; sleep 0.5; echo 1 > first2" },
+      }),
+      new Promise((r) => setTimeout(r, 150)).then(() =>
+        b.callTool({ name: "bash", arguments: { command: "echo 2 > second" } })
+      ),
+    ])).map(textOf);
+    await a.close();
+    await b.close();
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await stdout;
+  }
+  assert.match(texts[0], /files changed: \+2 ~0 -0: \+first1 \+first2$/);
+  assert.match(texts[1], /files changed: \+1 ~0 -0: \+second$/);
+  const calls = await listed(s);
+  const runA = calls.find((c) => c.changes[0].path === "first1")!.call.split(":")[0];
+  const runB = calls.find((c) => c.changes[0].path === "second")!.call.split(":")[0];
+  assert.notEqual(runA, runB);
+  assert.deepEqual(
+    calls.map((c) => ({ call: c.call, changes: c.changes })).sort((x, y) =>
+      x.call < y.call ? -1 : 1
+    ),
+    [
+      {
+        call: `${runA}:1`,
+        changes: [{ path: "first1", change: "+" }, { path: "first2", change: "+" }],
+      },
+      { call: `${runB}:1`, changes: [{ path: "second", change: "+" }] },
+    ],
+  );
+
+  const undoB = await s.crab(["undo", "--run", runB, "--yes"]);
+  assert.equal(undoB.code, 0, undoB.stdout + undoB.stderr);
+  assert.deepEqual(Object.keys(tree(s.ws)).filter((p) => !(p in start)), ["first1", "first2"]);
+  const undoA = await s.crab(["undo", "--run", runA, "--yes"]);
+  assert.equal(undoA.code, 0, undoA.stdout + undoA.stderr);
   assert.deepEqual(tree(s.ws), start);
 });
 
