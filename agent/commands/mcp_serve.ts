@@ -25,7 +25,7 @@ import { Store } from "../store/observe.ts";
 import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { type SandboxPolicy, withRules } from "../../tools/sandbox/policy.ts";
-import { ConfigError } from "../run/config.ts";
+import { ConfigError, loadSettings, type Settings } from "../run/config.ts";
 import { extraClasses, sandboxPolicy, userSettings } from "../run/sandbox_settings.ts";
 import {
   commandLineMode,
@@ -36,7 +36,7 @@ import {
 } from "../run/settings.ts";
 import { isTrusted } from "../run/trust.ts";
 import { type HookCommand, HookConfigError } from "../hooks/config.ts";
-import { loadToolHooks, toolCommandStages } from "../hooks/tool_commands.ts";
+import { loadToolHooks, toolCommandStages, toolUndoStage } from "../hooks/tool_commands.ts";
 
 /** Options of `crab mcp serve`. */
 export interface McpServeOptions {
@@ -134,18 +134,22 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   let workspace: string;
   let sandbox: SandboxPolicy;
   let extra: AllowedClass[];
+  let settings: Settings;
   try {
     tools = selectTools(availableBuiltins(opts), opts);
     if (!stdio) port = parsePort(opts.http!);
     workspace = realDirectory(opts.cwd);
     extra = extraClasses(opts.allow);
+    const user = userSettings(workspace);
     sandbox = sandboxPolicy({
       flag: opts.sandbox,
-      user: userSettings(workspace),
+      user,
       allow: extra,
       domains: opts.permissions?.allowDomain,
     });
     tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode);
+    // Undo keeps what a run's settings say; a project file is read only once trusted.
+    settings = isTrusted(workspace) ? loadSettings(workspace, true).settings : user;
   } catch (e) {
     if (!(e instanceof UsageError) && !(e instanceof ConfigError)) throw e;
     console.error(`error: ${e.message}`);
@@ -200,6 +204,8 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   const unhook = onExit(closeStore);
 
   const telemetry = await loadTelemetry();
+  // One for every connection: their calls take turns in the workspace, under its lock.
+  const undo = toolUndoStage(workspace, store, { settings, watch: true });
   const serveOptions: ServeOptions = {
     version: VERSION,
     instructions: instructionsFor(workspace, tools),
@@ -226,6 +232,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
           runId,
           permissionMode: () => policy.mode,
           telemetry,
+          undo,
         }),
       });
       return {

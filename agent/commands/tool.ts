@@ -21,7 +21,7 @@ import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { extraClasses, sandboxPolicy, userSettings } from "../run/sandbox_settings.ts";
-import { ConfigError } from "../run/config.ts";
+import { ConfigError, loadSettings, type Settings } from "../run/config.ts";
 import { Store } from "../store/observe.ts";
 import {
   type FlagServers,
@@ -39,7 +39,7 @@ import {
 } from "../run/settings.ts";
 import { isTrusted, realOrSelf } from "../run/trust.ts";
 import { type HookCommand, HookConfigError } from "../hooks/config.ts";
-import { loadToolHooks, toolCommandStages } from "../hooks/tool_commands.ts";
+import { loadToolHooks, toolCommandStages, toolUndoStage } from "../hooks/tool_commands.ts";
 import type { McpHub } from "../../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
 
@@ -360,9 +360,14 @@ async function runCalls(
 ): Promise<number> {
   let extra: AllowedClass[];
   let user;
+  let settings: Settings;
   try {
     extra = extraClasses(opts.allow);
     user = userSettings(opts.cwd);
+    // Undo keeps what a run's settings say; a project file is read only once trusted.
+    const workspace = realOrSelf(opts.cwd);
+    const trusted = opts.trustProject || isTrusted(workspace);
+    settings = trusted ? loadSettings(workspace, true).settings : user;
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     console.error(`error: ${e.message}`);
@@ -401,6 +406,8 @@ async function runCalls(
       runId,
       permissionMode: () => policy.mode,
       telemetry,
+      // One call has no use for a file watcher.
+      undo: toolUndoStage(session.workspace, store, { settings, watch: opts.jsonl === true }),
     }),
   });
   let code = 0;

@@ -36,8 +36,8 @@ export const SHOWN_PATHS = 12;
 export interface UndoStageOptions {
   /** Real path of the workspace. */
   workspace: string;
-  /** The transcript the calls belong to (changes on `/clear`). */
-  sessionId: () => string;
+  /** The transcript the calls of run `runId` belong to (changes on `/clear`). */
+  sessionId: (runId: string) => string;
   /** Defaults to the workspace's store under crab's data dir. */
   store?: UndoStore;
   limits?: Partial<Limits>;
@@ -188,7 +188,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       s.store.writeCall({
         run: call.runId,
         seq: call.callSeq,
-        session: opts.sessionId(),
+        session: opts.sessionId(call.runId),
         tool: call.name,
         at: Date.now(),
         changes,

@@ -84,3 +84,27 @@ export async function waitFor(check: () => boolean, ms: number): Promise<number>
   }
   return check() ? performance.now() - t0 : -1;
 }
+
+/** Reads `stream` until `pattern` matches the text so far (bounded), returning the match. */
+export async function waitForText(
+  stream: ReadableStream<Uint8Array>,
+  pattern: RegExp,
+  ms: number,
+): Promise<RegExpMatchArray> {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  const timer = setTimeout(() => reader.cancel(), ms);
+  try {
+    for (let i = 0; i < 10_000; i++) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+      const m = text.match(pattern);
+      if (m) return m;
+    }
+  } finally {
+    clearTimeout(timer);
+    reader.releaseLock();
+  }
+  throw new Error(`Never saw ${pattern} in: ${text}`);
+}

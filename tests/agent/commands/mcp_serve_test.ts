@@ -8,7 +8,7 @@ import { DEFAULT_TOOLS, instructionsFor, selectTools } from "../../../agent/comm
 import { builtinTools } from "../../../tools/builtins.ts";
 import type { AnyTool } from "../../../tools/tool.ts";
 import { sandbox } from "../../support/cli.ts";
-import { processesInGroup, serve, textOf, waitFor } from "../../support/mcp_serve.ts";
+import { processesInGroup, serve, textOf, waitFor, waitForText } from "../../support/mcp_serve.ts";
 
 const names = (tools: AnyTool[]) => tools.map((t) => t.name);
 
@@ -196,30 +196,6 @@ Deno.test("crab mcp serve ended by SIGTERM records the run as interrupted and le
   assert.equal(runs[0].status, "interrupted");
   assert.ok(Number(runs[0].ended_at) > 0);
 });
-
-/** Reads `stream` until `pattern` matches the text so far (bounded), returning the match. */
-async function waitForText(
-  stream: ReadableStream<Uint8Array>,
-  pattern: RegExp,
-  ms: number,
-): Promise<RegExpMatchArray> {
-  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  const timer = setTimeout(() => reader.cancel(), ms);
-  try {
-    for (let i = 0; i < 10_000; i++) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += value;
-      const m = text.match(pattern);
-      if (m) return m;
-    }
-  } finally {
-    clearTimeout(timer);
-    reader.releaseLock();
-  }
-  throw new Error(`Never saw ${pattern} in: ${text}`);
-}
 
 Deno.test("crab mcp serve --http serves one crab session per MCP session on 127.0.0.1", async () => {
   using s = sandbox();
