@@ -48,18 +48,21 @@ export interface Pruned {
   bytes: number;
 }
 
-function hashesOf(entries: (Entry | null)[], out: string[]): void {
-  for (const e of entries) if (e?.t === "f") out.push(e.hash);
+/** A stored object an entry needs: its hash and size (objects are the file's bytes). */
+type Needed = [hash: string, size: number];
+
+function hashesOf(entries: (Entry | null)[], out: Needed[]): void {
+  for (const e of entries) if (e?.t === "f") out.push([e.hash, e.size]);
 }
 
-function callHashes(r: CallRecord): string[] {
-  const out: string[] = [];
+function callHashes(r: CallRecord): Needed[] {
+  const out: Needed[] = [];
   for (const c of r.changes) hashesOf([c.b, c.a], out);
   return out;
 }
 
-function undoHashes(r: UndoRecord): string[] {
-  const out: string[] = [];
+function undoHashes(r: UndoRecord): Needed[] {
+  const out: Needed[] = [];
   for (const c of r.applied) hashesOf([c.from, c.to], out);
   return out;
 }
@@ -75,16 +78,18 @@ export function prune(
   const objects = listObjects(store);
   if (objects.size === 0) return out;
   const refs = new Map<string, number>();
+  const sizes = new Map<string, number>();
   // Objects the records dropped here needed: removed whatever their age.
   const freed = new Set<string>();
-  const ref = (hashes: string[], d: number) => {
-    for (const h of hashes) {
+  const ref = (hashes: Needed[], d: number) => {
+    for (const [h, size] of hashes) {
       const n = (refs.get(h) ?? 0) + d;
       refs.set(h, n);
+      sizes.set(h, size);
       if (n <= 0 && d < 0) freed.add(h);
     }
   };
-  const baseline: string[] = [];
+  const baseline: Needed[] = [];
   const state = store.loadState();
   if (state) {
     try {
@@ -122,7 +127,7 @@ export function prune(
   });
   const needed = () => {
     let sum = 0;
-    for (const [h, n] of refs) if (n > 0) sum += objects.get(h)?.size ?? 0;
+    for (const [h, n] of refs) if (n > 0 && objects.has(h)) sum += sizes.get(h) ?? 0;
     return sum;
   };
   let size = needed();
@@ -136,13 +141,20 @@ export function prune(
     });
     size = needed();
   }
-  for (const [hash, o] of objects) {
+  for (const [hash, path] of objects) {
     if ((refs.get(hash) ?? 0) > 0) continue;
-    if (!freed.has(hash) && now - o.mtime < graceMs) continue;
+    // Only an object no record needs is looked at: its age, and its size once removed.
+    let st: Deno.FileInfo;
     try {
-      Deno.removeSync(o.path);
+      st = Deno.lstatSync(path);
+    } catch {
+      continue;
+    }
+    if (!freed.has(hash) && now - (st.mtime?.getTime() ?? 0) < graceMs) continue;
+    try {
+      Deno.removeSync(path);
       out.objects++;
-      out.bytes += o.size;
+      out.bytes += st.size;
     } catch {
       // Gone already.
     }
@@ -150,9 +162,9 @@ export function prune(
   return out;
 }
 
-/** Every object in the store: its hash, path, size and mtime. */
-function listObjects(store: UndoStore): Map<string, { path: string; size: number; mtime: number }> {
-  const out = new Map<string, { path: string; size: number; mtime: number }>();
+/** Every object in the store: its hash and path (names only: a store holds many). */
+function listObjects(store: UndoStore): Map<string, string> {
+  const out = new Map<string, string>();
   const root = join(store.dir, "objects");
   let fans: Deno.DirEntry[];
   try {
@@ -165,13 +177,7 @@ function listObjects(store: UndoStore): Map<string, { path: string; size: number
     const dir = join(root, fan.name);
     for (const e of Deno.readDirSync(dir)) {
       if (!e.isFile || e.name.endsWith(".tmp")) continue;
-      const path = join(dir, e.name);
-      try {
-        const st = Deno.lstatSync(path);
-        out.set(fan.name + e.name, { path, size: st.size, mtime: st.mtime?.getTime() ?? 0 });
-      } catch {
-        // Removed meanwhile.
-      }
+      out.set(fan.name + e.name, join(dir, e.name));
     }
   }
   return out;
