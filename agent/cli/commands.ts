@@ -388,9 +388,10 @@ const undo: Command = {
   usage: ["[OPTIONS]", "--call RUN:N | --to RUN:N | --run RUN [OPTIONS]", "--list", "--redo"],
   keys: ["undoCall", "undoTo", "undoRun", "dryRun", "yes", "undoList", "redo", "json", "cwd"],
   details: `Without a choice, undoes the last call that changed files in the latest session
-of this workspace (each crab tool and crab mcp serve run is a session). A file changed since the call is a conflict: kept as it is and
-reported (exit code 1). A file the agent created is removed only if unchanged; a file you
-created is never removed. Anything undone can be redone with --redo.`,
+of this workspace (each run of the tool and mcp serve commands is a session of its own). A
+file changed since the call is a conflict: kept as it is and reported (exit code 1). A file
+the agent created is removed only if unchanged; a file you created is never removed.
+Anything undone can be redone with --redo.`,
   plan(p) {
     const opts: UndoOptions = {
       cwd: workspaceOf(p),
