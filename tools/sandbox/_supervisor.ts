@@ -14,8 +14,10 @@
  * sandbox's process cap.
  *
  * With a relay to crab's proxy (`net/mod.ts`), it listens on 127.0.0.1 ports
- * and forwards each connection to the proxy's Unix socket, from a process
- * group of its own that ends with the sandbox.
+ * in its own loop and forwards each connection to the proxy's Unix socket
+ * from a handler forked for it (a process group of its own, which ends with
+ * the sandbox); no process is started for the relay before a connection
+ * comes: a fork here costs milliseconds, on every call.
  *
  * bwrap reports a child killed by signal N as exit code 128+N, so the status
  * comes from the supervisor instead: perl gives the exact wait status; where
@@ -41,56 +43,54 @@ for my $g (@groups) {
 }
 # The relay: 127.0.0.1:PORT inside the namespace to crab's proxy socket at PATH (AF_INET 2,
 # AF_UNIX 1, SOCK_STREAM 1, SOL_SOCKET 1, SO_REUSEADDR 2 on Linux). Listening before the
-# command starts; its processes form one group, which the count of processes left skips.
-my $relay_group = 0;
-if ($relay ne '') {
-  my @ls;
-  for (split / /, $relay) {
-    my ($port, $path) = split /=/, $_, 2;
-    socket(my $l, 2, 1, 0) or die "crab-sandbox: socket: $!\n";
-    setsockopt($l, 1, 2, pack('i', 1));
-    bind($l, pack('S n C4 x8', 2, $port, 127, 0, 0, 1)) && listen($l, 128)
-      or die "crab-sandbox: cannot listen on 127.0.0.1:$port: $!\n";
-    push @ls, [$l, $path];
-  }
-  $relay_group = fork() // die "crab-sandbox: fork: $!\n";
-  if ($relay_group == 0) {
-    setpgrp(0, 0);
-    $SIG{CHLD} = 'IGNORE';
-    $SIG{$_} = 'DEFAULT' for qw(TERM INT HUP QUIT);
-    open(STDIN, '<', '/dev/null');
-    sub pass {
-      my ($from, $to) = @_; my $b;
-      while (sysread($from, $b, 524288)) {
-        my $o = 0;
-        while ($o < length $b) { my $w = syswrite($to, $b, length($b) - $o, $o) or last; $o += $w }
-        last if $o < length $b;
-      }
-      shutdown($to, 1);
-    }
-    while (1) {
-      my $rin = ''; vec($rin, fileno($_->[0]), 1) = 1 for @ls;
-      next if select(my $rout = $rin, undef, undef, undef) <= 0;
-      for my $l (@ls) {
-        next unless vec($rout, fileno($l->[0]), 1);
-        accept(my $c, $l->[0]) or next;
-        my $k = fork();
-        if (defined $k && $k == 0) {
-          close($_->[0]) for @ls;
-          my $u;
-          socket($u, 1, 1, 0) && connect($u, pack('S a*', 1, $l->[1])) or exit 1;
-          # Larger buffers (SO_SNDBUF 7, SO_RCVBUF 8): fewer, bigger copies for a download.
-          setsockopt($_, 1, 7, pack('i', 1 << 21)), setsockopt($_, 1, 8, pack('i', 1 << 21)) for $c, $u;
-          my $w = fork() // exit 1;
-          if ($w == 0) { pass($c, $u); exit 0 }
-          pass($u, $c); exit 0;
-        }
-        close($c);
-      }
-    }
-  }
-  close($_->[0]) for @ls;
+# command starts, in this process's own loop: no process of its own until a connection comes
+# (a call that makes none pays for two sockets, not a fork). Each connection gets a handler,
+# a process group of its own, which the count of processes left skips.
+my (@ls, %handlers);
+for (split / /, $relay) {
+  my ($port, $path) = split /=/, $_, 2;
+  socket(my $l, 2, 1, 0) or die "crab-sandbox: socket: $!\n";
+  setsockopt($l, 1, 2, pack('i', 1));
+  bind($l, pack('S n C4 x8', 2, $port, 127, 0, 0, 1)) && listen($l, 128)
+    or die "crab-sandbox: cannot listen on 127.0.0.1:$port: $!\n";
+  push @ls, [$l, $path];
 }
+sub pass {
+  my ($from, $to) = @_; my $b;
+  while (sysread($from, $b, 524288)) {
+    my $o = 0;
+    while ($o < length $b) { my $w = syswrite($to, $b, length($b) - $o, $o) or last; $o += $w }
+    last if $o < length $b;
+  }
+  shutdown($to, 1);
+}
+# Accepts what waits on the listeners set in the select mask $ready; one handler each: it
+# copies toward the client while its child copies toward crab, and waits for it.
+sub accept_ready {
+  my ($ready) = @_;
+  for my $l (@ls) {
+    next unless vec($ready, fileno($l->[0]), 1);
+    accept(my $c, $l->[0]) or next;
+    my $k = fork();
+    if (defined $k && $k == 0) {
+      setpgrp(0, 0);
+      $SIG{$_} = 'DEFAULT' for qw(CHLD TERM INT HUP QUIT);
+      open(STDIN, '<', '/dev/null');
+      close($_->[0]) for @ls;
+      my $u;
+      socket($u, 1, 1, 0) && connect($u, pack('S a*', 1, $l->[1])) or exit 1;
+      # Larger buffers (SO_SNDBUF 7, SO_RCVBUF 8): fewer, bigger copies for a download.
+      setsockopt($_, 1, 7, pack('i', 1 << 21)), setsockopt($_, 1, 8, pack('i', 1 << 21)) for $c, $u;
+      my $w = fork() // exit 1;
+      if ($w == 0) { pass($c, $u); exit 0 }
+      pass($u, $c); waitpid($w, 0); exit 0;
+    }
+    # Set on both sides of the fork: the count must not catch the handler before it moved.
+    if ($k) { setpgrp($k, $k); $handlers{$k} = 1 }
+    close($c);
+  }
+}
+my $listening = ''; vec($listening, fileno($_->[0]), 1) = 1 for @ls;
 pipe(my $wr, my $ww) or die "crab-sandbox: pipe: $!\n";
 # One wake-up byte at a time: a storm of SIGCHLD must not fill the pipe and block the handler.
 my $woken = 0;
@@ -99,6 +99,7 @@ $SIG{$_} = 'IGNORE' for qw(TERM INT HUP QUIT);
 my $pid = fork() // die "crab-sandbox: fork: $!\n";
 if ($pid == 0) {
   $SIG{$_} = 'DEFAULT' for qw(CHLD TERM INT HUP QUIT);
+  close($_->[0]) for @ls;
   open(STDIN, '<', '/dev/null'); open(STDERR, '>&', \*STDOUT);
   exec { 'bash' } 'bash', '-c', $cmd;
   print STDERR "bash: $!\n"; exit 127;
@@ -109,11 +110,13 @@ sub reap { while ((my $w = waitpid(-1, 1)) > 0) { $status = $? if $w == $pid } }
 while (1) {
   reap();
   last if defined $status;
-  my $rin = ''; vec($rin, fileno($wr), 1) = 1; vec($rin, 0, 1) = 1 if $ctl;
+  my $rin = $listening; vec($rin, fileno($wr), 1) = 1; vec($rin, 0, 1) = 1 if $ctl;
   my $n = select(my $rout = $rin, undef, undef, undef);
   next if $n <= 0;
+  accept_ready($rout);
   if (vec($rout, fileno($wr), 1)) { sysread($wr, my $drain, 512); $woken = 0 }
-  if ($ctl && vec($rout, 0, 1) && !sysread(STDIN, my $buf, 512)) { $ctl = 0; kill('TERM', -1) }
+  # Everything in the namespace, and only there: as PID 1, never outside a PID namespace.
+  if ($ctl && vec($rout, 0, 1) && !sysread(STDIN, my $buf, 512)) { $ctl = 0; kill('TERM', -1) if $$ == 1 }
 }
 sub others {
   opendir(my $d, '/proc') or return 0; my $n = 0;
@@ -121,14 +124,17 @@ sub others {
     next unless $p =~ /^\d+$/; next if $p == 1 || $p == $$;
     open(my $f, '<', "/proc/$p/stat") or next; my $s = <$f>;
     next unless defined $s && $s =~ /.*\) (\S) \d+ (\d+)/s;
-    $n++ unless $1 eq 'Z' || ($relay_group && $2 == $relay_group);
+    $n++ unless $1 eq 'Z' || $handlers{$2};
   }
   return $n;
 }
 my $left = others();
-for (my $i = 0; $left > 0 && $i < ${
-  LINGER_MS / 10
-}; $i++) { select(undef, undef, undef, 0.01); reap(); $left = others() }
+for (my $i = 0; $left > 0 && $i < ${LINGER_MS / 10}; $i++) {
+  # Still relaying for what is left, meanwhile.
+  my $n = select(my $rout = $listening, undef, undef, 0.01);
+  accept_ready($rout) if $n > 0;
+  reap(); $left = others();
+}
 print STDERR "\ncrab-sandbox-status wait=$status others=$left\n";
 `;
 
