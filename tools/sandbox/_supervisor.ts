@@ -72,11 +72,12 @@ sub accept_ready {
     push @flows, { from => $c, to => $u, buf => '', off => 0 }, { from => $u, to => $c, buf => '', off => 0 };
   }
 }
-# Moves what a flow can move now; EAGAIN (11) waits for select. The end of what it reads, or
-# a reader gone, ends the flow (a connection's sockets close with its last flow).
+# Moves what a flow can move now, up to 8 MiB (the loop must come back to the command's end
+# and to crab's word); EAGAIN (11) waits for select. The end of what it reads, or a reader
+# gone, ends the flow (a connection's sockets close with its last flow).
 sub flow {
   my ($f) = @_;
-  while (1) {
+  for (1 .. 16) {
     if ($f->{buf} eq '') {
       my $n = sysread($f->{from}, $f->{buf}, 524288);
       return if !defined $n && $! == 11;

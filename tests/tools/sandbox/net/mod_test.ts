@@ -147,6 +147,14 @@ const CASES: Case[] = [
     check: (o) => assert.equal(o, "npm=0\nmodule.exports = 'tiny from registry.test';\n"),
   },
   {
+    name: "24 MiB up and back at once through the relay arrive whole",
+    command: "head -c 25165824 /dev/urandom > up.bin && " +
+      "curl -sS --data-binary @up.bin -H 'Content-Type: application/octet-stream' " +
+      "-o back.bin http://allowed.test:8080/echo && cmp up.bin back.bin && echo same; " +
+      "rm -f up.bin back.bin",
+    check: (o) => assert.equal(o, "same\n"),
+  },
+  {
     name: "killing every process of the sandbox leaves the relay the one way out",
     command: KILL_ALL + "curl -sS --max-time 5 http://allowed.test:8080/k; " +
       "curl -sS --noproxy '*' --max-time 5 http://1.2.3.4:8080/",
