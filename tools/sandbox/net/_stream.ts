@@ -85,10 +85,7 @@ export async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void
 
 /**
  * Copies `from` to `to` until `from` ends (or `limit` bytes), then closes `to`
- * for writing. Two buffers take turns: the next read fills one while the other
- * is written, so that neither side waits on the other (one at a time, a fast
- * download left crab's process idle two thirds of the time). Errors end the
- * copy quietly: either side may go away.
+ * for writing. Errors end the copy quietly: either side may go away.
  */
 export async function copy(
   from: Deno.Conn,
@@ -97,25 +94,19 @@ export async function copy(
   limit = Infinity,
   size = CHUNK,
 ): Promise<void> {
-  const bufs = [new Uint8Array(size), new Uint8Array(size)];
-  // The write in flight: false once it failed.
-  let writing = Promise.resolve(true);
+  const buf = new Uint8Array(size);
   let left = limit;
   try {
-    for (let i = 0; left > 0; i ^= 1) {
-      const buf = bufs[i];
+    while (left > 0) {
       const n = await from.read(left < size ? buf.subarray(0, left) : buf);
-      if (n === null || !await writing) break;
+      if (n === null) break;
+      await writeAll(to, buf.subarray(0, n));
+      count(n);
       left -= n;
-      writing = writeAll(to, buf.subarray(0, n)).then(() => {
-        count(n);
-        return true;
-      }, () => false);
     }
   } catch {
     // A side closed or reset: the other learns it from the close below.
   }
-  await writing;
   if (limit === Infinity) await closeWrite(to);
 }
 
