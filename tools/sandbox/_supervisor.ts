@@ -14,8 +14,10 @@
  * sandbox's process cap.
  *
  * With a relay to crab's proxy (`net/mod.ts`), it listens on 127.0.0.1 ports
- * and forwards each connection to the proxy's Unix socket, from a process
- * group of its own that ends with the sandbox.
+ * and forwards each connection to the proxy's Unix socket, in its own loop:
+ * the relay forks no process (a fork costs milliseconds, and a call that makes
+ * no connection pays for two listening sockets only), the command cannot kill
+ * it, and it ends with the sandbox.
  *
  * bwrap reports a child killed by signal N as exit code 128+N, so the status
  * comes from the supervisor instead: perl gives the exact wait status; where
@@ -41,64 +43,79 @@ for my $g (@groups) {
 }
 # The relay: 127.0.0.1:PORT inside the namespace to crab's proxy socket at PATH (AF_INET 2,
 # AF_UNIX 1, SOCK_STREAM 1, SOL_SOCKET 1, SO_REUSEADDR 2 on Linux). Listening before the
-# command starts; its processes form one group, which the count of processes left skips.
-my $relay_group = 0;
-if ($relay ne '') {
-  my @ls;
-  for (split / /, $relay) {
-    my ($port, $path) = split /=/, $_, 2;
-    socket(my $l, 2, 1, 0) or die "crab-sandbox: socket: $!\n";
-    setsockopt($l, 1, 2, pack('i', 1));
-    bind($l, pack('S n C4 x8', 2, $port, 127, 0, 0, 1)) && listen($l, 128)
-      or die "crab-sandbox: cannot listen on 127.0.0.1:$port: $!\n";
-    push @ls, [$l, $path];
-  }
-  $relay_group = fork() // die "crab-sandbox: fork: $!\n";
-  if ($relay_group == 0) {
-    setpgrp(0, 0);
-    $SIG{CHLD} = 'IGNORE';
-    $SIG{$_} = 'DEFAULT' for qw(TERM INT HUP QUIT);
-    open(STDIN, '<', '/dev/null');
-    sub pass {
-      my ($from, $to) = @_; my $b;
-      while (sysread($from, $b, 524288)) {
-        my $o = 0;
-        while ($o < length $b) { my $w = syswrite($to, $b, length($b) - $o, $o) or last; $o += $w }
-        last if $o < length $b;
-      }
-      shutdown($to, 1);
-    }
-    while (1) {
-      my $rin = ''; vec($rin, fileno($_->[0]), 1) = 1 for @ls;
-      next if select(my $rout = $rin, undef, undef, undef) <= 0;
-      for my $l (@ls) {
-        next unless vec($rout, fileno($l->[0]), 1);
-        accept(my $c, $l->[0]) or next;
-        my $k = fork();
-        if (defined $k && $k == 0) {
-          close($_->[0]) for @ls;
-          my $u;
-          socket($u, 1, 1, 0) && connect($u, pack('S a*', 1, $l->[1])) or exit 1;
-          # Larger buffers (SO_SNDBUF 7, SO_RCVBUF 8): fewer, bigger copies for a download.
-          setsockopt($_, 1, 7, pack('i', 1 << 21)), setsockopt($_, 1, 8, pack('i', 1 << 21)) for $c, $u;
-          my $w = fork() // exit 1;
-          if ($w == 0) { pass($c, $u); exit 0 }
-          pass($u, $c); exit 0;
-        }
-        close($c);
-      }
-    }
-  }
-  close($_->[0]) for @ls;
+# command starts, and relaying in this process's own loop: no process is forked for it, not
+# at the start nor for a connection (a fork here costs milliseconds).
+my @ls;
+for (split / /, $relay) {
+  my ($port, $path) = split /=/, $_, 2;
+  socket(my $l, 2, 1, 0) or die "crab-sandbox: socket: $!\n";
+  setsockopt($l, 1, 2, pack('i', 1));
+  bind($l, pack('S n C4 x8', 2, $port, 127, 0, 0, 1)) && listen($l, 128)
+    or die "crab-sandbox: cannot listen on 127.0.0.1:$port: $!\n";
+  push @ls, [$l, $path];
 }
+# A connection is two flows (client to crab, crab to client) of non-blocking sockets (F_SETFL
+# 4, O_NONBLOCK 2048); a flow reads again once all it read is written.
+my @flows;
+sub accept_ready {
+  my ($ready) = @_;
+  for my $l (@ls) {
+    next unless vec($ready, fileno($l->[0]), 1);
+    accept(my $c, $l->[0]) or next;
+    my $u;
+    socket($u, 1, 1, 0) && connect($u, pack('S a*', 1, $l->[1])) or next;
+    for ($c, $u) {
+      # Larger buffers (SO_SNDBUF 7, SO_RCVBUF 8): fewer, bigger copies for a download.
+      setsockopt($_, 1, 7, pack('i', 1 << 21)); setsockopt($_, 1, 8, pack('i', 1 << 21));
+      fcntl($_, 4, 2048);
+    }
+    push @flows, { from => $c, to => $u, buf => '', off => 0 }, { from => $u, to => $c, buf => '', off => 0 };
+  }
+}
+# Moves what a flow can move now, up to 8 MiB (the loop must come back to the command's end
+# and to crab's word); EAGAIN (11) waits for select. The end of what it reads, or a reader
+# gone, ends the flow (a connection's sockets close with its last flow).
+sub flow {
+  my ($f) = @_;
+  for (1 .. 16) {
+    if ($f->{buf} eq '') {
+      my $n = sysread($f->{from}, $f->{buf}, 524288);
+      return if !defined $n && $! == 11;
+      if (!$n) { shutdown($f->{to}, 1); $f->{done} = 1; return }
+      $f->{off} = 0;
+    }
+    my $w = syswrite($f->{to}, $f->{buf}, length($f->{buf}) - $f->{off}, $f->{off});
+    if (!defined $w) { return if $! == 11; $f->{buf} = ''; $f->{done} = 1; return }
+    $f->{buf} = '' if ($f->{off} += $w) == length $f->{buf};
+  }
+}
+# Adds what the flows wait for to the select masks.
+sub waits {
+  my ($rin, $win) = @_;
+  for (@flows) {
+    if ($_->{buf} eq '') { vec($$rin, fileno($_->{from}), 1) = 1 } else { vec($$win, fileno($_->{to}), 1) = 1 }
+  }
+}
+# Accepts what waits and moves what is ready (the select masks' answers).
+sub relay {
+  my ($rout, $wout) = @_;
+  accept_ready($rout);
+  for (@flows) {
+    flow($_) if vec($_->{buf} eq '' ? $rout : $wout, fileno($_->{buf} eq '' ? $_->{from} : $_->{to}), 1);
+  }
+  @flows = grep { !$_->{done} } @flows;
+}
+my $listening = ''; vec($listening, fileno($_->[0]), 1) = 1 for @ls;
 pipe(my $wr, my $ww) or die "crab-sandbox: pipe: $!\n";
 # One wake-up byte at a time: a storm of SIGCHLD must not fill the pipe and block the handler.
 my $woken = 0;
 $SIG{CHLD} = sub { syswrite($ww, "x") unless $woken++ };
-$SIG{$_} = 'IGNORE' for qw(TERM INT HUP QUIT);
+# SIGPIPE too: a client gone ends its flow, not the relay.
+$SIG{$_} = 'IGNORE' for qw(TERM INT HUP QUIT PIPE);
 my $pid = fork() // die "crab-sandbox: fork: $!\n";
 if ($pid == 0) {
-  $SIG{$_} = 'DEFAULT' for qw(CHLD TERM INT HUP QUIT);
+  $SIG{$_} = 'DEFAULT' for qw(CHLD TERM INT HUP QUIT PIPE);
+  close($_->[0]) for @ls;
   open(STDIN, '<', '/dev/null'); open(STDERR, '>&', \*STDOUT);
   exec { 'bash' } 'bash', '-c', $cmd;
   print STDERR "bash: $!\n"; exit 127;
@@ -109,26 +126,36 @@ sub reap { while ((my $w = waitpid(-1, 1)) > 0) { $status = $? if $w == $pid } }
 while (1) {
   reap();
   last if defined $status;
-  my $rin = ''; vec($rin, fileno($wr), 1) = 1; vec($rin, 0, 1) = 1 if $ctl;
-  my $n = select(my $rout = $rin, undef, undef, undef);
+  my ($rin, $win) = ($listening, ''); vec($rin, fileno($wr), 1) = 1; vec($rin, 0, 1) = 1 if $ctl;
+  waits(\$rin, \$win);
+  my $n = select(my $rout = $rin, my $wout = $win, undef, undef);
   next if $n <= 0;
+  relay($rout, $wout);
   if (vec($rout, fileno($wr), 1)) { sysread($wr, my $drain, 512); $woken = 0 }
-  if ($ctl && vec($rout, 0, 1) && !sysread(STDIN, my $buf, 512)) { $ctl = 0; kill('TERM', -1) }
+  # Everything in the namespace, and only there: as PID 1, never outside a PID namespace.
+  if ($ctl && vec($rout, 0, 1) && !sysread(STDIN, my $buf, 512)) { $ctl = 0; kill('TERM', -1) if $$ == 1 }
 }
 sub others {
   opendir(my $d, '/proc') or return 0; my $n = 0;
   for my $p (readdir $d) {
     next unless $p =~ /^\d+$/; next if $p == 1 || $p == $$;
     open(my $f, '<', "/proc/$p/stat") or next; my $s = <$f>;
-    next unless defined $s && $s =~ /.*\) (\S) \d+ (\d+)/s;
-    $n++ unless $1 eq 'Z' || ($relay_group && $2 == $relay_group);
+    next unless defined $s && $s =~ /.*\) (\S)/s;
+    $n++ unless $1 eq 'Z';
   }
   return $n;
 }
 my $left = others();
-for (my $i = 0; $left > 0 && $i < ${
-  LINGER_MS / 10
-}; $i++) { select(undef, undef, undef, 0.01); reap(); $left = others() }
+for (my $i = 0; $left > 0 && $i < ${LINGER_MS / 10}; $i++) {
+  # Still relaying for what is left, meanwhile: 10 ms, whatever wakes the select.
+  for (my $t = 0.01; $t > 0;) {
+    my ($rin, $win) = ($listening, '');
+    waits(\$rin, \$win);
+    (my $n, $t) = select(my $rout = $rin, my $wout = $win, undef, $t);
+    relay($rout, $wout) if $n > 0;
+  }
+  reap(); $left = others();
+}
 print STDERR "\ncrab-sandbox-status wait=$status others=$left\n";
 `;
 

@@ -1,7 +1,7 @@
 /**
  * The sandbox's way out by domain: for one call, crab listens on two Unix
  * sockets of its own (an HTTP proxy and a SOCKS5 proxy, see `proxy.ts` and
- * `socks5.ts`) in a fresh folder of its private data directory, and the call's
+ * `socks5.ts`) in a folder of its private data directory, and the call's
  * sandbox gets only those two sockets, bound into its `/dev`. The supervisor's
  * relay listens on 127.0.0.1 inside the sandbox's own network namespace and
  * forwards to them; the proxy variables point there. The namespace has no
@@ -123,6 +123,15 @@ if ($k) { my $b; while (sysread(STDIN, $b, 65536)) { put($s, $b) or last } shutd
 my $b; while (sysread($s, $b, 65536)) { put(\*STDOUT, $b) or last } exit 0;
 `;
 
+/** Removes a socket file of the call, ignoring one gone already. */
+function removeQuietly(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+}
+
 /** Serves `listener`'s connections with `serve` until it closes (both bridges). */
 export function serveAll(
   listener: Deno.Listener,
@@ -151,10 +160,11 @@ export function startBridge(
   ask?: (host: string, signal: AbortSignal) => Promise<boolean>,
 ): Bridge {
   const folder = socketsFolder();
-  const dir = Deno.makeTempDirSync({ dir: folder, prefix: "" });
-  const http = join(dir, "h"), socks = join(dir, "s");
+  // Two files of the call's own, straight in the folder (a folder per call cost a
+  // millisecond of every call); listening fails rather than take a path that exists.
+  const name = join(folder, crypto.randomUUID().replaceAll("-", "").slice(0, 16));
+  const http = name + "h", socks = name + "s";
   if (http.length > MAX_SOCKET_PATH) {
-    Deno.removeSync(dir, { recursive: true });
     throw new Error(
       `the proxy's socket path ${http} is longer than ${MAX_SOCKET_PATH} bytes; ` +
         "set CRAB_HOME to a shorter folder",
@@ -163,10 +173,14 @@ export function startBridge(
   const questions = new AbortController();
   const gate = openGate(lists, ask && ((host) => ask(host, questions.signal)));
   const open = new Set<Deno.Conn>();
-  const listeners = [
-    Deno.listen({ transport: "unix", path: http }),
-    Deno.listen({ transport: "unix", path: socks }),
-  ];
+  const listeners = [Deno.listen({ transport: "unix", path: http })];
+  try {
+    listeners.push(Deno.listen({ transport: "unix", path: socks }));
+  } catch (e) {
+    listeners[0].close();
+    removeQuietly(http);
+    throw e;
+  }
   serveAll(listeners[0], open, serveHttp, gate);
   serveAll(listeners[1], open, serveSocks, gate);
   let closed = false;
@@ -189,7 +203,8 @@ export function startBridge(
       }
       for (const c of open) closeQuietly(c);
       gate.closeAll();
-      Deno.removeSync(dir, { recursive: true });
+      removeQuietly(http);
+      removeQuietly(socks);
     },
   };
 }

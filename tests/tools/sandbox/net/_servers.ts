@@ -5,7 +5,8 @@
  * for, and a TCP echo on :7000 that answers `echo:` and what it read, then
  * closes. With a REGISTRY folder, the HTTP server is also an npm registry of
  * one package: `/tiny` answers REGISTRY/packument.json and `/tiny/-/…tgz`
- * REGISTRY/tiny.tgz. `deno run -A _servers.ts CERT KEY READY [REGISTRY]`
+ * REGISTRY/tiny.tgz. `/echo` streams a request's body back as it comes.
+ * `deno run -A _servers.ts CERT KEY READY [REGISTRY]`
  * writes READY once all listen, and exits after 120 s at the latest.
  *
  * @module
@@ -14,6 +15,7 @@
 const [cert, key, ready, registry] = Deno.args;
 const hello = (req: Request) => {
   const path = new URL(req.url).pathname;
+  if (path === "/echo") return new Response(req.body);
   if (registry && path === "/tiny") {
     return new Response(Deno.readFileSync(`${registry}/packument.json`), {
       headers: { "content-type": "application/json" },
