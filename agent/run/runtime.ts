@@ -527,9 +527,10 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     for (const t of hub.tools()) if (mcpStart?.wanted(t)) registry.add(t);
   };
   syncMcp();
-  // The Claude Code-format copy of a kept transcript, for hooks (`transcript_path`).
+  // The Claude Code-format copy of a kept transcript, for hooks (`transcript_path`): written
+  // only when the run has hooks, which alone read it (a resumed session's is written whole).
   const transcriptFile = (id: string, soFar: readonly Message[]) =>
-    persist
+    persist && userHooks.commands.length > 0
       ? TranscriptFile.open({
         sessionId: id,
         cwd: workspace,

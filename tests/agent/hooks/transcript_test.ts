@@ -345,6 +345,8 @@ Deno.test("repl: PreCompact sees the whole conversation, the file is rewritten a
 
 Deno.test("repl: /rewind drops the rewound messages from the transcript file too", async () => {
   using s = sandbox();
+  // The file is kept for hooks: a run with one.
+  userHooks(s, on("Stop", undefined, "true"));
   await using fake = await startFakeModel([{ text: "one" }, { text: "two" }, { text: "three" }]);
   await using t = await replAgainst(s, fake);
   await submit(t, "first");
@@ -467,4 +469,24 @@ Deno.test("TranscriptFile says once that it cannot write, and catches up once it
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("a run without hooks writes no transcript file; resumed with a hook, the file holds the earlier messages", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "first answer" }, { text: "second answer" }]);
+  const first = await printRun(s, fake, ["-p", "first question"]);
+  assert.equal(first.code, 0, first.stderr);
+  // Nobody reads it: no second copy of the conversation on disk.
+  assert.throws(() => Deno.statSync(join(s.home, "transcripts")), Deno.errors.NotFound);
+  const log = join(s.root, "snapshots.jsonl");
+  userHooks(s, on("Stop", undefined, snapshotHook(s, log)));
+  const second = await printRun(s, fake, ["-p", "--continue", "second question"]);
+  assert.equal(second.code, 0, second.stderr);
+  const [stop] = snapshots(log);
+  const texts = stop.lines!.map((l) =>
+    typeof l.message.content === "string"
+      ? l.message.content
+      : (l.message.content as { type: string; text?: string }[]).map((b) => b.text ?? "").join("")
+  );
+  assert.deepEqual(texts, ["first question", "first answer", "second question", "second answer"]);
 });
