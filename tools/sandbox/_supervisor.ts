@@ -6,7 +6,8 @@
  * command), then
  * runs `bash -c COMMAND` (stdin /dev/null, stderr merged into stdout), and
  * when crab closes its stdin (timeout, abort, crab gone) sends SIGTERM to
- * every process in the namespace. When the command ends it gives processes
+ * every process in the namespace (only as PID 1: anywhere else "every process"
+ * would be every process the user may signal). When the command ends it gives processes
  * still holding on up to 250 ms to finish, counts those left, writes one status
  * line on its own stderr and exits: the kernel then kills everything left in
  * the namespace, whatever it did to leave its process group. As PID 1 it
@@ -171,7 +172,7 @@ exec 3<&0 0</dev/null
 bash -c "$1" 2>&1 3<&- &
 c=$!
 trap '' TERM INT HUP QUIT
-{ while read -r -u 3 _; do :; done; kill -TERM -1 2>/dev/null; } &
+{ while read -r -u 3 _; do :; done; [ "$$" = 1 ] && kill -TERM -1 2>/dev/null; } &
 w=$!
 wait "$c"; s=$?
 others() {

@@ -532,3 +532,27 @@ Deno.test("supervisorArgv() with perl and without: inherited descriptors are clo
     assert.equal(existsSync(join(outside, "pwned")), false, label);
   }
 });
+
+Deno.test("supervisorArgv(): a supervisor that is not PID 1 never signals every process it may reach", async () => {
+  const { supervisorArgv } = await import("../../../tools/sandbox/_supervisor.ts");
+  const perl = new Deno.Command("sh", { args: ["-c", "command -v perl"], stdout: "piped" })
+    .outputSync();
+  const perlPath = new TextDecoder().decode(perl.stdout).trim();
+  for (const argv of [supervisorArgv("sleep 1"), supervisorArgv("sleep 1", perlPath)]) {
+    // In a PID namespace of its own (so a wrong kill reaches only it), as its second process:
+    // PID 1 is the sh that starts a bystander, then the supervisor with its control pipe at EOF.
+    const script = 'sleep 60 & b=$!; "$@" < /dev/null; sleep 0.3; ' +
+      'kill -0 "$b" 2>/dev/null && echo bystander-alive || echo bystander-killed';
+    const out = await new Deno.Command("unshare", {
+      args: ["-Urpf", "--mount-proc", "sh", "-c", script, "sh", ...argv],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    assert.match(
+      text,
+      /^bystander-alive$/m,
+      `${argv[0]}: ${text}${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+});
