@@ -12,11 +12,8 @@
  */
 
 import type { DomainLists } from "./allowlist.ts";
-import { type Contact, openGate } from "./gate.ts";
-import { type ProxyAddress, proxyEnv, serveAll } from "./mod.ts";
-import { serveHttp } from "./proxy.ts";
-import { serveSocks } from "./socks5.ts";
-import { closeQuietly } from "./_stream.ts";
+import type { Contact } from "./gate.ts";
+import { type ProxyAddress, proxyEnv, serveProxies } from "./mod.ts";
 
 /** One call's proxies on loopback ports, running. */
 export interface LoopbackBridge {
@@ -46,9 +43,6 @@ export function startLoopbackBridge(
   ask?: (host: string, signal: AbortSignal) => Promise<boolean>,
 ): LoopbackBridge {
   const secret = newSecret();
-  const questions = new AbortController();
-  const gate = openGate(lists, ask && ((host) => ask(host, questions.signal)));
-  const open = new Set<Deno.Conn>();
   const http = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   let socks: Deno.TcpListener;
   try {
@@ -57,28 +51,12 @@ export function startLoopbackBridge(
     http.close();
     throw e;
   }
-  const listeners = [http, socks];
-  serveAll(http, open, (c, g) => serveHttp(c, g, secret), gate);
-  serveAll(socks, open, (c, g) => serveSocks(c, g, secret), gate);
+  const proxies = serveProxies(http, socks, lists, ask, secret);
   const address = { httpPort: http.addr.port, socksPort: socks.addr.port, secret };
-  let closed = false;
   return {
     address,
     env: proxyEnv(address),
-    contacts: () => gate.contacts(),
-    close() {
-      if (closed) return;
-      closed = true;
-      questions.abort();
-      for (const l of listeners) {
-        try {
-          l.close();
-        } catch {
-          // Closed already.
-        }
-      }
-      for (const c of open) closeQuietly(c);
-      gate.closeAll();
-    },
+    contacts: () => proxies.gate.contacts(),
+    close: () => proxies.stop(),
   };
 }

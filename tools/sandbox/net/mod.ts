@@ -132,8 +132,8 @@ function removeQuietly(path: string): void {
   }
 }
 
-/** Serves `listener`'s connections with `serve` until it closes (both bridges). */
-export function serveAll(
+/** Serves `listener`'s connections with `serve` until it closes. */
+function serveAll(
   listener: Deno.Listener,
   open: Set<Deno.Conn>,
   serve: (c: Deno.Conn, g: Gate) => Promise<void>,
@@ -149,6 +149,44 @@ export function serveAll(
       // Closed.
     }
   })();
+}
+
+/**
+ * Serves one call's HTTP and SOCKS5 proxies on `http` and `socks` through a gate
+ * over `lists` (with `secret`, only to clients that show it); `ask`, when given,
+ * is asked once per call about each host in no list. `stop()` closes the
+ * listeners and open connections and withdraws open questions.
+ */
+export function serveProxies(
+  http: Deno.Listener,
+  socks: Deno.Listener,
+  lists: () => DomainLists,
+  ask?: (host: string, signal: AbortSignal) => Promise<boolean>,
+  secret?: string,
+): { gate: Gate; stop(): void } {
+  const questions = new AbortController();
+  const gate = openGate(lists, ask && ((host) => ask(host, questions.signal)));
+  const open = new Set<Deno.Conn>();
+  serveAll(http, open, (c, g) => serveHttp(c, g, secret), gate);
+  serveAll(socks, open, (c, g) => serveSocks(c, g, secret), gate);
+  let stopped = false;
+  return {
+    gate,
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      questions.abort();
+      for (const l of [http, socks]) {
+        try {
+          l.close();
+        } catch {
+          // Closed already.
+        }
+      }
+      for (const c of open) closeQuietly(c);
+      gate.closeAll();
+    },
+  };
 }
 
 /**
@@ -170,39 +208,24 @@ export function startBridge(
         "set CRAB_HOME to a shorter folder",
     );
   }
-  const questions = new AbortController();
-  const gate = openGate(lists, ask && ((host) => ask(host, questions.signal)));
-  const open = new Set<Deno.Conn>();
-  const listeners = [Deno.listen({ transport: "unix", path: http })];
+  const httpListener = Deno.listen({ transport: "unix", path: http });
+  let socksListener: Deno.Listener;
   try {
-    listeners.push(Deno.listen({ transport: "unix", path: socks }));
+    socksListener = Deno.listen({ transport: "unix", path: socks });
   } catch (e) {
-    listeners[0].close();
+    httpListener.close();
     removeQuietly(http);
     throw e;
   }
-  serveAll(listeners[0], open, serveHttp, gate);
-  serveAll(listeners[1], open, serveSocks, gate);
-  let closed = false;
+  const proxies = serveProxies(httpListener, socksListener, lists, ask);
   return {
     binds: new Map([[INSIDE_HTTP, http], [INSIDE_SOCKS, socks]]),
     folder,
     relay: `${HTTP_PORT}=${INSIDE_HTTP} ${SOCKS_PORT}=${INSIDE_SOCKS}`,
     env: proxyEnv(),
-    contacts: () => gate.contacts(),
+    contacts: () => proxies.gate.contacts(),
     close() {
-      if (closed) return;
-      closed = true;
-      questions.abort();
-      for (const l of listeners) {
-        try {
-          l.close();
-        } catch {
-          // Closed already.
-        }
-      }
-      for (const c of open) closeQuietly(c);
-      gate.closeAll();
+      proxies.stop();
       removeQuietly(http);
       removeQuietly(socks);
     },
