@@ -9,6 +9,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { gitWorkspace, tree } from "../../support/undo.ts";
 import { DatabaseSync } from "node:sqlite";
 import { type FakeModel, startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
@@ -18,51 +19,6 @@ const env = { ANTHROPIC_API_KEY: "k" };
 
 function args(fake: FakeModel, ...rest: string[]): string[] {
   return ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), ...rest];
-}
-
-/** Every path under `root` but `.git`, with its kind, mode and bytes (or link target). */
-function tree(root: string, skipGit = true): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (dir: string, rel: string) => {
-    for (const e of [...Deno.readDirSync(dir)].sort((a, b) => a.name < b.name ? -1 : 1)) {
-      if (skipGit && e.name === ".git" && rel === "") continue;
-      const abs = join(dir, e.name), r = rel ? `${rel}/${e.name}` : e.name;
-      const st = Deno.lstatSync(abs);
-      const mode = ((st.mode ?? 0) & 0o7777).toString(8);
-      if (st.isSymlink) out[r] = `link -> ${Deno.readLinkSync(abs)}`;
-      else if (st.isDirectory) {
-        out[r + "/"] = `dir ${mode}`;
-        walk(abs, r);
-      } else out[r] = `file ${mode} ${btoa(String.fromCharCode(...Deno.readFileSync(abs)))}`;
-    }
-  };
-  walk(root, "");
-  return out;
-}
-
-function git(ws: string, ...argv: string[]): void {
-  const out = new Deno.Command("git", {
-    args: ["-c", "user.name=t", "-c", "user.email=t@example.test", ...argv],
-    cwd: ws,
-    stdout: "null",
-    stderr: "piped",
-  }).outputSync();
-  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
-}
-
-/** A git repository with tracked, ignored and heavy files, a symlink and a plain script. */
-function setUp(s: Sandbox): void {
-  s.put("x", "to be removed\n");
-  s.put("a", "to be moved\n");
-  s.put("s", "#!/bin/sh\necho hi\n");
-  s.put("e.txt", "line one\nline two\n");
-  s.put(".gitignore", "node_modules/\n.env\n");
-  s.put(".env", "SECRET=1\n");
-  s.put("node_modules/pkg/index.js", "module.exports = 1;\n");
-  Deno.symlinkSync("e.txt", join(s.ws, "link"));
-  git(s.ws, "init", "-q");
-  git(s.ws, "add", "-A");
-  git(s.ws, "commit", "-qm", "start");
 }
 
 /** The scripted run: read, write, edit, then one shell command that removes, moves, makes and chmods. */
@@ -89,7 +45,7 @@ function gitState(ws: string): Record<string, string> {
 
 Deno.test("crab undo --run restores a print run's writes, edits and shell changes byte for byte", async () => {
   using s = sandbox("crab-undo-");
-  setUp(s);
+  gitWorkspace(s);
   const start = tree(s.ws);
   const gitBefore = gitState(s.ws);
   await using fake = await agentRun(s);
@@ -148,7 +104,7 @@ Deno.test("crab undo --run restores a print run's writes, edits and shell change
 
 Deno.test("crab undo keeps a file the user changed since as a conflict, and never removes the user's own files", async () => {
   using s = sandbox("crab-undo-");
-  setUp(s);
+  gitWorkspace(s);
   const start = tree(s.ws);
   await using _fake = await agentRun(s);
   // The user edits what crab edited, and makes files of their own.
@@ -173,7 +129,7 @@ Deno.test("crab undo keeps a file the user changed since as a conflict, and neve
 
 Deno.test("crab undo: the last call by default, --call and --to name calls, and a file the agent made and the user changed stays", async () => {
   using s = sandbox("crab-undo-");
-  setUp(s);
+  gitWorkspace(s);
   await using _fake = await agentRun(s);
   const calls = JSON.parse((await s.crab(["undo", "--list", "--json"])).stdout).calls as {
     call: string;
@@ -206,7 +162,7 @@ Deno.test("crab undo: the last call by default, --call and --to name calls, and 
 
 Deno.test("crab undo waits for a call that holds the workspace, then restores", async () => {
   using s = sandbox("crab-undo-");
-  setUp(s);
+  gitWorkspace(s);
   const start = tree(s.ws);
   await using _fake = await agentRun(s);
   const run = await lastRun(s);

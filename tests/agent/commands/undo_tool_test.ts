@@ -9,56 +9,13 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { gitWorkspace, tree } from "../../support/undo.ts";
 import { DatabaseSync } from "node:sqlite";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { serve, textOf, waitForText } from "../../support/mcp_serve.ts";
-
-/** Every path under `root` but `.git`, with its kind, mode and bytes (or link target). */
-function tree(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (dir: string, rel: string) => {
-    for (const e of [...Deno.readDirSync(dir)].sort((a, b) => a.name < b.name ? -1 : 1)) {
-      if (e.name === ".git" && rel === "") continue;
-      const abs = join(dir, e.name), r = rel ? `${rel}/${e.name}` : e.name;
-      const st = Deno.lstatSync(abs);
-      const mode = ((st.mode ?? 0) & 0o7777).toString(8);
-      if (st.isSymlink) out[r] = `link -> ${Deno.readLinkSync(abs)}`;
-      else if (st.isDirectory) {
-        out[r + "/"] = `dir ${mode}`;
-        walk(abs, r);
-      } else out[r] = `file ${mode} ${btoa(String.fromCharCode(...Deno.readFileSync(abs)))}`;
-    }
-  };
-  walk(root, "");
-  return out;
-}
-
-function git(ws: string, ...argv: string[]): void {
-  const out = new Deno.Command("git", {
-    args: ["-c", "user.name=t", "-c", "user.email=t@example.test", ...argv],
-    cwd: ws,
-    stdout: "null",
-    stderr: "piped",
-  }).outputSync();
-  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
-}
-
-/** A git repository with tracked and ignored files, a symlink and a plain script. */
-function setUp(s: Sandbox): void {
-  s.put("x", "to be removed\n");
-  s.put("a", "to be moved\n");
-  s.put("s", "#!/bin/sh\necho hi\n");
-  s.put("e.txt", "line one\nline two\n");
-  s.put(".gitignore", "node_modules/\n.env\n");
-  s.put(".env", "SECRET=1\n");
-  Deno.symlinkSync("e.txt", join(s.ws, "link"));
-  git(s.ws, "init", "-q");
-  git(s.ws, "add", "-A");
-  git(s.ws, "commit", "-qm", "start");
-}
 
 /** The shell command that removes, moves, makes and chmods. */
 const SHELL = "rm x; mv a b; echo > new; chmod +x s";
@@ -87,7 +44,7 @@ function changesRecorded(s: Sandbox): { mode: string; tool: string; changes: str
 
 Deno.test("crab tool's write, edit and bash calls say what they changed, and crab undo puts it back", async () => {
   using s = sandbox("crab-undo-tool-");
-  setUp(s);
+  gitWorkspace(s, false);
   const start = tree(s.ws);
 
   const write = await s.crab(["tool", "write", '{"path":"made.txt","content":"by crab tool\\n"}']);
@@ -140,7 +97,7 @@ Deno.test("crab tool's write, edit and bash calls say what they changed, and cra
 
 Deno.test("crab undo keeps a file the user changed after crab tool changed it, as a conflict", async () => {
   using s = sandbox("crab-undo-tool-");
-  setUp(s);
+  gitWorkspace(s, false);
   const start = tree(s.ws);
   const bash = await s.crab([
     "tool",
@@ -161,7 +118,7 @@ Deno.test("crab undo keeps a file the user changed after crab tool changed it, a
 
 Deno.test("crab mcp serve's mutating calls say what they changed, and crab undo --run puts it back", async () => {
   using s = sandbox("crab-undo-serve-");
-  setUp(s);
+  gitWorkspace(s, false);
   const start = tree(s.ws);
   const served = await serve(s, ["--tools", "read,write,edit,bash"]);
   try {
@@ -193,7 +150,7 @@ Deno.test("crab mcp serve's mutating calls say what they changed, and crab undo 
 
 Deno.test("crab mcp serve's concurrent calls each get their own change record", async () => {
   using s = sandbox("crab-undo-serve-");
-  setUp(s);
+  gitWorkspace(s, false);
   const start = tree(s.ws);
   const served = await serve(s, ["--tools", "bash"]);
   let texts: string[];
@@ -236,7 +193,7 @@ Deno.test("crab mcp serve's concurrent calls each get their own change record", 
 
 Deno.test("crab mcp serve --http: concurrent calls of two connections are two runs, each undone alone", async () => {
   using s = sandbox("crab-undo-serve-");
-  setUp(s);
+  gitWorkspace(s, false);
   const start = tree(s.ws);
   const child = s.spawn(["mcp", "serve", "--http", "0", "--tools", "bash"]);
   child.stdin.close();
@@ -295,7 +252,7 @@ Deno.test("crab mcp serve --http: concurrent calls of two connections are two ru
 
 Deno.test("crab tool keeps undo's retention setting: past maxStoreMB, the oldest call is pruned", async () => {
   using s = sandbox("crab-undo-tool-");
-  setUp(s);
+  gitWorkspace(s, false);
   Deno.mkdirSync(join(s.config, "crab"));
   Deno.writeTextFileSync(
     join(s.config, "crab", "config.json"),
