@@ -35,7 +35,6 @@ import {
   type Permissions,
 } from "../run/settings.ts";
 import { isTrusted } from "../run/trust.ts";
-import { type HookCommand, HookConfigError } from "../hooks/config.ts";
 import { loadToolHooks, toolCommandStages, toolUndoStage } from "../hooks/tool_commands.ts";
 
 /** Options of `crab mcp serve`. */
@@ -166,17 +165,13 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     return 2;
   }
   for (const n of permissions.notices) console.error(`crab: ${n}`);
-  let hooks: HookCommand[];
-  try {
-    hooks = loadToolHooks(workspace, isTrusted(workspace), opts.permissions?.settings, {
-      trustHint: "start crab there once and trust it to run them",
-      notice: (m) => console.error(`crab: ${m}`),
-    });
-  } catch (e) {
-    if (!(e instanceof HookConfigError)) throw e;
-    console.error(`error: ${e.message}\nhint: ${e.hint}`);
-    return 2;
-  }
+  const hooks = loadToolHooks(
+    workspace,
+    isTrusted(workspace),
+    opts.permissions?.settings,
+    "start crab there once and trust it to run them",
+  );
+  if (!hooks) return 2;
   if (tools.some((t) => t.class === "exec") && sandbox.mode !== "danger-full-access") {
     const status = await sandboxStatus(workspace, sandbox).catch(() => undefined);
     if (status && !status.ok) {

@@ -38,7 +38,7 @@ import {
   type Permissions,
 } from "../run/settings.ts";
 import { isTrusted, realOrSelf } from "../run/trust.ts";
-import { type HookCommand, HookConfigError } from "../hooks/config.ts";
+import type { HookCommand } from "../hooks/config.ts";
 import { loadToolHooks, toolCommandStages, toolUndoStage } from "../hooks/tool_commands.ts";
 import type { McpHub } from "../../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
@@ -327,22 +327,13 @@ export async function toolCommand(
         return 1;
       }
     }
-    let hooks: HookCommand[];
-    try {
-      hooks = loadToolHooks(
-        workspace,
-        opts.trustProject || isTrusted(workspace),
-        opts.permissions?.settings,
-        {
-          trustHint: "pass --trust-project to run them",
-          notice: (m) => console.error(`crab: ${m}`),
-        },
-      );
-    } catch (e) {
-      if (!(e instanceof HookConfigError)) throw e;
-      console.error(`error: ${e.message}\nhint: ${e.hint}`);
-      return 2;
-    }
+    const hooks = loadToolHooks(
+      workspace,
+      opts.trustProject || isTrusted(workspace),
+      opts.permissions?.settings,
+      "pass --trust-project to run them",
+    );
+    if (!hooks) return 2;
     return await runCalls(name, argsJson, opts, registry, policy, mcp, hooks);
   } finally {
     await mcp.close();

@@ -20,7 +20,7 @@ import { printable } from "../../tools/fs/printable.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
 import type { Store } from "../store/observe.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
-import { type HookCommand, loadHooks, TOOL_EVENTS } from "./config.ts";
+import { type HookCommand, HookConfigError, loadHooks, TOOL_EVENTS } from "./config.ts";
 import { Hooks } from "./mod.ts";
 import { hookStage } from "./stage.ts";
 import type { Settings } from "../run/config.ts";
@@ -29,21 +29,25 @@ import { undoStage } from "../undo/stage.ts";
 
 /**
  * The tool hooks in effect in `workspace` (the user's, `--settings`', and the
- * workspace's when `trusted`); notices go to `notice`. Throws
- * `HookConfigError` for a malformed `hooks` object.
+ * workspace's when `trusted`), for `crab tool` and `crab mcp serve`: notices
+ * and a malformed `hooks` object are said on stderr; undefined means the
+ * command exits 2.
  */
 export function loadToolHooks(
   workspace: string,
   trusted: boolean,
   settingsFlag: string | undefined,
-  opts: { trustHint: string; notice(message: string): void },
-): HookCommand[] {
-  const loaded = loadHooks(workspace, trusted, settingsFlag, {
-    events: TOOL_EVENTS,
-    trustHint: opts.trustHint,
-  });
-  for (const n of loaded.notices) opts.notice(n);
-  return loaded.hooks;
+  trustHint: string,
+): HookCommand[] | undefined {
+  try {
+    const loaded = loadHooks(workspace, trusted, settingsFlag, { events: TOOL_EVENTS, trustHint });
+    for (const n of loaded.notices) console.error(`crab: ${n}`);
+    return loaded.hooks;
+  } catch (e) {
+    if (!(e instanceof HookConfigError)) throw e;
+    console.error(`error: ${e.message}\nhint: ${e.hint}`);
+    return undefined;
+  }
 }
 
 /** What {@link toolHookStages} records and reports to. */
