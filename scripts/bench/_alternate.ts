@@ -5,8 +5,38 @@
  * @module
  */
 
-import type { Dispatcher } from "../../tools/dispatch.ts";
+import { join } from "node:path";
+import { SessionPolicy } from "../../tools/call/approval.ts";
+import { bashTool } from "../../tools/bash.ts";
+import { Dispatcher } from "../../tools/dispatch.ts";
+import { MemorySink } from "../../tools/call/observation.ts";
+import { Registry } from "../../tools/registry.ts";
+import { Session } from "../../tools/session.ts";
+import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
 import { median } from "./_table.ts";
+
+/** A fresh git repository to run calls in, with crab's data dir beside it (`CRAB_HOME`); remove its parent when done. */
+export function benchWorkspace(prefix: string): string {
+  const root = Deno.makeTempDirSync({ prefix });
+  Deno.env.set("CRAB_HOME", join(root, "home"));
+  const ws = join(root, "ws");
+  Deno.mkdirSync(ws);
+  new Deno.Command("git", { args: ["init", "-q"], cwd: ws }).outputSync();
+  return ws;
+}
+
+/** A dispatcher of bash alone in `ws` under `sandbox`, approving everything. */
+export function bashDispatcher(ws: string, sandbox: SandboxPolicy): Dispatcher {
+  const session = new Session(ws);
+  session.sandbox = sandbox;
+  return new Dispatcher({
+    registry: new Registry([bashTool]),
+    session,
+    policy: new SessionPolicy({ yolo: true }),
+    sink: new MemorySink(),
+    runId: "bench",
+  });
+}
 
 /** Medians of each side's mean per call, and of what `b` adds over `a` round by round. */
 export interface Alternated {

@@ -13,16 +13,10 @@
  */
 
 import { join } from "node:path";
-import { SessionPolicy } from "../../tools/call/approval.ts";
-import { bashTool } from "../../tools/bash.ts";
-import { Dispatcher } from "../../tools/dispatch.ts";
-import { MemorySink } from "../../tools/call/observation.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
 import { reportRow } from "./_table.ts";
-import { alternateBashTrue } from "./_alternate.ts";
+import { alternateBashTrue, bashDispatcher, benchWorkspace } from "./_alternate.ts";
 
 const ROUNDS = 15;
 const PER_ROUND = 10;
@@ -30,11 +24,7 @@ const TARGET_MS = 5;
 const MB = 100;
 const TRIES = 5;
 
-const root = Deno.makeTempDirSync({ prefix: "crab-bench-proxy-" });
-Deno.env.set("CRAB_HOME", join(root, "home"));
-const ws = join(root, "ws");
-Deno.mkdirSync(ws);
-new Deno.Command("git", { args: ["init", "-q"], cwd: ws }).outputSync();
+const ws = benchWorkspace("crab-bench-proxy-");
 
 const status = await sandboxStatus(ws);
 if (!status.ok || !status.perl) {
@@ -42,21 +32,9 @@ if (!status.ok || !status.perl) {
   Deno.exit(0);
 }
 
-function dispatcherFor(sandbox: SandboxPolicy): Dispatcher {
-  const session = new Session(ws);
-  session.sandbox = sandbox;
-  return new Dispatcher({
-    registry: new Registry([bashTool]),
-    session,
-    policy: new SessionPolicy({ yolo: true }),
-    sink: new MemorySink(),
-    runId: "bench",
-  });
-}
-
 const base: SandboxPolicy = { mode: "workspace-write", net: false, writable: [] };
-const plain = dispatcherFor(base);
-const proxied = dispatcherFor({
+const plain = bashDispatcher(ws, base);
+const proxied = bashDispatcher(ws, {
   ...base,
   domains: { allow: [{ pattern: "127.0.0.1", source: "bench" }], deny: [] },
 });
@@ -124,4 +102,4 @@ reportRow({
   value: ratio,
   detail: `direct ${mbps(direct)}, through crab's proxy ${mbps(through)}`,
 });
-Deno.removeSync(root, { recursive: true });
+Deno.removeSync(join(ws, ".."), { recursive: true });

@@ -10,26 +10,15 @@
  */
 
 import { join } from "node:path";
-import { SessionPolicy } from "../../tools/call/approval.ts";
-import { bashTool } from "../../tools/bash.ts";
-import { Dispatcher } from "../../tools/dispatch.ts";
-import { MemorySink } from "../../tools/call/observation.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
-import type { SandboxMode } from "../../tools/sandbox/mode.ts";
 import { reportRow } from "./_table.ts";
-import { alternateBashTrue } from "./_alternate.ts";
+import { alternateBashTrue, bashDispatcher, benchWorkspace } from "./_alternate.ts";
 
 const ROUNDS = 15;
 const PER_ROUND = 10;
 const TARGET_MS = 15;
 
-const root = Deno.makeTempDirSync({ prefix: "crab-bench-sandbox-" });
-Deno.env.set("CRAB_HOME", join(root, "home"));
-const ws = join(root, "ws");
-Deno.mkdirSync(ws);
-new Deno.Command("git", { args: ["init", "-q"], cwd: ws }).outputSync();
+const ws = benchWorkspace("crab-bench-sandbox-");
 
 const status = await sandboxStatus(ws);
 if (!status.ok) {
@@ -37,20 +26,8 @@ if (!status.ok) {
   Deno.exit(0);
 }
 
-function dispatcherFor(mode: SandboxMode): Dispatcher {
-  const session = new Session(ws);
-  session.sandbox = { mode, net: false, writable: [] };
-  return new Dispatcher({
-    registry: new Registry([bashTool]),
-    session,
-    policy: new SessionPolicy({ yolo: true }),
-    sink: new MemorySink(),
-    runId: "bench",
-  });
-}
-
-const plain = dispatcherFor("danger-full-access");
-const boxed = dispatcherFor("workspace-write");
+const plain = bashDispatcher(ws, { mode: "danger-full-access", net: false, writable: [] });
+const boxed = bashDispatcher(ws, { mode: "workspace-write", net: false, writable: [] });
 
 const timed = await alternateBashTrue(plain, boxed, ROUNDS, PER_ROUND);
 const extra = timed.added;
@@ -67,4 +44,4 @@ reportRow({
   value: extra,
   detail: `bash true: ${timed.b.toFixed(2)} ms sandboxed, ${timed.a.toFixed(2)} ms without`,
 });
-Deno.removeSync(root, { recursive: true });
+Deno.removeSync(join(ws, ".."), { recursive: true });
