@@ -125,3 +125,18 @@ export function sandbox(prefix = "crab-cli-"): Sandbox {
     },
   };
 }
+
+/**
+ * `crab -p x ARGS` against a fake model's Anthropic endpoint (its `url`), with
+ * a key in the environment and `env` besides.
+ */
+export function printAgainst(
+  s: Sandbox,
+  fake: { url: string },
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Ran> {
+  return s.crab(["-p", "x", "--provider", "anthropic", "--base-url", fake.url, ...args], {
+    env: { ANTHROPIC_API_KEY: "k", ...env },
+  });
+}

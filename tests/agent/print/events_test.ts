@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { startFakeModel } from "../../support/fake_model.ts";
-import { sandbox } from "../../support/cli.ts";
+import { printAgainst, sandbox } from "../../support/cli.ts";
 
 Deno.test("crab -p stream-json marks a bash call that exits non-zero is_error, a clean one not", async () => {
   using s = sandbox();
@@ -22,18 +22,12 @@ Deno.test("crab -p stream-json marks a bash call that exits non-zero is_error, a
     },
     { text: "done" },
   ]);
-  const r = await s.crab([
-    "-p",
-    "x",
-    "--provider",
-    "anthropic",
-    "--base-url",
-    fake.url,
+  const r = await printAgainst(s, fake, [
     "--model",
     "fake-model",
     "--output-format",
     "stream-json",
-  ], { env: { ANTHROPIC_API_KEY: "k" } });
+  ]);
   assert.equal(r.code, 0, r.stderr);
   const results = r.stdout.trim().split("\n").map((l) => JSON.parse(l))
     .filter((e) => e.type === "user")

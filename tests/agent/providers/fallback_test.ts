@@ -14,7 +14,7 @@ import {
   type StreamRequest,
 } from "../../../agent/providers/types.ts";
 import { startFakeModel } from "../../support/fake_model.ts";
-import { sandbox } from "../../support/cli.ts";
+import { printAgainst, sandbox } from "../../support/cli.ts";
 
 Deno.test("wantsFallback() is true for overload and not found, false for the rest", () => {
   assert.equal(wantsFallback(new ProviderError("server", "Overloaded", 529)), true);
@@ -102,20 +102,14 @@ Deno.test("crab -p --fallback-model answers with the fallback after the model st
     ...Array(5).fill(overloaded),
     { text: "small answer" },
   ]);
-  const r = await s.crab([
-    "-p",
-    "x",
-    "--provider",
-    "anthropic",
-    "--base-url",
-    fake.url,
+  const r = await printAgainst(s, fake, [
     "--model",
     "sonnet",
     "--fallback-model",
     "haiku",
     "--output-format",
     "json",
-  ], { env: { ANTHROPIC_API_KEY: "k" } });
+  ]);
   assert.equal(r.code, 0, r.stderr);
   const models = fake.modelRequests().map((q) => (q.body as { model: string }).model);
   assert.deepEqual(models, [...Array(5).fill("claude-sonnet-4-5"), "claude-haiku-4-5"]);
@@ -132,22 +126,10 @@ Deno.test("crab -p --fallback-model answers a 404 at once; without it the run fa
     { text: "fallback here" },
     { error: 404, message: "model: no-such-model" },
   ]);
-  const args = [
-    "-p",
-    "x",
-    "--provider",
-    "anthropic",
-    "--base-url",
-    fake.url,
-    "-m",
-    "no-such-model",
-  ];
-  const r = await s.crab([...args, "--fallback-model", "fake-b"], {
-    env: { ANTHROPIC_API_KEY: "k" },
-  });
+  const r = await printAgainst(s, fake, ["-m", "no-such-model", "--fallback-model", "fake-b"]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, "fallback here\n");
-  const without = await s.crab(args, { env: { ANTHROPIC_API_KEY: "k" } });
+  const without = await printAgainst(s, fake, ["-m", "no-such-model"]);
   assert.equal(without.code, 3);
   const interactive = await s.crab(["--fallback-model", "haiku"]);
   assert.equal(interactive.code, 2);

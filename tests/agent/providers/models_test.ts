@@ -10,7 +10,7 @@ import {
 import { priceOf } from "../../../agent/providers/prices.ts";
 import { knownContextWindow } from "../../../agent/providers/models.ts";
 import { startFakeModel } from "../../support/fake_model.ts";
-import { sandbox } from "../../support/cli.ts";
+import { printAgainst, sandbox } from "../../support/cli.ts";
 
 Deno.test("resolveModel() turns Claude Code's aliases into full ids for Anthropic only", () => {
   assert.deepEqual(
@@ -47,30 +47,13 @@ Deno.test("every alias names a model crab has a price and a context window for",
 Deno.test("crab -p --model opus sends the full id and reports it", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "hi" }, { text: "hi" }]);
-  const r = await s.crab(
-    [
-      "-p",
-      "x",
-      "--provider",
-      "anthropic",
-      "--base-url",
-      fake.url,
-      "--model",
-      "opus",
-      "--output-format",
-      "json",
-    ],
-    { env: { ANTHROPIC_API_KEY: "k" } },
-  );
+  const r = await printAgainst(s, fake, ["--model", "opus", "--output-format", "json"]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal((fake.modelRequests()[0].body as { model: string }).model, "claude-opus-4-5");
   const out = JSON.parse(r.stdout);
   assert.deepEqual(Object.keys(out.modelUsage), ["claude-opus-4-5"]);
   // ANTHROPIC_MODEL takes the aliases too, as Claude Code reads it.
-  const env = await s.crab(
-    ["-p", "x", "--provider", "anthropic", "--base-url", fake.url],
-    { env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_MODEL: "haiku" } },
-  );
+  const env = await printAgainst(s, fake, [], { ANTHROPIC_MODEL: "haiku" });
   assert.equal(env.code, 0, env.stderr);
   assert.equal((fake.modelRequests()[1].body as { model: string }).model, "claude-haiku-4-5");
 });
@@ -78,21 +61,7 @@ Deno.test("crab -p --model opus sends the full id and reports it", async () => {
 Deno.test("crab -p --model sonnet[1m] asks for the model with the million-token window's beta", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "long" }]);
-  const r = await s.crab(
-    [
-      "-p",
-      "x",
-      "--provider",
-      "anthropic",
-      "--base-url",
-      fake.url,
-      "--model",
-      "sonnet[1m]",
-      "--output-format",
-      "json",
-    ],
-    { env: { ANTHROPIC_API_KEY: "k" } },
-  );
+  const r = await printAgainst(s, fake, ["--model", "sonnet[1m]", "--output-format", "json"]);
   assert.equal(r.code, 0, r.stderr);
   const req = fake.modelRequests()[0];
   assert.equal((req.body as { model: string }).model, "claude-sonnet-4-5");
@@ -138,13 +107,7 @@ Deno.test("crab -p --model opusplan plans with Opus, works with Sonnet, and pric
     { text: "done", usage: { input: 1_000_000, output: 0 } },
   ]);
   const run = (mode: string) =>
-    s.crab([
-      "-p",
-      "x",
-      "--provider",
-      "anthropic",
-      "--base-url",
-      fake.url,
+    printAgainst(s, fake, [
       "--model",
       "opusplan",
       "--permission-mode",
@@ -153,7 +116,7 @@ Deno.test("crab -p --model opusplan plans with Opus, works with Sonnet, and pric
       "100",
       "--output-format",
       "json",
-    ], { env: { ANTHROPIC_API_KEY: "k" } });
+    ]);
   const plan = await run("plan");
   assert.equal(plan.code, 0, plan.stderr);
   const work = await run("acceptEdits");
@@ -172,18 +135,7 @@ Deno.test("crab -p --model sonnet[1m] prices a request over 200K prompt tokens a
   await using fake = await startFakeModel([
     { text: "long", usage: { input: 300_000, output: 1_000 } },
   ]);
-  const r = await s.crab([
-    "-p",
-    "x",
-    "--provider",
-    "anthropic",
-    "--base-url",
-    fake.url,
-    "--model",
-    "sonnet[1m]",
-    "--output-format",
-    "json",
-  ], { env: { ANTHROPIC_API_KEY: "k" } });
+  const r = await printAgainst(s, fake, ["--model", "sonnet[1m]", "--output-format", "json"]);
   assert.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   // $6 per million prompt tokens and $22.50 per million output tokens past 200K.

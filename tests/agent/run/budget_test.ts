@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { budgetCheck, BudgetError, checkBudgetModel } from "../../../agent/run/budget.ts";
 import { UsageByModel } from "../../../agent/providers/prices.ts";
 import { startFakeModel } from "../../support/fake_model.ts";
-import { sandbox } from "../../support/cli.ts";
+import { printAgainst, sandbox } from "../../support/cli.ts";
 
 Deno.test("budgetCheck() stops only once the estimate is past the budget", () => {
   assert.equal(budgetCheck(undefined, () => 0), undefined);
@@ -40,20 +40,14 @@ Deno.test("crab -p --max-budget-usd stops before the next request with exit 6 an
     { calls: [{ name: "read", args: { path: "a.txt" } }], usage: { input: 1000, output: 100 } },
     { text: "never asked" },
   ]);
-  const r = await s.crab([
-    "-p",
-    "x",
-    "--provider",
-    "anthropic",
-    "--base-url",
-    fake.url,
+  const r = await printAgainst(s, fake, [
     "--model",
     "sonnet",
     "--max-budget-usd",
     "0.001",
     "--output-format",
     "json",
-  ], { env: { ANTHROPIC_API_KEY: "k" } });
+  ]);
   assert.equal(r.code, 6, r.stderr);
   assert.equal(fake.modelRequests().length, 1);
   const out = JSON.parse(r.stdout);
@@ -68,20 +62,32 @@ Deno.test("crab -p --max-budget-usd stops before the next request with exit 6 an
 Deno.test("crab -p --max-budget-usd with an unpriced model is a usage error before any request", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "x" }]);
-  const base = ["-p", "x", "--provider", "anthropic", "--base-url", fake.url, "--model"];
-  const r = await s.crab([...base, "fake-model", "--max-budget-usd", "1"], {
-    env: { ANTHROPIC_API_KEY: "k" },
-  });
+  const r = await printAgainst(s, fake, ["--model", "fake-model", "--max-budget-usd", "1"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /Cannot use --max-budget-usd with model "fake-model"/);
   assert.match(r.stderr, /hint: /);
-  const fallback = await s.crab(
-    [...base, "sonnet", "--fallback-model", "fake-b", "--max-budget-usd", "1"],
-    { env: { ANTHROPIC_API_KEY: "k" } },
-  );
+  const fallback = await printAgainst(s, fake, [
+    "--model",
+    "sonnet",
+    "--fallback-model",
+    "fake-b",
+    "--max-budget-usd",
+    "1",
+  ]);
   assert.equal(fallback.code, 2);
   assert.match(fallback.stderr, /"fake-b"/);
-  const zero = await s.crab([...base, "sonnet", "--max-budget-usd", "0"]);
+  const zero = await s.crab([
+    "-p",
+    "x",
+    "--provider",
+    "anthropic",
+    "--base-url",
+    fake.url,
+    "--model",
+    "sonnet",
+    "--max-budget-usd",
+    "0",
+  ]);
   assert.equal(zero.code, 2);
   assert.match(zero.stderr, /expected a positive number/);
   assert.equal(fake.modelRequests().length, 0);
