@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { presetFlags } from "../../tools/host/capabilities.ts";
 import { MAIN, type Sandbox, sandbox } from "../support/cli.ts";
 import { startFakeModel } from "../support/fake_model.ts";
-import { assertTmpfsNamespace } from "../support/unshare.ts";
+import { assertTmpfsNamespace, unshared } from "../support/unshare.ts";
 
 // The store's disk fills up while crab runs: crab runs in a user and mount namespace whose
 // CRAB_HOME is a 1 MiB tmpfs, and the test fills that tmpfs once the store is open.
@@ -59,25 +59,16 @@ async function runInFullDisk(
   env: Record<string, string> = {},
 ): Promise<Outcome> {
   const crab = [Deno.execPath(), "run", ...presetFlags("full"), MAIN];
-  const child = new Deno.Command("unshare", {
-    args: ["-Urm", "sh", "-c", SCRIPT, "sh", s.home, s.root, ...crab, ...crabArgs],
-    cwd: s.ws,
-    env: { ...s.env, ...env },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-  const out = await child.output();
-  clearTimeout(timer);
-  const read = (name: string) => {
-    try {
-      return Deno.readTextFileSync(join(s.root, name));
-    } catch {
-      return "";
-    }
-  };
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr) + read("stderr"));
+  const out = await unshared(
+    s,
+    "-Urm",
+    SCRIPT,
+    [s.home, s.root, ...crab, ...crabArgs],
+    env,
+    90_000,
+  );
+  const read = out.read;
+  assert.equal(out.code, 0, out.stderr + read("stderr"));
   const metrics = await s.crab(["metrics", "--json"], { env: { CRAB_HOME: join(s.root, "kept") } });
   assert.equal(metrics.code, 0, metrics.stderr);
   return {

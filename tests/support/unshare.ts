@@ -39,3 +39,48 @@ export function assertTmpfsNamespace(): void {
     );
   }
 }
+
+/** What a script run by {@link unshared} left: its exit, stderr, and files under the root. */
+export interface Unshared {
+  code: number;
+  stderr: string;
+  /** The text of the file `name` under the sandbox's root, "" when there is none. */
+  read(name: string): string;
+}
+
+/**
+ * Runs `sh -c script sh ARGS` under `unshare FLAGS` in `s`'s workspace, with
+ * `s`'s environment and `env`, killed after `timeoutMs`; the script leaves its
+ * outputs as files under `s.root`.
+ */
+export async function unshared(
+  s: { ws: string; root: string; env: Record<string, string> },
+  flags: string,
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<Unshared> {
+  const child = new Deno.Command("unshare", {
+    args: [flags, "sh", "-c", script, "sh", ...args],
+    cwd: s.ws,
+    env: { ...s.env, ...env },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const out = await child.output();
+  clearTimeout(timer);
+  return {
+    code: out.code,
+    stderr: new TextDecoder().decode(out.stderr),
+    read(name) {
+      try {
+        return Deno.readTextFileSync(`${s.root}/${name}`);
+      } catch {
+        return "";
+      }
+    },
+  };
+}

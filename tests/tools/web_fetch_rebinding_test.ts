@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { presetFlags } from "../../tools/host/capabilities.ts";
 import { MAIN, sandbox } from "../support/cli.ts";
+import { unshared } from "../support/unshare.ts";
 import { SECRET } from "./_rebinding_net.ts";
 
 // DNS rebinding: a name that is public when web_fetch checks it and loopback when the
@@ -54,26 +55,17 @@ Deno.test({
       calls.map((c) => JSON.stringify(c)).join("\n") + "\n",
     );
     const crab = [Deno.execPath(), "run", ...presetFlags("full"), MAIN, "tool", "--jsonl"];
-    const child = new Deno.Command("unshare", {
-      args: ["-Urnm", "sh", "-c", SCRIPT, "sh", s.root, NET, Deno.execPath(), ...crab],
-      cwd: s.ws,
-      // Deno's own update check would be one more lookup.
-      env: { ...s.env, DENO_NO_UPDATE_CHECK: "1" },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-    const out = await child.output();
-    clearTimeout(timer);
-    const read = (name: string) => {
-      try {
-        return Deno.readTextFileSync(join(s.root, name));
-      } catch {
-        return "";
-      }
-    };
-    const why = new TextDecoder().decode(out.stderr) + read("net.out") + read("stderr");
+    // Deno's own update check would be one more lookup.
+    const out = await unshared(
+      s,
+      "-Urnm",
+      SCRIPT,
+      [s.root, NET, Deno.execPath(), ...crab],
+      { DENO_NO_UPDATE_CHECK: "1" },
+      90_000,
+    );
+    const read = out.read;
+    const why = out.stderr + read("net.out") + read("stderr");
     assert.equal(out.code, 0, why);
     assert.equal(read("exit").trim(), "0", why);
     const stdout = read("stdout");

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { presetFlags } from "../../../../tools/host/capabilities.ts";
 import { MAIN, sandbox } from "../../../support/cli.ts";
+import { unshared } from "../../../support/unshare.ts";
 
 // bash's network by domain, end to end: crab runs in a user, network and mount namespace made
 // here, whose loopback carries the test hosts' public-looking addresses and whose /etc/hosts
@@ -254,25 +255,16 @@ Deno.test({
       join(s.env.XDG_CONFIG_HOME, "crab", "config.json"),
       JSON.stringify({ sandbox: { network: { deniedDomains: ["denied.test"] } } }),
     );
-    const child = new Deno.Command("unshare", {
-      args: ["-Urnm", "sh", "-c", SCRIPT, "sh", s.root, SERVERS, Deno.execPath(), ...crab],
-      cwd: s.ws,
-      env: { ...s.env, DENO_NO_UPDATE_CHECK: "1" },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
-    const out = await child.output();
-    clearTimeout(timer);
-    const read = (name: string) => {
-      try {
-        return Deno.readTextFileSync(join(s.root, name));
-      } catch {
-        return "";
-      }
-    };
-    const why = new TextDecoder().decode(out.stderr) + read("servers.out") + read("stderr");
+    const out = await unshared(
+      s,
+      "-Urnm",
+      SCRIPT,
+      [s.root, SERVERS, Deno.execPath(), ...crab],
+      { DENO_NO_UPDATE_CHECK: "1" },
+      150_000,
+    );
+    const read = out.read;
+    const why = out.stderr + read("servers.out") + read("stderr");
     assert.equal(out.code, 0, why);
     assert.equal(read("exit").trim(), "0", why);
     const answers = read("stdout").trim().split("\n").map((l) => JSON.parse(l));
