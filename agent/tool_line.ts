@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { DispatchResult } from "../tools/dispatch.ts";
+import type { DispatchResult } from "../tools/call/dispatch.ts";
 import type { HostContact } from "../tools/call/observation.ts";
 import { printable } from "../tools/fs/printable.ts";
 import { formatBytes } from "../tools/tool.ts";

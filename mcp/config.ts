@@ -11,7 +11,7 @@
  */
 
 import { isAbsolute, join, resolve } from "node:path";
-import { configDir } from "../tools/host/data_dir.ts";
+import { configDir } from "../tools/fs/data_dir.ts";
 import { serverNameProblem } from "./names.ts";
 
 /** Default time a server has to start, answer `initialize` and list its tools. */

@@ -17,7 +17,7 @@
  */
 
 import { printable } from "../tools/fs/printable.ts";
-import { BUILTIN_NAMES } from "../tools/registry.ts";
+import { BUILTIN_NAMES } from "../tools/call/registry.ts";
 import { sha256 } from "../tools/fs/sha256.ts";
 
 /** Longest tool name model APIs accept. */

@@ -14,7 +14,7 @@ import type {
   JSONRPCMessage,
   Tool as McpTool,
 } from "@modelcontextprotocol/sdk/types";
-import { type Dispatcher, type DispatchResult, errorText } from "../tools/dispatch.ts";
+import { type Dispatcher, type DispatchResult, errorText } from "../tools/call/dispatch.ts";
 import type { AnyTool, ToolClass } from "../tools/tool.ts";
 
 /** One connection's crab session: the dispatcher its calls go through, and how to end it. */

@@ -5,7 +5,14 @@
  * - commands are leaves: only `agent/cli/` loads a module of `agent/commands/`;
  * - a room (a folder of source) stays small enough to read: at most
  *   {@link MAX_ENTRIES} entries (a `.ts` and its `.md` count as one) and
- *   {@link MAX_LINES} lines of its own files.
+ *   {@link MAX_LINES} lines of its own files; `tools/` and `tools/sandbox/`
+ *   keep room for new work ({@link ROOMY});
+ * - no file imports itself back, through any chain (type-only imports count),
+ *   and no two rooms (`tools/X`, `agent/X`, `mcp`) import each other;
+ * - the tool contract (`tools/tool.ts`) imports only types, and only from the
+ *   tool layer;
+ * - tests follow the modules they test: at least {@link MIRRORED_SHARE} of the
+ *   test files sit at the mirrored path (`tests/<path>_test.ts`).
  */
 
 import assert from "node:assert/strict";
@@ -16,6 +23,9 @@ const SOURCE_ROOTS = ["main.ts", "tools", "agent", "mcp", "scripts"];
 const ROOMS = ["tools", "agent", "mcp"];
 const MAX_ENTRIES = 20;
 const MAX_LINES = 4000;
+/** Rooms kept below the limit, so the next features fit. */
+const ROOMY: Record<string, number> = { tools: 16, "tools/sandbox": 16 };
+const MIRRORED_SHARE = 0.75;
 
 function filesUnder(rel: string): string[] {
   const abs = join(ROOT, rel);
@@ -144,4 +154,151 @@ Deno.test(`every room has at most ${MAX_ENTRIES} entries and ${MAX_LINES} lines 
     }
   }
   assert.deepEqual(tooBig, [], "split the room by job");
+});
+
+Deno.test(`tools/ and tools/sandbox/ keep room: at most ${ROOMY.tools} entries each`, () => {
+  const over: string[] = [];
+  for (const [room, max] of Object.entries(ROOMY)) {
+    const entries = new Set<string>();
+    for (const e of Deno.readDirSync(join(ROOT, room))) {
+      entries.add(e.isDirectory ? e.name : e.name.replace(/\.(ts|md)$/, ""));
+    }
+    if (entries.size > max) over.push(`${room}: ${entries.size} entries (at most ${max})`);
+  }
+  assert.deepEqual(over, [], "group the room's files by job");
+});
+
+/** Every source file's relative references, as resolved paths. */
+function importGraph(): Map<string, Ref[]> {
+  const graph = new Map<string, Ref[]>();
+  for (const file of SOURCE_ROOTS.flatMap(filesUnder)) {
+    const text = Deno.readTextFileSync(join(ROOT, file));
+    graph.set(file, referencesOf(file, text).filter((r) => r.target.endsWith(".ts")));
+  }
+  return graph;
+}
+
+/** The groups of files that reach each other (strongly connected components of size > 1). */
+export function cyclesOf(graph: ReadonlyMap<string, readonly { target: string }[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const { target: w } of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      group.push(w);
+    } while (w !== v);
+    if (group.length > 1) out.push(group.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+Deno.test("cyclesOf() finds a chain that comes back, through type-only imports too", () => {
+  const ref = (target: string) => ({ target });
+  const graph = new Map([
+    ["a.ts", [ref("b.ts")]],
+    ["b.ts", [ref("c.ts")]],
+    ["c.ts", [ref("a.ts")]],
+    ["d.ts", [ref("a.ts")]],
+  ]);
+  assert.deepEqual(cyclesOf(graph), [["a.ts", "b.ts", "c.ts"]]);
+  assert.deepEqual(cyclesOf(new Map([["a.ts", [ref("b.ts")]], ["b.ts", []]])), []);
+});
+
+Deno.test("no file imports itself back through a chain of imports (type-only ones count)", () => {
+  const cycles = cyclesOf(importGraph()).map((c) => c.join(" → "));
+  assert.deepEqual(cycles, [], "move what both sides need into a file below them");
+});
+
+/**
+ * The room a source file belongs to: `tools/X`, `agent/X` for a file in such a
+ * folder (or below it), `mcp`; the files right in `tools/` (the contract and the
+ * tools) and the entry files are no room.
+ */
+export function roomOf(file: string): string | undefined {
+  const parts = file.split("/");
+  if (parts[0] === "mcp") return "mcp";
+  if ((parts[0] === "tools" || parts[0] === "agent") && parts.length > 2) {
+    return `${parts[0]}/${parts[1]}`;
+  }
+  return undefined;
+}
+
+Deno.test("roomOf() names the room of a file at any depth", () => {
+  assert.equal(roomOf("tools/sandbox/net/proxy.ts"), "tools/sandbox");
+  assert.equal(roomOf("agent/run/runtime.ts"), "agent/run");
+  assert.equal(roomOf("mcp/client.ts"), "mcp");
+  assert.equal(roomOf("tools/bash.ts"), undefined);
+  assert.equal(roomOf("main.ts"), undefined);
+});
+
+Deno.test("no two rooms import each other", () => {
+  const edges = new Map<string, string>();
+  for (const [file, refs] of importGraph()) {
+    const from = roomOf(file);
+    for (const r of refs) {
+      const to = roomOf(r.target);
+      if (!from || !to || from === to) continue;
+      const key = `${from} → ${to}`;
+      if (!edges.has(key)) edges.set(key, `${file}:${r.line} imports ${r.target}`);
+    }
+  }
+  const both: string[] = [];
+  for (const [key, example] of edges) {
+    const [from, to] = key.split(" → ");
+    const back = edges.get(`${to} → ${from}`);
+    if (back && from < to) both.push(`${from} ↔ ${to}: ${example}; ${back}`);
+  }
+  assert.deepEqual(both, [], "one of the two rooms must be the lower one: move what it takes up");
+});
+
+Deno.test("the tool contract imports only types, and only from the tool layer", () => {
+  const file = "tools/tool.ts";
+  const text = Deno.readTextFileSync(join(ROOT, file));
+  const wrong = referencesOf(file, text)
+    .filter((r) => !r.typeOnly || !r.target.startsWith("tools/"))
+    .map((r) => `${file}:${r.line} imports ${r.target}`);
+  const external = [
+    ...text.matchAll(/^\s*import\s+(?!type\b)[^;]*?from\s*["']([^."'][^"']*)["']/gm),
+  ]
+    .map((m) => `${file} imports ${m[1]}`);
+  assert.deepEqual([...wrong, ...external], []);
+});
+
+Deno.test(`at least ${MIRRORED_SHARE * 100}% of test files sit at the path of the module they test`, () => {
+  const tests = filesUnder("tests").filter((t) => t.endsWith("_test.ts"));
+  const mirrored = tests.filter((t) => {
+    const source = relative("tests", t).replace(/_test\.ts$/, ".ts");
+    try {
+      return Deno.statSync(join(ROOT, source)).isFile;
+    } catch {
+      return false;
+    }
+  });
+  const share = mirrored.length / tests.length;
+  assert.ok(
+    share >= MIRRORED_SHARE,
+    `${mirrored.length} of ${tests.length} test files (${
+      (share * 100).toFixed(1)
+    }%) mirror a module`,
+  );
 });

@@ -22,6 +22,7 @@ import { closestCandidate, quote } from "./fs/edit_hint.ts";
 export { closestCandidate };
 import { type Tool, type ToolContext, ToolError } from "./tool.ts";
 import { guardProtected } from "./fs/protected.ts";
+import { assertFresh } from "./fs/freshness.ts";
 import {
   assertRegularFile,
   guardHardLinks,
@@ -328,7 +329,7 @@ export const editTool: Tool<EditArgs> = {
     await guardProtected(ctx, p, "edit");
     for (const e of args.edits) assertWellFormed(e.new, p.display, "edit");
     const { info, bytes } = await load(p);
-    ctx.session.assertFresh(p.real, p.display, "edit", bytes);
+    assertFresh(ctx.session.files, p.real, p.display, "edit", bytes);
     const r = plan(decodeUtf8(bytes, p.display, "edit"), args.edits, p.display);
     await guardHardLinks(ctx, info, p.display, "edit");
     const data = new TextEncoder().encode(r.after);

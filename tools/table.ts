@@ -19,7 +19,8 @@
  * @module
  */
 
-import type { ToolClass } from "./tool.ts";
+/** Capability class of a tool: decides the Deno permission flag and the prompt. */
+export type ToolClass = "read" | "write" | "exec" | "net" | `mcp:${string}`;
 
 /** A named build preset. */
 export type Preset = "full" | "no-web" | "read-only";

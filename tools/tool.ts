@@ -5,12 +5,11 @@
  * @module
  */
 
-import type { Session } from "./session.ts";
-import type { CheckedCall, PolicyDecision } from "./call/stages.ts";
-import type { HostContact } from "./call/observation.ts";
+import type { Session } from "./call/session.ts";
 
-/** Capability class of a tool: decides the Deno permission flag and the prompt. */
-export type ToolClass = "read" | "write" | "exec" | "net" | `mcp:${string}`;
+import type { ToolClass } from "./table.ts";
+
+export type { ToolClass };
 
 /**
  * Classes an approval can be asked for: a tool's class, an access outside the
@@ -82,24 +81,6 @@ export interface ApprovalRequest {
   allOf?: string;
 }
 
-/** Decides whether a call may go ahead. The interactive prompt is one implementation. */
-export interface ApprovalPolicy {
-  approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision>;
-  /**
-   * The session's permission rules and mode on a call, before approval
-   * (`call/permissions.ts`): every dispatcher runs it as its first decide stage.
-   */
-  decide?(call: CheckedCall): PolicyDecision | undefined | Promise<PolicyDecision | undefined>;
-  /**
-   * What a search of `workspace` must leave out: a file a permission rule
-   * denies (or asks) reading; undefined when no rule hides anything.
-   */
-  hidden?(workspace: string): ((path: string) => boolean) | undefined;
-}
-
-/** An approval answer; `reason` goes back to the model when refused. */
-export type ApprovalDecision = { allowed: true } | { allowed: false; reason?: string };
-
 /** Everything a tool body may use besides its arguments. */
 export interface ToolContext {
   session: Session;
@@ -140,6 +121,18 @@ export interface Tool<A = Record<string, unknown>> {
   summarize?(args: A, ctx: ToolContext): string;
   /** Extra prompt text computed before approval, e.g. the diff a write would make. */
   preview?(args: A, ctx: ToolContext): Promise<string | undefined>;
+}
+
+/** A host a call's commands asked crab's proxy for (bash with network by domain). */
+export interface HostContact {
+  host: string;
+  /** False when any connection to it was refused. */
+  allowed: boolean;
+  /** Bytes sent and received through the proxy. */
+  bytes: number;
+  connections: number;
+  /** Why it was refused. */
+  reason?: string;
 }
 
 /** Any tool, whatever its argument type; what registries hold. */

@@ -8,6 +8,7 @@ import { changePreview } from "./fs/diff.ts";
 import { printablePath } from "./fs/printable.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { guardProtected } from "./fs/protected.ts";
+import { assertFreshOnDisk } from "./fs/freshness.ts";
 import {
   assertCreatable,
   assertRegularFile,
@@ -125,7 +126,7 @@ export const writeTool: Tool<WriteArgs> = {
     const data = encoder.encode(args.content);
     const info = await existingFile(p);
     if (info) {
-      await ctx.session.assertFreshOnDisk(p.real, p.display, "write", info.size);
+      await assertFreshOnDisk(ctx.session.files, p.real, p.display, "write", info.size);
       await guardHardLinks(ctx, info, p.display, "write");
     } else {
       assertCreatable(p, "create");

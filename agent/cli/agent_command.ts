@@ -8,7 +8,7 @@
 import type { OutputFormat, PrintOptions } from "../print/mod.ts";
 import type { ReplOptions } from "../repl/mod.ts";
 import type { RunFlags } from "../run/runtime.ts";
-import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import type { PermissionFlags } from "../run/settings.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";

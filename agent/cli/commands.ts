@@ -13,7 +13,7 @@ import type { SessionsOptions } from "../commands/sessions.ts";
 import type { PermissionsOptions } from "../commands/permissions.ts";
 import type { UndoOptions } from "../commands/undo.ts";
 import type { ToolCommandOptions } from "../commands/tool.ts";
-import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { agentCommand, permissionFlags } from "./agent_command.ts";
 import { CliUsageError, type Command, commandName, type Parsed, type Plan } from "./parse.ts";

@@ -7,11 +7,11 @@
  * @module
  */
 
-import { ALLOW_CLASSES } from "../../tools/call/approval.ts";
-import { SANDBOX_MODES } from "../../tools/sandbox/mode.ts";
+import { ALLOW_CLASSES } from "../../tools/policy/policy.ts";
+import { SANDBOX_MODES } from "../../tools/policy/sandbox_mode.ts";
 import { MODES, parseRule, parseRuleList, RuleError } from "../../tools/policy/mod.ts";
 import { suggest } from "./suggest.ts";
-import { domainPatternProblem } from "../../tools/sandbox/net/allowlist.ts";
+import { domainPatternProblem } from "../../tools/policy/domains.ts";
 
 /**
  * How an option reads its value: `flag` takes none; `value` takes the next word

@@ -8,21 +8,21 @@
  */
 
 import { connect, serveHttp, type ServeOptions, StdioTransport } from "../../mcp/server.ts";
-import { type AllowedClass, SessionPolicy } from "../../tools/call/approval.ts";
-import { builtinTools } from "../../tools/builtins.ts";
+import { type AllowedClass, SessionPolicy } from "../../tools/policy/policy.ts";
+import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
-import { Dispatcher } from "../../tools/dispatch.ts";
+import { Dispatcher } from "../../tools/call/dispatch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { onExit } from "../../tools/host/processes.ts";
-import { Registry } from "../../tools/registry.ts";
+import { Registry } from "../../tools/call/registry.ts";
 import { BUILTIN_NAMES, DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
-import { Session } from "../../tools/session.ts";
+import { Session } from "../../tools/call/session.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { VERSION } from "../../version.ts";
 import { Store } from "../store/observe.ts";
-import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { type SandboxPolicy, withRules } from "../../tools/sandbox/policy.ts";
 import { ConfigError, loadSettings, type Settings } from "../run/config.ts";

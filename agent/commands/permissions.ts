@@ -9,13 +9,13 @@
  */
 
 import { printable } from "../../tools/fs/printable.ts";
-import { builtinTools } from "../../tools/builtins.ts";
+import { builtinTools } from "../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
-import { type Explained, permissionDecision } from "../../tools/call/permissions.ts";
+import { type Explained, permissionDecision } from "../../tools/policy/decision.ts";
 import { crabNameOf, fromClaudeInput } from "../../tools/table.ts";
 import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
 import type { Mode, Part } from "../../tools/policy/mod.ts";
-import { ruleRef } from "../../tools/call/permissions.ts";
+import { ruleRef } from "../../tools/policy/decision.ts";
 import {
   loadPermissions,
   PermissionError,

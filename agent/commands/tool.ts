@@ -6,15 +6,15 @@
  * @module
  */
 
-import { Dispatcher, type DispatchResult, type ToolErrorInfo } from "../../tools/dispatch.ts";
+import { Dispatcher, type DispatchResult, type ToolErrorInfo } from "../../tools/call/dispatch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
-import { type AllowedClass, SessionPolicy } from "../../tools/call/approval.ts";
+import { Registry } from "../../tools/call/registry.ts";
+import { Session } from "../../tools/call/session.ts";
+import { type AllowedClass, SessionPolicy } from "../../tools/policy/policy.ts";
 import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
-import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
 import { withRules } from "../../tools/sandbox/policy.ts";
-import { builtinTools } from "../../tools/builtins.ts";
+import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.ts";

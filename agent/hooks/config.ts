@@ -19,7 +19,7 @@
 
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { configDir } from "../../tools/host/data_dir.ts";
+import { configDir } from "../../tools/fs/data_dir.ts";
 import { claudeNameOf, crabNameOf } from "../../tools/table.ts";
 
 /** The events crab fires, in Claude Code's names. */

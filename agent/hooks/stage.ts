@@ -23,7 +23,7 @@
 
 import { resolve } from "node:path";
 import type { CheckedCall, DispatchStage, RunOutcome, Verdict } from "../../tools/call/stages.ts";
-import { hashFile } from "../../tools/session.ts";
+import { hashFile } from "../../tools/fs/sha256.ts";
 import {
   type BuiltinName,
   claudeNameOf,

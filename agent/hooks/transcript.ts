@@ -22,7 +22,7 @@
 
 import { join } from "node:path";
 import type { ContentBlock, Message } from "../providers/types.ts";
-import { dataDir } from "../../tools/host/data_dir.ts";
+import { dataDir } from "../../tools/fs/data_dir.ts";
 import { VERSION } from "../../version.ts";
 import { claudeCall } from "./stage.ts";
 

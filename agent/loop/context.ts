@@ -7,7 +7,7 @@
  * @module
  */
 
-import { MAX_ARGS_BYTES } from "../../tools/dispatch.ts";
+import { MAX_ARGS_BYTES } from "../../tools/call/dispatch.ts";
 import { formatBytes } from "../../tools/tool.ts";
 import type { Message, ToolCallBlock, ToolResultBlock } from "../providers/types.ts";
 

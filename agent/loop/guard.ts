@@ -5,8 +5,8 @@
  * @module
  */
 
-import { canonicalJson } from "../../tools/dispatch.ts";
-import { sha256 } from "../../tools/session.ts";
+import { canonicalJson } from "../../tools/call/dispatch.ts";
+import { sha256 } from "../../tools/call/session.ts";
 import type { ToolCallBlock } from "../providers/types.ts";
 
 /** Failed calls with the same arguments in a row before the model is warned. */

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { resultText } from "../../tools/dispatch.ts";
+import { resultText } from "../../tools/call/dispatch.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import {
   compactedHistory,

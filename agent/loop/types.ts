@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Dispatcher, DispatchResult } from "../../tools/dispatch.ts";
+import type { Dispatcher, DispatchResult } from "../../tools/call/dispatch.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import type { CompactInfo } from "./compact.ts";
 import type {

@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { DispatchResult } from "../../tools/dispatch.ts";
+import type { DispatchResult } from "../../tools/call/dispatch.ts";
 import type { ToolErrorCode } from "../../tools/tool.ts";
 import type { TurnStatus } from "../loop/loop.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";

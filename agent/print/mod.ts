@@ -17,7 +17,7 @@
  * @module
  */
 
-import { type DispatchResult, resultText } from "../../tools/dispatch.ts";
+import { type DispatchResult, resultText } from "../../tools/call/dispatch.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { exit, onExit, onInterrupt, onTerminate } from "../../tools/host/processes.ts";
 import { VERSION } from "../../version.ts";

@@ -21,7 +21,7 @@ import type {
   StreamRequest,
 } from "./types.ts";
 import { midStreamError, ProviderError } from "./types.ts";
-import { anthropicTelemetry } from "../telemetry/sdk_tracing.ts";
+import type { TracerProvider } from "@opentelemetry/api";
 
 /** How to reach the API and how to retry. */
 export interface AnthropicOptions extends RequestPolicy {
@@ -33,6 +33,11 @@ export interface AnthropicOptions extends RequestPolicy {
   baseURL?: string;
   /** Mark the system prompt and the latest message for prompt caching (default true). */
   promptCache?: boolean;
+  /**
+   * The SDK's own spans, when telemetry exports traces: the SDK's `openTelemetry`
+   * client option (given by the caller, which knows whether telemetry is on).
+   */
+  tracing?: { openTelemetry?: { tracerProvider: TracerProvider } };
 }
 
 /** Default output limit: large enough for a whole-file write, within every window. */
@@ -104,7 +109,7 @@ export async function anthropicProvider(opts: AnthropicOptions): Promise<Provide
       : { apiKey: opts.apiKey ?? "missing" }),
     baseURL: opts.baseURL ?? "https://api.anthropic.com",
     maxRetries: 0,
-    ...anthropicTelemetry(),
+    ...opts.tracing,
   });
   const cache = opts.promptCache ?? true;
   return {

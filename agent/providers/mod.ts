@@ -8,6 +8,7 @@
  * @module
  */
 import type { RequestPolicy } from "./_request.ts";
+import type { AnthropicOptions } from "./anthropic.ts";
 import { type Provider, ProviderError, type StreamEvent, type StreamRequest } from "./types.ts";
 import { resolveModel } from "./models.ts";
 
@@ -64,14 +65,15 @@ export const LOCAL_BASE_URL = "http://127.0.0.1:11434/v1";
 /** Builds a provider; its SDK is imported only here. `policy` tunes retries and timeouts. */
 export async function createProvider(
   config: ProviderConfig,
-  policy: RequestPolicy = {},
+  policy: RequestPolicy & Pick<AnthropicOptions, "tracing"> = {},
 ): Promise<Provider> {
   const model = config.model ?? DEFAULT_MODELS[config.provider];
-  const opts = { ...policy, model, baseURL: config.baseUrl, apiKey: config.apiKey };
+  const { tracing, ...rest } = policy;
+  const opts = { ...rest, model, baseURL: config.baseUrl, apiKey: config.apiKey };
   let provider: Provider;
   if (config.provider === "anthropic") {
     const { anthropicProvider } = await import("./anthropic.ts");
-    provider = await anthropicProvider({ ...opts, authToken: config.authToken });
+    provider = await anthropicProvider({ ...opts, authToken: config.authToken, tracing });
   } else {
     const { openaiProvider } = await import("./openai.ts");
     provider = await openaiProvider(opts);

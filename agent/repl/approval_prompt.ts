@@ -13,7 +13,7 @@
  */
 
 import { join } from "node:path";
-import type { AskAnswer } from "../../tools/call/approval.ts";
+import type { AskAnswer } from "../../tools/policy/policy.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { loadMcpConfig } from "../../mcp/config.ts";
 import { configPaths, readSettings } from "../run/config.ts";

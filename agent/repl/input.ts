@@ -8,8 +8,8 @@
  */
 
 import { dirname, join } from "node:path";
-import { dataDir, ensureDataDir } from "../../tools/host/data_dir.ts";
-import type { Dispatcher, DispatchResult } from "../../tools/dispatch.ts";
+import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
+import type { Dispatcher, DispatchResult } from "../../tools/call/dispatch.ts";
 
 const HISTORY_MAX = 1000;
 

@@ -14,7 +14,7 @@
 
 import { addRule, PermissionError, removeRule, ruleFile } from "../run/settings.ts";
 import { type Effect, parseRule, type Rule, RuleError } from "../../tools/policy/mod.ts";
-import type { SessionPolicy } from "../../tools/call/approval.ts";
+import type { SessionPolicy } from "../../tools/policy/policy.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import type { Colors } from "../terminal.ts";
 import type { RuleKeeper, RuleScope } from "./approval_prompt.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { type DispatchResult, resultText } from "../../tools/dispatch.ts";
+import { type DispatchResult, resultText } from "../../tools/call/dispatch.ts";
 import type { ToolCallBlock } from "../providers/types.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { colorDiff, type Colors } from "../terminal.ts";

@@ -9,11 +9,11 @@
  */
 
 import { join } from "node:path";
-import { configDir } from "../../tools/host/data_dir.ts";
+import { configDir } from "../../tools/fs/data_dir.ts";
 import { osaDistance } from "../cli/suggest.ts";
-import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../../tools/sandbox/mode.ts";
+import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../../tools/policy/sandbox_mode.ts";
 import { limitsProblem } from "../../tools/sandbox/limits.ts";
-import { domainPatternProblem } from "../../tools/sandbox/net/allowlist.ts";
+import { domainPatternProblem } from "../../tools/policy/domains.ts";
 
 /** The `sandbox` setting: how far bash reaches. User config only. */
 export interface SandboxSettings {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { ensureDataDir } from "../../tools/host/data_dir.ts";
+import { ensureDataDir } from "../../tools/fs/data_dir.ts";
 
 /** The effective uid, or undefined when it cannot be told (no data dir, not Unix). */
 export function effectiveUid(): number | undefined {

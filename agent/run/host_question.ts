@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Asker, SessionPolicy } from "../../tools/call/approval.ts";
+import type { Asker, SessionPolicy } from "../../tools/policy/policy.ts";
 import { parseRule } from "../../tools/policy/mod.ts";
 import type { HostAsker } from "../../tools/sandbox/policy.ts";
 

@@ -7,21 +7,22 @@
  * @module
  */
 
-import { Dispatcher, errorText } from "../../tools/dispatch.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
+import { Dispatcher, errorText } from "../../tools/call/dispatch.ts";
+import { Registry } from "../../tools/call/registry.ts";
+import { Session } from "../../tools/call/session.ts";
 import {
   ALLOW_CLASSES,
   type AllowedClass,
   type Asker,
   SessionPolicy,
-} from "../../tools/call/approval.ts";
-import type { AnyTool, ApprovalPolicy, ApprovalRequest } from "../../tools/tool.ts";
-import { builtinTools } from "../../tools/builtins.ts";
+} from "../../tools/policy/policy.ts";
+import type { AnyTool, ApprovalRequest } from "../../tools/tool.ts";
+import type { ApprovalPolicy } from "../../tools/call/stages.ts";
+import { builtinTools } from "../../tools/call/builtins.ts";
 import { DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
-import type { SandboxMode } from "../../tools/sandbox/mode.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { withHostAsker, withRules } from "../../tools/sandbox/policy.ts";
 import { hostAsker } from "./host_question.ts";
@@ -44,6 +45,7 @@ import { Transcripts } from "../store/sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
 import { isTrusted, trustState } from "./trust.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
+import { anthropicTelemetry } from "../telemetry/sdk_tracing.ts";
 import {
   createProvider,
   DEFAULT_CONTEXT_WINDOW,
@@ -457,8 +459,12 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   };
   // Interactive mode loads the SDK once its prompt is drawn (`warmUp`), or at the first request.
   const built: Provider = hooks.mode === "print"
-    ? await createProvider(providerConfig)
-    : lazyProvider(providerConfig.provider, model, () => createProvider(providerConfig));
+    ? await createProvider(providerConfig, { tracing: anthropicTelemetry() })
+    : lazyProvider(
+      providerConfig.provider,
+      model,
+      () => createProvider(providerConfig, { tracing: anthropicTelemetry() }),
+    );
   // opusplan's model follows the session's mode; a fallback replaces either.
   const planned = withModeModel(built, () => policy.mode);
   const provider = flags.fallbackModel

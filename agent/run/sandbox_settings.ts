@@ -11,14 +11,10 @@
 
 import { join } from "node:path";
 import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
-import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../../tools/sandbox/mode.ts";
+import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../../tools/policy/sandbox_mode.ts";
 import { limitsFromConfig } from "../../tools/sandbox/limits.ts";
-import {
-  type DomainLists,
-  type DomainRule,
-  normalizePattern,
-} from "../../tools/sandbox/net/allowlist.ts";
-import type { AllowedClass } from "../../tools/call/approval.ts";
+import { type DomainLists, type DomainRule, normalizePattern } from "../../tools/policy/domains.ts";
+import type { AllowedClass } from "../../tools/policy/policy.ts";
 import { ConfigError, configPaths, readSettings, type Settings } from "./config.ts";
 
 /** Where the parts of a policy come from. */

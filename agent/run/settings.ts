@@ -28,7 +28,7 @@
 
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
-import { configDir } from "../../tools/host/data_dir.ts";
+import { configDir } from "../../tools/fs/data_dir.ts";
 import { findRepository } from "../../tools/fs/git_dirs.ts";
 import {
   type Effect,

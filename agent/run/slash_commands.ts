@@ -17,7 +17,7 @@
 
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { configDir } from "../../tools/host/data_dir.ts";
+import { configDir } from "../../tools/fs/data_dir.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { costUsd, type TokenUsage, type UsageByModel } from "../providers/prices.ts";
 import { instructionFiles, instructionLabel } from "./system_prompt.ts";

@@ -25,7 +25,7 @@
  */
 
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { configDir } from "../../tools/host/data_dir.ts";
+import { configDir } from "../../tools/fs/data_dir.ts";
 import base from "./system_prompt.md" with { type: "text" };
 
 /** Instruction file names in one folder, in the order they are read. */

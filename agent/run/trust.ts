@@ -12,7 +12,7 @@
  */
 
 import { join } from "node:path";
-import { dataDir, ensureDataDir } from "../../tools/host/data_dir.ts";
+import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import { hasProjectHooks, trustDigest } from "./trust_digest.ts";
 
 interface TrustFile {

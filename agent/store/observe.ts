@@ -9,7 +9,7 @@
 
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { join } from "node:path";
-import { dataDir, ensureDataDir } from "../../tools/host/data_dir.ts";
+import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import { KeyedDigest } from "../../tools/call/digest.ts";
 import { loadDigestKey } from "./digest_key.ts";
 import { migrate, OBSERVATION_HOSTS, SCHEMA, SCHEMA_VERSION } from "./schema.ts";

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { sha256 } from "../../tools/session.ts";
+import { sha256 } from "../../tools/call/session.ts";
 import type { Observation } from "../../tools/call/observation.ts";
 import type { RunSummary } from "../store/observe.ts";
 import {

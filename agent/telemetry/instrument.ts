@@ -48,7 +48,7 @@ import {
 } from "./attributes.ts";
 import { RUN_ATTRIBUTES_KEY, SDK_CHAT_SPANS } from "./sdk_tracing.ts";
 import { envSwitch } from "./switch.ts";
-import type { RunIds, RunParts, Telemetry } from "./mod.ts";
+import type { RunIds, RunParts, Telemetry } from "./types.ts";
 
 /** Longest tool-argument text exported with `CRAB_OTEL_LOG_TOOL_ARGS=1`. */
 export const MAX_ARGS_CHARS = 8192;

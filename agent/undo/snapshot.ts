@@ -32,18 +32,9 @@ import {
   type IgnoreSet,
   initialSet,
 } from "../../tools/search/ignore.ts";
-import { hashBytes, type UndoStore } from "./store.ts";
+import { type Entry, hashBytes, type UndoStore } from "./store.ts";
 
-/** One path as a snapshot has it. */
-export type Entry =
-  | { t: "f"; mode: number; size: number; hash: string }
-  | { t: "l"; target: string }
-  /** A directory, by its mode (what is in it has entries of its own). */
-  | { t: "d"; mode: number }
-  /** A file over its size limit: known by size and mtime, content not kept. */
-  | { t: "big"; size: number; mtime: number }
-  /** An ignored heavy directory: known by its own mtime, nothing inside kept. */
-  | { t: "heavy"; mtime: number };
+export type { Entry } from "./store.ts";
 
 /** Path (workspace-relative, `/`-separated) → entry. */
 export type Tree = Map<string, Entry>;

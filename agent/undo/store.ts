@@ -14,8 +14,18 @@
 
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { dataDir } from "../../tools/host/data_dir.ts";
-import type { Entry } from "./snapshot.ts";
+import { dataDir } from "../../tools/fs/data_dir.ts";
+
+/** One path as a snapshot has it. */
+export type Entry =
+  | { t: "f"; mode: number; size: number; hash: string }
+  | { t: "l"; target: string }
+  /** A directory, by its mode (what is in it has entries of its own). */
+  | { t: "d"; mode: number }
+  /** A file over its size limit: known by size and mtime, content not kept. */
+  | { t: "big"; size: number; mtime: number }
+  /** An ignored heavy directory: known by its own mtime, nothing inside kept. */
+  | { t: "heavy"; mtime: number };
 
 /** One path a call changed: what it was before (`b`) and after (`a`); null when absent. */
 export interface Change {

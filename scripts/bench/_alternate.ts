@@ -6,12 +6,12 @@
  */
 
 import { join } from "node:path";
-import { SessionPolicy } from "../../tools/call/approval.ts";
+import { SessionPolicy } from "../../tools/policy/policy.ts";
 import { bashTool } from "../../tools/bash.ts";
-import { Dispatcher } from "../../tools/dispatch.ts";
+import { Dispatcher } from "../../tools/call/dispatch.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
+import { Registry } from "../../tools/call/registry.ts";
+import { Session } from "../../tools/call/session.ts";
 import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
 import { median } from "./_table.ts";
 

@@ -14,7 +14,7 @@
  */
 
 import { join } from "node:path";
-import { Session } from "../../tools/session.ts";
+import { Session } from "../../tools/call/session.ts";
 import { writeTool } from "../../tools/write.ts";
 import type { ToolContext } from "../../tools/tool.ts";
 import { median, reportRow } from "./_table.ts";

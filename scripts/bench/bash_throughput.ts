@@ -11,11 +11,11 @@
 
 import { pair } from "./_peers.ts";
 import { reportRow } from "./_table.ts";
-import { Dispatcher } from "../../tools/dispatch.ts";
-import { SessionPolicy } from "../../tools/call/approval.ts";
+import { Dispatcher } from "../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
+import { Registry } from "../../tools/call/registry.ts";
+import { Session } from "../../tools/call/session.ts";
 import { bashTool } from "../../tools/bash.ts";
 
 const RUNS = Number(Deno.args[0] ?? 5);

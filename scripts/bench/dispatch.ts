@@ -11,10 +11,10 @@
 
 import { join } from "node:path";
 import { Store } from "../../agent/store/observe.ts";
-import { SessionPolicy } from "../../tools/call/approval.ts";
-import { Dispatcher } from "../../tools/dispatch.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
+import { SessionPolicy } from "../../tools/policy/policy.ts";
+import { Dispatcher } from "../../tools/call/dispatch.ts";
+import { Registry } from "../../tools/call/registry.ts";
+import { Session } from "../../tools/call/session.ts";
 import { readTool } from "../../tools/read.ts";
 import type { ToolContext } from "../../tools/tool.ts";
 

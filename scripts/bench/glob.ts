@@ -11,11 +11,11 @@
 import { runAsCrab } from "./_as_crab.ts";
 import { corpusSize, ensureCorpus } from "./corpus.ts";
 import { globTool } from "../../tools/glob.ts";
-import { Dispatcher } from "../../tools/dispatch.ts";
-import { SessionPolicy } from "../../tools/call/approval.ts";
+import { Dispatcher } from "../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
+import { Registry } from "../../tools/call/registry.ts";
+import { Session } from "../../tools/call/session.ts";
 import { clearWalkCache } from "../../tools/search/walk.ts";
 
 const PATTERNS = ["**/*.js", "**/*.d.ts", "**/package.json"];

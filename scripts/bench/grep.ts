@@ -22,11 +22,11 @@ import { corpusSize, ensureCorpus } from "./corpus.ts";
 import { pair, rg, rgFirst } from "./_peers.ts";
 import { reportRow } from "./_table.ts";
 import { type GrepArgs, grepTool } from "../../tools/grep.ts";
-import { Dispatcher } from "../../tools/dispatch.ts";
-import { SessionPolicy } from "../../tools/call/approval.ts";
+import { Dispatcher } from "../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
+import { Registry } from "../../tools/call/registry.ts";
+import { Session } from "../../tools/call/session.ts";
 import { shutdownPool } from "../../tools/search/grep_pool.ts";
 
 const RUNS = Number(Deno.args[0] ?? 9);

@@ -12,12 +12,12 @@
 
 import { join } from "node:path";
 import { reportRow } from "./_table.ts";
-import { SessionPolicy } from "../../tools/call/approval.ts";
+import { SessionPolicy } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
 import { holdWorkspace } from "../../tools/call/workspace_lock.ts";
-import { Dispatcher } from "../../tools/dispatch.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
+import { Dispatcher } from "../../tools/call/dispatch.ts";
+import { Registry } from "../../tools/call/registry.ts";
+import { Session } from "../../tools/call/session.ts";
 import type { AnyTool, ToolClass } from "../../tools/tool.ts";
 
 const ROUNDS = 20;

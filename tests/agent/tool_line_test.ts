@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { toolLine } from "../../agent/tool_line.ts";
-import type { DispatchResult } from "../../tools/dispatch.ts";
+import type { DispatchResult } from "../../tools/call/dispatch.ts";
 
 const call = (name: string, args: unknown) => ({
   type: "tool_call" as const,

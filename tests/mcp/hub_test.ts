@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { harness } from "../support/harness.ts";
 import { type McpEvent, McpHub, type ToolsChange } from "../../mcp/hub.ts";
-import { builtinTools } from "../../tools/builtins.ts";
-import { BUILTIN_NAMES } from "../../tools/registry.ts";
+import { builtinTools } from "../../tools/call/builtins.ts";
+import { BUILTIN_NAMES } from "../../tools/call/registry.ts";
 import { fake, processesWith, stdio } from "../support/mcp_servers.ts";
 
 function marker(): string {

@@ -7,7 +7,7 @@ import {
   serverNameProblem,
   suggestServerName,
 } from "../../mcp/names.ts";
-import { BUILTIN_NAMES } from "../../tools/registry.ts";
+import { BUILTIN_NAMES } from "../../tools/call/registry.ts";
 
 Deno.test("serverNameProblem() accepts letters, digits, _ and - without __", () => {
   for (const ok of ["github", "my-server", "a_b", "X9", "-", "a_"]) {

@@ -5,11 +5,11 @@
  * @module
  */
 
-import { Dispatcher, type DispatchResult } from "../../tools/dispatch.ts";
-import { SessionPolicy, type SessionPolicyOptions } from "../../tools/call/approval.ts";
+import { Dispatcher, type DispatchResult } from "../../tools/call/dispatch.ts";
+import { SessionPolicy, type SessionPolicyOptions } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
-import { Registry } from "../../tools/registry.ts";
-import { Session } from "../../tools/session.ts";
+import { Registry } from "../../tools/call/registry.ts";
+import { Session } from "../../tools/call/session.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 
 /** What {@link harness} returns. */

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { Session } from "../../tools/session.ts";
+import { Session } from "../../tools/call/session.ts";
 import { sandboxCommand } from "../../tools/sandbox/mod.ts";
 
 /** Takes this process's notice, if the sandbox here has one, and prints it. */

@@ -19,9 +19,9 @@
 
 import assert from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
-import { builtinTools } from "../../tools/builtins.ts";
+import { builtinTools } from "../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
-import { DISPATCH_ERROR_CODES } from "../../tools/dispatch.ts";
+import { DISPATCH_ERROR_CODES } from "../../tools/call/dispatch.ts";
 import { type AnyTool, TOOL_ERROR_CODES, type ToolErrorCode } from "../../tools/tool.ts";
 
 const ROOT = resolve(new URL("../../", import.meta.url).pathname);
@@ -405,7 +405,7 @@ for (const tool of allBuiltins()) {
 
 Deno.test("DISPATCH_ERROR_CODES are the codes dispatch itself raises", () => {
   assert.deepEqual(
-    codesOf(reachableRaises(join(TOOLS, "dispatch.ts"))),
+    codesOf(reachableRaises(join(TOOLS, "call", "dispatch.ts"))),
     [...DISPATCH_ERROR_CODES].sort(),
   );
 });

@@ -321,7 +321,7 @@ Deno.test("shutdownPool() lets a script that used grep end on its own", async ()
       [
         `import { grepTool } from "${tools}grep.ts";`,
         `import { shutdownPool } from "${tools}search/grep_pool.ts";`,
-        `import { Session } from "${tools}session.ts";`,
+        `import { Session } from "${tools}call/session.ts";`,
         `const r = await grepTool.run({ pattern: "hit" }, {`,
         `  session: new Session(${JSON.stringify(`${dir}/ws`)}),`,
         `  signal: new AbortController().signal,`,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { harness } from "../support/harness.ts";
 import { DEFAULT_LIMIT, MAX_LINE_CHARS, MAX_OUTPUT_BYTES, readTool } from "../../tools/read.ts";
 import { writeTool } from "../../tools/write.ts";
-import { sha256 } from "../../tools/session.ts";
+import { sha256 } from "../../tools/call/session.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 
 const enc = new TextEncoder();

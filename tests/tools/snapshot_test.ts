@@ -9,7 +9,7 @@
  */
 
 import assert from "node:assert/strict";
-import { builtinTools } from "../../tools/builtins.ts";
+import { builtinTools } from "../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { builtinTools } from "../../tools/builtins.ts";
+import { builtinTools } from "../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { JsonSchema, ObjectSchema } from "../../tools/tool.ts";
 import {
@@ -15,7 +15,7 @@ import {
   toClaudeInput,
   type ToolArgs,
 } from "../../tools/table.ts";
-import { ALLOW_CLASSES } from "../../tools/call/approval.ts";
+import { ALLOW_CLASSES } from "../../tools/policy/policy.ts";
 
 /** Every built-in tool object, web_fetch (built when enabled) included. */
 function implementations() {

@@ -5,7 +5,7 @@ import {
   WEB_FETCH_LIMITS,
   type WebFetchOptions,
 } from "../../tools/web_fetch.ts";
-import type { DispatchResult } from "../../tools/dispatch.ts";
+import type { DispatchResult } from "../../tools/call/dispatch.ts";
 import { type HopFetch, pinnedFetch } from "../../tools/web/pinned_fetch.ts";
 
 /** A real HTTP server on 127.0.0.1 for one test. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { AskAnswer } from "../../tools/call/approval.ts";
+import type { AskAnswer } from "../../tools/policy/policy.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { writeTool } from "../../tools/write.ts";
 import { readTool } from "../../tools/read.ts";

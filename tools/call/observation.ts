@@ -6,24 +6,15 @@
  */
 
 import { printable } from "../fs/printable.ts";
+import type { HostContact } from "../tool.ts";
+
+export type { HostContact } from "../tool.ts";
 
 /** How a call ended. `tool_errors` counts `error`, `timeout` and `denied`. */
 export type Outcome = "ok" | "error" | "refused" | "denied" | "timeout" | "aborted";
 
 /** Outcomes that count as tool errors in metrics. */
 export const ERROR_OUTCOMES: readonly Outcome[] = ["error", "timeout", "denied"];
-
-/** A host a call's commands asked crab's proxy for (bash with network by domain). */
-export interface HostContact {
-  host: string;
-  /** False when any connection to it was refused. */
-  allowed: boolean;
-  /** Bytes sent and received through the proxy. */
-  bytes: number;
-  connections: number;
-  /** Why it was refused. */
-  reason?: string;
-}
 
 /** One tool call, as recorded. */
 export interface Observation {

@@ -24,8 +24,8 @@
  * @module
  */
 
-import type { Session } from "../session.ts";
-import type { AnyTool, ApprovalClass, ToolError, ToolResult } from "../tool.ts";
+import type { Session } from "./session.ts";
+import type { AnyTool, ApprovalClass, ApprovalRequest, ToolError, ToolResult } from "../tool.ts";
 import type { Observation } from "./observation.ts";
 
 /** One tool call as the stages see it: the same object from the first stage to the last. */
@@ -168,3 +168,21 @@ export interface DispatchStage {
    */
   observe?(observation: Observation, call: ToolCall): void;
 }
+
+/** Decides whether a call may go ahead. The interactive prompt is one implementation. */
+export interface ApprovalPolicy {
+  approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision>;
+  /**
+   * The session's permission rules and mode on a call, before approval
+   * (`call/permissions.ts`): every dispatcher runs it as its first decide stage.
+   */
+  decide?(call: CheckedCall): PolicyDecision | undefined | Promise<PolicyDecision | undefined>;
+  /**
+   * What a search of `workspace` must leave out: a file a permission rule
+   * denies (or asks) reading; undefined when no rule hides anything.
+   */
+  hidden?(workspace: string): ((path: string) => boolean) | undefined;
+}
+
+/** An approval answer; `reason` goes back to the model when refused. */
+export type ApprovalDecision = { allowed: true } | { allowed: false; reason?: string };

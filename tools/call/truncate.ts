@@ -8,7 +8,9 @@
  */
 
 import { join } from "node:path";
-import { ensureDataDir } from "../host/data_dir.ts";
+import { ensureDataDir, noteSpillFile } from "../fs/data_dir.ts";
+
+export { spillFileOf } from "../fs/data_dir.ts";
 import { formatBytes } from "../tool.ts";
 
 /** A spill file never grows past this. */
@@ -46,17 +48,6 @@ export interface Truncated {
 }
 
 const encoder = new TextEncoder();
-
-/** Spill files this process wrote: path → the file's device and inode when it was created. */
-const spilled = new Map<string, { dev: number; ino: number | null }>();
-
-/**
- * The identity (device, inode) of `path` if this process wrote it as a spill file,
- * else undefined. read and grep may open such a file without an outside approval.
- */
-export function spillFileOf(path: string): { dev: number; ino: number | null } | undefined {
-  return spilled.get(path);
-}
 
 /**
  * Counts `\n` bytes four at a time (SWAR): one `indexOf` per line made
@@ -194,7 +185,7 @@ export class OutputCollector {
       this.#spillPath = join(dir, `${this.#opts.label ?? "output"}-${stamp}-${rand}.txt`);
       this.#spill = Deno.openSync(this.#spillPath, { write: true, createNew: true, mode: 0o600 });
       const { dev, ino } = this.#spill.statSync();
-      spilled.set(this.#spillPath, { dev, ino });
+      noteSpillFile(this.#spillPath, { dev, ino });
       const pending = this.#pending;
       this.#pending = [];
       for (const p of pending) this.#writeSpill(p);

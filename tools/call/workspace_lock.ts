@@ -29,7 +29,7 @@
 import { createHash } from "node:crypto";
 import { unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { dataDir } from "../host/data_dir.ts";
+import { dataDir } from "../fs/data_dir.ts";
 import { type AnyTool, ToolError } from "../tool.ts";
 import type { CheckedCall, DispatchStage } from "./stages.ts";
 

@@ -16,7 +16,7 @@
  */
 
 import { basename, isAbsolute, join, resolve } from "node:path";
-import { configDir } from "../host/data_dir.ts";
+import { configDir } from "./data_dir.ts";
 import { type ApprovalRequest, type ToolContext, ToolError } from "../tool.ts";
 import { lstatOrNull, readTextOrNull } from "./exists.ts";
 import { isWithin, realPathOf } from "./workspace.ts";

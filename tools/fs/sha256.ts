@@ -205,3 +205,20 @@ export async function fileHasher(size: number): Promise<Hasher> {
   const { createHash } = await import("node:crypto");
   return createHash("sha256") as unknown as Hasher;
 }
+
+const HASH_CHUNK = 256 * 1024;
+
+/** sha256 and size of a file's whole content, read in chunks (memory stays bounded). */
+export async function hashFile(path: string): Promise<{ hash: string; size: number }> {
+  const buf = new Uint8Array(HASH_CHUNK);
+  let size = 0;
+  using file = await Deno.open(path, { read: true });
+  const hasher = await fileHasher((await file.stat()).size);
+  for (;;) {
+    const n = await file.read(buf);
+    if (n === null) break;
+    hasher.update(buf.subarray(0, n));
+    size += n;
+  }
+  return { hash: hasher.digest("hex"), size };
+}

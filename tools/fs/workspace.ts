@@ -17,7 +17,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { entryExists } from "./exists.ts";
 import { printablePath, unsafeNameReason } from "./printable.ts";
 import { type OutsideClass, type ToolContext, ToolError } from "../tool.ts";
-import { spillFileOf } from "../call/truncate.ts";
+import { spillFileOf } from "./data_dir.ts";
 
 /** A path argument after resolution. */
 export interface ResolvedPath {

@@ -26,9 +26,8 @@
 
 import type { AnyTool, ToolClass } from "../tool.ts";
 import { BUILTIN_CLASSES, type Preset, PRESET_TOOLS } from "../table.ts";
-import type { SandboxMode } from "../sandbox/mode.ts";
+import type { SandboxMode } from "../policy/sandbox_mode.ts";
 import { findProgram } from "./find_program.ts";
-import { SANDBOX_EXEC } from "../sandbox/seatbelt.ts";
 
 export { BUILTIN_CLASSES, type Preset, PRESET_TOOLS, PRESETS } from "../table.ts";
 
@@ -79,6 +78,9 @@ export interface BuildSpec {
   /** The OS the build runs on (`Deno.build.os` names), which picks the sandbox program. */
   os?: string;
 }
+
+/** The one program crab runs for the macOS sandbox (never one found on PATH). */
+export const SANDBOX_EXEC = "/usr/bin/sandbox-exec";
 
 /** The program bash's sandbox runs on `os`: bubblewrap, or Seatbelt's sandbox-exec on macOS. */
 export function sandboxProgram(os: string = Deno.build.os): string {

@@ -1,7 +1,7 @@
 /**
  * The filesystem a sandboxed command sees, as lists of paths: everything is
  * read-only except the writable roots (the workspace, `sandbox.writable`);
- * git directories are seen through private views (`git_view.ts`); inside the
+ * git directories are seen through private views (`git/view.ts`); inside the
  * roots, protected paths are read-only again; a missing protected path of
  * crab's own or git's whose parent is writable gets an empty read-only
  * directory (a placeholder) so it cannot be created (other tools' config is
@@ -18,7 +18,7 @@
  */
 
 import { dirname, join } from "node:path";
-import { dataDir } from "../host/data_dir.ts";
+import { dataDir } from "../fs/data_dir.ts";
 import { ownRoots } from "../host/own_roots.ts";
 import { entryExists, lstatOrNull, realPathOrNull } from "../fs/exists.ts";
 import { findRepository, namesIn, type ProtectedPath, protectedPaths } from "../fs/protected.ts";
@@ -45,7 +45,7 @@ export interface Layout {
   /** Missing protected paths covered by an empty read-only directory. */
   placeholders: string[];
   /**
-   * Git directories the command sees through a private view (`git_view.ts`),
+   * Git directories the command sees through a private view (`git/view.ts`),
    * outermost first: only what git writes to commit comes back out.
    */
   gitDirs: string[];

@@ -13,18 +13,24 @@
  */
 
 import { ToolError } from "../tool.ts";
-import type { Session } from "../session.ts";
-import { domainPlan, invocation, startProxies } from "./_invocation.ts";
+import { domainPlan, invocation, startProxies } from "./linux/invocation.ts";
 import { startLoopbackBridge } from "./net/loopback.ts";
 import { sandboxStatus } from "./probe.ts";
 import { seatbeltInvocation } from "./seatbelt.ts";
 import type { Contact } from "./net/mod.ts";
+import type { SandboxPolicy } from "./policy.ts";
 
 export type { Contact } from "./net/mod.ts";
 
-export { parseStatus, type SupervisedStatus } from "./_supervisor.ts";
-export { sweepPlaceholders } from "./_placeholders.ts";
+export { parseStatus, type SupervisedStatus } from "./linux/supervisor.ts";
+export { sweepPlaceholders } from "./placeholders.ts";
 export { resetSandboxStatus, type SandboxStatus, sandboxStatus } from "./probe.ts";
+
+/** What a command's sandbox is made from: the session's workspace (a real path) and its grant. */
+export interface SandboxedSession {
+  readonly workspace: string;
+  readonly sandbox: SandboxPolicy;
+}
 
 /** A command ready to start inside the sandbox. */
 export interface SandboxedCommand {
@@ -50,7 +56,7 @@ export interface SandboxedCommand {
  * profile lets it reach; they close when the call is released.
  */
 export function seatbeltRun(
-  session: Session,
+  session: SandboxedSession,
   command: string,
   pause?: (until: Promise<unknown>) => void,
 ): Omit<SandboxedCommand, "program"> {
@@ -100,7 +106,7 @@ let uncappedSaid = false;
  * (the call's clock stops until it is answered).
  */
 export async function sandboxCommand(
-  session: Session,
+  session: SandboxedSession,
   command: string,
   pause?: (until: Promise<unknown>) => void,
 ): Promise<SandboxedCommand> {

@@ -7,9 +7,10 @@
  */
 
 import type { Rule } from "../policy/rules.ts";
-import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "./mode.ts";
+import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../policy/sandbox_mode.ts";
 import type { SandboxLimits } from "./limits.ts";
-import type { DomainLists } from "./net/allowlist.ts";
+import type { DomainLists } from "../policy/domains.ts";
+import type { CgroupPlan } from "./linux/cgroup.ts";
 
 /** The sandbox settings of one session. */
 export interface SandboxPolicy {
@@ -66,3 +67,22 @@ export function withHostAsker(policy: SandboxPolicy, ask: HostAsker): SandboxPol
 export function withRules(policy: SandboxPolicy, rules: () => readonly Rule[]): SandboxPolicy {
   return Object.defineProperty({ ...policy }, "rules", { get: rules, enumerable: true });
 }
+
+/** Whether the sandbox works here, as the probe (`probe.ts`) found it. */
+export type SandboxStatus =
+  | {
+    ok: true;
+    /** Absolute path of bwrap (on macOS, of sandbox-exec). */
+    bwrap: string;
+    /** Absolute path of perl, when there is one (exact exit statuses); else bash supervises. */
+    perl?: string;
+    /** bwrap knows `--disable-userns` (0.8.0 and later). */
+    disableUserns: boolean;
+    /** bwrap knows `--size`: the private /tmp has a size. */
+    tmpSize: boolean;
+    /** Where the process and memory caps' cgroups go; absent when none can be made. */
+    cgroups?: CgroupPlan;
+    /** What is not capped here and how to change that (one notice), when something is not. */
+    uncapped?: string;
+  }
+  | { ok: false; reason: string; hint: string };

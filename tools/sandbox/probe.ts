@@ -12,32 +12,15 @@
  */
 
 import { findProgram } from "../host/find_program.ts";
-import { type Features, invocation } from "./_invocation.ts";
-import { JOIN_FAILED } from "./_supervisor.ts";
-import { type CgroupPlan, planCgroups } from "./cgroup.ts";
-import { startKeeper } from "./_keeper.ts";
-import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "./policy.ts";
-import { seatbeltStatus } from "./seatbelt.ts";
-import { usernsDiagnosis } from "./apparmor.ts";
+import { type Features, invocation } from "./linux/invocation.ts";
+import { JOIN_FAILED } from "./linux/supervisor.ts";
+import { type CgroupPlan, planCgroups } from "./linux/cgroup.ts";
+import { startKeeper } from "./linux/keeper.ts";
+import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy, type SandboxStatus } from "./policy.ts";
 
-/** What the probe found. */
-export type SandboxStatus =
-  | {
-    ok: true;
-    /** Absolute path of bwrap (on macOS, of sandbox-exec). */
-    bwrap: string;
-    /** Absolute path of perl, when there is one (exact exit statuses); else bash supervises. */
-    perl?: string;
-    /** bwrap knows `--disable-userns` (0.8.0 and later). */
-    disableUserns: boolean;
-    /** bwrap knows `--size`: the private /tmp has a size. */
-    tmpSize: boolean;
-    /** Where the process and memory caps' cgroups go; absent when none can be made. */
-    cgroups?: CgroupPlan;
-    /** What is not capped here and how to change that (one notice), when something is not. */
-    uncapped?: string;
-  }
-  | { ok: false; reason: string; hint: string };
+export type { SandboxStatus } from "./policy.ts";
+import { seatbeltStatus } from "./seatbelt.ts";
+import { usernsDiagnosis } from "./linux/apparmor.ts";
 
 /** How to install bubblewrap on the common distributions. */
 export const INSTALL_HINT = "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; " +

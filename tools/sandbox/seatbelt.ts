@@ -35,12 +35,11 @@ import { isWithin, realPathOf } from "../fs/workspace.ts";
 import { lstatOrNull } from "../fs/exists.ts";
 import { WRITTEN_DIRS, WRITTEN_FILES } from "../fs/git_dirs.ts";
 import { type Layout, sandboxLayout } from "./layout.ts";
-import type { SandboxPolicy } from "./policy.ts";
-import type { SandboxStatus } from "./probe.ts";
-import { watchProtected } from "./_watch.ts";
+import type { SandboxPolicy, SandboxStatus } from "./policy.ts";
+import { SANDBOX_EXEC } from "../host/capabilities.ts";
+import { watchProtected } from "./watch.ts";
 
-/** The one program crab runs for the macOS sandbox (never one found on PATH). */
-export const SANDBOX_EXEC = "/usr/bin/sandbox-exec";
+export { SANDBOX_EXEC } from "../host/capabilities.ts";
 
 /** What the profile needs besides the layout. */
 export interface SeatbeltOptions {

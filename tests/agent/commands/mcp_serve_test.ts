@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { DEFAULT_TOOLS, instructionsFor, selectTools } from "../../../agent/commands/mcp_serve.ts";
-import { builtinTools } from "../../../tools/builtins.ts";
+import { builtinTools } from "../../../tools/call/builtins.ts";
 import type { AnyTool } from "../../../tools/tool.ts";
 import { sandbox } from "../../support/cli.ts";
 import { processesInGroup, serve, textOf, waitFor, waitForText } from "../../support/mcp_serve.ts";

@@ -7,7 +7,7 @@ import {
   type StreamEvent,
   type StreamRequest,
 } from "../../../agent/providers/types.ts";
-import { builtinTools } from "../../../tools/builtins.ts";
+import { builtinTools } from "../../../tools/call/builtins.ts";
 import type { AnyTool } from "../../../tools/tool.ts";
 import { harness } from "../../support/harness.ts";
 

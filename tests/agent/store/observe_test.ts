@@ -11,7 +11,7 @@ import {
 } from "../../../agent/store/observe.ts";
 import { DatabaseSync } from "node:sqlite";
 import type { Observation } from "../../../tools/call/observation.ts";
-import { sha256 } from "../../../tools/session.ts";
+import { sha256 } from "../../../tools/call/session.ts";
 
 function tempStore(): Store & { dir: string } {
   const dir = Deno.makeTempDirSync({ prefix: "crab-store-" });

@@ -12,12 +12,12 @@ import {
 } from "../../../agent/undo/watch.ts";
 import { bashTool } from "../../../tools/bash.ts";
 import { writeTool } from "../../../tools/write.ts";
-import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { SessionPolicy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
 import type { CheckedCall } from "../../../tools/call/stages.ts";
-import { Dispatcher } from "../../../tools/dispatch.ts";
-import { Registry } from "../../../tools/registry.ts";
-import { Session } from "../../../tools/session.ts";
+import { Dispatcher } from "../../../tools/call/dispatch.ts";
+import { Registry } from "../../../tools/call/registry.ts";
+import { Session } from "../../../tools/call/session.ts";
 import { takeUncappedNotice } from "../../support/sandbox_notice.ts";
 
 await takeUncappedNotice();

@@ -8,11 +8,11 @@
  * @module
  */
 
-import { Dispatcher } from "../../../tools/dispatch.ts";
-import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { Dispatcher } from "../../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
-import { Registry } from "../../../tools/registry.ts";
-import { Session } from "../../../tools/session.ts";
+import { Registry } from "../../../tools/call/registry.ts";
+import { Session } from "../../../tools/call/session.ts";
 
 const [dir] = Deno.args;
 const d = new Dispatcher({

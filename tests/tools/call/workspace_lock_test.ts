@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { harness } from "../../support/harness.ts";
 import { bashTool } from "../../../tools/bash.ts";
-import { builtinTools } from "../../../tools/builtins.ts";
+import { builtinTools } from "../../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../../tools/web_fetch.ts";
-import { Dispatcher, type DispatchResult } from "../../../tools/dispatch.ts";
-import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
-import { Registry } from "../../../tools/registry.ts";
-import { Session } from "../../../tools/session.ts";
+import { Registry } from "../../../tools/call/registry.ts";
+import { Session } from "../../../tools/call/session.ts";
 import type { AnyTool, Tool, ToolClass } from "../../../tools/tool.ts";
 import { isMutating, lockFile, workspaceLock } from "../../../tools/call/workspace_lock.ts";
 

@@ -10,7 +10,7 @@ import {
   protectedPaths,
   protectionOf,
 } from "../../../tools/fs/protected.ts";
-import type { AskAnswer } from "../../../tools/call/approval.ts";
+import type { AskAnswer } from "../../../tools/policy/policy.ts";
 import type { ApprovalRequest } from "../../../tools/tool.ts";
 
 function git(cwd: string, ...args: string[]): void {

@@ -1,7 +1,13 @@
 // The plain-JavaScript SHA-256 must agree with node:crypto's on every length and split.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { fileHasher, NATIVE_HASH_BYTES, Sha256, sha256 } from "../../../tools/fs/sha256.ts";
+import {
+  fileHasher,
+  hashFile,
+  NATIVE_HASH_BYTES,
+  Sha256,
+  sha256,
+} from "../../../tools/fs/sha256.ts";
 
 function bytes(n: number, seed = 1): Uint8Array {
   const out = new Uint8Array(n);
@@ -40,5 +46,16 @@ Deno.test("fileHasher() gives the same digest below and above the native thresho
     const h = await fileHasher(n);
     for (let i = 0; i < n; i += 256 * 1024) h.update(data.subarray(i, i + 256 * 1024));
     assert.equal(h.digest("hex"), native(data), `size ${n}`);
+  }
+});
+
+Deno.test("hashFile() equals sha256 of the whole content across chunk boundaries", async () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const content = new Uint8Array(600_000).map((_, i) => (i * 7) % 251);
+    Deno.writeFileSync(`${dir}/f`, content);
+    assert.deepEqual(await hashFile(`${dir}/f`), { hash: sha256(content), size: content.length });
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
   }
 });

@@ -16,11 +16,11 @@ import {
   takeLauncherEnv,
 } from "../../../tools/host/own_roots.ts";
 import { presetFlags } from "../../../tools/host/capabilities.ts";
-import { Dispatcher, type DispatchResult } from "../../../tools/dispatch.ts";
-import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
-import { Registry } from "../../../tools/registry.ts";
-import { Session } from "../../../tools/session.ts";
+import { Registry } from "../../../tools/call/registry.ts";
+import { Session } from "../../../tools/call/session.ts";
 import { bashTool } from "../../../tools/bash.ts";
 
 const ROOT = Deno.realPathSync(new URL("../../../", import.meta.url).pathname);

@@ -6,11 +6,11 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Dispatcher, type DispatchResult } from "../../../tools/dispatch.ts";
-import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
-import { Registry } from "../../../tools/registry.ts";
-import { Session } from "../../../tools/session.ts";
+import { Registry } from "../../../tools/call/registry.ts";
+import { Session } from "../../../tools/call/session.ts";
 import { bashTool } from "../../../tools/bash.ts";
 import { parseRule } from "../../../tools/policy/rules.ts";
 import { deniedPaths } from "../../../tools/sandbox/denials.ts";

@@ -8,11 +8,11 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { Dispatcher, type DispatchResult } from "../../../tools/dispatch.ts";
-import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
-import { Registry } from "../../../tools/registry.ts";
-import { Session } from "../../../tools/session.ts";
+import { Registry } from "../../../tools/call/registry.ts";
+import { Session } from "../../../tools/call/session.ts";
 import { bashTool } from "../../../tools/bash.ts";
 import type { SandboxPolicy } from "../../../tools/sandbox/policy.ts";
 
@@ -361,8 +361,10 @@ Deno.test("bash() in the sandbox reports how the command ended: code, signal, ti
 
 Deno.test("supervisorArgv() without perl: the bash supervisor reports the exit code, counts and stops what is left", async () => {
   const { sandboxLayout } = await import("../../../tools/sandbox/layout.ts");
-  const { bwrapArgs } = await import("../../../tools/sandbox/bwrap.ts");
-  const { supervisorArgv, parseStatus } = await import("../../../tools/sandbox/_supervisor.ts");
+  const { bwrapArgs } = await import("../../../tools/sandbox/linux/bwrap.ts");
+  const { supervisorArgv, parseStatus } = await import(
+    "../../../tools/sandbox/linux/supervisor.ts"
+  );
   const { sandboxStatus } = await import("../../../tools/sandbox/probe.ts");
   using p = place();
   const status = await sandboxStatus(p.ws, p.session.sandbox);
@@ -499,8 +501,8 @@ Deno.test("bash() in the sandbox gets no descriptor crab inherited: no write int
 
 Deno.test("supervisorArgv() with perl and without: inherited descriptors are closed before the command starts", async () => {
   const { sandboxLayout } = await import("../../../tools/sandbox/layout.ts");
-  const { bwrapArgs } = await import("../../../tools/sandbox/bwrap.ts");
-  const { supervisorArgv } = await import("../../../tools/sandbox/_supervisor.ts");
+  const { bwrapArgs } = await import("../../../tools/sandbox/linux/bwrap.ts");
+  const { supervisorArgv } = await import("../../../tools/sandbox/linux/supervisor.ts");
   const { sandboxStatus } = await import("../../../tools/sandbox/probe.ts");
   using p = place();
   const status = await sandboxStatus(p.ws, p.session.sandbox);
@@ -534,7 +536,7 @@ Deno.test("supervisorArgv() with perl and without: inherited descriptors are clo
 });
 
 Deno.test("supervisorArgv(): a supervisor that is not PID 1 never signals every process it may reach", async () => {
-  const { supervisorArgv } = await import("../../../tools/sandbox/_supervisor.ts");
+  const { supervisorArgv } = await import("../../../tools/sandbox/linux/supervisor.ts");
   const perl = new Deno.Command("sh", { args: ["-c", "command -v perl"], stdout: "piped" })
     .outputSync();
   const perlPath = new TextDecoder().decode(perl.stdout).trim();

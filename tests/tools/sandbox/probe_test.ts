@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Session } from "../../../tools/session.ts";
+import { Session } from "../../../tools/call/session.ts";
 import { resetSandboxStatus, sandboxStatus } from "../../../tools/sandbox/probe.ts";
 import { sandboxCommand } from "../../../tools/sandbox/mod.ts";
 

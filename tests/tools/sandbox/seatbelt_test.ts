@@ -451,7 +451,7 @@ Deno.test({
   ignore: !onMac,
   fn: async () => {
     const { seatbeltRun } = await import("../../../tools/sandbox/mod.ts");
-    const { Session } = await import("../../../tools/session.ts");
+    const { Session } = await import("../../../tools/call/session.ts");
     using p = macPlace();
     const web = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen() {} },
@@ -507,11 +507,11 @@ Deno.test({
   name: "bash() on macOS runs through sandbox-exec: output, exit code, background stopped, timeout",
   ignore: !onMac,
   fn: async () => {
-    const { Dispatcher } = await import("../../../tools/dispatch.ts");
-    const { SessionPolicy } = await import("../../../tools/call/approval.ts");
+    const { Dispatcher } = await import("../../../tools/call/dispatch.ts");
+    const { SessionPolicy } = await import("../../../tools/policy/policy.ts");
     const { MemorySink } = await import("../../../tools/call/observation.ts");
-    const { Registry } = await import("../../../tools/registry.ts");
-    const { Session } = await import("../../../tools/session.ts");
+    const { Registry } = await import("../../../tools/call/registry.ts");
+    const { Session } = await import("../../../tools/call/session.ts");
     const { bashTool } = await import("../../../tools/bash.ts");
     using p = macPlace();
     const session = new Session(p.ws);

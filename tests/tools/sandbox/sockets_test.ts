@@ -8,11 +8,11 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { daemonSockets, findDaemonSockets } from "../../../tools/sandbox/sockets.ts";
-import { Dispatcher, type DispatchResult } from "../../../tools/dispatch.ts";
-import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
-import { Registry } from "../../../tools/registry.ts";
-import { Session } from "../../../tools/session.ts";
+import { Registry } from "../../../tools/call/registry.ts";
+import { Session } from "../../../tools/call/session.ts";
 import { bashTool } from "../../../tools/bash.ts";
 
 /** A listening Unix socket at `path` (parents created) that greets whoever connects. */

@@ -12,9 +12,14 @@
  */
 
 import { join } from "node:path";
-import { configDir } from "../../host/data_dir.ts";
+import { configDir } from "../../fs/data_dir.ts";
 import { checkHost, type Resolver, resolveWithDns } from "../../web/net_address.ts";
-import { allowedByAddress, type DomainLists, domainVerdict, normalizeHost } from "./allowlist.ts";
+import {
+  allowedByAddress,
+  type DomainLists,
+  domainVerdict,
+  normalizeHost,
+} from "../../policy/domains.ts";
 
 /** What the call did with one host. */
 export interface Contact {

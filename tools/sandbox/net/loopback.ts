@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { DomainLists } from "./allowlist.ts";
+import type { DomainLists } from "../../policy/domains.ts";
 import type { Contact } from "./gate.ts";
 import { type ProxyAddress, proxyEnv, serveProxies } from "./mod.ts";
 

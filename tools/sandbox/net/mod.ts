@@ -12,8 +12,8 @@
  */
 
 import { join } from "node:path";
-import { ensureDataDir } from "../../host/data_dir.ts";
-import type { DomainLists } from "./allowlist.ts";
+import { ensureDataDir } from "../../fs/data_dir.ts";
+import type { DomainLists } from "../../policy/domains.ts";
 import { type Contact, type Gate, openGate } from "./gate.ts";
 import { PROXY_USER, serveHttp } from "./proxy.ts";
 import { serveSocks } from "./socks5.ts";

@@ -9,9 +9,9 @@
 
 import assert from "node:assert/strict";
 import { startLoopbackBridge } from "../../../../tools/sandbox/net/loopback.ts";
-import type { DomainLists } from "../../../../tools/sandbox/net/allowlist.ts";
+import type { DomainLists } from "../../../../tools/policy/domains.ts";
 import { seatbeltRun } from "../../../../tools/sandbox/mod.ts";
-import { Session } from "../../../../tools/session.ts";
+import { Session } from "../../../../tools/call/session.ts";
 
 const ALLOW_LOOPBACK: DomainLists = {
   allow: [{ pattern: "127.0.0.1", source: "--allow-domain" }],

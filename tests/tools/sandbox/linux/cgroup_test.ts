@@ -8,19 +8,19 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { planCgroups } from "../../../tools/sandbox/cgroup.ts";
-import type { Keeper, KeeperResult } from "../../../tools/sandbox/_keeper.ts";
-import { sandboxStatus } from "../../../tools/sandbox/probe.ts";
-import { Dispatcher } from "../../../tools/dispatch.ts";
-import { SessionPolicy } from "../../../tools/call/approval.ts";
-import { MemorySink } from "../../../tools/call/observation.ts";
-import { Registry } from "../../../tools/registry.ts";
-import { Session } from "../../../tools/session.ts";
-import { bashTool } from "../../../tools/bash.ts";
-import type { SandboxLimits } from "../../../tools/sandbox/limits.ts";
-import { presetFlags } from "../../../tools/host/capabilities.ts";
-import { MAIN, sandbox } from "../../support/cli.ts";
-import { takeUncappedNotice } from "../../support/sandbox_notice.ts";
+import { planCgroups } from "../../../../tools/sandbox/linux/cgroup.ts";
+import type { Keeper, KeeperResult } from "../../../../tools/sandbox/linux/keeper.ts";
+import { sandboxStatus } from "../../../../tools/sandbox/probe.ts";
+import { Dispatcher } from "../../../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../../../tools/policy/policy.ts";
+import { MemorySink } from "../../../../tools/call/observation.ts";
+import { Registry } from "../../../../tools/call/registry.ts";
+import { Session } from "../../../../tools/call/session.ts";
+import { bashTool } from "../../../../tools/bash.ts";
+import type { SandboxLimits } from "../../../../tools/sandbox/limits.ts";
+import { presetFlags } from "../../../../tools/host/capabilities.ts";
+import { MAIN, sandbox } from "../../../support/cli.ts";
+import { takeUncappedNotice } from "../../../support/sandbox_notice.ts";
 
 // As a normal user the first command would carry the note on what is not capped here.
 await takeUncappedNotice();
@@ -394,7 +394,7 @@ Deno.test({
 
 Deno.test("bash() says once per process what the sandbox cannot cap, with a hint", async () => {
   using t = tempRoot();
-  const root = new URL("../../../", import.meta.url).href;
+  const root = new URL("../../../../", import.meta.url).href;
   const script = join(t.root, "crab.ts");
   Deno.writeTextFileSync(
     script,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { Registry } from "../../tools/registry.ts";
-import type { AnyTool } from "../../tools/tool.ts";
+import { Registry } from "../../../tools/call/registry.ts";
+import type { AnyTool } from "../../../tools/tool.ts";
 
 function tool(name: string, alias?: string): AnyTool {
   return {

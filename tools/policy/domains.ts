@@ -10,8 +10,8 @@
  * @module
  */
 
-import { formatIp, parseIp } from "../../web/net_address.ts";
-import type { Rule } from "../../policy/rules.ts";
+import { formatIp, parseIp } from "../web/net_address.ts";
+import type { Rule } from "./rules.ts";
 
 /** One pattern and where it was written, for the messages that name it. */
 export interface DomainRule {

@@ -5,7 +5,7 @@ import type {
   AskAnswer,
   SessionPolicy,
   SessionPolicyOptions,
-} from "../../../tools/call/approval.ts";
+} from "../../../tools/policy/policy.ts";
 import { bashTool } from "../../../tools/bash.ts";
 import { readTool } from "../../../tools/read.ts";
 import { writeTool } from "../../../tools/write.ts";
@@ -13,7 +13,7 @@ import { editTool } from "../../../tools/edit.ts";
 import { grepTool } from "../../../tools/grep.ts";
 import { globTool } from "../../../tools/glob.ts";
 import type { ApprovalRequest } from "../../../tools/tool.ts";
-import type { DispatchResult } from "../../../tools/dispatch.ts";
+import type { DispatchResult } from "../../../tools/call/dispatch.ts";
 import { type Effect, parseRule, shellParserLoaded } from "../../../tools/policy/mod.ts";
 
 const TOOLS = [bashTool, readTool, writeTool, editTool, grepTool, globTool];

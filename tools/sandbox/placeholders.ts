@@ -19,7 +19,7 @@
  */
 
 import { join } from "node:path";
-import { ensureDataDir } from "../host/data_dir.ts";
+import { ensureDataDir } from "../fs/data_dir.ts";
 import { lstatOrNull } from "../fs/exists.ts";
 import { isWithin } from "../fs/workspace.ts";
 

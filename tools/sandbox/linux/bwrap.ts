@@ -10,8 +10,8 @@
  * @module
  */
 
-import type { Layout } from "./layout.ts";
-import type { Mount } from "./git_view.ts";
+import type { Layout } from "../layout.ts";
+import type { Mount } from "../git/view.ts";
 
 /** What the argv needs besides the layout. */
 export interface BwrapOptions {

@@ -36,10 +36,10 @@ import {
   ruleAppliesTo,
   ruleName,
   shellParserLoaded,
-} from "../policy/mod.ts";
+} from "./mod.ts";
 import type { AnyTool, ApprovalClass } from "../tool.ts";
 import { isWithin, realPathOf } from "../fs/workspace.ts";
-import type { RuleRef, Verdict } from "./stages.ts";
+import type { RuleRef, Verdict } from "../call/stages.ts";
 
 /** What the table reads of a session: its rules, its mode and its approved classes. */
 export interface PermissionState {

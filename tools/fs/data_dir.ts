@@ -53,3 +53,19 @@ export function configDir(): string {
   const user = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? ".";
   return join(user, ".config", "crab");
 }
+
+/** Spill files this process wrote: path → the file's device and inode when it was created. */
+const spilled = new Map<string, { dev: number; ino: number | null }>();
+
+/**
+ * The identity (device, inode) of `path` if this process wrote it as a spill file,
+ * else undefined. read and grep may open such a file without an outside approval.
+ */
+export function spillFileOf(path: string): { dev: number; ino: number | null } | undefined {
+  return spilled.get(path);
+}
+
+/** Remembers that this process wrote `path` as a spill file (`call/truncate.ts`). */
+export function noteSpillFile(path: string, id: { dev: number; ino: number | null }): void {
+  spilled.set(path, id);
+}

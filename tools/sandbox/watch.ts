@@ -13,7 +13,7 @@
  * - A rename outside the sandbox over a protected file (an editor saving
  *   `.mcp.json`) detaches the read-only mount inside a running call: the kernel
  *   lets renames in other mount namespaces win. Only the git directories are
- *   immune to it (`git_view.ts`); for other files crab cannot tell the user's
+ *   immune to it (`git/view.ts`); for other files crab cannot tell the user's
  *   change from the command's after that, so it keeps the file and says so.
  *
  * Each of these is named in the command's result.
@@ -22,7 +22,7 @@
  */
 
 import { basename, join, relative } from "node:path";
-import { ensureDataDir } from "../host/data_dir.ts";
+import { ensureDataDir } from "../fs/data_dir.ts";
 import { isEmptyEntry, lstatOrNull } from "../fs/exists.ts";
 import { namesIn, type ProtectedPath } from "../fs/protected.ts";
 import { isWithin } from "../fs/workspace.ts";

@@ -5,8 +5,8 @@ import {
   matchesDomain,
   normalizePattern,
   withFetchRules,
-} from "../../../../tools/sandbox/net/allowlist.ts";
-import { parseRule } from "../../../../tools/policy/rules.ts";
+} from "../../../tools/policy/domains.ts";
+import { parseRule } from "../../../tools/policy/rules.ts";
 
 const flag = (...patterns: string[]) =>
   patterns.map((p) => ({ pattern: normalizePattern(p), source: "--allow-domain" }));

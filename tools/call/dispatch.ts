@@ -15,8 +15,9 @@ import {
   type ObservationSink,
   type Outcome,
   targetOf,
-} from "./call/observation.ts";
+} from "./observation.ts";
 import type {
+  ApprovalPolicy,
   CheckedCall,
   DispatchStage,
   PolicyDecision,
@@ -24,22 +25,21 @@ import type {
   RunOutcome,
   ToolCall,
   Verdict,
-} from "./call/stages.ts";
+} from "./stages.ts";
 import type { Registry } from "./registry.ts";
 import type { Session } from "./session.ts";
-import { KeyedDigest } from "./call/digest.ts";
+import { KeyedDigest } from "./digest.ts";
 import {
   type AnyTool,
-  type ApprovalPolicy,
   type ApprovalRequest,
   type ObjectSchema,
   type ToolContext,
   ToolError,
   type ToolErrorCode,
-} from "./tool.ts";
-import { validate } from "./call/validate.ts";
-import { workspaceLock } from "./call/workspace_lock.ts";
-import { findDuplicateKey } from "./call/json_keys.ts";
+} from "../tool.ts";
+import { validate } from "./validate.ts";
+import { workspaceLock } from "./workspace_lock.ts";
+import { findDuplicateKey } from "./json_keys.ts";
 
 /**
  * The codes dispatch itself answers with, whatever the tool: bad or oversized

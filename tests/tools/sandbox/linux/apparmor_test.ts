@@ -15,9 +15,9 @@ import {
   diagnoseUserns,
   readUsernsFacts,
   usernsDiagnosis,
-} from "../../../tools/sandbox/apparmor.ts";
-import { findProgram } from "../../../tools/host/find_program.ts";
-import { resetSandboxStatus, sandboxStatus } from "../../../tools/sandbox/probe.ts";
+} from "../../../../tools/sandbox/linux/apparmor.ts";
+import { findProgram } from "../../../../tools/host/find_program.ts";
+import { resetSandboxStatus, sandboxStatus } from "../../../../tools/sandbox/probe.ts";
 
 /** A root with the given files (relative paths), removed at the end. */
 function machine(files: Record<string, string>) {

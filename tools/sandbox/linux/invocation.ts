@@ -9,21 +9,21 @@
  */
 
 import { join, relative } from "node:path";
-import { isWithin } from "../fs/workspace.ts";
-import { isEmptyEntry, lstatOrNull } from "../fs/exists.ts";
-import { ensureDataDir } from "../host/data_dir.ts";
-import { ToolError } from "../tool.ts";
+import { isWithin } from "../../fs/workspace.ts";
+import { isEmptyEntry, lstatOrNull } from "../../fs/exists.ts";
+import { ensureDataDir } from "../../fs/data_dir.ts";
+import { ToolError } from "../../tool.ts";
 import { bwrapArgs } from "./bwrap.ts";
 import { type CallGroup, callGroup, type CgroupPlan } from "./cgroup.ts";
-import { type ResolvedLimits, resolveLimits } from "./limits.ts";
-import { prepareGitViews } from "./git_view.ts";
-import { sandboxLayout } from "./layout.ts";
-import { holdPlaceholders } from "./_placeholders.ts";
-import { watchProtected } from "./_watch.ts";
-import { supervisorArgv } from "./_supervisor.ts";
-import type { SandboxPolicy } from "./policy.ts";
-import { type Bridge, type Contact, startBridge } from "./net/mod.ts";
-import { type DomainLists, withFetchRules } from "./net/allowlist.ts";
+import { type ResolvedLimits, resolveLimits } from "../limits.ts";
+import { prepareGitViews } from "../git/view.ts";
+import { sandboxLayout } from "../layout.ts";
+import { holdPlaceholders } from "../placeholders.ts";
+import { watchProtected } from "../watch.ts";
+import { supervisorArgv } from "./supervisor.ts";
+import type { SandboxPolicy } from "../policy.ts";
+import { type Bridge, type Contact, startBridge } from "../net/mod.ts";
+import { type DomainLists, withFetchRules } from "../../policy/domains.ts";
 
 /** bwrap's arguments for one command, and the release of what they hold. */
 export interface Invocation {

@@ -1,14 +1,15 @@
 import assert from "node:assert/strict";
 import { AsyncLocalStorage } from "node:async_hooks";
-import { harness } from "../support/harness.ts";
-import { Dispatcher, type DispatchResult, MAX_ARGS_BYTES } from "../../tools/dispatch.ts";
-import type { DispatchStage } from "../../tools/call/stages.ts";
-import { SessionPolicy } from "../../tools/call/approval.ts";
-import { MemorySink } from "../../tools/call/observation.ts";
-import { Session, sha256 } from "../../tools/session.ts";
-import { type ApprovalPolicy, type Tool, ToolError } from "../../tools/tool.ts";
-import { Registry } from "../../tools/registry.ts";
-import { builtinTools } from "../../tools/builtins.ts";
+import { harness } from "../../support/harness.ts";
+import { Dispatcher, type DispatchResult, MAX_ARGS_BYTES } from "../../../tools/call/dispatch.ts";
+import type { DispatchStage } from "../../../tools/call/stages.ts";
+import { SessionPolicy } from "../../../tools/policy/policy.ts";
+import { MemorySink } from "../../../tools/call/observation.ts";
+import { Session, sha256 } from "../../../tools/call/session.ts";
+import { type Tool, ToolError } from "../../../tools/tool.ts";
+import type { ApprovalPolicy } from "../../../tools/call/stages.ts";
+import { Registry } from "../../../tools/call/registry.ts";
+import { builtinTools } from "../../../tools/call/builtins.ts";
 
 interface EchoArgs {
   text: string;
@@ -208,7 +209,7 @@ Deno.test("dispatch() marks a call aborted when its signal fires", async () => {
 });
 
 Deno.test("dispatch() reports problems inside nested arrays and objects with their paths", async () => {
-  const { editTool } = await import("../../tools/edit.ts");
+  const { editTool } = await import("../../../tools/edit.ts");
   await using h = harness([editTool]);
   const r = await h.call("edit", {
     path: 1,

@@ -7,9 +7,9 @@
  * @module
  */
 
-import type { AnyTool } from "./tool.ts";
+import type { AnyTool } from "../tool.ts";
 
-export { BUILTIN_NAMES } from "./table.ts";
+export { BUILTIN_NAMES } from "../table.ts";
 
 /** Tools a run can call, by name. */
 export class Registry {

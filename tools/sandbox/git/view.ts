@@ -28,13 +28,13 @@
  */
 
 import { basename, join } from "node:path";
-import { ensureDataDir } from "../host/data_dir.ts";
-import { isEmptyEntry, lstatOrNull, readTextOrNull } from "../fs/exists.ts";
-import { isWithin } from "../fs/workspace.ts";
-import { gitEntryKind, STATE_DIRS } from "../fs/git_dirs.ts";
-import { configValues } from "../fs/protected.ts";
-import { sha256 } from "../fs/sha256.ts";
-import { hiddenPaths } from "./_git_index.ts";
+import { ensureDataDir } from "../../fs/data_dir.ts";
+import { isEmptyEntry, lstatOrNull, readTextOrNull } from "../../fs/exists.ts";
+import { isWithin } from "../../fs/workspace.ts";
+import { gitEntryKind, STATE_DIRS } from "../../fs/git_dirs.ts";
+import { configValues } from "../../fs/protected.ts";
+import { sha256 } from "../../fs/sha256.ts";
+import { hiddenPaths } from "./_index.ts";
 
 /** One bind mount, in the order bwrap applies them. */
 export interface Mount {

@@ -12,7 +12,7 @@
  */
 
 import { join } from "node:path";
-import { readTextOrNull } from "../fs/exists.ts";
+import { readTextOrNull } from "../../fs/exists.ts";
 
 /** What the machine says about user namespaces and bwrap's AppArmor profiles. */
 export interface UsernsFacts {

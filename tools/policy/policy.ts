@@ -14,17 +14,16 @@
  * @module
  */
 
+import type { ApprovalClass, ApprovalRequest, OutsideClass } from "../tool.ts";
+import { BUILTIN_CLASS_LIST } from "../table.ts";
+import type { Mode, Rule } from "./mod.ts";
 import type {
-  ApprovalClass,
   ApprovalDecision,
   ApprovalPolicy,
-  ApprovalRequest,
-  OutsideClass,
-} from "../tool.ts";
-import { BUILTIN_CLASS_LIST } from "../table.ts";
-import type { Mode, Rule } from "../policy/mod.ts";
-import type { CheckedCall, PolicyDecision } from "./stages.ts";
-import { permissionDecision, searchHides } from "./permissions.ts";
+  CheckedCall,
+  PolicyDecision,
+} from "../call/stages.ts";
+import { permissionDecision, searchHides } from "./decision.ts";
 
 /** Every class `--allow` names (besides `mcp:SERVER`), `outside` for both outside classes. */
 export const ALLOW_CLASSES = [

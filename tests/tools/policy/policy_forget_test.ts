@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type AskAnswer, SessionPolicy } from "../../../tools/call/approval.ts";
+import { type AskAnswer, SessionPolicy } from "../../../tools/policy/policy.ts";
 import type { ApprovalRequest } from "../../../tools/tool.ts";
 
 function askingPolicy(answers: AskAnswer[], allowed: string[] = []) {

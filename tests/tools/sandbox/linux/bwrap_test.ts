@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { bwrapArgs } from "../../../tools/sandbox/bwrap.ts";
-import type { Layout } from "../../../tools/sandbox/layout.ts";
+import { bwrapArgs } from "../../../../tools/sandbox/linux/bwrap.ts";
+import type { Layout } from "../../../../tools/sandbox/layout.ts";
 
 const layout: Layout = {
   net: false,

@@ -11,14 +11,14 @@
  * the group's cgroup.procs, bound into the sandbox), so nothing the command
  * starts is ever outside it. After the call the group says whether a cap was
  * reached, and is removed. The files themselves are read and written by the
- * keeper (`_keeper.ts`): Deno keeps crab's own process out of /proc and /sys.
+ * keeper (`keeper.ts`): Deno keeps crab's own process out of /proc and /sys.
  *
  * @module
  */
 
 import { dirname, join } from "node:path";
-import { formatSize, type ResolvedLimits } from "./limits.ts";
-import type { Keeper, KeeperOp, KeeperResult } from "./_keeper.ts";
+import { formatSize, type ResolvedLimits } from "../limits.ts";
+import type { Keeper, KeeperOp, KeeperResult } from "./keeper.ts";
 
 /** The two controllers the caps use. */
 export type Controller = "pids" | "memory";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { harness } from "../../support/harness.ts";
-import { SessionPolicy } from "../../../tools/call/approval.ts";
+import { SessionPolicy } from "../../../tools/policy/policy.ts";
 import { editTool } from "../../../tools/edit.ts";
 import { readTool } from "../../../tools/read.ts";
 import { writeTool } from "../../../tools/write.ts";

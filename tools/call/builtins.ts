@@ -4,13 +4,13 @@
  * @module
  */
 
-import type { AnyTool } from "./tool.ts";
-import { readTool } from "./read.ts";
-import { writeTool } from "./write.ts";
-import { editTool } from "./edit.ts";
-import { bashTool } from "./bash.ts";
-import { globTool } from "./glob.ts";
-import { grepTool } from "./grep.ts";
+import type { AnyTool } from "../tool.ts";
+import { readTool } from "../read.ts";
+import { writeTool } from "../write.ts";
+import { editTool } from "../edit.ts";
+import { bashTool } from "../bash.ts";
+import { globTool } from "../glob.ts";
+import { grepTool } from "../grep.ts";
 
 /** Every built-in tool this build has (web_fetch is added when enabled). */
 export function builtinTools(): AnyTool[] {

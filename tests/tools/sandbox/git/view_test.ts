@@ -9,13 +9,13 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { Dispatcher, type DispatchResult } from "../../../tools/dispatch.ts";
-import { SessionPolicy } from "../../../tools/call/approval.ts";
-import { MemorySink } from "../../../tools/call/observation.ts";
-import { Registry } from "../../../tools/registry.ts";
-import { Session } from "../../../tools/session.ts";
-import { bashTool } from "../../../tools/bash.ts";
-import { forgetNestedRepositories } from "../../../tools/fs/git_dirs.ts";
+import { Dispatcher, type DispatchResult } from "../../../../tools/call/dispatch.ts";
+import { SessionPolicy } from "../../../../tools/policy/policy.ts";
+import { MemorySink } from "../../../../tools/call/observation.ts";
+import { Registry } from "../../../../tools/call/registry.ts";
+import { Session } from "../../../../tools/call/session.ts";
+import { bashTool } from "../../../../tools/bash.ts";
+import { forgetNestedRepositories } from "../../../../tools/fs/git_dirs.ts";
 
 /** A temp folder under /var/tmp (not the sandbox's private /tmp) with a workspace `ws`. */
 function place() {
