@@ -111,11 +111,12 @@ export function loadMcpConfig(
   workspace: string,
   env: Record<string, string> = Deno.env.toObject(),
   flag?: FlagServers,
+  read: ConfigReader = readConfigText,
 ): LoadedMcpConfig {
   if (flag?.strict) return { servers: [...flag.servers], problems: [], unset: [] };
   const vars = configVariables(workspace, env);
-  const user = readConfigFile(userConfigPath(), "user", workspace, vars);
-  const project = readConfigFile(projectConfigPath(workspace), "project", workspace, vars);
+  const user = readConfigFile(userConfigPath(), "user", workspace, vars, read);
+  const project = readConfigFile(projectConfigPath(workspace), "project", workspace, vars, read);
   const servers = [...user.servers];
   for (const p of project.servers) {
     const i = servers.findIndex((s) => s.name === p.name);
@@ -203,20 +204,35 @@ export function readFlagConfigs(
   return [...byName.values()];
 }
 
+/**
+ * How a config file is read: its text, `undefined` when there is no such file,
+ * or why it cannot be read. crab's settings room gives one that reads each file
+ * once per process.
+ */
+export type ConfigReader = (path: string) => string | undefined | { error: string };
+
+/** Reads `path` from disk. */
+export function readConfigText(path: string): string | undefined | { error: string } {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
 /** Reads one config file; a missing file has no servers and no problems. */
 export function readConfigFile(
   file: string,
   scope: McpServerConfig["scope"],
   workspace: string,
   env: Record<string, string> = Deno.env.toObject(),
+  read: ConfigReader = readConfigText,
 ): LoadedMcpConfig {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(file);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return { servers: [], problems: [], unset: [] };
-    const why = e instanceof Error ? e.message : String(e);
-    return { servers: [], problems: [`Cannot read MCP config ${file}: ${why}`], unset: [] };
+  const text = read(file);
+  if (text === undefined) return { servers: [], problems: [], unset: [] };
+  if (typeof text === "object") {
+    return { servers: [], problems: [`Cannot read MCP config ${file}: ${text.error}`], unset: [] };
   }
   return parseConfig(text, file, scope, workspace, env);
 }

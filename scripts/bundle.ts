@@ -18,7 +18,7 @@
  *   every chunk.
  * - A module the source loads by a specifier Deno cannot see at start-up (the
  *   grep worker's URL beside the pool, the command tree and the telemetry
- *   switch that `main.ts` imports by a variable) is an entry of its own, and
+ *   switch and the settings reader that `main.ts` imports by a variable) is an entry of its own, and
  *   that specifier names its bundle entry.
  * - The bundler's CommonJS `require`, made at load time from `node:module`,
  *   becomes one made on first call: importing `node:module` starts Deno's Node
@@ -41,6 +41,7 @@ const HIDDEN_ENTRIES = [
   { source: "tools/search/grep_worker.ts", specifier: "./grep_worker.ts" },
   { source: "agent/cli/mod.ts", specifier: "./agent/cli/mod.ts" },
   { source: "agent/telemetry/restart.ts", specifier: "./agent/telemetry/restart.ts" },
+  { source: "agent/settings/files.ts", specifier: "./agent/settings/files.ts" },
 ];
 
 /** The default output directory. */

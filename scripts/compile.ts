@@ -134,6 +134,8 @@ let entry = [
   "agent/cli/mod.ts",
   "--include",
   "agent/telemetry/restart.ts",
+  "--include",
+  "agent/settings/files.ts",
   "main.ts",
 ];
 if (fromBundle) {

@@ -10,7 +10,7 @@ import type { ReplOptions } from "../repl/mod.ts";
 import type { RunFlags } from "../run/runtime.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
-import type { PermissionFlags } from "../run/settings.ts";
+import type { PermissionFlags } from "../settings/permissions.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
 import { CliUsageError, type Command, type Parsed } from "./parse.ts";

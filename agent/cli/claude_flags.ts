@@ -7,7 +7,7 @@
 
 import { resolve } from "node:path";
 import type { RunFlags } from "../run/runtime.ts";
-import type { PermissionFlags } from "../run/settings.ts";
+import type { PermissionFlags } from "../settings/permissions.ts";
 import { CliUsageError, type Parsed } from "./parse.ts";
 
 /** `--session-id`, `--fork-session`, `--no-session-persistence`, `--fallback-model`, `--max-budget-usd`. */

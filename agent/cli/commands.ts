@@ -18,7 +18,7 @@ import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { agentCommand, permissionFlags } from "./agent_command.ts";
 import { CliUsageError, type Command, commandName, type Parsed, type Plan } from "./parse.ts";
 import { GLOBAL_KEYS } from "./options.ts";
-import { suggest } from "./suggest.ts";
+import { suggest } from "../settings/suggest.ts";
 
 /** The workspace: `--cwd`, else where crab was started. */
 export function workspaceOf(p: Parsed): string {

@@ -9,7 +9,7 @@
  */
 
 import { OPTIONS, type OptionSpec } from "./options.ts";
-import { suggest } from "./suggest.ts";
+import { suggest } from "../settings/suggest.ts";
 
 /** A command-line mistake: printed as `error: ...` and `hint: ...`, exit code 2. */
 export class CliUsageError extends Error {

@@ -5,7 +5,7 @@
  */
 
 import { connectMcp, type McpRunOptions, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
-import { isTrusted } from "../run/trust.ts";
+import { isTrusted } from "../settings/trust.ts";
 import {
   configVariables,
   DEFAULT_CALL_TIMEOUT_MS,

@@ -25,16 +25,16 @@ import { Store } from "../store/observe.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { type SandboxPolicy, withRules } from "../../tools/sandbox/policy.ts";
-import { ConfigError, loadSettings, type Settings } from "../run/config.ts";
-import { extraClasses, sandboxPolicy, userSettings } from "../run/sandbox_settings.ts";
+import { ConfigError, loadSettings, type Settings } from "../settings/crab.ts";
+import { extraClasses, sandboxPolicy, userSettings } from "../settings/sandbox.ts";
 import {
   commandLineMode,
   loadPermissions,
   PermissionError,
   type PermissionFlags,
   type Permissions,
-} from "../run/settings.ts";
-import { isTrusted } from "../run/trust.ts";
+} from "../settings/permissions.ts";
+import { isTrusted } from "../settings/trust.ts";
 import { loadToolHooks, toolCommandStages, toolUndoStage } from "../hooks/tool_commands.ts";
 
 /** Options of `crab mcp serve`. */

@@ -21,8 +21,8 @@ import {
   PermissionError,
   type PermissionFlags,
   type Permissions,
-} from "../run/settings.ts";
-import { isTrusted, realOrSelf } from "../run/trust.ts";
+} from "../settings/permissions.ts";
+import { isTrusted, realOrSelf } from "../settings/trust.ts";
 
 /** Options of `crab permissions` and `crab permissions check`. */
 export interface PermissionsOptions {

@@ -10,7 +10,7 @@
 import { printable } from "../../tools/fs/printable.ts";
 import { Store } from "../store/observe.ts";
 import { Transcripts } from "../store/sessions.ts";
-import { realOrSelf } from "../run/trust.ts";
+import { realOrSelf } from "../settings/trust.ts";
 
 /** Options of `crab sessions`. */
 export interface SessionsOptions {

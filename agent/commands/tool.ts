@@ -20,8 +20,8 @@ import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { printable } from "../../tools/fs/printable.ts";
-import { extraClasses, sandboxPolicy, userSettings } from "../run/sandbox_settings.ts";
-import { ConfigError, loadSettings, type Settings } from "../run/config.ts";
+import { extraClasses, sandboxPolicy, userSettings } from "../settings/sandbox.ts";
+import { ConfigError, loadSettings, type Settings } from "../settings/crab.ts";
 import { Store } from "../store/observe.ts";
 import {
   type FlagServers,
@@ -36,9 +36,9 @@ import {
   PermissionError,
   type PermissionFlags,
   type Permissions,
-} from "../run/settings.ts";
-import { isTrusted, realOrSelf } from "../run/trust.ts";
-import type { HookCommand } from "../hooks/config.ts";
+} from "../settings/permissions.ts";
+import { isTrusted, realOrSelf } from "../settings/trust.ts";
+import type { HookCommand } from "../settings/hooks.ts";
 import { loadToolHooks, toolCommandStages, toolUndoStage } from "../hooks/tool_commands.ts";
 import type { McpHub } from "../../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";

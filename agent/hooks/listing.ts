@@ -7,7 +7,7 @@
  */
 
 import { relative } from "node:path";
-import { type HookCommand, loadHooks } from "./config.ts";
+import { type HookCommand, loadHooks } from "../settings/hooks.ts";
 
 /** One line per hook that trusting `cwd` turns on; a broken hooks object says so. */
 export function trustedHooks(cwd: string): string[] {

@@ -12,14 +12,15 @@
  * @module
  */
 
-import { BLOCKING_EVENTS, type HookCommand, type HookEvent, matches } from "./config.ts";
+import { BLOCKING_EVENTS, type HookCommand, type HookEvent } from "../settings/hooks.ts";
+import { matches } from "./matcher.ts";
 import { type HookVerdict, quoteCommand, verdictOf } from "./events.ts";
 import { type HookRun, runHookCommand } from "./run.ts";
 import type { SdkHookBridge } from "./sdk.ts";
 import type { HookOutcome, HookRunRecord } from "../store/hook_runs.ts";
 import type { LoopHooks } from "../loop/types.ts";
 
-export { type HookCommand, type HookEvent, loadHooks } from "./config.ts";
+export { type HookCommand, type HookEvent, loadHooks } from "../settings/hooks.ts";
 
 /** Options of {@link Hooks}. */
 export interface HooksOptions {

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { DEFAULT_TIMEOUT_S, HOOK_EVENTS, type HookEvent } from "./config.ts";
+import { DEFAULT_TIMEOUT_S, HOOK_EVENTS, type HookEvent } from "../settings/hooks.ts";
 
 /** One registered callback. */
 export interface SdkHook {

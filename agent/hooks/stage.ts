@@ -31,7 +31,7 @@ import {
   fromClaudeInput,
   toClaudeInput,
 } from "../../tools/table.ts";
-import { toolNames } from "./config.ts";
+import { toolNames } from "./matcher.ts";
 import type { Hooks } from "./mod.ts";
 
 /** The dispatch stage of `hooks`' tool events. */

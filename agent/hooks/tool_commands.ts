@@ -20,10 +20,10 @@ import { printable } from "../../tools/fs/printable.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
 import type { Store } from "../store/observe.ts";
 import type { Telemetry } from "../telemetry/mod.ts";
-import { type HookCommand, HookConfigError, loadHooks, TOOL_EVENTS } from "./config.ts";
+import { type HookCommand, HookConfigError, loadHooks, TOOL_EVENTS } from "../settings/hooks.ts";
 import { Hooks } from "./mod.ts";
 import { hookStage } from "./stage.ts";
-import type { Settings } from "../run/config.ts";
+import type { Settings } from "../settings/crab.ts";
 import { retentionOf } from "../undo/retention.ts";
 import { undoStage } from "../undo/stage.ts";
 

@@ -43,7 +43,7 @@ import {
   startRuntime,
   UsageError,
 } from "../run/runtime.ts";
-import { commandLineMode } from "../run/settings.ts";
+import { commandLineMode } from "../settings/permissions.ts";
 import { PartialMessages } from "./partial.ts";
 import { StreamInput, type StreamUserMessage } from "./input.ts";
 import {

@@ -16,13 +16,14 @@ import { join } from "node:path";
 import type { AskAnswer } from "../../tools/policy/policy.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { loadMcpConfig } from "../../mcp/config.ts";
-import { configPaths, readSettings } from "../run/config.ts";
-import { trustedPermissions } from "../run/settings.ts";
+import { configPaths, readSettings } from "../settings/crab.ts";
+import { trustedPermissions } from "../settings/permissions.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { colorDiff, type Colors } from "../terminal.ts";
-import { refuseWorkspace, trustState, trustWorkspace } from "../run/trust.ts";
+import { refuseWorkspace, trustState, trustWorkspace } from "../settings/trust.ts";
 import { trustedHooks } from "../hooks/listing.ts";
-import { loadPermissions } from "../run/settings.ts";
+import { loadPermissions } from "../settings/permissions.ts";
+import { settingsReader } from "../settings/files.ts";
 import { type KeyReader, setMode } from "./keys.ts";
 import { LineBuffer, Renderer } from "./line_editor.ts";
 import { page } from "./pager.ts";
@@ -283,7 +284,9 @@ function trustEffects(cwd: string): string[] {
   } catch (e) {
     out.push(`permissions: ${e instanceof Error ? e.message : e}`);
   }
-  const servers = loadMcpConfig(cwd).servers.filter((s) => s.scope === "project");
+  const servers = loadMcpConfig(cwd, undefined, undefined, settingsReader().text).servers.filter((
+    s,
+  ) => s.scope === "project");
   for (const s of servers) {
     const what = s.transport === "stdio"
       ? `runs ${[s.command ?? "", ...(s.args ?? [])].join(" ")}`

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { addRule, PermissionError, removeRule, ruleFile } from "../run/settings.ts";
+import { addRule, PermissionError, removeRule, ruleFile } from "../settings/permissions.ts";
 import { type Effect, parseRule, type Rule, RuleError } from "../../tools/policy/mod.ts";
 import type { SessionPolicy } from "../../tools/policy/policy.ts";
 import { printable } from "../../tools/fs/printable.ts";

@@ -6,7 +6,8 @@
  * @module
  */
 
-import { isTrusted } from "./trust.ts";
+import { isTrusted } from "../settings/trust.ts";
+import { settingsReader } from "../settings/files.ts";
 import {
   type FlagServers,
   loadMcpConfig,
@@ -48,7 +49,12 @@ export interface McpSelection {
 
 /** Loads both config files and applies workspace trust. */
 export function selectMcp(opts: McpRunOptions): McpSelection {
-  const { servers, problems, unset } = loadMcpConfig(opts.cwd, undefined, opts.mcp);
+  const { servers, problems, unset } = loadMcpConfig(
+    opts.cwd,
+    undefined,
+    opts.mcp,
+    settingsReader().text,
+  );
   const trusted = Boolean(opts.trustProject) || isTrusted(opts.cwd);
   return {
     ...selectServers(servers, { trusted }),
@@ -141,7 +147,7 @@ export function startMcp(
 ): McpStart {
   const wanted = (tool: AnyTool) =>
     picks === undefined || picks.some((p) => picksMcpTool(p, serverOf(tool), tool));
-  const { servers, problems } = loadMcpConfig(workspace, undefined, flag);
+  const { servers, problems } = loadMcpConfig(workspace, undefined, flag, settingsReader().text);
   for (const p of problems) notice(p);
   const { start, skipped } = selectServers(servers, { trusted });
   for (const s of skipped) {

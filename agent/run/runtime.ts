@@ -31,19 +31,19 @@ import { type McpStart, startMcp } from "./mcp_startup.ts";
 import { type FlagServers, McpFlagError, readFlagConfigs } from "../../mcp/config.ts";
 import type { McpHub, McpServerStatus } from "../../mcp/hub.ts";
 import { Agent, type AgentEvents, hookContext } from "../loop/loop.ts";
-import { loadSettings, type Settings } from "./config.ts";
+import { loadSettings, type Settings } from "../settings/crab.ts";
 import {
   loadPermissions,
   PermissionError,
   type PermissionFlags,
   type Permissions,
-} from "./settings.ts";
-import { sandboxPolicy } from "./sandbox_settings.ts";
+} from "../settings/permissions.ts";
+import { sandboxPolicy } from "../settings/sandbox.ts";
 import { Store } from "../store/observe.ts";
 import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
-import { isTrusted, trustState } from "./trust.ts";
+import { isTrusted, trustState } from "../settings/trust.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { anthropicTelemetry } from "../telemetry/sdk_tracing.ts";
 import {
@@ -58,7 +58,7 @@ import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
 import { type HookCommand, type HookOutput, Hooks, loadHooks } from "../hooks/mod.ts";
 import { hookStage } from "../hooks/stage.ts";
 import { TranscriptFile } from "../hooks/transcript.ts";
-import { HookConfigError } from "../hooks/config.ts";
+import { HookConfigError } from "../settings/hooks.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
 import { resolveModel, withFallback } from "../providers/fallback.ts";

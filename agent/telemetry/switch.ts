@@ -13,8 +13,8 @@
  */
 
 import { resolve } from "node:path";
-import { configPaths, readSettings } from "../run/config.ts";
-import { isTrusted } from "../run/trust.ts";
+import { configPaths, readSettings } from "../settings/crab.ts";
+import { isTrusted } from "../settings/trust.ts";
 
 /** What the environment variable says: true, false, or nothing. */
 export function envSwitch(value: string | undefined): boolean | undefined {

@@ -201,7 +201,7 @@ Deno.test("sandbox.yml runs on macOS and Ubuntu 24.04, by hand and from the rele
   const ubuntu = wf.jobs.ubuntu.steps!;
   const at = (re: RegExp) => ubuntu.findIndex((s) => re.test(s.run ?? ""));
   const restrict = at(/sysctl -w kernel\.apparmor_restrict_unprivileged_userns=1/);
-  const diagnosis = at(/\$DENO_TEST tests\/tools\/sandbox\/apparmor_test\.ts/);
+  const diagnosis = at(/\$DENO_TEST tests\/tools\/sandbox\/linux\/apparmor_test\.ts/);
   const fix = at(/apparmor_parser -r \/etc\/apparmor\.d\/bwrap/);
   const suite = at(/\$DENO_TEST tests\/tools\/sandbox\/ /);
   assert.ok(restrict >= 0 && restrict < diagnosis && diagnosis < fix && fix < suite);

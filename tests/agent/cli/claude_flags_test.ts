@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { addDirRules } from "../../../agent/run/settings.ts";
+import { addDirRules } from "../../../agent/settings/permissions.ts";
 import { type FakeModel, startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 

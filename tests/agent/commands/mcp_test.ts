@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
-import { trustWorkspace } from "../../../agent/run/trust.ts";
+import { trustWorkspace } from "../../../agent/settings/trust.ts";
 import { FAKE_SERVER, pinned, processesWith, RUN_CACHED } from "../../support/mcp_servers.ts";
 
 const DENO = Deno.execPath();

@@ -7,7 +7,7 @@ import {
   scheduleIdleNotification,
 } from "../../../agent/repl/idle.ts";
 import { Hooks } from "../../../agent/hooks/mod.ts";
-import type { HookCommand } from "../../../agent/hooks/config.ts";
+import type { HookCommand } from "../../../agent/settings/hooks.ts";
 
 /** A clock that moves only when told to. */
 function manualClock() {

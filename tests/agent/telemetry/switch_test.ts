@@ -7,7 +7,7 @@ import {
   restartEnv,
   tracedCommand,
 } from "../../../agent/telemetry/restart.ts";
-import { trustWorkspace } from "../../../agent/run/trust.ts";
+import { trustWorkspace } from "../../../agent/settings/trust.ts";
 
 /** Runs `fn` with CRAB_HOME and XDG_CONFIG_HOME in a temp dir, and a workspace. */
 function withDirs(fn: (d: { ws: string; config: string }) => void) {

@@ -6,7 +6,7 @@ import {
   PermissionError,
   permissionsWantTrust,
   ruleFile,
-} from "../../../agent/run/settings.ts";
+} from "../../../agent/settings/permissions.ts";
 import { ruleName } from "../../../tools/policy/mod.ts";
 
 /** A temp HOME, config dir and workspace; the environment is restored on dispose. */

@@ -5,7 +5,7 @@ import {
   refuseWorkspace,
   trustWorkspace,
   untrustWorkspace,
-} from "../../../agent/run/trust.ts";
+} from "../../../agent/settings/trust.ts";
 
 Deno.test("trustWorkspace() is remembered by real path across symlinks", () => {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-trust-" }));

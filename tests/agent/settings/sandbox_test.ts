@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ConfigError, loadSettings, readSettings } from "../../../agent/run/config.ts";
-import { extraClasses, sandboxPolicy } from "../../../agent/run/sandbox_settings.ts";
+import { ConfigError, loadSettings, readSettings } from "../../../agent/settings/crab.ts";
+import { extraClasses, sandboxPolicy } from "../../../agent/settings/sandbox.ts";
 
 function tempFile(content: unknown): { path: string; [Symbol.dispose](): void } {
   const dir = Deno.makeTempDirSync({ prefix: "crab-settings-" });

@@ -17,10 +17,8 @@
  * @module
  */
 
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
-import { configDir } from "../../tools/fs/data_dir.ts";
-import { claudeNameOf, crabNameOf } from "../../tools/table.ts";
+import { resolve } from "node:path";
+import { settingsFileTable, type SettingsReader, settingsReader } from "./files.ts";
 
 /** The events crab fires, in Claude Code's names. */
 export const HOOK_EVENTS = [
@@ -170,48 +168,8 @@ function checkMatcher(matcher: string, field: string, at: string): void {
 }
 
 /** `Bash`, `Edit|Write`: names, matched exactly. */
-function isPlainList(matcher: string): boolean {
+export function isPlainList(matcher: string): boolean {
   return /^[A-Za-z0-9_-]+(\|[A-Za-z0-9_-]+)*$/.test(matcher);
-}
-
-/**
- * True when `matcher` selects a tool known by any of `names` (Claude Code's
- * names and aliases, crab's name, `mcp__server__tool`). Empty and `*` match
- * everything; `A|B` matches those names exactly; anything else is a regular
- * expression that must match a whole name.
- *
- * @example
- * ```ts
- * matches("Edit|Write", ["Edit", "MultiEdit", "edit"]); // true
- * matches("mcp__github__.*", ["mcp__github__create_issue", "github__create_issue"]); // true
- * ```
- */
-export function matches(matcher: string, names: readonly string[]): boolean {
-  if (matcher === "" || matcher === "*") return true;
-  if (isPlainList(matcher)) {
-    const wanted = matcher.split("|");
-    return names.some((n) => wanted.includes(n));
-  }
-  let re: RegExp;
-  try {
-    re = new RegExp(`^(?:${matcher})$`);
-  } catch {
-    return false;
-  }
-  return names.some((n) => re.test(n));
-}
-
-/** Every name a tool answers to for a matcher: Claude Code's (and its aliases), crab's, the MCP alias. */
-export function toolNames(name: string, alias?: string): string[] {
-  const out = [name];
-  if (alias) out.push(alias);
-  const builtin = crabNameOf(name);
-  if (builtin) {
-    // A crab edit is Claude Code's Edit and MultiEdit at once: a formatter on either runs.
-    if (builtin === "edit") out.push("Edit", "MultiEdit");
-    else out.push(claudeNameOf(builtin)!);
-  }
-  return out;
 }
 
 /** A settings file hooks are read from. */
@@ -227,14 +185,9 @@ export interface HookFile {
  * config holds permissions only).
  */
 export function hookFiles(workspace: string): HookFile[] {
-  const claude = join(Deno.env.get("HOME") ?? homedir(), ".claude");
-  return [
-    { scope: "user", path: join(configDir(), "config.json") },
-    { scope: "user", path: join(claude, "settings.json") },
-    { scope: "project", path: join(workspace, ".crab", "config.json") },
-    { scope: "project", path: join(workspace, ".claude", "settings.json") },
-    { scope: "local", path: join(workspace, ".claude", "settings.local.json") },
-  ];
+  return settingsFileTable(workspace)
+    .filter((f) => f.owner !== "mcp" && !(f.scope === "local" && f.owner === "crab"))
+    .map((f) => ({ scope: f.scope, path: f.path }));
 }
 
 /** The hooks of a run, and what was left out. */
@@ -261,13 +214,14 @@ export function loadHooks(
     /** How the notice for hooks waiting for trust says to trust the workspace. */
     trustHint: string;
   },
+  reader: SettingsReader = settingsReader(),
 ): LoadedHooks {
   const notices: string[] = [];
   const hooks: HookCommand[] = [];
   const untrusted: HookCommand[] = [];
   for (const f of hookFiles(workspace)) {
     const found = parseHooks(
-      hooksOf(readJson(f.path)),
+      hooksOf(readJson(f.path, reader)),
       { scope: f.scope, source: f.path },
       notices,
     );
@@ -278,12 +232,8 @@ export function loadHooks(
     const text = settingsFlag.trim();
     const inline = text.startsWith("{");
     const file = inline ? undefined : resolve(settingsFlag);
-    let raw: unknown;
-    try {
-      raw = inline ? JSON.parse(text) : readJson(file!);
-    } catch {
-      raw = undefined; // the permission loader reports it
-    }
+    // A --settings that cannot be used is the permission loader's to report.
+    const raw = inline ? reader.inline(text).json : readJson(file!, reader);
     hooks.push(
       ...parseHooks(hooksOf(raw), { scope: "settings", source: file ?? "--settings" }, notices),
     );
@@ -309,12 +259,8 @@ function hooksOf(raw: unknown): unknown {
   return isObject(raw) ? raw.hooks : undefined;
 }
 
-function readJson(path: string): unknown {
-  try {
-    return JSON.parse(Deno.readTextFileSync(path));
-  } catch {
-    return undefined;
-  }
+function readJson(path: string, reader: SettingsReader): unknown {
+  return reader.read(path).json;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -10,18 +10,25 @@
  * @module
  */
 
-import { join } from "node:path";
+import { relative } from "node:path";
 import { sha256 } from "../../tools/fs/sha256.ts";
-import { SAFE_PROJECT_KEYS } from "./config.ts";
+import { SAFE_PROJECT_KEYS } from "./crab.ts";
+import { type SettingsFile, settingsFileTable, settingsReader } from "./files.ts";
 
-/** The workspace's files trust covers, relative to it, and what of each. */
-const COVERED: readonly [string, (raw: Record<string, unknown>) => unknown][] = [
-  [".crab/config.json", (raw) => withoutStrictParts(raw, SAFE_PROJECT_KEYS)],
-  [".crab/config.local.json", (raw) => withoutStrictParts(raw, [])],
-  [".claude/settings.json", (raw) => withoutStrictParts(raw, [])],
-  [".claude/settings.local.json", (raw) => withoutStrictParts(raw, [])],
-  [".mcp.json", (raw) => raw],
-];
+/** The workspace's own files (`files.ts`' table), relative to it, and what of each trust covers. */
+function covered(
+  workspace: string,
+): [string, SettingsFile, (raw: Record<string, unknown>) => unknown][] {
+  return settingsFileTable(workspace).filter((f) => f.scope !== "user").map((f) => [
+    relative(workspace, f.path),
+    f,
+    f.owner === "mcp" ? (raw) => raw : (raw) =>
+      withoutStrictParts(
+        raw,
+        f.owner === "crab" && f.scope === "project" ? SAFE_PROJECT_KEYS : [],
+      ),
+  ]);
+}
 
 /** Claude Code settings keys that change nothing crab does before or after trust. */
 const INERT = new Set(["$schema", "env", "model", "statusLine", "cleanupPeriodDays"]);
@@ -37,39 +44,30 @@ const INERT = new Set(["$schema", "env", "model", "statusLine", "cleanupPeriodDa
  * trustDigest(ws) === before; // false
  * ```
  */
-export function trustDigest(workspace: string): string {
+export function trustDigest(workspace: string, reader = settingsReader()): string {
   const parts: Record<string, unknown> = {};
-  for (const [rel, covered] of COVERED) {
-    let text: string;
-    try {
-      text = Deno.readTextFileSync(join(workspace, rel));
-    } catch {
+  for (const [rel, f, part] of covered(workspace)) {
+    const file = reader.read(f.path);
+    if (file.text === undefined) continue;
+    if (file.parseError !== undefined) {
+      parts[rel] = { unparsed: sha256(file.text) };
       continue;
     }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      parts[rel] = { unparsed: sha256(text) };
-      continue;
-    }
-    const part = isObject(raw) ? covered(raw) : raw;
+    const raw = file.json;
+    const what = isObject(raw) ? part(raw) : raw;
     // A file holding only what applies untrusted covers nothing.
-    if (isObject(part) && canonical(part) === "{}") continue;
-    parts[rel] = part;
+    if (isObject(what) && canonical(what) === "{}") continue;
+    parts[rel] = what;
   }
   return sha256(canonical(parts));
 }
 
 /** True when the workspace's own files hold hooks (a trust record older than hooks never covered them). */
-export function hasProjectHooks(workspace: string): boolean {
-  return COVERED.slice(0, 4).some(([rel]) => {
-    try {
-      const raw = JSON.parse(Deno.readTextFileSync(join(workspace, rel)));
-      return isObject(raw) && raw.hooks !== undefined;
-    } catch {
-      return false;
-    }
+export function hasProjectHooks(workspace: string, reader = settingsReader()): boolean {
+  return covered(workspace).some(([, f]) => {
+    if (f.owner === "mcp") return false;
+    const raw = reader.read(f.path).json;
+    return isObject(raw) && raw.hooks !== undefined;
   });
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { hasProjectHooks, trustDigest } from "../../../agent/run/trust_digest.ts";
-import { isTrusted, trustState, trustWorkspace } from "../../../agent/run/trust.ts";
+import { hasProjectHooks, trustDigest } from "../../../agent/settings/trust_digest.ts";
+import { isTrusted, trustState, trustWorkspace } from "../../../agent/settings/trust.ts";
 
 function withWorkspace(fn: (ws: string, home: string) => void) {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-digest-" }));

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { osaDistance, suggest } from "../../../agent/cli/suggest.ts";
+import { osaDistance, suggest } from "../../../agent/settings/suggest.ts";
 
 Deno.test("osaDistance() counts a swap of neighbours as one edit", () => {
   assert.deepEqual(

@@ -28,7 +28,14 @@
 
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
-import { configDir } from "../../tools/fs/data_dir.ts";
+import {
+  fileOf,
+  type SettingsFile as TableFile,
+  settingsFileChanged,
+  settingsFileTable,
+  SettingsReader,
+  settingsReader,
+} from "./files.ts";
 import { findRepository } from "../../tools/fs/git_dirs.ts";
 import {
   type Effect,
@@ -41,13 +48,10 @@ import {
   type RuleSource,
 } from "../../tools/policy/mod.ts";
 import { keepingTrust, realOrSelf } from "./trust.ts";
-import { suggest } from "../cli/suggest.ts";
+import { suggest } from "./suggest.ts";
 
-/** A settings file: its scope and path, and whose format it is. */
-export interface SettingsFile {
-  scope: "user" | "project" | "local";
-  path: string;
-  /** crab's config (`permissions` beside crab's other fields) or Claude Code's settings. */
+/** A settings file permissions are read from: crab's config or Claude Code's settings. */
+export interface SettingsFile extends TableFile {
   owner: "crab" | "claude";
 }
 
@@ -107,20 +111,12 @@ export function homeDir(): string {
   return realOrSelf(Deno.env.get("HOME") ?? homedir());
 }
 
-function claudeDir(): string {
-  return join(Deno.env.get("HOME") ?? homedir(), ".claude");
-}
-
-/** The six settings files of a workspace, the widest scope first, crab's before Claude Code's. */
+/**
+ * The six files permissions are read from, the widest scope first, crab's
+ * before Claude Code's (the settings files of `files.ts`' table, not the MCP lists).
+ */
 export function settingsFiles(workspace: string): SettingsFile[] {
-  return [
-    { scope: "user", path: join(configDir(), "config.json"), owner: "crab" },
-    { scope: "user", path: join(claudeDir(), "settings.json"), owner: "claude" },
-    { scope: "project", path: join(workspace, ".crab", "config.json"), owner: "crab" },
-    { scope: "project", path: join(workspace, ".claude", "settings.json"), owner: "claude" },
-    { scope: "local", path: join(workspace, ".crab", "config.local.json"), owner: "crab" },
-    { scope: "local", path: join(workspace, ".claude", "settings.local.json"), owner: "claude" },
-  ];
+  return settingsFileTable(workspace).filter((f): f is SettingsFile => f.owner !== "mcp");
 }
 
 /** What one file's (or `--settings`') `permissions` holds, checked. */
@@ -140,25 +136,23 @@ const KNOWN_KEYS = [
   "disableBypassPermissionsMode",
 ];
 
-function readJson(path: string): unknown {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return undefined;
+/** What `path` holds as JSON (undefined: no such file); a file that cannot be used throws. */
+function readJson(path: string, reader: SettingsReader): unknown {
+  const file = reader.read(path);
+  if (!file.found) return undefined;
+  if (file.readError !== undefined) {
     throw new PermissionError(
-      `Cannot read settings "${path}": ${e instanceof Error ? e.message : e}`,
+      `Cannot read settings "${path}": ${file.readError}`,
       "Check the file's permissions, or move it away.",
     );
   }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
+  if (file.parseError !== undefined) {
     throw new PermissionError(
-      `Cannot parse settings "${path}": ${e instanceof Error ? e.message : e}`,
+      `Cannot parse settings "${path}": ${file.parseError}`,
       "Fix the JSON: it may hold permission rules crab must not run without.",
     );
   }
+  return file.json;
 }
 
 /** The `permissions` of a parsed file; `where` names the file in messages. */
@@ -280,6 +274,7 @@ export function loadPermissions(
   workspace: string,
   trusted: boolean,
   flags: PermissionFlags = {},
+  reader: SettingsReader = settingsReader(),
 ): Permissions {
   const home = homeDir();
   const notices: string[] = [];
@@ -308,7 +303,7 @@ export function loadPermissions(
     typed: true,
   });
   if (flags.settings !== undefined) {
-    const { raw, file, where } = settingsFlag(flags.settings);
+    const { raw, file, where } = settingsFlag(flags.settings, reader);
     const block = permissionBlock(raw, where, "settings", false, notices);
     if (block) {
       layers.push({
@@ -324,7 +319,7 @@ export function loadPermissions(
   // Narrowest scope first; within a scope crab's file first.
   for (const f of [...files].reverse().sort((a, b) => scopeRank(a) - scopeRank(b))) {
     if (flags.settingSources && !flags.settingSources.includes(f.scope)) continue;
-    const raw = readJson(f.path);
+    const raw = readJson(f.path, reader);
     f.found = raw !== undefined;
     const where = `"${f.path}"`;
     const block = permissionBlock(raw, where, f.owner, f.scope === "local", notices);
@@ -470,19 +465,20 @@ function ruleOf(
 }
 
 /** `--settings` is a JSON object when it starts with `{`, else a file. */
-function settingsFlag(value: string): { raw: unknown; file?: string; where: string } {
+export function settingsFlag(
+  value: string,
+  reader: SettingsReader,
+): { raw: unknown; file?: string; where: string } {
   if (value.trim().startsWith("{")) {
-    try {
-      return { raw: JSON.parse(value), where: "--settings" };
-    } catch (e) {
-      throw new PermissionError(
-        `Cannot parse --settings: ${e instanceof Error ? e.message : e}`,
-        `Give a settings file, or a JSON object: --settings '{"permissions": {"deny": ["Bash(rm *)"]}}'.`,
-      );
-    }
+    const read = reader.inline(value.trim());
+    if (read.parseError === undefined) return { raw: read.json, where: "--settings" };
+    throw new PermissionError(
+      `Cannot parse --settings: ${read.parseError}`,
+      `Give a settings file, or a JSON object: --settings '{"permissions": {"deny": ["Bash(rm *)"]}}'.`,
+    );
   }
   const file = resolve(value);
-  const raw = readJson(file);
+  const raw = readJson(file, reader);
   if (raw === undefined) {
     throw new PermissionError(
       `Cannot read --settings "${value}": no such file`,
@@ -497,14 +493,14 @@ function settingsFlag(value: string): { raw: unknown; file?: string; where: stri
  * its own files' allow rules, and a mode that waits for trust. Empty when
  * trust changes nothing there.
  */
-export function trustedPermissions(workspace: string): string[] {
+export function trustedPermissions(workspace: string, reader = settingsReader()): string[] {
   const out: string[] = [];
   for (const f of settingsFiles(workspace)) {
     if (f.scope === "user") continue;
     const name = relative(workspace, f.path);
     let block: PermissionBlock | undefined;
     try {
-      block = permissionBlock(readJson(f.path), `"${f.path}"`, f.owner, false, []);
+      block = permissionBlock(readJson(f.path, reader), `"${f.path}"`, f.owner, false, []);
     } catch (e) {
       out.push(`${name}: ${e instanceof Error ? e.message : e}`);
       continue;
@@ -523,8 +519,8 @@ export function trustedPermissions(workspace: string): string[] {
  * {@link trustedPermissions}). The interactive prompt asks about trust only
  * then (or for its other project files).
  */
-export function permissionsWantTrust(workspace: string): boolean {
-  return trustedPermissions(workspace).length > 0;
+export function permissionsWantTrust(workspace: string, reader = settingsReader()): boolean {
+  return trustedPermissions(workspace, reader).length > 0;
 }
 
 /**
@@ -532,8 +528,7 @@ export function permissionsWantTrust(workspace: string): boolean {
  * workspace's crab config (`project`) or local config (`local`).
  */
 export function ruleFile(scope: "user" | "project" | "local", workspace: string): string {
-  if (scope === "user") return join(configDir(), "config.json");
-  return join(workspace, ".crab", scope === "local" ? "config.local.json" : "config.json");
+  return fileOf(settingsFileTable(workspace), scope, "crab")!.path;
 }
 
 /**
@@ -560,7 +555,7 @@ function writeRule(path: string, effect: Effect, rule: string, workspace: string
     if (e instanceof RuleError) throw new PermissionError(e.message, e.hint);
     throw e;
   }
-  const raw = readJson(path) ?? {};
+  const raw = readJson(path, new SettingsReader()) ?? {};
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
     throw new PermissionError(
       `Cannot add a rule to "${path}": it is not a JSON object`,
@@ -579,6 +574,7 @@ function writeRule(path: string, effect: Effect, rule: string, workspace: string
   const tmp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   Deno.writeTextFileSync(tmp, JSON.stringify(top, null, 2) + "\n");
   Deno.renameSync(tmp, path);
+  settingsFileChanged(path);
   if (/\.local\.json$/.test(path)) excludeFromGit(workspace, path);
   return true;
 }
@@ -595,7 +591,7 @@ function writeRule(path: string, effect: Effect, rule: string, workspace: string
  * ```
  */
 export function removeRule(path: string, effect: Effect, rule: string): boolean {
-  const raw = readJson(path);
+  const raw = readJson(path, new SettingsReader());
   if (raw === undefined) return false;
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
     throw new PermissionError(
@@ -610,6 +606,7 @@ export function removeRule(path: string, effect: Effect, rule: string): boolean 
   const tmp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   Deno.writeTextFileSync(tmp, JSON.stringify(raw, null, 2) + "\n");
   Deno.renameSync(tmp, path);
+  settingsFileChanged(path);
   return true;
 }
 

@@ -8,9 +8,8 @@
  * @module
  */
 
-import { join } from "node:path";
-import { configDir } from "../../tools/fs/data_dir.ts";
-import { osaDistance } from "../cli/suggest.ts";
+import { osaDistance } from "./suggest.ts";
+import { fileOf, settingsFileTable, settingsReader } from "./files.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../../tools/policy/sandbox_mode.ts";
 import { limitsProblem } from "../../tools/sandbox/limits.ts";
 import { domainPatternProblem } from "../../tools/policy/domains.ts";
@@ -176,22 +175,16 @@ export interface FileSettings {
  * with a warning (a newer crab's file, or a typo, must not stop the run); a
  * known field of the wrong type throws {@link ConfigError}.
  */
-export function readSettings(path: string): FileSettings {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return { settings: {}, warnings: [] };
-    throw new ConfigError(`Cannot read config "${path}": ${e instanceof Error ? e.message : e}`);
+export function readSettings(path: string, reader = settingsReader()): FileSettings {
+  const file = reader.read(path);
+  if (!file.found) return { settings: {}, warnings: [] };
+  if (file.readError !== undefined) {
+    throw new ConfigError(`Cannot read config "${path}": ${file.readError}`);
   }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError(
-      `Cannot parse config "${path}": ${e instanceof Error ? e.message : e}\nhint: fix the JSON`,
-    );
+  if (file.parseError !== undefined) {
+    throw new ConfigError(`Cannot parse config "${path}": ${file.parseError}\nhint: fix the JSON`);
   }
+  const raw = file.json;
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
     throw new ConfigError(`Cannot use config "${path}": expected a JSON object`);
   }
@@ -228,9 +221,10 @@ function unknownField(path: string, key: string): string {
 
 /** Paths of the two config files. */
 export function configPaths(workspace: string): { user: string; project: string } {
+  const table = settingsFileTable(workspace);
   return {
-    user: join(configDir(), "config.json"),
-    project: join(workspace, ".crab", "config.json"),
+    user: fileOf(table, "user", "crab")!.path,
+    project: fileOf(table, "project", "crab")!.path,
   };
 }
 
@@ -249,10 +243,14 @@ export interface LoadedSettings {
 }
 
 /** User settings, then project settings over them (only safe keys unless `trusted`). */
-export function loadSettings(workspace: string, trusted: boolean): LoadedSettings {
+export function loadSettings(
+  workspace: string,
+  trusted: boolean,
+  reader = settingsReader(),
+): LoadedSettings {
   const paths = configPaths(workspace);
-  const user = readSettings(paths.user);
-  const project = readSettings(paths.project);
+  const user = readSettings(paths.user, reader);
+  const project = readSettings(paths.project, reader);
   const ignored: string[] = [];
   const merged: Record<string, unknown> = { ...user.settings };
   let sandboxRefused = false;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ConfigError, readSettings } from "../../../agent/run/config.ts";
+import { ConfigError, readSettings } from "../../../agent/settings/crab.ts";
 import { startFakeModel } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 

@@ -15,7 +15,7 @@ import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../../tools/policy/sandb
 import { limitsFromConfig } from "../../tools/sandbox/limits.ts";
 import { type DomainLists, type DomainRule, normalizePattern } from "../../tools/policy/domains.ts";
 import type { AllowedClass } from "../../tools/policy/policy.ts";
-import { ConfigError, configPaths, readSettings, type Settings } from "./config.ts";
+import { ConfigError, configPaths, readSettings, type Settings } from "./crab.ts";
 
 /** Where the parts of a policy come from. */
 export interface SandboxSources {
