@@ -8,12 +8,12 @@
 import type { OutputFormat, PrintOptions } from "../print/mod.ts";
 import type { ReplOptions } from "../repl/mod.ts";
 import type { RunFlags } from "../run/runtime.ts";
-import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import type { PermissionFlags } from "../settings/permissions.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
-import { CliUsageError, type Command, type Parsed } from "./parse.ts";
+import { type Command, type Parsed, UsageError } from "./parse.ts";
 import { claudePermissionFlags, claudeRunFlags } from "./claude_flags.ts";
 
 /** What the root command runs: print mode or the REPL, with their options. */
@@ -80,7 +80,7 @@ function promptFile(p: Parsed, key: string): string {
       : e instanceof Error
       ? e.message
       : String(e);
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot read ${flag} "${path}": ${why}`,
       `give a readable text file (relative to ${Deno.cwd()}), or the text itself: ${
         flag.replace("-file", "")
@@ -88,7 +88,7 @@ function promptFile(p: Parsed, key: string): string {
     );
   }
   if (bytes.length > MAX_PROMPT_FILE) {
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot use ${flag} "${path}": it holds ${bytes.length} bytes, more than ${MAX_PROMPT_FILE}`,
       "a system prompt is read on every turn: keep it short",
     );
@@ -96,14 +96,14 @@ function promptFile(p: Parsed, key: string): string {
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    throw new CliUsageError(`Cannot use ${flag} "${path}": it is not UTF-8 text`);
+    throw new UsageError(`Cannot use ${flag} "${path}": it is not UTF-8 text`);
   }
 }
 
 /** `--system-prompt[-file]` and `--append-system-prompt[-file]`, files read. */
 function promptFlags(p: Parsed): Pick<RunFlags, "systemPrompt" | "appendSystemPrompt"> {
   if (p.has("systemPrompt") && p.has("systemPromptFile")) {
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot use ${p.spelling("systemPrompt")} with ${p.spelling("systemPromptFile")}`,
       "both replace crab's system prompt: give one",
     );
@@ -130,14 +130,14 @@ export function planAgent(p: Parsed): AgentInput {
   const print = p.has("print") || p.str("inputFormat") === "stream-json";
   const given = p.str("print") || undefined;
   if (p.args.length > 1 || (given !== undefined && p.args.length > 0)) {
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot take "${p.args[given === undefined ? 1 : 0]}" as a second prompt`,
       'quote a prompt of several words: crab -p "fix the failing test"; ' +
         "a command comes first: crab metrics",
     );
   }
   if (p.has("continue") && p.has("resume")) {
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot use ${p.spelling("continue")} with ${p.spelling("resume")}`,
       "--continue goes on with the latest session here, --resume ID with the one you name: give one",
     );
@@ -153,7 +153,7 @@ export function planAgent(p: Parsed): AgentInput {
       ]
     ) {
       if (p.has(key)) {
-        throw new CliUsageError(
+        throw new UsageError(
           `Cannot use ${p.spelling(key)} without --print (-p): it shapes print mode's output`,
           `crab -p "PROMPT" ${p.spelling(key)}${key === "outputFormat" ? " json" : ""}`,
         );
@@ -162,7 +162,7 @@ export function planAgent(p: Parsed): AgentInput {
   }
   for (const key of PRINT_ONLY) {
     if (!print && p.has(key)) {
-      throw new CliUsageError(
+      throw new UsageError(
         `Cannot use ${p.spelling(key)} without --print (-p): it applies to print mode only`,
         `crab -p "PROMPT" ${p.spelling(key)} ...`,
       );
@@ -170,31 +170,31 @@ export function planAgent(p: Parsed): AgentInput {
   }
   const format = (p.str("outputFormat") ?? "text") as OutputFormat;
   if (p.has("includePartialMessages") && format !== "stream-json") {
-    throw new CliUsageError(
+    throw new UsageError(
       "Cannot use --include-partial-messages without --output-format stream-json",
       "crab -p PROMPT --output-format stream-json --include-partial-messages",
     );
   }
   const input = p.str("inputFormat") as "text" | "stream-json" | undefined;
   if (p.has("replayUserMessages") && input !== "stream-json") {
-    throw new CliUsageError(
+    throw new UsageError(
       "Cannot use --replay-user-messages without --input-format stream-json",
       "crab -p --input-format stream-json --output-format stream-json --replay-user-messages",
     );
   }
   if (input === "stream-json" && format !== "stream-json") {
-    throw new CliUsageError(
+    throw new UsageError(
       "Cannot use --input-format stream-json without --output-format stream-json",
       "crab -p --input-format stream-json --output-format stream-json",
     );
   }
   if (input === "stream-json" && (p.str("print") || p.args.length)) {
-    throw new CliUsageError(
+    throw new UsageError(
       "Cannot take a prompt argument with --input-format stream-json: it comes on stdin",
     );
   }
   if (print && p.str("resume") === "") {
-    throw new CliUsageError(
+    throw new UsageError(
       "Cannot pick a session to resume in print mode: give its id",
       "list them with crab sessions, then: crab -p --resume ID",
     );
@@ -225,12 +225,11 @@ async function runAgent(x: AgentInput): Promise<number> {
     return await printCommand(x.opts);
   }
   if (!Deno.stdin.isTerminal()) {
-    console.error(
-      "error: Cannot start interactive mode: stdin is not a terminal\n" +
-        'hint: add --print (-p) to run one prompt from a script: echo "PROMPT" | crab --print\n' +
+    throw new UsageError(
+      "Cannot start interactive mode: stdin is not a terminal",
+      'add --print (-p) to run one prompt from a script: echo "PROMPT" | crab --print\n' +
         "      (print mode approves every offered tool; limit them with --tools)",
     );
-    return 2;
   }
   const { replCommand } = await import("../repl/mod.ts");
   return await replCommand(x.opts);

@@ -8,7 +8,7 @@
 import { resolve } from "node:path";
 import type { RunFlags } from "../run/runtime.ts";
 import type { PermissionFlags } from "../settings/permissions.ts";
-import { CliUsageError, type Parsed } from "./parse.ts";
+import { type Parsed, UsageError } from "./parse.ts";
 
 /** `--session-id`, `--fork-session`, `--no-session-persistence`, `--fallback-model`, `--max-budget-usd`. */
 export function claudeRunFlags(
@@ -51,13 +51,13 @@ function realDir(dir: string): string {
     if (!Deno.statSync(real).isDirectory) throw new Error("not a directory");
   } catch (e) {
     const why = e instanceof Deno.errors.NotFound ? "no such directory" : (e as Error).message;
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot use --add-dir "${dir}": ${why}`,
       `give a directory that exists (relative to ${Deno.cwd()})`,
     );
   }
   if (/[()*?[\]{}]/.test(real)) {
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot use --add-dir "${dir}": its path holds a character rules read as a pattern`,
       `write the rules yourself: --allowedTools "Read(//PATH/**)" "Edit(//PATH/**)"`,
     );

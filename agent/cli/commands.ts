@@ -13,10 +13,10 @@ import type { SessionsOptions } from "../commands/sessions.ts";
 import type { PermissionsOptions } from "../commands/permissions.ts";
 import type { UndoOptions } from "../commands/undo.ts";
 import type { ToolCommandOptions } from "../commands/tool.ts";
-import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { agentCommand, permissionFlags } from "./agent_command.ts";
-import { CliUsageError, type Command, commandName, type Parsed, type Plan } from "./parse.ts";
+import { type Command, commandName, type Parsed, type Plan, UsageError } from "./parse.ts";
 import { GLOBAL_KEYS } from "./options.ts";
 import { suggest } from "../settings/suggest.ts";
 
@@ -58,7 +58,7 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
   plan(p) {
     const [name, args] = p.args;
     if (p.flag("jsonl") && name !== undefined) {
-      throw new CliUsageError(
+      throw new UsageError(
         `Cannot name a tool with --jsonl: the calls come from stdin`,
         `echo '{"tool": "${name}", "args": {}}' | crab tool --jsonl`,
       );
@@ -66,7 +66,7 @@ once stdin is read to the end, whatever the calls returned; check "ok" per line.
     const allow = p.list("allow") ?? [];
     const tools = p.list("tools");
     if (p.flag("webAllowPrivate") && tools && !tools.includes("web_fetch")) {
-      throw new CliUsageError(
+      throw new UsageError(
         `Cannot use ${p.spelling("webAllowPrivate")} when --tools leaves out web_fetch`,
         "add web_fetch to --tools",
       );
@@ -149,7 +149,7 @@ After a URL, options may follow it, as in Claude Code's docs.
     }
     const env = p.list("env") ?? [];
     const header = p.list("header") ?? [];
-    const usage = (message: string, hint?: string) => new CliUsageError(message, hint);
+    const usage = (message: string, hint?: string) => new UsageError(message, hint);
     if (url !== undefined && command.length > 0) {
       throw usage("Cannot add an MCP server with both a URL and a command", "give one of them");
     }
@@ -299,7 +299,7 @@ Each connection is one session (read before edit holds across its calls) and one
 run in crab metrics, mode mcp-serve. stdout carries protocol messages only.`,
   plan(p) {
     if (p.flag("webAllowPrivate") && !p.flag("web")) {
-      throw new CliUsageError(
+      throw new UsageError(
         `Cannot use ${p.spelling("webAllowPrivate")} without --web: web_fetch is not offered`,
         "add --web",
       );
@@ -446,7 +446,7 @@ It prints allow, ask or deny as an interactive run decides, what print mode does
 a shell command every simple command on a line of its own.`,
   plan(p) {
     if (p.args.length === 0) {
-      throw new CliUsageError(
+      throw new UsageError(
         "Cannot check a call without its arguments",
         "crab permissions check -- 'git push origin main'",
       );
@@ -498,7 +498,7 @@ const helpCommand: Command = {
       if (!child) {
         const names = (here.children ?? []).map((c) => c.name);
         const near = suggest(word, names);
-        throw new CliUsageError(
+        throw new UsageError(
           `Unknown command "${word}" for ${commandName(path)}`,
           near
             ? `did you mean ${commandName(path)} ${near}?`

@@ -9,7 +9,8 @@ import { VERSION } from "../../version.ts";
 import { exit, installProcessOwner } from "../../tools/host/processes.ts";
 import { takeLauncherEnv } from "../../tools/host/own_roots.ts";
 import { ROOT } from "./commands.ts";
-import { CliUsageError, type Invocation, parseArgs } from "./parse.ts";
+import { StoreError } from "../store/store_error.ts";
+import { type Invocation, parseArgs, UsageError } from "./parse.ts";
 
 /** Parses `argv` (without the program name) and runs the command it names. */
 export async function runCli(argv: string[]): Promise<void> {
@@ -30,13 +31,13 @@ export async function runCli(argv: string[]): Promise<void> {
       code = await plan.run();
     }
   } catch (e) {
-    if (e instanceof CliUsageError) {
-      console.error(`error: ${e.message}${e.hint ? `\nhint: ${e.hint}` : ""}`);
+    if (e instanceof UsageError) {
+      console.error(e.report());
       exit(2);
     }
     // The reader of stdout went away (`| head`): nothing to say, and nobody to say it to.
     if (e instanceof Deno.errors.BrokenPipe) exit(141);
-    if (e instanceof Error && e.name === "StoreError") {
+    if (e instanceof StoreError) {
       console.error(`error: ${e.message}`);
       exit(1);
     }

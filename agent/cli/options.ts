@@ -8,7 +8,7 @@
  */
 
 import { ALLOW_CLASSES } from "../../tools/policy/policy.ts";
-import { SANDBOX_MODES } from "../../tools/policy/sandbox_mode.ts";
+import { SANDBOX_MODES } from "../../tools/policy/sandbox.ts";
 import { MODES, parseRule, parseRuleList, RuleError } from "../../tools/policy/mod.ts";
 import { suggest } from "../settings/suggest.ts";
 import { domainPatternProblem } from "../../tools/policy/domains.ts";

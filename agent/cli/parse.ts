@@ -10,14 +10,9 @@
 
 import { OPTIONS, type OptionSpec } from "./options.ts";
 import { suggest } from "../settings/suggest.ts";
+import { UsageError } from "../settings/usage_error.ts";
 
-/** A command-line mistake: printed as `error: ...` and `hint: ...`, exit code 2. */
-export class CliUsageError extends Error {
-  override name = "CliUsageError";
-  constructor(message: string, readonly hint?: string) {
-    super(message);
-  }
-}
+export { UsageError } from "../settings/usage_error.ts";
 
 /** A positional argument of a command. */
 export interface ArgSpec {
@@ -147,8 +142,8 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
   let help = false;
   let version = false;
   let dashdash = false;
-  let problem: CliUsageError | undefined;
-  const fail = (e: CliUsageError) => problem ??= e;
+  let problem: UsageError | undefined;
+  const fail = (e: UsageError) => problem ??= e;
 
   const argSpec = (n: number): ArgSpec | undefined => {
     const args = node().args ?? [];
@@ -172,9 +167,9 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
     value: string,
     why: NonNullable<ReturnType<NonNullable<OptionSpec["check"]>>>,
     extra = false,
-  ): CliUsageError => {
+  ): UsageError => {
     const [text, hint] = typeof why === "string" ? [why, undefined] : [why.why, why.hint];
-    return new CliUsageError(
+    return new UsageError(
       `Cannot use ${spelling} "${value}": ${text}`,
       extra
         ? `${spelling} takes every word up to the next option: give the prompt or the ` +
@@ -217,7 +212,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
         return;
       }
       if (items.length === 0) {
-        fail(new CliUsageError(`Cannot use ${spelling} "${value}": expected at least one`));
+        fail(new UsageError(`Cannot use ${spelling} "${value}": expected at least one`));
         return;
       }
       for (const item of items) {
@@ -257,7 +252,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
       if (spec.key === "help") help = true;
       else if (spec.key === "version") version = true;
       else if (spec.kind === "flag") {
-        if (inline !== undefined) fail(new CliUsageError(`Cannot give ${name} a value`));
+        if (inline !== undefined) fail(new UsageError(`Cannot give ${name} a value`));
         else record(spec, name, undefined);
       } else if (inline !== undefined) record(spec, name, inline);
       else {
@@ -267,7 +262,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
           record(spec, name, isWord ? next : undefined);
           if (isWord) i++;
         } else if (!isWord) {
-          fail(new CliUsageError(`Cannot use ${name} without a value`, `${name} ${spec.arg}`));
+          fail(new UsageError(`Cannot use ${name} without a value`, `${name} ${spec.arg}`));
         } else {
           record(spec, name, next);
           i++;
@@ -294,7 +289,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
       const near = suggest(word, here.children!.map((c) => c.name));
       if (!here.plan) {
         fail(
-          new CliUsageError(
+          new UsageError(
             `Unknown command "${word}" for ${commandName(path)}`,
             near ? `did you mean ${commandName(path)} ${near}?` : `see ${commandName(path)} --help`,
           ),
@@ -304,7 +299,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
       // A lone word next to a command's name is a typo, not a prompt.
       if (near && /^[a-z-]+$/.test(word)) {
         fail(
-          new CliUsageError(
+          new UsageError(
             `Unknown command "${word}"`,
             `did you mean ${commandName(path)} ${near}? (to send "${word}" as a prompt: ` +
               `${commandName(path)} -- ${word})`,
@@ -322,7 +317,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
   const here = node();
   if (!here.plan) {
     if (given.length === 0) return { kind: "help", path };
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot run ${commandName(path)} without a command`,
       `one of: ${here.children!.map((c) => c.name).join(", ")}`,
     );
@@ -334,7 +329,7 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
     const applies = where.length === 1 && where[0] === root.name
       ? `it applies to ${root.name} itself (interactive or -p), not to its commands`
       : `it applies to ${andList(where)}`;
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot use ${spelling} with ${commandName(path)}: ${applies}`,
       own
         ? `${commandName(path)} has its own ${spelling} (${own.help}): give it after the command`
@@ -344,14 +339,14 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
   const args = here.args ?? [];
   const missing = args.find((a, n) => a.required && parsed.args.length <= n);
   if (missing) {
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot run ${commandName(path)} without ${missing.name}`,
       `${commandName(path)} ${(here.usage ?? [""])[0]}`.trim(),
     );
   }
   const most = args.some((a) => a.variadic) ? Infinity : args.length;
   if (parsed.args.length > most) {
-    throw new CliUsageError(
+    throw new UsageError(
       `Cannot run ${commandName(path)} with the extra argument "${parsed.args[most]}"`,
       `see ${commandName(path)} --help`,
     );
@@ -359,14 +354,14 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
   return { kind: "run", path, parsed };
 }
 
-function unknownOption(name: string, path: Command[]): CliUsageError {
+function unknownOption(name: string, path: Command[]): UsageError {
   const here = path[path.length - 1];
   // A group takes no options of its own: what follows may be any command's.
   const names = OPTIONS.filter((o) =>
     !o.hidden && (!here.plan || here.keys.includes(o.key) || o.key === "help")
   ).map((o) => o.long);
   const near = name.startsWith("--") ? suggest(name, names) : undefined;
-  return new CliUsageError(
+  return new UsageError(
     `Unknown option ${name} for ${commandName(path)}`,
     near ? `did you mean ${near}?` : `see ${commandName(path)} --help`,
   );

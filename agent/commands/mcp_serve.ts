@@ -8,34 +8,27 @@
  */
 
 import { connect, serveHttp, type ServeOptions, StdioTransport } from "../../mcp/server.ts";
-import { type AllowedClass, SessionPolicy } from "../../tools/policy/policy.ts";
+import { type AllowedClass, Policy } from "../../tools/policy/policy.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
-import { Dispatcher } from "../../tools/call/dispatch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { onExit } from "../../tools/host/processes.ts";
 import { Registry } from "../../tools/call/registry.ts";
 import { BUILTIN_NAMES, DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
-import { Session } from "../../tools/call/session.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
+import { printable } from "../../tools/fs/printable.ts";
 import { VERSION } from "../../version.ts";
 import { Store } from "../store/observe.ts";
-import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
-import { type SandboxPolicy, withRules } from "../../tools/sandbox/policy.ts";
-import { ConfigError, loadSettings, type Settings } from "../settings/crab.ts";
-import { extraClasses, sandboxPolicy, userSettings } from "../settings/sandbox.ts";
-import {
-  commandLineMode,
-  loadPermissions,
-  PermissionError,
-  type PermissionFlags,
-  type Permissions,
-} from "../settings/permissions.ts";
-import { isTrusted } from "../settings/trust.ts";
-import { loadToolHooks, toolCommandStages, toolUndoStage } from "../hooks/tool_commands.ts";
+import { extraClasses } from "../settings/sandbox.ts";
+import { commandLineMode, type PermissionFlags } from "../settings/permissions.ts";
+import { Settings } from "../settings/mod.ts";
+import { TOOL_EVENTS } from "../settings/hooks.ts";
+import { UsageError } from "../settings/usage_error.ts";
+import { undoFor, workbench } from "../run/workbench.ts";
 
 /** Options of `crab mcp serve`. */
 export interface McpServeOptions {
@@ -63,9 +56,6 @@ export interface McpServeOptions {
 
 /** The tools offered when `--tools` is not given: the read class. */
 export const DEFAULT_TOOLS = DEFAULT_TOOL_LISTS["mcp-serve"];
-
-/** A usage problem: printed as `error: ...`, exit code 2. */
-class UsageError extends Error {}
 
 /** The built-in tools this build has, web_fetch included (offered only with `--web`). */
 function availableBuiltins(opts: McpServeOptions): AnyTool[] {
@@ -128,50 +118,27 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   const stdio = opts.http === undefined;
   // In stdio mode stdout carries protocol messages only: anything logged goes to stderr.
   if (stdio) console.log = console.info = console.debug = console.error;
-  let tools: AnyTool[];
-  let port = 0;
-  let workspace: string;
-  let sandbox: SandboxPolicy;
-  let extra: AllowedClass[];
-  let settings: Settings;
-  try {
-    tools = selectTools(availableBuiltins(opts), opts);
-    if (!stdio) port = parsePort(opts.http!);
-    workspace = realDirectory(opts.cwd);
-    extra = extraClasses(opts.allow);
-    const user = userSettings(workspace);
-    sandbox = sandboxPolicy({
-      flag: opts.sandbox,
-      user,
-      allow: extra,
-      domains: opts.permissions?.allowDomain,
-    });
-    tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode);
-    // Undo keeps what a run's settings say; a project file is read only once trusted.
-    settings = isTrusted(workspace) ? loadSettings(workspace, true).settings : user;
-  } catch (e) {
-    if (!(e instanceof UsageError) && !(e instanceof ConfigError)) throw e;
-    console.error(`error: ${e.message}`);
-    return 2;
-  }
+  let tools = selectTools(availableBuiltins(opts), opts);
+  const port = stdio ? 0 : parsePort(opts.http!);
+  const workspace = realDirectory(opts.cwd);
+  const extra = extraClasses(opts.allow);
   const flags = { ...opts.permissions, yolo: opts.yolo || opts.permissions?.yolo };
-  let permissions: Permissions;
-  try {
-    // It reads no project file but permission rules: a project's deny rules hold here too.
-    permissions = loadPermissions(workspace, isTrusted(workspace), flags);
-  } catch (e) {
-    if (!(e instanceof PermissionError)) throw e;
-    console.error(`error: ${e.message}\nhint: ${e.hint}`);
-    return 2;
-  }
-  for (const n of permissions.notices) console.error(`crab: ${n}`);
-  const hooks = loadToolHooks(
-    workspace,
-    isTrusted(workspace),
-    opts.permissions?.settings,
-    "start crab there once and trust it to run them",
-  );
-  if (!hooks) return 2;
+  // It reads no project file but permission rules (and, once trusted, undo's setting and hooks):
+  // a project's deny rules hold here too.
+  const settings = new Settings({ workspace, flags });
+  const sandbox = settings.sandbox({
+    mode: opts.sandbox,
+    allow: extra,
+    domains: opts.permissions?.allowDomain,
+  });
+  tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode);
+  settings.undo(); // a broken config stops the command before anything starts
+  for (const n of settings.permissions().notices) console.error(`crab: ${n}`);
+  const hooks = settings.hooks({
+    events: TOOL_EVENTS,
+    trustHint: "start crab there once and trust it to run them",
+  });
+  for (const n of hooks.notices) console.error(`crab: ${n}`);
   if (tools.some((t) => t.class === "exec") && sandbox.mode !== "danger-full-access") {
     const status = await sandboxStatus(workspace, sandbox).catch(() => undefined);
     if (status && !status.ok) {
@@ -185,6 +152,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   // The client asks its own user: every offered tool's class is approved here.
   const allowed: AllowedClass[] = [...tools.map((t) => t.class), ...extra];
   if (opts.allowOutside) allowed.push("outside");
+  const choice = { mode: commandLineMode(flags), allowed, sandbox };
 
   // Runs still open when crab exits (a signal, or HTTP mode's only way out) end as interrupted.
   const openRuns = new Set<string>();
@@ -200,35 +168,29 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
 
   const telemetry = await loadTelemetry();
   // One for every connection: their calls take turns in the workspace, under its lock.
-  const undo = toolUndoStage(workspace, store, { settings, watch: true });
+  const undo = undoFor(settings, store, {
+    sessionId: (run) => run,
+    policy: new Policy({ ...choice, rules: settings.permissions().rules }),
+  });
   const serveOptions: ServeOptions = {
     version: VERSION,
     instructions: instructionsFor(workspace, tools),
     open() {
-      const session = new Session(workspace);
-      session.sandbox = withRules(sandbox, () => permissions.rules);
-      const runId = store.startRun({ mode: "mcp-serve", workspace: session.workspace });
+      const runId = store.startRun({ mode: "mcp-serve", workspace });
       openRuns.add(runId);
-      const policy = new SessionPolicy({
-        allowed,
-        mode: commandLineMode(flags),
-        rules: permissions.rules,
-        home: permissions.home,
-      });
-      const dispatcher = new Dispatcher({
+      const { dispatcher } = workbench({
+        settings,
         registry,
-        session,
-        policy,
-        sink: store,
+        store,
         runId,
-        stages: toolCommandStages(hooks, {
-          workspace: session.workspace,
-          store,
-          runId,
-          permissionMode: () => policy.mode,
-          telemetry,
-          undo,
-        }),
+        telemetry,
+        policy: choice,
+        hooks: {
+          commands: hooks.hooks,
+          sessionId: () => runId,
+          notice: (m) => console.error(`crab: ${printable(m, "prose")}`),
+        },
+        undo,
       });
       return {
         dispatcher,

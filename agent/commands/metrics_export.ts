@@ -9,6 +9,7 @@
 import { Store } from "../store/observe.ts";
 import { ExportError, exportRuns } from "../telemetry/replay.ts";
 import { OtlpConfigError } from "../telemetry/otlp_config.ts";
+import { UsageError } from "../settings/usage_error.ts";
 
 /** Options of the export command. */
 export interface ExportCommandOptions {
@@ -22,11 +23,11 @@ export async function exportCommand(
   opts: ExportCommandOptions,
 ): Promise<number> {
   if (!opts.otlp) {
-    console.error(
-      "error: Cannot export without a format\nhint: crab metrics export --otlp [RUN...] " +
-        "sends runs to the collector named by OTEL_EXPORTER_OTLP_ENDPOINT",
+    throw new UsageError(
+      "Cannot export without a format",
+      "crab metrics export --otlp [RUN...] sends runs to the collector named by " +
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
     );
-    return 2;
   }
   const store = Store.openExisting();
   if (!store) {

@@ -16,13 +16,9 @@ import { crabNameOf, fromClaudeInput } from "../../tools/table.ts";
 import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
 import type { Mode, Part } from "../../tools/policy/mod.ts";
 import { ruleRef } from "../../tools/policy/decision.ts";
-import {
-  loadPermissions,
-  PermissionError,
-  type PermissionFlags,
-  type Permissions,
-} from "../settings/permissions.ts";
-import { isTrusted, realOrSelf } from "../settings/trust.ts";
+import type { PermissionFlags, Permissions } from "../settings/permissions.ts";
+import { Settings } from "../settings/mod.ts";
+import { UsageError } from "../settings/usage_error.ts";
 
 /** Options of `crab permissions` and `crab permissions check`. */
 export interface PermissionsOptions {
@@ -32,17 +28,14 @@ export interface PermissionsOptions {
   permissions: PermissionFlags;
 }
 
-/** The effective permissions, or the exit code of an error already printed. */
-function load(opts: PermissionsOptions): { p: Permissions; trusted: boolean } | number {
-  const workspace = realOrSelf(opts.cwd);
-  const trusted = opts.trustProject === true || isTrusted(workspace);
-  try {
-    return { p: loadPermissions(workspace, trusted, opts.permissions), trusted };
-  } catch (e) {
-    if (!(e instanceof PermissionError)) throw e;
-    console.error(`error: ${e.message}\nhint: ${e.hint}`);
-    return 2;
-  }
+/** The effective permissions, read as a run reads them. */
+function load(opts: PermissionsOptions): { p: Permissions; trusted: boolean } {
+  const settings = new Settings({
+    workspace: opts.cwd,
+    trustProject: opts.trustProject,
+    flags: opts.permissions,
+  });
+  return { p: settings.permissions(), trusted: settings.trusted };
 }
 
 const show = (s: string) => printable(s, "strict");
@@ -56,7 +49,6 @@ function table(rows: string[][]): string[] {
 /** `crab permissions`: prints the rules and the mode; resolves to the exit code. */
 export function permissionsCommand(opts: PermissionsOptions): number {
   const loaded = load(opts);
-  if (typeof loaded === "number") return loaded;
   const { p, trusted } = loaded;
   for (const n of p.notices) console.error(`crab: ${n}`);
   if (opts.json) {
@@ -160,11 +152,11 @@ export async function permissionsCheck(
   const name = tool ?? "bash";
   const t = toolNamed(name);
   if (!t) {
-    console.error(
-      `error: Cannot check tool "${name}": no such tool\nhint: give a built-in (bash, read, ` +
-        "write, edit, glob, grep, web_fetch, or Claude Code's names), or SERVER__TOOL",
+    throw new UsageError(
+      `Cannot check tool "${name}": no such tool`,
+      "give a built-in (bash, read, write, edit, glob, grep, web_fetch, or Claude Code's " +
+        "names), or SERVER__TOOL",
     );
-    return 2;
   }
   const text = args.join(" ");
   let input: Record<string, unknown>;
@@ -179,16 +171,14 @@ export async function permissionsCheck(
       const builtin = crabNameOf(name);
       if (builtin && builtin !== name) input = fromClaudeInput(builtin, input);
     } catch (e) {
-      console.error(
-        `error: Cannot read the arguments of ${t.name}: ${e instanceof Error ? e.message : e}\n` +
-          `hint: give them as JSON, as crab tool takes them: crab permissions check --tool ${t.name} ` +
+      throw new UsageError(
+        `Cannot read the arguments of ${t.name}: ${e instanceof Error ? e.message : e}`,
+        `give them as JSON, as crab tool takes them: crab permissions check --tool ${t.name} ` +
           `-- '{"path": ".env"}'`,
       );
-      return 2;
     }
   }
   const loaded = load(opts);
-  if (typeof loaded === "number") return loaded;
   const { p } = loaded;
   for (const n of p.notices) console.error(`crab: ${n}`);
   const state = (mode: Mode, allowed: (c: ApprovalClass) => boolean) => ({

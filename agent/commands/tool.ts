@@ -6,22 +6,19 @@
  * @module
  */
 
-import { Dispatcher, type DispatchResult, type ToolErrorInfo } from "../../tools/call/dispatch.ts";
+import type { Dispatcher, DispatchResult, ToolErrorInfo } from "../../tools/call/dispatch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { Registry } from "../../tools/call/registry.ts";
-import { Session } from "../../tools/call/session.ts";
-import { type AllowedClass, SessionPolicy } from "../../tools/policy/policy.ts";
+import type { AllowedClass, Policy } from "../../tools/policy/policy.ts";
 import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
-import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
-import { withRules } from "../../tools/sandbox/policy.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { printable } from "../../tools/fs/printable.ts";
-import { extraClasses, sandboxPolicy, userSettings } from "../settings/sandbox.ts";
-import { ConfigError, loadSettings, type Settings } from "../settings/crab.ts";
+import { extraClasses } from "../settings/sandbox.ts";
 import { Store } from "../store/observe.ts";
 import {
   type FlagServers,
@@ -30,18 +27,13 @@ import {
   readFlagConfigs,
 } from "../../mcp/config.ts";
 import { pickMayName, picksMcpTool } from "../../mcp/names.ts";
-import {
-  commandLineMode,
-  loadPermissions,
-  PermissionError,
-  type PermissionFlags,
-  type Permissions,
-} from "../settings/permissions.ts";
-import { isTrusted, realOrSelf } from "../settings/trust.ts";
-import type { HookCommand } from "../settings/hooks.ts";
-import { loadToolHooks, toolCommandStages, toolUndoStage } from "../hooks/tool_commands.ts";
+import { commandLineMode, type PermissionFlags } from "../settings/permissions.ts";
+import { Settings } from "../settings/mod.ts";
+import { type HookCommand, TOOL_EVENTS } from "../settings/hooks.ts";
+import { UsageError } from "../settings/usage_error.ts";
 import type { McpHub } from "../../mcp/hub.ts";
 import { connectMcp, type McpSelection, selectMcp, SKIPPED_REASON } from "../run/mcp_startup.ts";
+import { undoFor, workbench } from "../run/workbench.ts";
 
 /** Options of `crab tool`. */
 export interface ToolCommandOptions {
@@ -101,16 +93,23 @@ const SERVER_PREFIX_CHARS = 55;
 class McpOnDemand {
   readonly #opts: ToolCommandOptions;
   readonly #registry: Registry;
-  readonly #allowed: Set<ApprovalClass>;
+  /** Classes of the tools that joined, approved once the policy exists. */
+  readonly #joined = new Set<ApprovalClass>();
+  #policy: Pick<Policy, "allow"> | undefined;
   #selection: McpSelection | undefined;
   #hub: McpHub | undefined;
   readonly #tried = new Set<string>();
   #synced: unknown;
 
-  constructor(opts: ToolCommandOptions, registry: Registry, allowed: Set<ApprovalClass>) {
+  constructor(opts: ToolCommandOptions, registry: Registry) {
     this.#opts = opts;
     this.#registry = registry;
-    this.#allowed = allowed;
+  }
+
+  /** Approves the classes of the tools that joined so far, and of those that join later, in `policy`. */
+  approveWith(policy: Pick<Policy, "allow">): void {
+    this.#policy = policy;
+    for (const cls of this.#joined) policy.allow(cls);
   }
 
   get selection(): McpSelection {
@@ -192,7 +191,8 @@ class McpOnDemand {
     for (const t of tools) {
       if (!mcpToolWanted(t, this.#opts.tools)) continue;
       this.#registry.add(t);
-      this.#allowed.add(t.class);
+      this.#joined.add(t.class);
+      this.#policy?.allow(t.class);
     }
   }
 
@@ -220,20 +220,12 @@ export type JsonlAnswer =
     error: ToolErrorInfo;
   };
 
-function userSettingsOrEmpty(cwd: string) {
-  try {
-    return userSettings(cwd);
-  } catch {
-    return {};
-  }
-}
-
 function listing(registry: Registry): string {
   const width = Math.max(10, ...registry.names().map((n) => n.length + 1));
   return registry.list().map((t) => `${t.name.padEnd(width)} ${t.class}`).join("\n");
 }
 
-/** Runs `crab tool`; resolves to the exit code. */
+/** Runs `crab tool`; resolves to the exit code. Throws a {@link UsageError} for exit 2. */
 export async function toolCommand(
   name: string | undefined,
   argsJson: string | undefined,
@@ -248,12 +240,13 @@ export async function toolCommand(
     !n.includes("__") && !builtins.some((t) => t.name === n)
   );
   if (unknown?.length) {
-    console.error(
-      `error: Cannot limit crab tool to ${unknown.map((n) => `"${n}"`).join(", ")}: no such ` +
-        `built-in tool\nhint: built-ins: ${builtins.map((t) => t.name).join(", ")}; MCP tools ` +
-        "are SERVER__TOOL or SERVER__*",
+    throw new UsageError(
+      `Cannot limit crab tool to ${unknown.map((n) => `"${n}"`).join(", ")}: no such ` +
+        "built-in tool",
+      `built-ins: ${
+        builtins.map((t) => t.name).join(", ")
+      }; MCP tools are SERVER__TOOL or SERVER__*`,
     );
-    return 2;
   }
   if (opts.mcpConfig?.length || opts.strictMcpConfig) {
     try {
@@ -265,36 +258,26 @@ export async function toolCommand(
         },
       };
     } catch (e) {
-      if (!(e instanceof McpFlagError)) throw e;
-      console.error(`error: ${e.message}`);
-      return 2;
+      if (e instanceof McpFlagError) throw new UsageError(e.message);
+      throw e;
     }
   }
   const registry = new Registry(builtins.filter((t) => toolWanted(t.name, opts.tools)));
   const flags = { ...opts.permissions, yolo: opts.yolo || opts.permissions?.yolo };
-  const workspace = realOrSelf(opts.cwd);
-  let permissions: Permissions;
-  try {
-    permissions = loadPermissions(workspace, opts.trustProject || isTrusted(workspace), flags);
-  } catch (e) {
-    if (!(e instanceof PermissionError)) throw e;
-    console.error(`error: ${e.message}\nhint: ${e.hint}`);
-    return 2;
-  }
-  for (const n of permissions.notices) console.error(`crab: ${n}`);
-  // MCP servers start on first use, so their classes join this set later.
-  const policy = new SessionPolicy({
-    mode: commandLineMode(flags),
-    rules: permissions.rules,
-    home: permissions.home,
-    allowed: (opts.allow ?? []) as AllowedClass[],
-  });
-  const mcp = new McpOnDemand(opts, registry, policy.allowed);
+  const settings = new Settings({ workspace: opts.cwd, trustProject: opts.trustProject, flags });
+  for (const n of settings.permissions().notices) console.error(`crab: ${n}`);
+  // MCP servers start on first use: their classes are approved as they join.
+  const mcp = new McpOnDemand(opts, registry);
   try {
     if (!opts.jsonl && name === undefined) {
       await mcp.all();
       mcp.skippedNotice();
-      const mode = opts.sandbox ?? userSettingsOrEmpty(opts.cwd).sandbox?.mode;
+      let mode = opts.sandbox;
+      try {
+        mode ??= settings.user().sandbox?.mode;
+      } catch {
+        // A broken user config is the run's to report; the listing goes on without it.
+      }
       const present = withPermission(
         registry.list(),
         opts.cwd,
@@ -305,11 +288,10 @@ export async function toolCommand(
       return 0;
     }
     if (!opts.jsonl && !toolWanted(name!, opts.tools)) {
-      console.error(
-        `error: Cannot run tool "${name}": --tools ${opts.tools!.join(",")} leaves it out\n` +
-          "hint: add it to --tools, or leave --tools out",
+      throw new UsageError(
+        `Cannot run tool "${name}": --tools ${opts.tools!.join(",")} leaves it out`,
+        "add it to --tools, or leave --tools out",
       );
-      return 2;
     }
     if (!opts.jsonl) {
       const problem = await mcp.ensure(name!);
@@ -327,14 +309,12 @@ export async function toolCommand(
         return 1;
       }
     }
-    const hooks = loadToolHooks(
-      workspace,
-      opts.trustProject || isTrusted(workspace),
-      opts.permissions?.settings,
-      "pass --trust-project to run them",
-    );
-    if (!hooks) return 2;
-    return await runCalls(name, argsJson, opts, registry, policy, mcp, hooks);
+    const hooks = settings.hooks({
+      events: TOOL_EVENTS,
+      trustHint: "pass --trust-project to run them",
+    });
+    for (const n of hooks.notices) console.error(`crab: ${n}`);
+    return await runCalls(name, argsJson, opts, settings, registry, mcp, hooks.hooks);
   } finally {
     await mcp.close();
   }
@@ -344,63 +324,43 @@ async function runCalls(
   name: string | undefined,
   argsJson: string | undefined,
   opts: ToolCommandOptions,
+  settings: Settings,
   registry: Registry,
-  policy: SessionPolicy,
   mcp: McpOnDemand,
   hooks: readonly HookCommand[],
 ): Promise<number> {
-  let extra: AllowedClass[];
-  let user;
-  let settings: Settings;
-  try {
-    extra = extraClasses(opts.allow);
-    user = userSettings(opts.cwd);
-    // Undo keeps what a run's settings say; a project file is read only once trusted.
-    const workspace = realOrSelf(opts.cwd);
-    const trusted = opts.trustProject || isTrusted(workspace);
-    settings = trusted ? loadSettings(workspace, true).settings : user;
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    console.error(`error: ${e.message}`);
-    return 2;
-  }
-  cleanSpillFiles();
-  const session = new Session(opts.cwd);
-  // Deny rules on paths hold below the shell too.
-  session.sandbox = withRules(
-    sandboxPolicy({
-      flag: opts.sandbox,
-      user,
-      allow: extra,
-      domains: opts.permissions?.allowDomain,
-    }),
-    () => policy.rules,
-  );
-  const allowed = policy.allowed;
-  // `--allow outside` (and `--allow-outside`) approves both outside classes, reads and writes.
-  if (opts.allowOutside) policy.allow("outside");
-  for (const c of extra) policy.allow(c);
-  if (!opts.jsonl) allowed.add(registry.get(name!)!.class);
-  else for (const t of registry.list()) allowed.add(t.class);
-  const store = new Store();
-  const runId = store.startRun({ mode: "tool", workspace: session.workspace });
-  const telemetry = await loadTelemetry();
-  const dispatcher = new Dispatcher({
-    registry,
-    session,
-    policy,
-    sink: store,
-    runId,
-    stages: toolCommandStages(hooks, {
-      workspace: session.workspace,
-      store,
-      runId,
-      permissionMode: () => policy.mode,
-      telemetry,
-      // One call has no use for a file watcher.
-      undo: toolUndoStage(session.workspace, store, { settings, watch: opts.jsonl === true }),
-    }),
+  const extra = extraClasses(opts.allow);
+  const sandbox = settings.sandbox({
+    mode: opts.sandbox,
+    allow: extra,
+    domains: opts.permissions?.allowDomain,
   });
+  // Naming a tool approves it; `--allow outside` (and `--allow-outside`) both outside classes.
+  const allowed: AllowedClass[] = [...extra, ...(opts.allowOutside ? ["outside" as const] : [])];
+  if (!opts.jsonl) allowed.push(registry.get(name!)!.class);
+  else for (const t of registry.list()) allowed.push(t.class);
+  settings.undo(); // a broken config stops the command before anything runs
+  cleanSpillFiles();
+  const store = new Store();
+  const runId = store.startRun({ mode: "tool", workspace: settings.workspace });
+  const telemetry = await loadTelemetry();
+  const { policy, dispatcher } = workbench({
+    settings,
+    registry,
+    store,
+    runId,
+    telemetry,
+    policy: { mode: commandLineMode(settings.flags), allowed, sandbox },
+    hooks: {
+      commands: hooks,
+      sessionId: () => runId,
+      notice: (m) => console.error(`crab: ${printable(m, "prose")}`),
+    },
+    // Each run is an undo session of its own; one call has no use for a file watcher.
+    undo: (policy) =>
+      undoFor(settings, store, { sessionId: (run) => run, watch: opts.jsonl === true, policy }),
+  });
+  mcp.approveWith(policy);
   let code = 0;
   try {
     if (!opts.jsonl) {

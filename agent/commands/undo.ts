@@ -9,6 +9,7 @@
 import { printable } from "../../tools/fs/printable.ts";
 import { holdWorkspace } from "../../tools/call/workspace_lock.ts";
 import { ToolError } from "../../tools/tool.ts";
+import { UsageError } from "../settings/usage_error.ts";
 import { unifiedDiff } from "../../tools/fs/diff.ts";
 import { realOrSelf } from "../settings/trust.ts";
 import { callId, type CallRecord, UndoStore } from "../undo/store.ts";
@@ -30,13 +31,6 @@ export interface UndoOptions {
   list?: boolean;
   redo?: boolean;
   json?: boolean;
-}
-
-/** Bad input: message and hint, exit code 2. */
-class UndoUsage extends Error {
-  constructor(message: string, readonly hint: string) {
-    super(message);
-  }
 }
 
 const show = (p: string) => printable(p, "strict", 300);
@@ -70,32 +64,24 @@ export async function undoCommand(opts: UndoOptions): Promise<number> {
 
 function undoLocked(opts: UndoOptions, workspace: string): number {
   const store = UndoStore.of(workspace);
-  try {
-    if (opts.list) return list(store, workspace, opts.json);
-    if (opts.redo) return redoLast(store, workspace, opts);
-    const chosen = choose(store.calls(), opts, workspace);
-    if (chosen.length === 0) {
-      console.log(`Nothing to undo in ${show(workspace)}.`);
-      return 0;
-    }
-    const names = chosen.map((r) => `${callId(r)} (${r.tool})`).join(", ");
-    if (opts.dryRun) {
-      const plan = undoCalls(store, workspace, chosen, { dryRun: true });
-      console.log(`Would undo ${names}:`);
-      printDiff(store, plan);
-      return report(plan, opts.json, true);
-    }
-    if (!opts.yes && !confirm(store, workspace, chosen, names)) return 1;
-    const done = undoCalls(store, workspace, chosen);
-    if (!opts.json) console.log(`Undid ${names}.`);
-    return report(done, opts.json, false);
-  } catch (e) {
-    if (e instanceof UndoUsage) {
-      console.error(`crab undo: ${e.message}\nhint: ${e.hint}`);
-      return 2;
-    }
-    throw e;
+  if (opts.list) return list(store, workspace, opts.json);
+  if (opts.redo) return redoLast(store, workspace, opts);
+  const chosen = choose(store.calls(), opts, workspace);
+  if (chosen.length === 0) {
+    console.log(`Nothing to undo in ${show(workspace)}.`);
+    return 0;
   }
+  const names = chosen.map((r) => `${callId(r)} (${r.tool})`).join(", ");
+  if (opts.dryRun) {
+    const plan = undoCalls(store, workspace, chosen, { dryRun: true });
+    console.log(`Would undo ${names}:`);
+    printDiff(store, plan);
+    return report(plan, opts.json, true);
+  }
+  if (!opts.yes && !confirm(store, workspace, chosen, names)) return 1;
+  const done = undoCalls(store, workspace, chosen);
+  if (!opts.json) console.log(`Undid ${names}.`);
+  return report(done, opts.json, false);
 }
 
 /** The calls to undo, newest first. */
@@ -103,7 +89,7 @@ function choose(all: CallRecord[], opts: UndoOptions, workspace: string): CallRe
   const live = all.filter((r) => r.undone === undefined);
   const given = [opts.call, opts.to, opts.run].filter((x) => x !== undefined).length;
   if (given > 1) {
-    throw new UndoUsage("Cannot combine --call, --to and --run", "give one of them");
+    throw new UsageError("Cannot combine --call, --to and --run", "give one of them");
   }
   if (opts.call !== undefined || opts.to !== undefined) {
     const ref = (opts.call ?? opts.to)!;
@@ -113,13 +99,13 @@ function choose(all: CallRecord[], opts: UndoOptions, workspace: string): CallRe
     if (opts.call !== undefined) {
       const r = all.find((x) => x.run === run && x.seq === seq);
       if (!r) {
-        throw new UndoUsage(
+        throw new UsageError(
           `Cannot undo call "${ref}": it changed no file, or it is not kept`,
           "crab undo --list shows the calls that can be undone",
         );
       }
       if (r.undone !== undefined) {
-        throw new UndoUsage(`Cannot undo call "${ref}": it is undone already`, "crab undo --redo");
+        throw new UsageError(`Cannot undo call "${ref}": it is undone already`, "crab undo --redo");
       }
       return [r];
     }
@@ -142,14 +128,14 @@ function runOf(all: CallRecord[], prefix: string, workspace: string): string {
   const runs = [...new Set(all.map((r) => r.run).filter((r) => r.startsWith(prefix)))];
   if (runs.length === 1) return runs[0];
   if (runs.length === 0) {
-    throw new UndoUsage(
+    throw new UsageError(
       `Cannot find run "${printable(prefix, "strict", 60)}" among the calls kept for ${
         show(workspace)
       }`,
       "crab undo --list shows the runs and calls that can be undone",
     );
   }
-  throw new UndoUsage(
+  throw new UsageError(
     `Run prefix "${printable(prefix, "strict", 60)}" names ${runs.length} runs`,
     "give more of the run id",
   );

@@ -39,6 +39,12 @@ export interface HooksOptions {
   output?(out: HookOutput): void;
   /** Whether this process may start programs; by default asked of Deno. */
   canRun?: boolean;
+  /**
+   * The policy's question before a hook command runs (`Policy.mayRunHook`): a
+   * command it refuses is not started; what a blocking event's refused hook
+   * guards is refused, the others are skipped. Every hook runs without it.
+   */
+  mayRun?(hook: HookCommand): boolean;
   /** The Agent SDK's callbacks, called over the stream-json control channel. */
   sdk?: SdkHookBridge;
   /** Starts a telemetry span for one hook run; the function returned ends it. */
@@ -136,6 +142,15 @@ export class Hooks {
       const refused = this.#cannotRun(event, commands, opts.callSeq);
       if (refused.block !== undefined) return refused;
       selected = selected.filter((h) => h.callbackId !== undefined);
+      if (selected.length === 0) return fired;
+    }
+    const refused = this.#opts.mayRun
+      ? selected.filter((h) => h.callbackId === undefined && !this.#opts.mayRun!(h))
+      : [];
+    if (refused.length) {
+      const out = this.#refusedByPolicy(event, refused, opts.callSeq);
+      if (out.block !== undefined) return out;
+      selected = selected.filter((h) => !refused.includes(h));
       if (selected.length === 0) return fired;
     }
     const input = {
@@ -261,6 +276,35 @@ export class Hooks {
       );
     }
     return { context: [], ran: 0 };
+  }
+
+  /** Hooks the policy did not let run: recorded, and for a blocking event, what they guard refused. */
+  #refusedByPolicy(event: HookEvent, refused: HookCommand[], callSeq?: number): Fired {
+    const blocking = BLOCKING_EVENTS.includes(event);
+    for (const h of refused) {
+      this.#opts.record?.({
+        event,
+        command: h.command,
+        source: h.source,
+        ...(callSeq !== undefined ? { callSeq } : {}),
+        startedAt: Date.now(),
+        durationMs: 0,
+        exitCode: null,
+        outcome: blocking ? "blocked" : "skipped",
+        blocked: blocking,
+      });
+      this.#opts.notice(
+        `not running the ${event} hook ${quoteCommand(h.command)}: the policy refused it`,
+      );
+    }
+    if (!blocking) return { context: [], ran: 0 };
+    return {
+      block: `the ${event} hook ${
+        quoteCommand(refused[0].command)
+      } must check it, and the policy refused to run that hook, so it is refused`,
+      context: [],
+      ran: 0,
+    };
   }
 
   /** SessionStart's context for the model (`source`: startup, resume, clear, compact). */

@@ -44,6 +44,7 @@ import {
   UsageError,
 } from "../run/runtime.ts";
 import { commandLineMode } from "../settings/permissions.ts";
+import { StoreError } from "../store/store_error.ts";
 import { PartialMessages } from "./partial.ts";
 import { StreamInput, type StreamUserMessage } from "./input.ts";
 import {
@@ -358,10 +359,10 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     });
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    writeErr(`error: ${message}\n`);
+    writeErr(`${e instanceof UsageError ? e.report() : `error: ${message}`}\n`);
     if (e instanceof UsageError) return EXIT.usage;
     if (e instanceof SetupError) return EXIT.provider;
-    if (e instanceof Error && e.name === "StoreError") return EXIT.error;
+    if (e instanceof StoreError) return EXIT.error;
     throw e;
   }
   const run = rt;

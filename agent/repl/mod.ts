@@ -21,7 +21,13 @@ import type { ApprovalRequest } from "../../tools/tool.ts";
 import { configPaths } from "../settings/crab.ts";
 import type { AgentEvents } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
-import { type RunFlags, type Runtime, startRuntime } from "../run/runtime.ts";
+import {
+  type RunFlags,
+  type Runtime,
+  SetupError,
+  startRuntime,
+  UsageError,
+} from "../run/runtime.ts";
 import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../settings/trust.ts";
 import { permissionsWantTrust } from "../settings/permissions.ts";
@@ -234,8 +240,11 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     );
   } catch (e) {
     stopRestore();
-    console.error(`error: ${printable(e instanceof Error ? e.message : String(e), "prose")}`);
-    return e instanceof Error && e.name === "SetupError" ? 3 : 2;
+    const text = e instanceof UsageError
+      ? e.report()
+      : `error: ${e instanceof Error ? e.message : String(e)}`;
+    console.error(printable(text, "prose"));
+    return e instanceof UsageError ? 2 : e instanceof SetupError ? 3 : 1;
   }
   const workspace = rt.dispatcher.session.workspace;
   screen.line(

@@ -7,43 +7,37 @@
  * @module
  */
 
-import { Dispatcher, errorText } from "../../tools/call/dispatch.ts";
+import { errorText } from "../../tools/call/dispatch.ts";
+import type { Dispatcher } from "../../tools/call/dispatch.ts";
 import { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
 import {
   ALLOW_CLASSES,
   type AllowedClass,
   type Asker,
-  SessionPolicy,
+  type Policy,
 } from "../../tools/policy/policy.ts";
+import type { Mode } from "../../tools/policy/mod.ts";
 import type { AnyTool, ApprovalRequest } from "../../tools/tool.ts";
-import type { ApprovalPolicy } from "../../tools/call/stages.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
-import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
-import { withHostAsker, withRules } from "../../tools/sandbox/policy.ts";
-import { hostAsker } from "./host_question.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { type McpStart, startMcp } from "./mcp_startup.ts";
 import { type FlagServers, McpFlagError, readFlagConfigs } from "../../mcp/config.ts";
 import type { McpHub, McpServerStatus } from "../../mcp/hub.ts";
 import { Agent, type AgentEvents, hookContext } from "../loop/loop.ts";
-import { loadSettings, type Settings } from "../settings/crab.ts";
-import {
-  loadPermissions,
-  PermissionError,
-  type PermissionFlags,
-  type Permissions,
-} from "../settings/permissions.ts";
-import { sandboxPolicy } from "../settings/sandbox.ts";
+import type { CrabSettings } from "../settings/crab.ts";
+import { Settings } from "../settings/mod.ts";
+import type { PermissionFlags, Permissions } from "../settings/permissions.ts";
+import { UsageError } from "../settings/usage_error.ts";
 import { Store } from "../store/observe.ts";
 import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
-import { isTrusted, trustState } from "../settings/trust.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { anthropicTelemetry } from "../telemetry/sdk_tracing.ts";
 import {
@@ -51,23 +45,22 @@ import {
   DEFAULT_CONTEXT_WINDOW,
   type Message,
   type Provider,
+  type ProviderConfig,
   selectProvider,
 } from "../providers/mod.ts";
 import { chooseWindow, type WindowChoice } from "../providers/context_window.ts";
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
-import { type HookCommand, type HookOutput, Hooks, loadHooks } from "../hooks/mod.ts";
-import { hookStage } from "../hooks/stage.ts";
+import type { HookCommand, HookOutput } from "../hooks/mod.ts";
 import { TranscriptFile } from "../hooks/transcript.ts";
-import { HookConfigError } from "../settings/hooks.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
-import { recordHookRun } from "../store/hook_runs.ts";
 import { resolveModel, withFallback } from "../providers/fallback.ts";
 import { modelsBehind } from "../providers/models.ts";
 import { withModeModel } from "../providers/plan_model.ts";
 import { budgetCheck, checkBudgetModel } from "./budget.ts";
 import { type OpenedSession, openSession, SessionFlagError } from "./session_start.ts";
-import { undoStage } from "../undo/stage.ts";
-import { retentionOf } from "../undo/retention.ts";
+import { undoFor, workbench } from "./workbench.ts";
+
+export { UsageError } from "../settings/usage_error.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -125,11 +118,6 @@ const RULE_FOR: Record<string, string> = {
   "outside-read": "Read(//PATH/**)",
   "outside-write": "Edit(//PATH/**)",
 };
-
-/** A problem with the command line or config: exit code 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
 
 /** A provider that cannot be chosen or built: exit code 3. */
 export class SetupError extends Error {
@@ -221,14 +209,14 @@ export interface Runtime {
   agent: Agent;
   provider: Provider;
   registry: Registry;
-  policy: SessionPolicy;
+  policy: Policy;
   dispatcher: Dispatcher;
   store: Store;
   transcripts: Transcripts;
   runId: string;
   /** The transcript the conversation is kept in (changes on {@link Runtime.newSession}). */
   readonly sessionId: string;
-  settings: Settings;
+  settings: CrabSettings;
   /** The sandbox mode bash runs in. */
   sandbox: SandboxMode;
   /** The previous exchange of a resumed session (for the REPL to show). */
@@ -268,120 +256,185 @@ export interface Runtime {
   finish(status: string): Promise<void>;
 }
 
-/** Builds a run from flags; throws {@link UsageError} or {@link SetupError}. */
-export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promise<Runtime> {
-  let session: Session;
+/** The workspace of a run, a real path; a folder that cannot be used is a usage error. */
+function workspaceOf(cwd: string): string {
   try {
-    session = new Session(flags.cwd);
+    return new Session(cwd).workspace;
   } catch (e) {
-    throw new UsageError(
-      `Cannot use workspace "${flags.cwd}": ${e instanceof Error ? e.message : e}`,
-    );
+    throw new UsageError(`Cannot use workspace "${cwd}": ${e instanceof Error ? e.message : e}`);
   }
-  const workspace = session.workspace;
-  const mcpFlag = flagServers(flags, workspace);
-  const trusted = flags.trustProject === true || isTrusted(workspace);
-  if (!trusted && trustState(workspace) === "changed") {
-    hooks.notice(
+}
+
+/** The run's settings, each file read once, with every notice they have said. */
+function runSettings(flags: RunFlags, workspace: string, notice: (m: string) => void): Settings {
+  const settings = new Settings({
+    workspace,
+    trustProject: flags.trustProject,
+    flags: { ...flags.permissions, yolo: flags.yolo || flags.permissions?.yolo },
+  });
+  if (!settings.trusted && settings.trustState === "changed") {
+    notice(
       "this workspace's settings changed since you trusted it (hooks, allow rules or MCP " +
         "servers): they are not used until you trust it again (pass --trust-project for one run)",
     );
   }
-  let loaded;
-  try {
-    loaded = loadSettings(workspace, trusted);
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
-  }
-  for (const w of loaded.warnings) hooks.notice(w);
-  let permissions: Permissions;
-  try {
-    permissions = loadPermissions(workspace, trusted, {
-      ...flags.permissions,
-      yolo: flags.yolo || flags.permissions?.yolo,
-    });
-  } catch (e) {
-    if (e instanceof PermissionError) throw new UsageError(`${e.message}\nhint: ${e.hint}`);
-    throw e;
-  }
-  for (const n of permissions.notices) hooks.notice(n);
-  let hookConfig;
-  try {
-    hookConfig = loadHooks(workspace, trusted, flags.permissions?.settings);
-  } catch (e) {
-    if (e instanceof HookConfigError) throw new UsageError(`${e.message}\nhint: ${e.hint}`);
-    throw e;
-  }
-  for (const n of hookConfig.notices) hooks.notice(n);
-  let hookSeq = 0;
-  let sessionId = "";
-  let transcript: TranscriptFile | undefined;
-  const userHooks: Hooks = new Hooks({
-    hooks: hookConfig.hooks,
-    ...(flags.sdkHooks ? { sdk: flags.sdkHooks } : {}),
-    // Telemetry is loaded before any hook fires (SessionStart is the first).
-    span: (event, command) =>
-      telemetry?.hookSpan({ runId, sessionId: () => sessionId }, event, command) ?? (() => {}),
-    workspace,
-    sessionId: () => sessionId,
-    transcriptPath: () => transcript?.path ?? null,
-    permissionMode: (): string => policy.mode,
-    notice: hooks.notice,
-    ...(hooks.hookOutput ? { output: hooks.hookOutput } : {}),
-    // Hooks first fire once the run has its record (SessionStart is the first).
-    record: (r) => recordHookRun(store, { ...r, runId, seq: ++hookSeq }),
-  });
-  // Print mode without permission flags keeps its own default: the offered tools approved, and
-  // rules from files adding denials; with them, it acts as `claude -p` (what is not allowed is denied).
-  const printDefault = hooks.mode === "print" && !permissions.fromCommandLine;
+  const loaded = settings.crab();
+  for (const w of loaded.warnings) notice(w);
+  for (const n of settings.permissions().notices) notice(n);
+  for (const n of settings.hooks().notices) notice(n);
   if (loaded.ignored.length) {
-    hooks.notice(
+    notice(
       `ignoring ${loaded.ignored.join(", ")} from ${loaded.projectPath}: this workspace is not ` +
         "trusted (pass --trust-project to use them)",
     );
   }
   if (loaded.sandboxRefused) {
-    hooks.notice(
+    notice(
       `ignoring sandbox from ${loaded.projectPath}: only --sandbox or the user config chooses it`,
     );
   }
-  const settings = loaded.settings;
-  // The sandbox comes from the flag and the user's own file, never from the project.
-  session.sandbox = sandboxPolicy({
-    flag: flags.sandbox,
-    user: loaded.user,
-    allow: splitList(flags.allow),
-    addDirs: flags.permissions?.addDirs,
-    domains: flags.permissions?.allowDomain,
-  });
+  for (const n of settings.notices()) notice(n);
+  return settings;
+}
 
-  const toolNames = splitList(flags.tools) ?? settings.tools;
-  // Names with `__` pick MCP tools (`server__tool`, or `server__*` for all of a server's).
-  const mcpPicks = toolNames?.filter((n) => n.includes("__"));
-  const web = flags.web ?? settings.web ?? false;
+/** The tools a run offers the model, and the MCP tools it picks by name. */
+function offeredTools(
+  flags: RunFlags,
+  settings: Settings,
+  sandboxMode: SandboxMode,
+  notice: (m: string) => void,
+): { offered: AnyTool[]; mcpPicks: string[] | undefined } {
+  const crab = settings.crab().settings;
+  const toolNames = splitList(flags.tools) ?? crab.tools;
   const webFetch = createWebFetchTool({
-    allowPrivate: flags.webAllowPrivate ?? settings.webAllowPrivate ?? false,
+    allowPrivate: flags.webAllowPrivate ?? crab.webAllowPrivate ?? false,
   });
   const offered = withPermission(
     chooseTools(
       [...builtinTools(), webFetch],
       toolNames?.filter((n) => !n.includes("__")),
-      web,
+      flags.web ?? crab.web ?? false,
     ),
-    workspace,
-    hooks.notice,
-    session.sandbox.mode,
+    settings.workspace,
+    notice,
+    sandboxMode,
   );
-  const sandboxed = offered.some((t) => t.class === "exec") &&
-    session.sandbox.mode !== "danger-full-access";
-  const probe = sandboxed ? sandboxStatus(workspace, session.sandbox) : undefined;
-
   if (flags.webAllowPrivate && !offered.some((t) => t.name === "web_fetch")) {
     throw new UsageError(
-      "Cannot use --web-allow-private without web_fetch: it is not offered in this run\n" +
-        "hint: add --web",
+      "Cannot use --web-allow-private without web_fetch: it is not offered in this run",
+      "add --web",
     );
   }
+  // Names with `__` pick MCP tools (`server__tool`, or `server__*` for all of a server's).
+  return { offered, mcpPicks: toolNames?.filter((n) => n.includes("__")) };
+}
+
+/**
+ * The mode and the classes approved up front. Print mode without permission
+ * flags keeps its own default: the offered tools approved, rules from files
+ * adding denials; with them it acts as `claude -p` (what is not allowed is denied).
+ */
+function choosePolicy(
+  flags: RunFlags,
+  settings: Settings,
+  mode: RuntimeHooks["mode"],
+  offered: readonly AnyTool[],
+  mcpServers: readonly string[],
+  notice: (m: string) => void,
+): { mode: Mode; allowed: AllowedClass[]; printDefault: boolean } {
+  const permissions = settings.permissions();
+  const printDefault = mode === "print" && !permissions.fromCommandLine;
+  const allowed = parseClasses([
+    ...(settings.crab().settings.allow ?? []),
+    ...(splitList(flags.allow) ?? []),
+  ]);
+  if (printDefault) {
+    // Nobody is there to answer: every offered tool is approved (the tool list is the limit).
+    for (const t of offered) allowed.push(t.class);
+    for (const server of mcpServers) allowed.push(`mcp:${server}`);
+  }
+  // Print mode's default takes no mode from files: they add denials, never flip a script's default.
+  const chosen = printDefault ? (flags.yolo ? "bypassPermissions" : "default") : permissions.mode;
+  if (printDefault && permissions.mode !== chosen && permissions.modeSource !== "--yolo") {
+    notice(
+      `print mode ignores defaultMode ${permissions.mode} from ${permissions.modeSource} ` +
+        "(give --permission-mode to choose one)",
+    );
+  }
+  return { mode: chosen, allowed, printDefault };
+}
+
+/** The flag, or rule, that would approve a class: the refusal's hint. */
+function flagFor(cls: string): string {
+  const rule = cls.startsWith("mcp:") ? `mcp__${cls.slice(4)}` : RULE_FOR[cls];
+  return `--allow ${cls}` + (rule ? `, or --allowedTools "${rule}"` : "");
+}
+
+/** The provider a run asks: chosen by flags, settings and the environment, wrapped for opusplan and a fallback. */
+async function runProvider(
+  flags: RunFlags,
+  settings: Settings,
+  mode: RuntimeHooks["mode"],
+  modeNow: () => Mode,
+  notice: (m: string) => void,
+): Promise<{ provider: Provider; config: ProviderConfig }> {
+  const crab = settings.crab().settings;
+  const providerName = flags.provider ?? crab.provider;
+  if (providerName !== undefined && providerName !== "anthropic" && providerName !== "openai") {
+    throw new UsageError(`Cannot use provider "${providerName}": expected anthropic or openai`);
+  }
+  let config: ProviderConfig;
+  try {
+    config = await selectProvider(Deno.env.toObject(), {
+      provider: providerName,
+      model: flags.model ?? crab.model,
+      baseUrl: flags.baseUrl ?? crab.baseUrl,
+    });
+  } catch (e) {
+    throw new SetupError(e instanceof Error ? e.message : String(e));
+  }
+  const model = config.model ?? "";
+  try {
+    checkBudgetModel(flags.maxBudgetUsd, [
+      ...modelsBehind(config.provider, model),
+      ...(flags.fallbackModel ? [resolveModel(config.provider, flags.fallbackModel)] : []),
+    ]);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  // Interactive mode loads the SDK once its prompt is drawn (`warmUp`), or at the first request.
+  const create = () => createProvider(config, { tracing: anthropicTelemetry() });
+  const built: Provider = mode === "print"
+    ? await create()
+    : lazyProvider(config.provider, model, create);
+  // opusplan's model follows the session's mode; a fallback replaces either.
+  const planned = withModeModel(built, modeNow);
+  const provider = flags.fallbackModel
+    ? withFallback(planned, resolveModel(built.name, flags.fallbackModel), notice)
+    : planned;
+  return { provider, config };
+}
+
+/** Builds a run from flags; throws {@link UsageError} or {@link SetupError}. */
+export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promise<Runtime> {
+  const workspace = workspaceOf(flags.cwd);
+  const mcpFlag = flagServers(flags, workspace);
+  const settings = runSettings(flags, workspace, hooks.notice);
+  const crab = settings.crab().settings;
+  const trusted = settings.trusted;
+  const permissions = settings.permissions();
+  const hookConfig = settings.hooks();
+  // The sandbox comes from the flag and the user's own file, never from the project.
+  const sandbox = settings.sandbox({
+    mode: flags.sandbox,
+    allow: splitList(flags.allow),
+    addDirs: flags.permissions?.addDirs,
+    domains: flags.permissions?.allowDomain,
+  });
+  const { offered, mcpPicks } = offeredTools(flags, settings, sandbox.mode, hooks.notice);
+  const sandboxed = offered.some((t) => t.class === "exec") &&
+    sandbox.mode !== "danger-full-access";
+  const probe = sandboxed ? sandboxStatus(workspace, sandbox) : undefined;
 
   // MCP servers connect while the provider loads; the first request waits for both.
   // Print mode starts them now; interactive mode once its prompt is drawn (`connectMcp`),
@@ -390,86 +443,41 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const connectMcp = () =>
     mcpStart ??= startMcp(workspace, trusted, mcpPicks, hooks.notice, mcpFlag);
   if (hooks.mode === "print") connectMcp();
-
-  const allowed = parseClasses([...(settings.allow ?? []), ...(splitList(flags.allow) ?? [])]);
-  if (printDefault) {
-    // Nobody is there to answer: every offered tool is approved (the tool list is the limit).
-    for (const t of offered) allowed.push(t.class);
-    for (const server of mcpStart!.servers) allowed.push(`mcp:${server}`);
-  }
-  // Print mode's default takes no mode from files: they add denials, never flip a script's default.
-  const mode = printDefault ? (flags.yolo ? "bypassPermissions" : "default") : permissions.mode;
-  if (printDefault && permissions.mode !== mode && permissions.modeSource !== "--yolo") {
-    hooks.notice(
-      `print mode ignores defaultMode ${permissions.mode} from ${permissions.modeSource} ` +
-        "(give --permission-mode to choose one)",
-    );
-  }
-  const policy = new SessionPolicy({
-    mode,
-    rules: permissions.rules,
-    home: permissions.home,
-    allowed,
-    ask: hooks.ask && userHooks.notifying(hooks.ask),
-    notify: hooks.approved,
-    flagFor: (cls) => {
-      const rule = cls.startsWith("mcp:") ? `mcp__${cls.slice(4)}` : RULE_FOR[cls];
-      return `--allow ${cls}` + (rule ? `, or --allowedTools "${rule}"` : "");
-    },
-  });
-  // Deny rules on paths hold below the shell too.
-  session.sandbox = withRules(session.sandbox, () => policy.rules);
-  // Where someone can answer, a host in no list is asked about rather than refused.
-  if (hooks.ask) session.sandbox = withHostAsker(session.sandbox, hostAsker(hooks.ask, policy));
-  if (policy.yolo && effectiveUid() === 0) {
+  const choice = choosePolicy(
+    flags,
+    settings,
+    hooks.mode,
+    offered,
+    hooks.mode === "print" ? mcpStart!.servers : [],
+    hooks.notice,
+  );
+  const printDefault = choice.printDefault;
+  if (choice.mode === "bypassPermissions" && effectiveUid() === 0) {
     hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
   }
 
-  const providerName = flags.provider ?? settings.provider;
-  if (providerName !== undefined && providerName !== "anthropic" && providerName !== "openai") {
-    await (await mcpStart?.hub)?.close();
-    throw new UsageError(`Cannot use provider "${providerName}": expected anthropic or openai`);
-  }
-  let providerConfig;
+  // The session's policy is made with its dispatcher (below); until then nothing asks it.
+  const made: { policy?: Policy } = {};
+  let provider: Provider;
+  let providerConfig: ProviderConfig;
   try {
-    providerConfig = await selectProvider(Deno.env.toObject(), {
-      provider: flags.provider ?? settings.provider,
-      model: flags.model ?? settings.model,
-      baseUrl: flags.baseUrl ?? settings.baseUrl,
-    });
+    ({ provider, config: providerConfig } = await runProvider(
+      flags,
+      settings,
+      hooks.mode,
+      () => made.policy?.mode ?? choice.mode,
+      hooks.notice,
+    ));
   } catch (e) {
     await (await mcpStart?.hub)?.close();
-    throw new SetupError(e instanceof Error ? e.message : String(e));
+    throw e;
   }
   // The server is asked for an unknown model's window while the SDK loads.
-  const model = providerConfig.model ?? "";
-  try {
-    checkBudgetModel(flags.maxBudgetUsd, [
-      ...modelsBehind(providerConfig.provider, model),
-      ...(flags.fallbackModel ? [resolveModel(providerConfig.provider, flags.fallbackModel)] : []),
-    ]);
-  } catch (e) {
-    await (await mcpStart?.hub)?.close();
-    throw new UsageError((e as Error).message);
-  }
-  const win = chooseWindow(providerConfig, flags.contextWindow ?? settings.contextWindow);
+  const win = chooseWindow(providerConfig, flags.contextWindow ?? crab.contextWindow);
   const applyWindow = (w: WindowChoice) => {
     if (w.notice) hooks.notice(w.notice);
     return w.tokens;
   };
-  // Interactive mode loads the SDK once its prompt is drawn (`warmUp`), or at the first request.
-  const built: Provider = hooks.mode === "print"
-    ? await createProvider(providerConfig, { tracing: anthropicTelemetry() })
-    : lazyProvider(
-      providerConfig.provider,
-      model,
-      () => createProvider(providerConfig, { tracing: anthropicTelemetry() }),
-    );
-  // opusplan's model follows the session's mode; a fallback replaces either.
-  const planned = withModeModel(built, () => policy.mode);
-  const provider = flags.fallbackModel
-    ? withFallback(planned, resolveModel(built.name, flags.fallbackModel), hooks.notice)
-    : planned;
   // Interactive mode draws its prompt while the servers connect; the first request waits for them.
   let hub: McpHub | undefined;
   let mcpStale = true;
@@ -481,7 +489,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
         mcpStale = true;
         // An 'a' answer covered the tools as they were described then.
         const touched = [...change.changed, ...change.added];
-        if (touched.length && policy.forget(`mcp:${change.server}`)) {
+        if (touched.length && made.policy?.forget(`mcp:${change.server}`)) {
           hooks.notice(
             `MCP server "${change.server}" changed its tools (${touched.join(", ")}); ` +
               "its calls ask for approval again",
@@ -514,7 +522,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     }
     throw e;
   }
-  sessionId = opened.id;
+  let sessionId = opened.id;
   const messages = repairTranscript(opened.messages);
   const persist = opened.persist;
   const runId = store.startRun({
@@ -535,8 +543,9 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   syncMcp();
   // The Claude Code-format copy of a kept transcript, for hooks (`transcript_path`): written
   // only when the run has hooks, which alone read it (a resumed session's is written whole).
+  const hasHooks = hookConfig.hooks.length > 0 || (flags.sdkHooks?.hooks.length ?? 0) > 0;
   const transcriptFile = (id: string, soFar: readonly Message[]) =>
-    persist && userHooks.commands.length > 0
+    persist && hasHooks
       ? TranscriptFile.open({
         sessionId: id,
         cwd: workspace,
@@ -544,39 +553,44 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
         onProblem: hooks.notice,
       }, soFar)
       : undefined;
-  transcript = transcriptFile(sessionId, messages);
-  // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
-  const approval: ApprovalPolicy = {
-    approve: async (request, signal) => {
-      if (hub && request.class.startsWith("mcp:")) await hub.settled();
-      return policy.approve(request, signal);
-    },
-    decide: (call) => policy.decide(call),
-    hidden: (workspace) => policy.hidden(workspace),
-  };
+  let transcript = transcriptFile(sessionId, messages);
   const telemetry = await loadTelemetry();
-  const dispatcher = new Dispatcher({
+  const bench = workbench({
+    settings,
     registry,
-    session,
-    policy: approval,
-    sink: store,
+    store,
     runId,
-    stages: [
-      ...telemetry?.dispatchStages({ runId, sessionId: () => sessionId }) ?? [],
-      ...(userHooks.commands.length ? [hookStage(userHooks)] : []),
-      undoStage({
-        workspace,
-        sessionId: () => sessionId,
-        retention: retentionOf(settings.undo),
-        onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
-      }),
-    ],
+    telemetry,
+    policy: {
+      mode: choice.mode,
+      allowed: choice.allowed,
+      sandbox,
+      ...(hooks.ask ? { ask: hooks.ask } : {}),
+      ...(hooks.approved ? { notify: hooks.approved } : {}),
+      flagFor,
+    },
+    hooks: {
+      commands: hookConfig.hooks,
+      ...(flags.sdkHooks ? { sdk: flags.sdkHooks } : {}),
+      sessionId: () => sessionId,
+      transcriptPath: () => transcript?.path ?? null,
+      notice: hooks.notice,
+      ...(hooks.hookOutput ? { output: hooks.hookOutput } : {}),
+    },
+    undo: (p) => undoFor(settings, store, { sessionId: () => sessionId, policy: p }),
+    // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
+    beforeApproval: async (request) => {
+      if (hub && request.class.startsWith("mcp:")) await hub.settled();
+    },
   });
+  const { policy, dispatcher, session, hooks: userHooks } = bench;
+  made.policy = policy;
   // SessionStart hooks' output is context for the model, at the end of the system prompt.
   const started = await userHooks.sessionStart(messages.length ? "resume" : "startup");
   const system = systemPrompt(workspace, {
     replace: flags.systemPrompt,
     append: flags.appendSystemPrompt,
+    policy,
   });
   const withStarted = (context: string[]) =>
     system + context.map((c) => "\n\n" + hookContext("SessionStart", c)).join("");
@@ -588,7 +602,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       syncMcp();
       return registry.list();
     },
-    maxTurns: flags.maxTurns ?? settings.maxTurns,
+    maxTurns: flags.maxTurns ?? crab.maxTurns,
     contextWindow: window,
     messages,
     events: hooks.events,
@@ -664,8 +678,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     store,
     transcripts,
     runId,
-    settings,
-    sandbox: session.sandbox.mode,
+    settings: crab,
+    sandbox: sandbox.mode,
     resumed: lastExchange(messages),
     hooks: {
       active: hookConfig.hooks,

@@ -24,9 +24,10 @@
  * @module
  */
 
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { configDir } from "../../tools/fs/data_dir.ts";
 import base from "./system_prompt.md" with { type: "text" };
+import { Policy } from "../../tools/policy/policy.ts";
 
 /** Instruction file names in one folder, in the order they are read. */
 export const INSTRUCTION_FILES = [
@@ -127,10 +128,6 @@ function realPath(path: string): string | undefined {
   }
 }
 
-function within(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
-}
-
 /** `@path` words outside code spans and fenced blocks, in order. */
 export function importsOf(text: string): string[] {
   const out: string[] = [];
@@ -158,7 +155,12 @@ interface ReadContext {
   maxFile: number;
   out: Omit<InstructionFile, "cut">[];
   cutFiles: Set<string>;
+  /** The door's question: why an import may not be read into the prompt. */
+  policy: ImportPolicy;
 }
+
+/** What the prompt's reader asks the policy (`Policy.importRefusal`). */
+export type ImportPolicy = Pick<Policy, "importRefusal">;
 
 /** Reads `path` (unless absent, empty or read already) and, after it, what it imports. */
 function readWithImports(
@@ -197,12 +199,9 @@ function readWithImports(
       continue;
     }
     if (ctx.seen.has(targetReal)) continue; // Read already: above, or a cycle.
-    if (!ctx.roots[scope].some((r) => within(targetReal, r))) {
-      note(
-        scope === "project"
-          ? "outside the project (a project file may import from the project and ~/.claude/)"
-          : "outside the project and the home folder",
-      );
+    const refused = ctx.policy.importRefusal({ scope, path: targetReal, roots: ctx.roots[scope] });
+    if (refused !== undefined) {
+      note(refused);
       continue;
     }
     const before = ctx.out.length;
@@ -225,7 +224,14 @@ function readWithImports(
  */
 export function instructionFiles(
   workspace: string,
-  opts: { userDir?: string; home?: string; max?: number; maxFile?: number } = {},
+  opts: {
+    userDir?: string;
+    home?: string;
+    max?: number;
+    maxFile?: number;
+    /** The session's policy (default: one nobody configured). */
+    policy?: ImportPolicy;
+  } = {},
 ): InstructionFile[] {
   const max = opts.max ?? MAX_INSTRUCTIONS;
   const home = opts.home ?? Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? "/";
@@ -241,6 +247,7 @@ export function instructionFiles(
     maxFile: opts.maxFile ?? MAX_INSTRUCTION_FILE,
     out: [],
     cutFiles: new Set(),
+    policy: opts.policy ?? new Policy(),
   };
   readWithImports(ctx, join(opts.userDir ?? configDir(), "AGENTS.md"), "user", 0);
   readWithImports(ctx, join(home, ".claude", "CLAUDE.md"), "user", 0);
@@ -281,6 +288,8 @@ export interface PromptOptions {
   replace?: string;
   /** Text added at the very end (`--append-system-prompt`). */
   append?: string;
+  /** The session's policy, which the instruction files' imports ask. */
+  policy?: ImportPolicy;
 }
 
 /**
@@ -291,7 +300,8 @@ export interface PromptOptions {
  */
 export function systemPrompt(workspace: string, opts: PromptOptions = {}): string {
   const now = opts.now ?? new Date();
-  const files = opts.files ?? instructionFiles(workspace);
+  const files = opts.files ??
+    instructionFiles(workspace, opts.policy ? { policy: opts.policy } : {});
   let prompt = opts.replace ?? base.replaceAll("{{workspace}}", workspace).replaceAll(
     "{{date}}",
     now.toISOString().slice(0, 10),

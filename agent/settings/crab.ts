@@ -1,5 +1,5 @@
 /**
- * Settings from `~/.config/crab/config.json` (user) and `.crab/config.json`
+ * CrabSettings from `~/.config/crab/config.json` (user) and `.crab/config.json`
  * (project); command-line flags win over both. A project file comes with the
  * repository, so only harmless keys apply from it until the user trusted the
  * workspace: a cloned repository must not pick the API host, pre-approve a
@@ -9,8 +9,11 @@
  */
 
 import { osaDistance } from "./suggest.ts";
+import { SAFE_PROJECT_KEYS } from "./gates.ts";
+
+export { SAFE_PROJECT_KEYS } from "./gates.ts";
 import { fileOf, settingsFileTable, settingsReader } from "./files.ts";
-import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../../tools/policy/sandbox_mode.ts";
+import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../../tools/policy/sandbox.ts";
 import { limitsProblem } from "../../tools/sandbox/limits.ts";
 import { domainPatternProblem } from "../../tools/policy/domains.ts";
 
@@ -26,7 +29,7 @@ export interface SandboxSettings {
 }
 
 /** Every setting a config file may hold. */
-export interface Settings {
+export interface CrabSettings {
   provider?: string;
   model?: string;
   baseUrl?: string;
@@ -53,13 +56,6 @@ export interface Settings {
   undo?: { retentionDays?: number; maxStoreMB?: number };
 }
 
-/** Keys a project file may set before the workspace is trusted. */
-export const SAFE_PROJECT_KEYS: readonly (keyof Settings)[] = [
-  "model",
-  "maxTurns",
-  "contextWindow",
-];
-
 /** A field's check: the type it must have, said the way an error names it. */
 export interface FieldKind {
   /** What the value must be, e.g. "a positive integer". */
@@ -81,7 +77,7 @@ const STRINGS: FieldKind = {
 };
 
 /** Every field a config file may hold and its check; a new setting adds one line here. */
-const KINDS: Record<keyof Settings, FieldKind> = {
+const KINDS: Record<keyof CrabSettings, FieldKind> = {
   provider: STRING,
   model: STRING,
   baseUrl: STRING,
@@ -165,7 +161,7 @@ export class ConfigError extends Error {
 
 /** What one file holds, and what in it was ignored. */
 export interface FileSettings {
-  settings: Settings;
+  settings: CrabSettings;
   /** One line per ignored field (an unknown name), naming the file and the field. */
   warnings: string[];
 }
@@ -191,7 +187,7 @@ export function readSettings(path: string, reader = settingsReader()): FileSetti
   const out: Record<string, unknown> = {};
   const warnings: string[] = [];
   for (const [key, value] of Object.entries(raw)) {
-    const kind = Object.hasOwn(KINDS, key) ? KINDS[key as keyof Settings] : undefined;
+    const kind = Object.hasOwn(KINDS, key) ? KINDS[key as keyof CrabSettings] : undefined;
     if (!kind) {
       warnings.push(unknownField(path, key));
       continue;
@@ -208,7 +204,7 @@ export function readSettings(path: string, reader = settingsReader()): FileSetti
     }
     out[key] = value;
   }
-  return { settings: out as Settings, warnings };
+  return { settings: out as CrabSettings, warnings };
 }
 
 function unknownField(path: string, key: string): string {
@@ -230,14 +226,14 @@ export function configPaths(workspace: string): { user: string; project: string 
 
 /** The merged settings and what was left out of an untrusted project file. */
 export interface LoadedSettings {
-  settings: Settings;
+  settings: CrabSettings;
   /** Unknown fields of either file, one line each (see {@link readSettings}). */
   warnings: string[];
   /** Project keys ignored because the workspace is not trusted. */
   ignored: string[];
   projectPath: string;
   /** The user file alone (what only the user may decide: the sandbox, bash's network). */
-  user: Settings;
+  user: CrabSettings;
   /** The project file tried to set the sandbox, which it never may. */
   sandboxRefused: boolean;
 }
@@ -259,11 +255,11 @@ export function loadSettings(
     if (key === "sandbox") sandboxRefused = true;
     // Its deny and ask rules apply before trust, its allow rules after: `settings.ts` reads them.
     else if (key === "permissions" || key === "hooks") continue;
-    else if (trusted || SAFE_PROJECT_KEYS.includes(key as keyof Settings)) merged[key] = value;
+    else if (trusted || (SAFE_PROJECT_KEYS as readonly string[]).includes(key)) merged[key] = value;
     else ignored.push(key);
   }
   return {
-    settings: merged as Settings,
+    settings: merged as CrabSettings,
     warnings: [...user.warnings, ...project.warnings],
     ignored,
     projectPath: paths.project,

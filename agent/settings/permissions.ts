@@ -48,6 +48,7 @@ import {
   type RuleSource,
 } from "../../tools/policy/mod.ts";
 import { keepingTrust, realOrSelf } from "./trust.ts";
+import { projectModeUse } from "./gates.ts";
 import { suggest } from "./suggest.ts";
 
 /** A settings file permissions are read from: crab's config or Claude Code's settings. */
@@ -239,12 +240,6 @@ function located(e: RuleError, text: string, where: string): PermissionError {
     ? `${head} in ${where}${e.message.slice(head.length)}`
     : `${e.message} (in ${where})`;
   return new PermissionError(message, e.hint);
-}
-
-/** How a project scope's mode is taken: always, after trust, or never. */
-function projectModeUse(mode: Mode): "always" | "trusted" | "never" {
-  if (mode === "bypassPermissions") return "never";
-  return mode === "acceptEdits" ? "trusted" : "always";
 }
 
 /** A source of rules and a mode, in the order the mode is looked up (the winner first). */

@@ -10,19 +10,23 @@
  */
 
 import { join } from "node:path";
-import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
-import { DEFAULT_SANDBOX_MODE, type SandboxMode } from "../../tools/policy/sandbox_mode.ts";
+import {
+  DEFAULT_SANDBOX_MODE,
+  type SandboxGrant,
+  type SandboxMode,
+} from "../../tools/policy/sandbox.ts";
 import { limitsFromConfig } from "../../tools/sandbox/limits.ts";
 import { type DomainLists, type DomainRule, normalizePattern } from "../../tools/policy/domains.ts";
 import type { AllowedClass } from "../../tools/policy/policy.ts";
-import { ConfigError, configPaths, readSettings, type Settings } from "./crab.ts";
+import { configPaths, type CrabSettings } from "./crab.ts";
+import { UsageError } from "./usage_error.ts";
 
 /** Where the parts of a policy come from. */
 export interface SandboxSources {
   /** `--sandbox MODE`. */
   flag?: SandboxMode;
   /** The user's config file alone. */
-  user: Settings;
+  user: CrabSettings;
   /** Classes the command line approves (`--allow`). */
   allow?: readonly string[];
   /** Directories the command line adds (`--add-dir`): writable too. */
@@ -51,7 +55,7 @@ function expandHome(path: string): string {
 }
 
 /** The policy of a run. */
-export function sandboxPolicy(src: SandboxSources): SandboxPolicy {
+export function sandboxPolicy(src: SandboxSources): SandboxGrant {
   const allow = [...(src.allow ?? []), ...(src.user.allow ?? [])].map((c) => c.trim());
   const domains = domainLists(src);
   return {
@@ -63,11 +67,6 @@ export function sandboxPolicy(src: SandboxSources): SandboxPolicy {
   };
 }
 
-/** The user's settings for a command that reads no project file (`crab tool`, `crab mcp serve`). */
-export function userSettings(workspace: string): Settings {
-  return readSettings(configPaths(workspace).user).settings;
-}
-
 /** Classes `crab tool` and `crab mcp serve` accept in `--allow`. */
 const EXTRA_CLASSES = new Set(["protected", "net", "outside", "outside-read", "outside-write"]);
 
@@ -76,7 +75,7 @@ export function extraClasses(list: readonly string[] | undefined): AllowedClass[
   const out: AllowedClass[] = [];
   for (const c of (list ?? []).map((x) => x.trim()).filter(Boolean)) {
     if (!EXTRA_CLASSES.has(c)) {
-      throw new ConfigError(
+      throw new UsageError(
         `Cannot allow class "${c}": use protected, net, outside, outside-read or outside-write`,
       );
     }

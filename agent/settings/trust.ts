@@ -14,6 +14,7 @@
 import { join } from "node:path";
 import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import { hasProjectHooks, trustDigest } from "./trust_digest.ts";
+import { settingsReader } from "./files.ts";
 
 interface TrustFile {
   /** `digest`: what the trust covered; a record without one predates hooks. */
@@ -62,13 +63,16 @@ export function isTrusted(workspace: string): boolean {
  * `trusted`; `changed` when it was trusted but its files now turn on something
  * that trust did not cover (a new hook, allow rule or MCP server); else `no`.
  */
-export function trustState(workspace: string): "trusted" | "changed" | "no" {
+export function trustState(
+  workspace: string,
+  reader = settingsReader(),
+): "trusted" | "changed" | "no" {
   const key = realOrSelf(workspace);
   const record = load().workspaces[key];
   if (!record) return "no";
   // A record older than hooks covered whatever was there, but never hooks.
-  if (record.digest === undefined) return hasProjectHooks(key) ? "changed" : "trusted";
-  return record.digest === trustDigest(key) ? "trusted" : "changed";
+  if (record.digest === undefined) return hasProjectHooks(key, reader) ? "changed" : "trusted";
+  return record.digest === trustDigest(key, reader) ? "trusted" : "changed";
 }
 
 function save(record: TrustFile): void {

@@ -12,7 +12,7 @@
 
 import { relative } from "node:path";
 import { sha256 } from "../../tools/fs/sha256.ts";
-import { SAFE_PROJECT_KEYS } from "./crab.ts";
+import { isInertClaudeKey, SAFE_PROJECT_KEYS } from "./gates.ts";
 import { type SettingsFile, settingsFileTable, settingsReader } from "./files.ts";
 
 /** The workspace's own files (`files.ts`' table), relative to it, and what of each trust covers. */
@@ -26,12 +26,10 @@ function covered(
       withoutStrictParts(
         raw,
         f.owner === "crab" && f.scope === "project" ? SAFE_PROJECT_KEYS : [],
+        f.owner === "claude",
       ),
   ]);
 }
-
-/** Claude Code settings keys that change nothing crab does before or after trust. */
-const INERT = new Set(["$schema", "env", "model", "statusLine", "cleanupPeriodDays"]);
 
 /**
  * The digest of what trusting `workspace` (a real path) turns on. A file that
@@ -72,10 +70,14 @@ export function hasProjectHooks(workspace: string, reader = settingsReader()): b
 }
 
 /** A settings object without what applies untrusted: deny and ask rules, and `safe` keys. */
-function withoutStrictParts(raw: Record<string, unknown>, safe: readonly string[]) {
+function withoutStrictParts(
+  raw: Record<string, unknown>,
+  safe: readonly string[],
+  claude: boolean,
+) {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(raw)) {
-    if (safe.includes(k) || INERT.has(k)) continue;
+    if (safe.includes(k) || (claude && isInertClaudeKey(k))) continue;
     if (k === "permissions" && isObject(v)) {
       if (v.allow !== undefined || v.defaultMode !== undefined) {
         out[k] = { allow: v.allow, defaultMode: v.defaultMode };

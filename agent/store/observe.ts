@@ -8,6 +8,7 @@
  */
 
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { StoreError } from "./store_error.ts";
 import { join } from "node:path";
 import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import { KeyedDigest } from "../../tools/call/digest.ts";
@@ -23,10 +24,7 @@ import {
   type Outcome,
 } from "../../tools/call/observation.ts";
 
-/** A store that cannot be opened (corrupt, newer schema); the message names the file. */
-export class StoreError extends Error {
-  override name = "StoreError";
-}
+export { StoreError } from "./store_error.ts";
 
 /** What a run was started with. */
 export interface RunStart {

@@ -130,7 +130,9 @@ export function restore(
     if (to?.t === "big" || to?.t === "heavy") {
       out.uncovered.push({
         p: step.p,
-        why: to.t === "big" ? "too big to have been kept" : "an ignored heavy directory",
+        why: to.t === "big"
+          ? (to.out ? "kept out of undo's store by the policy" : "too big to have been kept")
+          : "an ignored heavy directory",
       });
       continue;
     }

@@ -213,10 +213,19 @@ export class Snapshotter {
   /** Files read and hashed by the last scan (for benchmarks and tests). */
   hashed = 0;
 
-  constructor(workspace: string, store: UndoStore, limits: Partial<Limits> = {}) {
+  /** The policy's question before a file's content is kept (`Policy.mayStore`); all are without it. */
+  readonly #mayStore: ((path: string) => boolean) | undefined;
+
+  constructor(
+    workspace: string,
+    store: UndoStore,
+    limits: Partial<Limits> = {},
+    mayStore?: (path: string) => boolean,
+  ) {
     this.workspace = workspace;
     this.store = store;
     this.limits = { ...DEFAULT_LIMITS, ...limits };
+    this.#mayStore = mayStore;
   }
 
   /** The whole workspace now; new contents are kept in the store. */
@@ -493,6 +502,10 @@ export class Snapshotter {
     const mode = (st.mode ?? 0o644) & 0o7777;
     if (st.size > (ig ? this.limits.ignoredMax : this.limits.fileMax)) {
       return { ...base, entry: { t: "big", size: st.size, mtime } };
+    }
+    // Known by size and mtime, like a file over the limit, when the policy keeps it out.
+    if (this.#mayStore && !this.#mayStore(abs)) {
+      return { ...base, entry: { t: "big", size: st.size, mtime, out: true } };
     }
     // The content may already be known: a mode change, or a touch.
     if (

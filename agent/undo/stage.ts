@@ -48,6 +48,8 @@ export interface UndoStageOptions {
   onSnapshot?(how: "scan" | "update" | "paths"): void;
   /** Told of each call's summary once its observation is recorded. */
   onChanges?(runId: string, callSeq: number, summary: string): void;
+  /** The policy's question before a file's content is kept (`Policy.mayStore`, a real path). */
+  mayStore?(path: string): boolean;
 }
 
 /** `+2 ~1 -0`: files added, modified and removed. */
@@ -81,6 +83,8 @@ export function changeReport(changes: readonly Change[], limits: Limits): string
       const e = c.a ?? c.b!;
       const what = e.t === "heavy"
         ? "ignored directory, recorded by name only"
+        : e.t === "big" && e.out
+        ? "kept out of undo's store by the policy"
         : e.t === "big"
         ? `${mb(e.size)}, over the size limit`
         : "not kept";
@@ -129,7 +133,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     if (opts.watchFs !== false) {
       watch = watchWorkspace(opts.workspace, join(store.dir, "watch"), opts.watchFs || undefined);
     }
-    return snap = new Snapshotter(opts.workspace, store, opts.limits);
+    return snap = new Snapshotter(opts.workspace, store, opts.limits, opts.mayStore);
   };
   let watch: Subscription | undefined;
   const whole = (s: Snapshotter): Promise<Tree> => snapshotWith(watch, s, opts.onSnapshot);

@@ -23,7 +23,12 @@ export type Entry =
   /** A directory, by its mode (what is in it has entries of its own). */
   | { t: "d"; mode: number }
   /** A file over its size limit: known by size and mtime, content not kept. */
-  | { t: "big"; size: number; mtime: number }
+  | {
+    t: "big";
+    size: number;
+    mtime: number; /** Kept out by the policy, not by its size. */
+    out?: true;
+  }
   /** An ignored heavy directory: known by its own mtime, nothing inside kept. */
   | { t: "heavy"; mtime: number };
 

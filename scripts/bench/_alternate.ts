@@ -6,13 +6,13 @@
  */
 
 import { join } from "node:path";
-import { SessionPolicy } from "../../tools/policy/policy.ts";
+import { Policy } from "../../tools/policy/policy.ts";
 import { bashTool } from "../../tools/bash.ts";
 import { Dispatcher } from "../../tools/call/dispatch.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
-import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
+import type { SandboxPolicy } from "../../tools/policy/sandbox.ts";
 import { median } from "./_table.ts";
 
 /** A fresh git repository to run calls in, with crab's data dir beside it (`CRAB_HOME`); remove its parent when done. */
@@ -32,7 +32,7 @@ export function bashDispatcher(ws: string, sandbox: SandboxPolicy): Dispatcher {
   return new Dispatcher({
     registry: new Registry([bashTool]),
     session,
-    policy: new SessionPolicy({ yolo: true }),
+    policy: new Policy({ yolo: true }),
     sink: new MemorySink(),
     runId: "bench",
   });

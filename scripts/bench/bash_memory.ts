@@ -9,7 +9,7 @@
  */
 
 import { Dispatcher } from "../../tools/call/dispatch.ts";
-import { SessionPolicy } from "../../tools/policy/policy.ts";
+import { Policy } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
@@ -21,7 +21,7 @@ const dir = Deno.makeTempDirSync({ prefix: "crab-bench-bash-" });
 const dispatcher = new Dispatcher({
   registry: new Registry([bashTool]),
   session: new Session(dir),
-  policy: new SessionPolicy({ yolo: true }),
+  policy: new Policy({ yolo: true }),
   sink: new MemorySink(),
   runId: "bench",
 });

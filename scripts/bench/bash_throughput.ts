@@ -12,7 +12,7 @@
 import { pair } from "./_peers.ts";
 import { reportRow } from "./_table.ts";
 import { Dispatcher } from "../../tools/call/dispatch.ts";
-import { SessionPolicy } from "../../tools/policy/policy.ts";
+import { Policy } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
@@ -28,7 +28,7 @@ try {
   const dispatcher = new Dispatcher({
     registry: new Registry([bashTool]),
     session: new Session(dir),
-    policy: new SessionPolicy({ yolo: true }),
+    policy: new Policy({ yolo: true }),
     sink: new MemorySink(),
     runId: "bench",
   });

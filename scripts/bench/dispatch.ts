@@ -11,7 +11,7 @@
 
 import { join } from "node:path";
 import { Store } from "../../agent/store/observe.ts";
-import { SessionPolicy } from "../../tools/policy/policy.ts";
+import { Policy } from "../../tools/policy/policy.ts";
 import { Dispatcher } from "../../tools/call/dispatch.ts";
 import { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
@@ -59,7 +59,7 @@ const runId = store.startRun({ mode: "bench", workspace: session.workspace });
 const dispatcher = new Dispatcher({
   registry: new Registry([readTool]),
   session,
-  policy: new SessionPolicy(),
+  policy: new Policy(),
   sink: store,
   runId,
 });

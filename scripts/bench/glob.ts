@@ -12,7 +12,7 @@ import { runAsCrab } from "./_as_crab.ts";
 import { corpusSize, ensureCorpus } from "./corpus.ts";
 import { globTool } from "../../tools/glob.ts";
 import { Dispatcher } from "../../tools/call/dispatch.ts";
-import { SessionPolicy } from "../../tools/policy/policy.ts";
+import { Policy } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
@@ -48,7 +48,7 @@ export async function benchGlob(): Promise<Array<[string, number, number, number
   const dispatcher = new Dispatcher({
     registry: new Registry([globTool]),
     session: new Session(corpus),
-    policy: new SessionPolicy({}),
+    policy: new Policy({}),
     sink: new MemorySink(),
     runId: "bench",
   });

@@ -23,7 +23,7 @@ import { pair, rg, rgFirst } from "./_peers.ts";
 import { reportRow } from "./_table.ts";
 import { type GrepArgs, grepTool } from "../../tools/grep.ts";
 import { Dispatcher } from "../../tools/call/dispatch.ts";
-import { SessionPolicy } from "../../tools/policy/policy.ts";
+import { Policy } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
@@ -67,7 +67,7 @@ if (import.meta.main) {
   const dispatcher = new Dispatcher({
     registry: new Registry([grepTool]),
     session: new Session(corpus),
-    policy: new SessionPolicy({}),
+    policy: new Policy({}),
     sink: new MemorySink(),
     runId: "bench",
   });

@@ -14,7 +14,7 @@
 
 import { join } from "node:path";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
-import type { SandboxPolicy } from "../../tools/sandbox/policy.ts";
+import type { SandboxPolicy } from "../../tools/policy/sandbox.ts";
 import { reportRow } from "./_table.ts";
 import { alternateBashTrue, bashDispatcher, benchWorkspace } from "./_alternate.ts";
 

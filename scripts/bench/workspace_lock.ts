@@ -12,7 +12,7 @@
 
 import { join } from "node:path";
 import { reportRow } from "./_table.ts";
-import { SessionPolicy } from "../../tools/policy/policy.ts";
+import { Policy } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
 import { holdWorkspace } from "../../tools/call/workspace_lock.ts";
 import { Dispatcher } from "../../tools/call/dispatch.ts";
@@ -50,7 +50,7 @@ function dispatcherFor(cls: ToolClass): Dispatcher {
   return new Dispatcher({
     registry: new Registry([noop(cls)]),
     session,
-    policy: new SessionPolicy({ yolo: true }),
+    policy: new Policy({ yolo: true }),
     sink: new MemorySink(),
     runId: "bench",
   });

@@ -6,7 +6,7 @@
  */
 
 import { Dispatcher, type DispatchResult } from "../../tools/call/dispatch.ts";
-import { SessionPolicy, type SessionPolicyOptions } from "../../tools/policy/policy.ts";
+import { Policy, type PolicyOptions } from "../../tools/policy/policy.ts";
 import { MemorySink } from "../../tools/call/observation.ts";
 import { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
@@ -32,7 +32,7 @@ export interface Harness {
 /** A fresh temp workspace with `tools` registered; by default every class is approved. */
 export function harness(
   tools: AnyTool[],
-  policy: SessionPolicyOptions = { yolo: true },
+  policy: PolicyOptions = { yolo: true },
 ): Harness {
   const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-test-" }));
   const session = new Session(dir);
@@ -40,7 +40,7 @@ export function harness(
   const dispatcher = new Dispatcher({
     registry: new Registry(tools),
     session,
-    policy: new SessionPolicy(policy),
+    policy: new Policy(policy),
     sink,
     runId: "test-run",
   });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { harness } from "../support/harness.ts";
 import { bashEnv, bashTool, scrubEnv } from "../../tools/bash.ts";
-import type { SandboxMode } from "../../tools/policy/sandbox_mode.ts";
+import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { takeUncappedNotice } from "../support/sandbox_notice.ts";
 
 // As a normal user the first command would carry the note on what is not capped here.

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "../sandbox/policy.ts";
+import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "../policy/sandbox.ts";
 import { sha256 } from "../fs/sha256.ts";
 
 export { hashFile, sha256 } from "../fs/sha256.ts";

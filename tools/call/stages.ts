@@ -25,8 +25,11 @@
  */
 
 import type { Session } from "./session.ts";
-import type { AnyTool, ApprovalClass, ApprovalRequest, ToolError, ToolResult } from "../tool.ts";
+import type { AnyTool, ApprovalRequest, ToolError, ToolResult } from "../tool.ts";
 import type { Observation } from "./observation.ts";
+import type { ApprovalDecision, PolicyDecision } from "../policy/decision.ts";
+
+export type { ApprovalDecision, PolicyDecision, RuleRef, Verdict } from "../policy/decision.ts";
 
 /** One tool call as the stages see it: the same object from the first stage to the last. */
 export interface ToolCall {
@@ -52,42 +55,6 @@ export interface CheckedCall extends ToolCall {
 
 /** What a pre-tool stage says: deny the call (the reason goes to the model) or run another input. */
 export type PreToolVerdict = { deny: string } | { input: Record<string, unknown> };
-
-/**
- * A policy's decision on a call: run it without asking, ask the approval policy
- * (the prompt), or deny it with a reason for the model (a rule and where it came
- * from). A {@link Verdict} says the same with its reasons.
- */
-export type PolicyDecision = "allow" | "ask" | { deny: string } | Verdict;
-
-/** A permission rule as a decision names it: its text and where it was written. */
-export interface RuleRef {
-  /** As written: `Bash(rm *)`. */
-  text: string;
-  /** The file that holds it, or the place it was given: `command line`, `--settings`. */
-  source: string;
-}
-
-/** A decision with its reasons, as the permission rules and modes make it (`permissions.ts`). */
-export interface Verdict {
-  effect: "allow" | "ask" | "deny";
-  /** One line on what decided: the rule and its source, or the mode. */
-  why: string;
-  /** The rule that decided, if one did; the observation records it. */
-  rule?: RuleRef;
-  /** `ask`: ask even when the class was approved (an ask rule); refused where nobody can answer. */
-  always?: boolean;
-  /** `allow`: the approvals the tool asks for during the call that this decision gives (outside paths a rule names). */
-  covers?: ApprovalClass[];
-  /** `deny`: what the model may do instead. */
-  hint?: string;
-  /**
-   * `allow`: it stands in for the class's own prompt (a PreToolUse hook's
-   * allow), so it wins over a plain `ask` (no rule decided: the class default),
-   * never over an ask rule or a denial.
-   */
-  answersPrompt?: boolean;
-}
 
 /** What the run produced: the tool's result, or the error the call failed with. */
 export type RunOutcome = { ok: true; result: ToolResult } | { ok: false; error: ToolError };
@@ -183,6 +150,3 @@ export interface ApprovalPolicy {
    */
   hidden?(workspace: string): ((path: string) => boolean) | undefined;
 }
-
-/** An approval answer; `reason` goes back to the model when refused. */
-export type ApprovalDecision = { allowed: true } | { allowed: false; reason?: string };

@@ -26,7 +26,7 @@
 
 import type { AnyTool, ToolClass } from "../tool.ts";
 import { BUILTIN_CLASSES, type Preset, PRESET_TOOLS } from "../table.ts";
-import type { SandboxMode } from "../policy/sandbox_mode.ts";
+import type { SandboxMode } from "../policy/sandbox.ts";
 import { findProgram } from "./find_program.ts";
 
 export { BUILTIN_CLASSES, type Preset, PRESET_TOOLS, PRESETS } from "../table.ts";

@@ -39,7 +39,45 @@ import {
 } from "./mod.ts";
 import type { AnyTool, ApprovalClass } from "../tool.ts";
 import { isWithin, realPathOf } from "../fs/workspace.ts";
-import type { RuleRef, Verdict } from "../call/stages.ts";
+
+/**
+ * A policy's decision on a call: run it without asking, ask the approval policy
+ * (the prompt), or deny it with a reason for the model (a rule and where it came
+ * from). A {@link Verdict} says the same with its reasons.
+ */
+export type PolicyDecision = "allow" | "ask" | { deny: string } | Verdict;
+
+/** A permission rule as a decision names it: its text and where it was written. */
+export interface RuleRef {
+  /** As written: `Bash(rm *)`. */
+  text: string;
+  /** The file that holds it, or the place it was given: `command line`, `--settings`. */
+  source: string;
+}
+
+/** A decision with its reasons, as the permission rules and modes make it (`permissions.ts`). */
+export interface Verdict {
+  effect: "allow" | "ask" | "deny";
+  /** One line on what decided: the rule and its source, or the mode. */
+  why: string;
+  /** The rule that decided, if one did; the observation records it. */
+  rule?: RuleRef;
+  /** `ask`: ask even when the class was approved (an ask rule); refused where nobody can answer. */
+  always?: boolean;
+  /** `allow`: the approvals the tool asks for during the call that this decision gives (outside paths a rule names). */
+  covers?: ApprovalClass[];
+  /** `deny`: what the model may do instead. */
+  hint?: string;
+  /**
+   * `allow`: it stands in for the class's own prompt (a PreToolUse hook's
+   * allow), so it wins over a plain `ask` (no rule decided: the class default),
+   * never over an ask rule or a denial.
+   */
+  answersPrompt?: boolean;
+}
+
+/** An approval answer; `reason` goes back to the model when refused. */
+export type ApprovalDecision = { allowed: true } | { allowed: false; reason?: string };
 
 /** What the table reads of a session: its rules, its mode and its approved classes. */
 export interface PermissionState {

@@ -1,29 +1,36 @@
 /**
- * Approval policies. Read-class calls inside the workspace never ask. Other
- * classes are allowed when pre-approved (`--allow`, `a` at the prompt, `--yolo`,
- * print mode), else an asker is consulted (the interactive prompt), else refused.
+ * The one policy of a session: every door where crab reads, runs, stores or
+ * sends something for the agent asks this object (the table of doors is in
+ * `mod.ts`). It is built from plain data — the mode, the rules with their
+ * sources, the classes approved up front, the sandbox's grant — and the front
+ * end's few differences: who answers an "ask" (the REPL's prompt; nobody in
+ * print mode, `crab tool` and `crab mcp serve`).
  *
- * The `protected` class (git config and hooks, crab's settings: see
- * `../fs/protected.ts`) is the exception: only `--allow protected` pre-approves it.
- * `--yolo` does not, and `a` at its prompt allows the one call, never the class.
+ * Read-class calls inside the workspace never ask. Other classes are allowed
+ * when pre-approved (`--allow`, `a` at the prompt, `--yolo`, print mode), else
+ * the asker is consulted, else refused. The `protected` class (git config and
+ * hooks, crab's settings: see `../fs/protected.ts`) is the exception: only
+ * `--allow protected` pre-approves it; `--yolo` does not, and `a` at its prompt
+ * allows the one call, never the class.
  *
- * A session's permission rules and mode live here too, and are decided before
- * any of this (`permissions.ts`): a call an ask rule names is asked whatever was
- * approved, and refused where nobody can answer; `dontAsk` never asks.
+ * The rules and the mode are decided before any of this (`decision.ts`): a call
+ * an ask rule names is asked whatever was approved, and refused where nobody
+ * can answer; `dontAsk` never asks.
  *
  * @module
  */
 
-import type { ApprovalClass, ApprovalRequest, OutsideClass } from "../tool.ts";
+import type { AnyTool, ApprovalClass, ApprovalRequest, OutsideClass } from "../tool.ts";
 import { BUILTIN_CLASS_LIST } from "../table.ts";
 import type { Mode, Rule } from "./mod.ts";
-import type {
-  ApprovalDecision,
-  ApprovalPolicy,
-  CheckedCall,
-  PolicyDecision,
-} from "../call/stages.ts";
-import { permissionDecision, searchHides } from "./decision.ts";
+import { parseRule } from "./rules.ts";
+import {
+  type ApprovalDecision,
+  permissionDecision,
+  type PolicyDecision,
+  searchHides,
+} from "./decision.ts";
+import { DEFAULT_SANDBOX_POLICY, type SandboxGrant, type SandboxPolicy } from "./sandbox.ts";
 
 /** Every class `--allow` names (besides `mcp:SERVER`), `outside` for both outside classes. */
 export const ALLOW_CLASSES = [
@@ -53,18 +60,20 @@ export type AskAnswer = "yes" | "no" | "all" | { feedback: string };
 /** Asks a person; resolves when they answered. */
 export type Asker = (request: ApprovalRequest, signal: AbortSignal) => Promise<AskAnswer>;
 
-/** Options of a {@link SessionPolicy}. */
-export interface SessionPolicyOptions {
+/** What a policy is made of. */
+export interface PolicyOptions {
   /** Approve everything (`--yolo`): the mode `bypassPermissions`. */
   yolo?: boolean;
   /** The permission mode (default `default`; `bypassPermissions` under `yolo`). */
   mode?: Mode;
-  /** Permission rules, each with its source (`agent/run/settings.ts` loads them). */
+  /** Permission rules, each with its source (`agent/settings/` loads them). */
   rules?: readonly Rule[];
   /** The home directory, a real path: `~` in rules' commands. Default: `$HOME`. */
   home?: string;
   /** Classes approved up front (`--allow write,exec`); `outside` means both outside classes. */
   allowed?: Iterable<AllowedClass>;
+  /** What bash's sandbox is granted (the mode, network, writable paths, caps, hosts). */
+  sandbox?: SandboxGrant;
   /** The interactive prompt; without it, unapproved calls are refused. */
   ask?: Asker;
   /** Told of each request allowed without asking (the REPL still shows its change). */
@@ -76,21 +85,55 @@ export interface SessionPolicyOptions {
   flagFor?: (cls: ApprovalClass) => string;
 }
 
-/** The approval state of one session. */
-export class SessionPolicy implements ApprovalPolicy {
+/** A call as the policy decides it: the tool, its checked input, and the session's workspace. */
+export interface PolicyCall {
+  readonly tool: AnyTool;
+  readonly input: Readonly<Record<string, unknown>>;
+  readonly session: { readonly workspace: string };
+}
+
+/** A hook command as the hook runner asks about it. */
+export interface HookQuestion {
+  /** The command line, as written. */
+  readonly command: string;
+  /** `user`, `project`, `local`, `settings` or `sdk`. */
+  readonly scope: string;
+  /** The file that holds it, `--settings`, or `initialize`. */
+  readonly source: string;
+}
+
+/** An `@path` import of an instruction file, as the prompt's reader asks about it. */
+export interface ImportQuestion {
+  /** Whose file imports: the user's own, or the project's. */
+  readonly scope: "user" | "project";
+  /** The imported file, a real path. */
+  readonly path: string;
+  /** The folders that scope may import from, real paths. */
+  readonly roots: readonly string[];
+}
+
+/** The rule that allows `host`, for web_fetch and bash alike. */
+export function hostRule(host: string): string {
+  return `WebFetch(domain:${host})`;
+}
+
+/** The policy of one session. */
+export class Policy {
   /** The permission mode; may change during a session (the REPL's mode switch). */
   mode: Mode;
   /** The permission rules; a rule added during the session is pushed here. */
   readonly rules: Rule[];
   readonly home: string | undefined;
   readonly allowed: Set<ApprovalClass>;
+  /** What bash's sandbox reads at each call: the grant, and this policy's live answers. */
+  readonly sandbox: SandboxPolicy;
   readonly #ask: Asker | undefined;
   /** Classes allowed by an `a` answer (not up front), which {@link forget} can void. */
   readonly #answeredAll = new Set<ApprovalClass>();
   readonly #notify: ((request: ApprovalRequest) => void) | undefined;
   readonly #flagFor: (cls: ApprovalClass) => string;
 
-  constructor(opts: SessionPolicyOptions = {}) {
+  constructor(opts: PolicyOptions = {}) {
     this.mode = opts.mode ?? (opts.yolo ? "bypassPermissions" : "default");
     this.rules = [...opts.rules ?? []];
     this.home = opts.home;
@@ -98,6 +141,23 @@ export class SessionPolicy implements ApprovalPolicy {
     this.#ask = opts.ask;
     this.#notify = opts.notify;
     this.#flagFor = opts.flagFor ?? ((cls) => `--allow ${cls}`);
+    const liveRules = () => this.rules;
+    const grant = opts.sandbox ?? DEFAULT_SANDBOX_POLICY;
+    this.sandbox = {
+      mode: grant.mode,
+      net: grant.net,
+      writable: grant.writable,
+      ...(grant.limits ? { limits: grant.limits } : {}),
+      ...(grant.domains ? { domains: grant.domains } : {}),
+      // Rules added during the session (`/permissions`, a remembered answer) hold below the shell too.
+      get rules() {
+        return liveRules();
+      },
+      ...(opts.ask
+        ? { askHost: (host: string, signal: AbortSignal) => this.askHost(host, signal) }
+        : {}),
+      mayGiveBack: (gitDir: string, entry: string) => this.mayGiveBack(gitDir, entry),
+    };
   }
 
   /** Everything is approved (`--yolo`, the mode `bypassPermissions`); protected paths still ask. */
@@ -105,14 +165,74 @@ export class SessionPolicy implements ApprovalPolicy {
     return this.mode === "bypassPermissions";
   }
 
-  /** The rules' and the mode's decision on a call (`permissions.ts`). */
-  async decide(call: CheckedCall): Promise<PolicyDecision> {
+  /** Door: a tool call. The rules' and the mode's decision on it (`decision.ts`). */
+  async decide(call: PolicyCall): Promise<PolicyDecision> {
     return (await permissionDecision(this, call.tool, call.input, call.session.workspace)).verdict;
   }
 
-  /** Files a search leaves out (`permissions.ts`). */
+  /** Door: a search's walk. The files grep and glob leave out (`decision.ts`). */
   hidden(workspace: string): ((path: string) => boolean) | undefined {
     return searchHides(this, workspace);
+  }
+
+  /**
+   * Door: the undo store. Whether undo may keep a copy of `path` (a real path
+   * in the workspace) in crab's data dir. Every file, for now.
+   */
+  mayStore(_path: string): boolean {
+    return true;
+  }
+
+  /**
+   * Door: git's give-back. Whether an entry of a git directory that git changed
+   * in the sandbox's private view may replace the real one, after the view's own
+   * checks (only what git writes to commit; exec lines of a rebase todo
+   * commented out). Every such entry, for now.
+   */
+  mayGiveBack(_gitDir: string, _entry: string): boolean {
+    return true;
+  }
+
+  /** Door: a hook script. Whether the hook runner may run `hook`. Every configured hook, for now. */
+  mayRunHook(_hook: HookQuestion): boolean {
+    return true;
+  }
+
+  /**
+   * Door: an instruction file's import. Why `question.path` may not be read
+   * into the prompt, or undefined when it may: a project's files import from
+   * the project and `~/.claude/`, the user's from the project and the home folder.
+   */
+  importRefusal(question: ImportQuestion): string | undefined {
+    if (question.roots.some((r) => question.path === r || question.path.startsWith(r + "/"))) {
+      return undefined;
+    }
+    return question.scope === "project"
+      ? "outside the project (a project file may import from the project and ~/.claude/)"
+      : "outside the project and the home folder";
+  }
+
+  /**
+   * Door: a host a command asked crab's proxy for that no list names. Asks
+   * through the front end's asker: `a` allows the host for the session (a
+   * session rule `WebFetch(domain:HOST)`, which web_fetch shares). Refused
+   * where nobody can answer, and in `dontAsk`.
+   */
+  async askHost(host: string, signal: AbortSignal): Promise<boolean> {
+    if (!this.#ask || this.mode === "dontAsk") return false;
+    const rule = hostRule(host);
+    const answer = await this.#ask({
+      tool: "bash",
+      class: "net",
+      summary: `connect to ${host} (a command asked crab's proxy; no allowed host list names it)`,
+      rememberAs: rule,
+      allOf: `connections to ${host}`,
+    }, signal);
+    if (answer === "all") {
+      const base = { project: "/", home: this.home ?? "/" };
+      this.rules.unshift(parseRule(rule, "allow", { scope: "session" }, base));
+    }
+    return answer === "yes" || answer === "all";
   }
 
   /** Approves `cls` for the rest of the session (`outside`: both outside classes). */

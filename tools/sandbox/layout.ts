@@ -25,7 +25,7 @@ import { findRepository, namesIn, type ProtectedPath, protectedPaths } from "../
 import { gitDirsOf } from "../fs/git_dirs.ts";
 import { deniedPaths } from "./denials.ts";
 import { isWithin } from "../fs/workspace.ts";
-import type { SandboxPolicy } from "./policy.ts";
+import type { SandboxPolicy } from "../policy/sandbox.ts";
 import { daemonSockets } from "./sockets.ts";
 
 /** The mounts of one call, by kind, in the order bwrap applies them. */

@@ -8,15 +8,9 @@
  * @module
  */
 
-/** Limits as configured; a missing field takes its default. */
-export interface SandboxLimits {
-  /** Processes and threads at once (a cgroup's pids.max). */
-  processes?: number;
-  /** Bytes of memory (a cgroup's memory limit); default half the RAM. */
-  memory?: number;
-  /** Bytes of the private /tmp (bwrap's `--size` for its tmpfs). */
-  tmp?: number;
-}
+import type { SandboxLimits } from "../policy/sandbox.ts";
+
+export type { SandboxLimits };
 
 /** Every limit, with the defaults filled in. */
 export type ResolvedLimits = Required<SandboxLimits>;

@@ -18,7 +18,7 @@ import { startLoopbackBridge } from "./net/loopback.ts";
 import { sandboxStatus } from "./probe.ts";
 import { seatbeltInvocation } from "./seatbelt.ts";
 import type { Contact } from "./net/mod.ts";
-import type { SandboxPolicy } from "./policy.ts";
+import type { SandboxPolicy } from "../policy/sandbox.ts";
 
 export type { Contact } from "./net/mod.ts";
 

@@ -16,9 +16,10 @@ import { type Features, invocation } from "./linux/invocation.ts";
 import { JOIN_FAILED } from "./linux/supervisor.ts";
 import { type CgroupPlan, planCgroups } from "./linux/cgroup.ts";
 import { startKeeper } from "./linux/keeper.ts";
-import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy, type SandboxStatus } from "./policy.ts";
+import type { SandboxStatus } from "./status.ts";
+import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "../policy/sandbox.ts";
 
-export type { SandboxStatus } from "./policy.ts";
+export type { SandboxStatus } from "./status.ts";
 import { seatbeltStatus } from "./seatbelt.ts";
 import { usernsDiagnosis } from "./linux/apparmor.ts";
 

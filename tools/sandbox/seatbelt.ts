@@ -35,7 +35,8 @@ import { isWithin, realPathOf } from "../fs/workspace.ts";
 import { lstatOrNull } from "../fs/exists.ts";
 import { WRITTEN_DIRS, WRITTEN_FILES } from "../fs/git_dirs.ts";
 import { type Layout, sandboxLayout } from "./layout.ts";
-import type { SandboxPolicy, SandboxStatus } from "./policy.ts";
+import type { SandboxStatus } from "./status.ts";
+import type { SandboxPolicy } from "../policy/sandbox.ts";
 import { SANDBOX_EXEC } from "../host/capabilities.ts";
 import { watchProtected } from "./watch.ts";
 

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { ROOT } from "../../../agent/cli/commands.ts";
 import { OPTIONS, type OptionSpec } from "../../../agent/cli/options.ts";
-import { CliUsageError, type Command, parseArgs } from "../../../agent/cli/parse.ts";
+import { type Command, parseArgs, UsageError } from "../../../agent/cli/parse.ts";
 
 type Input = Record<string, unknown>;
 /** What an option changed in the command's input, read back. */
@@ -356,7 +356,7 @@ for (const c of CASES) {
           const [probe, expected] = c.effects[spec.key];
           assert.deepEqual(probe(input!), expected(spec), label);
         } else {
-          assert.ok(error instanceof CliUsageError, `${label}: expected a usage error`);
+          assert.ok(error instanceof UsageError, `${label}: expected a usage error`);
           assert.match(
             error.message,
             new RegExp(`^Cannot use ${spec.long} with ${name}: it applies to `),

@@ -50,7 +50,7 @@ Deno.test("selectTools() refuses web_fetch when the build lacks it", () => {
   const without = builtinTools().filter((t) => t.name !== "web_fetch");
   assert.throws(
     () => selectTools(without, { web: true }),
-    /^Error: web_fetch is not available in this build$/,
+    /^UsageError: web_fetch is not available in this build$/,
   );
   assert.throws(
     () => selectTools(without, { tools: "web_fetch", web: true }),

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { sandbox } from "../../support/cli.ts";
 import { serve, textOf } from "../../support/mcp_serve.ts";
 import { ROOT } from "../../../agent/cli/commands.ts";
-import { CliUsageError, parseArgs } from "../../../agent/cli/parse.ts";
+import { parseArgs, UsageError } from "../../../agent/cli/parse.ts";
 
 /** The permission flags a command line gives the run (`crab -p` input). */
 function runPermissions(argv: string[]) {
@@ -79,7 +79,7 @@ Deno.test("parseArgs() says where a prompt went when --allowedTools took it", ()
     parseArgs(["-p", "--allowedTools", "Read", "fix the failing test"], ROOT);
     assert.fail("no error");
   } catch (e) {
-    assert.ok(e instanceof CliUsageError);
+    assert.ok(e instanceof UsageError);
     assert.equal(e.message, 'Cannot use --allowedTools "fix": unknown tool "fix"');
     assert.equal(
       e.hint,

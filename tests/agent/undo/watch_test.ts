@@ -12,7 +12,7 @@ import {
 } from "../../../agent/undo/watch.ts";
 import { bashTool } from "../../../tools/bash.ts";
 import { writeTool } from "../../../tools/write.ts";
-import { SessionPolicy } from "../../../tools/policy/policy.ts";
+import { Policy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
 import type { CheckedCall } from "../../../tools/call/stages.ts";
 import { Dispatcher } from "../../../tools/call/dispatch.ts";
@@ -387,7 +387,7 @@ Deno.test("undoStage(): real bash calls in the bwrap sandbox, through the dispat
     const dispatcher = new Dispatcher({
       registry: new Registry([bashTool, writeTool]),
       session,
-      policy: new SessionPolicy({ yolo: true }),
+      policy: new Policy({ yolo: true }),
       sink: new MemorySink(),
       runId: "watchrun",
       stages: [

@@ -3,7 +3,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { harness } from "../../support/harness.ts";
 import { Dispatcher, type DispatchResult, MAX_ARGS_BYTES } from "../../../tools/call/dispatch.ts";
 import type { DispatchStage } from "../../../tools/call/stages.ts";
-import { SessionPolicy } from "../../../tools/policy/policy.ts";
+import { Policy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
 import { Session, sha256 } from "../../../tools/call/session.ts";
 import { type Tool, ToolError } from "../../../tools/tool.ts";
@@ -313,7 +313,7 @@ Deno.test("dispatch() records exactly one observation on every path", async () =
   const dispatcher = new Dispatcher({
     registry: new Registry(tools),
     session: new Session(Deno.cwd()),
-    policy: new SessionPolicy({}),
+    policy: new Policy({}),
     sink,
     runId: "paths",
   });
@@ -436,7 +436,7 @@ Deno.test("dispatch() records keyed digests, never the plain sha256 of arguments
   const d = new Dispatcher({
     registry: new Registry([echoTool(seen)]),
     session: new Session(h.dir),
-    policy: new SessionPolicy({ yolo: true }),
+    policy: new Policy({ yolo: true }),
     sink,
     runId: "r",
   });

@@ -5,7 +5,7 @@ import { bashTool } from "../../../tools/bash.ts";
 import { builtinTools } from "../../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../../tools/web_fetch.ts";
 import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
-import { SessionPolicy } from "../../../tools/policy/policy.ts";
+import { Policy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
 import { Registry } from "../../../tools/call/registry.ts";
 import { Session } from "../../../tools/call/session.ts";
@@ -47,7 +47,7 @@ function dispatcherIn(dir: string, tools: AnyTool[]): Dispatcher {
   return new Dispatcher({
     registry: new Registry(tools),
     session: new Session(dir),
-    policy: new SessionPolicy({ yolo: true }),
+    policy: new Policy({ yolo: true }),
     sink: new MemorySink(),
     runId: "second",
   });
@@ -191,7 +191,7 @@ Deno.test("the workspace lock registered again as a stage is taken once", async 
       // Taken twice, the call would wait for itself and fail after 300 ms.
       registry: new Registry([slowTool("change", "write", log, { timeoutMs: () => 300 })]),
       session: new Session(dir),
-      policy: new SessionPolicy({ yolo: true }),
+      policy: new Policy({ yolo: true }),
       sink: new MemorySink(),
       runId: "twice",
       stages: [workspaceLock, { ...workspaceLock, name: "copy" }, workspaceLock],

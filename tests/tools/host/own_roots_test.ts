@@ -17,7 +17,7 @@ import {
 } from "../../../tools/host/own_roots.ts";
 import { presetFlags } from "../../../tools/host/capabilities.ts";
 import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
-import { SessionPolicy } from "../../../tools/policy/policy.ts";
+import { Policy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
 import { Registry } from "../../../tools/call/registry.ts";
 import { Session } from "../../../tools/call/session.ts";
@@ -138,7 +138,7 @@ Deno.test("bash() under a writable parent cannot change crab's Deno cache or lau
     const dispatcher = new Dispatcher({
       registry: new Registry([bashTool]),
       session,
-      policy: new SessionPolicy({ yolo: true }),
+      policy: new Policy({ yolo: true }),
       sink: new MemorySink(),
       runId: "own-roots-test",
     });

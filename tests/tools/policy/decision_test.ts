@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Harness, harness } from "../../support/harness.ts";
-import type {
-  AskAnswer,
-  SessionPolicy,
-  SessionPolicyOptions,
-} from "../../../tools/policy/policy.ts";
+import type { AskAnswer, Policy, PolicyOptions } from "../../../tools/policy/policy.ts";
 import { bashTool } from "../../../tools/bash.ts";
 import { readTool } from "../../../tools/read.ts";
 import { writeTool } from "../../../tools/write.ts";
@@ -21,7 +17,7 @@ const TOOLS = [bashTool, readTool, writeTool, editTool, grepTool, globTool];
 /** A harness whose policy holds `rules` (with their effects), and an asker that records. */
 function world(
   rules: [Effect, string][],
-  opts: SessionPolicyOptions & { answers?: AskAnswer[] } = {},
+  opts: PolicyOptions & { answers?: AskAnswer[] } = {},
 ) {
   const asked: ApprovalRequest[] = [];
   const answers = opts.answers;
@@ -31,7 +27,7 @@ function world(
   const h: Harness = harness(TOOLS, { ...opts, ...(ask ? { ask } : {}) });
   // bash without the OS sandbox: these tests are about the decision, not the fence.
   h.session.sandbox = { ...h.session.sandbox, mode: "danger-full-access" };
-  const policy = h.dispatcher.policy as SessionPolicy;
+  const policy = h.dispatcher.policy as Policy;
   const file = join(h.dir, ".claude", "settings.json");
   for (const [effect, text] of rules) {
     policy.rules.push(

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { type AskAnswer, SessionPolicy } from "../../../tools/policy/policy.ts";
+import { type AskAnswer, Policy } from "../../../tools/policy/policy.ts";
 import type { ApprovalRequest } from "../../../tools/tool.ts";
 
 function askingPolicy(answers: AskAnswer[], allowed: string[] = []) {
   const asked: string[] = [];
-  const policy = new SessionPolicy({
+  const policy = new Policy({
     allowed: allowed as ApprovalRequest["class"][],
     ask: (r) => {
       asked.push(r.summary);
@@ -16,7 +16,7 @@ function askingPolicy(answers: AskAnswer[], allowed: string[] = []) {
   return { policy, asked, call };
 }
 
-Deno.test("SessionPolicy.forget() voids an 'a' answer, so the class asks again", async () => {
+Deno.test("Policy.forget() voids an 'a' answer, so the class asks again", async () => {
   const { policy, asked, call } = askingPolicy(["all", "yes"]);
   assert.deepEqual(await call("one"), { allowed: true });
   assert.deepEqual(await call("two"), { allowed: true });
@@ -26,7 +26,7 @@ Deno.test("SessionPolicy.forget() voids an 'a' answer, so the class asks again",
   assert.deepEqual(asked, ["one", "three"]);
 });
 
-Deno.test("SessionPolicy.forget() keeps a class the user allowed up front", async () => {
+Deno.test("Policy.forget() keeps a class the user allowed up front", async () => {
   const { policy, asked, call } = askingPolicy([], ["mcp:f"]);
   assert.equal(policy.forget("mcp:f"), false);
   assert.deepEqual(await call("one"), { allowed: true });

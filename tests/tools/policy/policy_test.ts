@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { harness } from "../../support/harness.ts";
-import { SessionPolicy } from "../../../tools/policy/policy.ts";
+import { Policy } from "../../../tools/policy/policy.ts";
 import { editTool } from "../../../tools/edit.ts";
 import { readTool } from "../../../tools/read.ts";
 import { writeTool } from "../../../tools/write.ts";
@@ -19,7 +19,7 @@ function asker(answers: Partial<Record<ApprovalClass, "yes" | "no" | "all">>) {
   };
 }
 
-Deno.test("SessionPolicy() answer a on an outside read never approves an outside write or edit", async () => {
+Deno.test("Policy() answer a on an outside read never approves an outside write or edit", async () => {
   const outside = Deno.realPathSync(Deno.makeTempDirSync());
   try {
     Deno.writeTextFileSync(`${outside}/a.txt`, "one\n");
@@ -48,7 +48,7 @@ Deno.test("SessionPolicy() answer a on an outside read never approves an outside
   }
 });
 
-Deno.test("SessionPolicy() answer a on an outside write does not approve outside reads", async () => {
+Deno.test("Policy() answer a on an outside write does not approve outside reads", async () => {
   const outside = Deno.realPathSync(Deno.makeTempDirSync());
   try {
     Deno.writeTextFileSync(`${outside}/a.txt`, "one\n");
@@ -64,7 +64,7 @@ Deno.test("SessionPolicy() answer a on an outside write does not approve outside
 });
 
 Deno.test("parseClasses() takes outside as both outside classes, and each one alone", () => {
-  const policy = (list: string[]) => new SessionPolicy({ allowed: parseClasses(list) });
+  const policy = (list: string[]) => new Policy({ allowed: parseClasses(list) });
   const both = policy(["outside"]);
   assert.ok(both.isAllowed("outside-read") && both.isAllowed("outside-write"));
   const read = policy(["outside-read"]);
@@ -74,7 +74,7 @@ Deno.test("parseClasses() takes outside as both outside classes, and each one al
   assert.throws(() => parseClasses(["outside-exec"]), /Cannot allow class "outside-exec"/);
 });
 
-Deno.test("SessionPolicy() refusal names the --allow flag of the class it needs", async () => {
+Deno.test("Policy() refusal names the --allow flag of the class it needs", async () => {
   const outside = Deno.realPathSync(Deno.makeTempDirSync());
   try {
     Deno.writeTextFileSync(`${outside}/a.txt`, "one\n");

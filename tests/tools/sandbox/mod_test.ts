@@ -9,12 +9,12 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
-import { SessionPolicy } from "../../../tools/policy/policy.ts";
+import { Policy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
 import { Registry } from "../../../tools/call/registry.ts";
 import { Session } from "../../../tools/call/session.ts";
 import { bashTool } from "../../../tools/bash.ts";
-import type { SandboxPolicy } from "../../../tools/sandbox/policy.ts";
+import type { SandboxPolicy } from "../../../tools/policy/sandbox.ts";
 
 /** A temp folder under /var/tmp with a workspace `ws` in it, and a bash dispatcher. */
 function place(policy: Partial<SandboxPolicy> = {}) {
@@ -26,7 +26,7 @@ function place(policy: Partial<SandboxPolicy> = {}) {
   const dispatcher = new Dispatcher({
     registry: new Registry([bashTool]),
     session,
-    policy: new SessionPolicy({ yolo: true }),
+    policy: new Policy({ yolo: true }),
     sink: new MemorySink(),
     runId: "sandbox-test",
   });
@@ -93,7 +93,7 @@ Deno.test("bash() in the sandbox gets a private /tmp: a workspace under /tmp wri
     const d = new Dispatcher({
       registry: new Registry([bashTool]),
       session,
-      policy: new SessionPolicy({ yolo: true }),
+      policy: new Policy({ yolo: true }),
       sink: new MemorySink(),
       runId: "t",
     });
@@ -243,7 +243,7 @@ Deno.test("bash() in a linked worktree commits, but cannot change the shared con
   const d = new Dispatcher({
     registry: new Registry([bashTool]),
     session,
-    policy: new SessionPolicy({ yolo: true }),
+    policy: new Policy({ yolo: true }),
     sink: new MemorySink(),
     runId: "t",
   });
@@ -449,7 +449,7 @@ Deno.test("bash() in a subdirectory of a repository commits, but cannot start a 
   const d = new Dispatcher({
     registry: new Registry([bashTool]),
     session,
-    policy: new SessionPolicy({ yolo: true }),
+    policy: new Policy({ yolo: true }),
     sink: new MemorySink(),
     runId: "t",
   });

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Layout } from "../../../tools/sandbox/layout.ts";
 import { sandboxLayout } from "../../../tools/sandbox/layout.ts";
-import type { SandboxPolicy } from "../../../tools/sandbox/policy.ts";
+import type { SandboxPolicy } from "../../../tools/policy/sandbox.ts";
 import { parseRule } from "../../../tools/policy/rules.ts";
 import { parseStatus } from "../../../tools/sandbox/mod.ts";
 import {
@@ -508,7 +508,7 @@ Deno.test({
   ignore: !onMac,
   fn: async () => {
     const { Dispatcher } = await import("../../../tools/call/dispatch.ts");
-    const { SessionPolicy } = await import("../../../tools/policy/policy.ts");
+    const { Policy } = await import("../../../tools/policy/policy.ts");
     const { MemorySink } = await import("../../../tools/call/observation.ts");
     const { Registry } = await import("../../../tools/call/registry.ts");
     const { Session } = await import("../../../tools/call/session.ts");
@@ -519,7 +519,7 @@ Deno.test({
     const d = new Dispatcher({
       registry: new Registry([bashTool]),
       session,
-      policy: new SessionPolicy({ yolo: true }),
+      policy: new Policy({ yolo: true }),
       sink: new MemorySink(),
       runId: "seatbelt-test",
     });

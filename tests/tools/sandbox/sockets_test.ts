@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { daemonSockets, findDaemonSockets } from "../../../tools/sandbox/sockets.ts";
 import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
-import { SessionPolicy } from "../../../tools/policy/policy.ts";
+import { Policy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
 import { Registry } from "../../../tools/call/registry.ts";
 import { Session } from "../../../tools/call/session.ts";
@@ -188,7 +188,7 @@ for (const writableHome of [false, true]) {
       const dispatcher = new Dispatcher({
         registry: new Registry([bashTool]),
         session,
-        policy: new SessionPolicy({ yolo: true }),
+        policy: new Policy({ yolo: true }),
         sink: new MemorySink(),
         runId: "sockets-test",
       });

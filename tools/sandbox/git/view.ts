@@ -293,6 +293,7 @@ function syncFlat(from: string, to: string, exists: boolean): void {
 export function prepareGitViews(
   gitDirs: readonly string[],
   display: (real: string) => string,
+  mayGiveBack: GiveBackQuestion = () => true,
 ): GitViews {
   const root = processDir();
   const mounts: Mount[] = [];
@@ -375,7 +376,7 @@ export function prepareGitViews(
       const notes: string[] = [];
       for (const v of views) {
         try {
-          giveBackView(v, gitDirs, notes);
+          giveBackView(v, gitDirs, notes, mayGiveBack);
         } catch (e) {
           notes.push(
             `crab could not give back what git wrote in ${v.display}: ${(e as Error).message}`,
@@ -390,7 +391,19 @@ export function prepareGitViews(
   };
 }
 
-function giveBackView(v: View, gitDirs: readonly string[], notes: string[]): void {
+/**
+ * The policy's question about one entry of a git directory (a file, or a state
+ * directory with a trailing `/`) that git changed inside the sandbox: may it
+ * replace the real one?
+ */
+export type GiveBackQuestion = (gitDir: string, entry: string) => boolean;
+
+function giveBackView(
+  v: View,
+  gitDirs: readonly string[],
+  notes: string[],
+  mayGiveBack: GiveBackQuestion,
+): void {
   const hidden: string[] = [];
   const dropped: string[] = [];
   const kept: string[] = [];
@@ -407,6 +420,10 @@ function giveBackView(v: View, gitDirs: readonly string[], notes: string[]): voi
     if (!before && !after) continue;
     if (!sameStamp(before?.real ?? null, stampOf(real))) {
       kept.push(name);
+      continue;
+    }
+    if (!mayGiveBack(v.real, name)) {
+      dropped.push(name);
       continue;
     }
     if (!after) {
@@ -429,6 +446,10 @@ function giveBackView(v: View, gitDirs: readonly string[], notes: string[]): voi
     if (before ? sameTree(before.copy, after) : after === null) continue;
     if (!sameTree(before?.real ?? null, treeStamps(real))) {
       kept.push(`${name}/`);
+      continue;
+    }
+    if (!mayGiveBack(v.real, `${name}/`)) {
+      dropped.push(`${name}/`);
       continue;
     }
     const old = tempName(v.real, name);

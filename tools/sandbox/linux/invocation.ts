@@ -21,7 +21,7 @@ import { sandboxLayout } from "../layout.ts";
 import { holdPlaceholders } from "../placeholders.ts";
 import { watchProtected } from "../watch.ts";
 import { supervisorArgv } from "./supervisor.ts";
-import type { SandboxPolicy } from "../policy.ts";
+import type { SandboxPolicy } from "../../policy/sandbox.ts";
 import { type Bridge, type Contact, startBridge } from "../net/mod.ts";
 import { type DomainLists, withFetchRules } from "../../policy/domains.ts";
 
@@ -201,7 +201,11 @@ export async function invocation(
     const covered = (p: string) => held.paths.some((h) => isWithin(h, p));
     layout.readOnly = layout.readOnly.filter((p) => !covered(p));
     layout.gitDirs = layout.gitDirs.filter((d) => !covered(d));
-    views = prepareGitViews(layout.gitDirs, (d) => relative(workspace, d) || d);
+    views = prepareGitViews(
+      layout.gitDirs,
+      (d) => relative(workspace, d) || d,
+      policy.mayGiveBack,
+    );
     group = await making;
     // Inside, the groups' cgroup.procs files sit in the sandbox's own /dev.
     const groups = new Map(group?.procs.map((p, i) => [`/dev/.crab-cgroup-${i}`, p]));

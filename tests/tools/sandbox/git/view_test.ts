@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Dispatcher, type DispatchResult } from "../../../../tools/call/dispatch.ts";
-import { SessionPolicy } from "../../../../tools/policy/policy.ts";
+import { Policy } from "../../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../../tools/call/observation.ts";
 import { Registry } from "../../../../tools/call/registry.ts";
 import { Session } from "../../../../tools/call/session.ts";
@@ -27,7 +27,7 @@ function place() {
   const dispatcher = new Dispatcher({
     registry: new Registry([bashTool]),
     session,
-    policy: new SessionPolicy({ yolo: true }),
+    policy: new Policy({ yolo: true }),
     sink: new MemorySink(),
     runId: "git-view-test",
   });

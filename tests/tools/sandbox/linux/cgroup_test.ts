@@ -12,7 +12,7 @@ import { planCgroups } from "../../../../tools/sandbox/linux/cgroup.ts";
 import type { Keeper, KeeperResult } from "../../../../tools/sandbox/linux/keeper.ts";
 import { sandboxStatus } from "../../../../tools/sandbox/probe.ts";
 import { Dispatcher } from "../../../../tools/call/dispatch.ts";
-import { SessionPolicy } from "../../../../tools/policy/policy.ts";
+import { Policy } from "../../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../../tools/call/observation.ts";
 import { Registry } from "../../../../tools/call/registry.ts";
 import { Session } from "../../../../tools/call/session.ts";
@@ -189,7 +189,7 @@ function place(limits: SandboxLimits) {
   const d = new Dispatcher({
     registry: new Registry([bashTool]),
     session,
-    policy: new SessionPolicy({ yolo: true }),
+    policy: new Policy({ yolo: true }),
     sink: new MemorySink(),
     runId: "cgroup-test",
   });

@@ -1,0 +1,176 @@
+/**
+ * The workbench: the one place a session's policy, its tool session, its hook
+ * runner and its dispatcher are put together, for every front end — the REPL,
+ * print mode, `crab tool` and `crab mcp serve` — from the settings and the front
+ * end's few differences (who answers an "ask", which session a call belongs to,
+ * the mode and the classes approved up front). Every call then goes through the
+ * same stages:
+ *
+ * ```
+ * validate → pre-tool hooks → policy → approval → lock → undo → run → post-tool hooks → observe
+ * ```
+ *
+ * (telemetry wraps them all when it is on). The policy answers every door the
+ * call and the session reach: the call itself, the sandbox's layout and network,
+ * undo's store, hook scripts, git's give-back (`tools/policy/mod.ts` keeps the
+ * table of doors).
+ *
+ * @module
+ */
+
+import { Dispatcher } from "../../tools/call/dispatch.ts";
+import type { Registry } from "../../tools/call/registry.ts";
+import { Session } from "../../tools/call/session.ts";
+import type { ApprovalPolicy, DispatchStage } from "../../tools/call/stages.ts";
+import type { ApprovalClass, ApprovalRequest } from "../../tools/tool.ts";
+import { type AllowedClass, type Asker, Policy } from "../../tools/policy/policy.ts";
+import type { Mode } from "../../tools/policy/mod.ts";
+import type { SandboxGrant } from "../../tools/policy/sandbox.ts";
+import type { Settings } from "../settings/mod.ts";
+import type { HookCommand } from "../settings/hooks.ts";
+import { type HookOutput, Hooks } from "../hooks/mod.ts";
+import { hookStage } from "../hooks/stage.ts";
+import type { SdkHookBridge } from "../hooks/sdk.ts";
+import { recordHookRun } from "../store/hook_runs.ts";
+import type { Store } from "../store/observe.ts";
+import type { Telemetry } from "../telemetry/mod.ts";
+import { undoStage } from "../undo/stage.ts";
+import { retentionOf } from "../undo/retention.ts";
+
+/** What the front end decides about its session's policy. */
+export interface PolicyChoice {
+  mode: Mode;
+  /** Classes approved up front (`--allow`, print mode's offered tools, the tool `crab tool` names). */
+  allowed: Iterable<AllowedClass>;
+  /** What bash's sandbox is granted. */
+  sandbox: SandboxGrant;
+  /** Who answers an "ask" (the REPL's prompt); nobody without it. */
+  ask?: Asker;
+  /** Told of each call allowed without asking. */
+  notify?: (request: ApprovalRequest) => void;
+  /** The flag that would approve a class, for the refusal text. */
+  flagFor?: (cls: ApprovalClass) => string;
+}
+
+/** What the front end decides about its hooks. */
+export interface HookChoice {
+  commands: readonly HookCommand[];
+  /** The Agent SDK's callbacks (stream-json's `initialize`). */
+  sdk?: SdkHookBridge;
+  /** The session hooks see as `session_id`. */
+  sessionId(): string;
+  /** The session's Claude Code-format transcript, or null. */
+  transcriptPath?(): string | null;
+  /** One line for the user. */
+  notice(message: string): void;
+  /** A hook's plain stdout (the REPL shows it). */
+  output?(out: HookOutput): void;
+}
+
+/** Everything a workbench is built from. */
+export interface WorkbenchOptions {
+  settings: Settings;
+  registry: Registry;
+  store: Store;
+  /** The run the calls are recorded under. */
+  runId: string;
+  policy: PolicyChoice;
+  hooks: HookChoice;
+  /**
+   * Undo's stage, made for this session's policy (see {@link undoFor}), or one
+   * that serves several workbenches (`crab mcp serve`'s connections).
+   */
+  undo: DispatchStage | ((policy: Policy) => DispatchStage);
+  telemetry?: Telemetry;
+  /** Waits before an approval is asked (a tool-list refresh in flight may void an MCP grant). */
+  beforeApproval?(request: ApprovalRequest): Promise<void>;
+}
+
+/** A session ready for calls. */
+export interface Workbench {
+  policy: Policy;
+  session: Session;
+  hooks: Hooks;
+  dispatcher: Dispatcher;
+}
+
+/** Puts a session together (see the module doc). */
+export function workbench(opts: WorkbenchOptions): Workbench {
+  const { settings, store, runId, telemetry } = opts;
+  const rules = settings.permissions();
+  let seq = 0;
+  // The hook runner asks the policy before each script; the policy's prompt fires Notification hooks.
+  const hooks: Hooks = new Hooks({
+    hooks: opts.hooks.commands,
+    ...(opts.hooks.sdk ? { sdk: opts.hooks.sdk } : {}),
+    workspace: settings.workspace,
+    sessionId: opts.hooks.sessionId,
+    ...(opts.hooks.transcriptPath ? { transcriptPath: opts.hooks.transcriptPath } : {}),
+    permissionMode: (): string => policy.mode,
+    notice: opts.hooks.notice,
+    ...(opts.hooks.output ? { output: opts.hooks.output } : {}),
+    record: (r) => recordHookRun(store, { ...r, runId, seq: ++seq }),
+    span: (event, command) =>
+      telemetry?.hookSpan({ runId, sessionId: opts.hooks.sessionId }, event, command) ??
+        (() => {}),
+    mayRun: (h) => policy.mayRunHook(h),
+  });
+  const policy: Policy = new Policy({
+    mode: opts.policy.mode,
+    rules: rules.rules,
+    home: rules.home,
+    allowed: opts.policy.allowed,
+    sandbox: opts.policy.sandbox,
+    ...(opts.policy.ask ? { ask: hooks.notifying(opts.policy.ask) } : {}),
+    ...(opts.policy.notify ? { notify: opts.policy.notify } : {}),
+    ...(opts.policy.flagFor ? { flagFor: opts.policy.flagFor } : {}),
+  });
+  const session = new Session(settings.workspace);
+  session.sandbox = policy.sandbox;
+  const approval: ApprovalPolicy = {
+    approve: async (request, signal) => {
+      await opts.beforeApproval?.(request);
+      return policy.approve(request, signal);
+    },
+    decide: (call) => policy.decide(call),
+    hidden: (workspace) => policy.hidden(workspace),
+  };
+  const stages: DispatchStage[] = [
+    ...telemetry?.dispatchStages({ runId, sessionId: opts.hooks.sessionId }) ?? [],
+    ...(hooks.commands.length ? [hookStage(hooks)] : []),
+    typeof opts.undo === "function" ? opts.undo(policy) : opts.undo,
+  ];
+  const dispatcher = new Dispatcher({
+    registry: opts.registry,
+    session,
+    policy: approval,
+    sink: store,
+    runId,
+    stages,
+  });
+  return { policy, session, hooks, dispatcher };
+}
+
+/**
+ * Undo's stage for a workspace, kept as the settings say. `sessionId` names the
+ * undo session of a run's calls; `watch: false` scans instead of watching (a
+ * process that makes one call); `policy` answers what may be stored.
+ */
+export function undoFor(
+  settings: Settings,
+  store: Store,
+  opts: {
+    sessionId: (runId: string) => string;
+    watch?: boolean;
+    policy: Pick<Policy, "mayStore">;
+  },
+): DispatchStage {
+  return undoStage({
+    workspace: settings.workspace,
+    sessionId: opts.sessionId,
+    retention: retentionOf(settings.undo()),
+    ...(opts.watch === false ? { watchFs: false } : {}),
+    onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
+    mayStore: (path) => opts.policy.mayStore(path),
+  });
+}

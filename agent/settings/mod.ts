@@ -1,0 +1,186 @@
+/**
+ * crab's configuration, one object per command: the files of `files.ts`'
+ * table, `--settings` and the command line's flags, each file read once, and
+ * trust decided once and applied by one table (`gates.ts`). Everything crab
+ * configures is a view of it: permission rules and the mode, hooks, MCP
+ * servers, crab's own keys (provider, tools, …), what bash's sandbox is
+ * granted, telemetry, undo's retention, and what trusting the workspace would
+ * turn on. Every value keeps where it came from (its scope and file).
+ *
+ * ```ts
+ * const settings = new Settings({ workspace, trustProject: false, flags });
+ * const { rules, mode } = settings.permissions();
+ * const { hooks } = settings.hooks();
+ * ```
+ *
+ * A file that cannot be used stops the run with a {@link UsageError} naming
+ * the file (and the line and column where JSON does not parse); keys crab does
+ * not use are named once in {@link Settings.notices} and applied nowhere.
+ *
+ * @module
+ */
+
+import { type FlagServers, type LoadedMcpConfig, loadMcpConfig } from "../../mcp/config.ts";
+import type { SandboxGrant, SandboxMode } from "../../tools/policy/sandbox.ts";
+import { UsageError } from "./usage_error.ts";
+import { ConfigError, type CrabSettings, type LoadedSettings, loadSettings } from "./crab.ts";
+import { settingsFileTable, type SettingsReader, settingsReader } from "./files.ts";
+import { isInertClaudeKey } from "./gates.ts";
+import { HookConfigError, type HookEvent, type LoadedHooks, loadHooks } from "./hooks.ts";
+import {
+  loadPermissions,
+  PermissionError,
+  type PermissionFlags,
+  type Permissions,
+} from "./permissions.ts";
+import { sandboxPolicy } from "./sandbox.ts";
+import { isTrusted, realOrSelf, trustState } from "./trust.ts";
+
+export { type CrabSettings, SAFE_PROJECT_KEYS } from "./crab.ts";
+export type { PermissionFlags, Permissions } from "./permissions.ts";
+
+/** What a {@link Settings} is made from. */
+export interface SettingsOptions {
+  /** The workspace (made a real path). */
+  workspace: string;
+  /** `--trust-project`: the workspace's own files apply for this command. */
+  trustProject?: boolean;
+  /** The command line's permission flags, `--settings` and `--setting-sources`. */
+  flags?: PermissionFlags;
+  /** Default: the process's reader (each file read once). */
+  reader?: SettingsReader;
+}
+
+/** What the command line says about bash's sandbox. */
+export interface SandboxFlags {
+  /** `--sandbox MODE`. */
+  mode?: SandboxMode;
+  /** Classes `--allow` approves (`net` turns the network on). */
+  allow?: readonly string[];
+  /** `--add-dir` directories: writable too. */
+  addDirs?: readonly string[];
+  /** `--allow-domain` hosts. */
+  domains?: readonly string[];
+}
+
+/** The configuration of one command in one workspace. */
+export class Settings {
+  /** The workspace, a real path. */
+  readonly workspace: string;
+  readonly flags: PermissionFlags;
+  readonly reader: SettingsReader;
+  /** Whether the workspace's own files apply (`--trust-project`, or the user trusted it). */
+  readonly trusted: boolean;
+  /** `changed`: trusted once, but its files now turn on more than that trust covered. */
+  readonly trustState: "trusted" | "changed" | "no";
+  #crab?: LoadedSettings;
+  #permissions?: Permissions;
+  #notices?: string[];
+
+  constructor(opts: SettingsOptions) {
+    this.workspace = realOrSelf(opts.workspace);
+    this.flags = opts.flags ?? {};
+    this.reader = opts.reader ?? settingsReader();
+    this.trustState = trustState(this.workspace, this.reader);
+    this.trusted = opts.trustProject === true || this.trustState === "trusted";
+  }
+
+  /** The same files seen as trusted: after the user said yes to the trust prompt. */
+  trusting(): Settings {
+    return new Settings({
+      workspace: this.workspace,
+      trustProject: true,
+      flags: this.flags,
+      reader: this.reader,
+    });
+  }
+
+  /** crab's own keys, the user's file then the workspace's (`gates.ts` before trust). */
+  crab(): LoadedSettings {
+    try {
+      return this.#crab ??= loadSettings(this.workspace, this.trusted, this.reader);
+    } catch (e) {
+      if (e instanceof ConfigError) throw new UsageError(e.message);
+      throw e;
+    }
+  }
+
+  /** The user's own crab keys: what only the user decides (the sandbox, bash's network). */
+  user(): CrabSettings {
+    return this.crab().user;
+  }
+
+  /** Permission rules and the mode, every rule with its source. */
+  permissions(): Permissions {
+    try {
+      return this.#permissions ??= loadPermissions(
+        this.workspace,
+        this.trusted,
+        this.flags,
+        this.reader,
+      );
+    } catch (e) {
+      if (e instanceof PermissionError) throw new UsageError(e.message, e.hint);
+      throw e;
+    }
+  }
+
+  /**
+   * The hooks in effect, and the workspace's that wait for trust. `only` keeps
+   * the events a command fires and says how to trust the workspace.
+   */
+  hooks(only?: { events: readonly HookEvent[]; trustHint: string }): LoadedHooks {
+    try {
+      return loadHooks(this.workspace, this.trusted, this.flags.settings, only, this.reader);
+    } catch (e) {
+      if (e instanceof HookConfigError) throw new UsageError(e.message, e.hint);
+      throw e;
+    }
+  }
+
+  /** The MCP servers of the user's and the workspace's lists, and `--mcp-config`'s. */
+  mcp(flag?: FlagServers): LoadedMcpConfig {
+    return loadMcpConfig(this.workspace, undefined, flag, this.reader.text);
+  }
+
+  /** What bash's sandbox is granted: the command line and the user's file, never a workspace's. */
+  sandbox(cli: SandboxFlags = {}): SandboxGrant {
+    return sandboxPolicy({
+      flag: cli.mode,
+      user: this.user(),
+      allow: cli.allow,
+      addDirs: cli.addDirs,
+      domains: cli.domains,
+    });
+  }
+
+  /** How long undo keeps snapshots (`undo` in crab's keys). */
+  undo(): CrabSettings["undo"] {
+    return this.crab().settings.undo;
+  }
+
+  /**
+   * What each file holds that crab does not use, one line per file, once: keys
+   * of Claude Code's settings such as `env` or `apiKeyHelper` are read and
+   * applied nowhere (a project's `env` must never reach the API key).
+   */
+  notices(): string[] {
+    if (this.#notices) return this.#notices;
+    const out: string[] = [];
+    for (const f of settingsFileTable(this.workspace)) {
+      if (f.owner !== "claude") continue;
+      const json = this.reader.read(f.path).json;
+      if (!json || typeof json !== "object" || Array.isArray(json)) continue;
+      const unused = Object.keys(json).filter(isInertClaudeKey);
+      if (unused.length) {
+        out.push(`not used by crab: ${unused.join(", ")} in "${f.path}"`);
+      }
+    }
+    return this.#notices = out;
+  }
+}
+
+/** True when the user trusted `workspace` and its files turn on nothing more than then. */
+export function trustedNow(workspace: string): boolean {
+  return isTrusted(workspace);
+}

@@ -1,0 +1,89 @@
+/**
+ * What the policy grants bash's sandbox: the mode (named as Codex CLI names
+ * them), whether the network is on, the extra writable paths, the caps of one
+ * command, the hosts it may reach through crab's proxy, and — read at each
+ * call, so that rules added during a session count — the permission rules
+ * whose denials hold below the shell and the question about a host in no list.
+ * The sandbox (`../sandbox/`) renders this; it decides none of it.
+ *
+ * @module
+ */
+
+import type { Rule } from "./rules.ts";
+import type { DomainLists } from "./domains.ts";
+
+/** How far a command run by bash may reach. */
+export type SandboxMode = "workspace-write" | "read-only" | "danger-full-access";
+
+/** Every mode, in the order help texts show them. */
+export const SANDBOX_MODES: readonly SandboxMode[] = [
+  "workspace-write",
+  "read-only",
+  "danger-full-access",
+];
+
+/** The mode used when neither a flag nor the user config chooses one. */
+export const DEFAULT_SANDBOX_MODE: SandboxMode = "workspace-write";
+
+/** True for a known mode name. */
+export function isSandboxMode(value: unknown): value is SandboxMode {
+  return typeof value === "string" && (SANDBOX_MODES as readonly string[]).includes(value);
+}
+
+/** Caps of one command as configured (`sandbox.limits`); a missing field takes its default. */
+export interface SandboxLimits {
+  /** Processes and threads at once (a cgroup's pids.max). */
+  processes?: number;
+  /** Bytes of memory (a cgroup's memory limit); default half the RAM. */
+  memory?: number;
+  /** Bytes of the private /tmp (bwrap's `--size` for its tmpfs). */
+  tmp?: number;
+}
+
+/** What the user's settings and the command line grant bash's sandbox, as plain data. */
+export interface SandboxGrant {
+  readonly mode: SandboxMode;
+  /** Commands may use the network (the run granted the `net` class). */
+  readonly net: boolean;
+  /** Absolute paths outside the workspace that commands may write (`sandbox.writable`, `--add-dir`). */
+  readonly writable: readonly string[];
+  /** Processes, memory and /tmp of one command (`sandbox.limits`); absent ones take the defaults. */
+  readonly limits?: SandboxLimits;
+  /**
+   * Hosts commands may reach through crab's proxy when `net` is off
+   * (`sandbox.network` in the user's config, `--allow-domain`); the rules'
+   * `WebFetch(domain:…)` join them at each call (`domains.ts`).
+   */
+  readonly domains?: DomainLists;
+}
+
+/** What the sandbox reads for one call: the grant, and the policy's live answers. */
+export interface SandboxPolicy extends SandboxGrant {
+  /**
+   * Permission rules whose denials hold below the shell too: `Read(…)` deny
+   * rules hide paths, `Edit(…)`/`Write(…)` deny rules make them read-only
+   * (`../sandbox/denials.ts`). Other rules are ignored there.
+   */
+  readonly rules?: readonly Rule[];
+  /**
+   * Asks about a host in no list (where someone can answer): true lets this
+   * call's connections to it through. Without it such a host is refused.
+   */
+  readonly askHost?: HostAsker;
+  /**
+   * Whether an entry of a git directory (`entry`: a file name, or a state
+   * directory with a trailing `/`) that git changed in the sandbox's private
+   * view may replace the real one (`../sandbox/git/view.ts`, after its own checks).
+   */
+  readonly mayGiveBack?: (gitDir: string, entry: string) => boolean;
+}
+
+/** A question about one host a command asked crab's proxy for. */
+export type HostAsker = (host: string, signal: AbortSignal) => Promise<boolean>;
+
+/** The grant of a session nobody configured: workspace-write, no network. */
+export const DEFAULT_SANDBOX_POLICY: SandboxPolicy = {
+  mode: DEFAULT_SANDBOX_MODE,
+  net: false,
+  writable: [],
+};
