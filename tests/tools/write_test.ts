@@ -9,6 +9,8 @@ import { editTool } from "../../tools/edit.ts";
 import { TEMP_PREFIX } from "../../tools/fs/confine.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { assertTmpfsNamespace } from "../support/unshare.ts";
+import type { AskAnswer } from "../../tools/policy/policy.ts";
+import { DIFF_MAX_LINES } from "../../tools/fs/diff.ts";
 
 const enc = new TextEncoder();
 
@@ -297,3 +299,277 @@ function readOr(path: string): string {
     return "";
   }
 }
+
+function asking() {
+  const seen: ApprovalRequest[] = [];
+  const ask = (r: ApprovalRequest): Promise<AskAnswer> => {
+    seen.push(r);
+    return Promise.resolve("yes");
+  };
+  return { seen, ask };
+}
+
+Deno.test("write preview: a new file's approval shows every line, for the prompt to fold and page", async () => {
+  const { seen, ask } = asking();
+  await using h = harness([writeTool], { ask });
+  const content = Array.from({ length: 50 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+  const r = await h.call("write", { path: "n.txt", content });
+  assert.equal(r.ok, true);
+  const lines = seen[0].detail!.split("\n");
+  assert.equal(lines[0], "new file n.txt (50 lines, 391 B)");
+  assert.equal(lines.length, 51);
+  assert.equal(lines[50], "+line 50");
+});
+
+/** `count` unique lines of about 50 bytes. */
+function rows(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `row ${i + 1} ${"=".repeat(40)}`);
+}
+
+/**
+ * The approval's text for overwriting big.txt (`lines`) with `changed`, asked by
+ * the tool itself: dispatch refuses arguments over 4 MiB, but the old file may
+ * be of any size.
+ */
+async function previewOf(lines: string[], changed: string[]): Promise<string> {
+  await using h = harness([writeTool]);
+  h.put("big.txt", lines.join("\n") + "\n");
+  const ctx = {
+    session: h.session,
+    signal: new AbortController().signal,
+    requestApproval: () => Promise.resolve(),
+  };
+  return (await writeTool.preview!({ path: "big.txt", content: changed.join("\n") + "\n" }, ctx))!;
+}
+
+/** Writes `lines` as big.txt, reads it, overwrites it with `changed`; the approval's text. */
+async function overwriteDetail(lines: string[], changed: string[]): Promise<string> {
+  const { seen, ask } = asking();
+  await using h = harness([readTool, writeTool], { ask });
+  h.put("big.txt", lines.join("\n") + "\n");
+  await h.call("read", { path: "big.txt", limit: 1 });
+  const r = await h.call("write", { path: "big.txt", content: changed.join("\n") + "\n" });
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.equal(seen.length, 1);
+  return seen[0].detail!;
+}
+
+Deno.test("write preview: one changed line in the middle of a 10 MB file is shown as -old/+new", async () => {
+  const old = rows(200_000);
+  const changed = [...old];
+  changed[100_000] = "the one changed line";
+  assert.equal(
+    await previewOf(old, changed),
+    [
+      "--- big.txt",
+      "+++ big.txt",
+      "@@ -99998,7 +99998,7 @@",
+      ...old.slice(99_997, 100_000).map((l) => " " + l),
+      "-row 100001 ========================================",
+      "+the one changed line",
+      ...old.slice(100_001, 100_004).map((l) => " " + l),
+    ].join("\n"),
+  );
+});
+
+Deno.test("write preview: 5000 scattered changes in a 10 MB file are shown bounded, with the count of the rest", async () => {
+  const old = rows(200_000);
+  const changed = [...old];
+  for (let k = 0; k < 5000; k++) changed[k * 40 + 20] = `changed ${k}`;
+  const lines = (await previewOf(old, changed)).split("\n");
+  assert.ok(lines.length <= DIFF_MAX_LINES + 1, `${lines.length} lines`);
+  assert.deepEqual(lines.slice(0, 6), [
+    "--- big.txt",
+    "+++ big.txt",
+    "@@ -18,7 +18,7 @@",
+    " row 18 ========================================",
+    " row 19 ========================================",
+    " row 20 ========================================",
+  ]);
+  assert.deepEqual(lines.slice(6, 8), [
+    "-row 21 ========================================",
+    "+changed 0",
+  ]);
+  const more = lines.at(-1)!.match(/^… (\d+) more changed lines not shown/);
+  assert.ok(more, lines.at(-1));
+  const shown = lines.slice(2, -1).filter((l) => /^[+-]/.test(l)).length;
+  assert.equal(shown + Number(more[1]), 10_000);
+});
+
+Deno.test("write preview: a changed file over 1 MiB still shows line numbers of inserted lines", async () => {
+  const old = rows(30_000);
+  const changed = [...old];
+  changed[99] = "row 100 changed";
+  changed.splice(20_000, 0, "inserted a", "inserted b");
+  const detail = await overwriteDetail(old, changed);
+  assert.match(
+    detail,
+    /^@@ -97,7 \+97,7 @@\n(?: row \d+ =+\n){3}-row 100 =+\n\+row 100 changed\n/m,
+  );
+  assert.match(
+    detail,
+    /^@@ -19998,6 \+19998,8 @@\n(?: row \d+ =+\n){3}\+inserted a\n\+inserted b\n/m,
+  );
+});
+
+Deno.test("write preview: an old file that is not UTF-8 is said to be so", async () => {
+  const { seen, ask } = asking();
+  await using h = harness([readTool, writeTool], { ask });
+  h.put("latin1.txt", new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+  await h.call("read", { path: "latin1.txt" });
+  const r = await h.call("write", { path: "latin1.txt", content: "café\n" });
+  assert.equal(r.ok, true, JSON.stringify(r));
+  assert.equal(
+    seen[0].detail,
+    "overwrite latin1.txt: 5 B → 6 B; the old content is not UTF-8 text, so no line diff is shown",
+  );
+});
+
+Deno.test("write preview: a newline or tab in the path cannot start a line of its own", async () => {
+  const { seen, ask } = asking();
+  await using h = harness([writeTool], { ask });
+  const r = await h.call("write", { path: "a\n⚠ write — x\t.txt", content: "hi\n" });
+  // Either the name is refused before anyone is asked, or the question shows it on one line.
+  if (seen.length === 0) {
+    assert.equal(r.ok, false);
+    return;
+  }
+  const detail = seen[0].detail ?? "";
+  assert.doesNotMatch(detail, /\n⚠/);
+  assert.match(detail.split("\n")[0], /^new file a\\n⚠ write — x\\t\.txt /);
+});
+
+/** Temp entries (files or directories) crab left in `dir`. */
+function temps(dir: string): string[] {
+  return [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.startsWith(TEMP_PREFIX));
+}
+
+/** Modes of every temp file in `dir` (a temp file, or the file inside a temp directory). */
+function tempModes(dir: string): number[] {
+  const modes: number[] = [];
+  for (const name of temps(dir)) {
+    for (const p of [`${dir}/${name}`, `${dir}/${name}/n`]) {
+      try {
+        const info = Deno.lstatSync(p);
+        if (info.isFile) modes.push(info.mode! & 0o777);
+      } catch {
+        // Gone between listing and looking.
+      }
+    }
+  }
+  return modes;
+}
+
+Deno.test("write() keeps the temp file of a 0600 target at 0600 while it is written", async () => {
+  await using h = harness([readTool, writeTool]);
+  const target = h.put(".env", "SECRET=1\n");
+  Deno.chmodSync(target, 0o600);
+  await h.call("read", { path: ".env" });
+  const seen: number[] = [];
+  let writing = true;
+  const watch = (async () => {
+    while (writing) {
+      seen.push(...tempModes(h.dir));
+      await new Promise((r) => setTimeout(r, 0));
+    }
+  })();
+  // 3 MiB: written in several steps, so the watcher looks at the temp file while it grows.
+  const content = "SECRET=2\n".repeat(350_000);
+  const r = await h.call("write", { path: ".env", content });
+  writing = false;
+  await watch;
+  assert.ok(r.ok, JSON.stringify(r));
+  assert.ok(seen.length > 0, "the watcher never saw the temp file");
+  assert.deepEqual([...new Set(seen)], [0o600]);
+  assert.equal(Deno.statSync(target).mode! & 0o777, 0o600);
+  assert.equal(h.get(".env"), content);
+  assert.deepEqual(temps(h.dir), []);
+});
+
+Deno.test("write() gives a new file the mode of the umask and an overwrite the old mode", async () => {
+  await using h = harness([readTool, writeTool]);
+  const probe = h.put("probe", "");
+  const umaskMode = Deno.statSync(probe).mode! & 0o777;
+  assert.ok((await h.call("write", { path: "new.txt", content: "x" })).ok);
+  assert.equal(Deno.statSync(`${h.dir}/new.txt`).mode! & 0o777, umaskMode);
+  const exe = h.put("run.sh", "#!/bin/sh\n");
+  Deno.chmodSync(exe, 0o750);
+  await h.call("read", { path: "run.sh" });
+  assert.ok((await h.call("write", { path: "run.sh", content: "#!/bin/sh\necho\n" })).ok);
+  assert.equal(Deno.statSync(exe).mode! & 0o777, 0o750);
+});
+
+/** Kills one writer child at a random point of its write loop. */
+async function killOnce(dir: string, size: number): Promise<void> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./_killed_writer.ts", import.meta.url).pathname, dir, `${size}`],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.getReader();
+  await reader.read();
+  await new Promise((r) => setTimeout(r, Math.random() * 100));
+  child.kill("SIGKILL");
+  await reader.cancel();
+  await child.status;
+}
+
+Deno.test("write() killed by SIGKILL 200 times leaves no partial file, and no temp after the next write", async () => {
+  await using h = harness([readTool, writeTool]);
+  const SIZE = 3 * 1024 * 1024;
+  const TRIALS = 200;
+  const PARALLEL = 4;
+  const dirs = Array.from({ length: PARALLEL }, (_, i) => `w${i}`);
+  for (const d of dirs) h.put(`${d}/big.txt`, "a".repeat(SIZE));
+  let partial = 0;
+  for (let t = 0; t < TRIALS; t += PARALLEL) {
+    await Promise.all(dirs.map((d) => killOnce(`${h.dir}/${d}`, SIZE)));
+    for (const d of dirs) {
+      const text = Deno.readTextFileSync(`${h.dir}/${d}/big.txt`);
+      if (text !== "a".repeat(SIZE) && text !== "b".repeat(SIZE)) partial++;
+    }
+  }
+  const left = dirs.reduce((n, d) => n + temps(`${h.dir}/${d}`).length, 0);
+  // The next write into each directory removes what the killed processes left.
+  for (const d of dirs) {
+    assert.ok((await h.call("write", { path: `${d}/after.txt`, content: "x" })).ok);
+  }
+  const after = dirs.flatMap((d) => temps(`${h.dir}/${d}`));
+  assert.equal(partial, 0);
+  assert.deepEqual(after, [], `${left} temps were left before the cleanup`);
+});
+
+Deno.test("write() removes the temps of dead processes and old ones, and keeps live ones", async () => {
+  await using h = harness([readTool, writeTool]);
+  const dead = new Deno.Command("true").spawn();
+  await dead.status;
+  const live = new Deno.Command("sleep", { args: ["30"] }).spawn();
+  try {
+    const plant = (name: string, ageMs = 0) => {
+      Deno.mkdirSync(`${h.dir}/d/${name}`, { recursive: true });
+      Deno.writeTextFileSync(`${h.dir}/d/${name}/n`, "partial");
+      Deno.symlinkSync("..", `${h.dir}/d/${name}/up`);
+      const t = new Date(Date.now() - ageMs);
+      Deno.utimeSync(`${h.dir}/d/${name}`, t, t);
+    };
+    plant(`${TEMP_PREFIX}p${dead.pid}-dead`);
+    plant(`${TEMP_PREFIX}p${live.pid}-live`);
+    plant(`${TEMP_PREFIX}p${live.pid}-old`, 2 * 60 * 60 * 1000);
+    plant(`${TEMP_PREFIX}p${Deno.pid}-mine`);
+    // The single temp file of older versions, two hours old.
+    h.put(`d/${TEMP_PREFIX}0b5d0c8e-5d7e-4c1e-9a8a-1f2e3d4c5b6a`, "partial");
+    const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    Deno.utimeSync(`${h.dir}/d/${TEMP_PREFIX}0b5d0c8e-5d7e-4c1e-9a8a-1f2e3d4c5b6a`, old, old);
+    assert.ok((await h.call("write", { path: "d/a.txt", content: "x" })).ok);
+    assert.deepEqual(
+      temps(`${h.dir}/d`).sort(),
+      [
+        `${TEMP_PREFIX}p${Deno.pid}-mine`,
+        `${TEMP_PREFIX}p${live.pid}-live`,
+      ].sort(),
+    );
+  } finally {
+    live.kill("SIGKILL");
+    await live.status;
+  }
+});

@@ -3,7 +3,10 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 import { trustWorkspace } from "../../../agent/settings/trust.ts";
-import { FAKE_SERVER, pinned, processesWith, RUN_CACHED } from "../../support/mcp_servers.ts";
+import { fake, FAKE_SERVER, pinned, processesWith, RUN_CACHED } from "../../support/mcp_servers.ts";
+import { mcpAdd, type McpAddOptions } from "../../../agent/commands/mcp.ts";
+import { mcpEventReporter } from "../../../agent/run/mcp_startup.ts";
+import { startFakeModel } from "../../support/fake_model.ts";
 
 const DENO = Deno.execPath();
 const EVERYTHING = [...RUN_CACHED, pinned("@modelcontextprotocol/server-everything"), "stdio"];
@@ -394,3 +397,466 @@ for (const ending of ["exit", "SIGINT", "SIGTERM"] as const) {
     assert.deepEqual(processesWith(tag), []);
   });
 }
+
+/** A workspace and a config dir (XDG_CONFIG_HOME), and mcpAdd run in them with its output kept. */
+function setup() {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-mcpadd-" }));
+  const ws = join(root, "ws");
+  const config = join(root, "config");
+  Deno.mkdirSync(ws);
+  Deno.mkdirSync(config);
+  const before = Deno.env.get("XDG_CONFIG_HOME");
+  Deno.env.set("XDG_CONFIG_HOME", config);
+  const userFile = join(config, "crab", "mcp.json");
+  const projectFile = join(ws, ".mcp.json");
+  const read = (path: string) => {
+    try {
+      return JSON.parse(Deno.readTextFileSync(path)).mcpServers;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    userFile,
+    projectFile,
+    user: () => read(userFile),
+    project: () => read(projectFile),
+    add(name: string, command: string[], opts: Omit<McpAddOptions, "cwd"> = {}) {
+      const out: string[] = [];
+      const err: string[] = [];
+      const { log, error } = console;
+      console.log = (...a: unknown[]) => out.push(a.join(" "));
+      console.error = (...a: unknown[]) => err.push(a.join(" "));
+      try {
+        const code = mcpAdd(name, command, { cwd: ws, ...opts });
+        return { code, stdout: out.join("\n"), stderr: err.join("\n") };
+      } finally {
+        console.log = log;
+        console.error = error;
+      }
+    },
+    [Symbol.dispose]() {
+      if (before === undefined) Deno.env.delete("XDG_CONFIG_HOME");
+      else Deno.env.set("XDG_CONFIG_HOME", before);
+      Deno.removeSync(root, { recursive: true });
+    },
+  };
+}
+
+Deno.test("mcpAdd() takes a lone http(s) URL as the server's URL, as Claude Code does", () => {
+  using t = setup();
+  assert.equal(t.add("docs", ["https://mcp.example.test/mcp"]).code, 0);
+  assert.equal(t.add("legacy", ["http://127.0.0.1:9/sse"], { transport: "sse" }).code, 0);
+  assert.equal(
+    t.add("tracker", ["https://${TRACKER_HOST}/mcp"], {
+      transport: "http",
+      header: ["Authorization: Bearer ${TRACKER_TOKEN}", "X-Team:core"],
+    }).code,
+    0,
+  );
+  assert.deepEqual(t.user(), {
+    docs: { type: "http", url: "https://mcp.example.test/mcp" },
+    legacy: { type: "sse", url: "http://127.0.0.1:9/sse" },
+    tracker: {
+      type: "http",
+      url: "https://${TRACKER_HOST}/mcp",
+      headers: { Authorization: "Bearer ${TRACKER_TOKEN}", "X-Team": "core" },
+    },
+  });
+});
+
+Deno.test("mcpAdd() keeps a URL-looking word a command with transport stdio, or with arguments", () => {
+  using t = setup();
+  assert.equal(t.add("a", ["https://x.test/run"], { transport: "stdio" }).code, 0);
+  assert.equal(t.add("b", ["https://x.test/run", "--flag"]).code, 0);
+  assert.deepEqual(t.user(), {
+    a: { command: "https://x.test/run" },
+    b: { command: "https://x.test/run", args: ["--flag"] },
+  });
+});
+
+Deno.test("mcpAdd() writes the scope it is given: user by default, project with scope or --project", () => {
+  using t = setup();
+  const u = t.add("u", ["srv"], { scope: "user", env: ["A=1", "B=x=y"] });
+  assert.deepEqual(u, {
+    code: 0,
+    stdout: `Added MCP server "u" to ${t.userFile} (user scope)`,
+    stderr: "",
+  });
+  const p = t.add("p", ["https://p.test/mcp"], { scope: "project" });
+  assert.deepEqual(p, {
+    code: 0,
+    stdout: `Added MCP server "p" to ${t.projectFile} (project scope)\n` +
+      "Project servers start only once the workspace is trusted.",
+    stderr: "",
+  });
+  assert.equal(t.add("q", ["srv"], { project: true, scope: "project" }).code, 0);
+  assert.deepEqual(t.user(), { u: { command: "srv", env: { A: "1", B: "x=y" } } });
+  assert.deepEqual(t.project(), {
+    p: { type: "http", url: "https://p.test/mcp" },
+    q: { command: "srv" },
+  });
+});
+
+Deno.test("mcpAdd() refuses scopes crab does not have, and a scope that contradicts --project", () => {
+  using t = setup();
+  assert.deepEqual(t.add("x", ["srv"], { scope: "local" }), {
+    code: 1,
+    stdout: "",
+    stderr: 'error: Cannot use scope "local": crab has "user" (your mcp.json) and "project" ' +
+      "(the workspace's .mcp.json)",
+  });
+  assert.deepEqual(t.add("x", ["srv"], { scope: "team" }), {
+    code: 1,
+    stdout: "",
+    stderr: 'error: Cannot use scope "team": expected user or project',
+  });
+  assert.deepEqual(t.add("x", ["srv"], { scope: "user", project: true }), {
+    code: 1,
+    stdout: "",
+    stderr: 'error: Cannot use --project with scope "user": give one of them',
+  });
+  assert.equal(t.user(), undefined);
+  assert.equal(t.project(), undefined);
+});
+
+Deno.test("mcpAdd() keeps env for stdio and headers for HTTP servers, whichever way the URL came", () => {
+  using t = setup();
+  assert.deepEqual(t.add("h", ["https://h.test/mcp"], { env: ["A=1"] }), {
+    code: 1,
+    stdout: "",
+    stderr: "error: --env is for stdio servers; an HTTP server takes --header",
+  });
+  assert.deepEqual(t.add("s", ["srv"], { header: ["A: 1"] }), {
+    code: 1,
+    stdout: "",
+    stderr: "error: --header is for HTTP servers; a stdio server takes --env",
+  });
+  assert.deepEqual(t.add("b", ["https://b.test/mcp"], { header: ["no colon"] }), {
+    code: 1,
+    stdout: "",
+    stderr: 'error: Cannot use header "no colon": expected NAME:VALUE',
+  });
+  assert.deepEqual(t.add("two", ["https://a.test/mcp"], { url: "https://b.test/mcp" }), {
+    code: 1,
+    stdout: "",
+    stderr: "error: Cannot add an MCP server with both --url and a command; give one of them",
+  });
+  assert.equal(t.user(), undefined);
+});
+
+Deno.test("crab mcp add refuses the reserved server name mcp with a rename hint", async () => {
+  const { sandbox } = await import("../../support/cli.ts");
+  using s = sandbox();
+  const r = await s.crab(["mcp", "add", "mcp", "--", "server"]);
+  assert.equal(r.code, 1);
+  assert.match(
+    r.stderr,
+    /Cannot use MCP server name "mcp": it is reserved.*e\.g\. to "mcp-server"/,
+  );
+});
+
+/** The user scope's mcp.json in config dir `config` (XDG_CONFIG_HOME). */
+const userFileIn = (config: string) => join(config, "crab", "mcp.json");
+const servers = (path: string) => JSON.parse(Deno.readTextFileSync(path)).mcpServers;
+
+Deno.test("crab mcp add takes options after the URL, in the order Claude Code's docs use", async () => {
+  using s = sandbox();
+  const r = await s.crab([
+    "mcp",
+    "add",
+    "--transport",
+    "http",
+    "api",
+    "https://mcp.example.test/mcp",
+    "--header",
+    "Authorization: Bearer ${TOKEN}",
+    "-s",
+    "project",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(servers(join(s.ws, ".mcp.json")), {
+    api: {
+      type: "http",
+      url: "https://mcp.example.test/mcp",
+      headers: { Authorization: "Bearer ${TOKEN}" },
+    },
+  });
+  // A stdio server's command keeps its own options.
+  const cmd = await s.crab(["mcp", "add", "local", "--", "server", "--header", "x"]);
+  assert.equal(cmd.code, 0, cmd.stderr);
+  assert.deepEqual(servers(userFileIn(s.config)).local, {
+    command: "server",
+    args: ["--header", "x"],
+  });
+});
+
+Deno.test("crab mcp add-json adds a server from Claude Code's JSON entry, in either scope", async () => {
+  using s = sandbox();
+  const entry = { type: "stdio", command: "npx", args: ["-y", "srv"], env: { TOKEN: "${TOKEN}" } };
+  const r = await s.crab(["mcp", "add-json", "tools", JSON.stringify(entry)]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /Added MCP server "tools" to \S+mcp\.json \(user scope\)/);
+  assert.deepEqual(servers(userFileIn(s.config)), { tools: entry });
+  const http = { type: "http", url: "https://mcp.example.test/mcp" };
+  const p = await s.crab(["mcp", "add-json", "-s", "project", "api", JSON.stringify(http)]);
+  assert.equal(p.code, 0, p.stderr);
+  assert.deepEqual(servers(join(s.ws, ".mcp.json")), { api: http });
+});
+
+Deno.test("crab mcp add-json refuses bad JSON, a bad entry, a taken or reserved name, naming each", async () => {
+  using s = sandbox();
+  const cases: [string, string, RegExp][] = [
+    ["a", "{nope", /^error: Cannot add MCP server "a": invalid JSON/],
+    ["a", "[1]", /^error: Cannot add MCP server "a": expected a JSON object/],
+    ["a", '{"args": []}', /mcpServers\.a needs "command" \(a stdio server\) or "url" \(HTTP\)/],
+    ["a", '{"url": "ftp://x"}', /mcpServers\.a\.url must be http or https/],
+    ["mcp", '{"command": "x"}', /"mcp": it is reserved/],
+  ];
+  for (const [name, json, want] of cases) {
+    const r = await s.crab(["mcp", "add-json", name, json]);
+    assert.equal(r.code, 1, json);
+    assert.match(r.stderr, want);
+  }
+  assert.equal((await s.crab(["mcp", "add-json", "a", '{"command": "x"}'])).code, 0);
+  const again = await s.crab(["mcp", "add-json", "a", '{"command": "y"}']);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /already has it; remove it first/);
+});
+
+Deno.test("crab mcp get prints the entry: scope, file, command, args, env and header names, never their values", async () => {
+  using s = sandbox();
+  const f = fake("f");
+  const entry = { command: f.command, args: ["-y", "srv"], env: { TOKEN: "s3cret-value" } };
+  assert.equal((await s.crab(["mcp", "add-json", "f", JSON.stringify(entry)])).code, 0);
+  const http = {
+    type: "http",
+    url: "https://mcp.example.test/mcp",
+    headers: { Authorization: "Bearer s3cret-header" },
+  };
+  assert.equal(
+    (await s.crab(["mcp", "add-json", "-s", "project", "api", JSON.stringify(http)])).code,
+    0,
+  );
+  const r = await s.crab(["mcp", "get", "f"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    [
+      "f:",
+      `  Scope: user (${userFileIn(s.config)})`,
+      "  Type: stdio",
+      `  Command: ${f.command}`,
+      "  Args: -y srv",
+      "  Environment: TOKEN (values not shown)",
+      "",
+    ].join("\n"),
+  );
+  const h = await s.crab(["mcp", "get", "api"]);
+  assert.equal(h.code, 0, h.stderr);
+  assert.equal(
+    h.stdout,
+    [
+      "api:",
+      `  Scope: project (${join(s.ws, ".mcp.json")})`,
+      "  Type: http",
+      "  URL: https://mcp.example.test/mcp",
+      "  Headers: Authorization (values not shown)",
+      "  Not started here: this workspace is not trusted " +
+      "(--trust-project starts its servers for this run)",
+      "",
+    ].join("\n"),
+  );
+  assert.ok(!(r.stdout + h.stdout).includes("s3cret"));
+  const none = await s.crab(["mcp", "get", "nope"]);
+  assert.equal(none.code, 1);
+  assert.match(
+    none.stderr,
+    /Cannot get MCP server "nope": it is not configured \(configured: f, api\)/,
+  );
+});
+
+const ROOT = new URL("../../../", import.meta.url).pathname;
+
+/** An HTTP server on loopback that answers every request with 404: an SSE endpoint that fails. */
+function notFound(): Deno.HttpServer<Deno.NetAddr> & AsyncDisposable {
+  return Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("no", { status: 404 }),
+  );
+}
+
+/** A stdio "server" that prints its first argument on stderr and exits, so the list shows it. */
+const ECHO_ARG = { command: "bash", args: ["-c", 'echo "arg=$0" >&2; exit 3'] };
+
+Deno.test("crab mcp list shows an sse server as sse and an unset variable's server with the reason, once", async () => {
+  using s = sandbox();
+  await using http = notFound();
+  writeJson(userFile(s), {
+    mcpServers: {
+      old: { type: "sse", url: `http://127.0.0.1:${http.addr.port}/sse` },
+      tracker: {
+        type: "http",
+        url: "https://mcp.example.test/mcp",
+        headers: { Authorization: "Bearer ${TRACKER_TOKEN}" },
+      },
+    },
+  });
+  const r = await s.crab(["mcp", "list"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, "");
+  const lines = r.stdout.trimEnd().split("\n");
+  assert.equal(lines.length, 2, r.stdout);
+  assert.match(lines[0], /^old {6}user {5}sse {4}failed: \S/);
+  assert.equal(
+    lines[1],
+    "tracker  user     http   skipped: not started: mcpServers.tracker.headers.Authorization " +
+      "uses ${TRACKER_TOKEN}, which is not set (set it, or give a default: ${NAME:-value})",
+  );
+
+  const j = await s.crab(["mcp", "list", "--json"]);
+  assert.equal(j.code, 0, j.stderr);
+  assert.equal(j.stderr, "");
+  const out = JSON.parse(j.stdout) as {
+    servers: { name: string; transport: string; state: string; error?: string }[];
+  };
+  assert.deepEqual(out.servers.map((x) => [x.name, x.transport, x.state]), [
+    ["old", "sse", "failed"],
+    ["tracker", "http", "skipped"],
+  ]);
+  assert.match(out.servers[1].error ?? "", /^not started: .*\$\{TRACKER_TOKEN\}, which is not set/);
+});
+
+Deno.test("crab mcp list names trust, not the variable, for an untrusted project server", async () => {
+  using s = sandbox();
+  s.put(".mcp.json", JSON.stringify({ mcpServers: { p: { command: "${NOPE_CMD}" } } }));
+  const r = await s.crab(["mcp", "list"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, "");
+  assert.equal(
+    r.stdout,
+    "p  project  stdio  skipped: not started: this workspace is not trusted " +
+      "(--trust-project starts its servers for this run)\n",
+  );
+  const t = await s.crab(["mcp", "list", "--trust-project"]);
+  assert.equal(
+    t.stdout,
+    "p  project  stdio  skipped: not started: mcpServers.p.command uses ${NOPE_CMD}, which is " +
+      "not set (set it, or give a default: ${NAME:-value})\n",
+  );
+});
+
+Deno.test("crab mcp test says once why a server with an unset variable cannot start", async () => {
+  using s = sandbox();
+  writeJson(userFile(s), { mcpServers: { t: { command: "srv", env: { K: "${NOPE_KEY}" } } } });
+  const r = await s.crab(["mcp", "test", "t"]);
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "");
+  assert.equal(
+    r.stderr,
+    'error: Cannot test MCP server "t": not started: mcpServers.t.env.K uses ${NOPE_KEY}, ' +
+      "which is not set (set it, or give a default: ${NAME:-value})\n",
+  );
+});
+
+Deno.test("crab -p says an sse server's start-up failure once", async () => {
+  using s = sandbox();
+  await using http = notFound();
+  await using fake = await startFakeModel([{ text: "ok" }]);
+  writeJson(userFile(s), {
+    mcpServers: { old: { type: "sse", url: `http://127.0.0.1:${http.addr.port}/sse` } },
+  });
+  const r = await s.crab(
+    ["-p", "hi", "--provider", "openai", "--base-url", fake.baseUrlFor("openai")],
+    { env: { OPENAI_API_KEY: "k" } },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const about = r.stderr.split("\n").filter((l) => l.includes('"old"'));
+  assert.equal(about.length, 1, r.stderr);
+  assert.match(about[0], /^crab: MCP server "old" failed: \S/);
+});
+
+Deno.test("mcpEventReporter() says a start-up warning unless the failure repeats it, each line once", () => {
+  const lines: string[] = [];
+  const report = mcpEventReporter((l) => lines.push(l));
+  report({ type: "warning", server: "a", message: "SSE error: 404" });
+  report({ type: "warning", server: "b", message: "noise" });
+  assert.deepEqual(lines, []);
+  report({ type: "failed", server: "a", error: "SSE error: 404" });
+  report({ type: "failed", server: "a", error: "SSE error: 404" });
+  report({ type: "connected", server: "b", ms: 3, tools: 1 });
+  report({
+    type: "warning",
+    server: "b",
+    message: 'MCP server "b" lists tool "t" twice; kept once',
+  });
+  report({ type: "warning", server: "b", message: "noise" });
+  report({ type: "down", server: "b", error: "closed" });
+  report({ type: "down", server: "b", error: "closed" });
+  assert.deepEqual(lines, [
+    'MCP server "a" failed: SSE error: 404',
+    'warning: MCP server "b": noise',
+    'warning: MCP server "b" lists tool "t" twice; kept once',
+    'MCP server "b" is down: closed',
+    'MCP server "b" is down: closed',
+  ]);
+});
+
+Deno.test("${PWD} in .mcp.json is the workspace: from its folder, with --cwd, and under deno task", async () => {
+  using s = sandbox();
+  const other = join(s.root, "other");
+  Deno.mkdirSync(other);
+  const config = { mcpServers: { where: { ...ECHO_ARG, args: [...ECHO_ARG.args, "${PWD}"] } } };
+  s.put(".mcp.json", JSON.stringify(config));
+  Deno.writeTextFileSync(join(other, ".mcp.json"), JSON.stringify(config));
+  const shown = (r: { stdout: string; stderr: string }) =>
+    /stderr: arg=(.*)$/m.exec(r.stdout)?.[1] ?? `(not shown: ${r.stdout}${r.stderr})`;
+
+  // A shell started elsewhere, or a wrapper that kept a stale PWD, does not change it.
+  const here = await s.crab(["mcp", "list", "--trust-project"], { env: { PWD: "/stale" } });
+  assert.equal(shown(here), s.ws);
+  const moved = await s.crab(["--cwd", other, "mcp", "list", "--trust-project"]);
+  assert.equal(shown(moved), other);
+
+  // `deno task crab` runs in the checkout (PWD) and passes the user's folder (INIT_CWD) as --cwd.
+  const task = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "task",
+      "--quiet",
+      "--config",
+      join(ROOT, "deno.json"),
+      "crab",
+      "mcp",
+      "list",
+      "--trust-project",
+    ],
+    cwd: s.ws,
+    env: s.env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  const ran = { stdout: dec.decode(task.stdout), stderr: dec.decode(task.stderr) };
+  assert.equal(task.code, 0, ran.stderr);
+  assert.equal(shown(ran), s.ws);
+});
+
+Deno.test("crab mcp list and test show what a failing server wrote to stderr escaped", async () => {
+  using s = sandbox();
+  writeJson(userFile(s), {
+    mcpServers: {
+      loud: {
+        command: "bash",
+        args: ["-c", String.raw`printf 'bad \033]0;pwned\007 news\n' >&2; exit 3`],
+      },
+    },
+  });
+  const list = await s.crab(["mcp", "list"]);
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(list.stdout, /^loud .* failed: .*bad \\x1b\]0;pwned\\x07 news/m);
+  const test = await s.crab(["mcp", "test", "loud"]);
+  assert.equal(test.code, 1);
+  assert.match(test.stderr, /^loud: failed after .*bad \\x1b\]0;pwned\\x07 news/m);
+  assert.equal((list.stdout + test.stderr).includes("\x1b"), false);
+});
