@@ -17,7 +17,9 @@ if (import.meta.main) {
     // `scripts/bundle.ts` name these modules themselves).
     // One reader of settings files for the whole command: each is read once.
     const settings: string = "./agent/settings/files.ts";
-    ((await import(settings)) as typeof import("./agent/settings/files.ts")).shareSettingsReader();
+    const { shareSettingsReader } =
+      (await import(settings)) as typeof import("./agent/settings/files.ts");
+    shareSettingsReader();
     const restart: string = "./agent/telemetry/restart.ts";
     const { restartWithTelemetry } =
       (await import(restart)) as typeof import("./agent/telemetry/restart.ts");

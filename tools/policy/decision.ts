@@ -28,15 +28,13 @@ import {
   decide,
   type DecideContext,
   type Decision,
-  loadShellParser,
   type Mode,
   needsShellParser,
   pathVerdict,
-  type Rule,
-  ruleAppliesTo,
   ruleName,
-  shellParserLoaded,
-} from "./mod.ts";
+} from "./decide.ts";
+import { type Rule, ruleAppliesTo } from "./rules.ts";
+import { loadShellParser, shellParserLoaded } from "./shell.ts";
 import type { AnyTool, ApprovalClass } from "../tool.ts";
 import { isWithin, realPathOf } from "../fs/workspace.ts";
 

@@ -1,14 +1,37 @@
 /**
- * The policy engine: permission rules in Claude Code's grammar (`rules.ts`),
- * shell commands split into the simple commands they run (`shell.ts`), and one
- * decision per call (`decide.ts`). Pure: it reads no settings file and asks
- * nobody; dispatch, the CLI and the sandbox build on it.
+ * The policy room: permission rules in Claude Code's grammar (`rules.ts`),
+ * shell commands split into the simple commands they run (`shell.ts`), one
+ * decision per call (`decide.ts`, `decision.ts`), the hosts bash may reach
+ * (`domains.ts`), what bash's sandbox is granted (`sandbox.ts`), and the one
+ * {@link Policy} object of a session (`policy.ts`), built from plain data: it
+ * reads no settings file and asks nobody but the front end's asker.
  *
  * ```ts
- * const rules = [parseRule("Bash(npm test *)", "allow", { scope: "flag" }, base)];
- * if (needsShellParser(rules)) await loadShellParser();
- * const d = applyMode(decide(rules, call, ctx), "default", "exec", { insideWorkspace: true });
+ * const policy = new Policy({ mode: "default", rules, allowed: ["read"], sandbox });
+ * const verdict = await policy.decide({ tool, input, session });
  * ```
+ *
+ * ## The table of doors
+ *
+ * A door is a place where crab reads, runs, stores or sends something on the
+ * agent's behalf. Every door asks the session's Policy one question; the
+ * answer is the policy's, never the door's own. A new door gets a row here and
+ * a test that tries to get past it.
+ *
+ * | door | what crosses it | the Policy's question | today's answer | its test |
+ * |---|---|---|---|---|
+ * | a tool call (dispatch) | the call runs | `decide(call)`, then `approve(request)` | deny rules > ask rules > protected paths > allow rules and approved classes > mode > class | `tests/tools/policy/decision_test.ts`, `policy_test.ts` |
+ * | a search's walk (grep, glob) | files read below the searched folder | `hidden(workspace)` | files a Read deny or ask rule names are left out | `tests/tools/policy/decision_test.ts` |
+ * | bash's sandbox: files | what a command may read and write | `sandbox`: the grant, and `rules` read at each call | the workspace (and `sandbox.writable`) writable; Read denies masked, Edit denies read-only | `tests/tools/sandbox/denials_test.ts`, `policy_test.ts` |
+ * | bash's sandbox: network | the hosts a command reaches | `sandbox.net`, `sandbox.domains` with the WebFetch rules, `askHost(host)` | none unless `net` or listed; the REPL asks, others refuse | `tests/tools/policy/domains_test.ts`, `tests/agent/repl/host_question_test.ts` |
+ * | git's give-back | what git wrote in the sandbox's view of a `.git` replacing the real one | `mayGiveBack(gitDir, entry)` | every entry the view's own checks keep (changes with the seams issue) | `tests/tools/sandbox/git/view_test.ts` |
+ * | undo's store | a copy of a workspace file in crab's data dir | `mayStore(path)` | every file within undo's size limits (changes with the seams issue) | `tests/agent/undo/stage_test.ts` |
+ * | a hook script | a settings file's command, run as the user outside the sandbox | `mayRunHook(hook)` | every hook of the user's files, `--settings` and a trusted workspace's (changes with the seams issue) | `tests/agent/hooks/mod_test.ts` |
+ * | an instruction import | a file read into the system prompt by `@path` | `importRefusal(question)` | a project's files import from the project and `~/.claude/`, the user's from the project and the home folder (changes with the seams issue) | `tests/agent/run/system_prompt_test.ts` |
+ *
+ * web_fetch and MCP tools are tool calls: their rules are `WebFetch(domain:…)`
+ * and `mcp__server__tool`, and web_fetch's own address checks (no private
+ * addresses, no rebinding) hold whatever the rules say.
  *
  * @module
  */
@@ -41,3 +64,4 @@ export {
   ruleName,
 } from "./decide.ts";
 export { loadShellParser, shellParserLoaded } from "./shell.ts";
+export type { Policy } from "./policy.ts";

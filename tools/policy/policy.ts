@@ -22,7 +22,8 @@
 
 import type { AnyTool, ApprovalClass, ApprovalRequest, OutsideClass } from "../tool.ts";
 import { BUILTIN_CLASS_LIST } from "../table.ts";
-import type { Mode, Rule } from "./mod.ts";
+import type { Mode } from "./decide.ts";
+import type { Rule } from "./rules.ts";
 import { parseRule } from "./rules.ts";
 import {
   type ApprovalDecision,

@@ -305,7 +305,10 @@ Deno.test("two crab mcp serve processes in one workspace run their bash calls on
     const command = "echo start >> marks; sleep 0.4; echo end >> marks";
     const results = await Promise.all(
       [a, b, a, b].map((c) => c.client.callTool({ name: "bash", arguments: { command } })),
-    );
+    ).catch((e) => {
+      // A server that went away says why on its stderr.
+      throw new Error(`${e}\nfirst server: ${a.stderr()}\nsecond server: ${b.stderr()}`);
+    });
     assert.deepEqual(results.filter((r) => r.isError).map(textOf), []);
     const marks = Deno.readTextFileSync(join(s.ws, "marks"));
     assert.equal(marks, "start\nend\n".repeat(4), "the calls overlapped");

@@ -11,6 +11,7 @@ import { sandbox } from "../../support/cli.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
 import { startReceiver } from "../../support/otlp_receiver.ts";
 import { hookRows, hookScript, on, printRun, userHooks } from "../../support/hooks.ts";
+import { type HookCommand, type HookEvent, Hooks } from "../../../agent/hooks/mod.ts";
 
 /** Every text block of a request's user messages, joined. */
 function userText(body: unknown): string {
@@ -312,4 +313,53 @@ Deno.test("with telemetry on, each hook run is a span under its tool call's span
       ["hook PreToolUse", true, "ok", 0, false],
     ],
   );
+});
+
+Deno.test("Hooks asks the policy before each hook script: a refused PreToolUse hook refuses what it guards, a refused Stop hook is skipped", async () => {
+  const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-hook-door-" }));
+  try {
+    const ran = join(dir, "ran");
+    const hook = (event: HookEvent, command: string): HookCommand => ({
+      event,
+      matcher: "",
+      command,
+      timeout: 10,
+      scope: "project",
+      source: join(dir, ".claude", "settings.json"),
+    });
+    const asked: string[] = [];
+    const notices: string[] = [];
+    const records: string[] = [];
+    const hooks = new Hooks({
+      hooks: [
+        hook("PreToolUse", `touch ${ran}.pre`),
+        hook("Stop", `touch ${ran}.stop`),
+        hook("SessionEnd", `touch ${ran}.end`),
+      ],
+      workspace: dir,
+      sessionId: () => "s-1",
+      permissionMode: () => "default",
+      notice: (m) => notices.push(m),
+      record: (r) => records.push(`${r.event} ${r.outcome}`),
+      canRun: true,
+      mayRun: (h) => {
+        asked.push(h.command);
+        return h.event === "SessionEnd";
+      },
+    });
+    const pre = await hooks.fire("PreToolUse", { tool_name: "Bash" }, { names: ["Bash"] });
+    assert.match(pre.block ?? "", /the policy refused to run that hook, so it is refused/);
+    const stop = await hooks.fire("Stop", {});
+    assert.equal(stop.block, undefined);
+    await hooks.sessionEnd("exit");
+    // Nothing the policy refused ran; what it allowed did.
+    assert.throws(() => Deno.statSync(`${ran}.pre`), Deno.errors.NotFound);
+    assert.throws(() => Deno.statSync(`${ran}.stop`), Deno.errors.NotFound);
+    Deno.statSync(`${ran}.end`);
+    assert.deepEqual(asked, [`touch ${ran}.pre`, `touch ${ran}.stop`, `touch ${ran}.end`]);
+    assert.deepEqual(records, ["PreToolUse blocked", "Stop skipped", "SessionEnd ok"]);
+    assert.equal(notices.filter((n) => n.includes("the policy refused it")).length, 2);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });

@@ -366,3 +366,29 @@ Deno.test("crab -p sends the user's and the repository's instruction files to th
   assert.ok(at.every((i) => i > 0), prompt.slice(-400));
   assert.deepEqual([...at].sort((a, b) => a - b), at);
 });
+
+Deno.test("instructionFiles() asks the session's policy about every import and keeps out what it refuses", () => {
+  using t = tree();
+  t.put(t.repo, "docs/style.md", "STYLE");
+  t.put(t.repo, "docs/secret.md", "SECRET");
+  t.put(t.repo, "CLAUDE.md", "@docs/style.md @docs/secret.md");
+  const asked: string[] = [];
+  const files = instructionFiles(t.repo, {
+    userDir: t.user,
+    home: t.home,
+    policy: {
+      importRefusal: (q) => {
+        asked.push(`${q.scope} ${q.path}`);
+        return q.path.endsWith("secret.md") ? "the policy keeps it out" : undefined;
+      },
+    },
+  });
+  assert.deepEqual(asked, [
+    `project ${join(t.repo, "docs", "style.md")}`,
+    `project ${join(t.repo, "docs", "secret.md")}`,
+  ]);
+  assert.deepEqual(files.map((f) => f.text), [
+    "@docs/style.md @docs/secret.md\n\n[@docs/secret.md not imported: the policy keeps it out]",
+    "STYLE",
+  ]);
+});

@@ -117,3 +117,43 @@ Deno.test("undoStage(): a workspace over the entry limit is not scanned, but wri
     Deno.removeSync(t.root, { recursive: true });
   }
 });
+
+Deno.test("undoStage(): a file the policy keeps out of the store is never copied there, and the report says so", async () => {
+  const t = temp();
+  try {
+    const secret = "TOKEN=do-not-copy-me\n";
+    const asked: string[] = [];
+    const stage = undoStage({
+      workspace: t.ws,
+      sessionId: () => "s",
+      store: t.store,
+      watchFs: false,
+      mayStore: (path) => {
+        asked.push(path);
+        return !path.endsWith("/.env");
+      },
+    });
+    const added = await through(stage, "bash", { command: "setup" }, () => {
+      Deno.writeTextFileSync(join(t.ws, ".env"), secret);
+      Deno.writeTextFileSync(join(t.ws, "notes.txt"), "kept\n");
+    });
+    assert.ok(asked.includes(join(t.ws, ".env")), "the store's door asked the policy");
+    const [first, second] = (added ?? "").split("\n");
+    assert.equal(first, "files changed: +2 ~0 -0: +.env +notes.txt");
+    assert.match(second, /^not covered by undo: \.env \(kept out of undo's store by the policy\)/);
+    // No object in the store holds the secret; the other file's content is there.
+    const objects: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of Deno.readDirSync(dir)) {
+        const p = join(dir, e.name);
+        if (e.isDirectory) walk(p);
+        else objects.push(Deno.readTextFileSync(p));
+      }
+    };
+    walk(t.store.dir);
+    assert.ok(!objects.some((o) => o.includes("do-not-copy-me")), "the secret reached the store");
+    assert.ok(objects.some((o) => o === "kept\n"));
+  } finally {
+    Deno.removeSync(t.root, { recursive: true });
+  }
+});

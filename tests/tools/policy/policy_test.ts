@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { harness } from "../../support/harness.ts";
-import { Policy } from "../../../tools/policy/policy.ts";
+import { type AskAnswer, hostRule, Policy } from "../../../tools/policy/policy.ts";
+import { parseRule } from "../../../tools/policy/rules.ts";
 import { editTool } from "../../../tools/edit.ts";
 import { readTool } from "../../../tools/read.ts";
 import { writeTool } from "../../../tools/write.ts";
@@ -99,4 +100,102 @@ Deno.test("write() of a hard-linked file asks outside-write", async () => {
   const w = await h.call("write", { path: "a.txt", content: "two\n" });
   assert.ok(w.ok, JSON.stringify(w));
   assert.deepEqual(a.asked.map((q) => q.class), ["write", "outside-write"]);
+});
+
+function askingPolicy(answers: AskAnswer[], allowed: string[] = []) {
+  const asked: string[] = [];
+  const policy = new Policy({
+    allowed: allowed as ApprovalRequest["class"][],
+    ask: (r) => {
+      asked.push(r.summary);
+      return Promise.resolve(answers.shift() ?? "no");
+    },
+  });
+  const call = (summary: string) =>
+    policy.approve({ tool: "f__echo", class: "mcp:f", summary }, new AbortController().signal);
+  return { policy, asked, call };
+}
+
+Deno.test("Policy.forget() voids an 'a' answer, so the class asks again", async () => {
+  const { policy, asked, call } = askingPolicy(["all", "yes"]);
+  assert.deepEqual(await call("one"), { allowed: true });
+  assert.deepEqual(await call("two"), { allowed: true });
+  assert.equal(policy.forget("mcp:f"), true);
+  assert.equal(policy.forget("mcp:f"), false);
+  assert.deepEqual(await call("three"), { allowed: true });
+  assert.deepEqual(asked, ["one", "three"]);
+});
+
+Deno.test("Policy.forget() keeps a class the user allowed up front", async () => {
+  const { policy, asked, call } = askingPolicy([], ["mcp:f"]);
+  assert.equal(policy.forget("mcp:f"), false);
+  assert.deepEqual(await call("one"), { allowed: true });
+  assert.deepEqual(asked, []);
+});
+
+Deno.test("Policy.sandbox carries the grant and the rules as they stand at each call", () => {
+  const base = { project: "/w", home: "/h" };
+  const policy = new Policy({
+    rules: [parseRule("Read(./.env)", "deny", { scope: "user" }, base)],
+    sandbox: { mode: "read-only", net: false, writable: ["/data"], limits: { processes: 64 } },
+  });
+  assert.equal(policy.sandbox.mode, "read-only");
+  assert.deepEqual(policy.sandbox.writable, ["/data"]);
+  assert.deepEqual(policy.sandbox.limits, { processes: 64 });
+  assert.deepEqual(policy.sandbox.rules?.map((r) => r.text), ["Read(./.env)"]);
+  // A rule added during the session (`/permissions`, a remembered answer) holds below the shell too.
+  policy.rules.push(parseRule("Edit(./secrets/**)", "deny", { scope: "session" }, base));
+  assert.deepEqual(policy.sandbox.rules?.map((r) => r.text), [
+    "Read(./.env)",
+    "Edit(./secrets/**)",
+  ]);
+  // Nobody to ask: no host question, so a host in no list is refused.
+  assert.equal(policy.sandbox.askHost, undefined);
+});
+
+Deno.test("Policy.askHost() asks the front end; 'a' allows the host for the session; dontAsk and no asker refuse", async () => {
+  const signal = new AbortController().signal;
+  assert.equal(await new Policy().askHost("example.com", signal), false);
+  const seen: ApprovalRequest[] = [];
+  const answers: AskAnswer[] = ["no", "all"];
+  const policy = new Policy({
+    ask: (r) => {
+      seen.push(r);
+      return Promise.resolve(answers.shift()!);
+    },
+  });
+  assert.equal(await policy.sandbox.askHost!("a.test", signal), false);
+  assert.equal(await policy.askHost("b.test", signal), true);
+  assert.deepEqual(seen.map((r) => [r.class, r.rememberAs, r.allOf]), [
+    ["net", hostRule("a.test"), "connections to a.test"],
+    ["net", hostRule("b.test"), "connections to b.test"],
+  ]);
+  assert.deepEqual(policy.rules.map((r) => `${r.effect} ${r.text} ${r.source.scope}`), [
+    "allow WebFetch(domain:b.test) session",
+  ]);
+  policy.mode = "dontAsk";
+  assert.equal(await policy.askHost("c.test", signal), false);
+  assert.equal(seen.length, 2);
+});
+
+Deno.test("Policy's door questions give today's answers", () => {
+  const policy = new Policy();
+  assert.equal(policy.mayStore("/w/.env"), true);
+  assert.equal(
+    policy.mayRunHook({ command: "./check.sh", scope: "project", source: "/w/x" }),
+    true,
+  );
+  assert.equal(policy.mayGiveBack("/w/.git", "HEAD"), true);
+  const roots = { project: ["/repo", "/home/u/.claude"], user: ["/repo", "/home/u"] };
+  const ask = (scope: "project" | "user", path: string) =>
+    policy.importRefusal({ scope, path, roots: roots[scope] });
+  assert.equal(ask("project", "/repo/docs/a.md"), undefined);
+  assert.equal(ask("project", "/home/u/.claude/x.md"), undefined);
+  assert.equal(
+    ask("project", "/home/u/.ssh/id_ed25519"),
+    "outside the project (a project file may import from the project and ~/.claude/)",
+  );
+  assert.equal(ask("project", "/repository/a.md"), ask("project", "/home/u/.ssh/id"));
+  assert.equal(ask("user", "/home/u/notes.md"), undefined);
+  assert.equal(ask("user", "/etc/passwd"), "outside the project and the home folder");
 });

@@ -18,12 +18,17 @@ import { bashTool } from "../../../../tools/bash.ts";
 import { forgetNestedRepositories } from "../../../../tools/fs/git_dirs.ts";
 
 /** A temp folder under /var/tmp (not the sandbox's private /tmp) with a workspace `ws`. */
-function place() {
+function place(mayGiveBack?: (gitDir: string, entry: string) => boolean) {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-git-" }));
   const ws = join(root, "ws");
   Deno.mkdirSync(ws);
   const session = new Session(ws);
-  session.sandbox = { mode: "workspace-write", net: false, writable: [] };
+  session.sandbox = {
+    mode: "workspace-write",
+    net: false,
+    writable: [],
+    ...(mayGiveBack ? { mayGiveBack } : {}),
+  };
   const dispatcher = new Dispatcher({
     registry: new Registry([bashTool]),
     session,
@@ -263,4 +268,20 @@ Deno.test("git view: a .git file naming a missing git directory does not stop co
   const r = out(await p.bash("echo hi; echo x > .git; echo dotgit=$?"));
   assert.match(r, /^hi\n/);
   assert.match(r, /dotgit=1/);
+});
+
+Deno.test("git view: what git wrote comes back only where the policy lets it", async () => {
+  const asked: string[] = [];
+  using p = place((gitDir, entry) => {
+    asked.push(`${gitDir} ${entry}`);
+    return entry !== "HEAD";
+  });
+  initRepo(p.ws);
+  const r = out(await p.bash("git checkout -q -b topic && echo switched"));
+  assert.match(r, /^switched\n/);
+  assert.match(r, /Not kept: \.git\/HEAD/);
+  assert.ok(asked.includes(`${join(p.ws, ".git")} HEAD`), asked.join("\n"));
+  // The branch was made (refs came back), but HEAD stayed where the user had it.
+  assert.equal(git(p.ws, "rev-parse", "--abbrev-ref", "HEAD").trim(), "main");
+  assert.match(git(p.ws, "branch", "--list"), /topic/);
 });
