@@ -163,17 +163,17 @@ function coveredMs(spans: [number, number][]): number {
  * The prompt of a run without stream-json input: the argument, stdin, or both
  * (`PROMPT\n\nSTDIN`, as `claude -p` has it); a number is the exit code of a refusal.
  */
-async function textPrompt(given: string | undefined): Promise<string | number> {
+async function textPrompt(given: string | undefined): Promise<string> {
   if (given !== undefined && Deno.stdin.isTerminal()) return given;
   let piped: StdinText;
   try {
     piped = await readStdinText(given !== undefined ? { firstByteMs: FIRST_BYTE_WAIT_MS } : {});
   } catch (e) {
     if (!(e instanceof BinaryStdinError)) throw e;
-    writeErr(
-      `error: ${e.message}\nhint: pipe text, or give the file's path in the prompt and let crab read it\n`,
+    throw new UsageError(
+      e.message,
+      "pipe text, or give the file's path in the prompt and let crab read it",
     );
-    return EXIT.usage;
   }
   if (piped.silent) {
     writeErr(
@@ -233,21 +233,16 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       permissionMode,
     });
     message = await input.next();
-    if (input.refused) {
-      writeErr(`error: ${input.refused}\n`);
-      return EXIT.usage;
-    }
+    if (input.refused) throw new UsageError(input.refused);
     prompt = message?.text ?? "";
   } else {
-    const got = await textPrompt(opts.prompt);
-    if (typeof got === "number") return got;
-    prompt = got;
+    prompt = await textPrompt(opts.prompt);
   }
   if (prompt.trim() === "") {
-    writeErr(
-      'error: Cannot run print mode without a prompt\nhint: crab -p "PROMPT", or pipe the prompt: echo "PROMPT" | crab --print\n',
+    throw new UsageError(
+      "Cannot run print mode without a prompt",
+      'crab -p "PROMPT", or pipe the prompt: echo "PROMPT" | crab --print',
     );
-    return EXIT.usage;
   }
 
   let schema: OutputSchema | undefined;
@@ -257,8 +252,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       schema = await compileSchema(schemaText);
     } catch (e) {
       if (!(e instanceof SchemaError)) throw e;
-      writeErr(`error: ${e.message}\n`);
-      return EXIT.usage;
+      throw new UsageError(e.message);
     }
   }
 
@@ -399,7 +393,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const answer = async (text: string): Promise<{ code: number; status: string }> => {
     const slash = printSlash(text, run);
     if (slash.kind === "refused") {
-      writeErr(`error: ${slash.message}\n`);
+      writeErr(`${new UsageError(slash.message).report()}\n`);
       return { code: EXIT.usage, status: "error" };
     }
     if (slash.kind === "prompt" && slash.note) writeErr(`crab: ${slash.note}\n`);
@@ -495,7 +489,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       // The next user message of the stream, answered in the same conversation.
       message = await input.next();
       if (input.refused) {
-        writeErr(`error: ${input.refused}\n`);
+        writeErr(`${new UsageError(input.refused).report()}\n`);
         last = { code: EXIT.usage, status: last.status };
       }
       if (!message || input.refused) break;
