@@ -106,6 +106,15 @@ export function newRunId(now = Date.now()): string {
     rand.slice(0, 5);
 }
 
+/** How often, and how long, a store that is busy opening is tried again. */
+const OPEN_ATTEMPTS = 20;
+const OPEN_WAIT_MS = 5_000;
+
+/** Blocks this thread for `ms` (the store opens synchronously). */
+function waitSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 function openError(path: string, e: unknown): StoreError {
   const message = e instanceof Error ? e.message : String(e);
   return new StoreError(
@@ -137,6 +146,29 @@ export class Store implements ObservationSink {
       path = storePath();
     }
     this.path = path;
+    // Two crabs starting at once may both make a new store: switching it to WAL takes a lock
+    // SQLite does not wait for, so a busy open is tried again (bounded in count and time).
+    const started = Date.now();
+    for (let attempt = 1;; attempt++) {
+      try {
+        this.db = this.#open(path);
+        break;
+      } catch (e) {
+        const busy = e instanceof StoreError && /database is locked|SQLITE_BUSY/i.test(e.message);
+        if (!busy || attempt >= OPEN_ATTEMPTS || Date.now() - started > OPEN_WAIT_MS) throw e;
+        waitSync(10 * attempt + Math.floor(Math.random() * 10));
+      }
+    }
+    this.#insert = this.db.prepare(
+      `INSERT INTO observations (run_id, call_seq, tool, class, args_digest, result_digest,
+          bytes_in, bytes_out, duration_ms, wait_ms, outcome, error_code, exit_code, started_at,
+          bytes_full, signal, target, rule)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+  }
+
+  /** Opens `path` and brings its schema up to date; throws a {@link StoreError}. */
+  #open(path: string): DatabaseSync {
     let db: DatabaseSync;
     try {
       db = new DatabaseSync(path);
@@ -160,9 +192,15 @@ export class Store implements ObservationSink {
         if (version > 0) db.exec("PRAGMA secure_delete = ON");
         db.exec("BEGIN IMMEDIATE");
         try {
-          if (version > 0) migrate(db, version);
-          db.exec(SCHEMA);
-          db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+          // Another crab may have brought it up to date while this one waited for the lock.
+          const now = Number(
+            (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version,
+          );
+          if (now < SCHEMA_VERSION) {
+            if (now > 0) migrate(db, now);
+            db.exec(SCHEMA);
+            db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+          }
           db.exec("COMMIT");
         } catch (e) {
           if (db.isTransaction) db.exec("ROLLBACK");
@@ -173,12 +211,6 @@ export class Store implements ObservationSink {
           db.exec("PRAGMA secure_delete = OFF");
         }
       }
-      this.#insert = db.prepare(
-        `INSERT INTO observations (run_id, call_seq, tool, class, args_digest, result_digest,
-          bytes_in, bytes_out, duration_ms, wait_ms, outcome, error_code, exit_code, started_at,
-          bytes_full, signal, target, rule)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
     } catch (e) {
       try {
         db.close();
@@ -187,7 +219,7 @@ export class Store implements ObservationSink {
       }
       throw openError(path, e);
     }
-    this.db = db;
+    return db;
   }
 
   /** Opens the store only when its file exists (looking must not create it). */

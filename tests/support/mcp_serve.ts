@@ -42,7 +42,12 @@ export async function serve(s: Sandbox, args: string[] = []): Promise<Served> {
   const { promise: exited, resolve } = Promise.withResolvers<void>();
   const client = new Client({ name: "crab-test", version: "1" });
   client.onclose = () => resolve();
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    // A server that did not come up says why on its stderr.
+    throw new Error(`${e}\ncrab mcp serve's stderr: ${err}`);
+  }
   return {
     client,
     pid: transport.pid!,

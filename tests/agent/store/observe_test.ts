@@ -259,3 +259,43 @@ Deno.test("Store records the hosts of a call, in a store made before their table
     Deno.removeSync(s.dir, { recursive: true });
   }
 });
+
+Deno.test("Store() opened by several crabs at once on a new file: every one opens it", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-store-race-" });
+  try {
+    const path = join(dir, "crab.db");
+    const store = new URL("../../../agent/store/observe.ts", import.meta.url).href;
+    const script = join(dir, "open.ts");
+    // Each process waits for the same start mark, then opens the store at once.
+    Deno.writeTextFileSync(
+      script,
+      `import { Store } from ${JSON.stringify(store)};
+const start = Number(Deno.args[0]);
+while (Date.now() < start) { /* all start together */ }
+const s = new Store(${JSON.stringify(path)});
+s.startRun({ mode: "tool", workspace: "/w" });
+s.close();
+console.log("opened");
+`,
+    );
+    const start = Date.now() + 1500;
+    const outs = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        new Deno.Command(Deno.execPath(), {
+          args: ["run", "-A", "--no-prompt", script, String(start)],
+          stdout: "piped",
+          stderr: "piped",
+        }).output()),
+    );
+    const failed = outs.filter((o) => !o.success).map((o) => new TextDecoder().decode(o.stderr));
+    assert.deepEqual(failed, []);
+    const db = new Store(path);
+    try {
+      assert.equal((db.db.prepare("SELECT COUNT(*) AS n FROM runs").get() as { n: number }).n, 6);
+    } finally {
+      db.close();
+    }
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
