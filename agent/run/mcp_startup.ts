@@ -15,7 +15,7 @@ import {
   type McpUnsetServer,
   selectServers,
 } from "../../mcp/config.ts";
-import type { McpEvent, McpHub } from "../../mcp/hub.ts";
+import type { McpEvent, McpHub, McpServerStatus } from "../../mcp/hub.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { pickMayName, picksMcpTool } from "../../mcp/names.ts";
 import type { AnyTool } from "../../tools/tool.ts";
@@ -162,4 +162,91 @@ export function startMcp(
     McpHub.connect(chosen, { onEvent: mcpEventReporter(notice) })
   );
   return { servers: chosen.map((s) => s.name), hub, wanted };
+}
+
+/** What a run's MCP servers need from the run. */
+export interface RunMcpOptions {
+  workspace: string;
+  trusted: boolean;
+  /** `--tools` names with `__`: the MCP tools picked (all when undefined). */
+  picks: string[] | undefined;
+  notice(message: string): void;
+  /** `--mcp-config` and `--strict-mcp-config`. */
+  flag?: FlagServers;
+  /**
+   * A server changed tools an `a` answer covered: voids that answer; true when
+   * one was voided (then the user is told the server's calls ask again).
+   */
+  forget(cls: `mcp:${string}`): boolean;
+}
+
+/**
+ * The MCP servers of one run: started once (print mode before its first
+ * request, the REPL once its prompt is drawn), their tools kept in the run's
+ * registry and brought up to date at the next request after a server changes
+ * its list.
+ */
+export class RunMcp {
+  readonly #opts: RunMcpOptions;
+  #start: McpStart | undefined;
+  #hub: McpHub | undefined;
+  #stale = true;
+  #ready: Promise<void> | undefined;
+
+  constructor(opts: RunMcpOptions) {
+    this.#opts = opts;
+  }
+
+  /** Starts the servers (once); their names. */
+  start(): McpStart {
+    const o = this.#opts;
+    return this.#start ??= startMcp(o.workspace, o.trusted, o.picks, o.notice, o.flag);
+  }
+
+  /** Resolves once every server connected or failed (starting them if need be). */
+  connect(): Promise<void> {
+    return this.#ready ??= this.start().hub.then((hub) => {
+      this.#hub = hub;
+      hub?.onToolsChanged((change) => {
+        this.#stale = true;
+        // An 'a' answer covered the tools as they were described then.
+        const touched = [...change.changed, ...change.added];
+        if (touched.length && this.#opts.forget(`mcp:${change.server}`)) {
+          this.#opts.notice(
+            `MCP server "${change.server}" changed its tools (${touched.join(", ")}); ` +
+              "its calls ask for approval again",
+          );
+        }
+      });
+      this.#stale = true;
+    }, () => {});
+  }
+
+  /** Brings the MCP tools of `registry` in line with the servers', when they changed. */
+  sync(registry: { list(): AnyTool[]; add(t: AnyTool): void; remove(name: string): void }): void {
+    if (!this.#hub || !this.#stale) return;
+    this.#stale = false;
+    for (const t of registry.list()) if (t.class.startsWith("mcp:")) registry.remove(t.name);
+    for (const t of this.#hub.tools()) if (this.#start?.wanted(t)) registry.add(t);
+  }
+
+  /** Waits for a tool-list refresh in flight before an MCP call's approval. */
+  async settled(cls: string): Promise<void> {
+    if (this.#hub && cls.startsWith("mcp:")) await this.#hub.settled();
+  }
+
+  /** The servers' state and tools (`/mcp`). */
+  status(): McpServerStatus[] {
+    return this.#hub?.status() ?? [];
+  }
+
+  /** Asks the servers to stop, once they connected (their groups die with crab in any case). */
+  close(): Promise<void> {
+    return (this.#ready ?? Promise.resolve()).then(() => this.#hub?.close()).catch(() => {});
+  }
+
+  /** Closes servers that may still be connecting (a run that failed to start). */
+  async abandon(): Promise<void> {
+    await (await this.#start?.hub)?.close();
+  }
 }

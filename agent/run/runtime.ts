@@ -11,34 +11,28 @@ import { errorText } from "../../tools/call/dispatch.ts";
 import type { Dispatcher } from "../../tools/call/dispatch.ts";
 import { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
-import {
-  ALLOW_CLASSES,
-  type AllowedClass,
-  type Asker,
-  type Policy,
-} from "../../tools/policy/policy.ts";
+import type { AllowedClass, Asker, Policy } from "../../tools/policy/policy.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import type { AnyTool, ApprovalRequest } from "../../tools/tool.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
-import { DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
-import { type McpStart, startMcp } from "./mcp_startup.ts";
-import { type FlagServers, McpFlagError, readFlagConfigs } from "../../mcp/config.ts";
-import type { McpHub, McpServerStatus } from "../../mcp/hub.ts";
+import { RunMcp } from "./mcp_startup.ts";
+import { chooseTools, flagServers, parseClasses, type RunFlags, splitList } from "./run_flags.ts";
+import type { McpServerStatus } from "../../mcp/hub.ts";
 import { Agent, type AgentEvents, hookContext } from "../loop/loop.ts";
 import type { CrabSettings } from "../settings/crab.ts";
 import { Settings } from "../settings/mod.ts";
-import type { PermissionFlags, Permissions } from "../settings/permissions.ts";
+import type { Permissions } from "../settings/permissions.ts";
 import { UsageError } from "../settings/usage_error.ts";
 import { Store } from "../store/observe.ts";
 import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
-import { loadTelemetry } from "../telemetry/mod.ts";
+import { loadTelemetry, type Telemetry } from "../telemetry/mod.ts";
 import { anthropicTelemetry } from "../telemetry/sdk_tracing.ts";
 import {
   createProvider,
@@ -52,57 +46,15 @@ import { chooseWindow, type WindowChoice } from "../providers/context_window.ts"
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
 import type { HookCommand, HookOutput } from "../hooks/mod.ts";
 import { TranscriptFile } from "../hooks/transcript.ts";
-import type { SdkHookBridge } from "../hooks/sdk.ts";
 import { resolveModel, withFallback } from "../providers/fallback.ts";
 import { modelsBehind } from "../providers/models.ts";
 import { withModeModel } from "../providers/plan_model.ts";
 import { budgetCheck, checkBudgetModel } from "./budget.ts";
 import { type OpenedSession, openSession, SessionFlagError } from "./session_start.ts";
-import { undoFor, workbench } from "./workbench.ts";
+import { type PolicyChoice, undoFor, type Workbench, workbench } from "./workbench.ts";
 
 export { UsageError } from "../settings/usage_error.ts";
-
-/** Command-line flags that shape a run. */
-export interface RunFlags {
-  cwd: string;
-  provider?: string;
-  model?: string;
-  baseUrl?: string;
-  /** Comma-separated tool names offered to the model. */
-  tools?: string;
-  web?: boolean;
-  webAllowPrivate?: boolean;
-  /** Comma-separated classes approved up front. */
-  allow?: string;
-  yolo?: boolean;
-  maxTurns?: number;
-  contextWindow?: number;
-  trustProject?: boolean;
-  continue?: boolean;
-  resume?: string;
-  /** How far bash may reach (`--sandbox`); never taken from a project file. */
-  sandbox?: SandboxMode;
-  /** Replaces crab's own system prompt (`--system-prompt`); instruction files still follow it. */
-  systemPrompt?: string;
-  /** Goes at the end of the system prompt (`--append-system-prompt`). */
-  appendSystemPrompt?: string;
-  /** MCP configs given on the command line (`--mcp-config`): files or JSON texts. */
-  mcpConfig?: string[];
-  /** Only the servers of {@link RunFlags.mcpConfig} (`--strict-mcp-config`). */
-  strictMcpConfig?: boolean;
-  /** `--permission-mode`, `--allowedTools`, `--disallowedTools`, `--settings` (and `--yolo`). */
-  permissions?: PermissionFlags;
-  /** The Agent SDK's hook callbacks (stream-json input's `initialize`). */
-  sdkHooks?: SdkHookBridge;
-  /** `--session-id`, `--fork-session`, `--no-session-persistence` (see `session_start.ts`). */
-  sessionId?: string;
-  forkSession?: boolean;
-  noSessionPersistence?: boolean;
-  /** The model to go on with when the model is overloaded or not found (`--fallback-model`). */
-  fallbackModel?: string;
-  /** Stop once the estimated cost passes this many dollars (`--max-budget-usd`). */
-  maxBudgetUsd?: number;
-}
+export { chooseTools, DEFAULT_TOOLS, parseClasses, type RunFlags } from "./run_flags.ts";
 
 /**
  * The name print mode's own default goes by, where no permission flag was
@@ -122,72 +74,6 @@ const RULE_FOR: Record<string, string> = {
 /** A provider that cannot be chosen or built: exit code 3. */
 export class SetupError extends Error {
   override name = "SetupError";
-}
-
-/** The built-ins a run offers when no list names them: all but web_fetch. */
-export const DEFAULT_TOOLS = DEFAULT_TOOL_LISTS.run;
-
-const CLASSES = new Set<string>(ALLOW_CLASSES);
-
-/** Parses `--allow write,exec,mcp:github`; `outside` stands for outside-read and outside-write. */
-export function parseClasses(list: readonly string[]): AllowedClass[] {
-  const out: AllowedClass[] = [];
-  for (const raw of list) {
-    const c = raw.trim();
-    if (!c) continue;
-    if (!CLASSES.has(c) && !/^mcp:[A-Za-z0-9_-]+$/.test(c)) {
-      throw new UsageError(
-        `Cannot allow class "${c}": use ${ALLOW_CLASSES.join(", ")} or mcp:SERVER`,
-      );
-    }
-    out.push(c as AllowedClass);
-  }
-  return out;
-}
-
-function splitList(s: string | undefined): string[] | undefined {
-  return s === undefined ? undefined : s.split(",").map((x) => x.trim()).filter(Boolean);
-}
-
-/**
- * Chooses the tools offered: `--tools` (or config) names them; the default is the
- * six non-network built-ins; `--web` adds web_fetch.
- */
-export function chooseTools(
-  available: readonly AnyTool[],
-  names: readonly string[] | undefined,
-  web: boolean,
-): AnyTool[] {
-  const byName = new Map(available.map((t) => [t.name, t]));
-  const wanted = names ? [...names] : [...DEFAULT_TOOLS];
-  if (web && !wanted.includes("web_fetch")) wanted.push("web_fetch");
-  const out: AnyTool[] = [];
-  for (const n of wanted) {
-    const tool = byName.get(n);
-    if (!tool) {
-      throw new UsageError(
-        `Cannot offer tool "${n}": no such tool in this build\nhint: available: ${
-          [...byName.keys()].join(", ")
-        }`,
-      );
-    }
-    if (!out.includes(tool)) out.push(tool);
-  }
-  return out;
-}
-
-/** The servers `--mcp-config` gives, read now: a broken one is a usage error before anything starts. */
-function flagServers(flags: RunFlags, workspace: string): FlagServers | undefined {
-  if (!flags.mcpConfig?.length && !flags.strictMcpConfig) return undefined;
-  try {
-    return {
-      servers: readFlagConfigs(flags.mcpConfig ?? [], workspace),
-      strict: flags.strictMcpConfig === true,
-    };
-  } catch (e) {
-    if (e instanceof McpFlagError) throw new UsageError(e.message);
-    throw e;
-  }
 }
 
 /** What a front end provides to a run. */
@@ -415,15 +301,73 @@ async function runProvider(
   return { provider, config };
 }
 
+/** The store, the run's record and its session's transcript, opened. */
+interface OpenedRun {
+  store: Store;
+  transcripts: Transcripts;
+  runId: string;
+  session: OpenedSession;
+}
+
+/** Opens the store, the session (`--resume`, `--continue`, a new one) and the run's record. */
+function openRun(
+  flags: RunFlags,
+  workspace: string,
+  mode: RuntimeHooks["mode"],
+  provider: Provider,
+  notice: (m: string) => void,
+): OpenedRun {
+  const store = new Store();
+  store.onProblem = notice;
+  cleanSpillFiles();
+  const transcripts = new Transcripts(store);
+  let session: OpenedSession;
+  try {
+    session = openSession(transcripts, workspace, flags, {
+      provider: provider.name,
+      model: provider.model,
+    });
+  } catch (e) {
+    store.close();
+    if (e instanceof SessionFlagError || (e instanceof Error && e.message.startsWith("Cannot"))) {
+      throw new UsageError(e.message);
+    }
+    throw e;
+  }
+  const runId = store.startRun({
+    mode,
+    workspace,
+    model: provider.model,
+    provider: provider.name,
+    sessionId: session.id,
+  });
+  return { store, transcripts, runId, session };
+}
+
+/** The run's context window: known, asked of the server (print mode waits), or the default. */
+async function runWindow(
+  flags: RunFlags,
+  settings: Settings,
+  config: ProviderConfig,
+  mode: RuntimeHooks["mode"],
+  notice: (m: string) => void,
+): Promise<{ tokens: number; later?: Promise<number> }> {
+  const win = chooseWindow(config, flags.contextWindow ?? settings.crab().settings.contextWindow);
+  const apply = (w: WindowChoice) => {
+    if (w.notice) notice(w.notice);
+    return w.tokens;
+  };
+  if (win.known !== undefined) return { tokens: win.known };
+  // Interactive mode does not wait for the server's answer; it applies when it comes.
+  if (mode === "print") return { tokens: apply(await win.asked) };
+  return { tokens: DEFAULT_CONTEXT_WINDOW, later: win.asked.then(apply) };
+}
+
 /** Builds a run from flags; throws {@link UsageError} or {@link SetupError}. */
 export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promise<Runtime> {
   const workspace = workspaceOf(flags.cwd);
   const mcpFlag = flagServers(flags, workspace);
   const settings = runSettings(flags, workspace, hooks.notice);
-  const crab = settings.crab().settings;
-  const trusted = settings.trusted;
-  const permissions = settings.permissions();
-  const hookConfig = settings.hooks();
   // The sandbox comes from the flag and the user's own file, never from the project.
   const sandbox = settings.sandbox({
     mode: flags.sandbox,
@@ -435,29 +379,24 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const sandboxed = offered.some((t) => t.class === "exec") &&
     sandbox.mode !== "danger-full-access";
   const probe = sandboxed ? sandboxStatus(workspace, sandbox) : undefined;
-
-  // MCP servers connect while the provider loads; the first request waits for both.
-  // Print mode starts them now; interactive mode once its prompt is drawn (`connectMcp`),
-  // so loading the MCP SDK does not hold the prompt back.
-  let mcpStart: McpStart | undefined;
-  const connectMcp = () =>
-    mcpStart ??= startMcp(workspace, trusted, mcpPicks, hooks.notice, mcpFlag);
-  if (hooks.mode === "print") connectMcp();
-  const choice = choosePolicy(
-    flags,
-    settings,
-    hooks.mode,
-    offered,
-    hooks.mode === "print" ? mcpStart!.servers : [],
-    hooks.notice,
-  );
-  const printDefault = choice.printDefault;
+  // The session's policy is made with its dispatcher (below); until then nothing asks it.
+  const made: { policy?: Policy } = {};
+  // MCP servers connect while the provider loads; the first request waits for both. Print
+  // mode starts them now; interactive mode once its prompt is drawn (`warmUp`), so loading
+  // the MCP SDK does not hold the prompt back.
+  const mcp = new RunMcp({
+    workspace,
+    trusted: settings.trusted,
+    picks: mcpPicks,
+    notice: hooks.notice,
+    ...(mcpFlag ? { flag: mcpFlag } : {}),
+    forget: (cls) => made.policy?.forget(cls) ?? false,
+  });
+  const servers = hooks.mode === "print" ? mcp.start().servers : [];
+  const choice = choosePolicy(flags, settings, hooks.mode, offered, servers, hooks.notice);
   if (choice.mode === "bypassPermissions" && effectiveUid() === 0) {
     hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
   }
-
-  // The session's policy is made with its dispatcher (below); until then nothing asks it.
-  const made: { policy?: Policy } = {};
   let provider: Provider;
   let providerConfig: ProviderConfig;
   try {
@@ -469,98 +408,27 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       hooks.notice,
     ));
   } catch (e) {
-    await (await mcpStart?.hub)?.close();
+    await mcp.abandon();
     throw e;
   }
   // The server is asked for an unknown model's window while the SDK loads.
-  const win = chooseWindow(providerConfig, flags.contextWindow ?? crab.contextWindow);
-  const applyWindow = (w: WindowChoice) => {
-    if (w.notice) hooks.notice(w.notice);
-    return w.tokens;
-  };
-  // Interactive mode draws its prompt while the servers connect; the first request waits for them.
-  let hub: McpHub | undefined;
-  let mcpStale = true;
-  let mcpReady: Promise<void> | undefined;
-  const connect = () =>
-    mcpReady ??= connectMcp().hub.then((h) => {
-      hub = h;
-      hub?.onToolsChanged((change) => {
-        mcpStale = true;
-        // An 'a' answer covered the tools as they were described then.
-        const touched = [...change.changed, ...change.added];
-        if (touched.length && made.policy?.forget(`mcp:${change.server}`)) {
-          hooks.notice(
-            `MCP server "${change.server}" changed its tools (${touched.join(", ")}); ` +
-              "its calls ask for approval again",
-          );
-        }
-      });
-      mcpStale = true;
-    }, () => {});
-  if (hooks.mode === "print") await connect();
-  // Interactive mode does not wait for the server's answer; it applies when it comes.
-  const window = win.known ??
-    (hooks.mode === "print" ? applyWindow(await win.asked) : DEFAULT_CONTEXT_WINDOW);
+  const windowing = runWindow(flags, settings, providerConfig, hooks.mode, hooks.notice);
+  if (hooks.mode === "print") await mcp.connect();
+  const window = await windowing;
   const status = await probe?.catch(() => undefined);
   if (status && !status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
-
-  const store = new Store();
-  store.onProblem = hooks.notice;
-  cleanSpillFiles();
-  const transcripts = new Transcripts(store);
-  let opened: OpenedSession;
-  try {
-    opened = openSession(transcripts, workspace, flags, {
-      provider: provider.name,
-      model: provider.model,
-    });
-  } catch (e) {
-    store.close();
-    if (e instanceof SessionFlagError || (e instanceof Error && e.message.startsWith("Cannot"))) {
-      throw new UsageError(e.message);
-    }
-    throw e;
-  }
-  let sessionId = opened.id;
-  const messages = repairTranscript(opened.messages);
-  const persist = opened.persist;
-  const runId = store.startRun({
-    mode: hooks.mode,
-    workspace,
-    model: provider.model,
-    provider: provider.name,
-    sessionId,
-  });
+  const opened = openRun(flags, workspace, hooks.mode, provider, hooks.notice);
   const registry = new Registry(offered);
-  // MCP tools join the registry, and follow the servers' list changes at the next request.
-  const syncMcp = () => {
-    if (!hub || !mcpStale) return;
-    mcpStale = false;
-    for (const t of registry.list()) if (t.class.startsWith("mcp:")) registry.remove(t.name);
-    for (const t of hub.tools()) if (mcpStart?.wanted(t)) registry.add(t);
-  };
-  syncMcp();
-  // The Claude Code-format copy of a kept transcript, for hooks (`transcript_path`): written
-  // only when the run has hooks, which alone read it (a resumed session's is written whole).
-  const hasHooks = hookConfig.hooks.length > 0 || (flags.sdkHooks?.hooks.length ?? 0) > 0;
-  const transcriptFile = (id: string, soFar: readonly Message[]) =>
-    persist && hasHooks
-      ? TranscriptFile.open({
-        sessionId: id,
-        cwd: workspace,
-        alias: (name) => registry.get(name)?.alias,
-        onProblem: hooks.notice,
-      }, soFar)
-      : undefined;
-  let transcript = transcriptFile(sessionId, messages);
+  mcp.sync(registry);
   const telemetry = await loadTelemetry();
-  const bench = workbench({
+  const run = new RunSession({
+    flags,
     settings,
+    hooks,
+    opened,
     registry,
-    store,
-    runId,
     telemetry,
+    mcp,
     policy: {
       mode: choice.mode,
       allowed: choice.allowed,
@@ -569,139 +437,225 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       ...(hooks.approved ? { notify: hooks.approved } : {}),
       flagFor,
     },
-    hooks: {
-      commands: hookConfig.hooks,
-      ...(flags.sdkHooks ? { sdk: flags.sdkHooks } : {}),
-      sessionId: () => sessionId,
-      transcriptPath: () => transcript?.path ?? null,
-      notice: hooks.notice,
-      ...(hooks.hookOutput ? { output: hooks.hookOutput } : {}),
-    },
-    undo: (p) => undoFor(settings, store, { sessionId: () => sessionId, policy: p }),
-    // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
-    beforeApproval: async (request) => {
-      if (hub && request.class.startsWith("mcp:")) await hub.settled();
-    },
   });
-  const { policy, dispatcher, session, hooks: userHooks } = bench;
-  made.policy = policy;
-  // SessionStart hooks' output is context for the model, at the end of the system prompt.
-  const started = await userHooks.sessionStart(messages.length ? "resume" : "startup");
-  const system = systemPrompt(workspace, {
-    replace: flags.systemPrompt,
-    append: flags.appendSystemPrompt,
-    policy,
-  });
-  const withStarted = (context: string[]) =>
-    system + context.map((c) => "\n\n" + hookContext("SessionStart", c)).join("");
-  const agent: Agent = new Agent({
-    provider,
-    dispatcher,
-    system: withStarted(started),
-    tools: () => {
-      syncMcp();
-      return registry.list();
-    },
-    maxTurns: flags.maxTurns ?? crab.maxTurns,
-    contextWindow: window,
-    messages,
-    events: hooks.events,
-    onMessage: (m, i) => {
-      if (!persist) return;
-      transcripts.append(sessionId, i, [m]);
-      transcript?.put(m, i);
-    },
-    onRewrite: (all) => {
-      if (!persist) return;
-      transcripts.truncate(sessionId, 0);
-      transcripts.append(sessionId, 0, all);
-      transcript?.replace(all);
-    },
-    ...(userHooks.commands.length ? { hooks: userHooks.loopHooks() } : {}),
-    // Each request priced as the model that answered it (opusplan's two, a fallback).
-    budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
-  });
-  if (win.known === undefined && hooks.mode !== "print") {
-    win.asked.then((w) => agent.contextWindow = applyWindow(w), () => {});
-  }
+  made.policy = run.policy;
+  const agent = await run.startAgent(provider, window.tokens);
+  window.later?.then((tokens) => agent.contextWindow = tokens, () => {});
   telemetry?.instrument({
-    runId,
-    sessionId: () => sessionId,
+    runId: opened.runId,
+    sessionId: () => run.sessionId,
     mode: hooks.mode,
     agent,
     provider,
     baseUrl: providerConfig.baseUrl,
   });
-  let finished = false;
-  return {
-    get sessionId() {
-      return sessionId;
-    },
-    async newSession() {
-      await userHooks.sessionEnd("clear");
-      agent.clear();
-      session.files.clear();
-      sessionId = persist
-        ? transcripts.create(workspace, provider.name, agent.model)
-        : crypto.randomUUID();
-      transcript = transcriptFile(sessionId, []);
-      agent.system = withStarted(await userHooks.sessionStart("clear"));
-    },
-    mcpStatus: () => hub?.status() ?? [],
-    warmUp: () => {
-      if ("load" in provider) (provider as LazyProvider).load().catch(() => {});
-      return connect();
-    },
-    trusted,
-    permissions,
-    permissionMode: () =>
-      printDefault && policy.mode === "default" ? PRINT_DEFAULT_MODE : policy.mode,
-    rewindTo(index) {
-      agent.messages.length = index;
-      transcripts.truncate(sessionId, index);
-      transcript?.truncate(index);
-    },
-    resumeSession(id) {
-      const stored = repairTranscript(transcripts.load(id));
-      agent.clear();
-      agent.messages.push(...stored);
-      session.files.clear();
-      sessionId = id;
-      transcript = transcriptFile(id, stored);
-      return lastExchange(stored);
-    },
-    agent,
-    provider,
-    registry,
-    policy,
-    dispatcher,
-    store,
-    transcripts,
-    runId,
-    settings: crab,
-    sandbox: sandbox.mode,
-    resumed: lastExchange(messages),
-    hooks: {
-      active: hookConfig.hooks,
-      untrusted: hookConfig.untrusted,
-      notification: (message, type) => userHooks.notification(message, type),
-    },
-    async finish(status) {
-      if (finished) return;
-      finished = true;
-      // Closing asks the servers to stop; their groups die with crab in any case.
-      mcpReady?.then(() => hub?.close()).catch(() => {});
-      // Recorded at once: crab may be exiting (a signal) and not wait for what follows.
-      store.endRun(runId, {
-        status,
-        turns: agent.turns,
-        inputTokens: agent.usage.inputTokens,
-        outputTokens: agent.usage.outputTokens,
-      });
-      await userHooks.sessionEnd(status === "aborted" ? "other" : "exit");
-      store.close();
-    },
-  };
+  return run.runtime(provider, choice.printDefault, sandbox.mode);
+}
+
+/** What a {@link RunSession} is made of. */
+interface RunSessionParts {
+  flags: RunFlags;
+  settings: Settings;
+  hooks: RuntimeHooks;
+  opened: OpenedRun;
+  registry: Registry;
+  telemetry: Telemetry | undefined;
+  mcp: RunMcp;
+  policy: PolicyChoice;
+}
+
+/**
+ * A run's conversation and what it acts through: the session (which `/clear`
+ * and `/resume` change), its transcript and the Claude Code-format copy hooks
+ * read, the workbench's policy, hooks and dispatcher, and the agent.
+ */
+class RunSession {
+  readonly #parts: RunSessionParts;
+  sessionId: string;
+  readonly #persist: boolean;
+  readonly #messages: Message[];
+  #transcript: TranscriptFile | undefined;
+  readonly bench: Workbench;
+  #agent: Agent | undefined;
+  #system = "";
+
+  constructor(parts: RunSessionParts) {
+    this.#parts = parts;
+    const { opened, settings, hooks, flags } = parts;
+    this.sessionId = opened.session.id;
+    this.#persist = opened.session.persist;
+    this.#messages = repairTranscript(opened.session.messages);
+    this.#transcript = this.#transcriptFile(this.sessionId, this.#messages);
+    const hookConfig = settings.hooks();
+    this.bench = workbench({
+      settings,
+      registry: parts.registry,
+      store: opened.store,
+      runId: opened.runId,
+      telemetry: parts.telemetry,
+      policy: parts.policy,
+      hooks: {
+        commands: hookConfig.hooks,
+        ...(flags.sdkHooks ? { sdk: flags.sdkHooks } : {}),
+        sessionId: () => this.sessionId,
+        transcriptPath: () => this.#transcript?.path ?? null,
+        notice: hooks.notice,
+        ...(hooks.hookOutput ? { output: hooks.hookOutput } : {}),
+      },
+      undo: (p) => undoFor(settings, opened.store, { sessionId: () => this.sessionId, policy: p }),
+      // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
+      beforeApproval: (request) => parts.mcp.settled(request.class),
+    });
+  }
+
+  get policy(): Policy {
+    return this.bench.policy;
+  }
+
+  /**
+   * The Claude Code-format copy of a kept transcript, for hooks (`transcript_path`):
+   * written only when the run has hooks, which alone read it (a resumed session's
+   * is written whole).
+   */
+  #transcriptFile(id: string, soFar: readonly Message[]): TranscriptFile | undefined {
+    const { settings, flags, hooks, registry } = this.#parts;
+    const hasHooks = settings.hooks().hooks.length > 0 || (flags.sdkHooks?.hooks.length ?? 0) > 0;
+    if (!this.#persist || !hasHooks) return undefined;
+    return TranscriptFile.open({
+      sessionId: id,
+      cwd: settings.workspace,
+      alias: (name) => registry.get(name)?.alias,
+      onProblem: hooks.notice,
+    }, soFar);
+  }
+
+  /** Fires SessionStart, builds the system prompt and starts the agent. */
+  async startAgent(provider: Provider, window: number): Promise<Agent> {
+    const { flags, hooks, registry, mcp, opened, settings } = this.#parts;
+    const { transcripts } = opened;
+    const userHooks = this.bench.hooks;
+    // SessionStart hooks' output is context for the model, at the end of the system prompt.
+    const started = await userHooks.sessionStart(this.#messages.length ? "resume" : "startup");
+    this.#system = systemPrompt(settings.workspace, {
+      replace: flags.systemPrompt,
+      append: flags.appendSystemPrompt,
+      policy: this.policy,
+    });
+    const agent: Agent = new Agent({
+      provider,
+      dispatcher: this.bench.dispatcher,
+      system: this.#withStarted(started),
+      tools: () => {
+        mcp.sync(registry);
+        return registry.list();
+      },
+      maxTurns: flags.maxTurns ?? settings.crab().settings.maxTurns,
+      contextWindow: window,
+      messages: this.#messages,
+      events: hooks.events,
+      onMessage: (m, i) => {
+        if (!this.#persist) return;
+        transcripts.append(this.sessionId, i, [m]);
+        this.#transcript?.put(m, i);
+      },
+      onRewrite: (all) => {
+        if (!this.#persist) return;
+        transcripts.truncate(this.sessionId, 0);
+        transcripts.append(this.sessionId, 0, all);
+        this.#transcript?.replace(all);
+      },
+      ...(userHooks.commands.length ? { hooks: userHooks.loopHooks() } : {}),
+      // Each request priced as the model that answered it (opusplan's two, a fallback).
+      budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
+    });
+    return this.#agent = agent;
+  }
+
+  #withStarted(context: string[]): string {
+    return this.#system + context.map((c) => "\n\n" + hookContext("SessionStart", c)).join("");
+  }
+
+  /** The run as its front end drives it. */
+  runtime(provider: Provider, printDefault: boolean, sandbox: SandboxMode): Runtime {
+    const { settings, opened, registry, mcp } = this.#parts;
+    const { store, transcripts, runId } = opened;
+    const { dispatcher, session, hooks: userHooks } = this.bench;
+    const agent = this.#agent!;
+    const policy = this.policy;
+    const hookConfig = settings.hooks();
+    // deno-lint-ignore no-this-alias
+    const run = this;
+    let finished = false;
+    return {
+      get sessionId() {
+        return run.sessionId;
+      },
+      async newSession() {
+        await userHooks.sessionEnd("clear");
+        agent.clear();
+        session.files.clear();
+        run.sessionId = run.#persist
+          ? transcripts.create(settings.workspace, provider.name, agent.model)
+          : crypto.randomUUID();
+        run.#transcript = run.#transcriptFile(run.sessionId, []);
+        agent.system = run.#withStarted(await userHooks.sessionStart("clear"));
+      },
+      mcpStatus: () => mcp.status(),
+      warmUp: () => {
+        if ("load" in provider) (provider as LazyProvider).load().catch(() => {});
+        return mcp.connect();
+      },
+      trusted: settings.trusted,
+      permissions: settings.permissions(),
+      permissionMode: () =>
+        printDefault && policy.mode === "default" ? PRINT_DEFAULT_MODE : policy.mode,
+      rewindTo(index) {
+        agent.messages.length = index;
+        transcripts.truncate(run.sessionId, index);
+        run.#transcript?.truncate(index);
+      },
+      resumeSession(id) {
+        const stored = repairTranscript(transcripts.load(id));
+        agent.clear();
+        agent.messages.push(...stored);
+        session.files.clear();
+        run.sessionId = id;
+        run.#transcript = run.#transcriptFile(id, stored);
+        return lastExchange(stored);
+      },
+      agent,
+      provider,
+      registry,
+      policy,
+      dispatcher,
+      store,
+      transcripts,
+      runId,
+      settings: settings.crab().settings,
+      sandbox,
+      resumed: lastExchange(this.#messages),
+      hooks: {
+        active: hookConfig.hooks,
+        untrusted: hookConfig.untrusted,
+        notification: (message, type) => userHooks.notification(message, type),
+      },
+      async finish(status) {
+        if (finished) return;
+        finished = true;
+        // Closing asks the servers to stop; their groups die with crab in any case.
+        mcp.close();
+        // Recorded at once: crab may be exiting (a signal) and not wait for what follows.
+        store.endRun(runId, {
+          status,
+          turns: agent.turns,
+          inputTokens: agent.usage.inputTokens,
+          outputTokens: agent.usage.outputTokens,
+        });
+        await userHooks.sessionEnd(status === "aborted" ? "other" : "exit");
+        store.close();
+      },
+    };
+  }
 }
 
 /**
