@@ -277,252 +277,99 @@ export class Dispatcher {
     return settled!;
   }
 
-  /** The call from validation to the observation; every path ends in `finish`. */
+  /** The call from validation to the observation: its steps, each ending in one record. */
   async #settle(call: OpenCall, onOutput?: (chunk: string) => void): Promise<DispatchResult> {
-    const { name, callSeq, callId, args, signal } = call;
-    const stages = this.#stages;
-    const startedAt = Date.now();
-    const t0 = performance.now();
-    let waitMs = 0;
-    const tool = this.registry.get(name);
-    const raw = typeof args === "string" ? args : undefined;
-    let bytesIn = raw !== undefined ? byteLength(raw) : 0;
-    let parsed: unknown = args;
-    // What the arguments digest is taken of: the canonical JSON once parsed, else the raw text.
-    let argsText = raw ?? "";
-    let target: string | null = null;
-    let rule: RuleRef | undefined;
-    const digest = this.#digest;
-
-    const finish = async (
-      outcome: Outcome,
-      body: ResultBody | ToolErrorInfo,
-    ): Promise<DispatchResult> => {
-      const isError = "code" in body;
-      const text = isError ? errorText(body) : body.output;
-      const bytesOut = byteLength(text);
-      const durationMs = Math.max(0, performance.now() - t0 - waitMs);
-      const common = {
-        tool: name,
-        callSeq,
-        outcome,
-        durationMs,
-        waitMs,
-        bytesOut,
-        ...(rule ? { rule } : {}),
-      };
-      let result: DispatchResult;
-      if (isError) result = { ...common, ok: false, error: body };
-      else {
-        const { signal: _signal, bytesFull: _bytesFull, ...shown } = body;
-        result = { ...common, ok: true, ...shown };
-      }
-      let observation: Observation;
-      try {
-        const [argsDigest, resultDigest] = await Promise.all([digest(argsText), digest(text)]);
-        observation = {
-          runId: this.runId,
-          callSeq,
-          tool: name,
-          class: tool?.class ?? "unknown",
-          argsDigest,
-          resultDigest,
-          bytesIn,
-          bytesOut,
-          durationMs,
-          waitMs,
-          outcome,
-          errorCode: isError ? body.code : null,
-          exitCode: !isError && typeof body.exitCode === "number" ? body.exitCode : null,
-          signal: !isError && body.signal ? body.signal : null,
-          bytesFull: !isError && typeof body.bytesFull === "number" ? body.bytesFull : null,
-          target,
-          startedAt,
-          rule: rule ? `${rule.text} (${rule.source})` : null,
-          callId,
-          ...(!isError && body.hosts?.length ? { hosts: body.hosts } : {}),
-        };
-        this.sink.record(observation);
-      } catch (e) {
-        console.error(`crab: could not record observation: ${e instanceof Error ? e.message : e}`);
-        return result;
-      }
-      for (const stage of stages.observe) {
-        try {
-          stage.observe!(observation, call);
-        } catch (e) {
-          report(stage, call, e);
-        }
-      }
-      return result;
-    };
-    const fail = (e: ToolError): Promise<DispatchResult> =>
-      finish(e.outcome, { code: e.code, message: e.message, hint: e.hint });
-
-    if (raw !== undefined) {
-      if (bytesIn > MAX_ARGS_BYTES) {
-        return fail(tooLarge(name, bytesIn));
-      }
-      try {
-        parsed = raw.trim() === "" ? {} : JSON.parse(raw);
-      } catch (e) {
-        return fail(
-          new ToolError(
-            "invalid_arguments",
-            `Cannot parse arguments of ${name}: ${e instanceof Error ? e.message : e}`,
-            "Send the arguments as one JSON object.",
-          ),
-        );
-      }
-      const dup = findDuplicateKey(raw, "args");
-      if (dup) {
-        return fail(
-          new ToolError(
-            "invalid_arguments",
-            `Cannot parse arguments of ${name}: the key "${dup.key}" appears twice (at ${dup.path})`,
-            "Send each field once.",
-          ),
-        );
-      }
+    const record = new CallRecord(this, call, this.#digest, this.#stages.observe);
+    const tool = this.registry.get(call.name);
+    const early = record.parseArguments() ??
+      (tool ? undefined : unknownTool(call, this.registry)) ??
+      check(tool!, record.parsed, `Invalid arguments for ${call.name}`, FIX_HINT);
+    if (early) return record.fail(early);
+    call.tool = tool;
+    call.input = dropNulls(record.parsed as Record<string, unknown>);
+    const checked = call as CheckedCall;
+    const ctx = record.context(checked, this.policy, onOutput);
+    let ran: { outcome: RunOutcome; additions: string[] };
+    try {
+      if (call.signal.aborted) throw abortedError();
+      await this.#admit(checked, ctx, record);
+      ran = await this.#runLocked(checked, ctx);
+    } catch (e) {
+      return record.fail(failureOf(e, call));
     }
-    const canonical = canonicalJson(parsed ?? null);
-    argsText = canonical;
-    target = targetOf(parsed);
-    if (raw === undefined) {
-      bytesIn = byteLength(canonical);
-      if (bytesIn > MAX_ARGS_BYTES) return fail(tooLarge(name, bytesIn));
-    }
+    return record.finishRun(ran.outcome, ran.additions);
+  }
 
-    if (!tool) {
-      return fail(
-        new ToolError(
-          "unknown_tool",
-          `Cannot call "${name}": no such tool`,
-          `Use one of: ${this.registry.names().join(", ")}.`,
-        ),
+  /**
+   * Pre-tool hooks, the policy's decision and the approval it calls for: the
+   * call goes on, or one of them throws why it may not.
+   */
+  async #admit(call: CheckedCall, ctx: ToolContext, record: CallRecord): Promise<void> {
+    const tool = call.tool;
+    if (this.#stages.preTool.length > 0) {
+      await this.#preTool(call as OpenCall, tool);
+      record.target = targetOf(call.input);
+    }
+    const decision = this.#stages.decide.length > 0 ? await this.#decide(call) : classDefault(tool);
+    record.rule = decision.rule;
+    if (decision.effect === "deny") {
+      throw new ToolError(
+        "policy_denied",
+        `Cannot run ${call.name}: ${decision.why}`,
+        decision.hint ?? "Do not retry the same call; change approach or ask the user.",
+        "refused",
       );
     }
-    const invalid = check(tool, parsed, `Invalid arguments for ${name}`, FIX_HINT);
-    if (invalid) return fail(invalid);
-    call.tool = tool;
-    call.input = dropNulls(parsed as Record<string, unknown>);
-    const checked = call as CheckedCall;
+    // A plain allow runs at once; one the rules or the mode gave goes by the approval policy,
+    // which tells the user (the REPL shows an approved edit's change).
+    if (decision.effect === "ask" || decision.why !== "") {
+      await record.ask({
+        tool: call.name,
+        class: tool.class,
+        summary: summarize(tool, call.input, ctx),
+        detail: tool.preview ? await tool.preview(call.input, ctx) : undefined,
+        ...(decision.always || decision.effect === "allow"
+          ? { decided: { effect: decision.effect, why: decision.why } }
+          : {}),
+      });
+    }
+    record.covered = decision.covers ?? [];
+  }
 
-    // Approvals the permission decision already gave for what the tool asks during the call.
-    let covered: readonly string[] = [];
-    const ask = async (request: ApprovalRequest): Promise<void> => {
-      if (covered.includes(request.class)) return;
-      const w0 = performance.now();
-      try {
-        const decision = await this.policy.approve(request, signal);
-        if (!decision.allowed) {
-          throw new ToolError(
-            "refused",
-            `Call refused: ${request.summary}` + (decision.reason ? `. ${decision.reason}` : ""),
-            "Do not retry the same call; change approach or ask the user.",
-            "refused",
-          );
-        }
-      } finally {
-        waitMs += performance.now() - w0;
-      }
-    };
-    const hidden = tool.class === "read" ? this.policy.hidden?.(this.session.workspace) : undefined;
-    const ctx: ToolContext = {
-      session: this.session,
-      signal,
-      requestApproval: (request) => ask({ ...request, tool: name }),
-      onOutput,
-      ...(hidden ? { hidden } : {}),
-    };
-    const failure = (e: unknown): ToolError => {
-      if (e instanceof ToolError) return e;
-      if (signal.aborted) return abortedError();
-      if (e instanceof StageFailure) return e.toolError(name);
-      return unexpected(name, e);
-    };
-
-    // Pre-run, run and post-run: what a lock stage wraps. Never rejects.
+  /** Pre-run, run and post-run, inside every lock stage. */
+  async #runLocked(
+    call: CheckedCall,
+    ctx: ToolContext,
+  ): Promise<{ outcome: RunOutcome; additions: string[] }> {
+    const stages = this.#stages;
     const additions: string[] = [];
     let ran: RunOutcome | undefined;
+    // Never rejects: what fails here is the call's outcome.
     const inside = async (): Promise<void> => {
       try {
-        for (const stage of stages.preRun) await staged(stage, () => stage.preRun!(checked));
+        for (const stage of stages.preRun) await staged(stage, () => stage.preRun!(call));
       } catch (e) {
-        ran = { ok: false, error: failure(e) };
+        ran = { ok: false, error: failureOf(e, call) };
         return;
       }
       try {
-        ran = { ok: true, result: await tool.run(checked.input, ctx) };
+        ran = { ok: true, result: await call.tool.run(call.input, ctx) };
       } catch (e) {
-        ran = { ok: false, error: failure(e) };
+        ran = { ok: false, error: failureOf(e, call) };
       }
       for (const stage of stages.postRun) {
         try {
-          const added = await stage.postRun!(checked, ran);
+          const added = await stage.postRun!(call, ran);
           if (added) additions.push(added);
         } catch (e) {
           report(stage, call, e);
         }
       }
     };
-
-    try {
-      if (signal.aborted) throw abortedError();
-      if (stages.preTool.length > 0) {
-        await this.#preTool(call, tool);
-        target = targetOf(call.input);
-      }
-      const decision = stages.decide.length > 0 ? await this.#decide(checked) : classDefault(tool);
-      rule = decision.rule;
-      if (decision.effect === "deny") {
-        throw new ToolError(
-          "policy_denied",
-          `Cannot run ${name}: ${decision.why}`,
-          decision.hint ?? "Do not retry the same call; change approach or ask the user.",
-          "refused",
-        );
-      }
-      // A plain allow runs at once; one the rules or the mode gave goes by the approval policy,
-      // which tells the user (the REPL shows an approved edit's change).
-      if (decision.effect === "ask" || decision.why !== "") {
-        await ask({
-          tool: name,
-          class: tool.class,
-          summary: summarize(tool, checked.input, ctx),
-          detail: tool.preview ? await tool.preview(checked.input, ctx) : undefined,
-          ...(decision.always || decision.effect === "allow"
-            ? { decided: { effect: decision.effect, why: decision.why } }
-            : {}),
-        });
-      }
-      covered = decision.covers ?? [];
-      if (stages.lock.length === 0) await inside();
-      else await this.#lock(checked, inside);
-    } catch (e) {
-      return fail(failure(e));
-    }
-    // `inside` has run: a lock stage that never called it failed the call above.
-    const outcome = ran!;
-    if (!outcome.ok) {
-      const e = outcome.error;
-      return finish(e.outcome, {
-        code: e.code,
-        message: added(e.message, additions),
-        hint: e.hint,
-      });
-    }
-    const result = outcome.result;
-    const body: ResultBody = {
-      output: added(result.output, additions),
-      exitCode: result.exitCode,
-      signal: result.signal,
-      bytesFull: result.bytesFull,
-      ...(result.hosts?.length ? { hosts: result.hosts } : {}),
-    };
-    if (signal.aborted && result.outcome !== "timeout") return finish("aborted", body);
-    const display = result.display === undefined ? undefined : added(result.display, additions);
-    return finish(result.outcome ?? "ok", { ...body, display });
+    if (stages.lock.length === 0) await inside();
+    else await this.#lock(call, inside);
+    // `inside` has run: a lock stage that never called it failed the call.
+    return { outcome: ran!, additions };
   }
 
   /** Runs the pre-tool stages in order; a rewrite is validated before the next one sees it. */
@@ -598,6 +445,229 @@ export class Dispatcher {
     };
     await step(0);
   }
+}
+
+/**
+ * One call's bookkeeping from its arguments to its observation: what it
+ * received, the time it waited for approval, its target and the rule that
+ * decided it, and the one record every path ends in.
+ */
+class CallRecord {
+  readonly #call: OpenCall;
+  readonly #dispatcher: Dispatcher;
+  readonly #digest: (data: string) => Promise<string>;
+  readonly #observers: readonly DispatchStage[];
+  readonly #startedAt = Date.now();
+  readonly #t0 = performance.now();
+  readonly #raw: string | undefined;
+  waitMs = 0;
+  bytesIn: number;
+  /** The arguments, parsed (or as given when they came as a value). */
+  parsed: unknown;
+  /** What the arguments digest is taken of: the canonical JSON once parsed, else the raw text. */
+  argsText: string;
+  target: string | null = null;
+  rule: RuleRef | undefined;
+  /** Approvals the permission decision already gave for what the tool asks during the call. */
+  covered: readonly string[] = [];
+
+  constructor(
+    dispatcher: Dispatcher,
+    call: OpenCall,
+    digest: (data: string) => Promise<string>,
+    observers: readonly DispatchStage[],
+  ) {
+    this.#dispatcher = dispatcher;
+    this.#call = call;
+    this.#digest = digest;
+    this.#observers = observers;
+    this.#raw = typeof call.args === "string" ? call.args : undefined;
+    this.bytesIn = this.#raw !== undefined ? byteLength(this.#raw) : 0;
+    this.parsed = call.args;
+    this.argsText = this.#raw ?? "";
+  }
+
+  /** Parses raw JSON arguments and bounds their size; the error, if they cannot be used. */
+  parseArguments(): ToolError | undefined {
+    const { name } = this.#call;
+    const raw = this.#raw;
+    if (raw !== undefined) {
+      if (this.bytesIn > MAX_ARGS_BYTES) return tooLarge(name, this.bytesIn);
+      try {
+        this.parsed = raw.trim() === "" ? {} : JSON.parse(raw);
+      } catch (e) {
+        return new ToolError(
+          "invalid_arguments",
+          `Cannot parse arguments of ${name}: ${e instanceof Error ? e.message : e}`,
+          "Send the arguments as one JSON object.",
+        );
+      }
+      const dup = findDuplicateKey(raw, "args");
+      if (dup) {
+        return new ToolError(
+          "invalid_arguments",
+          `Cannot parse arguments of ${name}: the key "${dup.key}" appears twice (at ${dup.path})`,
+          "Send each field once.",
+        );
+      }
+    }
+    const canonical = canonicalJson(this.parsed ?? null);
+    this.argsText = canonical;
+    this.target = targetOf(this.parsed);
+    if (raw === undefined) {
+      this.bytesIn = byteLength(canonical);
+      if (this.bytesIn > MAX_ARGS_BYTES) return tooLarge(name, this.bytesIn);
+    }
+    return undefined;
+  }
+
+  /** Asks the approval policy, counting the wait; throws `refused` when it says no. */
+  async ask(request: ApprovalRequest): Promise<void> {
+    if (this.covered.includes(request.class)) return;
+    const w0 = performance.now();
+    try {
+      const decision = await this.#dispatcher.policy.approve(request, this.#call.signal);
+      if (!decision.allowed) {
+        throw new ToolError(
+          "refused",
+          `Call refused: ${request.summary}` + (decision.reason ? `. ${decision.reason}` : ""),
+          "Do not retry the same call; change approach or ask the user.",
+          "refused",
+        );
+      }
+    } finally {
+      this.waitMs += performance.now() - w0;
+    }
+  }
+
+  /** What the tool body gets besides its arguments. */
+  context(
+    call: CheckedCall,
+    policy: ApprovalPolicy,
+    onOutput: ((chunk: string) => void) | undefined,
+  ): ToolContext {
+    const hidden = call.tool.class === "read" ? policy.hidden?.(call.session.workspace) : undefined;
+    return {
+      session: call.session,
+      signal: call.signal,
+      requestApproval: (request) => this.ask({ ...request, tool: call.name }),
+      onOutput,
+      ...(hidden ? { hidden } : {}),
+    };
+  }
+
+  /** Records a call that failed. */
+  fail(e: ToolError): Promise<DispatchResult> {
+    return this.finish(e.outcome, { code: e.code, message: e.message, hint: e.hint });
+  }
+
+  /** Records a call that ran, with what post-run stages added to its text. */
+  finishRun(outcome: RunOutcome, additions: string[]): Promise<DispatchResult> {
+    if (!outcome.ok) {
+      const e = outcome.error;
+      return this.finish(e.outcome, {
+        code: e.code,
+        message: added(e.message, additions),
+        hint: e.hint,
+      });
+    }
+    const result = outcome.result;
+    const body: ResultBody = {
+      output: added(result.output, additions),
+      exitCode: result.exitCode,
+      signal: result.signal,
+      bytesFull: result.bytesFull,
+      ...(result.hosts?.length ? { hosts: result.hosts } : {}),
+    };
+    if (this.#call.signal.aborted && result.outcome !== "timeout") {
+      return this.finish("aborted", body);
+    }
+    const display = result.display === undefined ? undefined : added(result.display, additions);
+    return this.finish(result.outcome ?? "ok", { ...body, display });
+  }
+
+  /** Makes the result, records its one observation and tells the observing stages. */
+  async finish(outcome: Outcome, body: ResultBody | ToolErrorInfo): Promise<DispatchResult> {
+    const call = this.#call;
+    const isError = "code" in body;
+    const text = isError ? errorText(body) : body.output;
+    const bytesOut = byteLength(text);
+    const durationMs = Math.max(0, performance.now() - this.#t0 - this.waitMs);
+    const rule = this.rule;
+    const common = {
+      tool: call.name,
+      callSeq: call.callSeq,
+      outcome,
+      durationMs,
+      waitMs: this.waitMs,
+      bytesOut,
+      ...(rule ? { rule } : {}),
+    };
+    let result: DispatchResult;
+    if (isError) result = { ...common, ok: false, error: body };
+    else {
+      const { signal: _signal, bytesFull: _bytesFull, ...shown } = body;
+      result = { ...common, ok: true, ...shown };
+    }
+    let observation: Observation;
+    try {
+      const [argsDigest, resultDigest] = await Promise.all([
+        this.#digest(this.argsText),
+        this.#digest(text),
+      ]);
+      observation = {
+        runId: call.runId,
+        callSeq: call.callSeq,
+        tool: call.name,
+        class: call.tool?.class ?? "unknown",
+        argsDigest,
+        resultDigest,
+        bytesIn: this.bytesIn,
+        bytesOut,
+        durationMs,
+        waitMs: this.waitMs,
+        outcome,
+        errorCode: isError ? body.code : null,
+        exitCode: !isError && typeof body.exitCode === "number" ? body.exitCode : null,
+        signal: !isError && body.signal ? body.signal : null,
+        bytesFull: !isError && typeof body.bytesFull === "number" ? body.bytesFull : null,
+        target: this.target,
+        startedAt: this.#startedAt,
+        rule: rule ? `${rule.text} (${rule.source})` : null,
+        callId: call.callId,
+        ...(!isError && body.hosts?.length ? { hosts: body.hosts } : {}),
+      };
+      this.#dispatcher.sink.record(observation);
+    } catch (e) {
+      console.error(`crab: could not record observation: ${e instanceof Error ? e.message : e}`);
+      return result;
+    }
+    for (const stage of this.#observers) {
+      try {
+        stage.observe!(observation, call);
+      } catch (e) {
+        report(stage, call, e);
+      }
+    }
+    return result;
+  }
+}
+
+/** The error of a call to a name no tool has. */
+function unknownTool(call: OpenCall, registry: Registry): ToolError {
+  return new ToolError(
+    "unknown_tool",
+    `Cannot call "${call.name}": no such tool`,
+    `Use one of: ${registry.names().join(", ")}.`,
+  );
+}
+
+/** What a call fails with when something throws: a ToolError as itself, anything else named. */
+function failureOf(e: unknown, call: ToolCall): ToolError {
+  if (e instanceof ToolError) return e;
+  if (call.signal.aborted) return abortedError();
+  if (e instanceof StageFailure) return e.toolError(call.name);
+  return unexpected(call.name, e);
 }
 
 /** The decision when no policy stage has one: read-class calls run, the others ask. */
