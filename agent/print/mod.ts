@@ -189,208 +189,285 @@ async function textPrompt(given: string | undefined): Promise<string> {
   return piped.text.trim() === "" ? given : `${given}\n\n${text}`;
 }
 
-/** Runs print mode; resolves to the exit code. */
-export async function printCommand(opts: PrintOptions): Promise<number> {
-  const format: OutputFormat = opts.outputFormat ?? "text";
-  /** Aborts the running prompt; each prompt of a stream-json input has its own. */
-  let controller = new AbortController();
-  /** What stopped the run early, if anything. */
-  let stop: "interrupt" | "terminate" | "output" | undefined;
-  const interrupt = () => {
-    stop ??= "interrupt";
-    controller.abort();
-  };
-  const out = new Stdout(() => {
-    stop ??= "output";
-    controller.abort();
-  });
-  let sessionId = "";
-  // `json --verbose` prints the stream's messages as one array at the end, as claude -p does.
-  const kept: PrintJson[] | undefined = format === "json" && opts.verbose ? [] : undefined;
-  const emit = (event: PrintJson) => {
-    if (format === "stream-json") out.write(JSON.stringify(event) + "\n");
-    else kept?.push(event);
-  };
-  // The mode in force, as the run will name it (the SDK's initialize may only ask for it).
-  const flags = opts.permissions ?? {};
-  const fromCommandLine = flags.settings !== undefined || flags.permissionMode !== undefined ||
-    Boolean(flags.allowedTools?.length) || Boolean(flags.disallowedTools?.length);
-  const permissionMode = opts.yolo || flags.yolo
-    ? "bypassPermissions"
-    : fromCommandLine
-    ? commandLineMode(flags)
-    : PRINT_DEFAULT_MODE;
+/** What one prompt's result tells: its calls, errors and denials, and when its calls ran. */
+class PromptTally {
+  stats: ToolStats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
+  toolErrors: ResultFacts["toolErrors"] = [];
+  denials: ResultFacts["denials"] = [];
+  toolSpans: [number, number][] = [];
+  readonly #started = new Map<string, number>();
+  /** When the prompt began (its result's `duration_ms`). */
+  t0 = performance.now();
 
-  let input: StreamInput | undefined;
-  let message: StreamUserMessage | undefined;
-  let prompt: string;
+  callStarted(call: ToolCallBlock): void {
+    this.#started.set(call.id, performance.now());
+  }
+
+  /** Counts one result: an error, a refusal (with the rule), hosts crab's proxy refused. */
+  count(call: ToolCallBlock, r: DispatchResult): void {
+    this.toolSpans.push([this.#started.get(call.id) ?? performance.now(), performance.now()]);
+    const stats = this.stats;
+    stats.calls++;
+    const t = stats.by_tool[call.name] ??= { calls: 0, errors: 0 };
+    t.calls++;
+    const denial = (reason: string, extra: Record<string, string>) =>
+      this.denials.push({
+        tool_name: call.name,
+        tool_use_id: call.id,
+        tool_input: toolInput(call.argsJson),
+        reason,
+        ...extra,
+      });
+    if (!r.ok) {
+      if (r.outcome === "refused") {
+        stats.refused++;
+        denial(r.error.message, r.rule ? { rule: r.rule.text, rule_source: r.rule.source } : {});
+      } else {
+        stats.errors++;
+        t.errors++;
+      }
+      this.toolErrors.push({ tool: call.name, code: r.error.code, message: r.error.message });
+    }
+    // The call ran, but crab's proxy refused hosts its commands asked for: denials too.
+    for (const h of r.ok ? r.hosts ?? [] : []) {
+      if (!h.allowed) denial(h.reason ?? `crab's sandbox refused "${h.host}"`, { host: h.host });
+    }
+  }
+}
+
+/** The exit code of a prompt's result, and the reason a stopped one gives. */
+function outcomeOf(
+  status: string,
+  error: string | undefined,
+  stop: PrintRun["stop"],
+): { code: number; why: string | undefined } {
+  if (stop === "terminate") return { code: EXIT.terminated, why: "Terminated (SIGTERM)" };
+  if (stop === "output") return { code: EXIT.outputClosed, why: "Output closed" };
+  const code = ({
+    ok: EXIT.ok,
+    aborted: EXIT.interrupted,
+    max_turns: EXIT.maxTurns,
+    context_full: EXIT.contextFull,
+    blocked: EXIT.error,
+    max_budget: EXIT.maxBudget,
+  } as Record<string, number>)[status] ?? EXIT.provider;
+  return { code, why: error };
+}
+
+/** The first prompt: the first user message of a stream-json input, or the text one. */
+async function firstPrompt(
+  opts: PrintOptions,
+  run: PrintRun,
+): Promise<{ prompt: string; input?: StreamInput; message?: StreamUserMessage }> {
+  let out: { prompt: string; input?: StreamInput; message?: StreamUserMessage };
   if (opts.inputFormat === "stream-json") {
-    input = new StreamInput({
-      write: emit,
+    const input = new StreamInput({
+      write: (e) => run.emit(e),
       notice: (m) => writeErr(`crab: ${m}\n`),
       // The SDK's interrupt stops the running prompt; the next message is still answered.
-      interrupt: () => controller.abort(),
-      permissionMode,
+      interrupt: () => run.controller.abort(),
+      permissionMode: printPermissionMode(opts),
     });
-    message = await input.next();
+    const message = await input.next();
     if (input.refused) throw new UsageError(input.refused);
-    prompt = message?.text ?? "";
+    out = { prompt: message?.text ?? "", input, ...(message ? { message } : {}) };
   } else {
-    prompt = await textPrompt(opts.prompt);
+    out = { prompt: await textPrompt(opts.prompt) };
   }
-  if (prompt.trim() === "") {
+  if (out.prompt.trim() === "") {
     throw new UsageError(
       "Cannot run print mode without a prompt",
       'crab -p "PROMPT", or pipe the prompt: echo "PROMPT" | crab --print',
     );
   }
+  return out;
+}
 
-  let schema: OutputSchema | undefined;
-  const schemaText = opts.jsonSchema ?? input?.settings.jsonSchema;
-  if (schemaText !== undefined) {
-    try {
-      schema = await compileSchema(schemaText);
-    } catch (e) {
-      if (!(e instanceof SchemaError)) throw e;
-      throw new UsageError(e.message);
-    }
+/** The mode in force, as the run will name it (the SDK's initialize may only ask for it). */
+function printPermissionMode(opts: PrintOptions): string {
+  const flags = opts.permissions ?? {};
+  const fromCommandLine = flags.settings !== undefined || flags.permissionMode !== undefined ||
+    Boolean(flags.allowedTools?.length) || Boolean(flags.disallowedTools?.length);
+  return opts.yolo || flags.yolo
+    ? "bypassPermissions"
+    : fromCommandLine
+    ? commandLineMode(flags)
+    : PRINT_DEFAULT_MODE;
+}
+
+/** `--json-schema` (or initialize's), compiled; a schema that cannot be used is a usage error. */
+async function schemaOf(text: string | undefined): Promise<OutputSchema | undefined> {
+  if (text === undefined) return undefined;
+  try {
+    return await compileSchema(text);
+  } catch (e) {
+    if (e instanceof SchemaError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+/** One print-mode run: its output, its stop reason, and the prompts it answers in turn. */
+class PrintRun {
+  readonly format: OutputFormat;
+  readonly opts: PrintOptions;
+  /** Aborts the running prompt; each prompt of a stream-json input has its own. */
+  controller = new AbortController();
+  /** What stopped the run early, if anything. */
+  stop: "interrupt" | "terminate" | "output" | undefined;
+  readonly out: Stdout;
+  sessionId = "";
+  /** `json --verbose` prints the stream's messages as one array at the end, as claude -p does. */
+  readonly #kept: PrintJson[] | undefined;
+  rt: Runtime | undefined;
+  readonly #sent = new WeakSet<Message>();
+  #lastUsage: { inputTokens: number; outputTokens: number } | undefined;
+  tally = new PromptTally();
+
+  constructor(opts: PrintOptions) {
+    this.opts = opts;
+    this.format = opts.outputFormat ?? "text";
+    this.out = new Stdout(() => {
+      this.stop ??= "output";
+      this.controller.abort();
+    });
+    this.#kept = this.format === "json" && opts.verbose ? [] : undefined;
   }
 
-  // The conversation's newest answer is sent once it is whole: before its first call runs, or at the end.
-  let rt: Runtime | undefined;
-  const sent = new WeakSet<Message>();
-  let lastUsage: { inputTokens: number; outputTokens: number } | undefined;
-  const flushAnswer = () => {
-    const m = rt?.agent.messages.findLast((x) => x.role === "assistant");
-    if (!m || sent.has(m)) return;
-    sent.add(m);
-    emit(assistantEvent(m, { model: rt!.provider.model, sessionId, usage: lastUsage }));
-    lastUsage = undefined;
-  };
+  emit(event: PrintJson): void {
+    if (this.format === "stream-json") this.out.write(JSON.stringify(event) + "\n");
+    else this.#kept?.push(event);
+  }
 
-  // What one prompt's result tells; reset for each prompt.
-  let stats: ToolStats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
-  let toolErrors: ResultFacts["toolErrors"] = [];
-  let denials: ResultFacts["denials"] = [];
-  let toolSpans: [number, number][] = [];
-  const started = new Map<string, number>();
-  const partial = opts.includePartialMessages
-    ? new PartialMessages(emit, { model: () => rt!.provider.model, sessionId: () => sessionId })
-    : undefined;
-  const events: AgentEvents = {
-    onToolCall: (call) => {
-      flushAnswer();
-      started.set(call.id, performance.now());
-    },
-    onToolResult: (call: ToolCallBlock, r: DispatchResult) => {
-      toolSpans.push([started.get(call.id) ?? performance.now(), performance.now()]);
-      stats.calls++;
-      const t = stats.by_tool[call.name] ??= { calls: 0, errors: 0 };
-      t.calls++;
-      if (!r.ok) {
-        if (r.outcome === "refused") {
-          stats.refused++;
-          denials.push({
-            tool_name: call.name,
-            tool_use_id: call.id,
-            tool_input: toolInput(call.argsJson),
-            reason: r.error.message,
-            ...(r.rule ? { rule: r.rule.text, rule_source: r.rule.source } : {}),
-          });
-        } else {
-          stats.errors++;
-          t.errors++;
-        }
-        toolErrors.push({ tool: call.name, code: r.error.code, message: r.error.message });
-      }
-      // The call ran, but crab's proxy refused hosts its commands asked for: denials too.
-      for (const h of r.ok ? r.hosts ?? [] : []) {
-        if (h.allowed) continue;
-        denials.push({
-          tool_name: call.name,
-          tool_use_id: call.id,
-          tool_input: toolInput(call.argsJson),
-          reason: h.reason ?? `crab's sandbox refused "${h.host}"`,
-          host: h.host,
-        });
-      }
-      if (format !== "stream-json") {
-        writeErr(toolLine(call, r) + "\n");
-        // Each denial on a line of its own, whole: the rule and the file that holds it.
-        if (!r.ok && r.outcome === "refused") {
-          writeErr(`crab: permission denied: ${printable(r.error.message, "strict", 400)}\n`);
-        }
-      }
-      emit(toolResultEvent(call, r, resultText(r), sessionId));
-    },
-    onUsage: (u) => lastUsage = u,
-    ...(partial && {
-      onRequest: () => partial.start(),
-      onStreamEvent: (ev) => partial.on(ev),
-    }),
-    onNotice: (message) => {
-      if (format === "stream-json") emit(noticeEvent(message, sessionId));
-      else writeErr(`crab: ${message}\n`);
-    },
-  };
+  /** The conversation's newest answer, sent once it is whole: before its first call runs, or at the end. */
+  flushAnswer(): void {
+    const m = this.rt?.agent.messages.findLast((x) => x.role === "assistant");
+    if (!m || this.#sent.has(m)) return;
+    this.#sent.add(m);
+    const usage = this.#lastUsage;
+    this.emit(
+      assistantEvent(m, { model: this.rt!.provider.model, sessionId: this.sessionId, usage }),
+    );
+    this.#lastUsage = undefined;
+  }
 
-  let t0 = performance.now();
-  try {
+  /** What the agent tells as it works: calls, results, usage, partial messages, notices. */
+  events(): AgentEvents {
+    const partial = this.opts.includePartialMessages
+      ? new PartialMessages((e) => this.emit(e), {
+        model: () => this.rt!.provider.model,
+        sessionId: () => this.sessionId,
+      })
+      : undefined;
+    return {
+      onToolCall: (call) => {
+        this.flushAnswer();
+        this.tally.callStarted(call);
+      },
+      onToolResult: (call: ToolCallBlock, r: DispatchResult) => {
+        this.tally.count(call, r);
+        if (this.format !== "stream-json") {
+          writeErr(toolLine(call, r) + "\n");
+          // Each denial on a line of its own, whole: the rule and the file that holds it.
+          if (!r.ok && r.outcome === "refused") {
+            writeErr(`crab: permission denied: ${printable(r.error.message, "strict", 400)}\n`);
+          }
+        }
+        this.emit(toolResultEvent(call, r, resultText(r), this.sessionId));
+      },
+      onUsage: (u) => this.#lastUsage = u,
+      ...(partial && {
+        onRequest: () => partial.start(),
+        onStreamEvent: (ev) => partial.on(ev),
+      }),
+      onNotice: (message) => {
+        if (this.format === "stream-json") this.emit(noticeEvent(message, this.sessionId));
+        else writeErr(`crab: ${message}\n`);
+      },
+    };
+  }
+
+  /** Starts the runtime; a run that cannot start says why and gives its exit code. */
+  async start(input: StreamInput | undefined, schema: OutputSchema | undefined) {
+    // The first result's duration counts from here, start-up included.
+    this.tally.t0 = performance.now();
     const { mcpServers, jsonSchema: _, ...initSettings } = input?.settings ?? {};
     const runFlags = {
-      ...opts,
+      ...this.opts,
       ...initSettings,
-      ...(mcpServers && { mcpConfig: [...(opts.mcpConfig ?? []), mcpServers] }),
+      ...(mcpServers && { mcpConfig: [...(this.opts.mcpConfig ?? []), mcpServers] }),
     };
     if (schema) {
       runFlags.appendSystemPrompt = [runFlags.appendSystemPrompt, schemaInstruction(schema)]
         .filter(Boolean).join("\n\n");
     }
-    rt = await startRuntime(runFlags, {
-      mode: "print",
-      notice: (m) => writeErr(`crab: ${m}\n`),
-      events,
-    });
-  } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
-    writeErr(`${e instanceof UsageError ? e.report() : `error: ${message}`}\n`);
-    if (e instanceof UsageError) return EXIT.usage;
-    if (e instanceof SetupError) return EXIT.provider;
-    if (e instanceof StoreError) return EXIT.error;
-    throw e;
+    try {
+      this.rt = await startRuntime(runFlags, {
+        mode: "print",
+        notice: (m) => writeErr(`crab: ${m}\n`),
+        events: this.events(),
+      });
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      writeErr(`${e instanceof UsageError ? e.report() : `error: ${message}`}\n`);
+      if (e instanceof UsageError) return EXIT.usage;
+      if (e instanceof SetupError) return EXIT.provider;
+      if (e instanceof StoreError) return EXIT.error;
+      throw e;
+    }
+    this.sessionId = this.rt.sessionId;
+    return this.rt;
   }
-  const run = rt;
-  sessionId = run.sessionId;
-  emit(initEvent({
-    cwd: opts.cwd,
-    sessionId,
-    model: run.provider.model,
-    tools: run.registry.names(),
-    mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
-    permissionMode: run.permissionMode(),
-    apiKeySource: run.provider.name === "anthropic" && Deno.env.get("ANTHROPIC_API_KEY")
-      ? "ANTHROPIC_API_KEY"
-      : "none",
-    sandbox: run.sandbox,
-    runId: run.runId,
-    provider: run.provider.name,
-    version: VERSION,
-    slashCommands: printCommands(run),
-  }));
 
-  const stopInterrupt = onInterrupt(interrupt);
-  // SIGTERM ends the run like Ctrl-C; a second one, or a run that does not wind down, exits at once.
-  const stopTerminate = onTerminate(() => {
-    if (stop === "terminate") exit(EXIT.terminated);
-    stop = "terminate";
-    controller.abort();
-    Deno.unrefTimer(setTimeout(() => exit(EXIT.terminated), TERMINATE_GRACE_MS));
-  });
-  // SIGHUP exits through the process owner: record the run as aborted on the way.
-  const stopExit = onExit(() => run.finish("aborted"));
+  /** The init event: the session, the model, the tools, the servers and the mode. */
+  emitInit(run: Runtime): void {
+    this.emit(initEvent({
+      cwd: this.opts.cwd,
+      sessionId: this.sessionId,
+      model: run.provider.model,
+      tools: run.registry.names(),
+      mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
+      permissionMode: run.permissionMode(),
+      apiKeySource: run.provider.name === "anthropic" && Deno.env.get("ANTHROPIC_API_KEY")
+        ? "ANTHROPIC_API_KEY"
+        : "none",
+      sandbox: run.sandbox,
+      runId: run.runId,
+      provider: run.provider.name,
+      version: VERSION,
+      slashCommands: printCommands(run),
+    }));
+  }
+
+  /**
+   * Ctrl-C stops the prompt; SIGTERM too, and a second one, or a run that does not
+   * wind down, exits at once; SIGHUP records the run as aborted on the way out.
+   * Returns what undoes it all.
+   */
+  onSignals(run: Runtime): () => void {
+    const stopInterrupt = onInterrupt(() => {
+      this.stop ??= "interrupt";
+      this.controller.abort();
+    });
+    const stopTerminate = onTerminate(() => {
+      if (this.stop === "terminate") exit(EXIT.terminated);
+      this.stop = "terminate";
+      this.controller.abort();
+      Deno.unrefTimer(setTimeout(() => exit(EXIT.terminated), TERMINATE_GRACE_MS));
+    });
+    const stopExit = onExit(() => run.finish("aborted"));
+    return () => {
+      stopInterrupt();
+      stopTerminate();
+      stopExit();
+    };
+  }
 
   /** Runs one prompt and prints its result; resolves to its exit code and status. */
-  const answer = async (text: string): Promise<{ code: number; status: string }> => {
+  async answer(
+    run: Runtime,
+    text: string,
+    schema: OutputSchema | undefined,
+  ): Promise<{ code: number; status: string }> {
     const slash = printSlash(text, run);
     if (slash.kind === "refused") {
       writeErr(`${new UsageError(slash.message).report()}\n`);
@@ -398,57 +475,56 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
     }
     if (slash.kind === "prompt" && slash.note) writeErr(`crab: ${slash.note}\n`);
     const sendStart = performance.now();
+    const signal = this.controller.signal;
     const result = slash.kind === "local"
-      ? await slash.run(controller.signal)
-      : await run.agent.send(slash.text, controller.signal);
-    let structured: { value: unknown } | undefined;
-    let schemaFailure: string | undefined;
-    if (schema && result.status === "ok" && slash.kind === "prompt") {
-      let checked = checkAnswer(schema, result.text);
-      for (let i = 0; !checked.ok && i < SCHEMA_RETRIES; i++) {
-        flushAnswer();
-        const again = await run.agent.send(retryPrompt(checked.problems), controller.signal);
-        Object.assign(result, { ...again, turns: result.turns + again.turns });
-        if (again.status !== "ok") break;
-        checked = checkAnswer(schema, again.text);
-      }
-      if (result.status === "ok") {
-        if (checked.ok) structured = { value: checked.value };
-        else schemaFailure = failureText(checked.problems);
-      }
-    }
+      ? await slash.run(signal)
+      : await run.agent.send(slash.text, signal);
+    const checked = schema && result.status === "ok" && slash.kind === "prompt"
+      ? await this.#structured(run, schema, result)
+      : {};
     const sendMs = performance.now() - sendStart;
-    flushAnswer();
-    const code = stop === "terminate"
-      ? EXIT.terminated
-      : stop === "output"
-      ? EXIT.outputClosed
-      : result.status === "ok"
-      ? EXIT.ok
-      : result.status === "aborted"
-      ? EXIT.interrupted
-      : result.status === "max_turns"
-      ? EXIT.maxTurns
-      : result.status === "context_full"
-      ? EXIT.contextFull
-      : result.status === "blocked"
-      ? EXIT.error
-      : result.status === "max_budget"
-      ? EXIT.maxBudget
-      : EXIT.provider;
-    const why = stop === "terminate"
-      ? "Terminated (SIGTERM)"
-      : stop === "output"
-      ? "Output closed"
-      : result.error;
+    this.flushAnswer();
+    return this.#report(run, result, sendMs, checked);
+  }
+
+  /** Checks the answer against the schema, sending it back at most SCHEMA_RETRIES times. */
+  async #structured(
+    run: Runtime,
+    schema: OutputSchema,
+    result: Awaited<ReturnType<Runtime["agent"]["send"]>>,
+  ): Promise<{ structured?: { value: unknown }; schemaFailure?: string }> {
+    let checked = checkAnswer(schema, result.text);
+    for (let i = 0; !checked.ok && i < SCHEMA_RETRIES; i++) {
+      this.flushAnswer();
+      const again = await run.agent.send(retryPrompt(checked.problems), this.controller.signal);
+      Object.assign(result, { ...again, turns: result.turns + again.turns });
+      if (again.status !== "ok") break;
+      checked = checkAnswer(schema, again.text);
+    }
+    if (result.status !== "ok") return {};
+    return checked.ok
+      ? { structured: { value: checked.value } }
+      : { schemaFailure: failureText(checked.problems) };
+  }
+
+  /** Prints a prompt's result in the output format; its exit code and status. */
+  #report(
+    run: Runtime,
+    result: Awaited<ReturnType<Runtime["agent"]["send"]>>,
+    sendMs: number,
+    checked: { structured?: { value: unknown }; schemaFailure?: string },
+  ): { code: number; status: string } {
+    const { structured, schemaFailure } = checked;
+    const { code, why } = outcomeOf(result.status, result.error, this.stop);
     const failed = schemaFailure !== undefined && code === EXIT.ok;
+    const tally = this.tally;
     const summary = resultEvent({
       status: result.status,
       text: result.text,
       error: why,
       turns: result.turns,
-      durationMs: Math.round(performance.now() - t0),
-      apiMs: Math.max(0, Math.round(sendMs - coveredMs(toolSpans))),
+      durationMs: Math.round(performance.now() - tally.t0),
+      apiMs: Math.max(0, Math.round(sendMs - coveredMs(tally.toolSpans))),
       sessionId: run.sessionId,
       runId: run.runId,
       model: run.provider.model,
@@ -456,36 +532,53 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
       sandbox: run.sandbox,
       usage: { ...run.agent.usage },
       spent: run.agent.spent,
-      denials,
-      stats,
-      toolErrors,
+      denials: tally.denials,
+      stats: tally.stats,
+      toolErrors: tally.toolErrors,
       ...(structured && { structuredOutput: structured.value }),
       ...(failed && {
         failure: { subtype: "error_max_structured_output_retries", error: schemaFailure! },
       }),
     });
-    if (format === "json") out.write(JSON.stringify(kept ? [...kept, summary] : summary) + "\n");
-    else if (format === "stream-json") emit(summary);
+    if (this.format === "json") {
+      this.out.write(JSON.stringify(this.#kept ? [...this.#kept, summary] : summary) + "\n");
+    } else if (this.format === "stream-json") this.emit(summary);
     else if (result.text) {
       const text = Deno.stdout.isTerminal() ? printable(result.text, "prose") : result.text;
-      out.write(text.endsWith("\n") ? text : text + "\n");
+      this.out.write(text.endsWith("\n") ? text : text + "\n");
     }
-    if (result.status !== "ok" && format === "text" && stop !== "output") {
+    if (result.status !== "ok" && this.format === "text" && this.stop !== "output") {
       writeErr(`error: ${why}\n`);
     }
     if (failed) {
-      if (format === "text") writeErr(`error: ${schemaFailure}\n`);
+      if (this.format === "text") writeErr(`error: ${schemaFailure}\n`);
       return { code: EXIT.jsonSchema, status: "error" };
     }
     return { code, status: result.status };
-  };
+  }
 
+  /** Starts the next prompt afresh: its own abort signal, its own tally. */
+  nextPrompt(): void {
+    this.controller = new AbortController();
+    this.tally = new PromptTally();
+  }
+}
+
+/** Runs print mode; resolves to the exit code. */
+export async function printCommand(opts: PrintOptions): Promise<number> {
+  const p = new PrintRun(opts);
+  let { prompt, input, message } = await firstPrompt(opts, p);
+  const schema = await schemaOf(opts.jsonSchema ?? input?.settings.jsonSchema);
+  const run = await p.start(input, schema);
+  if (typeof run === "number") return run;
+  p.emitInit(run);
+  const stopSignals = p.onSignals(run);
   let last: { code: number; status: string };
   try {
     for (;;) {
-      if (message && opts.replayUserMessages) emit(replayEvent(message.raw, sessionId));
-      last = await answer(prompt);
-      if (!input || stop) break;
+      if (message && opts.replayUserMessages) p.emit(replayEvent(message.raw, p.sessionId));
+      last = await p.answer(run, prompt, schema);
+      if (!input || p.stop) break;
       // The next user message of the stream, answered in the same conversation.
       message = await input.next();
       if (input.refused) {
@@ -498,18 +591,11 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
         continue;
       }
       prompt = message.text;
-      controller = new AbortController();
-      stats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
-      toolErrors = [];
-      denials = [];
-      toolSpans = [];
-      t0 = performance.now();
+      p.nextPrompt();
     }
   } finally {
-    stopInterrupt();
-    stopTerminate();
-    stopExit();
+    stopSignals();
   }
   await run.finish(last.status);
-  return out.closed ? EXIT.outputClosed : last.code;
+  return p.out.closed ? EXIT.outputClosed : last.code;
 }
