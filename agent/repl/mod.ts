@@ -18,6 +18,8 @@ import { VERSION } from "../../version.ts";
 import { onExit, onInterrupt } from "../../tools/host/processes.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
+import type { Asker } from "../../tools/policy/policy.ts";
+import type { Mode } from "../../tools/policy/mod.ts";
 import { configPaths } from "../settings/crab.ts";
 import type { AgentEvents } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
@@ -77,51 +79,104 @@ async function projectFilesExist(cwd: string): Promise<boolean> {
   return false;
 }
 
-/** Runs interactive mode; resolves to the exit code. */
-export async function replCommand(flags: ReplOptions): Promise<number> {
-  const c = colors(Deno.stdout.isTerminal());
-  const screen = new Screen(c);
-  const keys = new KeyReader();
-  const activity = new Activity(c);
-  // The calls the detailed view shows: the newest, so a long session's memory stays bounded.
-  const records: CallRecord[] = [];
-  const remember = (rec: CallRecord) => {
-    records.push(rec);
-    if (records.length > MAX_RECORDS) records.splice(0, records.length - MAX_RECORDS);
-  };
-  const stopRestore = onExit(() => {
-    setMode("cooked");
-    screen.raw("\x1b[?2004l\x1b[?25h");
-  });
+/** What the prompt's line reader returns: a line, or the end of input, or Ctrl-C. */
+type ReadResult = { kind: "line"; text: string } | { kind: "eof" | "interrupt" };
 
-  let trusted = flags.trustProject === true || isTrusted(flags.cwd);
-  if (!trusted && await projectFilesExist(flags.cwd)) {
+/**
+ * One interactive session: the screen and the keys, the turn under way and the
+ * keys it reads, the answer's Markdown, the calls the detailed view shows, and
+ * the prompt.
+ */
+class Repl {
+  readonly c = colors(Deno.stdout.isTerminal());
+  readonly screen = new Screen(this.c);
+  readonly keys = new KeyReader();
+  readonly activity = new Activity(this.c);
+  /** The calls the detailed view shows: the newest, so a long session's memory stays bounded. */
+  readonly records: CallRecord[] = [];
+  /** The turn under way, and the keys it reads; text typed meanwhile waits for the next prompt. */
+  turn: AbortController | undefined;
+  typeahead = "";
+  turnKeys: { stop(): Promise<void> } | undefined;
+  /** The change an auto-approved write or edit makes, shown under its call. */
+  autoDetail: { tool: string; detail: string } | undefined;
+  markdown: Awaited<ReturnType<typeof loadMarkdown>> | undefined;
+  /** Blocks of one answer are rendered one by one; a blank line keeps them apart. */
+  blocksShown = 0;
+  afterCalls = false;
+  readonly md = new MarkdownStream((text) => this.#renderBlock(text));
+  /** What a call's hooks printed, by the call's id, until its result comes. */
+  readonly hookOutputs = new Map<string, { event: string; command: string; text: string }[]>();
+  /** A notice while the prompt is drawn (an MCP server failing) goes above the prompt. */
+  editing: { renderer: Renderer; buffer: LineBuffer } | undefined;
+  /** The footer is the line right above the prompt until something is printed between them. */
+  footerAbove = false;
+  rt!: Runtime;
+  code = 0;
+  mcpReady = false;
+  mcpStarted = false;
+  /** The model answered since the user last typed: a long wait at the prompt is worth a notification. */
+  answered = false;
+  lastEscape = -Infinity;
+
+  remember(rec: CallRecord): void {
+    this.records.push(rec);
+    if (this.records.length > MAX_RECORDS) {
+      this.records.splice(0, this.records.length - MAX_RECORDS);
+    }
+  }
+
+  #renderBlock(text: string): void {
+    if (!this.markdown) return this.screen.print(printable(text, "prose"));
+    const out = renderMarkdown(this.markdown, text, this.c, this.screen.columns() - 1);
+    if (!out) return;
+    if (this.blocksShown++ > 0 || this.afterCalls) this.screen.print("\n");
+    this.afterCalls = false;
+    this.screen.print(out);
+  }
+
+  /** Puts the terminal back on any exit; returns what undoes that. */
+  restoreOnExit(): () => void {
+    return onExit(() => {
+      setMode("cooked");
+      this.screen.raw("\x1b[?2004l\x1b[?25h");
+    });
+  }
+
+  /** Whether the workspace's own settings are used: `--trust-project`, trusted before, or asked now. */
+  async trust(flags: ReplOptions): Promise<boolean> {
+    if (flags.trustProject === true || isTrusted(flags.cwd)) return true;
+    if (!await projectFilesExist(flags.cwd)) return false;
     if (isRefused(flags.cwd)) {
-      screen.line(c.dim(
+      this.screen.line(this.c.dim(
         "crab: this workspace's own settings are not used (you declined to trust it; " +
           "--trust-project uses them for one run)",
       ));
-    } else trusted = await askTrust(screen, keys, flags.cwd);
+      return false;
+    }
+    return await askTrust(this.screen, this.keys, flags.cwd);
   }
 
-  // The turn under way, and the keys it reads; text typed meanwhile waits for the next prompt.
-  let turn: AbortController | undefined;
-  let typeahead = "";
-  let turnKeys: { stop(): Promise<void> } | undefined;
-  const startTurnKeys = (controller: AbortController) => {
+  /** Reads the keys of a turn: Esc and Ctrl-C interrupt, text waits for the prompt, Ctrl-O pages. */
+  startTurnKeys(controller: AbortController): { stop(): Promise<void> } {
     const stopper = new AbortController();
     setMode("cbreak");
     const done = (async () => {
       while (!stopper.signal.aborted) {
-        const key = await keys.next(stopper.signal);
+        const key = await this.keys.next(stopper.signal);
         if (key === null) return;
         if (key.name === "escape" || key.name === "ctrl-c") controller.abort();
-        else if (key.name === "text" || key.name === "paste") typeahead += key.text;
+        else if (key.name === "text" || key.name === "paste") this.typeahead += key.text;
         else if (key.name === "ctrl-o") {
-          screen.hold();
-          await page(screen, keys, "every call in full", detailText(records, c));
+          this.screen.hold();
+          await page(
+            this.screen,
+            this.keys,
+            "every call in full",
+            detailText(this.records, this.c),
+          );
           setMode("cbreak");
-          screen.release();
+          this.screen.release();
         }
       }
     })();
@@ -131,195 +186,196 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
         await done;
       },
     };
-  };
-
-  // The change an auto-approved write or edit makes, shown under its call.
-  let autoDetail: { tool: string; detail: string } | undefined;
-  const ask = approvalAsker({
-    screen,
-    keys,
-    pauseTurnKeys: async () => {
-      const controller = turn;
-      await turnKeys?.stop();
-      turnKeys = undefined;
-      return () => {
-        if (controller && turn === controller && !controller.signal.aborted) {
-          turnKeys = startTurnKeys(controller);
-        } else setMode("cooked");
-      };
-    },
-    interrupt: () => turn?.abort(),
-    remember: ruleKeeper(() => ({ policy: rt.policy, workspace: rt.dispatcher.session.workspace })),
-  });
-
-  let markdown: Awaited<ReturnType<typeof loadMarkdown>> | undefined;
-  // Blocks of one answer are rendered one by one; a blank line keeps them apart.
-  let blocksShown = 0;
-  let afterCalls = false;
-  const md = new MarkdownStream((text) => {
-    if (!markdown) return screen.print(printable(text, "prose"));
-    const out = renderMarkdown(markdown, text, c, screen.columns() - 1);
-    if (!out) return;
-    if (blocksShown++ > 0 || afterCalls) screen.print("\n");
-    afterCalls = false;
-    screen.print(out);
-  });
-  // What a call's hooks printed, by the call's id, until its result comes.
-  const hookOutputs = new Map<string, { event: string; command: string; text: string }[]>();
-  const events: AgentEvents = {
-    onRequest: () => {
-      blocksShown = 0;
-      activity.waiting();
-      screen.startLive(() => activity.lines());
-    },
-    onText: (t) => {
-      activity.streamed(t.length);
-      if (screen.tty) md.push(t);
-      else screen.print(printable(t, "prose"));
-    },
-    onToolCall: (call) => {
-      md.flush();
-      blocksShown = 0;
-      autoDetail = undefined;
-      activity.toolStart(call);
-    },
-    onToolOutput: (call, chunk) => activity.toolOutput(call, chunk),
-    onToolResult: (call: ToolCallBlock, result) => {
-      activity.toolEnd(call);
-      const diff = autoDetail?.tool === call.name ? autoDetail.detail : undefined;
-      const printed = hookOutputs.get(call.id);
-      hookOutputs.delete(call.id);
-      const rec: CallRecord = {
-        call,
-        result,
-        ...(diff ? { diff } : {}),
-        ...(printed ? { hooks: printed } : {}),
-      };
-      remember(rec);
-      screen.line(callView(rec, c));
-      afterCalls = true;
-    },
-    onNotice: (m) => {
-      md.flush();
-      notice(c.dim(`crab: ${printable(m, "prose")}`));
-    },
-  };
-  // A notice while the prompt is drawn (an MCP server failing) goes above the prompt.
-  let editing: { renderer: Renderer; buffer: LineBuffer } | undefined;
-  // The footer is the line right above the prompt until something is printed between them.
-  let footerAbove = false;
-  const notice = (text: string) => {
-    footerAbove = false;
-    if (!editing) return screen.line(text);
-    editing.renderer.erase();
-    screen.raw(text.replaceAll("\n", "\r\n") + "\r\n");
-    editing.renderer.draw(editing.buffer);
-  };
-
-  let rt: Runtime;
-  try {
-    rt = await startRuntime(
-      { ...flags, trustProject: trusted, resume: flags.resume || undefined },
-      {
-        mode: "interactive",
-        notice: (m) => notice(c.dim(`crab: ${printable(m, "prose")}`)),
-        ask,
-        approved: (request: ApprovalRequest) => {
-          if (request.detail && (request.tool === "write" || request.tool === "edit")) {
-            autoDetail = { tool: request.tool, detail: request.detail };
-          }
-        },
-        events,
-        hookOutput: (o) => {
-          if (o.callId === undefined) return;
-          const list = hookOutputs.get(o.callId) ?? [];
-          list.push({ event: o.event, command: o.command, text: o.text });
-          hookOutputs.set(o.callId, list);
-        },
-      },
-    );
-  } catch (e) {
-    stopRestore();
-    const text = e instanceof UsageError
-      ? e.report()
-      : `error: ${e instanceof Error ? e.message : String(e)}`;
-    console.error(printable(text, "prose"));
-    return e instanceof UsageError ? 2 : e instanceof SetupError ? 3 : 1;
   }
-  const workspace = rt.dispatcher.session.workspace;
-  screen.line(
-    c.bold(`crab ${VERSION}`) +
-      c.dim(` · ${printable(rt.agent.model, "strict")} · ${printable(workspace, "strict")}`),
-  );
-  screen.line(
-    c.dim("/help for commands · Esc interrupts · Ctrl-O shows calls in full · Ctrl-D exits"),
-  );
-  const showExchange = (messages: Message[]) => {
-    if (messages.length) screen.line(exchangeText(messages, c));
-  };
-  showExchange(rt.resumed);
 
-  let code = 0;
+  /** The approval prompt, pausing the turn's keys while it asks. */
+  asker(): Asker {
+    return approvalAsker({
+      screen: this.screen,
+      keys: this.keys,
+      pauseTurnKeys: async () => {
+        const controller = this.turn;
+        await this.turnKeys?.stop();
+        this.turnKeys = undefined;
+        return () => {
+          if (controller && this.turn === controller && !controller.signal.aborted) {
+            this.turnKeys = this.startTurnKeys(controller);
+          } else setMode("cooked");
+        };
+      },
+      interrupt: () => this.turn?.abort(),
+      remember: ruleKeeper(() => ({
+        policy: this.rt.policy,
+        workspace: this.rt.dispatcher.session.workspace,
+      })),
+    });
+  }
+
+  /** What the agent tells as it works, drawn: the live status, the answer, each call. */
+  events(): AgentEvents {
+    const { screen, activity, c, md } = this;
+    return {
+      onRequest: () => {
+        this.blocksShown = 0;
+        activity.waiting();
+        screen.startLive(() => activity.lines());
+      },
+      onText: (t) => {
+        activity.streamed(t.length);
+        if (screen.tty) md.push(t);
+        else screen.print(printable(t, "prose"));
+      },
+      onToolCall: (call) => {
+        md.flush();
+        this.blocksShown = 0;
+        this.autoDetail = undefined;
+        activity.toolStart(call);
+      },
+      onToolOutput: (call, chunk) => activity.toolOutput(call, chunk),
+      onToolResult: (call: ToolCallBlock, result) => {
+        activity.toolEnd(call);
+        const diff = this.autoDetail?.tool === call.name ? this.autoDetail.detail : undefined;
+        const printed = this.hookOutputs.get(call.id);
+        this.hookOutputs.delete(call.id);
+        const rec: CallRecord = {
+          call,
+          result,
+          ...(diff ? { diff } : {}),
+          ...(printed ? { hooks: printed } : {}),
+        };
+        this.remember(rec);
+        screen.line(callView(rec, c));
+        this.afterCalls = true;
+      },
+      onNotice: (m) => {
+        md.flush();
+        this.notice(c.dim(`crab: ${printable(m, "prose")}`));
+      },
+    };
+  }
+
+  /** A line for the user, above the prompt when one is drawn. */
+  notice(text: string): void {
+    this.footerAbove = false;
+    if (!this.editing) return this.screen.line(text);
+    this.editing.renderer.erase();
+    this.screen.raw(text.replaceAll("\n", "\r\n") + "\r\n");
+    this.editing.renderer.draw(this.editing.buffer);
+  }
+
+  /** Starts the run; a run that cannot start says why and gives its exit code. */
+  async start(flags: ReplOptions, trusted: boolean): Promise<Runtime | number> {
+    try {
+      this.rt = await startRuntime(
+        { ...flags, trustProject: trusted, resume: flags.resume || undefined },
+        {
+          mode: "interactive",
+          notice: (m) => this.notice(this.c.dim(`crab: ${printable(m, "prose")}`)),
+          ask: this.asker(),
+          approved: (request: ApprovalRequest) => {
+            if (request.detail && (request.tool === "write" || request.tool === "edit")) {
+              this.autoDetail = { tool: request.tool, detail: request.detail };
+            }
+          },
+          events: this.events(),
+          hookOutput: (o) => {
+            if (o.callId === undefined) return;
+            const list = this.hookOutputs.get(o.callId) ?? [];
+            list.push({ event: o.event, command: o.command, text: o.text });
+            this.hookOutputs.set(o.callId, list);
+          },
+        },
+      );
+    } catch (e) {
+      const text = e instanceof UsageError
+        ? e.report()
+        : `error: ${e instanceof Error ? e.message : String(e)}`;
+      console.error(printable(text, "prose"));
+      return e instanceof UsageError ? 2 : e instanceof SetupError ? 3 : 1;
+    }
+    return this.rt;
+  }
+
+  /** The banner, and the last exchange of a resumed session. */
+  greet(): void {
+    const { screen, c, rt } = this;
+    const workspace = rt.dispatcher.session.workspace;
+    screen.line(
+      c.bold(`crab ${VERSION}`) +
+        c.dim(` · ${printable(rt.agent.model, "strict")} · ${printable(workspace, "strict")}`),
+    );
+    screen.line(
+      c.dim("/help for commands · Esc interrupts · Ctrl-O shows calls in full · Ctrl-D exits"),
+    );
+    this.showExchange(rt.resumed);
+  }
+
+  showExchange(messages: Message[]): void {
+    if (messages.length) this.screen.line(exchangeText(messages, this.c));
+  }
+
   /** Runs one prompt (or a compaction) with the live status and the turn's keys. */
-  const runTurn = async (work: (signal: AbortSignal) => Promise<void>) => {
+  async runTurn(work: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const { screen, c } = this;
     const controller = new AbortController();
-    turn = controller;
+    this.turn = controller;
     const stopInterrupt = onInterrupt(() => controller.abort());
-    turnKeys = startTurnKeys(controller);
+    this.turnKeys = this.startTurnKeys(controller);
     try {
       await work(controller.signal);
     } catch (e) {
       screen.line(
         c.red(`error: ${printable(e instanceof Error ? e.message : String(e), "prose")}`),
       );
-      code = 1;
+      this.code = 1;
     } finally {
-      md.flush();
+      this.md.flush();
       screen.stopLive();
-      activity.reset();
-      await turnKeys?.stop();
-      turnKeys = undefined;
-      turn = undefined;
+      this.activity.reset();
+      await this.turnKeys?.stop();
+      this.turnKeys = undefined;
+      this.turn = undefined;
       stopInterrupt();
       setMode("cooked");
       screen.endLine();
     }
-  };
-  let mcpReady = false;
-  const connectMcp = () => {
-    const ready = rt.warmUp();
-    ready.then(() => mcpReady = true, () => mcpReady = true);
+  }
+
+  connectMcp(): Promise<void> {
+    const ready = this.rt.warmUp();
+    ready.then(() => this.mcpReady = true, () => this.mcpReady = true);
     return ready;
-  };
-  // The model answered since the user last typed: a long wait at the prompt is worth a notification.
-  let answered = false;
-  const send = (text: string) =>
-    runTurn(async (signal) => {
-      answered = true;
-      afterCalls = false;
-      if (screen.tty) markdown = await loadMarkdown().catch(() => undefined);
-      if (!mcpReady) {
+  }
+
+  /** Sends a prompt: MCP servers up first, `@path` mentions attached, the answer drawn. */
+  send(text: string): Promise<void> {
+    const { screen, c, activity } = this;
+    return this.runTurn(async (signal) => {
+      this.answered = true;
+      this.afterCalls = false;
+      if (screen.tty) this.markdown = await loadMarkdown().catch(() => undefined);
+      if (!this.mcpReady) {
         // The prompt was drawn before the servers were up; the model needs their tools.
         activity.waiting("starting MCP servers");
         screen.startLive(() => activity.lines());
-        await Promise.race([connectMcp(), abortion(signal)]);
+        await Promise.race([this.connectMcp(), abortion(signal)]);
         screen.stopLive();
         activity.idle();
         if (signal.aborted) return void screen.line(c.yellow("⏹ interrupted"));
       }
-      const { prompt, attachments } = await attachMentions(text, rt.dispatcher, signal);
+      const { prompt, attachments } = await attachMentions(text, this.rt.dispatcher, signal);
       for (const a of attachments) {
         const call: ToolCallBlock = {
           type: "tool_call",
-          id: `mention-${records.length}`,
+          id: `mention-${this.records.length}`,
           name: "read",
           argsJson: JSON.stringify({ path: a.path }),
         };
-        remember({ call, result: a.result });
+        this.remember({ call, result: a.result });
         screen.line(callView({ call, result: a.result }, c));
       }
-      const result = await rt.agent.send(prompt, signal);
-      md.flush();
+      const result = await this.rt.agent.send(prompt, signal);
+      this.md.flush();
       screen.stopLive();
       screen.endLine();
       if (result.status === "aborted") screen.line(c.yellow("⏹ interrupted"));
@@ -327,136 +383,141 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
         screen.line(c.red(`error: ${printable(result.error ?? result.status, "prose")}`));
       }
     });
-  const ctx: CommandContext = {
-    rt,
-    screen,
-    keys,
-    send,
-    compact: (focus) =>
-      runTurn(async (signal) => {
-        activity.waiting("compacting");
-        screen.startLive(() => activity.lines());
-        const r = await rt.agent.compact(focus, signal);
-        screen.stopLive();
-        if (!r.ok) {
-          const why = signal.aborted ? "compaction interrupted" : printable(r.error, "prose");
-          screen.line(c.yellow(`crab: ${why}`));
-        }
-      }),
-    showExchange,
-  };
-
-  if (flags.resume === "") await resume(ctx);
-  if (flags.prompt?.trim()) {
-    appendHistory(flags.prompt);
-    screen.line(c.bold(PROMPT) + printable(flags.prompt, "prose"));
-    await send(flags.prompt);
   }
 
-  const buffer = new LineBuffer(loadHistory());
-  const renderer = new Renderer(
-    c.bold(PROMPT),
-    PROMPT.length,
-    (s) => screen.raw(s),
-    () => screen.columns(),
-  );
-  // The renderer and highlighter load while the user types.
-  if (screen.tty) setTimeout(() => loadMarkdown().catch(() => {}), 0);
+  /** What slash commands act through. */
+  commandContext(): CommandContext {
+    const { screen, c, activity, rt } = this;
+    return {
+      rt,
+      screen,
+      keys: this.keys,
+      send: (text) => this.send(text),
+      compact: (focus) =>
+        this.runTurn(async (signal) => {
+          activity.waiting("compacting");
+          screen.startLive(() => activity.lines());
+          const r = await rt.agent.compact(focus, signal);
+          screen.stopLive();
+          if (!r.ok) {
+            const why = signal.aborted ? "compaction interrupted" : printable(r.error, "prose");
+            screen.line(c.yellow(`crab: ${why}`));
+          }
+        }),
+      showExchange: (messages) => this.showExchange(messages),
+    };
+  }
 
-  let lastEscape = -Infinity;
-  const readLine = async (): Promise<
-    { kind: "line"; text: string } | { kind: "eof" | "interrupt" }
-  > => {
+  /** Reads one line at the prompt, handling the prompt's own keys. */
+  async readLine(prompt: PromptLine): Promise<ReadResult> {
+    const { screen } = this;
+    const { buffer, renderer } = prompt;
     setMode("raw");
     screen.raw("\x1b[?2004h");
-    if (typeahead) {
-      buffer.apply({ name: "paste", text: typeahead });
-      typeahead = "";
+    if (this.typeahead) {
+      buffer.apply({ name: "paste", text: this.typeahead });
+      this.typeahead = "";
     }
     renderer.draw(buffer);
-    editing = { renderer, buffer };
+    this.editing = { renderer, buffer };
     // The servers start once the prompt is up.
-    if (!mcpStarted) {
-      mcpStarted = true;
-      setTimeout(() => void connectMcp(), 0);
+    if (!this.mcpStarted) {
+      this.mcpStarted = true;
+      setTimeout(() => void this.connectMcp(), 0);
     }
     try {
       while (true) {
-        const key = await keys.next();
+        const key = await this.keys.next();
         if (key === null) {
           renderer.finish(buffer);
           return { kind: "eof" };
         }
         const r = buffer.apply(key);
-        if (r === "submit") {
-          const text = buffer.text;
-          renderer.finish(buffer);
-          buffer.commit(text);
-          return { kind: "line", text };
-        }
-        if (r === "eof" || r === "interrupt") {
-          renderer.finish(buffer);
-          return { kind: r };
-        }
-        if (r === "escape") {
-          // Esc Esc at an empty prompt opens /rewind (during a turn Esc interrupts instead).
-          const now = performance.now();
-          if (buffer.text === "" && now - lastEscape < DOUBLE_ESCAPE_MS) {
-            renderer.finish(buffer);
-            return { kind: "line", text: "/rewind" };
-          }
-          lastEscape = now;
-        }
-        if (r === "clear-screen") screen.raw("\x1b[H\x1b[2J");
-        if (r === "complete") {
-          footerAbove = false;
-          complete(buffer, workspace, screen, renderer);
-        }
-        if (r === "mode") {
-          // The mode in force is the one the next call is decided by.
-          rt.policy.mode = nextMode(rt.policy.mode, startMode);
-          renderer.erase();
-          screen.raw((footerAbove ? "\x1b[1A\r\x1b[2K" : "") + footer(rt, c) + "\r\n");
-          footerAbove = true;
-        }
-        if (r === "detail") {
-          footerAbove = false;
-          renderer.erase();
-          await page(screen, keys, "every call in full", detailText(records, c));
-          setMode("raw");
-        }
+        const done = await this.#promptKey(r, prompt);
+        if (done) return done;
         renderer.draw(buffer);
       }
     } finally {
-      editing = undefined;
+      this.editing = undefined;
       screen.raw("\x1b[?2004l");
       setMode("cooked");
       screen.atLineStart = true;
     }
-  };
-  let mcpStarted = false;
+  }
 
-  const startMode = rt.policy.mode;
-  let lastWasInterrupt = false;
-  while (true) {
-    screen.line(footer(rt, c));
-    footerAbove = true;
-    const cancelIdle = answered ? scheduleIdleNotification(rt.hooks) : undefined;
-    answered = false;
-    const input = await readLine();
-    cancelIdle?.();
-    if (input.kind === "eof") break;
-    if (input.kind !== "line") {
-      if (lastWasInterrupt) break;
-      lastWasInterrupt = true;
-      screen.line(c.dim("(press Ctrl-C again or Ctrl-D to exit)"));
-      continue;
+  /** What one key at the prompt did: a finished line (or end), or undefined to read on. */
+  async #promptKey(
+    r: ReturnType<LineBuffer["apply"]>,
+    { buffer, renderer, startMode, workspace }: PromptLine,
+  ): Promise<ReadResult | undefined> {
+    const { screen, c } = this;
+    if (r === "submit") {
+      const text = buffer.text;
+      renderer.finish(buffer);
+      buffer.commit(text);
+      return { kind: "line", text };
     }
-    lastWasInterrupt = false;
-    const text = input.text.trim();
-    if (!text) continue;
-    appendHistory(input.text);
-    if (isCommand(text)) {
+    if (r === "eof" || r === "interrupt") {
+      renderer.finish(buffer);
+      return { kind: r };
+    }
+    if (r === "escape") {
+      // Esc Esc at an empty prompt opens /rewind (during a turn Esc interrupts instead).
+      const now = performance.now();
+      if (buffer.text === "" && now - this.lastEscape < DOUBLE_ESCAPE_MS) {
+        renderer.finish(buffer);
+        return { kind: "line", text: "/rewind" };
+      }
+      this.lastEscape = now;
+    }
+    if (r === "clear-screen") screen.raw("\x1b[H\x1b[2J");
+    if (r === "complete") {
+      this.footerAbove = false;
+      complete(buffer, workspace, screen, renderer);
+    }
+    if (r === "mode") {
+      // The mode in force is the one the next call is decided by.
+      this.rt.policy.mode = nextMode(this.rt.policy.mode, startMode);
+      renderer.erase();
+      screen.raw((this.footerAbove ? "\x1b[1A\r\x1b[2K" : "") + footer(this.rt, c) + "\r\n");
+      this.footerAbove = true;
+    }
+    if (r === "detail") {
+      this.footerAbove = false;
+      renderer.erase();
+      await page(screen, this.keys, "every call in full", detailText(this.records, c));
+      setMode("raw");
+    }
+    return undefined;
+  }
+
+  /** The prompt until the user leaves: each line a command or a prompt for the model. */
+  async loop(prompt: PromptLine): Promise<void> {
+    const { screen, c, rt } = this;
+    const ctx = this.commandContext();
+    let lastWasInterrupt = false;
+    while (true) {
+      screen.line(footer(rt, c));
+      this.footerAbove = true;
+      const cancelIdle = this.answered ? scheduleIdleNotification(rt.hooks) : undefined;
+      this.answered = false;
+      const input = await this.readLine(prompt);
+      cancelIdle?.();
+      if (input.kind === "eof") break;
+      if (input.kind !== "line") {
+        if (lastWasInterrupt) break;
+        lastWasInterrupt = true;
+        screen.line(c.dim("(press Ctrl-C again or Ctrl-D to exit)"));
+        continue;
+      }
+      lastWasInterrupt = false;
+      const text = input.text.trim();
+      if (!text) continue;
+      appendHistory(input.text);
+      if (!isCommand(text)) {
+        await this.send(input.text);
+        continue;
+      }
       const done = await runCommand(text, ctx);
       if (done === "exit") break;
       if (done === "unknown") {
@@ -468,13 +529,58 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
           ),
         );
       }
-      continue;
     }
-    await send(input.text);
   }
+
+  /** The prompt's line buffer (with history) and its renderer. */
+  promptLine(): PromptLine {
+    const renderer = new Renderer(
+      this.c.bold(PROMPT),
+      PROMPT.length,
+      (s) => this.screen.raw(s),
+      () => this.screen.columns(),
+    );
+    return {
+      buffer: new LineBuffer(loadHistory()),
+      renderer,
+      startMode: this.rt.policy.mode,
+      workspace: this.rt.dispatcher.session.workspace,
+    };
+  }
+}
+
+/** The prompt's parts: the line and its history, how it is drawn, the mode the session began in. */
+interface PromptLine {
+  buffer: LineBuffer;
+  renderer: Renderer;
+  startMode: Mode;
+  workspace: string;
+}
+
+/** Runs interactive mode; resolves to the exit code. */
+export async function replCommand(flags: ReplOptions): Promise<number> {
+  const repl = new Repl();
+  const stopRestore = repl.restoreOnExit();
+  const trusted = await repl.trust(flags);
+  const rt = await repl.start(flags, trusted);
+  if (typeof rt === "number") {
+    stopRestore();
+    return rt;
+  }
+  repl.greet();
+  if (flags.resume === "") await resume(repl.commandContext());
+  if (flags.prompt?.trim()) {
+    appendHistory(flags.prompt);
+    repl.screen.line(repl.c.bold(PROMPT) + printable(flags.prompt, "prose"));
+    await repl.send(flags.prompt);
+  }
+  const prompt = repl.promptLine();
+  // The renderer and highlighter load while the user types.
+  if (repl.screen.tty) setTimeout(() => loadMarkdown().catch(() => {}), 0);
+  await repl.loop(prompt);
   await rt.finish("ok");
   stopRestore();
-  return code;
+  return repl.code;
 }
 
 /** Two Esc keys this close together are one double Esc. */
