@@ -10,8 +10,8 @@
  * @module
  */
 
-import { isAbsolute, join, resolve } from "node:path";
-import { configDir } from "../tools/fs/data_dir.ts";
+import { isAbsolute, resolve } from "node:path";
+import { mcpConfigPaths } from "../tools/fs/data_dir.ts";
 import { serverNameProblem } from "./names.ts";
 
 /** Default time a server has to start, answer `initialize` and list its tools. */
@@ -88,12 +88,12 @@ export function transportLabel(server: Pick<McpServerConfig, "transport" | "sse"
 
 /** The user-scope file: `mcp.json` in crab's config dir. */
 export function userConfigPath(): string {
-  return join(configDir(), "mcp.json");
+  return mcpConfigPaths("").user;
 }
 
 /** The project-scope file: `.mcp.json` at the workspace root. */
 export function projectConfigPath(workspace: string): string {
-  return join(workspace, ".mcp.json");
+  return mcpConfigPaths(workspace).project;
 }
 
 /**

@@ -24,8 +24,7 @@
 
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { configDir } from "../../tools/fs/data_dir.ts";
-import { projectConfigPath, userConfigPath } from "../../mcp/config.ts";
+import { configDir, mcpConfigPaths } from "../../tools/fs/data_dir.ts";
 
 /** The scope of a settings file: the user's own, or the workspace's (shared, or local). */
 export type FileScope = "user" | "project" | "local";
@@ -53,10 +52,10 @@ export function settingsFileTable(workspace: string): SettingsFile[] {
   return [
     { scope: "user", path: join(configDir(), "config.json"), owner: "crab" },
     { scope: "user", path: join(claudeDir(), "settings.json"), owner: "claude" },
-    { scope: "user", path: userConfigPath(), owner: "mcp" },
+    { scope: "user", path: mcpConfigPaths(workspace).user, owner: "mcp" },
     { scope: "project", path: join(workspace, ".crab", "config.json"), owner: "crab" },
     { scope: "project", path: join(workspace, ".claude", "settings.json"), owner: "claude" },
-    { scope: "project", path: projectConfigPath(workspace), owner: "mcp" },
+    { scope: "project", path: mcpConfigPaths(workspace).project, owner: "mcp" },
     { scope: "local", path: join(workspace, ".crab", "config.local.json"), owner: "crab" },
     { scope: "local", path: join(workspace, ".claude", "settings.local.json"), owner: "claude" },
   ];

@@ -23,7 +23,14 @@
 import { type FlagServers, type LoadedMcpConfig, loadMcpConfig } from "../../mcp/config.ts";
 import type { SandboxGrant, SandboxMode } from "../../tools/policy/sandbox.ts";
 import { UsageError } from "./usage_error.ts";
-import { ConfigError, type CrabSettings, type LoadedSettings, loadSettings } from "./crab.ts";
+import {
+  ConfigError,
+  configPaths,
+  type CrabSettings,
+  type LoadedSettings,
+  loadSettings,
+  readSettings,
+} from "./crab.ts";
 import { settingsFileTable, type SettingsReader, settingsReader } from "./files.ts";
 import { isInertClaudeKey } from "./gates.ts";
 import { HookConfigError, type HookEvent, type LoadedHooks, loadHooks } from "./hooks.ts";
@@ -152,6 +159,24 @@ export class Settings {
       addDirs: cli.addDirs,
       domains: cli.domains,
     });
+  }
+
+  /**
+   * Whether a settings file turns telemetry on (`telemetry`): a trusted
+   * workspace's value over the user's; undefined when neither says. A file
+   * that cannot be used turns nothing on here (the run reports it).
+   */
+  telemetry(): boolean | undefined {
+    const says = (path: string) => {
+      try {
+        return readSettings(path, this.reader).settings.telemetry;
+      } catch {
+        return undefined;
+      }
+    };
+    const paths = configPaths(this.workspace);
+    const project = says(paths.project);
+    return project !== undefined && this.trusted ? project : says(paths.user);
   }
 
   /** How long undo keeps snapshots (`undo` in crab's keys). */

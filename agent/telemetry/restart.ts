@@ -162,7 +162,7 @@ export async function restartWithTelemetry(args: readonly string[]): Promise<num
   }
   if (otelLive() || !tracedCommand(args)) return null;
   if (envSwitch(Deno.env.get("OTEL_SDK_DISABLED")) === true) return null;
-  if (!telemetryRequested(args)) return null;
+  if (!await telemetryRequested(args)) return null;
   const how = restartCommand();
   if ("problem" in how) {
     console.error(`crab: telemetry is on, but crab cannot turn OpenTelemetry on: ${how.problem}`);

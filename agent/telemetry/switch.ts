@@ -13,8 +13,6 @@
  */
 
 import { resolve } from "node:path";
-import { configPaths, readSettings } from "../settings/crab.ts";
-import { isTrusted } from "../settings/trust.ts";
 
 /** What the environment variable says: true, false, or nothing. */
 export function envSwitch(value: string | undefined): boolean | undefined {
@@ -35,28 +33,18 @@ export function workspaceOf(argv: readonly string[]): string {
   return Deno.cwd();
 }
 
-function configSays(path: string): boolean | undefined {
-  try {
-    return readSettings(path).settings.telemetry;
-  } catch {
-    // A broken config is reported when the run loads it; here it turns nothing on.
-    return undefined;
-  }
-}
-
 /** True when the user turned telemetry on for this command line (see the module doc). */
-export function telemetryRequested(
+export async function telemetryRequested(
   argv: readonly string[],
   env: Pick<Deno.Env, "get"> = Deno.env,
-): boolean {
+): Promise<boolean> {
   const fromEnv = envSwitch(env.get("CRAB_ENABLE_TELEMETRY"));
   if (fromEnv !== undefined) return fromEnv;
-  const workspace = workspaceOf(argv);
-  const paths = configPaths(workspace);
-  // As in `loadSettings`: a trusted project's value wins over the user's.
-  const project = configSays(paths.project);
-  if (project !== undefined && (argv.includes("--trust-project") || isTrusted(workspace))) {
-    return project;
-  }
-  return configSays(paths.user) ?? false;
+  // Loaded only now: most command lines never get here (`--help`, `crab metrics`, the env switch).
+  const { Settings } = await import("../settings/mod.ts");
+  const settings = new Settings({
+    workspace: workspaceOf(argv),
+    trustProject: argv.includes("--trust-project"),
+  });
+  return settings.telemetry() ?? false;
 }

@@ -54,6 +54,11 @@ export function configDir(): string {
   return join(user, ".config", "crab");
 }
 
+/** MCP server lists: the user's `mcp.json` in crab's config dir, a workspace's `.mcp.json`. */
+export function mcpConfigPaths(workspace: string): { user: string; project: string } {
+  return { user: join(configDir(), "mcp.json"), project: join(workspace, ".mcp.json") };
+}
+
 /** Spill files this process wrote: path → the file's device and inode when it was created. */
 const spilled = new Map<string, { dev: number; ino: number | null }>();
 

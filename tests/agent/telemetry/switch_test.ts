@@ -10,7 +10,7 @@ import {
 import { trustWorkspace } from "../../../agent/settings/trust.ts";
 
 /** Runs `fn` with CRAB_HOME and XDG_CONFIG_HOME in a temp dir, and a workspace. */
-function withDirs(fn: (d: { ws: string; config: string }) => void) {
+async function withDirs(fn: (d: { ws: string; config: string }) => Promise<void>) {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-switch-" }));
   const saved = ["CRAB_HOME", "XDG_CONFIG_HOME"].map((k) => [k, Deno.env.get(k)] as const);
   const ws = join(root, "ws");
@@ -20,7 +20,7 @@ function withDirs(fn: (d: { ws: string; config: string }) => void) {
   Deno.env.set("CRAB_HOME", join(root, "home"));
   Deno.env.set("XDG_CONFIG_HOME", join(root, "config"));
   try {
-    fn({ ws, config });
+    await fn({ ws, config });
   } finally {
     for (const [k, v] of saved) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
     Deno.removeSync(root, { recursive: true });
@@ -30,32 +30,32 @@ function withDirs(fn: (d: { ws: string; config: string }) => void) {
 const env = (vars: Record<string, string>) => ({ get: (k: string) => vars[k] });
 const write = (path: string, value: unknown) => Deno.writeTextFileSync(path, JSON.stringify(value));
 
-Deno.test("telemetryRequested() is off by default and follows CRAB_ENABLE_TELEMETRY over config", () => {
-  withDirs(({ ws, config }) => {
+Deno.test("telemetryRequested() is off by default and follows CRAB_ENABLE_TELEMETRY over config", async () => {
+  await withDirs(async ({ ws, config }) => {
     const argv = ["--cwd", ws, "-p", "go"];
-    assert.equal(telemetryRequested(argv, env({})), false);
-    assert.equal(telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "1" })), true);
-    assert.equal(telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "true" })), true);
+    assert.equal(await telemetryRequested(argv, env({})), false);
+    assert.equal(await telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "1" })), true);
+    assert.equal(await telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "true" })), true);
     write(join(config, "config.json"), { telemetry: true });
-    assert.equal(telemetryRequested(argv, env({})), true);
-    assert.equal(telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "0" })), false);
+    assert.equal(await telemetryRequested(argv, env({})), true);
+    assert.equal(await telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "0" })), false);
   });
 });
 
-Deno.test("telemetryRequested() takes a project's setting only in a trusted workspace", () => {
-  withDirs(({ ws }) => {
+Deno.test("telemetryRequested() takes a project's setting only in a trusted workspace", async () => {
+  await withDirs(async ({ ws }) => {
     write(join(ws, ".crab", "config.json"), { telemetry: true });
-    assert.equal(telemetryRequested(["--cwd", ws], env({})), false);
-    assert.equal(telemetryRequested([`--cwd=${ws}`, "--trust-project"], env({})), true);
+    assert.equal(await telemetryRequested(["--cwd", ws], env({})), false);
+    assert.equal(await telemetryRequested([`--cwd=${ws}`, "--trust-project"], env({})), true);
     trustWorkspace(ws);
-    assert.equal(telemetryRequested(["--cwd", ws], env({})), true);
+    assert.equal(await telemetryRequested(["--cwd", ws], env({})), true);
   });
 });
 
-Deno.test("telemetryRequested() turns nothing on for a broken config", () => {
-  withDirs(({ ws, config }) => {
+Deno.test("telemetryRequested() turns nothing on for a broken config", async () => {
+  await withDirs(async ({ ws, config }) => {
     Deno.writeTextFileSync(join(config, "config.json"), "{ not json");
-    assert.equal(telemetryRequested(["--cwd", ws], env({})), false);
+    assert.equal(await telemetryRequested(["--cwd", ws], env({})), false);
   });
 });
 
