@@ -236,6 +236,8 @@ export interface LoadedSettings {
   user: CrabSettings;
   /** The project file tried to set the sandbox, which it never may. */
   sandboxRefused: boolean;
+  /** Where each key of {@link LoadedSettings.settings} came from: the file that set it. */
+  sources: Partial<Record<keyof CrabSettings, string>>;
 }
 
 /** User settings, then project settings over them (only safe keys unless `trusted`). */
@@ -249,14 +251,18 @@ export function loadSettings(
   const project = readSettings(paths.project, reader);
   const ignored: string[] = [];
   const merged: Record<string, unknown> = { ...user.settings };
+  const sources: Record<string, string> = {};
+  for (const key of Object.keys(user.settings)) sources[key] = paths.user;
   let sandboxRefused = false;
   for (const [key, value] of Object.entries(project.settings)) {
     // A repository must not loosen the sandbox its own commands run in, trusted or not.
     if (key === "sandbox") sandboxRefused = true;
     // Its deny and ask rules apply before trust, its allow rules after: `settings.ts` reads them.
     else if (key === "permissions" || key === "hooks") continue;
-    else if (trusted || (SAFE_PROJECT_KEYS as readonly string[]).includes(key)) merged[key] = value;
-    else ignored.push(key);
+    else if (trusted || (SAFE_PROJECT_KEYS as readonly string[]).includes(key)) {
+      merged[key] = value;
+      sources[key] = paths.project;
+    } else ignored.push(key);
   }
   return {
     settings: merged as CrabSettings,
@@ -265,5 +271,6 @@ export function loadSettings(
     projectPath: paths.project,
     user: user.settings,
     sandboxRefused,
+    sources,
   };
 }

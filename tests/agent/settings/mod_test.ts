@@ -140,3 +140,18 @@ Deno.test("Settings applies trust in one place: a workspace's allow rules and ho
     after: [true, ["deny Bash(rm *)", "allow Bash(npm test:*)"], ["echo done"]],
   });
 });
+
+Deno.test("Settings keeps where each of crab's keys came from", async () => {
+  using s = sandbox();
+  writeJson(join(s.config, "crab", "config.json"), { model: "user-model", maxTurns: 9, web: true });
+  writeJson(join(s.ws, ".crab", "config.json"), { maxTurns: 3, provider: "openai" });
+  const untrusted = await inChild(s, "const c = settings.crab(); return [c.settings, c.sources];");
+  const user = join(s.config, "crab", "config.json");
+  const project = join(s.ws, ".crab", "config.json");
+  assert.deepEqual(untrusted, [
+    { model: "user-model", maxTurns: 3, web: true },
+    { model: user, maxTurns: project, web: user },
+  ]);
+  const trusted = await inChild(s, "return settings.crab().sources;", { trustProject: true });
+  assert.deepEqual(trusted, { model: user, maxTurns: project, web: user, provider: project });
+});
