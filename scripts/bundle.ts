@@ -25,6 +25,13 @@
  *   compatibility layer, 15-20 ms of every start-up, and only a CommonJS
  *   package's rare `require` of a Node module needs it.
  *
+ * A CommonJS package the source loads with `import()` comes out as a chunk
+ * whose one export is `default`, the package's `module.exports`; Deno also
+ * names each of its exports, the bundle does not. The source takes such a
+ * package's exports from `default` (`(await import("ajv")).default`), which
+ * both have, and `tests/scripts/installed_test.ts` runs print mode through
+ * the installed bundle beside the source.
+ *
  * @module
  */
 

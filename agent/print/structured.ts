@@ -41,8 +41,9 @@ export async function compileSchema(text: string): Promise<OutputSchema> {
         `hint: --json-schema '{"type": "object", "properties": {...}}'`,
     );
   }
-  // ajv is loaded only by runs that ask for a schema.
-  const { Ajv } = await import("ajv");
+  // ajv is loaded only by runs that ask for a schema. A CommonJS package: what it exports is
+  // taken from its module.exports, the default export, which the bundle has too.
+  const { Ajv } = (await import("ajv")).default;
   const ajv = new Ajv({ allErrors: true, strict: false });
   let validate: ReturnType<typeof ajv.compile>;
   try {

@@ -1,13 +1,15 @@
 /**
  * Runs crab as a subprocess the way a user does: `deno run` with the `full`
- * preset's permission flags (the flags of the `crab` task), in a temp workspace
- * with its own data dir (`CRAB_HOME`) and config dir (`XDG_CONFIG_HOME`).
+ * preset's permission flags (the flags of the `crab` task), or the command
+ * `deno task install` wrote ({@link installCrab}), in a temp workspace with its
+ * own data dir (`CRAB_HOME`) and config dir (`XDG_CONFIG_HOME`).
  *
  * @module
  */
 
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { presetFlags } from "../../tools/host/capabilities.ts";
+import { OWN_DENO_DIR_VAR } from "../../tools/host/own_roots.ts";
 
 /** Absolute path of crab's entry point. */
 export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
@@ -25,14 +27,14 @@ export interface CrabRunOptions {
   stdin?: string;
   /** Extra environment (merged over the sandbox's). */
   env?: Record<string, string>;
-  /** Deno flags instead of the `full` preset's. */
+  /** Deno flags instead of the `full` preset's (not for an installed command). */
   flags?: string[];
   /** Working directory instead of the workspace. */
   cwd?: string;
 }
 
 /** Deno's cache (npm packages), which a sandboxed HOME would otherwise hide. */
-function denoDir(): string {
+export function denoDir(): string {
   const set = Deno.env.get("DENO_DIR");
   if (set) return set;
   const cache = Deno.env.get("XDG_CACHE_HOME") ?? join(Deno.env.get("HOME") ?? "/root", ".cache");
@@ -59,9 +61,19 @@ export interface Sandbox {
   [Symbol.dispose](): void;
 }
 
+/** Where a sandbox is and which crab it runs. */
+export interface SandboxOptions {
+  /** An installed `crab` ({@link installCrab}) to run instead of the source. */
+  launcher?: string;
+  /** A directory to create and use as the root, instead of a new temp dir. */
+  root?: string;
+}
+
 /** Creates a sandbox; `using s = sandbox()` removes it afterwards. */
-export function sandbox(prefix = "crab-cli-"): Sandbox {
-  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix }));
+export function sandbox(prefix = "crab-cli-", options: SandboxOptions = {}): Sandbox {
+  const { launcher } = options;
+  if (options.root) Deno.mkdirSync(options.root);
+  const root = Deno.realPathSync(options.root ?? Deno.makeTempDirSync({ prefix }));
   const ws = join(root, "ws");
   const home = join(root, "home");
   const config = join(root, "config");
@@ -76,9 +88,11 @@ export function sandbox(prefix = "crab-cli-"): Sandbox {
     XDG_CONFIG_HOME: config,
     NO_COLOR: "1",
   };
+  // The installed command is a shell script that runs `deno` from PATH.
+  if (launcher) env.PATH = `${dirname(Deno.execPath())}:${env.PATH}`;
   const command = (args: string[], opts: CrabRunOptions, stdin: "piped" | "null") =>
-    new Deno.Command(Deno.execPath(), {
-      args: ["run", ...(opts.flags ?? presetFlags("full")), MAIN, ...args],
+    new Deno.Command(launcher ?? Deno.execPath(), {
+      args: launcher ? args : ["run", ...(opts.flags ?? presetFlags("full")), MAIN, ...args],
       cwd: opts.cwd ?? ws,
       env: { ...env, ...opts.env },
       clearEnv: true,
@@ -139,4 +153,62 @@ export function printAgainst(
   return s.crab(["-p", "x", "--provider", "anthropic", "--base-url", fake.url, ...args], {
     env: { ANTHROPIC_API_KEY: "k", ...env },
   });
+}
+
+/** A `crab` that `deno task install` put into a temp root, as a user installs it. */
+export interface InstalledCrab extends Disposable {
+  /** The temp dir that holds the install root and crab's own Deno cache. */
+  dir: string;
+  /** The command: `DIR/root/bin/crab`. */
+  bin: string;
+  /**
+   * The environment the install ran with: `DENO_INSTALL_ROOT`, crab's own cache in
+   * `CRAB_DENO_DIR`, and the PATH and DENO_DIR the command needs.
+   */
+  env: Record<string, string>;
+  /** What `deno task install` printed. */
+  ran: Ran;
+}
+
+/**
+ * Runs `deno task install` for this checkout with `DENO_INSTALL_ROOT=DIR/root`
+ * and `env` besides.
+ * The bundle is built into the checkout's `dist/`, as for a user; crab's own Deno
+ * cache is in the temp dir, linked to this process's npm packages and bundler so
+ * that nothing is downloaded. The caller checks `ran`.
+ */
+export async function installCrab(env: Record<string, string> = {}): Promise<InstalledCrab> {
+  const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-install-" }));
+  const crabCache = join(dir, "crab-deno");
+  Deno.mkdirSync(crabCache);
+  Deno.symlinkSync(join(denoDir(), "npm"), join(crabCache, "npm"));
+  Deno.symlinkSync(join(denoDir(), "dl"), join(crabCache, "dl"));
+  const root = join(dir, "root");
+  const all = {
+    PATH: `${dirname(Deno.execPath())}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+    HOME: dir,
+    DENO_DIR: denoDir(),
+    [OWN_DENO_DIR_VAR]: crabCache,
+    DENO_INSTALL_ROOT: root,
+    NO_COLOR: "1",
+    ...env,
+  };
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "--config", new URL("../../deno.json", import.meta.url).pathname, "install"],
+    cwd: dir,
+    env: all,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return {
+    dir,
+    bin: join(root, "bin", "crab"),
+    env: all,
+    ran: { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) },
+    [Symbol.dispose]() {
+      Deno.removeSync(dir, { recursive: true });
+    },
+  };
 }

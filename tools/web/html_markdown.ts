@@ -77,7 +77,9 @@ let libraries: Promise<Libraries> | undefined;
 /** Loads linkedom and Readability once, on first use: they are heavy for start-up. */
 function loadLibraries(): Promise<Libraries> {
   libraries ??= Promise.all([import("linkedom"), import("@mozilla/readability")]).then(
-    ([linkedom, readability]) => ({
+    // Readability is a CommonJS package: its exports are taken from its module.exports, the
+    // default export, which the bundle has too.
+    ([linkedom, { default: readability }]) => ({
       parseHTML: linkedom.parseHTML as unknown as Libraries["parseHTML"],
       Readability: readability.Readability as unknown as Libraries["Readability"],
       isProbablyReaderable: readability
