@@ -583,12 +583,13 @@ export async function htmlToMarkdown(html: string, pageUrl: string): Promise<Rea
   // Readability makes links absolute against these two; linkedom leaves them undefined.
   Object.defineProperty(document, "baseURI", { value: base, configurable: true });
   Object.defineProperty(document, "documentURI", { value: pageUrl, configurable: true });
+  // The node itself, not its HTML: the walker reads the live tree. Classes stay for the
+  // walker to find code languages (and cleaning them is time spent for nothing). Made outside
+  // the `try`: a failure to make it is crab's, and must not pass for a page without an article.
+  const reader = new Readability(document, { serializer: (node) => node, keepClasses: true });
+  reader._isProbablyVisible = isProbablyVisible;
   let article: ReturnType<ReadabilityInstance["parse"]> = null;
   try {
-    // The node itself, not its HTML: the walker reads the live tree. Classes stay for the
-    // walker to find code languages (and cleaning them is time spent for nothing).
-    const reader = new Readability(document, { serializer: (node) => node, keepClasses: true });
-    reader._isProbablyVisible = isProbablyVisible;
     article = reader.parse();
   } catch {
     // Readability gave up on this page (it throws on some malformed documents).
