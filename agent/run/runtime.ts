@@ -540,6 +540,7 @@ class RunSession {
       replace: flags.systemPrompt,
       append: flags.appendSystemPrompt,
       policy: this.policy,
+      notice: hooks.notice,
     });
     const agent: Agent = new Agent({
       provider,

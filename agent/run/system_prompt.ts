@@ -157,6 +157,10 @@ interface ReadContext {
   cutFiles: Set<string>;
   /** The door's question: why an import may not be read into the prompt. */
   policy: ImportPolicy;
+  /** The home directory, a real path. */
+  homeReal: string;
+  /** Says on stderr why an import was left out. */
+  notice?: (message: string) => void;
 }
 
 /** What the prompt's reader asks the policy (`Policy.importRefusal`). */
@@ -199,9 +203,15 @@ function readWithImports(
       continue;
     }
     if (ctx.seen.has(targetReal)) continue; // Read already: above, or a cycle.
-    const refused = ctx.policy.importRefusal({ scope, path: targetReal, roots: ctx.roots[scope] });
+    const refused = ctx.policy.importRefusal({
+      scope,
+      path: targetReal,
+      roots: ctx.roots[scope],
+      home: ctx.homeReal,
+    });
     if (refused !== undefined) {
       note(refused);
+      ctx.notice?.(`@${word} in ${path} not imported: ${refused}`);
       continue;
     }
     const before = ctx.out.length;
@@ -231,6 +241,8 @@ export function instructionFiles(
     maxFile?: number;
     /** The session's policy (default: one nobody configured). */
     policy?: ImportPolicy;
+    /** Told why an import was left out. */
+    notice?: (message: string) => void;
   } = {},
 ): InstructionFile[] {
   const max = opts.max ?? MAX_INSTRUCTIONS;
@@ -248,6 +260,8 @@ export function instructionFiles(
     out: [],
     cutFiles: new Set(),
     policy: opts.policy ?? new Policy(),
+    homeReal: realPath(home) ?? home,
+    ...(opts.notice ? { notice: opts.notice } : {}),
   };
   readWithImports(ctx, join(opts.userDir ?? configDir(), "AGENTS.md"), "user", 0);
   readWithImports(ctx, join(home, ".claude", "CLAUDE.md"), "user", 0);
@@ -290,6 +304,8 @@ export interface PromptOptions {
   append?: string;
   /** The session's policy, which the instruction files' imports ask. */
   policy?: ImportPolicy;
+  /** Told why an import was left out (stderr). */
+  notice?: (message: string) => void;
 }
 
 /**
@@ -301,7 +317,10 @@ export interface PromptOptions {
 export function systemPrompt(workspace: string, opts: PromptOptions = {}): string {
   const now = opts.now ?? new Date();
   const files = opts.files ??
-    instructionFiles(workspace, opts.policy ? { policy: opts.policy } : {});
+    instructionFiles(workspace, {
+      ...(opts.policy ? { policy: opts.policy } : {}),
+      ...(opts.notice ? { notice: opts.notice } : {}),
+    });
   let prompt = opts.replace ?? base.replaceAll("{{workspace}}", workspace).replaceAll(
     "{{date}}",
     now.toISOString().slice(0, 10),

@@ -121,6 +121,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
     home: rules.home,
     allowed: opts.policy.allowed,
     sandbox: opts.policy.sandbox,
+    trusted: settings.trusted,
     ...(opts.policy.ask ? { ask: hooks.notifying(opts.policy.ask) } : {}),
     ...(opts.policy.notify ? { notify: opts.policy.notify } : {}),
     ...(opts.policy.flagFor ? { flagFor: opts.policy.flagFor } : {}),

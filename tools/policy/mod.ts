@@ -27,7 +27,7 @@
  * | git's give-back | what git wrote in the sandbox's view of a `.git` replacing the real one | `mayGiveBack(gitDir, entry)` | every entry the view's own checks keep (changes with the seams issue) | `tests/tools/sandbox/git/view_test.ts` |
  * | undo's store | a copy of a workspace file in crab's data dir | `mayStore(path)` | every file within undo's size limits (changes with the seams issue) | `tests/agent/undo/stage_test.ts` |
  * | a hook script | a settings file's command, run as the user outside the sandbox | `mayRunHook(hook)` | every hook of the user's files, `--settings` and a trusted workspace's (changes with the seams issue) | `tests/agent/hooks/mod_test.ts` |
- * | an instruction import | a file read into the system prompt by `@path` | `importRefusal(question)` | a project's files import from the project and `~/.claude/`, the user's from the project and the home folder (changes with the seams issue) | `tests/agent/run/system_prompt_test.ts` |
+ * | an instruction import | a file read into the system prompt (sent to the provider) by `@path` | `importRefusal(question)` | a project's files import from the project, and Markdown from `~/.claude/` once trusted; the user's from the project and the home folder; never a credential store (`credentials.ts`); a refusal is said on stderr | `tests/agent/run/system_prompt_test.ts`, `policy_test.ts` |
  *
  * web_fetch and MCP tools are tool calls: their rules are `WebFetch(domain:…)`
  * and `mcp__server__tool`, and web_fetch's own address checks (no private

@@ -25,6 +25,8 @@ import { BUILTIN_CLASS_LIST } from "../table.ts";
 import type { Mode } from "./decide.ts";
 import type { Rule } from "./rules.ts";
 import { parseRule } from "./rules.ts";
+import { credentialStoreOf } from "./credentials.ts";
+import { join } from "node:path";
 import {
   type ApprovalDecision,
   permissionDecision,
@@ -75,6 +77,8 @@ export interface PolicyOptions {
   allowed?: Iterable<AllowedClass>;
   /** What bash's sandbox is granted (the mode, network, writable paths, caps, hosts). */
   sandbox?: SandboxGrant;
+  /** The workspace's own settings are trusted (its instruction files may import from ~/.claude/). */
+  trusted?: boolean;
   /** The interactive prompt; without it, unapproved calls are refused. */
   ask?: Asker;
   /** Told of each request allowed without asking (the REPL still shows its change). */
@@ -111,6 +115,8 @@ export interface ImportQuestion {
   readonly path: string;
   /** The folders that scope may import from, real paths. */
   readonly roots: readonly string[];
+  /** The home directory, a real path. */
+  readonly home: string;
 }
 
 /** The rule that allows `host`, for web_fetch and bash alike. */
@@ -133,8 +139,10 @@ export class Policy {
   readonly #answeredAll = new Set<ApprovalClass>();
   readonly #notify: ((request: ApprovalRequest) => void) | undefined;
   readonly #flagFor: (cls: ApprovalClass) => string;
+  readonly #trusted: boolean;
 
   constructor(opts: PolicyOptions = {}) {
+    this.#trusted = opts.trusted ?? false;
     this.mode = opts.mode ?? (opts.yolo ? "bypassPermissions" : "default");
     this.rules = [...opts.rules ?? []];
     this.home = opts.home;
@@ -201,14 +209,31 @@ export class Policy {
 
   /**
    * Door: an instruction file's import. Why `question.path` may not be read
-   * into the prompt, or undefined when it may: a project's files import from
-   * the project and `~/.claude/`, the user's from the project and the home folder.
+   * into the prompt (which goes to the provider), or undefined when it may. A
+   * project's files import from the project, and from `~/.claude/` once the
+   * workspace is trusted; the user's own from the project and the home folder.
+   * From `~/.claude/` only Markdown comes in (never its settings or
+   * credentials), and never a credential store (`credentials.ts`).
    */
   importRefusal(question: ImportQuestion): string | undefined {
-    if (question.roots.some((r) => question.path === r || question.path.startsWith(r + "/"))) {
-      return undefined;
+    const { path, home, scope } = question;
+    const within = (dir: string) => path === dir || path.startsWith(dir + "/");
+    if (credentialStoreOf(path, home)) {
+      return "a credential store: crab never reads one into a prompt";
     }
-    return question.scope === "project"
+    const claude = join(home, ".claude");
+    const inRoots = question.roots.some(within);
+    if (within(claude) && !within(question.roots[0] ?? claude)) {
+      if (scope === "project" && !this.#trusted) {
+        return "this workspace is not trusted, and an untrusted project imports nothing from the " +
+          "home folder";
+      }
+      if (!/\.md$/i.test(path)) {
+        return "only Markdown files are imported from ~/.claude/ (never its settings or credentials)";
+      }
+    }
+    if (inRoots) return undefined;
+    return scope === "project"
       ? "outside the project (a project file may import from the project and ~/.claude/)"
       : "outside the project and the home folder";
   }

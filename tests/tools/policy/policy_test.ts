@@ -186,16 +186,33 @@ Deno.test("Policy's door questions give today's answers", () => {
     true,
   );
   assert.equal(policy.mayGiveBack("/w/.git", "HEAD"), true);
+});
+
+Deno.test("Policy.importRefusal(): instructions only: the project's own, Markdown from ~/.claude/ once trusted, never a credential store", () => {
   const roots = { project: ["/repo", "/home/u/.claude"], user: ["/repo", "/home/u"] };
-  const ask = (scope: "project" | "user", path: string) =>
-    policy.importRefusal({ scope, path, roots: roots[scope] });
-  assert.equal(ask("project", "/repo/docs/a.md"), undefined);
-  assert.equal(ask("project", "/home/u/.claude/x.md"), undefined);
-  assert.equal(
-    ask("project", "/home/u/.ssh/id_ed25519"),
-    "outside the project (a project file may import from the project and ~/.claude/)",
-  );
-  assert.equal(ask("project", "/repository/a.md"), ask("project", "/home/u/.ssh/id"));
-  assert.equal(ask("user", "/home/u/notes.md"), undefined);
-  assert.equal(ask("user", "/etc/passwd"), "outside the project and the home folder");
+  const asker = (trusted: boolean) => (scope: "project" | "user", path: string) =>
+    new Policy({ trusted }).importRefusal({ scope, path, roots: roots[scope], home: "/home/u" });
+  const untrusted = asker(false), trusted = asker(true);
+  const outside = "outside the project (a project file may import from the project and ~/.claude/)";
+  const credential = "a credential store: crab never reads one into a prompt";
+  const markdown =
+    "only Markdown files are imported from ~/.claude/ (never its settings or credentials)";
+  // A project's files: the project always; ~/.claude/ only trusted, and only Markdown.
+  assert.equal(untrusted("project", "/repo/docs/a.md"), undefined);
+  assert.match(untrusted("project", "/home/u/.claude/x.md")!, /untrusted project imports nothing/);
+  assert.equal(trusted("project", "/home/u/.claude/x.md"), undefined);
+  assert.equal(trusted("project", "/home/u/.claude/settings.json"), markdown);
+  assert.equal(trusted("project", "/home/u/.claude/.credentials.json"), credential);
+  assert.equal(untrusted("project", "/home/u/.claude/.credentials.json"), credential);
+  assert.equal(trusted("project", "/home/u/.ssh/id_ed25519"), credential);
+  assert.equal(trusted("project", "/home/u/notes.md"), outside);
+  assert.equal(trusted("project", "/repository/a.md"), outside);
+  // The user's own files: the project and the home folder, but no credential store either.
+  assert.equal(untrusted("user", "/home/u/notes.md"), undefined);
+  assert.equal(untrusted("user", "/home/u/.claude/CLAUDE-extra.md"), undefined);
+  assert.equal(untrusted("user", "/home/u/.claude/settings.json"), markdown);
+  assert.equal(untrusted("user", "/home/u/.ssh/id_ed25519"), credential);
+  assert.equal(untrusted("user", "/home/u/.aws/credentials"), credential);
+  assert.equal(untrusted("user", "/home/u/.ssh/known_hosts"), undefined);
+  assert.equal(untrusted("user", "/etc/passwd"), "outside the project and the home folder");
 });
