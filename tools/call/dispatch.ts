@@ -281,6 +281,8 @@ export class Dispatcher {
   async #settle(call: OpenCall, onOutput?: (chunk: string) => void): Promise<DispatchResult> {
     const record = new CallRecord(this, call, this.#digest, this.#stages.observe);
     const tool = this.registry.get(call.name);
+    // The observation names the tool's class even when its arguments are refused.
+    record.toolClass = tool?.class;
     const early = record.parseArguments() ??
       (tool ? undefined : unknownTool(call, this.registry)) ??
       check(tool!, record.parsed, `Invalid arguments for ${call.name}`, FIX_HINT);
@@ -470,6 +472,8 @@ class CallRecord {
   rule: RuleRef | undefined;
   /** Approvals the permission decision already gave for what the tool asks during the call. */
   covered: readonly string[] = [];
+  /** The class of the tool the call names, when a tool has that name. */
+  toolClass: string | undefined;
 
   constructor(
     dispatcher: Dispatcher,
@@ -619,7 +623,7 @@ class CallRecord {
         runId: call.runId,
         callSeq: call.callSeq,
         tool: call.name,
-        class: call.tool?.class ?? "unknown",
+        class: this.toolClass ?? "unknown",
         argsDigest,
         resultDigest,
         bytesIn: this.bytesIn,
