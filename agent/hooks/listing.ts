@@ -8,6 +8,7 @@
 
 import { relative } from "node:path";
 import { type HookCommand, loadHooks } from "../settings/hooks.ts";
+import { workspaceCodeOf } from "./scripts.ts";
 
 /** One line per hook that trusting `cwd` turns on; a broken hooks object says so. */
 export function trustedHooks(cwd: string): string[] {
@@ -20,9 +21,14 @@ export function trustedHooks(cwd: string): string[] {
   return untrusted.map((h) => `hook ${describeHook(h)} (${relative(cwd, h.source)})`);
 }
 
-/** `PreToolUse (Bash): ./check.sh` */
+/**
+ * `PreToolUse (Bash): runs ./check.sh`, and when the command runs code from
+ * the workspace, that the sandbox does not cover it.
+ */
 export function describeHook(h: HookCommand): string {
-  return `${h.event}${h.matcher ? ` (${h.matcher})` : ""}: runs ${h.command}`;
+  const code = workspaceCodeOf(h.command);
+  return `${h.event}${h.matcher ? ` (${h.matcher})` : ""}: runs ${h.command}` +
+    (code ? ` — runs workspace code outside the sandbox (${code})` : "");
 }
 
 /** `/hooks`: the hooks in effect, by event, with their files; then those waiting for trust. */

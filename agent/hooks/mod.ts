@@ -40,11 +40,12 @@ export interface HooksOptions {
   /** Whether this process may start programs; by default asked of Deno. */
   canRun?: boolean;
   /**
-   * The policy's question before a hook command runs (`Policy.mayRunHook`): a
-   * command it refuses is not started; what a blocking event's refused hook
-   * guards is refused, the others are skipped. Every hook runs without it.
+   * The policy's question before a hook command runs (`Policy.hookRefusal`):
+   * why it may not, or undefined. A command it refuses is not started; what a
+   * blocking event's refused hook guards is refused, the others are skipped.
+   * Every hook runs without it.
    */
-  mayRun?(hook: HookCommand): boolean;
+  refusal?(hook: HookCommand, signal?: AbortSignal): Promise<string | undefined>;
   /** The Agent SDK's callbacks, called over the stream-json control channel. */
   sdk?: SdkHookBridge;
   /** Starts a telemetry span for one hook run; the function returned ends it. */
@@ -144,13 +145,16 @@ export class Hooks {
       selected = selected.filter((h) => h.callbackId !== undefined);
       if (selected.length === 0) return fired;
     }
-    const refused = this.#opts.mayRun
-      ? selected.filter((h) => h.callbackId === undefined && !this.#opts.mayRun!(h))
-      : [];
+    const refused: { hook: HookCommand; why: string }[] = [];
+    for (const h of this.#opts.refusal ? selected : []) {
+      if (h.callbackId !== undefined) continue;
+      const why = await this.#opts.refusal!(h, opts.signal);
+      if (why !== undefined) refused.push({ hook: h, why });
+    }
     if (refused.length) {
       const out = this.#refusedByPolicy(event, refused, opts.callSeq);
       if (out.block !== undefined) return out;
-      selected = selected.filter((h) => !refused.includes(h));
+      selected = selected.filter((h) => !refused.some((r) => r.hook === h));
       if (selected.length === 0) return fired;
     }
     const input = {
@@ -279,9 +283,13 @@ export class Hooks {
   }
 
   /** Hooks the policy did not let run: recorded, and for a blocking event, what they guard refused. */
-  #refusedByPolicy(event: HookEvent, refused: HookCommand[], callSeq?: number): Fired {
+  #refusedByPolicy(
+    event: HookEvent,
+    refused: { hook: HookCommand; why: string }[],
+    callSeq?: number,
+  ): Fired {
     const blocking = BLOCKING_EVENTS.includes(event);
-    for (const h of refused) {
+    for (const { hook: h, why } of refused) {
       this.#opts.record?.({
         event,
         command: h.command,
@@ -293,15 +301,13 @@ export class Hooks {
         outcome: blocking ? "blocked" : "skipped",
         blocked: blocking,
       });
-      this.#opts.notice(
-        `not running the ${event} hook ${quoteCommand(h.command)}: the policy refused it`,
-      );
+      this.#opts.notice(`not running the ${event} hook ${quoteCommand(h.command)}: ${why}`);
     }
     if (!blocking) return { context: [], ran: 0 };
     return {
       block: `the ${event} hook ${
-        quoteCommand(refused[0].command)
-      } must check it, and the policy refused to run that hook, so it is refused`,
+        quoteCommand(refused[0].hook.command)
+      } must check it, and it may not run (${refused[0].why}), so it is refused`,
       context: [],
       ran: 0,
     };

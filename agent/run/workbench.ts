@@ -23,7 +23,15 @@ import type { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
 import type { ApprovalPolicy, DispatchStage } from "../../tools/call/stages.ts";
 import type { ApprovalClass, ApprovalRequest } from "../../tools/tool.ts";
-import { type AllowedClass, type Asker, Policy } from "../../tools/policy/policy.ts";
+import {
+  type AllowedClass,
+  type Asker,
+  Policy,
+  type ProtectedExtra,
+} from "../../tools/policy/policy.ts";
+import { relative } from "node:path";
+import { checkPins, repin } from "../hooks/scripts.ts";
+import { hookScripts } from "../settings/hooks.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import type { SandboxGrant } from "../../tools/policy/sandbox.ts";
 import type { Settings } from "../settings/mod.ts";
@@ -113,7 +121,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
     span: (event, command) =>
       telemetry?.hookSpan({ runId, sessionId: opts.hooks.sessionId }, event, command) ??
         (() => {}),
-    mayRun: (h) => policy.mayRunHook(h),
+    refusal: (h, signal) => hookRefusal(policy, settings.workspace, h, signal),
   });
   const policy: Policy = new Policy({
     mode: opts.policy.mode,
@@ -122,6 +130,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
     allowed: opts.policy.allowed,
     sandbox: opts.policy.sandbox,
     trusted: settings.trusted,
+    protect: hookProtection(settings.workspace, opts.hooks.commands),
     ...(opts.policy.ask ? { ask: hooks.notifying(opts.policy.ask) } : {}),
     ...(opts.policy.notify ? { notify: opts.policy.notify } : {}),
     ...(opts.policy.flagFor ? { flagFor: opts.policy.flagFor } : {}),
@@ -174,4 +183,40 @@ export function undoFor(
     onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
     mayStore: (path) => opts.policy.mayStore(path),
   });
+}
+
+/**
+ * The hook door: the files `hook`'s command names in the workspace, against
+ * their pins, and the policy's answer. A change the user confirms is pinned.
+ */
+async function hookRefusal(
+  policy: Policy,
+  workspace: string,
+  hook: HookCommand,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<string | undefined> {
+  const files = hookScripts(hook.command, workspace);
+  const states = checkPins(workspace, files);
+  const changed = files.filter((f) => states.get(f) === "changed");
+  const why = await policy.hookRefusal(
+    { ...hook, changed: changed.map((f) => relative(workspace, f)) },
+    signal,
+  );
+  if (why === undefined && changed.length) repin(workspace, changed);
+  return why;
+}
+
+/** What the sandbox and write and edit protect for `hooks`: every file their commands name. */
+export function hookProtection(
+  workspace: string,
+  hooks: readonly HookCommand[],
+): ProtectedExtra[] {
+  const out: ProtectedExtra[] = [];
+  for (const h of hooks) {
+    for (const path of hookScripts(h.command, workspace)) {
+      if (out.some((e) => e.path === path)) continue;
+      out.push({ path, reason: `a ${h.event} hook runs it, outside the sandbox` });
+    }
+  }
+  return out;
 }

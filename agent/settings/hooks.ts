@@ -17,7 +17,9 @@
  * @module
  */
 
-import { resolve } from "node:path";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { isWithin } from "../../tools/fs/workspace.ts";
 import { settingsFileTable, type SettingsReader, settingsReader } from "./files.ts";
 
 /** The events crab fires, in Claude Code's names. */
@@ -265,4 +267,88 @@ function readJson(path: string, reader: SettingsReader): unknown {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The words of a shell command line, quotes removed; operators (`&&`, `;`, `|`) end a word. */
+export function commandWords(command: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let quote: "'" | '"' | undefined;
+  let started = false;
+  const end = () => {
+    if (started) words.push(word);
+    word = "";
+    started = false;
+  };
+  for (let i = 0; i < command.length; i++) {
+    const ch = command[i];
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      else if (ch === "\\" && quote === '"' && i + 1 < command.length) word += command[++i];
+      else word += ch;
+      continue;
+    }
+    if (ch === "'" || ch === '"') {
+      quote = ch;
+      started = true;
+    } else if (ch === "\\" && i + 1 < command.length) {
+      word += command[++i];
+      started = true;
+    } else if (/\s|[;&|()<>]/.test(ch)) end();
+    else {
+      word += ch;
+      started = true;
+    }
+  }
+  end();
+  return words;
+}
+
+/**
+ * `word` with `$CLAUDE_PROJECT_DIR` / `$CRAB_PROJECT_DIR` (braced or not) and a
+ * leading `~` expanded, as the hook's shell would.
+ */
+export function expandWord(word: string, workspace: string, home: string): string {
+  const expanded = word.replace(
+    /\$\{?(CLAUDE_PROJECT_DIR|CRAB_PROJECT_DIR)\}?/g,
+    () => workspace,
+  );
+  if (expanded === "~") return home;
+  return expanded.startsWith("~/") ? join(home, expanded.slice(2)) : expanded;
+}
+
+/**
+ * The files in `workspace` (a real path) that `command` names, as real paths:
+ * every word that, expanded and resolved against the workspace (a hook's
+ * working directory), is an existing regular file inside it.
+ *
+ * @example
+ * ```ts
+ * hookScripts("bash ./scripts/check.sh --strict", "/repo"); // ["/repo/scripts/check.sh"]
+ * ```
+ */
+export function hookScripts(
+  command: string,
+  workspace: string,
+  home = Deno.env.get("HOME") ?? homedir(),
+): string[] {
+  const out: string[] = [];
+  for (const raw of commandWords(command)) {
+    // `--config=lint.json`: the value names a file too.
+    const parts = [raw, ...(raw.startsWith("-") && raw.includes("=") ? [raw.split("=")[1]] : [])];
+    for (const part of parts) {
+      const word = expandWord(part, workspace, home);
+      if (word === "" || word.startsWith("-")) continue;
+      const abs = isAbsolute(word) ? resolve(word) : resolve(workspace, word);
+      let real: string;
+      try {
+        real = Deno.realPathSync(abs);
+        if (!Deno.statSync(real).isFile) continue;
+      } catch {
+        continue;
+      }
+      if (isWithin(workspace, real) && !out.includes(real)) out.push(real);
+    }
+  }
+  return out;
 }

@@ -13,7 +13,13 @@
 import { relative } from "node:path";
 import { sha256 } from "../../tools/fs/sha256.ts";
 import { isInertClaudeKey, SAFE_PROJECT_KEYS } from "./gates.ts";
-import { type SettingsFile, settingsFileTable, settingsReader } from "./files.ts";
+import {
+  type SettingsFile,
+  settingsFileTable,
+  type SettingsReader,
+  settingsReader,
+} from "./files.ts";
+import { hookScripts } from "./hooks.ts";
 
 /** The workspace's own files (`files.ts`' table), relative to it, and what of each trust covers. */
 function covered(
@@ -57,7 +63,47 @@ export function trustDigest(workspace: string, reader = settingsReader()): strin
     if (isObject(what) && canonical(what) === "{}") continue;
     parts[rel] = what;
   }
+  // A hook runs its files as they are: their content is part of what trust covered.
+  const files = hookFileHashes(workspace, reader);
+  if (Object.keys(files).length) parts["hook files"] = files;
   return sha256(canonical(parts));
+}
+
+/** The files the workspace's own hooks run (`hookScripts`), relative, with their content's hash. */
+function hookFileHashes(workspace: string, reader: SettingsReader): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [, f] of covered(workspace)) {
+    if (f.owner === "mcp") continue;
+    const raw = reader.read(f.path).json;
+    if (!isObject(raw) || !isObject(raw.hooks)) continue;
+    for (const command of hookCommandsIn(raw.hooks)) {
+      for (const path of hookScripts(command, workspace)) {
+        let content: Uint8Array;
+        try {
+          content = Deno.readFileSync(path);
+        } catch {
+          continue;
+        }
+        out[relative(workspace, path)] = sha256(content);
+      }
+    }
+  }
+  return out;
+}
+
+/** Every command string of a `hooks` object, however well formed the rest of it is. */
+function hookCommandsIn(hooks: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const groups of Object.values(hooks)) {
+    if (!Array.isArray(groups)) continue;
+    for (const group of groups) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) continue;
+      for (const hook of group.hooks) {
+        if (isObject(hook) && typeof hook.command === "string") out.push(hook.command);
+      }
+    }
+  }
+  return out;
 }
 
 /** True when the workspace's own files hold hooks (a trust record older than hooks never covered them). */

@@ -187,6 +187,7 @@ export function protectedPaths(
   workspace: string,
   repo: Repository | undefined = findRepository(workspace),
   gitDirs: readonly string[] = gitDirsOf(workspace, repo),
+  extra: readonly { path: string; reason: string }[] = [],
 ): ProtectedPath[] {
   const out: ProtectedPath[] = [];
   const add = (p: ProtectedPath) => {
@@ -244,11 +245,17 @@ export function protectedPaths(
     add({ ...workspaceEntry(workspace, names, rel, kind, reason), createRisky: false });
   }
   add(entry(configDir(), "dir", CRAB_USER));
+  // What the session's policy adds: the files its hooks run.
+  for (const e of extra) add({ ...entry(e.path, "file", e.reason), createRisky: false });
   return out;
 }
 
 /** The protected path that covers `realPath`, if any. */
-export function protectionOf(workspace: string, realPath: string): ProtectedPath | undefined {
+export function protectionOf(
+  workspace: string,
+  realPath: string,
+  extra: readonly { path: string; reason: string }[] = [],
+): ProtectedPath | undefined {
   const repo = findRepository(workspace);
   const gitDirs = gitDirsOf(workspace, repo);
   const inGit = protectedGitEntry(gitDirs, realPath);
@@ -257,7 +264,7 @@ export function protectionOf(workspace: string, realPath: string): ProtectedPath
     const reason = name === "hooks" ? GIT_HOOKS : name.startsWith("config") ? GIT_CONFIG : GIT_DIR;
     return { ...entry(inGit, "dir", reason), kind: lstatOrNull(inGit)?.isFile ? "file" : "dir" };
   }
-  return protectedPaths(workspace, repo, gitDirs).find((p) => isWithin(p.path, realPath));
+  return protectedPaths(workspace, repo, gitDirs, extra).find((p) => isWithin(p.path, realPath));
 }
 
 /**
@@ -269,7 +276,7 @@ export async function guardProtected(
   resolved: { real: string; display: string },
   verb: "write" | "edit",
 ): Promise<void> {
-  const hit = protectionOf(ctx.session.workspace, resolved.real);
+  const hit = protectionOf(ctx.session.workspace, resolved.real, ctx.session.sandbox.protect);
   if (!hit) return;
   const request: Omit<ApprovalRequest, "tool"> = {
     class: "protected",

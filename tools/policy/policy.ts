@@ -79,6 +79,8 @@ export interface PolicyOptions {
   sandbox?: SandboxGrant;
   /** The workspace's own settings are trusted (its instruction files may import from ~/.claude/). */
   trusted?: boolean;
+  /** Paths protected besides the workspace's own list: the files hooks run. */
+  protect?: readonly ProtectedExtra[];
   /** The interactive prompt; without it, unapproved calls are refused. */
   ask?: Asker;
   /** Told of each request allowed without asking (the REPL still shows its change). */
@@ -105,6 +107,15 @@ export interface HookQuestion {
   readonly scope: string;
   /** The file that holds it, `--settings`, or `initialize`. */
   readonly source: string;
+  /** Files the command names whose content changed since crab pinned them (as shown). */
+  readonly changed: readonly string[];
+}
+
+/** A path the sandbox keeps read-only and write and edit ask for, and why. */
+export interface ProtectedExtra {
+  /** A real path. */
+  readonly path: string;
+  readonly reason: string;
 }
 
 /** An `@path` import of an instruction file, as the prompt's reader asks about it. */
@@ -158,6 +169,7 @@ export class Policy {
       writable: grant.writable,
       ...(grant.limits ? { limits: grant.limits } : {}),
       ...(grant.domains ? { domains: grant.domains } : {}),
+      ...(opts.protect?.length ? { protect: opts.protect } : {}),
       // Rules added during the session (`/permissions`, a remembered answer) hold below the shell too.
       get rules() {
         return liveRules();
@@ -202,9 +214,27 @@ export class Policy {
     return true;
   }
 
-  /** Door: a hook script. Whether the hook runner may run `hook`. Every configured hook, for now. */
-  mayRunHook(_hook: HookQuestion): boolean {
-    return true;
+  /**
+   * Door: a hook script. Why the hook runner may not run `hook`, or undefined
+   * when it may. A hook whose file changed since crab pinned it (a sandboxed
+   * command, a pull) runs only once the user says so: the front end's asker
+   * asks; where nobody can answer it is refused (a blocking event's hook then
+   * refuses what it guards).
+   */
+  async hookRefusal(hook: HookQuestion, signal: AbortSignal): Promise<string | undefined> {
+    if (hook.changed.length === 0) return undefined;
+    const what = `${hook.changed.join(", ")} changed since crab pinned ${
+      hook.changed.length === 1 ? "it" : "them"
+    }`;
+    if (!this.#ask || this.mode === "dontAsk") {
+      return `${what}; run crab interactively in this workspace to confirm the change`;
+    }
+    const answer = await this.#ask({
+      tool: "hook",
+      class: "protected",
+      summary: `run the hook ${hook.command} from ${hook.source} — ${what}`,
+    }, signal);
+    return answer === "yes" || answer === "all" ? undefined : `the user refused it: ${what}`;
   }
 
   /**

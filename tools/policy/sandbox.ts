@@ -76,6 +76,11 @@ export interface SandboxPolicy extends SandboxGrant {
    * view may replace the real one (`../sandbox/git/view.ts`, after its own checks).
    */
   readonly mayGiveBack?: (gitDir: string, entry: string) => boolean;
+  /**
+   * Paths protected besides the workspace's own list (`../fs/protected.ts`):
+   * the files hooks run, read-only for commands, asked for by write and edit.
+   */
+  readonly protect?: readonly { readonly path: string; readonly reason: string }[];
 }
 
 /** A question about one host a command asked crab's proxy for. */

@@ -159,7 +159,7 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   const pin = (path: string, root: string) => {
     for (let d = dirname(path); d !== root && isWithin(root, d); d = dirname(d)) pinned.add(d);
   };
-  const guarded = protectedPaths(workspace, repo, allGitDirs);
+  const guarded = protectedPaths(workspace, repo, allGitDirs, policy.protect);
   layout.watched = guarded;
   // A git directory inside the workspace cannot be renamed away and replaced.
   for (const d of layout.gitDirs) {

@@ -59,7 +59,7 @@ Deno.test("trustedHooks() lists each project hook with its event, matcher and fi
     }),
   );
   assert.deepEqual(trustedHooks(s.ws), [
-    "hook PreToolUse (Bash): runs ./x.sh (.claude/settings.json)",
+    "hook PreToolUse (Bash): runs ./x.sh — runs workspace code outside the sandbox (a script in the workspace) (.claude/settings.json)",
   ]);
 });
 
@@ -126,9 +126,9 @@ Deno.test("hooksListing() shows the active hooks with their files, then those wa
       "/ws",
     ),
     [
-      "PreToolUse (Bash): runs ./a.sh  (/home/u/.claude/settings.json, timeout 60 s)",
+      "PreToolUse (Bash): runs ./a.sh — runs workspace code outside the sandbox (a script in the workspace)  (/home/u/.claude/settings.json, timeout 60 s)",
       "not run until this workspace is trusted:",
-      "  PreToolUse (Bash): runs ./b.sh  (.claude/settings.json)",
+      "  PreToolUse (Bash): runs ./b.sh — runs workspace code outside the sandbox (a script in the workspace)  (.claude/settings.json)",
     ],
   );
   assert.deepEqual(hooksListing([], [], "/ws"), ["no hooks are active"]);

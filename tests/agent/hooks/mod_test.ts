@@ -342,13 +342,13 @@ Deno.test("Hooks asks the policy before each hook script: a refused PreToolUse h
       notice: (m) => notices.push(m),
       record: (r) => records.push(`${r.event} ${r.outcome}`),
       canRun: true,
-      mayRun: (h) => {
+      refusal: (h) => {
         asked.push(h.command);
-        return h.event === "SessionEnd";
+        return Promise.resolve(h.event === "SessionEnd" ? undefined : "the policy refused it");
       },
     });
     const pre = await hooks.fire("PreToolUse", { tool_name: "Bash" }, { names: ["Bash"] });
-    assert.match(pre.block ?? "", /the policy refused to run that hook, so it is refused/);
+    assert.match(pre.block ?? "", /it may not run \(the policy refused it\), so it is refused/);
     const stop = await hooks.fire("Stop", {});
     assert.equal(stop.block, undefined);
     await hooks.sessionEnd("exit");

@@ -181,10 +181,6 @@ Deno.test("Policy.askHost() asks the front end; 'a' allows the host for the sess
 Deno.test("Policy's door questions give today's answers", () => {
   const policy = new Policy();
   assert.equal(policy.mayStore("/w/.env"), true);
-  assert.equal(
-    policy.mayRunHook({ command: "./check.sh", scope: "project", source: "/w/x" }),
-    true,
-  );
   assert.equal(policy.mayGiveBack("/w/.git", "HEAD"), true);
 });
 
@@ -215,4 +211,37 @@ Deno.test("Policy.importRefusal(): instructions only: the project's own, Markdow
   assert.equal(untrusted("user", "/home/u/.aws/credentials"), credential);
   assert.equal(untrusted("user", "/home/u/.ssh/known_hosts"), undefined);
   assert.equal(untrusted("user", "/etc/passwd"), "outside the project and the home folder");
+});
+
+Deno.test("Policy.hookRefusal(): a hook whose file changed since it was pinned runs only when the user says so", async () => {
+  const signal = new AbortController().signal;
+  const hook = { command: "./check.sh", scope: "user", source: "/h/.claude/settings.json" };
+  assert.equal(await new Policy().hookRefusal({ ...hook, changed: [] }, signal), undefined);
+  assert.match(
+    (await new Policy().hookRefusal({ ...hook, changed: ["check.sh"] }, signal))!,
+    /^check\.sh changed since crab pinned it; run crab interactively/,
+  );
+  const answers: AskAnswer[] = ["no", "yes"];
+  const asked: ApprovalRequest[] = [];
+  const policy = new Policy({
+    ask: (r) => {
+      asked.push(r);
+      return Promise.resolve(answers.shift()!);
+    },
+  });
+  const changed = { ...hook, changed: ["check.sh"] };
+  assert.match((await policy.hookRefusal(changed, signal))!, /^the user refused it/);
+  assert.equal(await policy.hookRefusal(changed, signal), undefined);
+  assert.deepEqual(asked.map((r) => [r.class, r.summary]), [
+    [
+      "protected",
+      "run the hook ./check.sh from /h/.claude/settings.json — check.sh changed since crab pinned it",
+    ],
+    [
+      "protected",
+      "run the hook ./check.sh from /h/.claude/settings.json — check.sh changed since crab pinned it",
+    ],
+  ]);
+  policy.mode = "dontAsk";
+  assert.match((await policy.hookRefusal(changed, signal))!, /run crab interactively/);
 });
