@@ -415,8 +415,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const windowing = runWindow(flags, settings, providerConfig, hooks.mode, hooks.notice);
   if (hooks.mode === "print") await mcp.connect();
   const window = await windowing;
-  const status = await probe?.catch(() => undefined);
-  if (status && !status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
+  // The sandbox's probe (a keeper and one real sandbox start) does not hold the first request
+  // back: what it finds is said when it comes, and before the run ends.
+  const probed = (probe ?? Promise.resolve(undefined)).then((status) => {
+    if (status && !status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
+  }, () => {});
   const opened = openRun(flags, workspace, hooks.mode, provider, hooks.notice);
   const registry = new Registry(offered);
   mcp.sync(registry);
@@ -429,6 +432,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     registry,
     telemetry,
     mcp,
+    probed,
     policy: {
       mode: choice.mode,
       allowed: choice.allowed,
@@ -462,6 +466,8 @@ interface RunSessionParts {
   telemetry: Telemetry | undefined;
   mcp: RunMcp;
   policy: PolicyChoice;
+  /** Resolves once the sandbox's probe said what it found. */
+  probed: Promise<void>;
 }
 
 /**
@@ -652,6 +658,8 @@ class RunSession {
           inputTokens: agent.usage.inputTokens,
           outputTokens: agent.usage.outputTokens,
         });
+        // The probe's notice, if it has one, is said before the run ends.
+        await run.#parts.probed;
         await userHooks.sessionEnd(status === "aborted" ? "other" : "exit");
         store.close();
       },
