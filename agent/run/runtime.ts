@@ -511,6 +511,7 @@ class RunSession {
       undo: (p) => undoFor(settings, opened.store, { sessionId: () => this.sessionId, policy: p }),
       // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
       beforeApproval: (request) => parts.mcp.settled(request.class),
+      probed: parts.probed,
     });
   }
 

@@ -92,6 +92,11 @@ export interface WorkbenchOptions {
   telemetry?: Telemetry;
   /** Waits before an approval is asked (a tool-list refresh in flight may void an MCP grant). */
   beforeApproval?(request: ApprovalRequest): Promise<void>;
+  /**
+   * Resolves once the sandbox's probe is done: a call that runs waits for it, so
+   * what the probe lays out in the workspace is gone before undo looks.
+   */
+  probed?: Promise<void>;
 }
 
 /** A session ready for calls. */
@@ -148,6 +153,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
   const stages: DispatchStage[] = [
     ...telemetry?.dispatchStages({ runId, sessionId: opts.hooks.sessionId }) ?? [],
     ...(hooks.commands.length ? [hookStage(hooks)] : []),
+    ...(opts.probed ? [{ name: "sandbox probe", preRun: () => opts.probed }] : []),
     typeof opts.undo === "function" ? opts.undo(policy) : opts.undo,
   ];
   const dispatcher = new Dispatcher({
