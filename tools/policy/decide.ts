@@ -88,6 +88,11 @@ export interface Part {
   why: string;
   /** Real paths it writes by redirection or argument, for the caller's protected-path check. */
   writes?: string[];
+  /**
+   * What it runs, as the rules saw it: the command and every command inside a
+   * wrapper (`timeout 5 npm test` is also `npm test`), outermost first.
+   */
+  runs: readonly (readonly ShellWord[])[];
 }
 
 /** What the rules say about a call. */
@@ -494,6 +499,7 @@ class Judge {
     for (const t of targets) if (LEVEL[t.level] > LEVEL[worst.level]) worst = t;
     const part: Part = {
       command: p.text,
+      runs: p.u.views,
       // A part that needs no rule is allowed without one.
       effect: worst.level === "none" ? "allow" : worst.level,
       ...(worst.rule ? { rule: worst.rule } : {}),
