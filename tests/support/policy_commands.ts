@@ -22,6 +22,17 @@ export const TABLE_RULES: [string, Effect][] = [
   ["Edit(./secrets/**)", "deny"],
 ];
 
+/**
+ * The rule set of the seams attacks and of the differential test
+ * (`differential.ts`): two programs denied, two allowed.
+ */
+export const DIFFERENTIAL_RULES: [string, Effect][] = [
+  ["Bash(rm:*)", "deny"],
+  ["Bash(git push:*)", "deny"],
+  ["Bash(echo:*)", "allow"],
+  ["Bash(git diff:*)", "allow"],
+];
+
 const CURL = "Bash(curl *)";
 const RM = "Bash(rm *)";
 const PUSH = "Bash(git push *)";

@@ -20,7 +20,12 @@
  *     (an expansion stands where it names a word) makes it ask; an ask rule that
  *     matches or may match asks;
  *   - a command name known only at run time, a script as run-time text, a
- *     wrapper whose options are not understood: ask;
+ *     wrapper whose options are not understood, a value bash runs as code or
+ *     uses as a name (`${x@P}`, `${!x}`, a name reference, a computed name
+ *     given to `read`, `printf -v`, `declare`, …, arithmetic on variables),
+ *     `source`, an alias: ask. A command that sets a variable bash runs as
+ *     code (`PS4`, `BASH_ENV`, `BASH_FUNC_*`, … see {@link isCodeVariable})
+ *     asks too;
  *   - an allow rule must match every way the command could expand;
  *   - a command that sets a variable which chooses the program or loads code
  *     (`PATH`, `LD_*`, `NODE_OPTIONS`, … see {@link isLoaderVariable}) is not
@@ -36,7 +41,8 @@
  *
  *   The call: deny if any part is denied; else ask if any part asks or the
  *   parser could not settle the command (a syntax error, arithmetic on
- *   variables, more than {@link MAX_PARTS} commands); else `default` if any part
+ *   variables, an expansion that uses a value as code or as a name, more
+ *   than {@link MAX_PARTS} commands); else `default` if any part
  *   has no rule; else allow if some part was allowed by a rule (and the rest
  *   need none); else `default`. The parser is needed only when some rule looks
  *   inside commands ({@link needsShellParser}); without one, `Bash` rules
@@ -292,6 +298,31 @@ export function isLoaderVariable(name: string): boolean {
     LOADERS.has(name);
 }
 
+/**
+ * Variables whose value bash itself runs as code: prompt strings (`PS4` under
+ * `set -x`), `BASH_ENV` and `ENV` (read by a starting shell), exported
+ * functions, the alias and command tables, shell options a child shell takes
+ * up. A command that sets one is known only at run time.
+ */
+function isCodeVariable(name: string): boolean {
+  return /^BASH_FUNC_/.test(name) || CODE_VARIABLES.has(name);
+}
+
+const CODE_VARIABLES = new Set([
+  "PS0",
+  "PS1",
+  "PS2",
+  "PS3",
+  "PS4",
+  "PROMPT_COMMAND",
+  "BASH_ENV",
+  "ENV",
+  "SHELLOPTS",
+  "BASHOPTS",
+  "BASH_ALIASES",
+  "BASH_CMDS",
+]);
+
 const LOADERS = new Set([
   "BASH_ENV",
   "ENV",
@@ -348,6 +379,7 @@ const NOTHING: Unwrapped = {
   views: [],
   allowView: [],
   env: [],
+  sets: [],
   scripts: [],
   commands: [],
   writes: [],
@@ -510,7 +542,12 @@ class Judge {
   }
 
   #command(p: Piece): Verdict {
+    const code = [...p.assigns.map((a) => a.name), ...p.u.env, ...p.u.sets].find(isCodeVariable);
+    const runsCode: Verdict | undefined = code
+      ? { level: "ask", why: `sets ${code}, whose value bash runs as code` }
+      : undefined;
     if (p.words.length === 0) {
+      if (runsCode) return runsCode;
       const loader = p.assigns.find((a) => isLoaderVariable(a.name));
       if (loader) {
         return {
@@ -554,7 +591,10 @@ class Judge {
       }
     }
     if (p.u.uncertain) return { level: "ask", why: p.u.uncertain };
-    const loader = [...p.assigns.map((a) => a.name), ...p.u.env].find(isLoaderVariable);
+    if (runsCode) return runsCode;
+    const loader = [...p.assigns.map((a) => a.name), ...p.u.env, ...p.u.sets].find(
+      isLoaderVariable,
+    );
     if (loader) {
       return {
         level: "default",

@@ -16,7 +16,7 @@ import {
 } from "../../../tools/policy/mod.ts";
 import { realPathOf } from "../../../tools/fs/workspace.ts";
 import { parseShell } from "../../../tools/policy/shell.ts";
-import { COMMAND_TABLE, TABLE_RULES } from "../../support/policy_commands.ts";
+import { COMMAND_TABLE, DIFFERENTIAL_RULES, TABLE_RULES } from "../../support/policy_commands.ts";
 
 await loadShellParser();
 
@@ -396,4 +396,131 @@ Deno.test("decide() matches an MCP call by its server and Claude Code's name, ne
     mcp: { server: "s", alias: `mcp__s__${"t".repeat(70)}` },
   }, ctx);
   assert.equal(long.effect, "ask");
+});
+
+// ---- the seams: values run as code, programs by path, writes by redirection ----
+
+const FIXED = rules(DIFFERENTIAL_RULES);
+function fixed(command: string, rs: Rule[] = FIXED, extra: Partial<DecideContext> = {}): Decision {
+  return decide(rs, { tool: "bash", args: { command } }, { ...ctx, ...extra });
+}
+
+/** [command, effect, rule] rows, each checked under `rs`; returns what came out otherwise. */
+function wrongRows(
+  rows: [string, Decision["effect"], string | undefined][],
+  rs: Rule[] = FIXED,
+  extra: Partial<DecideContext> = {},
+): string[] {
+  return rows.flatMap(([command, effect, rule]) => {
+    const d = fixed(command, rs, extra);
+    return d.effect === effect && d.rule?.text === rule
+      ? []
+      : [`${JSON.stringify(command)}: got ${d.effect} by ${d.rule?.text} (${d.why})`];
+  });
+}
+
+Deno.test("decide() asks for x='$(rm v)'; echo \"${x@P}\" and x='a[$(rm v)]'; echo ${!x} under a Bash(rm:*) deny", () => {
+  for (const command of [`x='$(rm v)'; echo "\${x@P}"`, "x='a[$(rm v)]'; echo ${!x}"]) {
+    const d = fixed(command);
+    assert.equal(d.effect, "ask", `${command}: ${d.why}`);
+    assert.match(d.why, /known only at run time|cannot be decided before it runs/);
+  }
+});
+
+Deno.test("decide() asks for every expansion that evaluates a value as code or as a name", () => {
+  const ask = (command: string): [string, "ask", undefined] => [command, "ask", undefined];
+  assert.deepEqual(
+    wrongRows([
+      // Transformations: prompt expansion runs $(…); the others are asked for alike.
+      ask('echo "${x@P}"'),
+      ask('echo "${x@E}"'),
+      ask('echo "${x@A}"'),
+      ask('echo "${x@a}"'),
+      ask('echo "${x@K}"'),
+      ask('echo "${x@k}"'),
+      // Indirection: the value is a name, and a name may hold a subscript.
+      ask("echo ${!x}"),
+      ask('echo "${!x:-}"'),
+      ask("echo ${!x#a}"),
+      ask("declare -n r=x; echo $r"),
+      ask("typeset -n r; r=$x; echo $r"),
+      ask("f() { local -n r=$1; }; f x"),
+      // Builtins that assign a name given at run time, or a subscript.
+      ask('printf -v "$x" hi'),
+      ask("printf -v 'a[$(rm v)]' hi"),
+      ask("printf -v a[i] hi"),
+      ask('read "$x" <<< hi'),
+      ask('read -a "$x" <<< hi'),
+      ask("read 'a[i]' <<< hi"),
+      ask('mapfile "$x" < /dev/null'),
+      ask('readarray -t "$x" < /dev/null'),
+      ask('mapfile -C "$cb" a < /dev/null'),
+      ask('unset "$x"'),
+      ask("unset 'a[i]'"),
+      ask('declare "$x"=1'),
+      ask("declare 'a[i]=1'"),
+      ask('export "$x"'),
+      ask("exec {a[i]}>/dev/null"),
+      // Arithmetic on variables: bash evaluates their values, subscripts and all.
+      ask("echo $((x))"),
+      ask("(( x ))"),
+      ask("let x"),
+      ask("let i++"),
+      ask("[[ $x -eq 1 ]]"),
+      ask("[[ -v $x ]]"),
+      ask("echo ${a[$i]}"),
+      ask("echo ${a[i]}"),
+      ask("a[i]=1"),
+      ask("B=([x]=1)"),
+      ask("declare -a B=([i]=1)"),
+      ask("echo ${s:x}"),
+      ask("for ((i=x;0;)); do :; done"),
+      ask("declare -i y; y=$x"),
+      ask("local -i y=1"),
+      ask("typeset -i y"),
+      // Variables bash runs as code.
+      ask("PS4='$(rm v)'; set -x; :"),
+      ask("export PS4='$(rm v)'; set -x; :"),
+      ask("declare PS4='$(touch t)'"),
+      ask("read PS4 < f"),
+      ask("printf -v PS4 %s x"),
+      ask("BASH_ENV=./s.sh bash -c :"),
+      ask("env BASH_ENV=./s.sh bash -c :"),
+      ask("env 'BASH_FUNC_e%%=() { :; }' bash -c e"),
+      ask("PROMPT_COMMAND='touch t' bash -ic :"),
+      // Commands bash runs from text or files the parser cannot see.
+      ask(". ./s.sh"),
+      ask("source s.sh"),
+      ask("alias e='touch t'"),
+      ask("compgen -C 'touch t' x"),
+      ask("hash -p /usr/bin/touch e; e t"),
+      ask("enable -f ./x.so x"),
+      ask("bash -lc 'echo hi'"),
+      ask("bash -ic 'echo hi'"),
+      ask("bash --rcfile x -c 'echo hi'"),
+    ]),
+    [],
+  );
+});
+
+Deno.test("decide() still allows expansions that only read a value", () => {
+  assert.deepEqual(
+    wrongRows([
+      ['x=1; echo "${x@Q}" "${x@U}" "${x@u}" "${x@L}"', "allow", "Bash(echo:*)"],
+      [
+        "echo ${!a[@]} ${!pre@} ${!pre*} ${#x} ${x:-d} ${x%.c} ${x/a/b} ${x^^}",
+        "allow",
+        "Bash(echo:*)",
+      ],
+      ["echo $((1 + 2)) ${a[0]} ${s:1:2}", "allow", "Bash(echo:*)"],
+      ["declare x=1; echo $x", "allow", "Bash(echo:*)"],
+      ["printf -v out %s hi; echo $out", "allow", "Bash(echo:*)"],
+      ["read -r line < /dev/null; echo $line", "allow", "Bash(echo:*)"],
+      ["mapfile -t lines < /dev/null; echo ${lines[0]}", "allow", "Bash(echo:*)"],
+      ["unset x; echo", "allow", "Bash(echo:*)"],
+      ["mapfile -C 'rm v' -c 1 a < /dev/null", "deny", "Bash(rm:*)"],
+      ["alias", "default", undefined],
+    ]),
+    [],
+  );
 });
