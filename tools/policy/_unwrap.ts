@@ -10,9 +10,18 @@
  *   an unknown tail (`xargs rm` is `rm *`). `sudo` and `doas` are seen through by
  *   deny and ask rules only: an allow must name them (`Bash(sudo apt update)`).
  *   A wrapper is recognised by its bare name or under `/bin`, `/usr/bin`,
- *   `/usr/local/bin`; an option it does not know, or an option or duration that
+ *   `/usr/local/bin` (named by another path, deny and ask rules still see
+ *   through it); an option it does not know, or an option or duration that
  *   is not literal (it could split into several words), makes the command
  *   uncertain.
+ * - **Spellings of a program**: deny and ask rules also see a program named by
+ *   a path as its base name (`/bin/rm`, `./rm` are `rm`), what `busybox` and
+ *   `toybox` run, and a multi-level command without its global options
+ *   (`git --no-pager -C . push` is `git push`; `_global_options.ts`). Allow
+ *   rules see the command as written, and without global options that change
+ *   nothing; never one with an option that runs code or moves the repository
+ *   (`noAllow`). The programs a PATH lookup finds are listed (`programs`) for
+ *   the caller to check where PATH leads.
  * - **Scripts as text**: `sh -c`, `bash -c`, `dash -c`, `eval`, `trap` and
  *   `mapfile -C` with literal text are parsed in turn and each command in them
  *   decided; with text known only at run time they are uncertain, and so are
@@ -47,6 +56,7 @@
  */
 
 import type { ShellWord } from "./shell.ts";
+import { globalOptions } from "./_global_options.ts";
 
 /** What one simple command amounts to. */
 export interface Unwrapped {
@@ -54,6 +64,18 @@ export interface Unwrapped {
   views: ShellWord[][];
   /** The layer allow rules are matched against. */
   allowView: ShellWord[];
+  /** The same without global options that change nothing (`git --no-pager diff`), for allow rules too. */
+  allowAlso?: ShellWord[];
+  /** An option that runs code or moves the repository (`git -c`): no allow rule matches. */
+  noAllow?: string;
+  /**
+   * The programs run up to the allow layer that bash or a wrapper looks up in
+   * PATH, or that are named by a path: an allow rule holds only where each is
+   * the program its name says (the caller checks PATH).
+   */
+  programs: ShellWord[];
+  /** Directories options move the command to (`git -C DIR`). */
+  dirs: ShellWord[];
   /** Variables set for the inner command (`env X=1 cmd`). */
   env: string[];
   /** Variables a builtin assigns (`declare X=1`, `read X`, `printf -v X`). */
@@ -418,15 +440,90 @@ const READERS: Record<string, Reader> = {
 };
 READERS.egrep = READERS.grep;
 READERS.fgrep = READERS.grep;
-const SYSTEM_BIN = /^\/(?:usr\/(?:local\/)?)?bin\//;
+const SYSTEM_BIN = /^\/(?:usr\/(?:local\/)?)?bin\/[^/]+$/;
+
+/** A command word's program by base name (`/bin/rm` is `rm`); undefined when known only at run time. */
+function baseName(w: ShellWord | undefined): string | undefined {
+  const v = w?.value;
+  if (v === undefined) return undefined;
+  return v.includes("/") ? v.slice(v.lastIndexOf("/") + 1) : v;
+}
+
+/** A program crab recognises by its name: a bare name, or a system binary's path. */
+function isTrusted(w: ShellWord | undefined): boolean {
+  const v = w?.value;
+  return v !== undefined && (!v.includes("/") || SYSTEM_BIN.test(v));
+}
 
 /** The name a command is recognised by: a bare name, or a system binary's. */
 function nameOf(w: ShellWord | undefined): string | undefined {
-  const v = w?.value;
-  if (v === undefined) return undefined;
-  if (!v.includes("/")) return v;
-  return SYSTEM_BIN.test(v) ? v.slice(v.lastIndexOf("/") + 1) : undefined;
+  return isTrusted(w) ? baseName(w) : undefined;
 }
+
+/** bash's builtins and keywords: bash runs them itself, whatever PATH holds. */
+const BASH_BUILTINS = new Set([
+  ".",
+  ":",
+  "[",
+  "alias",
+  "bg",
+  "bind",
+  "break",
+  "builtin",
+  "caller",
+  "cd",
+  "command",
+  "compgen",
+  "complete",
+  "compopt",
+  "continue",
+  "declare",
+  "dirs",
+  "disown",
+  "echo",
+  "enable",
+  "eval",
+  "exec",
+  "exit",
+  "export",
+  "false",
+  "fc",
+  "fg",
+  "getopts",
+  "hash",
+  "help",
+  "history",
+  "jobs",
+  "kill",
+  "let",
+  "local",
+  "logout",
+  "mapfile",
+  "popd",
+  "printf",
+  "pushd",
+  "pwd",
+  "read",
+  "readarray",
+  "readonly",
+  "return",
+  "set",
+  "shift",
+  "shopt",
+  "source",
+  "suspend",
+  "test",
+  "times",
+  "trap",
+  "true",
+  "type",
+  "typeset",
+  "ulimit",
+  "umask",
+  "unalias",
+  "unset",
+  "wait",
+]);
 
 const ASSIGN = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
@@ -520,6 +617,8 @@ export function unwrap(words: ShellWord[]): Unwrapped {
   const out: Unwrapped = {
     views: [words],
     allowView: words,
+    programs: [],
+    dirs: [],
     env: [],
     sets: [],
     scripts: [],
@@ -530,23 +629,33 @@ export function unwrap(words: ShellWord[]): Unwrapped {
   };
   let cur = words;
   let allowStopped = false;
+  // bash itself runs the first word, and what `command` and `builtin` give it; a builtin's
+  // name then needs no program. What other wrappers run, they look up in PATH.
+  let byBash = true;
   for (let layer = 0; layer < MAX_LAYERS; layer++) {
-    const name = nameOf(cur[0]);
+    const name = baseName(cur[0]);
+    if (
+      !allowStopped && !(byBash && name !== undefined && !cur[0].value!.includes("/") &&
+        BASH_BUILTINS.has(name))
+    ) out.programs.push(cur[0]);
     const spec = name === undefined ? undefined : WRAPPERS[name];
     if (!spec || (name === "command" && isCommandLookup(cur))) break;
+    // A wrapper named by a path of its own (`./env rm x`) may be anything: deny rules see
+    // through it, allow rules do not.
+    const trusted = isTrusted(cur[0]);
     const opts = readOptions(cur, 1, spec, name!);
     if (opts.uncertain) {
-      out.uncertain = opts.uncertain;
-      return out;
+      if (trusted) out.uncertain = opts.uncertain;
+      return finish(out);
     }
     let i = opts.next;
     if (name === "env" && (opts.seen.has("S") || opts.seen.has("split-string"))) {
       out.uncertain = "env -S splits a string into a command";
-      return out;
+      return finish(out);
     }
     if (name === "env" && (opts.seen.has("C") || opts.seen.has("chdir"))) {
       out.uncertain = "env -C runs the command in another directory";
-      return out;
+      return finish(out);
     }
     if (spec.assigns) {
       // env takes every word holding `=` for an assignment (`BASH_FUNC_f%%=…` too).
@@ -558,14 +667,14 @@ export function unwrap(words: ShellWord[]): Unwrapped {
       if (i < cur.length && cur[i].split && cur[i].segs[0] !== null) {
         // `env $X cmd`: $X may be an assignment or the command.
         out.uncertain = `${name}: ${cur[i].text} is known only at run time`;
-        return out;
+        return finish(out);
       }
     }
     for (let k = 0; k < (spec.operands ?? 0); k++) {
       if (i >= cur.length) break;
       if (cur[i].split) {
         out.uncertain = `${name}: ${cur[i].text} is known only at run time`;
-        return out;
+        return finish(out);
       }
       i++;
     }
@@ -585,11 +694,53 @@ export function unwrap(words: ShellWord[]): Unwrapped {
       break;
     }
     out.views.push(inner);
-    if (spec.denyOnly) allowStopped = true;
+    if (spec.denyOnly || !trusted) allowStopped = true;
     if (!allowStopped) out.allowView = inner;
+    byBash &&= name === "command" || name === "builtin";
     cur = inner;
   }
-  inspect(cur, out);
+  // What the innermost command does counts only when allow rules see it: `sudo cat f` is sudo's.
+  if (isTrusted(cur[0])) inspect(cur, out);
+  if (cur !== out.allowView) {
+    out.neutral = false;
+    out.reader = false;
+  }
+  return finish(out);
+}
+
+/**
+ * Adds the forms deny and ask rules also match: a program named by a path as
+ * its base name (`/bin/rm` is `rm`), what `busybox` and `toybox` run, and a
+ * multi-level command without its global options (`git --no-pager push` is
+ * `git push`); and what those options mean for allow rules.
+ */
+function finish(out: Unwrapped): Unwrapped {
+  for (const view of [...out.views]) {
+    let v = view;
+    for (let round = 0; round < 3 && v.length; round++) {
+      const name = baseName(v[0]);
+      if (name === undefined) break;
+      if (v[0].value!.includes("/")) {
+        v = [{ ...v[0], value: name, segs: [name], text: name }, ...v.slice(1)];
+        out.views.push(v);
+      }
+      if ((name === "busybox" || name === "toybox") && v.length > 1) {
+        v = v.slice(1);
+        out.views.push(v);
+        continue;
+      }
+      const global = globalOptions(name, v);
+      if (global) {
+        out.views.push(...global.deny);
+        if (view === out.allowView) {
+          if (global.code) out.noAllow = global.code;
+          else if (global.allow && !view[0].value!.includes("/")) out.allowAlso = global.allow;
+          out.dirs.push(...global.dirs);
+        }
+      }
+      break;
+    }
+  }
   return out;
 }
 

@@ -26,7 +26,15 @@
  *     `source`, an alias: ask. A command that sets a variable bash runs as
  *     code (`PS4`, `BASH_ENV`, `BASH_FUNC_*`, … see {@link isCodeVariable})
  *     asks too;
- *   - an allow rule must match every way the command could expand;
+ *   - an allow rule must match every way the command could expand, and names
+ *     a program by the bare name bash looks up in PATH (only while no
+ *     directory commands can write, see {@link DecideContext}, comes first in
+ *     PATH) or by the exact absolute path: `./tool`, a program in a writable
+ *     directory, a command whose global options run code or move the
+ *     repository (`git -c`, `--git-dir`, `-C` out of the workspace) are never
+ *     allowed by a rule. Deny and ask rules match a program by its base name
+ *     wherever it lies (`/bin/rm`, `./rm`, `busybox rm`), and multi-level
+ *     commands without their global options (`git --no-pager push`);
  *   - a command that sets a variable which chooses the program or loads code
  *     (`PATH`, `LD_*`, `NODE_OPTIONS`, … see {@link isLoaderVariable}) is not
  *     allowed by rules: `default`;
@@ -55,9 +63,15 @@
  * @module
  */
 
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { crabNameOf, fromClaudeInput } from "../table.ts";
-import { type CommandSubject, commandSubject, matchCommand } from "./command_pattern.ts";
+import {
+  type CommandPattern,
+  type CommandSubject,
+  commandSubject,
+  compileCommandPattern,
+  matchCommand,
+} from "./command_pattern.ts";
 import { matchPath } from "./path_pattern.ts";
 import { type Effect, type Rule, ruleAppliesTo } from "./rules.ts";
 import { parseShell, type ShellWord, type SimpleCommand } from "./shell.ts";
@@ -83,6 +97,16 @@ export interface DecideContext {
   home: string;
   /** Resolves symlinks as crab's confinement does (`fs/workspace.ts`'s `realPathOf`). */
   realPath(path: string): string;
+  /**
+   * The directories bash looks programs up in, in order (the `PATH` commands
+   * get); crab's own `PATH` when absent.
+   */
+  path?: readonly string[];
+  /**
+   * Directories besides the workspace and `/tmp` that commands can write (the
+   * sandbox's writable roots).
+   */
+  writable?: readonly string[];
 }
 
 /** The decision on one simple command of a shell call. */
@@ -378,6 +402,8 @@ interface Piece {
 const NOTHING: Unwrapped = {
   views: [],
   allowView: [],
+  programs: [],
+  dirs: [],
   env: [],
   sets: [],
   scripts: [],
@@ -568,11 +594,15 @@ class Judge {
     const certain = (r: Rule, s: CommandSubject) =>
       r.matcher.kind === "any" ||
       (r.matcher.kind === "command" && matchCommand(r.matcher.pattern, s, true));
+    // A deny or ask rule names a program, wherever it lies: `Bash(/bin/rm *)` is `rm`'s too.
     const possible = (r: Rule, s: CommandSubject) =>
       r.matcher.kind === "any" ||
-      (r.matcher.kind === "command" && matchCommand(r.matcher.pattern, s, false));
+      (r.matcher.kind === "command" && matchCommand(r.matcher.pattern, s, false)) ||
+      (r.matcher.kind === "command" && matchCommand(baseNamed(r), s, false));
+    const surely = (r: Rule, s: CommandSubject) =>
+      certain(r, s) || (r.matcher.kind === "command" && matchCommand(baseNamed(r), s, true));
     for (const r of rules) {
-      if (r.effect === "deny" && views.some((s) => certain(r, s))) {
+      if (r.effect === "deny" && views.some((s) => surely(r, s))) {
         return { level: "deny", rule: r, why: `denied by ${ruleName(r)}` };
       }
     }
@@ -602,10 +632,20 @@ class Judge {
       };
     }
     const subject = commandSubject(p.u.allowView);
-    for (const r of rules) {
-      if (r.effect === "allow" && certain(r, subject)) {
-        return { level: "allow", rule: r, why: `allowed by ${ruleName(r)}` };
-      }
+    const also = p.u.allowAlso && commandSubject(p.u.allowAlso);
+    const allowed = rules.find((r) =>
+      r.effect === "allow" && (certain(r, subject) || (also && certain(r, also)))
+    );
+    if (allowed && p.u.noAllow) {
+      return {
+        level: "default",
+        why: `${p.u.noAllow} runs code or moves the repository; no allow rule covers it`,
+      };
+    }
+    if (allowed) {
+      const away = this.#untrusted(p.u.programs) ?? this.#away(p.u.dirs);
+      if (away) return { level: "default", why: away };
+      return { level: "allow", rule: allowed, why: `allowed by ${ruleName(allowed)}` };
     }
     if (p.u.cd) {
       // Allowed commands after it would run elsewhere (another package.json, Makefile, …).
@@ -618,8 +658,80 @@ class Judge {
       if (!to) return { level: "default", why: "changes to a directory known only at run time" };
       if (away) return { level: "default", why: `changes to ${away}, outside the workspace` };
     }
-    if (p.u.neutral) return { level: "none", why: "runs nothing that needs a rule" };
+    if (p.u.neutral) {
+      const away = this.#untrusted(p.u.programs);
+      if (away) return { level: "default", why: away };
+      return { level: "none", why: "runs nothing that needs a rule" };
+    }
     return { level: "default", why: `no rule matches ${subject.display}` };
+  }
+
+  /**
+   * Why one of `programs` may not be the program its name says: named by a
+   * relative path, lying in a directory commands can write, or looked up in a
+   * PATH where such a directory comes first (a command could put a program of
+   * that name there). Undefined when each is what its name says.
+   */
+  #untrusted(programs: readonly ShellWord[]): string | undefined {
+    for (const w of programs) {
+      const v = w.value;
+      if (v === undefined) return `the program ${w.text} is known only at run time`;
+      const why = this.#programs.get(v) ?? this.#program(v, w.tilde);
+      this.#programs.set(v, why);
+      if (why) return why;
+    }
+    return undefined;
+  }
+
+  /** Memo of {@link #program} for this call. */
+  readonly #programs = new Map<string, string>();
+
+  #program(v: string, tilde: boolean): string {
+    const path = tilde && (v === "~" || v.startsWith("~/")) ? this.#ctx.home + v.slice(1) : v;
+    if (path.includes("/")) {
+      if (!isAbsolute(path)) {
+        return `${v} is named by a relative path: no allow rule covers a program the command can replace`;
+      }
+      const real = realOf(path, this.#ctx);
+      return this.#writable(real)
+        ? `${v} lies in a directory commands can write: no allow rule covers it`
+        : "";
+    }
+    const dirs = this.#ctx.path ?? (Deno.env.get("PATH") ?? "").split(":");
+    for (const dir of dirs) {
+      if (dir === "" || !isAbsolute(dir) || this.#writable(realOf(dir, this.#ctx))) {
+        return `${v} is looked up in PATH, where ${
+          dir || "."
+        } (a directory commands can write) comes first: no allow rule covers it`;
+      }
+      try {
+        const st = Deno.statSync(join(dir, v));
+        if (st.isFile && (st.mode === null || (st.mode & 0o111) !== 0)) return "";
+      } catch {
+        // not there: the next directory
+      }
+    }
+    return "";
+  }
+
+  /** Inside the workspace, /tmp, or a writable root of the sandbox. */
+  #writable(real: string): boolean {
+    const roots = [this.#ctx.workspace, "/tmp", ...(this.#ctx.writable ?? [])];
+    return roots.some((r) => {
+      const root = r === this.#ctx.workspace ? r : realOf(r, this.#ctx);
+      return real === root || real.startsWith(root.endsWith("/") ? root : root + "/");
+    });
+  }
+
+  /** Why the command may work outside the workspace (`git -C DIR`), or undefined. */
+  #away(dirs: readonly ShellWord[]): string | undefined {
+    for (const d of dirs) {
+      const to = this.#paths(d, this.#dirs);
+      if (!to) return `works in ${d.text}, a directory known only at run time`;
+      const away = to.map((t) => realOf(t, this.#ctx)).find((t) => !this.#inside(t));
+      if (away) return `works in ${away}, outside the workspace`;
+    }
+    return undefined;
   }
 
   /** A file written or read by a redirection or an argument. */
@@ -662,6 +774,31 @@ class Judge {
     if (outside) return { level: "default", why: `${doing} ${outside}, outside the workspace` };
     return { level: "none", why: "" };
   }
+}
+
+/** Each rule whose command names a program by path, with the program as its base name. */
+const BASE_NAMED = new WeakMap<Rule, CommandPattern>();
+
+/**
+ * `rule`'s pattern with its program as a base name (`Bash(/usr/bin/rm *)` as
+ * `rm *`), or the pattern itself when its program is a plain name.
+ */
+function baseNamed(rule: Rule): CommandPattern {
+  const pattern = (rule.matcher as { pattern: CommandPattern }).pattern;
+  const known = BASE_NAMED.get(rule);
+  if (known) return known;
+  const spec = rule.specifier ?? "";
+  const m = /^\s*(\/[^\s'"\\*]*\/)([^\s'"\\*/]+)(\s|:\*|$)/.exec(spec);
+  let out = pattern;
+  if (m) {
+    try {
+      out = compileCommandPattern(spec.replace(m[1], ""));
+    } catch {
+      out = pattern;
+    }
+  }
+  BASE_NAMED.set(rule, out);
+  return out;
 }
 
 /** Files a redirection may name without touching the file system's contents. */

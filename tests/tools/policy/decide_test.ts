@@ -401,8 +401,11 @@ Deno.test("decide() matches an MCP call by its server and Claude Code's name, ne
 // ---- the seams: values run as code, programs by path, writes by redirection ----
 
 const FIXED = rules(DIFFERENTIAL_RULES);
+/** A PATH with no directory a command can write. */
+const SAFE_PATH = ["/usr/local/bin", "/usr/bin", "/bin"];
+
 function fixed(command: string, rs: Rule[] = FIXED, extra: Partial<DecideContext> = {}): Decision {
-  return decide(rs, { tool: "bash", args: { command } }, { ...ctx, ...extra });
+  return decide(rs, { tool: "bash", args: { command } }, { ...ctx, path: SAFE_PATH, ...extra });
 }
 
 /** [command, effect, rule] rows, each checked under `rs`; returns what came out otherwise. */
@@ -521,6 +524,148 @@ Deno.test("decide() still allows expansions that only read a value", () => {
       ["mapfile -C 'rm v' -c 1 a < /dev/null", "deny", "Bash(rm:*)"],
       ["alias", "default", undefined],
     ]),
+    [],
+  );
+});
+
+Deno.test("decide() denies /bin/rm v, git --no-pager push and git -C . push under Bash(rm:*) and Bash(git push:*) denies", () => {
+  const RM = "Bash(rm:*)";
+  const PUSH = "Bash(git push:*)";
+  assert.deepEqual(
+    wrongRows([
+      ["/bin/rm v", "deny", RM],
+      ["/usr/bin/rm v", "deny", RM],
+      ["./rm v", "deny", RM],
+      ["../x/rm v", "deny", RM],
+      ["~/bin/rm v", "deny", RM],
+      ["busybox rm v", "deny", RM],
+      ["toybox rm -rf v", "deny", RM],
+      ["/usr/local/bin/busybox rm v", "deny", RM],
+      ["timeout 5 /bin/rm v", "deny", RM],
+      ["./env rm v", "deny", RM],
+      ["git --no-pager push", "deny", PUSH],
+      ["git -C . push", "deny", PUSH],
+      ["git -C /elsewhere push origin main", "deny", PUSH],
+      ["git -c a.b=c push", "deny", PUSH],
+      ["git --git-dir=.git --work-tree . push", "deny", PUSH],
+      ["git --exec-path=/x push", "deny", PUSH],
+      ["git -P --namespace n --literal-pathspecs push", "deny", PUSH],
+      ["git --bare push", "deny", PUSH],
+      ["/usr/bin/git --no-pager push", "deny", PUSH],
+      ["env git --no-pager push", "deny", PUSH],
+      // An option that is not known, or that can make any subcommand a push: asked.
+      ["git --frobnicate push", "ask", PUSH],
+      ["git -c alias.p=push p", "ask", PUSH],
+      ["git $OPTS push", "ask", PUSH],
+      // Not a push, however it is spelled.
+      ["git --no-pager log", "default", undefined],
+      ["echo rm v", "allow", "Bash(echo:*)"],
+    ]),
+    [],
+  );
+});
+
+Deno.test("decide() reads the global options of git, npm, pnpm, yarn, cargo, go, docker, podman, kubectl and gh", () => {
+  const rs = rules([
+    ["Bash(npm publish:*)", "deny"],
+    ["Bash(pnpm publish:*)", "deny"],
+    ["Bash(yarn publish:*)", "deny"],
+    ["Bash(cargo publish:*)", "deny"],
+    ["Bash(go run:*)", "deny"],
+    ["Bash(docker rm:*)", "deny"],
+    ["Bash(podman rm:*)", "deny"],
+    ["Bash(kubectl delete:*)", "deny"],
+    ["Bash(gh repo delete:*)", "deny"],
+  ]);
+  const deny = (c: string, r: string): [string, "deny", string] => [c, "deny", `Bash(${r}:*)`];
+  assert.deepEqual(
+    wrongRows(
+      [
+        deny("npm --prefix ../x publish", "npm publish"),
+        deny("npm -w pkg --silent publish", "npm publish"),
+        deny("npm --registry=https://r.example publish", "npm publish"),
+        deny("pnpm -C sub --filter a publish", "pnpm publish"),
+        deny("yarn --cwd sub --silent publish", "yarn publish"),
+        deny("cargo +nightly -q --locked publish", "cargo publish"),
+        deny("cargo --config build.rustc-wrapper=x publish", "cargo publish"),
+        deny("docker --context c -l debug rm box", "docker rm"),
+        deny("docker -H tcp://h rm box", "docker rm"),
+        deny("podman --log-level debug rm box", "podman rm"),
+        deny("podman --remote rm box", "podman rm"),
+        deny("kubectl --context prod -n ns delete pod p", "kubectl delete"),
+        deny("kubectl --kubeconfig k delete pod p", "kubectl delete"),
+        deny("gh -R o/r repo delete", "gh repo delete"),
+        ["go -C x run .", "ask", "Bash(go run:*)"],
+        ["npm --weird publish", "ask", "Bash(npm publish:*)"],
+        ["docker --weird rm box", "ask", "Bash(docker rm:*)"],
+      ],
+      rs,
+    ),
+    [],
+  );
+});
+
+Deno.test("decide() lets an allow rule match the bare name through a PATH nobody can write, or the exact path it names", () => {
+  const diff = "Bash(git diff:*)";
+  const rs = rules([["Bash(git diff:*)", "allow"], ["Bash(/usr/bin/git log:*)", "allow"]]);
+  const ws = ctx.workspace;
+  // Global options that change nothing are read through; the others never allowed.
+  assert.deepEqual(
+    wrongRows(
+      [
+        ["git diff", "allow", diff],
+        ["git --no-pager diff --stat", "allow", diff],
+        ["git -P diff", "allow", diff],
+        ["git -C src diff", "allow", diff],
+        ["git -C /etc diff", "default", undefined],
+        ["git -C $D diff", "default", undefined],
+        ["git -c core.pager=x diff", "default", undefined],
+        ["git --exec-path=. diff", "default", undefined],
+        ["git --git-dir=/x/.git diff", "default", undefined],
+        ["git --work-tree=/x diff", "default", undefined],
+        ["git --bare diff", "default", undefined],
+        // By path: only the exact path a rule names, never a relative one.
+        ["/usr/bin/git diff", "default", undefined],
+        ["/usr/bin/git log", "allow", "Bash(/usr/bin/git log:*)"],
+        ["./git diff", "default", undefined],
+        ["bin/git diff", "default", undefined],
+        ["git log", "default", undefined],
+      ],
+      rs,
+    ),
+    [],
+  );
+  // A PATH with a directory commands can write before the program: not what the rule allowed.
+  const writable = [join(ws, "bin"), "/tmp/bin", ".", ""];
+  for (const dir of writable) {
+    const d = fixed("git diff", rs, { path: [dir, ...SAFE_PATH] });
+    assert.deepEqual([d.effect, d.rule], ["default", undefined], `PATH=${dir}: ${d.why}`);
+    assert.match(d.why, /looked up in PATH/);
+  }
+  const extra = fixed("git diff", rs, { path: ["/opt/tools", ...SAFE_PATH], writable: ["/opt"] });
+  assert.equal(extra.effect, "default", extra.why);
+  // After the program, a writable directory changes nothing.
+  assert.equal(fixed("git diff", rs, { path: [...SAFE_PATH, join(ws, "bin")] }).effect, "allow");
+  // A program that needs no rule is still looked up: cat from the workspace is not cat.
+  assert.equal(fixed("cat src/a.ts", rs).effect, "default");
+  assert.equal(
+    fixed("cat src/a.ts", rs, { path: [join(ws, "bin"), ...SAFE_PATH] }).why,
+    "cat src/a.ts: cat is looked up in PATH, where " + join(ws, "bin") +
+      " (a directory commands can write) comes first: no allow rule covers it",
+  );
+  // A builtin runs whatever PATH holds.
+  assert.equal(fixed("echo hi", FIXED, { path: [".", ...SAFE_PATH] }).effect, "allow");
+  assert.equal(fixed("env echo hi", FIXED, { path: [".", ...SAFE_PATH] }).effect, "default");
+});
+
+Deno.test("decide() denies by a rule that names a program by path, whatever the command's path", () => {
+  const rs = rules([["Bash(/usr/bin/rm:*)", "deny"]]);
+  assert.deepEqual(
+    wrongRows([
+      ["rm v", "deny", "Bash(/usr/bin/rm:*)"],
+      ["/bin/rm v", "deny", "Bash(/usr/bin/rm:*)"],
+      ["./rm v", "deny", "Bash(/usr/bin/rm:*)"],
+    ], rs),
     [],
   );
 });
