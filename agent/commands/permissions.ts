@@ -116,9 +116,12 @@ function effectOf(
   return v === "allow" || approved(tool.class) ? "allow" : "ask";
 }
 
-/** What a shell command's class (exec) gives under `mode` when no rule speaks. */
-function classDefault(mode: Mode): "allow" | "ask" | "deny" {
-  if (mode === "bypassPermissions") return "allow";
+/**
+ * What a shell command's class (exec) gives under `mode` when no rule speaks;
+ * for a part that only writes files no rule allows, the write class's.
+ */
+function classDefault(mode: Mode, write = false): "allow" | "ask" | "deny" {
+  if (mode === "bypassPermissions" || (write && mode === "acceptEdits")) return "allow";
   return mode === "plan" || mode === "dontAsk" ? "deny" : "ask";
 }
 
@@ -126,9 +129,9 @@ function partRow(part: Part, mode: Mode): string[] {
   const rule = part.rule ? ruleRef(part.rule) : undefined;
   if (part.effect === "default") {
     return [
-      `  ${classDefault(mode)}`,
+      `  ${classDefault(mode, part.asWrite)}`,
       show(part.command),
-      `no rule: class default (${show(part.why)})`,
+      `no rule: ${part.asWrite ? "write " : ""}class default (${show(part.why)})`,
     ];
   }
   return [

@@ -158,7 +158,6 @@ export const COMMAND_TABLE: [string, Effect | "default", string | undefined][] =
   ["git status", "allow", "Bash(git status)"],
   ["git status && git diff", "allow", "Bash(git status)"],
   ["cd src && npm test", "allow", NPM],
-  ["npm test > out.log 2>&1", "allow", NPM],
   ["npm test > /dev/null", "allow", NPM],
   ["timeout 60 npm test", "allow", NPM],
   ["npm test || true", "allow", NPM],
@@ -173,6 +172,8 @@ export const COMMAND_TABLE: [string, Effect | "default", string | undefined][] =
   ["npm tests", "default", undefined],
   ["git status --short", "default", undefined],
   ["npm test > /tmp/x", "default", undefined],
+  // A file written is a write: an Edit or Write rule, or the mode, allows it.
+  ["npm test > out.log 2>&1", "default", undefined],
   ["npm test && cat /etc/hostname", "default", undefined],
   ["sudo npm test", "default", undefined],
   ["bash script.sh", "default", undefined],

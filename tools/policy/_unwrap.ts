@@ -39,8 +39,8 @@
  * - **Commands run by commands**: `find … -exec CMD … ;` (and `-execdir`,
  *   `-ok`, `-okdir`) runs CMD, decided as a command of its own (`{}` unknown).
  * - **Files named by arguments**: written by `tee FILE`, `time -o FILE`, `sort -o
- *   FILE`, `uniq IN OUT`, `find -fprint FILE`; read by `xargs -a FILE` and by the
- *   readers below.
+ *   FILE`, `uniq IN OUT`, `find -fprint FILE`, `git … --output=FILE`, `git
+ *   format-patch -o DIR`; read by `xargs -a FILE` and by the readers below.
  * - **Runs nothing**: `cd`, `pushd`, `popd`, `true`, `false`, `:`, `echo`,
  *   `printf`, `test` and `[` (without `-v`), `pwd`, `command -v`, the builtins
  *   above that assign plain names, `trap` and `exec` without a command need no
@@ -825,6 +825,7 @@ function inspect(words: ShellWord[], out: Unwrapped): void {
       : `${name} runs the commands of ${args[0].text}, which are known only at run time`;
   } else if (name === "find") findCommands(args, out);
   else if (Object.hasOwn(READERS, name)) reader(name, READERS[name], args, out);
+  else if (name === "git") gitWrites(args, out);
   else if (name === "tee") {
     for (const w of args) if (!(w.value?.startsWith("-") && w.value !== "-")) out.writes.push(w);
   }
@@ -907,6 +908,22 @@ function findCommands(args: ShellWord[], out: Unwrapped): void {
     }
     if (cmd.length) out.commands.push(cmd);
     i = j;
+  }
+}
+
+/** Files git's options write: `--output=F` (diff, log, show, …), `format-patch -o DIR`. */
+function gitWrites(args: ShellWord[], out: Unwrapped): void {
+  const patch = args.some((w) => w.value === "format-patch");
+  for (let i = 0; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined) continue;
+    if (v === "--") break;
+    const eq = v.indexOf("=");
+    const key = eq > 0 ? v.slice(0, eq) : v;
+    const withArg = key === "--output" || (patch && (key === "--output-directory" || key === "-o"));
+    if (!withArg) continue;
+    if (eq > 0) out.writes.push({ ...args[i], value: v.slice(eq + 1), segs: [v.slice(eq + 1)] });
+    else if (args[i + 1]) out.writes.push(args[++i]);
   }
 }
 

@@ -40,20 +40,24 @@
  *     allowed by rules: `default`;
  *   - redirections and the files a command's arguments name are paths: one
  *     written matches Edit/Write rules, one read matches Read rules (deny and
- *     ask); a write outside the workspace (or to a file known only at run time)
- *     is not covered by a Bash allow rule: `default` unless an Edit rule allows
- *     it; `cd DIR` moves the base of later relative paths (every directory a
- *     `cd` in the command could lead to is tried);
+ *     ask). A file written is a write, never covered by a Bash allow rule: in
+ *     the workspace, unless an Edit or Write rule allows it, the part is
+ *     `default` as a write ({@link Decision.asWrite}: the mode settles it as
+ *     it settles the write tool); outside the workspace, or named only at run
+ *     time, it is the class's `default`. `/dev/null`, `/dev/stdout`,
+ *     `/dev/stderr` and descriptor copies (`2>&1`) write nothing. `cd DIR`
+ *     moves the base of later relative paths (every directory a `cd` in the
+ *     command could lead to is tried);
  *   - commands that run nothing (`cd`, `echo`, `true`, …) and readers of files
  *     inside the workspace (`cat`, `tail`, `grep`, …) need no allow rule.
  *
  *   The call: deny if any part is denied; else ask if any part asks or the
  *   parser could not settle the command (a syntax error, arithmetic on
  *   variables, an expansion that uses a value as code or as a name, more
- *   than {@link MAX_PARTS} commands); else `default` if any part
- *   has no rule; else allow if some part was allowed by a rule (and the rest
- *   need none); else `default`. The parser is needed only when some rule looks
- *   inside commands ({@link needsShellParser}); without one, `Bash` rules
+ *   than {@link MAX_PARTS} commands); else `default` if any part has no rule
+ *   (as a write when only writes lack one); else allow if some part was
+ *   allowed by a rule (and the rest need none); else `default`. The parser is
+ *   needed only when some rule looks inside commands ({@link needsShellParser}); without one, `Bash` rules
  *   decide the call whole.
  *
  * {@link applyMode} then settles `default` and applies the mode: the decision
@@ -123,6 +127,8 @@ export interface Part {
    * wrapper (`timeout 5 npm test` is also `npm test`), outermost first.
    */
   runs: readonly (readonly ShellWord[])[];
+  /** `default` only because it writes files in the workspace that no Edit or Write rule allows. */
+  asWrite?: true;
 }
 
 /** What the rules say about a call. */
@@ -135,6 +141,13 @@ export interface Decision {
   why: string;
   /** bash: every simple command, each with its own decision. */
   parts?: Part[];
+  /**
+   * `default` only because the command writes files in the workspace that no
+   * Edit or Write rule allows (`git diff > out.txt` under `Bash(git diff *)`):
+   * the mode and the approved classes settle it as they settle a write tool
+   * call ({@link applyMode} with the write class).
+   */
+  asWrite?: true;
 }
 
 /** A decision the mode has settled. */
@@ -380,8 +393,11 @@ const LOADERS = new Set([
 
 // ---- bash ----------------------------------------------------------------
 
-/** Levels of a part's verdicts, the highest wins. */
-const LEVEL = { none: 0, allow: 1, default: 2, ask: 3, deny: 4 } as const;
+/**
+ * Levels of a part's verdicts, the highest wins. `write`: a file written in
+ * the workspace that no rule allows, settled as the write tool's call is.
+ */
+const LEVEL = { none: 0, allow: 1, write: 2, default: 3, ask: 4, deny: 5 } as const;
 type Level = keyof typeof LEVEL;
 
 interface Verdict {
@@ -496,7 +512,9 @@ class Judge {
 
   constructor(all: readonly Rule[], bash: readonly Rule[], ctx: DecideContext, pieces: Piece[]) {
     this.#bash = bash;
-    this.#edit = all.filter((r) => ruleAppliesTo(r, "write") && r.matcher.kind === "path");
+    this.#edit = all.filter((r) =>
+      ruleAppliesTo(r, "write") && (r.matcher.kind === "path" || r.matcher.kind === "any")
+    );
     this.#read = all.filter((r) => ruleAppliesTo(r, "read") && r.matcher.kind === "path");
     this.#ctx = ctx;
     this.#dirs = this.#directories(pieces);
@@ -559,10 +577,11 @@ class Judge {
       command: p.text,
       runs: p.u.views,
       // A part that needs no rule is allowed without one.
-      effect: worst.level === "none" ? "allow" : worst.level,
+      effect: worst.level === "none" ? "allow" : worst.level === "write" ? "default" : worst.level,
       ...(worst.rule ? { rule: worst.rule } : {}),
       why: worst.why,
     };
+    if (worst.level === "write") part.asWrite = true;
     if (writes.length) part.writes = writes;
     return part;
   }
@@ -751,12 +770,15 @@ class Judge {
       return { level: "default", why: `${doing} ${w.text}, known only at run time` };
     }
     let outside: string | undefined;
+    let unruled: string | undefined;
+    let allowedBy: Rule | undefined;
     for (const abs of paths) {
       if (SPECIAL_FILES.test(abs)) continue;
       const real = realOf(abs, this.#ctx);
       if (access === "write") writes.push(real);
       const hit = (r: Rule, p: string) =>
-        r.matcher.kind === "path" && matchPath(r.matcher.pattern, p, this.#ctx.workspace, false);
+        r.matcher.kind === "any" ||
+        (r.matcher.kind === "path" && matchPath(r.matcher.pattern, p, this.#ctx.workspace, false));
       for (const effect of ["deny", "ask"] as const) {
         const rule = rules.find((r) => r.effect === effect && (hit(r, real) || hit(r, abs)));
         if (rule) {
@@ -767,11 +789,32 @@ class Judge {
           };
         }
       }
-      if (!this.#inside(real) && !rules.some((r) => r.effect === "allow" && hit(r, real))) {
-        outside ??= real;
+      if (!this.#inside(real)) {
+        // Outside, only a rule that names the path allows (a bare `Edit` does not).
+        const named = (r: Rule) =>
+          r.effect === "allow" && r.matcher.kind === "path" && hit(r, real);
+        if (!rules.some(named)) outside ??= real;
+      } else if (access === "write") {
+        // A file written is a write, as the write tool's: an Edit or Write rule, or the mode.
+        const rule = rules.find((r) => r.effect === "allow" && hit(r, real));
+        if (rule) allowedBy ??= rule;
+        else unruled ??= real;
       }
     }
     if (outside) return { level: "default", why: `${doing} ${outside}, outside the workspace` };
+    if (unruled) {
+      return {
+        level: "write",
+        why: `writes ${shown(unruled, this.#ctx)}, which no Edit or Write rule allows`,
+      };
+    }
+    if (allowedBy) {
+      return {
+        level: "allow",
+        rule: allowedBy,
+        why: `its writes are allowed by ${ruleName(allowedBy)}`,
+      };
+    }
     return { level: "none", why: "" };
   }
 }
@@ -816,8 +859,13 @@ function combine(parts: Part[], problems: string[]): Decision {
   if (problems.length) return out("ask", `cannot be decided before it runs: ${problems[0]}`);
   const asked = parts.find((p) => p.effect === "ask");
   if (asked) return out("ask", `${asked.command}: ${asked.why}`, asked.rule);
-  const open = parts.find((p) => p.effect === "default");
-  if (open) return out("default", `${open.command}: ${open.why}`);
+  const open = parts.find((p) => p.effect === "default" && !p.asWrite) ??
+    parts.find((p) => p.effect === "default");
+  if (open) {
+    const d = out("default", `${open.command}: ${open.why}`);
+    if (open.asWrite) d.asWrite = true;
+    return d;
+  }
   const allowed = parts.find((p) => p.rule);
   if (allowed) {
     const all = parts.filter((p) => p.rule);

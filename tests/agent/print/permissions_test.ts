@@ -239,6 +239,45 @@ Deno.test("crab -p: a stand-in npm first on PATH, in the workspace, is not what 
   );
 });
 
+Deno.test('crab -p --allowedTools "Read,Bash(git diff:*)" refuses git diff > out.txt: a write no rule allowed', async () => {
+  using s = sandbox();
+  s.put("a.txt", "a\n");
+  for (const args of [["init", "-q"], ["add", "a.txt"]]) {
+    await new Deno.Command("git", { args, cwd: s.ws, stdout: "null", stderr: "null" }).output();
+  }
+  s.put("a.txt", "bb\n");
+  for (const mode of ["default", "acceptEdits"]) {
+    await using fake = await startFakeModel(script(
+      { name: "bash", args: { command: "git diff > out.txt" } },
+      { name: "bash", args: { command: "git diff --stat 2>&1 >/dev/null" } },
+    ));
+    const r = await printRun(s, fake, [
+      "-p",
+      "save the diff",
+      "--allowedTools",
+      "Read,Bash(git diff:*)",
+      "--permission-mode",
+      mode,
+      "--output-format",
+      "json",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const [saved, free] = results(fake);
+    assert.equal(free, "(no output)", "nothing written: the rule alone allows it");
+    if (mode === "default") {
+      assert.match(saved, /^Error \[refused\]: Call refused: run: git diff > out\.txt\./);
+      assert.deepEqual(json(r.stdout).permission_denials.map((d) => d.tool_input), [
+        { command: "git diff > out.txt" },
+      ]);
+      assert.throws(() => Deno.statSync(join(s.ws, "out.txt")));
+    } else {
+      // acceptEdits allows writes in the workspace, by redirection too.
+      assert.match(saved, /files changed: \+1 ~0 -0: \+out\.txt$/);
+      assert.match(Deno.readTextFileSync(join(s.ws, "out.txt")), /^-a\n\+bb$/m);
+    }
+  }
+});
+
 /** Each mode, in print mode: a write and a command, and what became of them. */
 const MODE_CASES: [string[], string, boolean, boolean][] = [
   [[], "acceptOffered", true, true],

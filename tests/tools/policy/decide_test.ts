@@ -669,3 +669,67 @@ Deno.test("decide() denies by a rule that names a program by path, whatever the 
     [],
   );
 });
+
+Deno.test("decide() makes git diff > out.txt a write no rule allows under Bash(git diff:*), and echo hi >> notes.txt too", () => {
+  const write = (command: string, rs: Rule[] = FIXED) => {
+    const d = fixed(command, rs);
+    return [d.effect, d.rule?.text, d.asWrite ?? false];
+  };
+  const cases: [string, unknown[], Rule[]?][] = [
+    ["git diff > out.txt", ["default", undefined, true]],
+    ["echo hi >> notes.txt", ["default", undefined, true]],
+    ["git diff &> all.txt", ["default", undefined, true]],
+    ["git diff >| clobber.txt", ["default", undefined, true]],
+    ["git diff 3> fd3.txt", ["default", undefined, true]],
+    ["git diff >& both.txt", ["default", undefined, true]],
+    ["git diff 2> err.txt", ["default", undefined, true]],
+    ["echo hi > src/new.ts", ["default", undefined, true]],
+    ["git diff --output=o.txt", ["default", undefined, true]],
+    ["git --no-pager diff --output o.txt HEAD", ["default", undefined, true]],
+    ["sort -o s.txt ok.txt", ["default", undefined, true]],
+    // Nothing is written: free.
+    ["git diff > /dev/null", ["allow", "Bash(git diff:*)", false]],
+    ["git diff 2>&1 >/dev/stderr", ["allow", "Bash(git diff:*)", false]],
+    ["echo hi > /dev/stdout 2>/dev/stderr", ["allow", "Bash(echo:*)", false]],
+    ["git diff 2>&1 | tail -3", ["allow", "Bash(git diff:*)", false]],
+    // A command no rule allows stays the class's; a write outside the workspace is not a write's.
+    ["echo hi | tee t.txt", ["default", undefined, false]],
+    ["git diff > /etc/out.txt", ["default", undefined, false]],
+    ["git log > log.txt", ["default", undefined, false]],
+    // An Edit or Write rule allows it.
+    ["echo hi >> notes.txt", ["allow", "Bash(echo:*)", false], [
+      ...FIXED,
+      ...rules([["Edit(./notes.txt)", "allow"]]),
+    ]],
+    [
+      "echo hi > x.txt",
+      ["allow", "Edit", false],
+      rules([["Bash(rm:*)", "deny"], ["Edit", "allow"]]),
+    ],
+    [
+      "echo hi > src/x.txt",
+      ["allow", "Edit(src/**)", false],
+      rules([
+        ["Bash(rm:*)", "deny"],
+        ["Edit(src/**)", "allow"],
+      ]),
+    ],
+    // A deny still wins.
+    ["echo hi > secrets/k", ["deny", "Edit(./secrets/**)", false], [
+      ...FIXED,
+      ...rules([["Edit(./secrets/**)", "deny"]]),
+    ]],
+    ["echo hi > x.txt", ["deny", "Edit", false], [...FIXED, ...rules([["Edit", "deny"]])]],
+  ];
+  const wrong = cases.flatMap(([command, want, rs]) => {
+    const got = write(command, rs);
+    return JSON.stringify(got) === JSON.stringify(want)
+      ? []
+      : [`${command}: got ${JSON.stringify(got)} (${fixed(command, rs).why})`];
+  });
+  assert.deepEqual(wrong, []);
+  assert.equal(
+    fixed("git diff > out.txt").why,
+    "git diff > out.txt: writes out.txt, which no Edit or Write rule allows",
+  );
+});
