@@ -136,6 +136,9 @@ const EXPANSIONS = new Set([
 ]);
 
 class Walker {
+  /** The first command of each pipeline timed by bash's `time` keyword, and its `-p`. */
+  readonly timed = new WeakMap<Node, boolean>();
+
   constructor(readonly ub: Unbash, readonly out: ParsedShell) {}
 
   problem(why: string): void {
@@ -162,6 +165,15 @@ class Walker {
         if (redirects.length) {
           const text = node.redirects.map((r) => src.slice(r.pos, r.end)).join(" ");
           this.out.commands.push({ text, assigns: [], words: [], redirects });
+        }
+        break;
+      }
+      case "Pipeline": {
+        // `time` is bash's keyword but sh's and dash's program (`sh -c 'time x'`): decided as
+        // the `time` wrapper, which either way runs the command it times.
+        const time = node.prefixes.find((p) => p.type === "Time");
+        if (time && node.commands[0]?.type === "Command") {
+          this.timed.set(node.commands[0], time.posix !== undefined);
         }
         break;
       }
@@ -255,6 +267,18 @@ class Walker {
         const r = this.redirect(p, src);
         if (r) redirects.push(r);
       }
+    }
+    const timed = this.timed.get(node);
+    if (timed !== undefined && node.name) {
+      const word = (value: string): ShellWord => ({
+        segs: [value],
+        vanish: false,
+        split: false,
+        text: value,
+        value,
+        tilde: false,
+      });
+      words.push(word("time"), ...(timed ? [word("-p")] : []));
     }
     if (node.name) words.push(shellWord(node.name, src));
     for (const s of node.suffix) {

@@ -36,6 +36,8 @@ Deno.test("parseShell() finds every simple command that could run", () => {
     ["echo ${x:-$(curl y)}", ["echo ?", "curl y"]],
     ["(cd a && rm b) | { c; }", ["cd a", "rm b", "c"]],
     ["! time coproc rm a", ["rm a"]],
+    // bash's time keyword is sh's program: decided as the time wrapper.
+    ["time -p git diff | cat", ["time -p git diff", "cat"]],
     ["echo 'a; rm b' \"c && d\" e\\;f", ["echo a; rm b c && d e;f"]],
     ["n\\pm test; 'npm' test; \"n\"pm test", ["npm test", "npm test", "npm test"]],
     ["npm test # ; rm -rf /", ["npm test"]],
