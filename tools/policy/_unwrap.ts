@@ -299,7 +299,8 @@ function assigns(name: string, spec: NameBuiltin, args: ShellWord[], out: Unwrap
         if (!named(arg, false)) return unsure(`-${c} assigns ${arg.text}, which may run commands`);
       } else if (spec.script?.includes(c)) {
         if (arg.value === undefined) return unsure(`-${c} runs text known only at run time`);
-        out.scripts.push(arg.value);
+        // bash appends the index and the line read to the callback's text.
+        out.scripts.push(`${arg.value} "$_" "$_"`);
       } else if (!spec.withArg?.includes(c)) return unsure(`has an unknown option -${c}`);
       break;
     }
@@ -307,7 +308,9 @@ function assigns(name: string, spec: NameBuiltin, args: ShellWord[], out: Unwrap
   if (spec.operands === "names" && !functions) {
     for (const w of args.slice(i)) {
       if (!named(w, name !== "read" && name !== "mapfile" && name !== "readarray")) {
-        return unsure(`assigns ${w.text}, which may run commands`);
+        return unsure(
+          `${name === "unset" ? "unsets" : "assigns"} ${w.text}, which may run commands`,
+        );
       }
     }
   }

@@ -526,6 +526,10 @@ Deno.test("decide() still allows expansions that only read a value", () => {
     ]),
     [],
   );
+  // The callback runs with the index and the line appended: not what Bash(echo hi) names.
+  const exact = rules([["Bash(echo hi)", "allow"]]);
+  assert.equal(fixed("mapfile -C 'echo hi' -c 1 a < /dev/null", exact).effect, "default");
+  assert.equal(fixed("echo hi", exact).effect, "allow");
 });
 
 Deno.test("decide() denies /bin/rm v, git --no-pager push and git -C . push under Bash(rm:*) and Bash(git push:*) denies", () => {
