@@ -717,12 +717,9 @@ class Judge {
         : "";
     }
     const dirs = this.#ctx.path ?? (Deno.env.get("PATH") ?? "").split(":");
-    for (const dir of dirs) {
-      if (dir === "" || !isAbsolute(dir) || this.#writable(realOf(dir, this.#ctx))) {
-        return `${v} is looked up in PATH, where ${
-          dir || "."
-        } (a directory commands can write) comes first: no allow rule covers it`;
-      }
+    const at = this.#firstWritable(dirs);
+    if (at < 0) return "";
+    for (const dir of dirs.slice(0, at)) {
       try {
         const st = Deno.statSync(join(dir, v));
         if (st.isFile && (st.mode === null || (st.mode & 0o111) !== 0)) return "";
@@ -730,7 +727,28 @@ class Judge {
         // not there: the next directory
       }
     }
-    return "";
+    return `${v} is looked up in PATH, where ${
+      dirs[at] || "."
+    } (a directory commands can write) comes first: no allow rule covers it`;
+  }
+
+  /**
+   * The first directory of `dirs` commands can write (relative ones too), or
+   * -1. Remembered for the process: a command cannot change it, since it
+   * writes only below the roots this checks against.
+   */
+  #firstWritable(dirs: readonly string[]): number {
+    const key = JSON.stringify([dirs, this.#ctx.workspace, this.#ctx.writable ?? []]);
+    let at = FIRST_WRITABLE.get(key);
+    if (at === undefined) {
+      at = dirs.findIndex((dir) =>
+        dir === "" || !isAbsolute(dir) || this.#writable(resolve(dir)) ||
+        this.#writable(realOf(dir, this.#ctx))
+      );
+      if (FIRST_WRITABLE.size >= 64) FIRST_WRITABLE.clear();
+      FIRST_WRITABLE.set(key, at);
+    }
+    return at;
   }
 
   /** Inside the workspace, /tmp, or a writable root of the sandbox. */
@@ -818,6 +836,9 @@ class Judge {
     return { level: "none", why: "" };
   }
 }
+
+/** Per PATH, workspace and writable roots: the first PATH directory commands can write. */
+const FIRST_WRITABLE = new Map<string, number>();
 
 /** Each rule whose command names a program by path, with the program as its base name. */
 const BASE_NAMED = new WeakMap<Rule, CommandPattern>();
