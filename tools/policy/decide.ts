@@ -14,7 +14,7 @@
  *   workspace): the files they read below it are the search's to filter
  *   ({@link pathVerdict}).
  * - web_fetch: the URL's host.
- * - bash: every simple command it could run (`shell.ts`, `_unwrap.ts`), each
+ * - bash: every simple command it could run (`shell.ts`, `bash/unwrap.ts`), each
  *   decided on its own and listed in `parts`:
  *   - a deny rule that matches for certain denies the part; one that may match
  *     (an expansion stands where it names a word) makes it ask; an ask rule that
@@ -79,7 +79,7 @@ import {
 import { matchPath } from "./path_pattern.ts";
 import { type Effect, type Rule, ruleAppliesTo } from "./rules.ts";
 import { parseShell, type ShellWord, type SimpleCommand } from "./shell.ts";
-import { unwrap, type Unwrapped } from "./_unwrap.ts";
+import { unwrap, type Unwrapped } from "./bash/unwrap.ts";
 
 /** The permission modes, as Claude Code names them. */
 export type Mode = "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";

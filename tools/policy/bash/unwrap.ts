@@ -55,7 +55,7 @@
  * @module
  */
 
-import type { ShellWord } from "./shell.ts";
+import type { ShellWord } from "../shell.ts";
 import { globalOptions } from "./_global_options.ts";
 
 /** What one simple command amounts to. */

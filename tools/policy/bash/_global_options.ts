@@ -20,7 +20,7 @@
  * @module
  */
 
-import type { ShellWord } from "./shell.ts";
+import type { ShellWord } from "../shell.ts";
 
 type Kind = "flag" | "arg" | "dir" | "code" | "code-flag";
 
