@@ -29,13 +29,13 @@ export interface PermissionsOptions {
 }
 
 /** The effective permissions, read as a run reads them. */
-function load(opts: PermissionsOptions): { p: Permissions; trusted: boolean } {
+function load(opts: PermissionsOptions): { p: Permissions; trusted: boolean; settings: Settings } {
   const settings = new Settings({
     workspace: opts.cwd,
     trustProject: opts.trustProject,
     flags: opts.permissions,
   });
-  return { p: settings.permissions(), trusted: settings.trusted };
+  return { p: settings.permissions(), trusted: settings.trusted, settings };
 }
 
 const show = (s: string) => printable(s, "strict");
@@ -188,6 +188,8 @@ export async function permissionsCheck(
     rules: p.rules,
     mode,
     home: p.home,
+    // The sandbox's writable roots: an allow rule's program is not looked up there.
+    sandbox: { writable: loaded.settings.sandbox().writable },
     isAllowed: allowed,
   });
   // An interactive run: only bypassPermissions approves classes up front.
