@@ -834,6 +834,9 @@ function inspect(words: ShellWord[], out: Unwrapped): void {
   }
 }
 
+/** A shell's long options that make it run startup files before the script. */
+const STARTUP = new Set(["rcfile", "init-file", "login", "interactive"]);
+
 function shellScript(name: string, args: ShellWord[], out: Unwrapped): void {
   let script = false;
   let startup: string | undefined;
@@ -853,9 +856,9 @@ function shellScript(name: string, args: ShellWord[], out: Unwrapped): void {
       i++;
       continue;
     }
-    if (v === "--rcfile" || v === "--init-file" || v === "--login" || v === "--interactive") {
+    if (v.startsWith("--") && STARTUP.has(v.slice(2))) {
       startup = v;
-      if (v === "--rcfile" || v === "--init-file") i++;
+      if (v.endsWith("file")) i++; // --rcfile FILE, --init-file FILE
       continue;
     }
     if (v.startsWith("--")) continue;
@@ -923,7 +926,9 @@ function gitWrites(args: ShellWord[], out: Unwrapped): void {
     if (v === "--") break;
     const eq = v.indexOf("=");
     const key = eq > 0 ? v.slice(0, eq) : v;
-    const withArg = key === "--output" || (patch && (key === "--output-directory" || key === "-o"));
+    const long = key.startsWith("--") ? key.slice(2) : undefined;
+    const withArg = long === "output" ||
+      (patch && (long === "output-directory" || key === "-o"));
     if (!withArg) continue;
     if (eq > 0) out.writes.push({ ...args[i], value: v.slice(eq + 1), segs: [v.slice(eq + 1)] });
     else if (args[i + 1]) out.writes.push(args[++i]);
