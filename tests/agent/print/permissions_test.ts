@@ -219,6 +219,52 @@ Deno.test('crab -p "…" --allowedTools "Read,Edit,Bash(npm test:*)" --max-turns
   );
 });
 
+Deno.test("crab -p --yolo: x='$(rm v)'; echo \"${x@P}\", ${!x}, /bin/rm v and git --no-pager push do not get past Bash(rm:*) and Bash(git push:*)", async () => {
+  using s = sandbox();
+  s.put("v", "keep\n");
+  const settings = JSON.stringify({
+    permissions: { deny: ["Bash(rm:*)", "Bash(git push:*)"], allow: ["Bash(echo:*)"] },
+  });
+  const commands = [
+    `x='$(rm v)'; echo "\${x@P}"`,
+    "x='a[$(rm v)]'; echo ${!x}",
+    "/bin/rm v",
+    "busybox rm v",
+    "git --no-pager push",
+    "git -C . push",
+  ];
+  await using fake = await startFakeModel(
+    script(...commands.map((command) => ({ name: "bash", args: { command } }))),
+  );
+  const r = await printRun(s, fake, [
+    "-p",
+    "go",
+    "--yolo",
+    "--settings",
+    settings,
+    "--output-format",
+    "json",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const said = results(fake).map((t) => t.split("\n")[0]);
+  assert.deepEqual(said, [
+    `Error [refused]: Call refused: run: ${commands[0]}. cannot be decided before it runs: ` +
+    "${…@P} evaluates a variable's contents, which may run commands; nobody is here to answer, " +
+    "so it is refused",
+    `Error [refused]: Call refused: run: ${commands[1]}. cannot be decided before it runs: ` +
+    "${!x} uses a variable's contents as a name, which may run commands; nobody is here to " +
+    "answer, so it is refused",
+    "Error [policy_denied]: Cannot run bash: /bin/rm v: denied by Bash(rm:*) (--settings)",
+    "Error [policy_denied]: Cannot run bash: busybox rm v: denied by Bash(rm:*) (--settings)",
+    "Error [policy_denied]: Cannot run bash: git --no-pager push: denied by Bash(git push:*) " +
+    "(--settings)",
+    "Error [policy_denied]: Cannot run bash: git -C . push: denied by Bash(git push:*) " +
+    "(--settings)",
+  ]);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "v")), "keep\n");
+  assert.equal(json(r.stdout).permission_denials.length, commands.length);
+});
+
 Deno.test("crab -p: a stand-in npm first on PATH, in the workspace, is not what Bash(npm test:*) allows", async () => {
   using s = sandbox();
   const npm = s.put("bin/npm", '#!/bin/sh\necho "npm $*: 3 passing"\n');
