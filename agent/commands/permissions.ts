@@ -29,13 +29,13 @@ export interface PermissionsOptions {
 }
 
 /** The effective permissions, read as a run reads them. */
-function load(opts: PermissionsOptions): { p: Permissions; trusted: boolean } {
+function load(opts: PermissionsOptions): { p: Permissions; trusted: boolean; settings: Settings } {
   const settings = new Settings({
     workspace: opts.cwd,
     trustProject: opts.trustProject,
     flags: opts.permissions,
   });
-  return { p: settings.permissions(), trusted: settings.trusted };
+  return { p: settings.permissions(), trusted: settings.trusted, settings };
 }
 
 const show = (s: string) => printable(s, "strict");
@@ -116,9 +116,12 @@ function effectOf(
   return v === "allow" || approved(tool.class) ? "allow" : "ask";
 }
 
-/** What a shell command's class (exec) gives under `mode` when no rule speaks. */
-function classDefault(mode: Mode): "allow" | "ask" | "deny" {
-  if (mode === "bypassPermissions") return "allow";
+/**
+ * What a shell command's class (exec) gives under `mode` when no rule speaks;
+ * for a part that only writes files no rule allows, the write class's.
+ */
+function classDefault(mode: Mode, write = false): "allow" | "ask" | "deny" {
+  if (mode === "bypassPermissions" || (write && mode === "acceptEdits")) return "allow";
   return mode === "plan" || mode === "dontAsk" ? "deny" : "ask";
 }
 
@@ -126,9 +129,9 @@ function partRow(part: Part, mode: Mode): string[] {
   const rule = part.rule ? ruleRef(part.rule) : undefined;
   if (part.effect === "default") {
     return [
-      `  ${classDefault(mode)}`,
+      `  ${classDefault(mode, part.asWrite)}`,
       show(part.command),
-      `no rule: class default (${show(part.why)})`,
+      `no rule: ${part.asWrite ? "write " : ""}class default (${show(part.why)})`,
     ];
   }
   return [
@@ -185,6 +188,8 @@ export async function permissionsCheck(
     rules: p.rules,
     mode,
     home: p.home,
+    // The sandbox's writable roots: an allow rule's program is not looked up there.
+    sandbox: { writable: loaded.settings.sandbox().writable },
     isAllowed: allowed,
   });
   // An interactive run: only bypassPermissions approves classes up front.

@@ -22,6 +22,17 @@ export const TABLE_RULES: [string, Effect][] = [
   ["Edit(./secrets/**)", "deny"],
 ];
 
+/**
+ * The rule set of the seams attacks and of the differential test
+ * (`differential.ts`): two programs denied, two allowed.
+ */
+export const DIFFERENTIAL_RULES: [string, Effect][] = [
+  ["Bash(rm:*)", "deny"],
+  ["Bash(git push:*)", "deny"],
+  ["Bash(echo:*)", "allow"],
+  ["Bash(git diff:*)", "allow"],
+];
+
 const CURL = "Bash(curl *)";
 const RM = "Bash(rm *)";
 const PUSH = "Bash(git push *)";
@@ -147,7 +158,6 @@ export const COMMAND_TABLE: [string, Effect | "default", string | undefined][] =
   ["git status", "allow", "Bash(git status)"],
   ["git status && git diff", "allow", "Bash(git status)"],
   ["cd src && npm test", "allow", NPM],
-  ["npm test > out.log 2>&1", "allow", NPM],
   ["npm test > /dev/null", "allow", NPM],
   ["timeout 60 npm test", "allow", NPM],
   ["npm test || true", "allow", NPM],
@@ -162,6 +172,8 @@ export const COMMAND_TABLE: [string, Effect | "default", string | undefined][] =
   ["npm tests", "default", undefined],
   ["git status --short", "default", undefined],
   ["npm test > /tmp/x", "default", undefined],
+  // A file written is a write: an Edit or Write rule, or the mode, allows it.
+  ["npm test > out.log 2>&1", "default", undefined],
   ["npm test && cat /etc/hostname", "default", undefined],
   ["sudo npm test", "default", undefined],
   ["bash script.sh", "default", undefined],

@@ -14,32 +14,50 @@
  *   workspace): the files they read below it are the search's to filter
  *   ({@link pathVerdict}).
  * - web_fetch: the URL's host.
- * - bash: every simple command it could run (`shell.ts`, `_unwrap.ts`), each
+ * - bash: every simple command it could run (`shell.ts`, `bash/unwrap.ts`), each
  *   decided on its own and listed in `parts`:
  *   - a deny rule that matches for certain denies the part; one that may match
  *     (an expansion stands where it names a word) makes it ask; an ask rule that
  *     matches or may match asks;
  *   - a command name known only at run time, a script as run-time text, a
- *     wrapper whose options are not understood: ask;
- *   - an allow rule must match every way the command could expand;
+ *     wrapper whose options are not understood, a value bash runs as code or
+ *     uses as a name (`${x@P}`, `${!x}`, a name reference, a computed name
+ *     given to `read`, `printf -v`, `declare`, …, arithmetic on variables),
+ *     `source`, an alias: ask. A command that sets a variable bash runs as
+ *     code (`PS4`, `BASH_ENV`, `BASH_FUNC_*`, … see {@link isCodeVariable})
+ *     asks too;
+ *   - an allow rule must match every way the command could expand, and names
+ *     a program by the bare name bash looks up in PATH (only while no
+ *     directory commands can write, see {@link DecideContext}, comes first in
+ *     PATH) or by the exact absolute path: `./tool`, a program in a writable
+ *     directory, a command whose global options run code or move the
+ *     repository (`git -c`, `--git-dir`, `-C` out of the workspace) are never
+ *     allowed by a rule. Deny and ask rules match a program by its base name
+ *     wherever it lies (`/bin/rm`, `./rm`, `busybox rm`), and multi-level
+ *     commands without their global options (`git --no-pager push`);
  *   - a command that sets a variable which chooses the program or loads code
  *     (`PATH`, `LD_*`, `NODE_OPTIONS`, … see {@link isLoaderVariable}) is not
  *     allowed by rules: `default`;
  *   - redirections and the files a command's arguments name are paths: one
  *     written matches Edit/Write rules, one read matches Read rules (deny and
- *     ask); a write outside the workspace (or to a file known only at run time)
- *     is not covered by a Bash allow rule: `default` unless an Edit rule allows
- *     it; `cd DIR` moves the base of later relative paths (every directory a
- *     `cd` in the command could lead to is tried);
+ *     ask). A file written is a write, never covered by a Bash allow rule: in
+ *     the workspace, unless an Edit or Write rule allows it, the part is
+ *     `default` as a write ({@link Decision.asWrite}: the mode settles it as
+ *     it settles the write tool); outside the workspace, or named only at run
+ *     time, it is the class's `default`. `/dev/null`, `/dev/stdout`,
+ *     `/dev/stderr` and descriptor copies (`2>&1`) write nothing. `cd DIR`
+ *     moves the base of later relative paths (every directory a `cd` in the
+ *     command could lead to is tried);
  *   - commands that run nothing (`cd`, `echo`, `true`, …) and readers of files
  *     inside the workspace (`cat`, `tail`, `grep`, …) need no allow rule.
  *
  *   The call: deny if any part is denied; else ask if any part asks or the
  *   parser could not settle the command (a syntax error, arithmetic on
- *   variables, more than {@link MAX_PARTS} commands); else `default` if any part
- *   has no rule; else allow if some part was allowed by a rule (and the rest
- *   need none); else `default`. The parser is needed only when some rule looks
- *   inside commands ({@link needsShellParser}); without one, `Bash` rules
+ *   variables, an expansion that uses a value as code or as a name, more
+ *   than {@link MAX_PARTS} commands); else `default` if any part has no rule
+ *   (as a write when only writes lack one); else allow if some part was
+ *   allowed by a rule (and the rest need none); else `default`. The parser is
+ *   needed only when some rule looks inside commands ({@link needsShellParser}); without one, `Bash` rules
  *   decide the call whole.
  *
  * {@link applyMode} then settles `default` and applies the mode: the decision
@@ -49,13 +67,19 @@
  * @module
  */
 
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { crabNameOf, fromClaudeInput } from "../table.ts";
-import { type CommandSubject, commandSubject, matchCommand } from "./command_pattern.ts";
+import {
+  type CommandPattern,
+  type CommandSubject,
+  commandSubject,
+  compileCommandPattern,
+  matchCommand,
+} from "./command_pattern.ts";
 import { matchPath } from "./path_pattern.ts";
 import { type Effect, type Rule, ruleAppliesTo } from "./rules.ts";
 import { parseShell, type ShellWord, type SimpleCommand } from "./shell.ts";
-import { unwrap, type Unwrapped } from "./_unwrap.ts";
+import { unwrap, type Unwrapped } from "./bash/unwrap.ts";
 
 /** The permission modes, as Claude Code names them. */
 export type Mode = "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
@@ -77,6 +101,16 @@ export interface DecideContext {
   home: string;
   /** Resolves symlinks as crab's confinement does (`fs/workspace.ts`'s `realPathOf`). */
   realPath(path: string): string;
+  /**
+   * The directories bash looks programs up in, in order (the `PATH` commands
+   * get); crab's own `PATH` when absent.
+   */
+  path?: readonly string[];
+  /**
+   * Directories besides the workspace and `/tmp` that commands can write (the
+   * sandbox's writable roots).
+   */
+  writable?: readonly string[];
 }
 
 /** The decision on one simple command of a shell call. */
@@ -88,6 +122,13 @@ export interface Part {
   why: string;
   /** Real paths it writes by redirection or argument, for the caller's protected-path check. */
   writes?: string[];
+  /**
+   * What it runs, as the rules saw it: the command and every command inside a
+   * wrapper (`timeout 5 npm test` is also `npm test`), outermost first.
+   */
+  runs: readonly (readonly ShellWord[])[];
+  /** `default` only because it writes files in the workspace that no Edit or Write rule allows. */
+  asWrite?: true;
 }
 
 /** What the rules say about a call. */
@@ -100,6 +141,13 @@ export interface Decision {
   why: string;
   /** bash: every simple command, each with its own decision. */
   parts?: Part[];
+  /**
+   * `default` only because the command writes files in the workspace that no
+   * Edit or Write rule allows (`git diff > out.txt` under `Bash(git diff *)`):
+   * the mode and the approved classes settle it as they settle a write tool
+   * call ({@link applyMode} with the write class).
+   */
+  asWrite?: true;
 }
 
 /** A decision the mode has settled. */
@@ -287,6 +335,31 @@ export function isLoaderVariable(name: string): boolean {
     LOADERS.has(name);
 }
 
+/**
+ * Variables whose value bash itself runs as code: prompt strings (`PS4` under
+ * `set -x`), `BASH_ENV` and `ENV` (read by a starting shell), exported
+ * functions, the alias and command tables, shell options a child shell takes
+ * up. A command that sets one is known only at run time.
+ */
+function isCodeVariable(name: string): boolean {
+  return /^BASH_FUNC_/.test(name) || CODE_VARIABLES.has(name);
+}
+
+const CODE_VARIABLES = new Set([
+  "PS0",
+  "PS1",
+  "PS2",
+  "PS3",
+  "PS4",
+  "PROMPT_COMMAND",
+  "BASH_ENV",
+  "ENV",
+  "SHELLOPTS",
+  "BASHOPTS",
+  "BASH_ALIASES",
+  "BASH_CMDS",
+]);
+
 const LOADERS = new Set([
   "BASH_ENV",
   "ENV",
@@ -320,8 +393,11 @@ const LOADERS = new Set([
 
 // ---- bash ----------------------------------------------------------------
 
-/** Levels of a part's verdicts, the highest wins. */
-const LEVEL = { none: 0, allow: 1, default: 2, ask: 3, deny: 4 } as const;
+/**
+ * Levels of a part's verdicts, the highest wins. `write`: a file written in
+ * the workspace that no rule allows, settled as the write tool's call is.
+ */
+const LEVEL = { none: 0, allow: 1, write: 2, default: 3, ask: 4, deny: 5 } as const;
 type Level = keyof typeof LEVEL;
 
 interface Verdict {
@@ -342,7 +418,10 @@ interface Piece {
 const NOTHING: Unwrapped = {
   views: [],
   allowView: [],
+  programs: [],
+  dirs: [],
   env: [],
+  sets: [],
   scripts: [],
   commands: [],
   writes: [],
@@ -433,7 +512,9 @@ class Judge {
 
   constructor(all: readonly Rule[], bash: readonly Rule[], ctx: DecideContext, pieces: Piece[]) {
     this.#bash = bash;
-    this.#edit = all.filter((r) => ruleAppliesTo(r, "write") && r.matcher.kind === "path");
+    this.#edit = all.filter((r) =>
+      ruleAppliesTo(r, "write") && (r.matcher.kind === "path" || r.matcher.kind === "any")
+    );
     this.#read = all.filter((r) => ruleAppliesTo(r, "read") && r.matcher.kind === "path");
     this.#ctx = ctx;
     this.#dirs = this.#directories(pieces);
@@ -494,17 +575,24 @@ class Judge {
     for (const t of targets) if (LEVEL[t.level] > LEVEL[worst.level]) worst = t;
     const part: Part = {
       command: p.text,
+      runs: p.u.views,
       // A part that needs no rule is allowed without one.
-      effect: worst.level === "none" ? "allow" : worst.level,
+      effect: worst.level === "none" ? "allow" : worst.level === "write" ? "default" : worst.level,
       ...(worst.rule ? { rule: worst.rule } : {}),
       why: worst.why,
     };
+    if (worst.level === "write") part.asWrite = true;
     if (writes.length) part.writes = writes;
     return part;
   }
 
   #command(p: Piece): Verdict {
+    const code = [...p.assigns.map((a) => a.name), ...p.u.env, ...p.u.sets].find(isCodeVariable);
+    const runsCode: Verdict | undefined = code
+      ? { level: "ask", why: `sets ${code}, whose value bash runs as code` }
+      : undefined;
     if (p.words.length === 0) {
+      if (runsCode) return runsCode;
       const loader = p.assigns.find((a) => isLoaderVariable(a.name));
       if (loader) {
         return {
@@ -525,11 +613,15 @@ class Judge {
     const certain = (r: Rule, s: CommandSubject) =>
       r.matcher.kind === "any" ||
       (r.matcher.kind === "command" && matchCommand(r.matcher.pattern, s, true));
+    // A deny or ask rule names a program, wherever it lies: `Bash(/bin/rm *)` is `rm`'s too.
     const possible = (r: Rule, s: CommandSubject) =>
       r.matcher.kind === "any" ||
-      (r.matcher.kind === "command" && matchCommand(r.matcher.pattern, s, false));
+      (r.matcher.kind === "command" && matchCommand(r.matcher.pattern, s, false)) ||
+      (r.matcher.kind === "command" && matchCommand(baseNamed(r), s, false));
+    const surely = (r: Rule, s: CommandSubject) =>
+      certain(r, s) || (r.matcher.kind === "command" && matchCommand(baseNamed(r), s, true));
     for (const r of rules) {
-      if (r.effect === "deny" && views.some((s) => certain(r, s))) {
+      if (r.effect === "deny" && views.some((s) => surely(r, s))) {
         return { level: "deny", rule: r, why: `denied by ${ruleName(r)}` };
       }
     }
@@ -548,7 +640,10 @@ class Judge {
       }
     }
     if (p.u.uncertain) return { level: "ask", why: p.u.uncertain };
-    const loader = [...p.assigns.map((a) => a.name), ...p.u.env].find(isLoaderVariable);
+    if (runsCode) return runsCode;
+    const loader = [...p.assigns.map((a) => a.name), ...p.u.env, ...p.u.sets].find(
+      isLoaderVariable,
+    );
     if (loader) {
       return {
         level: "default",
@@ -556,10 +651,20 @@ class Judge {
       };
     }
     const subject = commandSubject(p.u.allowView);
-    for (const r of rules) {
-      if (r.effect === "allow" && certain(r, subject)) {
-        return { level: "allow", rule: r, why: `allowed by ${ruleName(r)}` };
-      }
+    const also = p.u.allowAlso && commandSubject(p.u.allowAlso);
+    const allowed = rules.find((r) =>
+      r.effect === "allow" && (certain(r, subject) || (also && certain(r, also)))
+    );
+    if (allowed && p.u.noAllow) {
+      return {
+        level: "default",
+        why: `${p.u.noAllow} runs code or moves the repository; no allow rule covers it`,
+      };
+    }
+    if (allowed) {
+      const away = this.#untrusted(p.u.programs) ?? this.#away(p.u.dirs);
+      if (away) return { level: "default", why: away };
+      return { level: "allow", rule: allowed, why: `allowed by ${ruleName(allowed)}` };
     }
     if (p.u.cd) {
       // Allowed commands after it would run elsewhere (another package.json, Makefile, …).
@@ -572,8 +677,98 @@ class Judge {
       if (!to) return { level: "default", why: "changes to a directory known only at run time" };
       if (away) return { level: "default", why: `changes to ${away}, outside the workspace` };
     }
-    if (p.u.neutral) return { level: "none", why: "runs nothing that needs a rule" };
+    if (p.u.neutral) {
+      const away = this.#untrusted(p.u.programs);
+      if (away) return { level: "default", why: away };
+      return { level: "none", why: "runs nothing that needs a rule" };
+    }
     return { level: "default", why: `no rule matches ${subject.display}` };
+  }
+
+  /**
+   * Why one of `programs` may not be the program its name says: named by a
+   * relative path, lying in a directory commands can write, or looked up in a
+   * PATH where such a directory comes first (a command could put a program of
+   * that name there). Undefined when each is what its name says.
+   */
+  #untrusted(programs: readonly ShellWord[]): string | undefined {
+    for (const w of programs) {
+      const v = w.value;
+      if (v === undefined) return `the program ${w.text} is known only at run time`;
+      const why = this.#programs.get(v) ?? this.#program(v, w.tilde);
+      this.#programs.set(v, why);
+      if (why) return why;
+    }
+    return undefined;
+  }
+
+  /** Memo of {@link #program} for this call. */
+  readonly #programs = new Map<string, string>();
+
+  #program(v: string, tilde: boolean): string {
+    const path = tilde && (v === "~" || v.startsWith("~/")) ? this.#ctx.home + v.slice(1) : v;
+    if (path.includes("/")) {
+      if (!isAbsolute(path)) {
+        return `${v} is named by a relative path: no allow rule covers a program the command can replace`;
+      }
+      const real = realOf(path, this.#ctx);
+      return this.#writable(real)
+        ? `${v} lies in a directory commands can write: no allow rule covers it`
+        : "";
+    }
+    const dirs = this.#ctx.path ?? (Deno.env.get("PATH") ?? "").split(":");
+    const at = this.#firstWritable(dirs);
+    if (at < 0) return "";
+    for (const dir of dirs.slice(0, at)) {
+      try {
+        const st = Deno.statSync(join(dir, v));
+        if (st.isFile && (st.mode === null || (st.mode & 0o111) !== 0)) return "";
+      } catch {
+        // not there: the next directory
+      }
+    }
+    return `${v} is looked up in PATH, where ${
+      dirs[at] || "."
+    } (a directory commands can write) comes first: no allow rule covers it`;
+  }
+
+  /**
+   * The first directory of `dirs` commands can write (relative ones too), or
+   * -1. Remembered for the process: a command cannot change it, since it
+   * writes only below the roots this checks against.
+   */
+  #firstWritable(dirs: readonly string[]): number {
+    const key = JSON.stringify([dirs, this.#ctx.workspace, this.#ctx.writable ?? []]);
+    let at = FIRST_WRITABLE.get(key);
+    if (at === undefined) {
+      at = dirs.findIndex((dir) =>
+        dir === "" || !isAbsolute(dir) || this.#writable(resolve(dir)) ||
+        this.#writable(realOf(dir, this.#ctx))
+      );
+      if (FIRST_WRITABLE.size >= 64) FIRST_WRITABLE.clear();
+      FIRST_WRITABLE.set(key, at);
+    }
+    return at;
+  }
+
+  /** Inside the workspace, /tmp, or a writable root of the sandbox. */
+  #writable(real: string): boolean {
+    const roots = [this.#ctx.workspace, "/tmp", ...(this.#ctx.writable ?? [])];
+    return roots.some((r) => {
+      const root = r === this.#ctx.workspace ? r : realOf(r, this.#ctx);
+      return real === root || real.startsWith(root.endsWith("/") ? root : root + "/");
+    });
+  }
+
+  /** Why the command may work outside the workspace (`git -C DIR`), or undefined. */
+  #away(dirs: readonly ShellWord[]): string | undefined {
+    for (const d of dirs) {
+      const to = this.#paths(d, this.#dirs);
+      if (!to) return `works in ${d.text}, a directory known only at run time`;
+      const away = to.map((t) => realOf(t, this.#ctx)).find((t) => !this.#inside(t));
+      if (away) return `works in ${away}, outside the workspace`;
+    }
+    return undefined;
   }
 
   /** A file written or read by a redirection or an argument. */
@@ -593,12 +788,15 @@ class Judge {
       return { level: "default", why: `${doing} ${w.text}, known only at run time` };
     }
     let outside: string | undefined;
+    let unruled: string | undefined;
+    let allowedBy: Rule | undefined;
     for (const abs of paths) {
       if (SPECIAL_FILES.test(abs)) continue;
       const real = realOf(abs, this.#ctx);
       if (access === "write") writes.push(real);
       const hit = (r: Rule, p: string) =>
-        r.matcher.kind === "path" && matchPath(r.matcher.pattern, p, this.#ctx.workspace, false);
+        r.matcher.kind === "any" ||
+        (r.matcher.kind === "path" && matchPath(r.matcher.pattern, p, this.#ctx.workspace, false));
       for (const effect of ["deny", "ask"] as const) {
         const rule = rules.find((r) => r.effect === effect && (hit(r, real) || hit(r, abs)));
         if (rule) {
@@ -609,13 +807,62 @@ class Judge {
           };
         }
       }
-      if (!this.#inside(real) && !rules.some((r) => r.effect === "allow" && hit(r, real))) {
-        outside ??= real;
+      if (!this.#inside(real)) {
+        // Outside, only a rule that names the path allows (a bare `Edit` does not).
+        const named = (r: Rule) =>
+          r.effect === "allow" && r.matcher.kind === "path" && hit(r, real);
+        if (!rules.some(named)) outside ??= real;
+      } else if (access === "write") {
+        // A file written is a write, as the write tool's: an Edit or Write rule, or the mode.
+        const rule = rules.find((r) => r.effect === "allow" && hit(r, real));
+        if (rule) allowedBy ??= rule;
+        else unruled ??= real;
       }
     }
     if (outside) return { level: "default", why: `${doing} ${outside}, outside the workspace` };
+    if (unruled) {
+      return {
+        level: "write",
+        why: `writes ${shown(unruled, this.#ctx)}, which no Edit or Write rule allows`,
+      };
+    }
+    if (allowedBy) {
+      return {
+        level: "allow",
+        rule: allowedBy,
+        why: `its writes are allowed by ${ruleName(allowedBy)}`,
+      };
+    }
     return { level: "none", why: "" };
   }
+}
+
+/** Per PATH, workspace and writable roots: the first PATH directory commands can write. */
+const FIRST_WRITABLE = new Map<string, number>();
+
+/** Each rule whose command names a program by path, with the program as its base name. */
+const BASE_NAMED = new WeakMap<Rule, CommandPattern>();
+
+/**
+ * `rule`'s pattern with its program as a base name (`Bash(/usr/bin/rm *)` as
+ * `rm *`), or the pattern itself when its program is a plain name.
+ */
+function baseNamed(rule: Rule): CommandPattern {
+  const pattern = (rule.matcher as { pattern: CommandPattern }).pattern;
+  const known = BASE_NAMED.get(rule);
+  if (known) return known;
+  const spec = rule.specifier ?? "";
+  const m = /^\s*(\/[^\s'"\\*]*\/)([^\s'"\\*/]+)(\s|:\*|$)/.exec(spec);
+  let out = pattern;
+  if (m) {
+    try {
+      out = compileCommandPattern(spec.replace(m[1], ""));
+    } catch {
+      out = pattern;
+    }
+  }
+  BASE_NAMED.set(rule, out);
+  return out;
 }
 
 /** Files a redirection may name without touching the file system's contents. */
@@ -633,8 +880,13 @@ function combine(parts: Part[], problems: string[]): Decision {
   if (problems.length) return out("ask", `cannot be decided before it runs: ${problems[0]}`);
   const asked = parts.find((p) => p.effect === "ask");
   if (asked) return out("ask", `${asked.command}: ${asked.why}`, asked.rule);
-  const open = parts.find((p) => p.effect === "default");
-  if (open) return out("default", `${open.command}: ${open.why}`);
+  const open = parts.find((p) => p.effect === "default" && !p.asWrite) ??
+    parts.find((p) => p.effect === "default");
+  if (open) {
+    const d = out("default", `${open.command}: ${open.why}`);
+    if (open.asWrite) d.asWrite = true;
+    return d;
+  }
   const allowed = parts.find((p) => p.rule);
   if (allowed) {
     const all = parts.filter((p) => p.rule);

@@ -11,6 +11,11 @@
  * | 5. the mode | `plan`: deny all but reads; `acceptEdits`: allow writes in the workspace; `dontAsk`: deny; `bypassPermissions`: allow | allow | |
  * | 6. the class | reads in the workspace run, the rest ask | | deny |
  *
+ * A shell command whose only unruled part is a file it writes in the workspace
+ * (`git diff > out.txt` under `Bash(git diff *)`, no Edit rule) is settled at
+ * steps 4 to 6 as a write: an approved write class or `acceptEdits` allows it,
+ * and so does an approved exec class (bash approved whole); else it asks.
+ *
  * `plan` denies what is not a read even when step 4 allows it. Step 3 is the
  * write and edit tools' own (`fs/protected.ts`): it holds whatever this table
  * said. An allow rule that names a path outside the workspace also gives the
@@ -83,6 +88,8 @@ export interface PermissionState {
   readonly mode: Mode;
   /** The home directory, a real path (`~` in commands); `$HOME` when absent. */
   readonly home?: string;
+  /** What bash's sandbox may write besides the workspace and /tmp (an allow rule's program may not lie there). */
+  readonly sandbox?: { readonly writable: readonly string[] };
   /** True when the class runs without asking (`--allow`, `a`, `--yolo`, print mode). */
   isAllowed(cls: ApprovalClass): boolean;
 }
@@ -161,6 +168,9 @@ export async function permissionDecision(
       workspace,
       home: state.home ?? Deno.env.get("HOME") ?? "/",
       realPath: realPathOf,
+      // bash's PATH is crab's own (`bash.ts`'s environment).
+      path: (Deno.env.get("PATH") ?? "").split(":"),
+      writable: state.sandbox?.writable ?? [],
     };
     decision = decide(rules, { tool: tool.name, args: input as Record<string, unknown> }, ctx);
   }
@@ -204,6 +214,21 @@ export async function permissionDecision(
     );
   }
   if (state.isAllowed(tool.class)) return { verdict: "ask", decision };
+  if (decision.asWrite) {
+    // A command that writes files in the workspace no rule allows: a write, as the write tool's.
+    if (state.isAllowed("write")) {
+      return {
+        verdict: { effect: "allow", why: `write calls are approved (${decision.why})` },
+        decision,
+      };
+    }
+    const settled = applyMode(decision, mode, "write", { insideWorkspace: true });
+    if (settled.effect === "deny") return deny(settled.why, DONT_ASK_HINT);
+    if (settled.effect === "allow") {
+      return { verdict: { effect: "allow", why: settled.why }, decision };
+    }
+    return { verdict: "ask", decision };
+  }
   const at = mode === "acceptEdits" ? pathOf(tool, input, workspace) : undefined;
   const settled = applyMode(decision, mode, tool.class, { insideWorkspace: at?.inside ?? false });
   if (settled.effect === "deny") {

@@ -15,7 +15,11 @@
  * - arithmetic on a variable (`$((x))`, `(( x ))`, `${a[i]}`, `a[i]=…`,
  *   `[[ x -eq 1 ]]`): bash evaluates the variable's *contents* as an
  *   expression, and `a[$(cmd)]` inside it runs `cmd`;
- * - `[[ -v … ]]` (the same evaluation of a subscript);
+ * - `[[ -v … ]]` (the same evaluation of a subscript), a descriptor variable
+ *   with a subscript (`exec {a[i]}>f`), a compound array's `[key]=`;
+ * - a value used as a name or as code: indirection (`${!x}`, whose value may
+ *   name `a[$(cmd)]`), and every transformation but quoting and case
+ *   (`${x@P}` expands a prompt string, running the `$(…)` in it);
  * - nesting deeper than {@link MAX_DEPTH}.
  *
  * The parser module is loaded only by {@link loadShellParser}; nothing here
@@ -32,6 +36,7 @@ type UWord = import("unbash").Word;
 type UCommand = import("unbash").Command;
 type URedirection = import("unbash").Redirection;
 type UAssignment = import("unbash").Assignment;
+type UParameterExpansion = import("unbash").ParameterExpansionPart;
 
 let parser: Unbash | undefined;
 
@@ -112,6 +117,15 @@ export function parseShell(source: string): ParsedShell {
 }
 
 const NUMBER = /^(?:[0-9]+|0[xX][0-9a-fA-F]+|[0-9]+#[0-9a-zA-Z@_]+)$/;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** `${x@Q}`, `${x@U}`, `${x@u}`, `${x@L}`: quoting and case, which evaluate nothing. */
+const SAFE_TRANSFORMS = new Set(["Q", "U", "u", "L"]);
+
+/** A compound assignment's `[key]=value` whose key bash evaluates (an indexed array's). */
+function evaluatedKey(w: UWord): boolean {
+  const m = /^\[([^\]]*)\]\+?=/.exec(w.text);
+  return m !== null && !NUMBER.test(m[1]);
+}
 const QUOTED = new Set(["SingleQuoted", "AnsiCQuoted", "DoubleQuoted", "LocaleString"]);
 const ARITH_TESTS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
 const EXPANSIONS = new Set([
@@ -122,6 +136,9 @@ const EXPANSIONS = new Set([
 ]);
 
 class Walker {
+  /** The first command of each pipeline timed by bash's `time` keyword, and its `-p`. */
+  readonly timed = new WeakMap<Node, boolean>();
+
   constructor(readonly ub: Unbash, readonly out: ParsedShell) {}
 
   problem(why: string): void {
@@ -151,6 +168,15 @@ class Walker {
         }
         break;
       }
+      case "Pipeline": {
+        // `time` is bash's keyword but sh's and dash's program (`sh -c 'time x'`): decided as
+        // the `time` wrapper, which either way runs the command it times.
+        const time = node.prefixes.find((p) => p.type === "Time");
+        if (time && node.commands[0]?.type === "Command") {
+          this.timed.set(node.commands[0], time.posix !== undefined);
+        }
+        break;
+      }
       case "For":
       case "Select":
         this.out.loopVars.push(node.name.value);
@@ -161,6 +187,7 @@ class Walker {
         }
         break;
       case "ParameterExpansion":
+        this.expansion(node);
         if (node.index && !NUMBER.test(node.index.value) && !/^[@*]$/.test(node.index.value)) {
           this.problem(
             "an array subscript evaluates a variable's contents, which may run commands",
@@ -179,7 +206,10 @@ class Walker {
         }
         break;
       case "Assignment":
-        if (node.index && !NUMBER.test(node.index.value)) {
+        if (
+          (node.index && !NUMBER.test(node.index.value)) ||
+          (node.value.type === "ArrayValue" && node.value.elements.some(evaluatedKey))
+        ) {
           this.problem(
             "an array subscript evaluates a variable's contents, which may run commands",
           );
@@ -204,6 +234,29 @@ class Walker {
     this.ub.forEachChild(node, (child) => this.visit(child, src, depth + 1));
   }
 
+  /**
+   * Expansions that use a value as a name or as code: `${!x}` (the value names
+   * a variable, whose subscript bash evaluates), and every transformation but
+   * quoting and case (`${x@P}` runs the `$(…)` in a prompt string).
+   */
+  expansion(node: UParameterExpansion): void {
+    const op = node.operation;
+    const listing = op?.type === "Names" || (!op && /^[@*]$/.test(node.index?.value ?? ""));
+    if (node.prefix === "!" && !listing) {
+      this.problem(
+        `\${!${node.parameter}} uses a variable's contents as a name, which may run commands`,
+      );
+    }
+    if (op?.type === "Transform" && !SAFE_TRANSFORMS.has(op.operand.value)) {
+      this.problem(
+        `\${…@${op.operand.value}} evaluates a variable's contents, which may run commands`,
+      );
+    }
+    if (op?.type === "Unknown") {
+      this.problem(`\${…${op.operator}…} is an expansion crab does not know`);
+    }
+  }
+
   command(node: UCommand, src: string): SimpleCommand {
     const assigns: SimpleCommand["assigns"] = [];
     const redirects: Redirect[] = [];
@@ -214,6 +267,18 @@ class Walker {
         const r = this.redirect(p, src);
         if (r) redirects.push(r);
       }
+    }
+    const timed = this.timed.get(node);
+    if (timed !== undefined && node.name) {
+      const word = (value: string): ShellWord => ({
+        segs: [value],
+        vanish: false,
+        split: false,
+        text: value,
+        value,
+        tilde: false,
+      });
+      words.push(word("time"), ...(timed ? [word("-p")] : []));
     }
     if (node.name) words.push(shellWord(node.name, src));
     for (const s of node.suffix) {
@@ -239,6 +304,11 @@ class Walker {
   }
 
   redirect(r: URedirection, src: string): Redirect | undefined {
+    if (r.descriptor?.type === "FileDescriptorVariable" && !IDENTIFIER.test(r.descriptor.name)) {
+      this.problem(
+        "a descriptor variable's subscript evaluates a variable's contents, which may run commands",
+      );
+    }
     if (r.type !== "Redirect" || !r.target) return undefined;
     const fd = r.descriptor?.type === "FileDescriptor" ? String(r.descriptor.value) : "";
     const op = fd + r.operator;

@@ -218,6 +218,43 @@ Deno.test("crab permissions check breaks a compound command into its simple comm
   assert.match(read.stdout, /^deny {2}read .*\n {2}rule: Read\(\.\/\.env\) \(command line\)\n/);
 });
 
+Deno.test("crab permissions check shows git diff > out.txt as a write no rule allows, which acceptEdits allows", async () => {
+  using s = sandbox();
+  const check = (mode: string) =>
+    s.crab([
+      "permissions",
+      "check",
+      "--permission-mode",
+      mode,
+      "--allowedTools",
+      "Read,Bash(git diff:*)",
+      "--",
+      "git diff > out.txt",
+    ]);
+  const why = "writes out.txt, which no Edit or Write rule allows";
+  const asked = await check("default");
+  assert.equal(asked.code, 0, asked.stderr);
+  assert.equal(
+    asked.stdout,
+    [
+      "ask  bash git diff > out.txt",
+      "  no rule: class default",
+      `  why: git diff > out.txt: ${why}`,
+      "  mode default; in print mode: deny",
+      "",
+      "commands:",
+      `  ask  git diff > out.txt  no rule: write class default (${why})`,
+      "",
+    ].join("\n"),
+  );
+  const accepted = await check("acceptEdits");
+  assert.match(
+    accepted.stdout,
+    /^allow {2}bash git diff > out\.txt\n {2}no rule: mode acceptEdits\n/,
+  );
+  assert.match(accepted.stdout, /in print mode: allow\n/);
+});
+
 Deno.test("crab tool holds a project's deny rule and --disallowedTools, --yolo or not", async () => {
   using s = sandbox();
   s.put("calc.py", "x\n");

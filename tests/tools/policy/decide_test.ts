@@ -16,7 +16,7 @@ import {
 } from "../../../tools/policy/mod.ts";
 import { realPathOf } from "../../../tools/fs/workspace.ts";
 import { parseShell } from "../../../tools/policy/shell.ts";
-import { COMMAND_TABLE, TABLE_RULES } from "../../support/policy_commands.ts";
+import { COMMAND_TABLE, DIFFERENTIAL_RULES, TABLE_RULES } from "../../support/policy_commands.ts";
 
 await loadShellParser();
 
@@ -396,4 +396,344 @@ Deno.test("decide() matches an MCP call by its server and Claude Code's name, ne
     mcp: { server: "s", alias: `mcp__s__${"t".repeat(70)}` },
   }, ctx);
   assert.equal(long.effect, "ask");
+});
+
+// ---- the seams: values run as code, programs by path, writes by redirection ----
+
+const FIXED = rules(DIFFERENTIAL_RULES);
+/** A PATH with no directory a command can write. */
+const SAFE_PATH = ["/usr/local/bin", "/usr/bin", "/bin"];
+
+function fixed(command: string, rs: Rule[] = FIXED, extra: Partial<DecideContext> = {}): Decision {
+  return decide(rs, { tool: "bash", args: { command } }, { ...ctx, path: SAFE_PATH, ...extra });
+}
+
+/** [command, effect, rule] rows, each checked under `rs`; returns what came out otherwise. */
+function wrongRows(
+  rows: [string, Decision["effect"], string | undefined][],
+  rs: Rule[] = FIXED,
+  extra: Partial<DecideContext> = {},
+): string[] {
+  return rows.flatMap(([command, effect, rule]) => {
+    const d = fixed(command, rs, extra);
+    return d.effect === effect && d.rule?.text === rule
+      ? []
+      : [`${JSON.stringify(command)}: got ${d.effect} by ${d.rule?.text} (${d.why})`];
+  });
+}
+
+Deno.test("decide() asks for x='$(rm v)'; echo \"${x@P}\" and x='a[$(rm v)]'; echo ${!x} under a Bash(rm:*) deny", () => {
+  for (const command of [`x='$(rm v)'; echo "\${x@P}"`, "x='a[$(rm v)]'; echo ${!x}"]) {
+    const d = fixed(command);
+    assert.equal(d.effect, "ask", `${command}: ${d.why}`);
+    assert.match(d.why, /known only at run time|cannot be decided before it runs/);
+  }
+});
+
+Deno.test("decide() asks for every expansion that evaluates a value as code or as a name", () => {
+  const ask = (command: string): [string, "ask", undefined] => [command, "ask", undefined];
+  assert.deepEqual(
+    wrongRows([
+      // Transformations: prompt expansion runs $(…); the others are asked for alike.
+      ask('echo "${x@P}"'),
+      ask('echo "${x@E}"'),
+      ask('echo "${x@A}"'),
+      ask('echo "${x@a}"'),
+      ask('echo "${x@K}"'),
+      ask('echo "${x@k}"'),
+      // Indirection: the value is a name, and a name may hold a subscript.
+      ask("echo ${!x}"),
+      ask('echo "${!x:-}"'),
+      ask("echo ${!x#a}"),
+      ask("declare -n r=x; echo $r"),
+      ask("typeset -n r; r=$x; echo $r"),
+      ask("f() { local -n r=$1; }; f x"),
+      // Builtins that assign a name given at run time, or a subscript.
+      ask('printf -v "$x" hi'),
+      ask("printf -v 'a[$(rm v)]' hi"),
+      ask("printf -v a[i] hi"),
+      ask('read "$x" <<< hi'),
+      ask('read -a "$x" <<< hi'),
+      ask("read 'a[i]' <<< hi"),
+      ask('mapfile "$x" < /dev/null'),
+      ask('readarray -t "$x" < /dev/null'),
+      ask('mapfile -C "$cb" a < /dev/null'),
+      ask('unset "$x"'),
+      ask("unset 'a[i]'"),
+      ask('declare "$x"=1'),
+      ask("declare 'a[i]=1'"),
+      ask('export "$x"'),
+      ask("exec {a[i]}>/dev/null"),
+      // Arithmetic on variables: bash evaluates their values, subscripts and all.
+      ask("echo $((x))"),
+      ask("(( x ))"),
+      ask("let x"),
+      ask("let i++"),
+      ask("[[ $x -eq 1 ]]"),
+      ask("[[ -v $x ]]"),
+      ask("echo ${a[$i]}"),
+      ask("echo ${a[i]}"),
+      ask("a[i]=1"),
+      ask("B=([x]=1)"),
+      ask("declare -a B=([i]=1)"),
+      ask("echo ${s:x}"),
+      ask("for ((i=x;0;)); do :; done"),
+      ask("declare -i y; y=$x"),
+      ask("local -i y=1"),
+      ask("typeset -i y"),
+      // Variables bash runs as code.
+      ask("PS4='$(rm v)'; set -x; :"),
+      ask("export PS4='$(rm v)'; set -x; :"),
+      ask("declare PS4='$(touch t)'"),
+      ask("read PS4 < f"),
+      ask("printf -v PS4 %s x"),
+      ask("BASH_ENV=./s.sh bash -c :"),
+      ask("env BASH_ENV=./s.sh bash -c :"),
+      ask("env 'BASH_FUNC_e%%=() { :; }' bash -c e"),
+      ask("PROMPT_COMMAND='touch t' bash -ic :"),
+      // Commands bash runs from text or files the parser cannot see.
+      ask(". ./s.sh"),
+      ask("source s.sh"),
+      ask("alias e='touch t'"),
+      ask("compgen -C 'touch t' x"),
+      ask("hash -p /usr/bin/touch e; e t"),
+      ask("enable -f ./x.so x"),
+      ask("bash -lc 'echo hi'"),
+      ask("bash -ic 'echo hi'"),
+      ask("bash --rcfile x -c 'echo hi'"),
+    ]),
+    [],
+  );
+});
+
+Deno.test("decide() still allows expansions that only read a value", () => {
+  assert.deepEqual(
+    wrongRows([
+      ['x=1; echo "${x@Q}" "${x@U}" "${x@u}" "${x@L}"', "allow", "Bash(echo:*)"],
+      [
+        "echo ${!a[@]} ${!pre@} ${!pre*} ${#x} ${x:-d} ${x%.c} ${x/a/b} ${x^^}",
+        "allow",
+        "Bash(echo:*)",
+      ],
+      ["echo $((1 + 2)) ${a[0]} ${s:1:2}", "allow", "Bash(echo:*)"],
+      ["declare x=1; echo $x", "allow", "Bash(echo:*)"],
+      ["printf -v out %s hi; echo $out", "allow", "Bash(echo:*)"],
+      ["read -r line < /dev/null; echo $line", "allow", "Bash(echo:*)"],
+      ["mapfile -t lines < /dev/null; echo ${lines[0]}", "allow", "Bash(echo:*)"],
+      ["unset x; echo", "allow", "Bash(echo:*)"],
+      ["mapfile -C 'rm v' -c 1 a < /dev/null", "deny", "Bash(rm:*)"],
+      ["alias", "default", undefined],
+    ]),
+    [],
+  );
+  // The callback runs with the index and the line appended: not what Bash(echo hi) names.
+  const exact = rules([["Bash(echo hi)", "allow"]]);
+  assert.equal(fixed("mapfile -C 'echo hi' -c 1 a < /dev/null", exact).effect, "default");
+  assert.equal(fixed("echo hi", exact).effect, "allow");
+});
+
+Deno.test("decide() denies /bin/rm v, git --no-pager push and git -C . push under Bash(rm:*) and Bash(git push:*) denies", () => {
+  const RM = "Bash(rm:*)";
+  const PUSH = "Bash(git push:*)";
+  assert.deepEqual(
+    wrongRows([
+      ["/bin/rm v", "deny", RM],
+      ["/usr/bin/rm v", "deny", RM],
+      ["./rm v", "deny", RM],
+      ["../x/rm v", "deny", RM],
+      ["~/bin/rm v", "deny", RM],
+      ["busybox rm v", "deny", RM],
+      ["toybox rm -rf v", "deny", RM],
+      ["/usr/local/bin/busybox rm v", "deny", RM],
+      ["timeout 5 /bin/rm v", "deny", RM],
+      ["./env rm v", "deny", RM],
+      ["git --no-pager push", "deny", PUSH],
+      ["git -C . push", "deny", PUSH],
+      ["git -C /elsewhere push origin main", "deny", PUSH],
+      ["git -c a.b=c push", "deny", PUSH],
+      ["git --git-dir=.git --work-tree . push", "deny", PUSH],
+      ["git --exec-path=/x push", "deny", PUSH],
+      ["git -P --namespace n --literal-pathspecs push", "deny", PUSH],
+      ["git --bare push", "deny", PUSH],
+      ["/usr/bin/git --no-pager push", "deny", PUSH],
+      ["env git --no-pager push", "deny", PUSH],
+      // An option that is not known, or that can make any subcommand a push: asked.
+      ["git --frobnicate push", "ask", PUSH],
+      ["git -c alias.p=push p", "ask", PUSH],
+      ["git $OPTS push", "ask", PUSH],
+      // Not a push, however it is spelled.
+      ["git --no-pager log", "default", undefined],
+      ["echo rm v", "allow", "Bash(echo:*)"],
+    ]),
+    [],
+  );
+});
+
+Deno.test("decide() reads the global options of git, npm, pnpm, yarn, cargo, go, docker, podman, kubectl and gh", () => {
+  const rs = rules([
+    ["Bash(npm publish:*)", "deny"],
+    ["Bash(pnpm publish:*)", "deny"],
+    ["Bash(yarn publish:*)", "deny"],
+    ["Bash(cargo publish:*)", "deny"],
+    ["Bash(go run:*)", "deny"],
+    ["Bash(docker rm:*)", "deny"],
+    ["Bash(podman rm:*)", "deny"],
+    ["Bash(kubectl delete:*)", "deny"],
+    ["Bash(gh repo delete:*)", "deny"],
+  ]);
+  const deny = (c: string, r: string): [string, "deny", string] => [c, "deny", `Bash(${r}:*)`];
+  assert.deepEqual(
+    wrongRows(
+      [
+        deny("npm --prefix ../x publish", "npm publish"),
+        deny("npm -w pkg --silent publish", "npm publish"),
+        deny("npm --registry=https://r.example publish", "npm publish"),
+        deny("pnpm -C sub --filter a publish", "pnpm publish"),
+        deny("yarn --cwd sub --silent publish", "yarn publish"),
+        deny("cargo +nightly -q --locked publish", "cargo publish"),
+        deny("cargo --config build.rustc-wrapper=x publish", "cargo publish"),
+        deny("docker --context c -l debug rm box", "docker rm"),
+        deny("docker -H tcp://h rm box", "docker rm"),
+        deny("podman --log-level debug rm box", "podman rm"),
+        deny("podman --remote rm box", "podman rm"),
+        deny("kubectl --context prod -n ns delete pod p", "kubectl delete"),
+        deny("kubectl --kubeconfig k delete pod p", "kubectl delete"),
+        deny("gh -R o/r repo delete", "gh repo delete"),
+        ["go -C x run .", "ask", "Bash(go run:*)"],
+        ["npm --weird publish", "ask", "Bash(npm publish:*)"],
+        ["docker --weird rm box", "ask", "Bash(docker rm:*)"],
+      ],
+      rs,
+    ),
+    [],
+  );
+});
+
+Deno.test("decide() lets an allow rule match the bare name through a PATH nobody can write, or the exact path it names", () => {
+  const diff = "Bash(git diff:*)";
+  const rs = rules([["Bash(git diff:*)", "allow"], ["Bash(/usr/bin/git log:*)", "allow"]]);
+  const ws = ctx.workspace;
+  // Global options that change nothing are read through; the others never allowed.
+  assert.deepEqual(
+    wrongRows(
+      [
+        ["git diff", "allow", diff],
+        ["git --no-pager diff --stat", "allow", diff],
+        ["git -P diff", "allow", diff],
+        ["git -C src diff", "allow", diff],
+        ["git -C /etc diff", "default", undefined],
+        ["git -C $D diff", "default", undefined],
+        ["git -c core.pager=x diff", "default", undefined],
+        ["git --exec-path=. diff", "default", undefined],
+        ["git --git-dir=/x/.git diff", "default", undefined],
+        ["git --work-tree=/x diff", "default", undefined],
+        ["git --bare diff", "default", undefined],
+        // By path: only the exact path a rule names, never a relative one.
+        ["/usr/bin/git diff", "default", undefined],
+        ["/usr/bin/git log", "allow", "Bash(/usr/bin/git log:*)"],
+        ["./git diff", "default", undefined],
+        ["bin/git diff", "default", undefined],
+        ["git log", "default", undefined],
+      ],
+      rs,
+    ),
+    [],
+  );
+  // A PATH with a directory commands can write before the program: not what the rule allowed.
+  const writable = [join(ws, "bin"), "/tmp/bin", ".", ""];
+  for (const dir of writable) {
+    const d = fixed("git diff", rs, { path: [dir, ...SAFE_PATH] });
+    assert.deepEqual([d.effect, d.rule], ["default", undefined], `PATH=${dir}: ${d.why}`);
+    assert.match(d.why, /looked up in PATH/);
+  }
+  const extra = fixed("git diff", rs, { path: ["/opt/tools", ...SAFE_PATH], writable: ["/opt"] });
+  assert.equal(extra.effect, "default", extra.why);
+  // After the program, a writable directory changes nothing.
+  assert.equal(fixed("git diff", rs, { path: [...SAFE_PATH, join(ws, "bin")] }).effect, "allow");
+  // A program that needs no rule is still looked up: cat from the workspace is not cat.
+  assert.equal(fixed("cat src/a.ts", rs).effect, "default");
+  assert.equal(
+    fixed("cat src/a.ts", rs, { path: [join(ws, "bin"), ...SAFE_PATH] }).why,
+    "cat src/a.ts: cat is looked up in PATH, where " + join(ws, "bin") +
+      " (a directory commands can write) comes first: no allow rule covers it",
+  );
+  // A builtin runs whatever PATH holds.
+  assert.equal(fixed("echo hi", FIXED, { path: [".", ...SAFE_PATH] }).effect, "allow");
+  assert.equal(fixed("env echo hi", FIXED, { path: [".", ...SAFE_PATH] }).effect, "default");
+});
+
+Deno.test("decide() denies by a rule that names a program by path, whatever the command's path", () => {
+  const rs = rules([["Bash(/usr/bin/rm:*)", "deny"]]);
+  assert.deepEqual(
+    wrongRows([
+      ["rm v", "deny", "Bash(/usr/bin/rm:*)"],
+      ["/bin/rm v", "deny", "Bash(/usr/bin/rm:*)"],
+      ["./rm v", "deny", "Bash(/usr/bin/rm:*)"],
+    ], rs),
+    [],
+  );
+});
+
+Deno.test("decide() makes git diff > out.txt a write no rule allows under Bash(git diff:*), and echo hi >> notes.txt too", () => {
+  const write = (command: string, rs: Rule[] = FIXED) => {
+    const d = fixed(command, rs);
+    return [d.effect, d.rule?.text, d.asWrite ?? false];
+  };
+  const cases: [string, unknown[], Rule[]?][] = [
+    ["git diff > out.txt", ["default", undefined, true]],
+    ["echo hi >> notes.txt", ["default", undefined, true]],
+    ["git diff &> all.txt", ["default", undefined, true]],
+    ["git diff >| clobber.txt", ["default", undefined, true]],
+    ["git diff 3> fd3.txt", ["default", undefined, true]],
+    ["git diff >& both.txt", ["default", undefined, true]],
+    ["git diff 2> err.txt", ["default", undefined, true]],
+    ["echo hi > src/new.ts", ["default", undefined, true]],
+    ["git diff --output=o.txt", ["default", undefined, true]],
+    ["git --no-pager diff --output o.txt HEAD", ["default", undefined, true]],
+    ["sort -o s.txt ok.txt", ["default", undefined, true]],
+    // Nothing is written: free.
+    ["git diff > /dev/null", ["allow", "Bash(git diff:*)", false]],
+    ["git diff 2>&1 >/dev/stderr", ["allow", "Bash(git diff:*)", false]],
+    ["echo hi > /dev/stdout 2>/dev/stderr", ["allow", "Bash(echo:*)", false]],
+    ["git diff 2>&1 | tail -3", ["allow", "Bash(git diff:*)", false]],
+    // A command no rule allows stays the class's; a write outside the workspace is not a write's.
+    ["echo hi | tee t.txt", ["default", undefined, false]],
+    ["git diff > /etc/out.txt", ["default", undefined, false]],
+    ["git log > log.txt", ["default", undefined, false]],
+    // An Edit or Write rule allows it.
+    ["echo hi >> notes.txt", ["allow", "Bash(echo:*)", false], [
+      ...FIXED,
+      ...rules([["Edit(./notes.txt)", "allow"]]),
+    ]],
+    [
+      "echo hi > x.txt",
+      ["allow", "Edit", false],
+      rules([["Bash(rm:*)", "deny"], ["Edit", "allow"]]),
+    ],
+    [
+      "echo hi > src/x.txt",
+      ["allow", "Edit(src/**)", false],
+      rules([
+        ["Bash(rm:*)", "deny"],
+        ["Edit(src/**)", "allow"],
+      ]),
+    ],
+    // A deny still wins.
+    ["echo hi > secrets/k", ["deny", "Edit(./secrets/**)", false], [
+      ...FIXED,
+      ...rules([["Edit(./secrets/**)", "deny"]]),
+    ]],
+    ["echo hi > x.txt", ["deny", "Edit", false], [...FIXED, ...rules([["Edit", "deny"]])]],
+  ];
+  const wrong = cases.flatMap(([command, want, rs]) => {
+    const got = write(command, rs);
+    return JSON.stringify(got) === JSON.stringify(want)
+      ? []
+      : [`${command}: got ${JSON.stringify(got)} (${fixed(command, rs).why})`];
+  });
+  assert.deepEqual(wrong, []);
+  assert.equal(
+    fixed("git diff > out.txt").why,
+    "git diff > out.txt: writes out.txt, which no Edit or Write rule allows",
+  );
 });

@@ -238,3 +238,41 @@ Deno.test("permissions: grep and glob over a directory leave out files a Read de
   const below = await w.h.call("grep", { pattern: "TOKEN", path: "secrets" });
   assert.ok(below.ok && below.output.startsWith("No matches found in secrets"));
 });
+
+Deno.test("permissions: echo hi > out.txt under Bash(echo *) is a write: asked once, run in acceptEdits or with writes approved, denied in dontAsk", async () => {
+  const rules: [Effect, string][] = [["allow", "Bash(echo *)"]];
+  {
+    await using w = asyncWorld(rules, { answers: ["yes", "no"] });
+    assert.ok((await w.h.call("bash", { command: "echo hi 2>&1 >/dev/null" })).ok);
+    assert.equal(w.asked.length, 0);
+    assert.ok((await w.h.call("bash", { command: "echo hi > out.txt" })).ok);
+    assert.equal(w.h.get("out.txt"), "hi\n");
+    // One question for the call, as for any bash call: the class is bash's.
+    assert.deepEqual(w.asked.map((r) => [r.class, r.decided?.effect ?? "class"]), [
+      ["exec", "class"],
+    ]);
+    assert.equal(
+      errorOf(await w.h.call("bash", { command: "echo no >> out.txt" })).code,
+      "refused",
+    );
+    assert.equal(w.h.get("out.txt"), "hi\n");
+  }
+  {
+    await using w = asyncWorld(rules, { mode: "acceptEdits", answers: [] });
+    assert.ok((await w.h.call("bash", { command: "echo hi >> notes.txt" })).ok);
+    assert.equal(w.h.get("notes.txt"), "hi\n");
+    assert.deepEqual(w.asked, []);
+  }
+  {
+    await using w = asyncWorld(rules, { allowed: ["write"], answers: [] });
+    assert.ok((await w.h.call("bash", { command: "echo hi > out.txt" })).ok);
+    assert.deepEqual(w.asked, []);
+  }
+  {
+    await using w = asyncWorld(rules, { mode: "dontAsk", answers: [] });
+    const e = errorOf(await w.h.call("bash", { command: "echo hi > out.txt" }));
+    assert.equal(e.code, "policy_denied");
+    assert.match(e.message, /writes out\.txt, which no Edit or Write rule allows/);
+    assert.throws(() => w.h.get("out.txt"));
+  }
+});

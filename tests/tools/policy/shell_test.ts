@@ -36,6 +36,8 @@ Deno.test("parseShell() finds every simple command that could run", () => {
     ["echo ${x:-$(curl y)}", ["echo ?", "curl y"]],
     ["(cd a && rm b) | { c; }", ["cd a", "rm b", "c"]],
     ["! time coproc rm a", ["rm a"]],
+    // bash's time keyword is sh's program: decided as the time wrapper.
+    ["time -p git diff | cat", ["time -p git diff", "cat"]],
     ["echo 'a; rm b' \"c && d\" e\\;f", ["echo a; rm b c && d e;f"]],
     ["n\\pm test; 'npm' test; \"n\"pm test", ["npm test", "npm test", "npm test"]],
     ["npm test # ; rm -rf /", ["npm test"]],
@@ -80,6 +82,13 @@ Deno.test("parseShell() lists what it cannot settle before the run", () => {
     ["[[ $x -eq 1 ]]", /evaluates a variable's contents/],
     ["[[ -v a ]]", /-v/],
     ["echo ${s:$n}", /substring offset/],
+    ["x='$(rm v)'; echo \"${x@P}\"", /\$\{…@P\} evaluates/],
+    ["echo ${x@E} ${x@A} ${x@a} ${x@K}", /\$\{…@E\} evaluates/],
+    ["x='a[$(rm v)]'; echo ${!x}", /\$\{!x\} uses a variable's contents as a name/],
+    ['echo "${!x:-}"', /\$\{!x\} uses/],
+    ["B=([x]=1)", /array subscript/],
+    ["declare -a B=([i]=1 [0]=2)", /array subscript/],
+    ["exec {a[i]}>/dev/null", /descriptor variable/],
     ["echo " + "$(".repeat(80) + "x" + ")".repeat(80), /nest|syntax/],
   ];
   for (const [source, why] of cases) {
@@ -87,7 +96,15 @@ Deno.test("parseShell() lists what it cannot settle before the run", () => {
     assert.ok(problems.some((p) => why.test(p)), `${source}: ${JSON.stringify(problems)}`);
   }
   for (
-    const fine of ["echo $((1 + 2))", "echo ${a[0]} ${a[@]}", "[[ 1 -eq 1 ]]", "echo ${s:1:2}"]
+    const fine of [
+      "echo $((1 + 2))",
+      "echo ${a[0]} ${a[@]}",
+      "[[ 1 -eq 1 ]]",
+      "echo ${s:1:2}",
+      'echo ${!a[@]} ${!a[*]} ${!pre@} ${!pre*} "${x@Q}" ${x@U} ${x@u} ${x@L}',
+      "B=([0]=1 y)",
+      "exec {fd}>/dev/null",
+    ]
   ) {
     assert.deepEqual(parseShell(fine).problems, [], fine);
   }

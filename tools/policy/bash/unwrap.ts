@@ -10,22 +10,41 @@
  *   an unknown tail (`xargs rm` is `rm *`). `sudo` and `doas` are seen through by
  *   deny and ask rules only: an allow must name them (`Bash(sudo apt update)`).
  *   A wrapper is recognised by its bare name or under `/bin`, `/usr/bin`,
- *   `/usr/local/bin`; an option it does not know, or an option or duration that
+ *   `/usr/local/bin` (named by another path, deny and ask rules still see
+ *   through it); an option it does not know, or an option or duration that
  *   is not literal (it could split into several words), makes the command
  *   uncertain.
- * - **Scripts as text**: `sh -c`, `bash -c`, `dash -c`, `eval` and `trap` with
- *   literal text are parsed in turn and each command in them decided; with
- *   text known only at run time they are uncertain, and so are `zsh`, `ksh`,
- *   `mksh` and `fish -c` (another language) and `source`/`.` of a file named at
- *   run time.
+ * - **Spellings of a program**: deny and ask rules also see a program named by
+ *   a path as its base name (`/bin/rm`, `./rm` are `rm`), what `busybox` and
+ *   `toybox` run, and a multi-level command without its global options
+ *   (`git --no-pager -C . push` is `git push`; `_global_options.ts`). Allow
+ *   rules see the command as written, and without global options that change
+ *   nothing; never one with an option that runs code or moves the repository
+ *   (`noAllow`). The programs a PATH lookup finds are listed (`programs`) for
+ *   the caller to check where PATH leads.
+ * - **Scripts as text**: `sh -c`, `bash -c`, `dash -c`, `eval`, `trap` and
+ *   `mapfile -C` with literal text are parsed in turn and each command in them
+ *   decided; with text known only at run time they are uncertain, and so are
+ *   `zsh`, `ksh`, `mksh` and `fish -c` (another language), a shell that first
+ *   runs startup files (`bash -l`, `-i`, `--rcfile`), `source`/`.` (a file's
+ *   commands are known only when it runs), alias definitions, `hash -p`,
+ *   `enable -f`, `compgen -C`/`-F`.
+ * - **Names**: `declare`, `typeset`, `local`, `export`, `readonly`, `read`,
+ *   `mapfile`, `unset` and `printf -v` assign the variables their arguments
+ *   name (listed in `sets`). A name known only at run time, or with a
+ *   subscript bash evaluates (`a[i]`, which may be `a[$(cmd)]`), a name
+ *   reference (`-n`: its value becomes a name) or the integer attribute
+ *   (`-i`: assignments become arithmetic) makes them uncertain; so does `let`
+ *   on anything but numbers.
  * - **Commands run by commands**: `find … -exec CMD … ;` (and `-execdir`,
  *   `-ok`, `-okdir`) runs CMD, decided as a command of its own (`{}` unknown).
  * - **Files named by arguments**: written by `tee FILE`, `time -o FILE`, `sort -o
- *   FILE`, `uniq IN OUT`, `find -fprint FILE`; read by `xargs -a FILE` and by the
- *   readers below.
+ *   FILE`, `uniq IN OUT`, `find -fprint FILE`, `git … --output=FILE`, `git
+ *   format-patch -o DIR`; read by `xargs -a FILE` and by the readers below.
  * - **Runs nothing**: `cd`, `pushd`, `popd`, `true`, `false`, `:`, `echo`,
- *   `printf` (without `-v`), `test` and `[` (without `-v`), `pwd`, `command -v`,
- *   `trap` and `exec` without a command need no allow rule; deny and ask rules
+ *   `printf`, `test` and `[` (without `-v`), `pwd`, `command -v`, the builtins
+ *   above that assign plain names, `trap` and `exec` without a command need no
+ *   allow rule; deny and ask rules
  *   still apply to them, and so do the checks of their redirections.
  * - **Readers**: `cat`, `head`, `tail`, `wc`, `nl`, `tac`, `rev`, `cut`, `tr`,
  *   `sort`, `uniq`, `grep`, `egrep`, `fgrep`, `ls`, `diff`, `cmp`, `comm`
@@ -36,7 +55,8 @@
  * @module
  */
 
-import type { ShellWord } from "./shell.ts";
+import type { ShellWord } from "../shell.ts";
+import { globalOptions } from "./_global_options.ts";
 
 /** What one simple command amounts to. */
 export interface Unwrapped {
@@ -44,8 +64,22 @@ export interface Unwrapped {
   views: ShellWord[][];
   /** The layer allow rules are matched against. */
   allowView: ShellWord[];
+  /** The same without global options that change nothing (`git --no-pager diff`), for allow rules too. */
+  allowAlso?: ShellWord[];
+  /** An option that runs code or moves the repository (`git -c`): no allow rule matches. */
+  noAllow?: string;
+  /**
+   * The programs run up to the allow layer that bash or a wrapper looks up in
+   * PATH, or that are named by a path: an allow rule holds only where each is
+   * the program its name says (the caller checks PATH).
+   */
+  programs: ShellWord[];
+  /** Directories options move the command to (`git -C DIR`). */
+  dirs: ShellWord[];
   /** Variables set for the inner command (`env X=1 cmd`). */
   env: string[];
+  /** Variables a builtin assigns (`declare X=1`, `read X`, `printf -v X`). */
+  sets: string[];
   /** Literal scripts it runs (`sh -c '…'`, `eval …`, `trap '…' EXIT`). */
   scripts: string[];
   /** Further commands it runs (`find -exec`). */
@@ -176,6 +210,113 @@ const SHELLS = new Set(["sh", "bash", "dash"]);
 const OTHER_SHELLS = new Set(["zsh", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "busybox"]);
 const NEUTRAL = new Set(["true", "false", ":", "echo", "pwd", "popd"]);
 
+/** How a builtin that assigns variables reads its arguments. */
+interface NameBuiltin {
+  /** Short flags. */
+  flags: string;
+  /** Short options whose argument is not a name (`read -p PROMPT`). */
+  withArg?: string;
+  /** Short options whose argument is a name (`read -a NAME`, `printf -v NAME`). */
+  nameArg?: string;
+  /** Flags that make later uses of the names evaluate their values (`-n`, `-i`). */
+  evaluating?: string;
+  /** Flags that make the operands function names (`-f`). */
+  functions?: string;
+  /** Options whose argument is a command as text (`mapfile -C`). */
+  script?: string;
+  /** What the operands are: names (`NAME` or `NAME=value`), or anything but names (printf). */
+  operands: "names" | "other";
+}
+
+/**
+ * Builtins that assign the variables their arguments name. A name given at
+ * run time, or with a subscript bash evaluates (`a[i]`), may be `a[$(cmd)]`:
+ * the command is then known only at run time.
+ */
+const NAME_BUILTINS: Record<string, NameBuiltin> = {
+  declare: { flags: "aAfFgiIlnprtux", evaluating: "in", functions: "fF", operands: "names" },
+  typeset: { flags: "aAfFgiIlnprtux", evaluating: "in", functions: "fF", operands: "names" },
+  local: { flags: "aAiIlnrtux", evaluating: "in", operands: "names" },
+  export: { flags: "fnp", functions: "f", operands: "names" },
+  readonly: { flags: "aAfp", functions: "f", operands: "names" },
+  read: { flags: "ers", withArg: "dinNptu", nameArg: "a", operands: "names" },
+  mapfile: { flags: "t", withArg: "dnOsuc", script: "C", operands: "names" },
+  readarray: { flags: "t", withArg: "dnOsuc", script: "C", operands: "names" },
+  unset: { flags: "fvn", functions: "f", operands: "names" },
+  printf: { flags: "", nameArg: "v", operands: "other" },
+};
+
+/** A variable's name as bash assigns it without evaluating anything: `x` or `x[0]`. */
+const PLAIN_NAME = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[[0-9]+\])?$/;
+
+/**
+ * The variables a {@link NAME_BUILTINS} command assigns, or why what it runs is
+ * known only at run time. It runs nothing otherwise.
+ */
+function assigns(name: string, spec: NameBuiltin, args: ShellWord[], out: Unwrapped): void {
+  const unsure = (why: string) => {
+    out.uncertain = `${name} ${why}`;
+  };
+  const named = (w: ShellWord, withValue: boolean): boolean => {
+    // `x=$(…)` is known in its name; `$x`, `"$x"=1`, `a[i]` are not.
+    const head = w.value ?? (typeof w.segs[0] === "string" && w.segs.length > 1 ? w.segs[0] : "");
+    const eq = withValue ? head.search(/\+?=/) : -1;
+    if (w.value === undefined && eq < 0) return false;
+    const m = PLAIN_NAME.exec(eq < 0 ? head : head.slice(0, eq));
+    if (!m) return false;
+    out.sets.push(m[1]);
+    return true;
+  };
+  let functions = false;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const w = args[i];
+    if (w.value === undefined) {
+      if (spec.operands === "names") break; // an operand, checked below
+      return unsure(`takes ${w.text}, known only at run time, as an option or a name`);
+    }
+    const v = w.value;
+    if (v === "--") {
+      i++;
+      break;
+    }
+    if (!/^[-+]./.test(v) || (name === "printf" && v[0] === "+")) break;
+    for (let k = 1; k < v.length; k++) {
+      const c = v[k];
+      if (v[0] === "-" && spec.evaluating?.includes(c)) {
+        return unsure(
+          c === "n"
+            ? `-n makes a name reference: its value is used as a name, which may run commands`
+            : `-i makes assignments evaluate arithmetic, which may run commands`,
+        );
+      }
+      if (spec.functions?.includes(c)) functions = true;
+      if (spec.flags.includes(c)) continue;
+      const rest = v.slice(k + 1);
+      const arg = rest ? { ...w, value: rest, segs: [rest] } : args[++i];
+      if (!arg) return;
+      if (spec.nameArg?.includes(c)) {
+        if (!named(arg, false)) return unsure(`-${c} assigns ${arg.text}, which may run commands`);
+      } else if (spec.script?.includes(c)) {
+        if (arg.value === undefined) return unsure(`-${c} runs text known only at run time`);
+        // bash appends the index and the line read to the callback's text.
+        out.scripts.push(`${arg.value} "$_" "$_"`);
+      } else if (!spec.withArg?.includes(c)) return unsure(`has an unknown option -${c}`);
+      break;
+    }
+  }
+  if (spec.operands === "names" && !functions) {
+    for (const w of args.slice(i)) {
+      if (!named(w, name !== "read" && name !== "mapfile" && name !== "readarray")) {
+        return unsure(
+          `${name === "unset" ? "unsets" : "assigns"} ${w.text}, which may run commands`,
+        );
+      }
+    }
+  }
+  out.neutral = true;
+}
+
 /** Readers: options that take an argument, and what the first operand is. */
 interface Reader {
   withArg?: string;
@@ -302,15 +443,90 @@ const READERS: Record<string, Reader> = {
 };
 READERS.egrep = READERS.grep;
 READERS.fgrep = READERS.grep;
-const SYSTEM_BIN = /^\/(?:usr\/(?:local\/)?)?bin\//;
+const SYSTEM_BIN = /^\/(?:usr\/(?:local\/)?)?bin\/[^/]+$/;
+
+/** A command word's program by base name (`/bin/rm` is `rm`); undefined when known only at run time. */
+function baseName(w: ShellWord | undefined): string | undefined {
+  const v = w?.value;
+  if (v === undefined) return undefined;
+  return v.includes("/") ? v.slice(v.lastIndexOf("/") + 1) : v;
+}
+
+/** A program crab recognises by its name: a bare name, or a system binary's path. */
+function isTrusted(w: ShellWord | undefined): boolean {
+  const v = w?.value;
+  return v !== undefined && (!v.includes("/") || SYSTEM_BIN.test(v));
+}
 
 /** The name a command is recognised by: a bare name, or a system binary's. */
 function nameOf(w: ShellWord | undefined): string | undefined {
-  const v = w?.value;
-  if (v === undefined) return undefined;
-  if (!v.includes("/")) return v;
-  return SYSTEM_BIN.test(v) ? v.slice(v.lastIndexOf("/") + 1) : undefined;
+  return isTrusted(w) ? baseName(w) : undefined;
 }
+
+/** bash's builtins and keywords: bash runs them itself, whatever PATH holds. */
+const BASH_BUILTINS = new Set([
+  ".",
+  ":",
+  "[",
+  "alias",
+  "bg",
+  "bind",
+  "break",
+  "builtin",
+  "caller",
+  "cd",
+  "command",
+  "compgen",
+  "complete",
+  "compopt",
+  "continue",
+  "declare",
+  "dirs",
+  "disown",
+  "echo",
+  "enable",
+  "eval",
+  "exec",
+  "exit",
+  "export",
+  "false",
+  "fc",
+  "fg",
+  "getopts",
+  "hash",
+  "help",
+  "history",
+  "jobs",
+  "kill",
+  "let",
+  "local",
+  "logout",
+  "mapfile",
+  "popd",
+  "printf",
+  "pushd",
+  "pwd",
+  "read",
+  "readarray",
+  "readonly",
+  "return",
+  "set",
+  "shift",
+  "shopt",
+  "source",
+  "suspend",
+  "test",
+  "times",
+  "trap",
+  "true",
+  "type",
+  "typeset",
+  "ulimit",
+  "umask",
+  "unalias",
+  "unset",
+  "wait",
+]);
 
 const ASSIGN = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
@@ -404,7 +620,10 @@ export function unwrap(words: ShellWord[]): Unwrapped {
   const out: Unwrapped = {
     views: [words],
     allowView: words,
+    programs: [],
+    dirs: [],
     env: [],
+    sets: [],
     scripts: [],
     commands: [],
     writes: [],
@@ -413,40 +632,52 @@ export function unwrap(words: ShellWord[]): Unwrapped {
   };
   let cur = words;
   let allowStopped = false;
+  // bash itself runs the first word, and what `command` and `builtin` give it; a builtin's
+  // name then needs no program. What other wrappers run, they look up in PATH.
+  let byBash = true;
   for (let layer = 0; layer < MAX_LAYERS; layer++) {
-    const name = nameOf(cur[0]);
+    const name = baseName(cur[0]);
+    if (
+      !allowStopped && !(byBash && name !== undefined && !cur[0].value!.includes("/") &&
+        BASH_BUILTINS.has(name))
+    ) out.programs.push(cur[0]);
     const spec = name === undefined ? undefined : WRAPPERS[name];
     if (!spec || (name === "command" && isCommandLookup(cur))) break;
+    // A wrapper named by a path of its own (`./env rm x`) may be anything: deny rules see
+    // through it, allow rules do not.
+    const trusted = isTrusted(cur[0]);
     const opts = readOptions(cur, 1, spec, name!);
     if (opts.uncertain) {
-      out.uncertain = opts.uncertain;
-      return out;
+      if (trusted) out.uncertain = opts.uncertain;
+      return finish(out);
     }
     let i = opts.next;
     if (name === "env" && (opts.seen.has("S") || opts.seen.has("split-string"))) {
       out.uncertain = "env -S splits a string into a command";
-      return out;
+      return finish(out);
     }
     if (name === "env" && (opts.seen.has("C") || opts.seen.has("chdir"))) {
       out.uncertain = "env -C runs the command in another directory";
-      return out;
+      return finish(out);
     }
     if (spec.assigns) {
-      while (i < cur.length && cur[i].value !== undefined && ASSIGN.test(cur[i].value!)) {
+      // env takes every word holding `=` for an assignment (`BASH_FUNC_f%%=…` too).
+      const assign = name === "env" ? /^[^=]+=/ : ASSIGN;
+      while (i < cur.length && cur[i].value !== undefined && assign.test(cur[i].value!)) {
         out.env.push(cur[i].value!.slice(0, cur[i].value!.indexOf("=")));
         i++;
       }
       if (i < cur.length && cur[i].split && cur[i].segs[0] !== null) {
         // `env $X cmd`: $X may be an assignment or the command.
         out.uncertain = `${name}: ${cur[i].text} is known only at run time`;
-        return out;
+        return finish(out);
       }
     }
     for (let k = 0; k < (spec.operands ?? 0); k++) {
       if (i >= cur.length) break;
       if (cur[i].split) {
         out.uncertain = `${name}: ${cur[i].text} is known only at run time`;
-        return out;
+        return finish(out);
       }
       i++;
     }
@@ -466,11 +697,53 @@ export function unwrap(words: ShellWord[]): Unwrapped {
       break;
     }
     out.views.push(inner);
-    if (spec.denyOnly) allowStopped = true;
+    if (spec.denyOnly || !trusted) allowStopped = true;
     if (!allowStopped) out.allowView = inner;
+    byBash &&= name === "command" || name === "builtin";
     cur = inner;
   }
-  inspect(cur, out);
+  // What the innermost command does counts only when allow rules see it: `sudo cat f` is sudo's.
+  if (isTrusted(cur[0])) inspect(cur, out);
+  if (cur !== out.allowView) {
+    out.neutral = false;
+    out.reader = false;
+  }
+  return finish(out);
+}
+
+/**
+ * Adds the forms deny and ask rules also match: a program named by a path as
+ * its base name (`/bin/rm` is `rm`), what `busybox` and `toybox` run, and a
+ * multi-level command without its global options (`git --no-pager push` is
+ * `git push`); and what those options mean for allow rules.
+ */
+function finish(out: Unwrapped): Unwrapped {
+  for (const view of [...out.views]) {
+    let v = view;
+    for (let round = 0; round < 3 && v.length; round++) {
+      const name = baseName(v[0]);
+      if (name === undefined) break;
+      if (v[0].value!.includes("/")) {
+        v = [{ ...v[0], value: name, segs: [name], text: name }, ...v.slice(1)];
+        out.views.push(v);
+      }
+      if ((name === "busybox" || name === "toybox") && v.length > 1) {
+        v = v.slice(1);
+        out.views.push(v);
+        continue;
+      }
+      const global = globalOptions(name, v);
+      if (global) {
+        out.views.push(...global.deny);
+        if (view === out.allowView) {
+          if (global.code) out.noAllow = global.code;
+          else if (global.allow && !view[0].value!.includes("/")) out.allowAlso = global.allow;
+          out.dirs.push(...global.dirs);
+        }
+      }
+      break;
+    }
+  }
   return out;
 }
 
@@ -504,14 +777,11 @@ function inspect(words: ShellWord[], out: Unwrapped): void {
   if (name === undefined) return;
   const args = words.slice(1);
   if (NEUTRAL.has(name)) out.neutral = true;
-  else if (name === "printf" || name === "test" || name === "[") {
-    // `-v` assigns a variable (printf) or evaluates an array subscript (test); an
-    // unquoted expansion may turn into `-v`.
+  else if (name === "test" || name === "[") {
+    // `-v` evaluates an array subscript; an unquoted expansion may turn into `-v`.
     const risky = args.some((w) => w.value === "-v" || w.split);
     out.neutral = !risky;
-    if (risky && name !== "printf") {
-      out.uncertain = `${name} -v evaluates an array subscript, which may run commands`;
-    }
+    if (risky) out.uncertain = `${name} -v evaluates an array subscript, which may run commands`;
   } else if (name === "command") out.neutral = true; // `command -v`: a lookup
   else if (name === "cd" || name === "pushd") {
     out.neutral = true;
@@ -522,7 +792,30 @@ function inspect(words: ShellWord[], out: Unwrapped): void {
       out.cd = "unknown";
     } else out.cd = dir;
   } else if (SHELLS.has(name) || OTHER_SHELLS.has(name)) shellScript(name, args, out);
-  else if (name === "eval") {
+  else if (Object.hasOwn(NAME_BUILTINS, name)) assigns(name, NAME_BUILTINS[name], args, out);
+  else if (name === "let") {
+    // Every argument is arithmetic: a variable in it is evaluated, subscripts and all.
+    if (
+      !args.every((w) => w.value !== undefined && /^[-+*\/%()<>=!&|^~?:,\s0-9]*$/.test(w.value))
+    ) {
+      out.uncertain = "let evaluates variables' contents as arithmetic, which may run commands";
+    } else out.neutral = true;
+  } else if (name === "alias") {
+    if (args.some((w) => w.value === undefined || w.value.includes("="))) {
+      out.uncertain = "an alias changes what later command names run";
+    } else out.neutral = true;
+  } else if (name === "hash" && args.some((w) => w.value === undefined || /^-\w*p/.test(w.value))) {
+    out.uncertain = "hash -p chooses the program a name runs";
+  } else if (
+    name === "enable" && args.some((w) => w.value === undefined || /^-\w*f/.test(w.value))
+  ) {
+    out.uncertain = "enable -f loads code into the shell";
+  } else if (
+    (name === "compgen" || name === "complete") &&
+    args.some((w) => w.value === undefined || /^-\w*[CF]/.test(w.value))
+  ) {
+    out.uncertain = `${name} -C and -F run commands given as text`;
+  } else if (name === "eval") {
     if (args.length === 0) out.neutral = true;
     else if (args.every((w) => w.value !== undefined)) {
       out.scripts.push(args.map((w) => w.value).join(" "));
@@ -530,16 +823,23 @@ function inspect(words: ShellWord[], out: Unwrapped): void {
     } else out.uncertain = "eval runs text known only at run time";
   } else if (name === "trap") trapScript(args, out);
   else if (name === "source" || name === ".") {
-    if (args[0]?.value === undefined) out.uncertain = `${name} runs a file named only at run time`;
+    out.uncertain = args[0]?.value === undefined
+      ? `${name} runs a file named only at run time`
+      : `${name} runs the commands of ${args[0].text}, which are known only at run time`;
   } else if (name === "find") findCommands(args, out);
   else if (Object.hasOwn(READERS, name)) reader(name, READERS[name], args, out);
+  else if (name === "git") gitWrites(args, out);
   else if (name === "tee") {
     for (const w of args) if (!(w.value?.startsWith("-") && w.value !== "-")) out.writes.push(w);
   }
 }
 
+/** A shell's long options that make it run startup files before the script. */
+const STARTUP = new Set(["rcfile", "init-file", "login", "interactive"]);
+
 function shellScript(name: string, args: ShellWord[], out: Unwrapped): void {
   let script = false;
+  let startup: string | undefined;
   let i = 0;
   for (; i < args.length; i++) {
     const v = args[i].value;
@@ -552,18 +852,28 @@ function shellScript(name: string, args: ShellWord[], out: Unwrapped): void {
       i++;
       break;
     }
-    if (/^[-+][oO]$/.test(v) || v === "--rcfile" || v === "--init-file") {
+    if (/^[-+][oO]$/.test(v)) {
       i++;
+      continue;
+    }
+    if (v.startsWith("--") && STARTUP.has(v.slice(2))) {
+      startup = v;
+      if (v.endsWith("file")) i++; // --rcfile FILE, --init-file FILE
       continue;
     }
     if (v.startsWith("--")) continue;
     if (/^[-+][A-Za-z]+$/.test(v)) {
       if (v[0] === "-" && v.includes("c")) script = true;
+      if (v[0] === "-" && /[il]/.test(v)) startup = v;
       continue;
     }
     break;
   }
   if (!script) return; // `bash file.sh`, `sh` reading stdin: the command itself
+  if (startup) {
+    // The script is still decided (a denied command in it is denied); the startup files are not.
+    out.uncertain = `${name} ${startup} first runs startup files, which are known only at run time`;
+  }
   if (OTHER_SHELLS.has(name)) {
     out.uncertain = `${name} -c runs a script in a language crab does not parse`;
     return;
@@ -604,6 +914,24 @@ function findCommands(args: ShellWord[], out: Unwrapped): void {
     }
     if (cmd.length) out.commands.push(cmd);
     i = j;
+  }
+}
+
+/** Files git's options write: `--output=F` (diff, log, show, …), `format-patch -o DIR`. */
+function gitWrites(args: ShellWord[], out: Unwrapped): void {
+  const patch = args.some((w) => w.value === "format-patch");
+  for (let i = 0; i < args.length; i++) {
+    const v = args[i].value;
+    if (v === undefined) continue;
+    if (v === "--") break;
+    const eq = v.indexOf("=");
+    const key = eq > 0 ? v.slice(0, eq) : v;
+    const long = key.startsWith("--") ? key.slice(2) : undefined;
+    const withArg = long === "output" ||
+      (patch && (long === "output-directory" || key === "-o"));
+    if (!withArg) continue;
+    if (eq > 0) out.writes.push({ ...args[i], value: v.slice(eq + 1), segs: [v.slice(eq + 1)] });
+    else if (args[i + 1]) out.writes.push(args[++i]);
   }
 }
 
