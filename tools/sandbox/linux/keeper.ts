@@ -8,7 +8,9 @@
  * own /proc/self/cgroup and /proc/self/mountinfo (it is in crab's cgroup) and
  * /proc/meminfo, and refuses every other path. It ends with crab: it stops
  * at the end of its stdin, and bwrap's --die-with-parent covers a crab killed
- * mid-sentence.
+ * mid-sentence. It never gets the terminal's signals: the terminal sends
+ * those of Ctrl-C, Ctrl-Z and Ctrl-\ to its foreground process group, which
+ * is crab's, and a keeper in that group would die at the first Ctrl-C.
  *
  * One request is a line of operations (tab-separated verb, path, value), one
  * answer a line of results in order; the first failed change (mkdir, write,
@@ -97,6 +99,8 @@ export function startKeeper(bwrap: string, perl: string): Keeper {
     stdin: "piped",
     stdout: "piped",
     stderr: "null",
+    // setsid(): a session, and so a process group, of its own.
+    detached: true,
   }).spawn();
   child.unref();
   const writer = child.stdin.getWriter();

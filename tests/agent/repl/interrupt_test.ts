@@ -1,0 +1,61 @@
+/**
+ * Ctrl-C in a real terminal, against the helper processes crab keeps for its
+ * sandbox: the terminal's SIGINT goes to crab's process group, and the cgroup
+ * keeper (a perl process per crab, `tools/sandbox/linux/keeper.ts`) must not be
+ * in it.
+ */
+
+import assert from "node:assert/strict";
+import { startFakeModel, toolResults } from "../../support/fake_model.ts";
+import { sandbox } from "../../support/cli.ts";
+import { replAgainst, submit } from "../../support/tmux.ts";
+import { keeperOf, processInfo, waitUntil } from "../../support/keeper.ts";
+import { sandboxStatus } from "../../../tools/sandbox/probe.ts";
+
+/** Why this machine runs no keeper for bash's calls (undefined when it does), as the probe finds. */
+const noKeeper = await (async () => {
+  if (Deno.build.os !== "linux") return "no cgroup keeper off Linux";
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-int-" }));
+  try {
+    const status = await sandboxStatus(root);
+    if (!status.ok) return `there is no sandbox here: ${status.reason}`;
+    return status.cgroups ? undefined : `crab makes no cgroups here: ${status.uncapped}`;
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+})();
+
+function sleepers(marker: string): number {
+  const out = new Deno.Command("ps", { args: ["-eo", "args"] }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l === `sleep ${marker}`)
+    .length;
+}
+
+Deno.test({
+  name: "repl: Ctrl-C during a bash call leaves the sandbox working for the next call",
+  ignore: noKeeper !== undefined,
+  async fn() {
+    using s = sandbox();
+    const marker = `${800 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+    await using fake = await startFakeModel([
+      { calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
+      { calls: [{ name: "bash", args: { command: "echo again-$((6*7))" } }] },
+      { text: "Ran it again." },
+    ]);
+    await using t = await replAgainst(s, fake, ["--yolo"]);
+    await submit(t, "wait a while");
+    assert.equal(await waitUntil(() => sleepers(marker) || undefined), 1);
+    const keeper = keeperOf(await t.pid());
+    assert.ok(keeper, "crab runs a cgroup keeper during the call");
+    await t.keys("C-c");
+    await t.waitFor("⏹ interrupted", 5000);
+    await submit(t, "once more");
+    await t.waitFor("Ran it again.");
+    const [result] = toolResults(fake.modelRequests()[2]);
+    assert.equal(result.isError, false, result.text);
+    assert.match(result.text, /^again-42\n/);
+    // The terminal's SIGINT reached crab, not the keeper: it is the same process.
+    assert.equal(processInfo(keeper.perl.pid)?.sid, keeper.perl.sid, "the keeper outlives Ctrl-C");
+    assert.equal(keeperOf(await t.pid())?.perl.pid, keeper.perl.pid);
+  },
+});
