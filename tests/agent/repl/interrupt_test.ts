@@ -2,14 +2,14 @@
  * Ctrl-C in a real terminal, against the helper processes crab keeps for its
  * sandbox: the terminal's SIGINT goes to crab's process group, and the cgroup
  * keeper (a perl process per crab, `tools/sandbox/linux/keeper.ts`) must not be
- * in it.
+ * in it. And should the keeper die anyway, the next bash call starts a new one.
  */
 
 import assert from "node:assert/strict";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
-import { keeperOf, processInfo, waitUntil } from "../../support/keeper.ts";
+import { keeperGone, keeperOf, processInfo, waitUntil } from "../../support/keeper.ts";
 import { sandboxStatus } from "../../../tools/sandbox/probe.ts";
 
 /** Why this machine runs no keeper for bash's calls (undefined when it does), as the probe finds. */
@@ -57,5 +57,35 @@ Deno.test({
     // The terminal's SIGINT reached crab, not the keeper: it is the same process.
     assert.equal(processInfo(keeper.perl.pid)?.sid, keeper.perl.sid, "the keeper outlives Ctrl-C");
     assert.equal(keeperOf(await t.pid())?.perl.pid, keeper.perl.pid);
+  },
+});
+
+Deno.test({
+  name: "repl: a cgroup keeper killed by hand is started again at the next bash call",
+  ignore: noKeeper !== undefined,
+  async fn() {
+    using s = sandbox();
+    await using fake = await startFakeModel([
+      { calls: [{ name: "bash", args: { command: "echo one" } }] },
+      { text: "Ran one." },
+      { calls: [{ name: "bash", args: { command: "echo two" } }] },
+      { text: "Ran two." },
+    ]);
+    await using t = await replAgainst(s, fake, ["--yolo"]);
+    await submit(t, "one");
+    await t.waitFor("Ran one.");
+    const crab = await t.pid();
+    const keeper = keeperOf(crab);
+    assert.ok(keeper, "crab runs a cgroup keeper");
+    Deno.kill(keeper.perl.pid, "SIGKILL");
+    assert.equal(await waitUntil(() => keeperGone(keeper) || undefined), true);
+    await submit(t, "two");
+    await t.waitFor("Ran two.");
+    const [result] = toolResults(fake.modelRequests()[3]);
+    assert.equal(result.isError, false, result.text);
+    assert.match(result.text, /^two\n/);
+    const again = keeperOf(crab);
+    assert.ok(again, "a new keeper runs");
+    assert.notEqual(again.perl.pid, keeper.perl.pid);
   },
 });
