@@ -9,8 +9,8 @@
  * So a command never sees the real top level. Each git directory is covered by
  * a private directory of crab's own, holding copies of the files git replaces
  * (the index, `HEAD`, `*_HEAD`, packed-refs, commit messages) and of an
- * operation in progress (`rebase-merge/`); `objects/`, `refs/`, `logs/` are the
- * real ones, bound writable; everything else (`config`, `hooks/`, `info/`,
+ * operation in progress (`rebase-merge/`); `objects/`, `refs/`, `logs/`, `lfs/`,
+ * `rr-cache/` are the real ones, bound writable; everything else (`config`, `hooks/`, `info/`,
  * `worktrees/`, `modules/`, …) is the real one, bound read-only. After the call,
  * crab gives back only the allow-listed files the command changed, each
  * replaced atomically; anything else the command made there is dropped and
@@ -21,8 +21,12 @@
  * Given back with checks: a rebase todo that gained `exec` lines gets them
  * commented out (they would run at the user's `git rebase --continue`), and new
  * `skip-worktree` or `assume-unchanged` bits in the index (which hide changes
- * from `git status` and `git diff`) are reported. A file the user changed
- * outside during the call is left as the user made it, and reported.
+ * from `git status` and `git diff`) are reported. A copy the command turned
+ * into a symlink is not given back. A file the user changed outside during the
+ * call is left as the user made it, and reported.
+ *
+ * What is bound in place is checked in place: any symlink, FIFO, socket or
+ * device left in a directory the call changed is removed (`_plain_tree.ts`).
  *
  * @module
  */
@@ -35,6 +39,7 @@ import { gitEntryKind, STATE_DIRS } from "../../fs/git_dirs.ts";
 import { configValues } from "../../fs/protected.ts";
 import { sha256 } from "../../fs/sha256.ts";
 import { hiddenPaths } from "./_index.ts";
+import { PlainTree, type Removed, whatIs } from "./_plain_tree.ts";
 
 /** One bind mount, in the order bwrap applies them. */
 export interface Mount {
@@ -176,6 +181,21 @@ interface View {
   info?: Map<string, Stamp> | null;
   /** Names shown as links into the read-only real directory, and their targets. */
   links: Map<string, string>;
+  /** Directories bound writable in place, by name (`objects`, `refs`, …). */
+  bound: Map<string, PlainTree>;
+}
+
+/**
+ * The trees bound writable in place, by real path, kept for the process: each
+ * learns its directories once (see `_plain_tree.ts`).
+ */
+const trees = new Map<string, PlainTree>();
+
+function treeAt(path: string): PlainTree {
+  let tree = trees.get(path);
+  if (!tree) trees.set(path, tree = new PlainTree(path));
+  tree.prepare();
+  return tree;
 }
 
 /** This process's directory of views, held by a lock for as long as the process lives. */
@@ -296,6 +316,8 @@ export function prepareGitViews(
   mayGiveBack: GiveBackQuestion = () => true,
 ): GitViews {
   const root = processDir();
+  // Changes in the trees bound in place count from here.
+  const since = Date.now();
   const mounts: Mount[] = [];
   const views: View[] = [];
   gitDirs.forEach((real) => {
@@ -307,6 +329,7 @@ export function prepareGitViews(
       files: new Map(),
       states: new Map(),
       links: new Map(),
+      bound: new Map(),
       display: display(real),
     };
     mounts.push({ kind: "rw", src: priv, dest: real });
@@ -339,6 +362,7 @@ export function prepareGitViews(
         view.files.set(e.name, { copy: stampOf(to), real: stampOf(from) });
       } else if (kind === "dir" && !e.isFile) {
         mounts.push({ kind: "rw", src: from, dest: from });
+        view.bound.set(e.name, treeAt(from));
       } else if (e.name === "info" && e.isDirectory) {
         // git gc rewrites info/refs; exclude and attributes stay as they are.
         try {
@@ -376,7 +400,7 @@ export function prepareGitViews(
       const notes: string[] = [];
       for (const v of views) {
         try {
-          giveBackView(v, gitDirs, notes, mayGiveBack);
+          giveBackView(v, gitDirs, notes, mayGiveBack, since);
         } catch (e) {
           notes.push(
             `crab could not give back what git wrote in ${v.display}: ${(e as Error).message}`,
@@ -403,10 +427,18 @@ function giveBackView(
   gitDirs: readonly string[],
   notes: string[],
   mayGiveBack: GiveBackQuestion,
+  since: number,
 ): void {
   const hidden: string[] = [];
   const dropped: string[] = [];
   const kept: string[] = [];
+  /** Entries not kept for what they were, with why. */
+  const refused: string[] = [];
+  const removed: Removed[] = [];
+  for (const [name, tree] of v.bound) {
+    const found = tree.check(since);
+    removed.push(...found.map((r) => ({ rel: `${name}/${r.rel}`, why: r.why })));
+  }
   const now = new Set<string>();
   for (const e of Deno.readDirSync(v.priv)) now.add(e.name);
   for (const name of new Set([...now, ...v.files.keys()])) {
@@ -415,6 +447,11 @@ function giveBackView(
     if (v.names.has(name) && !v.files.has(name)) continue; // Shown read-only (a symlink).
     const before = v.files.get(name);
     const copy = join(v.priv, name), real = join(v.real, name);
+    const info = lstatOrNull(copy);
+    if (info && !info.isFile) {
+      refused.push(`${name} (${whatIs(info)})`);
+      continue;
+    }
     const after = stampOf(copy);
     if (before && sameStamp(before.copy, after)) continue;
     if (!before && !after) continue;
@@ -508,6 +545,20 @@ function giveBackView(
         dropped.length > 10 ? ` and ${dropped.length - 10} more` : ""
       } — in a git directory only what git writes to commit is kept (git would run commands ` +
         "that config, hooks or commondir name, outside the sandbox).",
+    );
+  }
+  if (removed.length > 0) {
+    notes.push(
+      `Removed from the git directory what git never writes there: ${
+        removed.slice(0, 10).map((r) => `${v.display}/${r.rel} (${r.why})`).join(", ")
+      }${removed.length > 10 ? ` and ${removed.length - 10} more` : ""} — git would write ` +
+        "through a link outside the sandbox.",
+    );
+  }
+  if (refused.length > 0) {
+    notes.push(
+      `Not kept: ${refused.map((n) => `${v.display}/${n}`).join(", ")} — the git directory ` +
+        "keeps what it had before the call.",
     );
   }
   if (kept.length > 0) {
