@@ -374,6 +374,71 @@ Deno.test("git view: a symlink planted in a directory the user made between call
   assert.equal(git(p.ws, "branch", "--list", "feature/*").trim(), "feature/one");
 });
 
+Deno.test("git view: objects/info/alternates and http-alternates are never kept", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const other = join(p.root, "other");
+  Deno.mkdirSync(other);
+  initRepo(other);
+  const r = out(
+    await p.bash([
+      `echo ${join(other, ".git/objects")} > .git/objects/info/alternates`,
+      "echo http://example.invalid/objects > .git/objects/info/http-alternates",
+      "echo planted",
+    ].join(" && ")),
+  );
+  assert.match(r, /^planted\n/);
+  assert.equal(existsSync(join(p.ws, ".git/objects/info/alternates")), false);
+  assert.equal(existsSync(join(p.ws, ".git/objects/info/http-alternates")), false);
+  assert.ok(named(r, ".git/objects/info/alternates"), r);
+  assert.ok(named(r, ".git/objects/info/http-alternates"), r);
+  // One the user set up stays as the user made it.
+  Deno.writeTextFileSync(
+    join(p.ws, ".git/objects/info/alternates"),
+    `${join(other, ".git/objects")}\n`,
+  );
+  const r2 = out(await p.bash("echo /elsewhere/objects > .git/objects/info/alternates; echo ok"));
+  assert.match(r2, /^ok\n/);
+  assert.equal(
+    Deno.readTextFileSync(join(p.ws, ".git/objects/info/alternates")),
+    `${join(other, ".git/objects")}\n`,
+  );
+  assert.ok(named(r2, ".git/objects/info/alternates"), r2);
+});
+
+Deno.test("git view: HEAD and refs must hold a hash or a ref to a valid name, and packed-refs must parse", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const head = Deno.readTextFileSync(join(p.ws, ".git/HEAD"));
+  const main = Deno.readTextFileSync(join(p.ws, ".git/refs/heads/main"));
+  git(p.ws, "pack-refs", "--all");
+  git(p.ws, "branch", "loose");
+  const packed = Deno.readTextFileSync(join(p.ws, ".git/packed-refs"));
+  const r = out(
+    await p.bash([
+      "h=$(git rev-parse main)",
+      "printf 'ref: refs/heads/a..b\\n' > .git/HEAD",
+      "printf 'ref: ../../config\\n' > .git/ORIG_HEAD",
+      "printf 'ref: refs/heads/ok\\n' > .git/refs/heads/sym.new && mv .git/refs/heads/sym.new .git/refs/heads/sym",
+      "printf 'ref: refs/heads/x y\\n' > .git/refs/heads/bad.new && mv .git/refs/heads/bad.new .git/refs/heads/bad",
+      "printf 'not a hash\\n' > .git/refs/heads/loose.new && mv .git/refs/heads/loose.new .git/refs/heads/loose",
+      "printf '%s refs/heads/a\\nnonsense\\n' $h > .git/packed-refs",
+      "echo planted",
+    ].join(" && ")),
+  );
+  assert.match(r, /^planted\n/);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".git/HEAD")), head);
+  assert.equal(existsSync(join(p.ws, ".git/ORIG_HEAD")), false);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".git/packed-refs")), packed);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".git/refs/heads/sym")), "ref: refs/heads/ok\n");
+  assert.equal(existsSync(join(p.ws, ".git/refs/heads/bad")), false);
+  assert.equal(existsSync(join(p.ws, ".git/refs/heads/loose")), false);
+  for (const rel of ["HEAD", "ORIG_HEAD", "packed-refs", "refs/heads/bad", "refs/heads/loose"]) {
+    assert.ok(named(r, `.git/${rel}`), `${rel} named in:\n${r}`);
+  }
+  assert.equal(git(p.ws, "rev-parse", "main").trim() + "\n", main);
+});
+
 Deno.test("git view: a copied file turned into a symlink is not given back, and the real one stays", async () => {
   using p = place();
   initRepo(p.ws);
