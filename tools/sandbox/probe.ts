@@ -63,13 +63,16 @@ async function tryRun(
 ): Promise<{ ok: boolean; err: string }> {
   const run = await invocation(workspace, policy, "true", perl, features);
   try {
+    // In a session of its own (spawn() honours `detached`, output() does not): Ctrl-C at the
+    // terminal must not end the probe, whose failure is kept for the process.
     const out = await new Deno.Command(bwrap, {
       args: run.args,
       cwd: workspace,
       stdin: "null",
       stdout: "null",
       stderr: "piped",
-    }).output();
+      detached: true,
+    }).spawn().output();
     return { ok: out.success, err: new TextDecoder().decode(out.stderr).trim() };
   } finally {
     await run.release();

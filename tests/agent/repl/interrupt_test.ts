@@ -2,13 +2,16 @@
  * Ctrl-C in a real terminal, against the helper processes crab keeps for its
  * sandbox: the terminal's SIGINT goes to crab's process group, and the cgroup
  * keeper (a perl process per crab, `tools/sandbox/linux/keeper.ts`) must not be
- * in it. And should the keeper die anyway, the next bash call starts a new one.
+ * in it, nor the probe's sandbox run, whose failure would be kept for the
+ * session. And should the keeper die anyway, the next bash call starts a new
+ * one.
  */
 
 import assert from "node:assert/strict";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
+import { heldProbe } from "../../support/held_probe.ts";
 import { keeperGone, keeperOf, processInfo, waitUntil } from "../../support/keeper.ts";
 import { sandboxStatus } from "../../../tools/sandbox/probe.ts";
 
@@ -87,5 +90,33 @@ Deno.test({
     const again = keeperOf(crab);
     assert.ok(again, "a new keeper runs");
     assert.notEqual(again.perl.pid, keeper.perl.pid);
+  },
+});
+
+Deno.test({
+  name: "repl: Ctrl-C while the sandbox is first probed leaves bash working for the session",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    using s = sandbox();
+    const probe = heldProbe(s.root, s.env.PATH);
+    await using fake = await startFakeModel([
+      { text: "A slow answer.", delayMs: 30_000 },
+      { calls: [{ name: "bash", args: { command: "echo again-$((6*7))" } }] },
+      { text: "Ran it again." },
+    ]);
+    const env = { ...s.env, PATH: probe.path };
+    await using t = await replAgainst({ ws: s.ws, env }, fake, ["--yolo"]);
+    // The first turn starts while the probe runs; Ctrl-C ends it.
+    await submit(t, "first");
+    assert.ok(await waitUntil(() => probe.waiting() || undefined), "the probe runs");
+    await t.waitFor(/thinking…/);
+    await t.keys("C-c");
+    await t.waitFor("⏹ interrupted", 5000);
+    probe.release();
+    await submit(t, "once more");
+    await t.waitFor("Ran it again.");
+    const [result] = toolResults(fake.modelRequests()[2]);
+    assert.equal(result.isError, false, result.text);
+    assert.match(result.text, /^again-42\n/);
   },
 });
