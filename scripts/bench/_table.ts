@@ -145,6 +145,13 @@ export const MEASURES: readonly Measure[] = [
     bench: "undo.ts",
   },
   {
+    id: "git_view_call",
+    label: "git views per call: 100,000 loose objects − a fresh repository (p50)",
+    unit: "+ms",
+    target: 2,
+    bench: "git_view.ts",
+  },
+  {
     id: "policy_decision",
     label: "policy decision of a bash call, parse included (p50)",
     unit: "ms",

@@ -36,6 +36,7 @@ const BENCHES = [
   "bash_throughput.ts",
   "bash_memory.ts",
   "sandbox.ts",
+  "git_view.ts",
   "workspace_lock.ts",
   "mcp_serve.ts",
   "print_startup.ts",

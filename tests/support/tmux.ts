@@ -19,6 +19,8 @@ export interface Terminal {
   waitFor(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
   /** True while the command runs. */
   alive(): Promise<boolean>;
+  /** The pid of the command (the pane's process). */
+  pid(): Promise<number>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -89,6 +91,9 @@ export async function terminal(
     async alive() {
       const dead = await tmux(socket, "display-message", "-p", "-t", "t", "#{pane_dead}");
       return dead.trim() === "0";
+    },
+    async pid() {
+      return Number(await tmux(socket, "display-message", "-p", "-t", "t", "#{pane_pid}"));
     },
     async [Symbol.asyncDispose]() {
       await tmux(socket, "kill-server").catch(() => {});

@@ -61,15 +61,18 @@ async function tryRun(
   perl: string | undefined,
   features: Features,
 ): Promise<{ ok: boolean; err: string }> {
-  const run = await invocation(workspace, policy, "true", perl, features);
+  const run = await invocation(workspace, policy, "true", perl, features, undefined, true);
   try {
+    // In a session of its own (spawn() honours `detached`, output() does not): Ctrl-C at the
+    // terminal must not end the probe, whose failure is kept for the process.
     const out = await new Deno.Command(bwrap, {
       args: run.args,
       cwd: workspace,
       stdin: "null",
       stdout: "null",
       stderr: "piped",
-    }).output();
+      detached: true,
+    }).spawn().output();
     return { ok: out.success, err: new TextDecoder().decode(out.stderr).trim() };
   } finally {
     await run.release();

@@ -9,8 +9,8 @@
  * So a command never sees the real top level. Each git directory is covered by
  * a private directory of crab's own, holding copies of the files git replaces
  * (the index, `HEAD`, `*_HEAD`, packed-refs, commit messages) and of an
- * operation in progress (`rebase-merge/`); `objects/`, `refs/`, `logs/` are the
- * real ones, bound writable; everything else (`config`, `hooks/`, `info/`,
+ * operation in progress (`rebase-merge/`); `objects/`, `refs/`, `logs/`, `lfs/`,
+ * `rr-cache/` are the real ones, bound writable; everything else (`config`, `hooks/`, `info/`,
  * `worktrees/`, `modules/`, …) is the real one, bound read-only. After the call,
  * crab gives back only the allow-listed files the command changed, each
  * replaced atomically; anything else the command made there is dropped and
@@ -21,8 +21,17 @@
  * Given back with checks: a rebase todo that gained `exec` lines gets them
  * commented out (they would run at the user's `git rebase --continue`), and new
  * `skip-worktree` or `assume-unchanged` bits in the index (which hide changes
- * from `git status` and `git diff`) are reported. A file the user changed
- * outside during the call is left as the user made it, and reported.
+ * from `git status` and `git diff`) are reported. `HEAD`, the other `*_HEAD`
+ * files and packed-refs come back only when they parse as git writes them
+ * (`_ref_format.ts`); a copy the command turned into a symlink never does. A
+ * file the user changed outside during the call is left as the user made it,
+ * and reported.
+ *
+ * What is bound in place is checked in place: any symlink, FIFO, socket or
+ * device left in a directory the call changed is removed, and so is a file
+ * under `refs/` that holds no ref (`_plain_tree.ts`); `objects/info/alternates`
+ * and `http-alternates` are put back as they were (git would read objects from
+ * where they point).
  *
  * @module
  */
@@ -35,6 +44,8 @@ import { gitEntryKind, STATE_DIRS } from "../../fs/git_dirs.ts";
 import { configValues } from "../../fs/protected.ts";
 import { sha256 } from "../../fs/sha256.ts";
 import { hiddenPaths } from "./_index.ts";
+import { PlainTree, type Removed, whatIs } from "./_plain_tree.ts";
+import { isFetchHead, isIdList, isPackedRefs, isRefName, isRefValue } from "./_ref_format.ts";
 
 /** One bind mount, in the order bwrap applies them. */
 export interface Mount {
@@ -176,6 +187,101 @@ interface View {
   info?: Map<string, Stamp> | null;
   /** Names shown as links into the read-only real directory, and their targets. */
   links: Map<string, string>;
+  /** Directories bound writable in place, by name (`objects`, `refs`, …). */
+  bound: Map<string, PlainTree>;
+  /** `objects/info/alternates` and `http-alternates` as they were, when `objects/` is bound. */
+  alternates?: Map<string, Held>;
+}
+
+/**
+ * The trees bound writable in place, by real path, kept for the process: each
+ * learns its directories once (see `_plain_tree.ts`).
+ */
+const trees = new Map<string, PlainTree>();
+
+function treeAt(path: string): PlainTree {
+  let tree = trees.get(path);
+  if (!tree) trees.set(path, tree = new PlainTree(path));
+  tree.prepare();
+  return tree;
+}
+
+/** Files in `objects/info/` that make git read objects from elsewhere: never kept. */
+const ALTERNATES = ["alternates", "http-alternates"];
+/** Bytes of an alternates file crab holds on to; a larger one is left as it is. */
+const ALTERNATES_MAX = 1024 * 1024;
+
+/** An entry as it was before a call, to put back. */
+type Held =
+  | { kind: "none" }
+  | { kind: "file"; bytes: Uint8Array }
+  | { kind: "link"; target: string }
+  | { kind: "other" };
+
+function hold(path: string): Held {
+  const info = lstatOrNull(path);
+  try {
+    if (!info) return { kind: "none" };
+    if (info.isFile && info.size <= ALTERNATES_MAX) {
+      return { kind: "file", bytes: Deno.readFileSync(path) };
+    }
+    if (info.isSymlink) return { kind: "link", target: Deno.readLinkSync(path) };
+  } catch {
+    // Changed under crab: left as it is.
+  }
+  return { kind: "other" };
+}
+
+function sameHeld(a: Held, b: Held): boolean {
+  if (a.kind !== b.kind) return false;
+  if (a.kind === "file" && b.kind === "file") {
+    return a.bytes.length === b.bytes.length && a.bytes.every((x, i) => x === b.bytes[i]);
+  }
+  return a.kind !== "link" || a.target === (b as { target: string }).target;
+}
+
+/** Puts back what `path` was; false when it cannot (it was something crab does not hold). */
+function putBack(path: string, was: Held): boolean {
+  if (was.kind === "other") return false;
+  const info = lstatOrNull(path);
+  if (info) Deno.removeSync(path, { recursive: info.isDirectory });
+  if (was.kind === "file") {
+    const tmp = tempName(join(path, ".."), basename(path));
+    Deno.writeFileSync(tmp, was.bytes, { createNew: true });
+    Deno.renameSync(tmp, path);
+  } else if (was.kind === "link") Deno.symlinkSync(was.target, path);
+  return true;
+}
+
+/** Refs hold a ref: a file under `refs/` must be named and written as git would. */
+function refCheck(rel: string, path: string): string | undefined {
+  // A lock of a git that was killed mid-write: git says so at the next write.
+  if (rel.endsWith(".lock")) return undefined;
+  if (!isRefName(`refs/${rel}`)) return "not a ref name";
+  const info = lstatOrNull(path);
+  if (!info?.isFile || info.size > 4096) return "not a ref";
+  return isRefValue(readTextOrNull(path) ?? "") ? undefined : "not a ref";
+}
+
+/** Top-level files git reads as refs, and how each must read. */
+const REF_FILES = new Map<string, [(text: string) => boolean, string]>([
+  ...["HEAD", "ORIG_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE"].map((
+    n,
+  ): [string, [(text: string) => boolean, string]] => [
+    n,
+    [isRefValue, "not a hash or a ref under refs/"],
+  ]),
+  ["MERGE_HEAD", [isIdList, "not a list of hashes"]],
+  ["FETCH_HEAD", [isFetchHead, "not a list of fetched hashes"]],
+  ["packed-refs", [isPackedRefs, "does not parse as packed-refs"]],
+]);
+
+/** Why a copied file git reads as refs may not be given back, or undefined. */
+function refFileProblem(name: string, path: string): string | undefined {
+  const rule = REF_FILES.get(name);
+  if (!rule) return undefined;
+  const text = readTextOrNull(path);
+  return text !== null && rule[0](text) ? undefined : rule[1];
 }
 
 /** This process's directory of views, held by a lock for as long as the process lives. */
@@ -296,6 +402,8 @@ export function prepareGitViews(
   mayGiveBack: GiveBackQuestion = () => true,
 ): GitViews {
   const root = processDir();
+  // Changes in the trees bound in place count from here.
+  const since = Date.now();
   const mounts: Mount[] = [];
   const views: View[] = [];
   gitDirs.forEach((real) => {
@@ -307,6 +415,7 @@ export function prepareGitViews(
       files: new Map(),
       states: new Map(),
       links: new Map(),
+      bound: new Map(),
       display: display(real),
     };
     mounts.push({ kind: "rw", src: priv, dest: real });
@@ -339,6 +448,10 @@ export function prepareGitViews(
         view.files.set(e.name, { copy: stampOf(to), real: stampOf(from) });
       } else if (kind === "dir" && !e.isFile) {
         mounts.push({ kind: "rw", src: from, dest: from });
+        view.bound.set(e.name, treeAt(from));
+        if (e.name === "objects") {
+          view.alternates = new Map(ALTERNATES.map((a) => [a, hold(join(from, "info", a))]));
+        }
       } else if (e.name === "info" && e.isDirectory) {
         // git gc rewrites info/refs; exclude and attributes stay as they are.
         try {
@@ -376,7 +489,7 @@ export function prepareGitViews(
       const notes: string[] = [];
       for (const v of views) {
         try {
-          giveBackView(v, gitDirs, notes, mayGiveBack);
+          giveBackView(v, gitDirs, notes, mayGiveBack, since);
         } catch (e) {
           notes.push(
             `crab could not give back what git wrote in ${v.display}: ${(e as Error).message}`,
@@ -403,10 +516,27 @@ function giveBackView(
   gitDirs: readonly string[],
   notes: string[],
   mayGiveBack: GiveBackQuestion,
+  since: number,
 ): void {
   const hidden: string[] = [];
   const dropped: string[] = [];
   const kept: string[] = [];
+  /** Entries not kept for what they were, with why. */
+  const refused: string[] = [];
+  const removed: Removed[] = [];
+  for (const [name, tree] of v.bound) {
+    const found = tree.check(since, name === "refs" ? refCheck : undefined);
+    removed.push(...found.map((r) => ({ rel: `${name}/${r.rel}`, why: r.why })));
+  }
+  for (const [a, was] of v.alternates ?? []) {
+    const path = join(v.real, "objects", "info", a);
+    if (sameHeld(was, hold(path))) continue;
+    refused.push(
+      `objects/info/${a} (git would read objects from where it points${
+        putBack(path, was) ? "" : "; crab could not put back what was there"
+      })`,
+    );
+  }
   const now = new Set<string>();
   for (const e of Deno.readDirSync(v.priv)) now.add(e.name);
   for (const name of new Set([...now, ...v.files.keys()])) {
@@ -415,9 +545,19 @@ function giveBackView(
     if (v.names.has(name) && !v.files.has(name)) continue; // Shown read-only (a symlink).
     const before = v.files.get(name);
     const copy = join(v.priv, name), real = join(v.real, name);
+    const info = lstatOrNull(copy);
+    if (info && !info.isFile) {
+      refused.push(`${name} (${whatIs(info)})`);
+      continue;
+    }
     const after = stampOf(copy);
     if (before && sameStamp(before.copy, after)) continue;
     if (!before && !after) continue;
+    const problem = after ? refFileProblem(name, copy) : undefined;
+    if (problem) {
+      refused.push(`${name} (${problem})`);
+      continue;
+    }
     if (!sameStamp(before?.real ?? null, stampOf(real))) {
       kept.push(name);
       continue;
@@ -508,6 +648,20 @@ function giveBackView(
         dropped.length > 10 ? ` and ${dropped.length - 10} more` : ""
       } — in a git directory only what git writes to commit is kept (git would run commands ` +
         "that config, hooks or commondir name, outside the sandbox).",
+    );
+  }
+  if (removed.length > 0) {
+    notes.push(
+      `Removed from the git directory what git never writes there: ${
+        removed.slice(0, 10).map((r) => `${v.display}/${r.rel} (${r.why})`).join(", ")
+      }${removed.length > 10 ? ` and ${removed.length - 10} more` : ""} — git would write ` +
+        "through a link, or take a broken ref, outside the sandbox.",
+    );
+  }
+  if (refused.length > 0) {
+    notes.push(
+      `Not kept: ${refused.map((n) => `${v.display}/${n}`).join(", ")} — the git directory ` +
+        "keeps what it had before the call.",
     );
   }
   if (kept.length > 0) {

@@ -303,9 +303,10 @@ export async function callGroup(plan: CgroupPlan, limits: ResolvedLimits): Promi
             c,
           ): KeeperOp => ["read", join(dir, eventsFile(parent.version, c))])
         );
+        // A keeper that died in the middle of the request answers nothing: the next one is asked.
         const results = await keeper.run(
           pending.flatMap(({ dir }, j): KeeperOp[] => [...reads[j], ["rmdir", dir]]),
-        );
+        ).catch((): KeeperResult[] => []);
         let k = 0;
         pending = pending.filter((_, j) => {
           for (const [, path] of reads[j]) {

@@ -166,7 +166,9 @@ function domainBridge(
 /**
  * bwrap's arguments that run `command` under the supervisor (`perl`, else bash)
  * in `workspace` under `policy`, its placeholders and cgroups held until
- * `release()`.
+ * `release()`. The probe's run (`probe`) runs `true`, which makes nothing: a
+ * protected path that appears meanwhile is crab's or the user's (a rule saved
+ * at the first call's question), and is left where it is.
  */
 export async function invocation(
   workspace: string,
@@ -175,6 +177,7 @@ export async function invocation(
   perl: string | undefined,
   features: Features,
   pause?: (until: Promise<unknown>) => void,
+  probe = false,
 ): Promise<Invocation> {
   const limits = resolveLimits(policy.limits, features.cgroups?.memTotal);
   // The keeper makes the groups while crab lays out the rest.
@@ -246,7 +249,7 @@ export async function invocation(
       try {
         notes = gitViews.giveBack();
         releasePlaceholders();
-        notes.push(...watch.check());
+        if (!probe) notes.push(...watch.check());
       } finally {
         gitViews.discard();
       }

@@ -8,7 +8,11 @@
  * own /proc/self/cgroup and /proc/self/mountinfo (it is in crab's cgroup) and
  * /proc/meminfo, and refuses every other path. It ends with crab: it stops
  * at the end of its stdin, and bwrap's --die-with-parent covers a crab killed
- * mid-sentence.
+ * mid-sentence. It never gets the terminal's signals: the terminal sends
+ * those of Ctrl-C, Ctrl-Z and Ctrl-\ to its foreground process group, which
+ * is crab's, and a keeper in that group would die at the first Ctrl-C. One
+ * that died anyway (killed by hand, by the kernel) is started again at the
+ * next request.
  *
  * One request is a line of operations (tab-separated verb, path, value), one
  * answer a line of results in order; the first failed change (mkdir, write,
@@ -86,42 +90,94 @@ function unescape(s: string): string {
   return s.replace(/\\(.)/g, (_, c) => c === "n" ? "\n" : c === "t" ? "\t" : c);
 }
 
-/**
- * Starts the keeper through `bwrap` with `perl`. Requests are served one at a
- * time; the keeper holds crab's event loop only while one is open, so an idle
- * keeper never keeps crab from ending.
- */
-export function startKeeper(bwrap: string, perl: string): Keeper {
+/** One keeper process and the pipes to it. */
+interface KeeperProcess {
+  child: Deno.ChildProcess;
+  writer: WritableStreamDefaultWriter<Uint8Array>;
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+  buffered: string;
+  ended: boolean;
+  /** It answered a request: it worked, so one that ends is worth starting again. */
+  answered: boolean;
+}
+
+/** A keeper process, in a session of its own; bwrap's `--die-with-parent` ends it with crab. */
+function spawnKeeper(bwrap: string, perl: string): KeeperProcess {
   const child = new Deno.Command(bwrap, {
     args: ["--die-with-parent", "--dev-bind", "/", "/", "--", perl, "-e", KEEPER],
     stdin: "piped",
     stdout: "piped",
     stderr: "null",
+    // setsid(): a session, and so a process group, of its own.
+    detached: true,
   }).spawn();
   child.unref();
-  const writer = child.stdin.getWriter();
-  const reader = child.stdout.getReader();
+  const p: KeeperProcess = {
+    child,
+    writer: child.stdin.getWriter(),
+    reader: child.stdout.getReader(),
+    buffered: "",
+    ended: false,
+    answered: false,
+  };
+  child.status.then(() => p.ended = true, () => p.ended = true);
+  return p;
+}
+
+/**
+ * Starts the keeper through `bwrap` with `perl`. Requests are served one at a
+ * time; the keeper holds crab's event loop only while one is open, so an idle
+ * keeper never keeps crab from ending. A keeper that worked and died (killed
+ * by hand, by the kernel) is started again at the next request: one the keeper
+ * never got is sent to the new one; one it died in the middle of fails, since
+ * what it did of it is unknown. One that never answered is not started again:
+ * it cannot run here.
+ */
+export function startKeeper(bwrap: string, perl: string): Keeper {
   const enc = new TextEncoder();
   const dec = new TextDecoder();
-  let buffered = "";
+  let proc: KeeperProcess | undefined = spawnKeeper(bwrap, perl);
+  let closed = false;
   let queue: Promise<unknown> = Promise.resolve();
   const ask = async (line: string): Promise<string> => {
-    // Unref'd, the process also leaves its pipes unref'd: held while an answer is awaited.
-    child.ref();
-    try {
-      await writer.write(enc.encode(`${line}\n`));
-      while (!buffered.includes("\n")) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error("the cgroup keeper ended");
-        buffered += dec.decode(value, { stream: true });
+    // Twice at most: a second keeper that cannot take a line is a broken machine, said as such.
+    for (let attempt = 1;; attempt++) {
+      if (closed) throw new Error("the cgroup keeper was closed");
+      // One that ended before it ever answered cannot run here: no point starting more.
+      if (proc?.ended && !proc.answered) throw new Error("the cgroup keeper ended");
+      if (!proc || proc.ended) {
+        proc?.reader.cancel().catch(() => {});
+        proc = spawnKeeper(bwrap, perl);
       }
-    } finally {
-      child.unref();
+      const p = proc;
+      // Unref'd, the process also leaves its pipes unref'd: held while an answer is awaited.
+      p.child.ref();
+      try {
+        try {
+          await p.writer.write(enc.encode(`${line}\n`));
+        } catch (e) {
+          // A pipe with no reader: the keeper is gone, and never saw the line.
+          p.ended = true;
+          if (attempt < 2 && p.answered) continue;
+          throw e;
+        }
+        while (!p.buffered.includes("\n")) {
+          const { value, done } = await p.reader.read();
+          if (done) {
+            p.ended = true;
+            throw new Error("the cgroup keeper ended");
+          }
+          p.buffered += dec.decode(value, { stream: true });
+        }
+      } finally {
+        p.child.unref();
+      }
+      p.answered = true;
+      const end = p.buffered.indexOf("\n");
+      const answer = p.buffered.slice(0, end);
+      p.buffered = p.buffered.slice(end + 1);
+      return answer;
     }
-    const end = buffered.indexOf("\n");
-    const answer = buffered.slice(0, end);
-    buffered = buffered.slice(end + 1);
-    return answer;
   };
   return {
     run(ops) {
@@ -140,7 +196,9 @@ export function startKeeper(bwrap: string, perl: string): Keeper {
       );
     },
     close() {
-      writer.close().catch(() => {});
+      closed = true;
+      proc?.writer.close().catch(() => {});
+      proc = undefined;
     },
   };
 }

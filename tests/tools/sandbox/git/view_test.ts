@@ -285,3 +285,167 @@ Deno.test("git view: what git wrote comes back only where the policy lets it", a
   assert.equal(git(p.ws, "rev-parse", "--abbrev-ref", "HEAD").trim(), "main");
   assert.match(git(p.ws, "branch", "--list"), /topic/);
 });
+
+/** Lines of `notes` that name `path` as removed or not kept. */
+function named(output: string, path: string): boolean {
+  return output.split("\n").some((l) => /^(Removed from|Not kept)/.test(l) && l.includes(path));
+}
+
+Deno.test("git view: logs/HEAD left as a symlink to ~/.bashrc is removed; the user's next checkout writes nothing through it", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const bashrc = join(p.root, "bashrc");
+  Deno.writeTextFileSync(bashrc, "# the user's shell start-up\n");
+  // A branch whose name is a shell line: git's rules allow every character of it.
+  const branch = "x;touch${IFS}PWNED;#";
+  const r = out(
+    await p.bash([
+      `git branch '${branch}' && git symbolic-ref HEAD 'refs/heads/${branch}'`,
+      `rm -f .git/logs/HEAD && ln -s ${bashrc} .git/logs/HEAD && echo planted`,
+    ].join(" && ")),
+  );
+  assert.match(r, /^planted\n/);
+  // The user's next checkout, and the next shell outside.
+  git(p.ws, "checkout", "-q", "main");
+  new Deno.Command("bash", { args: [bashrc], cwd: p.root, stderr: "null" }).outputSync();
+  assert.equal(existsSync(join(p.root, "PWNED")), false);
+  assert.equal(Deno.readTextFileSync(bashrc), "# the user's shell start-up\n");
+  assert.equal(Deno.lstatSync(join(p.ws, ".git/logs/HEAD")).isSymlink, false);
+  assert.ok(named(r, ".git/logs/HEAD"), r);
+});
+
+Deno.test("git view: symlinks, FIFOs and sockets left in refs, logs and objects are removed and named", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const r = out(
+    await p.bash([
+      "ln -s ../../config .git/refs/heads/cfg",
+      "mkdir -p .git/refs/heads/a/b && ln -s /etc/passwd .git/refs/heads/a/b/c",
+      "mkfifo .git/logs/refs/heads/fifo",
+      "ln -s ../../../hooks .git/objects/info/hooks",
+      "mkdir -p .git/objects/zz && ln -s /etc .git/objects/zz/dir",
+      "perl -MSocket -e 'socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die; " +
+      'bind($s, pack_sockaddr_un(".git/refs/tags/sock")) or die\'',
+      // A planted link whose directory's time is set back, to look untouched.
+      "ln -s /etc/shadow .git/refs/heads/old && touch -d 2001-01-01 .git/refs/heads",
+      "echo planted",
+    ].join(" && ")),
+  );
+  assert.match(r, /^planted\n/);
+  const gone = [
+    "refs/heads/cfg",
+    "refs/heads/a/b/c",
+    "logs/refs/heads/fifo",
+    "objects/info/hooks",
+    "objects/zz/dir",
+    "refs/tags/sock",
+    "refs/heads/old",
+  ];
+  for (const rel of gone) {
+    assert.equal(existsSync(join(p.ws, ".git", rel)), false, rel);
+    assert.equal(
+      (() => {
+        try {
+          Deno.lstatSync(join(p.ws, ".git", rel));
+          return true;
+        } catch {
+          return false;
+        }
+      })(),
+      false,
+      rel,
+    );
+    assert.ok(named(r, `.git/${rel}`), `${rel} named in:\n${r}`);
+  }
+  // The plain directories the command made are left; git still works.
+  assert.ok(Deno.lstatSync(join(p.ws, ".git/refs/heads/a/b")).isDirectory);
+  assert.equal(git(p.ws, "rev-parse", "--abbrev-ref", "HEAD").trim(), "main");
+});
+
+Deno.test("git view: a symlink planted in a directory the user made between calls is removed", async () => {
+  using p = place();
+  initRepo(p.ws);
+  out(await p.bash("git status --short"));
+  git(p.ws, "branch", "feature/one");
+  const r = out(await p.bash("ln -s ../../../config .git/refs/heads/feature/two && echo planted"));
+  assert.match(r, /^planted\n/);
+  assert.ok(named(r, ".git/refs/heads/feature/two"), r);
+  assert.equal(existsSync(join(p.ws, ".git/refs/heads/feature/two")), false);
+  assert.equal(git(p.ws, "branch", "--list", "feature/*").trim(), "feature/one");
+});
+
+Deno.test("git view: objects/info/alternates and http-alternates are never kept", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const other = join(p.root, "other");
+  Deno.mkdirSync(other);
+  initRepo(other);
+  const r = out(
+    await p.bash([
+      `echo ${join(other, ".git/objects")} > .git/objects/info/alternates`,
+      "echo http://example.invalid/objects > .git/objects/info/http-alternates",
+      "echo planted",
+    ].join(" && ")),
+  );
+  assert.match(r, /^planted\n/);
+  assert.equal(existsSync(join(p.ws, ".git/objects/info/alternates")), false);
+  assert.equal(existsSync(join(p.ws, ".git/objects/info/http-alternates")), false);
+  assert.ok(named(r, ".git/objects/info/alternates"), r);
+  assert.ok(named(r, ".git/objects/info/http-alternates"), r);
+  // One the user set up stays as the user made it.
+  Deno.writeTextFileSync(
+    join(p.ws, ".git/objects/info/alternates"),
+    `${join(other, ".git/objects")}\n`,
+  );
+  const r2 = out(await p.bash("echo /elsewhere/objects > .git/objects/info/alternates; echo ok"));
+  assert.match(r2, /^ok\n/);
+  assert.equal(
+    Deno.readTextFileSync(join(p.ws, ".git/objects/info/alternates")),
+    `${join(other, ".git/objects")}\n`,
+  );
+  assert.ok(named(r2, ".git/objects/info/alternates"), r2);
+});
+
+Deno.test("git view: HEAD and refs must hold a hash or a ref to a valid name, and packed-refs must parse", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const head = Deno.readTextFileSync(join(p.ws, ".git/HEAD"));
+  const main = Deno.readTextFileSync(join(p.ws, ".git/refs/heads/main"));
+  git(p.ws, "pack-refs", "--all");
+  git(p.ws, "branch", "loose");
+  const packed = Deno.readTextFileSync(join(p.ws, ".git/packed-refs"));
+  const r = out(
+    await p.bash([
+      "h=$(git rev-parse main)",
+      "printf 'ref: refs/heads/a..b\\n' > .git/HEAD",
+      "printf 'ref: ../../config\\n' > .git/ORIG_HEAD",
+      "printf 'ref: refs/heads/ok\\n' > .git/refs/heads/sym.new && mv .git/refs/heads/sym.new .git/refs/heads/sym",
+      "printf 'ref: refs/heads/x y\\n' > .git/refs/heads/bad.new && mv .git/refs/heads/bad.new .git/refs/heads/bad",
+      "printf 'not a hash\\n' > .git/refs/heads/loose.new && mv .git/refs/heads/loose.new .git/refs/heads/loose",
+      "printf '%s refs/heads/a\\nnonsense\\n' $h > .git/packed-refs",
+      "echo planted",
+    ].join(" && ")),
+  );
+  assert.match(r, /^planted\n/);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".git/HEAD")), head);
+  assert.equal(existsSync(join(p.ws, ".git/ORIG_HEAD")), false);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".git/packed-refs")), packed);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".git/refs/heads/sym")), "ref: refs/heads/ok\n");
+  assert.equal(existsSync(join(p.ws, ".git/refs/heads/bad")), false);
+  assert.equal(existsSync(join(p.ws, ".git/refs/heads/loose")), false);
+  for (const rel of ["HEAD", "ORIG_HEAD", "packed-refs", "refs/heads/bad", "refs/heads/loose"]) {
+    assert.ok(named(r, `.git/${rel}`), `${rel} named in:\n${r}`);
+  }
+  assert.equal(git(p.ws, "rev-parse", "main").trim() + "\n", main);
+});
+
+Deno.test("git view: a copied file turned into a symlink is not given back, and the real one stays", async () => {
+  using p = place();
+  initRepo(p.ws);
+  const head = Deno.readTextFileSync(join(p.ws, ".git/HEAD"));
+  const r = out(await p.bash("rm .git/HEAD && ln -s ../../config .git/HEAD && echo planted"));
+  assert.match(r, /^planted\n/);
+  assert.equal(Deno.lstatSync(join(p.ws, ".git/HEAD")).isFile, true);
+  assert.equal(Deno.readTextFileSync(join(p.ws, ".git/HEAD")), head);
+  assert.ok(named(r, ".git/HEAD"), r);
+});

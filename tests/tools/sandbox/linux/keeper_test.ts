@@ -1,0 +1,166 @@
+/**
+ * The cgroup keeper as a process, with real bubblewrap and perl: it lives in a
+ * session of its own, out of reach of the terminal's signals, and one that
+ * died is started again at the next request, even in the middle of a call.
+ */
+
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Dispatcher } from "../../../../tools/call/dispatch.ts";
+import { Policy } from "../../../../tools/policy/policy.ts";
+import { MemorySink } from "../../../../tools/call/observation.ts";
+import { Registry } from "../../../../tools/call/registry.ts";
+import { Session } from "../../../../tools/call/session.ts";
+import { bashTool } from "../../../../tools/bash.ts";
+import { sandboxStatus } from "../../../../tools/sandbox/probe.ts";
+import { startKeeper } from "../../../../tools/sandbox/linux/keeper.ts";
+import { findProgram } from "../../../../tools/host/find_program.ts";
+import {
+  keeperGone,
+  keeperOf,
+  keepersOf,
+  processInfo,
+  waitUntil,
+} from "../../../support/keeper.ts";
+
+const bwrap = findProgram("bwrap");
+const perl = findProgram("perl");
+const missing = Deno.build.os !== "linux"
+  ? "no keeper off Linux"
+  : !bwrap || !perl
+  ? "the keeper needs bwrap and perl"
+  : undefined;
+
+/** A finder of the one keeper started after this call (the probe below keeps its own). */
+function keepersBefore(): () => ReturnType<typeof keeperOf> {
+  const before = new Set(keepersOf(Deno.pid).map((k) => k.perl.pid));
+  return () => {
+    const started = keepersOf(Deno.pid).filter((k) => !before.has(k.perl.pid));
+    assert.ok(started.length <= 1, `${started.length} keepers`);
+    return started[0];
+  };
+}
+
+Deno.test({
+  name: "startKeeper() runs the keeper in a session and process group of its own",
+  ignore: missing !== undefined,
+  async fn() {
+    const others = keepersBefore();
+    const keeper = startKeeper(bwrap!, perl!);
+    try {
+      const [meminfo] = await keeper.run([["read", "/proc/meminfo"]]);
+      assert.match(meminfo.ok ? meminfo.value : "", /^MemTotal:/);
+      const own = processInfo(Deno.pid)!;
+      const found = others();
+      assert.ok(found, "the keeper runs below this process");
+      for (const p of [found.bwrap, found.perl]) {
+        assert.notEqual(p.sid, own.sid);
+        assert.notEqual(p.pgid, own.pgid);
+      }
+    } finally {
+      keeper.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "startKeeper() starts a new keeper at the next request when the last one was killed",
+  ignore: missing !== undefined,
+  async fn() {
+    const others = keepersBefore();
+    const keeper = startKeeper(bwrap!, perl!);
+    try {
+      await keeper.run([["read", "/proc/meminfo"]]);
+      for (const which of ["perl", "bwrap"] as const) {
+        const before = others()!;
+        Deno.kill(before[which].pid, "SIGKILL");
+        assert.equal(await waitUntil(() => keeperGone(before) || undefined), true);
+        const [r] = await keeper.run([["read", "/proc/meminfo"]]);
+        assert.ok(r.ok && r.value.startsWith("MemTotal:"), JSON.stringify(r));
+        assert.notEqual(others()?.perl.pid, before.perl.pid);
+      }
+    } finally {
+      keeper.close();
+    }
+  },
+});
+
+/** Why bash's calls use no keeper here (undefined when they do), as the probe finds. */
+const noGroups = missing ?? await (async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-kp-" }));
+  try {
+    const status = await sandboxStatus(root);
+    if (!status.ok) return `there is no sandbox here: ${status.reason}`;
+    return status.cgroups ? undefined : `crab makes no cgroups here: ${status.uncapped}`;
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+})();
+
+Deno.test({
+  name: "bash() gives its output when the cgroup keeper is killed during the call",
+  ignore: noGroups !== undefined,
+  async fn() {
+    // Keepers the tests above closed are gone first: the one left is the calls'.
+    assert.ok(await waitUntil(() => keepersOf(Deno.pid).length <= 1 || undefined));
+    const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-kp-" }));
+    const ws = join(root, "ws");
+    Deno.mkdirSync(ws);
+    try {
+      const session = new Session(ws);
+      session.sandbox = { mode: "workspace-write", net: false, writable: [] };
+      const d = new Dispatcher({
+        registry: new Registry([bashTool]),
+        session,
+        policy: new Policy({ yolo: true }),
+        sink: new MemorySink(),
+        runId: "keeper-test",
+      });
+      // The command waits (bounded) for the test to say go.
+      const call = d.dispatch("bash", {
+        command: "touch started; for i in $(seq 200); do [ -e go ] && break; sleep 0.05; done; " +
+          "echo went",
+      });
+      assert.ok(await waitUntil(() => existsSync(join(ws, "started")) || undefined));
+      const keeper = keeperOf(Deno.pid);
+      assert.ok(keeper, "the call's groups come from a keeper");
+      Deno.kill(keeper.perl.pid, "SIGKILL");
+      assert.equal(await waitUntil(() => keeperGone(keeper) || undefined), true);
+      Deno.writeTextFileSync(join(ws, "go"), "");
+      const r = await call;
+      assert.ok(r.ok, JSON.stringify(r));
+      assert.equal(r.output, "went\n");
+      const next = await d.dispatch("bash", { command: "echo next" });
+      assert.ok(next.ok, JSON.stringify(next));
+      assert.equal(next.output, "next\n");
+    } finally {
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "startKeeper() does not start again a keeper that never answered",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const dir = Deno.makeTempDirSync({ prefix: "crab-keeper-" });
+    try {
+      // A bwrap that cannot run the keeper: it notes each start and exits.
+      const starts = join(dir, "starts");
+      const broken = join(dir, "bwrap");
+      Deno.writeTextFileSync(broken, `#!/bin/sh\necho start >> '${starts}'\nexit 1\n`, {
+        mode: 0o755,
+      });
+      const keeper = startKeeper(broken, "perl");
+      const results = await Promise.allSettled(
+        [1, 2, 3].map(() => keeper.run([["read", "/proc/meminfo"]])),
+      );
+      keeper.close();
+      assert.deepEqual(results.map((r) => r.status), ["rejected", "rejected", "rejected"]);
+      assert.equal(Deno.readTextFileSync(starts), "start\n");
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
