@@ -12,7 +12,7 @@ import { assertTmpfsNamespace, unshared } from "../support/unshare.ts";
  * The namespace side: mounts the tmpfs on CRAB_HOME, starts crab with `$@` (its stdin
  * a FIFO fed `first.jsonl`, then `rest.jsonl` once the disk is full, when those exist),
  * waits for `$out/go` (made by the test, or here once crab answered the first line; at
- * most 30 s), fills the tmpfs, says so in `$out/filled`, then waits for crab and
+ * most 30 s), fills the tmpfs (again while crab frees a block), says so in `$out/filled`, then waits for crab and
  * records its exit code, and copies the store to `$out/kept`.
  */
 const SCRIPT = `
@@ -34,8 +34,14 @@ const SCRIPT = `
     sleep 0.05; i=$((i+1))
     [ -f "$out/first.jsonl" ] && [ "$(wc -l < "$out/stdout")" -ge 1 ] && touch "$out/go"
   done
-  cat /dev/zero > "$home/fill" 2>/dev/null
-  df -k "$home" | tail -1 > "$out/df"
+  # crab may free a block meanwhile (a temp it removes): fill again until none is left.
+  n=0
+  while [ $n -lt 20 ]; do
+    cat /dev/zero >> "$home/fill" 2>/dev/null
+    df -k "$home" | tail -1 > "$out/df"
+    [ "$(awk '{print $4}' "$out/df")" = 0 ] && break
+    n=$((n+1))
+  done
   touch "$out/filled"
   [ -f "$out/rest.jsonl" ] && cat "$out/rest.jsonl" >&3
   exec 3>&-

@@ -9,8 +9,8 @@
 
 import { join } from "node:path";
 
-/** The held bwrap in `root`: the PATH to give crab, and the handles on the hold. */
-export interface HeldProbe {
+/** The held bwrap: the PATH to give crab, and the handles on the hold. */
+export interface HeldProbe extends Disposable {
   /** `PATH` with the stand-in first. */
   path: string;
   /** True once a sandbox run waits at the hold. */
@@ -19,8 +19,13 @@ export interface HeldProbe {
   release(): void;
 }
 
-/** Makes the stand-in under `root` (a directory of the test's own); `path` is the PATH it prefixes. */
-export function heldProbe(root: string, path: string): HeldProbe {
+/**
+ * Makes the stand-in in a folder of its own under /var/tmp, outside what
+ * commands can write (a PATH whose first folder commands could write leaves no
+ * program to an allow rule); `path` is the PATH it prefixes.
+ */
+export function heldProbe(path: string): HeldProbe {
+  const root = Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-held-" });
   const real = new TextDecoder().decode(
     new Deno.Command("sh", { args: ["-c", "command -v bwrap"], stdout: "piped" }).outputSync()
       .stdout,
@@ -52,5 +57,6 @@ exec '${real}' "$@"
       }
     },
     release: () => Deno.removeSync(hold),
+    [Symbol.dispose]: () => Deno.removeSync(root, { recursive: true }),
   };
 }

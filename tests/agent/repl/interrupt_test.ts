@@ -98,7 +98,7 @@ Deno.test({
   ignore: Deno.build.os !== "linux",
   async fn() {
     using s = sandbox();
-    const probe = heldProbe(s.root, s.env.PATH);
+    using probe = heldProbe(s.env.PATH);
     await using fake = await startFakeModel([
       { text: "A slow answer.", delayMs: 30_000 },
       { calls: [{ name: "bash", args: { command: "echo again-$((6*7))" } }] },

@@ -19,7 +19,7 @@ Deno.test({
     using s = sandbox();
     new Deno.Command("git", { args: ["init", "-q"], cwd: s.ws, stdout: "null" }).outputSync();
     const local = join(s.ws, ".crab", "config.local.json");
-    const probe = heldProbe(s.root, s.env.PATH);
+    using probe = heldProbe(s.env.PATH);
     await using fake = await startFakeModel([
       { calls: [{ name: "bash", args: { command: "git status --short" } }] },
       { text: "Status seen." },
