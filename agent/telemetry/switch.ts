@@ -52,10 +52,10 @@ export function telemetryRequested(
   const fromEnv = envSwitch(env.get("CRAB_ENABLE_TELEMETRY"));
   if (fromEnv !== undefined) return fromEnv;
   const workspace = workspaceOf(argv);
-  const paths = configPaths(workspace);
+  const paths = configPaths(workspace, env);
   // As in `loadSettings`: a trusted project's value wins over the user's.
   const project = configSays(paths.project);
-  if (project !== undefined && (argv.includes("--trust-project") || isTrusted(workspace))) {
+  if (project !== undefined && (argv.includes("--trust-project") || isTrusted(workspace, env))) {
     return project;
   }
   return configSays(paths.user) ?? false;

@@ -205,14 +205,7 @@ Deno.test("crab mcp list --trust-project starts project servers; --json for scri
 Deno.test("crab mcp list respects a workspace the user trusted", async () => {
   using s = sandbox();
   writeJson(projectFile(s), { mcpServers: { proj: { command: DENO, args: FAKE } } });
-  const prev = Deno.env.get("CRAB_HOME");
-  Deno.env.set("CRAB_HOME", s.home);
-  try {
-    trustWorkspace(s.ws);
-  } finally {
-    if (prev === undefined) Deno.env.delete("CRAB_HOME");
-    else Deno.env.set("CRAB_HOME", prev);
-  }
+  trustWorkspace(s.ws, { get: (k) => s.env[k] });
   const r = await s.crab(["mcp", "list", "--json"]);
   assert.equal(JSON.parse(r.stdout).servers[0].state, "connected");
 });
@@ -405,8 +398,7 @@ function setup() {
   const config = join(root, "config");
   Deno.mkdirSync(ws);
   Deno.mkdirSync(config);
-  const before = Deno.env.get("XDG_CONFIG_HOME");
-  Deno.env.set("XDG_CONFIG_HOME", config);
+  const env = { get: (k: string) => k === "XDG_CONFIG_HOME" ? config : undefined };
   const userFile = join(config, "crab", "mcp.json");
   const projectFile = join(ws, ".mcp.json");
   const read = (path: string) => {
@@ -428,7 +420,7 @@ function setup() {
       console.log = (...a: unknown[]) => out.push(a.join(" "));
       console.error = (...a: unknown[]) => err.push(a.join(" "));
       try {
-        const code = mcpAdd(name, command, { cwd: ws, ...opts });
+        const code = mcpAdd(name, command, { cwd: ws, ...opts }, env);
         return { code, stdout: out.join("\n"), stderr: err.join("\n") };
       } finally {
         console.log = log;
@@ -436,8 +428,6 @@ function setup() {
       }
     },
     [Symbol.dispose]() {
-      if (before === undefined) Deno.env.delete("XDG_CONFIG_HOME");
-      else Deno.env.set("XDG_CONFIG_HOME", before);
       Deno.removeSync(root, { recursive: true });
     },
   };
