@@ -28,17 +28,13 @@ Deno.test("runHookCommand() gives the input on stdin and runs in the workspace",
 });
 
 Deno.test("runHookCommand() keeps crab's secrets out of the hook's environment", async () => {
-  Deno.env.set("CRAB_TEST_API_KEY", "sk-secret");
-  try {
-    const r = await runHookCommand(`echo "[$CRAB_TEST_API_KEY][$X]"`, "", {
-      cwd: "/",
-      timeoutMs: 10_000,
-      env: { X: "given" },
-    });
-    assert.equal(r.stdout, "[][given]\n");
-  } finally {
-    Deno.env.delete("CRAB_TEST_API_KEY");
-  }
+  const r = await runHookCommand(`echo "[$CRAB_TEST_API_KEY][$KEPT][$X]"`, "", {
+    cwd: "/",
+    timeoutMs: 10_000,
+    env: { X: "given" },
+    inherited: { ...Deno.env.toObject(), CRAB_TEST_API_KEY: "sk-secret", KEPT: "kept" },
+  });
+  assert.equal(r.stdout, "[][kept][given]\n");
 });
 
 Deno.test("a hook that hangs is killed at its timeout, with the children it started", async () => {
