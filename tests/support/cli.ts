@@ -32,7 +32,7 @@ export interface CrabRunOptions {
 }
 
 /** Deno's cache (npm packages), which a sandboxed HOME would otherwise hide. */
-function denoDir(): string {
+export function denoDir(): string {
   const set = Deno.env.get("DENO_DIR");
   if (set) return set;
   const cache = Deno.env.get("XDG_CACHE_HOME") ?? join(Deno.env.get("HOME") ?? "/root", ".cache");

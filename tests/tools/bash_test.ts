@@ -3,6 +3,7 @@ import { harness } from "../support/harness.ts";
 import { bashEnv, bashTool, scrubEnv } from "../../tools/bash.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { takeUncappedNotice } from "../support/sandbox_notice.ts";
+import { bashInChild } from "../support/bash_child.ts";
 
 // As a normal user the first command would carry the note on what is not capped here.
 await takeUncappedNotice();
@@ -195,11 +196,16 @@ const SECRETS = {
 
 for (const mode of MODES) {
   Deno.test(`bash() hides secrets and makes git and editors non-interactive (${mode})`, async () => {
-    for (const [k, v] of Object.entries(SECRETS)) Deno.env.set(k, v);
+    // A crab with the secrets in its environment, and a harmless variable beside them.
+    const ws = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-env-" }));
     try {
-      await using h = bashHarness(mode);
-      const out = okOutput(await h.call("bash", { command: "env" }));
+      const { result } = await bashInChild(
+        { ws, sandbox: { mode, net: false, writable: [] }, command: "env" },
+        { ...SECRETS, CRAB_TEST_KEPT: "kept" },
+      );
+      const out = okOutput(result);
       assert.ok(!out.includes("sekrit"), out);
+      assert.match(out, /^CRAB_TEST_KEPT=kept$/m);
       assert.match(out, /^GIT_TERMINAL_PROMPT=0$/m);
       assert.match(out, /^PAGER=cat$/m);
       assert.match(out, /^GIT_PAGER=cat$/m);
@@ -208,7 +214,7 @@ for (const mode of MODES) {
         assert.match(out, new RegExp(`^${name}=.*no editor is available`, "m"), name);
       }
     } finally {
-      for (const k of Object.keys(SECRETS)) Deno.env.delete(k);
+      Deno.removeSync(ws, { recursive: true });
     }
   });
 }

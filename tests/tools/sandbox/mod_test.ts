@@ -15,6 +15,7 @@ import { Registry } from "../../../tools/call/registry.ts";
 import { Session } from "../../../tools/call/session.ts";
 import { bashTool } from "../../../tools/bash.ts";
 import type { SandboxPolicy } from "../../../tools/policy/sandbox.ts";
+import { bashInChild } from "../../support/bash_child.ts";
 
 /** A temp folder under /var/tmp with a workspace `ws` in it, and a bash dispatcher. */
 function place(policy: Partial<SandboxPolicy> = {}) {
@@ -154,21 +155,21 @@ Deno.test("bash() in the sandbox stops setsid, set -m and double-forked processe
 });
 
 Deno.test("bash() in the sandbox sees no API key: not in env, not in /proc/$PPID/environ, not in any /proc entry", async () => {
-  Deno.env.set("ANTHROPIC_API_KEY", "sk-ant-fake-4711");
-  try {
-    using p = place();
-    const r = out(
-      await p.bash(
-        "env; cat /proc/$PPID/environ | tr '\\0' '\\n'; cat /proc/[0-9]*/environ | tr '\\0' '\\n'; " +
-          `test -e /proc/${Deno.pid} && echo crab-visible; echo done`,
-      ),
-    );
-    assert.doesNotMatch(r, /sk-ant-fake-4711/);
-    assert.doesNotMatch(r, /crab-visible/);
-    assert.match(r, /done\n$/);
-  } finally {
-    Deno.env.delete("ANTHROPIC_API_KEY");
-  }
+  using p = place();
+  // A crab with the key in its environment runs the command.
+  const { result, pid } = await bashInChild({
+    ws: p.ws,
+    sandbox: p.session.sandbox,
+    command: "env; cat /proc/$PPID/environ | tr '\\0' '\\n'; cat /proc/[0-9]*/environ | " +
+      "tr '\\0' '\\n'; echo pids; ls /proc | grep -E '^[0-9]+$'; echo done",
+  }, { ANTHROPIC_API_KEY: "sk-ant-fake-4711", CRAB_TEST_KEPT: "kept" });
+  const r = out(result);
+  assert.doesNotMatch(r, /sk-ant-fake-4711/);
+  assert.match(r, /^CRAB_TEST_KEPT=kept$/m);
+  const pids = r.slice(r.indexOf("pids\n")).split("\n").slice(1, -2);
+  assert.ok(pids.length > 0, r);
+  assert.ok(!pids.includes(String(pid)), `crab's pid ${pid} is visible: ${pids}`);
+  assert.match(r, /done\n$/);
 });
 
 Deno.test("bash() in the sandbox cannot change git hooks or config, while git add, commit and checkout work", async () => {
@@ -325,22 +326,17 @@ Deno.test("bash() in the sandbox hides the runtime dir's sockets but keeps the k
   const bus = join(run, "bus");
   const agent = join(run, "agent.sock");
   const listeners = [bus, agent].map((path) => Deno.listen({ transport: "unix", path }));
-  const saved = {
-    XDG_RUNTIME_DIR: Deno.env.get("XDG_RUNTIME_DIR"),
-    SSH: Deno.env.get("SSH_AUTH_SOCK"),
-  };
-  Deno.env.set("XDG_RUNTIME_DIR", run);
-  Deno.env.set("SSH_AUTH_SOCK", agent);
   try {
     using p = place();
-    const r = out(await p.bash(`ls -A ${run}; test -S ${bus} && echo bus-visible; echo done`));
-    assert.equal(r, "agent.sock\ndone\n");
+    // A crab whose runtime dir and key agent are these runs the command.
+    const { result } = await bashInChild({
+      ws: p.ws,
+      sandbox: p.session.sandbox,
+      command: `ls -A ${run}; test -S ${bus} && echo bus-visible; echo done`,
+    }, { XDG_RUNTIME_DIR: run, SSH_AUTH_SOCK: agent });
+    assert.equal(out(result), "agent.sock\ndone\n");
   } finally {
     for (const l of listeners) l.close();
-    if (saved.XDG_RUNTIME_DIR === undefined) Deno.env.delete("XDG_RUNTIME_DIR");
-    else Deno.env.set("XDG_RUNTIME_DIR", saved.XDG_RUNTIME_DIR);
-    if (saved.SSH === undefined) Deno.env.delete("SSH_AUTH_SOCK");
-    else Deno.env.set("SSH_AUTH_SOCK", saved.SSH);
     Deno.removeSync(run, { recursive: true });
   }
 });
