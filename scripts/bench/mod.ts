@@ -37,6 +37,7 @@ const BENCHES = [
   "bash_memory.ts",
   "sandbox.ts",
   "workspace_lock.ts",
+  "stopping.ts",
   "mcp_serve.ts",
   "print_startup.ts",
   "repl_startup.ts",

@@ -78,7 +78,8 @@ for (const mode of MODES) {
       command: "sleep 999.101 & sleep 999.101 & echo started; wait",
       timeout_ms: 500,
     });
-    assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+    // Ended by its timeout, not by its 999 s sleeps; how soon is scripts/bench/stopping.ts's.
+    assert.ok(Date.now() - t0 < 30_000, `took ${Date.now() - t0} ms`);
     assert.equal(r.outcome, "timeout");
     const out = okOutput(r);
     assert.match(out, /started\n/);
@@ -92,7 +93,8 @@ for (const mode of MODES) {
     await using h = bashHarness(mode);
     const t0 = Date.now();
     const r = await h.call("bash", { command: "(trap '' TERM; sleep 30.102) & echo hi" });
-    assert.ok(Date.now() - t0 < 1500, `took ${Date.now() - t0} ms`);
+    // Well before the child's 30 s; how soon is scripts/bench/stopping.ts's.
+    assert.ok(Date.now() - t0 < 15_000, `took ${Date.now() - t0} ms`);
     // In the sandbox the leftover is counted for the model; without it, it is killed silently.
     assert.equal(
       okOutput(r),
@@ -107,9 +109,8 @@ for (const mode of MODES) {
 for (const mode of MODES) {
   Deno.test(`bash() gives commands an empty stdin (${mode})`, async () => {
     await using h = bashHarness(mode);
-    const t0 = Date.now();
+    // With a stdin that stays open, read would wait for the timeout and the output say so.
     const r = await h.call("bash", { command: "read x; echo read=$?", timeout_ms: 5000 });
-    assert.ok(Date.now() - t0 < 1500);
     assert.equal(okOutput(r), "read=1\n");
   });
 }
@@ -121,7 +122,8 @@ for (const mode of MODES) {
     setTimeout(() => ac.abort(), 300);
     const t0 = Date.now();
     const r = await h.call("bash", { command: "sleep 30.103" }, ac.signal);
-    assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+    // Well before the sleep's 30 s; how soon is scripts/bench/stopping.ts's.
+    assert.ok(Date.now() - t0 < 15_000, `took ${Date.now() - t0} ms`);
     assert.equal(r.outcome, "aborted");
     await noSurvivors("sleep 30.103");
   });

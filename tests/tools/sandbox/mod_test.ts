@@ -145,7 +145,8 @@ Deno.test("bash() in the sandbox stops setsid, set -m and double-forked processe
         "sleep 0.2; ps -eo args | grep -c '^sleep 91.30'",
     ),
   );
-  assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+  // Not left to run their 91 s; how soon the call ends is scripts/bench/stopping.ts's.
+  assert.ok(Date.now() - t0 < 30_000, `took ${Date.now() - t0} ms`);
   assert.equal(
     r,
     "3\nStopped 3 background processes still running when the command ended " +
@@ -277,19 +278,16 @@ Deno.test("bash() in the sandbox protects a hooks directory named by core.hooksP
   assert.equal(existsSync(join(p.ws, ".husky/pre-commit")), false);
 });
 
-Deno.test("bash() fails git commit without -m and git rebase -i within a second, saying why", async () => {
+Deno.test("bash() fails git commit without -m and git rebase -i at once, saying why", async () => {
   using p = place();
   initRepo(p.ws);
   Deno.writeTextFileSync(join(p.ws, "a.txt"), "changed\n");
-  let t0 = Date.now();
-  const commit = out(await p.bash(`git add a.txt && ${GIT_ID} commit`));
-  assert.ok(Date.now() - t0 < 1000, `commit took ${Date.now() - t0} ms`);
+  // Waiting for an editor, they would end at the timeout instead, with no exit code.
+  const commit = out(await p.bash(`git add a.txt && ${GIT_ID} commit`, 30_000));
   assert.match(commit, /no editor is available/);
   assert.match(commit, /Exit code 1$/);
   git(p.ws, "commit", "-qm", "second");
-  t0 = Date.now();
-  const rebase = out(await p.bash("git rebase -i HEAD~1"));
-  assert.ok(Date.now() - t0 < 1000, `rebase took ${Date.now() - t0} ms`);
+  const rebase = out(await p.bash("git rebase -i HEAD~1", 30_000));
   assert.match(rebase, /no editor is available.*rebase -i/);
   assert.match(rebase, /Exit code 1$/);
 });
