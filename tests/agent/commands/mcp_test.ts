@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
+import { readUntil, until } from "../../support/until.ts";
 import { trustWorkspace } from "../../../agent/settings/trust.ts";
 import { fake, FAKE_SERVER, pinned, processesWith, RUN_CACHED } from "../../support/mcp_servers.ts";
 import { mcpAdd, type McpAddOptions } from "../../../agent/commands/mcp.ts";
@@ -27,11 +28,6 @@ function projectFile(s: Sandbox): string {
 
 function marker(): string {
   return `crab-cli-mcp-${crypto.randomUUID().slice(0, 8)}`;
-}
-
-async function until(cond: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 }
 
 Deno.test("crab mcp add writes the user config, or .mcp.json with --project", async () => {
@@ -376,18 +372,16 @@ for (const ending of ["exit", "SIGINT", "SIGTERM"] as const) {
         }) +
         "\n",
     ));
-    await until(() => processesWith(tag).length === 2);
-    assert.equal(processesWith(tag).length, 2, "both servers started");
-    // Give the long call time to be in flight.
-    await new Promise((r) => setTimeout(r, 500));
+    await until(() => processesWith(tag).length === 2, "both servers started");
+    // The calls run in order: once the first has answered, the long one is under way.
+    const out = await readUntil(child.stdout, /"up"/);
     child.kill(ending);
     const status = await child.status;
     await w.close().catch(() => {});
-    await child.stdout.cancel().catch(() => {});
+    await out.rest().catch(() => {});
     await child.stderr.cancel().catch(() => {});
     assert.equal(status.code, ending === "SIGINT" ? 130 : 143);
-    await until(() => processesWith(tag).length === 0, 2000);
-    assert.deepEqual(processesWith(tag), []);
+    await until(() => processesWith(tag).length === 0, "no server outlives crab");
   });
 }
 
