@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../support/until.ts";
 import { dirname, join } from "node:path";
 import { dataDir } from "../../tools/fs/data_dir.ts";
 import { harness } from "../support/harness.ts";
@@ -377,7 +378,7 @@ Deno.test("McpHub follows tools/list_changed and tells its listeners", async () 
     await using h = harness(hub.tools());
     const r = await h.call("f__change", {});
     assert.equal(r.ok && r.output, "changed");
-    for (let i = 0; i < 100 && changed === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => changed > 0, "the hub heard of the change");
     await hub.settled();
     assert.ok(changed >= 1);
     assert.ok(hub.tools().some((t) => t.name === "f__added"));
@@ -394,9 +395,7 @@ Deno.test("McpHub reports which tools a list change added, redescribed or left a
     hub.onToolsChanged((c) => changes.push(c));
     await using h = harness(hub.tools());
     const settle = async (n: number) => {
-      for (let i = 0; i < 200 && changes.length < n; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await until(() => changes.length >= n, `${n} changes heard`, { everyMs: 10 });
       await hub.settled();
     };
     await h.call("f__change", { same: true });
@@ -433,9 +432,7 @@ Deno.test("McpHub notices a server killed between calls and restarts it on the n
   try {
     const pid = hub.status()[0].pid!;
     Deno.kill(pid, "SIGKILL");
-    for (let i = 0; i < 200 && hub.status()[0].state !== "down"; i++) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await until(() => hub.status()[0].state === "down", "the hub saw the server go down");
     const [s] = hub.status();
     assert.equal(s.state, "down");
     assert.equal(s.error, "the server was killed by SIGKILL");

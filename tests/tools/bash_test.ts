@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../support/until.ts";
 import { harness } from "../support/harness.ts";
 import { bashEnv, bashTool, scrubEnv } from "../../tools/bash.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
@@ -34,9 +35,9 @@ function survivors(marker: string): string[] {
 
 async function noSurvivors(marker: string): Promise<void> {
   // Killed processes may take a moment to be reaped.
-  for (let i = 0; i < 20 && survivors(marker).length; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(() => survivors(marker).length === 0, `nothing of "${marker}" survives`).catch(
+    () => {},
+  );
   assert.deepEqual(survivors(marker), []);
 }
 
@@ -309,9 +310,7 @@ await h.call("bash", { command: "sleep 998.77 & sleep 998.77" });
     const { value } = await reader.read();
     assert.match(new TextDecoder().decode(value), /ready/);
     // The call may still be starting on a loaded machine: wait (bounded) for both sleeps.
-    for (let i = 0; i < 200 && survivors("sleep 998.77").length < 2; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(() => survivors("sleep 998.77").length >= 2, "both sleeps run");
     assert.ok(survivors("sleep 998.77").length >= 2);
     child.kill("SIGTERM");
     const status = await child.status;

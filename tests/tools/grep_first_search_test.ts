@@ -6,6 +6,7 @@ import { POOL_SIZE, poolWorkers, shutdownPool } from "../../tools/search/grep_po
 import { HERE_MAX_BYTES } from "../../tools/search/grep_worker.ts";
 import { harness } from "../support/harness.ts";
 import { sandbox } from "../support/cli.ts";
+import { until } from "../support/until.ts";
 
 function okOutput(r: { ok: boolean } & Record<string, unknown>): string {
   assert.equal(r.ok, true, JSON.stringify(r));
@@ -123,11 +124,7 @@ Deno.test("crab tool grep exits on SIGTERM during a runaway first search", async
   const hardStop = setTimeout(() => child.kill("SIGKILL"), 30_000);
   // The runaway pattern goes to the search workers at once: once their threads are up,
   // start-up is over and the search is under way.
-  const deadline = Date.now() + 20_000;
-  while (workerThreads(child.pid) === 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.ok(workerThreads(child.pid) > 0, "the search reached its workers");
+  await until(() => workerThreads(child.pid) > 0, "the search reached its workers");
   const sent = performance.now();
   child.kill("SIGTERM");
   const status = await child.status;

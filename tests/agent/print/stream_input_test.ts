@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { until } from "../../support/until.ts";
 import {
   type FakeModel,
   startFakeModel,
@@ -185,9 +186,7 @@ Deno.test("crab --input-format stream-json: an interrupt stops the running promp
   const w = child.stdin.getWriter();
   const send = (m: unknown) => w.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
   await send(user("one"));
-  for (let i = 0; i < 200 && fake.modelRequests().length === 0; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(() => fake.modelRequests().length > 0, "the first message reached the model");
   assert.equal(fake.modelRequests().length, 1);
   await send({ type: "control_request", request_id: "stop", request: { subtype: "interrupt" } });
   await send(user("two"));

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../../support/until.ts";
 import {
   contextWindow,
   createProvider,
@@ -466,7 +467,9 @@ for (const format of ["anthropic", "openai"] as const) {
     // A stall ended by the server closing: the body ends cleanly but the message never did.
     const { fake, p } = await run(format, [{ calls: [{ name: "read", args: {} }], hang: true }]);
     const pending = collect(p);
-    while (fake.modelRequests().length === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => fake.modelRequests().length > 0, "the request reached the model", {
+      everyMs: 10,
+    });
     await fake.close();
     const { events, error } = await pending;
     assert.equal(error?.kind, "incomplete");

@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { until } from "../../support/until.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
@@ -417,17 +418,13 @@ await h.call("bash", { command: "setsid sleep 997.61 & sleep 997.61" });
     const reader = child.stdout.getReader();
     const { value } = await reader.read();
     assert.match(new TextDecoder().decode(value), /ready/);
-    for (let i = 0; i < 100 && processes("997.61").length < 2; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(() => processes("997.61").length >= 2, "both sleeps run");
     assert.equal(processes("997.61").length, 2);
     child.kill("SIGKILL");
     await child.status;
     reader.releaseLock();
     await child.stdout.cancel();
-    for (let i = 0; i < 40 && processes("997.61").length; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(() => processes("997.61").length === 0, "no sleep survives");
     assert.deepEqual(processes("997.61"), []);
   } finally {
     Deno.removeSync(dir, { recursive: true });
