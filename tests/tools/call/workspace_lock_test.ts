@@ -161,15 +161,23 @@ Deno.test("dispatch() runs read-only calls beside a mutating call", async () => 
 });
 
 Deno.test("dispatch() makes an MCP tool without readOnlyHint wait for a running bash call", async () => {
-  const log: string[] = [];
-  await using h = harness([bashTool, slowTool("s__act", "mcp:s", log)]);
+  const seen: string[] = [];
+  await using h = harness([bashTool, {
+    name: "s__act",
+    class: "mcp:s",
+    description: "Says whether the bash command had ended when it ran.",
+    schema: { type: "object", properties: {} },
+    run() {
+      seen.push(existsSync(join(h.dir, "ended")) ? "after bash" : "during bash");
+      return Promise.resolve({ output: "done" });
+    },
+  }]);
   // The sleep is the window in which the MCP call must wait.
-  const bash = h.call("bash", { command: "sleep 0.4; echo bash end" });
+  const bash = h.call("bash", { command: "sleep 0.4; touch ended" });
   await heldBy(h.dir);
-  const act = h.call("s__act", { ms: 1 });
-  const first = await Promise.race([bash.then(() => "bash"), act.then(() => "mcp")]);
-  assert.equal(first, "bash");
-  assert.equal(codeOf(await act), "ok");
+  const act = h.call("s__act", {});
+  assert.deepEqual([codeOf(await bash), codeOf(await act)], ["ok", "ok"]);
+  assert.deepEqual(seen, ["after bash"]);
 });
 
 Deno.test("a call waiting for the workspace past its timeout fails with workspace_busy", async () => {
