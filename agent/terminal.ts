@@ -18,8 +18,8 @@ export interface Colors {
 }
 
 /** Colours for a stream: off with `NO_COLOR` set (to anything) or when not a terminal. */
-export function colors(isTerminal: boolean): Colors {
-  const noColor = Deno.env.get("NO_COLOR");
+export function colors(isTerminal: boolean, env: Pick<Deno.Env, "get"> = Deno.env): Colors {
+  const noColor = env.get("NO_COLOR");
   const enabled = isTerminal && (noColor === undefined || noColor === "");
   const wrap = (open: number, close: number) => (s: string) =>
     enabled ? `\x1b[${open}m${s}\x1b[${close}m` : s;

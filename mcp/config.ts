@@ -87,8 +87,8 @@ export function transportLabel(server: Pick<McpServerConfig, "transport" | "sse"
 }
 
 /** The user-scope file: `mcp.json` in crab's config dir. */
-export function userConfigPath(): string {
-  return mcpConfigPaths("").user;
+export function userConfigPath(env: Pick<Deno.Env, "get"> = Deno.env): string {
+  return mcpConfigPaths("", env).user;
 }
 
 /** The project-scope file: `.mcp.json` at the workspace root. */
@@ -115,7 +115,8 @@ export function loadMcpConfig(
 ): LoadedMcpConfig {
   if (flag?.strict) return { servers: [...flag.servers], problems: [], unset: [] };
   const vars = configVariables(workspace, env);
-  const user = readConfigFile(userConfigPath(), "user", workspace, vars, read);
+  const userFile = userConfigPath({ get: (name) => env[name] });
+  const user = readConfigFile(userFile, "user", workspace, vars, read);
   const project = readConfigFile(projectConfigPath(workspace), "project", workspace, vars, read);
   const servers = [...user.servers];
   for (const p of project.servers) {

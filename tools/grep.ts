@@ -20,7 +20,7 @@
  */
 
 import description from "./grep.md" with { type: "text" };
-import { type Tool, ToolError } from "./tool.ts";
+import { type Tool, type ToolContext, ToolError, type ToolResult } from "./tool.ts";
 import { truncateText } from "./call/truncate.ts";
 import { guardPath } from "./fs/workspace.ts";
 import { printablePath } from "./fs/printable.ts";
@@ -195,6 +195,7 @@ async function runSearch(
   files: FileSource,
   rel: (path: string) => string,
   signal: AbortSignal,
+  ms: number,
 ): Promise<Found> {
   const out = new Collector(spec.mode, spec.max, spec.context);
   const batches: string[][] = [];
@@ -270,7 +271,6 @@ async function runSearch(
   if (!mayRunHere) warmPool();
   let hereMs = 0;
 
-  const ms = timeoutMs();
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -411,7 +411,7 @@ function kept(source: FileSource, keep: (path: string) => boolean): FileSource {
   };
 }
 
-/** The grep tool. */
+/** The grep tool; its time bound is read from `CRAB_GREP_TIMEOUT_MS` at each call. */
 export const grepTool: Tool<GrepArgs> = {
   name: "grep",
   class: "read",
@@ -449,60 +449,82 @@ export const grepTool: Tool<GrepArgs> = {
     additionalProperties: false,
   },
   summarize: (args) => `grep /${args.pattern}/${args.path ? ` in ${args.path}` : ""}`,
-  async run(args, ctx) {
-    const flags = args.case_insensitive ? "gmi" : "gm";
-    try {
-      new RegExp(args.pattern, flags);
-    } catch (e) {
-      throw invalidRegex(args.pattern, e instanceof Error ? e.message : String(e));
-    }
-    const mode = args.output_mode ?? "content";
-    const max = args.max_results ?? DEFAULT_MAX_RESULTS;
-    const context = mode === "content" ? args.context ?? 0 : 0;
-    const root = await guardPath(ctx, args.path ?? ".", "search");
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.stat(root.real);
-    } catch {
-      throw new ToolError(
-        "file_not_found",
-        `Cannot search "${root.display}": no such file or directory`,
-        "Check the path with glob, or omit path to search the workspace.",
-      );
-    }
-    const workspace = ctx.session.workspace;
-    const rel = (path: string) => relPath(workspace, path);
-    let source: FileSource = info.isFile
-      ? { fill: (out) => (out.push(root.real), false) }
-      : new Walker({ root: root.real, workspace, signal: ctx.signal });
-    if (args.glob) source = await globbed(source, args.glob, rel);
-    if (ctx.hidden && !info.isFile) source = kept(source, (p) => !ctx.hidden!(p));
-    const found = await runSearch(
-      { pattern: args.pattern, flags, mode, context, max },
-      source,
-      (path) => printablePath(rel(path)),
-      ctx.signal,
-    );
-    if (found.shown === 0) {
-      return {
-        output: `No matches found in ${root.display}` +
-          " (hidden, ignored and binary files are skipped).",
-      };
-    }
-    const out = found.lines;
-    if (found.cut) {
-      const unit = mode === "content" ? "matching lines" : "files";
-      out.push(
-        "",
-        `[Results truncated: showing the first ${found.shown} ${unit} in path order; ` +
-          `${found.found} found before the search stopped. Narrow the search with path, ` +
-          "glob or a more specific pattern, or raise max_results.]",
-      );
-    }
-    const t = truncateText(out.join("\n"), {
-      headBytes: MAX_OUTPUT_BYTES,
-      hint: "Narrow the search with path, glob or a more specific pattern.",
-    });
-    return { output: t.text, bytesFull: t.elidedBytes > 0 ? t.totalBytes : undefined };
-  },
+  run: (args, ctx) => grep(args, ctx, timeoutMs()),
 };
+
+/** Options of {@link createGrepTool}. */
+export interface GrepOptions {
+  /** Time bound of one search in ms; default `CRAB_GREP_TIMEOUT_MS`, else {@link DEFAULT_TIMEOUT_MS}. */
+  timeoutMs?: number;
+}
+
+/**
+ * The grep tool, with its time bound.
+ *
+ * @example
+ * ```ts
+ * const registry = new Registry([createGrepTool({ timeoutMs: 500 })]);
+ * ```
+ */
+export function createGrepTool(opts: GrepOptions = {}): Tool<GrepArgs> {
+  return { ...grepTool, run: (args, ctx) => grep(args, ctx, opts.timeoutMs ?? timeoutMs()) };
+}
+
+/** One grep call, ended with `regex_timeout` after `ms`. */
+async function grep(args: GrepArgs, ctx: ToolContext, ms: number): Promise<ToolResult> {
+  const flags = args.case_insensitive ? "gmi" : "gm";
+  try {
+    new RegExp(args.pattern, flags);
+  } catch (e) {
+    throw invalidRegex(args.pattern, e instanceof Error ? e.message : String(e));
+  }
+  const mode = args.output_mode ?? "content";
+  const max = args.max_results ?? DEFAULT_MAX_RESULTS;
+  const context = mode === "content" ? args.context ?? 0 : 0;
+  const root = await guardPath(ctx, args.path ?? ".", "search");
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(root.real);
+  } catch {
+    throw new ToolError(
+      "file_not_found",
+      `Cannot search "${root.display}": no such file or directory`,
+      "Check the path with glob, or omit path to search the workspace.",
+    );
+  }
+  const workspace = ctx.session.workspace;
+  const rel = (path: string) => relPath(workspace, path);
+  let source: FileSource = info.isFile
+    ? { fill: (out) => (out.push(root.real), false) }
+    : new Walker({ root: root.real, workspace, signal: ctx.signal });
+  if (args.glob) source = await globbed(source, args.glob, rel);
+  if (ctx.hidden && !info.isFile) source = kept(source, (p) => !ctx.hidden!(p));
+  const found = await runSearch(
+    { pattern: args.pattern, flags, mode, context, max },
+    source,
+    (path) => printablePath(rel(path)),
+    ctx.signal,
+    ms,
+  );
+  if (found.shown === 0) {
+    return {
+      output: `No matches found in ${root.display}` +
+        " (hidden, ignored and binary files are skipped).",
+    };
+  }
+  const out = found.lines;
+  if (found.cut) {
+    const unit = mode === "content" ? "matching lines" : "files";
+    out.push(
+      "",
+      `[Results truncated: showing the first ${found.shown} ${unit} in path order; ` +
+        `${found.found} found before the search stopped. Narrow the search with path, ` +
+        "glob or a more specific pattern, or raise max_results.]",
+    );
+  }
+  const t = truncateText(out.join("\n"), {
+    headBytes: MAX_OUTPUT_BYTES,
+    hint: "Narrow the search with path, glob or a more specific pattern.",
+  });
+  return { output: t.text, bytesFull: t.elidedBytes > 0 ? t.totalBytes : undefined };
+}

@@ -28,6 +28,8 @@ export async function runCli(argv: string[]): Promise<void> {
       console.log(helpText(invocation.path));
     } else {
       const plan = invocation.path[invocation.path.length - 1].plan!(invocation.parsed);
+
+      if (Deno.env.get("CRAB_T")) console.error("T cmd-start", performance.now().toFixed(1));
       code = await plan.run();
     }
   } catch (e) {

@@ -159,16 +159,21 @@ function addScope(opts: McpAddOptions): "user" | "project" | Error {
  * `crab mcp add NAME -- CMD ARGS...`, `crab mcp add NAME URL` or
  * `crab mcp add NAME --url URL`. A single command word that is an http(s) URL
  * is the URL, as in Claude Code's `claude mcp add --transport http NAME URL`,
- * unless the transport is `stdio`.
+ * unless the transport is `stdio`. The user's file is found with `env`.
  */
-export function mcpAdd(name: string, given: string[], opts: McpAddOptions): number {
+export function mcpAdd(
+  name: string,
+  given: string[],
+  opts: McpAddOptions,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): number {
   const fail = (message: string) => {
     console.error(`error: ${message}`);
     return 1;
   };
   const scope = addScope(opts);
   if (scope instanceof Error) return fail(scope.message);
-  const file = scope === "project" ? projectConfigPath(opts.cwd) : userConfigPath();
+  const file = scope === "project" ? projectConfigPath(opts.cwd) : userConfigPath(env);
   let command = given;
   if (opts.url === undefined && opts.transport !== "stdio" && looksLikeUrl(given)) {
     opts = { ...opts, url: given[0] };

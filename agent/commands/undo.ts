@@ -49,6 +49,11 @@ export async function undoCommand(opts: UndoOptions): Promise<number> {
       tool: "undo",
       waitMs: LOCK_WAIT_MS,
       signal: new AbortController().signal,
+      onWait: (pid) =>
+        console.error(
+          `crab undo: waiting for ${pid ? `crab process ${pid}` : "another crab process"} ` +
+            "to finish changing the workspace",
+        ),
     });
   } catch (e) {
     if (!(e instanceof ToolError)) throw e;

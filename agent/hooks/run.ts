@@ -42,6 +42,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Extra environment (`CLAUDE_PROJECT_DIR`). */
   env?: Record<string, string>;
+  /** The environment the hook inherits once crab's secrets are out of it; default crab's own. */
+  inherited?: Record<string, string>;
 }
 
 /**
@@ -65,7 +67,7 @@ export async function runHookCommand(
     child = new Deno.Command("sh", {
       args: ["-c", command],
       cwd: opts.cwd,
-      env: { ...scrubEnv(), ...opts.env },
+      env: { ...scrubEnv(opts.inherited), ...opts.env },
       clearEnv: true,
       stdin: "piped",
       stdout: "piped",

@@ -365,6 +365,8 @@ async function runWindow(
 
 /** Builds a run from flags; throws {@link UsageError} or {@link SetupError}. */
 export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promise<Runtime> {
+  if (Deno.env.get("CRAB_T")) console.error("T startRuntime", performance.now().toFixed(1));
+
   const workspace = workspaceOf(flags.cwd);
   const mcpFlag = flagServers(flags, workspace);
   const settings = runSettings(flags, workspace, hooks.notice);
@@ -375,7 +377,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     addDirs: flags.permissions?.addDirs,
     domains: flags.permissions?.allowDomain,
   });
+
+  if (Deno.env.get("CRAB_T")) console.error("T settings", performance.now().toFixed(1));
   const { offered, mcpPicks } = offeredTools(flags, settings, sandbox.mode, hooks.notice);
+
+  if (Deno.env.get("CRAB_T")) console.error("T tools", performance.now().toFixed(1));
   const sandboxed = offered.some((t) => t.class === "exec") &&
     sandbox.mode !== "danger-full-access";
   const probe = sandboxed ? sandboxStatus(workspace, sandbox) : undefined;
@@ -411,6 +417,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     await mcp.abandon();
     throw e;
   }
+
+  if (Deno.env.get("CRAB_T")) console.error("T provider", performance.now().toFixed(1));
   // The server is asked for an unknown model's window while the SDK loads.
   const windowing = runWindow(flags, settings, providerConfig, hooks.mode, hooks.notice);
   if (hooks.mode === "print") await mcp.connect();
@@ -420,7 +428,11 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   const probed = (probe ?? Promise.resolve(undefined)).then((status) => {
     if (status && !status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
   }, () => {});
+
+  if (Deno.env.get("CRAB_T")) console.error("T window+mcp", performance.now().toFixed(1));
   const opened = openRun(flags, workspace, hooks.mode, provider, hooks.notice);
+
+  if (Deno.env.get("CRAB_T")) console.error("T store-open", performance.now().toFixed(1));
   const registry = new Registry(offered);
   mcp.sync(registry);
   const telemetry = await loadTelemetry();
@@ -442,8 +454,12 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       flagFor,
     },
   });
+
+  if (Deno.env.get("CRAB_T")) console.error("T workbench", performance.now().toFixed(1));
   made.policy = run.policy;
   const agent = await run.startAgent(provider, window.tokens);
+
+  if (Deno.env.get("CRAB_T")) console.error("T agent", performance.now().toFixed(1));
   window.later?.then((tokens) => agent.contextWindow = tokens, () => {});
   telemetry?.instrument({
     runId: opened.runId,

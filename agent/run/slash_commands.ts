@@ -15,9 +15,9 @@
  * @module
  */
 
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { configDir } from "../../tools/fs/data_dir.ts";
+import { claudeDir } from "../settings/files.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { costUsd, type TokenUsage, type UsageByModel } from "../providers/prices.ts";
 import { instructionFiles, instructionLabel } from "./system_prompt.ts";
@@ -33,13 +33,15 @@ export interface CustomCommand {
 }
 
 /** Where custom commands are looked for, the first of a name winning: project before user. */
-function commandDirs(workspace: string): [string, "project" | "user"][] {
-  const claudeHome = join(Deno.env.get("HOME") ?? homedir(), ".claude");
+function commandDirs(
+  workspace: string,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): [string, "project" | "user"][] {
   return [
     [join(workspace, ".crab", "commands"), "project"],
     [join(workspace, ".claude", "commands"), "project"],
-    [join(configDir(), "commands"), "user"],
-    [join(claudeHome, "commands"), "user"],
+    [join(configDir(env), "commands"), "user"],
+    [join(claudeDir(env), "commands"), "user"],
   ];
 }
 
@@ -83,9 +85,13 @@ function commandsIn(dir: string, scope: CustomCommand["scope"]): CustomCommand[]
  * The custom commands available, by name; a workspace's own only once it is
  * trusted (they are prompts the repository wrote).
  */
-export function customCommands(workspace: string, trusted: boolean): CustomCommand[] {
+export function customCommands(
+  workspace: string,
+  trusted: boolean,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): CustomCommand[] {
   const out: CustomCommand[] = [];
-  for (const [dir, scope] of commandDirs(workspace)) {
+  for (const [dir, scope] of commandDirs(workspace, env)) {
     if (scope === "project" && !trusted) continue;
     for (const c of commandsIn(dir, scope)) {
       if (!out.some((o) => o.name === c.name)) out.push(c);

@@ -215,9 +215,12 @@ function unknownField(path: string, key: string): string {
     (near ? `did you mean "${near}"?` : `known fields: ${known.join(", ")}`) + ")";
 }
 
-/** Paths of the two config files. */
-export function configPaths(workspace: string): { user: string; project: string } {
-  const table = settingsFileTable(workspace);
+/** Paths of the two config files; the user's is found with `env`. */
+export function configPaths(
+  workspace: string,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): { user: string; project: string } {
+  const table = settingsFileTable(workspace, env);
   return {
     user: fileOf(table, "user", "crab")!.path,
     project: fileOf(table, "project", "crab")!.path,
@@ -245,8 +248,9 @@ export function loadSettings(
   workspace: string,
   trusted: boolean,
   reader = settingsReader(),
+  env: Pick<Deno.Env, "get"> = Deno.env,
 ): LoadedSettings {
-  const paths = configPaths(workspace);
+  const paths = configPaths(workspace, env);
   const user = readSettings(paths.user, reader);
   const project = readSettings(paths.project, reader);
   const ignored: string[] = [];

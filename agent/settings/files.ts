@@ -40,19 +40,23 @@ export interface SettingsFile {
 }
 
 /** Claude Code's user directory, `~/.claude`. */
-export function claudeDir(): string {
-  return join(Deno.env.get("HOME") ?? homedir(), ".claude");
+export function claudeDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+  return join(env.get("HOME") ?? homedir(), ".claude");
 }
 
 /**
  * Every settings file of `workspace` (a real path), the widest scope first;
- * within a scope crab's file, then Claude Code's, then the MCP list.
+ * within a scope crab's file, then Claude Code's, then the MCP list. The
+ * user's files are found with `env` (`HOME`, `XDG_CONFIG_HOME`).
  */
-export function settingsFileTable(workspace: string): SettingsFile[] {
+export function settingsFileTable(
+  workspace: string,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): SettingsFile[] {
   return [
-    { scope: "user", path: join(configDir(), "config.json"), owner: "crab" },
-    { scope: "user", path: join(claudeDir(), "settings.json"), owner: "claude" },
-    { scope: "user", path: mcpConfigPaths(workspace).user, owner: "mcp" },
+    { scope: "user", path: join(configDir(env), "config.json"), owner: "crab" },
+    { scope: "user", path: join(claudeDir(env), "settings.json"), owner: "claude" },
+    { scope: "user", path: mcpConfigPaths(workspace, env).user, owner: "mcp" },
     { scope: "project", path: join(workspace, ".crab", "config.json"), owner: "crab" },
     { scope: "project", path: join(workspace, ".claude", "settings.json"), owner: "claude" },
     { scope: "project", path: mcpConfigPaths(workspace).project, owner: "mcp" },

@@ -186,8 +186,8 @@ export interface HookFile {
  * `.claude/settings.json` and `.claude/settings.local.json` (crab's own local
  * config holds permissions only).
  */
-export function hookFiles(workspace: string): HookFile[] {
-  return settingsFileTable(workspace)
+export function hookFiles(workspace: string, env: Pick<Deno.Env, "get"> = Deno.env): HookFile[] {
+  return settingsFileTable(workspace, env)
     .filter((f) => f.owner !== "mcp" && !(f.scope === "local" && f.owner === "crab"))
     .map((f) => ({ scope: f.scope, path: f.path }));
 }
@@ -217,11 +217,12 @@ export function loadHooks(
     trustHint: string;
   },
   reader: SettingsReader = settingsReader(),
+  env: Pick<Deno.Env, "get"> = Deno.env,
 ): LoadedHooks {
   const notices: string[] = [];
   const hooks: HookCommand[] = [];
   const untrusted: HookCommand[] = [];
-  for (const f of hookFiles(workspace)) {
+  for (const f of hookFiles(workspace, env)) {
     const found = parseHooks(
       hooksOf(readJson(f.path, reader)),
       { scope: f.scope, source: f.path },

@@ -56,6 +56,8 @@ export interface SettingsOptions {
   flags?: PermissionFlags;
   /** Default: the process's reader (each file read once). */
   reader?: SettingsReader;
+  /** Where the user's files are found (`HOME`, `XDG_CONFIG_HOME`, `CRAB_HOME`); default: the process's. */
+  env?: Pick<Deno.Env, "get">;
 }
 
 /** What the command line says about bash's sandbox. */
@@ -80,6 +82,7 @@ export class Settings {
   readonly trusted: boolean;
   /** `changed`: trusted once, but its files now turn on more than that trust covered. */
   readonly trustState: "trusted" | "changed" | "no";
+  readonly env: Pick<Deno.Env, "get">;
   #crab?: LoadedSettings;
   #permissions?: Permissions;
   #notices?: string[];
@@ -88,7 +91,8 @@ export class Settings {
     this.workspace = realOrSelf(opts.workspace);
     this.flags = opts.flags ?? {};
     this.reader = opts.reader ?? settingsReader();
-    this.trustState = trustState(this.workspace, this.reader);
+    this.env = opts.env ?? Deno.env;
+    this.trustState = trustState(this.workspace, this.reader, this.env);
     this.trusted = opts.trustProject === true || this.trustState === "trusted";
   }
 
@@ -99,13 +103,14 @@ export class Settings {
       trustProject: true,
       flags: this.flags,
       reader: this.reader,
+      env: this.env,
     });
   }
 
   /** crab's own keys, the user's file then the workspace's (`gates.ts` before trust). */
   crab(): LoadedSettings {
     try {
-      return this.#crab ??= loadSettings(this.workspace, this.trusted, this.reader);
+      return this.#crab ??= loadSettings(this.workspace, this.trusted, this.reader, this.env);
     } catch (e) {
       if (e instanceof ConfigError) throw new UsageError(e.message);
       throw e;
@@ -125,6 +130,7 @@ export class Settings {
         this.trusted,
         this.flags,
         this.reader,
+        this.env,
       );
     } catch (e) {
       if (e instanceof PermissionError) throw new UsageError(e.message, e.hint);
@@ -138,7 +144,14 @@ export class Settings {
    */
   hooks(only?: { events: readonly HookEvent[]; trustHint: string }): LoadedHooks {
     try {
-      return loadHooks(this.workspace, this.trusted, this.flags.settings, only, this.reader);
+      return loadHooks(
+        this.workspace,
+        this.trusted,
+        this.flags.settings,
+        only,
+        this.reader,
+        this.env,
+      );
     } catch (e) {
       if (e instanceof HookConfigError) throw new UsageError(e.message, e.hint);
       throw e;
@@ -174,7 +187,7 @@ export class Settings {
         return undefined;
       }
     };
-    const paths = configPaths(this.workspace);
+    const paths = configPaths(this.workspace, this.env);
     const project = says(paths.project);
     return project !== undefined && this.trusted ? project : says(paths.user);
   }
@@ -192,7 +205,7 @@ export class Settings {
   notices(): string[] {
     if (this.#notices) return this.#notices;
     const out: string[] = [];
-    for (const f of settingsFileTable(this.workspace)) {
+    for (const f of settingsFileTable(this.workspace, this.env)) {
       if (f.owner !== "claude") continue;
       const json = this.reader.read(f.path).json;
       if (!json || typeof json !== "object" || Array.isArray(json)) continue;

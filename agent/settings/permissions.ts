@@ -108,16 +108,19 @@ export class PermissionError extends Error {
 }
 
 /** The real home directory (`~/` in rules and commands). */
-export function homeDir(): string {
-  return realOrSelf(Deno.env.get("HOME") ?? homedir());
+export function homeDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+  return realOrSelf(env.get("HOME") ?? homedir());
 }
 
 /**
  * The six files permissions are read from, the widest scope first, crab's
  * before Claude Code's (the settings files of `files.ts`' table, not the MCP lists).
  */
-export function settingsFiles(workspace: string): SettingsFile[] {
-  return settingsFileTable(workspace).filter((f): f is SettingsFile => f.owner !== "mcp");
+export function settingsFiles(
+  workspace: string,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): SettingsFile[] {
+  return settingsFileTable(workspace, env).filter((f): f is SettingsFile => f.owner !== "mcp");
 }
 
 /** What one file's (or `--settings`') `permissions` holds, checked. */
@@ -270,8 +273,9 @@ export function loadPermissions(
   trusted: boolean,
   flags: PermissionFlags = {},
   reader: SettingsReader = settingsReader(),
+  env: Pick<Deno.Env, "get"> = Deno.env,
 ): Permissions {
-  const home = homeDir();
+  const home = homeDir(env);
   const notices: string[] = [];
   const layers: Layer[] = [];
 
@@ -310,7 +314,7 @@ export function loadPermissions(
       });
     }
   }
-  const files = settingsFiles(workspace).map((f) => ({ ...f, found: false }));
+  const files = settingsFiles(workspace, env).map((f) => ({ ...f, found: false }));
   // Narrowest scope first; within a scope crab's file first.
   for (const f of [...files].reverse().sort((a, b) => scopeRank(a) - scopeRank(b))) {
     if (flags.settingSources && !flags.settingSources.includes(f.scope)) continue;
@@ -522,8 +526,12 @@ export function permissionsWantTrust(workspace: string, reader = settingsReader(
  * The file a rule of `scope` is written to: the user's crab config, or the
  * workspace's crab config (`project`) or local config (`local`).
  */
-export function ruleFile(scope: "user" | "project" | "local", workspace: string): string {
-  return fileOf(settingsFileTable(workspace), scope, "crab")!.path;
+export function ruleFile(
+  scope: "user" | "project" | "local",
+  workspace: string,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): string {
+  return fileOf(settingsFileTable(workspace, env), scope, "crab")!.path;
 }
 
 /**

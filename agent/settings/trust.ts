@@ -23,13 +23,16 @@ interface TrustFile {
   refused?: Record<string, { refusedAt: string }>;
 }
 
-function trustPath(): string {
-  return join(dataDir(), "trust.json");
+/** The environment crab's data dir is found in (`tools/fs/data_dir.ts`). */
+type Env = Pick<Deno.Env, "get">;
+
+function trustPath(env: Env): string {
+  return join(dataDir(env), "trust.json");
 }
 
-function load(): TrustFile {
+function load(env: Env): TrustFile {
   try {
-    const parsed = JSON.parse(Deno.readTextFileSync(trustPath())) as Partial<TrustFile>;
+    const parsed = JSON.parse(Deno.readTextFileSync(trustPath(env))) as Partial<TrustFile>;
     if (parsed && typeof parsed.workspaces === "object" && parsed.workspaces !== null) {
       const refused = typeof parsed.refused === "object" && parsed.refused !== null
         ? parsed.refused
@@ -55,8 +58,8 @@ export function realOrSelf(path: string): string {
  * True when the user trusted `workspace` (its real path), and its files turn
  * on nothing more than they did then.
  */
-export function isTrusted(workspace: string): boolean {
-  return trustState(workspace) === "trusted";
+export function isTrusted(workspace: string, env: Env = Deno.env): boolean {
+  return trustState(workspace, settingsReader(), env) === "trusted";
 }
 
 /**
@@ -66,45 +69,46 @@ export function isTrusted(workspace: string): boolean {
 export function trustState(
   workspace: string,
   reader = settingsReader(),
+  env: Env = Deno.env,
 ): "trusted" | "changed" | "no" {
   const key = realOrSelf(workspace);
-  const record = load().workspaces[key];
+  const record = load(env).workspaces[key];
   if (!record) return "no";
   // A record older than hooks covered whatever was there, but never hooks.
   if (record.digest === undefined) return hasProjectHooks(key, reader) ? "changed" : "trusted";
   return record.digest === trustDigest(key, reader) ? "trusted" : "changed";
 }
 
-function save(record: TrustFile): void {
-  ensureDataDir();
-  const tmp = `${trustPath()}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+function save(record: TrustFile, env: Env): void {
+  ensureDataDir(undefined, env);
+  const tmp = `${trustPath(env)}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   Deno.writeTextFileSync(tmp, JSON.stringify(record, null, 2) + "\n", { mode: 0o600 });
-  Deno.renameSync(tmp, trustPath());
+  Deno.renameSync(tmp, trustPath(env));
 }
 
 /** Remembers that the user trusts `workspace`. */
-export function trustWorkspace(workspace: string): void {
-  const record = load();
+export function trustWorkspace(workspace: string, env: Env = Deno.env): void {
+  const record = load(env);
   const key = realOrSelf(workspace);
   record.workspaces[key] = { trustedAt: new Date().toISOString(), digest: trustDigest(key) };
   if (record.refused) delete record.refused[key];
-  save(record);
+  save(record, env);
 }
 
 /** True when the user declined to trust `workspace` before (and has not trusted it since). */
-export function isRefused(workspace: string): boolean {
+export function isRefused(workspace: string, env: Env = Deno.env): boolean {
   const key = realOrSelf(workspace);
-  const record = load();
+  const record = load(env);
   return !(key in record.workspaces) && key in (record.refused ?? {});
 }
 
 /** Remembers that the user declined to trust `workspace`. */
-export function refuseWorkspace(workspace: string): void {
-  const record = load();
+export function refuseWorkspace(workspace: string, env: Env = Deno.env): void {
+  const record = load(env);
   const key = realOrSelf(workspace);
   delete record.workspaces[key];
   (record.refused ??= {})[key] = { refusedAt: new Date().toISOString() };
-  save(record);
+  save(record, env);
 }
 
 /**
@@ -120,11 +124,11 @@ export function keepingTrust<T>(workspace: string, change: () => T): T {
 }
 
 /** Forgets trust in `workspace`; true when it was trusted. */
-export function untrustWorkspace(workspace: string): boolean {
-  const record = load();
+export function untrustWorkspace(workspace: string, env: Env = Deno.env): boolean {
+  const record = load(env);
   const key = realOrSelf(workspace);
   if (!(key in record.workspaces)) return false;
   delete record.workspaces[key];
-  save(record);
+  save(record, env);
   return true;
 }

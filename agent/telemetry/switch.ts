@@ -45,6 +45,7 @@ export async function telemetryRequested(
   const settings = new Settings({
     workspace: workspaceOf(argv),
     trustProject: argv.includes("--trust-project"),
+    env,
   });
   return settings.telemetry() ?? false;
 }

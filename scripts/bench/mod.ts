@@ -38,6 +38,7 @@ const BENCHES = [
   "sandbox.ts",
   "git_view.ts",
   "workspace_lock.ts",
+  "stopping.ts",
   "mcp_serve.ts",
   "print_startup.ts",
   "repl_startup.ts",

@@ -5,6 +5,10 @@
  * Deno program pays); and the whole run, start to exit, of each against the
  * floor's whole run. Targets: first request ≤ 80 ms; whole run ≤ 4× the floor's.
  *
+ * With telemetry on, the whole run against a collector that never answers and
+ * against one that is down, each beside a live collector's: a collector holds
+ * crab's exit up by at most its export timeout. Target: ≤ +1000 ms.
+ *
  * @module
  */
 
@@ -13,6 +17,7 @@ import { startFakeModel, type WireFormat } from "../../tests/support/fake_model.
 import { presetFlags } from "../../tools/host/capabilities.ts";
 import { pinned, RUN_CACHED } from "../../tests/support/mcp_servers.ts";
 import { median, reportRow } from "./_table.ts";
+import { startReceiver, startSilentServer } from "../../tests/support/otlp_receiver.ts";
 import { buildBundle } from "../bundle.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
@@ -94,27 +99,42 @@ const slowestAlone = workspaceWith("one", { e1: everything });
 const withMcp = (dir: string) => ["--cwd", dir, "--trust-project"];
 
 const bundled = (await buildBundle(join(dir, "bundle"))).main;
-const cases: [string, string[]][] = [
+await using live = startReceiver();
+const silent = startSilentServer();
+const down = startReceiver();
+const downUrl = down.url;
+await down.close();
+const telemetry = (endpoint: string) => ({
+  CRAB_ENABLE_TELEMETRY: "1",
+  OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+});
+const cases: [string, string[], Record<string, string>?][] = [
   ["crab -p (anthropic)", crab("anthropic")],
   ["crab -p (anthropic, bundle)", crab("anthropic").map((a) => (a === main ? bundled : a))],
   ["crab -p (openai)", crab("openai")],
   ["deno run + one fetch", ["run", ...presetFlags("full"), probe, `${fake.url}/v1/messages`]],
   ["crab -p, 1 MCP server", [...crab("anthropic"), ...withMcp(slowestAlone)]],
   ["crab -p, 5 MCP (1 dead)", [...crab("anthropic"), ...withMcp(five)]],
+  ["crab -p, live collector", crab("anthropic"), telemetry(live.url)],
+  ["crab -p, collector hung", crab("anthropic"), telemetry(silent.url)],
+  ["crab -p, collector down", crab("anthropic"), telemetry(downUrl)],
 ];
-for (const [name, args] of cases) await firstRequestMs(name, args, keys); // warm the module cache
+for (const [name, args, env] of cases) {
+  await firstRequestMs(name, args, { ...keys, ...env }); // warm the module cache
+}
 for (const name in whole) whole[name] = [];
 for (let i = 0; i < RUNS; i++) {
-  for (const [name, args] of cases) {
-    (results[name] ??= []).push(await firstRequestMs(name, args, keys));
+  for (const [name, args, env] of cases) {
+    (results[name] ??= []).push(await firstRequestMs(name, args, { ...keys, ...env }));
   }
 }
+silent.close();
 Deno.removeSync(dir, { recursive: true });
 
 const floor = median(results["deno run + one fetch"]);
 const plain = median(results["crab -p (anthropic)"]);
 console.log(`runs ${RUNS}; start → first request reaches the fake server (median ms)`);
-for (const [name] of cases) {
+for (const [name] of cases.filter(([n]) => !n.includes("collector"))) {
   const m = median(results[name]);
   const extra = name.includes("MCP")
     ? `  (+${(m - plain).toFixed(0)} over crab -p without servers)`
@@ -143,4 +163,14 @@ for (const name of ["crab -p (anthropic)", "crab -p (openai)"]) {
         ? `; bundle ${bundleRun.toFixed(0)} ms (${(bundleRun / floorRun).toFixed(2)}×)`
         : ""),
   });
+}
+const liveRun = median(whole["crab -p, live collector"]);
+for (const name of ["crab -p, collector hung", "crab -p, collector down"]) {
+  const added = median(whole[name]) - liveRun;
+  console.log(
+    `${name}: whole run ${added >= 0 ? "+" : ""}${added.toFixed(0)} ms over a live collector's ${
+      liveRun.toFixed(0)
+    } ms ` +
+      `(target ≤ +1000 ms) ${added <= 1000 ? "OK" : "OVER"}`,
+  );
 }

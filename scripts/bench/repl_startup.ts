@@ -5,6 +5,10 @@
  * next to an empty `deno run` with the same flags that prints one line (the
  * floor). Target: crab ≤ 250 ms.
  *
+ * Then Ctrl-C during a long bash call: the time from the key to the REPL's
+ * `⏹ interrupted`, the prompt being back, beside the start-up above. Target:
+ * ≤ 1000 ms.
+ *
  * @module
  */
 
@@ -16,6 +20,7 @@ import { reportRow } from "./_table.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
 const TARGET_MS = 250;
+const INTERRUPT_TARGET_MS = 1000;
 const main = new URL("../../main.ts", import.meta.url).pathname;
 const dir = Deno.makeTempDirSync({ prefix: "crab-repl-startup-" });
 const ws = join(dir, "ws");
@@ -32,10 +37,9 @@ function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Spawns `argv` on a pty; resolves with the ms until `› ` appears in its output. */
-async function untilPrompt(argv: string[], cwd = ws): Promise<number> {
-  const t0 = performance.now();
-  const child = new Deno.Command("script", {
+/** `argv` on a pty (through `script`), in `cwd`, with stdin piped to the terminal. */
+function onPty(argv: string[], cwd: string): Deno.ChildProcess {
+  return new Deno.Command("script", {
     args: ["-q", "-e", "-c", argv.map(shellQuote).join(" "), "/dev/null"],
     cwd,
     env: {
@@ -49,6 +53,12 @@ async function untilPrompt(argv: string[], cwd = ws): Promise<number> {
     stdout: "piped",
     stderr: "null",
   }).spawn();
+}
+
+/** Spawns `argv` on a pty; resolves with the ms until `› ` appears in its output. */
+async function untilPrompt(argv: string[], cwd = ws): Promise<number> {
+  const t0 = performance.now();
+  const child = onPty(argv, cwd);
   const decoder = new TextDecoder();
   let seen = "";
   let ms = -1;
@@ -112,6 +122,52 @@ const cases: [string, string[], string][] = [
   ["crab, 1 MCP server", [...crab, "--trust-project"], withMcp],
   ["empty deno run", [Deno.execPath(), "run", ...presetFlags("full"), empty], ws],
 ];
+/** Ctrl-C during `sleep` in a bash call: ms from the key to `⏹ interrupted` on the pty. */
+async function interrupted(): Promise<number> {
+  const marker = `600.${Math.floor(Math.random() * 1e6)}`;
+  await using model = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
+    { text: "ok" },
+  ]);
+  const child = onPty([
+    ...crab.slice(0, crab.indexOf("--base-url") + 1),
+    model.baseUrlFor("anthropic"),
+    "--model",
+    "fake-model",
+    "--yolo",
+  ], ws);
+  const keys = child.stdin.getWriter();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  const upTo = async (text: string) => {
+    while (!seen.includes(text)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`no "${text}" on the screen:\n${seen}`);
+      seen += value;
+    }
+  };
+  const deadline = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  try {
+    await upTo("› ");
+    await keys.write(new TextEncoder().encode("go\r"));
+    const sleeping = () =>
+      new TextDecoder().decode(
+        new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).outputSync().stdout,
+      ).includes(`sleep ${marker}`);
+    while (!sleeping()) await new Promise((r) => setTimeout(r, 10));
+    const t0 = performance.now();
+    await keys.write(new Uint8Array([3]));
+    await upTo("⏹ interrupted");
+    return performance.now() - t0;
+  } finally {
+    clearTimeout(deadline);
+    child.kill("SIGKILL");
+    await reader.cancel().catch(() => {});
+    await keys.close().catch(() => {});
+    await child.status;
+  }
+}
+
 const results: Record<string, number[]> = {};
 for (const [, argv, cwd] of cases) await untilPrompt(argv, cwd); // warm the module cache
 for (let i = 0; i < RUNS; i++) {
@@ -119,6 +175,8 @@ for (let i = 0; i < RUNS; i++) {
     (results[name] ??= []).push(await untilPrompt(argv, cwd));
   }
 }
+const interrupts: number[] = [];
+for (let i = 0; i < Math.min(RUNS, 5); i++) interrupts.push(await interrupted());
 Deno.removeSync(dir, { recursive: true });
 
 console.log(`runs ${RUNS}; spawn → prompt drawn on a pty (median ms)`);
@@ -140,3 +198,12 @@ reportRow({
     median(results["crab, 1 MCP server"]).toFixed(0)
   } ms, empty deno run ${floor.toFixed(0)} ms`,
 });
+const back = median(interrupts);
+console.log(
+  `Ctrl-C during a bash call → ⏹ interrupted: ${
+    back.toFixed(0)
+  } ms (median of ${interrupts.length}; ` +
+    `${(back / plain).toFixed(2)}× the start-up; target ≤ ${INTERRUPT_TARGET_MS} ms ${
+      back <= INTERRUPT_TARGET_MS ? "met" : "missed"
+    })`,
+);

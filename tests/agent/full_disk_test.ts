@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../support/until.ts";
 import { join } from "node:path";
 import { presetFlags } from "../../tools/host/capabilities.ts";
 import { MAIN, type Sandbox, sandbox } from "../support/cli.ts";
@@ -131,7 +132,7 @@ Deno.test({
     using s = sandbox();
     s.put("a.txt", "hello\n");
     const waitFor = async (path: string) => {
-      for (let i = 0; i < 300 && !exists(path); i++) await new Promise((r) => setTimeout(r, 50));
+      await until(() => exists(path), `${path} exists`);
     };
     await using fake = await startFakeModel([
       async () => {

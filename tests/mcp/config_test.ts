@@ -10,17 +10,19 @@ import {
 } from "../../mcp/config.ts";
 import { addServer, McpConfigError, removeServer, serverNames } from "../../mcp/config_edit.ts";
 
-/** A workspace and a config dir, with XDG_CONFIG_HOME pointed at the latter. */
+/**
+ * A workspace and a config dir, and `env`: an environment with XDG_CONFIG_HOME
+ * pointed at the latter, plus `vars`.
+ */
 function dirs() {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-mcpcfg-" }));
   const ws = join(root, "ws");
   const config = join(root, "config");
   Deno.mkdirSync(ws);
   Deno.mkdirSync(join(config, "crab"), { recursive: true });
-  const before = Deno.env.get("XDG_CONFIG_HOME");
-  Deno.env.set("XDG_CONFIG_HOME", config);
   return {
     ws,
+    env: (vars: Record<string, string> = {}) => ({ XDG_CONFIG_HOME: config, ...vars }),
     userFile: join(config, "crab", "mcp.json"),
     projectFile: join(ws, ".mcp.json"),
     writeUser: (v: unknown) =>
@@ -31,8 +33,6 @@ function dirs() {
     writeProject: (v: unknown) =>
       Deno.writeTextFileSync(join(ws, ".mcp.json"), typeof v === "string" ? v : JSON.stringify(v)),
     [Symbol.dispose]() {
-      if (before === undefined) Deno.env.delete("XDG_CONFIG_HOME");
-      else Deno.env.set("XDG_CONFIG_HOME", before);
       Deno.removeSync(root, { recursive: true });
     },
   };
@@ -53,7 +53,7 @@ Deno.test("loadMcpConfig() reads stdio and http servers in the shape other agent
       plain: { command: "srv", cwd: "sub", startupTimeoutMs: 500, callTimeoutMs: 7000 },
     },
   });
-  const { servers, problems } = loadMcpConfig(d.ws, {});
+  const { servers, problems } = loadMcpConfig(d.ws, d.env());
   assert.deepEqual(problems, []);
   assert.deepEqual(servers.map(strip), [
     {
@@ -103,7 +103,7 @@ Deno.test("loadMcpConfig() lets a project entry override the user entry of the s
   using d = dirs();
   d.writeUser({ mcpServers: { a: { command: "user-a" }, b: { command: "user-b" } } });
   d.writeProject({ mcpServers: { a: { command: "project-a" }, c: { command: "project-c" } } });
-  const { servers, problems } = loadMcpConfig(d.ws, {});
+  const { servers, problems } = loadMcpConfig(d.ws, d.env());
   assert.deepEqual(problems, []);
   assert.deepEqual(
     servers.map((s) => [s.name, s.scope, s.command]),
@@ -117,7 +117,7 @@ Deno.test("selectServers() skips project servers of an untrusted workspace and k
   using d = dirs();
   d.writeUser({ mcpServers: { a: { command: "user-a" }, b: { command: "user-b" } } });
   d.writeProject({ mcpServers: { a: { command: "project-a" }, c: { command: "project-c" } } });
-  const { servers } = loadMcpConfig(d.ws, {});
+  const { servers } = loadMcpConfig(d.ws, d.env());
   const untrusted = selectServers(servers, { trusted: false });
   assert.deepEqual(untrusted.start.map((s) => [s.name, s.command]), [
     ["a", "user-a"],
@@ -148,12 +148,10 @@ Deno.test("loadMcpConfig() expands ${VAR} and ${VAR:-default} in env, args, head
       },
     },
   });
-  const { servers, problems } = loadMcpConfig(d.ws, {
-    BIN: "/bin/srv",
-    TOKEN: "t0k",
-    PORT: "8080",
-    EMPTY: "",
-  });
+  const { servers, problems } = loadMcpConfig(
+    d.ws,
+    d.env({ BIN: "/bin/srv", TOKEN: "t0k", PORT: "8080", EMPTY: "" }),
+  );
   assert.deepEqual(problems, []);
   assert.equal(servers[0].command, "/bin/srv");
   assert.deepEqual(servers[0].args, ["--dir", "/tmp", "xyz"]);
@@ -170,7 +168,7 @@ Deno.test("loadMcpConfig() skips a server whose variable is unset, naming file a
       b: { command: "ok" },
     },
   });
-  const { servers, problems, unset } = loadMcpConfig(d.ws, {});
+  const { servers, problems, unset } = loadMcpConfig(d.ws, d.env());
   assert.deepEqual(servers.map((s) => s.name), ["b"]);
   const reason = "mcpServers.a.headers.Authorization uses ${NOPE}, which is not set " +
     "(set it, or give a default: ${NAME:-value})";
@@ -194,7 +192,7 @@ Deno.test("loadMcpConfig() names each unset variable once per field and keeps ss
       s: { type: "sse", url: "https://${HOST}/${HOST}/sse", headers: { A: "${KEY}" } },
     },
   });
-  const { unset } = loadMcpConfig(d.ws, {});
+  const { unset } = loadMcpConfig(d.ws, d.env());
   assert.deepEqual(unset.map((u) => [u.name, u.scope, u.transport, u.variables]), [
     ["s", "user", "sse", ["HOST", "KEY"]],
   ]);
@@ -210,9 +208,9 @@ Deno.test("loadMcpConfig() expands ${PWD} to the workspace, not the environment'
   d.writeProject({ mcpServers: { fs: { command: "srv", args: ["${PWD}", "${PWD}/sub"] } } });
   d.writeUser({ mcpServers: { u: { command: "srv", args: ["--root=${PWD}"] } } });
   // Under `deno task`, PWD names the folder holding deno.json.
-  const { servers } = loadMcpConfig(d.ws, { PWD: "/the/checkout" });
+  const { servers } = loadMcpConfig(d.ws, d.env({ PWD: "/the/checkout" }));
   assert.deepEqual(servers.map((s) => s.args), [[`--root=${d.ws}`], [d.ws, `${d.ws}/sub`]]);
-  const relative = loadMcpConfig(".", {}).servers;
+  const relative = loadMcpConfig(".", d.env()).servers;
   assert.deepEqual(relative.find((s) => s.name === "u")?.args, [`--root=${Deno.cwd()}`]);
 });
 
@@ -233,7 +231,7 @@ Deno.test("loadMcpConfig() reports a malformed entry by file and field and loads
       ok: { command: "fine" },
     },
   });
-  const { servers, problems } = loadMcpConfig(d.ws, {});
+  const { servers, problems } = loadMcpConfig(d.ws, d.env());
   assert.deepEqual(servers.map((s) => s.name), ["ok"]);
   const f = d.projectFile;
   assert.deepEqual(problems, [
@@ -259,7 +257,7 @@ Deno.test("loadMcpConfig() reports a file that is not JSON and still loads the o
   using d = dirs();
   d.writeProject("{ mcpServers: oops");
   d.writeUser({ mcpServers: { u: { command: "u" } } });
-  const { servers, problems } = loadMcpConfig(d.ws, {});
+  const { servers, problems } = loadMcpConfig(d.ws, d.env());
   assert.deepEqual(servers.map((s) => s.name), ["u"]);
   assert.equal(problems.length, 1);
   assert.match(problems[0], new RegExp(`^Cannot read MCP config ${d.projectFile}: invalid JSON: `));
@@ -268,7 +266,7 @@ Deno.test("loadMcpConfig() reports a file that is not JSON and still loads the o
 Deno.test("loadMcpConfig() reports mcpServers that is not an object", () => {
   using d = dirs();
   d.writeUser({ mcpServers: [] });
-  const { servers, problems } = loadMcpConfig(d.ws, {});
+  const { servers, problems } = loadMcpConfig(d.ws, d.env());
   assert.deepEqual(servers, []);
   assert.deepEqual(problems, [
     `Cannot read MCP config ${d.userFile}: "mcpServers" must be an object of servers`,
@@ -277,7 +275,7 @@ Deno.test("loadMcpConfig() reports mcpServers that is not an object", () => {
 
 Deno.test("loadMcpConfig() finds nothing, and no problem, without config files", () => {
   using d = dirs();
-  assert.deepEqual(loadMcpConfig(d.ws, {}), { servers: [], problems: [], unset: [] });
+  assert.deepEqual(loadMcpConfig(d.ws, d.env()), { servers: [], problems: [], unset: [] });
 });
 
 Deno.test("expandVariables() leaves text without variables alone", () => {

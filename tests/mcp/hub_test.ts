@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { until } from "../support/until.ts";
+import { dirname, join } from "node:path";
+import { dataDir } from "../../tools/fs/data_dir.ts";
 import { harness } from "../support/harness.ts";
 import { type McpEvent, McpHub, type ToolsChange } from "../../mcp/hub.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
@@ -176,10 +179,8 @@ Deno.test("McpHub turns an isError result into the mcp_tool_error ToolError", as
 });
 
 Deno.test("McpHub bounds a 50 MB result with the shared truncation helper and a spill file", async () => {
-  const home = Deno.makeTempDirSync({ prefix: "crab-home-" });
-  const before = Deno.env.get("CRAB_HOME");
-  Deno.env.set("CRAB_HOME", home);
   const { hub } = await connectFake();
+  let spill: string | undefined;
   try {
     await using h = harness(hub.tools());
     const bytes = 50 * 1024 * 1024;
@@ -188,18 +189,17 @@ Deno.test("McpHub bounds a 50 MB result with the shared truncation helper and a 
     assert.ok(r.output.length < 80 * 1024, `output is ${r.output.length} chars`);
     const m = /elided of (\d+) bytes.*saved to (\S+);/.exec(r.output);
     assert.ok(m, r.output.slice(48 * 1024, 48 * 1024 + 500));
+    spill = m[2];
     assert.equal(Number(m[1]), bytes);
-    assert.equal(Deno.statSync(m[2]).size, bytes);
-    assert.ok(m[2].startsWith(home));
+    assert.equal(Deno.statSync(spill).size, bytes);
+    assert.equal(dirname(spill), join(dataDir(), "spill"));
     assert.equal(h.sink.observations[0].bytesOut, new TextEncoder().encode(r.output).byteLength);
     // The server is still usable.
     const e = await h.call("f__echo", { text: "still here" });
     assert.equal(e.ok && e.output, "still here");
   } finally {
     await hub.close();
-    if (before === undefined) Deno.env.delete("CRAB_HOME");
-    else Deno.env.set("CRAB_HOME", before);
-    Deno.removeSync(home, { recursive: true });
+    if (spill) Deno.removeSync(spill);
   }
 });
 
@@ -378,7 +378,7 @@ Deno.test("McpHub follows tools/list_changed and tells its listeners", async () 
     await using h = harness(hub.tools());
     const r = await h.call("f__change", {});
     assert.equal(r.ok && r.output, "changed");
-    for (let i = 0; i < 100 && changed === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => changed > 0, "the hub heard of the change");
     await hub.settled();
     assert.ok(changed >= 1);
     assert.ok(hub.tools().some((t) => t.name === "f__added"));
@@ -395,9 +395,7 @@ Deno.test("McpHub reports which tools a list change added, redescribed or left a
     hub.onToolsChanged((c) => changes.push(c));
     await using h = harness(hub.tools());
     const settle = async (n: number) => {
-      for (let i = 0; i < 200 && changes.length < n; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await until(() => changes.length >= n, `${n} changes heard`, { everyMs: 10 });
       await hub.settled();
     };
     await h.call("f__change", { same: true });
@@ -434,9 +432,7 @@ Deno.test("McpHub notices a server killed between calls and restarts it on the n
   try {
     const pid = hub.status()[0].pid!;
     Deno.kill(pid, "SIGKILL");
-    for (let i = 0; i < 200 && hub.status()[0].state !== "down"; i++) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await until(() => hub.status()[0].state === "down", "the hub saw the server go down");
     const [s] = hub.status();
     assert.equal(s.state, "down");
     assert.equal(s.error, "the server was killed by SIGKILL");

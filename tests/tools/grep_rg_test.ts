@@ -1,6 +1,7 @@
 // Differential tests: grep's output against ripgrep's on a real tree (crab's own sources, plus
 // CRLF, non-ASCII, binary, hidden and ignored files).
 import assert from "node:assert/strict";
+import { until } from "../support/until.ts";
 import { type GrepArgs, grepTool } from "../../tools/grep.ts";
 import { poolReady, shutdownPool, warmPool } from "../../tools/search/grep_pool.ts";
 import { harness } from "../support/harness.ts";
@@ -56,7 +57,7 @@ async function rg(dir: string, args: string[]): Promise<string[]> {
 /** Starts the worker pool and waits (bounded) until every worker is up. */
 async function poolUp(): Promise<void> {
   warmPool();
-  for (let i = 0; i < 1000 && !poolReady(); i++) await new Promise((r) => setTimeout(r, 10));
+  await until(() => poolReady(), "the worker pool started", { everyMs: 10 });
   assert.ok(poolReady(), "the worker pool started");
 }
 

@@ -7,25 +7,23 @@ import { readTool } from "../../tools/read.ts";
 import { truncateText } from "../../tools/call/truncate.ts";
 import { writeTool } from "../../tools/write.ts";
 
-/** Runs `fn` with CRAB_HOME set to a fresh temp dir. */
-async function withHome(fn: (home: string) => Promise<void>): Promise<void> {
+/** Runs `fn` with a fresh temp data dir and the environment that names it (CRAB_HOME). */
+async function withHome(
+  fn: (home: string, env: Pick<Deno.Env, "get">) => Promise<void>,
+): Promise<void> {
   const home = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-home-" }));
-  const before = Deno.env.get("CRAB_HOME");
-  Deno.env.set("CRAB_HOME", home);
   try {
-    await fn(home);
+    await fn(home, { get: (k) => k === "CRAB_HOME" ? home : undefined });
   } finally {
-    if (before === undefined) Deno.env.delete("CRAB_HOME");
-    else Deno.env.set("CRAB_HOME", before);
     Deno.removeSync(home, { recursive: true });
   }
 }
 
 Deno.test("read() and grep() open this process's spill files without approval; write() and edit() never", async () => {
-  await withHome(async (home) => {
+  await withHome(async (home, env) => {
     const full = Array.from({ length: 5000 }, (_, i) => `row ${i + 1}`).join("\n") + "\n";
-    const spill = truncateText(full, { headBytes: 100, tailBytes: 100, spill: true, label: "bash" })
-      .spillPath!;
+    const opts = { headBytes: 100, tailBytes: 100, spill: true, label: "bash", env };
+    const spill = truncateText(full, opts).spillPath!;
     assert.ok(spill.startsWith(`${home}/spill/`));
     // No approval of any outside class: only the spill file itself is let through.
     await using h = harness([readTool, grepTool, writeTool, editTool, globTool], {
@@ -58,9 +56,9 @@ Deno.test("read() and grep() open this process's spill files without approval; w
 });
 
 Deno.test("read() refuses a spill file that was replaced by a link to another file", async () => {
-  await withHome(async (home) => {
-    const spill = truncateText("x".repeat(1000), { headBytes: 10, spill: true, label: "bash" })
-      .spillPath!;
+  await withHome(async (home, env) => {
+    const opts = { headBytes: 10, spill: true, label: "bash", env };
+    const spill = truncateText("x".repeat(1000), opts).spillPath!;
     Deno.writeTextFileSync(`${home}/secret`, "secret\n");
     Deno.removeSync(spill);
     Deno.symlinkSync(`${home}/secret`, spill);

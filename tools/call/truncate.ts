@@ -30,6 +30,8 @@ export interface TruncateOptions {
   label?: string;
   /** Extra advice appended to the marker, e.g. how to continue. */
   hint?: string;
+  /** The environment crab's data dir (where spill files go) is found in; default the process's. */
+  env?: Pick<Deno.Env, "get">;
 }
 
 /** A bounded output. */
@@ -113,7 +115,7 @@ export class OutputCollector {
   #pending: Uint8Array[] = [];
 
   constructor(opts: TruncateOptions) {
-    this.#opts = { tailBytes: 0, spill: false, ...opts };
+    this.#opts = { tailBytes: 0, spill: false, env: Deno.env, ...opts };
     this.#head = new Uint8Array(opts.headBytes);
     this.#tail = new Uint8Array(this.#opts.tailBytes);
   }
@@ -179,7 +181,7 @@ export class OutputCollector {
     if (!this.#spill) {
       this.#pending.push(chunk);
       if (this.#total <= limit) return;
-      const dir = ensureDataDir("spill");
+      const dir = ensureDataDir("spill", this.#opts.env);
       const stamp = new Date().toISOString().replace(/[:.]/g, "-");
       const rand = crypto.randomUUID().slice(0, 8);
       this.#spillPath = join(dir, `${this.#opts.label ?? "output"}-${stamp}-${rand}.txt`);
@@ -277,11 +279,11 @@ export function truncateText(text: string, opts: TruncateOptions): Truncated {
 }
 
 /** Removes spill files older than seven days; called once at start-up. Never throws. */
-export function cleanSpillFiles(now = Date.now()): number {
+export function cleanSpillFiles(now = Date.now(), env: Pick<Deno.Env, "get"> = Deno.env): number {
   let removed = 0;
   let dir: string;
   try {
-    dir = ensureDataDir("spill");
+    dir = ensureDataDir("spill", env);
   } catch {
     return 0;
   }

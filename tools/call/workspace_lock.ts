@@ -59,14 +59,14 @@ export function isMutating(tool: Pick<AnyTool, "class" | "readOnly">): boolean {
 
 const keys = new Map<string, string>();
 
-/** The lock file of the workspace whose real path is `workspace`. */
-export function lockFile(workspace: string): string {
+/** The lock file of the workspace whose real path is `workspace`, in the data dir `env` names. */
+export function lockFile(workspace: string, env: Pick<Deno.Env, "get"> = Deno.env): string {
   let key = keys.get(workspace);
   if (key === undefined) {
     key = createHash("sha256").update(workspace).digest("hex").slice(0, 32);
     keys.set(workspace, key);
   }
-  return join(dataDir(), "locks", `${key}.lock`);
+  return join(dataDir(env), "locks", `${key}.lock`);
 }
 
 /** The calls of this process that hold or wait for one lock file, in order. */
@@ -83,6 +83,11 @@ export interface WaitOptions {
   tool: string;
   waitMs: number;
   signal: AbortSignal;
+  /**
+   * Called once when another process holds the workspace and the wait for it
+   * begins, with the holder's pid when it wrote one (`crab undo` says why it waits).
+   */
+  onWait?(holder: number | undefined): void;
 }
 
 /** A held workspace; `release` lets the next call in. */
@@ -93,10 +98,14 @@ export interface Hold {
 /**
  * Takes the lock of `workspace` (a real path) for one call, waiting at most
  * `waitMs`. Throws `workspace_busy` when the wait runs out, `aborted` when the
- * signal fires first.
+ * signal fires first. The lock file is in the data dir `env` names.
  */
-export async function holdWorkspace(workspace: string, opts: WaitOptions): Promise<Hold> {
-  const path = lockFile(workspace);
+export async function holdWorkspace(
+  workspace: string,
+  opts: WaitOptions,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): Promise<Hold> {
+  const path = lockFile(workspace, env);
   const deadline = performance.now() + opts.waitMs;
   let queue = queues.get(path);
   if (!queue) queues.set(path, queue = { busy: false, waiting: new Set() });
@@ -160,6 +169,7 @@ function leave(path: string, queue: Queue): void {
 /** Takes the lock file itself, polling while another process holds it. */
 async function lockOf(path: string, deadline: number, opts: WaitOptions): Promise<Deno.FsFile> {
   let pause = POLL_FIRST_MS;
+  let told = false;
   for (;;) {
     const file = openLock(path);
     let locked: boolean;
@@ -183,6 +193,10 @@ async function lockOf(path: string, deadline: number, opts: WaitOptions): Promis
     if (left <= 0) throw busy(opts, holderOf(path) ?? "elsewhere");
     // Locked, but removed by the holder before: the path has a new file, try it at once.
     if (locked) continue;
+    if (!told) {
+      told = true;
+      opts.onWait?.(holderOf(path));
+    }
     await pauseFor(Math.min(pause, left), opts.signal);
     pause = Math.min(pause * 2, POLL_MAX_MS);
   }

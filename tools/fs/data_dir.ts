@@ -7,12 +7,12 @@
 
 import { join, resolve } from "node:path";
 
-function configuredDataDir(): string {
-  const home = Deno.env.get("CRAB_HOME");
+function configuredDataDir(env: Pick<Deno.Env, "get">): string {
+  const home = env.get("CRAB_HOME");
   if (home) return home;
-  const xdg = Deno.env.get("XDG_DATA_HOME");
+  const xdg = env.get("XDG_DATA_HOME");
   if (xdg) return join(xdg, "crab");
-  const user = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? ".";
+  const user = env.get("HOME") ?? env.get("USERPROFILE") ?? ".";
   return join(user, ".local", "share", "crab");
 }
 
@@ -29,16 +29,16 @@ function mayWrite(path: string): boolean {
  * granted only `./.crab` (see `tools/host/capabilities.ts`): when the configured
  * directory is not writable by this process but `./.crab` is, that is the store.
  */
-export function dataDir(): string {
-  const configured = configuredDataDir();
+export function dataDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+  const configured = configuredDataDir(env);
   if (mayWrite(configured)) return configured;
   const local = resolve(".crab");
   return mayWrite(local) ? local : configured;
 }
 
-/** The data directory, created if missing. */
-export function ensureDataDir(sub?: string): string {
-  const dir = sub ? join(dataDir(), sub) : dataDir();
+/** The data directory (or its `sub` folder), created if missing. */
+export function ensureDataDir(sub?: string, env: Pick<Deno.Env, "get"> = Deno.env): string {
+  const dir = sub ? join(dataDir(env), sub) : dataDir(env);
   Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
 }
@@ -47,16 +47,19 @@ export function ensureDataDir(sub?: string): string {
  * The user's config directory (not created): `$XDG_CONFIG_HOME/crab`, else
  * `~/.config/crab`. It holds `config.json` and `mcp.json`.
  */
-export function configDir(): string {
-  const xdg = Deno.env.get("XDG_CONFIG_HOME");
+export function configDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+  const xdg = env.get("XDG_CONFIG_HOME");
   if (xdg) return join(xdg, "crab");
-  const user = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? ".";
+  const user = env.get("HOME") ?? env.get("USERPROFILE") ?? ".";
   return join(user, ".config", "crab");
 }
 
 /** MCP server lists: the user's `mcp.json` in crab's config dir, a workspace's `.mcp.json`. */
-export function mcpConfigPaths(workspace: string): { user: string; project: string } {
-  return { user: join(configDir(), "mcp.json"), project: join(workspace, ".mcp.json") };
+export function mcpConfigPaths(
+  workspace: string,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): { user: string; project: string } {
+  return { user: join(configDir(env), "mcp.json"), project: join(workspace, ".mcp.json") };
 }
 
 /** Spill files this process wrote: path → the file's device and inode when it was created. */

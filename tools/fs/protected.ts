@@ -167,9 +167,9 @@ const OTHER_TOOLS: readonly (readonly [string, ProtectedPath["kind"], string])[]
 let globals: { key: string; texts: string[] } | undefined;
 
 /** The text of the system and user git configs, read once per process (and HOME). */
-function globalConfigs(): string[] {
-  const home = Deno.env.get("HOME") ?? "/";
-  const xdg = Deno.env.get("XDG_CONFIG_HOME") || join(home, ".config");
+function globalConfigs(env: Pick<Deno.Env, "get">): string[] {
+  const home = env.get("HOME") ?? "/";
+  const xdg = env.get("XDG_CONFIG_HOME") || join(home, ".config");
   const key = `${home}\0${xdg}`;
   if (globals?.key !== key) {
     const files = ["/etc/gitconfig", join(home, ".gitconfig"), join(xdg, "git", "config")];
@@ -181,13 +181,15 @@ function globalConfigs(): string[] {
 /**
  * Every protected path of `workspace` outside its git directories, existing or
  * not: a missing one is protected against being created. What a git directory
- * protects is decided by {@link protectedGitEntry} on `gitDirs`.
+ * protects is decided by {@link protectedGitEntry} on `gitDirs`. The user's git
+ * config and crab's config dir are found with `env` (`HOME`, `XDG_CONFIG_HOME`).
  */
 export function protectedPaths(
   workspace: string,
   repo: Repository | undefined = findRepository(workspace),
   gitDirs: readonly string[] = gitDirsOf(workspace, repo),
   extra: readonly { path: string; reason: string }[] = [],
+  env: Pick<Deno.Env, "get"> = Deno.env,
 ): ProtectedPath[] {
   const out: ProtectedPath[] = [];
   const add = (p: ProtectedPath) => {
@@ -198,9 +200,9 @@ export function protectedPaths(
     if (repo.dotGitIsFile) add(entry(repo.dotGit, "file", GIT_FILE));
     // A hooks path may come from the system or user config too; a relative one lands in
     // every worktree, this one included.
-    const home = Deno.env.get("HOME") ?? "/";
+    const home = env.get("HOME") ?? "/";
     const hooksPaths = new Set<string>();
-    for (const text of [...globalConfigs(), readTextOrNull(join(commonDir, "config")) ?? ""]) {
+    for (const text of [...globalConfigs(env), readTextOrNull(join(commonDir, "config")) ?? ""]) {
       const value = hooksPathOf(text);
       if (!value) continue;
       const expanded = value.startsWith("~/") ? join(home, value.slice(2)) : value;
@@ -244,17 +246,18 @@ export function protectedPaths(
   for (const [rel, kind, reason] of OTHER_TOOLS) {
     add({ ...workspaceEntry(workspace, names, rel, kind, reason), createRisky: false });
   }
-  add(entry(configDir(), "dir", CRAB_USER));
+  add(entry(configDir(env), "dir", CRAB_USER));
   // What the session's policy adds: the files its hooks run.
   for (const e of extra) add({ ...entry(e.path, "file", e.reason), createRisky: false });
   return out;
 }
 
-/** The protected path that covers `realPath`, if any. */
+/** The protected path that covers `realPath`, if any (`env` as for {@link protectedPaths}). */
 export function protectionOf(
   workspace: string,
   realPath: string,
   extra: readonly { path: string; reason: string }[] = [],
+  env: Pick<Deno.Env, "get"> = Deno.env,
 ): ProtectedPath | undefined {
   const repo = findRepository(workspace);
   const gitDirs = gitDirsOf(workspace, repo);
@@ -264,7 +267,9 @@ export function protectionOf(
     const reason = name === "hooks" ? GIT_HOOKS : name.startsWith("config") ? GIT_CONFIG : GIT_DIR;
     return { ...entry(inGit, "dir", reason), kind: lstatOrNull(inGit)?.isFile ? "file" : "dir" };
   }
-  return protectedPaths(workspace, repo, gitDirs, extra).find((p) => isWithin(p.path, realPath));
+  return protectedPaths(workspace, repo, gitDirs, extra, env).find((p) =>
+    isWithin(p.path, realPath)
+  );
 }
 
 /**

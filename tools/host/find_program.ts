@@ -8,9 +8,13 @@
 import { delimiter, isAbsolute, join } from "node:path";
 import { isWithin } from "../fs/workspace.ts";
 
-/** The first executable `name` on PATH outside `workspace`, or undefined. */
-export function findProgram(name: string, workspace?: string): string | undefined {
-  for (const dir of (Deno.env.get("PATH") ?? "").split(delimiter)) {
+/** The first executable `name` on `env`'s PATH outside `workspace`, or undefined. */
+export function findProgram(
+  name: string,
+  workspace?: string,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): string | undefined {
+  for (const dir of (env.get("PATH") ?? "").split(delimiter)) {
     // Relative entries and the workspace's own folders could hold a planted program.
     if (!dir || !isAbsolute(dir)) continue;
     if (workspace && isWithin(workspace, dir)) continue;

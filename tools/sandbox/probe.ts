@@ -124,7 +124,11 @@ function cgroups(bwrap: string, perl: string | undefined): Promise<CgroupPlan> {
   return planned;
 }
 
-async function probe(workspace: string, policy: SandboxPolicy): Promise<SandboxStatus> {
+async function probe(
+  workspace: string,
+  policy: SandboxPolicy,
+  env: Pick<Deno.Env, "get">,
+): Promise<SandboxStatus> {
   if (Deno.build.os === "darwin") return seatbeltStatus(workspace, policy);
   if (Deno.build.os !== "linux") {
     return {
@@ -133,11 +137,11 @@ async function probe(workspace: string, policy: SandboxPolicy): Promise<SandboxS
       hint: "Run bash without a sandbox only if you accept that: --sandbox danger-full-access.",
     };
   }
-  const bwrap = findProgram("bwrap", workspace);
+  const bwrap = findProgram("bwrap", workspace, env);
   if (!bwrap) {
     return { ok: false, reason: "bubblewrap (bwrap) is not installed", hint: INSTALL_HINT };
   }
-  const perl = findProgram("perl");
+  const perl = findProgram("perl", undefined, env);
   const plan = await cgroups(bwrap, perl);
   const features: Features = {
     disableUserns: true,
@@ -189,16 +193,18 @@ const probes = new Map<string, Promise<SandboxStatus>>();
  * The status of the sandbox bash gets in `workspace` under `policy`, probed on
  * first use and then kept for the process (the probe costs one bwrap start; a
  * run has one workspace and one policy). `workspace` also keeps a planted
- * bwrap out.
+ * bwrap out. The probe looks for bwrap and perl on `env`'s PATH; a kept status
+ * answers whatever `env` a later call gives.
  */
 export function sandboxStatus(
   workspace: string,
   policy: SandboxPolicy = DEFAULT_SANDBOX_POLICY,
+  env: Pick<Deno.Env, "get"> = Deno.env,
 ): Promise<SandboxStatus> {
   const key = JSON.stringify([workspace, policy.mode, policy.net, policy.writable, policy.limits]);
   let status = probes.get(key);
   if (!status) {
-    status = probe(workspace, policy);
+    status = probe(workspace, policy, env);
     probes.set(key, status);
     // A refused probe (no run permission) is not kept: the permission does not come later,
     // but the next call should see Deno's own error again, not a cached rejection.
@@ -207,7 +213,7 @@ export function sandboxStatus(
   return status;
 }
 
-/** Forgets every probe and ends the cgroup keeper (tests that change PATH). */
+/** Forgets every probe and ends the cgroup keeper (tests that probe with another PATH). */
 export function resetSandboxStatus(): void {
   probes.clear();
   planned?.then((p) => p.keeper?.close());

@@ -8,6 +8,7 @@ import { DEFAULT_TOOLS, instructionsFor, selectTools } from "../../../agent/comm
 import { builtinTools } from "../../../tools/call/builtins.ts";
 import type { AnyTool } from "../../../tools/tool.ts";
 import { sandbox } from "../../support/cli.ts";
+import { until } from "../../support/until.ts";
 import { processesInGroup, serve, textOf, waitFor, waitForText } from "../../support/mcp_serve.ts";
 
 const names = (tools: AnyTool[]) => tools.map((t) => t.name);
@@ -317,6 +318,12 @@ Deno.test("two crab mcp serve processes in one workspace run their bash calls on
   }
 });
 
+/** Whether a process runs with exactly the command line `args`. */
+function running(args: string): boolean {
+  const out = new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").some((l) => l.trim() === args);
+}
+
 /**
  * Renames every temp directory a write makes in `d/` away once its file is there,
  * and puts a look-alike in its place whose `up` leads to OUTSIDE, holding the
@@ -340,16 +347,16 @@ Deno.test("crab mcp serve: a bash call swapping a write's temp directory cannot 
   const outside = join(s.root, "outside");
   Deno.mkdirSync(outside);
   s.put("d/keep", "");
-  s.put("swap.pl", TEMP_SWAPPER(outside, 3));
+  const swapper = s.put("swap.pl", TEMP_SWAPPER(outside, 3));
   const served = await serve(s, ["--tools", "write,bash"]);
   try {
     const order: string[] = [];
     const bash = served.client.callTool({
       name: "bash",
-      arguments: { command: "perl swap.pl", timeout_ms: 30_000 },
+      arguments: { command: `perl '${swapper}'`, timeout_ms: 30_000 },
     }).then((r) => (order.push("bash"), r));
     // The writes come while the swapper runs: 3.6 MB each, so the file is in its temp dir a while.
-    await new Promise((r) => setTimeout(r, 500));
+    await until(() => running(`perl ${swapper}`), "the swapper runs");
     const content = "ssh-ed25519 AAAA attacker\n".repeat(140_000);
     const failed: string[] = [];
     for (let i = 0; i < 8; i++) {

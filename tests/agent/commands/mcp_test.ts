@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
+import { readUntil, until } from "../../support/until.ts";
 import { trustWorkspace } from "../../../agent/settings/trust.ts";
 import { fake, FAKE_SERVER, pinned, processesWith, RUN_CACHED } from "../../support/mcp_servers.ts";
 import { mcpAdd, type McpAddOptions } from "../../../agent/commands/mcp.ts";
@@ -27,11 +28,6 @@ function projectFile(s: Sandbox): string {
 
 function marker(): string {
   return `crab-cli-mcp-${crypto.randomUUID().slice(0, 8)}`;
-}
-
-async function until(cond: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 }
 
 Deno.test("crab mcp add writes the user config, or .mcp.json with --project", async () => {
@@ -205,14 +201,7 @@ Deno.test("crab mcp list --trust-project starts project servers; --json for scri
 Deno.test("crab mcp list respects a workspace the user trusted", async () => {
   using s = sandbox();
   writeJson(projectFile(s), { mcpServers: { proj: { command: DENO, args: FAKE } } });
-  const prev = Deno.env.get("CRAB_HOME");
-  Deno.env.set("CRAB_HOME", s.home);
-  try {
-    trustWorkspace(s.ws);
-  } finally {
-    if (prev === undefined) Deno.env.delete("CRAB_HOME");
-    else Deno.env.set("CRAB_HOME", prev);
-  }
+  trustWorkspace(s.ws, { get: (k) => s.env[k] });
   const r = await s.crab(["mcp", "list", "--json"]);
   assert.equal(JSON.parse(r.stdout).servers[0].state, "connected");
 });
@@ -383,18 +372,16 @@ for (const ending of ["exit", "SIGINT", "SIGTERM"] as const) {
         }) +
         "\n",
     ));
-    await until(() => processesWith(tag).length === 2);
-    assert.equal(processesWith(tag).length, 2, "both servers started");
-    // Give the long call time to be in flight.
-    await new Promise((r) => setTimeout(r, 500));
+    await until(() => processesWith(tag).length === 2, "both servers started");
+    // The calls run in order: once the first has answered, the long one is under way.
+    const out = await readUntil(child.stdout, /"up"/);
     child.kill(ending);
     const status = await child.status;
     await w.close().catch(() => {});
-    await child.stdout.cancel().catch(() => {});
+    await out.rest().catch(() => {});
     await child.stderr.cancel().catch(() => {});
     assert.equal(status.code, ending === "SIGINT" ? 130 : 143);
-    await until(() => processesWith(tag).length === 0, 2000);
-    assert.deepEqual(processesWith(tag), []);
+    await until(() => processesWith(tag).length === 0, "no server outlives crab");
   });
 }
 
@@ -405,8 +392,7 @@ function setup() {
   const config = join(root, "config");
   Deno.mkdirSync(ws);
   Deno.mkdirSync(config);
-  const before = Deno.env.get("XDG_CONFIG_HOME");
-  Deno.env.set("XDG_CONFIG_HOME", config);
+  const env = { get: (k: string) => k === "XDG_CONFIG_HOME" ? config : undefined };
   const userFile = join(config, "crab", "mcp.json");
   const projectFile = join(ws, ".mcp.json");
   const read = (path: string) => {
@@ -428,7 +414,7 @@ function setup() {
       console.log = (...a: unknown[]) => out.push(a.join(" "));
       console.error = (...a: unknown[]) => err.push(a.join(" "));
       try {
-        const code = mcpAdd(name, command, { cwd: ws, ...opts });
+        const code = mcpAdd(name, command, { cwd: ws, ...opts }, env);
         return { code, stdout: out.join("\n"), stderr: err.join("\n") };
       } finally {
         console.log = log;
@@ -436,8 +422,6 @@ function setup() {
       }
     },
     [Symbol.dispose]() {
-      if (before === undefined) Deno.env.delete("XDG_CONFIG_HOME");
-      else Deno.env.set("XDG_CONFIG_HOME", before);
       Deno.removeSync(root, { recursive: true });
     },
   };

@@ -8,12 +8,14 @@
  */
 
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { gitWorkspace, tree } from "../../support/undo.ts";
 import { DatabaseSync } from "node:sqlite";
 import { type FakeModel, startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 import { holdWorkspace } from "../../../tools/call/workspace_lock.ts";
+import { readUntil, until } from "../../support/until.ts";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -170,27 +172,28 @@ Deno.test("crab undo waits for a call that holds the workspace, then restores", 
   const start = tree(s.ws);
   await using _fake = await agentRun(s);
   const run = await lastRun(s);
-  // A call of another crab with the same data dir holds the workspace.
-  Deno.env.set("CRAB_HOME", s.home);
-  const hold = await holdWorkspace(s.ws, {
-    tool: "bash",
-    waitMs: 5000,
-    signal: new AbortController().signal,
-  });
+  // A call of another crab with the same data dir (this process) holds the workspace.
+  const hold = await holdWorkspace(
+    s.ws,
+    { tool: "bash", waitMs: 5000, signal: new AbortController().signal },
+    { get: (k) => s.env[k] },
+  );
   let released = false;
   try {
-    const undo = s.crab(["undo", "--run", run, "--yes"]);
-    // Long enough for crab to start and restore, were it not waiting.
-    await new Promise((r) => setTimeout(r, 3000));
+    const undo = s.spawn(["undo", "--run", run, "--yes"]);
+    await undo.stdin.close();
+    const stdout = new Response(undo.stdout).text();
+    const waiting =
+      `crab undo: waiting for crab process ${Deno.pid} to finish changing the workspace`;
+    const stderr = await readUntil(undo.stderr, waiting);
     assert.notDeepEqual(tree(s.ws), start, "nothing is restored while the lock is held");
     hold.release();
     released = true;
-    const r = await undo;
-    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const [status, out, err] = await Promise.all([undo.status, stdout, stderr.rest()]);
+    assert.equal(status.code, 0, out + stderr.text + err);
     assert.deepEqual(tree(s.ws), start);
   } finally {
     if (!released) hold.release();
-    Deno.env.delete("CRAB_HOME");
   }
 });
 
@@ -349,7 +352,7 @@ Deno.test("crab mcp serve's concurrent calls each get their own change record", 
         name: "bash",
         arguments: { command: "echo 1 > first1; sleep 0.5; echo 1 > first2" },
       }),
-      new Promise((r) => setTimeout(r, 150)).then(() =>
+      until(() => existsSync(join(s.ws, "first1")), "the first call wrote first1").then(() =>
         served.client.callTool({ name: "bash", arguments: { command: "echo 2 > second" } })
       ),
     ])).map(textOf);
@@ -399,7 +402,7 @@ Deno.test("crab mcp serve --http: concurrent calls of two connections are two ru
         name: "bash",
         arguments: { command: "echo 1 > first1; sleep 0.5; echo 1 > first2" },
       }),
-      new Promise((r) => setTimeout(r, 150)).then(() =>
+      until(() => existsSync(join(s.ws, "first1")), "the first call wrote first1").then(() =>
         b.callTool({ name: "bash", arguments: { command: "echo 2 > second" } })
       ),
     ])).map(textOf);

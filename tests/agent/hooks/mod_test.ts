@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { until } from "../../support/until.ts";
 import { join } from "node:path";
 import { startFakeModel, systemPrompt } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
@@ -197,14 +198,13 @@ Deno.test("repl: Notification fires when an approval waits, PreCompact before /c
       string,
       unknown
     >[];
-  for (let i = 0; i < 100; i++) {
+  await until(() => {
     try {
-      if (read().length >= 1) break;
+      return read().length >= 1;
     } catch {
-      // not written yet
+      return false; // not written yet
     }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  }, "the Notification hook wrote its note");
   assert.deepEqual(
     [read()[0].hook_event_name, read()[0].notification_type, read()[0].message],
     ["Notification", "permission_prompt", "crab needs your permission to use bash"],
@@ -213,7 +213,7 @@ Deno.test("repl: Notification fires when an approval waits, PreCompact before /c
   await t.waitFor("ran it");
   await submit(t, "/compact");
   await t.waitFor(/compact/i);
-  for (let i = 0; i < 100 && read().length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+  await until(() => read().length >= 2, "the PreCompact hook wrote its note");
   assert.deepEqual([read()[1].hook_event_name, read()[1].trigger], ["PreCompact", "manual"]);
 });
 

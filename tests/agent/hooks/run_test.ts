@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../../support/until.ts";
 import { join } from "node:path";
 import { runHookCommand } from "../../../agent/hooks/run.ts";
 
@@ -28,17 +29,13 @@ Deno.test("runHookCommand() gives the input on stdin and runs in the workspace",
 });
 
 Deno.test("runHookCommand() keeps crab's secrets out of the hook's environment", async () => {
-  Deno.env.set("CRAB_TEST_API_KEY", "sk-secret");
-  try {
-    const r = await runHookCommand(`echo "[$CRAB_TEST_API_KEY][$X]"`, "", {
-      cwd: "/",
-      timeoutMs: 10_000,
-      env: { X: "given" },
-    });
-    assert.equal(r.stdout, "[][given]\n");
-  } finally {
-    Deno.env.delete("CRAB_TEST_API_KEY");
-  }
+  const r = await runHookCommand(`echo "[$CRAB_TEST_API_KEY][$KEPT][$X]"`, "", {
+    cwd: "/",
+    timeoutMs: 10_000,
+    env: { X: "given" },
+    inherited: { ...Deno.env.toObject(), CRAB_TEST_API_KEY: "sk-secret", KEPT: "kept" },
+  });
+  assert.equal(r.stdout, "[][kept][given]\n");
 });
 
 Deno.test("a hook that hangs is killed at its timeout, with the children it started", async () => {
@@ -55,9 +52,8 @@ Deno.test("a hook that hangs is killed at its timeout, with the children it star
     assert.equal(r.code, null);
     assert.ok(took < 5000, `took ${took} ms`);
     const child = Number(Deno.readTextFileSync(pids).trim());
-    // SIGTERM reaches the whole group; give the kernel a moment to reap.
-    for (let i = 0; i < 50 && alive(child); i++) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(alive(child), false);
+    // SIGTERM reaches the whole group; the kernel takes a moment to reap.
+    await until(() => !alive(child), "the hook's child is gone");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
@@ -76,8 +72,7 @@ Deno.test("a hook that leaves a background job holding its output ends soon afte
     assert.equal(r.stdout, "done\n");
     assert.ok(performance.now() - t0 < 5000);
     const child = Number(Deno.readTextFileSync(pids).trim());
-    for (let i = 0; i < 50 && alive(child); i++) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(alive(child), false);
+    await until(() => !alive(child), "the hook's child is gone");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

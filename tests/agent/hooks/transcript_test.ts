@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { until } from "../../support/until.ts";
 import { join } from "node:path";
 import { startFakeModel } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
@@ -296,7 +297,7 @@ Deno.test("repl: PreCompact sees the whole conversation, the file is rewritten a
       return 0;
     }
   };
-  for (let i = 0; i < 100 && count() < 2; i++) await new Promise((r) => setTimeout(r, 50));
+  await until(() => count() >= 2, "two hooks saw the transcript");
   const [started, compacting] = snapshots(log);
   assert.equal(started.input.hook_event_name, "SessionStart");
   assert.deepEqual(started.lines, []);
@@ -309,9 +310,7 @@ Deno.test("repl: PreCompact sees the whole conversation, the file is rewritten a
   ]);
   const path = compacting.input.transcript_path as string;
   const after = () => JSON.stringify(linesOf(path));
-  for (let i = 0; i < 100 && !after().includes("SUMMARY OF IT ALL"); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(() => after().includes("SUMMARY OF IT ALL"), "the transcript holds the summary");
   const compacted = linesOf(path);
   assert.match(JSON.stringify(compacted), /SUMMARY OF IT ALL/);
   assert.doesNotMatch(JSON.stringify(compacted), /"text":"one"/);
@@ -319,7 +318,7 @@ Deno.test("repl: PreCompact sees the whole conversation, the file is rewritten a
 
   await submit(t, "/clear");
   await t.waitFor("(new conversation");
-  for (let i = 0; i < 100 && count() < 3; i++) await new Promise((r) => setTimeout(r, 50));
+  await until(() => count() >= 3, "the third hook saw the transcript");
   const cleared = snapshots(log)[2];
   assert.equal(cleared.input.hook_event_name, "SessionStart");
   assert.equal(cleared.input.source, "clear");
@@ -332,9 +331,7 @@ Deno.test("repl: PreCompact sees the whole conversation, the file is rewritten a
   await submit(t, "third");
   await t.waitFor("three");
   const fresh = cleared.input.transcript_path as string;
-  for (let i = 0; i < 100 && linesOf(fresh).length < 2; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(() => linesOf(fresh).length >= 2, "the new transcript has the exchange");
   assert.deepEqual(linesOf(fresh).map((l) => l.message.content), [
     [{ type: "text", text: "third" }],
     [{ type: "text", text: "three" }],
@@ -368,7 +365,7 @@ Deno.test("repl: /rewind drops the rewound messages from the transcript file too
   assert.deepEqual(texts(), ["first", "one"]);
   await submit(t, "third");
   await t.waitFor("three");
-  for (let i = 0; i < 100 && texts().length < 4; i++) await new Promise((r) => setTimeout(r, 50));
+  await until(() => texts().length >= 4, "the transcript has four messages");
   assert.deepEqual(texts(), ["first", "one", "third", "three"]);
   const lines = linesOf(path);
   assert.deepEqual(lines.map((l) => l.parentUuid), [

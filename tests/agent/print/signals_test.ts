@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { startFakeModel } from "../../support/fake_model.ts";
 import { MAIN, sandbox } from "../../support/cli.ts";
+import { until } from "../../support/until.ts";
 import { presetFlags } from "../../../tools/host/capabilities.ts";
 
 function stored(home: string) {
@@ -54,9 +55,7 @@ for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
       "go",
     ], { env: { ANTHROPIC_API_KEY: "k" } });
     await child.stdin.close();
-    for (let i = 0; i < 200 && sleepers(marker) === 0; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(() => sleepers(marker) > 0, "the bash call's sleep runs");
     assert.equal(sleepers(marker), 1);
     child.kill(sig);
     const out = await child.output();
@@ -67,8 +66,8 @@ for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     assert.equal(result.subtype, "error_during_execution");
     assert.equal(result.is_error, true);
     assert.equal(result.result, "Waiting.");
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(sleepers(marker), 0);
+    // Killed with its group, not left to run its 700 s.
+    await until(() => sleepers(marker) === 0, "the bash call's sleep is gone");
     const { runs, calls } = stored(s.home);
     assert.deepEqual(runs.map((r) => r.status), ["aborted"]);
     assert.notEqual(runs[0].ended_at, null);

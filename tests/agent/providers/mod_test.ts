@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../../support/until.ts";
 import {
   contextWindow,
   createProvider,
@@ -466,7 +467,9 @@ for (const format of ["anthropic", "openai"] as const) {
     // A stall ended by the server closing: the body ends cleanly but the message never did.
     const { fake, p } = await run(format, [{ calls: [{ name: "read", args: {} }], hang: true }]);
     const pending = collect(p);
-    while (fake.modelRequests().length === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => fake.modelRequests().length > 0, "the request reached the model", {
+      everyMs: 10,
+    });
     await fake.close();
     const { events, error } = await pending;
     assert.equal(error?.kind, "incomplete");
@@ -487,7 +490,8 @@ for (const format of ["anthropic", "openai"] as const) {
     const took = Date.now() - abortedAt;
     assert.equal(error?.kind, "aborted");
     assert.equal(events.length, 1);
-    assert.ok(took < 2000, `ended ${took} ms after the abort`);
+    // The stream never ends on its own; how soon the abort ends it is scripts/bench/stopping.ts's.
+    assert.ok(took < 30_000, `ended ${took} ms after the abort`);
   });
 
   Deno.test(`${fn} ends promptly with aborted when aborted before the response`, async () => {
@@ -497,7 +501,8 @@ for (const format of ["anthropic", "openai"] as const) {
     const { events, error } = await collect(p, { signal: AbortSignal.timeout(200) });
     assert.equal(error?.kind, "aborted");
     assert.deepEqual(events, []);
-    assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
+    // Not at the answer's 60 s.
+    assert.ok(Date.now() - t0 < 30_000, `took ${Date.now() - t0} ms`);
   });
 
   Deno.test(`${fn} ends with aborted when aborted while waiting to retry`, async () => {
@@ -508,7 +513,8 @@ for (const format of ["anthropic", "openai"] as const) {
     const t0 = Date.now();
     const { error } = await collect(p, { signal: AbortSignal.timeout(300) });
     assert.equal(error?.kind, "aborted");
-    assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
+    // Not at the retry's 60 s.
+    assert.ok(Date.now() - t0 < 30_000, `took ${Date.now() - t0} ms`);
     assert.equal(fake.modelRequests().length, 1);
   });
 

@@ -1,9 +1,28 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { type FakeModel, startFakeModel } from "../../support/fake_model.ts";
-import { sandbox } from "../../support/cli.ts";
+import { type Sandbox, sandbox } from "../../support/cli.ts";
+import { until } from "../../support/until.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
 import { nextMode } from "../../../agent/repl/commands.ts";
+
+/** How many calls of `tool` crab's store in the sandbox has as ended ok. */
+function finishedCalls(s: Sandbox, tool: string): number {
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(join(s.home, "crab.db"), { readOnly: true });
+    const row = db.prepare(
+      "SELECT count(*) AS n FROM observations WHERE tool = ? AND outcome = 'ok'",
+    )
+      .get(tool) as { n: number };
+    return row.n;
+  } catch {
+    return 0; // no store yet
+  } finally {
+    db?.close();
+  }
+}
 
 const body = (fake: FakeModel, i: number) =>
   fake.modelRequests()[i].body as { model: string; messages: unknown[] };
@@ -150,8 +169,8 @@ Deno.test("repl: a read finishing while an approval waits prints after the answe
     await using t = await replAgainst(s, fake);
     await submit(t, "read both");
     await t.waitFor(/allow\? \[y\]es\/\[n\]o\/\[a\]ll outside-read this session: $/m);
-    // The inside read is long done by now; its line is held back.
-    await new Promise((r) => setTimeout(r, 500));
+    // The inside read ends while the question is open; its line is held back.
+    await until(() => finishedCalls(s, "read") === 1, "the inside read ended");
     assert.doesNotMatch(await t.screen(), /● read a\.txt/);
     await t.keys("y");
     const screen = await t.waitFor("Both read.");

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../../support/until.ts";
 import { join } from "node:path";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
@@ -132,9 +133,7 @@ Deno.test("repl: Esc interrupts a running command, leaving no process, and it re
   ]);
   await using t = await replAgainst(s, fake, ["--yolo"]);
   await submit(t, "wait");
-  for (let i = 0; i < 200 && processes(`sleep ${marker}`) === 0; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(() => processes(`sleep ${marker}`) > 0, "the bash call's sleep runs");
   assert.equal(processes(`sleep ${marker}`), 1);
   await t.waitFor(/bash sleep .* · \d+\.\ds/);
   await t.keys("Escape");

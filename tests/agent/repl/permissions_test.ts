@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { replAgainst } from "../../support/tmux.ts";
+import { until } from "../../support/until.ts";
 
 /** The last footer on the screen (the line holding `sandbox`). */
 function lastFooter(screen: string): string {
@@ -36,8 +37,10 @@ Deno.test("repl: Shift-Tab cycles default, accept edits, plan; plan mode denies 
   // The mode stays for the next prompt, and one more Shift-Tab goes back to default.
   assert.match(lastFooter(await t.screen()), /⏸ plan mode on/);
   await t.keys("BTab");
-  await new Promise((r) => setTimeout(r, 300));
-  assert.doesNotMatch(lastFooter(await t.screen()), /accept edits|plan mode/);
+  await until(
+    async () => !/accept edits|plan mode/.test(lastFooter(await t.screen())),
+    "the footer is back to the default mode",
+  );
 });
 
 Deno.test("repl: p saves the command's prefix rule to the local settings, used at once and by the next run", async () => {

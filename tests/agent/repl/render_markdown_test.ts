@@ -10,15 +10,9 @@ import { type Colors, colors } from "../../../agent/terminal.ts";
 
 const plain = colors(false);
 
-/** Colours as on a terminal, whatever `NO_COLOR` says where the tests run; the variable is restored. */
+/** Colours as on a terminal without `NO_COLOR`, whatever the tests' environment says. */
 function terminalColors(): Colors {
-  const saved = Deno.env.get("NO_COLOR");
-  Deno.env.delete("NO_COLOR");
-  try {
-    return colors(true);
-  } finally {
-    if (saved !== undefined) Deno.env.set("NO_COLOR", saved);
-  }
+  return colors(true, { get: () => undefined });
 }
 
 Deno.test("wrap() breaks at word boundaries within the width, indenting the rest", () => {

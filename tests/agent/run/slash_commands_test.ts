@@ -21,11 +21,9 @@ Deno.test("slashCommand() reads /name and its arguments, and nothing else", () =
 
 Deno.test("customCommands() takes crab's and Claude's folders, the project's first and only when trusted", () => {
   const root = Deno.makeTempDirSync({ prefix: "crab-slash-" });
-  const home = Deno.env.get("HOME");
-  const xdg = Deno.env.get("XDG_CONFIG_HOME");
+  const vars: Record<string, string> = { HOME: root, XDG_CONFIG_HOME: join(root, "config") };
+  const env = { get: (k: string) => vars[k] };
   try {
-    Deno.env.set("HOME", root);
-    Deno.env.set("XDG_CONFIG_HOME", join(root, "config"));
     const ws = join(root, "ws");
     const put = (p: string) => {
       Deno.mkdirSync(join(p, ".."), { recursive: true });
@@ -38,7 +36,7 @@ Deno.test("customCommands() takes crab's and Claude's folders, the project's fir
     put(join(root, ".claude", "commands", "c.md"));
     put(join(root, "config", "crab", "commands", "d.md"));
     put(join(root, ".claude", "commands", "bad name.md"));
-    const trusted = customCommands(ws, true).map((c) => [c.name, c.scope]);
+    const trusted = customCommands(ws, true, env).map((c) => [c.name, c.scope]);
     assert.deepEqual(trusted, [
       ["a", "project"],
       ["b", "project"],
@@ -46,13 +44,11 @@ Deno.test("customCommands() takes crab's and Claude's folders, the project's fir
       ["d", "user"],
       ["same", "project"],
     ]);
-    const untrusted = customCommands(ws, false).map((c) => [c.name, c.scope]);
+    const untrusted = customCommands(ws, false, env).map((c) => [c.name, c.scope]);
     assert.deepEqual(untrusted, [["c", "user"], ["d", "user"], ["same", "user"]]);
     assert.equal(untrustedCommand(ws, "b"), join(ws, ".claude", "commands", "b.md"));
     assert.equal(untrustedCommand(ws, "c"), undefined);
   } finally {
-    home === undefined ? Deno.env.delete("HOME") : Deno.env.set("HOME", home);
-    xdg === undefined ? Deno.env.delete("XDG_CONFIG_HOME") : Deno.env.set("XDG_CONFIG_HOME", xdg);
     Deno.removeSync(root, { recursive: true });
   }
 });
@@ -67,11 +63,9 @@ Deno.test("expandCommand() fills $ARGUMENTS, drops front matter, appends argumen
 
 Deno.test("customCommands() names a subfolder's commands frontend:test, and findCommand() also takes the short name when unique", () => {
   const root = Deno.makeTempDirSync({ prefix: "crab-slash-" });
-  const home = Deno.env.get("HOME");
-  const xdg = Deno.env.get("XDG_CONFIG_HOME");
+  const vars: Record<string, string> = { HOME: root, XDG_CONFIG_HOME: join(root, "config") };
+  const env = { get: (k: string) => vars[k] };
   try {
-    Deno.env.set("HOME", root);
-    Deno.env.set("XDG_CONFIG_HOME", join(root, "config"));
     const ws = join(root, "ws");
     const put = (p: string) => {
       Deno.mkdirSync(join(p, ".."), { recursive: true });
@@ -84,7 +78,7 @@ Deno.test("customCommands() names a subfolder's commands frontend:test, and find
     put(join(ws, ".claude", "commands", "lint.md"));
     put(join(ws, ".claude", "commands", "a", "b", "c", "too-deep.md"));
     put(join(root, ".claude", "commands", "ops", "deploy.md"));
-    const all = customCommands(ws, true);
+    const all = customCommands(ws, true, env);
     assert.deepEqual(all.map((c) => [c.name, c.scope, c.namespace]), [
       ["backend:test", "project", "backend"],
       ["frontend:lint", "project", "frontend"],
@@ -110,8 +104,6 @@ Deno.test("customCommands() names a subfolder's commands frontend:test, and find
     );
     assert.deepEqual(slashCommand("/frontend:test  a b"), { name: "frontend:test", args: "a b" });
   } finally {
-    home === undefined ? Deno.env.delete("HOME") : Deno.env.set("HOME", home);
-    xdg === undefined ? Deno.env.delete("XDG_CONFIG_HOME") : Deno.env.set("XDG_CONFIG_HOME", xdg);
     Deno.removeSync(root, { recursive: true });
   }
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadHooks, parseHooks } from "../../../agent/settings/hooks.ts";
+import { settingsReader } from "../../../agent/settings/files.ts";
 
 Deno.test("parseHooks() reads Claude Code's object with the default timeout", () => {
   const notices: string[] = [];
@@ -46,9 +47,8 @@ Deno.test("parseHooks() refuses a matcher that is not a regular expression", () 
 
 Deno.test("loadHooks() keeps a workspace's hooks for after trust, and reads --settings", () => {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-hooks-" }));
-  const saved = ["HOME", "XDG_CONFIG_HOME"].map((k) => [k, Deno.env.get(k)] as const);
-  Deno.env.set("HOME", root);
-  Deno.env.set("XDG_CONFIG_HOME", join(root, "config"));
+  const vars: Record<string, string> = { HOME: root, XDG_CONFIG_HOME: join(root, "config") };
+  const env = { get: (k: string) => vars[k] };
   try {
     const ws = join(root, "ws");
     Deno.mkdirSync(join(ws, ".claude"), { recursive: true });
@@ -60,16 +60,15 @@ Deno.test("loadHooks() keeps a workspace's hooks for after trust, and reads --se
     const flag = JSON.stringify({
       hooks: { Stop: [{ hooks: [{ type: "command", command: "f" }] }] },
     });
-    const before = loadHooks(ws, false, flag);
+    const before = loadHooks(ws, false, flag, undefined, settingsReader(), env);
     assert.deepEqual(before.hooks.map((h) => [h.command, h.scope, h.source]), [
       ["f", "settings", "--settings"],
     ]);
     assert.deepEqual(before.untrusted.map((h) => [h.command, h.source]), [["p", project]]);
     assert.match(before.notices[0], /ignoring 1 hook in .*: this workspace is not trusted/);
-    const after = loadHooks(ws, true);
+    const after = loadHooks(ws, true, undefined, undefined, settingsReader(), env);
     assert.deepEqual(after.hooks.map((h) => [h.command, h.scope]), [["p", "project"]]);
   } finally {
-    for (const [k, v] of saved) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
     Deno.removeSync(root, { recursive: true });
   }
 });

@@ -4,19 +4,23 @@ import {
   addRule,
   loadPermissions,
   PermissionError,
+  type PermissionFlags,
   permissionsWantTrust,
   ruleFile,
 } from "../../../agent/settings/permissions.ts";
+import { settingsReader } from "../../../agent/settings/files.ts";
 import { ruleName } from "../../../tools/policy/mod.ts";
 
-/** A temp HOME, config dir and workspace; the environment is restored on dispose. */
+/**
+ * A temp HOME, config dir and workspace, and `load`: {@link loadPermissions} for
+ * the workspace with HOME and XDG_CONFIG_HOME in the temp dir.
+ */
 function place() {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-settings-" }));
   const ws = join(root, "ws");
   Deno.mkdirSync(ws);
-  const saved = { HOME: Deno.env.get("HOME"), XDG: Deno.env.get("XDG_CONFIG_HOME") };
-  Deno.env.set("HOME", root);
-  Deno.env.set("XDG_CONFIG_HOME", join(root, "config"));
+  const vars: Record<string, string> = { HOME: root, XDG_CONFIG_HOME: join(root, "config") };
+  const env = { get: (k: string) => vars[k] };
   const put = (path: string, value: unknown) => {
     Deno.mkdirSync(join(path, ".."), { recursive: true });
     Deno.writeTextFileSync(path, typeof value === "string" ? value : JSON.stringify(value));
@@ -31,11 +35,10 @@ function place() {
     crabProject: join(ws, ".crab", "config.json"),
     local: join(ws, ".claude", "settings.local.json"),
     put,
+    env,
+    load: (trusted: boolean, flags: PermissionFlags = {}) =>
+      loadPermissions(ws, trusted, flags, settingsReader(), env),
     [Symbol.dispose]() {
-      for (const [k, v] of [["HOME", saved.HOME], ["XDG_CONFIG_HOME", saved.XDG]] as const) {
-        if (v === undefined) Deno.env.delete(k);
-        else Deno.env.set(k, v);
-      }
       Deno.removeSync(root, { recursive: true });
     },
   };
@@ -50,7 +53,7 @@ Deno.test("loadPermissions() takes a project's deny and ask before trust, its al
     permissions: { allow: ["Bash(npm test *)"], ask: ["Bash(git push *)"], deny: ["Bash(rm *)"] },
     hooks: {},
   });
-  const untrusted = loadPermissions(p.ws, false);
+  const untrusted = p.load(false);
   assert.deepEqual(names(untrusted), [
     `deny Bash(rm *) (${p.project})`,
     `ask Bash(git push *) (${p.project})`,
@@ -60,7 +63,7 @@ Deno.test("loadPermissions() takes a project's deny and ask before trust, its al
     "rules apply; pass --trust-project to use the rest)",
   ]);
   assert.equal(permissionsWantTrust(p.ws), true);
-  const trusted = loadPermissions(p.ws, true);
+  const trusted = p.load(true);
   assert.deepEqual(names(trusted), [
     `deny Bash(rm *) (${p.project})`,
     `ask Bash(git push *) (${p.project})`,
@@ -76,7 +79,7 @@ Deno.test("loadPermissions() orders sources: flags, --settings, local, project, 
   p.put(p.crabProject, { permissions: { deny: ["Bash(curl *)"] } });
   p.put(p.local, { permissions: { allow: ["Edit"], defaultMode: "acceptEdits" } });
   const settings = p.put(join(p.root, "s.json"), { permissions: { ask: ["Bash(git *)"] } });
-  const got = loadPermissions(p.ws, true, {
+  const got = p.load(true, {
     settings,
     allowedTools: ["Read,Bash(npm test:*)", "Grep"],
     disallowedTools: ["Bash(sudo *)"],
@@ -97,16 +100,16 @@ Deno.test("loadPermissions() orders sources: flags, --settings, local, project, 
   assert.equal(got.modeSource, p.local);
   assert.equal(got.fromCommandLine, true);
   // A flag wins over every file.
-  const flagged = loadPermissions(p.ws, true, { permissionMode: "dontAsk" });
+  const flagged = p.load(true, { permissionMode: "dontAsk" });
   assert.deepEqual([flagged.mode, flagged.modeSource], ["dontAsk", "--permission-mode"]);
-  assert.equal(loadPermissions(p.ws, true).fromCommandLine, false);
+  assert.equal(p.load(true).fromCommandLine, false);
 });
 
 Deno.test("loadPermissions() never lets a workspace's files lower its mode", () => {
   using p = place();
   p.put(p.project, { permissions: { defaultMode: "bypassPermissions" } });
   for (const trusted of [false, true]) {
-    const got = loadPermissions(p.ws, trusted);
+    const got = p.load(trusted);
     assert.equal(got.mode, "default");
     assert.deepEqual(got.notices, [
       `ignoring defaultMode bypassPermissions in "${p.project}": a workspace's own settings ` +
@@ -114,16 +117,16 @@ Deno.test("loadPermissions() never lets a workspace's files lower its mode", () 
     ]);
   }
   p.put(p.project, { permissions: { defaultMode: "acceptEdits" } });
-  assert.equal(loadPermissions(p.ws, false).mode, "default");
-  assert.equal(loadPermissions(p.ws, true).mode, "acceptEdits");
+  assert.equal(p.load(false).mode, "default");
+  assert.equal(p.load(true).mode, "acceptEdits");
   // Stricter modes apply at once.
   p.put(p.project, { permissions: { defaultMode: "plan" } });
-  assert.equal(loadPermissions(p.ws, false).mode, "plan");
+  assert.equal(p.load(false).mode, "plan");
 });
 
 Deno.test("loadPermissions() reads --settings as JSON", () => {
   using p = place();
-  const got = loadPermissions(p.ws, false, {
+  const got = p.load(false, {
     settings: '{"permissions": {"deny": ["Read(./.env)"], "defaultMode": "dontAsk"}}',
   });
   assert.deepEqual(names(got), ["deny Read(./.env) (--settings)"]);
@@ -144,7 +147,7 @@ function failure(fn: () => unknown): [string, string] {
 Deno.test("loadPermissions() names the file, field and rule of a bad deny rule", () => {
   using p = place();
   p.put(p.project, { permissions: { deny: ["Bsh(rm *)"] } });
-  const [message, hint] = failure(() => loadPermissions(p.ws, false));
+  const [message, hint] = failure(() => p.load(false));
   assert.equal(
     message,
     `Cannot use rule "Bsh(rm *)" in "${p.project}" (permissions.deny): unknown tool "Bsh"`,
@@ -155,7 +158,7 @@ Deno.test("loadPermissions() names the file, field and rule of a bad deny rule",
 Deno.test("loadPermissions() leaves out a bad allow rule of a file, with a notice", () => {
   using p = place();
   p.put(p.user, { permissions: { allow: ["Read(", "Grep"] } });
-  const got = loadPermissions(p.ws, false);
+  const got = p.load(false);
   assert.deepEqual(names(got), [`allow Grep (${p.user})`]);
   assert.equal(got.notices.length, 1);
   assert.match(
@@ -167,39 +170,39 @@ Deno.test("loadPermissions() leaves out a bad allow rule of a file, with a notic
 Deno.test("loadPermissions() refuses bad flags and files with the place and a hint", () => {
   using p = place();
   assert.deepEqual(
-    failure(() => loadPermissions(p.ws, false, { allowedTools: ["Bash(npm test"] })),
+    failure(() => p.load(false, { allowedTools: ["Bash(npm test"] })),
     [
       'Cannot split rule list "Bash(npm test": a "(" is not closed (--allowedTools)',
       'Close every parenthesis: "Bash(npm test *)".',
     ],
   );
   assert.match(
-    failure(() => loadPermissions(p.ws, false, { disallowedTools: ["Frob"] }))[0],
+    failure(() => p.load(false, { disallowedTools: ["Frob"] }))[0],
     /^Cannot use rule "Frob" in --disallowedTools: unknown tool "Frob"$/,
   );
   assert.match(
-    failure(() => loadPermissions(p.ws, false, { settings: "{not json" }))[0],
+    failure(() => p.load(false, { settings: "{not json" }))[0],
     /^Cannot parse --settings: /,
   );
   assert.equal(
-    failure(() => loadPermissions(p.ws, false, { settings: "missing.json" }))[0],
+    failure(() => p.load(false, { settings: "missing.json" }))[0],
     'Cannot read --settings "missing.json": no such file',
   );
   assert.equal(
-    failure(() => loadPermissions(p.ws, false, { yolo: true, permissionMode: "plan" }))[0],
+    failure(() => p.load(false, { yolo: true, permissionMode: "plan" }))[0],
     "Cannot use --yolo with --permission-mode plan",
   );
   p.put(p.project, "{ broken");
-  assert.match(failure(() => loadPermissions(p.ws, false))[0], /^Cannot parse settings ".*"/);
+  assert.match(failure(() => p.load(false))[0], /^Cannot parse settings ".*"/);
   p.put(p.project, { permissions: { defaultMode: "acceptEdit" } });
-  assert.deepEqual(failure(() => loadPermissions(p.ws, false)), [
+  assert.deepEqual(failure(() => p.load(false)), [
     `Cannot use settings "${p.project}": field "permissions.defaultMode" must be one of ` +
     "default, acceptEdits, plan, dontAsk, bypassPermissions",
     'Did you mean "acceptEdits"?',
   ]);
   p.put(p.project, { permissions: { deny: "Bash(rm *)" } });
   assert.equal(
-    failure(() => loadPermissions(p.ws, false))[0],
+    failure(() => p.load(false))[0],
     `Cannot use settings "${p.project}": field "permissions.deny" must be an array of strings`,
   );
 });
@@ -208,11 +211,11 @@ Deno.test("loadPermissions() honours disableBypassPermissionsMode, from a projec
   using p = place();
   p.put(p.project, { permissions: { disableBypassPermissionsMode: "disable" } });
   assert.match(
-    failure(() => loadPermissions(p.ws, false, { yolo: true }))[0],
+    failure(() => p.load(false, { yolo: true }))[0],
     /^Cannot use --yolo: ".*settings\.json" sets disableBypassPermissionsMode$/,
   );
   p.put(p.user, { permissions: { defaultMode: "bypassPermissions" } });
-  const got = loadPermissions(p.ws, false);
+  const got = p.load(false);
   assert.equal(got.mode, "default");
   assert.match(got.notices.join("\n"), /ignoring defaultMode bypassPermissions in .*config\.json/);
 });
@@ -236,13 +239,13 @@ Deno.test("addRule() writes the local file, keeps its fields and excludes it fro
     1,
   );
   // The next run reads what was written: trusted, the allow rule applies.
-  assert.deepEqual(names(loadPermissions(p.ws, true)), [
+  assert.deepEqual(names(p.load(true)), [
     `deny Read(./.env) (${file})`,
     `allow Bash(npm test *) (${file})`,
   ]);
   // A user file keeps crab's other fields.
   p.put(p.user, { model: "m" });
-  addRule(ruleFile("user", p.ws), "deny", "WebFetch", p.ws);
+  addRule(ruleFile("user", p.ws, p.env), "deny", "WebFetch", p.ws);
   assert.deepEqual(JSON.parse(Deno.readTextFileSync(p.user)), {
     model: "m",
     permissions: { deny: ["WebFetch"] },

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ConfigError, loadSettings, readSettings } from "../../../agent/settings/crab.ts";
 import { extraClasses, sandboxPolicy } from "../../../agent/settings/sandbox.ts";
+import { settingsReader } from "../../../agent/settings/files.ts";
 
 function tempFile(content: unknown): { path: string; [Symbol.dispose](): void } {
   const dir = Deno.makeTempDirSync({ prefix: "crab-settings-" });
@@ -55,8 +56,8 @@ Deno.test("readSettings() accepts sandbox.limits and names a bad one with the fi
 Deno.test("loadSettings() never takes the sandbox from a project file, trusted or not", () => {
   const ws = Deno.makeTempDirSync({ prefix: "crab-settings-ws-" });
   const config = Deno.makeTempDirSync({ prefix: "crab-settings-home-" });
-  const saved = Deno.env.get("XDG_CONFIG_HOME");
-  Deno.env.set("XDG_CONFIG_HOME", config);
+  const vars: Record<string, string> = { HOME: config, XDG_CONFIG_HOME: config };
+  const env = { get: (k: string) => vars[k] };
   try {
     Deno.mkdirSync(join(ws, ".crab"));
     Deno.writeTextFileSync(
@@ -69,14 +70,12 @@ Deno.test("loadSettings() never takes the sandbox from a project file, trusted o
       JSON.stringify({ sandbox: { mode: "read-only" }, allow: ["net"] }),
     );
     for (const trusted of [false, true]) {
-      const loaded = loadSettings(ws, trusted);
+      const loaded = loadSettings(ws, trusted, settingsReader(), env);
       assert.equal(loaded.sandboxRefused, true);
       assert.deepEqual(loaded.settings.sandbox, { mode: "read-only" });
       assert.deepEqual(loaded.user, { sandbox: { mode: "read-only" }, allow: ["net"] });
     }
   } finally {
-    if (saved === undefined) Deno.env.delete("XDG_CONFIG_HOME");
-    else Deno.env.set("XDG_CONFIG_HOME", saved);
     Deno.removeSync(ws, { recursive: true });
     Deno.removeSync(config, { recursive: true });
   }

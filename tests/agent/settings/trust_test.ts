@@ -7,44 +7,40 @@ import {
   untrustWorkspace,
 } from "../../../agent/settings/trust.ts";
 
-Deno.test("trustWorkspace() is remembered by real path across symlinks", () => {
+/** A temp dir, and the environment that makes `home` in it crab's data dir. */
+function place() {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-trust-" }));
-  const prev = Deno.env.get("CRAB_HOME");
-  Deno.env.set("CRAB_HOME", `${root}/home`);
-  try {
-    Deno.mkdirSync(`${root}/ws`);
-    Deno.symlinkSync(`${root}/ws`, `${root}/link`);
-    assert.equal(isTrusted(`${root}/ws`), false);
-    trustWorkspace(`${root}/link`);
-    assert.equal(isTrusted(`${root}/ws`), true);
-    assert.equal(isTrusted(`${root}/other`), false);
-    assert.equal(untrustWorkspace(`${root}/ws`), true);
-    assert.equal(isTrusted(`${root}/link`), false);
-  } finally {
-    if (prev === undefined) Deno.env.delete("CRAB_HOME");
-    else Deno.env.set("CRAB_HOME", prev);
-    Deno.removeSync(root, { recursive: true });
-  }
+  return {
+    root,
+    env: { get: (k: string) => k === "CRAB_HOME" ? `${root}/home` : undefined },
+    [Symbol.dispose]: () => Deno.removeSync(root, { recursive: true }),
+  };
+}
+
+Deno.test("trustWorkspace() is remembered by real path across symlinks", () => {
+  using p = place();
+  const { root, env } = p;
+  Deno.mkdirSync(`${root}/ws`);
+  Deno.symlinkSync(`${root}/ws`, `${root}/link`);
+  assert.equal(isTrusted(`${root}/ws`, env), false);
+  trustWorkspace(`${root}/link`, env);
+  assert.equal(isTrusted(`${root}/ws`, env), true);
+  assert.equal(isTrusted(`${root}/other`, env), false);
+  assert.equal(untrustWorkspace(`${root}/ws`, env), true);
+  assert.equal(isTrusted(`${root}/link`, env), false);
 });
 
 Deno.test("refuseWorkspace() is remembered, never counts as trust, and a later yes replaces it", () => {
-  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-trust-" }));
-  const prev = Deno.env.get("CRAB_HOME");
-  Deno.env.set("CRAB_HOME", `${root}/home`);
-  try {
-    Deno.mkdirSync(`${root}/ws`);
-    assert.equal(isRefused(`${root}/ws`), false);
-    refuseWorkspace(`${root}/ws`);
-    assert.equal(isRefused(`${root}/ws`), true);
-    assert.equal(isTrusted(`${root}/ws`), false);
-    trustWorkspace(`${root}/ws`);
-    assert.equal(isRefused(`${root}/ws`), false);
-    assert.equal(isTrusted(`${root}/ws`), true);
-    const record = JSON.parse(Deno.readTextFileSync(`${root}/home/trust.json`));
-    assert.deepEqual(Object.keys(record.refused), []);
-  } finally {
-    if (prev === undefined) Deno.env.delete("CRAB_HOME");
-    else Deno.env.set("CRAB_HOME", prev);
-    Deno.removeSync(root, { recursive: true });
-  }
+  using p = place();
+  const { root, env } = p;
+  Deno.mkdirSync(`${root}/ws`);
+  assert.equal(isRefused(`${root}/ws`, env), false);
+  refuseWorkspace(`${root}/ws`, env);
+  assert.equal(isRefused(`${root}/ws`, env), true);
+  assert.equal(isTrusted(`${root}/ws`, env), false);
+  trustWorkspace(`${root}/ws`, env);
+  assert.equal(isRefused(`${root}/ws`, env), false);
+  assert.equal(isTrusted(`${root}/ws`, env), true);
+  const record = JSON.parse(Deno.readTextFileSync(`${root}/home/trust.json`));
+  assert.deepEqual(Object.keys(record.refused), []);
 });

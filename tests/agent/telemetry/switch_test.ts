@@ -9,53 +9,68 @@ import {
 } from "../../../agent/telemetry/restart.ts";
 import { trustWorkspace } from "../../../agent/settings/trust.ts";
 
-/** Runs `fn` with CRAB_HOME and XDG_CONFIG_HOME in a temp dir, and a workspace. */
-async function withDirs(fn: (d: { ws: string; config: string }) => Promise<void>) {
+const env = (vars: Record<string, string>) => ({ get: (k: string) => vars[k] });
+
+/**
+ * Runs `fn` with a workspace and `dirs`, the variables that put HOME, crab's
+ * data dir (CRAB_HOME) and config dir (XDG_CONFIG_HOME) in a temp dir.
+ */
+async function withDirs(
+  fn: (d: { ws: string; config: string; dirs: Record<string, string> }) => Promise<void>,
+) {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-switch-" }));
-  const saved = ["CRAB_HOME", "XDG_CONFIG_HOME"].map((k) => [k, Deno.env.get(k)] as const);
   const ws = join(root, "ws");
   const config = join(root, "config", "crab");
   Deno.mkdirSync(join(ws, ".crab"), { recursive: true });
   Deno.mkdirSync(config, { recursive: true });
-  Deno.env.set("CRAB_HOME", join(root, "home"));
-  Deno.env.set("XDG_CONFIG_HOME", join(root, "config"));
+  const dirs = {
+    HOME: root,
+    CRAB_HOME: join(root, "home"),
+    XDG_CONFIG_HOME: join(root, "config"),
+  };
   try {
-    await fn({ ws, config });
+    await fn({ ws, config, dirs });
   } finally {
-    for (const [k, v] of saved) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
     Deno.removeSync(root, { recursive: true });
   }
 }
-
-const env = (vars: Record<string, string>) => ({ get: (k: string) => vars[k] });
 const write = (path: string, value: unknown) => Deno.writeTextFileSync(path, JSON.stringify(value));
 
-Deno.test("telemetryRequested() is off by default and follows CRAB_ENABLE_TELEMETRY over config", async () => {
-  await withDirs(async ({ ws, config }) => {
+Deno.test("await telemetryRequested() is off by default and follows CRAB_ENABLE_TELEMETRY over config", async () => {
+  await withDirs(async ({ ws, config, dirs }) => {
     const argv = ["--cwd", ws, "-p", "go"];
-    assert.equal(await telemetryRequested(argv, env({})), false);
-    assert.equal(await telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "1" })), true);
-    assert.equal(await telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "true" })), true);
+    assert.equal(await telemetryRequested(argv, env(dirs)), false);
+    assert.equal(
+      await telemetryRequested(argv, env({ ...dirs, CRAB_ENABLE_TELEMETRY: "1" })),
+      true,
+    );
+    assert.equal(
+      await telemetryRequested(argv, env({ ...dirs, CRAB_ENABLE_TELEMETRY: "true" })),
+      true,
+    );
     write(join(config, "config.json"), { telemetry: true });
-    assert.equal(await telemetryRequested(argv, env({})), true);
-    assert.equal(await telemetryRequested(argv, env({ CRAB_ENABLE_TELEMETRY: "0" })), false);
+    assert.equal(await telemetryRequested(argv, env(dirs)), true);
+    assert.equal(
+      await telemetryRequested(argv, env({ ...dirs, CRAB_ENABLE_TELEMETRY: "0" })),
+      false,
+    );
   });
 });
 
-Deno.test("telemetryRequested() takes a project's setting only in a trusted workspace", async () => {
-  await withDirs(async ({ ws }) => {
+Deno.test("await telemetryRequested() takes a project's setting only in a trusted workspace", async () => {
+  await withDirs(async ({ ws, dirs }) => {
     write(join(ws, ".crab", "config.json"), { telemetry: true });
-    assert.equal(await telemetryRequested(["--cwd", ws], env({})), false);
-    assert.equal(await telemetryRequested([`--cwd=${ws}`, "--trust-project"], env({})), true);
-    trustWorkspace(ws);
-    assert.equal(await telemetryRequested(["--cwd", ws], env({})), true);
+    assert.equal(await telemetryRequested(["--cwd", ws], env(dirs)), false);
+    assert.equal(await telemetryRequested([`--cwd=${ws}`, "--trust-project"], env(dirs)), true);
+    trustWorkspace(ws, env(dirs));
+    assert.equal(await telemetryRequested(["--cwd", ws], env(dirs)), true);
   });
 });
 
-Deno.test("telemetryRequested() turns nothing on for a broken config", async () => {
-  await withDirs(async ({ ws, config }) => {
+Deno.test("await telemetryRequested() turns nothing on for a broken config", async () => {
+  await withDirs(async ({ ws, config, dirs }) => {
     Deno.writeTextFileSync(join(config, "config.json"), "{ not json");
-    assert.equal(await telemetryRequested(["--cwd", ws], env({})), false);
+    assert.equal(await telemetryRequested(["--cwd", ws], env(dirs)), false);
   });
 });
 

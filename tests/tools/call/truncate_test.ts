@@ -7,15 +7,12 @@ import {
   truncateText,
 } from "../../../tools/call/truncate.ts";
 
-function withCrabHome<T>(fn: (home: string) => T): T {
+/** Runs `fn` with a temp data dir `home` and the environment that names it (CRAB_HOME). */
+function withCrabHome<T>(fn: (home: string, env: Pick<Deno.Env, "get">) => T): T {
   const home = Deno.makeTempDirSync({ prefix: "crab-home-" });
-  const before = Deno.env.get("CRAB_HOME");
-  Deno.env.set("CRAB_HOME", home);
   try {
-    return fn(home);
+    return fn(home, { get: (k) => k === "CRAB_HOME" ? home : undefined });
   } finally {
-    if (before === undefined) Deno.env.delete("CRAB_HOME");
-    else Deno.env.set("CRAB_HOME", before);
     Deno.removeSync(home, { recursive: true });
   }
 }
@@ -60,8 +57,14 @@ Deno.test("truncateText() never splits a multi-byte character", () => {
 });
 
 Deno.test("OutputCollector spills the full stream to a file named in the marker", () => {
-  withCrabHome((home) => {
-    const c = new OutputCollector({ headBytes: 10, tailBytes: 10, spill: true, label: "test" });
+  withCrabHome((home, env) => {
+    const c = new OutputCollector({
+      headBytes: 10,
+      tailBytes: 10,
+      spill: true,
+      label: "test",
+      env,
+    });
     const chunk = new TextEncoder().encode("0123456789\n");
     for (let i = 0; i < 100; i++) c.push(chunk);
     const t = c.finish();
@@ -72,8 +75,8 @@ Deno.test("OutputCollector spills the full stream to a file named in the marker"
 });
 
 Deno.test("OutputCollector writes no spill file for output that fits", () => {
-  withCrabHome((home) => {
-    const c = new OutputCollector({ headBytes: 100, tailBytes: 100, spill: true });
+  withCrabHome((home, env) => {
+    const c = new OutputCollector({ headBytes: 100, tailBytes: 100, spill: true, env });
     c.push(new TextEncoder().encode("small"));
     assert.equal(c.finish().spillPath, undefined);
     assert.deepEqual([...Deno.readDirSync(home)].filter((e) => e.name === "spill"), []);
@@ -92,13 +95,13 @@ Deno.test("OutputCollector tail is right across many small chunks", () => {
 });
 
 Deno.test("cleanSpillFiles() removes files older than seven days only", () => {
-  withCrabHome((home) => {
+  withCrabHome((home, env) => {
     Deno.mkdirSync(`${home}/spill`);
     Deno.writeTextFileSync(`${home}/spill/old.txt`, "old");
     Deno.writeTextFileSync(`${home}/spill/new.txt`, "new");
     const old = new Date(Date.now() - SPILL_MAX_AGE_MS - 60_000);
     Deno.utimeSync(`${home}/spill/old.txt`, old, old);
-    assert.equal(cleanSpillFiles(), 1);
+    assert.equal(cleanSpillFiles(Date.now(), env), 1);
     assert.deepEqual([...Deno.readDirSync(`${home}/spill`)].map((e) => e.name), ["new.txt"]);
   });
 });

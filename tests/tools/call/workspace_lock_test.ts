@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { until } from "../../support/until.ts";
+import { dataDir } from "../../../tools/fs/data_dir.ts";
 import { harness } from "../../support/harness.ts";
 import { bashTool } from "../../../tools/bash.ts";
 import { builtinTools } from "../../../tools/call/builtins.ts";
@@ -40,6 +43,40 @@ function slowTool(
     },
     ...extra,
   };
+}
+
+/** A tool of class `cls` that runs until `gate` opens, and logs when it ran. */
+function gatedTool(name: string, cls: ToolClass, log: string[], gate: Promise<void>): AnyTool {
+  return {
+    name,
+    class: cls,
+    description: "Waits for the test.",
+    schema: { type: "object", properties: {}, additionalProperties: false },
+    async run() {
+      log.push(`${name} start`);
+      await gate;
+      log.push(`${name} end`);
+      return { output: "done" };
+    },
+  };
+}
+
+/** Waits until a call holds the workspace of `dir` (its lock file is there). */
+function heldBy(dir: string): Promise<void> {
+  return until(() => existsSync(lockFile(dir)), "a call holds the workspace");
+}
+
+/** `p`, or an error naming `what` when it has not settled within 30 s (a hang). */
+async function within<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Timed out: ${what}`)), 30_000);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A second dispatcher (a session of its own) on the workspace of `dir`. */
@@ -98,44 +135,61 @@ Deno.test("dispatch() runs the bash calls of two sessions in one workspace one a
 
 Deno.test("dispatch() runs read-only calls beside a mutating call", async () => {
   const log: string[] = [];
+  const gate = Promise.withResolvers<void>();
   await using h = harness([
-    slowTool("change", "write", log),
+    gatedTool("change", "write", log, gate.promise),
     slowTool("look", "read", log),
     slowTool("fetch", "net", log),
     slowTool("s__query", "mcp:s", log, { readOnly: true }),
   ]);
   h.put("f", "x\n");
-  const change = h.call("change", { ms: 600 });
-  await new Promise((r) => setTimeout(r, 50));
-  const others = await Promise.all([
-    h.call("look", { ms: 10 }),
-    h.call("fetch", { ms: 10 }),
-    h.call("s__query", { ms: 10 }),
-  ]);
+  const change = h.call("change", {});
+  await until(() => log.includes("change start"), "the change runs");
+  // Were they to wait for the lock, they would wait for the gate, which opens only after.
+  const others = await within(
+    Promise.all([
+      h.call("look", { ms: 10 }),
+      h.call("fetch", { ms: 10 }),
+      h.call("s__query", { ms: 10 }),
+    ]),
+    "the read-only calls answered while the change held the workspace",
+  );
   assert.deepEqual(others.map(codeOf), ["ok", "ok", "ok"]);
-  log.push("others answered");
+  gate.resolve();
   assert.equal(codeOf(await change), "ok");
-  assert.deepEqual(log.at(-2), "others answered");
   assert.deepEqual(log.at(-1), "change end");
 });
 
 Deno.test("dispatch() makes an MCP tool without readOnlyHint wait for a running bash call", async () => {
-  const log: string[] = [];
-  await using h = harness([bashTool, slowTool("s__act", "mcp:s", log)]);
-  const bash = h.call("bash", { command: "sleep 0.4; echo bash end" });
-  await new Promise((r) => setTimeout(r, 100));
-  const act = h.call("s__act", { ms: 1 });
-  const first = await Promise.race([bash.then(() => "bash"), act.then(() => "mcp")]);
-  assert.equal(first, "bash");
-  assert.equal(codeOf(await act), "ok");
+  const seen: string[] = [];
+  await using h = harness([bashTool, {
+    name: "s__act",
+    class: "mcp:s",
+    description: "Says whether the bash command had ended when it ran.",
+    schema: { type: "object", properties: {} },
+    run() {
+      seen.push(existsSync(join(h.dir, "ended")) ? "after bash" : "during bash");
+      return Promise.resolve({ output: "done" });
+    },
+  }]);
+  // The sleep is the window in which the MCP call must wait.
+  const bash = h.call("bash", { command: "sleep 0.4; touch ended" });
+  await heldBy(h.dir);
+  const act = h.call("s__act", {});
+  assert.deepEqual([codeOf(await bash), codeOf(await act)], ["ok", "ok"]);
+  assert.deepEqual(seen, ["after bash"]);
 });
 
 Deno.test("a call waiting for the workspace past its timeout fails with workspace_busy", async () => {
-  await using h = harness([bashTool]);
-  const holder = h.call("bash", { command: "sleep 2" });
-  await new Promise((r) => setTimeout(r, 100));
+  const gate = Promise.withResolvers<void>();
+  await using h = harness([bashTool, gatedTool("hold", "write", [], gate.promise)]);
+  const holder = h.call("hold", {});
+  await heldBy(h.dir);
   const t0 = performance.now();
-  const r = await h.call("bash", { command: "echo ran > ran", timeout_ms: 300 });
+  const r = await within(
+    h.call("bash", { command: "echo ran > ran", timeout_ms: 300 }),
+    "the waiting call gave up",
+  );
   const waited = performance.now() - t0;
   assert.ok(!r.ok);
   assert.equal(r.error.code, "workspace_busy");
@@ -145,38 +199,48 @@ Deno.test("a call waiting for the workspace past its timeout fails with workspac
   );
   assert.match(r.error.hint, /timeout_ms/);
   assert.equal(r.outcome, "timeout");
-  assert.ok(waited >= 290 && waited < 1500, `waited ${waited} ms`);
+  // It waited its timeout, and no longer: the holder still runs.
+  assert.ok(waited >= 290, `waited ${waited} ms`);
+  gate.resolve();
   assert.equal(codeOf(await holder), "ok");
   assert.throws(() => h.get("ran"), Deno.errors.NotFound);
 });
 
 Deno.test("a tool's own timeout bounds its wait for the workspace", async () => {
   const log: string[] = [];
+  const gate = Promise.withResolvers<void>();
   await using h = harness([
-    slowTool("hold", "write", log),
+    gatedTool("hold", "write", log, gate.promise),
     slowTool("quick", "write", log, { timeoutMs: () => 200 }),
   ]);
-  const holder = h.call("hold", { ms: 1500 });
-  await new Promise((r) => setTimeout(r, 50));
-  const t0 = performance.now();
-  const r = await h.call("quick", { ms: 1 });
+  const holder = h.call("hold", {});
+  await heldBy(h.dir);
+  const r = await within(h.call("quick", { ms: 1 }), "the waiting call gave up");
   assert.equal(codeOf(r), "workspace_busy");
-  assert.ok(performance.now() - t0 < 1000);
+  // It gave up while the holder still ran.
+  assert.deepEqual(log, ["hold start"]);
+  gate.resolve();
   assert.equal(codeOf(await holder), "ok");
   assert.deepEqual(log, ["hold start", "hold end"]);
 });
 
 Deno.test("aborting a call that waits for the workspace ends the wait at once", async () => {
   const log: string[] = [];
-  await using h = harness([slowTool("hold", "write", log), slowTool("next", "write", log)]);
-  const holder = h.call("hold", { ms: 1500 });
-  await new Promise((r) => setTimeout(r, 50));
+  const gate = Promise.withResolvers<void>();
+  await using h = harness([
+    gatedTool("hold", "write", log, gate.promise),
+    slowTool("next", "write", log),
+  ]);
+  const holder = h.call("hold", {});
+  await heldBy(h.dir);
   const ac = new AbortController();
-  const t0 = performance.now();
-  setTimeout(() => ac.abort(), 100);
-  const r = await h.call("next", { ms: 1 }, ac.signal);
+  // Aborted once it is likely waiting; aborted sooner, it ends the same way.
+  setTimeout(() => ac.abort(), 50);
+  const r = await within(h.call("next", { ms: 1 }, ac.signal), "the aborted call ended");
   assert.equal(codeOf(r), "aborted");
-  assert.ok(performance.now() - t0 < 600, `the wait went on ${performance.now() - t0} ms`);
+  // The wait ended while the holder still ran.
+  assert.deepEqual(log, ["hold start"]);
+  gate.resolve();
   assert.equal(codeOf(await holder), "ok");
   // The aborted call never ran, and the lock is free again.
   assert.equal(codeOf(await h.call("next", { ms: 1 })), "ok");
@@ -196,70 +260,51 @@ Deno.test("the workspace lock registered again as a stage is taken once", async 
       runId: "twice",
       stages: [workspaceLock, { ...workspaceLock, name: "copy" }, workspaceLock],
     });
-    const t0 = performance.now();
     assert.equal(codeOf(await d.dispatch("change", { ms: 1 })), "ok");
-    assert.ok(performance.now() - t0 < 1000);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
 });
 
 Deno.test("the lock file lies in crab's data dir, not in the workspace, and goes with the call", async () => {
-  const home = Deno.makeTempDirSync({ prefix: "crab-home-" });
-  const before = Deno.env.get("CRAB_HOME");
-  Deno.env.set("CRAB_HOME", home);
-  try {
-    const log: string[] = [];
-    await using h = harness([slowTool("change", "write", log)]);
-    const file = lockFile(h.dir);
-    assert.equal(join(home, "locks"), join(file, ".."));
-    const call = h.call("change", { ms: 300 });
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(Deno.readTextFileSync(file), `${Deno.pid}\n`);
-    assert.equal(codeOf(await call), "ok");
-    assert.deepEqual([...Deno.readDirSync(h.dir)], []);
-    assert.deepEqual([...Deno.readDirSync(join(home, "locks"))], []);
-  } finally {
-    if (before === undefined) Deno.env.delete("CRAB_HOME");
-    else Deno.env.set("CRAB_HOME", before);
-    Deno.removeSync(home, { recursive: true });
-  }
+  const log: string[] = [];
+  const gate = Promise.withResolvers<void>();
+  await using h = harness([gatedTool("change", "write", log, gate.promise)]);
+  const file = lockFile(h.dir);
+  assert.equal(dirname(file), join(dataDir(), "locks"));
+  const call = h.call("change", {});
+  await until(() => log.includes("change start"), "the change runs");
+  assert.equal(Deno.readTextFileSync(file), `${Deno.pid}\n`);
+  gate.resolve();
+  assert.equal(codeOf(await call), "ok");
+  assert.deepEqual([...Deno.readDirSync(h.dir)], []);
+  assert.equal(existsSync(file), false);
 });
 
 Deno.test("a crab killed while it changes the workspace lets the next call run", async () => {
-  const home = Deno.makeTempDirSync({ prefix: "crab-home-" });
   const log: string[] = [];
   await using h = harness([slowTool("change", "write", log, { timeoutMs: () => 300 })]);
+  // The other crab shares this one's data dir, whatever it is here.
   const holder = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", new URL("./_lock_holder.ts", import.meta.url).pathname, h.dir],
-    env: { CRAB_HOME: home },
+    env: { CRAB_HOME: dataDir() },
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
-  const before = Deno.env.get("CRAB_HOME");
-  Deno.env.set("CRAB_HOME", home);
-  try {
-    const reader = holder.stdout.getReader();
-    assert.equal(new TextDecoder().decode((await reader.read()).value), "held\n");
-    const busy = await h.call("change", { ms: 1 });
-    assert.ok(!busy.ok);
-    assert.equal(busy.error.code, "workspace_busy");
-    assert.match(busy.error.message, new RegExp(`crab process ${holder.pid}\\b`));
-    // Waiting for another process ends at once on abort too.
-    const ac = new AbortController();
-    setTimeout(() => ac.abort(), 50);
-    const t1 = performance.now();
-    assert.equal(codeOf(await h.call("change", { ms: 1 }, ac.signal)), "aborted");
-    assert.ok(performance.now() - t1 < 250, `the wait went on ${performance.now() - t1} ms`);
-    holder.kill("SIGKILL");
-    await reader.cancel();
-    await holder.status;
-    const t0 = performance.now();
-    assert.equal(codeOf(await h.call("change", { ms: 1 })), "ok");
-    assert.ok(performance.now() - t0 < 300);
-  } finally {
-    if (before === undefined) Deno.env.delete("CRAB_HOME");
-    else Deno.env.set("CRAB_HOME", before);
-    Deno.removeSync(home, { recursive: true });
-  }
+  const reader = holder.stdout.getReader();
+  assert.equal(new TextDecoder().decode((await reader.read()).value), "held\n");
+  const busy = await h.call("change", { ms: 1 });
+  assert.ok(!busy.ok);
+  assert.equal(busy.error.code, "workspace_busy");
+  assert.match(busy.error.message, new RegExp(`crab process ${holder.pid}\\b`));
+  // Waiting for another process ends on abort too (else it would end at the 300 ms bound,
+  // as workspace_busy).
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 50);
+  assert.equal(codeOf(await h.call("change", { ms: 1 }, ac.signal)), "aborted");
+  holder.kill("SIGKILL");
+  await reader.cancel();
+  await holder.status;
+  // Were the killed crab's lock still held, this would end as workspace_busy after 300 ms.
+  assert.equal(codeOf(await h.call("change", { ms: 1 })), "ok");
 });

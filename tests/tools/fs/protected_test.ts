@@ -209,17 +209,17 @@ Deno.test("hooksPathOf() reads core.hooksPath the way git writes it", () => {
 
 Deno.test("protectedPaths() includes a relative hooks path from the user's git config", () => {
   const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-prot-home-" }));
-  const saved = Deno.env.get("HOME");
   try {
     Deno.mkdirSync(join(dir, "ws"));
     git(join(dir, "ws"), "init", "-q");
     Deno.writeTextFileSync(join(dir, ".gitconfig"), "[core]\n\thooksPath = .githooks\n");
-    Deno.env.set("HOME", dir);
-    const hit = protectionOf(join(dir, "ws"), join(dir, "ws/.githooks/pre-commit"));
-    assert.equal(hit?.path, join(dir, "ws/.githooks"));
+    const home = { get: (k: string) => k === "HOME" ? dir : undefined };
+    const hook = join(dir, "ws/.githooks/pre-commit");
+    assert.equal(protectionOf(join(dir, "ws"), hook, [], home)?.path, join(dir, "ws/.githooks"));
+    // A HOME whose git config names no hooks path leaves the folder unprotected.
+    const empty = { get: (k: string) => k === "HOME" ? join(dir, "ws") : undefined };
+    assert.equal(protectionOf(join(dir, "ws"), hook, [], empty), undefined);
   } finally {
-    if (saved === undefined) Deno.env.delete("HOME");
-    else Deno.env.set("HOME", saved);
     Deno.removeSync(dir, { recursive: true });
   }
 });

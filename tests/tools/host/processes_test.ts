@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../../support/until.ts";
 
 const OWNER = new URL("../../../tools/host/processes.ts", import.meta.url).href;
 
@@ -45,17 +46,14 @@ for (const ending of ["sigterm", "sighup", "exit"] as const) {
     const child = startOwner(marker, ending);
     const pid = await firstLine(child);
     assert.match(pid, /^\d+$/);
-    // bash starts its two sleeps after the pid is printed: wait for them (bounded).
-    for (let i = 0; i < 100 && survivors(marker).length < 2; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.equal(survivors(marker).length, 2);
+    // bash starts its two sleeps after the pid is printed: wait for them.
+    await until(() => survivors(marker).length === 2, "both sleeps run");
     if (ending === "sigterm") child.kill("SIGTERM");
     if (ending === "sighup") child.kill("SIGHUP");
     const status = await child.status;
     await child.stdout.cancel().catch(() => {});
     assert.equal(status.code, { sigterm: 143, sighup: 129, exit: 0 }[ending]);
-    await new Promise((r) => setTimeout(r, 100));
-    assert.deepEqual(survivors(marker), []);
+    // Killed with the group, not left to run their 900 s.
+    await until(() => survivors(marker).length === 0, "no sleep survives");
   });
 }

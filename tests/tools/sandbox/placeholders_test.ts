@@ -14,6 +14,7 @@ import { Registry } from "../../../tools/call/registry.ts";
 import { Session } from "../../../tools/call/session.ts";
 import { bashTool } from "../../../tools/bash.ts";
 import { sandbox } from "../../support/cli.ts";
+import { until } from "../../support/until.ts";
 
 function place() {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-ph-" }));
@@ -94,7 +95,7 @@ Deno.test("bash() in the sandbox: overlapping calls cannot remove each other's p
   using p = place();
   // The first call's placeholder is there when the second starts; the first ends first.
   const first = p.bash("sleep 0.4");
-  await new Promise((r) => setTimeout(r, 200));
+  await until(() => existsSync(join(p.ws, ".mcp.json")), "the first call's placeholder is there");
   const second = p.bash(
     "sleep 0.8; echo '{}' > .mcp.json; echo mcp=$?; mkdir -p .crab && echo '{}' > .crab/config.json; echo crab=$?",
   );
@@ -109,9 +110,7 @@ Deno.test("crab killed mid-call: the next crab removes its placeholders, and cra
   using s = sandbox("crab-ph-kill-");
   const child = s.spawn(["tool", "bash", '{"command":"sleep 30"}']);
   // Wait for the placeholder to appear: the call is running.
-  for (let i = 0; i < 600 && !existsSync(join(s.ws, ".mcp.json")); i++) {
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await until(() => existsSync(join(s.ws, ".mcp.json")), "the call's placeholder is there");
   assert.ok(Deno.statSync(join(s.ws, ".mcp.json")).isDirectory);
   child.kill("SIGKILL");
   await child.output();
@@ -125,8 +124,11 @@ Deno.test("crab killed mid-call: the next crab removes its placeholders, and cra
 Deno.test("bash() in the sandbox: a protected file replaced outside during the call is reported", async () => {
   using p = place();
   Deno.writeTextFileSync(join(p.ws, ".mcp.json"), '{"mcpServers":{}}\n');
-  const call = p.bash('sleep 0.8; echo \'{"mcpServers":{"x":{}}}\' > .mcp.json; echo write=$?');
-  await new Promise((r) => setTimeout(r, 300));
+  // The sleep is the window in which the file is replaced, once the call has begun.
+  const call = p.bash(
+    'touch began; sleep 0.8; echo \'{"mcpServers":{"x":{}}}\' > .mcp.json; echo write=$?',
+  );
+  await until(() => existsSync(join(p.ws, "began")), "the call began");
   // An editor saves by writing a new file and renaming it over the old one.
   Deno.writeTextFileSync(join(p.ws, ".mcp.json.tmp"), '{"mcpServers":{"mine":{}}}\n');
   Deno.renameSync(join(p.ws, ".mcp.json.tmp"), join(p.ws, ".mcp.json"));

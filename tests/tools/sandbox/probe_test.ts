@@ -11,7 +11,7 @@ import { resetSandboxStatus, sandboxStatus } from "../../../tools/sandbox/probe.
 import { sandboxCommand } from "../../../tools/sandbox/mod.ts";
 
 /**
- * A workspace and a stand-in bwrap first on PATH: it appends its arguments (one
+ * A workspace and a stand-in bwrap first on the PATH of `env`: it appends its arguments (one
  * record, NUL-separated, ended by \x01: the supervisor's script spans lines) to a log, then prints `stderr` and exits 1 when its
  * arguments contain `failOn`, else exits 0.
  */
@@ -34,13 +34,12 @@ exit 0
 `,
     { mode: 0o755 },
   );
-  const path = Deno.env.get("PATH") ?? "";
-  const saved = { PATH: path, CRAB_HOME: Deno.env.get("CRAB_HOME") };
-  Deno.env.set("PATH", `${bin}:${path}`);
-  Deno.env.set("CRAB_HOME", join(root, "home"));
+  const path = `${bin}:${Deno.env.get("PATH") ?? ""}`;
   resetSandboxStatus();
   return {
     ws,
+    /** The environment to probe with: the stand-in first on PATH. */
+    env: { get: (k: string) => k === "PATH" ? path : Deno.env.get(k) },
     /** Every sandbox run's arguments, oldest first (the cgroup keeper's start is no sandbox). */
     runs: (): string[][] =>
       Deno.readTextFileSync(log).split("\x01").filter(Boolean).map((l) =>
@@ -48,16 +47,13 @@ exit 0
       )
         .filter((args) => !args.includes("--dev-bind")),
     [Symbol.dispose]() {
-      Deno.env.set("PATH", saved.PATH);
-      if (saved.CRAB_HOME === undefined) Deno.env.delete("CRAB_HOME");
-      else Deno.env.set("CRAB_HOME", saved.CRAB_HOME);
       resetSandboxStatus();
       Deno.removeSync(root, { recursive: true });
     },
   };
 }
 
-/** The installed bwrap, and whether crab gets cgroups here (before any test changes PATH). */
+/** The installed bwrap, and whether crab gets cgroups here. */
 const REAL_BWRAP = new TextDecoder().decode(
   new Deno.Command("sh", { args: ["-c", "command -v bwrap"], stdout: "piped" }).outputSync().stdout,
 ).trim();
@@ -76,7 +72,7 @@ Deno.test("sandboxStatus() runs true in the very sandbox bash gets: same namespa
   using s = standIn();
   const session = new Session(s.ws);
   session.sandbox = { mode: "workspace-write", net: true, writable: [] };
-  const status = await sandboxStatus(s.ws, session.sandbox);
+  const status = await sandboxStatus(s.ws, session.sandbox, s.env);
   assert.equal(status.ok, true);
   const command = await sandboxCommand(session, "echo hi");
   await command.release();
@@ -101,17 +97,17 @@ Deno.test("sandboxStatus() runs true in the very sandbox bash gets: same namespa
 Deno.test("sandboxStatus() probes once per workspace and policy, then answers from memory", async () => {
   using s = standIn();
   const policy = { mode: "workspace-write" as const, net: false, writable: [] };
-  await sandboxStatus(s.ws, policy);
-  await sandboxStatus(s.ws, { ...policy });
+  await sandboxStatus(s.ws, policy, s.env);
+  await sandboxStatus(s.ws, { ...policy }, s.env);
   assert.equal(s.runs().length, 1);
-  await sandboxStatus(s.ws, { ...policy, mode: "read-only" });
+  await sandboxStatus(s.ws, { ...policy, mode: "read-only" }, s.env);
   assert.equal(s.runs().length, 2);
 });
 
 Deno.test("sandboxStatus() refuses a bwrap that knows the probe's options but not bash's", async () => {
   // An older probe ran bwrap without --as-pid-1 and said yes; every command then failed.
   using s = standIn("--as-pid-1", "bwrap: Unknown option --as-pid-1");
-  const status = await sandboxStatus(s.ws);
+  const status = await sandboxStatus(s.ws, undefined, s.env);
   assert.deepEqual(status, {
     ok: false,
     reason: "bubblewrap cannot create the sandbox here: bwrap: Unknown option --as-pid-1",
@@ -124,21 +120,21 @@ Deno.test("sandboxStatus() refuses a bwrap that knows the probe's options but no
 
 Deno.test("sandboxStatus() falls back to no --disable-userns when bwrap does not know it", async () => {
   using s = standIn("--disable-userns", "bwrap: Unknown option --disable-userns");
-  const status = await sandboxStatus(s.ws);
+  const status = await sandboxStatus(s.ws, undefined, s.env);
   assert.equal(status.ok && status.disableUserns, false);
   assert.equal(status.ok, true);
 });
 
 Deno.test("sandboxStatus() points at the paths when bwrap cannot mount one", async () => {
   using s = standIn("--bind", "bwrap: Can't find source path /gone: No such file or directory");
-  const status = await sandboxStatus(s.ws);
+  const status = await sandboxStatus(s.ws, undefined, s.env);
   assert.equal(status.ok, false);
   assert.match(!status.ok ? status.hint : "", /^Check that the workspace and the paths/);
 });
 
 Deno.test("sandboxStatus() leaves out --size when bwrap does not know it, and says /tmp is not capped", async () => {
   using s = standIn("--size", "bwrap: Unknown option --size");
-  const status = await sandboxStatus(s.ws);
+  const status = await sandboxStatus(s.ws, undefined, s.env);
   assert.ok(status.ok);
   assert.equal(status.tmpSize, false);
   assert.equal(status.disableUserns, true);
@@ -158,7 +154,7 @@ Deno.test({
       "crab-sandbox: cannot join the cgroup /dev/.crab-cgroup-0: Permission denied",
       true,
     );
-    const status = await sandboxStatus(s.ws);
+    const status = await sandboxStatus(s.ws, undefined, s.env);
     assert.ok(status.ok);
     assert.equal(status.cgroups, undefined);
     assert.match(

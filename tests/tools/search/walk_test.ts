@@ -2,6 +2,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { walk, walkCacheStats, walkSync } from "../../../tools/search/walk.ts";
+import { denoDir } from "../../support/cli.ts";
+
+/** The walker as a program: `_walk_print.ts DIR` prints what walkSync() lists. */
+const WALK_PRINT = new URL("./_walk_print.ts", import.meta.url).pathname;
 
 function put(root: string, rel: string, content = "x\n"): void {
   const p = `${root}/${rel}`;
@@ -426,31 +430,31 @@ Deno.test("walkSync() starts over at a nested repository, like rg", async () => 
 Deno.test("walkSync() reads the global excludes file like git and rg", async () => {
   const dir = tempDir();
   const home = tempDir("crab-home-");
-  const saved = { HOME: Deno.env.get("HOME"), XDG: Deno.env.get("XDG_CONFIG_HOME") };
   try {
     await run("git", ["init", "-q"], dir);
     put(dir, "a.swp");
     put(dir, "b.bak");
     put(dir, "c.txt");
     put(dir, "nested/d.swp");
+    // The walker runs in a child process too, with this HOME, as git and rg do.
     const env = toolEnv({ HOME: home, XDG_CONFIG_HOME: `${home}/.config` });
-    Deno.env.set("HOME", home);
-    Deno.env.set("XDG_CONFIG_HOME", `${home}/.config`);
+    const walkedThere = async () =>
+      (await run(Deno.execPath(), ["run", "-A", WALK_PRINT, dir], dir, {
+        env: { ...env, DENO_DIR: denoDir() },
+      })).split("\n").filter(Boolean);
     // Default location first, then core.excludesFile in ~/.gitconfig.
     put(home, ".config/git/ignore", "*.swp\n");
-    assert.deepEqual(walked(dir), ["b.bak", "c.txt"]);
-    assert.deepEqual(walked(dir), await gitFiles(dir, env));
-    assert.deepEqual(walked(dir), await rgFiles(dir, env));
+    const first = await walkedThere();
+    assert.deepEqual(first, ["b.bak", "c.txt"]);
+    assert.deepEqual(first, await gitFiles(dir, env));
+    assert.deepEqual(first, await rgFiles(dir, env));
     put(home, ".gitconfig", "[user]\n\tname = x\n[core]\n\texcludesFile = ~/my-excludes\n");
     put(home, "my-excludes", "*.bak\n");
-    assert.deepEqual(walked(dir), ["a.swp", "c.txt", "nested/d.swp"]);
-    assert.deepEqual(walked(dir), await gitFiles(dir, env));
-    assert.deepEqual(walked(dir), await rgFiles(dir, env));
+    const second = await walkedThere();
+    assert.deepEqual(second, ["a.swp", "c.txt", "nested/d.swp"]);
+    assert.deepEqual(second, await gitFiles(dir, env));
+    assert.deepEqual(second, await rgFiles(dir, env));
   } finally {
-    for (const [k, v] of [["HOME", saved.HOME], ["XDG_CONFIG_HOME", saved.XDG]] as const) {
-      if (v === undefined) Deno.env.delete(k);
-      else Deno.env.set(k, v);
-    }
     Deno.removeSync(dir, { recursive: true });
     Deno.removeSync(home, { recursive: true });
   }

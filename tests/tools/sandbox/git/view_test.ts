@@ -16,6 +16,7 @@ import { Registry } from "../../../../tools/call/registry.ts";
 import { Session } from "../../../../tools/call/session.ts";
 import { bashTool } from "../../../../tools/bash.ts";
 import { forgetNestedRepositories } from "../../../../tools/fs/git_dirs.ts";
+import { until } from "../../../support/until.ts";
 
 /** A temp folder under /var/tmp (not the sandbox's private /tmp) with a workspace `ws`. */
 function place(mayGiveBack?: (gitDir: string, entry: string) => boolean) {
@@ -163,11 +164,12 @@ Deno.test("git view: config.worktree, hooks and config cannot be made or changed
 Deno.test("git view: the user's git renaming the config during a call does not lift its protection", async () => {
   using p = place();
   initRepo(p.ws);
+  // The sleep is the window in which the user's git renames the config, once the call began.
   const call = p.bash(
-    "sleep 1; git config core.fsmonitor 'touch PWNED'; echo config=$?; " +
+    "touch began; sleep 1; git config core.fsmonitor 'touch PWNED'; echo config=$?; " +
       "echo '[core] fsmonitor = x' >> .git/config; echo append=$?",
   );
-  await new Promise((r) => setTimeout(r, 400));
+  await until(() => existsSync(join(p.ws, "began")), "the call began");
   // git config writes config.lock and renames it over config: a new inode.
   git(p.ws, "config", "user.name", "someone");
   const r = out(await call);

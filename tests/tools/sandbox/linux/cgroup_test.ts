@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { until } from "../../../support/until.ts";
 import { join } from "node:path";
 import { planCgroups } from "../../../../tools/sandbox/linux/cgroup.ts";
 import type { Keeper, KeeperResult } from "../../../../tools/sandbox/linux/keeper.ts";
@@ -352,7 +353,7 @@ Deno.test({
     );
     assert.ok(r.ms < 30_000, `the call took ${r.ms} ms`);
     // Nothing of the bomb outlives the call, nor does crab's group; the fence was never reached.
-    for (let i = 0; i < 100 && f.current() > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => f.current() === 0, "nothing is left in the fence");
     assert.equal(f.current(), 0);
     assert.equal(sh('find "$1" -mindepth 1 -maxdepth 1 -type d', f.dir), "");
     const peak = f.peak();
