@@ -39,6 +39,8 @@ export const INSTALLED = join("dist", "installed");
 export const STAMP = join("dist", "installed.stamp");
 
 const PREFIX = "installed-";
+/** Builds younger than this are kept whatever else was built since. */
+const KEEP_RECENT_MS = 60 * 60 * 1000;
 
 /** Builds the bundle of `checkout` and switches `dist/installed` to it; returns its folder. */
 export async function refreshBundle(checkout: string): Promise<string> {
@@ -60,12 +62,15 @@ export async function refreshBundle(checkout: string): Promise<string> {
   const stamp = join(checkout, STAMP);
   Deno.writeTextFileSync(stamp, `${name}\n`);
   Deno.utimeSync(stamp, started, started);
-  // The build in use and the one before it stay: a running crab may still load chunks from it.
+  // The build in use, the one before it and any built in the last hour stay: a running
+  // crab may still load chunks from it (another install may have just switched away from it).
   const builds = [...Deno.readDirSync(dist)]
     .filter((e) => e.isDirectory && e.name.startsWith(PREFIX))
     .map((e) => ({ name: e.name, mtime: Deno.statSync(join(dist, e.name)).mtime?.getTime() ?? 0 }))
     .sort((a, b) => b.mtime - a.mtime);
+  const recent = started.getTime() - KEEP_RECENT_MS;
   for (const old of builds.filter((b) => b.name !== name).slice(1)) {
+    if (old.mtime >= recent) continue;
     Deno.removeSync(join(dist, old.name), { recursive: true });
   }
   return outDir;

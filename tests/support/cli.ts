@@ -175,9 +175,15 @@ export interface InstalledCrab extends Disposable {
  * and `env` besides.
  * The bundle is built into the checkout's `dist/`, as for a user; crab's own Deno
  * cache is in the temp dir, linked to this process's npm packages and bundler so
- * that nothing is downloaded. The caller checks `ran`.
+ * that nothing is downloaded. The caller checks `ran`. One installed crab of
+ * this checkout is in use at a time (a lock in `dist/` held until disposal):
+ * each test of one rebuilds the bundle and switches `dist/installed`.
  */
 export async function installCrab(env: Record<string, string> = {}): Promise<InstalledCrab> {
+  const dist = new URL("../../dist/", import.meta.url).pathname;
+  Deno.mkdirSync(dist, { recursive: true });
+  const lock = await Deno.open(join(dist, ".tests.lock"), { write: true, create: true });
+  await lock.lock(true);
   const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-install-" }));
   const crabCache = join(dir, "crab-deno");
   Deno.mkdirSync(crabCache);
@@ -209,6 +215,7 @@ export async function installCrab(env: Record<string, string> = {}): Promise<Ins
     ran: { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) },
     [Symbol.dispose]() {
       Deno.removeSync(dir, { recursive: true });
+      lock.close();
     },
   };
 }
