@@ -135,6 +135,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
     },
     decide: (call) => policy.decide(call),
     hidden: (workspace) => policy.hidden(workspace),
+    closedPath: (path, workspace) => policy.closedPath(path, workspace),
   };
   const stages: DispatchStage[] = [
     ...telemetry?.dispatchStages({ runId, sessionId: opts.hooks.sessionId }) ?? [],

@@ -7,6 +7,10 @@ import { readTool } from "../../../tools/read.ts";
 import { writeTool } from "../../../tools/write.ts";
 import type { ApprovalClass, ApprovalRequest } from "../../../tools/tool.ts";
 import { parseClasses } from "../../../agent/run/runtime.ts";
+import { dataDir } from "../../../tools/fs/data_dir.ts";
+import { truncateText } from "../../../tools/call/truncate.ts";
+import { realPathOf } from "../../../tools/fs/workspace.ts";
+import { join } from "node:path";
 
 /** An asker answering by class, recording what it was asked. */
 function asker(answers: Partial<Record<ApprovalClass, "yes" | "no" | "all">>) {
@@ -215,4 +219,43 @@ Deno.test("Policy.importRefusal(): instructions only: the project's own, Markdow
   assert.equal(untrusted("user", "/home/u/.aws/credentials"), credential);
   assert.equal(untrusted("user", "/home/u/.ssh/known_hosts"), undefined);
   assert.equal(untrusted("user", "/etc/passwd"), "outside the project and the home folder");
+});
+
+Deno.test("Policy.closedPath() closes crab's data dir but this run's spill folder, and a workspace inside it", () => {
+  const policy = new Policy({ yolo: true });
+  const data = realPathOf(dataDir());
+  const ws = "/nowhere/ws";
+  assert.match(policy.closedPath(join(data, "crab.db.key"), ws)!, /^crab's data directory/);
+  assert.match(policy.closedPath(data, ws)!, /^crab's data directory/);
+  assert.match(policy.closedPath(join(data, "spill", "run-1-other", "x.txt"), ws)!, /data dir/);
+  const ownSpill = truncateText("x".repeat(100), { headBytes: 10, spill: true }).spillPath!;
+  assert.equal(policy.closedPath(ownSpill, ws), undefined);
+  Deno.removeSync(ownSpill);
+  assert.equal(policy.closedPath(`${data}-other/x`, ws), undefined);
+  // A workspace inside the data dir stays open; the rest of the data dir does not.
+  const inside = join(data, "projects", "ws");
+  assert.equal(policy.closedPath(join(inside, "a.ts"), inside), undefined);
+  assert.match(policy.closedPath(join(data, "crab.db"), inside)!, /^crab's data directory/);
+  // A search leaves it out too.
+  assert.equal(policy.hidden(ws)(join(data, "undo", "x")), true);
+  assert.equal(policy.hidden(ws)("/nowhere/ws/a.ts"), false);
+});
+
+Deno.test("Policy.closedPath() follows dataDir() to ./.crab in a build that may write nowhere else", async () => {
+  const { sandbox } = await import("../../support/cli.ts");
+  const { presetFlags } = await import("../../../tools/host/capabilities.ts");
+  using s = sandbox("crab-closed-");
+  s.put(".crab/notes.txt", "STORE-SECRET\n");
+  s.put("a.txt", "workspace\n");
+  const flags = presetFlags("read-only");
+  const tool = (name: string, args: Record<string, unknown>) =>
+    s.crab(["tool", name, JSON.stringify(args)], { flags });
+  const read = await tool("read", { path: ".crab/notes.txt" });
+  assert.equal(read.code, 1, read.stdout);
+  assert.match(read.stderr, /^error \[policy_denied\][^]*crab's data directory/);
+  const grep = await tool("grep", { pattern: "SECRET", path: ".crab" });
+  assert.match(grep.stderr, /^error \[policy_denied\]/);
+  // The store went there, and the rest of the workspace reads as ever.
+  assert.ok(Deno.statSync(join(s.ws, ".crab", "crab.db")).isFile);
+  assert.equal((await tool("read", { path: "a.txt" })).stdout, "1\tworkspace\n");
 });
