@@ -35,9 +35,15 @@ import {
   searchHides,
   type Verdict,
 } from "./decision.ts";
-import { DEFAULT_SANDBOX_POLICY, type SandboxGrant, type SandboxPolicy } from "./sandbox.ts";
+import {
+  DEFAULT_SANDBOX_POLICY,
+  type SandboxGrant,
+  type SandboxPolicy,
+  unseenPaths,
+} from "./sandbox.ts";
 import { dataDir, ownSpillDirIfMade } from "../fs/data_dir.ts";
 import { isWithin, realPathOf } from "../fs/workspace.ts";
+import { realPathOrNull } from "../fs/exists.ts";
 
 /** Every class `--allow` names (besides `mcp:SERVER`), `outside` for both outside classes. */
 export const ALLOW_CLASSES = [
@@ -159,12 +165,14 @@ export class Policy {
     this.#flagFor = opts.flagFor ?? ((cls) => `--allow ${cls}`);
     const liveRules = () => this.rules;
     const grant = opts.sandbox ?? DEFAULT_SANDBOX_POLICY;
+    const home = opts.home ?? realPathOrNull(Deno.env.get("HOME") ?? "/") ?? "/";
     this.sandbox = {
       mode: grant.mode,
       net: grant.net,
       writable: grant.writable,
       ...(grant.limits ? { limits: grant.limits } : {}),
       ...(grant.domains ? { domains: grant.domains } : {}),
+      ...(grant.credentials ? { credentials: grant.credentials } : {}),
       // Rules added during the session (`/permissions`, a remembered answer) hold below the shell too.
       get rules() {
         return liveRules();
@@ -173,6 +181,7 @@ export class Policy {
         ? { askHost: (host: string, signal: AbortSignal) => this.askHost(host, signal) }
         : {}),
       mayGiveBack: (gitDir: string, entry: string) => this.mayGiveBack(gitDir, entry),
+      unseen: () => unseenPaths(grant, home),
     };
   }
 
@@ -246,7 +255,10 @@ export class Policy {
 
   /**
    * Door: the undo store. Whether undo may keep a copy of `path` (a real path
-   * in the workspace) in crab's data dir. Every file, for now.
+   * in the workspace) in crab's data dir. Every file, a Read-denied one too
+   * (so that `crab undo` after `rm .env` brings it back): the store leaks
+   * nothing, since no tool may read crab's data dir ({@link closedPath}) and
+   * no command sees it (`sandbox.unseen`).
    */
   mayStore(_path: string): boolean {
     return true;

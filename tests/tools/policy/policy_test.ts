@@ -7,7 +7,7 @@ import { readTool } from "../../../tools/read.ts";
 import { writeTool } from "../../../tools/write.ts";
 import type { ApprovalClass, ApprovalRequest } from "../../../tools/tool.ts";
 import { parseClasses } from "../../../agent/run/runtime.ts";
-import { dataDir } from "../../../tools/fs/data_dir.ts";
+import { dataDir, ownSpillDirIfMade } from "../../../tools/fs/data_dir.ts";
 import { truncateText } from "../../../tools/call/truncate.ts";
 import { realPathOf } from "../../../tools/fs/workspace.ts";
 import { join } from "node:path";
@@ -239,6 +239,32 @@ Deno.test("Policy.closedPath() closes crab's data dir but this run's spill folde
   // A search leaves it out too.
   assert.equal(policy.hidden(ws)(join(data, "undo", "x")), true);
   assert.equal(policy.hidden(ws)("/nowhere/ws/a.ts"), false);
+});
+
+Deno.test("Policy.sandbox.unseen() hides crab's data dir and the credential stores the grant does not open", () => {
+  const home = "/home/u";
+  const unseen = (credentials?: string[]) =>
+    new Policy({
+      home,
+      sandbox: { mode: "workspace-write", net: false, writable: [], credentials },
+    })
+      .sandbox.unseen!();
+  const all = unseen();
+  assert.deepEqual(all.hidden[0], { path: dataDir() });
+  // This run's spill folder, once it spilled: shown again inside the hidden data dir.
+  const made = ownSpillDirIfMade();
+  assert.deepEqual(all.shown, made ? [made] : []);
+  const stores = all.hidden.slice(1).map((h) => h.store);
+  for (
+    const s of [".ssh/id_*", ".aws", ".netrc", ".config/gh/hosts.yml", ".claude/.credentials.json"]
+  ) {
+    assert.ok(stores.includes(s), s);
+  }
+  assert.ok(all.hidden.some((h) => h.path === "/home/u/.aws" && h.store === ".aws"));
+  const open = unseen([".aws", ".ssh"]).hidden.map((h) => h.store);
+  assert.equal(open.includes(".aws"), false);
+  assert.equal(open.some((s) => s?.startsWith(".ssh/")), false);
+  assert.ok(open.includes(".netrc"));
 });
 
 Deno.test("Policy.closedPath() follows dataDir() to ./.crab in a build that may write nowhere else", async () => {
