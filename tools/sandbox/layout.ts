@@ -289,10 +289,10 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     pin(path, root);
   }
   const rootNames = namesIn(workspace);
-  for (const p of guarded) {
-    if (p.exists || !p.createRisky) continue;
-    const top = existingAncestor(p.path, workspace, rootNames);
-    if (top === p.path) {
+  // A missing path that nothing may create: held by a placeholder at its topmost missing folder.
+  const holdMissing = (path: string) => {
+    const top = existingAncestor(path, workspace, rootNames);
+    if (top === path) {
       // It appeared since it was looked at (another call's placeholder, most likely):
       // protected as a path that exists, and held as a placeholder when it is empty.
       const root = writableRoot(top);
@@ -300,19 +300,22 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
         layout.readOnly.push(top);
         pin(top, root);
       }
-      continue;
+      return;
     }
     const root = writableRoot(top);
     // Under a read-only parent nothing can be created anyway.
-    if (!root || layout.readOnly.some((r) => isWithin(r, top))) continue;
+    if (!root || layout.readOnly.some((r) => isWithin(r, top))) return;
     // The topmost missing directory is what a command would create first.
-    let placeholder = p.path;
+    let placeholder = path;
     while (dirname(placeholder) !== top && dirname(placeholder) !== placeholder) {
       placeholder = dirname(placeholder);
     }
     if (!layout.placeholders.includes(placeholder)) layout.placeholders.push(placeholder);
     pin(placeholder, root);
-  }
+  };
+  for (const p of guarded) if (!p.exists && p.createRisky) holdMissing(p.path);
+  // An edit denied below a folder that does not exist yet: nothing may be created there.
+  for (const path of denied?.missing ?? []) holdMissing(path);
   for (const d of pinned) roots.add(d);
   layout.writable = [...roots].sort((a, b) => a.length - b.length);
   layout.readOnly = [...new Set(layout.readOnly)].sort((a, b) => a.length - b.length);
