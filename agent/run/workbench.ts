@@ -164,7 +164,7 @@ export function undoFor(
   opts: {
     sessionId: (runId: string) => string;
     watch?: boolean;
-    policy: Pick<Policy, "mayStore">;
+    policy: Pick<Policy, "mayStore" | "changeRefusal">;
   },
 ): DispatchStage {
   return undoStage({
@@ -174,5 +174,6 @@ export function undoFor(
     ...(opts.watch === false ? { watchFs: false } : {}),
     onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
     mayStore: (path) => opts.policy.mayStore(path),
+    changeRefusal: (path, isDir) => opts.policy.changeRefusal(path, settings.workspace, isDir),
   });
 }

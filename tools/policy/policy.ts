@@ -22,7 +22,8 @@
 
 import type { AnyTool, ApprovalClass, ApprovalRequest, OutsideClass } from "../tool.ts";
 import { BUILTIN_CLASS_LIST } from "../table.ts";
-import type { Mode } from "./decide.ts";
+import { type Mode, ruleName } from "./decide.ts";
+import { matchPath } from "./path_pattern.ts";
 import type { Rule } from "./rules.ts";
 import { parseRule } from "./rules.ts";
 import { credentialStoreOf } from "./credentials.ts";
@@ -262,6 +263,22 @@ export class Policy {
    */
   mayStore(_path: string): boolean {
     return true;
+  }
+
+  /**
+   * Door: a change a call made below the tools' own checks (a command, an MCP
+   * server), as undo's change list shows it. Why the change to `path` (a real
+   * path in `workspace`; `isDir` for a folder) must be put back — an Edit or
+   * Write deny rule on paths names it — or undefined when it may stay. Rules
+   * naming every path (a bare `Edit`) are the tools' own: the sandbox cannot
+   * hold them and this check does not either.
+   */
+  changeRefusal(path: string, workspace: string, isDir: boolean): string | undefined {
+    const rule = this.rules.find((r) =>
+      r.effect === "deny" && !r.inert && r.tool === "edit" && r.matcher.kind === "path" &&
+      matchPath(r.matcher.pattern, path, workspace, isDir)
+    );
+    return rule && `an edit denied by ${ruleName(rule)}`;
   }
 
   /**

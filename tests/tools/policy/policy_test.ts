@@ -241,6 +241,36 @@ Deno.test("Policy.closedPath() closes crab's data dir but this run's spill folde
   assert.equal(policy.hidden(ws)("/nowhere/ws/a.ts"), false);
 });
 
+Deno.test("Policy.changeRefusal() names the Edit or Write deny on paths that forbids a change", () => {
+  const base = { project: "/w", home: "/h" };
+  const rule = (text: string, effect: "deny" | "allow") =>
+    parseRule(text, effect, { scope: "project", file: "/w/.claude/settings.json" }, base);
+  const policy = new Policy({
+    rules: [
+      rule("Edit(**/*.lock)", "deny"),
+      rule("Write(./.github/**)", "deny"),
+      rule("Read(./.env)", "deny"),
+      rule("Edit(./ok/**)", "allow"),
+    ],
+  });
+  assert.equal(
+    policy.changeRefusal("/w/a/b.lock", "/w", false),
+    "an edit denied by Edit(**/*.lock) (/w/.claude/settings.json)",
+  );
+  assert.match(policy.changeRefusal("/w/.github/workflows", "/w", true)!, /Write\(\.\/\.github/);
+  assert.equal(
+    policy.changeRefusal("/w/.env", "/w", false),
+    undefined,
+    "a Read deny is not an edit's",
+  );
+  assert.equal(policy.changeRefusal("/w/ok/x", "/w", false), undefined);
+  // A bare Edit deny is the tools' own: the sandbox and this check cannot hold it.
+  assert.equal(
+    new Policy({ rules: [rule("Edit", "deny")] }).changeRefusal("/w/x", "/w", false),
+    undefined,
+  );
+});
+
 Deno.test("Policy.sandbox.unseen() hides crab's data dir and the credential stores the grant does not open", () => {
   const home = "/home/u";
   const unseen = (credentials?: string[]) =>
