@@ -59,6 +59,33 @@ export function mcpConfigPaths(workspace: string): { user: string; project: stri
   return { user: join(configDir(), "mcp.json"), project: join(workspace, ".mcp.json") };
 }
 
+/** The name of this process's own spill folder under `spill/`, chosen at its first spill file. */
+const ownSpillName = `run-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+
+/**
+ * This process's own spill folder (not created): its spill files go there and
+ * nowhere else, so a sandboxed command can be shown this run's files alone.
+ */
+export function ownSpillDir(): string {
+  return join(dataDir(), "spill", ownSpillName);
+}
+
+/** Whether this process made its own spill folder (it has spilled at least once). */
+let ownSpillMade = false;
+
+/** This process's own spill folder, created if missing, as a real path. */
+export function ensureOwnSpillDir(): string {
+  const dir = ownSpillDir();
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  ownSpillMade = true;
+  return Deno.realPathSync(dir);
+}
+
+/** This process's own spill folder (not checked again), or undefined before its first spill file. */
+export function ownSpillDirIfMade(): string | undefined {
+  return ownSpillMade ? ownSpillDir() : undefined;
+}
+
 /** Spill files this process wrote: path → the file's device and inode when it was created. */
 const spilled = new Map<string, { dev: number; ino: number | null }>();
 
