@@ -11,9 +11,14 @@
 import description from "./bash.md" with { type: "text" };
 import { killProcessGroup, registerGroup } from "./host/processes.ts";
 import { printable } from "./fs/printable.ts";
-import { parseStatus, sandboxCommand } from "./sandbox/mod.ts";
+import { type HiddenStore, parseStatus, sandboxCommand } from "./sandbox/mod.ts";
 import { type Tool, type ToolContext, ToolError, type ToolResult } from "./tool.ts";
 import { OutputCollector } from "./call/truncate.ts";
+import type { Session } from "./call/session.ts";
+import { credentialNote } from "./policy/credentials.ts";
+import { configDir } from "./fs/data_dir.ts";
+import { isWithin } from "./fs/workspace.ts";
+import { join, relative } from "node:path";
 
 /** Arguments of the bash tool. */
 export interface BashArgs {
@@ -402,7 +407,10 @@ async function runSandboxed(
         "(the user allows a host with --allow-domain HOST).",
     );
   }
-  const result = finish(sink.finish(), {
+  const output = sink.finish();
+  const credential = credentialLine(output.text, sc.hiddenStores, ctx.session);
+  if (credential) notes.push(credential);
+  const result = finish(output, {
     code: supervised ? supervised.code : stopping ? null : status.code,
     signal: supervised ? supervised.signal : stopping ? "SIGKILL" : null,
     timedOut: state.timedOut,
@@ -410,6 +418,45 @@ async function runSandboxed(
     notes,
   }, timeoutMs);
   return hosts.length ? { ...result, hosts } : result;
+}
+
+/**
+ * The line the first result of a session whose output names a credential
+ * store the sandbox hid gets: what opens it. Bounded: the output is head and
+ * tail only, and the stores a few dozen paths.
+ */
+function credentialLine(
+  output: string,
+  stores: readonly HiddenStore[],
+  session: Session,
+): string | undefined {
+  if (stores.length === 0 || session.said.has("credential-store")) return undefined;
+  const env = Deno.env.get("HOME");
+  let home: string | undefined;
+  try {
+    home = env && Deno.realPathSync(env);
+  } catch {
+    home = undefined;
+  }
+  for (const { path, store } of stores) {
+    const rel = home && isWithin(home, path) ? relative(home, path) : undefined;
+    const names = rel ? [path, `~/${rel}`, join(env!, rel)] : [path];
+    // Relative to the home folder (`cd ~; cat .aws/config`) only as a word of its own.
+    const named = names.some((n) => output.includes(n)) ||
+      (rel !== undefined && namesWord(output, rel));
+    if (!named) continue;
+    session.said.add("credential-store");
+    return credentialNote(rel ? `~/${rel}` : path, store, join(configDir(), "config.json"));
+  }
+  return undefined;
+}
+
+/** Whether `text` holds `word` not preceded by a character of a longer name or path. */
+function namesWord(text: string, word: string): boolean {
+  for (let i = text.indexOf(word); i !== -1; i = text.indexOf(word, i + 1)) {
+    if (i === 0 || /[\s"'`:=(]/.test(text[i - 1])) return true;
+  }
+  return false;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

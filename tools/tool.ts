@@ -95,6 +95,12 @@ export interface ToolContext {
   onOutput?(chunk: string): void;
   /** True for a file grep and glob leave out of a directory's results (a Read rule denies it). */
   hidden?(path: string): boolean;
+  /**
+   * Throws `policy_denied` when the policy closes `path` (a real path) to every
+   * tool whatever was approved (crab's data directory); `what` names the access
+   * for the message (`read "x"`).
+   */
+  assertOpen?(path: string, what: string): void;
 }
 
 /** A built-in or extra tool. `dispatch()` is the only caller of `run`. */

@@ -149,6 +149,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
     },
     decide: (call) => policy.decide(call),
     hidden: (workspace) => policy.hidden(workspace),
+    closedPath: (path, workspace) => policy.closedPath(path, workspace),
   };
   const stages: DispatchStage[] = [
     ...telemetry?.dispatchStages({ runId, sessionId: opts.hooks.sessionId }) ?? [],
@@ -178,7 +179,7 @@ export function undoFor(
   opts: {
     sessionId: (runId: string) => string;
     watch?: boolean;
-    policy: Pick<Policy, "mayStore">;
+    policy: Pick<Policy, "mayStore" | "changeRefusal">;
   },
 ): DispatchStage {
   return undoStage({
@@ -188,6 +189,7 @@ export function undoFor(
     ...(opts.watch === false ? { watchFs: false } : {}),
     onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
     mayStore: (path) => opts.policy.mayStore(path),
+    changeRefusal: (path, isDir) => opts.policy.changeRefusal(path, settings.workspace, isDir),
   });
 }
 

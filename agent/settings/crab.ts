@@ -16,6 +16,7 @@ import { fileOf, settingsFileTable, settingsReader } from "./files.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../../tools/policy/sandbox.ts";
 import { limitsProblem } from "../../tools/sandbox/limits.ts";
 import { domainPatternProblem } from "../../tools/policy/domains.ts";
+import { credentialEntryProblem } from "../../tools/policy/credentials.ts";
 
 /** The `sandbox` setting: how far bash reaches. User config only. */
 export interface SandboxSettings {
@@ -26,6 +27,8 @@ export interface SandboxSettings {
   limits?: { processes?: number; memory?: string | number; tmp?: string | number };
   /** Hosts commands may reach through crab's proxy, as Claude Code names the fields. */
   network?: { allowedDomains?: string[]; deniedDomains?: string[] };
+  /** Credential stores commands may read (all are hidden by default): `{"allow": [".aws"]}`. */
+  credentials?: { allow?: string[] };
 }
 
 /** Every setting a config file may hold. */
@@ -105,7 +108,7 @@ const KINDS: Record<keyof CrabSettings, FieldKind> = {
       ),
   },
   sandbox: {
-    want: "an object with mode, writable, limits and network",
+    want: "an object with mode, writable, limits, network and credentials",
     ok: (v) => sandboxProblem(v) === undefined,
     problem: (v) => sandboxProblem(v),
   },
@@ -129,7 +132,30 @@ function sandboxProblem(value: unknown): string | undefined {
     } else if (k === "network") {
       const problem = networkProblem(v);
       if (problem) return problem;
-    } else return `unknown field "sandbox.${k}" (known: mode, writable, limits, network)`;
+    } else if (k === "credentials") {
+      const problem = credentialsProblem(v);
+      if (problem) return problem;
+    } else {
+      return `unknown field "sandbox.${k}" (known: mode, writable, limits, network, credentials)`;
+    }
+  }
+  return undefined;
+}
+
+/** Why a `sandbox.credentials` value is malformed, or undefined when it is fine. */
+function credentialsProblem(value: unknown): string | undefined {
+  if (!value || typeof value !== "object" || Array.isArray(value)) {
+    return 'field "sandbox.credentials" must be an object with allow';
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k !== "allow") return `unknown field "sandbox.credentials.${k}" (known: allow)`;
+    if (!Array.isArray(v) || !v.every((e) => typeof e === "string")) {
+      return 'field "sandbox.credentials.allow" must be an array of credential stores, e.g. [".aws"]';
+    }
+    for (const e of v) {
+      const problem = credentialEntryProblem(e);
+      if (problem) return `field "sandbox.credentials.allow": ${problem}`;
+    }
   }
   return undefined;
 }

@@ -4,7 +4,9 @@
  * class on the command line or in the user's config; extra writable paths and
  * the caps of a command (processes, memory, /tmp) from the user's config; the
  * hosts commands reach through crab's proxy from `--allow-domain` and the
- * user's `sandbox.network`. A project file never decides any of it.
+ * user's `sandbox.network`; the credential stores commands may read from the
+ * user's `sandbox.credentials.allow` (none by default). A project file never
+ * decides any of it.
  *
  * @module
  */
@@ -58,12 +60,14 @@ function expandHome(path: string): string {
 export function sandboxPolicy(src: SandboxSources): SandboxGrant {
   const allow = [...(src.allow ?? []), ...(src.user.allow ?? [])].map((c) => c.trim());
   const domains = domainLists(src);
+  const credentials = src.user.sandbox?.credentials?.allow;
   return {
     mode: src.flag ?? src.user.sandbox?.mode ?? DEFAULT_SANDBOX_MODE,
     net: allow.includes("net"),
     writable: [...(src.user.sandbox?.writable ?? []).map(expandHome), ...(src.addDirs ?? [])],
     ...(src.user.sandbox?.limits ? { limits: limitsFromConfig(src.user.sandbox.limits) } : {}),
     ...(domains ? { domains } : {}),
+    ...(credentials?.length ? { credentials } : {}),
   };
 }
 

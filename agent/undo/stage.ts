@@ -11,6 +11,12 @@
  * vouch that it saw everything (the first call, an overflow, a watcher that
  * failed, a changed ignore file) the whole workspace is scanned.
  *
+ * The change list is also a check: a path the call changed that an Edit or
+ * Write deny rule names (`Policy.changeRefusal`: rules the sandbox cannot hold
+ * as mounts, like `Edit(*.lock)`, or tools outside the sandbox) is put back
+ * from the snapshot before the call at once, removed if it is new, and named in
+ * the result; the call's journal keeps only what stayed.
+ *
  * A snapshot that fails (a full disk) does not stop the call: its result says
  * the call cannot be undone.
  *
@@ -23,6 +29,7 @@ import type { CheckedCall, DispatchStage } from "../../tools/call/stages.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { diffTrees, type Limits, Snapshotter, TooLarge, type Tree } from "./snapshot.ts";
 import { type Change, UndoStore } from "./store.ts";
+import { restore } from "./restore.ts";
 import { prune, type Retention } from "./retention.ts";
 import { snapshotWith, type Subscription, type WatchFs, watchWorkspace } from "./watch.ts";
 
@@ -50,6 +57,11 @@ export interface UndoStageOptions {
   onChanges?(runId: string, callSeq: number, summary: string): void;
   /** The policy's question before a file's content is kept (`Policy.mayStore`, a real path). */
   mayStore?(path: string): boolean;
+  /**
+   * The policy's question on each path a call changed (`Policy.changeRefusal`,
+   * a real path): why the change must be put back, or undefined.
+   */
+  changeRefusal?(path: string, isDir: boolean): string | undefined;
 }
 
 /** `+2 ~1 -0`: files added, modified and removed. */
@@ -111,6 +123,54 @@ function targetOf(call: CheckedCall, workspace: string): string | undefined {
   const rel = relative(workspace, abs);
   if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return undefined;
   return rel.split("\\").join("/");
+}
+
+/**
+ * Puts back the `changes` the policy refuses (`opts.changeRefusal`), from the
+ * snapshot before the call: what the call made is removed (deepest first),
+ * what it changed or removed is written back. Returns the changes that stay
+ * and the result's line on what was put back; undefined when nothing was refused.
+ */
+function refuseChanges(
+  store: UndoStore,
+  opts: Pick<UndoStageOptions, "workspace" | "changeRefusal">,
+  changes: readonly Change[],
+): { kept: Change[]; report: string } | undefined {
+  const why = new Map<string, string>();
+  for (const c of changes) {
+    const reason = opts.changeRefusal!(join(opts.workspace, c.p), (c.a ?? c.b)?.t === "d");
+    if (reason) why.set(c.p, reason);
+  }
+  if (why.size === 0) return undefined;
+  const back = changes.filter((c) => why.has(c.p)).map((c) => ({ p: c.p, from: c.a, to: c.b }));
+  const done = restore(store, opts.workspace, [
+    ...back.filter((b) => b.to === null).reverse(),
+    ...back.filter((b) => b.to !== null),
+  ]);
+  const undone = new Set(done.applied.map((a) => a.p));
+  // Paths by the rule that refused them: `a.lock, b.lock (an edit denied by …)`.
+  const named = (paths: string[]) => {
+    const byWhy = new Map<string, string[]>();
+    for (const p of paths.slice(0, SHOWN_PATHS)) {
+      const w = why.get(p)!;
+      byWhy.set(w, [...byWhy.get(w) ?? [], printable(p, "strict", 200)]);
+    }
+    return [...byWhy].map(([w, ps]) => `${ps.join(", ")} (${w})`).join("; ") +
+      (paths.length > SHOWN_PATHS ? ` … and ${paths.length - SHOWN_PATHS} more` : "");
+  };
+  const lines: string[] = [];
+  if (undone.size) {
+    lines.push(`crab put back what the call changed where edits are denied: ${named([...undone])}`);
+  }
+  const left = [...done.conflicts, ...done.uncovered].filter((x) => why.has(x.p));
+  if (left.length) {
+    lines.push(
+      `crab could not put back what the call changed where edits are denied: ${
+        named(left.map((x) => x.p))
+      }; check these paths`,
+    );
+  }
+  return { kept: changes.filter((c) => !undone.has(c.p)), report: lines.join("\n") };
 }
 
 /** The undo stage for one dispatcher's workspace. */
@@ -182,13 +242,15 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         tooLarge = e;
         return `undo: what this call changed is not known (${e.message}); it cannot be undone`;
       }
-      const changes = diffTrees(base, after);
+      let changes = diffTrees(base, after);
+      const putBack = opts.changeRefusal ? refuseChanges(s.store, opts, changes) : undefined;
+      if (putBack) changes = putBack.kept;
       // The stat cache is for the next process: written at most every few seconds.
       if (rel === undefined && performance.now() - savedAt >= SAVE_EVERY_MS) {
         s.saveState();
         savedAt = performance.now();
       }
-      if (changes.length === 0) return undefined;
+      if (changes.length === 0) return putBack?.report;
       s.store.writeCall({
         run: call.runId,
         seq: call.callSeq,
@@ -199,7 +261,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       });
       const report = changeReport(changes, s.limits);
       summaries.set(call, countLine(changes));
-      return report;
+      return putBack?.report ? `${report}\n${putBack.report}` : report;
     },
     observe(observation, call) {
       const summary = summaries.get(call as CheckedCall);

@@ -59,10 +59,10 @@ Deno.test("crab tool --jsonl reads the spill file of a bash call in the same run
     JSON.stringify({ tool: "bash", args: { command: BIG } }) + "\n",
   );
   const spill = spillPath(JSON.parse(bash.stdout).output);
-  // Another process did not write it: outside, as any other file there.
+  // Another process wrote it: it is crab's data dir to this one, closed to its tools.
   const other = await s.crab(["tool", "read", JSON.stringify({ path: spill, limit: 1 })]);
   assert.equal(other.code, 1);
-  assert.match(other.stderr, /^error \[refused\]/);
+  assert.match(other.stderr, /^error \[policy_denied\][^]*crab's data directory/);
   const lines: { tool: string; args: Record<string, unknown> }[] = [
     { tool: "bash", args: { command: BIG } },
     { tool: "read", args: { path: "SPILL", limit: 1 } },

@@ -550,13 +550,17 @@ class CallRecord {
     policy: ApprovalPolicy,
     onOutput: ((chunk: string) => void) | undefined,
   ): ToolContext {
-    const hidden = call.tool.class === "read" ? policy.hidden?.(call.session.workspace) : undefined;
+    const workspace = call.session.workspace;
+    const hidden = call.tool.class === "read" ? policy.hidden?.(workspace) : undefined;
     return {
       session: call.session,
       signal: call.signal,
       requestApproval: (request) => this.ask({ ...request, tool: call.name }),
       onOutput,
       ...(hidden ? { hidden } : {}),
+      ...(policy.closedPath
+        ? { assertOpen: (path, what) => assertOpen(policy, path, workspace, what) }
+        : {}),
     };
   }
 
@@ -655,6 +659,23 @@ class CallRecord {
     }
     return result;
   }
+}
+
+/**
+ * Throws `policy_denied` when `policy` closes `path` to every tool of a call in
+ * `workspace` (crab's data directory): a tool's path, checked again where it
+ * leads when the tool opens it (a glob's pattern, a path swapped since).
+ */
+function assertOpen(policy: ApprovalPolicy, path: string, workspace: string, what: string): void {
+  const why = policy.closedPath?.(path, workspace);
+  if (!why) return;
+  throw new ToolError(
+    "policy_denied",
+    `Cannot ${what}: ${why}`,
+    "Leave crab's data directory alone; to see a long output again, read the spill file its " +
+      "result names.",
+    "denied",
+  );
 }
 
 /** The error of a call to a name no tool has. */

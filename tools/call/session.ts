@@ -26,6 +26,8 @@ export class Session {
   readonly files: Map<string, FileRecord> = new Map();
   /** How far bash may reach; front ends set it from flags and the user's config. */
   sandbox: SandboxPolicy = DEFAULT_SANDBOX_POLICY;
+  /** Notes given once per session that were given already (by name). */
+  readonly said: Set<string> = new Set();
 
   constructor(workspace: string) {
     this.workspace = Deno.realPathSync(workspace);

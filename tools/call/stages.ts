@@ -149,4 +149,6 @@ export interface ApprovalPolicy {
    * denies (or asks) reading; undefined when no rule hides anything.
    */
   hidden?(workspace: string): ((path: string) => boolean) | undefined;
+  /** Why `path` (a real path) is closed to every tool of a call in `workspace`, or undefined. */
+  closedPath?(path: string, workspace: string): string | undefined;
 }

@@ -8,7 +8,7 @@
  */
 
 import { join } from "node:path";
-import { ensureDataDir, noteSpillFile } from "../fs/data_dir.ts";
+import { ensureDataDir, ensureOwnSpillDir, noteSpillFile } from "../fs/data_dir.ts";
 
 export { spillFileOf } from "../fs/data_dir.ts";
 import { formatBytes } from "../tool.ts";
@@ -181,7 +181,7 @@ export class OutputCollector {
     if (!this.#spill) {
       this.#pending.push(chunk);
       if (this.#total <= limit) return;
-      const dir = ensureDataDir("spill", this.#opts.env);
+      const dir = ensureOwnSpillDir(this.#opts.env);
       const stamp = new Date().toISOString().replace(/[:.]/g, "-");
       const rand = crypto.randomUUID().slice(0, 8);
       this.#spillPath = join(dir, `${this.#opts.label ?? "output"}-${stamp}-${rand}.txt`);
@@ -278,31 +278,53 @@ export function truncateText(text: string, opts: TruncateOptions): Truncated {
   return c.finish();
 }
 
-/** Removes spill files older than seven days; called once at start-up. Never throws. */
+/**
+ * Removes spill files older than seven days, in the spill folder and in each
+ * run's folder below it, and a run's folder once it is empty and as old; called
+ * once at start-up. Never throws.
+ */
 export function cleanSpillFiles(now = Date.now(), env: Pick<Deno.Env, "get"> = Deno.env): number {
-  let removed = 0;
   let dir: string;
   try {
     dir = ensureDataDir("spill", env);
   } catch {
     return 0;
   }
-  try {
-    for (const entry of Deno.readDirSync(dir)) {
-      if (!entry.isFile) continue;
-      const p = join(dir, entry.name);
-      try {
-        const mtime = Deno.statSync(p).mtime?.getTime() ?? now;
-        if (now - mtime > SPILL_MAX_AGE_MS) {
-          Deno.removeSync(p);
-          removed++;
-        }
-      } catch {
-        // Another crab may have removed it first.
-      }
+  const old = (p: string) => {
+    try {
+      return now - (Deno.lstatSync(p).mtime?.getTime() ?? now) > SPILL_MAX_AGE_MS;
+    } catch {
+      return false; // another crab removed it first
     }
+  };
+  const clean = (folder: string): number => {
+    let removed = 0;
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(folder)];
+    } catch {
+      return 0; // no folder to clean
+    }
+    for (const entry of entries) {
+      const p = join(folder, entry.name);
+      if (entry.isDirectory && folder === dir) {
+        removed += clean(p);
+        // Not recursive: a run that spilled meanwhile keeps its folder.
+        if (old(p)) tryRemove(p);
+        continue;
+      }
+      if (entry.isFile && old(p) && tryRemove(p)) removed++;
+    }
+    return removed;
+  };
+  return clean(dir);
+}
+
+function tryRemove(path: string): boolean {
+  try {
+    Deno.removeSync(path);
+    return true;
   } catch {
-    // No spill dir to clean.
+    return false; // removed by another crab, or not empty
   }
-  return removed;
 }

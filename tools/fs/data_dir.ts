@@ -62,6 +62,34 @@ export function mcpConfigPaths(
   return { user: join(configDir(env), "mcp.json"), project: join(workspace, ".mcp.json") };
 }
 
+/** The name of this process's own spill folder under `spill/`, chosen at its first spill file. */
+const ownSpillName = `run-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+
+/**
+ * This process's own spill folder (not created): its spill files go there and
+ * nowhere else, so a sandboxed command can be shown this run's files alone.
+ */
+export function ownSpillDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+  return join(dataDir(env), "spill", ownSpillName);
+}
+
+/** The own spill folders this process made (it has spilled at least once there). */
+const ownSpillMade = new Set<string>();
+
+/** This process's own spill folder, created if missing, as a real path. */
+export function ensureOwnSpillDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+  const dir = ownSpillDir(env);
+  Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  ownSpillMade.add(dir);
+  return Deno.realPathSync(dir);
+}
+
+/** This process's own spill folder (not checked again), or undefined before its first spill file. */
+export function ownSpillDirIfMade(env: Pick<Deno.Env, "get"> = Deno.env): string | undefined {
+  const dir = ownSpillDir(env);
+  return ownSpillMade.has(dir) ? dir : undefined;
+}
+
 /** Spill files this process wrote: path → the file's device and inode when it was created. */
 const spilled = new Map<string, { dev: number; ino: number | null }>();
 

@@ -179,6 +179,8 @@ export async function guardPath(
   if (isSystemPath(workspace, abs)) throw refuseSystemPath(abs, verb);
   const resolved = resolvePath(workspace, path);
   if (isSystemPath(workspace, resolved.real)) throw refuseSystemPath(resolved.real, verb);
+  // What the call's path decided may not be where it leads now (a glob's pattern, a swap).
+  ctx.assertOpen?.(resolved.real, `${verb} "${resolved.display}"`);
   if (resolved.inside) return resolved;
   const spill = spillOf(resolved);
   if (spill && access === "read") return { ...resolved, spill };

@@ -54,9 +54,14 @@ export const CREDENTIAL_STORES: readonly string[] = [
   ".fly/config.yml",
 ];
 
-/** Whether `name` matches `pattern`, where `*` stands for any characters but `/`. */
-function matchesName(pattern: string, name: string): boolean {
+/**
+ * Whether `name` matches `pattern`, where `*` stands for any characters but
+ * `/`; a pattern never matches a public key (`*.pub`): a key pair's public
+ * half holds nothing secret, and git and ssh read it to sign.
+ */
+export function matchesName(pattern: string, name: string): boolean {
   if (!pattern.includes("*")) return pattern === name;
+  if (name.endsWith(".pub")) return false;
   const re = new RegExp(
     "^" + pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*") +
       "$",
@@ -91,6 +96,31 @@ export function credentialStoreOf(
     if (matchesName(store, head)) return store;
   }
   return undefined;
+}
+
+/**
+ * Whether `open` (entries of the user's `sandbox.credentials.allow`) opens
+ * `store`: an entry names a store, or a folder that holds stores (`.ssh`
+ * opens every `.ssh/…` entry).
+ */
+export function opensStore(open: readonly string[], store: string): boolean {
+  return open.some((o) => o === store || store.startsWith(o.replace(/\/+$/, "") + "/"));
+}
+
+/** Why `entry` cannot be an entry of `sandbox.credentials.allow`, or undefined when it can. */
+export function credentialEntryProblem(entry: string): string | undefined {
+  if (CREDENTIAL_STORES.some((s) => opensStore([entry], s))) return undefined;
+  return `"${entry}" is not a credential store crab hides (known: ${CREDENTIAL_STORES.join(", ")})`;
+}
+
+/**
+ * The line a command's result gets when its output names `path`, a credential
+ * store the sandbox hid (`store`, an entry of {@link CREDENTIAL_STORES}): what
+ * opens it, in the user's config file `configFile`.
+ */
+export function credentialNote(path: string, store: string, configFile: string): string {
+  return `Note: ${path} is hidden from commands (a credential store). Only the user can open it, ` +
+    `in ${configFile}: "sandbox": {"credentials": {"allow": [${JSON.stringify(store)}]}}.`;
 }
 
 /** The credential stores as absolute paths under `home` (patterns keep their `*`). */

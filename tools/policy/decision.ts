@@ -119,7 +119,7 @@ export function ruleRef(rule: Rule): RuleRef {
 }
 
 /** Where a path tool's call points: its real path, and whether that is in the workspace. */
-function pathOf(
+export function callPath(
   tool: AnyTool,
   input: Readonly<Record<string, unknown>>,
   workspace: string,
@@ -196,7 +196,7 @@ export async function permissionDecision(
     const verdict: Verdict = withRule({ effect: "allow", why: decision.why });
     // A rule that names a path outside the workspace also answers the tool's outside prompt.
     if (decision.rule?.matcher.kind === "path") {
-      const at = pathOf(tool, input, workspace);
+      const at = callPath(tool, input, workspace);
       if (at && !at.inside) verdict.covers = [read ? "outside-read" : "outside-write"];
     }
     return { verdict, decision };
@@ -206,7 +206,7 @@ export async function permissionDecision(
     if (mode !== "dontAsk" || state.isAllowed("outside-read")) {
       return { verdict: "allow", decision };
     }
-    const at = pathOf(tool, input, workspace);
+    const at = callPath(tool, input, workspace);
     if (!at || at.inside) return { verdict: "allow", decision };
     return deny(
       `dontAsk mode denies what no rule allows (${decision.why}; outside the workspace)`,
@@ -229,7 +229,7 @@ export async function permissionDecision(
     }
     return { verdict: "ask", decision };
   }
-  const at = mode === "acceptEdits" ? pathOf(tool, input, workspace) : undefined;
+  const at = mode === "acceptEdits" ? callPath(tool, input, workspace) : undefined;
   const settled = applyMode(decision, mode, tool.class, { insideWorkspace: at?.inside ?? false });
   if (settled.effect === "deny") {
     return deny(settled.why, mode === "plan" ? PLAN_HINT : DONT_ASK_HINT);

@@ -37,6 +37,12 @@ export interface PathPattern {
   readonly up: number;
   /** Undefined: every path below the base. */
   readonly line: ReturnType<typeof compileLine>;
+  /**
+   * For a pattern `DIR/**` with no glob in `DIR`: `DIR`, relative to the base.
+   * Every path the pattern names lies below that folder, so the folder itself
+   * can stand for them (made read-only, or held missing, in the sandbox).
+   */
+  readonly dir?: string;
 }
 
 /** Directories the absolute-looking forms are relative to. */
@@ -89,6 +95,11 @@ export function compilePathPattern(spec: string, base: PathBase): PathPattern {
   }
   const body = rest.replace(/^\/+/, "");
   if (body === "" || body === "**") return { root, up, line: undefined };
+  const head = body.endsWith("/**") ? body.slice(0, -3) : undefined;
+  const dir = head && !/[*?[\\]/.test(head) && !head.endsWith("/") &&
+      !head.split("/").some((s) => s === "" || s === "." || s === "..")
+    ? head
+    : undefined;
   // A leading "#" would be a comment to the gitignore compiler.
   const text = rest.startsWith("#") ? "\\" + rest : rest;
   const line = compileLine(text);
@@ -98,7 +109,7 @@ export function compilePathPattern(spec: string, base: PathBase): PathPattern {
       "Close the bracket, or escape it with a backslash.",
     );
   }
-  return { root, up, line };
+  return { root, up, line, ...(dir ? { dir } : {}) };
 }
 
 /** The directory a pattern's paths are relative to, for a workspace. */

@@ -22,18 +22,29 @@
 
 import type { AnyTool, ApprovalClass, ApprovalRequest, OutsideClass } from "../tool.ts";
 import { BUILTIN_CLASS_LIST } from "../table.ts";
-import type { Mode } from "./decide.ts";
+import { type Mode, ruleName } from "./decide.ts";
+import { matchPath } from "./path_pattern.ts";
 import type { Rule } from "./rules.ts";
 import { parseRule } from "./rules.ts";
 import { credentialStoreOf } from "./credentials.ts";
 import { join } from "node:path";
 import {
   type ApprovalDecision,
+  callPath,
   permissionDecision,
   type PolicyDecision,
   searchHides,
+  type Verdict,
 } from "./decision.ts";
-import { DEFAULT_SANDBOX_POLICY, type SandboxGrant, type SandboxPolicy } from "./sandbox.ts";
+import {
+  DEFAULT_SANDBOX_POLICY,
+  type SandboxGrant,
+  type SandboxPolicy,
+  unseenPaths,
+} from "./sandbox.ts";
+import { dataDir, ownSpillDirIfMade } from "../fs/data_dir.ts";
+import { isWithin, realPathOf } from "../fs/workspace.ts";
+import { realPathOrNull } from "../fs/exists.ts";
 
 /** Every class `--allow` names (besides `mcp:SERVER`), `outside` for both outside classes. */
 export const ALLOW_CLASSES = [
@@ -135,6 +146,9 @@ export function hostRule(host: string): string {
   return `WebFetch(domain:${host})`;
 }
 
+const CLOSED_HINT = "crab's data directory is not for tools: leave it alone. To see a long " +
+  "output again, read the spill file its result names.";
+
 /** The policy of one session. */
 export class Policy {
   /** The permission mode; may change during a session (the REPL's mode switch). */
@@ -163,6 +177,7 @@ export class Policy {
     this.#flagFor = opts.flagFor ?? ((cls) => `--allow ${cls}`);
     const liveRules = () => this.rules;
     const grant = opts.sandbox ?? DEFAULT_SANDBOX_POLICY;
+    const home = opts.home ?? realPathOrNull(Deno.env.get("HOME") ?? "/") ?? "/";
     this.sandbox = {
       mode: grant.mode,
       net: grant.net,
@@ -170,6 +185,7 @@ export class Policy {
       ...(grant.limits ? { limits: grant.limits } : {}),
       ...(grant.domains ? { domains: grant.domains } : {}),
       ...(opts.protect?.length ? { protect: opts.protect } : {}),
+      ...(grant.credentials ? { credentials: grant.credentials } : {}),
       // Rules added during the session (`/permissions`, a remembered answer) hold below the shell too.
       get rules() {
         return liveRules();
@@ -178,6 +194,7 @@ export class Policy {
         ? { askHost: (host: string, signal: AbortSignal) => this.askHost(host, signal) }
         : {}),
       mayGiveBack: (gitDir: string, entry: string) => this.mayGiveBack(gitDir, entry),
+      unseen: () => unseenPaths(grant, home),
     };
   }
 
@@ -186,22 +203,94 @@ export class Policy {
     return this.mode === "bypassPermissions";
   }
 
-  /** Door: a tool call. The rules' and the mode's decision on it (`decision.ts`). */
+  /**
+   * Door: a tool call. The rules' and the mode's decision on it (`decision.ts`);
+   * before them, a path tool's call into crab's data directory is denied
+   * ({@link closedPath}).
+   */
   async decide(call: PolicyCall): Promise<PolicyDecision> {
-    return (await permissionDecision(this, call.tool, call.input, call.session.workspace)).verdict;
+    const workspace = call.session.workspace;
+    const at = callPath(call.tool, call.input, workspace);
+    const closed = at && this.closedPath(at.real, workspace);
+    if (closed) {
+      const verdict: Verdict = {
+        effect: "deny",
+        why: `${call.tool.name} ${at.real}: ${closed}`,
+        hint: CLOSED_HINT,
+      };
+      return verdict;
+    }
+    return (await permissionDecision(this, call.tool, call.input, workspace)).verdict;
   }
 
-  /** Door: a search's walk. The files grep and glob leave out (`decision.ts`). */
-  hidden(workspace: string): ((path: string) => boolean) | undefined {
-    return searchHides(this, workspace);
+  /**
+   * Door: a search's walk. The files grep and glob leave out: those a Read
+   * deny or ask rule names (`decision.ts`), and crab's data directory.
+   */
+  hidden(workspace: string): (path: string) => boolean {
+    const byRules = searchHides(this, workspace);
+    const closed = this.#closedArea(workspace);
+    if (!closed) return byRules ?? (() => false);
+    return byRules ? (p) => closed(p) || byRules(p) : closed;
+  }
+
+  /**
+   * Door: crab's own files. Why `path` (a real path) is closed to every tool
+   * whatever was approved, or undefined when it is not: crab's data directory
+   * holds the observation store and its key, transcripts, undo's copies of
+   * files (Read-denied ones too), quarantine, other runs' spill files and the
+   * proxies' sockets. This run's own spill files stay open to reading (bash's
+   * results point at them); the workspace stays open when it lies inside the
+   * data directory.
+   */
+  closedPath(path: string, workspace: string): string | undefined {
+    return this.#closedArea(workspace)?.(path)
+      ? "crab's data directory holds its store, keys, transcripts and undo's copies of files; " +
+        "no tool reads or writes it, whatever was approved"
+      : undefined;
+  }
+
+  /** The test {@link closedPath} makes, for one call; undefined when no data dir is known. */
+  #closedArea(workspace: string): ((path: string) => boolean) | undefined {
+    let data: string;
+    try {
+      data = realPathOf(dataDir());
+    } catch {
+      return undefined; // a loop or an over-long path: nothing crab could keep there
+    }
+    const made = ownSpillDirIfMade();
+    const spill = made && realPathOf(made);
+    const openWorkspace = isWithin(data, workspace);
+    return (path) =>
+      isWithin(data, path) && !(spill && isWithin(spill, path)) &&
+      !(openWorkspace && isWithin(workspace, path));
   }
 
   /**
    * Door: the undo store. Whether undo may keep a copy of `path` (a real path
-   * in the workspace) in crab's data dir. Every file, for now.
+   * in the workspace) in crab's data dir. Every file, a Read-denied one too
+   * (so that `crab undo` after `rm .env` brings it back): the store leaks
+   * nothing, since no tool may read crab's data dir ({@link closedPath}) and
+   * no command sees it (`sandbox.unseen`).
    */
   mayStore(_path: string): boolean {
     return true;
+  }
+
+  /**
+   * Door: a change a call made below the tools' own checks (a command, an MCP
+   * server), as undo's change list shows it. Why the change to `path` (a real
+   * path in `workspace`; `isDir` for a folder) must be put back — an Edit or
+   * Write deny rule on paths names it — or undefined when it may stay. Rules
+   * naming every path (a bare `Edit`) are the tools' own: the sandbox cannot
+   * hold them and this check does not either.
+   */
+  changeRefusal(path: string, workspace: string, isDir: boolean): string | undefined {
+    const rule = this.rules.find((r) =>
+      r.effect === "deny" && !r.inert && r.tool === "edit" && r.matcher.kind === "path" &&
+      matchPath(r.matcher.pattern, path, workspace, isDir)
+    );
+    return rule && `an edit denied by ${ruleName(rule)}`;
   }
 
   /**

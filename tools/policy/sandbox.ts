@@ -1,16 +1,20 @@
 /**
  * What the policy grants bash's sandbox: the mode (named as Codex CLI names
  * them), whether the network is on, the extra writable paths, the caps of one
- * command, the hosts it may reach through crab's proxy, and — read at each
- * call, so that rules added during a session count — the permission rules
- * whose denials hold below the shell and the question about a host in no list.
- * The sandbox (`../sandbox/`) renders this; it decides none of it.
+ * command, the hosts it may reach through crab's proxy, the credential stores
+ * the user opened, and — read at each call, so that rules added during a
+ * session count — the permission rules whose denials hold below the shell, the
+ * paths commands never see, and the question about a host in no list. The
+ * sandbox (`../sandbox/`) renders this; it decides none of it.
  *
  * @module
  */
 
+import { join } from "node:path";
 import type { Rule } from "./rules.ts";
 import type { DomainLists } from "./domains.ts";
+import { CREDENTIAL_STORES, opensStore } from "./credentials.ts";
+import { dataDir, ownSpillDirIfMade } from "../fs/data_dir.ts";
 
 /** How far a command run by bash may reach. */
 export type SandboxMode = "workspace-write" | "read-only" | "danger-full-access";
@@ -55,6 +59,32 @@ export interface SandboxGrant {
    * `WebFetch(domain:…)` join them at each call (`domains.ts`).
    */
   readonly domains?: DomainLists;
+  /**
+   * Credential stores commands may read (`sandbox.credentials.allow` in the
+   * user's config): entries of `CREDENTIAL_STORES`, e.g. `.aws`, or a folder
+   * that holds some (`.ssh`). The others are hidden.
+   */
+  readonly credentials?: readonly string[];
+}
+
+/** A path commands never see, and why. */
+export interface UnseenPath {
+  /** Absolute; a `*` in its last name stands for any characters but `/`. */
+  readonly path: string;
+  /** The credential store it is (an entry of `CREDENTIAL_STORES`), which the user may open. */
+  readonly store?: string;
+}
+
+/**
+ * What commands never see, whatever the rules say: crab's data directory (the
+ * store and its key, transcripts, undo's copies of files, quarantine, other
+ * runs' spill files, other calls' proxy sockets) and the credential stores the
+ * user did not open; and what is shown again, read-only, inside them.
+ */
+export interface UnseenPaths {
+  readonly hidden: readonly UnseenPath[];
+  /** This run's own spill folder: bash results point the model at its files. */
+  readonly shown: readonly string[];
 }
 
 /** What the sandbox reads for one call: the grant, and the policy's live answers. */
@@ -81,6 +111,36 @@ export interface SandboxPolicy extends SandboxGrant {
    * the files hooks run, read-only for commands, asked for by write and edit.
    */
   readonly protect?: readonly { readonly path: string; readonly reason: string }[];
+  /**
+   * What commands never see, asked at each call; without it, {@link unseenPaths}
+   * of this grant and `$HOME`.
+   */
+  readonly unseen?: () => UnseenPaths;
+}
+
+/**
+ * The paths commands never see under `grant`, for the home directory `home`:
+ * crab's data directory but this run's spill folder, and every credential
+ * store (`credentials.ts`) but those `grant.credentials` opens.
+ *
+ * @example
+ * ```ts
+ * unseenPaths({ ...DEFAULT_SANDBOX_POLICY, credentials: [".aws"] }, "/home/u").hidden;
+ * // [{ path: "/home/u/.local/share/crab" }, { path: "/home/u/.ssh/id_*", store: ".ssh/id_*" }, …]
+ * ```
+ */
+export function unseenPaths(grant: SandboxGrant, home: string): UnseenPaths {
+  const open = grant.credentials ?? [];
+  return {
+    hidden: [
+      { path: dataDir() },
+      ...CREDENTIAL_STORES.filter((s) => !opensStore(open, s)).map((store) => ({
+        path: join(home, store),
+        store,
+      })),
+    ],
+    shown: [ownSpillDirIfMade()].filter((d) => d !== undefined),
+  };
 }
 
 /** A question about one host a command asked crab's proxy for. */

@@ -9,7 +9,12 @@
  * Globs are expanded for each call by a bounded walk of the rule's base (the
  * workspace for `./x` and `x`, the project, home or `/` for the other forms),
  * skipping git directories and dependency folders; a file that appears during
- * a call is covered from the next call on.
+ * a call is covered from the next call on. An edit denied below a folder
+ * (`Edit(.github/**)`) makes the folder itself read-only, so nothing can be
+ * created in it either; when the folder (or one on its way) does not exist, it
+ * is returned as missing, for the layout to hold with a placeholder. What other
+ * patterns name and a call creates is put back after the call (undo's change
+ * list, `Policy.changeRefusal`).
  *
  * @module
  */
@@ -17,7 +22,8 @@
 import { join } from "node:path";
 import { matchPath, patternBase } from "../policy/path_pattern.ts";
 import type { Rule } from "../policy/rules.ts";
-import { lstatOrNull } from "../fs/exists.ts";
+import { lstatOrNull, realPathOrNull } from "../fs/exists.ts";
+import { realPathOf } from "../fs/workspace.ts";
 
 /** Entries read at most per rule base while expanding globs. */
 const MAX_ENTRIES = 20_000;
@@ -30,6 +36,8 @@ const SKIPPED = new Set([".git", "node_modules", "target", ".venv", "__pycache__
 export interface Denied {
   hidden: string[];
   readOnly: string[];
+  /** Folders an edit is denied below that do not exist: nothing may be created there. */
+  missing: string[];
 }
 
 /** The deny rules that become mounts: on Read or Edit/Write paths, with a pattern. */
@@ -73,7 +81,22 @@ function expand(rule: Rule, workspace: string): string[] {
 export function deniedPaths(rules: readonly Rule[], workspace: string): Denied {
   const hidden = new Set<string>();
   const readOnly = new Set<string>();
+  const missing = new Set<string>();
   for (const rule of sandboxDenials(rules)) {
+    const pattern = rule.matcher.kind === "path" ? rule.matcher.pattern : undefined;
+    if (rule.tool === "edit" && pattern?.dir !== undefined) {
+      const dir = join(patternBase(pattern, workspace), pattern.dir);
+      const real = realPathOrNull(dir);
+      if (real) readOnly.add(real);
+      else {
+        try {
+          missing.add(realPathOf(dir));
+        } catch {
+          // A loop or an over-long path: nothing can be created there.
+        }
+      }
+      continue;
+    }
     for (const path of expand(rule, workspace)) {
       let real: string;
       try {
@@ -84,5 +107,9 @@ export function deniedPaths(rules: readonly Rule[], workspace: string): Denied {
       (rule.tool === "read" ? hidden : readOnly).add(real);
     }
   }
-  return { hidden: [...hidden].sort(), readOnly: [...readOnly].sort() };
+  return {
+    hidden: [...hidden].sort(),
+    readOnly: [...readOnly].sort(),
+    missing: [...missing].sort(),
+  };
 }

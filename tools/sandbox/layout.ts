@@ -8,7 +8,11 @@
  * checked after the call instead, see `_watch.ts`); `/tmp` and the
  * user's runtime directory are private; sockets of daemons that would run
  * commands outside the sandbox (container engines and their VMs, LXD, libvirt,
- * systemd, D-Bus: see `sockets.ts`) are hidden.
+ * systemd, D-Bus: see `sockets.ts`) are hidden. What the policy says commands
+ * never see (crab's data directory, the credential stores) is hidden like a
+ * path a Read deny names, wherever it lies, and this run's own spill folder is
+ * shown again inside it, read-only. A hidden folder that holds the workspace
+ * is not hidden whole: its other entries are.
  *
  * A directory holding a protected path is also bind-mounted onto itself, so it
  * is a mount point: renaming `.git` away and putting a new one in its place
@@ -17,15 +21,15 @@
  * @module
  */
 
-import { dirname, join } from "node:path";
-import { dataDir } from "../fs/data_dir.ts";
+import { basename, dirname, join } from "node:path";
 import { ownRoots } from "../host/own_roots.ts";
 import { entryExists, lstatOrNull, realPathOrNull } from "../fs/exists.ts";
 import { findRepository, namesIn, type ProtectedPath, protectedPaths } from "../fs/protected.ts";
 import { gitDirsOf } from "../fs/git_dirs.ts";
 import { deniedPaths } from "./denials.ts";
 import { isWithin } from "../fs/workspace.ts";
-import type { SandboxPolicy } from "../policy/sandbox.ts";
+import { type SandboxPolicy, unseenPaths } from "../policy/sandbox.ts";
+import { matchesName } from "../policy/credentials.ts";
 import { daemonSockets } from "./sockets.ts";
 
 /** The mounts of one call, by kind, in the order bwrap applies them. */
@@ -36,7 +40,7 @@ export interface Layout {
   tmpfs: string[];
   /** Sockets hidden behind /dev/null; applied last, so that no writable root covers them. */
   masked: string[];
-  /** Paths shown again read-only above a tmpfs (agent sockets, spill files). */
+  /** Paths shown again read-only above a tmpfs (agent sockets). */
   reshown: string[];
   /** Writable roots and pinned directories, parents first. */
   writable: string[];
@@ -51,8 +55,85 @@ export interface Layout {
   gitDirs: string[];
   /** Protected paths checked after the call (links replaced, files that appeared). */
   watched: ProtectedPath[];
-  /** Paths a deny rule on reading hides: an unreadable file or directory covers each. */
-  hidden: { path: string; dir: boolean }[];
+  /**
+   * Paths a deny rule on reading hides, then what commands never see (crab's
+   * data directory, credential stores: `store` names the store): an unreadable
+   * file or directory covers each; a hidden directory that holds a
+   * {@link Layout.shown} path is an empty read-only one instead.
+   */
+  hidden: { path: string; dir: boolean; store?: string }[];
+  /** Paths shown again, read-only, inside a hidden directory or a tmpfs (this run's spill folder). */
+  shown: string[];
+}
+
+/** A credential store a call's sandbox hid. */
+export interface HiddenStore {
+  /** Real path. */
+  path: string;
+  /** Its entry of `CREDENTIAL_STORES`, which `sandbox.credentials.allow` names. */
+  store: string;
+}
+
+/** The credential stores among a layout's hidden paths. */
+export function hiddenStores(layout: Layout): HiddenStore[] {
+  return layout.hidden.flatMap((h) => h.store ? [{ path: h.path, store: h.store }] : []);
+}
+
+/**
+ * The existing paths `path` names: itself, or with a `*` in its last name each
+ * entry of its folder that matches. Below `home` each folder on the way is
+ * looked up in its parent's listing (read once per call, in `listings`): most
+ * credential stores are missing, and a failed lookup costs more than a listing.
+ */
+function existing(
+  path: string,
+  home: string,
+  listings: Map<string, Map<string, Deno.DirEntry> | null>,
+): string[] {
+  const name = basename(path);
+  const listed = (dir: string) => {
+    if (!listings.has(dir)) {
+      let names: Map<string, Deno.DirEntry> | null;
+      try {
+        names = new Map([...Deno.readDirSync(dir)].map((e) => [e.name, e]));
+      } catch {
+        names = null;
+      }
+      listings.set(dir, names);
+    }
+    return listings.get(dir);
+  };
+  const below = isWithin(home, path) && path !== home;
+  if (!below && !name.includes("*")) return lstatOrNull(path) ? [path] : [];
+  const parts = below
+    ? path.slice(home.endsWith("/") ? home.length : home.length + 1).split("/")
+    : [name];
+  let dir = below ? home : dirname(path);
+  for (const part of parts.slice(0, -1)) {
+    const e = listed(dir)?.get(part);
+    if (!e || e.isFile) return [];
+    dir = join(dir, part);
+  }
+  const names = listed(dir);
+  if (!names) return [];
+  if (!name.includes("*")) return names.has(name) ? [path] : [];
+  return [...names.keys()].filter((n) => matchesName(name, n)).map((n) => join(dir, n));
+}
+
+/**
+ * What can be hidden of `path` (a real path) while `keep` stays visible: the
+ * path itself, or when it holds `keep`, its entries that do not (recursively).
+ */
+function hideable(path: string, keep: string): string[] {
+  if (!isWithin(path, keep)) return [path];
+  if (path === keep) return [];
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(path)];
+  } catch {
+    return [];
+  }
+  return entries.flatMap((e) => hideable(join(path, e.name), keep));
 }
 
 /** `/run/user/UID` for the owner of HOME (Deno.uid() would need --allow-sys). */
@@ -111,9 +192,6 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   const run = sys.runtimeDir;
   if (run && !isWithin(run, workspace) && !isWithin(run, home)) tmpfs.push(run);
   const reshown = [...sys.reshown];
-  // Spill files under a private /tmp would vanish from view; earlier ones stay readable.
-  const spill = realPathOrNull(join(dataDir(), "spill"));
-  if (spill && tmpfs.some((t) => isWithin(t, spill))) reshown.push(spill);
 
   const layout: Layout = {
     net: policy.net,
@@ -127,10 +205,39 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     gitDirs: [],
     watched: [],
     hidden: [],
+    shown: [],
   };
   const denied = policy.rules?.length ? deniedPaths(policy.rules, workspace) : undefined;
   for (const path of denied?.hidden ?? []) {
     layout.hidden.push({ path, dir: lstatOrNull(path)?.isDirectory ?? false });
+  }
+  const unseen = policy.unseen?.() ?? unseenPaths(policy, home);
+  const underTmpfs = (p: string) => tmpfs.some((t) => isWithin(t, p));
+  const listings = new Map<string, Map<string, Deno.DirEntry> | null>();
+  const unseenHidden: string[] = [];
+  for (const u of unseen.hidden) {
+    for (const path of existing(u.path, home, listings)) {
+      // Also under a private tmpfs: a writable root bound there (a workspace in /tmp) may hold
+      // it, and Seatbelt has no private /tmp.
+      const real = realPathOrNull(path);
+      if (!real) continue;
+      for (const p of hideable(real, workspace)) {
+        const info = lstatOrNull(p);
+        if (!info) continue;
+        layout.hidden.push({
+          path: p,
+          dir: info.isDirectory,
+          ...(u.store ? { store: u.store } : {}),
+        });
+        unseenHidden.push(p);
+      }
+    }
+  }
+  for (const s of unseen.shown) {
+    const real = realPathOrNull(s);
+    if (real && (underTmpfs(real) || layout.hidden.some((h) => h.dir && isWithin(h.path, real)))) {
+      layout.shown.push(real);
+    }
   }
   const repo = findRepository(workspace);
   if (policy.mode !== "workspace-write") {
@@ -166,10 +273,13 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     const root = writableRoot(d);
     if (root) pin(d, root);
   }
-  const data = realPathOrNull(dataDir());
+  // What commands never see cannot be renamed away either (and come back in view).
+  for (const path of unseenHidden) {
+    const root = writableRoot(path);
+    if (root) pin(path, root);
+  }
   const readOnly = guarded.filter((p) => p.exists).map((p) => p.path);
   readOnly.push(...denied?.readOnly ?? []);
-  if (data) readOnly.push(data);
   // crab's code and caches: a change there would run inside crab at its next start.
   readOnly.push(...ownRoots(workspace));
   for (const path of readOnly) {
@@ -179,10 +289,10 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     pin(path, root);
   }
   const rootNames = namesIn(workspace);
-  for (const p of guarded) {
-    if (p.exists || !p.createRisky) continue;
-    const top = existingAncestor(p.path, workspace, rootNames);
-    if (top === p.path) {
+  // A missing path that nothing may create: held by a placeholder at its topmost missing folder.
+  const holdMissing = (path: string) => {
+    const top = existingAncestor(path, workspace, rootNames);
+    if (top === path) {
       // It appeared since it was looked at (another call's placeholder, most likely):
       // protected as a path that exists, and held as a placeholder when it is empty.
       const root = writableRoot(top);
@@ -190,19 +300,22 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
         layout.readOnly.push(top);
         pin(top, root);
       }
-      continue;
+      return;
     }
     const root = writableRoot(top);
     // Under a read-only parent nothing can be created anyway.
-    if (!root || layout.readOnly.some((r) => isWithin(r, top))) continue;
+    if (!root || layout.readOnly.some((r) => isWithin(r, top))) return;
     // The topmost missing directory is what a command would create first.
-    let placeholder = p.path;
+    let placeholder = path;
     while (dirname(placeholder) !== top && dirname(placeholder) !== placeholder) {
       placeholder = dirname(placeholder);
     }
     if (!layout.placeholders.includes(placeholder)) layout.placeholders.push(placeholder);
     pin(placeholder, root);
-  }
+  };
+  for (const p of guarded) if (!p.exists && p.createRisky) holdMissing(p.path);
+  // An edit denied below a folder that does not exist yet: nothing may be created there.
+  for (const path of denied?.missing ?? []) holdMissing(path);
   for (const d of pinned) roots.add(d);
   layout.writable = [...roots].sort((a, b) => a.length - b.length);
   layout.readOnly = [...new Set(layout.readOnly)].sort((a, b) => a.length - b.length);

@@ -19,8 +19,10 @@ import { sandboxStatus } from "./probe.ts";
 import { seatbeltInvocation } from "./seatbelt.ts";
 import type { Contact } from "./net/mod.ts";
 import type { SandboxPolicy } from "../policy/sandbox.ts";
+import type { HiddenStore } from "./layout.ts";
 
 export type { Contact } from "./net/mod.ts";
+export type { HiddenStore } from "./layout.ts";
 
 export { parseStatus, type SupervisedStatus } from "./linux/supervisor.ts";
 export { sweepPlaceholders } from "./placeholders.ts";
@@ -48,6 +50,8 @@ export interface SandboxedCommand {
   contacts(): Contact[];
   /** Variables the command's environment needs besides bash's (macOS: the proxies'). */
   env?: Record<string, string>;
+  /** The credential stores the command cannot see (its result names what opens one). */
+  hiddenStores: readonly HiddenStore[];
 }
 
 /**
@@ -76,6 +80,7 @@ export function seatbeltRun(
   }
   return {
     args: run.args,
+    hiddenStores: run.hiddenStores,
     ...(bridge && { env: bridge.env }),
     contacts: () => bridge?.contacts() ?? [],
     release: async () => {
@@ -122,6 +127,7 @@ export async function sandboxCommand(
     args: run.args,
     ...(run.env && { env: run.env }),
     contacts: run.contacts,
+    hiddenStores: run.hiddenStores,
     release: async () => [...await run.release(), ...(notice ? [notice] : [])],
   };
 }

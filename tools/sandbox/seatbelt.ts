@@ -4,7 +4,9 @@
  * run for it.
  *
  * The profile starts from `(deny default)` and is built by construction:
- * reads are allowed everywhere except the paths a deny rule hides; writes only
+ * reads are allowed everywhere except the paths a deny rule hides and what
+ * commands never see (crab's data directory, credential stores), but for this
+ * run's own spill files; writes only
  * beneath the writable roots and the call's private temporary directory, minus
  * every protected path, existing or not (so it cannot be created either, and
  * the placeholders bwrap needs are not), and minus the directories holding a
@@ -38,7 +40,9 @@ import { type Layout, sandboxLayout } from "./layout.ts";
 import type { SandboxStatus } from "./status.ts";
 import type { SandboxPolicy } from "../policy/sandbox.ts";
 import { SANDBOX_EXEC } from "../host/capabilities.ts";
+import { ensureDataDir } from "../fs/data_dir.ts";
 import { watchProtected } from "./watch.ts";
+import { type HiddenStore, hiddenStores } from "./layout.ts";
 
 export { SANDBOX_EXEC } from "../host/capabilities.ts";
 
@@ -222,6 +226,7 @@ export function seatbeltProfile(layout: Layout, opts: SeatbeltOptions): Seatbelt
   const gitWrittenP = param("GIT_WRITTEN", gitWritten.map((w) => w.path));
   const keptP = param("HOLDS", kept);
   const hiddenP = param("HIDDEN", hidden);
+  const shownP = param("SHOWN", outermost(layout.shown.flatMap(seen)));
   const socketP = param("AGENT", sockets);
 
   const any = (filters: string[]) =>
@@ -260,6 +265,12 @@ export function seatbeltProfile(layout: Layout, opts: SeatbeltOptions): Seatbelt
     "",
     "; Reads (and mapping libraries, its own operation): everywhere but what a deny rule hides.",
     hiddenP.length ? `(allow ${READS} ${except(subpaths(hiddenP))[0]})` : `(allow ${READS})`,
+    ...(shownP.length
+      ? [
+        "; Shown again inside a hidden folder, read-only: this run's spill files.",
+        `(allow ${READS} ${any(subpaths(shownP))})`,
+      ]
+      : []),
     "",
     "; Writes: the writable roots and the private TMPDIR, minus protected paths (existing or",
     "; not) and the directories that hold them, which may not be unlinked or renamed away.",
@@ -371,6 +382,8 @@ function agentSockets(): string[] {
 /** sandbox-exec's arguments for one command, and the release of what they hold. */
 export interface SeatbeltInvocation {
   args: string[];
+  /** The credential stores the profile hid. */
+  hiddenStores: HiddenStore[];
   /** Call once sandbox-exec has exited: removes the temporary directory, checks protected paths. */
   release(): Promise<string[]>;
 }
@@ -382,6 +395,8 @@ export function seatbeltInvocation(
   command: string,
   opts: { proxyPorts?: readonly number[] } = {},
 ): SeatbeltInvocation {
+  // crab's data dir exists before the layout hides it.
+  ensureDataDir();
   const layout = sandboxLayout(workspace, policy);
   const watch = watchProtected(workspace, layout.watched, layout.writable);
   const tmpDir = realPathOf(Deno.makeTempDirSync({ prefix: "crab-sandbox-" }));
@@ -396,6 +411,7 @@ export function seatbeltInvocation(
   let released = false;
   return {
     args,
+    hiddenStores: hiddenStores(layout),
     release() {
       if (released) return Promise.resolve([]);
       released = true;

@@ -148,7 +148,7 @@ const DENO_FLAG =
 const REPL_COMMAND_FLAG = /^--(user|local)$/;
 
 const OTHER_PROGRAMS_FLAG =
-  /^--(die-with-parent|new-session|unshare-[a-z]+|share-net|as-pid-1|disable-userns|cap-drop|ro-bind|bind|dev-bind|proc|dev|tmpfs|size|setenv|chdir|cache|continue|no-skip-worktree|no-assume-unchanged|user|scope|rcfile|init-file)$/;
+  /^--(die-with-parent|new-session|unshare-[a-z]+|share-net|as-pid-1|disable-userns|cap-drop|ro-bind|bind|dev-bind|proc|dev|tmpfs|size|remount-ro|setenv|chdir|cache|continue|no-skip-worktree|no-assume-unchanged|user|scope|rcfile|init-file)$/;
 
 function command(path: string): Command {
   let c = ROOT;

@@ -376,3 +376,33 @@ Deno.test("crab mcp serve: a bash call swapping a write's temp directory cannot 
     await served.close();
   }
 });
+
+Deno.test("crab mcp serve: read, grep and glob refuse crab's data dir even with outside reads allowed", async () => {
+  using s = sandbox("crab-serve-");
+  Deno.writeTextFileSync(join(s.home, "crab.db.key"), "KEY-SECRET\n");
+  s.put("a.txt", "workspace\n");
+  const served = await serve(s, ["--allow", "outside"]);
+  try {
+    const calls = [
+      { name: "read", arguments: { path: join(s.home, "crab.db.key") } },
+      { name: "grep", arguments: { pattern: "SECRET", path: s.home } },
+      { name: "glob", arguments: { pattern: "*", path: s.home } },
+      { name: "glob", arguments: { pattern: `${s.home}/*` } },
+    ];
+    for (const [i, call] of calls.entries()) {
+      const text = textOf(await served.client.callTool(call));
+      assert.match(text, /^Error \[policy_denied\][^]*crab's data directory/, text);
+      // Neither the content nor, for a search, the names in it.
+      assert.doesNotMatch(text, i === 0 ? /KEY-SECRET/ : /KEY-SECRET|crab\.db\.key/);
+    }
+    // Outside reads elsewhere are still allowed.
+    const other = join(s.root, "other.txt");
+    Deno.writeTextFileSync(other, "elsewhere\n");
+    assert.equal(
+      textOf(await served.client.callTool({ name: "read", arguments: { path: other } })),
+      "1\telsewhere\n",
+    );
+  } finally {
+    await served.close();
+  }
+});

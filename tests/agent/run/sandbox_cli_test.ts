@@ -193,8 +193,12 @@ Deno.test("crab mcp serve refuses protected paths unless --allow protected, and 
       name: "bash",
       arguments: { command: `touch ${s.root}/escaped ${s.home}/escaped; echo rc=$?` },
     });
-    // Under the private /tmp the touch lands in the sandbox's own memory, not on the host.
-    assert.equal(textOf(b), "rc=0\n");
+    // Under the private /tmp a touch lands in the sandbox's own memory, not on the host; crab's
+    // data dir (CRAB_HOME) is hidden from commands wherever it lies.
+    assert.equal(
+      textOf(b),
+      `touch: cannot touch '${s.home}/escaped': Permission denied\nrc=1\n`,
+    );
   } finally {
     await refusing.close();
   }

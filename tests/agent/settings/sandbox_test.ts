@@ -170,3 +170,33 @@ Deno.test("sandboxPolicy() joins --allow-domain and the user's sandbox.network",
   assert.equal(policy.net, false);
   assert.equal(sandboxPolicy({ user: {} }).domains, undefined);
 });
+
+Deno.test("readSettings() takes sandbox.credentials.allow: entries of the list, or folders holding some", () => {
+  using ok = tempFile({ sandbox: { credentials: { allow: [".aws", ".ssh", ".ssh/id_*"] } } });
+  assert.deepEqual(readSettings(ok.path).settings, {
+    sandbox: { credentials: { allow: [".aws", ".ssh", ".ssh/id_*"] } },
+  });
+  const cases: [unknown, RegExp][] = [
+    [{ credentials: [".aws"] }, /"sandbox.credentials" must be an object with allow/],
+    [{ credentials: { allow: ".aws" } }, /"sandbox.credentials.allow" must be an array/],
+    [{ credentials: { deny: [] } }, /unknown field "sandbox.credentials.deny"/],
+    [
+      { credentials: { allow: [".awz"] } },
+      /"sandbox.credentials.allow": "\.awz" is not a credential store crab hides \(known: \.ssh\/id_\*/,
+    ],
+    [{ credentials: { allow: ["/home/u/.aws"] } }, /"\/home\/u\/\.aws" is not a credential store/],
+  ];
+  for (const [sandbox, message] of cases) {
+    using f = tempFile({ sandbox });
+    assert.throws(
+      () => readSettings(f.path),
+      (e) => e instanceof ConfigError && message.test(e.message),
+    );
+  }
+});
+
+Deno.test("sandboxPolicy() grants the user's credentials.allow, and nothing without it", () => {
+  const open = sandboxPolicy({ user: { sandbox: { credentials: { allow: [".aws"] } } } });
+  assert.deepEqual(open.credentials, [".aws"]);
+  assert.equal(sandboxPolicy({ user: {} }).credentials, undefined);
+});

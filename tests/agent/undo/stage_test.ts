@@ -157,3 +157,39 @@ Deno.test("undoStage(): a file the policy keeps out of the store is never copied
     Deno.removeSync(t.root, { recursive: true });
   }
 });
+
+Deno.test("undoStage(): with Edit(**/*.lock) denied, lock files a program made or changed are put back and named", async () => {
+  const { printAgainst, sandbox } = await import("../../support/cli.ts");
+  const { startFakeModel, toolResults } = await import("../../support/fake_model.ts");
+  using s = sandbox("crab-stage-deny-");
+  s.put(".claude/settings.json", JSON.stringify({ permissions: { deny: ["Edit(**/*.lock)"] } }));
+  s.put("ok.txt", "before\n");
+  // Not expanded into a read-only mount (a dependency folder is not walked): changed below it.
+  s.put("node_modules/pkg/x.lock", "pinned\n");
+  const program = "import os; os.makedirs('sub', exist_ok=True); " +
+    "open('new.lock','w').write('x'); open('sub/deep.lock','w').write('y'); " +
+    "open('node_modules/pkg/x.lock','w').write('changed'); open('ok.txt','w').write('after')";
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: `python3 -c "${program}"; echo rc=$?` } }] },
+    { text: "done" },
+  ]);
+  const r = await printAgainst(s, fake, ["--yolo"]);
+  assert.equal(r.code, 0, r.stderr);
+  const [result] = toolResults(fake.modelRequests()[1]);
+  assert.match(result.text, /rc=0/);
+  assert.match(result.text, /files changed: \+1 ~1 -0: ~ok\.txt \+sub\/\n/);
+  assert.match(
+    result.text,
+    /\ncrab put back what the call changed where edits are denied: sub\/deep\.lock, new\.lock, node_modules\/pkg\/x\.lock \(an edit denied by Edit\(\*\*\/\*\.lock\) \([^)]*settings\.json\)\)$/,
+  );
+  for (const gone of ["new.lock", "sub/deep.lock"]) {
+    assert.throws(() => Deno.lstatSync(join(s.ws, gone)), Deno.errors.NotFound, gone);
+  }
+  assert.equal(Deno.readTextFileSync(join(s.ws, "node_modules/pkg/x.lock")), "pinned\n");
+  assert.equal(Deno.readTextFileSync(join(s.ws, "ok.txt")), "after");
+  // The journal keeps what stayed: undo puts back ok.txt and sub/.
+  const undo = await s.crab(["undo", "--yes"]);
+  assert.equal(undo.code, 0, undo.stdout + undo.stderr);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "ok.txt")), "before\n");
+  assert.throws(() => Deno.lstatSync(join(s.ws, "sub")), Deno.errors.NotFound);
+});

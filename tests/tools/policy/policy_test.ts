@@ -7,6 +7,10 @@ import { readTool } from "../../../tools/read.ts";
 import { writeTool } from "../../../tools/write.ts";
 import type { ApprovalClass, ApprovalRequest } from "../../../tools/tool.ts";
 import { parseClasses } from "../../../agent/run/runtime.ts";
+import { dataDir, ownSpillDirIfMade } from "../../../tools/fs/data_dir.ts";
+import { truncateText } from "../../../tools/call/truncate.ts";
+import { realPathOf } from "../../../tools/fs/workspace.ts";
+import { join } from "node:path";
 
 /** An asker answering by class, recording what it was asked. */
 function asker(answers: Partial<Record<ApprovalClass, "yes" | "no" | "all">>) {
@@ -244,4 +248,99 @@ Deno.test("Policy.hookRefusal(): a hook whose file changed since it was pinned r
   ]);
   policy.mode = "dontAsk";
   assert.match((await policy.hookRefusal(changed, signal))!, /run crab interactively/);
+});
+
+Deno.test("Policy.closedPath() closes crab's data dir but this run's spill folder, and a workspace inside it", () => {
+  const policy = new Policy({ yolo: true });
+  const data = realPathOf(dataDir());
+  const ws = "/nowhere/ws";
+  assert.match(policy.closedPath(join(data, "crab.db.key"), ws)!, /^crab's data directory/);
+  assert.match(policy.closedPath(data, ws)!, /^crab's data directory/);
+  assert.match(policy.closedPath(join(data, "spill", "run-1-other", "x.txt"), ws)!, /data dir/);
+  const ownSpill = truncateText("x".repeat(100), { headBytes: 10, spill: true }).spillPath!;
+  assert.equal(policy.closedPath(ownSpill, ws), undefined);
+  Deno.removeSync(ownSpill);
+  assert.equal(policy.closedPath(`${data}-other/x`, ws), undefined);
+  // A workspace inside the data dir stays open; the rest of the data dir does not.
+  const inside = join(data, "projects", "ws");
+  assert.equal(policy.closedPath(join(inside, "a.ts"), inside), undefined);
+  assert.match(policy.closedPath(join(data, "crab.db"), inside)!, /^crab's data directory/);
+  // A search leaves it out too.
+  assert.equal(policy.hidden(ws)(join(data, "undo", "x")), true);
+  assert.equal(policy.hidden(ws)("/nowhere/ws/a.ts"), false);
+});
+
+Deno.test("Policy.changeRefusal() names the Edit or Write deny on paths that forbids a change", () => {
+  const base = { project: "/w", home: "/h" };
+  const rule = (text: string, effect: "deny" | "allow") =>
+    parseRule(text, effect, { scope: "project", file: "/w/.claude/settings.json" }, base);
+  const policy = new Policy({
+    rules: [
+      rule("Edit(**/*.lock)", "deny"),
+      rule("Write(./.github/**)", "deny"),
+      rule("Read(./.env)", "deny"),
+      rule("Edit(./ok/**)", "allow"),
+    ],
+  });
+  assert.equal(
+    policy.changeRefusal("/w/a/b.lock", "/w", false),
+    "an edit denied by Edit(**/*.lock) (/w/.claude/settings.json)",
+  );
+  assert.match(policy.changeRefusal("/w/.github/workflows", "/w", true)!, /Write\(\.\/\.github/);
+  assert.equal(
+    policy.changeRefusal("/w/.env", "/w", false),
+    undefined,
+    "a Read deny is not an edit's",
+  );
+  assert.equal(policy.changeRefusal("/w/ok/x", "/w", false), undefined);
+  // A bare Edit deny is the tools' own: the sandbox and this check cannot hold it.
+  assert.equal(
+    new Policy({ rules: [rule("Edit", "deny")] }).changeRefusal("/w/x", "/w", false),
+    undefined,
+  );
+});
+
+Deno.test("Policy.sandbox.unseen() hides crab's data dir and the credential stores the grant does not open", () => {
+  const home = "/home/u";
+  const unseen = (credentials?: string[]) =>
+    new Policy({
+      home,
+      sandbox: { mode: "workspace-write", net: false, writable: [], credentials },
+    })
+      .sandbox.unseen!();
+  const all = unseen();
+  assert.deepEqual(all.hidden[0], { path: dataDir() });
+  // This run's spill folder, once it spilled: shown again inside the hidden data dir.
+  const made = ownSpillDirIfMade();
+  assert.deepEqual(all.shown, made ? [made] : []);
+  const stores = all.hidden.slice(1).map((h) => h.store);
+  for (
+    const s of [".ssh/id_*", ".aws", ".netrc", ".config/gh/hosts.yml", ".claude/.credentials.json"]
+  ) {
+    assert.ok(stores.includes(s), s);
+  }
+  assert.ok(all.hidden.some((h) => h.path === "/home/u/.aws" && h.store === ".aws"));
+  const open = unseen([".aws", ".ssh"]).hidden.map((h) => h.store);
+  assert.equal(open.includes(".aws"), false);
+  assert.equal(open.some((s) => s?.startsWith(".ssh/")), false);
+  assert.ok(open.includes(".netrc"));
+});
+
+Deno.test("Policy.closedPath() follows dataDir() to ./.crab in a build that may write nowhere else", async () => {
+  const { sandbox } = await import("../../support/cli.ts");
+  const { presetFlags } = await import("../../../tools/host/capabilities.ts");
+  using s = sandbox("crab-closed-");
+  s.put(".crab/notes.txt", "STORE-SECRET\n");
+  s.put("a.txt", "workspace\n");
+  const flags = presetFlags("read-only");
+  const tool = (name: string, args: Record<string, unknown>) =>
+    s.crab(["tool", name, JSON.stringify(args)], { flags });
+  const read = await tool("read", { path: ".crab/notes.txt" });
+  assert.equal(read.code, 1, read.stdout);
+  assert.match(read.stderr, /^error \[policy_denied\][^]*crab's data directory/);
+  const grep = await tool("grep", { pattern: "SECRET", path: ".crab" });
+  assert.match(grep.stderr, /^error \[policy_denied\]/);
+  // The store went there, and the rest of the workspace reads as ever.
+  assert.ok(Deno.statSync(join(s.ws, ".crab", "crab.db")).isFile);
+  assert.equal((await tool("read", { path: "a.txt" })).stdout, "1\tworkspace\n");
 });

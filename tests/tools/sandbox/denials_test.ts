@@ -114,3 +114,46 @@ Deno.test("crab tool bash: a project's Read(./.env) deny hides .env from cat, as
   assert.notEqual(read.code, 0);
   assert.doesNotMatch(read.stdout + read.stderr, /secret/);
 });
+
+Deno.test("Edit(.github/**) denied: a program the parser cannot see into creates nothing below .github, missing or not", async () => {
+  const { printAgainst, sandbox } = await import("../../support/cli.ts");
+  const { startFakeModel, toolResults } = await import("../../support/fake_model.ts");
+  const attack = `python3 -c "import os; os.makedirs('.github/workflows'); ` +
+    `open('.github/workflows/evil.yml','w').write('x')"; echo rc=$?`;
+  for (const before of ["missing", "empty", "with a file"]) {
+    using s = sandbox("crab-deny-new-");
+    s.put(".claude/settings.json", JSON.stringify({ permissions: { deny: ["Edit(.github/**)"] } }));
+    if (before === "empty") Deno.mkdirSync(join(s.ws, ".github"));
+    if (before === "with a file") s.put(".github/CODEOWNERS", "* @owner\n");
+    await using fake = await startFakeModel([
+      { calls: [{ name: "bash", args: { command: attack } }] },
+      { text: "done" },
+    ]);
+    const r = await printAgainst(s, fake, ["--yolo"]);
+    assert.equal(r.code, 0, r.stderr);
+    const [result] = toolResults(fake.modelRequests()[1]);
+    assert.match(result.text, /rc=1/, `${before}: ${result.text}`);
+    assert.throws(() => Deno.lstatSync(join(s.ws, ".github/workflows")), Deno.errors.NotFound);
+    // The placeholder of a missing folder is gone after the call; what was there stays.
+    assert.equal(
+      [...Deno.readDirSync(s.ws)].some((e) => e.name === ".github"),
+      before !== "missing",
+      before,
+    );
+    if (before === "with a file") {
+      assert.equal(Deno.readTextFileSync(join(s.ws, ".github/CODEOWNERS")), "* @owner\n");
+    }
+  }
+});
+
+Deno.test("deniedPaths() makes the folder of a DIR/** edit deny read-only, and returns it missing when it is", () => {
+  using p = place([["Edit(./.github/**)", "deny"], ["Edit(docs/api/**)", "deny"], [
+    "Edit(**/*.lock)",
+    "deny",
+  ]]);
+  p.put(".github/CODEOWNERS", "x");
+  p.put("a/b.lock", "x");
+  const d = deniedPaths(p.rules, p.ws);
+  assert.deepEqual(d.readOnly, [join(p.ws, ".github"), join(p.ws, "a/b.lock")]);
+  assert.deepEqual(d.missing, [join(p.ws, "docs/api")]);
+});

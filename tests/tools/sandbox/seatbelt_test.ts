@@ -21,8 +21,10 @@ import {
   seatbeltSupervisor,
 } from "../../../tools/sandbox/seatbelt.ts";
 
-const WRITE: SandboxPolicy = { mode: "workspace-write", net: false, writable: [] };
-const READ_ONLY: SandboxPolicy = { mode: "read-only", net: false, writable: [] };
+/** Nothing commands never see: the profile's other parts alone (what they never see is tested below). */
+const NONE = () => ({ hidden: [], shown: [] });
+const WRITE: SandboxPolicy = { mode: "workspace-write", net: false, writable: [], unseen: NONE };
+const READ_ONLY: SandboxPolicy = { mode: "read-only", net: false, writable: [], unseen: NONE };
 
 function bare(over: Partial<Layout> = {}): Layout {
   return {
@@ -36,6 +38,7 @@ function bare(over: Partial<Layout> = {}): Layout {
     gitDirs: [],
     watched: [],
     hidden: [],
+    shown: [],
     ...over,
   };
 }
@@ -283,6 +286,34 @@ Deno.test("seatbeltProfile() hides what a Read deny rule names, from reads and w
     /^\(allow file-read\* file-test-existence file-map-executable \(require-not \(subpath \(param "HIDDEN_0"\)\)\)\)$/m,
   );
   assert.match(rule(p.text, "(allow file-write*\n"), /\(subpath \(param "HIDDEN_0"\)\)/);
+});
+
+Deno.test("seatbeltProfile() hides crab's data dir and credential stores but shows this run's spill folder", () => {
+  using t = tempRoot();
+  const ws = join(t.root, "ws");
+  const data = join(t.root, "data");
+  const spill = join(data, "spill", "run-1-abc");
+  for (const d of [ws, spill, join(t.root, ".aws")]) Deno.mkdirSync(d, { recursive: true });
+  Deno.writeTextFileSync(join(t.root, ".netrc"), "machine x\n");
+  const unseen = () => ({
+    hidden: [
+      { path: data },
+      { path: join(t.root, ".aws"), store: ".aws" },
+      { path: join(t.root, ".netrc"), store: ".netrc" },
+      { path: join(t.root, ".kube", "config"), store: ".kube/config" },
+    ],
+    shown: [spill],
+  });
+  const p = seatbeltProfile(sandboxLayout(ws, { ...WRITE, unseen }), { tmpDir: join(t.root, "x") });
+  const named = (prefix: string) =>
+    p.params.filter(([k]) => k.startsWith(prefix)).map(([, v]) => v);
+  // What exists is hidden; a store that does not is nothing to hide.
+  assert.deepEqual(named("HIDDEN_").sort(), [join(t.root, ".aws"), join(t.root, ".netrc"), data]);
+  assert.deepEqual(named("SHOWN_"), [spill]);
+  assert.match(
+    p.text,
+    /^\(allow file-read\* file-test-existence file-map-executable \(subpath \(param "SHOWN_0"\)\)\)$/m,
+  );
 });
 
 Deno.test("seatbeltInvocation() runs only /usr/bin/sandbox-exec's arguments and cleans its TMPDIR", async () => {

@@ -3,13 +3,16 @@
  * and (unless told otherwise) cgroup namespaces, no capabilities, no nested user namespaces, a fresh
  * /proc and a minimal /dev, the host's root read-only, then the layout's
  * mounts in order (later mounts cover earlier ones), each private tmpfs of
- * a bounded size. The program (the
+ * a bounded size. Sources are the host's paths whatever the mounts before
+ * them cover (bwrap reads them through the old root), so the unreadable and
+ * empty directories in crab's hidden data directory still serve. The program (the
  * supervisor) runs as the namespace's PID 1: when it exits, the kernel kills
  * every process left in the namespace.
  *
  * @module
  */
 
+import { isWithin } from "../../fs/workspace.ts";
 import type { Layout } from "../layout.ts";
 import type { Mount } from "../git/view.ts";
 
@@ -75,12 +78,23 @@ export function bwrapArgs(
   }
   for (const p of layout.readOnly) a.push("--ro-bind", p, p);
   for (const p of layout.placeholders) a.push("--ro-bind", opts.emptyDir, p);
+  // A hidden directory that holds a path shown again is an empty tmpfs, read-only once
+  // the shown paths are bound in it: nothing can be mounted inside an unreadable one.
+  const holding = layout.hidden.filter((h) =>
+    h.dir && layout.shown.some((s) => isWithin(h.path, s))
+  );
   if (opts.unreadable) {
     for (const h of layout.hidden) {
-      a.push("--ro-bind", h.dir ? opts.unreadable.dir : opts.unreadable.file, h.path);
+      if (holding.includes(h)) a.push("--tmpfs", h.path);
+      else a.push("--ro-bind", h.dir ? opts.unreadable.dir : opts.unreadable.file, h.path);
     }
   }
-  for (const p of opts.hiddenFolders ?? []) a.push("--ro-bind", opts.emptyDir, p);
+  for (const p of layout.shown) a.push("--ro-bind", p, p);
+  for (const h of holding) a.push("--remount-ro", h.path);
+  // Folders in a hidden path are out of sight already.
+  for (const p of opts.hiddenFolders ?? []) {
+    if (!layout.hidden.some((h) => isWithin(h.path, p))) a.push("--ro-bind", opts.emptyDir, p);
+  }
   // Last: a writable root bound later would show the socket again.
   for (const p of layout.masked) a.push("--ro-bind", "/dev/null", p);
   for (const [k, v] of Object.entries(opts.env ?? {})) a.push("--setenv", k, v);

@@ -17,7 +17,7 @@ import { bwrapArgs } from "./bwrap.ts";
 import { type CallGroup, callGroup, type CgroupPlan } from "./cgroup.ts";
 import { type ResolvedLimits, resolveLimits } from "../limits.ts";
 import { prepareGitViews } from "../git/view.ts";
-import { sandboxLayout } from "../layout.ts";
+import { type HiddenStore, hiddenStores, sandboxLayout } from "../layout.ts";
 import { holdPlaceholders } from "../placeholders.ts";
 import { watchProtected } from "../watch.ts";
 import { supervisorArgv } from "./supervisor.ts";
@@ -36,6 +36,8 @@ export interface Invocation {
   release(): Promise<string[]>;
   /** Hosts the call asked crab's proxy for (domain mode only). */
   contacts(): Contact[];
+  /** The credential stores the call's sandbox hid: real paths, each with its store's name. */
+  hiddenStores: HiddenStore[];
 }
 
 /** What this machine's sandbox can do besides the basics, as the probe found. */
@@ -52,6 +54,10 @@ export interface Features {
 function unreadable(): { dir: string; file: string } {
   const base = ensureDataDir("sandbox");
   const dir = join(base, "unreadable"), file = join(base, "unreadable-file");
+  // Every call hides crab's data dir: when both are there as they should be, no failed creation
+  // (an exception costs more than the look).
+  const unread = (p: string) => ((lstatOrNull(p)?.mode ?? 0o777) & 0o777) === 0;
+  if (unread(dir) && unread(file)) return { dir, file };
   try {
     Deno.mkdirSync(dir, { mode: 0o000 });
   } catch (e) {
@@ -187,6 +193,8 @@ export async function invocation(
   let views: ReturnType<typeof prepareGitViews> | undefined;
   let args: string[];
   let releasePlaceholders = () => {};
+  // crab's data dir exists before the layout hides it (its sockets, holds and views go there).
+  ensureDataDir();
   const layout = sandboxLayout(workspace, policy);
   const watch = watchProtected(workspace, layout.watched, layout.writable);
   let bridge: Bridge | undefined;
@@ -239,6 +247,7 @@ export async function invocation(
   return {
     args,
     contacts: () => ownBridge?.contacts() ?? [],
+    hiddenStores: hiddenStores(layout),
     async release() {
       if (released) return [];
       released = true;

@@ -13,6 +13,7 @@ const layout: Layout = {
   gitDirs: [],
   watched: [],
   hidden: [],
+  shown: [],
 };
 
 Deno.test("bwrapArgs() sizes every private tmpfs and binds the cgroup files after /dev", () => {
