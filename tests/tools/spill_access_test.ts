@@ -28,6 +28,7 @@ Deno.test("read() and grep() open this process's spill files without approval; w
     // No approval of any outside class: only the spill file itself is let through.
     await using h = harness([readTool, grepTool, writeTool, editTool, globTool], {
       allowed: ["write"],
+      env,
     });
     const read = await h.call("read", { path: spill, offset: 4000, limit: 2 });
     assert.ok(read.ok, JSON.stringify(read));
@@ -62,7 +63,7 @@ Deno.test("read() refuses a spill file that was replaced by a link to another fi
     Deno.writeTextFileSync(`${home}/secret`, "secret\n");
     Deno.removeSync(spill);
     Deno.symlinkSync(`${home}/secret`, spill);
-    await using h = harness([readTool], {});
+    await using h = harness([readTool], { env });
     const r = await h.call("read", { path: spill });
     assert.ok(!r.ok);
     // Where the link leads is crab's data dir, and no spill file of this run.

@@ -84,6 +84,8 @@ export interface PolicyOptions {
   rules?: readonly Rule[];
   /** The home directory, a real path: `~` in rules' commands. Default: `$HOME`. */
   home?: string;
+  /** Where crab's data dir is found (`CRAB_HOME`, …; `../fs/data_dir.ts`). Default: the process's. */
+  env?: Pick<Deno.Env, "get">;
   /** Classes approved up front (`--allow write,exec`); `outside` means both outside classes. */
   allowed?: Iterable<AllowedClass>;
   /** What bash's sandbox is granted (the mode, network, writable paths, caps, hosts). */
@@ -164,6 +166,7 @@ export class Policy {
   readonly #answeredAll = new Set<ApprovalClass>();
   readonly #notify: ((request: ApprovalRequest) => void) | undefined;
   readonly #flagFor: (cls: ApprovalClass) => string;
+  readonly #env: Pick<Deno.Env, "get">;
   readonly #trusted: boolean;
 
   constructor(opts: PolicyOptions = {}) {
@@ -178,6 +181,7 @@ export class Policy {
     const liveRules = () => this.rules;
     const grant = opts.sandbox ?? DEFAULT_SANDBOX_POLICY;
     const home = opts.home ?? realPathOrNull(Deno.env.get("HOME") ?? "/") ?? "/";
+    const env = this.#env = opts.env ?? Deno.env;
     this.sandbox = {
       mode: grant.mode,
       net: grant.net,
@@ -194,7 +198,7 @@ export class Policy {
         ? { askHost: (host: string, signal: AbortSignal) => this.askHost(host, signal) }
         : {}),
       mayGiveBack: (gitDir: string, entry: string) => this.mayGiveBack(gitDir, entry),
-      unseen: () => unseenPaths(grant, home),
+      unseen: () => unseenPaths(grant, home, env),
     };
   }
 
@@ -254,11 +258,11 @@ export class Policy {
   #closedArea(workspace: string): ((path: string) => boolean) | undefined {
     let data: string;
     try {
-      data = realPathOf(dataDir());
+      data = realPathOf(dataDir(this.#env));
     } catch {
       return undefined; // a loop or an over-long path: nothing crab could keep there
     }
-    const made = ownSpillDirIfMade();
+    const made = ownSpillDirIfMade(this.#env);
     const spill = made && realPathOf(made);
     const openWorkspace = isWithin(data, workspace);
     return (path) =>

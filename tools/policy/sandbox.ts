@@ -119,7 +119,8 @@ export interface SandboxPolicy extends SandboxGrant {
 }
 
 /**
- * The paths commands never see under `grant`, for the home directory `home`:
+ * The paths commands never see under `grant`, for the home directory `home`
+ * (crab's data dir found with `env`):
  * crab's data directory but this run's spill folder, and every credential
  * store (`credentials.ts`) but those `grant.credentials` opens.
  *
@@ -129,17 +130,21 @@ export interface SandboxPolicy extends SandboxGrant {
  * // [{ path: "/home/u/.local/share/crab" }, { path: "/home/u/.ssh/id_*", store: ".ssh/id_*" }, …]
  * ```
  */
-export function unseenPaths(grant: SandboxGrant, home: string): UnseenPaths {
+export function unseenPaths(
+  grant: SandboxGrant,
+  home: string,
+  env: Pick<Deno.Env, "get"> = Deno.env,
+): UnseenPaths {
   const open = grant.credentials ?? [];
   return {
     hidden: [
-      { path: dataDir() },
+      { path: dataDir(env) },
       ...CREDENTIAL_STORES.filter((s) => !opensStore(open, s)).map((store) => ({
         path: join(home, store),
         store,
       })),
     ],
-    shown: [ownSpillDirIfMade()].filter((d) => d !== undefined),
+    shown: [ownSpillDirIfMade(env)].filter((d) => d !== undefined),
   };
 }
 
