@@ -40,6 +40,15 @@ function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
+/** Whether process `pid` exists and is not a zombie. */
+function running(pid: number): boolean {
+  try {
+    return !/\) Z /.test(Deno.readTextFileSync(`/proc/${pid}/stat`));
+  } catch {
+    return false;
+  }
+}
+
 /** Starts `argv` in a fresh tmux server (size `cols`×`rows`) with exactly `env`. */
 export async function terminal(
   argv: string[],
@@ -96,7 +105,14 @@ export async function terminal(
       return Number(await tmux(socket, "display-message", "-p", "-t", "t", "#{pane_pid}"));
     },
     async [Symbol.asyncDispose]() {
+      // The program gets SIGHUP and may still write its files as it exits: wait for it
+      // (at most 15 s) before the caller removes them.
+      const pid = await tmux(socket, "display-message", "-p", "-t", "t", "#{pane_pid}")
+        .then((p) => Number(p), () => 0);
       await tmux(socket, "kill-server").catch(() => {});
+      for (let i = 0; pid > 0 && i < 300 && running(pid); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
     },
   };
 }
