@@ -58,6 +58,15 @@ export function keepersOf(crab: number): KeeperProcesses[] {
   return out;
 }
 
+/** The keeper whose bwrap is process `bwrap` (`Keeper.pid()`), when it runs. */
+export function keeperAt(bwrap: number | undefined): KeeperProcesses | undefined {
+  if (bwrap === undefined) return undefined;
+  const all = processes();
+  const b = all.find((p) => p.pid === bwrap);
+  const perl = all.find((p) => p.ppid === bwrap && /^\S*perl -e /.test(p.args));
+  return b && perl ? { bwrap: b, perl } : undefined;
+}
+
 /** The keeper of crab process `crab`, when one runs (crab keeps one at a time). */
 export function keeperOf(crab: number): KeeperProcesses | undefined {
   const all = keepersOf(crab);

@@ -84,6 +84,8 @@ export interface Keeper {
   run(ops: KeeperOp[]): Promise<KeeperResult[]>;
   /** Ends the keeper (its stdin closes). */
   close(): void;
+  /** The keeper's bwrap process now, if one runs (for diagnostics). */
+  pid(): number | undefined;
 }
 
 function unescape(s: string): string {
@@ -194,6 +196,9 @@ export function startKeeper(bwrap: string, perl: string): Keeper {
             }
           )
       );
+    },
+    pid() {
+      return proc && !proc.ended ? proc.child.pid : undefined;
     },
     close() {
       closed = true;

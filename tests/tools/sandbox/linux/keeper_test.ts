@@ -16,13 +16,7 @@ import { bashTool } from "../../../../tools/bash.ts";
 import { sandboxStatus } from "../../../../tools/sandbox/probe.ts";
 import { startKeeper } from "../../../../tools/sandbox/linux/keeper.ts";
 import { findProgram } from "../../../../tools/host/find_program.ts";
-import {
-  keeperGone,
-  keeperOf,
-  keepersOf,
-  processInfo,
-  waitUntil,
-} from "../../../support/keeper.ts";
+import { keeperAt, keeperGone, processInfo, waitUntil } from "../../../support/keeper.ts";
 
 const bwrap = findProgram("bwrap");
 const perl = findProgram("perl");
@@ -32,27 +26,16 @@ const missing = Deno.build.os !== "linux"
   ? "the keeper needs bwrap and perl"
   : undefined;
 
-/** A finder of the one keeper started after this call (the probe below keeps its own). */
-function keepersBefore(): () => ReturnType<typeof keeperOf> {
-  const before = new Set(keepersOf(Deno.pid).map((k) => k.perl.pid));
-  return () => {
-    const started = keepersOf(Deno.pid).filter((k) => !before.has(k.perl.pid));
-    assert.ok(started.length <= 1, `${started.length} keepers`);
-    return started[0];
-  };
-}
-
 Deno.test({
   name: "startKeeper() runs the keeper in a session and process group of its own",
   ignore: missing !== undefined,
   async fn() {
-    const others = keepersBefore();
     const keeper = startKeeper(bwrap!, perl!);
     try {
       const [meminfo] = await keeper.run([["read", "/proc/meminfo"]]);
       assert.match(meminfo.ok ? meminfo.value : "", /^MemTotal:/);
       const own = processInfo(Deno.pid)!;
-      const found = others();
+      const found = keeperAt(keeper.pid());
       assert.ok(found, "the keeper runs below this process");
       for (const p of [found.bwrap, found.perl]) {
         assert.notEqual(p.sid, own.sid);
@@ -68,17 +51,16 @@ Deno.test({
   name: "startKeeper() starts a new keeper at the next request when the last one was killed",
   ignore: missing !== undefined,
   async fn() {
-    const others = keepersBefore();
     const keeper = startKeeper(bwrap!, perl!);
     try {
       await keeper.run([["read", "/proc/meminfo"]]);
       for (const which of ["perl", "bwrap"] as const) {
-        const before = others()!;
+        const before = keeperAt(keeper.pid())!;
         Deno.kill(before[which].pid, "SIGKILL");
         assert.equal(await waitUntil(() => keeperGone(before) || undefined), true);
         const [r] = await keeper.run([["read", "/proc/meminfo"]]);
         assert.ok(r.ok && r.value.startsWith("MemTotal:"), JSON.stringify(r));
-        assert.notEqual(others()?.perl.pid, before.perl.pid);
+        assert.notEqual(keeperAt(keeper.pid())?.perl.pid, before.perl.pid);
       }
     } finally {
       keeper.close();
@@ -102,8 +84,6 @@ Deno.test({
   name: "bash() gives its output when the cgroup keeper is killed during the call",
   ignore: noGroups !== undefined,
   async fn() {
-    // Keepers the tests above closed are gone first: the one left is the calls'.
-    assert.ok(await waitUntil(() => keepersOf(Deno.pid).length <= 1 || undefined));
     const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-kp-" }));
     const ws = join(root, "ws");
     Deno.mkdirSync(ws);
@@ -123,7 +103,9 @@ Deno.test({
           "echo went",
       });
       assert.ok(await waitUntil(() => existsSync(join(ws, "started")) || undefined));
-      const keeper = keeperOf(Deno.pid);
+      // The calls' keeper: the probe's (other test files may run keepers in this process too).
+      const status = await sandboxStatus(ws);
+      const keeper = keeperAt(status.ok ? status.cgroups?.keeper?.pid() : undefined);
       assert.ok(keeper, "the call's groups come from a keeper");
       Deno.kill(keeper.perl.pid, "SIGKILL");
       assert.equal(await waitUntil(() => keeperGone(keeper) || undefined), true);
