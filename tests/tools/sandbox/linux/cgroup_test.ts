@@ -72,6 +72,7 @@ function fakeKeeper(cgroup: string, mountinfo: string): Keeper {
       return Promise.resolve(out);
     },
     close() {},
+    pid: () => undefined,
   };
 }
 
