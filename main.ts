@@ -7,8 +7,6 @@
 import { VERSION } from "./version.ts";
 
 if (import.meta.main) {
-  if (Deno.env.get("CRAB_T")) console.error("T main", performance.now().toFixed(1));
-
   const args = Deno.args;
   // Answer --version before any module (npm or not) is loaded.
   if (args.length === 1 && ["--version", "-v", "-V"].includes(args[0])) {
@@ -22,15 +20,11 @@ if (import.meta.main) {
     const { shareSettingsReader } =
       (await import(settings)) as typeof import("./agent/settings/files.ts");
     shareSettingsReader();
-    if (Deno.env.get("CRAB_T")) console.error("T settings-reader", performance.now().toFixed(1));
-
     const restart: string = "./agent/telemetry/restart.ts";
     const { restartWithTelemetry } =
       (await import(restart)) as typeof import("./agent/telemetry/restart.ts");
     const code = await restartWithTelemetry(args);
     if (code !== null) Deno.exit(code);
-    if (Deno.env.get("CRAB_T")) console.error("T telemetry-switch", performance.now().toFixed(1));
-
     const cli: string = "./agent/cli/mod.ts";
     const { runCli } = (await import(cli)) as typeof import("./agent/cli/mod.ts");
     await runCli(args);

@@ -13,7 +13,7 @@
  */
 
 import description from "./edit.md" with { type: "text" };
-import { openChecked, replaceFile } from "./fs/confine.ts";
+import { openChecked } from "./fs/open_checked.ts";
 import { assertWellFormed, decodeUtf8 } from "./fs/text.ts";
 import { changePreview } from "./fs/diff.ts";
 import { printablePath } from "./fs/printable.ts";
@@ -333,6 +333,8 @@ export const editTool: Tool<EditArgs> = {
     const r = plan(decodeUtf8(bytes, p.display, "edit"), args.edits, p.display);
     await guardHardLinks(ctx, info, p.display, "edit");
     const data = new TextEncoder().encode(r.after);
+    // The anchored write (and the `node:fs` it needs) loads with the first write, not at start-up.
+    const { replaceFile } = await import("./fs/confine.ts");
     const after = await replaceFile({
       target: p,
       workspace: ctx.session.workspace,

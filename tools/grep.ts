@@ -25,13 +25,7 @@ import { truncateText } from "./call/truncate.ts";
 import { guardPath } from "./fs/workspace.ts";
 import { printablePath } from "./fs/printable.ts";
 import { relPath, Walker } from "./search/walk.ts";
-import {
-  type BatchReply,
-  type FileMatches,
-  type GrepMode,
-  type HereResult,
-  searchHere,
-} from "./search/grep_worker.ts";
+import type { BatchReply, FileMatches, GrepMode, HereResult } from "./search/grep_worker.ts";
 import { boundedWork } from "./search/grep_pattern.ts";
 import { beginSearch, endSearch, poolReady, sendBatch, warmPool } from "./search/grep_pool.ts";
 
@@ -197,6 +191,8 @@ async function runSearch(
   signal: AbortSignal,
   ms: number,
 ): Promise<Found> {
+  // The searcher (and the `node:buffer` it uses) loads with the first search, not at start-up.
+  const { searchHere } = await import("./search/grep_worker.ts");
   const out = new Collector(spec.mode, spec.max, spec.context);
   const batches: string[][] = [];
   /** Per batch: the claim order sent, when it is not the path order. */

@@ -13,7 +13,7 @@ import { utf8Length } from "./fs/text.ts";
 import { fileHasher } from "./fs/sha256.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { assertRegularFile, guardPath } from "./fs/workspace.ts";
-import { openChecked } from "./fs/confine.ts";
+import { openChecked } from "./fs/open_checked.ts";
 import { BinarySniffer, bomEncoding, type Encoding, Utf8Checker } from "./fs/encoding.ts";
 
 /** Arguments of {@link readTool}. */

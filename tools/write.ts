@@ -2,7 +2,7 @@
 
 import { dirname } from "node:path";
 import description from "./write.md" with { type: "text" };
-import { openChecked, replaceFile } from "./fs/confine.ts";
+import { openChecked } from "./fs/open_checked.ts";
 import { assertWellFormed, utf8Length } from "./fs/text.ts";
 import { changePreview } from "./fs/diff.ts";
 import { printablePath } from "./fs/printable.ts";
@@ -132,6 +132,8 @@ export const writeTool: Tool<WriteArgs> = {
       assertCreatable(p, "create");
       await makeParents(p.real, p.display);
     }
+    // The anchored write (and the `node:fs` it needs) loads with the first write, not at start-up.
+    const { replaceFile } = await import("./fs/confine.ts");
     const after = await replaceFile({
       target: p,
       workspace: ctx.session.workspace,

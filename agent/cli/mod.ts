@@ -29,7 +29,6 @@ export async function runCli(argv: string[]): Promise<void> {
     } else {
       const plan = invocation.path[invocation.path.length - 1].plan!(invocation.parsed);
 
-      if (Deno.env.get("CRAB_T")) console.error("T cmd-start", performance.now().toFixed(1));
       code = await plan.run();
     }
   } catch (e) {

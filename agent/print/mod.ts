@@ -572,8 +572,6 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const run = await p.start(input, schema);
   if (typeof run === "number") return run;
   p.emitInit(run);
-  if (Deno.env.get("CRAB_T")) console.error("T init", performance.now().toFixed(1));
-
   const stopSignals = p.onSignals(run);
   let last: { code: number; status: string };
   try {

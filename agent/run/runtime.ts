@@ -51,7 +51,13 @@ import { modelsBehind } from "../providers/models.ts";
 import { withModeModel } from "../providers/plan_model.ts";
 import { budgetCheck, checkBudgetModel } from "./budget.ts";
 import { type OpenedSession, openSession, SessionFlagError } from "./session_start.ts";
-import { type PolicyChoice, undoFor, type Workbench, workbench } from "./workbench.ts";
+import {
+  type PolicyChoice,
+  undoFor,
+  type Workbench,
+  workbench,
+  type WorkbenchOptions,
+} from "./workbench.ts";
 
 export { UsageError } from "../settings/usage_error.ts";
 export { chooseTools, DEFAULT_TOOLS, parseClasses, type RunFlags } from "./run_flags.ts";
@@ -365,8 +371,6 @@ async function runWindow(
 
 /** Builds a run from flags; throws {@link UsageError} or {@link SetupError}. */
 export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promise<Runtime> {
-  if (Deno.env.get("CRAB_T")) console.error("T startRuntime", performance.now().toFixed(1));
-
   const workspace = workspaceOf(flags.cwd);
   const mcpFlag = flagServers(flags, workspace);
   const settings = runSettings(flags, workspace, hooks.notice);
@@ -378,13 +382,24 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     domains: flags.permissions?.allowDomain,
   });
 
-  if (Deno.env.get("CRAB_T")) console.error("T settings", performance.now().toFixed(1));
   const { offered, mcpPicks } = offeredTools(flags, settings, sandbox.mode, hooks.notice);
 
-  if (Deno.env.get("CRAB_T")) console.error("T tools", performance.now().toFixed(1));
   const sandboxed = offered.some((t) => t.class === "exec") &&
     sandbox.mode !== "danger-full-access";
-  const probe = sandboxed ? sandboxStatus(workspace, sandbox) : undefined;
+  // The sandbox's probe (a keeper and one real sandbox start) never holds the first request
+  // back. Interactive mode starts it now, while the user types; print mode at its first bash
+  // call, so a run that never calls bash never pays for it. What it finds is said when it comes.
+  let probing: Promise<void> | undefined;
+  const probe = sandboxed
+    ? {
+      started: () => probing,
+      start: () =>
+        probing ??= sandboxStatus(workspace, sandbox).then((status) => {
+          if (!status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
+        }, () => {}),
+    }
+    : undefined;
+  if (hooks.mode !== "print") probe?.start();
   // The session's policy is made with its dispatcher (below); until then nothing asks it.
   const made: { policy?: Policy } = {};
   // MCP servers connect while the provider loads; the first request waits for both. Print
@@ -418,21 +433,13 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     throw e;
   }
 
-  if (Deno.env.get("CRAB_T")) console.error("T provider", performance.now().toFixed(1));
   // The server is asked for an unknown model's window while the SDK loads.
   const windowing = runWindow(flags, settings, providerConfig, hooks.mode, hooks.notice);
   if (hooks.mode === "print") await mcp.connect();
   const window = await windowing;
-  // The sandbox's probe (a keeper and one real sandbox start) does not hold the first request
-  // back: what it finds is said when it comes, and before the run ends.
-  const probed = (probe ?? Promise.resolve(undefined)).then((status) => {
-    if (status && !status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
-  }, () => {});
 
-  if (Deno.env.get("CRAB_T")) console.error("T window+mcp", performance.now().toFixed(1));
   const opened = openRun(flags, workspace, hooks.mode, provider, hooks.notice);
 
-  if (Deno.env.get("CRAB_T")) console.error("T store-open", performance.now().toFixed(1));
   const registry = new Registry(offered);
   mcp.sync(registry);
   const telemetry = await loadTelemetry();
@@ -444,7 +451,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     registry,
     telemetry,
     mcp,
-    probed,
+    ...(probe ? { probe } : {}),
     policy: {
       mode: choice.mode,
       allowed: choice.allowed,
@@ -455,11 +462,9 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     },
   });
 
-  if (Deno.env.get("CRAB_T")) console.error("T workbench", performance.now().toFixed(1));
   made.policy = run.policy;
   const agent = await run.startAgent(provider, window.tokens);
 
-  if (Deno.env.get("CRAB_T")) console.error("T agent", performance.now().toFixed(1));
   window.later?.then((tokens) => agent.contextWindow = tokens, () => {});
   telemetry?.instrument({
     runId: opened.runId,
@@ -482,8 +487,8 @@ interface RunSessionParts {
   telemetry: Telemetry | undefined;
   mcp: RunMcp;
   policy: PolicyChoice;
-  /** Resolves once the sandbox's probe said what it found. */
-  probed: Promise<void>;
+  /** The sandbox's probe, when bash runs in one (`WorkbenchOptions.probe`). */
+  probe?: WorkbenchOptions["probe"];
 }
 
 /**
@@ -527,7 +532,7 @@ class RunSession {
       undo: (p) => undoFor(settings, opened.store, { sessionId: () => this.sessionId, policy: p }),
       // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
       beforeApproval: (request) => parts.mcp.settled(request.class),
-      probed: parts.probed,
+      ...(parts.probe ? { probe: parts.probe } : {}),
     });
   }
 
@@ -675,8 +680,8 @@ class RunSession {
           inputTokens: agent.usage.inputTokens,
           outputTokens: agent.usage.outputTokens,
         });
-        // The probe's notice, if it has one, is said before the run ends.
-        await run.#parts.probed;
+        // A probe under way finishes (and says what it found) before the run ends.
+        await run.#parts.probe?.started();
         await userHooks.sessionEnd(status === "aborted" ? "other" : "exit");
         store.close();
       },

@@ -93,10 +93,12 @@ export interface WorkbenchOptions {
   /** Waits before an approval is asked (a tool-list refresh in flight may void an MCP grant). */
   beforeApproval?(request: ApprovalRequest): Promise<void>;
   /**
-   * Resolves once the sandbox's probe is done: a call that runs waits for it, so
-   * what the probe lays out in the workspace is gone before undo looks.
+   * The sandbox's probe: `started` is the probe under way, if any; `start`
+   * starts it (once) and resolves when it is done. A bash call starts it and
+   * waits; any other call waits for one under way, so what the probe lays out in
+   * the workspace is gone before undo looks.
    */
-  probed?: Promise<void>;
+  probe?: { started(): Promise<void> | undefined; start(): Promise<void> };
 }
 
 /** A session ready for calls. */
@@ -154,7 +156,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
   const stages: DispatchStage[] = [
     ...telemetry?.dispatchStages({ runId, sessionId: opts.hooks.sessionId }) ?? [],
     ...(hooks.commands.length ? [hookStage(hooks)] : []),
-    ...(opts.probed ? [{ name: "sandbox probe", preRun: () => opts.probed }] : []),
+    ...(opts.probe ? [probeStage(opts.probe)] : []),
     typeof opts.undo === "function" ? opts.undo(policy) : opts.undo,
   ];
   const dispatcher = new Dispatcher({
@@ -227,4 +229,12 @@ export function hookProtection(
     }
   }
   return out;
+}
+
+/** The stage that waits for the sandbox's probe (see {@link WorkbenchOptions.probe}). */
+function probeStage(probe: NonNullable<WorkbenchOptions["probe"]>): DispatchStage {
+  return {
+    name: "sandbox probe",
+    preRun: (call) => call.tool.class === "exec" ? probe.start() : probe.started(),
+  };
 }

@@ -12,9 +12,9 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { dataDir } from "../../tools/fs/data_dir.ts";
+import { sha256 } from "../../tools/fs/sha256.ts";
 
 /** One path as a snapshot has it. */
 export type Entry =
@@ -71,13 +71,13 @@ export interface UndoRecord {
 
 /** The directory of `workspace`'s undo store (not created). */
 export function undoDir(workspace: string, root = dataDir()): string {
-  const key = createHash("sha256").update(workspace).digest("hex").slice(0, 32);
+  const key = sha256(workspace).slice(0, 32);
   return join(root, "undo", key);
 }
 
 /** sha256 of `bytes`, hex. */
 export function hashBytes(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
+  return sha256(bytes);
 }
 
 /** `RUN:SEQ`, as the command line names a call. */

@@ -26,10 +26,9 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
-import { unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { dataDir } from "../fs/data_dir.ts";
+import { sha256 } from "../fs/sha256.ts";
 import { type AnyTool, ToolError } from "../tool.ts";
 import type { CheckedCall, DispatchStage } from "./stages.ts";
 
@@ -63,7 +62,7 @@ const keys = new Map<string, string>();
 export function lockFile(workspace: string, env: Pick<Deno.Env, "get"> = Deno.env): string {
   let key = keys.get(workspace);
   if (key === undefined) {
-    key = createHash("sha256").update(workspace).digest("hex").slice(0, 32);
+    key = sha256(workspace).slice(0, 32);
     keys.set(workspace, key);
   }
   return join(dataDir(env), "locks", `${key}.lock`);
@@ -124,7 +123,7 @@ export async function holdWorkspace(
       held = false;
       try {
         // Gone before the lock is, so that the next holder's file is a new one.
-        unlinkSync(path);
+        Deno.removeSync(path);
       } catch {
         // Removed already; the lock still goes with the descriptor.
       }

@@ -238,3 +238,39 @@ Deno.test("crab -p names its sandbox mode in the init event and the result", asy
   assert.match(toolResults(fake.modelRequests()[1])[0].text, /Read-only file system/);
   assert.equal(existsSync(join(s.ws, "x")), false);
 });
+
+Deno.test({
+  name:
+    "crab -p starts the sandbox's probe at its first bash call: a run without one never starts bwrap",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    using s = sandbox();
+    // A bwrap first on PATH that notes each start, then runs the real one.
+    const real = new TextDecoder().decode(
+      new Deno.Command("sh", { args: ["-c", "command -v bwrap"], stdout: "piped" }).outputSync()
+        .stdout,
+    ).trim();
+    const bin = join(s.root, "bin");
+    Deno.mkdirSync(bin);
+    const starts = join(s.root, "starts");
+    Deno.writeTextFileSync(
+      join(bin, "bwrap"),
+      `#!/bin/sh\necho x >> '${starts}'\nexec '${real}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const env = { PATH: `${bin}:${s.env.PATH}` };
+    await using fake = await startFakeModel([
+      { text: "No command needed." },
+      { calls: [{ name: "bash", args: { command: "echo ran-$((6*7))" } }] },
+      { text: "Ran it." },
+    ]);
+    const quiet = await printRun(s, fake, ["--yolo", "-p", "just answer"], env);
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.equal(quiet.stdout, "No command needed.\n");
+    assert.equal(existsSync(starts), false, "no bwrap started");
+    const busy = await printRun(s, fake, ["--yolo", "-p", "run it"], env);
+    assert.equal(busy.code, 0, busy.stderr);
+    assert.equal(toolResults(fake.modelRequests()[2])[0].text.split("\n")[0], "ran-42");
+    assert.ok(existsSync(starts), "the bash call started bwrap");
+  },
+});
