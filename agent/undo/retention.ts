@@ -9,7 +9,6 @@
  * @module
  */
 
-import { join } from "node:path";
 import type { CallRecord, UndoRecord, UndoStore } from "./store.ts";
 import type { Entry } from "./snapshot.ts";
 
@@ -75,8 +74,9 @@ export function prune(
 ): Pruned {
   const { maxAgeMs, maxBytes, graceMs } = { ...DEFAULT_RETENTION, ...limits };
   const out: Pruned = { calls: 0, objects: 0, bytes: 0 };
-  const objects = listObjects(store);
-  if (objects.size === 0) return out;
+  const stored = store.objects();
+  if (stored.length === 0) return out;
+  const objects = new Map(stored.map((o) => [o.hash, o]));
   const refs = new Map<string, number>();
   const sizes = new Map<string, number>();
   // Objects the records dropped here needed: removed whatever their age.
@@ -141,44 +141,15 @@ export function prune(
     });
     size = needed();
   }
-  for (const [hash, path] of objects) {
+  const gone: string[] = [];
+  for (const [hash, o] of objects) {
     if ((refs.get(hash) ?? 0) > 0) continue;
-    // Only an object no record needs is looked at: its age, and its size once removed.
-    let st: Deno.FileInfo;
-    try {
-      st = Deno.lstatSync(path);
-    } catch {
-      continue;
-    }
-    if (!freed.has(hash) && now - (st.mtime?.getTime() ?? 0) < graceMs) continue;
-    try {
-      Deno.removeSync(path);
-      out.objects++;
-      out.bytes += st.size;
-    } catch {
-      // Gone already.
-    }
+    // Only an object no record needs is looked at: its age.
+    if (!freed.has(hash) && now - o.at < graceMs) continue;
+    gone.push(hash);
+    out.objects++;
+    out.bytes += o.size;
   }
-  return out;
-}
-
-/** Every object in the store: its hash and path (names only: a store holds many). */
-function listObjects(store: UndoStore): Map<string, string> {
-  const out = new Map<string, string>();
-  const root = join(store.dir, "objects");
-  let fans: Deno.DirEntry[];
-  try {
-    fans = [...Deno.readDirSync(root)];
-  } catch {
-    return out;
-  }
-  for (const fan of fans) {
-    if (!fan.isDirectory) continue;
-    const dir = join(root, fan.name);
-    for (const e of Deno.readDirSync(dir)) {
-      if (!e.isFile || e.name.endsWith(".tmp")) continue;
-      out.set(fan.name + e.name, join(dir, e.name));
-    }
-  }
+  if (gone.length) store.removeObjects(gone);
   return out;
 }

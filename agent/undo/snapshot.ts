@@ -455,6 +455,9 @@ export class Snapshotter {
     try {
       const state = JSON.parse(text) as { v: number; rows: unknown[][] };
       if (state.v !== 1) return;
+      // One query for the packed objects, not one per row; a file of its own is looked at.
+      const packed = this.store.packedHashes();
+      const kept = (hash: string) => packed.has(hash) || this.store.hasObject(hash);
       for (const r of state.rows) {
         const [rel, entry, ino, size, mtime, ctime, ig] = r as [
           string,
@@ -465,7 +468,7 @@ export class Snapshotter {
           number,
           number,
         ];
-        if (entry.t === "f" && !this.store.hasObject(entry.hash)) continue;
+        if (entry.t === "f" && !kept(entry.hash)) continue;
         this.#cache.set(rel, { entry, ino, size, mtime, ctime, ig: ig === 1, racy: false });
       }
     } catch {

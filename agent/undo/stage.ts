@@ -210,6 +210,8 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         if (!only && tooLarge) throw tooLarge;
         if (only) opts.onSnapshot?.("paths");
         before.set(call, only ?? await whole(s));
+        // What the call may destroy is on disk before it runs.
+        s.store.flush();
       } catch (e) {
         if (e instanceof TooLarge) tooLarge = e;
         before.set(call, e instanceof Error ? e : new Error(String(e)));

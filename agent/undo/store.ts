@@ -1,19 +1,32 @@
 /**
- * Undo's own store: file contents by sha256 (`objects/ab/cdef…`), one journal
- * record per mutating call that changed something (`calls/RUN-SEQ.json`), one
- * record per undo (`undos/`, for redo), and the stat cache of the last scan
- * (`state.json`). It lives under crab's data dir, keyed by the workspace's real
- * path (`undo/<sha256>/`), never in the workspace and never in its `.git`: the
+ * Undo's own store: file contents by sha256, one journal record per mutating
+ * call that changed something (`calls/RUN-SEQ.json`), one record per undo
+ * (`undos/`, for redo), and the stat cache of the last scan (`state.json`). It
+ * lives under crab's data dir, keyed by the workspace's real path
+ * (`undo/<sha256>/`), never in the workspace and never in its `.git`: the
  * user's repository, hooks and config are not involved.
  *
- * Every file is written to a temporary name and renamed, so a crash leaves
- * either the old file or the new one, never half an object.
+ * Contents below {@link LOOSE_BYTES} are packed: appended to a pack file
+ * (`packs/N.pack`, a new one past {@link PACK_BYTES}) and found through an
+ * index (`index.db`, SQLite: hash → pack, offset, size), so a tree of small
+ * files takes about its own size on disk, not a file-system block per file.
+ * Larger contents are files of their own (`objects/ab/cdef…`). Objects are
+ * gathered in memory and written by {@link UndoStore.flush}: the pack's bytes
+ * first (synced), then their index rows in one transaction, so the index never
+ * names bytes that are not there. Pruning drops index rows and rewrites a pack
+ * once less than half of it is still needed.
+ *
+ * Records are written to a temporary name and renamed, so a crash leaves
+ * either the old file or the new one. One crab at a time writes a workspace's
+ * store: every writer holds the workspace lock (`tools/call/workspace_lock.ts`).
  *
  * @module
  */
 
 import { join } from "node:path";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { dataDir } from "../../tools/fs/data_dir.ts";
+import { decodeHex, encodeHex } from "../../tools/fs/hex.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
 
 /** One path as a snapshot has it. */
@@ -85,10 +98,36 @@ export function callId(r: { run: string; seq: number }): string {
   return `${r.run}:${r.seq}`;
 }
 
+/** Contents at least this large are files of their own; smaller ones are packed. */
+export const LOOSE_BYTES = 1024 * 1024;
+/** A pack grows to about this size, then the next one starts. */
+export const PACK_BYTES = 256 * 1024 * 1024;
+/** Packed bytes gathered in memory before they are written out. */
+const PENDING_BYTES = 8 * 1024 * 1024;
+
+/** One stored object, as pruning sees it. */
+export interface StoredObject {
+  hash: string;
+  size: number;
+  /** Epoch ms when it was stored. */
+  at: number;
+}
+
+interface Located {
+  pack: number;
+  off: number;
+  size: number;
+}
+
 /** The content-addressed objects and journal of one workspace. */
 export class UndoStore {
   readonly dir: string;
   #made = new Set<string>();
+  #db: DatabaseSync | undefined;
+  #find: StatementSync | undefined;
+  /** Packed objects not yet written: hash → bytes, in order. */
+  #pending = new Map<string, Uint8Array>();
+  #pendingBytes = 0;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -99,33 +138,78 @@ export class UndoStore {
     return new UndoStore(undoDir(workspace));
   }
 
+  /** Where a content of its own (at least {@link LOOSE_BYTES}) is kept. */
   objectPath(hash: string): string {
     return join(this.dir, "objects", hash.slice(0, 2), hash.slice(2));
   }
 
+  /** The pack files' folder. */
+  get packDir(): string {
+    return join(this.dir, "packs");
+  }
+
+  /** The index, opened (and made) on first use. */
+  get #index(): DatabaseSync {
+    if (this.#db) return this.#db;
+    this.#mkdir(this.dir);
+    const db = new DatabaseSync(join(this.dir, "index.db"));
+    db.exec("PRAGMA busy_timeout = 5000");
+    // A rollback journal, gone after each transaction: the store stays the size of what it holds.
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec(
+      "CREATE TABLE IF NOT EXISTS objects (hash BLOB PRIMARY KEY, pack INTEGER NOT NULL, " +
+        "off INTEGER NOT NULL, size INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID",
+    );
+    this.#find = db.prepare("SELECT pack, off, size FROM objects WHERE hash = ?");
+    return this.#db = db;
+  }
+
+  #located(hash: string): Located | undefined {
+    void this.#index;
+    return this.#find!.get(decodeHex(hash)) as Located | undefined;
+  }
+
   /** Keeps `bytes` under `hash` unless an object of that hash is there already. */
   putObject(hash: string, bytes: Uint8Array): void {
-    const path = this.objectPath(hash);
-    try {
-      Deno.lstatSync(path);
+    if (bytes.byteLength >= LOOSE_BYTES) {
+      const path = this.objectPath(hash);
+      if (lstatOrNull(path)) return;
+      this.#writeAtomic(path, bytes);
       return;
-    } catch {
-      // Not there yet.
     }
-    this.#writeAtomic(path, bytes);
+    if (this.#pending.has(hash) || this.#located(hash)) return;
+    this.#pending.set(hash, bytes);
+    this.#pendingBytes += bytes.byteLength;
+    if (this.#pendingBytes >= PENDING_BYTES) this.flush();
   }
 
   hasObject(hash: string): boolean {
-    try {
-      Deno.lstatSync(this.objectPath(hash));
-      return true;
-    } catch {
-      return false;
+    return this.#pending.has(hash) || this.#located(hash) !== undefined ||
+      lstatOrNull(this.objectPath(hash)) !== null;
+  }
+
+  /** Every packed object's hash (one query: cheaper than asking for each of many). */
+  packedHashes(): Set<string> {
+    const out = new Set<string>(this.#pending.keys());
+    // Hex in SQLite's C, not a loop in JavaScript per row: a big tree has many.
+    for (const row of this.#index.prepare("SELECT lower(hex(hash)) AS h FROM objects").all()) {
+      out.add(row.h as string);
     }
+    return out;
   }
 
   /** The bytes kept under `hash`, or undefined when they were pruned. */
   readObject(hash: string): Uint8Array | undefined {
+    const pending = this.#pending.get(hash);
+    if (pending) return pending;
+    const at = this.#located(hash);
+    if (at) {
+      try {
+        return readAt(this.#packPath(at.pack), at.off, at.size);
+      } catch {
+        return undefined;
+      }
+    }
     try {
       return Deno.readFileSync(this.objectPath(hash));
     } catch {
@@ -133,7 +217,166 @@ export class UndoStore {
     }
   }
 
+  /**
+   * Writes the objects gathered so far: their bytes at the end of the current
+   * pack, synced, then their index rows. A snapshot calls this before the call
+   * it covers runs; records and the stat cache call it before naming objects.
+   */
+  flush(): void {
+    if (this.#pending.size === 0) return;
+    const db = this.#index;
+    this.#mkdir(this.packDir);
+    let pack = this.#currentPack();
+    let file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
+    let off = file.seekSync(0, Deno.SeekMode.End);
+    const rows: [Uint8Array, number, number, number][] = [];
+    try {
+      for (const [hash, bytes] of this.#pending) {
+        if (off > 0 && off + bytes.byteLength > PACK_BYTES) {
+          file.syncDataSync();
+          file.close();
+          pack++;
+          file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
+          off = file.seekSync(0, Deno.SeekMode.End);
+        }
+        writeAll(file, bytes);
+        rows.push([decodeHex(hash), pack, off, bytes.byteLength]);
+        off += bytes.byteLength;
+      }
+      file.syncDataSync();
+    } finally {
+      file.close();
+    }
+    const now = Date.now();
+    const insert = db.prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)");
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      for (const [hash, p, o, size] of rows) insert.run(hash, p, o, size, now);
+      db.exec("COMMIT");
+    } catch (e) {
+      db.exec("ROLLBACK");
+      throw e;
+    }
+    this.#pending.clear();
+    this.#pendingBytes = 0;
+  }
+
+  /** Every stored object: packed ones from the index, and files of their own. */
+  objects(): StoredObject[] {
+    this.flush();
+    const out: StoredObject[] = [];
+    for (const row of this.#index.prepare("SELECT hash, size, at FROM objects").all()) {
+      out.push({
+        hash: encodeHex(row.hash as Uint8Array),
+        size: Number(row.size),
+        at: Number(row.at),
+      });
+    }
+    const root = join(this.dir, "objects");
+    for (const fan of readDirOrEmpty(root)) {
+      if (!fan.isDirectory) continue;
+      for (const e of readDirOrEmpty(join(root, fan.name))) {
+        if (!e.isFile || e.name.endsWith(".tmp")) continue;
+        const st = lstatOrNull(join(root, fan.name, e.name));
+        if (st) out.push({ hash: fan.name + e.name, size: st.size, at: st.mtime?.getTime() ?? 0 });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Removes the objects `hashes` names; a pack that keeps less than half of
+   * its bytes is then rewritten into the current one. Returns the bytes freed.
+   */
+  removeObjects(hashes: Iterable<string>): number {
+    this.flush();
+    const db = this.#index;
+    const del = db.prepare("DELETE FROM objects WHERE hash = ?");
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      for (const hash of hashes) {
+        del.run(decodeHex(hash));
+        try {
+          Deno.removeSync(this.objectPath(hash));
+        } catch {
+          // Packed, or gone already.
+        }
+      }
+      db.exec("COMMIT");
+    } catch (e) {
+      db.exec("ROLLBACK");
+      throw e;
+    }
+    return this.#repack();
+  }
+
+  /** Rewrites the packs less than half needed; returns the bytes their files held beyond it. */
+  #repack(): number {
+    const live = new Map<number, number>();
+    for (
+      const row of this.#index.prepare("SELECT pack, SUM(size) AS n FROM objects GROUP BY pack")
+        .all()
+    ) {
+      live.set(Number(row.pack), Number(row.n));
+    }
+    let freed = 0;
+    const current = this.#currentPack();
+    for (const e of readDirOrEmpty(this.packDir)) {
+      const m = /^(\d+)\.pack$/.exec(e.name);
+      if (!m) continue;
+      const pack = Number(m[1]);
+      const size = lstatOrNull(this.#packPath(pack))?.size ?? 0;
+      const needed = live.get(pack) ?? 0;
+      if (needed * 2 >= size) continue;
+      // The pack in use is left for a new one, which its objects start.
+      if (pack === current && needed > 0) {
+        Deno.writeFileSync(this.#packPath(current + 1), new Uint8Array(), { mode: 0o600 });
+      }
+      // Its objects go to the end of the newest pack, then the old pack goes.
+      const rows = this.#index.prepare("SELECT hash, off, size FROM objects WHERE pack = ?").all(
+        pack,
+      );
+      for (const row of rows) {
+        const hash = encodeHex(row.hash as Uint8Array);
+        this.#pending.set(hash, readAt(this.#packPath(pack), Number(row.off), Number(row.size)));
+      }
+      // Their index rows move to the new place in one transaction; only then is the old pack removed.
+      this.flush();
+      Deno.removeSync(this.#packPath(pack));
+      freed += size - needed;
+    }
+    return freed;
+  }
+
+  /** The number of the pack new objects go to: the highest there is, or 0. */
+  #currentPack(): number {
+    let n = 0;
+    for (const e of readDirOrEmpty(this.packDir)) {
+      const m = /^(\d+)\.pack$/.exec(e.name);
+      if (m) n = Math.max(n, Number(m[1]));
+    }
+    return n;
+  }
+
+  #packPath(pack: number): string {
+    return join(this.packDir, `${pack}.pack`);
+  }
+
+  /** Closes the index (a test or a command that is done with the store). */
+  close(): void {
+    this.flush();
+    this.#db?.close();
+    this.#db = undefined;
+  }
+
+  #mkdir(dir: string): void {
+    if (this.#made.has(dir)) return;
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.#made.add(dir);
+  }
+
   writeCall(record: CallRecord): void {
+    this.flush();
     this.#writeAtomic(this.#callPath(record), JSON.stringify(record));
   }
 
@@ -153,6 +396,7 @@ export class UndoStore {
   }
 
   writeUndo(record: UndoRecord): void {
+    this.flush();
     this.#writeAtomic(join(this.dir, "undos", `${record.id}.json`), JSON.stringify(record));
   }
 
@@ -175,6 +419,7 @@ export class UndoStore {
   }
 
   saveState(text: string): void {
+    this.flush();
     this.#writeAtomic(join(this.dir, "state.json"), text);
   }
 
@@ -199,11 +444,7 @@ export class UndoStore {
   }
 
   #writeAtomic(path: string, data: Uint8Array | string): void {
-    const dir = join(path, "..");
-    if (!this.#made.has(dir)) {
-      Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-      this.#made.add(dir);
-    }
+    this.#mkdir(join(path, ".."));
     const tmp = `${path}.${Deno.pid}.tmp`;
     if (typeof data === "string") Deno.writeTextFileSync(tmp, data, { mode: 0o600 });
     else Deno.writeFileSync(tmp, data, { mode: 0o600 });
@@ -217,4 +458,37 @@ function removeIfThere(path: string): void {
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
+}
+
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function readDirOrEmpty(dir: string): Deno.DirEntry[] {
+  try {
+    return [...Deno.readDirSync(dir)];
+  } catch {
+    return [];
+  }
+}
+
+function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
+  for (let done = 0; done < bytes.byteLength;) done += file.writeSync(bytes.subarray(done));
+}
+
+/** `size` bytes of `path` from `off`. */
+function readAt(path: string, off: number, size: number): Uint8Array {
+  using file = Deno.openSync(path, { read: true });
+  file.seekSync(off, Deno.SeekMode.Start);
+  const out = new Uint8Array(size);
+  for (let done = 0; done < size;) {
+    const n = file.readSync(out.subarray(done));
+    if (n === null) throw new Error(`the pack ${path} ends before its object does`);
+    done += n;
+  }
+  return out;
 }

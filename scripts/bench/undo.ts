@@ -22,6 +22,13 @@ const DIRS = 100, FILES = 100;
 const callsArg = Deno.args.indexOf("--calls");
 const CALLS = callsArg >= 0 ? Number(Deno.args[callsArg + 1]) : 40;
 
+/** Bytes the store takes on disk, in blocks (`du -s --block-size=1`). */
+function blocks(dir: string): number {
+  const out = new Deno.Command("du", { args: ["-s", "--block-size=1", dir], stdout: "piped" })
+    .outputSync();
+  return Number(new TextDecoder().decode(out.stdout).split("\t")[0]);
+}
+
 /** Bytes the store holds, but for the stat cache (`state.json`): rewritten in place, not grown. */
 function duBytes(dir: string): number {
   let sum = 0;
@@ -54,6 +61,12 @@ try {
     }
   }
   const store = new UndoStore(join(root, "undo"));
+  let contentBytes = 0;
+  for (let d = 0; d < DIRS; d++) {
+    for (const e of Deno.readDirSync(join(ws, `pkg${d}`, "src"))) {
+      contentBytes += Deno.statSync(join(ws, `pkg${d}`, "src", e.name)).size;
+    }
+  }
 
   const t0 = performance.now();
   const first = new Snapshotter(ws, store);
@@ -62,7 +75,10 @@ try {
   first.saveState();
   console.log(
     `undo: first snapshot of ${DIRS * FILES} files: ${firstMs.toFixed(0)} ms ` +
-      `(${first.hashed} read), store ${(duBytes(store.dir) / 1e6).toFixed(1)} MB`,
+      `(${first.hashed} read), store ${(duBytes(store.dir) / 1e6).toFixed(1)} MB ` +
+      `(${(blocks(store.dir) / 1e6).toFixed(1)} MB on disk, for ${
+        (contentBytes / 1e6).toFixed(1)
+      } MB of content)`,
   );
 
   // Past the window in which fresh stats are not trusted (ctime comes in whole seconds).

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { prune, retentionOf } from "../../../agent/undo/retention.ts";
 import { type CallRecord, hashBytes, UndoStore } from "../../../agent/undo/store.ts";
 
@@ -23,11 +22,7 @@ function call(store: UndoStore, seq: number, at: number, size: number): CallReco
 }
 
 function objectCount(store: UndoStore): number {
-  let n = 0;
-  for (const fan of Deno.readDirSync(join(store.dir, "objects"))) {
-    n += [...Deno.readDirSync(join(store.dir, "objects", fan.name))].length;
-  }
-  return n;
+  return store.objects().length;
 }
 
 Deno.test("prune() drops the oldest calls and their objects until the store fits its size limit", () => {

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { printAgainst, type Sandbox, sandbox } from "../../support/cli.ts";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
-import { undoDir } from "../../../agent/undo/store.ts";
+import { LOOSE_BYTES, undoDir, UndoStore } from "../../../agent/undo/store.ts";
 
 /** A sandbox whose root (HOME, CRAB_HOME and the workspace) lies under /var/tmp. */
 function outsideTmp(prefix: string): Sandbox {
@@ -39,7 +39,8 @@ Deno.test("S4-03: with Read(./.env) denied, undo keeps .env and no tool or comma
   Deno.writeFileSync(join(s.ws, ".env"), SECRET);
   s.put(".claude/settings.json", JSON.stringify({ permissions: { deny: ["Read(./.env)"] } }));
   const hash = createHash("sha256").update(SECRET).digest("hex");
-  const object = join(undoDir(s.ws, s.home), "objects", hash.slice(0, 2), hash.slice(2));
+  // Small contents are packed: the pack holds the secret's bytes.
+  const object = join(undoDir(s.ws, s.home), "packs", "0.pack");
   await using fake = await startFakeModel([
     // A mutating call: undo's snapshot before it keeps every file, .env too.
     { calls: [{ name: "bash", args: { command: "echo hi > notes.txt" } }] },
@@ -58,7 +59,12 @@ Deno.test("S4-03: with Read(./.env) denied, undo keeps .env and no tool or comma
   ]);
   const r = await printAgainst(s, fake, ["--yolo"]);
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(Deno.readFileSync(object), SECRET, "undo kept the Read-denied file");
+  assert.deepEqual(
+    new UndoStore(undoDir(s.ws, s.home)).readObject(hash),
+    SECRET,
+    "undo kept the Read-denied file",
+  );
+  assert.ok(new TextDecoder().decode(Deno.readFileSync(object)).includes("hunter"), "in the pack");
 
   const results = toolResults(fake.modelRequests()[2]);
   assert.equal(results.length, 7);
@@ -102,4 +108,63 @@ Deno.test("S4-03: crab undo after rm .env (no sandbox) brings the Read-denied .e
   const undo = await s.crab(["undo", "--yes"]);
   assert.equal(undo.code, 0, undo.stdout + undo.stderr);
   assert.deepEqual(Deno.readFileSync(join(s.ws, ".env")), SECRET);
+});
+
+Deno.test("UndoStore packs small contents into one file, keeps large ones apart, and reads both back", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-pack-" });
+  try {
+    const store = new UndoStore(dir);
+    const small = Array.from({ length: 500 }, (_, i) => new TextEncoder().encode(`file ${i}\n`));
+    const big = new Uint8Array(LOOSE_BYTES).fill(7);
+    for (const b of [...small, big]) {
+      store.putObject(createHash("sha256").update(b).digest("hex"), b);
+    }
+    store.flush();
+    // 500 small objects in one pack: not one file (and one disk block) each.
+    assert.deepEqual([...Deno.readDirSync(join(dir, "packs"))].map((e) => e.name), ["0.pack"]);
+    const content = small.reduce((n, b) => n + b.byteLength, 0);
+    assert.equal(Deno.statSync(join(dir, "packs", "0.pack")).size, content);
+    const bigHash = createHash("sha256").update(big).digest("hex");
+    assert.ok(Deno.statSync(store.objectPath(bigHash)).isFile);
+    store.close();
+    // Another process's store finds them all.
+    const again = new UndoStore(dir);
+    for (const b of small) {
+      assert.deepEqual(again.readObject(createHash("sha256").update(b).digest("hex")), b);
+    }
+    assert.deepEqual(again.readObject(bigHash), big);
+    assert.equal(again.objects().length, 501);
+    again.close();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("UndoStore names no object before its bytes are written, and a removed half of a pack is given back", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-pack-" });
+  try {
+    const store = new UndoStore(dir);
+    const bytes = (i: number) => new TextEncoder().encode(`object ${i} `.repeat(100));
+    const hash = (i: number) => createHash("sha256").update(bytes(i)).digest("hex");
+    for (let i = 0; i < 10; i++) store.putObject(hash(i), bytes(i));
+    // Gathered, not written: another store does not see them yet.
+    const other = new UndoStore(dir);
+    assert.equal(other.hasObject(hash(0)), false);
+    store.flush();
+    assert.equal(other.hasObject(hash(0)), true);
+    other.close();
+    const pack = join(dir, "packs", "0.pack");
+    const before = Deno.statSync(pack).size;
+    // Removing six of ten leaves less than half: the pack is rewritten with the four left.
+    store.removeObjects([0, 1, 2, 3, 4, 5].map(hash));
+    const packs = [...Deno.readDirSync(join(dir, "packs"))].map((e) => e.name);
+    const after = packs.reduce((n, p) => n + Deno.statSync(join(dir, "packs", p)).size, 0);
+    assert.ok(after < before * 0.5, `${after} of ${before} bytes left`);
+    for (let i = 0; i < 10; i++) {
+      assert.deepEqual(store.readObject(hash(i)), i < 6 ? undefined : bytes(i), `object ${i}`);
+    }
+    store.close();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });
