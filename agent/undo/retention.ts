@@ -9,6 +9,7 @@
  * @module
  */
 
+import { join } from "node:path";
 import type { CallRecord, UndoRecord, UndoStore } from "./store.ts";
 import type { Entry } from "./snapshot.ts";
 
@@ -151,5 +152,40 @@ export function prune(
     out.bytes += o.size;
   }
   if (gone.length) store.removeObjects(gone);
+  return out;
+}
+
+/** How often a store is pruned: a session's first call does it at most this often. */
+export const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * {@link prune} when the store was not pruned within {@link PRUNE_EVERY_MS}
+ * (a stamp file in the store says when it last was), or holds more than its
+ * size limit: pruning lists every object, which in a big workspace costs more
+ * than a session's first call should. Undefined when it was not due.
+ */
+export function pruneIfDue(
+  store: UndoStore,
+  limits: Partial<Retention> = {},
+  now = Date.now(),
+): Pruned | undefined {
+  const stamp = join(store.dir, "pruned");
+  const { maxBytes } = { ...DEFAULT_RETENTION, ...limits };
+  try {
+    const at = Deno.statSync(stamp).mtime?.getTime() ?? 0;
+    if (now - at < PRUNE_EVERY_MS && at <= now && store.storedBytes() <= maxBytes) {
+      return undefined;
+    }
+  } catch {
+    // Never pruned.
+  }
+  const out = prune(store, limits, now);
+  try {
+    Deno.mkdirSync(store.dir, { recursive: true, mode: 0o700 });
+    Deno.writeFileSync(stamp, new Uint8Array(), { mode: 0o600 });
+    Deno.utimeSync(stamp, new Date(now), new Date(now));
+  } catch {
+    // Pruned again next time.
+  }
   return out;
 }

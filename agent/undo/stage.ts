@@ -30,7 +30,7 @@ import { printable } from "../../tools/fs/printable.ts";
 import { diffTrees, type Limits, Snapshotter, TooLarge, type Tree } from "./snapshot.ts";
 import { type Change, UndoStore } from "./store.ts";
 import { restore } from "./restore.ts";
-import { prune, type Retention } from "./retention.ts";
+import { pruneIfDue, type Retention } from "./retention.ts";
 import { snapshotWith, type Subscription, type WatchFs, watchWorkspace } from "./watch.ts";
 
 /** How often the stat cache is written for the next process, at most. */
@@ -186,7 +186,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     if (snap) return snap;
     const store = opts.store ?? UndoStore.of(opts.workspace);
     try {
-      prune(store, opts.retention);
+      pruneIfDue(store, opts.retention);
     } catch (e) {
       console.error(`crab: could not prune undo snapshots: ${e instanceof Error ? e.message : e}`);
     }

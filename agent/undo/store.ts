@@ -284,6 +284,19 @@ export class UndoStore {
     return out;
   }
 
+  /** The bytes of every stored object, counted cheaply: one sum of the index, the files of their own. */
+  storedBytes(): number {
+    const row = this.#index.prepare("SELECT COALESCE(SUM(size), 0) AS n FROM objects").get();
+    let sum = Number(row?.n ?? 0);
+    const root = join(this.dir, "objects");
+    for (const fan of readDirOrEmpty(root)) {
+      for (const e of readDirOrEmpty(join(root, fan.name))) {
+        sum += lstatOrNull(join(root, fan.name, e.name))?.size ?? 0;
+      }
+    }
+    return sum + this.#pendingBytes;
+  }
+
   /**
    * Removes the objects `hashes` names; a pack that keeps less than half of
    * its bytes is then rewritten into the current one. Returns the bytes freed.

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { prune, retentionOf } from "../../../agent/undo/retention.ts";
+import { prune, PRUNE_EVERY_MS, pruneIfDue, retentionOf } from "../../../agent/undo/retention.ts";
 import { type CallRecord, hashBytes, UndoStore } from "../../../agent/undo/store.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -68,4 +68,28 @@ Deno.test("retentionOf() turns the undo setting into limits, leaving the rest to
     maxAgeMs: 7 * DAY,
     maxBytes: 100 * 1024 * 1024,
   });
+});
+
+Deno.test("pruneIfDue() prunes a store at most once an hour", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-prune-" });
+  try {
+    const store = new UndoStore(dir);
+    const now = Date.now();
+    for (let i = 1; i <= 3; i++) call(store, i, now - (10 - i) * 1000, 1000);
+    assert.deepEqual(pruneIfDue(store, { maxBytes: 2500 }, now), {
+      calls: 1,
+      objects: 1,
+      bytes: 1000,
+    });
+    call(store, 4, now, 1000);
+    // Within the hour and within its size limit: not looked at.
+    assert.equal(pruneIfDue(store, { maxBytes: 3500 }, now + PRUNE_EVERY_MS - 1), undefined);
+    assert.equal(store.calls().length, 3);
+    // Over its size limit: pruned at once.
+    assert.deepEqual(pruneIfDue(store, { maxBytes: 1500 }, now + 1)?.calls, 2);
+    // An hour on: pruned again (the age limit may have passed).
+    assert.ok(pruneIfDue(store, { maxBytes: 3500 }, now + 1 + PRUNE_EVERY_MS));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });
