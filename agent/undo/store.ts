@@ -11,9 +11,10 @@
  * index (`index.db`, SQLite: hash → pack, offset, size), so a tree of small
  * files takes about its own size on disk, not a file-system block per file.
  * Larger contents are files of their own (`objects/ab/cdef…`). Objects are
- * gathered in memory and written by {@link UndoStore.flush}: the pack's bytes
- * first (synced), then their index rows in one transaction, so the index never
- * names bytes that are not there. Pruning drops index rows and rewrites a pack
+ * gathered in memory and written in batches: the pack's bytes first, then their
+ * index rows in one transaction, so the index never names bytes that were not
+ * written; {@link UndoStore.flush} also waits for the disk, before the call a
+ * snapshot covers runs. A packed object is checked against its hash when read. Pruning drops index rows and rewrites a pack
  * once less than half of it is still needed.
  *
  * Records are written to a temporary name and renamed, so a crash leaves
@@ -125,9 +126,17 @@ export class UndoStore {
   #made = new Set<string>();
   #db: DatabaseSync | undefined;
   #find: StatementSync | undefined;
+  #version: StatementSync | undefined;
+  /** Every packed hash, once something asked for all of them (kept up to date since). */
+  #known: Set<string> | undefined;
+  /** SQLite's `data_version` when {@link #known} was read: it changes with another connection's commit. */
+  #knownVersion = -1;
+  #knownCheckedAt = -Infinity;
   /** Packed objects not yet written: hash → bytes, in order. */
   #pending = new Map<string, Uint8Array>();
   #pendingBytes = 0;
+  /** Packs written since the disk was last waited for. */
+  #unsynced = new Set<number>();
 
   constructor(dir: string) {
     this.dir = dir;
@@ -161,6 +170,7 @@ export class UndoStore {
         "off INTEGER NOT NULL, size INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID",
     );
     this.#find = db.prepare("SELECT pack, off, size FROM objects WHERE hash = ?");
+    this.#version = db.prepare("PRAGMA data_version");
     return this.#db = db;
   }
 
@@ -177,10 +187,11 @@ export class UndoStore {
       this.#writeAtomic(path, bytes);
       return;
     }
-    if (this.#pending.has(hash) || this.#located(hash)) return;
+    // A snapshot stores many: one query for every hash known, not one per object.
+    if (this.#pending.has(hash) || this.#packed().has(hash)) return;
     this.#pending.set(hash, bytes);
     this.#pendingBytes += bytes.byteLength;
-    if (this.#pendingBytes >= PENDING_BYTES) this.flush();
+    if (this.#pendingBytes >= PENDING_BYTES) this.#write();
   }
 
   hasObject(hash: string): boolean {
@@ -190,12 +201,26 @@ export class UndoStore {
 
   /** Every packed object's hash (one query: cheaper than asking for each of many). */
   packedHashes(): Set<string> {
-    const out = new Set<string>(this.#pending.keys());
+    return new Set([...this.#packed(), ...this.#pending.keys()]);
+  }
+
+  /** The packed hashes written so far: read once, and again after another crab changed the index. */
+  #packed(): Set<string> {
+    void this.#index;
+    // Another crab changes the index only between calls (each holds the workspace lock): looked
+    // at once in a while, not for each of a snapshot's objects.
+    const now = performance.now();
+    if (this.#known && now - this.#knownCheckedAt < 100) return this.#known;
+    this.#knownCheckedAt = now;
+    const version = Number((this.#version!.get() as { data_version: number }).data_version);
+    if (this.#known && version === this.#knownVersion) return this.#known;
+    this.#knownVersion = version;
+    const known = new Set<string>();
     // Hex in SQLite's C, not a loop in JavaScript per row: a big tree has many.
     for (const row of this.#index.prepare("SELECT lower(hex(hash)) AS h FROM objects").all()) {
-      out.add(row.h as string);
+      known.add(row.h as string);
     }
-    return out;
+    return this.#known = known;
   }
 
   /** The bytes kept under `hash`, or undefined when they were pruned. */
@@ -205,7 +230,9 @@ export class UndoStore {
     const at = this.#located(hash);
     if (at) {
       try {
-        return readAt(this.#packPath(at.pack), at.off, at.size);
+        // Bytes a crash kept from the disk are not the content: checked, never handed out.
+        const bytes = readAt(this.#packPath(at.pack), at.off, at.size);
+        return sha256(bytes) === hash ? bytes : undefined;
       } catch {
         return undefined;
       }
@@ -223,6 +250,21 @@ export class UndoStore {
    * it covers runs; records and the stat cache call it before naming objects.
    */
   flush(): void {
+    this.#write();
+    // What was written without waiting for the disk is on it now.
+    for (const pack of this.#unsynced) {
+      try {
+        using f = Deno.openSync(this.#packPath(pack), { write: true });
+        f.syncDataSync();
+      } catch {
+        // Rewritten into another pack meanwhile.
+      }
+    }
+    this.#unsynced.clear();
+  }
+
+  /** Writes the gathered objects out without waiting for the disk ({@link flush} waits). */
+  #write(): void {
     if (this.#pending.size === 0) return;
     const db = this.#index;
     this.#mkdir(this.packDir);
@@ -230,20 +272,37 @@ export class UndoStore {
     let file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
     let off = file.seekSync(0, Deno.SeekMode.End);
     const rows: [Uint8Array, number, number, number][] = [];
+    // The bytes go out in large writes, not one per object.
+    const batch: Uint8Array[] = [];
+    let batched = 0;
+    const writeBatch = () => {
+      const all = new Uint8Array(batched);
+      let at = 0;
+      for (const b of batch) {
+        all.set(b, at);
+        at += b.byteLength;
+      }
+      writeAll(file, all);
+      batch.length = 0;
+      batched = 0;
+    };
     try {
       for (const [hash, bytes] of this.#pending) {
         if (off > 0 && off + bytes.byteLength > PACK_BYTES) {
-          file.syncDataSync();
+          writeBatch();
+          this.#unsynced.add(pack);
           file.close();
           pack++;
           file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
           off = file.seekSync(0, Deno.SeekMode.End);
         }
-        writeAll(file, bytes);
+        batch.push(bytes);
+        batched += bytes.byteLength;
         rows.push([decodeHex(hash), pack, off, bytes.byteLength]);
         off += bytes.byteLength;
       }
-      file.syncDataSync();
+      writeBatch();
+      this.#unsynced.add(pack);
     } finally {
       file.close();
     }
@@ -251,12 +310,15 @@ export class UndoStore {
     const insert = db.prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)");
     db.exec("BEGIN IMMEDIATE");
     try {
+      // In key order: the index's B-tree takes them faster than in random order.
+      rows.sort((a, b) => compareBytes(a[0], b[0]));
       for (const [hash, p, o, size] of rows) insert.run(hash, p, o, size, now);
       db.exec("COMMIT");
     } catch (e) {
       db.exec("ROLLBACK");
       throw e;
     }
+    for (const hash of this.#pending.keys()) this.#known?.add(hash);
     this.#pending.clear();
     this.#pendingBytes = 0;
   }
@@ -309,6 +371,7 @@ export class UndoStore {
     try {
       for (const hash of hashes) {
         del.run(decodeHex(hash));
+        this.#known?.delete(hash);
         try {
           Deno.removeSync(this.objectPath(hash));
         } catch {
@@ -504,4 +567,9 @@ function readAt(path: string, off: number, size: number): Uint8Array {
     done += n;
   }
   return out;
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  for (let i = 0; i < a.length && i < b.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
 }

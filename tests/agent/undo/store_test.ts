@@ -168,3 +168,21 @@ Deno.test("UndoStore names no object before its bytes are written, and a removed
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("UndoStore never hands out packed bytes that are not the content their hash names", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-pack-" });
+  try {
+    const store = new UndoStore(dir);
+    const bytes = new TextEncoder().encode("the content before the call\n");
+    const hash = createHash("sha256").update(bytes).digest("hex");
+    store.putObject(hash, bytes);
+    store.flush();
+    assert.deepEqual(store.readObject(hash), bytes);
+    // What a crash could leave: the index names bytes the disk never got.
+    Deno.writeFileSync(join(dir, "packs", "0.pack"), new Uint8Array(bytes.byteLength));
+    assert.equal(store.readObject(hash), undefined);
+    store.close();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
