@@ -352,6 +352,25 @@ export class Snapshotter {
     return tree;
   }
 
+  /**
+   * The directories the stat cache another process left has files in
+   * (absolute, the workspace first), before any scan: for a watcher to follow
+   * from the start of the first one.
+   */
+  cachedDirs(): string[] {
+    this.#load();
+    const prefix = this.workspace + "/";
+    const out = new Set<string>([this.workspace]);
+    for (const rel of this.#cache.keys()) {
+      for (let i = rel.lastIndexOf("/"); i > 0; i = rel.lastIndexOf("/", i - 1)) {
+        const dir = prefix + rel.slice(0, i);
+        if (out.has(dir)) break;
+        out.add(dir);
+      }
+    }
+    return [...out];
+  }
+
   /** The directories the last scan or update walked (absolute), for a watcher to follow. */
   dirs(): string[] {
     const sets = this.#last?.sets;

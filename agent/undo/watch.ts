@@ -304,10 +304,30 @@ export async function snapshotWith(
       return tree;
     }
   } else {
-    snap.scan();
-    await sub.target(snap.dirs());
-    await sub.flush();
-    sub.take();
+    // The last session's directories are watched before the first scan, so what changes
+    // during it is seen: one scan, then a look at those paths and at directories it found new.
+    const known = snap.cachedDirs();
+    if (known.length > 1) {
+      await sub.target(known);
+      if (sub.watching && await sub.flush()) {
+        sub.take();
+        snap.scan();
+        await sub.target(snap.dirs());
+        const flushed = await sub.flush();
+        const { paths, complete } = sub.take();
+        const tree = flushed && complete ? snap.update(paths) : undefined;
+        if (tree) {
+          how?.("scan");
+          await sub.target(snap.dirs());
+          return tree;
+        }
+      }
+    } else {
+      snap.scan();
+      await sub.target(snap.dirs());
+      await sub.flush();
+      sub.take();
+    }
   }
   how?.("scan");
   const tree = snap.scan();

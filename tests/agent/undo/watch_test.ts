@@ -489,3 +489,52 @@ console.log(JSON.stringify({ hows, reports }));
     Deno.removeSync(root, { recursive: true });
   }
 });
+
+Deno.test("a later session's first snapshot scans once under the last session's watches, and equals a full scan", async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-watch-" }));
+  const ws = join(root, "ws");
+  try {
+    Deno.mkdirSync(join(ws, "d", "e"), { recursive: true });
+    Deno.writeTextFileSync(join(ws, "d", "one.txt"), "one\n");
+    Deno.writeTextFileSync(join(ws, "d", "e", "two.txt"), "two\n");
+    // The first session leaves its stat cache, once the files are past the window in which a
+    // fresh stat is not trusted (ctime comes in whole seconds): at most a few seconds.
+    const store = new UndoStore(join(root, "undo"));
+    const first = new Snapshotter(ws, store);
+    const rows = () => (JSON.parse(store.loadState() ?? '{"rows":[]}').rows as unknown[]).length;
+    for (let i = 0; i < 60 && rows() < 2; i++) {
+      first.scan();
+      first.saveState();
+      if (rows() < 2) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(rows(), 2);
+    // Between sessions: a file changed, one removed, a directory and a file made.
+    Deno.writeTextFileSync(join(ws, "d", "one.txt"), "one, changed\n");
+    Deno.removeSync(join(ws, "d", "e", "two.txt"));
+    Deno.mkdirSync(join(ws, "new", "deep"), { recursive: true });
+    Deno.writeTextFileSync(join(ws, "new", "deep", "three.txt"), "three\n");
+    const snap = new Snapshotter(ws, new UndoStore(join(root, "undo")));
+    assert.deepEqual(snap.cachedDirs().sort(), [ws, join(ws, "d"), join(ws, "d", "e")].sort());
+    const sub = watchWorkspace(ws, join(root, "marks"));
+    const hows: string[] = [];
+    let scans = 0;
+    const scan = snap.scan.bind(snap);
+    snap.scan = () => {
+      scans++;
+      return scan();
+    };
+    const tree = await snapshotWith(sub, snap, (h) => hows.push(h));
+    assert.equal(scans, 1, "one scan, not two");
+    assert.deepEqual(hows, ["scan"]);
+    const full = new Snapshotter(ws, new UndoStore(Deno.makeTempDirSync({ dir: root }))).scan();
+    assert.deepEqual(sorted(tree), sorted(full));
+    // The watches follow the new directories too: a change there is an update's.
+    Deno.writeTextFileSync(join(ws, "new", "deep", "three.txt"), "three, changed\n");
+    const next = await snapshotWith(sub, snap, (h) => hows.push(h));
+    assert.equal(hows.at(-1), "update");
+    assert.deepEqual(diffTrees(tree, next).map((c) => c.p), ["new/deep/three.txt"]);
+  } finally {
+    stopWatching(ws);
+    Deno.removeSync(root, { recursive: true });
+  }
+});
