@@ -198,6 +198,28 @@ export function sameEntry(x: Entry | null, y: Entry | null): boolean {
 }
 
 /** Scans one workspace again and again, keeping the stat cache between scans. */
+/**
+ * A tree that, while its journal is open, notes what each path held before
+ * it first changed: an update changes the last tree in place (no copy of a
+ * big tree per call) and knows its changes without comparing it whole.
+ */
+class JournaledTree extends Map<string, Entry> {
+  journal: Map<string, Entry | undefined> | undefined;
+
+  override set(path: string, entry: Entry): this {
+    if (this.journal && !this.journal.has(path)) this.journal.set(path, super.get(path));
+    return super.set(path, entry);
+  }
+
+  override delete(path: string): boolean {
+    if (this.journal && !this.journal.has(path)) this.journal.set(path, super.get(path));
+    return super.delete(path);
+  }
+}
+
+/** One path a snapshot found changed since the one before: what it was (`b`), what it is (`a`). */
+export type TreeChange = { p: string; b: Entry | null; a: Entry | null };
+
 export class Snapshotter {
   readonly workspace: string;
   readonly store: UndoStore;
@@ -234,8 +256,9 @@ export class Snapshotter {
     this.#last = undefined;
     this.#linked.clear();
     this.hashed = 0;
+    this.delta = undefined;
     const now = Date.now();
-    const tree: Tree = new Map();
+    const tree: Tree = new JournaledTree();
     const next = new Map<string, Cached>();
     const sets = new Map<string, DirSet>();
     const rules = rulesKey(this.workspace);
@@ -261,8 +284,47 @@ export class Snapshotter {
    */
   update(changed: Iterable<string>): Tree | undefined {
     const last = this.#last;
+    this.delta = undefined;
     if (!last) return undefined;
     this.#last = undefined;
+    const tree = last.tree instanceof JournaledTree ? last.tree : new JournaledTree(last.tree);
+    tree.journal = new Map();
+    let out: Tree | undefined;
+    try {
+      out = this.#updateIn(tree, { ...last, tree }, changed);
+    } finally {
+      const journal = tree.journal;
+      tree.journal = undefined;
+      if (out) {
+        const delta: TreeChange[] = [];
+        for (const [p, was] of journal) {
+          const now = tree.get(p) ?? null;
+          if (!sameEntry(was ?? null, now)) delta.push({ p, b: was ?? null, a: now });
+        }
+        this.delta = delta.sort((x, y) => (x.p < y.p ? -1 : x.p > y.p ? 1 : 0));
+      } else {
+        // Declined (or too large): the tree is put back as it was, for whoever holds it.
+        for (const [p, was] of journal) {
+          if (was === undefined) Map.prototype.delete.call(tree, p);
+          else Map.prototype.set.call(tree, p, was);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * What {@link update} last found changed against the tree before it (that
+   * tree is updated in place: it is the one returned); undefined after a scan
+   * or a declined update.
+   */
+  delta: TreeChange[] | undefined;
+
+  #updateIn(
+    tree: JournaledTree,
+    last: { tree: Tree; sets: Map<string, DirSet>; rules: string },
+    changed: Iterable<string>,
+  ): Tree | undefined {
     this.hashed = 0;
     const now = Date.now();
     const ws = this.workspace, prefix = ws + "/";
@@ -302,7 +364,6 @@ export class Snapshotter {
     this.#linked.clear();
     if (regions.size > MAX_REGIONS) return undefined;
     if (rulesKey(ws) !== last.rules) return undefined;
-    const tree: Tree = new Map(last.tree);
     // Heavy directories are looked at every time: by their own stat, as a scan does.
     const whole: string[] = [];
     for (const [rel, e] of tree) if (e.t === "heavy") regions.add(rel);

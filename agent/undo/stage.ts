@@ -244,7 +244,8 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         tooLarge = e;
         return `undo: what this call changed is not known (${e.message}); it cannot be undone`;
       }
-      let changes = diffTrees(base, after);
+      // An update changes the tree in place and knows its changes; a scan is compared whole.
+      let changes = after === base && s.delta ? s.delta : diffTrees(base, after);
       const putBack = opts.changeRefusal ? refuseChanges(s.store, opts, changes) : undefined;
       if (putBack) changes = putBack.kept;
       // The stat cache is for the next process: written at most every few seconds.

@@ -13,8 +13,10 @@
  * Larger contents are files of their own (`objects/ab/cdef…`). Objects are
  * gathered in memory and written in batches: the pack's bytes first, then their
  * index rows in one transaction, so the index never names bytes that were not
- * written; {@link UndoStore.flush} also waits for the disk, before the call a
- * snapshot covers runs. A packed object is checked against its hash when read. Pruning drops index rows and rewrites a pack
+ * written ({@link UndoStore.flush}, before the call a snapshot covers runs).
+ * Nothing waits for the disk, as before packs: a packed object is checked
+ * against its hash when read, so bytes a power loss kept from the disk are
+ * never put back. Pruning drops index rows and rewrites a pack
  * once less than half of it is still needed.
  *
  * Records are written to a temporary name and renamed, so a crash leaves
@@ -135,8 +137,6 @@ export class UndoStore {
   /** Packed objects not yet written: hash → bytes, in order. */
   #pending = new Map<string, Uint8Array>();
   #pendingBytes = 0;
-  /** Packs written since the disk was last waited for. */
-  #unsynced = new Set<number>();
 
   constructor(dir: string) {
     this.dir = dir;
@@ -163,8 +163,12 @@ export class UndoStore {
     this.#mkdir(this.dir);
     const db = new DatabaseSync(join(this.dir, "index.db"));
     db.exec("PRAGMA busy_timeout = 5000");
-    // A rollback journal, gone after each transaction: the store stays the size of what it holds.
+    // Commits wait for no disk (a crash loses at most the last ones, whole); the log is cut back
+    // after each checkpoint, so the store stays about the size of what it holds.
+    db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("PRAGMA journal_size_limit = 262144");
+    db.exec("PRAGMA wal_autocheckpoint = 64");
     db.exec(
       "CREATE TABLE IF NOT EXISTS objects (hash BLOB PRIMARY KEY, pack INTEGER NOT NULL, " +
         "off INTEGER NOT NULL, size INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID",
@@ -246,24 +250,14 @@ export class UndoStore {
 
   /**
    * Writes the objects gathered so far: their bytes at the end of the current
-   * pack, synced, then their index rows. A snapshot calls this before the call
-   * it covers runs; records and the stat cache call it before naming objects.
+   * pack, then their index rows. A snapshot calls this before the call it
+   * covers runs; records and the stat cache call it before naming objects.
    */
   flush(): void {
     this.#write();
-    // What was written without waiting for the disk is on it now.
-    for (const pack of this.#unsynced) {
-      try {
-        using f = Deno.openSync(this.#packPath(pack), { write: true });
-        f.syncDataSync();
-      } catch {
-        // Rewritten into another pack meanwhile.
-      }
-    }
-    this.#unsynced.clear();
   }
 
-  /** Writes the gathered objects out without waiting for the disk ({@link flush} waits). */
+  /** Writes the gathered objects out: the pack's bytes, then their rows in one transaction. */
   #write(): void {
     if (this.#pending.size === 0) return;
     const db = this.#index;
@@ -290,7 +284,6 @@ export class UndoStore {
       for (const [hash, bytes] of this.#pending) {
         if (off > 0 && off + bytes.byteLength > PACK_BYTES) {
           writeBatch();
-          this.#unsynced.add(pack);
           file.close();
           pack++;
           file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
@@ -302,7 +295,6 @@ export class UndoStore {
         off += bytes.byteLength;
       }
       writeBatch();
-      this.#unsynced.add(pack);
     } finally {
       file.close();
     }

@@ -46,7 +46,7 @@ async function setUp(): Promise<Setup> {
   Deno.symlinkSync("top.txt", join(ws, "ln"));
   const sub = watchWorkspace(ws, join(root, "marks"));
   const snap = new Snapshotter(ws, new UndoStore(join(root, "undo")));
-  const last = await snapshotWith(sub, snap);
+  const last = new Map(await snapshotWith(sub, snap));
   return {
     root,
     ws,
@@ -84,11 +84,13 @@ async function updatedLikeScan(t: Setup, act: () => void, expect: string[]): Pro
   const inc = await snapshotWith(t.sub, t.snap, (h) => how = h);
   assert.equal(how, "update");
   assert.deepEqual(sorted(inc), sorted(fullScan(t)));
-  const seen = diffTrees(t.last, inc).map((c) =>
-    (c.b === null ? "+" : c.a === null ? "-" : "~") + c.p
-  );
+  const changes = diffTrees(t.last, inc);
+  const seen = changes.map((c) => (c.b === null ? "+" : c.a === null ? "-" : "~") + c.p);
   assert.deepEqual(seen, expect);
-  t.last = inc;
+  // The update knows its changes without a whole comparison: the same ones.
+  assert.deepEqual(t.snap.delta, changes);
+  // The update changed the last tree in place: what it was is kept as a copy.
+  t.last = new Map(inc);
 }
 
 Deno.test("update(): an edited file", async () => {
@@ -532,7 +534,8 @@ Deno.test("a later session's first snapshot scans once under the last session's 
     Deno.writeTextFileSync(join(ws, "new", "deep", "three.txt"), "three, changed\n");
     const next = await snapshotWith(sub, snap, (h) => hows.push(h));
     assert.equal(hows.at(-1), "update");
-    assert.deepEqual(diffTrees(tree, next).map((c) => c.p), ["new/deep/three.txt"]);
+    assert.deepEqual(snap.delta?.map((c) => c.p), ["new/deep/three.txt"]);
+    assert.equal(next, tree, "updated in place");
   } finally {
     stopWatching(ws);
     Deno.removeSync(root, { recursive: true });
