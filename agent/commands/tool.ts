@@ -356,9 +356,14 @@ async function runCalls(
       sessionId: () => runId,
       notice: (m) => console.error(`crab: ${printable(m, "prose")}`),
     },
-    // Each run is an undo session of its own; one call has no use for a file watcher.
+    // Each run is an undo session of its own. In a big workspace a watcher, started before the
+    // call, spares a whole second scan after it; a small one scans again sooner.
     undo: (policy) =>
-      undoFor(settings, store, { sessionId: (run) => run, watch: opts.jsonl === true, policy }),
+      undoFor(settings, store, {
+        sessionId: (run) => run,
+        watch: opts.jsonl === true ? true : "big",
+        policy,
+      }),
   });
   mcp.approveWith(policy);
   let code = 0;

@@ -170,17 +170,22 @@ export function workbench(opts: WorkbenchOptions): Workbench {
   return { policy, session, hooks, dispatcher };
 }
 
+/** A one-shot call watches a workspace of at least this many files (see `undoStage`'s `watchFrom`). */
+const WATCH_FROM_FILES = 20_000;
+
 /**
  * Undo's stage for a workspace, kept as the settings say. `sessionId` names the
- * undo session of a run's calls; `watch: false` scans instead of watching (a
- * process that makes one call); `policy` answers what may be stored.
+ * undo session of a run's calls; `watch: false` scans instead of watching,
+ * `big` watches only a workspace of many files (a process that makes one
+ * call); `policy` answers what may be stored.
  */
 export function undoFor(
   settings: Settings,
   store: Store,
   opts: {
     sessionId: (runId: string) => string;
-    watch?: boolean;
+    /** False: no file watcher; `big`: one only in a workspace of many files (one-shot calls). */
+    watch?: boolean | "big";
     policy: Pick<Policy, "mayStore" | "changeRefusal">;
   },
 ): DispatchStage {
@@ -189,6 +194,7 @@ export function undoFor(
     sessionId: opts.sessionId,
     retention: retentionOf(settings.undo()),
     ...(opts.watch === false ? { watchFs: false } : {}),
+    ...(opts.watch === "big" ? { watchFrom: WATCH_FROM_FILES } : {}),
     onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
     mayStore: (path) => opts.policy.mayStore(path),
     changeRefusal: (path, isDir) => opts.policy.changeRefusal(path, settings.workspace, isDir),

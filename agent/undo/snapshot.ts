@@ -413,6 +413,12 @@ export class Snapshotter {
     return tree;
   }
 
+  /** How many files the stat cache another process left knows. */
+  cachedCount(): number {
+    this.#load();
+    return this.#cache.size;
+  }
+
   /**
    * The directories the stat cache another process left has files in
    * (absolute, the workspace first), before any scan: for a watcher to follow

@@ -51,6 +51,11 @@ export interface UndoStageOptions {
   retention?: Partial<Retention>;
   /** The file watcher (tests: one that fails or overflows); false: always scan everything. */
   watchFs?: WatchFs | false;
+  /**
+   * Watch only a workspace whose stat cache holds at least this many files: a
+   * one-shot call in a small tree scans again sooner than a watcher starts.
+   */
+  watchFrom?: number;
   /** Told how each snapshot was taken: a whole scan, an update from the watcher, the call's file. */
   onSnapshot?(how: "scan" | "update" | "paths"): void;
   /** Told of each call's summary once its observation is recorded. */
@@ -190,10 +195,14 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     } catch (e) {
       console.error(`crab: could not prune undo snapshots: ${e instanceof Error ? e.message : e}`);
     }
-    if (opts.watchFs !== false) {
+    snap = new Snapshotter(opts.workspace, store, opts.limits, opts.mayStore);
+    if (
+      opts.watchFs !== false &&
+      (opts.watchFrom === undefined || snap.cachedCount() >= opts.watchFrom)
+    ) {
       watch = watchWorkspace(opts.workspace, join(store.dir, "watch"), opts.watchFs || undefined);
     }
-    return snap = new Snapshotter(opts.workspace, store, opts.limits, opts.mayStore);
+    return snap;
   };
   let watch: Subscription | undefined;
   const whole = (s: Snapshotter): Promise<Tree> => snapshotWith(watch, s, opts.onSnapshot);

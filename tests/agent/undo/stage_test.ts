@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SHOWN_PATHS, undoStage } from "../../../agent/undo/stage.ts";
 import { UndoStore } from "../../../agent/undo/store.ts";
+import { Snapshotter } from "../../../agent/undo/snapshot.ts";
+import { stopWatching } from "../../../agent/undo/watch.ts";
 import type { CheckedCall } from "../../../tools/call/stages.ts";
 
 function temp() {
@@ -192,4 +194,42 @@ Deno.test("undoStage(): with Edit(**/*.lock) denied, lock files a program made o
   assert.equal(undo.code, 0, undo.stdout + undo.stderr);
   assert.equal(Deno.readTextFileSync(join(s.ws, "ok.txt")), "before\n");
   assert.throws(() => Deno.lstatSync(join(s.ws, "sub")), Deno.errors.NotFound);
+});
+
+Deno.test("undoStage() with watchFrom watches a workspace whose stat cache knows that many files, and scans a smaller one", async () => {
+  const { root, ws, store } = temp();
+  try {
+    for (let i = 0; i < 3; i++) Deno.writeTextFileSync(join(ws, `f${i}.txt`), `${i}\n`);
+    // A first process leaves the stat cache, once the files are past the window in which a
+    // fresh stat is not trusted (ctime comes in whole seconds): at most a few seconds.
+    const rows = () => (JSON.parse(store.loadState() ?? '{"rows":[]}').rows as unknown[]).length;
+    for (let i = 0; i < 60 && rows() < 3; i++) {
+      const s = new Snapshotter(ws, store);
+      s.scan();
+      s.saveState();
+      if (rows() < 3) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(rows(), 3);
+    const hows = async (watchFrom: number) => {
+      const seen: string[] = [];
+      const stage = undoStage({
+        workspace: ws,
+        sessionId: () => "s",
+        store: new UndoStore(store.dir),
+        watchFrom,
+        onSnapshot: (h) => seen.push(h),
+      });
+      const added = await through(stage, "bash", { command: "x" }, () => {
+        Deno.writeTextFileSync(join(ws, "f0.txt"), `changed at ${watchFrom}\n`);
+      });
+      assert.match(added ?? "", /^files changed: \+0 ~1 -0: ~f0\.txt/);
+      return seen;
+    };
+    assert.deepEqual(await hows(100), ["scan", "scan"], "a small tree: scanned after the call");
+    // (f0.txt, just changed, is not in the cache again yet: two files are.)
+    assert.deepEqual(await hows(2), ["scan", "update"], "a big enough one: the watcher's update");
+  } finally {
+    stopWatching(ws);
+    Deno.removeSync(root, { recursive: true });
+  }
 });
