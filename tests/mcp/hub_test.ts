@@ -325,7 +325,8 @@ Deno.test("McpHub fails a server that never answers initialize within its startu
     const [s] = hub.status();
     assert.equal(s.state, "failed");
     assert.equal(s.error, "did not answer initialize and tools/list within 800 ms");
-    assert.deepEqual(processesWith(tag), []);
+    // Its process is ended: at once, or within the kill's grace on a loaded machine.
+    await until(() => processesWith(tag).length === 0, "the hung server's process is gone");
   } finally {
     await hub.close();
   }
