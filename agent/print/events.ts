@@ -73,6 +73,8 @@ export interface InitFacts {
    * (every offered tool approved) when no permission flag was given.
    */
   permissionMode: string;
+  /** Where the mode comes from: a flag, a settings file, or `print mode` (its own default). */
+  permissionModeSource: string;
   apiKeySource: "ANTHROPIC_API_KEY" | "none";
   sandbox: string;
   runId: string;
@@ -104,6 +106,7 @@ export function initEvent(f: InitFacts): PrintJson {
     run_id: f.runId,
     provider: f.provider,
     crab_version: f.version,
+    permission_mode_source: f.permissionModeSource,
   };
 }
 

@@ -427,6 +427,9 @@ class PrintRun {
       tools: run.registry.names(),
       mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
       permissionMode: run.permissionMode(),
+      permissionModeSource: run.permissionMode() === PRINT_DEFAULT_MODE
+        ? "print mode"
+        : run.permissions.modeSource,
       apiKeySource: run.provider.name === "anthropic" && Deno.env.get("ANTHROPIC_API_KEY")
         ? "ANTHROPIC_API_KEY"
         : "none",

@@ -235,7 +235,10 @@ function choosePolicy(
   notice: (m: string) => void,
 ): { mode: Mode; allowed: AllowedClass[]; printDefault: boolean } {
   const permissions = settings.permissions();
-  const printDefault = mode === "print" && !permissions.fromCommandLine;
+  // A mode a settings file chose (the user's, `--settings`, or a workspace's as far as trust lets
+  // it) is an answer: it wins over print mode's own default, as with `claude -p`.
+  const fileMode = !["default", "--yolo", "--permission-mode"].includes(permissions.modeSource);
+  const printDefault = mode === "print" && !permissions.fromCommandLine && !fileMode;
   const allowed = parseClasses([
     ...(settings.crab().settings.allow ?? []),
     ...(splitList(flags.allow) ?? []),
@@ -245,13 +248,9 @@ function choosePolicy(
     for (const t of offered) allowed.push(t.class);
     for (const server of mcpServers) allowed.push(`mcp:${server}`);
   }
-  // Print mode's default takes no mode from files: they add denials, never flip a script's default.
   const chosen = printDefault ? (flags.yolo ? "bypassPermissions" : "default") : permissions.mode;
-  if (printDefault && permissions.mode !== chosen && permissions.modeSource !== "--yolo") {
-    notice(
-      `print mode ignores defaultMode ${permissions.mode} from ${permissions.modeSource} ` +
-        "(give --permission-mode to choose one)",
-    );
+  if (mode === "print" && fileMode && !permissions.fromCommandLine) {
+    notice(`print mode runs in ${permissions.mode} mode, from ${permissions.modeSource}`);
   }
   return { mode: chosen, allowed, printDefault };
 }

@@ -446,3 +446,65 @@ Deno.test("crab -p lists a host crab's proxy refused in permission_denials, and 
     /hosts asked for through crab's proxy\nseq\s+host\s+verdict[^\n]*\n\s*1\s+other\.test\s+refused\s+1\s+0/,
   );
 });
+
+/** The init event of a stream-json run's output. */
+function initOf(stdout: string): Record<string, unknown> {
+  return stdout.trim().split("\n").map((l) => JSON.parse(l)).find((e) =>
+    e.type === "system" && e.subtype === "init"
+  );
+}
+
+const WRITE = { name: "write", args: { path: "notes.txt", content: "made\n" } };
+
+Deno.test("crab -p takes defaultMode from the user's settings: dontAsk refuses what no rule allows", async () => {
+  using s = sandbox();
+  // HOME is the sandbox's root (its `home` is crab's data dir).
+  const user = join(s.root, ".claude", "settings.json");
+  Deno.mkdirSync(join(s.root, ".claude"), { recursive: true });
+  Deno.writeTextFileSync(user, JSON.stringify({ permissions: { defaultMode: "dontAsk" } }));
+  await using fake = await startFakeModel(script(WRITE));
+  const r = await printRun(s, fake, [
+    "-p",
+    "write notes",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const init = initOf(r.stdout);
+  assert.equal(init.permissionMode, "dontAsk");
+  assert.equal(init.permission_mode_source, user);
+  assert.match(r.stderr, /print mode runs in dontAsk mode, from .*settings\.json/);
+  assert.match(results(fake)[0], /^Error \[policy_denied\]/);
+  assert.throws(() => Deno.statSync(join(s.ws, "notes.txt")), Deno.errors.NotFound);
+});
+
+Deno.test("crab -p takes an untrusted workspace's stricter defaultMode, never a looser one", async () => {
+  {
+    using s = sandbox();
+    s.put(".claude/settings.json", JSON.stringify({ permissions: { defaultMode: "plan" } }));
+    await using fake = await startFakeModel(script(WRITE));
+    const r = await printRun(s, fake, ["-p", "write notes"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(results(fake)[0], /^Error \[policy_denied\]/);
+    assert.throws(() => Deno.statSync(join(s.ws, "notes.txt")), Deno.errors.NotFound);
+  }
+  {
+    using s = sandbox();
+    s.put(".claude/settings.json", JSON.stringify({ permissions: { defaultMode: "acceptEdits" } }));
+    await using fake = await startFakeModel(script(WRITE));
+    const r = await printRun(s, fake, [
+      "-p",
+      "write notes",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    // Left out until trusted: print mode's own default stays, and the notice says why.
+    assert.match(r.stderr, /ignoring defaultMode acceptEdits in .*: this workspace is not trusted/);
+    assert.equal(initOf(r.stdout).permissionMode, "acceptOffered");
+    assert.equal(initOf(r.stdout).permission_mode_source, "print mode");
+    assert.equal(Deno.readTextFileSync(join(s.ws, "notes.txt")), "made\n");
+  }
+});
