@@ -187,6 +187,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
         policy: choice,
         hooks: {
           commands: hooks.hooks,
+          untrusted: hooks.untrusted,
           sessionId: () => runId,
           notice: (m) => console.error(`crab: ${printable(m, "prose")}`),
         },

@@ -314,7 +314,7 @@ export async function toolCommand(
       trustHint: "pass --trust-project to run them",
     });
     for (const n of hooks.notices) console.error(`crab: ${n}`);
-    return await runCalls(name, argsJson, opts, settings, registry, mcp, hooks.hooks);
+    return await runCalls(name, argsJson, opts, settings, registry, mcp, hooks);
   } finally {
     await mcp.close();
   }
@@ -327,7 +327,7 @@ async function runCalls(
   settings: Settings,
   registry: Registry,
   mcp: McpOnDemand,
-  hooks: readonly HookCommand[],
+  hooks: { hooks: readonly HookCommand[]; untrusted: readonly HookCommand[] },
 ): Promise<number> {
   const extra = extraClasses(opts.allow);
   const sandbox = settings.sandbox({
@@ -352,7 +352,8 @@ async function runCalls(
     telemetry,
     policy: { mode: commandLineMode(settings.flags), allowed, sandbox },
     hooks: {
-      commands: hooks,
+      commands: hooks.hooks,
+      untrusted: hooks.untrusted,
       sessionId: () => runId,
       notice: (m) => console.error(`crab: ${printable(m, "prose")}`),
     },

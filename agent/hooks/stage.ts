@@ -31,7 +31,8 @@ import {
   fromClaudeInput,
   toClaudeInput,
 } from "../../tools/table.ts";
-import { toolNames } from "./matcher.ts";
+import { matches, toolNames } from "./matcher.ts";
+import type { HookCommand } from "../settings/hooks.ts";
 import type { Hooks } from "./mod.ts";
 
 /** The dispatch stage of `hooks`' tool events. */
@@ -208,4 +209,30 @@ async function changedSinceWrite(call: CheckedCall): Promise<string | undefined>
   } catch {
     return path; // removed or replaced by something else
   }
+}
+
+/**
+ * The guard of a workspace's PreToolUse hooks that wait for trust: they never
+ * run, and the calls they would check are not let through silently either. A
+ * call one of them matches is asked every time (refused where nobody can
+ * answer: print mode, `crab tool`), whatever a rule, mode or `--yolo` says, and
+ * the question names the hook and its file.
+ */
+export function untrustedGuardStage(untrusted: readonly HookCommand[]): DispatchStage {
+  const guards = untrusted.filter((h) => h.event === "PreToolUse");
+  return {
+    name: "untrusted hooks",
+    decide(call) {
+      const names = toolNames(call.tool.name, call.tool.alias);
+      const h = guards.find((g) => matches(g.matcher, names));
+      if (!h) return undefined;
+      return {
+        effect: "ask",
+        why: `the workspace's PreToolUse hook ${JSON.stringify(h.command)} in ${h.source} ` +
+          "would check this call, and it runs only once the workspace is trusted " +
+          "(crab --trust-project, or yes at the trust prompt)",
+        always: true,
+      };
+    },
+  };
 }

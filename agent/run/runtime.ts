@@ -522,6 +522,7 @@ class RunSession {
       policy: parts.policy,
       hooks: {
         commands: hookConfig.hooks,
+        untrusted: hookConfig.untrusted,
         ...(flags.sdkHooks ? { sdk: flags.sdkHooks } : {}),
         sessionId: () => this.sessionId,
         transcriptPath: () => this.#transcript?.path ?? null,

@@ -37,7 +37,7 @@ import type { SandboxGrant } from "../../tools/policy/sandbox.ts";
 import type { Settings } from "../settings/mod.ts";
 import type { HookCommand } from "../settings/hooks.ts";
 import { type HookOutput, Hooks } from "../hooks/mod.ts";
-import { hookStage } from "../hooks/stage.ts";
+import { hookStage, untrustedGuardStage } from "../hooks/stage.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
 import type { Store } from "../store/observe.ts";
@@ -63,6 +63,8 @@ export interface PolicyChoice {
 /** What the front end decides about its hooks. */
 export interface HookChoice {
   commands: readonly HookCommand[];
+  /** The workspace's hooks that wait for trust: the calls its PreToolUse ones match always ask. */
+  untrusted?: readonly HookCommand[];
   /** The Agent SDK's callbacks (stream-json's `initialize`). */
   sdk?: SdkHookBridge;
   /** The session hooks see as `session_id`. */
@@ -156,6 +158,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
   const stages: DispatchStage[] = [
     ...telemetry?.dispatchStages({ runId, sessionId: opts.hooks.sessionId }) ?? [],
     ...(hooks.commands.length ? [hookStage(hooks)] : []),
+    ...(opts.hooks.untrusted?.length ? [untrustedGuardStage(opts.hooks.untrusted)] : []),
     ...(opts.probe ? [probeStage(opts.probe)] : []),
     typeof opts.undo === "function" ? opts.undo(policy) : opts.undo,
   ];

@@ -508,3 +508,37 @@ Deno.test("crab -p takes an untrusted workspace's stricter defaultMode, never a 
     assert.equal(Deno.readTextFileSync(join(s.ws, "notes.txt")), "made\n");
   }
 });
+
+Deno.test("crab -p refuses what an untrusted workspace's PreToolUse guard would check, naming it, even with --yolo", async () => {
+  using s = sandbox();
+  s.put("calc.py", "print(6 * 7)\n");
+  s.put("guard.sh", "#!/bin/sh\necho 'no rm here' >&2\nexit 2\n");
+  Deno.chmodSync(join(s.ws, "guard.sh"), 0o755);
+  const settings = s.put(
+    ".claude/settings.json",
+    JSON.stringify({
+      hooks: {
+        PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "./guard.sh" }] }],
+      },
+    }),
+  );
+  const READ = { name: "read", args: { path: "calc.py" } };
+  for (const extra of [[], ["--yolo"]]) {
+    await using fake = await startFakeModel(script(RM, READ));
+    const r = await printRun(s, fake, ["-p", "clean up", ...extra]);
+    assert.equal(r.code, 0, r.stderr);
+    const [rm, read] = results(fake);
+    assert.match(rm, /^Error \[refused\][^]*nobody is here to answer/, rm);
+    assert.ok(rm.includes(`the workspace's PreToolUse hook "./guard.sh" in ${settings}`), rm);
+    assert.match(rm, /--trust-project/);
+    // A call the guard does not match runs.
+    assert.match(read, /print\(6 \* 7\)/);
+    assert.equal(Deno.readTextFileSync(join(s.ws, "calc.py")), "print(6 * 7)\n");
+  }
+  // Trusted, the guard runs and refuses by itself.
+  await using fake = await startFakeModel(script(RM));
+  const r = await printRun(s, fake, ["-p", "clean up", "--trust-project"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(results(fake)[0], /no rm here/);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "calc.py")), "print(6 * 7)\n");
+});

@@ -77,13 +77,19 @@ Deno.test("crab tool runs a workspace's hooks only with --trust-project, and say
   );
   s.put("a.txt", "alpha\n");
   const untrusted = await s.crab(["tool", "read", '{"path":"a.txt"}']);
-  assert.equal(untrusted.code, 0, untrusted.stderr);
-  // The conversation's events do not count: only the two tool hooks wait.
+  // The conversation's events do not count: only the two tool hooks wait. The call the waiting
+  // PreToolUse guard would check is refused, naming it: never let through unchecked.
+  const file = join(Deno.realPathSync(s.ws), ".claude", "settings.json");
+  assert.equal(untrusted.code, 1, untrusted.stderr);
+  const [notice, refusal] = untrusted.stderr.split("\n");
   assert.equal(
-    untrusted.stderr,
-    `crab: ignoring 2 hooks in ${
-      join(Deno.realPathSync(s.ws), ".claude", "settings.json")
-    }: this workspace is not trusted (pass --trust-project to run them)\n`,
+    notice,
+    `crab: ignoring 2 hooks in ${file}: this workspace is not trusted (pass --trust-project to run them)`,
+  );
+  assert.ok(
+    refusal.startsWith("error [refused]: Call refused: read: a.txt. ") &&
+      refusal.includes(`the workspace's PreToolUse hook "touch ${marker}" in ${file}`),
+    refusal,
   );
   assert.equal(exists(marker), false);
 
@@ -108,10 +114,10 @@ Deno.test("crab mcp serve runs the user's tool hooks on each call; a workspace's
   const marker = join(s.root, "project-ran");
   s.put(
     ".claude/settings.json",
-    JSON.stringify({ hooks: on("PreToolUse", "", `touch ${marker}`) }),
+    JSON.stringify({ hooks: on("PreToolUse", "Grep", `touch ${marker}`) }),
   );
   s.put("keep.txt", "alpha\n");
-  const served = await serve(s, ["--tools", "read,bash"]);
+  const served = await serve(s, ["--tools", "read,bash,grep"]);
   try {
     const refused = await served.client.callTool({
       name: "bash",
@@ -124,6 +130,10 @@ Deno.test("crab mcp serve runs the user's tool hooks on each call; a workspace's
     assert.match(textOf(read), /alpha/);
     const post = JSON.parse(Deno.readTextFileSync(log).trim());
     assert.equal(post.tool_name, "Read");
+    // What the workspace's waiting guard would check is refused, and says why.
+    const grep = await served.client.callTool({ name: "grep", arguments: { pattern: "alpha" } });
+    assert.equal(grep.isError, true);
+    assert.match(textOf(grep), /the workspace's PreToolUse hook .* runs only once the workspace/);
     assert.equal(exists(marker), false);
     const notices = served.stderr().split("\n").filter((l) => l.includes("not trusted"));
     assert.deepEqual(notices, [
