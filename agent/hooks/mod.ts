@@ -33,6 +33,11 @@ export interface HooksOptions {
   permissionMode(): string;
   /** One line for the user. */
   notice(message: string): void;
+  /**
+   * A workspace's UserPromptSubmit hooks that wait for trust, where nobody can
+   * be asked (print mode): a prompt one would check is refused, naming it.
+   */
+  promptGuards?: readonly HookCommand[];
   /** Each run, for the store. */
   record?(run: Omit<HookRunRecord, "runId" | "seq">): void;
   /** A hook's plain stdout for the user, with the tool call it ran for. */
@@ -341,10 +346,23 @@ export class Hooks {
     };
   }
 
+  /** Whether the turn loop needs {@link loopHooks}: hooks to run, or a prompt guard waiting. */
+  get forLoop(): boolean {
+    return this.commands.length > 0 || Boolean(this.#opts.promptGuards?.length);
+  }
+
   /** What the turn loop calls: UserPromptSubmit, Stop and PreCompact. */
   loopHooks(): LoopHooks {
     return {
       promptSubmitted: async (prompt, signal) => {
+        const guard = this.#opts.promptGuards?.[0];
+        if (guard) {
+          return {
+            block: `the workspace's UserPromptSubmit hook ${JSON.stringify(guard.command)} in ` +
+              `${guard.source} would check this prompt, and it runs only once the workspace is ` +
+              "trusted (crab --trust-project)",
+          };
+        }
         const f = await this.fire("UserPromptSubmit", { prompt }, { signal });
         return {
           ...(f.block !== undefined ? { block: f.block } : {}),

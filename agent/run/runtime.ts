@@ -593,7 +593,7 @@ class RunSession {
         transcripts.append(this.sessionId, 0, all);
         this.#transcript?.replace(all);
       },
-      ...(userHooks.commands.length ? { hooks: userHooks.loopHooks() } : {}),
+      ...(userHooks.forLoop ? { hooks: userHooks.loopHooks() } : {}),
       // Each request priced as the model that answered it (opusplan's two, a fallback).
       budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
     });

@@ -126,6 +126,10 @@ export function workbench(opts: WorkbenchOptions): Workbench {
     permissionMode: (): string => policy.mode,
     notice: opts.hooks.notice,
     ...(opts.hooks.output ? { output: opts.hooks.output } : {}),
+    // Where nobody can answer, a prompt a waiting workspace hook would check is refused.
+    ...(opts.policy.ask ? {} : {
+      promptGuards: (opts.hooks.untrusted ?? []).filter((h) => h.event === "UserPromptSubmit"),
+    }),
     record: (r) => recordHookRun(store, { ...r, runId, seq: ++seq }),
     span: (event, command) =>
       telemetry?.hookSpan({ runId, sessionId: opts.hooks.sessionId }, event, command) ??

@@ -542,3 +542,29 @@ Deno.test("crab -p refuses what an untrusted workspace's PreToolUse guard would 
   assert.match(results(fake)[0], /no rm here/);
   assert.equal(Deno.readTextFileSync(join(s.ws, "calc.py")), "print(6 * 7)\n");
 });
+
+Deno.test("crab -p refuses a prompt an untrusted workspace's UserPromptSubmit hook would check, and asks no model", async () => {
+  using s = sandbox();
+  const settings = s.put(
+    ".claude/settings.json",
+    JSON.stringify({
+      hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: "./check-prompt.sh" }] }] },
+    }),
+  );
+  await using fake = await startFakeModel([{ text: "should not be asked" }]);
+  const r = await printRun(s, fake, ["-p", "do it", "--output-format", "json"]);
+  assert.equal(fake.modelRequests().length, 0, "the model was not asked");
+  const out = json(r.stdout);
+  assert.equal(out.is_error, true);
+  assert.equal(out.status, "blocked");
+  assert.ok(
+    String((out.errors as string[])[0]).includes(
+      `the workspace's UserPromptSubmit hook "./check-prompt.sh" in ${settings} would check`,
+    ),
+    r.stdout,
+  );
+  // Trusted, the hook runs (here it is missing: it fails, and the prompt goes on).
+  await using fake2 = await startFakeModel([{ text: "asked" }]);
+  const t = await printRun(s, fake2, ["-p", "do it", "--trust-project"]);
+  assert.equal(fake2.modelRequests().length, 1, t.stderr);
+});
