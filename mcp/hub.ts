@@ -38,7 +38,8 @@ export interface McpServerStatus {
   name: string;
   scope: McpServerConfig["scope"];
   transport: McpServerConfig["transport"];
-  state: "connected" | "failed" | "down";
+  /** `untrusted`: a workspace's server left out until the workspace is trusted (never started). */
+  state: "connected" | "failed" | "down" | "untrusted";
   error?: string;
   /** Exposed names of the server's tools. */
   tools: string[];

@@ -122,6 +122,8 @@ export function mcpEventReporter(say: (line: string) => void): (e: McpEvent) => 
 export interface McpStart {
   /** Names of the servers being started. */
   servers: string[];
+  /** The workspace's servers left out until it is trusted. */
+  skipped: McpServerConfig[];
   /** Resolves when every server connected or failed; undefined when none is configured. */
   hub: Promise<McpHub | undefined>;
   /** Whether an MCP tool is offered (all, unless `--tools` picks some). */
@@ -157,11 +159,13 @@ export function startMcp(
   const chosen = start.filter((s) =>
     picks === undefined || picks.some((p) => pickMayName(p, s.name))
   );
-  if (chosen.length === 0) return { servers: [], hub: Promise.resolve(undefined), wanted };
+  if (chosen.length === 0) {
+    return { servers: [], skipped, hub: Promise.resolve(undefined), wanted };
+  }
   const hub = import("../../mcp/hub.ts").then(({ McpHub }) =>
     McpHub.connect(chosen, { onEvent: mcpEventReporter(notice) })
   );
-  return { servers: chosen.map((s) => s.name), hub, wanted };
+  return { servers: chosen.map((s) => s.name), skipped, hub, wanted };
 }
 
 /** What a run's MCP servers need from the run. */
@@ -237,7 +241,22 @@ export class RunMcp {
 
   /** The servers' state and tools (`/mcp`). */
   status(): McpServerStatus[] {
-    return this.#hub?.status() ?? [];
+    const waiting = (this.#start?.skipped ?? []).map((s): McpServerStatus => ({
+      name: s.name,
+      scope: s.scope,
+      transport: s.transport,
+      state: "untrusted",
+      error: SKIPPED_REASON,
+      tools: [],
+      warnings: [],
+    }));
+    return [...this.#hub?.status() ?? [], ...waiting];
+  }
+
+  /** Why a tool name the model called is missing: a server of it waits for trust. */
+  missing(name: string): string | undefined {
+    const s = this.#start?.skipped.find((s) => name.startsWith(`${s.name}__`));
+    return s && `it belongs to the workspace's MCP server "${s.name}", ${SKIPPED_REASON}`;
   }
 
   /** Asks the servers to stop, once they connected (their groups die with crab in any case). */

@@ -441,6 +441,8 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
 
   const registry = new Registry(offered);
   mcp.sync(registry);
+  // A model that calls a tool of a server waiting for trust is told so.
+  registry.explainMissing((name) => mcp.missing(name));
   const telemetry = await loadTelemetry();
   const run = new RunSession({
     flags,

@@ -680,9 +680,10 @@ function assertOpen(policy: ApprovalPolicy, path: string, workspace: string, wha
 
 /** The error of a call to a name no tool has. */
 function unknownTool(call: OpenCall, registry: Registry): ToolError {
+  const why = registry.missingWhy(call.name);
   return new ToolError(
     "unknown_tool",
-    `Cannot call "${call.name}": no such tool`,
+    `Cannot call "${call.name}": no such tool${why ? ` (${why})` : ""}`,
     `Use one of: ${registry.names().join(", ")}.`,
   );
 }

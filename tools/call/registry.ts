@@ -17,8 +17,21 @@ export class Registry {
   /** Alias → the tool's own name. */
   readonly #aliases = new Map<string, string>();
 
+  /** Why a name is not a tool here, when the front end knows (a server that waits for trust). */
+  #missing: ((name: string) => string | undefined) | undefined;
+
   constructor(tools: Iterable<AnyTool> = []) {
     for (const t of tools) this.add(t);
+  }
+
+  /** Tells the registry how to explain a missing name (see {@link missingWhy}). */
+  explainMissing(why: (name: string) => string | undefined): void {
+    this.#missing = why;
+  }
+
+  /** Why `name` is no tool here, when it is known: said to the model with the error. */
+  missingWhy(name: string): string | undefined {
+    return this.#missing?.(name);
   }
 
   /** Adds a tool; throws when the name is taken (crab's own bug or an unchecked MCP name). */

@@ -568,3 +568,29 @@ Deno.test("crab -p refuses a prompt an untrusted workspace's UserPromptSubmit ho
   const t = await printRun(s, fake2, ["-p", "do it", "--trust-project"]);
   assert.equal(fake2.modelRequests().length, 1, t.stderr);
 });
+
+Deno.test("crab -p lists an untrusted workspace's MCP servers as untrusted, starts none, and tells a calling model why", async () => {
+  using s = sandbox();
+  const marker = join(s.root, "started");
+  s.put(
+    ".mcp.json",
+    JSON.stringify({ mcpServers: { proj: { command: "sh", args: ["-c", `touch ${marker}`] } } }),
+  );
+  await using fake = await startFakeModel(script({ name: "proj__echo", args: { text: "hi" } }));
+  const r = await printRun(s, fake, [
+    "-p",
+    "use the project's server",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(initOf(r.stdout).mcp_servers, [{ name: "proj", status: "untrusted" }]);
+  const [called] = results(fake);
+  assert.match(
+    called,
+    /^Error \[unknown_tool\]: Cannot call "proj__echo": no such tool \(it belongs/,
+  );
+  assert.match(called, /MCP server "proj", not started: this workspace is not trusted/);
+  assert.throws(() => Deno.statSync(marker), Deno.errors.NotFound);
+});
