@@ -18,7 +18,6 @@ import {
   initCommand,
   INTERACTIVE_ONLY,
   slashCommand,
-  untrustedCommand,
 } from "../run/slash_commands.ts";
 
 /** What a print-mode prompt does. */
@@ -35,7 +34,7 @@ const LOCAL_COMMANDS = ["compact", "cost", "init"];
 
 /** The commands a print-mode prompt may start with, without the slash (the init event's list). */
 export function printCommands(rt: Runtime): string[] {
-  const custom = customCommands(rt.dispatcher.session.workspace, rt.trusted).map((c) => c.name);
+  const custom = customCommands(rt.dispatcher.session.workspace).map((c) => c.name);
   return [...new Set([...LOCAL_COMMANDS, ...custom])].sort();
 }
 
@@ -44,7 +43,7 @@ export function printSlash(prompt: string, rt: Runtime): PrintSlash {
   const cmd = slashCommand(prompt);
   if (!cmd) return { kind: "prompt", text: prompt };
   const workspace = rt.dispatcher.session.workspace;
-  const custom = findCommand(customCommands(workspace, rt.trusted), cmd.name);
+  const custom = findCommand(customCommands(workspace), cmd.name);
   if (custom) {
     return { kind: "prompt", text: expandCommand(Deno.readTextFileSync(custom.path), cmd.args) };
   }
@@ -93,15 +92,7 @@ export function printSlash(prompt: string, rt: Runtime): PrintSlash {
         `for /${cmd.name}`,
     };
   }
-  const untrusted = untrustedCommand(workspace, cmd.name);
-  if (untrusted) {
-    return {
-      kind: "refused",
-      message: `Cannot run /${cmd.name}: it comes from ${untrusted}, and this workspace is not ` +
-        "trusted\nhint: pass --trust-project to use the workspace's own commands",
-    };
-  }
-  const known = customCommands(workspace, rt.trusted).map((c) => `/${c.name}`);
+  const known = customCommands(workspace).map((c) => `/${c.name}`);
   return {
     kind: "refused",
     message: `Cannot run /${cmd.name}: no such command\n` +

@@ -88,7 +88,7 @@ function customRow(c: CustomCommand): [string, string] {
 }
 
 function help(ctx: CommandContext): string {
-  const custom = customCommands(ctx.rt.dispatcher.session.workspace, ctx.rt.trusted);
+  const custom = customCommands(ctx.rt.dispatcher.session.workspace);
   const rows = [
     ...BUILTIN_HELP,
     // A command's name and description come from a file, maybe the workspace's.
@@ -298,7 +298,7 @@ export async function runCommand(
     }
   }
   const custom = cmd.startsWith("/")
-    ? findCommand(customCommands(rt.dispatcher.session.workspace, rt.trusted), cmd.slice(1))
+    ? findCommand(customCommands(rt.dispatcher.session.workspace), cmd.slice(1))
     : undefined;
   if (!custom) return "unknown";
   void rest;

@@ -1,6 +1,6 @@
 /**
  * Slash commands both front ends share: custom commands (a Markdown file
- * `NAME.md` in `.crab/commands/` or `.claude/commands/` of a trusted workspace,
+ * `NAME.md` in `.crab/commands/` or `.claude/commands/` of the workspace,
  * or in the user's `commands/` of crab's config dir or `~/.claude/commands/`,
  * becomes `/NAME [args]`, `$ARGUMENTS` replaced by the arguments and `$1`,
  * `$2`… by each one), the built-ins that need no terminal (`/cost`,
@@ -82,17 +82,17 @@ function commandsIn(dir: string, scope: CustomCommand["scope"]): CustomCommand[]
 }
 
 /**
- * The custom commands available, by name; a workspace's own only once it is
- * trusted (they are prompts the repository wrote).
+ * The custom commands available, by name: the workspace's own first, then the
+ * user's. A command is text, a prompt the user chose to send by typing its
+ * name, so a workspace's own expand whether it is trusted or not (as prompt
+ * text only: nothing in them runs or widens a permission).
  */
 export function customCommands(
   workspace: string,
-  trusted: boolean,
   env: Pick<Deno.Env, "get"> = Deno.env,
 ): CustomCommand[] {
   const out: CustomCommand[] = [];
   for (const [dir, scope] of commandDirs(workspace, env)) {
-    if (scope === "project" && !trusted) continue;
     for (const c of commandsIn(dir, scope)) {
       if (!out.some((o) => o.name === c.name)) out.push(c);
     }
@@ -113,16 +113,6 @@ export function findCommand(
   if (exact || name.includes(":")) return exact;
   const short = commands.filter((c) => c.name.endsWith(`:${name}`));
   return short.length === 1 ? short[0] : undefined;
-}
-
-/** The workspace's own file for `/name`, found while the workspace is not trusted. */
-export function untrustedCommand(workspace: string, name: string): string | undefined {
-  for (const [dir, scope] of commandDirs(workspace)) {
-    if (scope !== "project") continue;
-    const found = findCommand(commandsIn(dir, scope), name);
-    if (found) return found.path;
-  }
-  return undefined;
 }
 
 /** A command file's front matter fields (`description`, `argument-hint`), one line each. */

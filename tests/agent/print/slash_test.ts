@@ -26,7 +26,7 @@ function lastUserText(body: unknown): string {
   return (last.content as { type: string; text?: string }[]).map((b) => b.text ?? "").join("\n");
 }
 
-Deno.test("crab -p expands .claude/commands/ and .crab/commands/ once trusted, user commands always", async () => {
+Deno.test("crab -p expands .claude/commands/, .crab/commands/ and user commands, trusted or not", async () => {
   using s = sandbox();
   s.put(
     ".claude/commands/review.md",
@@ -40,16 +40,8 @@ Deno.test("crab -p expands .claude/commands/ and .crab/commands/ once trusted, u
   );
   await using fake = await startFakeModel([{ text: "1" }, { text: "2" }, { text: "3" }]);
 
-  const untrusted = await printRun(s, fake, ["-p", "/review calc.py"]);
-  assert.equal(untrusted.code, 2);
-  assert.match(
-    untrusted.stderr,
-    /Cannot run \/review: it comes from .*\.claude\/commands\/review\.md, and this workspace is not trusted/,
-  );
-  assert.match(untrusted.stderr, /--trust-project/);
-  assert.equal(fake.modelRequests().length, 0);
-
-  const review = await printRun(s, fake, ["-p", "/review calc.py", "--trust-project"]);
+  // A command is text the user chose to send: the workspace's expand before trust too.
+  const review = await printRun(s, fake, ["-p", "/review calc.py"]);
   assert.equal(review.code, 0, review.stderr);
   assert.equal(lastUserText(fake.modelRequests()[0].body), "Review calc.py carefully.\n");
   const lint = await printRun(s, fake, ["-p", "/lint", "--trust-project"]);
@@ -64,7 +56,7 @@ Deno.test("crab -p expands .claude/commands/ and .crab/commands/ once trusted, u
   assert.equal(hello.code, 0, hello.stderr);
   // The init event lists them as Claude Code's does, without the slash.
   const init = JSON.parse(hello.stdout.split("\n")[0]);
-  assert.deepEqual(init.slash_commands, ["compact", "cost", "hello", "init"]);
+  assert.deepEqual(init.slash_commands, ["compact", "cost", "hello", "init", "lint", "review"]);
   assert.equal(lastUserText(fake.modelRequests()[2].body), "Say hello to the team.\n");
 });
 

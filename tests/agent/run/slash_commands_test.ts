@@ -7,7 +7,6 @@ import {
   findCommand,
   slashCommand,
   splitArguments,
-  untrustedCommand,
 } from "../../../agent/run/slash_commands.ts";
 
 Deno.test("slashCommand() reads /name and its arguments, and nothing else", () => {
@@ -19,7 +18,7 @@ Deno.test("slashCommand() reads /name and its arguments, and nothing else", () =
   assert.equal(slashCommand("/"), undefined);
 });
 
-Deno.test("customCommands() takes crab's and Claude's folders, the project's first and only when trusted", () => {
+Deno.test("customCommands() takes crab's and Claude's folders, the project's first, trusted or not", () => {
   const root = Deno.makeTempDirSync({ prefix: "crab-slash-" });
   const vars: Record<string, string> = { HOME: root, XDG_CONFIG_HOME: join(root, "config") };
   const env = { get: (k: string) => vars[k] };
@@ -36,18 +35,15 @@ Deno.test("customCommands() takes crab's and Claude's folders, the project's fir
     put(join(root, ".claude", "commands", "c.md"));
     put(join(root, "config", "crab", "commands", "d.md"));
     put(join(root, ".claude", "commands", "bad name.md"));
-    const trusted = customCommands(ws, true, env).map((c) => [c.name, c.scope]);
-    assert.deepEqual(trusted, [
+    // The workspace's own win over the user's of the same name, trusted or not: they are text.
+    const all = customCommands(ws, env).map((c) => [c.name, c.scope]);
+    assert.deepEqual(all, [
       ["a", "project"],
       ["b", "project"],
       ["c", "user"],
       ["d", "user"],
       ["same", "project"],
     ]);
-    const untrusted = customCommands(ws, false, env).map((c) => [c.name, c.scope]);
-    assert.deepEqual(untrusted, [["c", "user"], ["d", "user"], ["same", "user"]]);
-    assert.equal(untrustedCommand(ws, "b"), join(ws, ".claude", "commands", "b.md"));
-    assert.equal(untrustedCommand(ws, "c"), undefined);
   } finally {
     Deno.removeSync(root, { recursive: true });
   }
@@ -78,7 +74,7 @@ Deno.test("customCommands() names a subfolder's commands frontend:test, and find
     put(join(ws, ".claude", "commands", "lint.md"));
     put(join(ws, ".claude", "commands", "a", "b", "c", "too-deep.md"));
     put(join(root, ".claude", "commands", "ops", "deploy.md"));
-    const all = customCommands(ws, true, env);
+    const all = customCommands(ws, env);
     assert.deepEqual(all.map((c) => [c.name, c.scope, c.namespace]), [
       ["backend:test", "project", "backend"],
       ["frontend:lint", "project", "frontend"],
@@ -99,7 +95,7 @@ Deno.test("customCommands() names a subfolder's commands frontend:test, and find
     assert.equal(findCommand(all, "button")?.name, "frontend:ui:button");
     assert.equal(findCommand(all, "ui:button"), undefined);
     assert.equal(
-      untrustedCommand(ws, "frontend:test"),
+      findCommand(all, "frontend:test")?.path,
       join(ws, ".claude", "commands", "frontend", "test.md"),
     );
     assert.deepEqual(slashCommand("/frontend:test  a b"), { name: "frontend:test", args: "a b" });
