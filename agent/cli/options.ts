@@ -370,7 +370,7 @@ const AGENT: OptionSpec[] = [
     kind: "value",
     arg: "MODEL",
     help: "model id; for Anthropic also sonnet, opus, haiku (and NAME[1m])",
-    sample: "claude-sonnet-4-5",
+    sample: "claude-sonnet-4-6",
   },
   {
     key: "provider",

@@ -10,7 +10,7 @@
 import type { RequestPolicy } from "./_request.ts";
 import type { AnthropicOptions } from "./anthropic.ts";
 import { type Provider, ProviderError, type StreamEvent, type StreamRequest } from "./types.ts";
-import { resolveModel } from "./models.ts";
+import { MODEL_ALIASES, resolveModel } from "./models.ts";
 
 export * from "./types.ts";
 export * from "./models.ts";
@@ -55,8 +55,9 @@ async function* withHint(
   }
 }
 
+/** Each provider's model when none is named: for Anthropic, Claude Code's default (its `opus`). */
 export const DEFAULT_MODELS: Record<ProviderName, string> = {
-  anthropic: "claude-sonnet-4-5",
+  anthropic: MODEL_ALIASES.opus,
   openai: "gpt-4.1",
 };
 

@@ -32,6 +32,12 @@ export const KNOWN_MODELS: Readonly<Record<string, ModelFacts>> = {
   "claude-haiku-4": { context: 200_000, output: 64_000 },
   "claude-opus-4": { context: 200_000, output: 32_000 },
   "claude-opus-4-5": { context: 200_000, output: 64_000 },
+  "claude-opus-4-6": { context: 200_000, output: 64_000 },
+  "claude-opus-4-7": { context: 1_000_000, output: 64_000 },
+  "claude-opus-4-8": { context: 1_000_000, output: 64_000 },
+  "claude-sonnet-5": { context: 1_000_000, output: 64_000 },
+  "claude-fable-5": { context: 1_000_000, output: 64_000 },
+  "claude-mythos-5": { context: 1_000_000, output: 64_000 },
   "claude": { context: 200_000, output: 32_000 },
   "gpt-3.5-turbo": { context: 16_385, output: 4_096 },
   "gpt-4": { context: 8_192, output: 8_192 },
@@ -48,9 +54,13 @@ export const KNOWN_MODELS: Readonly<Record<string, ModelFacts>> = {
 const PREFIXES = Object.keys(KNOWN_MODELS).sort((a, b) => b.length - a.length);
 
 function facts(model: string): ModelFacts | undefined {
-  let name = model.toLowerCase().slice(model.lastIndexOf("/") + 1);
-  // Both of opusplan's models have Opus's window, or more.
-  if (name === OPUSPLAN) name = MODEL_ALIASES.opus;
+  const name = model.toLowerCase().slice(model.lastIndexOf("/") + 1);
+  // opusplan's conversation must fit both of its models: the smaller of each limit.
+  if (name === OPUSPLAN) {
+    const [a, b] = [facts(MODEL_ALIASES.opus), facts(MODEL_ALIASES.sonnet)];
+    if (!a || !b) return a ?? b;
+    return { context: Math.min(a.context, b.context), output: Math.min(a.output, b.output) };
+  }
   const prefix = PREFIXES.find((p) => name.startsWith(p));
   if (prefix === undefined) return undefined;
   const known = KNOWN_MODELS[prefix];
@@ -94,15 +104,17 @@ export function maxOutputTokens(model: string): number {
 }
 
 /**
- * Claude Code's model aliases and the full ids they stand for at Anthropic, the
- * newest of each family crab knows (its context and price tables say the same);
- * each may carry the `[1m]` suffix (see {@link longContext}). Claude Code's
- * `ANTHROPIC_DEFAULT_OPUS_MODEL`, `…_SONNET_MODEL` and `…_HAIKU_MODEL` name others.
+ * Claude Code's model aliases and the full ids they stand for at Anthropic: the
+ * ones Claude Code 2.1.197 resolves them to (its context and price tables say
+ * the same as crab's); each may carry the `[1m]` suffix (see {@link longContext}).
+ * Claude Code's `ANTHROPIC_DEFAULT_OPUS_MODEL`, `…_SONNET_MODEL`,
+ * `…_HAIKU_MODEL` and `…_FABLE_MODEL` name others.
  */
 export const MODEL_ALIASES: Readonly<Record<string, string>> = {
-  sonnet: "claude-sonnet-4-5",
-  opus: "claude-opus-4-5",
+  sonnet: "claude-sonnet-4-6",
+  opus: "claude-opus-4-8",
   haiku: "claude-haiku-4-5",
+  fable: "claude-fable-5",
 };
 
 /**
@@ -130,8 +142,8 @@ function aliasTarget(alias: string, env: EnvGet): string | undefined {
  *
  * @example
  * ```ts
- * resolveModel("anthropic", "opus"); // "claude-opus-4-5"
- * resolveModel("anthropic", "sonnet[1m]"); // "claude-sonnet-4-5[1m]"
+ * resolveModel("anthropic", "opus"); // "claude-opus-4-8"
+ * resolveModel("anthropic", "sonnet[1m]"); // "claude-sonnet-4-6[1m]"
  * resolveModel("openai", "opus"); // "opus"
  * ```
  */
@@ -153,8 +165,8 @@ function isOpusPlan(provider: string, model: string): boolean {
  *
  * @example
  * ```ts
- * requestModel("anthropic", "opusplan", "plan"); // "claude-opus-4-5"
- * requestModel("anthropic", "opusplan", "acceptEdits"); // "claude-sonnet-4-5"
+ * requestModel("anthropic", "opusplan", "plan"); // "claude-opus-4-8"
+ * requestModel("anthropic", "opusplan", "acceptEdits"); // "claude-sonnet-4-6"
  * ```
  */
 export function requestModel(

@@ -35,11 +35,11 @@ Deno.test("selectProvider() takes ANTHROPIC_BASE_URL and ANTHROPIC_MODEL after f
 Deno.test("selectProvider() uses ANTHROPIC_AUTH_TOKEN as a bearer token; a key wins over it", async () => {
   assert.deepEqual(
     await selectProvider({ ANTHROPIC_AUTH_TOKEN: "t", OPENAI_API_KEY: "o" }, {}, noServer),
-    { provider: "anthropic", model: "claude-sonnet-4-5", authToken: "t" },
+    { provider: "anthropic", model: "claude-opus-4-8", authToken: "t" },
   );
   assert.deepEqual(
     await selectProvider({ ANTHROPIC_AUTH_TOKEN: "t", ANTHROPIC_API_KEY: "a" }, {}, noServer),
-    { provider: "anthropic", model: "claude-sonnet-4-5", apiKey: "a" },
+    { provider: "anthropic", model: "claude-opus-4-8", apiKey: "a" },
   );
 });
 

@@ -112,7 +112,7 @@ Deno.test("crab -p --fallback-model answers with the fallback after the model st
   ]);
   assert.equal(r.code, 0, r.stderr);
   const models = fake.modelRequests().map((q) => (q.body as { model: string }).model);
-  assert.deepEqual(models, [...Array(5).fill("claude-sonnet-4-5"), "claude-haiku-4-5"]);
+  assert.deepEqual(models, [...Array(5).fill("claude-sonnet-4-6"), "claude-haiku-4-5"]);
   const out = JSON.parse(r.stdout);
   assert.equal(out.result, "small answer");
   assert.deepEqual(Object.keys(out.modelUsage), ["claude-haiku-4-5"]);

@@ -23,7 +23,7 @@ const noServer = () => Promise.resolve(null);
 Deno.test("selectProvider() prefers Anthropic when ANTHROPIC_API_KEY is set", async () => {
   assert.deepEqual(
     await selectProvider({ ANTHROPIC_API_KEY: "a", OPENAI_API_KEY: "o" }, {}, noServer),
-    { provider: "anthropic", model: "claude-sonnet-4-5", apiKey: "a" },
+    { provider: "anthropic", model: "claude-opus-4-8", apiKey: "a" },
   );
 });
 

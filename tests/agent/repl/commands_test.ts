@@ -57,7 +57,7 @@ Deno.test("repl: /cost prices a known model, says unknown otherwise; /clear rese
   await t.waitFor("about $3.0000 at list prices");
   // Claude Code's aliases name the full id.
   await submit(t, "/model opus");
-  await t.waitFor("model for the next turn: claude-opus-4-5 (window 200000 tokens)");
+  await t.waitFor("model for the next turn: claude-opus-4-8 (window 1000000 tokens)");
   await submit(t, "/model local-thing");
   // The tokens so far were Sonnet's: they keep Sonnet's price.
   await submit(t, "/cost");
