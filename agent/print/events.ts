@@ -216,9 +216,11 @@ export interface ToolStats {
 }
 
 /**
- * A refused call as Claude Code lists it in `permission_denials`, with crab's
- * reasons: the message the model got, and the rule that decided and where it
- * was written, when a rule did.
+ * A refused call as Claude Code lists it in `permission_denials` (its tool
+ * names, `Bash`, `Edit`, `mcp__server__tool`, and input shapes, `file_path`
+ * absolute), with crab's reasons: the message the model got, and the rule that
+ * decided and where it was written, when a rule did; crab's own name and
+ * arguments beside.
  */
 export interface PermissionDenial {
   tool_name: string;
@@ -229,6 +231,10 @@ export interface PermissionDenial {
   rule_source?: string;
   /** A host crab's proxy refused to a command the call ran (the call itself ran). */
   host?: string;
+  /** crab's name of the tool (the model's), beside Claude Code's in `tool_name`. */
+  crab_tool_name: string;
+  /** The arguments as the model gave them, beside Claude Code's shape in `tool_input`. */
+  crab_tool_input: Record<string, unknown>;
 }
 
 /** Everything the `result` says. */

@@ -20,6 +20,7 @@
 import { type DispatchResult, resultText } from "../../tools/call/dispatch.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { exit, onExit, onInterrupt, onTerminate } from "../../tools/host/processes.ts";
+import { claudeCall } from "../hooks/stage.ts";
 import { VERSION } from "../../version.ts";
 import type { AgentEvents } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
@@ -203,21 +204,37 @@ class PromptTally {
     this.#started.set(call.id, performance.now());
   }
 
-  /** Counts one result: an error, a refusal (with the rule), hosts crab's proxy refused. */
-  count(call: ToolCallBlock, r: DispatchResult): void {
+  /**
+   * Counts one result: an error, a refusal (with the rule), hosts crab's proxy
+   * refused. A denial names the call as Claude Code does (`claude`: its tool
+   * name and input shape, paths absolute), crab's own beside it.
+   */
+  count(
+    call: ToolCallBlock,
+    r: DispatchResult,
+    claude: (
+      name: string,
+      input: Record<string, unknown>,
+    ) => { name: string; input: Record<string, unknown> },
+  ): void {
     this.toolSpans.push([this.#started.get(call.id) ?? performance.now(), performance.now()]);
     const stats = this.stats;
     stats.calls++;
     const t = stats.by_tool[call.name] ??= { calls: 0, errors: 0 };
     t.calls++;
-    const denial = (reason: string, extra: Record<string, string>) =>
+    const denial = (reason: string, extra: Record<string, string>) => {
+      const input = toolInput(call.argsJson);
+      const named = claude(call.name, input);
       this.denials.push({
-        tool_name: call.name,
+        tool_name: named.name,
         tool_use_id: call.id,
-        tool_input: toolInput(call.argsJson),
+        tool_input: named.input,
         reason,
         ...extra,
+        crab_tool_name: call.name,
+        crab_tool_input: input,
       });
+    };
     if (!r.ok) {
       if (r.outcome === "refused") {
         stats.refused++;
@@ -364,7 +381,11 @@ class PrintRun {
         this.tally.callStarted(call);
       },
       onToolResult: (call: ToolCallBlock, r: DispatchResult) => {
-        this.tally.count(call, r);
+        this.tally.count(call, r, (name, input) => {
+          const rt = this.rt!;
+          const tool = rt.registry.get(name);
+          return claudeCall(name, tool?.alias, input, rt.dispatcher.session.workspace);
+        });
         if (this.format !== "stream-json") {
           writeErr(toolLine(call, r) + "\n");
           // Each denial on a line of its own, whole: the rule and the file that holds it.

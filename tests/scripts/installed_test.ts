@@ -276,7 +276,7 @@ const CASES: Case[] = [
     expect(o) {
       assert.deepEqual(
         json(o.runs[0]).permission_denials.map((d: { tool_name: string }) => d.tool_name),
-        ["read", "bash"],
+        ["Read", "Bash"],
       );
       assert.equal(o.files["new.txt"], "made\n");
     },

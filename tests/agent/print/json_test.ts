@@ -74,11 +74,14 @@ Deno.test("crab -p --output-format json prints Claude Code's result shape with c
   assert.ok(out.duration_api_ms >= 0 && out.duration_api_ms <= out.duration_ms);
   assert.deepEqual(out.permission_denials, [
     {
-      tool_name: "read",
+      // Claude Code's name and shape (`file_path`, absolute), crab's beside.
+      tool_name: "Read",
       tool_use_id: "toolu_out",
-      tool_input: { path: "/etc/hostname" },
+      tool_input: { file_path: "/etc/hostname" },
       reason: "Call refused: read outside the workspace: /etc/hostname. outside-read calls are " +
         'not approved in this session (start crab with --allow outside-read, or --allowedTools "Read(//PATH/**)")',
+      crab_tool_name: "read",
+      crab_tool_input: { path: "/etc/hostname" },
     },
   ]);
   // A UUID, as Claude Code names sessions.

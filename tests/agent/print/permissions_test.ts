@@ -66,13 +66,16 @@ Deno.test("crab -p honours .claude/settings.json's deny in an untrusted workspac
         `\\(${settings.replaceAll(".", "\\.")}\\)\\nHint: The user's permission rules forbid`,
     ),
   );
+  // Claude Code's name and input shape, crab's beside.
   assert.deepEqual(json(r.stdout).permission_denials, [{
-    tool_name: "bash",
+    tool_name: "Bash",
     tool_use_id: "toolu_0_0",
     tool_input: { command: "rm -f calc.py" },
     reason: `Cannot run bash: rm -f calc.py: denied by Bash(rm *) (${settings})`,
     rule: "Bash(rm *)",
     rule_source: settings,
+    crab_tool_name: "bash",
+    crab_tool_input: { command: "rm -f calc.py" },
   }]);
   // The observation keeps the rule.
   const db = new DatabaseSync(join(s.home, "crab.db"));
@@ -175,7 +178,7 @@ Deno.test("crab -p takes --settings as a file and as JSON, and then acts as clau
     );
     assert.deepEqual(
       json(r.stdout).permission_denials.map((d) => [d.tool_name, d.rule ?? null]),
-      [["read", "Read(./.env)"], ["write", null]],
+      [["Read", "Read(./.env)"], ["Write", null]],
     );
   }
 });
@@ -431,7 +434,7 @@ Deno.test("crab -p lists a host crab's proxy refused in permission_denials, and 
   );
   const out = json(r.stdout);
   assert.deepEqual(out.permission_denials.map((d) => [d.tool_name, d.host]), [[
-    "bash",
+    "Bash",
     "other.test",
   ]]);
   assert.match(String(out.permission_denials[0].reason), /--allow-domain other\.test/);
