@@ -26,16 +26,26 @@ function workerThreads(pid: number): number {
 const ALTERNATION_BOMB = "(?:a|a)".repeat(29) + "c";
 
 Deno.test("grep() searches a small tree without starting a worker", async () => {
-  shutdownPool();
   await using h = harness([grepTool]);
   h.put("a.txt", "hit\n");
   h.put("src/b.txt", "no\nhit\n");
-  assert.equal(okOutput(await h.call("grep", { pattern: "hit" })), "a.txt:1:hit\nsrc/b.txt:2:hit");
-  assert.equal(
-    okOutput(await h.call("grep", { pattern: "TODO|hit", path: "a.txt" })),
-    "a.txt:1:hit",
-  );
-  assert.deepEqual(poolWorkers(), []);
+  // Workers start once this thread has searched 12 ms: a loaded machine can take that long
+  // for two small files once, so three tries (the answers are right every time).
+  const workers: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    shutdownPool();
+    assert.equal(
+      okOutput(await h.call("grep", { pattern: "hit" })),
+      "a.txt:1:hit\nsrc/b.txt:2:hit",
+    );
+    assert.equal(
+      okOutput(await h.call("grep", { pattern: "TODO|hit", path: "a.txt" })),
+      "a.txt:1:hit",
+    );
+    workers.push(poolWorkers().length);
+    if (workers.at(-1) === 0) break;
+  }
+  assert.equal(workers.at(-1), 0, `workers started each time: ${workers}`);
 });
 
 Deno.test("grep() starts the workers at once for a pattern that could run away", async () => {
