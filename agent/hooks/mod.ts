@@ -369,8 +369,12 @@ export class Hooks {
           ...(f.context.length ? { context: f.context.join("\n") } : {}),
         };
       },
-      stopping: async (active, signal) => {
-        const f = await this.fire("Stop", { stop_hook_active: active }, { signal });
+      stopping: async (active, signal, lastMessage) => {
+        const f = await this.fire(
+          "Stop",
+          { stop_hook_active: active, last_assistant_message: lastMessage },
+          { signal },
+        );
         return f.block;
       },
       compacting: async (trigger, focus) => {

@@ -150,7 +150,7 @@ export class Agent {
       // A Stop hook may send the model back to work, a bounded number of times per prompt.
       for (let n = 0; n < MAX_STOP_CONTINUES && hooks?.stopping; n++) {
         if (result.status !== "ok" || signal.aborted) break;
-        const reason = await hooks.stopping(n > 0, signal);
+        const reason = await hooks.stopping(n > 0, signal, result.text);
         if (reason === undefined || signal.aborted) break;
         this.#opts.events?.onNotice?.(`a Stop hook sent the model back to work: ${reason}`);
         this.#pushUser([{ type: "text", text: hookContext("Stop", reason) }]);

@@ -99,9 +99,10 @@ export interface LoopHooks {
   /**
    * When the model answered without calling a tool: a reason makes it go on
    * (the reason is its next instruction). `active` is true when a Stop hook
-   * already made it go on during this prompt.
+   * already made it go on during this prompt. `lastMessage`: the model's last
+   * answer text (Claude Code's `last_assistant_message`).
    */
-  stopping?(active: boolean, signal: AbortSignal): Promise<string | undefined>;
+  stopping?(active: boolean, signal: AbortSignal, lastMessage: string): Promise<string | undefined>;
   /** Before the conversation is compacted. */
   compacting?(trigger: "manual" | "auto", focus: string | undefined): Promise<void>;
 }

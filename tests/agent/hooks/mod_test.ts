@@ -99,6 +99,8 @@ exit 0`,
   );
   const inputs = Deno.readTextFileSync(seen).trim().split("\n").map((l) => JSON.parse(l));
   assert.deepEqual(inputs.map((i) => i.stop_hook_active), [false, true]);
+  // Claude Code's field: the answer the model is stopping with.
+  assert.deepEqual(inputs.map((i) => i.last_assistant_message), ["first answer", "tests pass"]);
 });
 
 Deno.test("a Stop hook that always blocks is bounded: the model goes on at most three times", async () => {
