@@ -9,7 +9,7 @@ Deno.test("compilePathPattern() names the folder of a DIR/** pattern with no glo
   assert.equal(dir("./.github/workflows/**"), ".github/workflows");
   assert.equal(dir("/src/gen/**"), "src/gen");
   assert.equal(dir("~/.config/**"), ".config");
-  assert.equal(dir("../shared/**"), "shared");
+  assert.equal(dir("../sibling/**"), "sibling");
   for (
     const spec of ["**/*.lock", "src/*/**", "a/**/b/**", ".github", "secrets/", "**", "x[ab]/**"]
   ) {
