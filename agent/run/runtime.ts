@@ -237,7 +237,7 @@ function choosePolicy(
   const permissions = settings.permissions();
   // A mode a settings file chose (the user's, `--settings`, or a workspace's as far as trust lets
   // it) is an answer: it wins over print mode's own default, as with `claude -p`.
-  const fileMode = !["default", "--yolo", "--permission-mode"].includes(permissions.modeSource);
+  const fileMode = permissions.modeFromSettings;
   const printDefault = mode === "print" && !permissions.fromCommandLine && !fileMode;
   const allowed = parseClasses([
     ...(settings.crab().settings.allow ?? []),

@@ -87,6 +87,8 @@ export interface Permissions {
   mode: Mode;
   /** Where the mode came from: a flag, a file, or `default`. */
   modeSource: string;
+  /** A settings file (or `--settings`) chose the mode, not a flag nor the default. */
+  modeFromSettings: boolean;
   /** What was left out, one line each, for the user. */
   notices: string[];
   /** The command line set a mode or rules (`--settings` included): print mode then acts as `claude -p`. */
@@ -361,6 +363,7 @@ export function loadPermissions(
   const disabledBy = layers.find((l) => l.block.disableBypass);
   let mode: Mode = "default";
   let modeSource = "default";
+  let modeFromSettings = false;
   for (const layer of layers) {
     const m = layer.block.defaultMode;
     if (!m) continue;
@@ -388,9 +391,11 @@ export function loadPermissions(
       continue;
     }
     mode = m;
-    modeSource = layer.typed && layer.source.scope === "flag"
+    const fromFlag = layer.typed && layer.source.scope === "flag";
+    modeSource = fromFlag
       ? (flags.yolo ? "--yolo" : "--permission-mode")
       : layer.source.file ?? "--settings";
+    modeFromSettings = !fromFlag;
     break;
   }
 
@@ -400,6 +405,7 @@ export function loadPermissions(
     rules,
     mode,
     modeSource,
+    modeFromSettings,
     notices,
     fromCommandLine,
     files,

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { sandboxStatus } from "../../tools/sandbox/probe.ts";
+
 /** One live process as `ps` shows it. */
 export interface ProcessInfo {
   pid: number;
@@ -90,5 +92,18 @@ export async function waitUntil<T>(
     const v = check();
     if (v !== undefined || Date.now() > deadline) return v;
     await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Why bash's calls here use no cgroup keeper, as the probe finds; undefined when they do. */
+export async function noKeeperHere(): Promise<string | undefined> {
+  if (Deno.build.os !== "linux") return "no cgroup keeper off Linux";
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-kp-" }));
+  try {
+    const status = await sandboxStatus(root);
+    if (!status.ok) return `there is no sandbox here: ${status.reason}`;
+    return status.cgroups ? undefined : `crab makes no cgroups here: ${status.uncapped}`;
+  } finally {
+    Deno.removeSync(root, { recursive: true });
   }
 }

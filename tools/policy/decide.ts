@@ -79,7 +79,7 @@ import {
 import { matchPath } from "./path_pattern.ts";
 import { type Effect, type Rule, ruleAppliesTo } from "./rules.ts";
 import { parseShell, type ShellWord, type SimpleCommand } from "./shell.ts";
-import { unwrap, type Unwrapped } from "./bash/unwrap.ts";
+import { nothingRun, unwrap, type Unwrapped } from "./bash/unwrap.ts";
 
 /** The permission modes, as Claude Code names them. */
 export type Mode = "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
@@ -415,19 +415,7 @@ interface Piece {
   u: Unwrapped;
 }
 
-const NOTHING: Unwrapped = {
-  views: [],
-  allowView: [],
-  programs: [],
-  dirs: [],
-  env: [],
-  sets: [],
-  scripts: [],
-  commands: [],
-  writes: [],
-  reads: [],
-  neutral: true,
-};
+const NOTHING: Unwrapped = nothingRun();
 
 function decideBash(
   all: readonly Rule[],

@@ -12,21 +12,16 @@ import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
 import { heldProbe } from "../../support/held_probe.ts";
-import { keeperGone, keeperOf, processInfo, waitUntil } from "../../support/keeper.ts";
-import { sandboxStatus } from "../../../tools/sandbox/probe.ts";
+import {
+  keeperGone,
+  keeperOf,
+  noKeeperHere,
+  processInfo,
+  waitUntil,
+} from "../../support/keeper.ts";
 
 /** Why this machine runs no keeper for bash's calls (undefined when it does), as the probe finds. */
-const noKeeper = await (async () => {
-  if (Deno.build.os !== "linux") return "no cgroup keeper off Linux";
-  const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-int-" }));
-  try {
-    const status = await sandboxStatus(root);
-    if (!status.ok) return `there is no sandbox here: ${status.reason}`;
-    return status.cgroups ? undefined : `crab makes no cgroups here: ${status.uncapped}`;
-  } finally {
-    Deno.removeSync(root, { recursive: true });
-  }
-})();
+const noKeeper = await noKeeperHere();
 
 function sleepers(marker: string): number {
   const out = new Deno.Command("ps", { args: ["-eo", "args"] }).outputSync();

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SHOWN_PATHS, undoStage } from "../../../agent/undo/stage.ts";
 import { UndoStore } from "../../../agent/undo/store.ts";
-import { Snapshotter } from "../../../agent/undo/snapshot.ts";
+import { leaveStatCache } from "../../support/stat_cache.ts";
 import { stopWatching } from "../../../agent/undo/watch.ts";
 import type { CheckedCall } from "../../../tools/call/stages.ts";
 
@@ -202,14 +202,7 @@ Deno.test("undoStage() with watchFrom watches a workspace whose stat cache knows
     for (let i = 0; i < 3; i++) Deno.writeTextFileSync(join(ws, `f${i}.txt`), `${i}\n`);
     // A first process leaves the stat cache, once the files are past the window in which a
     // fresh stat is not trusted (ctime comes in whole seconds): at most a few seconds.
-    const rows = () => (JSON.parse(store.loadState() ?? '{"rows":[]}').rows as unknown[]).length;
-    for (let i = 0; i < 60 && rows() < 3; i++) {
-      const s = new Snapshotter(ws, store);
-      s.scan();
-      s.saveState();
-      if (rows() < 3) await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.equal(rows(), 3);
+    assert.equal(await leaveStatCache(ws, store, 3), 3);
     const hows = async (watchFrom: number) => {
       const seen: string[] = [];
       const stage = undoStage({

@@ -615,11 +615,11 @@ function readOptions(words: ShellWord[], from: number, spec: OptionSpec, who: st
 
 const MAX_LAYERS = 16;
 
-/** What `words` (a simple command's name and arguments) runs. */
-export function unwrap(words: ShellWord[]): Unwrapped {
-  const out: Unwrapped = {
-    views: [words],
-    allowView: words,
+/** What an empty command runs: nothing, with no effect (fresh lists each time). */
+export function nothingRun(): Unwrapped {
+  return {
+    views: [],
+    allowView: [],
     programs: [],
     dirs: [],
     env: [],
@@ -628,8 +628,13 @@ export function unwrap(words: ShellWord[]): Unwrapped {
     commands: [],
     writes: [],
     reads: [],
-    neutral: false,
+    neutral: true,
   };
+}
+
+/** What `words` (a simple command's name and arguments) runs. */
+export function unwrap(words: ShellWord[]): Unwrapped {
+  const out: Unwrapped = { ...nothingRun(), views: [words], allowView: words, neutral: false };
   let cur = words;
   let allowStopped = false;
   // bash itself runs the first word, and what `command` and `builtin` give it; a builtin's

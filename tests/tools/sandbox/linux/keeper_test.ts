@@ -16,7 +16,13 @@ import { bashTool } from "../../../../tools/bash.ts";
 import { sandboxStatus } from "../../../../tools/sandbox/probe.ts";
 import { startKeeper } from "../../../../tools/sandbox/linux/keeper.ts";
 import { findProgram } from "../../../../tools/host/find_program.ts";
-import { keeperAt, keeperGone, processInfo, waitUntil } from "../../../support/keeper.ts";
+import {
+  keeperAt,
+  keeperGone,
+  noKeeperHere,
+  processInfo,
+  waitUntil,
+} from "../../../support/keeper.ts";
 
 const bwrap = findProgram("bwrap");
 const perl = findProgram("perl");
@@ -69,16 +75,7 @@ Deno.test({
 });
 
 /** Why bash's calls use no keeper here (undefined when they do), as the probe finds. */
-const noGroups = missing ?? await (async () => {
-  const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-kp-" }));
-  try {
-    const status = await sandboxStatus(root);
-    if (!status.ok) return `there is no sandbox here: ${status.reason}`;
-    return status.cgroups ? undefined : `crab makes no cgroups here: ${status.uncapped}`;
-  } finally {
-    Deno.removeSync(root, { recursive: true });
-  }
-})();
+const noGroups = missing ?? await noKeeperHere();
 
 Deno.test({
   name: "bash() gives its output when the cgroup keeper is killed during the call",
