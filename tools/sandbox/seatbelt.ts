@@ -335,13 +335,15 @@ export function seatbeltProfile(layout: Layout, opts: SeatbeltOptions): Seatbelt
  * timeout, abort, crab gone) the group gets SIGTERM, then SIGKILL half a
  * second later. When the command ends, processes left in the group get 250 ms
  * to finish, are counted and killed, and one status line is written on
- * stderr, as the Linux supervisor writes it. Runs in macOS's bash 3.2.
+ * stderr, as the Linux supervisor writes it; the shell's own messages (a job
+ * that ended while job control was still on) go nowhere. Runs in macOS's
+ * bash 3.2.
  */
 const SUPERVISOR = String.raw`
 export TMPDIR="$2"
+exec 3<&0 0</dev/null 4>&2 2>/dev/null
 set -m
-exec 3<&0 0</dev/null
-bash -c "$1" 2>&1 3<&- &
+bash -c "$1" 2>&1 3<&- 4>&- &
 c=$!
 set +m
 trap '' TERM INT HUP QUIT
@@ -354,7 +356,7 @@ while kill -0 -- "-$c" 2>/dev/null && [ "$i" -lt 25 ]; do sleep 0.01; i=$((i + 1
 n=$(pgrep -g "$c" 2>/dev/null | wc -l | tr -d ' ')
 kill -KILL -- "-$c" 2>/dev/null
 kill -KILL "$w" 2>/dev/null
-printf '\ncrab-sandbox-status code=%d others=%d\n' "$s" "$n" >&2
+printf '\ncrab-sandbox-status code=%d others=%d\n' "$s" "$n" >&4
 `;
 
 /** The argv that runs `command` under the macOS supervisor with `tmpDir` as TMPDIR. */

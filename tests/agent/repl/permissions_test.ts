@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
-import { replAgainst } from "../../support/tmux.ts";
+import { replAgainst, submit } from "../../support/tmux.ts";
 import { until } from "../../support/until.ts";
 
 /** The last footer on the screen (the line holding `sandbox`). */
@@ -115,31 +115,24 @@ Deno.test("repl: /permissions adds, lists and removes rules in the user and loca
   const user = join(s.config, "crab", "config.json");
   const local = join(s.ws, ".crab", "config.local.json");
   await t.waitFor("› ");
-  await t.type("/permissions");
-  await t.keys("Enter");
+  await submit(t, "/permissions");
   await t.waitFor("No permission rules.");
-  await t.type("/permissions add deny Bash(rm *) --user");
-  await t.keys("Enter");
+  await submit(t, "/permissions add deny Bash(rm *) --user");
   await t.waitFor(`deny Bash(rm *) added to ${user}`);
-  await t.type("/permissions add allow Read(./docs/**)");
-  await t.keys("Enter");
+  await submit(t, "/permissions add allow Read(./docs/**)");
   await t.waitFor(`allow Read(./docs/**) added to ${local}`);
   assert.deepEqual(JSON.parse(Deno.readTextFileSync(user)), {
     permissions: { deny: ["Bash(rm *)"] },
   });
-  await t.type("/permissions");
-  await t.keys("Enter");
+  await submit(t, "/permissions");
   let screen = await t.waitFor(/allow Read\(\.\/docs\/\*\*\)\s+local · /);
   assert.match(screen, new RegExp(`deny  Bash\\(rm \\*\\)\\s+user · ${user}`));
-  await t.type("/permissions add maybe Bash(ls)");
-  await t.keys("Enter");
+  await submit(t, "/permissions add maybe Bash(ls)");
   await t.waitFor("Cannot add a rule: give its effect, allow, ask or deny");
-  await t.type("/permissions remove Bash(rm *)");
-  await t.keys("Enter");
+  await submit(t, "/permissions remove Bash(rm *)");
   await t.waitFor(`deny Bash(rm *) removed from ${user}`);
   assert.deepEqual(JSON.parse(Deno.readTextFileSync(user)), { permissions: { deny: [] } });
-  await t.type("/permissions");
-  await t.keys("Enter");
+  await submit(t, "/permissions");
   screen = await t.waitFor(/removed from[^]*Permission rules[^]*allow Read[^]*sandbox /);
   const listed = screen.slice(screen.lastIndexOf("Permission rules"));
   assert.doesNotMatch(listed, /Bash\(rm/);
