@@ -72,9 +72,11 @@ export interface ApprovalRequest {
   /**
    * What the permission rules or mode settled: `allow` approves without asking
    * (the user is told, as of a call whose class was approved); `ask` asks even
-   * when the class was approved, and is refused where nobody can answer.
+   * when the class was approved, and is refused where nobody can answer;
+   * `always` asks at every call, so no answer approves more than this one;
+   * `byRule` when a permission rule decided (else a hook or the mode).
    */
-  decided?: { effect: "allow" | "ask"; why: string };
+  decided?: { effect: "allow" | "ask"; why: string; always?: boolean; byRule?: boolean };
   /** The rule a `p` answer saves, when the asker offers one for this request (a host's). */
   rememberAs?: string;
   /** What an `a` answer approves for the session, when it is less than the class. */

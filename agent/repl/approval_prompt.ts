@@ -150,7 +150,8 @@ export function approvalAsker(deps: PromptDeps) {
     let head = c.yellow(`⚠ ${request.tool} — ${summaryLine(request)}`) + "\n";
     // An ask rule asks whatever was approved: say which rule, and where it is written.
     if (request.decided?.effect === "ask") {
-      head += c.dim(`rule: ${printable(request.decided.why, "strict", 300)}`) + "\n";
+      const label = request.decided.byRule ? "rule" : "why";
+      head += c.dim(`${label}: ${printable(request.decided.why, "strict", 300)}`) + "\n";
     }
     const folded = request.detail ? foldDetail(request.detail, c) : undefined;
     if (folded) {
@@ -174,8 +175,8 @@ export function approvalAsker(deps: PromptDeps) {
     }${rule ? ` · p: yes, and don't ask again for ${printable(rule, "strict")}` : ""}`;
     // One write: the question never shows without its prompt.
     let lead = head + c.dim(keysHelp) + "\n";
-    // A protected path asks every time: there is no "all" to give.
-    const all = request.class !== "protected";
+    // A protected path, or a call asked every time, has no "all" to give.
+    const all = request.class !== "protected" && !request.decided?.always;
     const answers = (all ? "ynafv" : "ynfv") + (rule ? "p" : "");
     const allWhat = request.allOf ?? (request.class === "exec" ? "bash" : request.class);
     const question = "allow? [y]es/[n]o" + (all ? `/[a]ll ${allWhat} this session` : "") +

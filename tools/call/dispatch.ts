@@ -331,7 +331,14 @@ export class Dispatcher {
         summary: summarize(tool, call.input, ctx),
         detail: tool.preview ? await tool.preview(call.input, ctx) : undefined,
         ...(decision.always || decision.effect === "allow"
-          ? { decided: { effect: decision.effect, why: decision.why } }
+          ? {
+            decided: {
+              effect: decision.effect,
+              why: decision.why,
+              ...(decision.always ? { always: true } : {}),
+              ...(decision.rule ? { byRule: true } : {}),
+            },
+          }
           : {}),
       });
     }

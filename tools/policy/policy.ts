@@ -435,7 +435,7 @@ export class Policy {
       };
     }
     const answer = await this.#ask(request, signal);
-    if (answer === "all" && request.class !== "protected") {
+    if (answer === "all" && request.class !== "protected" && !request.decided?.always) {
       this.allowed.add(request.class);
       this.#answeredAll.add(request.class);
     }
