@@ -292,3 +292,27 @@ function renamed(from: ToolArgs, names: Readonly<Record<string, string>>): ToolA
 function inverse(names: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(Object.entries(names).map(([crab, claude]) => [claude, crab]));
 }
+
+/**
+ * The table of names as Markdown rows (header first): crab's name and
+ * arguments, what the model sees; Claude Code's, what reports, hooks and rules
+ * use. The docs print it (`docs/print-mode.md`) and a test keeps them equal.
+ */
+export function namesTable(): string[] {
+  const rows = [
+    "| crab (the model, `tool_use` blocks) | Claude Code (reports, hooks, rules) | arguments, crab → Claude Code |",
+    "| --- | --- | --- |",
+  ];
+  for (const t of BUILTIN_TOOLS) {
+    const c: ClaudeTool = t.claude;
+    const names = [c.name, ...c.aliases].map((n) => `\`${n}\``).join(", ");
+    const pair = ([a, b]: [string, string]) => a === b ? `\`${a}\`` : `\`${a}\` → \`${b}\``;
+    const args = Object.entries(c.args).map(pair);
+    if (c.items) {
+      const each = Object.entries(c.items.args).map(pair).join(", ");
+      args.push(`\`${c.items.arg}[]\`: ${each}`);
+    }
+    rows.push(`| \`${t.name}\` | ${names} | ${args.join(", ")} |`);
+  }
+  return rows;
+}

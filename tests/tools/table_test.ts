@@ -11,6 +11,7 @@ import {
   crabNameOf,
   DEFAULT_TOOLS,
   fromClaudeInput,
+  namesTable,
   PRESET_TOOLS,
   toClaudeInput,
   type ToolArgs,
@@ -241,4 +242,15 @@ Deno.test("fromClaudeInput() of toClaudeInput() gives crab's arguments back", ()
   for (const [tool, args] of calls) {
     assert.deepEqual(fromClaudeInput(tool, toClaudeInput(tool, args)), args, tool);
   }
+});
+
+Deno.test("table: the docs' table of names is the table's, row for row", () => {
+  const cells = (row: string) => row.split("|").slice(1, -1).map((c) => c.trim());
+  const page = Deno.readTextFileSync(new URL("../../docs/print-mode.md", import.meta.url));
+  const section = page.slice(page.indexOf("## One table of names"));
+  const documented = section.split("\n").filter((l) => l.startsWith("| ")).map(cells)
+    .filter((r) => !r[0].startsWith("-"));
+  const expected = namesTable().map(cells).filter((r) => !r[0].startsWith("-"));
+  assert.deepEqual(documented, expected);
+  assert.equal(documented.length, BUILTIN_TOOLS.length + 1);
 });
