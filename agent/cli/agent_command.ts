@@ -58,6 +58,7 @@ function runFlags(p: Parsed): RunFlags {
     mcpConfig: p.list("mcpConfig"),
     strictMcpConfig: p.flag("strictMcpConfig"),
     permissions: permissionFlags(p),
+    bare: p.flag("bare"),
     ...promptFlags(p),
     ...claudeRunFlags(p),
   };

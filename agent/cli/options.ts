@@ -492,6 +492,13 @@ const CLAUDE_RUN: OptionSpec[] = [
     check: settingSources,
     sample: "user,project",
   },
+  {
+    key: "bare",
+    long: "--bare",
+    kind: "flag",
+    help: "a reproducible run: no hooks, instruction files, custom commands, MCP lists nor the " +
+      "workspace's settings (your permission rules and crab's keys stay)",
+  },
 ];
 
 /** Options of one subcommand or a few (see the command table). */

@@ -80,7 +80,7 @@ export function printSlash(prompt: string, rt: Runtime): PrintSlash {
         },
       };
     case "init": {
-      const init = initCommand(workspace);
+      const init = initCommand(workspace, rt.bare);
       return { kind: "prompt", text: init.prompt, note: init.note };
     }
   }

@@ -285,7 +285,7 @@ export async function runCommand(
       await rewind(ctx);
       return;
     case "/init": {
-      const init = initCommand(rt.dispatcher.session.workspace);
+      const init = initCommand(rt.dispatcher.session.workspace, rt.bare);
       line(c.dim(init.note));
       await ctx.send(init.prompt);
       return;

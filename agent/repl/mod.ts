@@ -147,6 +147,8 @@ class Repl {
 
   /** Whether the workspace's own settings are used: `--trust-project`, trusted before, or asked now. */
   async trust(flags: ReplOptions): Promise<boolean> {
+    // A bare run reads none of the workspace's files: there is nothing to ask about.
+    if (flags.bare) return false;
     if (flags.trustProject === true || isTrusted(flags.cwd)) return true;
     if (!await projectFilesExist(flags.cwd)) return false;
     if (isRefused(flags.cwd)) {

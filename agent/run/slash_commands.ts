@@ -24,11 +24,14 @@ import { printable } from "../../tools/fs/printable.ts";
 import { costUsd, type TokenUsage, type UsageByModel } from "../providers/prices.ts";
 import { instructionFiles, instructionLabel } from "./system_prompt.ts";
 
-/** The custom commands a run offers (see `../settings/commands.ts`). */
+/** The custom commands a run offers (see `../settings/commands.ts`): none under `--bare`. */
 export function runCommands(
-  rt: { readonly dispatcher: { readonly session: { readonly workspace: string } } },
+  rt: {
+    readonly bare: boolean;
+    readonly dispatcher: { readonly session: { readonly workspace: string } };
+  },
 ): CustomCommand[] {
-  return customCommands(rt.dispatcher.session.workspace);
+  return rt.bare ? [] : customCommands(rt.dispatcher.session.workspace);
 }
 
 /**
@@ -127,11 +130,16 @@ const INIT_PROMPT = "Look at this project and write a starter AGENTS.md at the w
 const INIT_EXISTING = " An instruction file exists already: read it first and improve it rather " +
   "than starting over.";
 
-/** What `/init` does: a note naming the instruction files in use, and the prompt it sends. */
-export function initCommand(workspace: string): { note: string; prompt: string } {
+/**
+ * What `/init` does: a note naming the instruction files in use (none under
+ * `--bare`, which reads none into the prompt), and the prompt it sends.
+ */
+export function initCommand(workspace: string, bare = false): { note: string; prompt: string } {
   const files = instructionFiles(workspace);
   return {
-    note: files.length
+    note: bare
+      ? "no instruction file in use (--bare reads none into the prompt)"
+      : files.length
       ? `instructions in use: ${
         files.map((f) => printable(instructionLabel(f, workspace), "strict")).join("; ")
       }`

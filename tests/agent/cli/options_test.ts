@@ -113,6 +113,7 @@ const CASES: Case[] = [
       maxBudgetUsd: [field("maxBudgetUsd"), number],
       addDir: [perm(opts, "addDirs"), (s) => [Deno.realPathSync(s.sample!)]],
       settingSources: [perm(opts, "settingSources"), (s) => s.sample!.split(",")],
+      bare: [field("bare"), flag],
     },
   },
   {
