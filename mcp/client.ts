@@ -14,6 +14,7 @@ import type { CallToolResult, Tool as McpToolDef } from "@modelcontextprotocol/s
 import { formatBytes, ToolError } from "../tools/tool.ts";
 import { VERSION } from "../version.ts";
 import type { McpServerConfig } from "./config.ts";
+import { debug } from "../tools/fs/debug_log.ts";
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   RESPONSE_TOO_LARGE,
@@ -136,6 +137,22 @@ export class McpConnection {
   #setState(state: ConnectionState, error?: string): void {
     this.#state = state;
     this.#error = error;
+    debug("mcp", () => {
+      const c = this.config;
+      const what = `server "${c.name}" (${c.scope}, ${c.transport})`;
+      if (state === "connecting") {
+        const target = c.transport === "stdio"
+          ? [c.command ?? "", ...(c.args ?? [])].join(" ")
+          : c.url ?? "";
+        return `${what}: starting ${target}`;
+      }
+      if (state === "connected") {
+        const pid = this.pid;
+        return `${what}: connected in ${Math.round(this.#ms ?? 0)} ms, ${this.#tools.length} ` +
+          `tool${this.#tools.length === 1 ? "" : "s"}${pid ? `, pid ${pid}` : ""}`;
+      }
+      return `${what}: ${state}${error ? `: ${error}` : ""}`;
+    });
     this.#hooks.onState?.(state, error);
   }
 
@@ -436,6 +453,7 @@ export class McpConnection {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    debug("mcp", `server "${this.config.name}": stopping${this.pid ? ` pid ${this.pid}` : ""}`);
     const transport = this.#transport;
     await this.#dropConnection();
     await transport?.close().catch(() => {});

@@ -10,6 +10,7 @@
 
 import description from "./bash.md" with { type: "text" };
 import { killProcessGroup, registerGroup } from "./host/processes.ts";
+import { debug } from "./fs/debug_log.ts";
 import { printable } from "./fs/printable.ts";
 import { type HiddenStore, parseStatus, sandboxCommand } from "./sandbox/mod.ts";
 import { type Tool, type ToolContext, ToolError, type ToolResult } from "./tool.ts";
@@ -263,6 +264,7 @@ async function runDirect(
   ctx: ToolContext,
   timeoutMs: number,
 ): Promise<ToolResult> {
+  debug("sandbox", () => `no sandbox (danger-full-access) for ${JSON.stringify(command)}`);
   const child = new Deno.Command("bash", {
     args: ["-c", command],
     cwd: ctx.session.workspace,

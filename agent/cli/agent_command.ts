@@ -15,11 +15,24 @@ import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
 import { type Command, type Parsed, UsageError } from "./parse.ts";
 import { claudePermissionFlags, claudeRunFlags } from "./claude_flags.ts";
+import {
+  DEBUG_CATEGORIES,
+  DebugFilterError,
+  parseDebugFilter,
+  startDebug,
+} from "../../tools/fs/debug_log.ts";
+
+/** The debug log a run asked for (`--debug [CATEGORIES]`, `--debug-file FILE`). */
+export interface DebugChoice {
+  /** The categories, as given: empty for all. */
+  filter: string;
+  file?: string;
+}
 
 /** What the root command runs: print mode or the REPL, with their options. */
 export type AgentInput =
-  | { mode: "print"; opts: PrintOptions }
-  | { mode: "interactive"; opts: ReplOptions };
+  & ({ mode: "print"; opts: PrintOptions } | { mode: "interactive"; opts: ReplOptions })
+  & { debug?: DebugChoice };
 
 /** The permission options given: rules, mode, `--settings`, and `--yolo`. */
 export function permissionFlags(p: Parsed): PermissionFlags {
@@ -58,6 +71,7 @@ function runFlags(p: Parsed): RunFlags {
     mcpConfig: p.list("mcpConfig"),
     strictMcpConfig: p.flag("strictMcpConfig"),
     permissions: permissionFlags(p),
+    bare: p.flag("bare"),
     ...promptFlags(p),
     ...claudeRunFlags(p),
   };
@@ -119,6 +133,43 @@ function promptFlags(p: Parsed): Pick<RunFlags, "systemPrompt" | "appendSystemPr
     systemPrompt: replace,
     appendSystemPrompt: appended.length ? appended.join("\n\n") : undefined,
   };
+}
+
+/** `--debug` and `--debug-file`, checked: a filter that names categories both ways is refused. */
+function debugChoice(p: Parsed): DebugChoice | undefined {
+  if (!p.has("debug") && !p.has("debugFile")) return undefined;
+  const filter = p.str("debug") ?? "";
+  try {
+    parseDebugFilter(filter);
+  } catch (e) {
+    if (!(e instanceof DebugFilterError)) throw e;
+    throw new UsageError(
+      `Cannot use --debug "${filter}": it names categories to show and to leave out`,
+      `name the ones to show (--debug api,hooks) or to leave out (--debug "!sandbox,!policy")`,
+    );
+  }
+  const file = p.str("debugFile");
+  return { filter, ...(file !== undefined ? { file } : {}) };
+}
+
+/** Starts the debug log a run asked for; a name crab does not log is said, a file that will not open is a usage error. */
+function startDebugLog(choice: DebugChoice): void {
+  const filter = parseDebugFilter(choice.filter);
+  try {
+    startDebug(filter, choice.file);
+  } catch (e) {
+    throw new UsageError(
+      `Cannot open --debug-file "${choice.file}": ${e instanceof Error ? e.message : e}`,
+      "give a file crab may create or append to",
+    );
+  }
+  for (const name of filter.unknown) {
+    console.error(
+      `crab: --debug: crab logs no category "${name}" (its categories: ${
+        DEBUG_CATEGORIES.join(", ")
+      })`,
+    );
+  }
 }
 
 /** Options only print mode has, as with `claude -p`: nobody is there to see what they do. */
@@ -200,8 +251,10 @@ export function planAgent(p: Parsed): AgentInput {
     );
   }
   const prompt = given ?? p.args[0];
+  const debug = debugChoice(p);
   if (print) {
     return {
+      ...(debug ? { debug } : {}),
       mode: "print",
       opts: {
         ...runFlags(p),
@@ -215,11 +268,12 @@ export function planAgent(p: Parsed): AgentInput {
       },
     };
   }
-  return { mode: "interactive", opts: { ...runFlags(p), prompt } };
+  return { ...(debug ? { debug } : {}), mode: "interactive", opts: { ...runFlags(p), prompt } };
 }
 
 /** Runs what {@link planAgent} chose; resolves to the exit code. */
 async function runAgent(x: AgentInput): Promise<number> {
+  if (x.debug) startDebugLog(x.debug);
   if (x.mode === "print") {
     const { printCommand } = await import("../print/mod.ts");
     return await printCommand(x.opts);

@@ -12,6 +12,7 @@ import { SANDBOX_MODES } from "../../tools/policy/sandbox.ts";
 import { MODES, parseRule, parseRuleList, RuleError } from "../../tools/policy/mod.ts";
 import { suggest } from "../settings/suggest.ts";
 import { domainPatternProblem } from "../../tools/policy/domains.ts";
+import { DEBUG_CATEGORIES, isDebugFilter } from "../../tools/fs/debug_log.ts";
 
 /**
  * How an option reads its value: `flag` takes none; `value` takes the next word
@@ -43,6 +44,11 @@ export interface OptionSpec {
   check?(value: string): string | { why: string; hint: string } | undefined;
   /** A spelling kept for old command lines, left out of help. */
   hidden?: boolean;
+  /**
+   * For an `optional` value: whether the next word is its value; a word it
+   * does not take is left for what follows (`--debug "fix it"` is a prompt).
+   */
+  takes?(word: string): boolean;
   /** A value that parses, for tests and the check of the flags hints name. */
   sample?: string;
 }
@@ -491,6 +497,32 @@ const CLAUDE_RUN: OptionSpec[] = [
     help: "settings files to read, of user, project, local (comma-separated)",
     check: settingSources,
     sample: "user,project",
+  },
+  {
+    key: "bare",
+    long: "--bare",
+    kind: "flag",
+    help: "a reproducible run: no hooks, instruction files, custom commands, MCP lists nor the " +
+      "workspace's settings (your permission rules and crab's keys stay)",
+  },
+  {
+    key: "debug",
+    long: "--debug",
+    kind: "optional",
+    arg: "CATEGORIES",
+    help: `debug log on stderr: every category, or some (${
+      DEBUG_CATEGORIES.join(",")
+    }), or all but some ("!sandbox")`,
+    takes: isDebugFilter,
+    sample: "hooks",
+  },
+  {
+    key: "debugFile",
+    long: "--debug-file",
+    kind: "value",
+    arg: "FILE",
+    help: "the debug log goes to FILE (appended) instead of stderr; turns --debug on",
+    sample: "debug.log",
   },
 ];
 

@@ -259,8 +259,9 @@ export function parseArgs(argv: readonly string[], root: Command): Invocation {
         const next = argv[i + 1];
         const isWord = next !== undefined && (!next.startsWith("-") || next === "-");
         if (spec.kind === "optional") {
-          record(spec, name, isWord ? next : undefined);
-          if (isWord) i++;
+          const taken = isWord && (spec.takes?.(next) ?? true);
+          record(spec, name, taken ? next : undefined);
+          if (taken) i++;
         } else if (!isWord) {
           fail(new UsageError(`Cannot use ${name} without a value`, `${name} ${spec.arg}`));
         } else {

@@ -19,6 +19,7 @@ import { type HookRun, runHookCommand } from "./run.ts";
 import type { SdkHookBridge } from "./sdk.ts";
 import type { HookOutcome, HookRunRecord } from "../store/hook_runs.ts";
 import type { LoopHooks } from "../loop/types.ts";
+import { debug } from "../../tools/fs/debug_log.ts";
 
 export { type HookCommand, type HookEvent, loadHooks } from "../settings/hooks.ts";
 
@@ -143,6 +144,12 @@ export class Hooks {
     let selected = this.matching(event, opts.names);
     const fired: Fired = { context: [], ran: 0 };
     if (selected.length === 0) return fired;
+    debug(
+      "hooks",
+      () =>
+        `${event}${opts.names ? ` (${opts.names.join(", ")})` : ""}: ${selected.length} ` +
+        `hook${selected.length === 1 ? "" : "s"} match`,
+    );
     const commands = selected.filter((h) => h.callbackId === undefined);
     if (!this.#canRun && commands.length) {
       const refused = this.#cannotRun(event, commands, opts.callSeq);
@@ -154,7 +161,10 @@ export class Hooks {
     for (const h of this.#opts.refusal ? selected : []) {
       if (h.callbackId !== undefined) continue;
       const why = await this.#opts.refusal!(h, opts.signal);
-      if (why !== undefined) refused.push({ hook: h, why });
+      if (why !== undefined) {
+        debug("hooks", () => `${event} hook ${quoteCommand(h.command)} not run: ${why}`);
+        refused.push({ hook: h, why });
+      }
     }
     if (refused.length) {
       const out = this.#refusedByPolicy(event, refused, opts.callSeq);
@@ -193,6 +203,16 @@ export class Hooks {
         ? "ok"
         : "error";
       ended?.({ outcome, exitCode: run.code, blocked: v.block !== undefined });
+      debug(
+        "hooks",
+        () =>
+          `${event} hook ${quoteCommand(h.command)} (${h.source}): ${outcome}, exit ${
+            run.code ?? "none"
+          }, ${Math.round(run.durationMs)} ms` +
+          (run.startError ? `; could not start: ${run.startError}` : "") +
+          (v.decision ? `; decision ${v.decision}` : "") +
+          (v.block !== undefined ? `; blocks: ${v.block.split("\n")[0]}` : ""),
+      );
       this.#opts.record?.({
         event,
         command: h.command,

@@ -498,14 +498,24 @@ class PrintRun {
       return { code: EXIT.usage, status: "error" };
     }
     if (slash.kind === "prompt" && slash.note) writeErr(`crab: ${slash.note}\n`);
+    const turn = slash.kind === "command" ? slash.turn : undefined;
+    for (const note of turn?.notes ?? []) writeErr(`crab: ${note}\n`);
     const sendStart = performance.now();
     const signal = this.controller.signal;
-    const result = slash.kind === "local"
-      ? await slash.run(signal)
-      : await run.agent.send(slash.text, signal);
-    const checked = schema && result.status === "ok" && slash.kind === "prompt"
-      ? await this.#structured(run, schema, result)
-      : {};
+    let result: Awaited<ReturnType<Runtime["agent"]["send"]>>;
+    let checked: { structured?: { value: unknown }; schemaFailure?: string } = {};
+    try {
+      // A command's rules and model hold for its prompt, retries for the schema included.
+      result = slash.kind === "local" ? await slash.run(signal) : await run.agent.send(
+        slash.kind === "command" ? await slash.turn.begin(signal) : slash.text,
+        signal,
+      );
+      if (schema && result.status === "ok" && slash.kind !== "local") {
+        checked = await this.#structured(run, schema, result);
+      }
+    } finally {
+      turn?.end();
+    }
     const sendMs = performance.now() - sendStart;
     this.flushAnswer();
     return this.#report(run, result, sendMs, checked);

@@ -1,6 +1,7 @@
 /**
  * Slash commands in print mode (`crab -p "/review calc.py"`): a custom command
- * expands into its prompt, as interactively; `/cost` and `/compact` run here
+ * expands into its prompt and grants what its file grants while it runs
+ * (`../run/command_turn.ts`), as interactively; `/cost` and `/compact` run here
  * without a prompt to the model's conversation; `/init` sends its prompt; the
  * REPL's other built-ins, and names no command has, are refused by name (exit 2).
  *
@@ -12,18 +13,20 @@ import { compactNotice } from "../loop/compact.ts";
 import type { Runtime } from "../run/runtime.ts";
 import {
   costLine,
-  customCommands,
-  expandCommand,
   findCommand,
   initCommand,
   INTERACTIVE_ONLY,
+  runCommands,
   slashCommand,
 } from "../run/slash_commands.ts";
+import { type CommandTurn, commandTurn } from "../run/command_turn.ts";
 
 /** What a print-mode prompt does. */
 export type PrintSlash =
   /** A prompt for the model: the prompt given, or what a command expands to (`note` for stderr). */
   | { kind: "prompt"; text: string; note?: string }
+  /** A custom command: its prompt, with what its file grants while it runs. */
+  | { kind: "command"; turn: CommandTurn }
   /** A command run here, answered as a prompt's result is. */
   | { kind: "local"; run(signal: AbortSignal): Promise<TurnResult> }
   /** A command print mode cannot run: a usage error. */
@@ -34,7 +37,7 @@ const LOCAL_COMMANDS = ["compact", "cost", "init"];
 
 /** The commands a print-mode prompt may start with, without the slash (the init event's list). */
 export function printCommands(rt: Runtime): string[] {
-  const custom = customCommands(rt.dispatcher.session.workspace).map((c) => c.name);
+  const custom = runCommands(rt).map((c) => c.name);
   return [...new Set([...LOCAL_COMMANDS, ...custom])].sort();
 }
 
@@ -43,10 +46,8 @@ export function printSlash(prompt: string, rt: Runtime): PrintSlash {
   const cmd = slashCommand(prompt);
   if (!cmd) return { kind: "prompt", text: prompt };
   const workspace = rt.dispatcher.session.workspace;
-  const custom = findCommand(customCommands(workspace), cmd.name);
-  if (custom) {
-    return { kind: "prompt", text: expandCommand(Deno.readTextFileSync(custom.path), cmd.args) };
-  }
+  const custom = findCommand(runCommands(rt), cmd.name);
+  if (custom) return { kind: "command", turn: commandTurn(rt, custom, cmd.args) };
   switch (cmd.name) {
     case "cost":
       return {
@@ -79,7 +80,7 @@ export function printSlash(prompt: string, rt: Runtime): PrintSlash {
         },
       };
     case "init": {
-      const init = initCommand(workspace);
+      const init = initCommand(workspace, rt.bare);
       return { kind: "prompt", text: init.prompt, note: init.note };
     }
   }
@@ -92,7 +93,7 @@ export function printSlash(prompt: string, rt: Runtime): PrintSlash {
         `for /${cmd.name}`,
     };
   }
-  const known = customCommands(workspace).map((c) => `/${c.name}`);
+  const known = runCommands(rt).map((c) => `/${c.name}`);
   return {
     kind: "refused",
     message: `Cannot run /${cmd.name}: no such command\n` +

@@ -10,6 +10,7 @@
  */
 
 import { ProviderError, type StreamEvent, toProviderError } from "./types.ts";
+import { debug } from "../../tools/fs/debug_log.ts";
 
 /** How a request is retried and when a silent stream is given up. */
 export interface RequestPolicy {
@@ -114,11 +115,15 @@ class IdleTimer {
   }
 }
 
-/** Runs `attempt` until it succeeds, fails for good, or `signal` aborts. */
+/**
+ * Runs `attempt` until it succeeds, fails for good, or `signal` aborts.
+ * `what` names the request in the debug log (`POST URL model=…`).
+ */
 export async function* runRequest(
   signal: AbortSignal,
   policy: RequestPolicy,
   attempt: Attempt,
+  what = "model request",
 ): AsyncGenerator<StreamEvent> {
   const p: Required<RequestPolicy> = {
     maxRetries: policy.maxRetries ?? DEFAULT_POLICY.maxRetries,
@@ -128,18 +133,23 @@ export async function* runRequest(
     refusedBudgetMs: policy.refusedBudgetMs ?? DEFAULT_POLICY.refusedBudgetMs,
   };
   const start = performance.now();
+  const since = (t: number) => `${Math.round(performance.now() - t)} ms`;
   for (let n = 0;; n++) {
     if (signal.aborted) throw aborted();
     const idle = new IdleTimer(p.idleTimeoutMs);
     let yielded = false;
+    const t0 = performance.now();
+    debug("api", `${what}: attempt ${n + 1}`);
     try {
       for await (const ev of attempt(AbortSignal.any([signal, idle.signal]), idle.alive)) {
+        if (!yielded) debug("api", `${what}: 200, streaming after ${since(t0)}`);
         yielded = true;
         idle.pause();
         yield ev;
         if (signal.aborted) throw aborted();
         idle.resume();
       }
+      debug("api", `${what}: done in ${since(t0)} (${since(start)} with retries)`);
       return;
     } catch (e) {
       let err: ProviderError;
@@ -152,9 +162,17 @@ export async function* runRequest(
             retry: false,
           });
       } else err = toProviderError(e);
-      if (yielded || n >= p.maxRetries || !isRetryable(err)) throw err;
+      const failed = `${what}: ${err.status ?? err.kind} after ${since(t0)}: ${err.message}`;
+      if (yielded || n >= p.maxRetries || !isRetryable(err)) {
+        debug("api", `${failed}; not retried`);
+        throw err;
+      }
       const delay = retryDelayMs(n, err, p);
-      if (isRefused(err) && performance.now() - start + delay > p.refusedBudgetMs) throw err;
+      if (isRefused(err) && performance.now() - start + delay > p.refusedBudgetMs) {
+        debug("api", `${failed}; not retried (nothing listens there)`);
+        throw err;
+      }
+      debug("api", `${failed}; retrying in ${Math.round(delay)} ms`);
       await sleep(delay, signal);
     } finally {
       idle.stop();

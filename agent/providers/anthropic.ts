@@ -102,6 +102,7 @@ const incomplete = () =>
 /** Builds an Anthropic provider; the SDK is imported here, lazily. */
 export async function anthropicProvider(opts: AnthropicOptions): Promise<Provider> {
   const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
+  const base = (opts.baseURL ?? "https://api.anthropic.com").replace(/\/+$/, "");
   // One credential, passed explicitly, so the SDK does not read the environment for another.
   const client = new AnthropicClient({
     ...(opts.authToken && !opts.apiKey
@@ -205,7 +206,7 @@ export async function anthropicProvider(opts: AnthropicOptions): Promise<Provide
         };
         yield { type: "done", stopReason: stop };
       };
-      return runRequest(req.signal, opts, attempt);
+      return runRequest(req.signal, opts, attempt, `POST ${base}/v1/messages model=${model}`);
     },
   };
 }

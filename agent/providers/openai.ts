@@ -201,7 +201,12 @@ export async function openaiProvider(opts: OpenAIOptions): Promise<Provider> {
         if (usage) yield usage;
         yield { type: "done", stopReason: stopReason(finish, calls.length > 0) };
       };
-      return runRequest(req.signal, opts, attempt);
+      return runRequest(
+        req.signal,
+        opts,
+        attempt,
+        `POST ${baseURL.replace(/\/+$/, "")}/chat/completions model=${req.model}`,
+      );
     },
   };
 }

@@ -12,7 +12,6 @@
  * @module
  */
 
-import { join } from "node:path";
 import type { AskAnswer } from "../../tools/policy/policy.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { loadMcpConfig } from "../../mcp/config.ts";
@@ -24,6 +23,7 @@ import { refuseWorkspace, trustState, trustWorkspace } from "../settings/trust.t
 import { trustedHooks } from "../hooks/listing.ts";
 import { loadPermissions } from "../settings/permissions.ts";
 import { settingsReader } from "../settings/files.ts";
+import { projectCommandGrants } from "../settings/commands.ts";
 import { type KeyReader, setMode } from "./keys.ts";
 import { LineBuffer, Renderer } from "./line_editor.ts";
 import { page } from "./pager.ts";
@@ -294,14 +294,10 @@ function trustEffects(cwd: string): string[] {
       : `connects to ${s.url}`;
     out.push(`MCP server "${s.name}": ${what}`);
   }
-  let commands: string[] = [];
-  try {
-    commands = [...Deno.readDirSync(join(cwd, ".crab", "commands"))]
-      .filter((e) => e.name.endsWith(".md")).map((e) => "/" + e.name.slice(0, -3));
-  } catch {
-    // No project commands.
+  for (const [file, grant] of Object.entries(projectCommandGrants(cwd))) {
+    if (grant.allowedTools) out.push(`${file} allows ${grant.allowedTools.join(", ")}`);
+    for (const command of grant.runs ?? []) out.push(`${file} runs ${command}`);
   }
-  if (commands.length) out.push(`commands: ${commands.join(", ")}`);
   out.push(...trustedHooks(cwd));
   return out;
 }

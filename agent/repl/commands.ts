@@ -15,15 +15,9 @@ import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import { permissionsCommand } from "./permissions_command.ts";
-import {
-  commandInfo,
-  costLine,
-  type CustomCommand,
-  customCommands,
-  expandCommand,
-  findCommand,
-  initCommand,
-} from "../run/slash_commands.ts";
+import { costLine, findCommand, initCommand, runCommands } from "../run/slash_commands.ts";
+import { commandFront, type CustomCommand, splitFront } from "../settings/commands.ts";
+import { commandTurn } from "../run/command_turn.ts";
 import { rewind, undoLast } from "./undo_command.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
@@ -78,8 +72,8 @@ function customRow(c: CustomCommand): [string, string] {
   } catch {
     // Gone since it was listed: the row says only where it was.
   }
-  const info = commandInfo(text);
-  const first = text.replace(/^---\r?\n[^]*?\r?\n---\r?\n/, "").trim().split("\n")[0];
+  const info = commandFront(text);
+  const first = splitFront(text).body.trim().split("\n")[0];
   const where = c.namespace ? `${c.scope}:${c.namespace}` : c.scope;
   return [
     `/${c.name}${info.argumentHint ? ` ${info.argumentHint}` : ""}`,
@@ -88,7 +82,7 @@ function customRow(c: CustomCommand): [string, string] {
 }
 
 function help(ctx: CommandContext): string {
-  const custom = customCommands(ctx.rt.dispatcher.session.workspace);
+  const custom = runCommands(ctx.rt);
   const rows = [
     ...BUILTIN_HELP,
     // A command's name and description come from a file, maybe the workspace's.
@@ -291,18 +285,25 @@ export async function runCommand(
       await rewind(ctx);
       return;
     case "/init": {
-      const init = initCommand(rt.dispatcher.session.workspace);
+      const init = initCommand(rt.dispatcher.session.workspace, rt.bare);
       line(c.dim(init.note));
       await ctx.send(init.prompt);
       return;
     }
   }
-  const custom = cmd.startsWith("/")
-    ? findCommand(customCommands(rt.dispatcher.session.workspace), cmd.slice(1))
-    : undefined;
+  const custom = cmd.startsWith("/") ? findCommand(runCommands(rt), cmd.slice(1)) : undefined;
   if (!custom) return "unknown";
   void rest;
-  await ctx.send(expandCommand(Deno.readTextFileSync(custom.path), args));
+  const turn = commandTurn(rt, custom, args);
+  for (const note of turn.notes) line(c.dim(printable(note, "prose")));
+  if (turn.model) {
+    line(c.dim(`/${printable(custom.name, "strict")} asks ${printable(turn.model, "strict")}`));
+  }
+  try {
+    await ctx.send(await turn.begin(new AbortController().signal));
+  } finally {
+    turn.end();
+  }
   return undefined;
 }
 

@@ -34,6 +34,7 @@ import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../settings/trust.ts";
 import { permissionsWantTrust } from "../settings/permissions.ts";
 import { hasProjectHooks } from "../settings/trust_digest.ts";
+import { projectCommandGrants } from "../settings/commands.ts";
 import { approvalAsker, askTrust } from "./approval_prompt.ts";
 import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
 import { ruleKeeper } from "./permissions_command.ts";
@@ -68,6 +69,7 @@ export interface ReplOptions extends RunFlags {
 async function projectFilesExist(cwd: string): Promise<boolean> {
   // Permission files matter only when trust would change them (allow rules, acceptEdits).
   if (permissionsWantTrust(cwd) || hasProjectHooks(cwd)) return true;
+  if (Object.keys(projectCommandGrants(cwd)).length) return true;
   for (const p of [configPaths(cwd).project, join(cwd, ".mcp.json")]) {
     try {
       await Deno.stat(p);
@@ -145,6 +147,8 @@ class Repl {
 
   /** Whether the workspace's own settings are used: `--trust-project`, trusted before, or asked now. */
   async trust(flags: ReplOptions): Promise<boolean> {
+    // A bare run reads none of the workspace's files: there is nothing to ask about.
+    if (flags.bare) return false;
     if (flags.trustProject === true || isTrusted(flags.cwd)) return true;
     if (!await projectFilesExist(flags.cwd)) return false;
     if (isRefused(flags.cwd)) {

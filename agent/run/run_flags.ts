@@ -54,6 +54,11 @@ export interface RunFlags {
   fallbackModel?: string;
   /** Stop once the estimated cost passes this many dollars (`--max-budget-usd`). */
   maxBudgetUsd?: number;
+  /**
+   * `--bare`: a run that the flags alone shape — no hooks, instruction files,
+   * custom commands, MCP lists or workspace files (`../settings/mod.ts`).
+   */
+  bare?: boolean;
 }
 
 /** The built-ins a run offers when no list names them: all but web_fetch. */
@@ -110,11 +115,12 @@ export function chooseTools(
 
 /** The servers `--mcp-config` gives, read now: a broken one is a usage error before anything starts. */
 export function flagServers(flags: RunFlags, workspace: string): FlagServers | undefined {
-  if (!flags.mcpConfig?.length && !flags.strictMcpConfig) return undefined;
+  if (!flags.mcpConfig?.length && !flags.strictMcpConfig && !flags.bare) return undefined;
   try {
     return {
       servers: readFlagConfigs(flags.mcpConfig ?? [], workspace),
-      strict: flags.strictMcpConfig === true,
+      // A bare run starts only the servers its command line names.
+      strict: flags.strictMcpConfig === true || flags.bare === true,
     };
   } catch (e) {
     if (e instanceof McpFlagError) throw new UsageError(e.message);

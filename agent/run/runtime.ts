@@ -129,6 +129,8 @@ export interface Runtime {
   mcpStatus(): McpServerStatus[];
   /** Whether the workspace's own settings, servers and commands are in use. */
   trusted: boolean;
+  /** `--bare`: no hooks, instruction files, custom commands, MCP lists or workspace files. */
+  bare: boolean;
   /** The permission rules and mode as loaded, with their sources (the session's live ones are `policy`'s). */
   permissions: Permissions;
   /** The mode by name, as print mode's init event reports it (`acceptOffered`: print mode's default). */
@@ -162,6 +164,7 @@ function runSettings(flags: RunFlags, workspace: string, notice: (m: string) => 
   const settings = new Settings({
     workspace,
     trustProject: flags.trustProject,
+    bare: flags.bare,
     flags: { ...flags.permissions, yolo: flags.yolo || flags.permissions?.yolo },
   });
   if (!settings.trusted && settings.trustState === "changed") {
@@ -567,6 +570,8 @@ class RunSession {
     // SessionStart hooks' output is context for the model, at the end of the system prompt.
     const started = await userHooks.sessionStart(this.#messages.length ? "resume" : "startup");
     this.#system = systemPrompt(settings.workspace, {
+      // A bare run reads no instruction file.
+      ...(settings.bare ? { files: [] } : {}),
       replace: flags.systemPrompt,
       append: flags.appendSystemPrompt,
       policy: this.policy,
@@ -637,6 +642,7 @@ class RunSession {
         return mcp.connect();
       },
       trusted: settings.trusted,
+      bare: settings.bare,
       permissions: settings.permissions(),
       permissionMode: () =>
         printDefault && policy.mode === "default" ? PRINT_DEFAULT_MODE : policy.mode,

@@ -1,11 +1,10 @@
 /**
- * Slash commands both front ends share: custom commands (a Markdown file
- * `NAME.md` in `.crab/commands/` or `.claude/commands/` of the workspace,
- * or in the user's `commands/` of crab's config dir or `~/.claude/commands/`,
- * becomes `/NAME [args]`, `$ARGUMENTS` replaced by the arguments and `$1`,
- * `$2`… by each one), the built-ins that need no terminal (`/cost`,
- * `/compact`, `/init`), and the names of the REPL's other built-ins, which
- * print mode refuses by name.
+ * Slash commands both front ends share: custom commands (`/NAME [args]`, the
+ * files `../settings/commands.ts` finds, `$ARGUMENTS` replaced by the
+ * arguments and `$1`, `$2`… by each one), the built-ins that need no terminal
+ * (`/cost`, `/compact`, `/init`), and the names of the REPL's other built-ins,
+ * which print mode refuses by name. What a command grants while its prompt
+ * runs (its `allowed-tools`, its model, its `!` lines) is `command_turn.ts`'.
  *
  * A file in a subfolder is namespaced: `frontend/test.md` is `/frontend:test`.
  * Claude Code now calls it `/test` and shows the folder beside its description
@@ -15,89 +14,24 @@
  * @module
  */
 
-import { join } from "node:path";
-import { configDir } from "../../tools/fs/data_dir.ts";
-import { claudeDir } from "../settings/files.ts";
+import {
+  type CustomCommand,
+  customCommands,
+  SHELL_LINE,
+  splitFront,
+} from "../settings/commands.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { costUsd, type TokenUsage, type UsageByModel } from "../providers/prices.ts";
 import { instructionFiles, instructionLabel } from "./system_prompt.ts";
 
-/** A custom command from a Markdown file. */
-export interface CustomCommand {
-  /** `test`, or `frontend:test` for `frontend/test.md`. */
-  name: string;
-  scope: "project" | "user";
-  path: string;
-  /** The subfolder, `frontend` or `a:b`; empty at the top. */
-  namespace: string;
-}
-
-/** Where custom commands are looked for, the first of a name winning: project before user. */
-function commandDirs(
-  workspace: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
-): [string, "project" | "user"][] {
-  return [
-    [join(workspace, ".crab", "commands"), "project"],
-    [join(workspace, ".claude", "commands"), "project"],
-    [join(configDir(env), "commands"), "user"],
-    [join(claudeDir(env), "commands"), "user"],
-  ];
-}
-
-/** The file and folder names a command name is made of. */
-const NAME = /^[A-Za-z0-9_-]+$/;
-/** How deep subfolders are looked into, and how many files one folder may give. */
-const MAX_DEPTH = 3;
-const MAX_FILES = 500;
-
-/** The `.md` files under `dir` as commands, subfolders namespaced. */
-function commandsIn(dir: string, scope: CustomCommand["scope"]): CustomCommand[] {
-  const out: CustomCommand[] = [];
-  const walk = (at: string, namespace: string[]) => {
-    let entries: Deno.DirEntry[];
-    try {
-      entries = [...Deno.readDirSync(at)];
-    } catch {
-      return; // No such directory.
-    }
-    for (const e of entries) {
-      if (out.length >= MAX_FILES) return;
-      if (e.isDirectory && NAME.test(e.name) && namespace.length < MAX_DEPTH - 1) {
-        walk(join(at, e.name), [...namespace, e.name]);
-        continue;
-      }
-      const base = e.name.slice(0, -3);
-      if (!e.isFile || !e.name.endsWith(".md") || !NAME.test(base)) continue;
-      out.push({
-        name: [...namespace, base].join(":"),
-        scope,
-        path: join(at, e.name),
-        namespace: namespace.join(":"),
-      });
-    }
-  };
-  walk(dir, []);
-  return out;
-}
-
-/**
- * The custom commands available, by name: the workspace's own first, then the
- * user's. A command is text, a prompt the user chose to send by typing its
- * name, so a workspace's own expand whether it is trusted or not (as prompt
- * text only: nothing in them runs or widens a permission).
- */
-export function customCommands(
-  workspace: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+/** The custom commands a run offers (see `../settings/commands.ts`): none under `--bare`. */
+export function runCommands(
+  rt: {
+    readonly bare: boolean;
+    readonly dispatcher: { readonly session: { readonly workspace: string } };
+  },
 ): CustomCommand[] {
-  const out: CustomCommand[] = [];
-  for (const [dir, scope] of commandDirs(workspace, env)) {
-    for (const c of commandsIn(dir, scope)) {
-      if (!out.some((o) => o.name === c.name)) out.push(c);
-    }
-  }
-  return out.sort((a, b) => a.name.localeCompare(b.name));
+  return rt.bare ? [] : customCommands(rt.dispatcher.session.workspace);
 }
 
 /**
@@ -115,21 +49,6 @@ export function findCommand(
   return short.length === 1 ? short[0] : undefined;
 }
 
-/** A command file's front matter fields (`description`, `argument-hint`), one line each. */
-export function commandInfo(source: string): { description?: string; argumentHint?: string } {
-  const front = source.match(/^---\r?\n([^]*?)\r?\n---\r?\n/)?.[1] ?? "";
-  const field = (key: string) => {
-    const v = front.match(new RegExp(`^${key}:[ \\t]*(.*)$`, "m"))?.[1].trim();
-    return v ? v.replace(/^(["'])(.*)\1$/, "$2") : undefined;
-  };
-  const description = field("description");
-  const argumentHint = field("argument-hint");
-  return {
-    ...(description ? { description } : {}),
-    ...(argumentHint ? { argumentHint } : {}),
-  };
-}
-
 /**
  * The arguments one by one, as `$1`, `$2`… take them: split at blanks, a
  * quoted part ("two words" or 'two words') kept whole.
@@ -144,18 +63,27 @@ export function splitArguments(args: string): string[] {
  * A command file's prompt with `$ARGUMENTS` and `$1`, `$2`… filled in (front
  * matter dropped; a missing argument is empty; `$10` is text, a price rather
  * than a tenth argument). A file that uses neither gets the arguments after it.
+ * `shell`, when given, holds the output of each `!` line (``!`COMMAND` ``, see
+ * `../settings/commands.ts`), in order, to put in its place; without it the
+ * lines stay as written. One pass: what an argument or an output holds is
+ * never expanded, nor run, again.
  */
-export function expandCommand(source: string, args: string): string {
-  const body = source.replace(/^---\r?\n[^]*?\r?\n---\r?\n/, "");
+export function expandCommand(source: string, args: string, shell?: readonly string[]): string {
+  const body = splitFront(source).body;
   const positional = /\$([1-9])(?![0-9])/g;
   const uses = body.includes("$ARGUMENTS") || positional.test(body);
-  if (!uses) return args ? `${body.trimEnd()}\n\n${args}` : body;
   const each = splitArguments(args);
-  // One pass, so an argument that contains `$1` or `$ARGUMENTS` is not expanded again.
-  return body.replace(
-    /\$ARGUMENTS|\$([1-9])(?![0-9])/g,
-    (_, n?: string) => n === undefined ? args : each[Number(n) - 1] ?? "",
+  let line = 0;
+  const filled = body.replace(
+    new RegExp(`\\$ARGUMENTS|\\$([1-9])(?![0-9])|${SHELL_LINE.source}`, "g"),
+    (whole, n?: string, command?: string) => {
+      if (command !== undefined) return shell?.[line++] ?? whole;
+      if (!uses) return whole;
+      return n === undefined ? args : each[Number(n) - 1] ?? "";
+    },
   );
+  if (uses) return filled;
+  return args ? `${filled.trimEnd()}\n\n${args}` : filled;
 }
 
 /** A prompt read as a slash command: `/name` and the rest; undefined for any other prompt. */
@@ -202,11 +130,16 @@ const INIT_PROMPT = "Look at this project and write a starter AGENTS.md at the w
 const INIT_EXISTING = " An instruction file exists already: read it first and improve it rather " +
   "than starting over.";
 
-/** What `/init` does: a note naming the instruction files in use, and the prompt it sends. */
-export function initCommand(workspace: string): { note: string; prompt: string } {
+/**
+ * What `/init` does: a note naming the instruction files in use (none under
+ * `--bare`, which reads none into the prompt), and the prompt it sends.
+ */
+export function initCommand(workspace: string, bare = false): { note: string; prompt: string } {
   const files = instructionFiles(workspace);
   return {
-    note: files.length
+    note: bare
+      ? "no instruction file in use (--bare reads none into the prompt)"
+      : files.length
       ? `instructions in use: ${
         files.map((f) => printable(instructionLabel(f, workspace), "strict")).join("; ")
       }`

@@ -269,16 +269,22 @@ export interface LoadedSettings {
   sources: Partial<Record<keyof CrabSettings, string>>;
 }
 
-/** User settings, then project settings over them (only safe keys unless `trusted`). */
+/**
+ * User settings, then project settings over them (only safe keys unless
+ * `trusted`; none when not `withProject`, as under `--bare`).
+ */
 export function loadSettings(
   workspace: string,
   trusted: boolean,
   reader = settingsReader(),
   env: Pick<Deno.Env, "get"> = Deno.env,
+  withProject = true,
 ): LoadedSettings {
   const paths = configPaths(workspace, env);
   const user = readSettings(paths.user, reader);
-  const project = readSettings(paths.project, reader);
+  const project: FileSettings = withProject
+    ? readSettings(paths.project, reader)
+    : { settings: {}, warnings: [] };
   const ignored: string[] = [];
   const merged: Record<string, unknown> = { ...user.settings };
   const sources: Record<string, string> = {};

@@ -17,7 +17,8 @@
  * | `defaultMode` bypassPermissions | never | never |
  * | hooks | named by the trust prompt, not run | run |
  * | MCP servers (`.mcp.json`) | not started | started |
- * | custom commands | not loaded | loaded |
+ * | custom commands' text | expands | expands |
+ * | custom commands' `allowed-tools` and `!` lines | left out, named in a notice | apply |
  * | Claude Code's keys crab does not use (`env`, `statusLine`, `apiKeyHelper`, …) | never | never |
  *
  * The trust record keeps a digest of what trust turned on (`trust_digest.ts`):

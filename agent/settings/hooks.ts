@@ -202,7 +202,8 @@ export interface LoadedHooks {
 
 /**
  * The hooks in effect in `workspace`: the user's, `--settings`' (a file or a
- * JSON text) and, when `trusted`, the workspace's. Files that cannot be read
+ * JSON text) and, when `trusted`, the workspace's; `--settings`' alone
+ * without `withFiles` (`--bare`). Files that cannot be read
  * or parsed are the permission loader's to report; here they hold no hooks.
  * Throws {@link HookConfigError} for a malformed `hooks` object.
  */
@@ -218,11 +219,12 @@ export function loadHooks(
   },
   reader: SettingsReader = settingsReader(),
   env: Pick<Deno.Env, "get"> = Deno.env,
+  withFiles = true,
 ): LoadedHooks {
   const notices: string[] = [];
   const hooks: HookCommand[] = [];
   const untrusted: HookCommand[] = [];
-  for (const f of hookFiles(workspace, env)) {
+  for (const f of withFiles ? hookFiles(workspace, env) : []) {
     const found = parseHooks(
       hooksOf(readJson(f.path, reader)),
       { scope: f.scope, source: f.path },

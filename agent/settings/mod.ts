@@ -13,6 +13,10 @@
  * const { hooks } = settings.hooks();
  * ```
  *
+ * `--bare` reads the user's own files for their permission rules and crab's
+ * keys, and nothing else: no hooks (but `--settings`'), no MCP list (but
+ * `--mcp-config`), none of the workspace's files; trust then changes nothing.
+ *
  * A file that cannot be used stops the run with a {@link UsageError} naming
  * the file (and the line and column where JSON does not parse); keys crab does
  * not use are named once in {@link Settings.notices} and applied nowhere.
@@ -52,6 +56,8 @@ export interface SettingsOptions {
   workspace: string;
   /** `--trust-project`: the workspace's own files apply for this command. */
   trustProject?: boolean;
+  /** `--bare`: the user's permission rules and crab's keys only (see the module doc). */
+  bare?: boolean;
   /** The command line's permission flags, `--settings` and `--setting-sources`. */
   flags?: PermissionFlags;
   /** Default: the process's reader (each file read once). */
@@ -82,6 +88,8 @@ export class Settings {
   readonly trusted: boolean;
   /** `changed`: trusted once, but its files now turn on more than that trust covered. */
   readonly trustState: "trusted" | "changed" | "no";
+  /** `--bare`: no hooks, no MCP lists, none of the workspace's files. */
+  readonly bare: boolean;
   readonly env: Pick<Deno.Env, "get">;
   #crab?: LoadedSettings;
   #permissions?: Permissions;
@@ -92,8 +100,11 @@ export class Settings {
     this.flags = opts.flags ?? {};
     this.reader = opts.reader ?? settingsReader();
     this.env = opts.env ?? Deno.env;
-    this.trustState = trustState(this.workspace, this.reader, this.env);
-    this.trusted = opts.trustProject === true || this.trustState === "trusted";
+    this.bare = opts.bare === true;
+    // A bare run reads none of the workspace's files: there is nothing to trust.
+    this.trustState = this.bare ? "no" : trustState(this.workspace, this.reader, this.env);
+    this.trusted = !this.bare &&
+      (opts.trustProject === true || this.trustState === "trusted");
   }
 
   /** The same files seen as trusted: after the user said yes to the trust prompt. */
@@ -101,6 +112,7 @@ export class Settings {
     return new Settings({
       workspace: this.workspace,
       trustProject: true,
+      bare: this.bare,
       flags: this.flags,
       reader: this.reader,
       env: this.env,
@@ -110,7 +122,13 @@ export class Settings {
   /** crab's own keys, the user's file then the workspace's (`gates.ts` before trust). */
   crab(): LoadedSettings {
     try {
-      return this.#crab ??= loadSettings(this.workspace, this.trusted, this.reader, this.env);
+      return this.#crab ??= loadSettings(
+        this.workspace,
+        this.trusted,
+        this.reader,
+        this.env,
+        !this.bare,
+      );
     } catch (e) {
       if (e instanceof ConfigError) throw new UsageError(e.message);
       throw e;
@@ -125,10 +143,14 @@ export class Settings {
   /** Permission rules and the mode, every rule with its source. */
   permissions(): Permissions {
     try {
+      const sources = this.flags.settingSources;
+      const flags: PermissionFlags = this.bare
+        ? { ...this.flags, settingSources: (sources ?? ["user"]).filter((s) => s === "user") }
+        : this.flags;
       return this.#permissions ??= loadPermissions(
         this.workspace,
         this.trusted,
-        this.flags,
+        flags,
         this.reader,
         this.env,
       );
@@ -151,6 +173,7 @@ export class Settings {
         only,
         this.reader,
         this.env,
+        !this.bare,
       );
     } catch (e) {
       if (e instanceof HookConfigError) throw new UsageError(e.message, e.hint);
@@ -158,9 +181,10 @@ export class Settings {
     }
   }
 
-  /** The MCP servers of the user's and the workspace's lists, and `--mcp-config`'s. */
+  /** The MCP servers of the user's and the workspace's lists, and `--mcp-config`'s (alone when bare). */
   mcp(flag?: FlagServers): LoadedMcpConfig {
-    return loadMcpConfig(this.workspace, undefined, flag, this.reader.text);
+    const given = this.bare ? { servers: flag?.servers ?? [], strict: true } : flag;
+    return loadMcpConfig(this.workspace, undefined, given, this.reader.text);
   }
 
   /** What bash's sandbox is granted: the command line and the user's file, never a workspace's. */
@@ -188,8 +212,8 @@ export class Settings {
       }
     };
     const paths = configPaths(this.workspace, this.env);
-    const project = says(paths.project);
-    return project !== undefined && this.trusted ? project : says(paths.user);
+    const project = this.trusted ? says(paths.project) : undefined;
+    return project ?? says(paths.user);
   }
 
   /** How long undo keeps snapshots (`undo` in crab's keys). */
@@ -206,7 +230,7 @@ export class Settings {
     if (this.#notices) return this.#notices;
     const out: string[] = [];
     for (const f of settingsFileTable(this.workspace, this.env)) {
-      if (f.owner !== "claude") continue;
+      if (f.owner !== "claude" || (this.bare && f.scope !== "user")) continue;
       const json = this.reader.read(f.path).json;
       if (!json || typeof json !== "object" || Array.isArray(json)) continue;
       const unused = Object.keys(json).filter(isInertClaudeKey);

@@ -1,8 +1,8 @@
 /**
  * What trusting a workspace covers, as one digest: everything its own files
  * turn on only after trust — hooks, allow rules and a mode that waits for
- * trust, crab's project settings other than the harmless ones, and MCP
- * servers. Trust is recorded with this digest, so a repository that adds a
+ * trust, crab's project settings other than the harmless ones, MCP servers,
+ * and what its custom commands grant (`allowed-tools`, `!` lines). Trust is recorded with this digest, so a repository that adds a
  * hook, an allow rule or a server to an already trusted workspace is asked
  * about again rather than run silently. Deny and ask rules and the harmless
  * settings apply before trust, so changing them changes nothing here.
@@ -20,6 +20,7 @@ import {
   settingsReader,
 } from "./files.ts";
 import { hookScripts } from "./hooks.ts";
+import { projectCommandGrants } from "./commands.ts";
 
 /** The workspace's own files (`files.ts`' table), relative to it, and what of each trust covers. */
 function covered(
@@ -66,6 +67,9 @@ export function trustDigest(workspace: string, reader = settingsReader()): strin
   // A hook runs its files as they are: their content is part of what trust covered.
   const files = hookFileHashes(workspace, reader);
   if (Object.keys(files).length) parts["hook files"] = files;
+  // What its custom commands grant (allowed-tools, `!` lines) waits for trust too.
+  const grants = projectCommandGrants(workspace);
+  if (Object.keys(grants).length) parts["command grants"] = grants;
   return sha256(canonical(parts));
 }
 

@@ -249,6 +249,7 @@ const SCOPE_NAMES: Record<Rule["source"]["scope"], string> = {
   settings: "--settings",
   flag: "command line",
   session: "this session",
+  command: "a custom command",
 };
 
 /** A path as shown: workspace-relative inside it, else absolute. */

@@ -45,6 +45,7 @@ import {
 import { dataDir, ownSpillDirIfMade } from "../fs/data_dir.ts";
 import { isWithin, realPathOf } from "../fs/workspace.ts";
 import { realPathOrNull } from "../fs/exists.ts";
+import { debug } from "../fs/debug_log.ts";
 
 /** Every class `--allow` names (besides `mcp:SERVER`), `outside` for both outside classes. */
 export const ALLOW_CLASSES = [
@@ -222,9 +223,16 @@ export class Policy {
         why: `${call.tool.name} ${at.real}: ${closed}`,
         hint: CLOSED_HINT,
       };
+      debug("policy", () => `${callLine(call)}: deny: ${verdict.why}`);
       return verdict;
     }
-    return (await permissionDecision(this, call.tool, call.input, workspace)).verdict;
+    const { verdict, decision } = await permissionDecision(this, call.tool, call.input, workspace);
+    debug("policy", () =>
+      `${callLine(call)} (mode ${this.mode}): ` +
+      (typeof verdict === "string"
+        ? `${verdict}, to the approval of its class (${decision.why})`
+        : `${verdict.effect}: ${verdict.why}`));
+    return verdict;
   }
 
   /**
@@ -410,6 +418,17 @@ export class Policy {
   }
 
   async approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
+    const answer = await this.#approve(request, signal);
+    debug(
+      "policy",
+      () =>
+        `approval of ${request.tool} (${request.class}) ${request.summary.split("\n")[0]}: ` +
+        (answer.allowed ? "allowed" : `refused: ${answer.reason ?? "no reason given"}`),
+    );
+    return answer;
+  }
+
+  async #approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
     const decided = request.decided;
     if (decided?.effect === "allow" || (!decided && this.isAllowed(request.class))) {
       this.#notify?.(request);
@@ -445,4 +464,10 @@ export class Policy {
     }
     return { allowed: true };
   }
+}
+
+/** A call as the debug log shows it: the tool and its input, cut short. */
+function callLine(call: PolicyCall): string {
+  const input = JSON.stringify(call.input);
+  return `${call.tool.name} ${input.length > 300 ? `${input.slice(0, 300)}…` : input}`;
 }

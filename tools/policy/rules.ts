@@ -36,8 +36,11 @@ export { RuleError } from "./rule_error.ts";
 /** What a rule does to the calls it matches. */
 export type Effect = "allow" | "ask" | "deny";
 
-/** Where rules are written, from the widest to the narrowest. */
-export type Scope = "user" | "project" | "local" | "settings" | "flag" | "session";
+/**
+ * Where rules are written, from the widest to the narrowest; `command` is a
+ * custom command's `allowed-tools`, in force while its prompt runs.
+ */
+export type Scope = "user" | "project" | "local" | "settings" | "flag" | "session" | "command";
 
 /** Where a rule was written. */
 export interface RuleSource {

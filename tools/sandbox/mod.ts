@@ -16,6 +16,7 @@ import { ToolError } from "../tool.ts";
 import { domainPlan, invocation, startProxies } from "./linux/invocation.ts";
 import { startLoopbackBridge } from "./net/loopback.ts";
 import { sandboxStatus } from "./probe.ts";
+import { debug } from "../fs/debug_log.ts";
 import { seatbeltInvocation } from "./seatbelt.ts";
 import type { Contact } from "./net/mod.ts";
 import type { SandboxPolicy } from "../policy/sandbox.ts";
@@ -122,6 +123,13 @@ export async function sandboxCommand(
     : await invocation(session.workspace, session.sandbox, command, status.perl, status, pause);
   const notice = status.uncapped && !uncappedSaid ? status.uncapped : undefined;
   uncappedSaid ||= notice !== undefined;
+  debug("sandbox", () => {
+    const p = session.sandbox;
+    return `${status.bwrap} for ${JSON.stringify(command.slice(0, 200))}: mode ${p.mode}, ` +
+      `network ${p.net ? "on" : "off"}, writable ${["the workspace", ...p.writable].join(", ")}${
+        run.env ? `, proxy variables ${Object.keys(run.env).join(" ")}` : ""
+      }`;
+  });
   return {
     program: status.bwrap,
     args: run.args,

@@ -12,6 +12,7 @@
  */
 
 import { findProgram } from "../host/find_program.ts";
+import { debug } from "../fs/debug_log.ts";
 import { type Features, invocation } from "./linux/invocation.ts";
 import { JOIN_FAILED } from "./linux/supervisor.ts";
 import { type CgroupPlan, planCgroups } from "./linux/cgroup.ts";
@@ -204,7 +205,23 @@ export function sandboxStatus(
   const key = JSON.stringify([workspace, policy.mode, policy.net, policy.writable, policy.limits]);
   let status = probes.get(key);
   if (!status) {
+    const t0 = performance.now();
+    debug(
+      "sandbox",
+      `probing the sandbox: mode ${policy.mode}, network ${policy.net ? "on" : "off"}`,
+    );
     status = probe(workspace, policy, env);
+    status.then(
+      (s) =>
+        debug("sandbox", () =>
+          `probe done in ${Math.round(performance.now() - t0)} ms: ` +
+          (s.ok
+            ? `works (${s.bwrap}${s.perl ? `, perl ${s.perl}` : ""}${
+              s.cgroups ? ", cgroups" : ", no cgroups"
+            })${s.uncapped ? `; ${s.uncapped}` : ""}`
+            : `unavailable: ${s.reason}`)),
+      () => {},
+    );
     probes.set(key, status);
     // A refused probe (no run permission) is not kept: the permission does not come later,
     // but the next call should see Deno's own error again, not a cached rejection.

@@ -113,6 +113,9 @@ const CASES: Case[] = [
       maxBudgetUsd: [field("maxBudgetUsd"), number],
       addDir: [perm(opts, "addDirs"), (s) => [Deno.realPathSync(s.sample!)]],
       settingSources: [perm(opts, "settingSources"), (s) => s.sample!.split(",")],
+      bare: [field("bare"), flag],
+      debug: [(i) => (i.debug as { filter: string }).filter, sample],
+      debugFile: [(i) => (i.debug as { file: string }).file, sample],
     },
   },
   {

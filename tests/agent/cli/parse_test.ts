@@ -189,6 +189,13 @@ Deno.test("crab help COMMAND, crab COMMAND --help and crab -h print help and exi
   assert.equal(root.code, 0);
   assert.match(root.stdout, /Global options/);
   assert.match(root.stdout, /143 terminated \(SIGTERM\)/);
+  // Claude Code's reproducible and debug runs are named with what they do.
+  assert.match(root.stdout, /\n {2}--bare +a reproducible run: no hooks, instruction files/);
+  assert.match(
+    root.stdout,
+    /\n {2}--debug \[CATEGORIES\]\n? +debug log on stderr: .*api,hooks,mcp,policy,sandbox/,
+  );
+  assert.match(root.stdout, /\n {2}--debug-file FILE +the debug log goes to FILE/);
   for (const v of ["-V", "-v", "--version"]) {
     const version = await s.crab([v]);
     assert.equal(version.code, 0, version.stderr);

@@ -8,13 +8,13 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type FakeModel, startFakeModel } from "../../support/fake_model.ts";
+import { type FakeModel, startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 
-function printRun(s: Sandbox, fake: FakeModel, args: string[]) {
+function printRun(s: Sandbox, fake: FakeModel, args: string[], stdin?: string) {
   return s.crab(
     ["--provider", "anthropic", "--base-url", fake.url, "--model", "fake-model", ...args],
-    { env: { ANTHROPIC_API_KEY: "k" } },
+    { env: { ANTHROPIC_API_KEY: "k" }, ...(stdin === undefined ? {} : { stdin }) },
   );
 }
 
@@ -151,5 +151,112 @@ Deno.test("crab -p runs a subfolder's command as /frontend:test and fills $1, $2
   assert.equal(
     lastUserText(fake.modelRequests()[1].body),
     `Test x with pattern  (all: x).\n`,
+  );
+});
+
+/** Prompts sent one by one in one conversation, as the Agent SDK sends them. */
+function streamRun(s: Sandbox, fake: FakeModel, prompts: string[], args: string[] = []) {
+  const lines = prompts.map((text) =>
+    JSON.stringify({ type: "user", message: { role: "user", content: text } })
+  );
+  return printRun(s, fake, [
+    ...args,
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+  ], lines.join("\n") + "\n");
+}
+
+/** The text of each tool result the model was sent, request by request. */
+function toolTexts(fake: FakeModel): string[] {
+  return fake.modelRequests().flatMap((r) => toolResults(r).map((t) => t.text));
+}
+
+const PY = { name: "bash", args: { command: "python3 -c 'print(1)'" } };
+
+Deno.test("crab -p /py: its allowed-tools Bash(python3:*) run the call --allowedTools Read refuses elsewhere, for its prompt only", async () => {
+  using s = sandbox();
+  s.put(".claude/commands/py.md", "---\nallowed-tools: Bash(python3:*)\n---\nRun the script.\n");
+  s.put(".claude/commands/plain.md", "Run the script.\n");
+  await using fake = await startFakeModel([
+    { calls: [PY] },
+    { text: "ran" },
+    { calls: [PY] },
+    { text: "refused" },
+    { calls: [PY] },
+    { text: "refused" },
+  ]);
+  // One conversation: the command's prompt, a plain prompt, another command's.
+  const r = await streamRun(s, fake, ["/py", "run it again", "/plain"], [
+    "--allowedTools",
+    "Read",
+    "--trust-project",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const [ran, again, plain] = toolTexts(fake);
+  assert.match(ran, /^1$/m);
+  assert.match(again, /^Error \[refused\]: Call refused: run: python3 -c 'print\(1\)'/);
+  assert.match(plain, /^Error \[refused\]: Call refused: run: python3 -c 'print\(1\)'/);
+  const results = r.stdout.trim().split("\n").map((l) => JSON.parse(l)).filter((e) =>
+    e.type === "result"
+  );
+  assert.deepEqual(results.map((e) => e.permission_denials.length), [0, 1, 1]);
+});
+
+Deno.test("crab -p /py from an untrusted workspace: its text is sent, its allowed-tools and ! lines are not used", async () => {
+  using s = sandbox();
+  s.put(
+    ".claude/commands/py.md",
+    "---\nallowed-tools: Bash(python3:*), Bash(echo:*)\n---\nNow: !`echo hi`. Run the script.\n",
+  );
+  await using fake = await startFakeModel([{ calls: [PY] }, { text: "refused" }]);
+  const r = await printRun(s, fake, ["-p", "/py", "--allowedTools", "Read"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stderr,
+    /crab: ignoring the allowed-tools and ! lines of \/py \(\.claude\/commands\/py\.md\): this workspace is not trusted/,
+  );
+  assert.equal(
+    lastUserText(fake.modelRequests()[0].body),
+    "Now: !`echo hi`. Run the script.\n",
+  );
+  assert.match(toolTexts(fake)[0], /^Error \[refused\]: Call refused: run: python3/);
+});
+
+Deno.test("crab -p /st runs its ! lines before the prompt goes, with its allowed-tools, and sends their output", async () => {
+  using s = sandbox();
+  s.put("a.txt", "alpha\n");
+  s.put(
+    ".crab/commands/st.md",
+    "---\nallowed-tools: Bash(cat:*)\n---\nThe file: !`cat a.txt`\nDenied: !`rm a.txt`\nSay $ARGUMENTS.\n",
+  );
+  await using fake = await startFakeModel([{ text: "said" }]);
+  const r = await printRun(s, fake, [
+    "-p",
+    "/st !`rm a.txt`",
+    "--allowedTools",
+    "Read",
+    "--trust-project",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const sent = lastUserText(fake.modelRequests()[0].body);
+  assert.match(sent, /^The file: alpha\nDenied: Error \[refused\]: Call refused: run: rm a\.txt/);
+  // An argument is text, never a command.
+  assert.match(sent, /\nSay !`rm a\.txt`\.\n$/);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "a.txt")), "alpha\n");
+});
+
+Deno.test("crab -p /quick asks the model its front matter names, that prompt only", async () => {
+  using s = sandbox();
+  s.put(".claude/commands/quick.md", "---\nmodel: haiku\ndescription: fast\n---\nBe quick.\n");
+  await using fake = await startFakeModel([{ text: "quick" }, { text: "slow" }]);
+  const r = await streamRun(s, fake, ["/quick", "and now?"]);
+  assert.equal(r.code, 0, r.stderr);
+  // An alias resolves as --model resolves it (Claude Code 2.1.197's haiku).
+  assert.deepEqual(
+    fake.modelRequests().map((q) => (q.body as { model: string }).model),
+    ["claude-haiku-4-5", "fake-model"],
   );
 });

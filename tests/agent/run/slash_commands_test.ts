@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
-  commandInfo,
-  customCommands,
   expandCommand,
   findCommand,
   slashCommand,
   splitArguments,
 } from "../../../agent/run/slash_commands.ts";
+import { customCommands } from "../../../agent/settings/commands.ts";
 
 Deno.test("slashCommand() reads /name and its arguments, and nothing else", () => {
   assert.deepEqual(slashCommand("/review calc.py  now"), { name: "review", args: "calc.py  now" });
@@ -16,37 +15,6 @@ Deno.test("slashCommand() reads /name and its arguments, and nothing else", () =
   assert.equal(slashCommand("/etc/hosts is wrong"), undefined);
   assert.equal(slashCommand("review /cost"), undefined);
   assert.equal(slashCommand("/"), undefined);
-});
-
-Deno.test("customCommands() takes crab's and Claude's folders, the project's first, trusted or not", () => {
-  const root = Deno.makeTempDirSync({ prefix: "crab-slash-" });
-  const vars: Record<string, string> = { HOME: root, XDG_CONFIG_HOME: join(root, "config") };
-  const env = { get: (k: string) => vars[k] };
-  try {
-    const ws = join(root, "ws");
-    const put = (p: string) => {
-      Deno.mkdirSync(join(p, ".."), { recursive: true });
-      Deno.writeTextFileSync(p, "x\n");
-    };
-    put(join(ws, ".crab", "commands", "a.md"));
-    put(join(ws, ".claude", "commands", "b.md"));
-    put(join(ws, ".claude", "commands", "same.md"));
-    put(join(root, ".claude", "commands", "same.md"));
-    put(join(root, ".claude", "commands", "c.md"));
-    put(join(root, "config", "crab", "commands", "d.md"));
-    put(join(root, ".claude", "commands", "bad name.md"));
-    // The workspace's own win over the user's of the same name, trusted or not: they are text.
-    const all = customCommands(ws, env).map((c) => [c.name, c.scope]);
-    assert.deepEqual(all, [
-      ["a", "project"],
-      ["b", "project"],
-      ["c", "user"],
-      ["d", "user"],
-      ["same", "project"],
-    ]);
-  } finally {
-    Deno.removeSync(root, { recursive: true });
-  }
 });
 
 Deno.test("expandCommand() fills $ARGUMENTS, drops front matter, appends arguments otherwise", () => {
@@ -119,10 +87,12 @@ Deno.test("expandCommand() fills $1, $2… with each argument, quotes kept whole
   assert.deepEqual(splitArguments(` a  "b c" 'd'  `), ["a", "b c", "d"]);
 });
 
-Deno.test("commandInfo() reads description and argument-hint from the front matter", () => {
-  assert.deepEqual(
-    commandInfo('---\ndescription: Run the tests\nargument-hint: "[file] [pattern]"\n---\nGo\n'),
-    { description: "Run the tests", argumentHint: "[file] [pattern]" },
+Deno.test("expandCommand() puts each !`…` line's output in its place, and never runs an argument", () => {
+  const source = "Status: !`git status`\nFix $ARGUMENTS (!`git diff`).\n";
+  assert.equal(
+    expandCommand(source, "!`rm -rf x`", ["clean", "no changes"]),
+    "Status: clean\nFix !`rm -rf x` (no changes).\n",
   );
-  assert.deepEqual(commandInfo("No front matter\n"), {});
+  // Without outputs (an untrusted workspace's command), the lines stay as written.
+  assert.equal(expandCommand(source, "a"), "Status: !`git status`\nFix a (!`git diff`).\n");
 });
