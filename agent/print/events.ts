@@ -15,7 +15,7 @@ import type { ToolErrorCode } from "../../tools/tool.ts";
 import type { TurnStatus } from "../loop/loop.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";
 import { UsageByModel } from "../providers/prices.ts";
-import type { Message, ToolCallBlock } from "../providers/types.ts";
+import type { Message, ProviderError, ToolCallBlock } from "../providers/types.ts";
 
 /** One JSON event or object of print mode's output. */
 export type PrintJson = Record<string, unknown>;
@@ -149,6 +149,46 @@ export function assistantEvent(
   };
 }
 
+/** Claude Code's name for the kind of a model API error (the `error` of its synthetic answer). */
+function apiErrorKind(e: ProviderError): string {
+  if (e.kind === "auth") return "authentication_failed";
+  if (e.kind === "rate_limit") return "rate_limit";
+  if (e.kind === "server") {
+    return e.status === 529 || e.code === "overloaded_error" ? "overloaded" : "server_error";
+  }
+  if (e.kind === "bad_request") return e.status === 404 ? "model_not_found" : "invalid_request";
+  return "unknown";
+}
+
+/**
+ * A model API error that ended the prompt, as Claude Code puts it in the
+ * stream: an `assistant` message of its own making (`model: "<synthetic>"`)
+ * whose text is the error, and `error`, the kind (`authentication_failed`,
+ * `rate_limit`, `overloaded`, `server_error`, `invalid_request`, ...).
+ */
+export function apiErrorEvent(e: ProviderError, text: string, sessionId: string): PrintJson {
+  return {
+    type: "assistant",
+    message: {
+      id: crypto.randomUUID(),
+      type: "message",
+      role: "assistant",
+      model: "<synthetic>",
+      content: [{ type: "text", text }],
+      stop_reason: "stop_sequence",
+      stop_sequence: "",
+      stop_details: null,
+      container: null,
+      context_management: null,
+      usage: apiUsage(0, 0),
+    },
+    parent_tool_use_id: null,
+    session_id: sessionId,
+    uuid: crypto.randomUUID(),
+    error: apiErrorKind(e),
+  };
+}
+
 /** Whether a result is an error as Claude Code marks it: a failed call, or a command that exited non-zero. */
 export function failed(r: DispatchResult): boolean {
   return !r.ok || (r.exitCode != null && r.exitCode !== 0);
@@ -243,6 +283,8 @@ export interface ResultFacts {
   text: string;
   /** Why the run did not end well, for every status but `ok`. */
   error?: string;
+  /** The HTTP status of the model API error that ended a `provider_error` prompt, if it had one. */
+  apiErrorStatus?: number;
   turns: number;
   durationMs: number;
   /** Time spent waiting for the model (the run's time minus the time tools ran). */
@@ -297,14 +339,17 @@ export function resultEvent(f: ResultFacts): PrintJson {
   const unpriced = spent.unpriced();
   const usage = apiUsage(f.usage.inputTokens, f.usage.outputTokens);
   const ok = f.status === "ok" && !f.failure;
+  // Claude Code reports a failed model request as a "successful" run whose answer is the error.
+  const apiError = f.status === "provider_error";
   return {
     type: "result",
-    subtype: f.failure?.subtype ?? resultSubtype(f.status),
+    subtype: f.failure?.subtype ?? (apiError ? "success" : resultSubtype(f.status)),
     is_error: !ok,
+    api_error_status: apiError ? f.apiErrorStatus ?? null : null,
     duration_ms: f.durationMs,
     duration_api_ms: f.apiMs,
     num_turns: f.turns,
-    result: f.text,
+    result: apiError ? f.error ?? f.text : f.text,
     stop_reason: f.status === "ok" ? "end_turn" : null,
     session_id: f.sessionId,
     total_cost_usd: cost ?? 0,

@@ -25,6 +25,7 @@ import { VERSION } from "../../version.ts";
 import type { AgentEvents } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
+  apiErrorEvent,
   assistantEvent,
   initEvent,
   noticeEvent,
@@ -546,6 +547,8 @@ class PrintRun {
       status: result.status,
       text: result.text,
       error: why,
+      ...(result.providerError?.status !== undefined &&
+        { apiErrorStatus: result.providerError.status }),
       turns: result.turns,
       durationMs: Math.round(performance.now() - tally.t0),
       apiMs: Math.max(0, Math.round(sendMs - coveredMs(tally.toolSpans))),
@@ -564,6 +567,9 @@ class PrintRun {
         failure: { subtype: "error_max_structured_output_retries", error: schemaFailure! },
       }),
     });
+    if (result.status === "provider_error" && result.providerError && why) {
+      this.emit(apiErrorEvent(result.providerError, why, run.sessionId));
+    }
     if (this.format === "json") {
       this.out.write(JSON.stringify(this.#kept ? [...this.#kept, summary] : summary) + "\n");
     } else if (this.format === "stream-json") this.emit(summary);
