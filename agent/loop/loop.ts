@@ -44,6 +44,7 @@ import {
 export type {
   AgentEvents,
   AgentOptions,
+  BlockedPrompt,
   CompactResult,
   LoopHooks,
   TurnResult,
@@ -137,6 +138,7 @@ export class Agent {
         text: "",
         turns: 0,
         error: `The prompt was blocked by a UserPromptSubmit hook: ${submitted.block}`,
+        blocked: { prompt, reason: submitted.block, failClosed: submitted.failClosed ?? false },
       };
     }
     const blocks: ContentBlock[] = [{ type: "text", text: prompt }];

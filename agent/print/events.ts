@@ -12,7 +12,7 @@
 
 import type { DispatchResult } from "../../tools/call/dispatch.ts";
 import type { ToolErrorCode } from "../../tools/tool.ts";
-import type { TurnStatus } from "../loop/loop.ts";
+import type { BlockedPrompt, TurnStatus } from "../loop/loop.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";
 import { UsageByModel } from "../providers/prices.ts";
 import type { Message, ProviderError, ToolCallBlock } from "../providers/types.ts";
@@ -235,16 +235,38 @@ export function replayEvent(raw: Record<string, unknown>, sessionId: string): Pr
   };
 }
 
-/** Something the user should know during a run (a retry, trimmed context). */
-export function noticeEvent(message: string, sessionId: string): PrintJson {
+/**
+ * Something the user should know during a run (a retry, trimmed context); a
+ * `warning` that `stops` the prompt is how Claude Code tells of a refused one.
+ */
+export function noticeEvent(
+  message: string,
+  sessionId: string,
+  warning?: { stops: boolean },
+): PrintJson {
   return {
     type: "system",
     subtype: "informational",
     content: message,
-    level: "notice",
+    level: warning ? "warning" : "notice",
+    ...(warning?.stops ? { prevent_continuation: true } : {}),
     session_id: sessionId,
     uuid: crypto.randomUUID(),
   };
+}
+
+/**
+ * A prompt UserPromptSubmit refused, told as Claude Code tells it: which hook
+ * said what, and the prompt.
+ *
+ * @example
+ * ```ts
+ * blockedText({ prompt: "hi", reason: "[./gate.sh]: no", failClosed: false });
+ * // "UserPromptSubmit operation blocked by hook:\n[./gate.sh]: no\n\nOriginal prompt: hi"
+ * ```
+ */
+export function blockedText(b: BlockedPrompt): string {
+  return `UserPromptSubmit operation blocked by hook:\n${b.reason}\n\nOriginal prompt: ${b.prompt}`;
 }
 
 /** Per-tool counts of a run. */
@@ -285,6 +307,8 @@ export interface ResultFacts {
   error?: string;
   /** The HTTP status of the model API error that ended a `provider_error` prompt, if it had one. */
   apiErrorStatus?: number;
+  /** What refused a `blocked` prompt. */
+  blocked?: BlockedPrompt;
   turns: number;
   durationMs: number;
   /** Time spent waiting for the model (the run's time minus the time tools ran). */
@@ -338,18 +362,22 @@ export function resultEvent(f: ResultFacts): PrintJson {
   const cost = spent.costUsd();
   const unpriced = spent.unpriced();
   const usage = apiUsage(f.usage.inputTokens, f.usage.outputTokens);
-  const ok = f.status === "ok" && !f.failure;
-  // Claude Code reports a failed model request as a "successful" run whose answer is the error.
+  // A prompt a hook refused ended as the hook wanted: no error, unless crab refused for a hook.
+  const ok = (f.status === "ok" || (f.blocked !== undefined && !f.blocked.failClosed)) &&
+    !f.failure;
+  // Claude Code reports a failed model request, and a refused prompt, as a "successful" run
+  // whose answer says what happened.
   const apiError = f.status === "provider_error";
+  const told = apiError || f.blocked !== undefined;
   return {
     type: "result",
-    subtype: f.failure?.subtype ?? (apiError ? "success" : resultSubtype(f.status)),
+    subtype: f.failure?.subtype ?? (told ? "success" : resultSubtype(f.status)),
     is_error: !ok,
     api_error_status: apiError ? f.apiErrorStatus ?? null : null,
     duration_ms: f.durationMs,
     duration_api_ms: f.apiMs,
     num_turns: f.turns,
-    result: apiError ? f.error ?? f.text : f.text,
+    result: f.blocked ? blockedText(f.blocked) : apiError ? f.error ?? f.text : f.text,
     stop_reason: f.status === "ok" ? "end_turn" : null,
     session_id: f.sessionId,
     total_cost_usd: cost ?? 0,

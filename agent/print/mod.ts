@@ -22,11 +22,12 @@ import { printable } from "../../tools/fs/printable.ts";
 import { exit, onExit, onInterrupt, onTerminate } from "../../tools/host/processes.ts";
 import { claudeCall } from "../hooks/stage.ts";
 import { VERSION } from "../../version.ts";
-import type { AgentEvents } from "../loop/loop.ts";
+import type { AgentEvents, BlockedPrompt } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
   apiErrorEvent,
   assistantEvent,
+  blockedText,
   initEvent,
   noticeEvent,
   type PrintJson,
@@ -258,9 +259,12 @@ function outcomeOf(
   status: string,
   error: string | undefined,
   stop: PrintRun["stop"],
+  blocked?: BlockedPrompt,
 ): { code: number; why: string | undefined } {
   if (stop === "terminate") return { code: EXIT.terminated, why: "Terminated (SIGTERM)" };
   if (stop === "output") return { code: EXIT.outputClosed, why: "Output closed" };
+  // A hook refused the prompt: the run did what the hooks asked, as claude -p has it.
+  if (blocked && !blocked.failClosed) return { code: EXIT.ok, why: error };
   const code = ({
     ok: EXIT.ok,
     aborted: EXIT.interrupted,
@@ -540,7 +544,7 @@ class PrintRun {
     checked: { structured?: { value: unknown }; schemaFailure?: string },
   ): { code: number; status: string } {
     const { structured, schemaFailure } = checked;
-    const { code, why } = outcomeOf(result.status, result.error, this.stop);
+    const { code, why } = outcomeOf(result.status, result.error, this.stop, result.blocked);
     const failed = schemaFailure !== undefined && code === EXIT.ok;
     const tally = this.tally;
     const summary = resultEvent({
@@ -549,6 +553,7 @@ class PrintRun {
       error: why,
       ...(result.providerError?.status !== undefined &&
         { apiErrorStatus: result.providerError.status }),
+      ...(result.blocked && { blocked: result.blocked }),
       turns: result.turns,
       durationMs: Math.round(performance.now() - tally.t0),
       apiMs: Math.max(0, Math.round(sendMs - coveredMs(tally.toolSpans))),
@@ -570,14 +575,19 @@ class PrintRun {
     if (result.status === "provider_error" && result.providerError && why) {
       this.emit(apiErrorEvent(result.providerError, why, run.sessionId));
     }
+    const answer = result.blocked ? blockedText(result.blocked) : result.text;
+    if (result.blocked) this.emit(noticeEvent(answer, run.sessionId, { stops: true }));
     if (this.format === "json") {
       this.out.write(JSON.stringify(this.#kept ? [...this.#kept, summary] : summary) + "\n");
     } else if (this.format === "stream-json") this.emit(summary);
-    else if (result.text) {
-      const text = Deno.stdout.isTerminal() ? printable(result.text, "prose") : result.text;
+    else if (answer) {
+      const text = Deno.stdout.isTerminal() ? printable(answer, "prose") : answer;
       this.out.write(text.endsWith("\n") ? text : text + "\n");
     }
-    if (result.status !== "ok" && this.format === "text" && this.stop !== "output") {
+    if (
+      result.status !== "ok" && code !== EXIT.ok && this.format === "text" &&
+      this.stop !== "output"
+    ) {
       writeErr(`error: ${why}\n`);
     }
     if (failed) {
