@@ -34,8 +34,10 @@ export interface AgentEvents {
   onUsage?(usage: { inputTokens: number; outputTokens: number }): void;
   /** A model request is about to be sent (the front end shows that it waits). */
   onRequest?(): void;
-  /** The conversation was compacted (by `/compact` or because the window was filling). */
-  onCompact?(info: CompactInfo): void;
+  /** Compaction starts (by `/compact` or because the window was filling), before PreCompact hooks. */
+  onCompactStart?(reason: "auto" | "manual"): void;
+  /** Compaction ended: what it did, or why it failed. */
+  onCompact?(result: CompactResult): void;
 }
 
 /** How a request to the agent ended (`blocked`: a UserPromptSubmit hook refused the prompt). */

@@ -110,11 +110,25 @@ export function initEvent(f: InitFacts): PrintJson {
   };
 }
 
-/** An answer of the model, as Claude Code's `assistant` message. */
-export function assistantEvent(
+/** A new id for one model response, in the Messages API's form (`msg_…`). */
+export function messageId(): string {
+  return `msg_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+/**
+ * An answer of the model as Claude Code streams it: one `assistant` message per
+ * content block, each holding that block alone, all sharing the response's
+ * `message.id` (`id`: the id its `stream_event` lines carry too).
+ */
+export function assistantEvents(
   m: Message,
-  ctx: { model: string; sessionId: string; usage?: { inputTokens: number; outputTokens: number } },
-): PrintJson {
+  ctx: {
+    id: string;
+    model: string;
+    sessionId: string;
+    usage?: { inputTokens: number; outputTokens: number };
+  },
+): PrintJson[] {
   const content = typeof m.content === "string"
     ? [{ type: "text" as const, text: m.content }]
     : m.content;
@@ -127,14 +141,14 @@ export function assistantEvent(
       : []
   );
   const hasCalls = blocks.some((b) => b.type === "tool_use");
-  return {
+  return blocks.map((block) => ({
     type: "assistant",
     message: {
-      id: `msg_${crypto.randomUUID().replaceAll("-", "")}`,
+      id: ctx.id,
       type: "message",
       role: "assistant",
       model: ctx.model,
-      content: blocks,
+      content: [block],
       stop_reason: hasCalls ? "tool_use" : "end_turn",
       stop_sequence: null,
       stop_details: null,
@@ -145,6 +159,28 @@ export function assistantEvent(
     },
     parent_tool_use_id: null,
     session_id: ctx.sessionId,
+    uuid: crypto.randomUUID(),
+  }));
+}
+
+/**
+ * What the run is doing, as Claude Code's `system`/`status` says it:
+ * `requesting` before a model request (with partial messages), `compacting`
+ * as compaction starts, and `null` once it ended, with `compact_result`
+ * (`success`, `failed`) and `compact_error`.
+ */
+export function statusEvent(
+  status: "requesting" | "compacting" | null,
+  sessionId: string,
+  compacted?: { ok: true } | { ok: false; error: string },
+): PrintJson {
+  return {
+    type: "system",
+    subtype: "status",
+    status,
+    ...(compacted && { compact_result: compacted.ok ? "success" : "failed" }),
+    ...(compacted && !compacted.ok && { compact_error: compacted.error }),
+    session_id: sessionId,
     uuid: crypto.randomUUID(),
   };
 }

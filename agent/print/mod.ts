@@ -26,14 +26,16 @@ import type { AgentEvents, BlockedPrompt } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
   apiErrorEvent,
-  assistantEvent,
+  assistantEvents,
   blockedText,
   initEvent,
+  messageId,
   noticeEvent,
   type PrintJson,
   replayEvent,
   resultEvent,
   type ResultFacts,
+  statusEvent,
   toolInput,
   toolResultEvent,
   type ToolStats,
@@ -343,6 +345,8 @@ class PrintRun {
   rt: Runtime | undefined;
   readonly #sent = new WeakSet<Message>();
   #lastUsage: { inputTokens: number; outputTokens: number } | undefined;
+  /** The id of the response under way: its stream_event lines and its assistant messages share it. */
+  #messageId = messageId();
   tally = new PromptTally();
 
   constructor(opts: PrintOptions) {
@@ -366,9 +370,11 @@ class PrintRun {
     if (!m || this.#sent.has(m)) return;
     this.#sent.add(m);
     const usage = this.#lastUsage;
-    this.emit(
-      assistantEvent(m, { model: this.rt!.provider.model, sessionId: this.sessionId, usage }),
-    );
+    const model = this.rt!.provider.model;
+    const id = this.#messageId;
+    for (const e of assistantEvents(m, { id, model, sessionId: this.sessionId, usage })) {
+      this.emit(e);
+    }
     this.#lastUsage = undefined;
   }
 
@@ -380,6 +386,7 @@ class PrintRun {
         sessionId: () => this.sessionId,
       })
       : undefined;
+    let compacting = false;
     return {
       onToolCall: (call) => {
         this.flushAnswer();
@@ -401,10 +408,22 @@ class PrintRun {
         this.emit(toolResultEvent(call, r, resultText(r), this.sessionId));
       },
       onUsage: (u) => this.#lastUsage = u,
-      ...(partial && {
-        onRequest: () => partial.start(),
-        onStreamEvent: (ev) => partial.on(ev),
-      }),
+      onRequest: () => {
+        this.#messageId = messageId();
+        // The summary request of a compaction streams nothing here.
+        if (!partial || compacting) return;
+        this.emit(statusEvent("requesting", this.sessionId));
+        partial.start(this.#messageId);
+      },
+      onCompactStart: () => {
+        compacting = true;
+        this.emit(statusEvent("compacting", this.sessionId));
+      },
+      onCompact: (r) => {
+        compacting = false;
+        this.emit(statusEvent(null, this.sessionId, r.ok ? r : { ok: false, error: r.error }));
+      },
+      ...(partial && { onStreamEvent: (ev) => partial.on(ev) }),
       onNotice: (message) => {
         if (this.format === "stream-json") this.emit(noticeEvent(message, this.sessionId));
         else writeErr(`crab: ${message}\n`);

@@ -160,7 +160,7 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
   const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
   assert.deepEqual(
     events.map((e) => e.subtype ? `${e.type}/${e.subtype}` : e.type),
-    ["system/init", "assistant", "user", "assistant", "result/success"],
+    ["system/init", "assistant", "assistant", "user", "assistant", "result/success"],
   );
   // The fields the Claude Agent SDK's types (0.3.335) require of each message; crab leaves out
   // only `claude_code_version`, which would claim a Claude Code release.
@@ -209,7 +209,7 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
     ];
     assert.deepEqual(needs.filter((k) => !(k in e.message)), []);
   }
-  const [init, first, result, answer, end] = events;
+  const [init, first, second, result, answer, end] = events;
   assert.deepEqual(
     {
       cwd: init.cwd,
@@ -232,7 +232,10 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
   for (const e of events) assert.equal(e.session_id, sessionId);
   assert.equal(first.message.role, "assistant");
   assert.equal(first.parent_tool_use_id, null);
-  const [text, use] = first.message.content;
+  // One content block per message, as Claude Code streams them, one id per response.
+  const [text, use] = [first, second].map((m) => m.message.content[0]);
+  assert.deepEqual([first, second].map((m) => m.message.content.length), [1, 1]);
+  assert.equal(second.message.id, first.message.id);
   assert.deepEqual(text, { type: "text", text: "Let me read it.", citations: null });
   assert.deepEqual({ type: use.type, name: use.name, input: use.input }, {
     type: "tool_use",
@@ -329,7 +332,7 @@ Deno.test("crab -p --output-format json --verbose prints every message as one ar
     events.map((e: { type: string; subtype?: string }) =>
       e.subtype ? `${e.type}/${e.subtype}` : e.type
     ),
-    ["system/init", "assistant", "user", "assistant", "result/success"],
+    ["system/init", "assistant", "assistant", "user", "assistant", "result/success"],
   );
   assert.equal(events.at(-1).result, "It says A.");
 });
