@@ -11,6 +11,7 @@
  */
 
 import type { DispatchResult } from "../../tools/call/dispatch.ts";
+import { claudeNameOf } from "../../tools/table.ts";
 import type { ToolErrorCode } from "../../tools/tool.ts";
 import type { BlockedPrompt, TurnStatus } from "../loop/loop.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";
@@ -65,7 +66,8 @@ export interface InitFacts {
   cwd: string;
   sessionId: string;
   model: string;
-  tools: string[];
+  /** The tools offered: crab's name, and an MCP tool's Claude Code name (`mcp__server__tool`). */
+  tools: { name: string; alias?: string }[];
   mcpServers: { name: string; status: string }[];
   /**
    * The permission mode by name: Claude Code's (`default`, `acceptEdits`, `plan`,
@@ -91,7 +93,8 @@ export function initEvent(f: InitFacts): PrintJson {
     subtype: "init",
     cwd: f.cwd,
     session_id: f.sessionId,
-    tools: f.tools,
+    // Claude Code's names (`Read`, `Bash`, `mcp__server__tool`), as scripts written for it look for them.
+    tools: f.tools.map((t) => t.alias ?? claudeNameOf(t.name) ?? t.name),
     mcp_servers: f.mcpServers,
     model: f.model,
     permissionMode: f.permissionMode,
@@ -102,6 +105,7 @@ export function initEvent(f: InitFacts): PrintJson {
     plugins: [],
     uuid: crypto.randomUUID(),
     // crab's own.
+    crab_tools: f.tools.map((t) => t.name),
     sandbox: f.sandbox,
     run_id: f.runId,
     provider: f.provider,

@@ -469,7 +469,7 @@ class PrintRun {
       cwd: this.opts.cwd,
       sessionId: this.sessionId,
       model: run.provider.model,
-      tools: run.registry.names(),
+      tools: run.registry.list(),
       mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
       permissionMode: run.permissionMode(),
       permissionModeSource: run.permissionMode() === PRINT_DEFAULT_MODE

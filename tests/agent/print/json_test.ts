@@ -215,6 +215,7 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
       cwd: init.cwd,
       model: init.model,
       tools: init.tools,
+      crab_tools: init.crab_tools,
       mcp_servers: init.mcp_servers,
       permissionMode: init.permissionMode,
       sandbox: init.sandbox,
@@ -222,7 +223,9 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
     {
       cwd: s.ws,
       model: "fake-model",
-      tools: ["read", "write", "edit", "bash", "glob", "grep"],
+      // Claude Code's names, as its scripts look for them; crab's, what the model calls, beside.
+      tools: ["Read", "Write", "Edit", "Bash", "Glob", "Grep"],
+      crab_tools: ["read", "write", "edit", "bash", "glob", "grep"],
       mcp_servers: [],
       permissionMode: "acceptOffered",
       sandbox: "workspace-write",
@@ -343,4 +346,21 @@ Deno.test("crab -p --verbose with text output prints the answer alone", async ()
   const r = await printRun(s, fake, "openai", ["-p", "hi", "--verbose"]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, "Hello.\n");
+});
+
+Deno.test("crab -p stream-json's init names web_fetch WebFetch, as Claude Code does", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "ok" }]);
+  const r = await printRun(s, fake, "anthropic", [
+    "-p",
+    "hi",
+    "--tools",
+    "read,web_fetch",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const init = JSON.parse(r.stdout.split("\n")[0]);
+  assert.deepEqual([init.tools, init.crab_tools], [["Read", "WebFetch"], ["read", "web_fetch"]]);
 });
