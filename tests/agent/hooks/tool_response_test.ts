@@ -39,6 +39,11 @@ Deno.test("PostToolUse hooks read Claude Code's tool_response for Read, Edit, Wr
     ["Bash", "bash"],
     ["Bash", "bash"],
   ]);
+  // Claude Code's inputs too, crab's beside.
+  assert.deepEqual([inputs[2].tool_input, inputs[2].crab_tool_input], [
+    { file_path: at("e.txt"), old_string: "two", new_string: "TWO" },
+    { path: "e.txt", edits: [{ old: "two", new: "TWO" }] },
+  ]);
   const [read, part, edit, created, updated, bash, failed] = inputs.map((i) => i.tool_response);
   assert.deepEqual(read, {
     type: "text",
