@@ -421,7 +421,7 @@ class PrintRun {
       },
       onCompact: (r) => {
         compacting = false;
-        this.emit(statusEvent(null, this.sessionId, r.ok ? r : { ok: false, error: r.error }));
+        this.emit(statusEvent(null, this.sessionId, r));
       },
       ...(partial && { onStreamEvent: (ev) => partial.on(ev) }),
       onNotice: (message) => {
