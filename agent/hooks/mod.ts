@@ -73,6 +73,10 @@ export interface HookOutput {
 export interface Fired {
   /** Some hook blocked: the reasons, one per line. */
   block?: string;
+  /** Each hook that blocked, and why. */
+  blockers?: { command: string; reason: string }[];
+  /** The block is crab's: a hook that must check it could not run. */
+  failClosed?: boolean;
   /** The strictest permission decision: deny over ask over allow. */
   decision?: "allow" | "deny" | "ask";
   /** The hooks that decided, for the decision's reason. */
@@ -228,6 +232,7 @@ export class Hooks {
     }));
     fired.ran = verdicts.length;
     const blocks: string[] = [];
+    const blockers: { command: string; reason: string }[] = [];
     for (const { hook, v } of verdicts) {
       if (v.notice) this.#opts.notice(v.notice);
       if (v.output) {
@@ -238,7 +243,10 @@ export class Hooks {
           ...(opts.callId !== undefined ? { callId: opts.callId } : {}),
         });
       }
-      if (v.block !== undefined) blocks.push(v.block);
+      if (v.block !== undefined) {
+        blocks.push(v.block);
+        blockers.push({ command: hook.command, reason: v.block });
+      }
       if (v.context) fired.context.push(v.context);
       if (v.decision && (!fired.decision || RANK[v.decision] > RANK[fired.decision])) {
         fired.decision = v.decision;
@@ -248,7 +256,7 @@ export class Hooks {
       }
       if (v.updatedInput && !fired.updatedInput) fired.updatedInput = v.updatedInput;
     }
-    if (blocks.length) fired.block = blocks.join("\n");
+    if (blocks.length) Object.assign(fired, { block: blocks.join("\n"), blockers });
     return fired;
   }
 
@@ -293,6 +301,7 @@ export class Hooks {
             quoteCommand(selected[0].command)
           } must check it, and this build of crab cannot start programs (no --allow-run), ` +
           "so it is refused",
+        failClosed: true,
         context: [],
         ran: 0,
       };
@@ -333,6 +342,7 @@ export class Hooks {
       block: `the ${event} hook ${
         quoteCommand(refused[0].hook.command)
       } must check it, and it may not run (${refused[0].why}), so it is refused`,
+      failClosed: true,
       context: [],
       ran: 0,
     };
@@ -381,11 +391,17 @@ export class Hooks {
             block: `the workspace's UserPromptSubmit hook ${JSON.stringify(guard.command)} in ` +
               `${guard.source} would check this prompt, and it runs only once the workspace is ` +
               "trusted (crab --trust-project)",
+            failClosed: true,
           };
         }
         const f = await this.fire("UserPromptSubmit", { prompt }, { signal });
+        // Which hook said what, as Claude Code names them: `[COMMAND]: REASON`.
+        const block = f.failClosed
+          ? f.block
+          : f.blockers?.map((b) => `[${b.command}]: ${b.reason}`).join("\n");
         return {
-          ...(f.block !== undefined ? { block: f.block } : {}),
+          ...(block !== undefined ? { block } : {}),
+          ...(f.failClosed ? { failClosed: true } : {}),
           ...(f.context.length ? { context: f.context.join("\n") } : {}),
         };
       },

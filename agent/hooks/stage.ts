@@ -13,7 +13,8 @@
  * permission rules outrank: an allow answers the class's own prompt, never a
  * deny or ask rule, a protected path or an outside path.
  *
- * PostToolUse runs after the tool (`postRun`): a block's reason and any
+ * PostToolUse runs after the tool (`postRun`) with Claude Code's
+ * `tool_response` (`tool_response.ts`): a block's reason and any
  * `additionalContext` are added to the result. A hook that changed a file the
  * call wrote (a formatter) leaves the freshness gate closed: the model is told
  * to read the file again before its next edit, as it must.
@@ -22,7 +23,7 @@
  */
 
 import { resolve } from "node:path";
-import type { CheckedCall, DispatchStage, RunOutcome, Verdict } from "../../tools/call/stages.ts";
+import type { CheckedCall, DispatchStage, Verdict } from "../../tools/call/stages.ts";
 import { hashFile } from "../../tools/fs/sha256.ts";
 import {
   type BuiltinName,
@@ -34,10 +35,12 @@ import {
 import { matches, toolNames } from "./matcher.ts";
 import type { HookCommand } from "../settings/hooks.ts";
 import type { Hooks } from "./mod.ts";
+import { ToolResponses } from "./tool_response.ts";
 
 /** The dispatch stage of `hooks`' tool events. */
 export function hookStage(hooks: Hooks): DispatchStage {
   const decisions = new WeakMap<CheckedCall, Verdict>();
+  const responses = new ToolResponses();
   const namesOf = (call: CheckedCall) => toolNames(call.tool.name, call.tool.alias);
   const wants = (event: "PreToolUse" | "PostToolUse" | "PostToolUseFailure", call: CheckedCall) =>
     hooks.matching(event, namesOf(call)).length > 0;
@@ -76,15 +79,21 @@ export function hookStage(hooks: Hooks): DispatchStage {
       return decisions.get(call);
     },
 
+    async preRun(call) {
+      if (wants("PostToolUse", call)) await responses.remember(call);
+    },
+
     async postRun(call, ran) {
       const event = ran.ok ? "PostToolUse" : "PostToolUseFailure";
       if (!wants(event, call)) return undefined;
-      const fields = ran.ok ? { ...toolFields(call), tool_response: toolResponse(call, ran) } : {
-        ...toolFields(call),
-        error: ran.error.message,
-        error_code: ran.error.code,
-        is_interrupt: ran.error.outcome === "aborted",
-      };
+      const fields = ran.ok
+        ? { ...toolFields(call), tool_response: await responses.of(call, ran) }
+        : {
+          ...toolFields(call),
+          error: ran.error.message,
+          error_code: ran.error.code,
+          is_interrupt: ran.error.outcome === "aborted",
+        };
       const f = await hooks.fire(event, fields, {
         names: namesOf(call),
         signal: call.signal,
@@ -173,26 +182,6 @@ function crabInput(call: CheckedCall, updated: Record<string, unknown>): Record<
     args.path = given;
   }
   return args;
-}
-
-/** What the tool gave back, in the shape Claude Code's hooks read most often. */
-function toolResponse(call: CheckedCall, ran: RunOutcome & { ok: true }) {
-  const r = ran.result;
-  if (call.tool.name === "bash") {
-    return {
-      stdout: r.output,
-      stderr: "",
-      exit_code: r.exitCode ?? null,
-      interrupted: r.outcome === "timeout",
-    };
-  }
-  const path = call.input.path;
-  return {
-    ...(typeof path === "string"
-      ? { filePath: resolve(call.session.workspace, path), success: true }
-      : {}),
-    output: r.output,
-  };
 }
 
 /** The path a write or edit wrote, when its content is no longer what crab wrote. */

@@ -44,6 +44,7 @@ import {
 export type {
   AgentEvents,
   AgentOptions,
+  BlockedPrompt,
   CompactResult,
   LoopHooks,
   TurnResult,
@@ -137,6 +138,7 @@ export class Agent {
         text: "",
         turns: 0,
         error: `The prompt was blocked by a UserPromptSubmit hook: ${submitted.block}`,
+        blocked: { prompt, reason: submitted.block, failClosed: submitted.failClosed ?? false },
       };
     }
     const blocks: ContentBlock[] = [{ type: "text", text: prompt }];
@@ -467,6 +469,12 @@ export class Agent {
     const keepFrom = this.#promptIndex >= 0 ? this.#promptIndex : this.messages.length;
     const old = this.messages.slice(0, keepFrom);
     if (old.length < 2) return { ok: false, error: "nothing to compact yet" };
+    const events = this.#opts.events;
+    events?.onCompactStart?.(reason);
+    const failed = (error: string): CompactResult => {
+      events?.onCompact?.({ ok: false, error });
+      return { ok: false, error };
+    };
     await this.#opts.hooks?.compacting?.(reason, focus);
     const tokensBefore = this.estimateTokens();
     const { budget } = this.#budget();
@@ -475,7 +483,7 @@ export class Agent {
       focus,
       Math.max(4000, (budget - 4096) * this.#charsPerToken - this.#opts.system.length),
     );
-    this.#opts.events?.onRequest?.();
+    events?.onRequest?.();
     const session = this.#opts.dispatcher.session;
     let done: string;
     try {
@@ -487,7 +495,7 @@ export class Agent {
         (i, o) => this.#count({ inputTokens: i, outputTokens: o }),
       );
     } catch (e) {
-      return { ok: false, error: `compaction failed: ${e instanceof Error ? e.message : e}` };
+      return failed(`compaction failed: ${e instanceof Error ? e.message : e}`);
     }
     const files = filesTouched(old, [...session.files.keys()], session.workspace);
     const kept = this.messages.slice(keepFrom);
@@ -503,8 +511,8 @@ export class Agent {
       tokensAfter: this.estimateTokens(),
       files: files.length,
     };
-    this.#opts.events?.onNotice?.(compactNotice(info));
-    this.#opts.events?.onCompact?.(info);
+    events?.onNotice?.(compactNotice(info));
+    events?.onCompact?.({ ok: true, info });
     return { ok: true, info };
   }
 }

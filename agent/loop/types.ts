@@ -34,8 +34,10 @@ export interface AgentEvents {
   onUsage?(usage: { inputTokens: number; outputTokens: number }): void;
   /** A model request is about to be sent (the front end shows that it waits). */
   onRequest?(): void;
-  /** The conversation was compacted (by `/compact` or because the window was filling). */
-  onCompact?(info: CompactInfo): void;
+  /** Compaction starts (by `/compact` or because the window was filling), before PreCompact hooks. */
+  onCompactStart?(reason: "auto" | "manual"): void;
+  /** Compaction ended: what it did, or why it failed. */
+  onCompact?(result: CompactResult): void;
 }
 
 /** How a request to the agent ended (`blocked`: a UserPromptSubmit hook refused the prompt). */
@@ -59,6 +61,18 @@ export interface TurnResult {
   error?: string;
   /** The provider error behind `provider_error`. */
   providerError?: ProviderError;
+  /** What refused a `blocked` prompt. */
+  blocked?: BlockedPrompt;
+}
+
+/** A prompt UserPromptSubmit refused. */
+export interface BlockedPrompt {
+  /** The prompt as given. */
+  prompt: string;
+  /** What the hooks said, one line per hook: `[COMMAND]: REASON`, or why crab refused for a hook. */
+  reason: string;
+  /** True when crab refused because a hook that must check the prompt could not run. */
+  failClosed: boolean;
 }
 
 /** Options of an {@link Agent}. */
@@ -91,11 +105,14 @@ export interface AgentOptions {
 
 /** Hooks the turn loop calls (Claude Code's UserPromptSubmit, Stop and PreCompact). */
 export interface LoopHooks {
-  /** Before a prompt is sent: refuse it (`block`, shown to the user), or add context for the model. */
+  /**
+   * Before a prompt is sent: refuse it (`block`, shown to the user; `failClosed`
+   * when a hook that must check it could not run), or add context for the model.
+   */
   promptSubmitted?(
     prompt: string,
     signal: AbortSignal,
-  ): Promise<{ block?: string; context?: string }>;
+  ): Promise<{ block?: string; failClosed?: boolean; context?: string }>;
   /**
    * When the model answered without calling a tool: a reason makes it go on
    * (the reason is its next instruction). `active` is true when a Stop hook

@@ -11,11 +11,12 @@
  */
 
 import type { DispatchResult } from "../../tools/call/dispatch.ts";
+import { claudeNameOf } from "../../tools/table.ts";
 import type { ToolErrorCode } from "../../tools/tool.ts";
-import type { TurnStatus } from "../loop/loop.ts";
+import type { BlockedPrompt, TurnStatus } from "../loop/loop.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";
 import { UsageByModel } from "../providers/prices.ts";
-import type { Message, ToolCallBlock } from "../providers/types.ts";
+import type { Message, ProviderError, ToolCallBlock } from "../providers/types.ts";
 
 /** One JSON event or object of print mode's output. */
 export type PrintJson = Record<string, unknown>;
@@ -65,7 +66,8 @@ export interface InitFacts {
   cwd: string;
   sessionId: string;
   model: string;
-  tools: string[];
+  /** The tools offered: crab's name, and an MCP tool's Claude Code name (`mcp__server__tool`). */
+  tools: { name: string; alias?: string }[];
   mcpServers: { name: string; status: string }[];
   /**
    * The permission mode by name: Claude Code's (`default`, `acceptEdits`, `plan`,
@@ -91,7 +93,8 @@ export function initEvent(f: InitFacts): PrintJson {
     subtype: "init",
     cwd: f.cwd,
     session_id: f.sessionId,
-    tools: f.tools,
+    // Claude Code's names (`Read`, `Bash`, `mcp__server__tool`), as scripts written for it look for them.
+    tools: f.tools.map((t) => t.alias ?? claudeNameOf(t.name) ?? t.name),
     mcp_servers: f.mcpServers,
     model: f.model,
     permissionMode: f.permissionMode,
@@ -102,6 +105,7 @@ export function initEvent(f: InitFacts): PrintJson {
     plugins: [],
     uuid: crypto.randomUUID(),
     // crab's own.
+    crab_tools: f.tools.map((t) => t.name),
     sandbox: f.sandbox,
     run_id: f.runId,
     provider: f.provider,
@@ -110,11 +114,25 @@ export function initEvent(f: InitFacts): PrintJson {
   };
 }
 
-/** An answer of the model, as Claude Code's `assistant` message. */
-export function assistantEvent(
+/** A new id for one model response, in the Messages API's form (`msg_…`). */
+export function messageId(): string {
+  return `msg_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+/**
+ * An answer of the model as Claude Code streams it: one `assistant` message per
+ * content block, each holding that block alone, all sharing the response's
+ * `message.id` (`id`: the id its `stream_event` lines carry too).
+ */
+export function assistantEvents(
   m: Message,
-  ctx: { model: string; sessionId: string; usage?: { inputTokens: number; outputTokens: number } },
-): PrintJson {
+  ctx: {
+    id: string;
+    model: string;
+    sessionId: string;
+    usage?: { inputTokens: number; outputTokens: number };
+  },
+): PrintJson[] {
   const content = typeof m.content === "string"
     ? [{ type: "text" as const, text: m.content }]
     : m.content;
@@ -127,14 +145,14 @@ export function assistantEvent(
       : []
   );
   const hasCalls = blocks.some((b) => b.type === "tool_use");
-  return {
+  return blocks.map((block) => ({
     type: "assistant",
     message: {
-      id: `msg_${crypto.randomUUID().replaceAll("-", "")}`,
+      id: ctx.id,
       type: "message",
       role: "assistant",
       model: ctx.model,
-      content: blocks,
+      content: [block],
       stop_reason: hasCalls ? "tool_use" : "end_turn",
       stop_sequence: null,
       stop_details: null,
@@ -146,6 +164,68 @@ export function assistantEvent(
     parent_tool_use_id: null,
     session_id: ctx.sessionId,
     uuid: crypto.randomUUID(),
+  }));
+}
+
+/**
+ * What the run is doing, as Claude Code's `system`/`status` says it:
+ * `requesting` before a model request (with partial messages), `compacting`
+ * as compaction starts, and `null` once it ended, with `compact_result`
+ * (`success`, `failed`) and `compact_error`.
+ */
+export function statusEvent(
+  status: "requesting" | "compacting" | null,
+  sessionId: string,
+  compacted?: { ok: true } | { ok: false; error: string },
+): PrintJson {
+  return {
+    type: "system",
+    subtype: "status",
+    status,
+    ...(compacted && { compact_result: compacted.ok ? "success" : "failed" }),
+    ...(compacted && !compacted.ok && { compact_error: compacted.error }),
+    session_id: sessionId,
+    uuid: crypto.randomUUID(),
+  };
+}
+
+/** Claude Code's name for the kind of a model API error (the `error` of its synthetic answer). */
+function apiErrorKind(e: ProviderError): string {
+  if (e.kind === "auth") return "authentication_failed";
+  if (e.kind === "rate_limit") return "rate_limit";
+  if (e.kind === "server") {
+    return e.status === 529 || e.code === "overloaded_error" ? "overloaded" : "server_error";
+  }
+  if (e.kind === "bad_request") return e.status === 404 ? "model_not_found" : "invalid_request";
+  return "unknown";
+}
+
+/**
+ * A model API error that ended the prompt, as Claude Code puts it in the
+ * stream: an `assistant` message of its own making (`model: "<synthetic>"`)
+ * whose text is the error, and `error`, the kind (`authentication_failed`,
+ * `rate_limit`, `overloaded`, `server_error`, `invalid_request`, ...).
+ */
+export function apiErrorEvent(e: ProviderError, text: string, sessionId: string): PrintJson {
+  return {
+    type: "assistant",
+    message: {
+      id: crypto.randomUUID(),
+      type: "message",
+      role: "assistant",
+      model: "<synthetic>",
+      content: [{ type: "text", text }],
+      stop_reason: "stop_sequence",
+      stop_sequence: "",
+      stop_details: null,
+      container: null,
+      context_management: null,
+      usage: apiUsage(0, 0),
+    },
+    parent_tool_use_id: null,
+    session_id: sessionId,
+    uuid: crypto.randomUUID(),
+    error: apiErrorKind(e),
   };
 }
 
@@ -195,16 +275,38 @@ export function replayEvent(raw: Record<string, unknown>, sessionId: string): Pr
   };
 }
 
-/** Something the user should know during a run (a retry, trimmed context). */
-export function noticeEvent(message: string, sessionId: string): PrintJson {
+/**
+ * Something the user should know during a run (a retry, trimmed context); a
+ * `warning` that `stops` the prompt is how Claude Code tells of a refused one.
+ */
+export function noticeEvent(
+  message: string,
+  sessionId: string,
+  warning?: { stops: boolean },
+): PrintJson {
   return {
     type: "system",
     subtype: "informational",
     content: message,
-    level: "notice",
+    level: warning ? "warning" : "notice",
+    ...(warning?.stops ? { prevent_continuation: true } : {}),
     session_id: sessionId,
     uuid: crypto.randomUUID(),
   };
+}
+
+/**
+ * A prompt UserPromptSubmit refused, told as Claude Code tells it: which hook
+ * said what, and the prompt.
+ *
+ * @example
+ * ```ts
+ * blockedText({ prompt: "hi", reason: "[./gate.sh]: no", failClosed: false });
+ * // "UserPromptSubmit operation blocked by hook:\n[./gate.sh]: no\n\nOriginal prompt: hi"
+ * ```
+ */
+export function blockedText(b: BlockedPrompt): string {
+  return `UserPromptSubmit operation blocked by hook:\n${b.reason}\n\nOriginal prompt: ${b.prompt}`;
 }
 
 /** Per-tool counts of a run. */
@@ -243,6 +345,10 @@ export interface ResultFacts {
   text: string;
   /** Why the run did not end well, for every status but `ok`. */
   error?: string;
+  /** The HTTP status of the model API error that ended a `provider_error` prompt, if it had one. */
+  apiErrorStatus?: number;
+  /** What refused a `blocked` prompt. */
+  blocked?: BlockedPrompt;
   turns: number;
   durationMs: number;
   /** Time spent waiting for the model (the run's time minus the time tools ran). */
@@ -296,15 +402,22 @@ export function resultEvent(f: ResultFacts): PrintJson {
   const cost = spent.costUsd();
   const unpriced = spent.unpriced();
   const usage = apiUsage(f.usage.inputTokens, f.usage.outputTokens);
-  const ok = f.status === "ok" && !f.failure;
+  // A prompt a hook refused ended as the hook wanted: no error, unless crab refused for a hook.
+  const ok = (f.status === "ok" || (f.blocked !== undefined && !f.blocked.failClosed)) &&
+    !f.failure;
+  // Claude Code reports a failed model request, and a refused prompt, as a "successful" run
+  // whose answer says what happened.
+  const apiError = f.status === "provider_error";
+  const told = apiError || f.blocked !== undefined;
   return {
     type: "result",
-    subtype: f.failure?.subtype ?? resultSubtype(f.status),
+    subtype: f.failure?.subtype ?? (told ? "success" : resultSubtype(f.status)),
     is_error: !ok,
+    api_error_status: apiError ? f.apiErrorStatus ?? null : null,
     duration_ms: f.durationMs,
     duration_api_ms: f.apiMs,
     num_turns: f.turns,
-    result: f.text,
+    result: f.blocked ? blockedText(f.blocked) : apiError ? f.error ?? f.text : f.text,
     stop_reason: f.status === "ok" ? "end_turn" : null,
     session_id: f.sessionId,
     total_cost_usd: cost ?? 0,

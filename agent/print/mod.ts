@@ -22,16 +22,20 @@ import { printable } from "../../tools/fs/printable.ts";
 import { exit, onExit, onInterrupt, onTerminate } from "../../tools/host/processes.ts";
 import { claudeCall } from "../hooks/stage.ts";
 import { VERSION } from "../../version.ts";
-import type { AgentEvents } from "../loop/loop.ts";
+import type { AgentEvents, BlockedPrompt } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
-  assistantEvent,
+  apiErrorEvent,
+  assistantEvents,
+  blockedText,
   initEvent,
+  messageId,
   noticeEvent,
   type PrintJson,
   replayEvent,
   resultEvent,
   type ResultFacts,
+  statusEvent,
   toolInput,
   toolResultEvent,
   type ToolStats,
@@ -257,9 +261,12 @@ function outcomeOf(
   status: string,
   error: string | undefined,
   stop: PrintRun["stop"],
+  blocked?: BlockedPrompt,
 ): { code: number; why: string | undefined } {
   if (stop === "terminate") return { code: EXIT.terminated, why: "Terminated (SIGTERM)" };
   if (stop === "output") return { code: EXIT.outputClosed, why: "Output closed" };
+  // A hook refused the prompt: the run did what the hooks asked, as claude -p has it.
+  if (blocked && !blocked.failClosed) return { code: EXIT.ok, why: error };
   const code = ({
     ok: EXIT.ok,
     aborted: EXIT.interrupted,
@@ -338,6 +345,8 @@ class PrintRun {
   rt: Runtime | undefined;
   readonly #sent = new WeakSet<Message>();
   #lastUsage: { inputTokens: number; outputTokens: number } | undefined;
+  /** The id of the response under way: its stream_event lines and its assistant messages share it. */
+  #messageId = messageId();
   tally = new PromptTally();
 
   constructor(opts: PrintOptions) {
@@ -361,9 +370,11 @@ class PrintRun {
     if (!m || this.#sent.has(m)) return;
     this.#sent.add(m);
     const usage = this.#lastUsage;
-    this.emit(
-      assistantEvent(m, { model: this.rt!.provider.model, sessionId: this.sessionId, usage }),
-    );
+    const model = this.rt!.provider.model;
+    const id = this.#messageId;
+    for (const e of assistantEvents(m, { id, model, sessionId: this.sessionId, usage })) {
+      this.emit(e);
+    }
     this.#lastUsage = undefined;
   }
 
@@ -375,6 +386,7 @@ class PrintRun {
         sessionId: () => this.sessionId,
       })
       : undefined;
+    let compacting = false;
     return {
       onToolCall: (call) => {
         this.flushAnswer();
@@ -396,10 +408,22 @@ class PrintRun {
         this.emit(toolResultEvent(call, r, resultText(r), this.sessionId));
       },
       onUsage: (u) => this.#lastUsage = u,
-      ...(partial && {
-        onRequest: () => partial.start(),
-        onStreamEvent: (ev) => partial.on(ev),
-      }),
+      onRequest: () => {
+        this.#messageId = messageId();
+        // The summary request of a compaction streams nothing here.
+        if (!partial || compacting) return;
+        this.emit(statusEvent("requesting", this.sessionId));
+        partial.start(this.#messageId);
+      },
+      onCompactStart: () => {
+        compacting = true;
+        this.emit(statusEvent("compacting", this.sessionId));
+      },
+      onCompact: (r) => {
+        compacting = false;
+        this.emit(statusEvent(null, this.sessionId, r));
+      },
+      ...(partial && { onStreamEvent: (ev) => partial.on(ev) }),
       onNotice: (message) => {
         if (this.format === "stream-json") this.emit(noticeEvent(message, this.sessionId));
         else writeErr(`crab: ${message}\n`);
@@ -445,7 +469,7 @@ class PrintRun {
       cwd: this.opts.cwd,
       sessionId: this.sessionId,
       model: run.provider.model,
-      tools: run.registry.names(),
+      tools: run.registry.list(),
       mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
       permissionMode: run.permissionMode(),
       permissionModeSource: run.permissionMode() === PRINT_DEFAULT_MODE
@@ -549,13 +573,16 @@ class PrintRun {
     checked: { structured?: { value: unknown }; schemaFailure?: string },
   ): { code: number; status: string } {
     const { structured, schemaFailure } = checked;
-    const { code, why } = outcomeOf(result.status, result.error, this.stop);
+    const { code, why } = outcomeOf(result.status, result.error, this.stop, result.blocked);
     const failed = schemaFailure !== undefined && code === EXIT.ok;
     const tally = this.tally;
     const summary = resultEvent({
       status: result.status,
       text: result.text,
       error: why,
+      ...(result.providerError?.status !== undefined &&
+        { apiErrorStatus: result.providerError.status }),
+      ...(result.blocked && { blocked: result.blocked }),
       turns: result.turns,
       durationMs: Math.round(performance.now() - tally.t0),
       apiMs: Math.max(0, Math.round(sendMs - coveredMs(tally.toolSpans))),
@@ -574,14 +601,22 @@ class PrintRun {
         failure: { subtype: "error_max_structured_output_retries", error: schemaFailure! },
       }),
     });
+    if (result.status === "provider_error" && result.providerError && why) {
+      this.emit(apiErrorEvent(result.providerError, why, run.sessionId));
+    }
+    const answer = result.blocked ? blockedText(result.blocked) : result.text;
+    if (result.blocked) this.emit(noticeEvent(answer, run.sessionId, { stops: true }));
     if (this.format === "json") {
       this.out.write(JSON.stringify(this.#kept ? [...this.#kept, summary] : summary) + "\n");
     } else if (this.format === "stream-json") this.emit(summary);
-    else if (result.text) {
-      const text = Deno.stdout.isTerminal() ? printable(result.text, "prose") : result.text;
+    else if (answer) {
+      const text = Deno.stdout.isTerminal() ? printable(answer, "prose") : answer;
       this.out.write(text.endsWith("\n") ? text : text + "\n");
     }
-    if (result.status !== "ok" && this.format === "text" && this.stop !== "output") {
+    if (
+      result.status !== "ok" && code !== EXIT.ok && this.format === "text" &&
+      this.stop !== "output"
+    ) {
       writeErr(`error: ${why}\n`);
     }
     if (failed) {

@@ -47,15 +47,15 @@ export class PartialMessages {
     this.#open = undefined;
   }
 
-  /** A model request is about to be sent: a new message starts. */
-  start(): void {
+  /** A model request is about to be sent: a new message starts, `id` its id. */
+  start(id: string): void {
     this.#index = -1;
     this.#open = undefined;
     this.#usage = { inputTokens: 0, outputTokens: 0 };
     this.#send({
       type: "message_start",
       message: {
-        id: `msg_${crypto.randomUUID().replaceAll("-", "")}`,
+        id,
         type: "message",
         role: "assistant",
         model: this.ctx.model(),

@@ -557,3 +557,62 @@ export function changePreview(
   }
   return unifiedDiff(old, after, name);
 }
+
+/** One hunk of a {@link structuredPatch}: 1-based starts, line counts, and its lines. */
+export interface PatchHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  /** Each line with its mark: ` ` kept, `-` removed, `+` added; `\ No newline at end of file` after a last line without one. */
+  lines: string[];
+}
+
+/**
+ * The change from `a` to `b` as hunks with three lines of context, whole (no
+ * line is cut or left out), in the shape hooks written for Claude Code read as
+ * `structuredPatch`. The search is bounded in time as {@link unifiedDiff}'s.
+ *
+ * @example
+ * ```ts
+ * structuredPatch("a\nb\n", "a\nc\n");
+ * // [{ oldStart: 1, oldLines: 2, newStart: 1, newLines: 2, lines: [" a", "-b", "+c"] }]
+ * ```
+ */
+export function structuredPatch(a: string, b: string): PatchHunk[] {
+  const { x, y, first } = middleLines(a, b);
+  const { changes } = lineChanges(x, y);
+  const hunks: PatchHunk[] = [];
+  const push = (lines: string[], kind: string, l: Lines, i: number) => {
+    const { line, eol } = lineAt(l, i);
+    lines.push(kind + line);
+    if (!eol) lines.push("\\ No newline at end of file");
+  };
+  for (let i = 0; i < changes.length;) {
+    let j = i;
+    while (j + 1 < changes.length && changes[j + 1].a0 - changes[j].a1 <= 2 * CONTEXT) j++;
+    const head = changes[i], end = changes[j];
+    const aStart = Math.max(0, head.a0 - CONTEXT), bStart = head.b0 - (head.a0 - aStart);
+    const aEnd = Math.min(x.count, end.a1 + CONTEXT), bEnd = end.b1 + (aEnd - end.a1);
+    const lines: string[] = [];
+    let a = aStart;
+    for (let k = i; k <= j; k++) {
+      const c = changes[k];
+      for (; a < c.a0; a++) push(lines, " ", x, a);
+      for (let r = c.a0; r < c.a1; r++) push(lines, "-", x, r);
+      for (let r = c.b0; r < c.b1; r++) push(lines, "+", y, r);
+      a = c.a1;
+    }
+    for (; a < aEnd; a++) push(lines, " ", x, a);
+    const countA = aEnd - aStart, countB = bEnd - bStart;
+    hunks.push({
+      oldStart: first + (countA ? aStart + 1 : aStart),
+      oldLines: countA,
+      newStart: first + (countB ? bStart + 1 : bStart),
+      newLines: countB,
+      lines,
+    });
+    i = j + 1;
+  }
+  return hunks;
+}

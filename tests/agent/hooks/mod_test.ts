@@ -64,11 +64,49 @@ echo "Ticket: CRAB-42"`,
     );
   }
   await using fake = await startFakeModel([{ text: "never" }]);
+  // As claude -p: exit 0, the refusal as the answer, naming the hook and the prompt.
+  const said = "UserPromptSubmit operation blocked by hook:\n" +
+    `[${gate}]: prompts must not contain secrets\n\nOriginal prompt: my password is hunter2`;
   const r = await printRun(s, fake, ["-p", "my password is hunter2"]);
-  assert.equal(r.code, 1);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, `${said}\n`);
+  const j = await printRun(s, fake, [
+    "-p",
+    "my password is hunter2",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+  ]);
+  assert.equal(j.code, 0, j.stderr);
+  const events = j.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(
+    events.map((e) => e.subtype ? `${e.type}/${e.subtype}` : e.type),
+    ["system/init", "system/informational", "result/success"],
+  );
+  const [, warning, result] = events;
+  assert.deepEqual(
+    [warning.content, warning.level, warning.prevent_continuation],
+    [said, "warning", true],
+  );
+  assert.deepEqual(
+    [result.is_error, result.num_turns, result.result, result.stop_reason, result.status],
+    [false, 0, said, null, "blocked"],
+  );
+  assert.equal(fake.modelRequests().length, 0);
+});
+
+Deno.test("a UserPromptSubmit hook that cannot start refuses the prompt as an error, shaped as a block", async () => {
+  using s = sandbox();
+  userHooks(s, on("UserPromptSubmit", undefined, "true"));
+  await using fake = await startFakeModel([{ text: "never" }]);
+  const flags = ["--allow-read", "--allow-write", "--allow-env", "--allow-net", "--no-prompt"];
+  const r = await printRun(s, fake, ["-p", "hi", "--output-format", "json"], flags);
+  assert.equal(r.code, 1, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.deepEqual([out.subtype, out.is_error, out.status], ["success", true, "blocked"]);
   assert.match(
-    r.stderr,
-    /error: The prompt was blocked by a UserPromptSubmit hook: prompts must not contain secrets/,
+    out.result,
+    /^UserPromptSubmit operation blocked by hook:\nthe UserPromptSubmit hook "true" must check it, and this build of crab cannot start programs .*\n\nOriginal prompt: hi$/,
   );
   assert.equal(fake.modelRequests().length, 0);
 });

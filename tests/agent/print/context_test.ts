@@ -87,6 +87,13 @@ Deno.test("crab -p compacts a continued session that outgrew the window, noted i
   );
   assert.ok(notice, second.stdout);
   assert.match(notice.content, /1 file must be read again before editing/);
+  // Claude Code's status messages around it: compacting first, then done.
+  const statuses = events.filter((e) => e.type === "system" && e.subtype === "status");
+  assert.deepEqual(statuses.map((e) => [e.status, e.compact_result]), [
+    ["compacting", undefined],
+    [null, "success"],
+  ]);
+  assert.ok(events.indexOf(statuses[0]) < events.indexOf(notice));
   assert.equal(events.at(-1).result, "Second done.");
   const last = fake.modelRequests()[3].body as { messages: unknown[] };
   assert.equal(last.messages.length, 1);

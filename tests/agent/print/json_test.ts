@@ -160,7 +160,7 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
   const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
   assert.deepEqual(
     events.map((e) => e.subtype ? `${e.type}/${e.subtype}` : e.type),
-    ["system/init", "assistant", "user", "assistant", "result/success"],
+    ["system/init", "assistant", "assistant", "user", "assistant", "result/success"],
   );
   // The fields the Claude Agent SDK's types (0.3.335) require of each message; crab leaves out
   // only `claude_code_version`, which would claim a Claude Code release.
@@ -209,12 +209,13 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
     ];
     assert.deepEqual(needs.filter((k) => !(k in e.message)), []);
   }
-  const [init, first, result, answer, end] = events;
+  const [init, first, second, result, answer, end] = events;
   assert.deepEqual(
     {
       cwd: init.cwd,
       model: init.model,
       tools: init.tools,
+      crab_tools: init.crab_tools,
       mcp_servers: init.mcp_servers,
       permissionMode: init.permissionMode,
       sandbox: init.sandbox,
@@ -222,7 +223,9 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
     {
       cwd: s.ws,
       model: "fake-model",
-      tools: ["read", "write", "edit", "bash", "glob", "grep"],
+      // Claude Code's names, as its scripts look for them; crab's, what the model calls, beside.
+      tools: ["Read", "Write", "Edit", "Bash", "Glob", "Grep"],
+      crab_tools: ["read", "write", "edit", "bash", "glob", "grep"],
       mcp_servers: [],
       permissionMode: "acceptOffered",
       sandbox: "workspace-write",
@@ -232,7 +235,10 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
   for (const e of events) assert.equal(e.session_id, sessionId);
   assert.equal(first.message.role, "assistant");
   assert.equal(first.parent_tool_use_id, null);
-  const [text, use] = first.message.content;
+  // One content block per message, as Claude Code streams them, one id per response.
+  const [text, use] = [first, second].map((m) => m.message.content[0]);
+  assert.deepEqual([first, second].map((m) => m.message.content.length), [1, 1]);
+  assert.equal(second.message.id, first.message.id);
   assert.deepEqual(text, { type: "text", text: "Let me read it.", citations: null });
   assert.deepEqual({ type: use.type, name: use.name, input: use.input }, {
     type: "tool_use",
@@ -329,7 +335,7 @@ Deno.test("crab -p --output-format json --verbose prints every message as one ar
     events.map((e: { type: string; subtype?: string }) =>
       e.subtype ? `${e.type}/${e.subtype}` : e.type
     ),
-    ["system/init", "assistant", "user", "assistant", "result/success"],
+    ["system/init", "assistant", "assistant", "user", "assistant", "result/success"],
   );
   assert.equal(events.at(-1).result, "It says A.");
 });
@@ -340,4 +346,21 @@ Deno.test("crab -p --verbose with text output prints the answer alone", async ()
   const r = await printRun(s, fake, "openai", ["-p", "hi", "--verbose"]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, "Hello.\n");
+});
+
+Deno.test("crab -p stream-json's init names web_fetch WebFetch, as Claude Code does", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "ok" }]);
+  const r = await printRun(s, fake, "anthropic", [
+    "-p",
+    "hi",
+    "--tools",
+    "read,web_fetch",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const init = JSON.parse(r.stdout.split("\n")[0]);
+  assert.deepEqual([init.tools, init.crab_tools], [["Read", "WebFetch"], ["read", "web_fetch"]]);
 });

@@ -123,6 +123,7 @@ for (const format of ["anthropic", "openai"] as const) {
     // Runs of deltas count once.
     const kinds = lines.map(kind).filter((k, i, all) => k !== all[i - 1]);
     assert.deepEqual(kinds, [
+      // The init, then the status of the request.
       "system",
       "message_start",
       "content_block_start:text",
@@ -133,8 +134,10 @@ for (const format of ["anthropic", "openai"] as const) {
       "content_block_stop",
       "message_delta",
       "message_stop",
+      // The text and the call, each an assistant message.
       "assistant",
       "user",
+      "system",
       "message_start",
       "content_block_start:text",
       "content_block_delta:text_delta",

@@ -557,14 +557,16 @@ Deno.test("crab -p refuses a prompt an untrusted workspace's UserPromptSubmit ho
   await using fake = await startFakeModel([{ text: "should not be asked" }]);
   const r = await printRun(s, fake, ["-p", "do it", "--output-format", "json"]);
   assert.equal(fake.modelRequests().length, 0, "the model was not asked");
+  // Shaped as a hook's refusal, but an error: the hook could not run, so crab refused for it.
+  assert.equal(r.code, 1, r.stderr);
   const out = json(r.stdout);
-  assert.equal(out.is_error, true);
-  assert.equal(out.status, "blocked");
-  assert.ok(
-    String((out.errors as string[])[0]).includes(
-      `the workspace's UserPromptSubmit hook "./check-prompt.sh" in ${settings} would check`,
-    ),
-    r.stdout,
+  assert.deepEqual([out.subtype, out.is_error, out.status], ["success", true, "blocked"]);
+  assert.equal(
+    out.result,
+    "UserPromptSubmit operation blocked by hook:\n" +
+      `the workspace's UserPromptSubmit hook "./check-prompt.sh" in ${settings} would check this ` +
+      "prompt, and it runs only once the workspace is trusted (crab --trust-project)" +
+      "\n\nOriginal prompt: do it",
   );
   // Trusted, the hook runs (here it is missing: it fails, and the prompt goes on).
   await using fake2 = await startFakeModel([{ text: "asked" }]);

@@ -91,6 +91,43 @@ Deno.test("crab -p /compact compacts a continued session through the model", asy
   assert.equal(fake.modelRequests().length, 2);
 });
 
+Deno.test("crab -p /compact tells compaction's start and end as Claude Code's status messages", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { text: "first answer" },
+    { text: "the notes" },
+    { text: "second answer" },
+    { error: 400, message: "no summary today" },
+  ]);
+  const compact = async () => {
+    const r = await printRun(s, fake, [
+      "-p",
+      "/compact",
+      "--continue",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+    ]);
+    const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const statuses = lines.filter((l) => l.type === "system" && l.subtype === "status")
+      .map(({ uuid: _, session_id: __, ...rest }) => rest);
+    return { r, statuses };
+  };
+  assert.equal((await printRun(s, fake, ["-p", "start"])).code, 0);
+  const done = await compact();
+  assert.equal(done.r.code, 0, done.r.stderr);
+  assert.deepEqual(done.statuses, [
+    { type: "system", subtype: "status", status: "compacting" },
+    { type: "system", subtype: "status", status: null, compact_result: "success" },
+  ]);
+  assert.equal((await printRun(s, fake, ["-p", "again", "--continue"])).code, 0);
+  const failed = await compact();
+  assert.equal(failed.r.code, 3);
+  assert.equal(failed.statuses.length, 2);
+  assert.deepEqual(failed.statuses[1].compact_result, "failed");
+  assert.match(failed.statuses[1].compact_error, /no summary today/);
+});
+
 Deno.test("crab -p /init names the instruction files in use and sends its prompt", async () => {
   using s = sandbox();
   s.put("AGENTS.md", "# Agents\n");

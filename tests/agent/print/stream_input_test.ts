@@ -246,6 +246,10 @@ Deno.test("crab --input-format stream-json starts initialize's mcpServers, as --
   assert.equal(events[0].response.subtype, "success");
   const init = events.find((e) => e.type === "system" && e.subtype === "init");
   assert.deepEqual(init.mcp_servers, [{ name: "f", status: "connected" }]);
+  // An MCP tool by Claude Code's name in tools, by crab's in crab_tools.
+  assert.ok(init.tools.includes("mcp__f__echo"), init.tools);
+  assert.ok(init.crab_tools.includes("f__echo"), init.crab_tools);
+  assert.ok(!init.tools.includes("f__echo"));
   assert.ok(toolNames(fake.modelRequests()[0]).includes("f__echo"));
   assert.deepEqual(toolResults(fake.modelRequests()[1]).map((t) => t.text), ["over MCP"]);
 });

@@ -3,6 +3,7 @@ import {
   changePreview,
   DIFF_MAX_LINES,
   LINE_MAX_CHARS,
+  structuredPatch,
   unifiedDiff,
 } from "../../../tools/fs/diff.ts";
 
@@ -292,4 +293,28 @@ Deno.test("unifiedDiff() past its bound counts every changed line it does not sh
     assert.equal(shown.filter((l) => l.startsWith("-")).length + Number(more[2]), gnuRemoved, name);
     assert.equal(shown.filter((l) => l.startsWith("+")).length + Number(more[3]), gnuAdded, name);
   }
+});
+
+Deno.test("structuredPatch() holds diff -u's hunks whole, long lines uncut", () => {
+  let seed = 5;
+  const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  for (let round = 0; round < 40; round++) {
+    const lines = Array.from({ length: 5 + rand(60) }, (_, i) => `line ${i}`);
+    const changed = lines.flatMap((l) => {
+      const r = rand(10);
+      return r === 0 ? [] : r === 1 ? [`${l} changed`] : r === 2 ? [l, `after ${l}`] : [l];
+    });
+    const a = lines.join("\n") + "\n";
+    const b = changed.join("\n") + (round % 5 === 0 ? "" : "\n");
+    const text = structuredPatch(a, b).flatMap((h) => [
+      `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`,
+      ...h.lines,
+    ]).join("\n");
+    assert.equal(text, gnuDiff(a, b), `round ${round}`);
+  }
+  const long = "y".repeat(LINE_MAX_CHARS * 3);
+  assert.deepEqual(structuredPatch(`a\n${long}\n`, `a\n${long}z\n`), [
+    { oldStart: 1, oldLines: 2, newStart: 1, newLines: 2, lines: [" a", `-${long}`, `+${long}z`] },
+  ]);
+  assert.deepEqual(structuredPatch("same\n", "same\n"), []);
 });
