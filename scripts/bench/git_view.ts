@@ -67,9 +67,9 @@ function repo(root: string, name: string, objects: number): string {
 }
 
 /** One call's views: set up, then (after `during`) given back and put away; ms and notes. */
-function call(gitDir: string, during = () => {}): { ms: number; notes: string[] } {
+async function call(gitDir: string, during = () => {}): Promise<{ ms: number; notes: string[] }> {
   const t0 = performance.now();
-  const views = prepareGitViews([gitDir], () => ".git");
+  const views = await prepareGitViews([gitDir], () => ".git");
   const set = performance.now() - t0;
   during();
   const t1 = performance.now();
@@ -102,18 +102,18 @@ const p90 = (xs: number[]) => xs.toSorted((a, b) => a - b)[Math.floor(xs.length 
  * machine's load falls on both alike (after a first call each, and a round to
  * warm up): each side's median per call, and of what `b` adds round by round.
  */
-function quietCalls(a: string, b: string) {
-  const first = [call(a).ms, call(b).ms];
-  const round = (gitDir: string) => {
+async function quietCalls(a: string, b: string) {
+  const first = [(await call(a)).ms, (await call(b)).ms];
+  const round = async (gitDir: string) => {
     const t0 = performance.now();
-    for (let i = 0; i < PER_ROUND; i++) call(gitDir);
+    for (let i = 0; i < PER_ROUND; i++) await call(gitDir);
     return (performance.now() - t0) / PER_ROUND;
   };
-  round(a);
-  round(b);
+  await round(a);
+  await round(b);
   const as: number[] = [], bs: number[] = [], added: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const x = round(a), y = round(b);
+    const x = await round(a), y = await round(b);
     as.push(x);
     bs.push(y);
     added.push(y - x);
@@ -126,7 +126,7 @@ async function changedCalls(gitDir: string): Promise<{ p50: number; p90: number 
   const ms: number[] = [];
   for (let i = 0; i < CHANGED_ROUNDS; i++) {
     await settle();
-    const r = call(gitDir, commitLike(gitDir));
+    const r = await call(gitDir, commitLike(gitDir));
     if (r.notes.length) throw new Error(`unexpected notes: ${r.notes.join("\n")}`);
     ms.push(r.ms);
   }
@@ -146,7 +146,7 @@ try {
     } s`,
   );
   await settle();
-  const quiet = quietCalls(fresh, large);
+  const quiet = await quietCalls(fresh, large);
   const changed = await changedCalls(large);
   console.log(
     `views per call that changed nothing: fresh repository ${quiet.a.toFixed(3)} ms, ` +

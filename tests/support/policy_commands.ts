@@ -168,15 +168,18 @@ export const COMMAND_TABLE: [string, Effect | "default", string | undefined][] =
   ["npm   test", "allow", NPM],
   ["npm test $EXTRA_FLAGS", "allow", NPM],
   ["npm test && cat src/a.ts", "allow", NPM],
+  // Read-only, or running nothing: no rule needed.
+  ["git status --short", "allow", undefined],
+  ["echo hi", "allow", undefined],
+  ["git log --oneline -3 && grep -rn x src | head -5", "allow", undefined],
   // No rule speaks: the class decides.
   ["npm tests", "default", undefined],
-  ["git status --short", "default", undefined],
+  ["git status --short --output=x", "default", undefined],
   ["npm test > /tmp/x", "default", undefined],
   // A file written is a write: an Edit or Write rule, or the mode, allows it.
   ["npm test > out.log 2>&1", "default", undefined],
   ["npm test && cat /etc/hostname", "default", undefined],
   ["sudo npm test", "default", undefined],
   ["bash script.sh", "default", undefined],
-  ["echo hi", "default", undefined],
   ["cd /tmp && npm test", "default", undefined],
 ];

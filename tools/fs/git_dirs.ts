@@ -227,6 +227,21 @@ export function gitDirsOf(workspace: string, repo = findRepository(workspace)): 
 }
 
 /**
+ * The working trees of `workspace`'s repository and of the repositories nested
+ * in it (submodules among them), each with the git directory holding its index.
+ */
+export function worktreesOf(
+  workspace: string,
+  repo = findRepository(workspace),
+): { gitDir: string; topLevel: string }[] {
+  const out = repo ? [{ gitDir: repo.gitDir, topLevel: repo.topLevel }] : [];
+  for (const nested of nestedRepositories(workspace)) {
+    out.push({ gitDir: nested.gitDirs[0], topLevel: dirname(nested.dotGit) });
+  }
+  return out;
+}
+
+/**
  * The protected entry of a git directory that holds `real`, if `real` is in one
  * of `gitDirs` and not in what git writes: e.g. `.git/config`, `.git/hooks`,
  * `.git/commondir`, `.git/worktrees`. Returns the entry's path, or undefined.

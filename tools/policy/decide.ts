@@ -48,15 +48,18 @@
  *     `/dev/stderr` and descriptor copies (`2>&1`) write nothing. `cd DIR`
  *     moves the base of later relative paths (every directory a `cd` in the
  *     command could lead to is tried);
- *   - commands that run nothing (`cd`, `echo`, `true`, …) and readers of files
- *     inside the workspace (`cat`, `tail`, `grep`, …) need no allow rule.
+ *   - commands that run nothing (`cd`, `echo`, `true`, …) and read-only
+ *     commands (`cat`, `grep`, `git diff`, `find`, … with the options
+ *     `bash/_read_only.ts` lists) reading files inside the workspace need no
+ *     allow rule.
  *
  *   The call: deny if any part is denied; else ask if any part asks or the
  *   parser could not settle the command (a syntax error, arithmetic on
  *   variables, an expansion that uses a value as code or as a name, more
  *   than {@link MAX_PARTS} commands); else `default` if any part has no rule
- *   (as a write when only writes lack one); else allow if some part was
- *   allowed by a rule (and the rest need none); else `default`. The parser is
+ *   (as a write when only writes lack one); else allow (by the rule of a part
+ *   that needed one, or by none when no part did); `default` for a call with
+ *   no command at all. The parser is
  *   needed only when some rule looks inside commands ({@link needsShellParser}); without one, `Bash` rules
  *   decide the call whole.
  *
@@ -669,9 +672,10 @@ class Judge {
     if (p.u.neutral) {
       const away = this.#untrusted(p.u.programs);
       if (away) return { level: "default", why: away };
-      return { level: "none", why: "runs nothing that needs a rule" };
+      return { level: "none", why: p.u.reader ? "only reads" : "runs nothing that needs a rule" };
     }
-    return { level: "default", why: `no rule matches ${subject.display}` };
+    const why = `no rule matches ${subject.display}`;
+    return { level: "default", why: p.u.notReadOnly ? `${why}; ${p.u.notReadOnly}` : why };
   }
 
   /**
@@ -884,10 +888,10 @@ function combine(parts: Part[], problems: string[]): Decision {
       : `every command is allowed (${all.map((p) => p.rule!.text).join(", ")})`;
     return out("allow", why, allowed.rule);
   }
-  return out(
-    "default",
-    parts.length ? "no command needs a rule, and none matched" : "runs nothing",
-  );
+  // Only read-only commands and commands that run nothing: as Claude Code, no rule needed.
+  if (parts.length === 1) return out("allow", `${parts[0].command}: ${parts[0].why}`);
+  if (parts.length) return out("allow", "no command needs a rule: each only reads or runs nothing");
+  return out("default", "runs nothing");
 }
 
 // ---- modes ---------------------------------------------------------------

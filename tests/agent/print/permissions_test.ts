@@ -327,6 +327,36 @@ Deno.test('crab -p --allowedTools "Read,Bash(git diff:*)" refuses git diff > out
   }
 });
 
+Deno.test('crab -p --disallowedTools "Bash(rm:*)" runs git diff --stat with no allow rule and refuses rm x', async () => {
+  using s = sandbox();
+  s.put("a.txt", "a\n");
+  for (const args of [["init", "-q"], ["add", "a.txt"]]) {
+    await new Deno.Command("git", { args, cwd: s.ws, stdout: "null", stderr: "null" }).output();
+  }
+  s.put("a.txt", "bb\n");
+  s.put("x", "keep\n");
+  await using fake = await startFakeModel(script(
+    { name: "bash", args: { command: "git diff --stat" } },
+    { name: "bash", args: { command: "rm x" } },
+  ));
+  const r = await printRun(s, fake, [
+    "-p",
+    "look at the change",
+    "--disallowedTools",
+    "Bash(rm:*)",
+    "--output-format",
+    "json",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const [stat, removed] = results(fake);
+  assert.equal(stat, " a.txt | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n");
+  assert.match(removed, /^Error \[policy_denied\]: Cannot run bash: rm x: denied by Bash\(rm:\*\)/);
+  assert.deepEqual(json(r.stdout).permission_denials.map((d) => d.tool_input), [
+    { command: "rm x" },
+  ]);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "x")), "keep\n");
+});
+
 /** Each mode, in print mode: a write and a command, and what became of them. */
 const MODE_CASES: [string[], string, boolean, boolean][] = [
   [[], "acceptOffered", true, true],

@@ -363,7 +363,8 @@ Deno.test("decide() never throws on random shell text, and never allows what it 
     assert.ok(["allow", "ask", "deny", "default"].includes(d.effect), command);
     if (d.effect === "allow") {
       assert.ok(d.parts?.every((p) => p.effect === "allow"), command);
-      assert.ok(d.rule, command);
+      // A rule allowed it, or no part needed one.
+      assert.ok(d.rule || d.parts?.every((p) => !p.rule), command);
       assert.deepEqual(parseShell(command).problems, [], command);
     }
     allowed += d.effect === "allow" ? 1 : 0;
@@ -522,14 +523,14 @@ Deno.test("decide() still allows expansions that only read a value", () => {
       ["mapfile -t lines < /dev/null; echo ${lines[0]}", "allow", "Bash(echo:*)"],
       ["unset x; echo", "allow", "Bash(echo:*)"],
       ["mapfile -C 'rm v' -c 1 a < /dev/null", "deny", "Bash(rm:*)"],
-      ["alias", "default", undefined],
+      ["alias", "allow", undefined],
     ]),
     [],
   );
-  // The callback runs with the index and the line appended: not what Bash(echo hi) names.
-  const exact = rules([["Bash(echo hi)", "allow"]]);
-  assert.equal(fixed("mapfile -C 'echo hi' -c 1 a < /dev/null", exact).effect, "default");
-  assert.equal(fixed("echo hi", exact).effect, "allow");
+  // The callback runs with the index and the line appended: not what Bash(npm test) names.
+  const exact = rules([["Bash(npm test)", "allow"]]);
+  assert.equal(fixed("mapfile -C 'npm test' -c 1 a < /dev/null", exact).effect, "default");
+  assert.equal(fixed("npm test", exact).effect, "allow");
 });
 
 Deno.test("decide() denies /bin/rm v, git --no-pager push and git -C . push under Bash(rm:*) and Bash(git push:*) denies", () => {
@@ -562,7 +563,8 @@ Deno.test("decide() denies /bin/rm v, git --no-pager push and git -C . push unde
       ["git -c alias.p=push p", "ask", PUSH],
       ["git $OPTS push", "ask", PUSH],
       // Not a push, however it is spelled.
-      ["git --no-pager log", "default", undefined],
+      ["git --no-pager log", "allow", undefined],
+      ["git --no-pager log --ext-diff", "default", undefined],
       ["echo rm v", "allow", "Bash(echo:*)"],
     ]),
     [],
@@ -629,11 +631,14 @@ Deno.test("decide() lets an allow rule match the bare name through a PATH nobody
         ["git --work-tree=/x diff", "default", undefined],
         ["git --bare diff", "default", undefined],
         // By path: only the exact path a rule names, never a relative one.
-        ["/usr/bin/git diff", "default", undefined],
+        ["/usr/bin/git diff --ext-diff", "default", undefined],
         ["/usr/bin/git log", "allow", "Bash(/usr/bin/git log:*)"],
         ["./git diff", "default", undefined],
         ["bin/git diff", "default", undefined],
-        ["git log", "default", undefined],
+        ["git log --ext-diff", "default", undefined],
+        // Read-only: a system git needs no rule, by path or not.
+        ["/usr/bin/git diff", "allow", undefined],
+        ["git log", "allow", undefined],
       ],
       rs,
     ),
@@ -651,7 +656,11 @@ Deno.test("decide() lets an allow rule match the bare name through a PATH nobody
   // After the program, a writable directory changes nothing.
   assert.equal(fixed("git diff", rs, { path: [...SAFE_PATH, join(ws, "bin")] }).effect, "allow");
   // A program that needs no rule is still looked up: cat from the workspace is not cat.
-  assert.equal(fixed("cat src/a.ts", rs).effect, "default");
+  assert.equal(fixed("cat src/a.ts", rs).effect, "allow");
+  assert.equal(
+    fixed("cat src/a.ts", rs, { path: [join(ws, "bin"), ...SAFE_PATH] }).effect,
+    "default",
+  );
   assert.equal(
     fixed("cat src/a.ts", rs, { path: [join(ws, "bin"), ...SAFE_PATH] }).why,
     "cat src/a.ts: cat is looked up in PATH, where " + join(ws, "bin") +
@@ -690,7 +699,9 @@ Deno.test("decide() makes git diff > out.txt a write no rule allows under Bash(g
     ["echo hi > src/new.ts", ["default", undefined, true]],
     ["git diff --output=o.txt", ["default", undefined, true]],
     ["git --no-pager diff --output o.txt HEAD", ["default", undefined, true]],
-    ["sort -o s.txt ok.txt", ["default", undefined, true]],
+    // Read-only but for the option that writes: the command needs a rule, the file an Edit rule.
+    ["sort -o s.txt ok.txt", ["default", undefined, false]],
+    ["git log --output=log.txt", ["default", undefined, false]],
     // Nothing is written: free.
     ["git diff > /dev/null", ["allow", "Bash(git diff:*)", false]],
     ["git diff 2>&1 >/dev/stderr", ["allow", "Bash(git diff:*)", false]],
@@ -699,7 +710,9 @@ Deno.test("decide() makes git diff > out.txt a write no rule allows under Bash(g
     // A command no rule allows stays the class's; a write outside the workspace is not a write's.
     ["echo hi | tee t.txt", ["default", undefined, false]],
     ["git diff > /etc/out.txt", ["default", undefined, false]],
-    ["git log > log.txt", ["default", undefined, false]],
+    ["grep x ok.txt > /etc/out.txt", ["default", undefined, false]],
+    // A read-only command needs no rule: only its redirection does.
+    ["git log > log.txt", ["default", undefined, true]],
     // An Edit or Write rule allows it.
     ["echo hi >> notes.txt", ["allow", "Bash(echo:*)", false], [
       ...FIXED,

@@ -37,26 +37,29 @@
  *   (`-i`: assignments become arithmetic) makes them uncertain; so does `let`
  *   on anything but numbers.
  * - **Commands run by commands**: `find … -exec CMD … ;` (and `-execdir`,
- *   `-ok`, `-okdir`) runs CMD, decided as a command of its own (`{}` unknown).
+ *   `-ok`, `-okdir`), `rg --pre CMD`, `sort --compress-program=CMD` run CMD,
+ *   decided as a command of its own (`{}` unknown).
  * - **Files named by arguments**: written by `tee FILE`, `time -o FILE`, `sort -o
- *   FILE`, `uniq IN OUT`, `find -fprint FILE`, `git … --output=FILE`, `git
- *   format-patch -o DIR`; read by `xargs -a FILE` and by the readers below.
+ *   FILE`, `uniq IN OUT`, `find -fprint FILE`, `tree -o FILE`, `git … --output=FILE`,
+ *   `git format-patch -o DIR`; read by `xargs -a FILE` and by the read-only
+ *   commands below.
  * - **Runs nothing**: `cd`, `pushd`, `popd`, `true`, `false`, `:`, `echo`,
- *   `printf`, `test` and `[` (without `-v`), `pwd`, `command -v`, the builtins
- *   above that assign plain names, `trap` and `exec` without a command need no
- *   allow rule; deny and ask rules
- *   still apply to them, and so do the checks of their redirections.
- * - **Readers**: `cat`, `head`, `tail`, `wc`, `nl`, `tac`, `rev`, `cut`, `tr`,
- *   `sort`, `uniq`, `grep`, `egrep`, `fgrep`, `ls`, `diff`, `cmp`, `comm`
- *   only read the files their arguments name (listed in `reads`) and print: like
- *   the no-ops they need no allow rule as long as every file they read is known
- *   and inside the workspace (the caller checks).
+ *   `printf`, `test` and `[` (without `-v`), `pwd`, `command -v`, `env` with no
+ *   command, the builtins above that assign plain names, `trap` and `exec`
+ *   without a command need no allow rule; deny and ask rules still apply to
+ *   them, and so do the checks of their redirections.
+ * - **Read-only commands** (`_read_only.ts`): `cat`, `grep`, `ls`, `find`,
+ *   `git diff`, `git log`, … with only the options their allow-lists accept
+ *   read the files their arguments name (listed in `reads`) and print: like the
+ *   no-ops they need no allow rule as long as every file they read is known and
+ *   inside the workspace (the caller checks).
  *
  * @module
  */
 
 import type { ShellWord } from "../shell.ts";
 import { globalOptions } from "./_global_options.ts";
+import { readOnly } from "./_read_only.ts";
 
 /** What one simple command amounts to. */
 export interface Unwrapped {
@@ -95,6 +98,8 @@ export interface Unwrapped {
   neutral: boolean;
   /** It is a reader: neutral only while every file in `reads` is known and inside the workspace. */
   reader?: boolean;
+  /** Why a command of the read-only table (`_read_only.ts`) is not read-only here. */
+  notReadOnly?: string;
 }
 
 /** How a wrapper's options are read. */
@@ -317,132 +322,6 @@ function assigns(name: string, spec: NameBuiltin, args: ShellWord[], out: Unwrap
   out.neutral = true;
 }
 
-/** Readers: options that take an argument, and what the first operand is. */
-interface Reader {
-  withArg?: string;
-  longWithArg?: readonly string[];
-  /** The first operand is a pattern, not a file, unless `-e` or `-f` gave one. */
-  pattern?: boolean;
-  /** Options that read a file (`grep -f`). */
-  readOption?: string;
-  /** Options that write a file (`sort -o`). */
-  writeOption?: string;
-  /** Options that make it run a program (`sort --compress-program`). */
-  runs?: readonly string[];
-  /** No file operands at all (tr). */
-  noFiles?: boolean;
-  /** The second operand is written (uniq IN OUT). */
-  secondWritten?: boolean;
-}
-
-const READERS: Record<string, Reader> = {
-  cat: {},
-  head: { withArg: "nc", longWithArg: ["lines", "bytes"] },
-  tail: {
-    withArg: "ncs",
-    longWithArg: ["lines", "bytes", "pid", "sleep-interval", "max-unchanged-stats"],
-  },
-  wc: { longWithArg: ["files0-from"] },
-  nl: { withArg: "bdfhilnpsvwx" },
-  tac: { withArg: "s", longWithArg: ["separator"] },
-  rev: {},
-  cut: {
-    withArg: "bcdf",
-    longWithArg: ["bytes", "characters", "delimiter", "fields", "output-delimiter"],
-  },
-  tr: { noFiles: true },
-  sort: {
-    withArg: "kotST",
-    longWithArg: [
-      "key",
-      "output",
-      "field-separator",
-      "buffer-size",
-      "temporary-directory",
-      "parallel",
-      "batch-size",
-      "files0-from",
-      "random-source",
-      "sort",
-    ],
-    writeOption: "o",
-    runs: ["compress-program"],
-  },
-  uniq: {
-    withArg: "fsw",
-    longWithArg: ["skip-fields", "skip-chars", "check-chars", "group", "all-repeated"],
-    secondWritten: true,
-  },
-  grep: {
-    withArg: "efmABCdD",
-    longWithArg: [
-      "regexp",
-      "file",
-      "max-count",
-      "after-context",
-      "before-context",
-      "context",
-      "include",
-      "exclude",
-      "exclude-dir",
-      "exclude-from",
-      "binary-files",
-      "devices",
-      "directories",
-      "label",
-      "color",
-      "colour",
-      "group-separator",
-    ],
-    pattern: true,
-    readOption: "f",
-  },
-  ls: {
-    withArg: "ITw",
-    longWithArg: [
-      "ignore",
-      "hide",
-      "tabsize",
-      "width",
-      "time-style",
-      "format",
-      "sort",
-      "time",
-      "block-size",
-      "color",
-      "indicator-style",
-      "quoting-style",
-    ],
-  },
-  diff: {
-    withArg: "CUFIWLSX",
-    longWithArg: [
-      "context",
-      "unified",
-      "label",
-      "from-file",
-      "to-file",
-      "ignore-matching-lines",
-      "show-function-line",
-      "starting-file",
-      "exclude",
-      "exclude-from",
-      "line-format",
-      "old-line-format",
-      "new-line-format",
-      "unchanged-line-format",
-      "horizon-lines",
-      "tabsize",
-      "width",
-      "palette",
-      "color",
-    ],
-  },
-  cmp: { withArg: "in", longWithArg: ["ignore-initial", "bytes"] },
-  comm: { longWithArg: ["output-delimiter"] },
-};
-READERS.egrep = READERS.grep;
-READERS.fgrep = READERS.grep;
 const SYSTEM_BIN = /^\/(?:usr\/(?:local\/)?)?bin\/[^/]+$/;
 
 /** A command word's program by base name (`/bin/rm` is `rm`); undefined when known only at run time. */
@@ -697,8 +576,9 @@ export function unwrap(words: ShellWord[]): Unwrapped {
       inner = xargsCommand(inner, opts.seen);
     }
     if (inner.length === 0) {
-      // `exec >log`, `env`, `nice`: the wrapper itself is the command.
-      if (name === "exec") out.neutral = true;
+      // `exec >log`, `env`, `nice`: the wrapper itself is the command. `env` prints the
+      // environment.
+      if (name === "exec" || name === "env") out.neutral = true;
       break;
     }
     out.views.push(inner);
@@ -831,11 +711,17 @@ function inspect(words: ShellWord[], out: Unwrapped): void {
     out.uncertain = args[0]?.value === undefined
       ? `${name} runs a file named only at run time`
       : `${name} runs the commands of ${args[0].text}, which are known only at run time`;
-  } else if (name === "find") findCommands(args, out);
-  else if (Object.hasOwn(READERS, name)) reader(name, READERS[name], args, out);
-  else if (name === "git") gitWrites(args, out);
-  else if (name === "tee") {
+  } else if (name === "tee") {
     for (const w of args) if (!(w.value?.startsWith("-") && w.value !== "-")) out.writes.push(w);
+  } else {
+    const use = readOnly(name, args);
+    if (!use) return;
+    out.reads.push(...use.reads);
+    out.writes.push(...use.writes);
+    out.commands.push(...use.commands);
+    out.reader = true;
+    out.neutral = use.readOnly;
+    if (use.why) out.notReadOnly = use.why;
   }
 }
 
@@ -900,103 +786,4 @@ function trapScript(args: ShellWord[], out: Unwrapped): void {
   const action = rest[0];
   if (action.value === undefined) out.uncertain = "trap runs text known only at run time";
   else if (action.value !== "-" && action.value !== "") out.scripts.push(action.value);
-}
-
-const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
-const FIND_WRITES = new Set(["-fprint", "-fprint0", "-fls", "-fprintf"]);
-
-function findCommands(args: ShellWord[], out: Unwrapped): void {
-  for (let i = 0; i < args.length; i++) {
-    const v = args[i].value;
-    if (v !== undefined && FIND_WRITES.has(v) && args[i + 1]) out.writes.push(args[i + 1]);
-    if (v === undefined || !FIND_EXEC.has(v)) continue;
-    const cmd: ShellWord[] = [];
-    let j = i + 1;
-    for (; j < args.length; j++) {
-      const a = args[j].value;
-      if (a === ";" || (a === "+" && args[j - 1]?.value === "{}")) break;
-      cmd.push(a?.includes("{}") ? { ...UNKNOWN, text: args[j].text } : args[j]);
-    }
-    if (cmd.length) out.commands.push(cmd);
-    i = j;
-  }
-}
-
-/** Files git's options write: `--output=F` (diff, log, show, …), `format-patch -o DIR`. */
-function gitWrites(args: ShellWord[], out: Unwrapped): void {
-  const patch = args.some((w) => w.value === "format-patch");
-  for (let i = 0; i < args.length; i++) {
-    const v = args[i].value;
-    if (v === undefined) continue;
-    if (v === "--") break;
-    const eq = v.indexOf("=");
-    const key = eq > 0 ? v.slice(0, eq) : v;
-    const long = key.startsWith("--") ? key.slice(2) : undefined;
-    const withArg = long === "output" ||
-      (patch && (long === "output-directory" || key === "-o"));
-    if (!withArg) continue;
-    if (eq > 0) out.writes.push({ ...args[i], value: v.slice(eq + 1), segs: [v.slice(eq + 1)] });
-    else if (args[i + 1]) out.writes.push(args[++i]);
-  }
-}
-
-/** A reader's file operands (and files its options name), or uncertain when they cannot be told. */
-function reader(name: string, spec: Reader, args: ShellWord[], out: Unwrapped): void {
-  const files: ShellWord[] = [];
-  let patternGiven = false;
-  let i = 0;
-  for (; i < args.length; i++) {
-    const w = args[i];
-    const v = w.value;
-    if (w.split && v === undefined) {
-      // `$X` may be an option or several files: known only at run time.
-      files.push(w);
-      continue;
-    }
-    if (v === "--") {
-      i++;
-      break;
-    }
-    if (v === undefined || !v.startsWith("-") || v === "-") {
-      files.push(w);
-      continue;
-    }
-    if (v.startsWith("--")) {
-      const eq = v.indexOf("=");
-      const long = v.slice(2, eq < 0 ? undefined : eq);
-      if (spec.runs?.includes(long)) {
-        out.uncertain = `${name} --${long} runs another program`;
-        return;
-      }
-      const arg = spec.longWithArg?.includes(long)
-        ? (eq >= 0 ? { ...w, value: v.slice(eq + 1), segs: [v.slice(eq + 1)] } : args[++i])
-        : undefined;
-      if (long === "output" && arg) out.writes.push(arg);
-      if (
-        (long === "file" && spec.readOption) || long === "files0-from" || long === "from-file" ||
-        long === "to-file" || long === "exclude-from"
-      ) {
-        if (arg) out.reads.push(arg);
-      }
-      if (long === "regexp" || long === "file") patternGiven = true;
-      continue;
-    }
-    for (let k = 1; k < v.length; k++) {
-      const c = v[k];
-      if (!spec.withArg?.includes(c)) continue;
-      const rest = v.slice(k + 1);
-      const arg = rest ? { ...w, value: rest, segs: [rest] } : args[++i];
-      if (c === spec.writeOption && arg) out.writes.push(arg);
-      if (c === spec.readOption && arg) out.reads.push(arg);
-      if (spec.pattern && (c === "e" || c === "f")) patternGiven = true;
-      break;
-    }
-  }
-  files.push(...args.slice(i));
-  if (spec.pattern && !patternGiven) files.shift();
-  if (spec.noFiles) files.length = 0;
-  if (spec.secondWritten && files.length > 1) out.writes.push(files.pop()!);
-  out.reads.push(...files.filter((w) => w.value !== "-"));
-  out.neutral = true;
-  out.reader = true;
 }

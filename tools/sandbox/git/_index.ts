@@ -1,7 +1,13 @@
 /**
- * Reads the paths a git index marks `skip-worktree` or `assume-unchanged`:
- * with those bits set, `git status` and `git diff` stop showing changes to a
- * file. Index versions 2, 3 and 4; SHA-1 and SHA-256 object ids.
+ * Reads and sets the bits of a git index that hide a file's changes from
+ * `git status` and `git diff`: `skip-worktree` and `assume-unchanged`. Index
+ * versions 2, 3 and 4; SHA-1 and SHA-256 object ids.
+ *
+ * The assume-unchanged bit lies in each entry's 16-bit flags, so setting or
+ * clearing it changes no entry's size: the bytes are flipped in place and the
+ * trailing checksum made again (left all zeros when git wrote none,
+ * `index.skipHash`). A split index (a `link` extension, its entries in
+ * `sharedindex.*`) is not edited.
  *
  * @module
  */
@@ -12,27 +18,39 @@ const SKIP_WORKTREE = 0x4000;
 /** Entries read at most; an index larger than this is read in part. */
 const MAX_ENTRIES = 1_000_000;
 
+/** One entry: its path and where its flags field lies. */
+interface Entry {
+  name: Uint8Array;
+  flagsAt: number;
+  flags: number;
+  extended: number;
+}
+
 /**
- * The paths `index` marks skip-worktree or assume-unchanged, or null when it is
- * not an index this reads. `idBytes`: 20 (SHA-1) or 32 (SHA-256).
+ * Calls `visit` on each entry of `index` (at most {@link MAX_ENTRIES}); returns
+ * the offset after the last one read and the entry count the header gives, or
+ * null when it is not an index this reads.
  */
-export function hiddenPaths(index: Uint8Array, idBytes = 20): Set<string> | null {
+function walk(
+  index: Uint8Array,
+  idBytes: number,
+  visit: (e: Entry) => void,
+): { end: number; count: number } | null {
   const view = new DataView(index.buffer, index.byteOffset, index.byteLength);
   if (index.byteLength < 12 || new TextDecoder().decode(index.subarray(0, 4)) !== "DIRC") {
     return null;
   }
   const version = view.getUint32(4);
   if (version < 2 || version > 4) return null;
-  const count = Math.min(view.getUint32(8), MAX_ENTRIES);
-  const decoder = new TextDecoder();
-  const out = new Set<string>();
+  const count = view.getUint32(8);
   let off = 12;
   let previous: Uint8Array = new Uint8Array(0);
   try {
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; i < Math.min(count, MAX_ENTRIES); i++) {
       const start = off;
-      const flags = view.getUint16(off + 40 + idBytes);
-      off += 40 + idBytes + 2;
+      const flagsAt = off + 40 + idBytes;
+      const flags = view.getUint16(flagsAt);
+      off = flagsAt + 2;
       let extended = 0;
       if (flags & EXTENDED) {
         extended = view.getUint16(off);
@@ -48,7 +66,7 @@ export function hiddenPaths(index: Uint8Array, idBytes = 20): Set<string> | null
           strip = ((strip + 1) << 7) | (c & 127);
         }
         const end = index.indexOf(0, off);
-        if (end < 0) return null;
+        if (end < 0 || strip > previous.length) return null;
         const kept = previous.subarray(0, previous.length - strip);
         name = new Uint8Array(kept.length + end - off);
         name.set(kept);
@@ -62,10 +80,85 @@ export function hiddenPaths(index: Uint8Array, idBytes = 20): Set<string> | null
         // 1 to 8 NULs pad the entry to a multiple of 8 bytes.
         off = start + ((end - start + 8) & ~7);
       }
-      if ((flags & ASSUME_VALID) || (extended & SKIP_WORKTREE)) out.add(decoder.decode(name));
+      if (off > index.byteLength) return null;
+      visit({ name, flagsAt, flags, extended });
     }
   } catch {
     return null;
   }
+  return { end: off, count };
+}
+
+/**
+ * The paths `index` marks skip-worktree or assume-unchanged, or null when it is
+ * not an index this reads. `idBytes`: 20 (SHA-1) or 32 (SHA-256).
+ */
+export function hiddenPaths(index: Uint8Array, idBytes = 20): Set<string> | null {
+  const decoder = new TextDecoder();
+  const out = new Set<string>();
+  const walked = walk(index, idBytes, (e) => {
+    if ((e.flags & ASSUME_VALID) || (e.extended & SKIP_WORKTREE)) out.add(decoder.decode(e.name));
+  });
+  return walked ? out : null;
+}
+
+/** The entries whose assume-unchanged bit a change would flip, found by {@link assumeUnchangedFlips}. */
+export interface Flips {
+  /** Offsets of their flags fields. */
+  at: number[];
+  /** Their paths. */
+  paths: string[];
+}
+
+/**
+ * The entries of `index` that `pick` selects (by path) whose assume-unchanged
+ * bit is not yet `on`; null when `index` is not one this edits (another
+ * version, cut short, or split: a `link` extension).
+ */
+export function assumeUnchangedFlips(
+  index: Uint8Array,
+  idBytes: number,
+  pick: (path: string) => boolean,
+  on: boolean,
+): Flips | null {
+  const decoder = new TextDecoder();
+  const flips: Flips = { at: [], paths: [] };
+  const walked = walk(index, idBytes, (e) => {
+    if (Boolean(e.flags & ASSUME_VALID) === on) return;
+    const path = decoder.decode(e.name);
+    if (!pick(path)) return;
+    flips.at.push(e.flagsAt);
+    flips.paths.push(path);
+  });
+  if (!walked || walked.count > MAX_ENTRIES) return null;
+  // Extensions up to the checksum: a split index keeps most entries elsewhere.
+  const view = new DataView(index.buffer, index.byteOffset, index.byteLength);
+  for (let off = walked.end; off + 8 <= index.byteLength - idBytes;) {
+    const signature = new TextDecoder().decode(index.subarray(off, off + 4));
+    if (signature === "link") return null;
+    off += 8 + view.getUint32(off + 4);
+  }
+  return flips;
+}
+
+/** A hash of bytes: `sha1` or `sha256`, as the index's checksum is. */
+export type Digest = (algorithm: "sha1" | "sha256", data: Uint8Array) => Uint8Array;
+
+/**
+ * A copy of `index` with the assume-unchanged bit of each entry of `flips`
+ * flipped and the trailing checksum made again with `digest`.
+ */
+export function flipAssumeUnchanged(
+  index: Uint8Array,
+  flips: Flips,
+  idBytes: number,
+  digest: Digest,
+): Uint8Array {
+  const out = index.slice();
+  for (const at of flips.at) out[at] ^= ASSUME_VALID >> 8;
+  const body = out.length - idBytes;
+  // git writes zeros instead of a checksum under index.skipHash: keep them.
+  if (out.subarray(body).every((b) => b === 0)) return out;
+  out.set(digest(idBytes === 32 ? "sha256" : "sha1", out.subarray(0, body)), body);
   return out;
 }

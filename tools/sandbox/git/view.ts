@@ -21,7 +21,15 @@
  * Given back with checks: a rebase todo that gained `exec` lines gets them
  * commented out (they would run at the user's `git rebase --continue`), and new
  * `skip-worktree` or `assume-unchanged` bits in the index (which hide changes
- * from `git status` and `git diff`) are reported. `HEAD`, the other `*_HEAD`
+ * from `git status` and `git diff`) are reported.
+ *
+ * A tracked file the sandbox hides (a Read deny rule) looks changed to git:
+ * an unreadable file stands where it was, and `git diff` fails to read it. So
+ * the private copy of the index gets the assume-unchanged bit on each tracked
+ * path below a hidden one before the call, and the index given back has
+ * exactly those bits cleared again: a bit the user set stays, and crab's own
+ * are not reported as the command's. Only a call that hides a tracked path
+ * pays for it (the index read, and rewritten with its checksum). `HEAD`, the other `*_HEAD`
  * files and packed-refs come back only when they parse as git writes them
  * (`_ref_format.ts`); a copy the command turned into a symlink never does. A
  * file the user changed outside during the call is left as the user made it,
@@ -36,14 +44,14 @@
  * @module
  */
 
-import { basename, join } from "node:path";
+import { basename, join, relative } from "node:path";
 import { ensureDataDir } from "../../fs/data_dir.ts";
 import { isEmptyEntry, lstatOrNull, readTextOrNull } from "../../fs/exists.ts";
 import { isWithin } from "../../fs/workspace.ts";
 import { gitEntryKind, STATE_DIRS } from "../../fs/git_dirs.ts";
 import { configValues } from "../../fs/protected.ts";
 import { sha256 } from "../../fs/sha256.ts";
-import { hiddenPaths } from "./_index.ts";
+import { assumeUnchangedFlips, type Digest, flipAssumeUnchanged, hiddenPaths } from "./_index.ts";
 import { PlainTree, type Removed, whatIs } from "./_plain_tree.ts";
 import { isFetchHead, isIdList, isPackedRefs, isRefName, isRefValue } from "./_ref_format.ts";
 
@@ -53,6 +61,19 @@ export interface Mount {
   kind: "rw" | "ro";
   src: string;
   dest: string;
+}
+
+/** A git directory's working tree: its index's paths are relative to `topLevel`. */
+export interface Worktree {
+  gitDir: string;
+  topLevel: string;
+}
+
+/** What the sandbox hides from a call, for the index copies: the paths, and whose trees. */
+export interface Hiding {
+  /** Real paths a call cannot read (files or directories). */
+  hidden: readonly string[];
+  worktrees: readonly Worktree[];
 }
 
 /** The private views of a call's git directories. */
@@ -191,6 +212,8 @@ interface View {
   bound: Map<string, PlainTree>;
   /** `objects/info/alternates` and `http-alternates` as they were, when `objects/` is bound. */
   alternates?: Map<string, Held>;
+  /** Paths of the index copy crab marked assume-unchanged (hidden from the call). */
+  assumed?: Set<string>;
 }
 
 /**
@@ -394,19 +417,22 @@ function syncFlat(from: string, to: string, exists: boolean): void {
 
 /**
  * Sets up private views of `gitDirs` (outermost first) for one call. `display`
- * names a git directory in notes (e.g. relative to the workspace).
+ * names a git directory in notes (e.g. relative to the workspace); `hiding`,
+ * what the call cannot read, marks tracked paths there unchanged in the copies
+ * of the index.
  */
-export function prepareGitViews(
+export async function prepareGitViews(
   gitDirs: readonly string[],
   display: (real: string) => string,
   mayGiveBack: GiveBackQuestion = () => true,
-): GitViews {
+  hiding?: Hiding,
+): Promise<GitViews> {
   const root = processDir();
   // Changes in the trees bound in place count from here.
   const since = Date.now();
   const mounts: Mount[] = [];
   const views: View[] = [];
-  gitDirs.forEach((real) => {
+  for (const real of gitDirs) {
     const priv = takeView(root, real);
     const view: View = {
       real,
@@ -445,6 +471,9 @@ export function prepareGitViews(
       const kind = gitEntryKind(e.name);
       if (kind === "file" && e.isFile) {
         Deno.copyFileSync(from, to);
+        if (e.name === "index" && hiding) {
+          view.assumed = await markHidden(to, real, gitDirs[0], hiding);
+        }
         view.files.set(e.name, { copy: stampOf(to), real: stampOf(from) });
       } else if (kind === "dir" && !e.isFile) {
         mounts.push({ kind: "rw", src: from, dest: from });
@@ -478,7 +507,7 @@ export function prepareGitViews(
       }
     }
     views.push(view);
-  });
+  }
 
   let given = false;
   return {
@@ -502,6 +531,57 @@ export function prepareGitViews(
       for (const v of views) returnView(v.real, v.priv);
     },
   };
+}
+
+/** node:crypto's hashes, loaded the first time an index copy is marked. */
+let digest: Digest | undefined;
+
+async function loadDigest(): Promise<Digest> {
+  if (!digest) {
+    const { createHash } = await import("node:crypto");
+    digest = (algorithm, data) => new Uint8Array(createHash(algorithm).update(data).digest());
+  }
+  return digest;
+}
+
+/**
+ * Sets the assume-unchanged bit in the index copy `copy` (of git directory
+ * `real`) on each tracked path `hiding` hides; returns the paths it marked.
+ */
+async function markHidden(
+  copy: string,
+  real: string,
+  commonDir: string,
+  hiding: Hiding,
+): Promise<Set<string> | undefined> {
+  const top = hiding.worktrees.find((w) => w.gitDir === real)?.topLevel;
+  if (!top) return undefined;
+  const below: string[] = [];
+  for (const h of hiding.hidden) {
+    if (isWithin(h, top)) below.push("");
+    else if (isWithin(top, h)) below.push(relative(top, h));
+  }
+  if (below.length === 0) return undefined;
+  const pick = (path: string) =>
+    below.some((b) => b === "" || path === b || path.startsWith(b + "/"));
+  const bytes = Deno.readFileSync(copy);
+  const ids = idBytes(real, commonDir);
+  const flips = assumeUnchangedFlips(bytes, ids, pick, true);
+  if (!flips?.paths.length) return undefined;
+  Deno.writeFileSync(copy, flipAssumeUnchanged(bytes, flips, ids, await loadDigest()));
+  return new Set(flips.paths);
+}
+
+/**
+ * The index copy `copy` without the assume-unchanged bits crab set on `assumed`;
+ * false when it cannot be read as an index (it must not be given back then).
+ */
+function clearMarked(copy: string, assumed: ReadonlySet<string>, ids: number): boolean {
+  const bytes = Deno.readFileSync(copy);
+  const flips = assumeUnchangedFlips(bytes, ids, (p) => assumed.has(p), false);
+  if (!flips || !digest) return false;
+  if (flips.paths.length) Deno.writeFileSync(copy, flipAssumeUnchanged(bytes, flips, ids, digest));
+  return true;
 }
 
 /**
@@ -572,6 +652,10 @@ function giveBackView(
     }
     if (name === "index") {
       const bytes = idBytes(v.real, gitDirs[0]);
+      if (v.assumed && !clearMarked(copy, v.assumed, bytes)) {
+        refused.push(`${name} (crab could not clear the assume-unchanged bits it set)`);
+        continue;
+      }
       const was = before ? hiddenPaths(Deno.readFileSync(real), bytes) : new Set<string>();
       const is = hiddenPaths(Deno.readFileSync(copy), bytes);
       for (const p of is ?? []) if (!was?.has(p)) hidden.push(p);

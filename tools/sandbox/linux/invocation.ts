@@ -16,7 +16,8 @@ import { ToolError } from "../../tool.ts";
 import { bwrapArgs } from "./bwrap.ts";
 import { type CallGroup, callGroup, type CgroupPlan } from "./cgroup.ts";
 import { type ResolvedLimits, resolveLimits } from "../limits.ts";
-import { prepareGitViews } from "../git/view.ts";
+import { type GitViews, prepareGitViews } from "../git/view.ts";
+import { worktreesOf } from "../../fs/git_dirs.ts";
 import { type HiddenStore, hiddenStores, sandboxLayout } from "../layout.ts";
 import { holdPlaceholders } from "../placeholders.ts";
 import { watchProtected } from "../watch.ts";
@@ -190,7 +191,7 @@ export async function invocation(
   const making = groupFor(features.cgroups, limits);
   making.catch(() => {});
   let group: CallGroup | undefined;
-  let views: ReturnType<typeof prepareGitViews> | undefined;
+  let views: GitViews | undefined;
   let args: string[];
   let releasePlaceholders = () => {};
   // crab's data dir exists before the layout hides it (its sockets, holds and views go there).
@@ -212,10 +213,15 @@ export async function invocation(
     const covered = (p: string) => held.paths.some((h) => isWithin(h, p));
     layout.readOnly = layout.readOnly.filter((p) => !covered(p));
     layout.gitDirs = layout.gitDirs.filter((d) => !covered(d));
-    views = prepareGitViews(
+    // A tracked file the layout hides must not look changed to git inside.
+    const hiding = layout.hidden.length && layout.gitDirs.length
+      ? { hidden: layout.hidden.map((h) => h.path), worktrees: worktreesOf(workspace) }
+      : undefined;
+    views = await prepareGitViews(
       layout.gitDirs,
       (d) => relative(workspace, d) || d,
       policy.mayGiveBack,
+      hiding,
     );
     group = await making;
     // Inside, the groups' cgroup.procs files sit in the sandbox's own /dev.

@@ -16,19 +16,26 @@ import { Registry } from "../../../../tools/call/registry.ts";
 import { Session } from "../../../../tools/call/session.ts";
 import { bashTool } from "../../../../tools/bash.ts";
 import { forgetNestedRepositories } from "../../../../tools/fs/git_dirs.ts";
+import { parseRule } from "../../../../tools/policy/rules.ts";
 import { until } from "../../../support/until.ts";
 
-/** A temp folder under /var/tmp (not the sandbox's private /tmp) with a workspace `ws`. */
-function place(mayGiveBack?: (gitDir: string, entry: string) => boolean) {
+/**
+ * A temp folder under /var/tmp (not the sandbox's private /tmp) with a workspace
+ * `ws`, whose sandbox holds `denied` (Read and Edit deny rules) below the shell.
+ */
+function place(mayGiveBack?: (gitDir: string, entry: string) => boolean, denied: string[] = []) {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-git-" }));
   const ws = join(root, "ws");
   Deno.mkdirSync(ws);
+  const source = { scope: "project" as const, file: join(ws, ".claude/settings.json") };
+  const rules = denied.map((text) => parseRule(text, "deny", source, { project: ws, home: root }));
   const session = new Session(ws);
   session.sandbox = {
     mode: "workspace-write",
     net: false,
     writable: [],
     ...(mayGiveBack ? { mayGiveBack } : {}),
+    ...(rules.length ? { rules } : {}),
   };
   const dispatcher = new Dispatcher({
     registry: new Registry([bashTool]),
@@ -450,4 +457,36 @@ Deno.test("git view: a copied file turned into a symlink is not given back, and 
   assert.equal(Deno.lstatSync(join(p.ws, ".git/HEAD")).isFile, true);
   assert.equal(Deno.readTextFileSync(join(p.ws, ".git/HEAD")), head);
   assert.ok(named(r, ".git/HEAD"), r);
+});
+
+Deno.test("git view: a tracked file a Read deny hides is unchanged to git inside, and no bit of crab's stays", async () => {
+  using p = place(undefined, ["Read(./.env)", "Read(./secrets)"]);
+  initRepo(p.ws);
+  Deno.mkdirSync(join(p.ws, "secrets"));
+  for (const [rel, text] of [[".env", "KEY=1\n"], ["secrets/key", "k\n"], ["b.txt", "b\n"]]) {
+    Deno.writeTextFileSync(join(p.ws, rel), text);
+  }
+  git(p.ws, "add", ".env", "secrets/key", "b.txt");
+  git(p.ws, "commit", "-qm", "secrets");
+  // A bit the user set stays the user's.
+  git(p.ws, "update-index", "--assume-unchanged", "b.txt");
+  const flags = () => git(p.ws, "ls-files", "-v").split("\n").filter(Boolean).sort();
+  // git says on stderr that it cannot look for new files in the hidden folder; nothing else.
+  const read = out(
+    await p.bash(
+      "cat .env; git status --porcelain 2>/dev/null; echo status=$?; git diff --stat; echo diff=$?",
+    ),
+  );
+  assert.equal(read, "cat: .env: Permission denied\nstatus=0\ndiff=0\n");
+  assert.deepEqual(flags(), ["H .env", "H a.txt", "H secrets/key", "h b.txt"]);
+  // A call that writes the index gives it back without crab's bits, and without a report of them.
+  const added = out(
+    await p.bash("echo n > n.txt && git add n.txt && git status --porcelain 2>/dev/null"),
+  );
+  assert.equal(added, "A  n.txt\n");
+  assert.deepEqual(flags(), ["H .env", "H a.txt", "H n.txt", "H secrets/key", "h b.txt"]);
+  assert.equal(git(p.ws, "status", "--porcelain"), "A  n.txt\n");
+  // A bit the command sets on another file is still reported.
+  const hid = out(await p.bash("git update-index --assume-unchanged a.txt && echo hid"));
+  assert.match(hid, /marked 1 path skip-worktree or assume-unchanged[^\n]*: a\.txt\./);
 });
