@@ -114,6 +114,12 @@ export interface DecideContext {
    * sandbox's writable roots).
    */
   writable?: readonly string[];
+  /**
+   * Parse every shell call, rules or not, so that one made only of read-only
+   * commands and commands that run nothing is allowed without a rule and
+   * marked {@link Decision.readOnly}. The parser must be loaded.
+   */
+  readOnlyPass?: boolean;
 }
 
 /** The decision on one simple command of a shell call. */
@@ -151,6 +157,11 @@ export interface Decision {
    * call ({@link applyMode} with the write class).
    */
   asWrite?: true;
+  /**
+   * bash: allowed without a rule because every command only reads (the
+   * read-only set) or runs nothing, so a mode that allows reads allows it.
+   */
+  readOnly?: true;
 }
 
 /** A decision the mode has settled. */
@@ -431,7 +442,7 @@ function decideBash(
     mine.find((r) => r.effect === effect && r.matcher.kind === "any");
   const denyAll = bare("deny");
   if (denyAll) return { effect: "deny", rule: denyAll, why: `denied by ${ruleName(denyAll)}` };
-  if (!needsShellParser(all)) {
+  if (!needsShellParser(all) && !ctx.readOnlyPass) {
     for (const effect of ["ask", "allow"] as const) {
       const rule = bare(effect);
       if (rule) return { effect, rule, why: `${verb(effect)} by ${ruleName(rule)}` };
@@ -889,8 +900,9 @@ function combine(parts: Part[], problems: string[]): Decision {
     return out("allow", why, allowed.rule);
   }
   // Only read-only commands and commands that run nothing: as Claude Code, no rule needed.
-  if (parts.length === 1) return out("allow", `${parts[0].command}: ${parts[0].why}`);
-  if (parts.length) return out("allow", "no command needs a rule: each only reads or runs nothing");
+  const readOnly = (why: string): Decision => ({ ...out("allow", why), readOnly: true });
+  if (parts.length === 1) return readOnly(`${parts[0].command}: ${parts[0].why}`);
+  if (parts.length) return readOnly("no command needs a rule: each only reads or runs nothing");
   return out("default", "runs nothing");
 }
 

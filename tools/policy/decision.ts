@@ -21,8 +21,10 @@
  * said. An allow rule that names a path outside the workspace also gives the
  * outside approval the tool would ask for; a bare `Read` does not.
  *
- * The shell parser is loaded on the first decision that needs it (a rule that
- * looks inside commands); without one, bash is decided by its class.
+ * The shell parser is loaded on the first decision that needs it: a bash call
+ * whose class is not approved whole (read-only commands need no rule, as in
+ * Claude Code: {@link Decision.readOnly}; `plan` runs them as reads), or a rule
+ * that looks inside commands.
  *
  * @module
  */
@@ -160,8 +162,12 @@ export async function permissionDecision(
 ): Promise<Explained> {
   const { rules, mode } = state;
   let decision = NO_RULE;
-  if (rules.length > 0) {
-    if (!shellParserLoaded() && tool.name === "bash" && needsShellParser(rules)) {
+  // A shell call is parsed where it matters: read-only commands need no rule, rules or not;
+  // where bash is approved whole (--yolo, --allow exec) only rules that look inside need it.
+  const bash = tool.name === "bash";
+  const readOnlyPass = bash && (mode === "plan" || !state.isAllowed(tool.class));
+  if (rules.length > 0 || readOnlyPass) {
+    if (!shellParserLoaded() && bash && (readOnlyPass || needsShellParser(rules))) {
       await loadShellParser();
     }
     const ctx: DecideContext = {
@@ -171,6 +177,7 @@ export async function permissionDecision(
       // bash's PATH is crab's own (`bash.ts`'s environment).
       path: (Deno.env.get("PATH") ?? "").split(":"),
       writable: state.sandbox?.writable ?? [],
+      readOnlyPass,
     };
     decision = decide(rules, { tool: tool.name, args: input as Record<string, unknown> }, ctx);
   }
@@ -183,7 +190,7 @@ export async function permissionDecision(
   });
 
   if (decision.effect === "deny") return deny(decision.why, DENY_HINT);
-  if (mode === "plan" && !read) {
+  if (mode === "plan" && !read && !decision.readOnly) {
     return deny(`plan mode allows reading only (${decision.why})`, PLAN_HINT);
   }
   if (decision.effect === "ask") {

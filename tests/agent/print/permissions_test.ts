@@ -120,8 +120,8 @@ Deno.test("crab -p prints one stderr line per denial in text mode", async () => 
 
 Deno.test("crab -p ignores a project's allow rules until the workspace is trusted", async () => {
   using s = sandbox();
-  s.put(".claude/settings.json", JSON.stringify({ permissions: { allow: ["Bash(echo *)"] } }));
-  const echo = { name: "bash", args: { command: "echo allowed" } };
+  s.put(".claude/settings.json", JSON.stringify({ permissions: { allow: ["Bash(expr *)"] } }));
+  const echo = { name: "bash", args: { command: "expr 40 + 2" } };
   await using untrusted = await startFakeModel(script(echo));
   const r = await printRun(s, untrusted, ["-p", "go", "--permission-mode", "dontAsk"]);
   assert.equal(r.code, 0, r.stderr);
@@ -139,7 +139,7 @@ Deno.test("crab -p ignores a project's allow rules until the workspace is truste
     "--trust-project",
   ]);
   assert.equal(t.code, 0, t.stderr);
-  assert.equal(results(trusted)[0], "allowed\n");
+  assert.equal(results(trusted)[0], "42\n");
 });
 
 Deno.test("crab -p takes --settings as a file and as JSON, and then acts as claude -p", async () => {
@@ -375,7 +375,9 @@ for (const [flags, mode, writes, runs] of MODE_CASES) {
     await using fake = await startFakeModel(script(
       { name: "read", args: { path: "a.txt" } },
       { name: "write", args: { path: "new.txt", content: "n\n" } },
-      { name: "bash", args: { command: "echo ran" } },
+      { name: "bash", args: { command: "sleep 0 && echo ran" } },
+      // Read-only commands need no rule wherever reads need none: every mode.
+      { name: "bash", args: { command: "ls a.txt && wc -l a.txt" } },
     ));
     const r = await printRun(s, fake, [
       "-p",
@@ -388,8 +390,9 @@ for (const [flags, mode, writes, runs] of MODE_CASES) {
     assert.equal(r.code, 0, r.stderr);
     const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
     assert.equal(events[0].permissionMode, mode);
-    const [read, write, bash] = results(fake);
+    const [read, write, bash, listed] = results(fake);
     assert.equal(read, "1\ta\n");
+    assert.equal(listed, "a.txt\n1 a.txt\n");
     assert.equal(write.startsWith("Error"), !writes, write);
     assert.equal(bash === "ran\n", runs, bash);
     if (mode === "plan") assert.match(write, /plan mode allows reading only[^]*Hint: Plan mode/);

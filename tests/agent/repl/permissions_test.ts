@@ -49,8 +49,8 @@ Deno.test("repl: p saves the command's prefix rule to the local settings, used a
   const local = join(s.ws, ".crab", "config.local.json");
   {
     await using fake = await startFakeModel([
-      { calls: [{ name: "bash", args: { command: "git status --short" } }] },
-      { calls: [{ name: "bash", args: { command: "git status" } }] },
+      { calls: [{ name: "bash", args: { command: "git gc --auto" } }] },
+      { calls: [{ name: "bash", args: { command: "git gc --quiet" } }] },
       { text: "Status seen." },
     ]);
     await using t = await replAgainst(s, fake, ["--trust-project"]);
@@ -60,7 +60,7 @@ Deno.test("repl: p saves the command's prefix rule to the local settings, used a
     let screen = await t.waitFor(
       "allow? [y]es/[n]o/[a]ll bash this session/[p]ermanently: ",
     );
-    assert.match(screen, /p: yes, and don't ask again for Bash\(git status \*\)/);
+    assert.match(screen, /p: yes, and don't ask again for Bash\(git gc \*\)/);
     await t.keys("p");
     screen = await t.waitFor("save to? [l]ocal/[u]ser");
     assert.ok(screen.includes(local), screen);
@@ -69,19 +69,19 @@ Deno.test("repl: p saves the command's prefix rule to the local settings, used a
     // The second command ran under the new rule, without a second question.
     assert.equal(screen.match(/allow\? \[y\]es/g)?.length, 1);
     assert.deepEqual(JSON.parse(Deno.readTextFileSync(local)), {
-      permissions: { allow: ["Bash(git status *)"] },
+      permissions: { allow: ["Bash(git gc *)"] },
     });
     const exclude = Deno.readTextFileSync(join(s.ws, ".git", "info", "exclude"));
     assert.match(exclude, /^\/\.crab\/config\.local\.json$/m);
   }
   await using fake = await startFakeModel([
-    { calls: [{ name: "bash", args: { command: "git status --porcelain" } }] },
+    { calls: [{ name: "bash", args: { command: "git gc --auto --quiet" } }] },
     { text: "Seen again." },
   ]);
   // The saved allow rule is the workspace's own: the next run asks to trust it, and names it.
   await using t = await replAgainst(s, fake);
   const asked = await t.waitFor("Trust this workspace? [y]es/[n]o: ");
-  assert.ok(asked.includes(`allow Bash(git status *) (${local})`), asked);
+  assert.ok(asked.includes(`allow Bash(git gc *) (${local})`), asked);
   await t.keys("y");
   await t.waitFor("› ");
   await t.type("again");
@@ -95,7 +95,7 @@ Deno.test("repl: p saves the command's prefix rule to the local settings, used a
 Deno.test("repl: a compound command with two prefixes offers no remembered rule", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([
-    { calls: [{ name: "bash", args: { command: "git status && echo done" } }] },
+    { calls: [{ name: "bash", args: { command: "git gc --auto && echo done" } }] },
     { text: "Done." },
   ]);
   await using t = await replAgainst(s, fake);
@@ -136,4 +136,27 @@ Deno.test("repl: /permissions adds, lists and removes rules in the user and loca
   screen = await t.waitFor(/removed from[^]*Permission rules[^]*allow Read[^]*sandbox /);
   const listed = screen.slice(screen.lastIndexOf("Permission rules"));
   assert.doesNotMatch(listed, /Bash\(rm/);
+});
+
+Deno.test("repl: read-only commands run without a question, as reads do; others still ask", async () => {
+  using s = sandbox();
+  new Deno.Command("git", { args: ["init", "-q"], cwd: s.ws, stdout: "null" }).outputSync();
+  s.put("a.txt", "one\n");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "git status --short && wc -l a.txt" } }] },
+    { calls: [{ name: "bash", args: { command: "git status --short > status.txt" } }] },
+    { text: "Looked." },
+  ]);
+  await using t = await replAgainst(s, fake);
+  await t.waitFor("› ");
+  await t.type("look around");
+  await t.keys("Enter");
+  // The first call needs no answer: the first question is the write's.
+  const screen = await t.waitFor("⚠ bash — run: git status --short > status.txt");
+  assert.doesNotMatch(screen, /⚠ bash — run: git status --short && wc/);
+  const [first] = toolResults(fake.modelRequests()[1]);
+  assert.equal(first.text, "?? a.txt\n1 a.txt\n");
+  await t.keys("n");
+  await t.waitFor("Looked.");
+  assert.throws(() => Deno.statSync(join(s.ws, "status.txt")), Deno.errors.NotFound);
 });

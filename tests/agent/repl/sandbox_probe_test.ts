@@ -21,7 +21,7 @@ Deno.test({
     const local = join(s.ws, ".crab", "config.local.json");
     using probe = heldProbe(s.env.PATH);
     await using fake = await startFakeModel([
-      { calls: [{ name: "bash", args: { command: "git status --short" } }] },
+      { calls: [{ name: "bash", args: { command: "git gc --auto" } }] },
       { text: "Status seen." },
     ]);
     const env = { ...s.env, PATH: probe.path };
@@ -37,7 +37,7 @@ Deno.test({
     const screen = await t.waitFor("Status seen.");
     assert.doesNotMatch(screen, /quarantine/);
     assert.deepEqual(JSON.parse(Deno.readTextFileSync(local)), {
-      permissions: { allow: ["Bash(git status *)"] },
+      permissions: { allow: ["Bash(git gc *)"] },
     });
   },
 });

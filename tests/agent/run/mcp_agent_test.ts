@@ -165,7 +165,7 @@ Deno.test("repl: an MCP call prompts as SERVER__TOOL, and a allows that server f
   await using model = await startFakeModel([
     { calls: [{ name: "f__echo", args: { text: "first" } }] },
     { calls: [{ name: "f__echo", args: { text: "second" } }] },
-    { calls: [{ name: "bash", args: { command: "true" } }] },
+    { calls: [{ name: "bash", args: { command: "sleep 0" } }] },
     { text: "finished" },
   ]);
   await using t = await crabTerminal(
@@ -179,7 +179,7 @@ Deno.test("repl: an MCP call prompts as SERVER__TOOL, and a allows that server f
   let screen = await t.waitFor('⚠ f__echo — {"text":"first"}');
   await t.keys("a");
   // The second echo runs without asking; bash (another class) still asks.
-  screen = await t.waitFor("⚠ bash — run: true");
+  screen = await t.waitFor("⚠ bash — run: sleep 0");
   assert.equal(screen.split("⚠ f__echo").length - 1, 1);
   await t.keys("y");
   await t.waitFor("finished");

@@ -200,8 +200,11 @@ Deno.test("permissions: acceptEdits approves writes in the workspace only", asyn
       errorOf(await w.h.call("write", { path: `${outside}/x`, content: "x" })).code,
       "refused",
     );
-    assert.equal(errorOf(await w.h.call("bash", { command: "echo hi" })).code, "refused");
+    assert.equal(errorOf(await w.h.call("bash", { command: "sleep 0" })).code, "refused");
     assert.deepEqual(w.asked.map((r) => r.class), ["write", "exec"]);
+    // A read-only command is a read: no question.
+    assert.ok((await w.h.call("bash", { command: "ls new.txt" })).ok);
+    assert.equal(w.asked.length, 2);
   } finally {
     Deno.removeSync(outside, { recursive: true });
   }
