@@ -163,9 +163,9 @@ Deno.test("crab -p refuses the REPL's other built-ins and unknown commands by na
   assert.equal(lastUserText(fake.modelRequests()[0].body), "/etc/hosts looks wrong");
 });
 
-Deno.test("crab -p runs a subfolder's command as /frontend:test and fills $1, $2", async () => {
+Deno.test("crab -p runs a subfolder's command as /frontend:test and fills $0, $1", async () => {
   using s = sandbox();
-  s.put(".claude/commands/frontend/test.md", "Test $1 with pattern $2 (all: $ARGUMENTS).\n");
+  s.put(".claude/commands/frontend/test.md", "Test $0 with pattern $1 (all: $ARGUMENTS).\n");
   await using fake = await startFakeModel([{ text: "1" }, { text: "2" }]);
   const full = await printRun(s, fake, [
     "-p",

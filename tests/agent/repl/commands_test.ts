@@ -114,12 +114,12 @@ Deno.test("repl: a custom command from the config dir takes $ARGUMENTS; /help li
   assert.match(JSON.stringify(body(fake, 0)), /Say hello to Bob, politely\./);
 });
 
-Deno.test("repl: a subfolder's command runs as /frontend:test with $1 and $2; /help shows its hint and folder", async () => {
+Deno.test("repl: a subfolder's command runs as /frontend:test with $0 and $1; /help shows its hint and folder", async () => {
   using s = sandbox();
   s.put(
     ".claude/commands/frontend/test.md",
     "---\ndescription: test a component\nargument-hint: [file] [pattern]\n---\n" +
-      "Test $1 matching $2.\n",
+      "Test $0 matching $1.\n",
   );
   await using fake = await startFakeModel([{ text: "Tested." }]);
   await using t = await replAgainst(s, fake, ["--trust-project"]);

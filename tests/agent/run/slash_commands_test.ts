@@ -72,18 +72,19 @@ Deno.test("customCommands() names a subfolder's commands frontend:test, and find
   }
 });
 
-Deno.test("expandCommand() fills $1, $2… with each argument, quotes kept whole, missing ones empty", () => {
+Deno.test("expandCommand() fills $0, $1… from 0 as Claude Code does, quotes kept whole, missing ones empty", () => {
   assert.equal(
-    expandCommand("Review PR #$1 with priority $2 ($3).\n", "456 high"),
+    expandCommand("Review PR #$0 with priority $1 ($2).\n", "456 high"),
     "Review PR #456 with priority high ().\n",
   );
   assert.equal(
-    expandCommand("Fix $1 in $2; all: $ARGUMENTS\n", `"the bug" 'src/a b.ts'`),
+    expandCommand("Fix $0 in $ARGUMENTS[1]; all: $ARGUMENTS\n", `"the bug" 'src/a b.ts'`),
     `Fix the bug in src/a b.ts; all: "the bug" 'src/a b.ts'\n`,
   );
   // What an argument holds is not expanded again.
-  assert.equal(expandCommand("$1 then $2", "$2 x"), "$2 then x");
-  assert.equal(expandCommand("cost $10 and $1", "a"), "cost $10 and a");
+  assert.equal(expandCommand("$0 then $1", "$1 x"), "$1 then x");
+  assert.equal(expandCommand("cost $10 and $0", "a"), "cost $10 and a");
+  assert.equal(expandCommand("only $ARGUMENTS[0]", "a b"), "only a");
   assert.deepEqual(splitArguments(` a  "b c" 'd'  `), ["a", "b c", "d"]);
 });
 
