@@ -7,7 +7,7 @@
 
 import { ALLOW_CLASSES, type AllowedClass } from "../../tools/policy/policy.ts";
 import type { AnyTool } from "../../tools/tool.ts";
-import { DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
+import { crabNameOf, DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { type FlagServers, McpFlagError, readFlagConfigs } from "../../mcp/config.ts";
 import type { PermissionFlags } from "../settings/permissions.ts";
@@ -87,8 +87,9 @@ export function splitList(s: string | undefined): string[] | undefined {
 }
 
 /**
- * Chooses the tools offered: `--tools` (or config) names them; the default is the
- * six non-network built-ins; `--web` adds web_fetch.
+ * Chooses the tools offered: `--tools` (or config) names them, by crab's names
+ * or Claude Code's (`Read,Grep,Glob`), `default` for the default list; the
+ * default is the six non-network built-ins; `--web` adds web_fetch.
  */
 export function chooseTools(
   available: readonly AnyTool[],
@@ -96,11 +97,15 @@ export function chooseTools(
   web: boolean,
 ): AnyTool[] {
   const byName = new Map(available.map((t) => [t.name, t]));
-  const wanted = names ? [...names] : [...DEFAULT_TOOLS];
+  // `default` names the default list, as Claude Code's `--tools default` does.
+  const wanted: string[] = names
+    ? names.flatMap((n): readonly string[] => n === "default" ? DEFAULT_TOOLS : [n])
+    : [...DEFAULT_TOOLS];
   if (web && !wanted.includes("web_fetch")) wanted.push("web_fetch");
   const out: AnyTool[] = [];
   for (const n of wanted) {
-    const tool = byName.get(n);
+    // Claude Code's names (`Read`, `MultiEdit`, `WebFetch`) name the same tools.
+    const tool = byName.get(n) ?? byName.get(crabNameOf(n) ?? "");
     if (!tool) {
       throw new UsageError(
         `Cannot offer tool "${n}": no such tool in this build\nhint: available: ${

@@ -210,6 +210,24 @@ Deno.test("crab -p --tools limits what the model is offered and may call", async
   assert.throws(() => Deno.statSync(join(s.ws, "x.txt")));
 });
 
+Deno.test("crab -p --tools takes Claude Code's names and default, as claude -p does", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "one" }, { text: "two" }]);
+  const r = await printRun(s, fake, "anthropic", ["-p", "go", "--tools", "Read,Grep,Glob"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(toolNames(fake.modelRequests()[0]), ["read", "grep", "glob"]);
+  const all = await printRun(s, fake, "anthropic", ["-p", "go", "--tools", "default"]);
+  assert.equal(all.code, 0, all.stderr);
+  assert.deepEqual(toolNames(fake.modelRequests()[1]), [
+    "read",
+    "write",
+    "edit",
+    "bash",
+    "glob",
+    "grep",
+  ]);
+});
+
 Deno.test("crab -p ignores an untrusted project's provider settings unless --trust-project", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "from the user's server" }]);
