@@ -13,6 +13,7 @@ import { Registry } from "../../tools/call/registry.ts";
 import { Session } from "../../tools/call/session.ts";
 import type { AllowedClass, Asker, Policy } from "../../tools/policy/policy.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
+import { ruleAppliesTo } from "../../tools/policy/rules.ts";
 import type { AnyTool, ApprovalRequest } from "../../tools/tool.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
@@ -204,12 +205,17 @@ function offeredTools(
   const webFetch = createWebFetchTool({
     allowPrivate: flags.webAllowPrivate ?? crab.webAllowPrivate ?? false,
   });
+  // A tool a deny rule names whole (`--disallowedTools Bash`) is not offered, as in Claude Code:
+  // the model never sees a tool every call of which would be refused.
+  const { rules } = settings.permissions();
+  const deniedWhole = (t: AnyTool) =>
+    rules.some((r) => r.effect === "deny" && r.matcher.kind === "any" && ruleAppliesTo(r, t.name));
   const offered = withPermission(
     chooseTools(
       [...builtinTools(), webFetch],
       toolNames?.filter((n) => !n.includes("__")),
       flags.web ?? crab.web ?? false,
-    ),
+    ).filter((t) => !deniedWhole(t)),
     settings.workspace,
     notice,
     sandboxMode,

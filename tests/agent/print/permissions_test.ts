@@ -12,6 +12,7 @@ import {
   type FakeModel,
   type ScriptTurn,
   startFakeModel,
+  toolNames,
   toolResults,
 } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
@@ -631,4 +632,30 @@ Deno.test("crab -p lists an untrusted workspace's MCP servers as untrusted, star
   );
   assert.match(called, /MCP server "proj", not started: this workspace is not trusted/);
   assert.throws(() => Deno.statSync(marker), Deno.errors.NotFound);
+});
+
+Deno.test("crab -p: a tool a deny rule names whole is not offered, as claude -p leaves it out", async () => {
+  using s = sandbox();
+  s.put("a.txt", "one\n");
+  await using fake = await startFakeModel(script(
+    { name: "bash", args: { command: "echo hi" } },
+    { name: "read", args: { path: "a.txt" } },
+  ));
+  const r = await printRun(s, fake, [
+    "-p",
+    "go",
+    "--disallowedTools",
+    "Edit",
+    "--disallowedTools",
+    "Bash",
+    "--output-format",
+    "json",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  // Edit rules cover write too.
+  assert.deepEqual(toolNames(fake.modelRequests()[0]), ["read", "glob", "grep"]);
+  const [bash, read] = results(fake);
+  assert.match(bash, /^Error \[unknown_tool\]/);
+  assert.equal(read, "1\tone\n");
+  assert.deepEqual(json(r.stdout).permission_denials, []);
 });
