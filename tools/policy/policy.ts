@@ -68,8 +68,17 @@ export function expandClass(cls: AllowedClass): ApprovalClass[] {
   return cls === OUTSIDE ? [...OUTSIDE_CLASSES] : [cls];
 }
 
-/** The answer of an interactive asker: this call, refuse, the whole class, or refuse with words for the model. */
-export type AskAnswer = "yes" | "no" | "all" | { feedback: string };
+/**
+ * The answer of an asker: this call, refuse, the whole class, refuse with words
+ * for the model, or this call with another input (crab's arguments: a
+ * permission prompt tool's `updatedInput`).
+ */
+export type AskAnswer =
+  | "yes"
+  | "no"
+  | "all"
+  | { feedback: string }
+  | { input: Record<string, unknown> };
 
 /** Asks a person; resolves when they answered. */
 export type Asker = (request: ApprovalRequest, signal: AbortSignal) => Promise<AskAnswer>;
@@ -440,6 +449,9 @@ export class Policy {
       this.#answeredAll.add(request.class);
     }
     if (answer === "no") return { allowed: false, reason: "The user refused this call." };
+    if (typeof answer === "object" && "input" in answer) {
+      return { allowed: true, input: answer.input };
+    }
     if (typeof answer === "object") {
       return { allowed: false, reason: `The user refused this call and said: ${answer.feedback}` };
     }
