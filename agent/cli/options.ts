@@ -78,6 +78,12 @@ function settingSources(v: string): string | undefined {
     : `expected user, project or local, comma-separated (not "${bad}")`;
 }
 
+function promptTool(v: string): string | undefined {
+  return v === "stdio" || /^mcp__[^_]\S*__\S+$/.test(v)
+    ? undefined
+    : "expected stdio or mcp__SERVER__TOOL";
+}
+
 function port(v: string): string | undefined {
   return /^\d+$/.test(v) && Number(v) <= 65535
     ? undefined
@@ -491,6 +497,16 @@ const CLAUDE_RUN: OptionSpec[] = [
     help: "settings files to read, of user, project, local (comma-separated)",
     check: settingSources,
     sample: "user,project",
+  },
+  {
+    key: "permissionPromptTool",
+    long: "--permission-prompt-tool",
+    kind: "value",
+    arg: "TOOL",
+    help: "print mode: ask what would ask of the Agent SDK (stdio) or of an MCP tool " +
+      "(mcp__SERVER__TOOL), not refuse it",
+    check: promptTool,
+    sample: "stdio",
   },
 ];
 

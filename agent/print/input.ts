@@ -147,8 +147,11 @@ function refusal(key: string, value: unknown, permissionMode: string): string {
         "configure them with crab mcp add, or in .mcp.json";
     case "permissionMode":
       return `Cannot use permission mode ${JSON.stringify(value)}: print mode runs in ` +
-        `"${permissionMode}" (every offered tool approved, outside and protected paths refused; ` +
-        "--yolo for bypassPermissions)";
+        `"${permissionMode}" ` +
+        (permissionMode === "acceptOffered"
+          ? "(every offered tool approved, outside and protected paths refused; " +
+            "--yolo for bypassPermissions)"
+          : "(give the mode with --permission-mode)");
     case "allowedTools":
     case "disallowedTools":
       return `Cannot take ${key} from initialize: choose the tools offered with --tools`;
@@ -194,6 +197,10 @@ export interface StreamInputHooks {
   interrupt(): void;
   /** The permission mode in force, which `initialize` may name. */
   permissionMode: string;
+  /** Takes a `control_response` to a request crab sent (a permission question); false if none. */
+  controlResponse?(message: Record<string, unknown>): boolean;
+  /** stdin ended: nothing more will be answered. */
+  ended?(): void;
 }
 
 /** The user messages of a stream-json input, read in the background as they come. */
@@ -219,6 +226,7 @@ export class StreamInput {
     })().catch((e) => this.hooks.notice(`cannot read stdin: ${e?.message ?? e}`)).finally(() => {
       this.#ended = true;
       this.#sdkHooks.close();
+      this.hooks.ended?.();
       this.#wake();
     });
   }
@@ -307,8 +315,11 @@ export class StreamInput {
       this.#wake();
       return;
     }
-    // A control_response answers a hook callback; anything else is unknown.
-    if (m?.type === "control_response" && this.#sdkHooks.answer(m)) return;
+    // A control_response answers a hook callback or a permission question; anything else is unknown.
+    if (
+      m?.type === "control_response" &&
+      (this.#sdkHooks.answer(m) || this.hooks.controlResponse?.(m))
+    ) return;
     this.hooks.notice(`skipped a stdin message of type ${JSON.stringify(m?.type)}`);
   }
 }

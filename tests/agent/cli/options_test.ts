@@ -77,10 +77,11 @@ const CASES: Case[] = [
   {
     words: [],
     tail: ["-p", "hi"],
-    tailFor: { print: [], replayUserMessages: [] },
+    tailFor: { print: [], replayUserMessages: [], permissionPromptTool: [] },
     needs: {
       includePartialMessages: ["--output-format", "stream-json"],
       replayUserMessages: ["--input-format", "stream-json", "--output-format", "stream-json"],
+      permissionPromptTool: ["--input-format", "stream-json", "--output-format", "stream-json"],
     },
     endIsOption: true,
     effects: {
@@ -113,6 +114,7 @@ const CASES: Case[] = [
       maxBudgetUsd: [field("maxBudgetUsd"), number],
       addDir: [perm(opts, "addDirs"), (s) => [Deno.realPathSync(s.sample!)]],
       settingSources: [perm(opts, "settingSources"), (s) => s.sample!.split(",")],
+      permissionPromptTool: [field("permissionPromptTool"), sample],
     },
   },
   {
