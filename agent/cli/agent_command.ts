@@ -128,6 +128,7 @@ const PRINT_ONLY = [
   "fallbackModel",
   "maxBudgetUsd",
   "permissionPromptTool",
+  "awaitInitialize",
 ];
 
 /** Checks the root's command line and says what to run. */
@@ -202,6 +203,11 @@ export function planAgent(p: Parsed): AgentInput {
         "--permission-prompt-tool stdio",
     );
   }
+  if (p.has("awaitInitialize") && input !== "stream-json") {
+    throw new UsageError(
+      "Cannot use --await-initialize without --input-format stream-json: initialize comes on stdin",
+    );
+  }
   if (input === "stream-json" && (p.str("print") || p.args.length)) {
     throw new UsageError(
       "Cannot take a prompt argument with --input-format stream-json: it comes on stdin",
@@ -227,6 +233,7 @@ export function planAgent(p: Parsed): AgentInput {
         replayUserMessages: p.flag("replayUserMessages"),
         jsonSchema: p.str("jsonSchema"),
         permissionPromptTool: p.str("permissionPromptTool"),
+        awaitInitialize: p.flag("awaitInitialize"),
       },
     };
   }

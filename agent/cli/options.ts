@@ -70,7 +70,8 @@ function uuid(v: string): string | undefined {
 }
 
 function settingSources(v: string): string | undefined {
-  const bad = v.split(",").map((x) => x.trim()).find((x) =>
+  // Empty reads no settings file (the Agent SDK's `settingSources: []`).
+  const bad = v.split(",").map((x) => x.trim()).filter(Boolean).find((x) =>
     !["user", "project", "local"].includes(x)
   );
   return bad === undefined
@@ -507,6 +508,12 @@ const CLAUDE_RUN: OptionSpec[] = [
       "(mcp__SERVER__TOOL), not refuse it",
     check: promptTool,
     sample: "stdio",
+  },
+  {
+    key: "awaitInitialize",
+    long: "--await-initialize",
+    kind: "flag",
+    help: "stream-json input: the Agent SDK's initialize comes first (crab always waits for it)",
   },
 ];
 

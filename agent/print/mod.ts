@@ -117,6 +117,8 @@ export interface PrintOptions extends RunFlags {
   jsonSchema?: string;
   /** `--permission-prompt-tool`: `stdio` (the SDK's canUseTool) or `mcp__SERVER__TOOL`. */
   permissionPromptTool?: string;
+  /** `--await-initialize`: stream-json input starts with `initialize`, before any user message. */
+  awaitInitialize?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -287,6 +289,7 @@ async function firstPrompt(
       // The SDK's interrupt stops the running prompt; the next message is still answered.
       interrupt: () => run.controller.abort(),
       permissionMode: printPermissionMode(opts),
+      awaitInitialize: opts.awaitInitialize ?? false,
       controlResponse: (m) => run.promptTool?.answer(m) ?? false,
       ended: () => run.promptTool?.close(),
     });

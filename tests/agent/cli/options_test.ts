@@ -77,11 +77,12 @@ const CASES: Case[] = [
   {
     words: [],
     tail: ["-p", "hi"],
-    tailFor: { print: [], replayUserMessages: [], permissionPromptTool: [] },
+    tailFor: { print: [], replayUserMessages: [], permissionPromptTool: [], awaitInitialize: [] },
     needs: {
       includePartialMessages: ["--output-format", "stream-json"],
       replayUserMessages: ["--input-format", "stream-json", "--output-format", "stream-json"],
       permissionPromptTool: ["--input-format", "stream-json", "--output-format", "stream-json"],
+      awaitInitialize: ["--input-format", "stream-json", "--output-format", "stream-json"],
     },
     endIsOption: true,
     effects: {
@@ -115,6 +116,7 @@ const CASES: Case[] = [
       addDir: [perm(opts, "addDirs"), (s) => [Deno.realPathSync(s.sample!)]],
       settingSources: [perm(opts, "settingSources"), (s) => s.sample!.split(",")],
       permissionPromptTool: [field("permissionPromptTool"), sample],
+      awaitInitialize: [field("awaitInitialize"), flag],
     },
   },
   {
