@@ -157,7 +157,6 @@ Deno.test("crab --permission-prompt-tool stdio: a deny's message goes to the mod
   await c.next((e) => e.type === "result", "the result");
   const { code, stderr } = await c.end();
   assert.equal(code, 0, stderr);
-  assert.equal(Deno.statSync(s.ws).isDirectory, true);
   assert.throws(() => Deno.statSync(join(s.ws, "made.txt")), Deno.errors.NotFound);
   const [seen] = toolResults(fake.modelRequests()[1]);
   assert.match(seen.text, /^Error \[refused\]: .*not in this repository/);
@@ -237,6 +236,36 @@ Deno.test("crab --permission-prompt-tool stdio: a deny rule denies without askin
   assert.equal(code, 0, stderr);
   assert.ok(!c.events.some((e) => e.type === "control_request"));
   assert.equal(c.results()[0].permission_denials[0].rule, "Bash(rm *)");
+});
+
+Deno.test("crab --permission-prompt-tool stdio asks for a protected path in a mode that allows the write", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "write", args: { path: ".mcp.json", content: "{}" } }] },
+    { text: "ok" },
+  ]);
+  const c = new Conversation(s, fake, [
+    "--permission-prompt-tool",
+    "stdio",
+    "--permission-mode",
+    "acceptEdits",
+  ]);
+  await c.send(user("go"));
+  const ask = await c.ask();
+  assert.equal(ask.request.tool_name, "Write");
+  assert.deepEqual(ask.request.input, { file_path: join(s.ws, ".mcp.json"), content: "{}" });
+  assert.match(ask.request.decision_reason, /protected path/);
+  // No rule approves a protected path: nothing to remember.
+  assert.deepEqual(ask.request.permission_suggestions, []);
+  await c.send(answer(ask.request_id, { behavior: "deny", message: "leave it" }));
+  await c.next((e) => e.type === "result", "the result");
+  const { code, stderr } = await c.end();
+  assert.equal(code, 0, stderr);
+  assert.throws(() => Deno.statSync(join(s.ws, ".mcp.json")), Deno.errors.NotFound);
+  assert.match(
+    c.results()[0].permission_denials[0].reason,
+    /^Cannot write "\.mcp\.json": it is a protected path/,
+  );
 });
 
 Deno.test("crab --permission-prompt-tool stdio: a deny with interrupt stops the prompt; the next message is answered", async () => {
