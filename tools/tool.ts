@@ -81,6 +81,27 @@ export interface ApprovalRequest {
   rememberAs?: string;
   /** What an `a` answer approves for the session, when it is less than the class. */
   allOf?: string;
+  /**
+   * The call asked about, for an asker that shows it whole or answers with
+   * another input (a permission prompt tool); absent for what is not a call
+   * (a host, a hook script).
+   */
+  call?: ApprovalCall;
+}
+
+/** A tool call as an approval request carries it. */
+export interface ApprovalCall {
+  readonly tool: Pick<AnyTool, "name" | "alias">;
+  readonly input: Readonly<Record<string, unknown>>;
+  /** The model's id for the call, when a model made it. */
+  readonly callId: string | undefined;
+  readonly callSeq: number;
+  readonly session: { readonly workspace: string };
+  /**
+   * False once the call runs (an outside path the tool asks about): an answer
+   * may then allow or refuse it, not change its input.
+   */
+  readonly mayChangeInput: boolean;
 }
 
 /** Everything a tool body may use besides its arguments. */

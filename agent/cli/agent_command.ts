@@ -173,7 +173,14 @@ function startDebugLog(choice: DebugChoice): void {
 }
 
 /** Options only print mode has, as with `claude -p`: nobody is there to see what they do. */
-const PRINT_ONLY = ["jsonSchema", "noSessionPersistence", "fallbackModel", "maxBudgetUsd"];
+const PRINT_ONLY = [
+  "jsonSchema",
+  "noSessionPersistence",
+  "fallbackModel",
+  "maxBudgetUsd",
+  "permissionPromptTool",
+  "awaitInitialize",
+];
 
 /** Checks the root's command line and says what to run. */
 export function planAgent(p: Parsed): AgentInput {
@@ -239,6 +246,19 @@ export function planAgent(p: Parsed): AgentInput {
       "crab -p --input-format stream-json --output-format stream-json",
     );
   }
+  if (p.str("permissionPromptTool") === "stdio" && input !== "stream-json") {
+    throw new UsageError(
+      "Cannot use --permission-prompt-tool stdio without --input-format stream-json: " +
+        "the answers come on stdin",
+      "crab -p --input-format stream-json --output-format stream-json " +
+        "--permission-prompt-tool stdio",
+    );
+  }
+  if (p.has("awaitInitialize") && input !== "stream-json") {
+    throw new UsageError(
+      "Cannot use --await-initialize without --input-format stream-json: initialize comes on stdin",
+    );
+  }
   if (input === "stream-json" && (p.str("print") || p.args.length)) {
     throw new UsageError(
       "Cannot take a prompt argument with --input-format stream-json: it comes on stdin",
@@ -265,6 +285,8 @@ export function planAgent(p: Parsed): AgentInput {
         includePartialMessages: p.flag("includePartialMessages"),
         replayUserMessages: p.flag("replayUserMessages"),
         jsonSchema: p.str("jsonSchema"),
+        permissionPromptTool: p.str("permissionPromptTool"),
+        awaitInitialize: p.flag("awaitInitialize"),
       },
     };
   }
@@ -316,7 +338,8 @@ lists take every word up to the next option or --, as Claude Code's do:
   crab -p "fix the tests" --allowedTools "Read,Edit,Bash(npm test:*)" --max-turns 10
   crab --disallowedTools "Bash(curl *)" "Read(./.env)" -- "PROMPT"
 Print mode approves the offered tools unless a permission flag is given; then what
-is not allowed is refused. crab permissions lists the rules; crab permissions check
+is not allowed is refused, or asked of --permission-prompt-tool (the Agent SDK's
+canUseTool with stdio, or mcp__SERVER__TOOL). crab permissions lists the rules; crab permissions check
 says what a call would get, and why.
 
 Print mode exit codes: 0 done, 1 crab error, 2 usage error, 3 provider error,

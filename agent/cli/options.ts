@@ -76,12 +76,19 @@ function uuid(v: string): string | undefined {
 }
 
 function settingSources(v: string): string | undefined {
-  const bad = v.split(",").map((x) => x.trim()).find((x) =>
+  // Empty reads no settings file (the Agent SDK's `settingSources: []`).
+  const bad = v.split(",").map((x) => x.trim()).filter(Boolean).find((x) =>
     !["user", "project", "local"].includes(x)
   );
   return bad === undefined
     ? undefined
     : `expected user, project or local, comma-separated (not "${bad}")`;
+}
+
+function promptTool(v: string): string | undefined {
+  return v === "stdio" || /^mcp__[^_]\S*__\S+$/.test(v)
+    ? undefined
+    : "expected stdio or mcp__SERVER__TOOL";
 }
 
 function port(v: string): string | undefined {
@@ -523,6 +530,22 @@ const CLAUDE_RUN: OptionSpec[] = [
     arg: "FILE",
     help: "the debug log goes to FILE (appended) instead of stderr; turns --debug on",
     sample: "debug.log",
+  },
+  {
+    key: "permissionPromptTool",
+    long: "--permission-prompt-tool",
+    kind: "value",
+    arg: "TOOL",
+    help: "print mode: ask what would ask of the Agent SDK (stdio) or of an MCP tool " +
+      "(mcp__SERVER__TOOL), not refuse it",
+    check: promptTool,
+    sample: "stdio",
+  },
+  {
+    key: "awaitInitialize",
+    long: "--await-initialize",
+    kind: "flag",
+    help: "stream-json input: the Agent SDK's initialize comes first (crab always waits for it)",
   },
 ];
 

@@ -162,8 +162,11 @@ function absolutePaths(input: Record<string, unknown>, workspace: string) {
   return input;
 }
 
-/** A hook's `updatedInput` (Claude Code's shape, maybe partial) as crab's arguments. */
-function crabInput(call: CheckedCall, updated: Record<string, unknown>): Record<string, unknown> {
+/** An `updatedInput` (Claude Code's shape, maybe partial) of a call as crab's arguments. */
+export function crabInput(
+  call: Pick<CheckedCall, "input"> & { tool: { name: string }; session: { workspace: string } },
+  updated: Record<string, unknown>,
+): Record<string, unknown> {
   const builtin = crabNameOf(call.tool.name) === call.tool.name
     ? call.tool.name as BuiltinName
     : undefined;

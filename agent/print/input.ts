@@ -17,8 +17,12 @@
 import type { PrintJson } from "./events.ts";
 import { parseSdkHooks, type SdkHook, SdkHookBridge } from "../hooks/sdk.ts";
 
-/** What crab says it has, in the shape of the SDK's `SDKControlInitializeResponse`. */
-function initializeResponse(): PrintJson {
+/**
+ * What crab says it has, in the shape of the SDK's `SDKControlInitializeResponse`;
+ * `mcp_servers_applied` confirms the servers the SDK sent in the request, which
+ * the SDK waits for before it sends a prompt.
+ */
+function initializeResponse(settings: InitSettings): PrintJson {
   return {
     commands: [],
     agents: [],
@@ -26,6 +30,7 @@ function initializeResponse(): PrintJson {
     available_output_styles: ["default"],
     models: [],
     account: {},
+    ...(settings.mcpServers ? { mcp_servers_applied: true } : {}),
   };
 }
 
@@ -147,8 +152,11 @@ function refusal(key: string, value: unknown, permissionMode: string): string {
         "configure them with crab mcp add, or in .mcp.json";
     case "permissionMode":
       return `Cannot use permission mode ${JSON.stringify(value)}: print mode runs in ` +
-        `"${permissionMode}" (every offered tool approved, outside and protected paths refused; ` +
-        "--yolo for bypassPermissions)";
+        `"${permissionMode}" ` +
+        (permissionMode === "acceptOffered"
+          ? "(every offered tool approved, outside and protected paths refused; " +
+            "--yolo for bypassPermissions)"
+          : "(give the mode with --permission-mode)");
     case "allowedTools":
     case "disallowedTools":
       return `Cannot take ${key} from initialize: choose the tools offered with --tools`;
@@ -194,6 +202,12 @@ export interface StreamInputHooks {
   interrupt(): void;
   /** The permission mode in force, which `initialize` may name. */
   permissionMode: string;
+  /** `--await-initialize`: a user message before `initialize` is refused. */
+  awaitInitialize?: boolean;
+  /** Takes a `control_response` to a request crab sent (a permission question); false if none. */
+  controlResponse?(message: Record<string, unknown>): boolean;
+  /** stdin ended: nothing more will be answered. */
+  ended?(): void;
 }
 
 /** The user messages of a stream-json input, read in the background as they come. */
@@ -203,6 +217,7 @@ export class StreamInput {
   #ended = false;
   /** The system prompt is set when the first message runs: a later `initialize` cannot change it. */
   #seenUser = false;
+  #initialized = false;
   /** Why the run cannot go on as asked (a refused `initialize`), once known. */
   refused?: string;
   /** The settings of the `initialize` request, once answered. */
@@ -219,6 +234,7 @@ export class StreamInput {
     })().catch((e) => this.hooks.notice(`cannot read stdin: ${e?.message ?? e}`)).finally(() => {
       this.#ended = true;
       this.#sdkHooks.close();
+      this.hooks.ended?.();
       this.#wake();
     });
   }
@@ -283,7 +299,8 @@ export class StreamInput {
           return;
         }
         this.settings = checked.settings;
-        this.#respond(id, true, { response: initializeResponse() });
+        this.#initialized = true;
+        this.#respond(id, true, { response: initializeResponse(checked.settings) });
       } else if (subtype === "interrupt") {
         this.hooks.interrupt();
         this.#respond(id, true);
@@ -302,13 +319,22 @@ export class StreamInput {
           `a user message's ${others.join(", ")} block(s) were not sent: crab takes text only`,
         );
       }
+      if (this.hooks.awaitInitialize && !this.#initialized) {
+        this.refused = "Cannot answer a user message before initialize: --await-initialize " +
+          "says initialize comes first";
+        this.#wake();
+        return;
+      }
       this.#seenUser = true;
       this.#queue.push({ text, raw: m });
       this.#wake();
       return;
     }
-    // A control_response answers a hook callback; anything else is unknown.
-    if (m?.type === "control_response" && this.#sdkHooks.answer(m)) return;
+    // A control_response answers a hook callback or a permission question; anything else is unknown.
+    if (
+      m?.type === "control_response" &&
+      (this.#sdkHooks.answer(m) || this.hooks.controlResponse?.(m))
+    ) return;
     this.hooks.notice(`skipped a stdin message of type ${JSON.stringify(m?.type)}`);
   }
 }

@@ -52,6 +52,7 @@ import { commandLineMode } from "../settings/permissions.ts";
 import { StoreError } from "../store/store_error.ts";
 import { PartialMessages } from "./partial.ts";
 import { StreamInput, type StreamUserMessage } from "./input.ts";
+import { PromptTool } from "./prompt_tool.ts";
 import {
   BinaryStdinError,
   cutNote,
@@ -118,6 +119,10 @@ export interface PrintOptions extends RunFlags {
   replayUserMessages?: boolean;
   /** `--json-schema`: the answer must be JSON valid for this schema (JSON text). */
   jsonSchema?: string;
+  /** `--permission-prompt-tool`: `stdio` (the SDK's canUseTool) or `mcp__SERVER__TOOL`. */
+  permissionPromptTool?: string;
+  /** `--await-initialize`: stream-json input starts with `initialize`, before any user message. */
+  awaitInitialize?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -291,6 +296,9 @@ async function firstPrompt(
       // The SDK's interrupt stops the running prompt; the next message is still answered.
       interrupt: () => run.controller.abort(),
       permissionMode: printPermissionMode(opts),
+      awaitInitialize: opts.awaitInitialize ?? false,
+      controlResponse: (m) => run.promptTool?.answer(m) ?? false,
+      ended: () => run.promptTool?.close(),
     });
     const message = await input.next();
     if (input.refused) throw new UsageError(input.refused);
@@ -310,8 +318,10 @@ async function firstPrompt(
 /** The mode in force, as the run will name it (the SDK's initialize may only ask for it). */
 function printPermissionMode(opts: PrintOptions): string {
   const flags = opts.permissions ?? {};
+  // A prompt tool answers what would ask: print mode's own default gives way.
   const fromCommandLine = flags.settings !== undefined || flags.permissionMode !== undefined ||
-    Boolean(flags.allowedTools?.length) || Boolean(flags.disallowedTools?.length);
+    Boolean(flags.allowedTools?.length) || Boolean(flags.disallowedTools?.length) ||
+    opts.permissionPromptTool !== undefined;
   return opts.yolo || flags.yolo
     ? "bypassPermissions"
     : fromCommandLine
@@ -343,6 +353,8 @@ class PrintRun {
   /** `json --verbose` prints the stream's messages as one array at the end, as claude -p does. */
   readonly #kept: PrintJson[] | undefined;
   rt: Runtime | undefined;
+  /** Who answers what would ask (`--permission-prompt-tool`), if anyone. */
+  readonly promptTool: PromptTool | undefined;
   readonly #sent = new WeakSet<Message>();
   #lastUsage: { inputTokens: number; outputTokens: number } | undefined;
   /** The id of the response under way: its stream_event lines and its assistant messages share it. */
@@ -357,6 +369,15 @@ class PrintRun {
       this.controller.abort();
     });
     this.#kept = this.format === "json" && opts.verbose ? [] : undefined;
+    this.promptTool = opts.permissionPromptTool === undefined
+      ? undefined
+      : new PromptTool(opts.permissionPromptTool, {
+        send: (e) => this.emit(e),
+        notice: (m) => writeErr(`crab: ${m}\n`),
+        // As the SDK's interrupt: the running prompt stops, the next message is answered.
+        interrupt: () => this.controller.abort(),
+        runtime: () => this.rt,
+      });
   }
 
   emit(event: PrintJson): void {
@@ -450,6 +471,7 @@ class PrintRun {
         mode: "print",
         notice: (m) => writeErr(`crab: ${m}\n`),
         events: this.events(),
+        ...(this.promptTool && { ask: this.promptTool.asker, askCallsOnly: true }),
       });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
@@ -460,6 +482,13 @@ class PrintRun {
       throw e;
     }
     this.sessionId = this.rt.sessionId;
+    const missing = this.promptTool?.unavailable();
+    if (missing) {
+      writeErr(
+        `crab: the permission prompt tool ${this.promptTool!.name} is not available: ${missing}; ` +
+          "what would ask is refused\n",
+      );
+    }
     return this.rt;
   }
 

@@ -88,8 +88,13 @@ export interface RuntimeHooks {
   mode: "print" | "interactive";
   /** One line for the user (stderr in print mode). */
   notice(message: string): void;
-  /** The interactive prompt; absent in print mode. */
+  /**
+   * Who answers what would ask: the interactive prompt, or print mode's
+   * permission prompt tool (then print mode approves nothing up front).
+   */
   ask?: Asker;
+  /** `ask` answers tool calls only (a permission prompt tool), not hook scripts or hosts. */
+  askCallsOnly?: boolean;
   /** Told of each call allowed without asking. */
   approved?: (request: ApprovalRequest) => void;
   /** A hook's plain stdout (the REPL shows it in the call's detail view). */
@@ -234,11 +239,14 @@ function offeredTools(
  * The mode and the classes approved up front. Print mode without permission
  * flags keeps its own default: the offered tools approved, rules from files
  * adding denials; with them it acts as `claude -p` (what is not allowed is denied).
+ * With a permission prompt tool (`answered`) someone is there to answer: nothing
+ * is approved up front, and what would ask asks it.
  */
 function choosePolicy(
   flags: RunFlags,
   settings: Settings,
   mode: RuntimeHooks["mode"],
+  answered: boolean,
   offered: readonly AnyTool[],
   mcpServers: readonly string[],
   notice: (m: string) => void,
@@ -247,7 +255,8 @@ function choosePolicy(
   // A mode a settings file chose (the user's, `--settings`, or a workspace's as far as trust lets
   // it) is an answer: it wins over print mode's own default, as with `claude -p`.
   const fileMode = permissions.modeFromSettings;
-  const printDefault = mode === "print" && !permissions.fromCommandLine && !fileMode;
+  const printDefault = mode === "print" && !answered && !permissions.fromCommandLine &&
+    !fileMode;
   const allowed = parseClasses([
     ...(settings.crab().settings.allow ?? []),
     ...(splitList(flags.allow) ?? []),
@@ -422,7 +431,15 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     forget: (cls) => made.policy?.forget(cls) ?? false,
   });
   const servers = hooks.mode === "print" ? mcp.start().servers : [];
-  const choice = choosePolicy(flags, settings, hooks.mode, offered, servers, hooks.notice);
+  const choice = choosePolicy(
+    flags,
+    settings,
+    hooks.mode,
+    hooks.ask !== undefined,
+    offered,
+    servers,
+    hooks.notice,
+  );
   if (choice.mode === "bypassPermissions" && effectiveUid() === 0) {
     hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
   }
@@ -467,6 +484,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
       allowed: choice.allowed,
       sandbox,
       ...(hooks.ask ? { ask: hooks.ask } : {}),
+      ...(hooks.askCallsOnly ? { askCallsOnly: true } : {}),
       ...(hooks.approved ? { notify: hooks.approved } : {}),
       flagFor,
     },

@@ -52,8 +52,10 @@ export interface PolicyChoice {
   allowed: Iterable<AllowedClass>;
   /** What bash's sandbox is granted. */
   sandbox: SandboxGrant;
-  /** Who answers an "ask" (the REPL's prompt); nobody without it. */
+  /** Who answers an "ask" (the REPL's prompt, print mode's prompt tool); nobody without it. */
   ask?: Asker;
+  /** `ask` answers tool calls only (a permission prompt tool), not hook scripts or hosts. */
+  askCallsOnly?: boolean;
   /** Told of each call allowed without asking. */
   notify?: (request: ApprovalRequest) => void;
   /** The flag that would approve a class, for the refusal text. */
@@ -127,7 +129,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
     notice: opts.hooks.notice,
     ...(opts.hooks.output ? { output: opts.hooks.output } : {}),
     // Where nobody can answer, a prompt a waiting workspace hook would check is refused.
-    ...(opts.policy.ask ? {} : {
+    ...(opts.policy.ask && !opts.policy.askCallsOnly ? {} : {
       promptGuards: (opts.hooks.untrusted ?? []).filter((h) => h.event === "UserPromptSubmit"),
     }),
     record: (r) => recordHookRun(store, { ...r, runId, seq: ++seq }),
@@ -145,6 +147,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
     trusted: settings.trusted,
     protect: hookProtection(settings.workspace, opts.hooks.commands),
     ...(opts.policy.ask ? { ask: hooks.notifying(opts.policy.ask) } : {}),
+    ...(opts.policy.askCallsOnly ? { askCallsOnly: true } : {}),
     ...(opts.policy.notify ? { notify: opts.policy.notify } : {}),
     ...(opts.policy.flagFor ? { flagFor: opts.policy.flagFor } : {}),
   });

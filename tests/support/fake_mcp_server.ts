@@ -7,7 +7,8 @@
  * Run: `deno run -A --config deno.json tests/support/fake_mcp_server.ts [--junk-at-start] [--invisible] [MARKER]`
  *
  * `--invisible` adds a tool whose name, description and schema carry zero-width,
- * bidi and tag characters.
+ * bidi and tag characters. `--approver` adds `approve`, a permission prompt tool
+ * in Claude Code's contract: it allows a call unless its input says "forbidden".
  *
  * @module
  */
@@ -85,7 +86,22 @@ const invisibleTool = {
   }),
 };
 
-let tools = Deno.args.includes("--invisible") ? [...baseTools, invisibleTool] : [...baseTools];
+/** A permission prompt tool: `{tool_name, input, tool_use_id}` in, a decision as JSON text out. */
+const approveTool = {
+  name: "approve",
+  description: "Answers a permission prompt.",
+  inputSchema: object({
+    tool_name: { type: "string" },
+    input: { type: "object" },
+    tool_use_id: { type: "string" },
+  }, ["tool_name", "input"]),
+};
+
+let tools = [
+  ...baseTools,
+  ...(Deno.args.includes("--invisible") ? [invisibleTool] : []),
+  ...(Deno.args.includes("--approver") ? [approveTool] : []),
+];
 let cancellations = 0;
 let calls = 0;
 
@@ -115,6 +131,17 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
         });
       });
       return text(`slept ${ms}`);
+    }
+    case "approve": {
+      const input = JSON.stringify(args.input ?? {});
+      return text(JSON.stringify(
+        input.includes("forbidden")
+          ? {
+            behavior: "deny",
+            message: `the gate refuses ${args.tool_name} ${args.tool_use_id}: "forbidden"`,
+          }
+          : { behavior: "allow", updatedInput: args.input },
+      ));
     }
     case "stats":
       return text(JSON.stringify({ calls, cancellations }));

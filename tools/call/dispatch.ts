@@ -31,6 +31,7 @@ import type { Session } from "./session.ts";
 import { KeyedDigest } from "./digest.ts";
 import {
   type AnyTool,
+  type ApprovalCall,
   type ApprovalRequest,
   type ObjectSchema,
   type ToolContext,
@@ -40,6 +41,15 @@ import {
 import { validate } from "./validate.ts";
 import { workspaceLock } from "./workspace_lock.ts";
 import { findDuplicateKey } from "./json_keys.ts";
+import {
+  abortedError,
+  assertOpen,
+  changedTooOften,
+  failureOf,
+  MAX_REDECIDED,
+  StageFailure,
+  unknownTool,
+} from "./call_errors.ts";
 
 /**
  * The codes dispatch itself answers with, whatever the tool: bad or oversized
@@ -167,33 +177,6 @@ export function resultText(r: DispatchResult): string {
   return r.ok ? r.output : errorText(r.error);
 }
 
-function unexpected(tool: string, e: unknown): ToolError {
-  if (e instanceof Deno.errors.NotCapable) {
-    return new ToolError(
-      "permission_denied",
-      `Cannot run ${tool}: this crab process lacks the permission (${e.message})`,
-      "This build of crab is restricted; the call cannot succeed here. Do without this tool.",
-      "denied",
-    );
-  }
-  if (e instanceof Deno.errors.PermissionDenied) {
-    return new ToolError(
-      "os_permission_denied",
-      `The operating system refused access: ${e.message}`,
-      "Check file permissions, or choose another path.",
-    );
-  }
-  if (e instanceof Deno.errors.NotFound) {
-    return new ToolError("file_not_found", e.message, "Check the path with glob.");
-  }
-  const message = e instanceof Error ? e.message : String(e);
-  return new ToolError(
-    "internal_error",
-    `Tool failed unexpectedly: ${message}`,
-    "This is a defect in crab, not in your call; try another approach.",
-  );
-}
-
 /** Runs tool calls for one session and records one observation per call. */
 export class Dispatcher {
   readonly registry: Registry;
@@ -284,7 +267,7 @@ export class Dispatcher {
     // The observation names the tool's class even when its arguments are refused.
     record.toolClass = tool?.class;
     const early = record.parseArguments() ??
-      (tool ? undefined : unknownTool(call, this.registry)) ??
+      (tool ? undefined : unknownTool(call.name, this.registry)) ??
       check(tool!, record.parsed, `Invalid arguments for ${call.name}`, FIX_HINT);
     if (early) return record.fail(early);
     call.tool = tool;
@@ -312,20 +295,25 @@ export class Dispatcher {
       await this.#preTool(call as OpenCall, tool);
       record.target = targetOf(call.input);
     }
-    const decision = this.#stages.decide.length > 0 ? await this.#decide(call) : classDefault(tool);
-    record.rule = decision.rule;
-    if (decision.effect === "deny") {
-      throw new ToolError(
-        "policy_denied",
-        `Cannot run ${call.name}: ${decision.why}`,
-        decision.hint ?? "Do not retry the same call; change approach or ask the user.",
-        "refused",
-      );
-    }
-    // A plain allow runs at once; one the rules or the mode gave goes by the approval policy,
-    // which tells the user (the REPL shows an approved edit's change).
-    if (decision.effect === "ask" || decision.why !== "") {
-      await record.ask({
+    const decide = () => this.#stages.decide.length > 0 ? this.#decide(call) : classDefault(tool);
+    let decision = await decide();
+    // An answer may give another input (a permission prompt tool's): it is decided
+    // again, so no answer escapes a deny rule; only an ask rule on it asks again.
+    for (let round = 0;; round++) {
+      record.rule = decision.rule;
+      if (decision.effect === "deny") {
+        throw new ToolError(
+          "policy_denied",
+          `Cannot run ${call.name}: ${decision.why}`,
+          decision.hint ?? "Do not retry the same call; change approach or ask the user.",
+          "refused",
+        );
+      }
+      // A plain allow runs at once; one the rules or the mode gave goes by the approval policy,
+      // which tells the user (the REPL shows an approved edit's change).
+      const asks = decision.effect === "ask" || decision.why !== "";
+      if (!asks || (round > 0 && !decision.always)) break;
+      const input = await record.ask({
         tool: call.name,
         class: tool.class,
         summary: summarize(tool, call.input, ctx),
@@ -340,7 +328,20 @@ export class Dispatcher {
             },
           }
           : {}),
+        call: approvalCall(call, true),
       });
+      if (input === undefined) break;
+      if (round === MAX_REDECIDED) throw changedTooOften(call.name);
+      const invalid = check(
+        tool,
+        input,
+        `Invalid arguments for ${call.name} as the approval changed them`,
+        "The changed call cannot run; the approver gave arguments the tool does not take.",
+      );
+      if (invalid) throw invalid;
+      (call as OpenCall).input = input;
+      record.target = targetOf(input);
+      decision = await decide();
     }
     record.covered = decision.covers ?? [];
   }
@@ -532,20 +533,32 @@ class CallRecord {
     return undefined;
   }
 
-  /** Asks the approval policy, counting the wait; throws `refused` when it says no. */
-  async ask(request: ApprovalRequest): Promise<void> {
-    if (this.covered.includes(request.class)) return;
+  /**
+   * Asks the approval policy, counting the wait; throws `refused` when it says
+   * no. Resolves to the other input the answer gave, if it gave one that
+   * differs (null fields dropped); one given while the call runs is refused.
+   */
+  async ask(request: ApprovalRequest): Promise<Record<string, unknown> | undefined> {
+    if (this.covered.includes(request.class)) return undefined;
     const w0 = performance.now();
+    const refused = (why: string | undefined) =>
+      new ToolError(
+        "refused",
+        `Call refused: ${request.summary}` + (why ? `. ${why}` : ""),
+        "Do not retry the same call; change approach or ask the user.",
+        "refused",
+      );
     try {
       const decision = await this.#dispatcher.policy.approve(request, this.#call.signal);
-      if (!decision.allowed) {
-        throw new ToolError(
-          "refused",
-          `Call refused: ${request.summary}` + (decision.reason ? `. ${decision.reason}` : ""),
-          "Do not retry the same call; change approach or ask the user.",
-          "refused",
-        );
+      if (!decision.allowed) throw refused(decision.reason);
+      const input = decision.input && dropNulls(decision.input);
+      if (!input || canonicalJson(input) === canonicalJson(this.#call.input ?? {})) {
+        return undefined;
       }
+      if (!request.call?.mayChangeInput) {
+        throw refused("the answer changed the input of a call that is already running");
+      }
+      return input;
     } finally {
       this.waitMs += performance.now() - w0;
     }
@@ -562,7 +575,9 @@ class CallRecord {
     return {
       session: call.session,
       signal: call.signal,
-      requestApproval: (request) => this.ask({ ...request, tool: call.name }),
+      requestApproval: async (request) => {
+        await this.ask({ ...request, tool: call.name, call: approvalCall(call, false) });
+      },
       onOutput,
       ...(hidden ? { hidden } : {}),
       ...(policy.closedPath
@@ -668,39 +683,10 @@ class CallRecord {
   }
 }
 
-/**
- * Throws `policy_denied` when `policy` closes `path` to every tool of a call in
- * `workspace` (crab's data directory): a tool's path, checked again where it
- * leads when the tool opens it (a glob's pattern, a path swapped since).
- */
-function assertOpen(policy: ApprovalPolicy, path: string, workspace: string, what: string): void {
-  const why = policy.closedPath?.(path, workspace);
-  if (!why) return;
-  throw new ToolError(
-    "policy_denied",
-    `Cannot ${what}: ${why}`,
-    "Leave crab's data directory alone; to see a long output again, read the spill file its " +
-      "result names.",
-    "denied",
-  );
-}
-
-/** The error of a call to a name no tool has. */
-function unknownTool(call: OpenCall, registry: Registry): ToolError {
-  const why = registry.missingWhy(call.name);
-  return new ToolError(
-    "unknown_tool",
-    `Cannot call "${call.name}": no such tool${why ? ` (${why})` : ""}`,
-    `Use one of: ${registry.names().join(", ")}.`,
-  );
-}
-
-/** What a call fails with when something throws: a ToolError as itself, anything else named. */
-function failureOf(e: unknown, call: ToolCall): ToolError {
-  if (e instanceof ToolError) return e;
-  if (call.signal.aborted) return abortedError();
-  if (e instanceof StageFailure) return e.toolError(call.name);
-  return unexpected(call.name, e);
+/** A call as its approval request carries it. */
+function approvalCall(call: CheckedCall, mayChangeInput: boolean): ApprovalCall {
+  const { tool, input, callId, callSeq, session } = call;
+  return { tool, input, callId, callSeq, session, mayChangeInput };
 }
 
 /** The decision when no policy stage has one: read-class calls run, the others ask. */
@@ -741,21 +727,6 @@ function byKind(stages: readonly DispatchStage[]): StagesByKind {
   };
 }
 
-/** A stage threw something other than a `ToolError`: crab's defect, named after the stage. */
-class StageFailure extends Error {
-  constructor(readonly stage: DispatchStage, cause: unknown) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-  }
-
-  toolError(tool: string): ToolError {
-    return new ToolError(
-      "internal_error",
-      `Cannot run ${tool}: the ${this.stage.name} stage failed: ${this.message}`,
-      "This is a defect in crab, not in your call; try another approach.",
-    );
-  }
-}
-
 /** Runs one stage member, marking what it throws (a `ToolError` passes as itself). */
 async function staged<T>(stage: DispatchStage, fn: () => T | Promise<T>): Promise<T> {
   try {
@@ -784,15 +755,6 @@ const FIX_HINT = "Fix every listed problem and call again; the schema is in the 
 function added(text: string, additions: string[]): string {
   if (additions.length === 0) return text;
   return [text, ...additions].join("\n");
-}
-
-function abortedError(): ToolError {
-  return new ToolError(
-    "aborted",
-    "The call was aborted before it finished",
-    "The user interrupted; wait for their next instruction.",
-    "aborted",
-  );
 }
 
 function tooLarge(name: string, bytes: number): ToolError {

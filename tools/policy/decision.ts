@@ -81,8 +81,14 @@ export interface Verdict {
   answersPrompt?: boolean;
 }
 
-/** An approval answer; `reason` goes back to the model when refused. */
-export type ApprovalDecision = { allowed: true } | { allowed: false; reason?: string };
+/**
+ * An approval answer; `reason` goes back to the model when refused. `input`:
+ * allowed with another input (a permission prompt tool's `updatedInput`, as
+ * crab's arguments), which dispatch validates and decides again.
+ */
+export type ApprovalDecision =
+  | { allowed: true; input?: Record<string, unknown> }
+  | { allowed: false; reason?: string };
 
 /** What the table reads of a session: its rules, its mode and its approved classes. */
 export interface PermissionState {

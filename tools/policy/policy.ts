@@ -69,8 +69,19 @@ export function expandClass(cls: AllowedClass): ApprovalClass[] {
   return cls === OUTSIDE ? [...OUTSIDE_CLASSES] : [cls];
 }
 
-/** The answer of an interactive asker: this call, refuse, the whole class, or refuse with words for the model. */
-export type AskAnswer = "yes" | "no" | "all" | { feedback: string };
+/**
+ * The answer of an asker: this call, refuse, the whole class, refuse with the
+ * user's words for the model, refuse for a reason of its own (a permission
+ * prompt tool's deny), or this call with another input (crab's arguments: a
+ * permission prompt tool's `updatedInput`).
+ */
+export type AskAnswer =
+  | "yes"
+  | "no"
+  | "all"
+  | { feedback: string }
+  | { refused: string }
+  | { input: Record<string, unknown> };
 
 /** Asks a person; resolves when they answered. */
 export type Asker = (request: ApprovalRequest, signal: AbortSignal) => Promise<AskAnswer>;
@@ -97,6 +108,11 @@ export interface PolicyOptions {
   protect?: readonly ProtectedExtra[];
   /** The interactive prompt; without it, unapproved calls are refused. */
   ask?: Asker;
+  /**
+   * The asker answers tool calls only (a permission prompt tool): a changed
+   * hook script and a host no list names are refused, as where nobody answers.
+   */
+  askCallsOnly?: boolean;
   /** Told of each request allowed without asking (the REPL still shows its change). */
   notify?: (request: ApprovalRequest) => void;
   /**
@@ -163,6 +179,8 @@ export class Policy {
   /** What bash's sandbox reads at each call: the grant, and this policy's live answers. */
   readonly sandbox: SandboxPolicy;
   readonly #ask: Asker | undefined;
+  /** Who answers what is not a tool call (a hook script, a host): the asker, unless it answers calls only. */
+  readonly #askOthers: Asker | undefined;
   /** Classes allowed by an `a` answer (not up front), which {@link forget} can void. */
   readonly #answeredAll = new Set<ApprovalClass>();
   readonly #notify: ((request: ApprovalRequest) => void) | undefined;
@@ -177,6 +195,7 @@ export class Policy {
     this.home = opts.home;
     this.allowed = new Set([...opts.allowed ?? []].flatMap(expandClass));
     this.#ask = opts.ask;
+    this.#askOthers = opts.askCallsOnly ? undefined : opts.ask;
     this.#notify = opts.notify;
     this.#flagFor = opts.flagFor ?? ((cls) => `--allow ${cls}`);
     const liveRules = () => this.rules;
@@ -195,7 +214,7 @@ export class Policy {
       get rules() {
         return liveRules();
       },
-      ...(opts.ask
+      ...(this.#askOthers
         ? { askHost: (host: string, signal: AbortSignal) => this.askHost(host, signal) }
         : {}),
       mayGiveBack: (gitDir: string, entry: string) => this.mayGiveBack(gitDir, entry),
@@ -327,10 +346,10 @@ export class Policy {
     const what = `${hook.changed.join(", ")} changed since crab pinned ${
       hook.changed.length === 1 ? "it" : "them"
     }`;
-    if (!this.#ask || this.mode === "dontAsk") {
+    if (!this.#askOthers || this.mode === "dontAsk") {
       return `${what}; run crab interactively in this workspace to confirm the change`;
     }
-    const answer = await this.#ask({
+    const answer = await this.#askOthers({
       tool: "hook",
       class: "protected",
       summary: `run the hook ${hook.command} from ${hook.source} — ${what}`,
@@ -376,9 +395,9 @@ export class Policy {
    * where nobody can answer, and in `dontAsk`.
    */
   async askHost(host: string, signal: AbortSignal): Promise<boolean> {
-    if (!this.#ask || this.mode === "dontAsk") return false;
+    if (!this.#askOthers || this.mode === "dontAsk") return false;
     const rule = hostRule(host);
-    const answer = await this.#ask({
+    const answer = await this.#askOthers({
       tool: "bash",
       class: "net",
       summary: `connect to ${host} (a command asked crab's proxy; no allowed host list names it)`,
@@ -459,6 +478,12 @@ export class Policy {
       this.#answeredAll.add(request.class);
     }
     if (answer === "no") return { allowed: false, reason: "The user refused this call." };
+    if (typeof answer === "object" && "input" in answer) {
+      return { allowed: true, input: answer.input };
+    }
+    if (typeof answer === "object" && "refused" in answer) {
+      return { allowed: false, reason: answer.refused };
+    }
     if (typeof answer === "object") {
       return { allowed: false, reason: `The user refused this call and said: ${answer.feedback}` };
     }

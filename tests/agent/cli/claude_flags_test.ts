@@ -81,7 +81,14 @@ Deno.test("crab -p --setting-sources reads only the named scopes' settings files
   s.put("secret.txt", "s3cret\n");
   s.put(".claude/settings.json", JSON.stringify({ permissions: { deny: ["Read(./secret.txt)"] } }));
   const call = { calls: [{ name: "read", args: { path: "secret.txt" } }] };
-  await using fake = await startFakeModel([call, { text: "a" }, call, { text: "b" }]);
+  await using fake = await startFakeModel([
+    call,
+    { text: "a" },
+    call,
+    { text: "b" },
+    call,
+    { text: "c" },
+  ]);
   const all = await printRun(s, fake, ["-p", "go"]);
   assert.equal(all.code, 0, all.stderr);
   assert.equal(toolResults(fake.modelRequests()[1])[0].isError, true);
@@ -90,6 +97,10 @@ Deno.test("crab -p --setting-sources reads only the named scopes' settings files
   const result = toolResults(fake.modelRequests()[3])[0];
   assert.equal(result.isError, false);
   assert.match(result.text, /s3cret/);
+  // Empty, as the Agent SDK's `settingSources: []` sends it: no settings file at all.
+  const none = await printRun(s, fake, ["-p", "go", "--setting-sources="]);
+  assert.equal(none.code, 0, none.stderr);
+  assert.equal(toolResults(fake.modelRequests()[5])[0].isError, false);
   const bad = await printRun(s, fake, ["-p", "go", "--setting-sources", "user,policy"]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /expected user, project or local, comma-separated \(not "policy"\)/);

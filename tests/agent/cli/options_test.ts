@@ -77,10 +77,12 @@ const CASES: Case[] = [
   {
     words: [],
     tail: ["-p", "hi"],
-    tailFor: { print: [], replayUserMessages: [] },
+    tailFor: { print: [], replayUserMessages: [], permissionPromptTool: [], awaitInitialize: [] },
     needs: {
       includePartialMessages: ["--output-format", "stream-json"],
       replayUserMessages: ["--input-format", "stream-json", "--output-format", "stream-json"],
+      permissionPromptTool: ["--input-format", "stream-json", "--output-format", "stream-json"],
+      awaitInitialize: ["--input-format", "stream-json", "--output-format", "stream-json"],
     },
     endIsOption: true,
     effects: {
@@ -116,6 +118,8 @@ const CASES: Case[] = [
       bare: [field("bare"), flag],
       debug: [(i) => (i.debug as { filter: string }).filter, sample],
       debugFile: [(i) => (i.debug as { file: string }).file, sample],
+      permissionPromptTool: [field("permissionPromptTool"), sample],
+      awaitInitialize: [field("awaitInitialize"), flag],
     },
   },
   {

@@ -244,6 +244,8 @@ Deno.test("crab --input-format stream-json starts initialize's mcpServers, as --
   assert.equal(r.code, 0, r.stderr);
   const events = parse(r.stdout);
   assert.equal(events[0].response.subtype, "success");
+  // The SDK sends no prompt until crab confirms it took the servers.
+  assert.equal(events[0].response.response.mcp_servers_applied, true);
   const init = events.find((e) => e.type === "system" && e.subtype === "init");
   assert.deepEqual(init.mcp_servers, [{ name: "f", status: "connected" }]);
   // An MCP tool by Claude Code's name in tools, by crab's in crab_tools.
@@ -265,4 +267,16 @@ Deno.test("crab --input-format stream-json takes initialize's jsonSchema as --js
   const result = parse(r.stdout).find((e) => e.type === "result");
   assert.deepEqual(result.structured_output, { n: 2 });
   assert.match(systemPrompt(fake.modelRequests()[0]), /"required":\["n"\]/);
+});
+
+Deno.test("crab --input-format stream-json --await-initialize refuses a user message before initialize", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "never" }, { text: "ok" }]);
+  let r = await streamRun(s, fake, [user("hi"), initialize({})], ["--await-initialize"]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /Cannot answer a user message before initialize: --await-initialize/);
+  assert.equal(fake.modelRequests().length, 0);
+  r = await streamRun(s, fake, [initialize({}), user("hi")], ["--await-initialize"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(parse(r.stdout).at(-1).result, "never");
 });

@@ -3,10 +3,11 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { harness } from "../../support/harness.ts";
 import { Dispatcher, type DispatchResult, MAX_ARGS_BYTES } from "../../../tools/call/dispatch.ts";
 import type { DispatchStage } from "../../../tools/call/stages.ts";
-import { Policy } from "../../../tools/policy/policy.ts";
+import { type AskAnswer, Policy } from "../../../tools/policy/policy.ts";
+import { parseRule } from "../../../tools/policy/rules.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";
 import { Session, sha256 } from "../../../tools/call/session.ts";
-import { type Tool, ToolError } from "../../../tools/tool.ts";
+import { type Tool, type ToolContext, ToolError } from "../../../tools/tool.ts";
 import type { ApprovalPolicy } from "../../../tools/call/stages.ts";
 import { Registry } from "../../../tools/call/registry.ts";
 import { builtinTools } from "../../../tools/call/builtins.ts";
@@ -831,4 +832,86 @@ Deno.test("dispatch() gives one observation and a result whatever a stage throws
     "crab: the a stage failed on echo: boom",
     "crab: the a stage failed on echo: boom",
   ]);
+});
+
+/** A tool named bash, so that Bash rules match it, which records the commands it ran. */
+function commandTool(seen: unknown[], onRun?: (ctx: ToolContext) => Promise<void>) {
+  const tool: Tool<{ command: string }> = {
+    name: "bash",
+    class: "exec",
+    description: "Runs nothing; records the command.",
+    schema: {
+      type: "object",
+      properties: { command: { type: "string" } },
+      required: ["command"],
+      additionalProperties: false,
+    },
+    async run(args, ctx) {
+      await onRun?.(ctx);
+      seen.push(args);
+      return { output: args.command };
+    },
+    summarize: (args) => `run: ${args.command}`,
+  };
+  return tool;
+}
+
+Deno.test("dispatch() runs the input an approval gives, validated, and decides it again", async () => {
+  const seen: unknown[] = [];
+  const asked: unknown[] = [];
+  const answers: AskAnswer[] = [
+    { input: { command: "echo second" } },
+    { input: { command: 5 } },
+    { input: { command: "rm -rf build" } },
+  ];
+  await using h = harness([commandTool(seen)], {
+    rules: [parseRule("Bash(rm *)", "deny", { scope: "flag" }, { project: "/", home: "/" })],
+    ask: (req) => (asked.push(req.call?.input), Promise.resolve(answers[asked.length - 1])),
+  });
+  const ran = await h.call("bash", { command: "echo first" });
+  assert.ok(ran.ok);
+  assert.deepEqual(seen, [{ command: "echo second" }]);
+
+  const invalid = await h.call("bash", { command: "echo first" });
+  assert.ok(!invalid.ok);
+  assert.equal(invalid.error.code, "invalid_arguments");
+  assert.match(
+    invalid.error.message,
+    /as the approval changed them: args\.command: expected a string/,
+  );
+
+  // A deny rule that matches the changed input denies it, whoever approved it.
+  const denied = await h.call("bash", { command: "echo first" });
+  assert.ok(!denied.ok);
+  assert.equal(denied.error.code, "policy_denied");
+  assert.match(denied.error.message, /^Cannot run bash: rm -rf build: denied by Bash\(rm \*\)/);
+  assert.deepEqual(denied.rule?.text, "Bash(rm *)");
+  assert.deepEqual(seen, [{ command: "echo second" }]);
+  assert.deepEqual(asked, Array(3).fill({ command: "echo first" }));
+});
+
+Deno.test("dispatch() refuses an approval that changes the input of a running call", async () => {
+  const seen: unknown[] = [];
+  const classes: string[] = [];
+  await using h = harness(
+    [commandTool(
+      seen,
+      (ctx) => ctx.requestApproval({ class: "outside-read", summary: "read /x" }),
+    )],
+    {
+      ask: (req) => {
+        classes.push(req.class);
+        // The call itself is allowed as it is; its outside read comes with another input.
+        return Promise.resolve(req.call?.mayChangeInput ? "yes" : { input: { command: "other" } });
+      },
+    },
+  );
+  const r = await h.call("bash", { command: "echo x" });
+  assert.ok(!r.ok);
+  assert.equal(r.error.code, "refused");
+  assert.match(
+    r.error.message,
+    /read \/x\. the answer changed the input of a call that is already running/,
+  );
+  assert.deepEqual([classes, seen], [["exec", "outside-read"], []]);
 });
