@@ -860,7 +860,7 @@ Deno.test("dispatch() runs the input an approval gives, validated, and decides i
   const seen: unknown[] = [];
   const asked: unknown[] = [];
   const answers: AskAnswer[] = [
-    { input: { command: "echo second" } },
+    { input: { command: "make second" } },
     { input: { command: 5 } },
     { input: { command: "rm -rf build" } },
   ];
@@ -868,11 +868,11 @@ Deno.test("dispatch() runs the input an approval gives, validated, and decides i
     rules: [parseRule("Bash(rm *)", "deny", { scope: "flag" }, { project: "/", home: "/" })],
     ask: (req) => (asked.push(req.call?.input), Promise.resolve(answers[asked.length - 1])),
   });
-  const ran = await h.call("bash", { command: "echo first" });
+  const ran = await h.call("bash", { command: "make first" });
   assert.ok(ran.ok);
-  assert.deepEqual(seen, [{ command: "echo second" }]);
+  assert.deepEqual(seen, [{ command: "make second" }]);
 
-  const invalid = await h.call("bash", { command: "echo first" });
+  const invalid = await h.call("bash", { command: "make first" });
   assert.ok(!invalid.ok);
   assert.equal(invalid.error.code, "invalid_arguments");
   assert.match(
@@ -881,13 +881,13 @@ Deno.test("dispatch() runs the input an approval gives, validated, and decides i
   );
 
   // A deny rule that matches the changed input denies it, whoever approved it.
-  const denied = await h.call("bash", { command: "echo first" });
+  const denied = await h.call("bash", { command: "make first" });
   assert.ok(!denied.ok);
   assert.equal(denied.error.code, "policy_denied");
   assert.match(denied.error.message, /^Cannot run bash: rm -rf build: denied by Bash\(rm \*\)/);
   assert.deepEqual(denied.rule?.text, "Bash(rm *)");
-  assert.deepEqual(seen, [{ command: "echo second" }]);
-  assert.deepEqual(asked, Array(3).fill({ command: "echo first" }));
+  assert.deepEqual(seen, [{ command: "make second" }]);
+  assert.deepEqual(asked, Array(3).fill({ command: "make first" }));
 });
 
 Deno.test("dispatch() refuses an approval that changes the input of a running call", async () => {
@@ -906,7 +906,7 @@ Deno.test("dispatch() refuses an approval that changes the input of a running ca
       },
     },
   );
-  const r = await h.call("bash", { command: "echo x" });
+  const r = await h.call("bash", { command: "make x" });
   assert.ok(!r.ok);
   assert.equal(r.error.code, "refused");
   assert.match(

@@ -609,7 +609,7 @@ function judge(who: string, spec: Spec, args: ShellWord[], use: ReadOnlyUse): vo
       break;
     case "list":
       if (operands.length && !listing) {
-        refuse(use, `${who} with a name and no --list makes, not lists, a branch`);
+        refuse(use, `${who} with a name makes a branch: only a listing is read-only`);
       }
       break;
     case "text":
