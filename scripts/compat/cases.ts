@@ -144,9 +144,13 @@ export const CASES: readonly CompatCase[] = [
     prompted: true,
   },
   {
-    name: "api-401",
+    name: "api-400",
     about: "an API error is success + is_error with the status and a readable result",
-    turns: [{ error: 401, message: "invalid x-api-key" }],
+    // Not retried by either (a 401 or 5xx is, by Claude Code, for minutes).
+    turns: Array.from(
+      { length: 3 },
+      () => ({ error: 400, message: "temperature: must be at most 1" }),
+    ),
   },
   {
     name: "prompt-blocked",

@@ -274,10 +274,12 @@ const CASES: Case[] = [
     }],
     codes: [0],
     expect(o) {
+      // A tool denied whole is not offered: calling it is an unknown tool, not a denial.
       assert.deepEqual(
         json(o.runs[0]).permission_denials.map((d: { tool_name: string }) => d.tool_name),
-        ["Read", "Bash"],
+        ["Read"],
       );
+      assert.match(results(o, 1), /unknown_tool/);
       assert.equal(o.files["new.txt"], "made\n");
     },
   },
@@ -359,6 +361,64 @@ const CASES: Case[] = [
     expect(o) {
       assert.match(results(o, 1), /ping/);
       assert.deepEqual(lines(o.runs[0])[0].mcp_servers, [{ name: "fake", status: "connected" }]);
+    },
+  },
+  {
+    name: "--bare, --debug, --debug-file: no instruction file, a debug log",
+    files: { "ws/AGENTS.md": "Always answer in haiku.\n" },
+    turns: [{ text: "one" }, { text: "two" }],
+    runs: (at) => [
+      { args: print(at, "go", "--bare", "--debug", "api") },
+      { args: print(at, "go", "--debug-file", join(at.root, "debug.log")) },
+    ],
+    codes: [0, 0],
+    expect(o) {
+      assert.doesNotMatch(JSON.stringify(o.requests[0].body), /haiku/);
+      assert.match(JSON.stringify(o.requests[1].body), /haiku/);
+      assert.match(o.runs[0].stderr, /\[api\]/);
+      assert.doesNotMatch(o.runs[1].stderr, /\[api\]/);
+    },
+  },
+  {
+    name: "--permission-prompt-tool, --await-initialize: an MCP tool answers for the user",
+    turns: [
+      { calls: [{ name: "bash", args: { command: "echo forbidden > no.txt" } }] },
+      { text: "refused" },
+    ],
+    runs: (at) => [{
+      args: [
+        "--provider",
+        "anthropic",
+        "--base-url",
+        at.model,
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--await-initialize",
+        "--mcp-config",
+        JSON.stringify({
+          mcpServers: {
+            gate: { command: Deno.execPath(), args: [...RUN_CACHED, FAKE_SERVER, "--approver"] },
+          },
+        }),
+        "--permission-prompt-tool",
+        "mcp__gate__approve",
+      ],
+      stdin: [
+        JSON.stringify({
+          type: "control_request",
+          request_id: "init-1",
+          request: { subtype: "initialize" },
+        }),
+        userLine("go", 0),
+      ].join("\n") + "\n",
+    }],
+    codes: [0],
+    expect(o) {
+      assert.match(results(o, 1), /the gate refuses Bash/);
+      assert.equal(o.files["no.txt"], undefined);
     },
   },
   {
@@ -469,7 +529,7 @@ const CASES: Case[] = [
   {
     name: "--trust-project, --setting-sources: the project's command and settings",
     files: {
-      "ws/.claude/commands/hello.md": "Say hello to $1.",
+      "ws/.claude/commands/hello.md": "Say hello to $0.",
       "ws/.claude/settings.json": JSON.stringify({ permissions: { deny: ["Read(./a.txt)"] } }),
       "ws/a.txt": "A\n",
     },
@@ -568,6 +628,7 @@ function normalize(text: string, s: Sandbox, fake: FakeModel, ids: Map<string, s
     .replace(/(?<="run_id":")[0-9a-z]+/g, id("run"))
     .replace(/(?<=\[end of web content )[0-9a-f]+/g, id("fence"))
     .replace(/("duration(?:_api)?_ms":)[\d.]+/g, "$10")
+    .replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b/g, "<time>")
     .replace(/\b\d+(?:\.\d+)? ?ms\b/g, "<ms>");
 }
 

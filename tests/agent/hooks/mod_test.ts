@@ -226,13 +226,13 @@ Deno.test("repl: Notification fires when an approval waits, PreCompact before /c
     ...on("PreCompact", "manual", `cat >> ${notes}; echo >> ${notes}`),
   });
   await using fake = await startFakeModel([
-    { calls: [{ name: "bash", args: { command: "echo hi" } }] },
+    { calls: [{ name: "bash", args: { command: "make hi" } }] },
     { text: "ran it" },
     { text: "the summary" },
   ]);
   await using t = await replAgainst(s, fake);
   await submit(t, "run something");
-  await t.waitFor("⚠ bash — run: echo hi");
+  await t.waitFor("⚠ bash — run: make hi");
   const read = () =>
     Deno.readTextFileSync(notes).trim().split("\n").map((l) => JSON.parse(l)) as Record<
       string,

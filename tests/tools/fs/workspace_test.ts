@@ -66,11 +66,13 @@ Deno.test("guardPath() asks for outside-read with the real target named", async 
     const r = await h.call("probe", { path: "ext/f" });
     assert.ok(r.ok);
     assert.equal(r.output, `${outside}/f`);
-    assert.deepEqual(asked, [{
+    // The request names the call it is asked for; what it asks is the rest.
+    assert.deepEqual(asked.map(({ call: _, ...rest }) => rest), [{
       tool: "probe",
       class: "outside-read",
       summary: `read outside the workspace: ${outside}/f (via ext/f)`,
     }]);
+    assert.deepEqual(asked[0].call?.input, { path: "ext/f" });
   } finally {
     Deno.removeSync(outside, { recursive: true });
   }
