@@ -6,6 +6,8 @@
  * @module
  */
 
+import { runEnv } from "../tools/fs/run_env.ts";
+
 /** ANSI styling, or plain text when colours are off. */
 export interface Colors {
   enabled: boolean;
@@ -18,7 +20,7 @@ export interface Colors {
 }
 
 /** Colours for a stream: off with `NO_COLOR` set (to anything) or when not a terminal. */
-export function colors(isTerminal: boolean, env: Pick<Deno.Env, "get"> = Deno.env): Colors {
+export function colors(isTerminal: boolean, env: Pick<Deno.Env, "get"> = runEnv): Colors {
   const noColor = env.get("NO_COLOR");
   const enabled = isTerminal && (noColor === undefined || noColor === "");
   const wrap = (open: number, close: number) => (s: string) =>

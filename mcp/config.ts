@@ -10,6 +10,7 @@
  * @module
  */
 
+import { runEnv } from "../tools/fs/run_env.ts";
 import { isAbsolute, resolve } from "node:path";
 import { mcpConfigPaths } from "../tools/fs/data_dir.ts";
 import { serverNameProblem } from "./names.ts";
@@ -87,7 +88,7 @@ export function transportLabel(server: Pick<McpServerConfig, "transport" | "sse"
 }
 
 /** The user-scope file: `mcp.json` in crab's config dir. */
-export function userConfigPath(env: Pick<Deno.Env, "get"> = Deno.env): string {
+export function userConfigPath(env: Pick<Deno.Env, "get"> = runEnv): string {
   return mcpConfigPaths("", env).user;
 }
 
@@ -109,7 +110,7 @@ export function projectConfigPath(workspace: string): string {
  */
 export function loadMcpConfig(
   workspace: string,
-  env: Record<string, string> = Deno.env.toObject(),
+  env: Record<string, string> = runEnv.toObject(),
   flag?: FlagServers,
   read: ConfigReader = readConfigText,
 ): LoadedMcpConfig {
@@ -164,7 +165,7 @@ export class McpFlagError extends Error {
 export function readFlagConfigs(
   values: readonly string[],
   workspace: string,
-  env: Record<string, string> = Deno.env.toObject(),
+  env: Record<string, string> = runEnv.toObject(),
 ): McpServerConfig[] {
   const vars = configVariables(workspace, env);
   const byName = new Map<string, McpServerConfig>();
@@ -227,7 +228,7 @@ export function readConfigFile(
   file: string,
   scope: McpServerConfig["scope"],
   workspace: string,
-  env: Record<string, string> = Deno.env.toObject(),
+  env: Record<string, string> = runEnv.toObject(),
   read: ConfigReader = readConfigText,
 ): LoadedMcpConfig {
   const text = read(file);

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { runEnv } from "./fs/run_env.ts";
 import description from "./bash.md" with { type: "text" };
 import { killProcessGroup, registerGroup } from "./host/processes.ts";
 import { debug } from "./fs/debug_log.ts";
@@ -73,7 +74,7 @@ const NO_SEQUENCE_EDITOR = "echo 'crab: no editor is available here: git rebase 
 
 /** Crab's environment minus secrets, with non-interactive git and pagers (bash, MCP servers). */
 export function scrubEnv(
-  env: Record<string, string> = Deno.env.toObject(),
+  env: Record<string, string> = runEnv.toObject(),
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
@@ -433,7 +434,7 @@ function credentialLine(
   session: Session,
 ): string | undefined {
   if (stores.length === 0 || session.said.has("credential-store")) return undefined;
-  const env = Deno.env.get("HOME");
+  const env = runEnv.get("HOME");
   let home: string | undefined;
   try {
     home = env && Deno.realPathSync(env);

@@ -19,6 +19,7 @@
  * @module
  */
 
+import { runEnv } from "./fs/run_env.ts";
 import description from "./grep.md" with { type: "text" };
 import { type Tool, type ToolContext, ToolError, type ToolResult } from "./tool.ts";
 import { truncateText } from "./call/truncate.ts";
@@ -66,7 +67,7 @@ const HERE_SLICE_MS = 8;
 const HERE_ALONE_MS = 12;
 
 function timeoutMs(): number {
-  const v = Number(Deno.env.get("CRAB_GREP_TIMEOUT_MS"));
+  const v = Number(runEnv.get("CRAB_GREP_TIMEOUT_MS"));
   return Number.isFinite(v) && v > 0 ? v : DEFAULT_TIMEOUT_MS;
 }
 

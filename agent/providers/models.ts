@@ -6,6 +6,8 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
+
 /**
  * Context window assumed for a model crab does not know and whose server does not say
  * (see `context_window.ts`). Current models have at least this much; a server that has
@@ -127,7 +129,7 @@ export const OPUSPLAN = "opusplan";
 /** Reads one environment variable (the process's own by default). */
 export type EnvGet = (name: string) => string | undefined;
 
-const processEnv: EnvGet = (name) => Deno.env.get(name);
+const processEnv: EnvGet = (name) => runEnv.get(name);
 
 function aliasTarget(alias: string, env: EnvGet): string | undefined {
   const full = MODEL_ALIASES[alias];

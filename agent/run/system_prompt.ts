@@ -24,6 +24,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { configDir } from "../../tools/fs/data_dir.ts";
 import base from "./system_prompt.md" with { type: "text" };
@@ -246,7 +247,7 @@ export function instructionFiles(
   } = {},
 ): InstructionFile[] {
   const max = opts.max ?? MAX_INSTRUCTIONS;
-  const home = opts.home ?? Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? "/";
+  const home = opts.home ?? runEnv.get("HOME") ?? runEnv.get("USERPROFILE") ?? "/";
   const project = gitRoot(workspace) ?? workspace;
   const real = (paths: string[]) => paths.map(realPath).filter((p) => p !== undefined);
   const ctx: ReadContext = {

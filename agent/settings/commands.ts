@@ -26,6 +26,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { join, relative } from "node:path";
 import { configDir } from "../../tools/fs/data_dir.ts";
 import { claudeDir } from "./files.ts";
@@ -53,7 +54,7 @@ export interface CommandFront {
 /** Where custom commands are looked for, the first of a name winning: project before user. */
 function commandDirs(
   workspace: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): [string, CustomCommand["scope"]][] {
   return [
     [join(workspace, ".crab", "commands"), "project"],
@@ -106,7 +107,7 @@ function commandsIn(dir: string, scope: CustomCommand["scope"]): CustomCommand[]
  */
 export function customCommands(
   workspace: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): CustomCommand[] {
   const out: CustomCommand[] = [];
   for (const [dir, scope] of commandDirs(workspace, env)) {

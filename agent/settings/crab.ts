@@ -8,6 +8,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { osaDistance } from "./suggest.ts";
 import { SAFE_PROJECT_KEYS } from "./gates.ts";
 
@@ -244,7 +245,7 @@ function unknownField(path: string, key: string): string {
 /** Paths of the two config files; the user's is found with `env`. */
 export function configPaths(
   workspace: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): { user: string; project: string } {
   const table = settingsFileTable(workspace, env);
   return {
@@ -277,7 +278,7 @@ export function loadSettings(
   workspace: string,
   trusted: boolean,
   reader = settingsReader(),
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
   withProject = true,
 ): LoadedSettings {
   const paths = configPaths(workspace, env);

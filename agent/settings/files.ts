@@ -22,6 +22,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { configDir, mcpConfigPaths } from "../../tools/fs/data_dir.ts";
@@ -40,7 +41,7 @@ export interface SettingsFile {
 }
 
 /** Claude Code's user directory, `~/.claude`. */
-export function claudeDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+export function claudeDir(env: Pick<Deno.Env, "get"> = runEnv): string {
   return join(env.get("HOME") ?? homedir(), ".claude");
 }
 
@@ -51,7 +52,7 @@ export function claudeDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
  */
 export function settingsFileTable(
   workspace: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): SettingsFile[] {
   return [
     { scope: "user", path: join(configDir(env), "config.json"), owner: "crab" },

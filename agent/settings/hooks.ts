@@ -17,6 +17,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { isWithin } from "../../tools/fs/workspace.ts";
@@ -186,7 +187,7 @@ export interface HookFile {
  * `.claude/settings.json` and `.claude/settings.local.json` (crab's own local
  * config holds permissions only).
  */
-export function hookFiles(workspace: string, env: Pick<Deno.Env, "get"> = Deno.env): HookFile[] {
+export function hookFiles(workspace: string, env: Pick<Deno.Env, "get"> = runEnv): HookFile[] {
   return settingsFileTable(workspace, env)
     .filter((f) => f.owner !== "mcp" && !(f.scope === "local" && f.owner === "crab"))
     .map((f) => ({ scope: f.scope, path: f.path }));
@@ -218,7 +219,7 @@ export function loadHooks(
     trustHint: string;
   },
   reader: SettingsReader = settingsReader(),
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
   withFiles = true,
 ): LoadedHooks {
   const notices: string[] = [];
@@ -333,7 +334,7 @@ export function expandWord(word: string, workspace: string, home: string): strin
 export function hookScripts(
   command: string,
   workspace: string,
-  home = Deno.env.get("HOME") ?? homedir(),
+  home = runEnv.get("HOME") ?? homedir(),
 ): string[] {
   const out: string[] = [];
   for (const raw of commandWords(command)) {

@@ -24,6 +24,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { type FlagServers, type LoadedMcpConfig, loadMcpConfig } from "../../mcp/config.ts";
 import type { SandboxGrant, SandboxMode } from "../../tools/policy/sandbox.ts";
 import { UsageError } from "./usage_error.ts";
@@ -99,7 +100,7 @@ export class Settings {
     this.workspace = realOrSelf(opts.workspace);
     this.flags = opts.flags ?? {};
     this.reader = opts.reader ?? settingsReader();
-    this.env = opts.env ?? Deno.env;
+    this.env = opts.env ?? runEnv;
     this.bare = opts.bare === true;
     // A bare run reads none of the workspace's files: there is nothing to trust.
     this.trustState = this.bare ? "no" : trustState(this.workspace, this.reader, this.env);

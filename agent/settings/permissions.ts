@@ -26,6 +26,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import {
@@ -110,7 +111,7 @@ export class PermissionError extends Error {
 }
 
 /** The real home directory (`~/` in rules and commands). */
-export function homeDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+export function homeDir(env: Pick<Deno.Env, "get"> = runEnv): string {
   return realOrSelf(env.get("HOME") ?? homedir());
 }
 
@@ -120,7 +121,7 @@ export function homeDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
  */
 export function settingsFiles(
   workspace: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): SettingsFile[] {
   return settingsFileTable(workspace, env).filter((f): f is SettingsFile => f.owner !== "mcp");
 }
@@ -275,7 +276,7 @@ export function loadPermissions(
   trusted: boolean,
   flags: PermissionFlags = {},
   reader: SettingsReader = settingsReader(),
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): Permissions {
   const home = homeDir(env);
   const notices: string[] = [];
@@ -535,7 +536,7 @@ export function permissionsWantTrust(workspace: string, reader = settingsReader(
 export function ruleFile(
   scope: "user" | "project" | "local",
   workspace: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): string {
   return fileOf(settingsFileTable(workspace, env), scope, "crab")!.path;
 }

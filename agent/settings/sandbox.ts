@@ -11,6 +11,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { join } from "node:path";
 import {
   DEFAULT_SANDBOX_MODE,
@@ -52,7 +53,7 @@ function domainLists(src: SandboxSources): DomainLists | undefined {
 }
 
 function expandHome(path: string): string {
-  const home = Deno.env.get("HOME") ?? "/";
+  const home = runEnv.get("HOME") ?? "/";
   return path === "~" ? home : path.startsWith("~/") ? join(home, path.slice(2)) : path;
 }
 

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { join } from "node:path";
 import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import { hasProjectHooks, trustDigest } from "./trust_digest.ts";
@@ -58,7 +59,7 @@ export function realOrSelf(path: string): string {
  * True when the user trusted `workspace` (its real path), and its files turn
  * on nothing more than they did then.
  */
-export function isTrusted(workspace: string, env: Env = Deno.env): boolean {
+export function isTrusted(workspace: string, env: Env = runEnv): boolean {
   return trustState(workspace, settingsReader(), env) === "trusted";
 }
 
@@ -69,7 +70,7 @@ export function isTrusted(workspace: string, env: Env = Deno.env): boolean {
 export function trustState(
   workspace: string,
   reader = settingsReader(),
-  env: Env = Deno.env,
+  env: Env = runEnv,
 ): "trusted" | "changed" | "no" {
   const key = realOrSelf(workspace);
   const record = load(env).workspaces[key];
@@ -87,7 +88,7 @@ function save(record: TrustFile, env: Env): void {
 }
 
 /** Remembers that the user trusts `workspace`. */
-export function trustWorkspace(workspace: string, env: Env = Deno.env): void {
+export function trustWorkspace(workspace: string, env: Env = runEnv): void {
   const record = load(env);
   const key = realOrSelf(workspace);
   record.workspaces[key] = { trustedAt: new Date().toISOString(), digest: trustDigest(key) };
@@ -96,14 +97,14 @@ export function trustWorkspace(workspace: string, env: Env = Deno.env): void {
 }
 
 /** True when the user declined to trust `workspace` before (and has not trusted it since). */
-export function isRefused(workspace: string, env: Env = Deno.env): boolean {
+export function isRefused(workspace: string, env: Env = runEnv): boolean {
   const key = realOrSelf(workspace);
   const record = load(env);
   return !(key in record.workspaces) && key in (record.refused ?? {});
 }
 
 /** Remembers that the user declined to trust `workspace`. */
-export function refuseWorkspace(workspace: string, env: Env = Deno.env): void {
+export function refuseWorkspace(workspace: string, env: Env = runEnv): void {
   const record = load(env);
   const key = realOrSelf(workspace);
   delete record.workspaces[key];
@@ -124,7 +125,7 @@ export function keepingTrust<T>(workspace: string, change: () => T): T {
 }
 
 /** Forgets trust in `workspace`; true when it was trusted. */
-export function untrustWorkspace(workspace: string, env: Env = Deno.env): boolean {
+export function untrustWorkspace(workspace: string, env: Env = runEnv): boolean {
   const record = load(env);
   const key = realOrSelf(workspace);
   if (!(key in record.workspaces)) return false;

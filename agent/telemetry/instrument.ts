@@ -19,6 +19,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import {
   type Attributes as OtelAttributes,
   type Context,
@@ -327,7 +328,7 @@ function toolCallStage(
   ids: () => Attributes,
   withRun: (ctx: Context) => Context,
 ): DispatchStage {
-  const logArgs = envSwitch(Deno.env.get("CRAB_OTEL_LOG_TOOL_ARGS")) === true;
+  const logArgs = envSwitch(runEnv.get("CRAB_OTEL_LOG_TOOL_ARGS")) === true;
   const spans = new WeakMap<ToolCall, Span>();
   return {
     name: "telemetry",

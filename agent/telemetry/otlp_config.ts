@@ -8,6 +8,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { VERSION } from "../../version.ts";
 import type { Attributes } from "./attributes.ts";
 
@@ -68,7 +69,7 @@ export function parsePairs(text: string | undefined): Record<string, string> {
 }
 
 /** The target of one signal; throws {@link OtlpConfigError} for a variable it cannot use. */
-export function otlpTarget(signal: Signal, env: Env = Deno.env): SignalTarget {
+export function otlpTarget(signal: Signal, env: Env = runEnv): SignalTarget {
   const own = env.get(`OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_ENDPOINT`)?.trim();
   const base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT")?.trim() || DEFAULT_ENDPOINT;
   const url = own || `${base.replace(/\/+$/, "")}/v1/${signal}`;
@@ -103,7 +104,7 @@ export function otlpTarget(signal: Signal, env: Env = Deno.env): SignalTarget {
 }
 
 /** The resource: `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_SERVICE_NAME` (default `crab`), `service.version`. */
-export function resourceAttributes(env: Env = Deno.env): Attributes {
+export function resourceAttributes(env: Env = runEnv): Attributes {
   const attrs: Attributes = {
     "service.version": VERSION,
     ...parsePairs(env.get("OTEL_RESOURCE_ATTRIBUTES")),

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import type { Store } from "../store/observe.ts";
 import { metricsRequest, type StoredRun, traceRequest } from "./_otlp_payload.ts";
 import { encodeMetricsRequest, encodeTraceRequest } from "./_protobuf.ts";
@@ -115,7 +116,7 @@ async function send(signal: Signal, target: SignalTarget, body: Uint8Array<Array
  * batches already accepted stay marked.
  */
 export async function exportRuns(store: Store, opts: ExportOptions = {}): Promise<ExportReport> {
-  const env = opts.env ?? Deno.env;
+  const env = opts.env ?? runEnv;
   const traces = otlpTarget("traces", env);
   const metrics = otlpTarget("metrics", env);
   const resource = resourceAttributes(env);

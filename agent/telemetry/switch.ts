@@ -12,6 +12,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { resolve } from "node:path";
 
 /** What the environment variable says: true, false, or nothing. */
@@ -36,7 +37,7 @@ export function workspaceOf(argv: readonly string[]): string {
 /** True when the user turned telemetry on for this command line (see the module doc). */
 export async function telemetryRequested(
   argv: readonly string[],
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): Promise<boolean> {
   const fromEnv = envSwitch(env.get("CRAB_ENABLE_TELEMETRY"));
   if (fromEnv !== undefined) return fromEnv;

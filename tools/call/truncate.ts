@@ -7,6 +7,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { join } from "node:path";
 import { ensureDataDir, ensureOwnSpillDir, noteSpillFile } from "../fs/data_dir.ts";
 
@@ -115,7 +116,7 @@ export class OutputCollector {
   #pending: Uint8Array[] = [];
 
   constructor(opts: TruncateOptions) {
-    this.#opts = { tailBytes: 0, spill: false, env: Deno.env, ...opts };
+    this.#opts = { tailBytes: 0, spill: false, env: runEnv, ...opts };
     this.#head = new Uint8Array(opts.headBytes);
     this.#tail = new Uint8Array(this.#opts.tailBytes);
   }
@@ -283,7 +284,7 @@ export function truncateText(text: string, opts: TruncateOptions): Truncated {
  * run's folder below it, and a run's folder once it is empty and as old; called
  * once at start-up. Never throws.
  */
-export function cleanSpillFiles(now = Date.now(), env: Pick<Deno.Env, "get"> = Deno.env): number {
+export function cleanSpillFiles(now = Date.now(), env: Pick<Deno.Env, "get"> = runEnv): number {
   let dir: string;
   try {
     dir = ensureDataDir("spill", env);

@@ -26,6 +26,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { join } from "node:path";
 import { dataDir } from "../fs/data_dir.ts";
 import { sha256 } from "../fs/sha256.ts";
@@ -59,7 +60,7 @@ export function isMutating(tool: Pick<AnyTool, "class" | "readOnly">): boolean {
 const keys = new Map<string, string>();
 
 /** The lock file of the workspace whose real path is `workspace`, in the data dir `env` names. */
-export function lockFile(workspace: string, env: Pick<Deno.Env, "get"> = Deno.env): string {
+export function lockFile(workspace: string, env: Pick<Deno.Env, "get"> = runEnv): string {
   let key = keys.get(workspace);
   if (key === undefined) {
     key = sha256(workspace).slice(0, 32);
@@ -102,7 +103,7 @@ export interface Hold {
 export async function holdWorkspace(
   workspace: string,
   opts: WaitOptions,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): Promise<Hold> {
   const path = lockFile(workspace, env);
   const deadline = performance.now() + opts.waitMs;

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { join, resolve } from "node:path";
 
 function configuredDataDir(env: Pick<Deno.Env, "get">): string {
@@ -29,7 +30,7 @@ function mayWrite(path: string): boolean {
  * granted only `./.crab` (see `tools/host/capabilities.ts`): when the configured
  * directory is not writable by this process but `./.crab` is, that is the store.
  */
-export function dataDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+export function dataDir(env: Pick<Deno.Env, "get"> = runEnv): string {
   const configured = configuredDataDir(env);
   if (mayWrite(configured)) return configured;
   const local = resolve(".crab");
@@ -37,7 +38,7 @@ export function dataDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
 }
 
 /** The data directory (or its `sub` folder), created if missing. */
-export function ensureDataDir(sub?: string, env: Pick<Deno.Env, "get"> = Deno.env): string {
+export function ensureDataDir(sub?: string, env: Pick<Deno.Env, "get"> = runEnv): string {
   const dir = sub ? join(dataDir(env), sub) : dataDir(env);
   Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
@@ -47,7 +48,7 @@ export function ensureDataDir(sub?: string, env: Pick<Deno.Env, "get"> = Deno.en
  * The user's config directory (not created): `$XDG_CONFIG_HOME/crab`, else
  * `~/.config/crab`. It holds `config.json` and `mcp.json`.
  */
-export function configDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+export function configDir(env: Pick<Deno.Env, "get"> = runEnv): string {
   const xdg = env.get("XDG_CONFIG_HOME");
   if (xdg) return join(xdg, "crab");
   const user = env.get("HOME") ?? env.get("USERPROFILE") ?? ".";
@@ -57,7 +58,7 @@ export function configDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
 /** MCP server lists: the user's `mcp.json` in crab's config dir, a workspace's `.mcp.json`. */
 export function mcpConfigPaths(
   workspace: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): { user: string; project: string } {
   return { user: join(configDir(env), "mcp.json"), project: join(workspace, ".mcp.json") };
 }
@@ -69,7 +70,7 @@ const ownSpillName = `run-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
  * This process's own spill folder (not created): its spill files go there and
  * nowhere else, so a sandboxed command can be shown this run's files alone.
  */
-export function ownSpillDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+export function ownSpillDir(env: Pick<Deno.Env, "get"> = runEnv): string {
   return join(dataDir(env), "spill", ownSpillName);
 }
 
@@ -77,7 +78,7 @@ export function ownSpillDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
 const ownSpillMade = new Set<string>();
 
 /** This process's own spill folder, created if missing, as a real path. */
-export function ensureOwnSpillDir(env: Pick<Deno.Env, "get"> = Deno.env): string {
+export function ensureOwnSpillDir(env: Pick<Deno.Env, "get"> = runEnv): string {
   const dir = ownSpillDir(env);
   Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
   ownSpillMade.add(dir);
@@ -85,7 +86,7 @@ export function ensureOwnSpillDir(env: Pick<Deno.Env, "get"> = Deno.env): string
 }
 
 /** This process's own spill folder (not checked again), or undefined before its first spill file. */
-export function ownSpillDirIfMade(env: Pick<Deno.Env, "get"> = Deno.env): string | undefined {
+export function ownSpillDirIfMade(env: Pick<Deno.Env, "get"> = runEnv): string | undefined {
   const dir = ownSpillDir(env);
   return ownSpillMade.has(dir) ? dir : undefined;
 }

@@ -15,6 +15,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { configDir } from "./data_dir.ts";
 import { type ApprovalRequest, type ToolContext, ToolError } from "../tool.ts";
@@ -189,7 +190,7 @@ export function protectedPaths(
   repo: Repository | undefined = findRepository(workspace),
   gitDirs: readonly string[] = gitDirsOf(workspace, repo),
   extra: readonly { path: string; reason: string }[] = [],
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): ProtectedPath[] {
   const out: ProtectedPath[] = [];
   const add = (p: ProtectedPath) => {
@@ -257,7 +258,7 @@ export function protectionOf(
   workspace: string,
   realPath: string,
   extra: readonly { path: string; reason: string }[] = [],
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): ProtectedPath | undefined {
   const repo = findRepository(workspace);
   const gitDirs = gitDirsOf(workspace, repo);

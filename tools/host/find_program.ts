@@ -5,6 +5,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { delimiter, isAbsolute, join } from "node:path";
 import { isWithin } from "../fs/workspace.ts";
 
@@ -12,7 +13,7 @@ import { isWithin } from "../fs/workspace.ts";
 export function findProgram(
   name: string,
   workspace?: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): string | undefined {
   for (const dir of (env.get("PATH") ?? "").split(delimiter)) {
     // Relative entries and the workspace's own folders could hold a planted program.

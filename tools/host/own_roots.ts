@@ -25,6 +25,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { realPathOrNull } from "../fs/exists.ts";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -77,9 +78,9 @@ export function takeLauncherEnv(env: Pick<Deno.Env, "get" | "set" | "delete"> = 
 
 /** The Deno cache Deno uses when `DENO_DIR` is not set. */
 function defaultDenoDir(): string {
-  const home = Deno.env.get("HOME") ?? "/";
+  const home = runEnv.get("HOME") ?? "/";
   if (Deno.build.os === "darwin") return join(home, "Library", "Caches", "deno");
-  return join(Deno.env.get("XDG_CACHE_HOME") || join(home, ".cache"), "deno");
+  return join(runEnv.get("XDG_CACHE_HOME") || join(home, ".cache"), "deno");
 }
 
 /** Where this crab's code comes from (found once per process). */
@@ -87,10 +88,10 @@ export function crabOrigin(): CrabOrigin {
   if (origin) return origin;
   const executable = Deno.execPath();
   if (Deno.build.standalone) {
-    const tmp = Deno.env.get("TMPDIR") || "/tmp";
+    const tmp = runEnv.get("TMPDIR") || "/tmp";
     origin = { executable, codeCache: join(tmp, `deno-compile-${basename(executable)}.cache`) };
   } else {
-    const set = launched ? launched.denoDir : Deno.env.get("DENO_DIR");
+    const set = launched ? launched.denoDir : runEnv.get("DENO_DIR");
     const denoDir = set ? resolve(set) : defaultDenoDir();
     const launchers = launched?.launcher ? [launched.launcher] : [];
     try {

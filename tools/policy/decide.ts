@@ -70,6 +70,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { isAbsolute, join, resolve } from "node:path";
 import { crabNameOf, fromClaudeInput } from "../table.ts";
 import {
@@ -720,7 +721,7 @@ class Judge {
         ? `${v} lies in a directory commands can write: no allow rule covers it`
         : "";
     }
-    const dirs = this.#ctx.path ?? (Deno.env.get("PATH") ?? "").split(":");
+    const dirs = this.#ctx.path ?? (runEnv.get("PATH") ?? "").split(":");
     const at = this.#firstWritable(dirs);
     if (at < 0) return "";
     for (const dir of dirs.slice(0, at)) {

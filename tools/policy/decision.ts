@@ -29,6 +29,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { isAbsolute, resolve } from "node:path";
 import {
   applyMode,
@@ -178,10 +179,10 @@ export async function permissionDecision(
     }
     const ctx: DecideContext = {
       workspace,
-      home: state.home ?? Deno.env.get("HOME") ?? "/",
+      home: state.home ?? runEnv.get("HOME") ?? "/",
       realPath: realPathOf,
       // bash's PATH is crab's own (`bash.ts`'s environment).
-      path: (Deno.env.get("PATH") ?? "").split(":"),
+      path: (runEnv.get("PATH") ?? "").split(":"),
       writable: state.sandbox?.writable ?? [],
       readOnlyPass,
     };
@@ -269,7 +270,7 @@ export function searchHides(
   if (rules.length === 0) return undefined;
   const ctx: DecideContext = {
     workspace,
-    home: state.home ?? Deno.env.get("HOME") ?? "/",
+    home: state.home ?? runEnv.get("HOME") ?? "/",
     realPath: realPathOf,
   };
   return (path) => pathVerdict(rules, "read", path, ctx).effect !== "default";

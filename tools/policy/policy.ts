@@ -20,6 +20,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import type { AnyTool, ApprovalClass, ApprovalRequest, OutsideClass } from "../tool.ts";
 import { BUILTIN_CLASS_LIST } from "../table.ts";
 import { type Mode, ruleName } from "./decide.ts";
@@ -200,8 +201,8 @@ export class Policy {
     this.#flagFor = opts.flagFor ?? ((cls) => `--allow ${cls}`);
     const liveRules = () => this.rules;
     const grant = opts.sandbox ?? DEFAULT_SANDBOX_POLICY;
-    const home = opts.home ?? realPathOrNull(Deno.env.get("HOME") ?? "/") ?? "/";
-    const env = this.#env = opts.env ?? Deno.env;
+    const home = opts.home ?? realPathOrNull(runEnv.get("HOME") ?? "/") ?? "/";
+    const env = this.#env = opts.env ?? runEnv;
     this.sandbox = {
       mode: grant.mode,
       net: grant.net,

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { join } from "node:path";
 import type { Rule } from "./rules.ts";
 import type { DomainLists } from "./domains.ts";
@@ -133,7 +134,7 @@ export interface SandboxPolicy extends SandboxGrant {
 export function unseenPaths(
   grant: SandboxGrant,
   home: string,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): UnseenPaths {
   const open = grant.credentials ?? [];
   return {

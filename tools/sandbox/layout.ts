@@ -21,6 +21,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { basename, dirname, join } from "node:path";
 import { ownRoots } from "../host/own_roots.ts";
 import { entryExists, lstatOrNull, realPathOrNull } from "../fs/exists.ts";
@@ -139,7 +140,7 @@ function hideable(path: string, keep: string): string[] {
 /** `/run/user/UID` for the owner of HOME (Deno.uid() would need --allow-sys). */
 function defaultRuntimeDir(): string {
   try {
-    return `/run/user/${Deno.statSync(Deno.env.get("HOME") ?? "/").uid}`;
+    return `/run/user/${Deno.statSync(runEnv.get("HOME") ?? "/").uid}`;
   } catch {
     return "";
   }
@@ -147,7 +148,7 @@ function defaultRuntimeDir(): string {
 
 /** The host-wide part of the layout: daemon sockets, the runtime dir, key agents. */
 function systemLayout(): { masked: string[]; runtimeDir?: string; reshown: string[] } {
-  const env = Deno.env.toObject();
+  const env = runEnv.toObject();
   // The runtime dir holds the session bus (systemd-run --user runs anything) and user daemons.
   const runtimeDir = realPathOrNull(env.XDG_RUNTIME_DIR || defaultRuntimeDir()) ?? undefined;
   const reshown: string[] = [];
@@ -187,7 +188,7 @@ function existingAncestor(path: string, workspace: string, names: ReadonlySet<st
 export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout {
   const sys = systemLayout();
   const tmpfs = ["/tmp"];
-  const home = realPathOrNull(Deno.env.get("HOME") ?? "/") ?? "/";
+  const home = realPathOrNull(runEnv.get("HOME") ?? "/") ?? "/";
   // Never hide a folder that holds the workspace or the home directory (a strange XDG_RUNTIME_DIR).
   const run = sys.runtimeDir;
   if (run && !isWithin(run, workspace) && !isWithin(run, home)) tmpfs.push(run);

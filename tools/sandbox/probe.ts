@@ -11,6 +11,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { findProgram } from "../host/find_program.ts";
 import { debug } from "../fs/debug_log.ts";
 import { type Features, invocation } from "./linux/invocation.ts";
@@ -200,7 +201,7 @@ const probes = new Map<string, Promise<SandboxStatus>>();
 export function sandboxStatus(
   workspace: string,
   policy: SandboxPolicy = DEFAULT_SANDBOX_POLICY,
-  env: Pick<Deno.Env, "get"> = Deno.env,
+  env: Pick<Deno.Env, "get"> = runEnv,
 ): Promise<SandboxStatus> {
   const key = JSON.stringify([workspace, policy.mode, policy.net, policy.writable, policy.limits]);
   let status = probes.get(key);

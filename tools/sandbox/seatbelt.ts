@@ -32,6 +32,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { basename, dirname, join } from "node:path";
 import { isWithin, realPathOf } from "../fs/workspace.ts";
 import { lstatOrNull } from "../fs/exists.ts";
@@ -377,7 +378,7 @@ export function seatbeltArgs(profile: SeatbeltProfile, program: readonly string[
 
 /** The SSH agent's socket, when there is one. */
 function agentSockets(): string[] {
-  const sock = Deno.env.get("SSH_AUTH_SOCK");
+  const sock = runEnv.get("SSH_AUTH_SOCK");
   return sock && lstatOrNull(sock) ? [sock] : [];
 }
 

@@ -18,6 +18,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { join } from "node:path";
 
 /** Sockets at fixed places, relative to the system root. */
@@ -190,7 +191,7 @@ let cache: { key: string; sockets: string[] } | undefined;
  * (see {@link findDaemonSockets}), then only checked to still be sockets.
  */
 export function daemonSockets(): string[] {
-  const values = INPUTS.map((k) => Deno.env.get(k) ?? "");
+  const values = INPUTS.map((k) => runEnv.get(k) ?? "");
   const key = values.join("\0");
   if (cache?.key !== key) {
     const env: Record<string, string> = {};

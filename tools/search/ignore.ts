@@ -22,6 +22,7 @@
  * @module
  */
 
+import { runEnv } from "../fs/run_env.ts";
 import { dirname, join, resolve } from "node:path";
 import { entryExists } from "../fs/exists.ts";
 
@@ -481,7 +482,7 @@ function excludesFileSetting(
 /** An environment variable, or undefined when unset or not readable in this build. */
 function env(name: string): string | undefined {
   try {
-    return Deno.env.get(name);
+    return runEnv.get(name);
   } catch {
     return undefined;
   }
