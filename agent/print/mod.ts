@@ -17,40 +17,19 @@
  * @module
  */
 
-import { type DispatchResult, resultText } from "../../tools/call/dispatch.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { exit, onExit, onInterrupt, onTerminate } from "../../tools/host/processes.ts";
-import { claudeCall } from "../hooks/stage.ts";
-import { VERSION } from "../../version.ts";
-import type { AgentEvents, BlockedPrompt } from "../loop/loop.ts";
-import type { Message, ToolCallBlock } from "../providers/types.ts";
-import {
-  apiErrorEvent,
-  assistantEvents,
-  blockedText,
-  initEvent,
-  messageId,
-  noticeEvent,
-  type PrintJson,
-  replayEvent,
-  resultEvent,
-  type ResultFacts,
-  statusEvent,
-  toolInput,
-  toolResultEvent,
-  type ToolStats,
-} from "./events.ts";
+import { noticeEvent, type PrintJson, replayEvent } from "./events.ts";
 import {
   PRINT_DEFAULT_MODE,
   type RunFlags,
   type Runtime,
   SetupError,
-  startRuntime,
   UsageError,
 } from "../run/runtime.ts";
 import { commandLineMode } from "../settings/permissions.ts";
 import { StoreError } from "../store/store_error.ts";
-import { PartialMessages } from "./partial.ts";
+import { ClaudeRun, EXIT } from "./claude_run.ts";
 import { StreamInput, type StreamUserMessage } from "./input.ts";
 import { PromptTool } from "./prompt_tool.ts";
 import {
@@ -62,41 +41,15 @@ import {
   type StdinText,
 } from "./stdin.ts";
 import { toolLine } from "../tool_line.ts";
-import { printCommands, printSlash } from "./slash.ts";
-import {
-  checkAnswer,
-  compileSchema,
-  failureText,
-  type OutputSchema,
-  retryPrompt,
-  SCHEMA_RETRIES,
-  SchemaError,
-  schemaInstruction,
-} from "./structured.ts";
+import { compileSchema, type OutputSchema, SchemaError } from "./structured.ts";
+
+export { EXIT } from "./claude_run.ts";
 
 /** Output formats of print mode. */
 export type OutputFormat = "text" | "json" | "stream-json";
 
 /** Every output format, in the order help texts show them. */
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ["text", "json", "stream-json"];
-
-/** Exit codes of print mode (documented in the README). */
-export const EXIT = {
-  ok: 0,
-  error: 1,
-  usage: 2,
-  provider: 3,
-  maxTurns: 4,
-  contextFull: 5,
-  /** `--max-budget-usd` passed. */
-  maxBudget: 6,
-  /** The answer did not match `--json-schema`, asked twice. */
-  jsonSchema: 7,
-  interrupted: 130,
-  /** The reader of stdout went away (SIGPIPE's conventional status). */
-  outputClosed: 141,
-  terminated: 143,
-} as const;
 
 /** How long a SIGTERM'd run may take to wind down before crab exits anyway. */
 const TERMINATE_GRACE_MS = 5000;
@@ -156,19 +109,6 @@ class Stdout {
   }
 }
 
-/** Wall time covered by a set of possibly overlapping intervals (parallel reads count once). */
-function coveredMs(spans: [number, number][]): number {
-  const sorted = [...spans].sort((a, b) => a[0] - b[0]);
-  let total = 0;
-  let end = -Infinity;
-  for (const [s, e] of sorted) {
-    if (e <= end) continue;
-    total += e - Math.max(s, end);
-    end = e;
-  }
-  return total;
-}
-
 /**
  * The prompt of a run without stream-json input: the argument, stdin, or both
  * (`PROMPT\n\nSTDIN`, as `claude -p` has it); a number is the exit code of a refusal.
@@ -197,90 +137,6 @@ async function textPrompt(given: string | undefined): Promise<string> {
   const text = piped.cut ? `${piped.text}\n\n${cutNote()}` : piped.text;
   if (given === undefined) return text;
   return piped.text.trim() === "" ? given : `${given}\n\n${text}`;
-}
-
-/** What one prompt's result tells: its calls, errors and denials, and when its calls ran. */
-class PromptTally {
-  stats: ToolStats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
-  toolErrors: ResultFacts["toolErrors"] = [];
-  denials: ResultFacts["denials"] = [];
-  toolSpans: [number, number][] = [];
-  readonly #started = new Map<string, number>();
-  /** When the prompt began (its result's `duration_ms`). */
-  t0 = performance.now();
-
-  callStarted(call: ToolCallBlock): void {
-    this.#started.set(call.id, performance.now());
-  }
-
-  /**
-   * Counts one result: an error, a refusal (with the rule), hosts crab's proxy
-   * refused. A denial names the call as Claude Code does (`claude`: its tool
-   * name and input shape, paths absolute), crab's own beside it.
-   */
-  count(
-    call: ToolCallBlock,
-    r: DispatchResult,
-    claude: (
-      name: string,
-      input: Record<string, unknown>,
-    ) => { name: string; input: Record<string, unknown> },
-  ): void {
-    this.toolSpans.push([this.#started.get(call.id) ?? performance.now(), performance.now()]);
-    const stats = this.stats;
-    stats.calls++;
-    const t = stats.by_tool[call.name] ??= { calls: 0, errors: 0 };
-    t.calls++;
-    const denial = (reason: string, extra: Record<string, string>) => {
-      const input = toolInput(call.argsJson);
-      const named = claude(call.name, input);
-      this.denials.push({
-        tool_name: named.name,
-        tool_use_id: call.id,
-        tool_input: named.input,
-        reason,
-        ...extra,
-        crab_tool_name: call.name,
-        crab_tool_input: input,
-      });
-    };
-    if (!r.ok) {
-      if (r.outcome === "refused") {
-        stats.refused++;
-        denial(r.error.message, r.rule ? { rule: r.rule.text, rule_source: r.rule.source } : {});
-      } else {
-        stats.errors++;
-        t.errors++;
-      }
-      this.toolErrors.push({ tool: call.name, code: r.error.code, message: r.error.message });
-    }
-    // The call ran, but crab's proxy refused hosts its commands asked for: denials too.
-    for (const h of r.ok ? r.hosts ?? [] : []) {
-      if (!h.allowed) denial(h.reason ?? `crab's sandbox refused "${h.host}"`, { host: h.host });
-    }
-  }
-}
-
-/** The exit code of a prompt's result, and the reason a stopped one gives. */
-function outcomeOf(
-  status: string,
-  error: string | undefined,
-  stop: PrintRun["stop"],
-  blocked?: BlockedPrompt,
-): { code: number; why: string | undefined } {
-  if (stop === "terminate") return { code: EXIT.terminated, why: "Terminated (SIGTERM)" };
-  if (stop === "output") return { code: EXIT.outputClosed, why: "Output closed" };
-  // A hook refused the prompt: the run did what the hooks asked, as claude -p has it.
-  if (blocked && !blocked.failClosed) return { code: EXIT.ok, why: error };
-  const code = ({
-    ok: EXIT.ok,
-    aborted: EXIT.interrupted,
-    max_turns: EXIT.maxTurns,
-    context_full: EXIT.contextFull,
-    blocked: EXIT.error,
-    max_budget: EXIT.maxBudget,
-  } as Record<string, number>)[status] ?? EXIT.provider;
-  return { code, why: error };
 }
 
 /** The first prompt: the first user message of a stream-json input, or the text one. */
@@ -341,29 +197,35 @@ async function schemaOf(text: string | undefined): Promise<OutputSchema | undefi
 }
 
 /** One print-mode run: its output, its stop reason, and the prompts it answers in turn. */
-class PrintRun {
+class PrintRun extends ClaudeRun {
   readonly format: OutputFormat;
-  readonly opts: PrintOptions;
-  /** Aborts the running prompt; each prompt of a stream-json input has its own. */
-  controller = new AbortController();
-  /** What stopped the run early, if anything. */
-  stop: "interrupt" | "terminate" | "output" | undefined;
+  override readonly opts: PrintOptions;
   readonly out: Stdout;
-  sessionId = "";
   /** `json --verbose` prints the stream's messages as one array at the end, as claude -p does. */
   readonly #kept: PrintJson[] | undefined;
-  rt: Runtime | undefined;
   /** Who answers what would ask (`--permission-prompt-tool`), if anyone. */
   readonly promptTool: PromptTool | undefined;
-  readonly #sent = new WeakSet<Message>();
-  #lastUsage: { inputTokens: number; outputTokens: number } | undefined;
-  /** The id of the response under way: its stream_event lines and its assistant messages share it. */
-  #messageId = messageId();
-  tally = new PromptTally();
 
   constructor(opts: PrintOptions) {
+    super(opts, { emit: () => {}, notice: () => {} });
     this.opts = opts;
     this.format = opts.outputFormat ?? "text";
+    this.sink = {
+      emit: (e) => this.emit(e),
+      notice: (message) => writeErr(`crab: ${message}\n`),
+      agentNotice: (message) => {
+        if (this.format === "stream-json") this.emit(noticeEvent(message, this.sessionId));
+        else writeErr(`crab: ${message}\n`);
+      },
+      callDone: (call, r) => {
+        if (this.format === "stream-json") return;
+        writeErr(toolLine(call, r) + "\n");
+        // Each denial on a line of its own, whole: the rule and the file that holds it.
+        if (!r.ok && r.outcome === "refused") {
+          writeErr(`crab: permission denied: ${printable(r.error.message, "strict", 400)}\n`);
+        }
+      },
+    };
     this.out = new Stdout(() => {
       this.stop ??= "output";
       this.controller.abort();
@@ -385,94 +247,21 @@ class PrintRun {
     else this.#kept?.push(event);
   }
 
-  /** The conversation's newest answer, sent once it is whole: before its first call runs, or at the end. */
-  flushAnswer(): void {
-    const m = this.rt?.agent.messages.findLast((x) => x.role === "assistant");
-    if (!m || this.#sent.has(m)) return;
-    this.#sent.add(m);
-    const usage = this.#lastUsage;
-    const model = this.rt!.provider.model;
-    const id = this.#messageId;
-    for (const e of assistantEvents(m, { id, model, sessionId: this.sessionId, usage })) {
-      this.emit(e);
-    }
-    this.#lastUsage = undefined;
-  }
-
-  /** What the agent tells as it works: calls, results, usage, partial messages, notices. */
-  events(): AgentEvents {
-    const partial = this.opts.includePartialMessages
-      ? new PartialMessages((e) => this.emit(e), {
-        model: () => this.rt!.provider.model,
-        sessionId: () => this.sessionId,
-      })
-      : undefined;
-    let compacting = false;
-    return {
-      onToolCall: (call) => {
-        this.flushAnswer();
-        this.tally.callStarted(call);
-      },
-      onToolResult: (call: ToolCallBlock, r: DispatchResult) => {
-        this.tally.count(call, r, (name, input) => {
-          const rt = this.rt!;
-          const tool = rt.registry.get(name);
-          return claudeCall(name, tool?.alias, input, rt.dispatcher.session.workspace);
-        });
-        if (this.format !== "stream-json") {
-          writeErr(toolLine(call, r) + "\n");
-          // Each denial on a line of its own, whole: the rule and the file that holds it.
-          if (!r.ok && r.outcome === "refused") {
-            writeErr(`crab: permission denied: ${printable(r.error.message, "strict", 400)}\n`);
-          }
-        }
-        this.emit(toolResultEvent(call, r, resultText(r), this.sessionId));
-      },
-      onUsage: (u) => this.#lastUsage = u,
-      onRequest: () => {
-        this.#messageId = messageId();
-        // The summary request of a compaction streams nothing here.
-        if (!partial || compacting) return;
-        this.emit(statusEvent("requesting", this.sessionId));
-        partial.start(this.#messageId);
-      },
-      onCompactStart: () => {
-        compacting = true;
-        this.emit(statusEvent("compacting", this.sessionId));
-      },
-      onCompact: (r) => {
-        compacting = false;
-        this.emit(statusEvent(null, this.sessionId, r));
-      },
-      ...(partial && { onStreamEvent: (ev) => partial.on(ev) }),
-      onNotice: (message) => {
-        if (this.format === "stream-json") this.emit(noticeEvent(message, this.sessionId));
-        else writeErr(`crab: ${message}\n`);
-      },
-    };
-  }
-
   /** Starts the runtime; a run that cannot start says why and gives its exit code. */
-  async start(input: StreamInput | undefined, schema: OutputSchema | undefined) {
-    // The first result's duration counts from here, start-up included.
-    this.tally.t0 = performance.now();
+  async startPrint(input: StreamInput | undefined, schema: OutputSchema | undefined) {
     const { mcpServers, jsonSchema: _, ...initSettings } = input?.settings ?? {};
     const runFlags = {
       ...this.opts,
       ...initSettings,
       ...(mcpServers && { mcpConfig: [...(this.opts.mcpConfig ?? []), mcpServers] }),
     };
-    if (schema) {
-      runFlags.appendSystemPrompt = [runFlags.appendSystemPrompt, schemaInstruction(schema)]
-        .filter(Boolean).join("\n\n");
-    }
+    let rt: Runtime;
     try {
-      this.rt = await startRuntime(runFlags, {
-        mode: "print",
-        notice: (m) => writeErr(`crab: ${m}\n`),
-        events: this.events(),
-        ...(this.promptTool && { ask: this.promptTool.asker, askCallsOnly: true }),
-      });
+      rt = await this.start(
+        runFlags,
+        schema,
+        this.promptTool && { ask: this.promptTool.asker, askCallsOnly: true },
+      );
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       writeErr(`${e instanceof UsageError ? e.report() : `error: ${message}`}\n`);
@@ -481,7 +270,6 @@ class PrintRun {
       if (e instanceof StoreError) return EXIT.error;
       throw e;
     }
-    this.sessionId = this.rt.sessionId;
     const missing = this.promptTool?.unavailable();
     if (missing) {
       writeErr(
@@ -489,30 +277,7 @@ class PrintRun {
           "what would ask is refused\n",
       );
     }
-    return this.rt;
-  }
-
-  /** The init event: the session, the model, the tools, the servers and the mode. */
-  emitInit(run: Runtime): void {
-    this.emit(initEvent({
-      cwd: this.opts.cwd,
-      sessionId: this.sessionId,
-      model: run.provider.model,
-      tools: run.registry.list(),
-      mcpServers: run.mcpStatus().map((s) => ({ name: s.name, status: s.state })),
-      permissionMode: run.permissionMode(),
-      permissionModeSource: run.permissionMode() === PRINT_DEFAULT_MODE
-        ? "print mode"
-        : run.permissions.modeSource,
-      apiKeySource: run.provider.name === "anthropic" && Deno.env.get("ANTHROPIC_API_KEY")
-        ? "ANTHROPIC_API_KEY"
-        : "none",
-      sandbox: run.sandbox,
-      runId: run.runId,
-      provider: run.provider.name,
-      version: VERSION,
-      slashCommands: printCommands(run),
-    }));
+    return rt;
   }
 
   /**
@@ -540,125 +305,35 @@ class PrintRun {
   }
 
   /** Runs one prompt and prints its result; resolves to its exit code and status. */
-  async answer(
+  async answerPrint(
     run: Runtime,
     text: string,
     schema: OutputSchema | undefined,
   ): Promise<{ code: number; status: string }> {
-    const slash = printSlash(text, run);
-    if (slash.kind === "refused") {
-      writeErr(`${new UsageError(slash.message).report()}\n`);
+    const done = await this.answer(run, text, schema);
+    if (done.kind === "refused") {
+      writeErr(`${new UsageError(done.message).report()}\n`);
       return { code: EXIT.usage, status: "error" };
     }
-    if (slash.kind === "prompt" && slash.note) writeErr(`crab: ${slash.note}\n`);
-    const turn = slash.kind === "command" ? slash.turn : undefined;
-    for (const note of turn?.notes ?? []) writeErr(`crab: ${note}\n`);
-    const sendStart = performance.now();
-    const signal = this.controller.signal;
-    let result: Awaited<ReturnType<Runtime["agent"]["send"]>>;
-    let checked: { structured?: { value: unknown }; schemaFailure?: string } = {};
-    try {
-      // A command's rules and model hold for its prompt, retries for the schema included.
-      result = slash.kind === "local" ? await slash.run(signal) : await run.agent.send(
-        slash.kind === "command" ? await slash.turn.begin(signal) : slash.text,
-        signal,
-      );
-      if (schema && result.status === "ok" && slash.kind !== "local") {
-        checked = await this.#structured(run, schema, result);
-      }
-    } finally {
-      turn?.end();
-    }
-    const sendMs = performance.now() - sendStart;
-    this.flushAnswer();
-    return this.#report(run, result, sendMs, checked);
-  }
-
-  /** Checks the answer against the schema, sending it back at most SCHEMA_RETRIES times. */
-  async #structured(
-    run: Runtime,
-    schema: OutputSchema,
-    result: Awaited<ReturnType<Runtime["agent"]["send"]>>,
-  ): Promise<{ structured?: { value: unknown }; schemaFailure?: string }> {
-    let checked = checkAnswer(schema, result.text);
-    for (let i = 0; !checked.ok && i < SCHEMA_RETRIES; i++) {
-      this.flushAnswer();
-      const again = await run.agent.send(retryPrompt(checked.problems), this.controller.signal);
-      Object.assign(result, { ...again, turns: result.turns + again.turns });
-      if (again.status !== "ok") break;
-      checked = checkAnswer(schema, again.text);
-    }
-    if (result.status !== "ok") return {};
-    return checked.ok
-      ? { structured: { value: checked.value } }
-      : { schemaFailure: failureText(checked.problems) };
-  }
-
-  /** Prints a prompt's result in the output format; its exit code and status. */
-  #report(
-    run: Runtime,
-    result: Awaited<ReturnType<Runtime["agent"]["send"]>>,
-    sendMs: number,
-    checked: { structured?: { value: unknown }; schemaFailure?: string },
-  ): { code: number; status: string } {
-    const { structured, schemaFailure } = checked;
-    const { code, why } = outcomeOf(result.status, result.error, this.stop, result.blocked);
-    const failed = schemaFailure !== undefined && code === EXIT.ok;
-    const tally = this.tally;
-    const summary = resultEvent({
-      status: result.status,
-      text: result.text,
-      error: why,
-      ...(result.providerError?.status !== undefined &&
-        { apiErrorStatus: result.providerError.status }),
-      ...(result.blocked && { blocked: result.blocked }),
-      turns: result.turns,
-      durationMs: Math.round(performance.now() - tally.t0),
-      apiMs: Math.max(0, Math.round(sendMs - coveredMs(tally.toolSpans))),
-      sessionId: run.sessionId,
-      runId: run.runId,
-      model: run.provider.model,
-      provider: run.provider.name,
-      sandbox: run.sandbox,
-      usage: { ...run.agent.usage },
-      spent: run.agent.spent,
-      denials: tally.denials,
-      stats: tally.stats,
-      toolErrors: tally.toolErrors,
-      ...(structured && { structuredOutput: structured.value }),
-      ...(failed && {
-        failure: { subtype: "error_max_structured_output_retries", error: schemaFailure! },
-      }),
-    });
-    if (result.status === "provider_error" && result.providerError && why) {
-      this.emit(apiErrorEvent(result.providerError, why, run.sessionId));
-    }
-    const answer = result.blocked ? blockedText(result.blocked) : result.text;
-    if (result.blocked) this.emit(noticeEvent(answer, run.sessionId, { stops: true }));
+    const status = done.result.status;
+    const r = this.report(run, done, this.format === "json");
     if (this.format === "json") {
-      this.out.write(JSON.stringify(this.#kept ? [...this.#kept, summary] : summary) + "\n");
-    } else if (this.format === "stream-json") this.emit(summary);
-    else if (answer) {
-      const text = Deno.stdout.isTerminal() ? printable(answer, "prose") : answer;
+      this.out.write(JSON.stringify(this.#kept ? [...this.#kept, r.summary] : r.summary) + "\n");
+    } else if (this.format === "text" && r.answer) {
+      const text = Deno.stdout.isTerminal() ? printable(r.answer, "prose") : r.answer;
       this.out.write(text.endsWith("\n") ? text : text + "\n");
     }
     if (
-      result.status !== "ok" && code !== EXIT.ok && this.format === "text" &&
+      status !== "ok" && r.code !== EXIT.ok && this.format === "text" &&
       this.stop !== "output"
     ) {
-      writeErr(`error: ${why}\n`);
+      writeErr(`error: ${r.why}\n`);
     }
-    if (failed) {
-      if (this.format === "text") writeErr(`error: ${schemaFailure}\n`);
+    if (r.schemaFailure !== undefined) {
+      if (this.format === "text") writeErr(`error: ${r.schemaFailure}\n`);
       return { code: EXIT.jsonSchema, status: "error" };
     }
-    return { code, status: result.status };
-  }
-
-  /** Starts the next prompt afresh: its own abort signal, its own tally. */
-  nextPrompt(): void {
-    this.controller = new AbortController();
-    this.tally = new PromptTally();
+    return { code: r.code, status };
   }
 }
 
@@ -667,7 +342,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const p = new PrintRun(opts);
   let { prompt, input, message } = await firstPrompt(opts, p);
   const schema = await schemaOf(opts.jsonSchema ?? input?.settings.jsonSchema);
-  const run = await p.start(input, schema);
+  const run = await p.startPrint(input, schema);
   if (typeof run === "number") return run;
   p.emitInit(run);
   const stopSignals = p.onSignals(run);
@@ -675,7 +350,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   try {
     for (;;) {
       if (message && opts.replayUserMessages) p.emit(replayEvent(message.raw, p.sessionId));
-      last = await p.answer(run, prompt, schema);
+      last = await p.answerPrint(run, prompt, schema);
       if (!input || p.stop) break;
       // The next user message of the stream, answered in the same conversation.
       message = await input.next();

@@ -59,6 +59,11 @@ export interface RunFlags {
    * custom commands, MCP lists or workspace files (`../settings/mod.ts`).
    */
   bare?: boolean;
+  /**
+   * A tool the process lacks the Deno permission for is an error naming the
+   * flag (`query()` in a script's process), not left out with a notice.
+   */
+  refuseMissingPermissions?: boolean;
 }
 
 /** The built-ins a run offers when no list names them: all but web_fetch. */

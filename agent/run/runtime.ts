@@ -7,6 +7,7 @@
  * @module
  */
 
+import { runEnv } from "../../tools/fs/run_env.ts";
 import { errorText } from "../../tools/call/dispatch.ts";
 import type { Dispatcher } from "../../tools/call/dispatch.ts";
 import { Registry } from "../../tools/call/registry.ts";
@@ -222,7 +223,14 @@ function offeredTools(
       flags.web ?? crab.web ?? false,
     ).filter((t) => !deniedWhole(t)),
     settings.workspace,
-    notice,
+    flags.refuseMissingPermissions
+      ? (m) => {
+        throw new UsageError(
+          `Cannot run crab in this process: ${m.replace(/^this build /, "it ")}`,
+          "add the flag to the script's deno run, or leave the tool out with disallowedTools",
+        );
+      }
+      : notice,
     sandboxMode,
   );
   if (flags.webAllowPrivate && !offered.some((t) => t.name === "web_fetch")) {
@@ -294,7 +302,7 @@ async function runProvider(
   }
   let config: ProviderConfig;
   try {
-    config = await selectProvider(Deno.env.toObject(), {
+    config = await selectProvider(runEnv.toObject(), {
       provider: providerName,
       model: flags.model ?? crab.model,
       baseUrl: flags.baseUrl ?? crab.baseUrl,
