@@ -1,0 +1,427 @@
+/**
+ * The types of `sdk.ts`: the options `query()` takes and the messages it
+ * yields, in the Agent SDK's shapes (`@anthropic-ai/claude-agent-sdk`), so a
+ * script moves between the two by changing its import. They hold only what
+ * crab does: an option crab does not support is not here, which makes it a
+ * type error, and `query()` refuses it at run time too (`options.ts`).
+ *
+ * @module
+ */
+
+/** A JSON value. */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/**
+ * How calls are approved: Claude Code's modes, and crab's `acceptOffered`
+ * (print mode's default: every offered tool approved, deny rules and protected
+ * paths still refusing).
+ */
+export type PermissionMode =
+  | "default"
+  | "acceptEdits"
+  | "bypassPermissions"
+  | "plan"
+  | "dontAsk"
+  | "acceptOffered";
+
+/** The settings files read: the user's, the project's, the project's local ones. */
+export type SettingSource = "user" | "project" | "local";
+
+/** A text block of a message. */
+export interface TextBlock {
+  type: "text";
+  text: string;
+  citations?: null;
+}
+
+/** A tool call of the model: `name` is the name the model sees (`bash`, `f__echo`). */
+export interface ToolUseBlock {
+  type: "tool_use";
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** A tool's result, sent back to the model. */
+export interface ToolResultBlock {
+  type: "tool_result";
+  tool_use_id: string;
+  content: string;
+  is_error: boolean;
+}
+
+/** Token counts, in the Messages API's `usage` shape. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  [key: string]: unknown;
+}
+
+/** A user message a script sends (streaming input): its text blocks are the prompt. */
+export interface SDKUserMessage {
+  type: "user";
+  message: { role: "user"; content: string | (TextBlock | ToolResultBlock)[] };
+  parent_tool_use_id: string | null;
+  session_id?: string;
+  uuid?: string;
+  /** crab's facts about a tool call, on a tool result's message. */
+  tool_use_result?: unknown;
+}
+
+/** The first message: the session, the model, the tools (Claude Code's names), the servers. */
+export interface SDKSystemInitMessage {
+  type: "system";
+  subtype: "init";
+  cwd: string;
+  session_id: string;
+  tools: string[];
+  mcp_servers: { name: string; status: string }[];
+  model: string;
+  permissionMode: string;
+  apiKeySource: string;
+  slash_commands: string[];
+  output_style: string;
+  uuid: string;
+  /** crab's names of the tools, beside Claude Code's in `tools`. */
+  crab_tools: string[];
+  run_id: string;
+  provider: string;
+  sandbox: string;
+  crab_version: string;
+  permission_mode_source: string;
+}
+
+/** What the run is doing: `requesting` a model answer, `compacting`, or done (`null`). */
+export interface SDKStatusMessage {
+  type: "system";
+  subtype: "status";
+  status: "requesting" | "compacting" | null;
+  compact_result?: "success" | "failed";
+  compact_error?: string;
+  session_id: string;
+  uuid: string;
+}
+
+/** Something the user should know during a run (a retry, trimmed context, a refused prompt). */
+export interface SDKInformationalMessage {
+  type: "system";
+  subtype: "informational";
+  content: string;
+  level: "notice" | "warning";
+  prevent_continuation?: boolean;
+  session_id: string;
+  uuid: string;
+}
+
+/** One block of the model's answer (Claude Code sends one message per block). */
+export interface SDKAssistantMessage {
+  type: "assistant";
+  message: {
+    id: string;
+    type: "message";
+    role: "assistant";
+    model: string;
+    content: (TextBlock | ToolUseBlock)[];
+    stop_reason: string | null;
+    stop_sequence: string | null;
+    usage: Usage;
+  };
+  parent_tool_use_id: null;
+  session_id: string;
+  uuid: string;
+  /** Set on crab's own message telling of a model API error (`rate_limit`, `overloaded`, ...). */
+  error?: string;
+}
+
+/** One event of the model's streamed answer (`includePartialMessages`). */
+export interface SDKPartialAssistantMessage {
+  type: "stream_event";
+  event: { type: string; [key: string]: unknown };
+  parent_tool_use_id: null;
+  session_id: string;
+  uuid: string;
+}
+
+/** A call that was refused, in Claude Code's names and input shapes, with crab's reasons. */
+export interface SDKPermissionDenial {
+  tool_name: string;
+  tool_use_id: string;
+  tool_input: Record<string, unknown>;
+  reason: string;
+  rule?: string;
+  rule_source?: string;
+  host?: string;
+  crab_tool_name: string;
+  crab_tool_input: Record<string, unknown>;
+}
+
+/** What the result of a prompt has, whatever its subtype. */
+interface ResultBase {
+  type: "result";
+  is_error: boolean;
+  duration_ms: number;
+  duration_api_ms: number;
+  num_turns: number;
+  stop_reason: string | null;
+  session_id: string;
+  total_cost_usd: number;
+  usage: Usage;
+  modelUsage: Record<string, unknown>;
+  permission_denials: SDKPermissionDenial[];
+  uuid: string;
+  /** crab's status of the prompt: `ok`, `aborted`, `max_turns`, `provider_error`, ... */
+  status: string;
+  run_id: string;
+  model: string;
+  provider: string;
+  sandbox: string;
+}
+
+/** The last message of a prompt: the answer, its cost and its denials, or what ended it. */
+export type SDKResultMessage =
+  | ResultBase & {
+    subtype: "success";
+    result: string;
+    /** The answer parsed and checked against `outputFormat`'s schema. */
+    structured_output?: unknown;
+  }
+  | ResultBase & {
+    subtype:
+      | "error_max_turns"
+      | "error_during_execution"
+      | "error_max_budget_usd"
+      | "error_max_structured_output_retries";
+    result: string;
+    errors: string[];
+  };
+
+/** Every message `query()` yields. */
+export type SDKMessage =
+  | SDKSystemInitMessage
+  | SDKStatusMessage
+  | SDKInformationalMessage
+  | SDKAssistantMessage
+  | SDKUserMessage
+  | SDKPartialAssistantMessage
+  | SDKResultMessage;
+
+/** A rule of a permission update: `{toolName: "Bash", ruleContent: "npm test"}`. */
+export interface PermissionRuleValue {
+  toolName: string;
+  ruleContent?: string;
+}
+
+/** A permission update `canUseTool` may return (crab applies `addRules`, for the session). */
+export interface PermissionUpdate {
+  type: "addRules";
+  rules: PermissionRuleValue[];
+  behavior: "allow" | "deny" | "ask";
+  destination: "session" | "cliArg" | "userSettings" | "projectSettings" | "localSettings";
+}
+
+/** `canUseTool`'s answer: allow (maybe with the input changed), or deny with the model's message. */
+export type PermissionResult =
+  | {
+    behavior: "allow";
+    /** The input to run instead, in Claude Code's shape (as `canUseTool` got it). */
+    updatedInput?: Record<string, unknown>;
+    updatedPermissions?: PermissionUpdate[];
+  }
+  | {
+    behavior: "deny";
+    /** What the model reads. */
+    message: string;
+    /** Also stop the running prompt. */
+    interrupt?: boolean;
+  };
+
+/**
+ * Answers what would ask: `toolName` and `input` are Claude Code's (`Bash`,
+ * `{command}`; `mcp__server__tool`), crab's beside them in `crab_tool_name`.
+ */
+export type CanUseTool = (
+  toolName: string,
+  input: Record<string, unknown>,
+  options: {
+    signal: AbortSignal;
+    suggestions?: PermissionUpdate[];
+    toolUseID: string;
+    decisionReason?: string;
+    /** crab's name of the tool (the model's). */
+    crab_tool_name?: string;
+  },
+) => Promise<PermissionResult>;
+
+/** The hook events crab fires. */
+export type HookEvent =
+  | "PreToolUse"
+  | "PostToolUse"
+  | "PostToolUseFailure"
+  | "Notification"
+  | "UserPromptSubmit"
+  | "SessionStart"
+  | "SessionEnd"
+  | "Stop"
+  | "PreCompact"
+  | "PostCompact"
+  | "PermissionRequest";
+
+/** What a hook callback gets: Claude Code's input for its event (`hook_event_name`, `tool_name`, ...). */
+export type HookInput = { hook_event_name: string; session_id: string; [key: string]: unknown };
+
+/** What a hook callback answers: Claude Code's hook JSON output. */
+export interface HookJSONOutput {
+  continue?: boolean;
+  stopReason?: string;
+  suppressOutput?: boolean;
+  decision?: "approve" | "block";
+  reason?: string;
+  systemMessage?: string;
+  hookSpecificOutput?: { hookEventName: string; [key: string]: unknown };
+}
+
+/** A hook callback. */
+export type HookCallback = (
+  input: HookInput,
+  toolUseID: string | undefined,
+  options: { signal: AbortSignal },
+) => Promise<HookJSONOutput>;
+
+/** Callbacks for the calls a matcher picks (`"Bash"`, `"Edit|Write"`; none: all). */
+export interface HookCallbackMatcher {
+  matcher?: string;
+  hooks: HookCallback[];
+  /** Seconds each callback may take. */
+  timeout?: number;
+}
+
+/** An MCP server crab starts as a process. */
+export interface McpStdioServerConfig {
+  type?: "stdio";
+  command: string;
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+/** An MCP server over HTTP (streamable) or SSE. */
+export interface McpRemoteServerConfig {
+  type: "http" | "sse";
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/** A tool of an in-process MCP server (`tool()`). */
+export interface SdkMcpToolDefinition {
+  name: string;
+  description: string;
+  /** The input's JSON Schema (made from a zod shape, or given as is). */
+  inputSchema: Record<string, unknown>;
+  handler: (args: Record<string, unknown>, extra: unknown) => Promise<CallToolResult>;
+}
+
+/** What an MCP tool returns. */
+export interface CallToolResult {
+  content: (
+    | { type: "text"; text: string }
+    | { type: "image"; data: string; mimeType: string }
+  )[];
+  isError?: boolean;
+}
+
+/** An MCP server in the script's own process (`createSdkMcpServer()`). */
+export interface McpSdkServerConfig {
+  type: "sdk";
+  name: string;
+  version: string;
+  tools: SdkMcpToolDefinition[];
+}
+
+/** Any MCP server `query()` takes. */
+export type McpServerConfig = McpStdioServerConfig | McpRemoteServerConfig | McpSdkServerConfig;
+
+/** `outputFormat`: the final answer must be JSON valid for `schema` (`structured_output`). */
+export interface JsonSchemaOutputFormat {
+  type: "json_schema";
+  schema: Record<string, unknown>;
+}
+
+/** The options of `query()` (see `docs/sdk.md` for those crab refuses, and why). */
+export interface Options {
+  /** Aborting it stops the run: running calls and their processes end, the iterator ends. */
+  abortController?: AbortController;
+  /** Directories whose reads and writes are approved besides the workspace (absolute). */
+  additionalDirectories?: string[];
+  /** Rules that approve without asking: `"Read"`, `"Bash(deno test:*)"`. */
+  allowedTools?: string[];
+  /** crab's: text added at the end of the system prompt. */
+  appendSystemPrompt?: string;
+  /** Answers what would ask; without it (and without a mode or rules) what would ask is refused. */
+  canUseTool?: CanUseTool;
+  /** Go on with the workspace's most recent session. */
+  continue?: boolean;
+  /** The workspace (default: the process's working directory). */
+  cwd?: string;
+  /** Rules that refuse: `"WebFetch"`, `"Bash(rm:*)"`; a tool named whole is not offered. */
+  disallowedTools?: string[];
+  /** The run's whole environment (default: the process's); `Deno.env` is not changed. */
+  env?: Record<string, string>;
+  /** The model to go on with when the model is overloaded or not found. */
+  fallbackModel?: string;
+  /** With `resume` or `continue`: go on in a new session, a copy of the old. */
+  forkSession?: boolean;
+  /** Hook callbacks per event. */
+  hooks?: Partial<Record<HookEvent, HookCallbackMatcher[]>>;
+  /** Also yield the answer as it streams, as `stream_event` messages. */
+  includePartialMessages?: boolean;
+  /** Stop once the estimated cost passes this many dollars. */
+  maxBudgetUsd?: number;
+  /** Stop after this many model turns. */
+  maxTurns?: number;
+  /** MCP servers for this run, by name. */
+  mcpServers?: Record<string, McpServerConfig>;
+  model?: string;
+  /** The final answer as JSON valid for a schema, in the result's `structured_output`. */
+  outputFormat?: JsonSchemaOutputFormat;
+  /** False: keep no transcript of the session. */
+  persistSession?: boolean;
+  /** How calls are approved; always wins over `canUseTool` and the default. */
+  permissionMode?: PermissionMode;
+  /** Set with `permissionMode: "bypassPermissions"`, as the Agent SDK asks. */
+  allowDangerouslySkipPermissions?: boolean;
+  /** Go on with this session id. */
+  resume?: string;
+  /** The new session's id (a UUID). */
+  sessionId?: string;
+  /** The settings files read (default: all three, as `crab -p`; `[]` reads none). */
+  settingSources?: SettingSource[];
+  /** Receives crab's notices (start-up, settings); nothing is written to stderr. */
+  stderr?: (data: string) => void;
+  /** Only the servers of `mcpServers`, none from settings files. */
+  strictMcpConfig?: boolean;
+  /** Replaces crab's system prompt, or (preset) appends to it. */
+  systemPrompt?: string | { type: "preset"; preset: "claude_code"; append?: string };
+}
+
+/** What `query()` returns: its messages, and the run's controls. */
+export interface Query extends AsyncGenerator<SDKMessage, void> {
+  /** Stops the running prompt (its result says `aborted`); a streamed next message is answered. */
+  interrupt(): Promise<void>;
+  /** Changes the permission mode of the session from the next call on. */
+  setPermissionMode(mode: PermissionMode): Promise<void>;
+  /** Changes the model from the next request on. */
+  setModel(model?: string): Promise<void>;
+  /** The slash commands a prompt may start with. */
+  supportedCommands(): Promise<{ name: string; description: string; argumentHint: string }[]>;
+  /** The MCP servers of the run and their state. */
+  mcpServerStatus(): Promise<{ name: string; status: string; error?: string }[]>;
+  /** Ends the run now: what runs is stopped, the iterator ends. */
+  close(): void;
+}

@@ -1,0 +1,172 @@
+/**
+ * `query()` of `sdk.ts`: crab in the test's own process, against the fake
+ * model, with deno test's op and resource sanitizers on, so a run that leaves
+ * a timer, a file or a process behind fails here. The run's environment comes
+ * in `env`; the test process's is never changed.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { query, type SDKMessage, type SDKResultMessage, type SDKUserMessage } from "../sdk.ts";
+import { startFakeModel, systemPrompt, toolResults } from "./support/fake_model.ts";
+import { sandbox } from "./support/cli.ts";
+
+type Sandbox = ReturnType<typeof sandbox>;
+
+/** The run's environment: the sandbox's, and the fake model as Anthropic's API. */
+function envOf(s: Sandbox, url: string): Record<string, string> {
+  return { ...s.env, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: url };
+}
+
+async function all(q: AsyncIterable<SDKMessage>): Promise<SDKMessage[]> {
+  const out: SDKMessage[] = [];
+  for await (const m of q) out.push(m);
+  return out;
+}
+
+const kinds = (ms: SDKMessage[]) =>
+  ms.map((m) => "subtype" in m && m.type !== "result" ? `${m.type}/${m.subtype}` : m.type);
+
+const resultOf = (ms: SDKMessage[]) => ms.at(-1) as SDKResultMessage;
+
+Deno.test("query() answers a prompt in this process with init, assistant and result", async () => {
+  using s = sandbox("crab-sdk-");
+  s.put("notes.txt", "the answer is 42\n");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: "notes.txt" } }] },
+    { text: "It says 42." },
+  ]);
+  const ms = await all(query({
+    prompt: "what do the notes say?",
+    options: { cwd: s.ws, env: envOf(s, fake.url), model: "fake-model", allowedTools: ["Read"] },
+  }));
+  assert.deepEqual(kinds(ms), ["system/init", "assistant", "user", "assistant", "result"]);
+  const init = ms[0] as Extract<SDKMessage, { subtype: "init" }>;
+  assert.equal(init.cwd, s.ws);
+  assert.equal(init.permissionMode, "default");
+  assert.ok(init.tools.includes("Read"));
+  const result = resultOf(ms);
+  assert.deepEqual(
+    [result.subtype, result.result, result.is_error, result.permission_denials],
+    ["success", "It says 42.", false, []],
+  );
+  assert.equal(result.session_id, init.session_id);
+  assert.equal(toolResults(fake.modelRequests()[1])[0].text, "1\tthe answer is 42\n");
+  // The store went where the given environment says, not the test process's.
+  assert.ok(Deno.statSync(join(s.home, "crab.db")).isFile);
+});
+
+Deno.test("query() refuses what would ask and lists it in permission_denials", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "write", args: { path: "made.txt", content: "x" } }] },
+    { text: "could not" },
+  ]);
+  const ms = await all(query({
+    prompt: "make a file",
+    options: { cwd: s.ws, env: envOf(s, fake.url), model: "fake-model" },
+  }));
+  const result = resultOf(ms);
+  assert.deepEqual(result.permission_denials.map((d) => [d.tool_name, d.crab_tool_name]), [
+    ["Write", "write"],
+  ]);
+  assert.throws(() => Deno.statSync(join(s.ws, "made.txt")), Deno.errors.NotFound);
+  assert.equal(result.subtype, "success");
+});
+
+Deno.test("query() with acceptOffered approves every offered tool, as crab -p", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "write", args: { path: "made.txt", content: "x" } }] },
+    { text: "made" },
+  ]);
+  const ms = await all(query({
+    prompt: "make a file",
+    options: { cwd: s.ws, env: envOf(s, fake.url), permissionMode: "acceptOffered" },
+  }));
+  assert.equal((ms[0] as Extract<SDKMessage, { subtype: "init" }>).permissionMode, "acceptOffered");
+  assert.deepEqual(resultOf(ms).permission_denials, []);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "made.txt")), "x");
+});
+
+Deno.test("query() refuses options crab does not support, naming them", () => {
+  assert.throws(
+    () =>
+      query({
+        prompt: "hi",
+        // @ts-expect-error: crab's Options has no such option.
+        options: { pathToClaudeCodeExecutable: "/bin/claude", agents: {} },
+      }),
+    {
+      name: "TypeError",
+      message: "Cannot run query() with options pathToClaudeCodeExecutable (crab runs in this " +
+        "process; there is no executable to start); agents (crab has no subagents)",
+    },
+  );
+});
+
+Deno.test("query() takes streamed user messages, answered in one conversation", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([{ text: "first" }, { text: "second" }]);
+  async function* messages(): AsyncGenerator<SDKUserMessage> {
+    yield { type: "user", message: { role: "user", content: "one" }, parent_tool_use_id: null };
+    yield {
+      type: "user",
+      message: { role: "user", content: [{ type: "text", text: "two" }] },
+      parent_tool_use_id: null,
+    };
+  }
+  const ms = await all(query({
+    prompt: messages(),
+    options: { cwd: s.ws, env: envOf(s, fake.url) },
+  }));
+  assert.deepEqual(kinds(ms), ["system/init", "assistant", "result", "assistant", "result"]);
+  assert.deepEqual(
+    ms.filter((m) => m.type === "result").map((m) => (m as SDKResultMessage).result),
+    ["first", "second"],
+  );
+  // The second request carries the whole conversation.
+  const second = fake.modelRequests()[1].body as { messages: unknown[] };
+  assert.equal(second.messages.length, 3);
+});
+
+Deno.test("query() returns outputFormat's answer as structured_output", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([{ text: '{"count": 3}' }]);
+  const ms = await all(query({
+    prompt: "count",
+    options: {
+      cwd: s.ws,
+      env: envOf(s, fake.url),
+      outputFormat: {
+        type: "json_schema",
+        schema: {
+          type: "object",
+          properties: { count: { type: "number" } },
+          required: ["count"],
+        },
+      },
+    },
+  }));
+  const result = resultOf(ms);
+  assert.equal(result.subtype, "success");
+  assert.deepEqual(result.subtype === "success" && result.structured_output, { count: 3 });
+  assert.match(systemPrompt(fake.modelRequests()[0]), /"count"/);
+});
+
+Deno.test("query() with includePartialMessages yields stream_event messages", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([{ text: "streamed answer" }]);
+  const ms = await all(query({
+    prompt: "hi",
+    options: { cwd: s.ws, env: envOf(s, fake.url), includePartialMessages: true },
+  }));
+  const events = ms.filter((m) => m.type === "stream_event").map((m) =>
+    (m as Extract<SDKMessage, { type: "stream_event" }>).event.type
+  );
+  assert.equal(events[0], "message_start");
+  assert.equal(events.at(-1), "message_stop");
+  assert.ok(events.includes("content_block_delta"));
+});
