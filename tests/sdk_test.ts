@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { query, type SDKMessage, type SDKResultMessage, type SDKUserMessage } from "../sdk.ts";
 import { startFakeModel, systemPrompt, toolResults } from "./support/fake_model.ts";
 import { sandbox } from "./support/cli.ts";
+import { until } from "./support/until.ts";
 
 type Sandbox = ReturnType<typeof sandbox>;
 
@@ -169,4 +170,205 @@ Deno.test("query() with includePartialMessages yields stream_event messages", as
   assert.equal(events[0], "message_start");
   assert.equal(events.at(-1), "message_stop");
   assert.ok(events.includes("content_block_delta"));
+});
+
+Deno.test("query()'s canUseTool denies with a message the model reads", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "write", args: { path: "no.txt", content: "x" } }] },
+    { text: "understood" },
+  ]);
+  const asked: unknown[] = [];
+  const ms = await all(query({
+    prompt: "make a file",
+    options: {
+      cwd: s.ws,
+      env: envOf(s, fake.url),
+      canUseTool: (toolName, input, { toolUseID, crab_tool_name }) => {
+        asked.push({ toolName, input, toolUseID, crab_tool_name });
+        return Promise.resolve({ behavior: "deny", message: "no files today" });
+      },
+    },
+  }));
+  assert.deepEqual(asked, [{
+    toolName: "Write",
+    input: { file_path: join(s.ws, "no.txt"), content: "x" },
+    toolUseID: "toolu_0_0",
+    crab_tool_name: "write",
+  }]);
+  assert.match(toolResults(fake.modelRequests()[1])[0].text, /no files today/);
+  assert.throws(() => Deno.statSync(join(s.ws, "no.txt")), Deno.errors.NotFound);
+  assert.deepEqual(resultOf(ms).permission_denials.map((d) => d.tool_name), ["Write"]);
+});
+
+Deno.test("query()'s canUseTool rewrites a call with updatedInput", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "write", args: { path: "a.txt", content: "from the model" } }] },
+    { text: "done" },
+  ]);
+  await all(query({
+    prompt: "write",
+    options: {
+      cwd: s.ws,
+      env: envOf(s, fake.url),
+      canUseTool: (_name, input) =>
+        Promise.resolve({ behavior: "allow", updatedInput: { ...input, content: "rewritten" } }),
+    },
+  }));
+  assert.equal(Deno.readTextFileSync(join(s.ws, "a.txt")), "rewritten");
+});
+
+Deno.test("query()'s canUseTool cannot widen a deny rule", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "write", args: { path: "secret.txt", content: "x" } }] },
+    { text: "ok" },
+  ]);
+  let asked = 0;
+  const ms = await all(query({
+    prompt: "write",
+    options: {
+      cwd: s.ws,
+      env: envOf(s, fake.url),
+      disallowedTools: ["Write(secret.txt)"],
+      canUseTool: () => {
+        asked++;
+        return Promise.resolve({ behavior: "allow" });
+      },
+    },
+  }));
+  assert.equal(asked, 0);
+  assert.throws(() => Deno.statSync(join(s.ws, "secret.txt")), Deno.errors.NotFound);
+  assert.deepEqual(resultOf(ms).permission_denials.map((d) => d.rule), ["Write(secret.txt)"]);
+});
+
+Deno.test("query()'s PreToolUse hook callback blocks a write, with Claude's input", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "write", args: { path: "w.txt", content: "x" } }] },
+    { text: "blocked then" },
+  ]);
+  const inputs: Record<string, unknown>[] = [];
+  await all(query({
+    prompt: "write",
+    options: {
+      cwd: s.ws,
+      env: envOf(s, fake.url),
+      permissionMode: "acceptEdits",
+      hooks: {
+        PreToolUse: [{
+          matcher: "Write",
+          hooks: [(input) => {
+            inputs.push(input);
+            return Promise.resolve({
+              hookSpecificOutput: {
+                hookEventName: "PreToolUse",
+                permissionDecision: "deny",
+                permissionDecisionReason: "writes are reviewed first",
+              },
+            });
+          }],
+        }],
+      },
+    },
+  }));
+  assert.deepEqual(
+    inputs.map((i) => [i.hook_event_name, i.tool_name, i.tool_input]),
+    [["PreToolUse", "Write", { file_path: join(s.ws, "w.txt"), content: "x" }]],
+  );
+  assert.match(toolResults(fake.modelRequests()[1])[0].text, /writes are reviewed first/);
+  assert.throws(() => Deno.statSync(join(s.ws, "w.txt")), Deno.errors.NotFound);
+});
+
+Deno.test("query()'s methods: mcpServerStatus, supportedCommands, setModel, interrupt", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([{ text: "first" }, { text: "second" }]);
+  let release = () => {};
+  const gate = new Promise<void>((r) => release = r);
+  async function* messages(): AsyncGenerator<SDKUserMessage> {
+    yield { type: "user", message: { role: "user", content: "one" }, parent_tool_use_id: null };
+    await gate;
+    yield { type: "user", message: { role: "user", content: "two" }, parent_tool_use_id: null };
+  }
+  const q = query({ prompt: messages(), options: { cwd: s.ws, env: envOf(s, fake.url) } });
+  const ms: SDKMessage[] = [];
+  for await (const m of q) {
+    ms.push(m);
+    if (m.type === "result") {
+      assert.deepEqual(await q.mcpServerStatus(), []);
+      assert.ok((await q.supportedCommands()).some((c) => c.name === "compact"));
+      await q.setModel("other-model");
+      await q.setPermissionMode("plan");
+      release();
+    }
+  }
+  const models = fake.modelRequests().map((r) => (r.body as { model: string }).model);
+  assert.equal(models[1], "other-model");
+  assert.deepEqual(kinds(ms), ["system/init", "assistant", "result", "assistant", "result"]);
+});
+
+Deno.test("query() stops at abortController, and ends its iterator", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([{ text: "slow", hang: true }]);
+  const abortController = new AbortController();
+  const q = query({
+    prompt: "hi",
+    options: { cwd: s.ws, env: envOf(s, fake.url), abortController, includePartialMessages: true },
+  });
+  const ms: SDKMessage[] = [];
+  for await (const m of q) {
+    ms.push(m);
+    // The answer is under way, and will never end by itself.
+    if (m.type === "stream_event" && m.event.type === "content_block_delta") {
+      abortController.abort();
+    }
+  }
+  const result = resultOf(ms);
+  assert.deepEqual([result.type, result.status, result.is_error], ["result", "aborted", true]);
+});
+
+/** Whether a process runs whose command line has `marker`. */
+function running(marker: string): boolean {
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      if (Deno.readTextFileSync(`/proc/${e.name}/cmdline`).includes(marker)) return true;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return false;
+}
+
+Deno.test("query() aborted during a long bash call ends it, and leaves no process", async () => {
+  using s = sandbox("crab-sdk-");
+  const marker = `${30 + Math.random()}`;
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
+    { text: "never" },
+  ]);
+  const abortController = new AbortController();
+  let started = 0;
+  const ms: SDKMessage[] = [];
+  const q = query({
+    prompt: "wait",
+    options: {
+      cwd: s.ws,
+      env: envOf(s, fake.url),
+      abortController,
+      permissionMode: "acceptOffered",
+    },
+  });
+  for await (const m of q) {
+    ms.push(m);
+    if (m.type === "assistant") {
+      await until(() => running(marker), "the command is running");
+      started = performance.now();
+      abortController.abort();
+    }
+  }
+  assert.ok(performance.now() - started < 5000, "the abort took longer than 5 s");
+  assert.equal(resultOf(ms).status, "aborted");
+  assert.equal(running(marker), false);
 });
