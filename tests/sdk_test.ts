@@ -13,6 +13,7 @@ import { query, type SDKMessage, type SDKResultMessage, type SDKUserMessage } fr
 import { startFakeModel, systemPrompt, toolResults } from "./support/fake_model.ts";
 import { sandbox } from "./support/cli.ts";
 import { until } from "./support/until.ts";
+import { fake as fakeServer } from "./support/mcp_servers.ts";
 
 type Sandbox = ReturnType<typeof sandbox>;
 
@@ -371,4 +372,27 @@ Deno.test("query() aborted during a long bash call ends it, and leaves no proces
   assert.ok(performance.now() - started < 5000, "the abort took longer than 5 s");
   assert.equal(resultOf(ms).status, "aborted");
   assert.equal(running(marker), false);
+});
+
+Deno.test("query()'s mcpServers starts a stdio server whose tool the model calls", async () => {
+  using s = sandbox("crab-sdk-");
+  const server = fakeServer("f");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "mcp__f__echo", args: { text: "over MCP" } }] },
+    { text: "echoed" },
+  ]);
+  const q = query({
+    prompt: "echo",
+    options: {
+      cwd: s.ws,
+      env: envOf(s, fake.url),
+      mcpServers: { f: { type: "stdio", command: server.command!, args: server.args ?? [] } },
+      allowedTools: ["mcp__f__echo"],
+    },
+  });
+  const ms = await all(q);
+  const init = ms[0] as Extract<SDKMessage, { subtype: "init" }>;
+  assert.deepEqual(init.mcp_servers, [{ name: "f", status: "connected" }]);
+  assert.deepEqual(toolResults(fake.modelRequests()[1]).map((t) => t.text), ["over MCP"]);
+  assert.deepEqual(resultOf(ms).permission_denials, []);
 });
