@@ -42,6 +42,7 @@ const BENCHES = [
   "mcp_serve.ts",
   "print_startup.ts",
   "repl_startup.ts",
+  "sdk_startup.ts",
   "web_fetch.ts",
   "web_fetch_quality.ts",
   "mcp_startup.ts",

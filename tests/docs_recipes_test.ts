@@ -1,0 +1,78 @@
+/**
+ * The SDK recipes of `docs/recipes/`, each run as a project runs it: a temp
+ * Deno workspace with crab as a member (`"workspace": ["./crab"]`), the recipe
+ * importing `@crab/crab/sdk`, `deno run` in a process of its own from the
+ * cache alone, against the fake model.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startFakeModel } from "./support/fake_model.ts";
+import { denoDir, sandbox } from "./support/cli.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+/** A project in the sandbox's workspace with crab as a member, and the recipe copied in. */
+function project(ws: string, recipe: string): string {
+  Deno.symlinkSync(ROOT, join(ws, "crab"));
+  Deno.writeTextFileSync(join(ws, "deno.json"), JSON.stringify({ workspace: ["./crab"] }));
+  // crab's lock, so the project resolves what the cache holds.
+  Deno.copyFileSync(join(ROOT, "deno.lock"), join(ws, "deno.lock"));
+  const path = join(ws, recipe);
+  Deno.copyFileSync(join(ROOT, "docs/recipes", recipe), path);
+  return path;
+}
+
+async function runRecipe(
+  s: ReturnType<typeof sandbox>,
+  script: string,
+  url: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--cached-only", "--no-prompt", "-A", script],
+    cwd: s.ws,
+    env: {
+      ...s.env,
+      DENO_DIR: denoDir(),
+      ANTHROPIC_API_KEY: "test-key",
+      ANTHROPIC_BASE_URL: url,
+    },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+Deno.test("docs/recipes/review.ts reviews read-only in a project with crab as a member", async () => {
+  using s = sandbox("crab-recipe-");
+  s.put("app.ts", "export const x = 1;\n");
+  const script = project(s.ws, "review.ts");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: "app.ts" } }] },
+    { calls: [{ name: "write", args: { path: "app.ts", content: "changed" } }] },
+    { text: "No problems found." },
+  ]);
+  const r = await runRecipe(s, script, fake.url);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr.includes('"lock" field'), false, r.stderr);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "REVIEW.md")), "No problems found.\n");
+  // The review could not write: write is not offered at all.
+  assert.equal(Deno.readTextFileSync(join(s.ws, "app.ts")), "export const x = 1;\n");
+  const offered = (fake.modelRequests()[0].body as { tools: { name: string }[] }).tools
+    .map((t) => t.name);
+  assert.deepEqual(offered.sort(), ["glob", "grep", "read"]);
+});
+
+Deno.test("docs/recipes/fix_lint.ts prints the typed structured_output", async () => {
+  using s = sandbox("crab-recipe-");
+  const script = project(s.ws, "fix_lint.ts");
+  await using fake = await startFakeModel([{ text: '{"fixed": 2, "remaining": []}' }]);
+  const r = await runRecipe(s, script, fake.url);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { fixed: 2, remaining: [] });
+});
