@@ -11,6 +11,7 @@
  */
 
 import { DEFAULT_TIMEOUT_S, HOOK_EVENTS, type HookEvent } from "../settings/hooks.ts";
+import { ControlRequests } from "./control_requests.ts";
 
 /** One registered callback. */
 export interface SdkHook {
@@ -66,70 +67,37 @@ export function parseSdkHooks(raw: unknown): SdkHook[] | string {
 /** Calls the SDK's callbacks over the control channel and routes their answers back. */
 export class SdkHookBridge {
   readonly hooks: SdkHook[] = [];
-  readonly #send: (message: Record<string, unknown>) => void;
-  readonly #pending = new Map<string, (answer: SdkAnswer) => void>();
-  #seq = 0;
-  #closed = false;
+  readonly #requests: ControlRequests;
 
   /** `send` writes one control request to the SDK (a line on stdout). */
   constructor(send: (message: Record<string, unknown>) => void) {
-    this.#send = send;
+    this.#requests = new ControlRequests(send, "crab_hook");
   }
 
   /** Calls callback `id` with `input`; an answer that does not come in `timeoutMs` is an error. */
-  call(
+  async call(
     id: string,
     input: Record<string, unknown>,
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<SdkAnswer> {
-    if (this.#closed) {
-      return Promise.resolve({ ok: false, error: "the SDK's input has ended" });
-    }
-    const requestId = `crab_hook_${++this.#seq}`;
-    return new Promise<SdkAnswer>((resolve) => {
-      const done = (answer: SdkAnswer) => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", aborted);
-        this.#pending.delete(requestId);
-        resolve(answer);
-      };
-      const timer = setTimeout(
-        () => done({ ok: false, error: `no answer in ${timeoutMs / 1000} s` }),
-        timeoutMs,
-      );
-      const aborted = () => done({ ok: false, error: "stopped" });
-      signal?.addEventListener("abort", aborted, { once: true });
-      this.#pending.set(requestId, done);
-      this.#send({
-        type: "control_request",
-        request_id: requestId,
-        request: {
-          subtype: "hook_callback",
-          callback_id: id,
-          input,
-          ...(typeof input.tool_use_id === "string" ? { tool_use_id: input.tool_use_id } : {}),
-        },
-      });
-    });
+    const answer = await this.#requests.request({
+      subtype: "hook_callback",
+      callback_id: id,
+      input,
+      ...(typeof input.tool_use_id === "string" ? { tool_use_id: input.tool_use_id } : {}),
+    }, { timeoutMs, ...(signal ? { signal } : {}) });
+    return answer.ok ? { ok: true, output: answer.response ?? {} } : answer;
   }
 
   /** Takes a `control_response` from the SDK; false when it answers nothing crab asked. */
   answer(message: Record<string, unknown>): boolean {
-    const response = isObject(message.response) ? message.response : {};
-    const done = this.#pending.get(String(response.request_id));
-    if (!done) return false;
-    if (response.subtype === "success") done({ ok: true, output: response.response ?? {} });
-    else done({ ok: false, error: String(response.error ?? "the SDK reported an error") });
-    return true;
+    return this.#requests.answer(message);
   }
 
   /** The SDK's input ended: what waits for an answer gets none. */
   close(): void {
-    this.#closed = true;
-    for (const done of [...this.#pending.values()]) {
-      done({ ok: false, error: "the SDK's input has ended" });
-    }
+    this.#requests.close();
   }
 }
 

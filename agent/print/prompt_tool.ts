@@ -27,6 +27,7 @@ import type { ApprovalCall, ApprovalRequest } from "../../tools/tool.ts";
 import type { AskAnswer, Asker } from "../../tools/policy/policy.ts";
 import { type Effect, parseRule, RuleError } from "../../tools/policy/rules.ts";
 import { claudeCall, crabInput } from "../hooks/stage.ts";
+import { type ControlAnswer, ControlRequests } from "../hooks/control_requests.ts";
 import type { Runtime } from "../run/runtime.ts";
 import type { PrintJson } from "./events.ts";
 
@@ -42,9 +43,6 @@ export interface PromptToolHooks {
   runtime(): Runtime | undefined;
 }
 
-/** A control request's answer: the `response` of a success, or why there is none. */
-type Answer = { ok: true; response: unknown } | { ok: false; error: string };
-
 /** Why a permission request is made, when no rule or mode said. */
 const CLASS_REASON: Record<string, string> = {
   protected: "it changes a protected path (git's hooks and config, crab's settings, a hook's file)",
@@ -56,13 +54,12 @@ const CLASS_REASON: Record<string, string> = {
 export class PromptTool {
   readonly name: string;
   readonly #hooks: PromptToolHooks;
-  readonly #pending = new Map<string, (answer: Answer) => void>();
-  #seq = 0;
-  #closed = false;
+  readonly #requests: ControlRequests;
 
   constructor(name: string, hooks: PromptToolHooks) {
     this.name = name;
     this.#hooks = hooks;
+    this.#requests = new ControlRequests((m) => hooks.send(m as PrintJson), "crab_perm");
   }
 
   /** The asker the policy consults for what would ask. */
@@ -81,7 +78,7 @@ export class PromptTool {
       return { refused: `the permission prompt tool ${this.name} is not available: ${missing}` };
     }
     const answer = this.name === "stdio"
-      ? await this.#request({
+      ? await this.#requests.request({
         subtype: "can_use_tool",
         tool_name: claude.name,
         input: claude.input,
@@ -89,7 +86,7 @@ export class PromptTool {
         tool_use_id: toolUseId,
         decision_reason: request.decided?.why || CLASS_REASON[request.class] ||
           `no permission rule allows ${claude.name} here`,
-      }, signal)
+      }, { signal, cancelled: "the call was stopped" })
       : await this.#callMcp(claude, toolUseId, signal);
     if (!answer.ok) {
       return { refused: `the permission prompt tool ${this.name} gave no answer: ${answer.error}` };
@@ -115,41 +112,12 @@ export class PromptTool {
 
   /** Takes a `control_response` from the SDK; false when it answers nothing crab asked. */
   answer(message: Record<string, unknown>): boolean {
-    const response = isObject(message.response) ? message.response : {};
-    const done = this.#pending.get(String(response.request_id));
-    if (!done) return false;
-    if (response.subtype === "success") done({ ok: true, response: response.response });
-    else done({ ok: false, error: String(response.error ?? "the SDK reported an error") });
-    return true;
+    return this.#requests.answer(message);
   }
 
   /** The SDK's input ended: what waits for an answer gets none. */
   close(): void {
-    this.#closed = true;
-    for (const done of [...this.#pending.values()]) {
-      done({ ok: false, error: "the SDK's input has ended" });
-    }
-  }
-
-  /** Sends one control request and waits for its answer; a stopped call cancels it. */
-  #request(request: Record<string, unknown>, signal: AbortSignal): Promise<Answer> {
-    if (this.#closed) return Promise.resolve({ ok: false, error: "the SDK's input has ended" });
-    const id = `crab_perm_${++this.#seq}`;
-    return new Promise<Answer>((resolve) => {
-      const done = (answer: Answer) => {
-        signal.removeEventListener("abort", aborted);
-        this.#pending.delete(id);
-        resolve(answer);
-      };
-      const aborted = () => {
-        this.#hooks.send({ type: "control_cancel_request", request_id: id });
-        done({ ok: false, error: "the call was stopped" });
-      };
-      if (signal.aborted) return aborted();
-      signal.addEventListener("abort", aborted, { once: true });
-      this.#pending.set(id, done);
-      this.#hooks.send({ type: "control_request", request_id: id, request });
-    });
+    this.#requests.close();
   }
 
   /** Calls the MCP prompt tool; its text is the answer, as JSON. */
@@ -157,7 +125,7 @@ export class PromptTool {
     claude: { name: string; input: Record<string, unknown> },
     toolUseId: string,
     signal: AbortSignal,
-  ): Promise<Answer> {
+  ): Promise<ControlAnswer> {
     const tool = this.#hooks.runtime()?.registry.get(this.name);
     if (!tool) return { ok: false, error: "it is not available" };
     let text: string;
