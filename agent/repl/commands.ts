@@ -1,6 +1,6 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /permissions, /hooks, /undo, /rewind, /clear, /exit, and custom
+ * /init, /mcp, /resume, /permissions, /hooks, /trust, /undo, /rewind, /clear, /exit, and custom
  * commands (see `../run/slash_commands.ts`, which print mode shares).
  *
  * @module
@@ -19,6 +19,7 @@ import { costLine, findCommand, initCommand, runCommands } from "../run/slash_co
 import { commandFront, type CustomCommand, splitFront } from "../settings/commands.ts";
 import { commandTurn } from "../run/command_turn.ts";
 import { rewind, undoLast } from "./undo_command.ts";
+import { trustCommand } from "./trust_command.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";
@@ -51,6 +52,10 @@ const BUILTIN_HELP: [string, string][] = [
     "the permission rules and their files; add allow|ask|deny RULE [--user], remove RULE",
   ],
   ["/hooks", "the hooks that run, by event, and the files they come from"],
+  [
+    "/trust [status|revoke]",
+    "trust this workspace (its settings, hooks, servers), or say or undo it",
+  ],
   ["/metrics", "calls, errors, bytes and time of this session"],
   ["/undo [turn]", "put back the files the last call (or the last turn) of this session changed"],
   ["/rewind", "pick a prompt: restore the files, the conversation, or both (also Esc Esc)"],
@@ -283,6 +288,9 @@ export async function runCommand(
       return;
     case "/rewind":
       await rewind(ctx);
+      return;
+    case "/trust":
+      await trustCommand(args, rt.dispatcher.session.workspace, screen, ctx.keys);
       return;
     case "/init": {
       const init = initCommand(rt.dispatcher.session.workspace, rt.bare);

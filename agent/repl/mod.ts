@@ -13,14 +13,12 @@
  * @module
  */
 
-import { join } from "node:path";
 import { VERSION } from "../../version.ts";
 import { onExit, onInterrupt } from "../../tools/host/processes.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import type { Asker } from "../../tools/policy/policy.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
-import { configPaths } from "../settings/crab.ts";
 import type { AgentEvents } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
@@ -32,10 +30,9 @@ import {
 } from "../run/runtime.ts";
 import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../settings/trust.ts";
-import { permissionsWantTrust } from "../settings/permissions.ts";
-import { hasProjectHooks } from "../settings/trust_digest.ts";
-import { projectCommandGrants } from "../settings/commands.ts";
-import { approvalAsker, askTrust } from "./approval_prompt.ts";
+import { projectItemsExist } from "../run/trust_effects.ts";
+import { approvalAsker } from "./approval_prompt.ts";
+import { askTrust, declinedNotice } from "./trust_command.ts";
 import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
 import { ruleKeeper } from "./permissions_command.ts";
 import {
@@ -63,22 +60,6 @@ const MAX_RECORDS = 300;
 export interface ReplOptions extends RunFlags {
   /** A first prompt to send as soon as the session starts (`crab "PROMPT"`). */
   prompt?: string;
-}
-
-/** True when the workspace has files that trusting it would turn on (allow rules included). */
-async function projectFilesExist(cwd: string): Promise<boolean> {
-  // Permission files matter only when trust would change them (allow rules, acceptEdits).
-  if (permissionsWantTrust(cwd) || hasProjectHooks(cwd)) return true;
-  if (Object.keys(projectCommandGrants(cwd)).length) return true;
-  for (const p of [configPaths(cwd).project, join(cwd, ".mcp.json")]) {
-    try {
-      await Deno.stat(p);
-      return true;
-    } catch {
-      // Not there.
-    }
-  }
-  return false;
 }
 
 /** What the prompt's line reader returns: a line, or the end of input, or Ctrl-C. */
@@ -150,12 +131,9 @@ class Repl {
     // A bare run reads none of the workspace's files: there is nothing to ask about.
     if (flags.bare) return false;
     if (flags.trustProject === true || isTrusted(flags.cwd)) return true;
-    if (!await projectFilesExist(flags.cwd)) return false;
+    if (!await projectItemsExist(flags.cwd)) return false;
     if (isRefused(flags.cwd)) {
-      this.screen.line(this.c.dim(
-        "crab: this workspace's own settings are not used (you declined to trust it; " +
-          "--trust-project uses them for one run)",
-      ));
+      this.screen.line(declinedNotice(flags.cwd, this.c));
       return false;
     }
     return await askTrust(this.screen, this.keys, flags.cwd);
