@@ -128,6 +128,14 @@ export class Agent {
     this.#push({ role: "user", content: blocks });
   }
 
+  /**
+   * Adds text the model reads with the next prompt (what a `!` command printed,
+   * that files were put back), without asking it anything now.
+   */
+  note(text: string): void {
+    this.#pushUser([{ type: "text", text }]);
+  }
+
   /** Runs one prompt to its end: the model's answer, or a reason it stopped. */
   async send(prompt: string, signal: AbortSignal): Promise<TurnResult> {
     const hooks = this.#opts.hooks;

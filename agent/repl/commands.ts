@@ -67,7 +67,7 @@ const KEYS_HELP = "Keys: Enter sends; a line ending in \\, Alt-Enter or Ctrl-J a
   "Up/Down walk the history, Ctrl-R searches it;\n@path attaches a file (Tab completes it); " +
   "Esc or Ctrl-C interrupts a turn; Ctrl-O shows every call's full result;\n" +
   "Shift-Tab switches the mode: default, accept edits (writes in the workspace run), " +
-  "plan (only reads run).";
+  "plan (only reads run);\n! first on an empty line runs a command yourself (bash mode).";
 
 /** `/help`'s row for a custom command: name and argument hint; where it is from and what it does. */
 function customRow(c: CustomCommand): [string, string] {

@@ -33,6 +33,7 @@ import { isRefused, isTrusted } from "../settings/trust.ts";
 import { projectItemsExist } from "../run/trust_effects.ts";
 import { approvalAsker } from "./approval_prompt.ts";
 import { askTrust, declinedNotice } from "./trust_command.ts";
+import { type BashModeContext, runUserCommand } from "./bash_mode.ts";
 import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
 import { ruleKeeper } from "./permissions_command.ts";
 import {
@@ -63,7 +64,7 @@ export interface ReplOptions extends RunFlags {
 }
 
 /** What the prompt's line reader returns: a line, or the end of input, or Ctrl-C. */
-type ReadResult = { kind: "line"; text: string } | { kind: "eof" | "interrupt" };
+type ReadResult = { kind: "line" | "shell"; text: string } | { kind: "eof" | "interrupt" };
 
 /**
  * One interactive session: the screen and the keys, the turn under way and the
@@ -367,6 +368,23 @@ class Repl {
     });
   }
 
+  /** What a `!` command acts through: the turn's status and keys, the detailed view. */
+  bashMode(): BashModeContext {
+    const { activity, screen } = this;
+    return {
+      rt: this.rt,
+      screen,
+      runTurn: (work) => this.runTurn(work),
+      remember: (rec) => this.remember(rec),
+      onStart: (call) => {
+        activity.toolStart(call);
+        screen.startLive(() => activity.lines());
+      },
+      onOutput: (call, chunk) => activity.toolOutput(call, chunk),
+      onEnd: (call) => activity.toolEnd(call),
+    };
+  }
+
   /** What slash commands act through. */
   commandContext(): CommandContext {
     const { screen, c, activity, rt } = this;
@@ -434,10 +452,10 @@ class Repl {
   ): Promise<ReadResult | undefined> {
     const { screen, c } = this;
     if (r === "submit") {
-      const text = buffer.text;
+      const { text, shell } = buffer;
       renderer.finish(buffer);
       buffer.commit(text);
-      return { kind: "line", text };
+      return { kind: shell ? "shell" : "line", text };
     }
     if (r === "eof" || r === "interrupt") {
       renderer.finish(buffer);
@@ -486,7 +504,7 @@ class Repl {
       const input = await this.readLine(prompt);
       cancelIdle?.();
       if (input.kind === "eof") break;
-      if (input.kind !== "line") {
+      if (!("text" in input)) {
         if (lastWasInterrupt) break;
         lastWasInterrupt = true;
         screen.line(c.dim("(press Ctrl-C again or Ctrl-D to exit)"));
@@ -495,6 +513,11 @@ class Repl {
       lastWasInterrupt = false;
       const text = input.text.trim();
       if (!text) continue;
+      if (input.kind === "shell") {
+        appendHistory("!" + input.text);
+        await runUserCommand(this.bashMode(), input.text);
+        continue;
+      }
       appendHistory(input.text);
       if (!isCommand(text)) {
         await this.send(input.text);
