@@ -20,6 +20,7 @@ import { commandFront, type CustomCommand, splitFront } from "../settings/comman
 import { commandTurn } from "../run/command_turn.ts";
 import { rewind, undoLast } from "./undo_command.ts";
 import { trustCommand } from "./trust_command.ts";
+import { memoryCommand } from "./memory_command.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";
@@ -67,7 +68,8 @@ const KEYS_HELP = "Keys: Enter sends; a line ending in \\, Alt-Enter or Ctrl-J a
   "Up/Down walk the history, Ctrl-R searches it;\n@path attaches a file (Tab completes it); " +
   "Esc or Ctrl-C interrupts a turn; Ctrl-O shows every call's full result;\n" +
   "Shift-Tab switches the mode: default, accept edits (writes in the workspace run), " +
-  "plan (only reads run);\n! first on an empty line runs a command yourself (bash mode).";
+  "plan (only reads run);\n! first on an empty line runs a command yourself (bash mode); " +
+  "# note saves a note to CLAUDE.md, CLAUDE.local.md or ~/.claude/CLAUDE.md.";
 
 /** `/help`'s row for a custom command: name and argument hint; where it is from and what it does. */
 function customRow(c: CustomCommand): [string, string] {
@@ -288,6 +290,9 @@ export async function runCommand(
       return;
     case "/rewind":
       await rewind(ctx);
+      return;
+    case "/memory":
+      await memoryCommand({ rt, screen, keys: ctx.keys });
       return;
     case "/trust":
       await trustCommand(args, rt.dispatcher.session.workspace, screen, ctx.keys);

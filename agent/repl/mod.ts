@@ -34,6 +34,7 @@ import { projectItemsExist } from "../run/trust_effects.ts";
 import { approvalAsker } from "./approval_prompt.ts";
 import { askTrust, declinedNotice } from "./trust_command.ts";
 import { type BashModeContext, runUserCommand } from "./bash_mode.ts";
+import { saveNote } from "./memory_command.ts";
 import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
 import { ruleKeeper } from "./permissions_command.ts";
 import {
@@ -519,6 +520,10 @@ class Repl {
         continue;
       }
       appendHistory(input.text);
+      if (text.startsWith("#") && !text.includes("\n")) {
+        await saveNote({ rt, screen, keys: this.keys }, text);
+        continue;
+      }
       if (!isCommand(text)) {
         await this.send(input.text);
         continue;
