@@ -1,6 +1,6 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /permissions, /hooks, /trust, /undo, /rewind, /clear, /exit, and custom
+ * /init, /mcp, /resume, /permissions, /hooks, /status, /config, /memory, /trust, /undo, /rewind, /clear, /exit, and custom
  * commands (see `../run/slash_commands.ts`, which print mode shares).
  *
  * @module
@@ -21,6 +21,7 @@ import { commandTurn } from "../run/command_turn.ts";
 import { rewind, undoLast } from "./undo_command.ts";
 import { trustCommand } from "./trust_command.ts";
 import { memoryCommand } from "./memory_command.ts";
+import { configLines, statusLines } from "./status_command.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";
@@ -290,6 +291,12 @@ export async function runCommand(
       return;
     case "/rewind":
       await rewind(ctx);
+      return;
+    case "/status":
+      for (const l of statusLines(rt)) line(l);
+      return;
+    case "/config":
+      for (const l of configLines(rt)) line(l);
       return;
     case "/memory":
       await memoryCommand({ rt, screen, keys: ctx.keys });
