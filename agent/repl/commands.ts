@@ -136,7 +136,9 @@ export function nextMode(mode: Mode, start: Mode): Mode {
 
 /** The footer: model, workspace, tokens, the mode (`yolo ON`, `⏸ plan mode on`), sandbox. */
 export function footer(rt: Runtime, c: Colors): string {
-  const used = rt.agent.usage.inputTokens + rt.agent.usage.outputTokens;
+  // A resumed conversation has used no tokens in this run yet, but fills the context all the same.
+  const spent = rt.agent.usage.inputTokens + rt.agent.usage.outputTokens;
+  const used = spent === 0 && rt.agent.messages.length ? rt.agent.estimateTokens() : spent;
   const home = Deno.env.get("HOME");
   const ws = rt.dispatcher.session.workspace;
   const where = home && (ws === home || ws.startsWith(home + "/"))

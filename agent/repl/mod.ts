@@ -280,7 +280,7 @@ class Repl {
     return this.rt;
   }
 
-  /** The banner, and the last exchange of a resumed session. */
+  /** The banner, and the last exchanges of a resumed session. */
   greet(): void {
     const { screen, c, rt } = this;
     const workspace = rt.dispatcher.session.workspace;
@@ -588,6 +588,14 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   // The renderer and highlighter load while the user types.
   if (repl.screen.tty) setTimeout(() => loadMarkdown().catch(() => {}), 0);
   await repl.loop(prompt);
+  // Said once, at the end: how to come back to this conversation.
+  if (rt.agent.messages.length) {
+    repl.screen.line(
+      repl.c.dim(
+        `Resume this session with crab -c, or crab -r ${printable(rt.sessionId, "strict")}`,
+      ),
+    );
+  }
   await rt.finish("ok");
   stopRestore();
   return repl.code;
@@ -620,7 +628,7 @@ function complete(buffer: LineBuffer, workspace: string, screen: Screen, rendere
 }
 
 function exchangeText(messages: Message[], c: ReturnType<typeof colors>): string {
-  const out = [c.dim("── resumed session: the last exchange ──")];
+  const out = [c.dim("── resumed session: the last exchanges ──")];
   for (const m of messages) {
     const lead = m.role === "user" ? c.bold(PROMPT) : "";
     if (typeof m.content === "string") {
