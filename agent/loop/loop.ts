@@ -63,6 +63,11 @@ export function hookContext(event: string, text: string): string {
   return `<${event}-hook>\n${text}\n</${event}-hook>`;
 }
 
+/** True for a text {@link Agent.note} added (a `!` command's output, an undo): not a prompt. */
+export function isNote(text: string): boolean {
+  return /^<(bash-input|system-reminder)>/.test(text);
+}
+
 /** One conversation with the model. */
 export class Agent {
   readonly messages: Message[];

@@ -24,7 +24,7 @@ import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { RunMcp } from "./mcp_startup.ts";
 import { chooseTools, flagServers, parseClasses, type RunFlags, splitList } from "./run_flags.ts";
 import type { McpServerStatus } from "../../mcp/hub.ts";
-import { Agent, type AgentEvents, hookContext } from "../loop/loop.ts";
+import { Agent, type AgentEvents, hookContext, isNote } from "../loop/loop.ts";
 import type { CrabSettings } from "../settings/crab.ts";
 import { Settings } from "../settings/mod.ts";
 import type { Permissions } from "../settings/permissions.ts";
@@ -759,7 +759,8 @@ function lastExchange(messages: Message[], count = RESUME_EXCHANGES): Message[] 
   for (let i = messages.length - 1; i >= 0 && left > 0; i--) {
     const m = messages[i];
     if (m.role !== "user") continue;
-    const hasPrompt = typeof m.content === "string" || m.content.some((b) => b.type === "text");
+    const hasPrompt = typeof m.content === "string" ||
+      m.content.some((b) => b.type === "text" && !isNote(b.text));
     if (hasPrompt) {
       start = i;
       left--;

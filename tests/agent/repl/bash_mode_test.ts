@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeModel } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
-import { replAgainst } from "../../support/tmux.ts";
+import { replAgainst, submit } from "../../support/tmux.ts";
 import { until } from "../../support/until.ts";
 
 Deno.test("repl: !cmd runs unasked, no hook sees it, a deny rule holds, /undo takes it back, the model reads it next", async () => {
@@ -26,7 +26,7 @@ Deno.test("repl: !cmd runs unasked, no hook sees it, a deny rule holds, /undo ta
       },
     }),
   );
-  await using fake = await startFakeModel([{ text: "I see out.txt" }]);
+  await using fake = await startFakeModel([{ text: "I see out.txt" }, { text: "noted" }]);
   await using t = await replAgainst(s, fake);
   await t.waitFor(/› $/m);
   await t.type("!");
@@ -57,6 +57,16 @@ Deno.test("repl: !cmd runs unasked, no hook sees it, a deny rule holds, /undo ta
   await t.type("/undo");
   await t.keys("Enter");
   await until(() => !existsSync(join(s.ws, "out.txt")), "/undo removed out.txt");
+  // The model is told at its next turn.
+  await submit(t, "and now?");
+  await t.waitFor("noted");
+  const next = fake.modelRequests()[1].body as { messages: { role: string }[] };
+  const last = JSON.stringify(next.messages.at(-1));
+  assert.match(
+    last,
+    /<system-reminder>The user undid changes of earlier calls with \/undo: out\.txt are back/,
+  );
+  assert.match(last, /"text":"and now\?"/);
 });
 
 Deno.test("crab -p '!ls' is a prompt: bash mode is the REPL's", async () => {
