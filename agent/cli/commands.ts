@@ -12,6 +12,7 @@ import type { MetricsOptions } from "../commands/metrics.ts";
 import type { SessionsOptions } from "../commands/sessions.ts";
 import type { PermissionsOptions } from "../commands/permissions.ts";
 import type { UndoOptions } from "../commands/undo.ts";
+import type { TrustOptions } from "../commands/trust.ts";
 import type { ToolCommandOptions } from "../commands/tool.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
@@ -408,6 +409,32 @@ Anything undone can be redone with --redo.`,
   },
 };
 
+const trust: Command = {
+  name: "trust",
+  summary: "Trust a workspace (its settings, hooks, MCP servers), take it back, or show it",
+  usage: ["[PATH] [--yes]", "--revoke [PATH]", "--status [PATH]"],
+  args: [{ name: "PATH" }],
+  keys: ["yes", "revoke", "trustStatus", "cwd"],
+  optionHelp: { yes: "trust without asking (needed without a terminal)" },
+  details: `PATH is the workspace, by default the one crab starts in. crab trust lists what
+trusting it turns on (allow rules, settings, hooks, MCP servers, what its commands
+grant) and asks; the answer is kept in trust.json in crab's data dir, with a digest
+of what it covered: when the files turn on something new, crab asks again. A
+command crab runs cannot see that dir, so it cannot trust a workspace.`,
+  plan(p) {
+    if (p.flag("revoke") && p.flag("trustStatus")) {
+      throw new UsageError("Cannot use --revoke with --status", "give one of them");
+    }
+    const opts: TrustOptions = {
+      path: p.args[0] ?? workspaceOf(p),
+      yes: p.flag("yes"),
+      revoke: p.flag("revoke"),
+      status: p.flag("trustStatus"),
+    };
+    return plan(opts, async (o) => (await import("../commands/trust.ts")).trustCommand(o));
+  },
+};
+
 /** The options both `crab permissions` commands take: those that shape a run's permissions. */
 const PERMISSION_KEYS = [
   "cwd",
@@ -520,5 +547,5 @@ const helpCommand: Command = {
 /** The root: the agent itself, and its subcommands. */
 export const ROOT: Command = {
   ...agentCommand,
-  children: [tool, mcp, permissions, metrics, sessions, undo, helpCommand],
+  children: [tool, mcp, permissions, metrics, sessions, undo, trust, helpCommand],
 };

@@ -717,6 +717,17 @@ const UNDO: OptionSpec[] = [
   { key: "redo", long: "--redo", kind: "flag", help: "redo the last undo" },
 ];
 
+/** `crab trust`'s own. */
+const TRUST: OptionSpec[] = [
+  { key: "revoke", long: "--revoke", kind: "flag", help: "take trust back" },
+  {
+    key: "trustStatus",
+    long: "--status",
+    kind: "flag",
+    help: "say whether it is trusted, since when, and what trust covers",
+  },
+];
+
 function callRef(v: string): string | undefined {
   return /^[0-9a-z]+:[1-9]\d*$/.test(v) ? undefined : "expected RUN:N, as crab undo --list shows";
 }
@@ -737,6 +748,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   ...LOCAL,
   ...CHECK,
   ...UNDO,
+  ...TRUST,
 ];
 
 /** Keys of the global options, in help order. */

@@ -63,6 +63,11 @@ export function hookContext(event: string, text: string): string {
   return `<${event}-hook>\n${text}\n</${event}-hook>`;
 }
 
+/** True for a text {@link Agent.note} added (a `!` command's output, an undo): not a prompt. */
+export function isNote(text: string): boolean {
+  return /^<(bash-input|system-reminder)>/.test(text);
+}
+
 /** One conversation with the model. */
 export class Agent {
   readonly messages: Message[];
@@ -126,6 +131,14 @@ export class Agent {
       return;
     }
     this.#push({ role: "user", content: blocks });
+  }
+
+  /**
+   * Adds text the model reads with the next prompt (what a `!` command printed,
+   * that files were put back), without asking it anything now.
+   */
+  note(text: string): void {
+    this.#pushUser([{ type: "text", text }]);
   }
 
   /** Runs one prompt to its end: the model's answer, or a reason it stopped. */

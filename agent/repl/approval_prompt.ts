@@ -1,8 +1,7 @@
 /**
  * The questions the REPL asks: the y/n/a approval of a call (with `f` to refuse
  * and tell the model what to do instead, and `v` to page through the whole
- * change before answering), and the one-time trust prompt of a workspace that
- * has its own settings, which lists what trusting it would turn on.
+ * change before answering).
  *
  * What the prompt shows is what runs: a call's summary is in `printable`'s
  * strict mode, so a newline or tab in a path is shown as `\n` / `\t` and a name
@@ -14,16 +13,8 @@
 
 import type { AskAnswer } from "../../tools/policy/policy.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
-import { loadMcpConfig } from "../../mcp/config.ts";
-import { configPaths, readSettings } from "../settings/crab.ts";
-import { trustedPermissions } from "../settings/permissions.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { colorDiff, type Colors } from "../terminal.ts";
-import { refuseWorkspace, trustState, trustWorkspace } from "../settings/trust.ts";
-import { trustedHooks } from "../hooks/listing.ts";
-import { loadPermissions } from "../settings/permissions.ts";
-import { settingsReader } from "../settings/files.ts";
-import { projectCommandGrants } from "../settings/commands.ts";
 import { type KeyReader, setMode } from "./keys.ts";
 import { LineBuffer, Renderer } from "./line_editor.ts";
 import { page } from "./pager.ts";
@@ -265,74 +256,4 @@ export function approvalAsker(deps: PromptDeps) {
       }
     }
   }
-}
-
-/** What trusting `cwd` would turn on: its settings, permission rules and MCP servers. */
-function trustEffects(cwd: string): string[] {
-  const out: string[] = [...trustedPermissions(cwd)];
-  try {
-    const { settings } = readSettings(configPaths(cwd).project);
-    const keys = Object.keys(settings);
-    if (keys.length) out.push(`settings from .crab/config.json: ${keys.join(", ")}`);
-  } catch (e) {
-    out.push(`.crab/config.json: ${e instanceof Error ? e.message : e}`);
-  }
-  try {
-    const own = loadPermissions(cwd, true).rules.filter((r) =>
-      r.effect === "allow" && (r.source.scope === "project" || r.source.scope === "local")
-    );
-    for (const r of own) out.push(`allow ${r.text} (${r.source.file})`);
-  } catch (e) {
-    out.push(`permissions: ${e instanceof Error ? e.message : e}`);
-  }
-  const servers = loadMcpConfig(cwd, undefined, undefined, settingsReader().text).servers.filter((
-    s,
-  ) => s.scope === "project");
-  for (const s of servers) {
-    const what = s.transport === "stdio"
-      ? `runs ${[s.command ?? "", ...(s.args ?? [])].join(" ")}`
-      : `connects to ${s.url}`;
-    out.push(`MCP server "${s.name}": ${what}`);
-  }
-  for (const [file, grant] of Object.entries(projectCommandGrants(cwd))) {
-    if (grant.allowedTools) out.push(`${file} allows ${grant.allowedTools.join(", ")}`);
-    for (const command of grant.runs ?? []) out.push(`${file} runs ${command}`);
-  }
-  out.push(...trustedHooks(cwd));
-  return out;
-}
-
-/** Asks once whether to trust `cwd`; remembers the answer either way. */
-export async function askTrust(screen: Screen, keys: KeyReader, cwd: string): Promise<boolean> {
-  const c = screen.c;
-  // Each effect on one line, strictly: they name commands and hosts from the workspace's files.
-  const effects = trustEffects(cwd).map((l) => `  • ${printable(l, "strict")}`);
-  screen.raw(
-    c.yellow(
-      `⚠ ${
-        printable(cwd, "strict")
-      } has its own settings (.crab/, .claude/settings*.json or .mcp.json)${
-        trustState(cwd) === "changed" ? ", changed since you trusted it" : ""
-      }.\n`,
-    ) +
-      (effects.length ? `Trusting it turns on:\n${effects.join("\n")}\n` : "") +
-      "They can choose the API host and start programs. Trust this workspace? [y]es/[n]o: ",
-  );
-  setMode("raw");
-  let choice: string | null = null;
-  try {
-    while (choice === null) {
-      const key = await keys.next();
-      if (key === null || key.name === "ctrl-c" || key.name === "escape") choice = "n";
-      else if (key.name === "text") {
-        choice = [...key.text.toLowerCase()].find((ch) => ch === "y" || ch === "n") ?? null;
-      }
-    }
-  } finally {
-    setMode("cooked");
-  }
-  screen.raw((choice === "y" ? "yes" : "no") + "\n");
-  if (choice === "y") trustWorkspace(cwd);
-  else refuseWorkspace(cwd);
-  return choice === "y";
 }

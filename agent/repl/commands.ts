@@ -1,6 +1,6 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /permissions, /hooks, /undo, /rewind, /clear, /exit, and custom
+ * /init, /mcp, /resume, /permissions, /hooks, /status, /config, /memory, /trust, /undo, /rewind, /clear, /exit, and custom
  * commands (see `../run/slash_commands.ts`, which print mode shares).
  *
  * @module
@@ -19,6 +19,9 @@ import { costLine, findCommand, initCommand, runCommands } from "../run/slash_co
 import { commandFront, type CustomCommand, splitFront } from "../settings/commands.ts";
 import { commandTurn } from "../run/command_turn.ts";
 import { rewind, undoLast } from "./undo_command.ts";
+import { trustCommand } from "./trust_command.ts";
+import { memoryCommand } from "./memory_command.ts";
+import { configLines, statusLines } from "./status_command.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";
@@ -51,6 +54,10 @@ const BUILTIN_HELP: [string, string][] = [
     "the permission rules and their files; add allow|ask|deny RULE [--user], remove RULE",
   ],
   ["/hooks", "the hooks that run, by event, and the files they come from"],
+  [
+    "/trust [status|revoke]",
+    "trust this workspace (its settings, hooks, servers), or say or undo it",
+  ],
   ["/metrics", "calls, errors, bytes and time of this session"],
   ["/undo [turn]", "put back the files the last call (or the last turn) of this session changed"],
   ["/rewind", "pick a prompt: restore the files, the conversation, or both (also Esc Esc)"],
@@ -62,7 +69,8 @@ const KEYS_HELP = "Keys: Enter sends; a line ending in \\, Alt-Enter or Ctrl-J a
   "Up/Down walk the history, Ctrl-R searches it;\n@path attaches a file (Tab completes it); " +
   "Esc or Ctrl-C interrupts a turn; Ctrl-O shows every call's full result;\n" +
   "Shift-Tab switches the mode: default, accept edits (writes in the workspace run), " +
-  "plan (only reads run).";
+  "plan (only reads run);\n! first on an empty line runs a command yourself (bash mode); " +
+  "# note saves a note to CLAUDE.md, CLAUDE.local.md or ~/.claude/CLAUDE.md.";
 
 /** `/help`'s row for a custom command: name and argument hint; where it is from and what it does. */
 function customRow(c: CustomCommand): [string, string] {
@@ -128,7 +136,9 @@ export function nextMode(mode: Mode, start: Mode): Mode {
 
 /** The footer: model, workspace, tokens, the mode (`yolo ON`, `⏸ plan mode on`), sandbox. */
 export function footer(rt: Runtime, c: Colors): string {
-  const used = rt.agent.usage.inputTokens + rt.agent.usage.outputTokens;
+  // A resumed conversation has used no tokens in this run yet, but fills the context all the same.
+  const spent = rt.agent.usage.inputTokens + rt.agent.usage.outputTokens;
+  const used = spent === 0 && rt.agent.messages.length ? rt.agent.estimateTokens() : spent;
   const home = Deno.env.get("HOME");
   const ws = rt.dispatcher.session.workspace;
   const where = home && (ws === home || ws.startsWith(home + "/"))
@@ -283,6 +293,18 @@ export async function runCommand(
       return;
     case "/rewind":
       await rewind(ctx);
+      return;
+    case "/status":
+      for (const l of statusLines(rt)) line(l);
+      return;
+    case "/config":
+      for (const l of configLines(rt)) line(l);
+      return;
+    case "/memory":
+      await memoryCommand({ rt, screen, keys: ctx.keys });
+      return;
+    case "/trust":
+      await trustCommand(args, rt.dispatcher.session.workspace, screen, ctx.keys);
       return;
     case "/init": {
       const init = initCommand(rt.dispatcher.session.workspace, rt.bare);

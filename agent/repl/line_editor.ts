@@ -34,6 +34,8 @@ interface Search {
 /** The text being edited, its cursor, and the history it can walk. */
 export class LineBuffer {
   text = "";
+  /** Bash mode: `!` typed first on an empty line; the line is a command the user runs. */
+  shell = false;
   /** Cursor position, in UTF-16 units of `text`. */
   cursor = 0;
   readonly #history: string[];
@@ -58,10 +60,10 @@ export class LineBuffer {
     );
   }
 
-  /** The prompt to show instead of the usual one while a history search is under way. */
+  /** The prompt to show instead of the usual one: a history search's, or bash mode's. */
   get searchLabel(): string | undefined {
     const s = this.#search;
-    if (!s) return undefined;
+    if (!s) return this.shell ? BASH_LABEL : undefined;
     return `${s.index === -1 && s.query ? "no match" : "search"}: ${s.query} › `;
   }
 
@@ -132,6 +134,14 @@ export class LineBuffer {
     const { text, cursor } = this;
     switch (key.name) {
       case "text":
+        // Only a typed `!` starts bash mode; a pasted one is text.
+        if (!this.shell && text === "" && key.text.startsWith("!")) {
+          this.shell = true;
+          this.#insert(key.text.slice(1));
+          return "redraw";
+        }
+        this.#insert(key.text);
+        return "redraw";
       case "paste":
         this.#insert(key.text);
         return "redraw";
@@ -145,6 +155,7 @@ export class LineBuffer {
         }
         return "submit";
       case "backspace":
+        if (cursor === 0 && text === "" && this.shell) this.shell = false;
         if (cursor > 0) {
           const n = prevCharLength(text, cursor);
           this.#set(text.slice(0, cursor - n) + text.slice(cursor), cursor - n);
@@ -162,7 +173,8 @@ export class LineBuffer {
         if (text === "") return "eof";
         return this.apply({ name: "delete" });
       case "ctrl-c":
-        if (text === "") return "interrupt";
+        if (text === "" && !this.shell) return "interrupt";
+        this.shell = false;
         this.#set("");
         this.#historyIndex = this.#history.length;
         return "cleared";
@@ -253,22 +265,30 @@ export class LineBuffer {
     }
     const target = this.#historyIndex + dir;
     if (target < 0 || target > this.#history.length) return "redraw";
-    if (this.#historyIndex === this.#history.length) this.#draft = text;
+    if (this.#historyIndex === this.#history.length) this.#draft = (this.shell ? "!" : "") + text;
     this.#historyIndex = target;
-    this.#set(target === this.#history.length ? this.#draft : this.#history[target]);
+    const entry = target === this.#history.length ? this.#draft : this.#history[target];
+    // A bash-mode line is kept with its `!`, and comes back in bash mode.
+    this.shell = entry.startsWith("!");
+    this.#set(this.shell ? entry.slice(1) : entry);
     return "redraw";
   }
 
-  /** Records a submitted entry and resets the buffer. */
-  commit(entry: string): void {
-    if (entry.trim() && this.#history[this.#history.length - 1] !== entry) {
+  /** Records a submitted entry (a bash-mode one with its `!`) and resets the buffer. */
+  commit(text: string): void {
+    const entry = this.shell ? "!" + text : text;
+    if (text.trim() && this.#history[this.#history.length - 1] !== entry) {
       this.#history.push(entry);
     }
     this.#historyIndex = this.#history.length;
     this.#draft = "";
+    this.shell = false;
     this.#set("");
   }
 }
+
+/** The prompt in bash mode. */
+export const BASH_LABEL = "! bash › ";
 
 function prevCharLength(s: string, i: number): number {
   const c = s.charCodeAt(i - 1);

@@ -13,14 +13,12 @@
  * @module
  */
 
-import { join } from "node:path";
 import { VERSION } from "../../version.ts";
 import { onExit, onInterrupt } from "../../tools/host/processes.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import type { Asker } from "../../tools/policy/policy.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
-import { configPaths } from "../settings/crab.ts";
 import type { AgentEvents } from "../loop/loop.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
@@ -32,10 +30,11 @@ import {
 } from "../run/runtime.ts";
 import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../settings/trust.ts";
-import { permissionsWantTrust } from "../settings/permissions.ts";
-import { hasProjectHooks } from "../settings/trust_digest.ts";
-import { projectCommandGrants } from "../settings/commands.ts";
-import { approvalAsker, askTrust } from "./approval_prompt.ts";
+import { projectItemsExist } from "../run/trust_effects.ts";
+import { approvalAsker } from "./approval_prompt.ts";
+import { askTrust, declinedNotice } from "./trust_command.ts";
+import { type BashModeContext, runUserCommand } from "./bash_mode.ts";
+import { saveNote } from "./memory_command.ts";
 import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
 import { ruleKeeper } from "./permissions_command.ts";
 import {
@@ -65,24 +64,8 @@ export interface ReplOptions extends RunFlags {
   prompt?: string;
 }
 
-/** True when the workspace has files that trusting it would turn on (allow rules included). */
-async function projectFilesExist(cwd: string): Promise<boolean> {
-  // Permission files matter only when trust would change them (allow rules, acceptEdits).
-  if (permissionsWantTrust(cwd) || hasProjectHooks(cwd)) return true;
-  if (Object.keys(projectCommandGrants(cwd)).length) return true;
-  for (const p of [configPaths(cwd).project, join(cwd, ".mcp.json")]) {
-    try {
-      await Deno.stat(p);
-      return true;
-    } catch {
-      // Not there.
-    }
-  }
-  return false;
-}
-
 /** What the prompt's line reader returns: a line, or the end of input, or Ctrl-C. */
-type ReadResult = { kind: "line"; text: string } | { kind: "eof" | "interrupt" };
+type ReadResult = { kind: "line" | "shell"; text: string } | { kind: "eof" | "interrupt" };
 
 /**
  * One interactive session: the screen and the keys, the turn under way and the
@@ -150,12 +133,9 @@ class Repl {
     // A bare run reads none of the workspace's files: there is nothing to ask about.
     if (flags.bare) return false;
     if (flags.trustProject === true || isTrusted(flags.cwd)) return true;
-    if (!await projectFilesExist(flags.cwd)) return false;
+    if (!await projectItemsExist(flags.cwd)) return false;
     if (isRefused(flags.cwd)) {
-      this.screen.line(this.c.dim(
-        "crab: this workspace's own settings are not used (you declined to trust it; " +
-          "--trust-project uses them for one run)",
-      ));
+      this.screen.line(declinedNotice(flags.cwd, this.c));
       return false;
     }
     return await askTrust(this.screen, this.keys, flags.cwd);
@@ -300,7 +280,7 @@ class Repl {
     return this.rt;
   }
 
-  /** The banner, and the last exchange of a resumed session. */
+  /** The banner, and the last exchanges of a resumed session. */
   greet(): void {
     const { screen, c, rt } = this;
     const workspace = rt.dispatcher.session.workspace;
@@ -389,6 +369,23 @@ class Repl {
     });
   }
 
+  /** What a `!` command acts through: the turn's status and keys, the detailed view. */
+  bashMode(): BashModeContext {
+    const { activity, screen } = this;
+    return {
+      rt: this.rt,
+      screen,
+      runTurn: (work) => this.runTurn(work),
+      remember: (rec) => this.remember(rec),
+      onStart: (call) => {
+        activity.toolStart(call);
+        screen.startLive(() => activity.lines());
+      },
+      onOutput: (call, chunk) => activity.toolOutput(call, chunk),
+      onEnd: (call) => activity.toolEnd(call),
+    };
+  }
+
   /** What slash commands act through. */
   commandContext(): CommandContext {
     const { screen, c, activity, rt } = this;
@@ -456,10 +453,10 @@ class Repl {
   ): Promise<ReadResult | undefined> {
     const { screen, c } = this;
     if (r === "submit") {
-      const text = buffer.text;
+      const { text, shell } = buffer;
       renderer.finish(buffer);
       buffer.commit(text);
-      return { kind: "line", text };
+      return { kind: shell ? "shell" : "line", text };
     }
     if (r === "eof" || r === "interrupt") {
       renderer.finish(buffer);
@@ -508,7 +505,7 @@ class Repl {
       const input = await this.readLine(prompt);
       cancelIdle?.();
       if (input.kind === "eof") break;
-      if (input.kind !== "line") {
+      if (!("text" in input)) {
         if (lastWasInterrupt) break;
         lastWasInterrupt = true;
         screen.line(c.dim("(press Ctrl-C again or Ctrl-D to exit)"));
@@ -517,7 +514,16 @@ class Repl {
       lastWasInterrupt = false;
       const text = input.text.trim();
       if (!text) continue;
+      if (input.kind === "shell") {
+        appendHistory("!" + input.text);
+        await runUserCommand(this.bashMode(), input.text);
+        continue;
+      }
       appendHistory(input.text);
+      if (text.startsWith("#") && !text.includes("\n")) {
+        await saveNote({ rt, screen, keys: this.keys }, text);
+        continue;
+      }
       if (!isCommand(text)) {
         await this.send(input.text);
         continue;
@@ -582,6 +588,14 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
   // The renderer and highlighter load while the user types.
   if (repl.screen.tty) setTimeout(() => loadMarkdown().catch(() => {}), 0);
   await repl.loop(prompt);
+  // Said once, at the end: how to come back to this conversation.
+  if (rt.agent.messages.length) {
+    repl.screen.line(
+      repl.c.dim(
+        `Resume this session with crab -c, or crab -r ${printable(rt.sessionId, "strict")}`,
+      ),
+    );
+  }
   await rt.finish("ok");
   stopRestore();
   return repl.code;
@@ -614,7 +628,7 @@ function complete(buffer: LineBuffer, workspace: string, screen: Screen, rendere
 }
 
 function exchangeText(messages: Message[], c: ReturnType<typeof colors>): string {
-  const out = [c.dim("── resumed session: the last exchange ──")];
+  const out = [c.dim("── resumed session: the last exchanges ──")];
   for (const m of messages) {
     const lead = m.role === "user" ? c.bold(PROMPT) : "";
     if (typeof m.content === "string") {

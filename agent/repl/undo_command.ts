@@ -8,6 +8,7 @@
  * @module
  */
 
+import { isNote } from "../loop/loop.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { holdWorkspace } from "../../tools/call/workspace_lock.ts";
 import { ToolError } from "../../tools/tool.ts";
@@ -58,6 +59,14 @@ async function apply(ctx: UndoContext, records: CallRecord[]): Promise<void> {
   }
   showRestored(screen, done);
   screen.line(c.dim("crab undo --redo puts it back"));
+  // The model's picture of the files is out of date: it reads why with the next prompt.
+  if (done.applied.length) {
+    const paths = done.applied.map((a) => a.p).join(", ");
+    rt.agent.note(
+      `<system-reminder>The user undid changes of earlier calls with /undo: ${paths} ` +
+        "are back as they were before those calls. Read them again before editing.</system-reminder>",
+    );
+  }
 }
 
 function showRestored(screen: Screen, r: Restored): void {
@@ -115,7 +124,7 @@ export function promptsOf(messages: readonly Message[]): { index: number; text: 
     if (m.role !== "user") return;
     const text = typeof m.content === "string"
       ? m.content
-      : m.content.map((b) => b.type === "text" ? b.text : "").join("");
+      : m.content.map((b) => b.type === "text" && !isNote(b.text) ? b.text : "").join("");
     if (text.trim() !== "") out.push({ index, text });
   });
   return out;

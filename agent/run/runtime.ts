@@ -25,7 +25,7 @@ import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { RunMcp } from "./mcp_startup.ts";
 import { chooseTools, flagServers, parseClasses, type RunFlags, splitList } from "./run_flags.ts";
 import type { McpServerStatus } from "../../mcp/hub.ts";
-import { Agent, type AgentEvents, hookContext } from "../loop/loop.ts";
+import { Agent, type AgentEvents, hookContext, isNote } from "../loop/loop.ts";
 import type { CrabSettings } from "../settings/crab.ts";
 import { Settings } from "../settings/mod.ts";
 import type { Permissions } from "../settings/permissions.ts";
@@ -757,13 +757,22 @@ export function repairTranscript(messages: Message[]): Message[] {
   return out;
 }
 
-/** The last user prompt and everything after it. */
-function lastExchange(messages: Message[]): Message[] {
-  for (let i = messages.length - 1; i >= 0; i--) {
+/** Exchanges (a prompt and what followed) a resumed session shows. */
+const RESUME_EXCHANGES = 3;
+
+/** The last `count` user prompts and everything after them. */
+function lastExchange(messages: Message[], count = RESUME_EXCHANGES): Message[] {
+  let start = -1;
+  let left = count;
+  for (let i = messages.length - 1; i >= 0 && left > 0; i--) {
     const m = messages[i];
     if (m.role !== "user") continue;
-    const hasPrompt = typeof m.content === "string" || m.content.some((b) => b.type === "text");
-    if (hasPrompt) return messages.slice(i);
+    const hasPrompt = typeof m.content === "string" ||
+      m.content.some((b) => b.type === "text" && !isNote(b.text));
+    if (hasPrompt) {
+      start = i;
+      left--;
+    }
   }
-  return [];
+  return start === -1 ? [] : messages.slice(start);
 }

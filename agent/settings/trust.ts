@@ -87,13 +87,51 @@ function save(record: TrustFile, env: Env): void {
   Deno.renameSync(tmp, trustPath(env));
 }
 
-/** Remembers that the user trusts `workspace`. */
-export function trustWorkspace(workspace: string, env: Env = runEnv): void {
+/**
+ * Remembers that the user trusts `workspace`; `digest` is that of what they were
+ * shown (`trustDigest`), so a file changed while they read is asked about again.
+ */
+export function trustWorkspace(workspace: string, env: Env = runEnv, digest?: string): void {
   const record = load(env);
   const key = realOrSelf(workspace);
-  record.workspaces[key] = { trustedAt: new Date().toISOString(), digest: trustDigest(key) };
+  record.workspaces[key] = {
+    trustedAt: new Date().toISOString(),
+    digest: digest ?? trustDigest(key),
+  };
   if (record.refused) delete record.refused[key];
   save(record, env);
+}
+
+/** Where a workspace's trust stands, and since when (an ISO date). */
+export interface TrustRecord {
+  /** `changed`: trusted, but its files now turn on what that trust did not cover. */
+  state: "trusted" | "changed" | "declined" | "never asked";
+  since?: string;
+}
+
+/**
+ * The trust record of `workspace` (its real path), for `crab trust --status`.
+ *
+ * @example
+ * ```ts
+ * trustRecord("/src/app"); // { state: "declined", since: "2026-12-01T09:00:00.000Z" }
+ * ```
+ */
+export function trustRecord(workspace: string, env: Env = runEnv): TrustRecord {
+  const key = realOrSelf(workspace);
+  const record = load(env);
+  const trusted = record.workspaces[key];
+  if (trusted) {
+    const state = trustState(key, settingsReader(), env);
+    return { state: state === "trusted" ? "trusted" : "changed", since: trusted.trustedAt };
+  }
+  const refused = record.refused?.[key];
+  return refused ? { state: "declined", since: refused.refusedAt } : { state: "never asked" };
+}
+
+/** The file the trust record is kept in. */
+export function trustFile(env: Env = runEnv): string {
+  return trustPath(env);
 }
 
 /** True when the user declined to trust `workspace` before (and has not trusted it since). */

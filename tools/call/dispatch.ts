@@ -113,6 +113,8 @@ export interface DispatchOptions {
   callId?: string;
   /** Receives the tool's output as it streams (bash), for a live view. */
   onOutput?: (chunk: string) => void;
+  /** `user`: the user's own command (`ToolCall.origin`). */
+  origin?: "user";
 }
 
 /** What one dispatcher needs: the run it records into and the session it acts in. */
@@ -232,6 +234,7 @@ export class Dispatcher {
       session: this.session,
       tool: undefined,
       input: undefined,
+      ...(opts.origin ? { origin: opts.origin } : {}),
     };
     if (this.#stages.around.length === 0) return this.#settle(call, opts.onOutput);
     return this.#around(call, opts.onOutput);
@@ -291,24 +294,24 @@ export class Dispatcher {
    */
   async #admit(call: CheckedCall, ctx: ToolContext, record: CallRecord): Promise<void> {
     const tool = call.tool;
-    if (this.#stages.preTool.length > 0) {
+    if (this.#stages.preTool.length > 0 && call.origin !== "user") {
       await this.#preTool(call as OpenCall, tool);
       record.target = targetOf(call.input);
     }
     const decide = () => this.#stages.decide.length > 0 ? this.#decide(call) : classDefault(tool);
     let decision = await decide();
+    if (call.origin === "user") {
+      // The user typed it: nothing asks, and the mode (the model's leash) does not apply.
+      record.rule = decision.rule;
+      if (decision.effect === "deny" && !decision.byMode) throw policyDenied(call, decision);
+      record.covered = decision.covers ?? [];
+      return;
+    }
     // An answer may give another input (a permission prompt tool's): it is decided
     // again, so no answer escapes a deny rule; only an ask rule on it asks again.
     for (let round = 0;; round++) {
       record.rule = decision.rule;
-      if (decision.effect === "deny") {
-        throw new ToolError(
-          "policy_denied",
-          `Cannot run ${call.name}: ${decision.why}`,
-          decision.hint ?? "Do not retry the same call; change approach or ask the user.",
-          "refused",
-        );
-      }
+      if (decision.effect === "deny") throw policyDenied(call, decision);
       // A plain allow runs at once; one the rules or the mode gave goes by the approval policy,
       // which tells the user (the REPL shows an approved edit's change).
       const asks = decision.effect === "ask" || decision.why !== "";
@@ -698,6 +701,15 @@ const PLAIN_ALLOW: Verdict = { effect: "allow", why: "" };
 const PLAIN_ASK: Verdict = { effect: "ask", why: "" };
 
 /** A stage's decision as a {@link Verdict}: the plain ones have no reasons. */
+function policyDenied(call: CheckedCall, decision: Verdict): ToolError {
+  return new ToolError(
+    "policy_denied",
+    `Cannot run ${call.name}: ${decision.why}`,
+    decision.hint ?? "Do not retry the same call; change approach or ask the user.",
+    "refused",
+  );
+}
+
 function verdictOf(d: PolicyDecision): Verdict {
   if (d === "allow") return PLAIN_ALLOW;
   if (d === "ask") return PLAIN_ASK;

@@ -44,6 +44,12 @@ export interface ToolCall {
   readonly args: unknown;
   readonly signal: AbortSignal;
   readonly session: Session;
+  /**
+   * `user`: the user's own command (the REPL's `!` line), not the model's: no
+   * PreToolUse hook sees it and nothing asks about it; denials other than the
+   * mode's hold, and it runs sandboxed, observed and undoable as any call.
+   */
+  readonly origin?: "user";
 }
 
 /** A call past validation: the tool it names and the arguments the tool body will get. */

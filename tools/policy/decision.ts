@@ -74,6 +74,8 @@ export interface Verdict {
   covers?: ApprovalClass[];
   /** `deny`: what the model may do instead. */
   hint?: string;
+  /** `deny`: the mode's (plan, dontAsk), not a rule's; the user's own commands pass it. */
+  byMode?: boolean;
   /**
    * `allow`: it stands in for the class's own prompt (a PreToolUse hook's
    * allow), so it wins over a plain `ask` (no rule decided: the class default),
@@ -191,12 +193,12 @@ export async function permissionDecision(
   const read = tool.class === "read";
   const rule = decision.rule ? ruleRef(decision.rule) : undefined;
   const withRule = (v: Verdict): Verdict => (rule ? { ...v, rule } : v);
-  const deny = (why: string, hint: string): Explained => ({
-    verdict: withRule({ effect: "deny", why, hint }),
+  const deny = (why: string, hint: string, byMode = true): Explained => ({
+    verdict: withRule({ effect: "deny", why, hint, ...(byMode ? { byMode } : {}) }),
     decision,
   });
 
-  if (decision.effect === "deny") return deny(decision.why, DENY_HINT);
+  if (decision.effect === "deny") return deny(decision.why, DENY_HINT, false);
   if (mode === "plan" && !read && !decision.readOnly) {
     return deny(`plan mode allows reading only (${decision.why})`, PLAN_HINT);
   }

@@ -109,6 +109,7 @@ function shownFor(file: string): { commands: string[]; any?: boolean } {
   if (file === "agent/commands/metrics.ts") return { commands: ["metrics"] };
   if (file === "agent/commands/sessions.ts") return { commands: ["sessions"] };
   if (file === "agent/commands/undo.ts") return { commands: ["undo"] };
+  if (file === "agent/commands/trust.ts") return { commands: ["trust"] };
   if (file === "agent/commands/permissions.ts") {
     return { commands: ["permissions", "permissions check"], any: true };
   }
@@ -126,6 +127,7 @@ function shownFor(file: string): { commands: string[]; any?: boolean } {
         "metrics export",
         "sessions",
         "undo",
+        "trust",
         "permissions",
         "permissions check",
       ],

@@ -258,6 +258,17 @@ const CASES: Case[] = [
     },
   },
   {
+    words: ["trust"],
+    tail: [],
+    endIsOption: true,
+    effects: {
+      cwd: [own("path"), () => DIR],
+      yes: [own("yes"), flag],
+      revoke: [own("revoke"), flag],
+      trustStatus: [own("status"), flag],
+    },
+  },
+  {
     words: ["permissions"],
     tail: [],
     endIsOption: true,

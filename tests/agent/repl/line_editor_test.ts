@@ -138,3 +138,30 @@ Deno.test("LineBuffer: Ctrl-R finds older entries containing the query; Esc rest
   typeInto(b, "\x12status\r");
   assert.equal(b.text, "git status");
 });
+
+Deno.test("LineBuffer: a typed ! on an empty line starts bash mode; a pasted one is text", () => {
+  const buf = new LineBuffer();
+  typeInto(buf, "!ls");
+  assert.deepEqual([buf.shell, buf.text, buf.searchLabel], [true, "ls", "! bash › "]);
+  // Backspace past the start leaves bash mode.
+  typeInto(buf, "\x7f\x7f\x7f");
+  assert.deepEqual([buf.shell, buf.text, buf.searchLabel], [false, "", undefined]);
+  typeInto(buf, "\x1b[200~!ls\x1b[201~");
+  assert.deepEqual([buf.shell, buf.text], [false, "!ls"]);
+  const later = new LineBuffer();
+  typeInto(later, "echo !x");
+  assert.deepEqual([later.shell, later.text], [false, "echo !x"]);
+});
+
+Deno.test("LineBuffer: a bash-mode line is kept in history with its ! and comes back in bash mode", () => {
+  const buf = new LineBuffer(["explain"]);
+  typeInto(buf, "!git status");
+  buf.commit(buf.text);
+  assert.equal(buf.shell, false);
+  typeInto(buf, "\x1b[A");
+  assert.deepEqual([buf.shell, buf.text], [true, "git status"]);
+  typeInto(buf, "\x1b[A");
+  assert.deepEqual([buf.shell, buf.text], [false, "explain"]);
+  typeInto(buf, "\x1b[B\x1b[B");
+  assert.deepEqual([buf.shell, buf.text], [false, ""]);
+});

@@ -249,7 +249,8 @@ Deno.test("repl: the trust prompt lists what it would turn on, and a no is remem
   await using again = await replAgainst(s, fake);
   const screen = await again.waitFor(/› $/m);
   assert.doesNotMatch(screen, /Trust this workspace/);
-  assert.match(screen, /you declined to trust it/);
+  assert.match(screen, /you declined to trust this workspace/);
+  assert.match(screen, /Waiting for trust:\n.*\n {2}• MCP server "helper": runs \/bin\/true\n/);
 });
 
 Deno.test("repl: keys arriving together at the approval: the first one that answers counts", async () => {

@@ -204,22 +204,36 @@ Deno.test("repl: Ctrl-C at the approval prompt refuses the call and ends the tur
   assert.match(results[0].text, /refused/);
 });
 
-Deno.test("repl: --continue shows the last exchange of the session it resumes", async () => {
+Deno.test("repl: --continue shows the last exchanges, counts the conversation's tokens, and exit says how to resume", async () => {
   using s = sandbox();
-  await using fake = await startFakeModel([{ text: "The answer is 42." }, { text: "Yes." }]);
-  const first = await s.crab(
-    ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic"), "-p", "what is it?"],
-    { env: { ANTHROPIC_API_KEY: "k" } },
-  );
+  await using fake = await startFakeModel([
+    { text: "The answer is 42." },
+    { text: "It is 84." },
+    { text: "Yes." },
+  ]);
+  const base = ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic")];
+  const env = { env: { ANTHROPIC_API_KEY: "k" } };
+  const first = await s.crab([...base, "-p", "what is it?"], env);
   assert.equal(first.code, 0, first.stderr);
+  const second = await s.crab([...base, "-c", "-p", "and twice?"], env);
+  assert.equal(second.code, 0, second.stderr);
   await using t = await replAgainst(s, fake, ["--continue"]);
-  const screen = await t.waitFor(/resumed session[^]*› what is it\?\nThe answer is 42\.[^]*› $/m);
-  assert.ok(screen);
+  const screen = await t.waitFor(
+    /resumed session: the last exchanges[^]*› what is it\?\nThe answer is 42\.\n› and twice\?\nIt is 84\.[^]*› $/m,
+  );
+  // The footer counts the resumed conversation, not zero.
+  assert.match(screen, /fake-model · ~\/ws · [1-9][\d.]*k? tokens/);
   await t.type("sure?");
   await t.keys("Enter");
   await t.waitFor("Yes.");
-  const body = fake.modelRequests()[1].body as { messages: unknown[] };
-  assert.equal(body.messages.length, 3);
+  const body = fake.modelRequests()[2].body as { messages: unknown[] };
+  assert.equal(body.messages.length, 5);
+  await t.waitFor(/› $/m);
+  await t.keys("C-d");
+  const end = await t.waitFor(/^Resume this session with crab -c, or crab -r \S+$/m);
+  const id = end.match(/crab -r (\S+)$/m)![1];
+  const listed = await s.crab(["sessions"]);
+  assert.ok(listed.stdout.includes(id), listed.stdout);
 });
 
 Deno.test("repl: a workspace with its own settings asks for trust once, and remembers a yes", async () => {

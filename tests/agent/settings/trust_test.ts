@@ -3,6 +3,7 @@ import {
   isRefused,
   isTrusted,
   refuseWorkspace,
+  trustRecord,
   trustWorkspace,
   untrustWorkspace,
 } from "../../../agent/settings/trust.ts";
@@ -43,4 +44,32 @@ Deno.test("refuseWorkspace() is remembered, never counts as trust, and a later y
   assert.equal(isTrusted(`${root}/ws`, env), true);
   const record = JSON.parse(Deno.readTextFileSync(`${root}/home/trust.json`));
   assert.deepEqual(Object.keys(record.refused), []);
+});
+
+Deno.test("trustRecord() says never asked, declined or trusted, with the date of the answer", () => {
+  using p = place();
+  const { root, env } = p;
+  Deno.mkdirSync(`${root}/ws`);
+  assert.deepEqual(trustRecord(`${root}/ws`, env), { state: "never asked" });
+  refuseWorkspace(`${root}/ws`, env);
+  const refused = JSON.parse(Deno.readTextFileSync(`${root}/home/trust.json`)).refused;
+  assert.deepEqual(trustRecord(`${root}/ws`, env), {
+    state: "declined",
+    since: refused[`${root}/ws`].refusedAt,
+  });
+  trustWorkspace(`${root}/ws`, env);
+  const trusted = JSON.parse(Deno.readTextFileSync(`${root}/home/trust.json`)).workspaces;
+  assert.deepEqual(trustRecord(`${root}/ws`, env), {
+    state: "trusted",
+    since: trusted[`${root}/ws`].trustedAt,
+  });
+});
+
+Deno.test("trustWorkspace() keeps the digest it is given: what the user was shown", () => {
+  using p = place();
+  const { root, env } = p;
+  Deno.mkdirSync(`${root}/ws`);
+  trustWorkspace(`${root}/ws`, env, "digest of an earlier look");
+  assert.equal(isTrusted(`${root}/ws`, env), false);
+  assert.equal(trustRecord(`${root}/ws`, env).state, "changed");
 });

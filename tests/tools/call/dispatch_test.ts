@@ -915,3 +915,42 @@ Deno.test("dispatch() refuses an approval that changes the input of a running ca
   );
   assert.deepEqual([classes, seen], [["exec", "outside-read"], []]);
 });
+
+Deno.test("dispatch() of the user's own call: no pre-tool stage, no question, a denial holds but the mode's", async () => {
+  const log: string[] = [];
+  const seen: unknown[] = [];
+  const stage = (effect: "ask" | "deny", byMode?: boolean): DispatchStage => ({
+    name: "rules",
+    preTool: () => void log.push("preTool"),
+    decide: (call) =>
+      call.input.text === "no"
+        ? { effect, why: `${effect} by the stage`, ...(byMode ? { byMode } : {}) }
+        : { effect: "ask", why: "the class asks", always: true },
+  });
+  const asking = () => {
+    log.push("asked");
+    return Promise.resolve({ allowed: true });
+  };
+  const asks = staged([echoTool(seen, "exec")], [stage("ask")], asking);
+  const user = { origin: "user" as const };
+  const signal = new AbortController().signal;
+  assert.equal(
+    settled(await asks.dispatcher.dispatch("echo", { text: "a" }, signal, user), asks.sink).ok,
+    true,
+  );
+  const denies = staged([echoTool(seen, "exec")], [stage("deny")], asking);
+  const denied = await denies.dispatcher.dispatch("echo", { text: "no" }, signal, user);
+  assert.deepEqual(settled(denied, denies.sink), {
+    ok: false,
+    text: "policy_denied: Cannot run echo: deny by the stage",
+    outcome: "refused",
+    observations: [["echo", "refused", "policy_denied"]],
+  });
+  const byMode = staged([echoTool(seen, "exec")], [stage("deny", true)], asking);
+  assert.equal((await byMode.dispatcher.dispatch("echo", { text: "no" }, signal, user)).ok, true);
+  assert.deepEqual(log, []);
+  assert.deepEqual(seen, [{ text: "a" }, { text: "no" }]);
+  // The model's call with the same stages is asked, and its pre-tool stage runs.
+  assert.equal((await asks.dispatcher.dispatch("echo", { text: "b" }, signal)).ok, true);
+  assert.deepEqual(log, ["preTool", "asked"]);
+});

@@ -279,3 +279,21 @@ Deno.test("permissions: echo hi > out.txt under Bash(echo *) is a write: asked o
     assert.throws(() => w.h.get("out.txt"));
   }
 });
+
+Deno.test("permissions: the user's own bash call passes ask rules and plan mode, never a deny rule", async () => {
+  await using w = asyncWorld([["deny", "Bash(rm *)"], ["ask", "Bash(touch *)"]], {
+    mode: "plan",
+    answers: [],
+  });
+  w.h.put("calc.py", "print(1)\n");
+  const user = { origin: "user" as const };
+  const signal = new AbortController().signal;
+  const run = (command: string) => w.h.dispatcher.dispatch("bash", { command }, signal, user);
+  const e = errorOf(await run("rm -f calc.py"));
+  assert.equal(e.message, `Cannot run bash: rm -f calc.py: denied by Bash(rm *) (${w.file})`);
+  assert.equal(w.h.get("calc.py"), "print(1)\n");
+  assert.ok((await run("touch made.txt")).ok);
+  assert.ok((await run("echo x > note.txt")).ok);
+  assert.equal(w.h.get("note.txt"), "x\n");
+  assert.deepEqual(w.asked, []);
+});
