@@ -1,7 +1,10 @@
 /**
  * The rule the approval prompt offers to remember for a shell command: the
  * command's prefix — its first words, up to the first that looks like an
- * option, a path or a value (at most three) — as `Bash(PREFIX *)`.
+ * option, a path or a value (at most three) — as `Bash(PREFIX *)`. An
+ * interpreter's prefix holds the script it runs (`Bash(python3 test_calc.py *)`,
+ * `Bash(deno run main.ts *)`); one that runs no plain script gets no rule, since
+ * `Bash(python3 *)` would run any program.
  *
  * A compound command gets a rule only when every simple command in it has the
  * same prefix (`npm test && npm test -- --ci`); otherwise, or when the parser
@@ -22,16 +25,45 @@ const MAX_WORDS = 3;
 /** A word that ends a prefix: an option, a path, an assignment, a value with punctuation. */
 const NOT_A_NAME = /^-|[/.~=:@$`*?[\]{}()<>|&;'"\\]|^\d/;
 
+/**
+ * Interpreters whose first operand is the program they run: `python3 x.py`'s
+ * prefix is `python3 x.py`, since `Bash(python3 *)` would run any script.
+ */
+const INTERPRETERS = new Set([
+  "python",
+  "python3",
+  "node",
+  "deno",
+  "bun",
+  "ruby",
+  "perl",
+  "php",
+  "bash",
+  "sh",
+  "zsh",
+]);
+
+/** A script an interpreter runs, named plainly inside the workspace (`test_calc.py`, `scripts/x.js`). */
+const SCRIPT = /^(?!-)(?!\/)(?!.*\.\.)[A-Za-z0-9_./-]+\.[A-Za-z0-9]+$/;
+
 /** The prefix of one simple command, or undefined when its name is not a plain word. */
 function prefixOf(cmd: SimpleCommand): string | undefined {
   const out: string[] = [];
   for (const w of cmd.words) {
     if (w.value === undefined || w.split || w.tilde || w.value === "") break;
+    const runner = out.length === 1 || (out.length === 2 && out[1] === "run");
+    if (runner && INTERPRETERS.has(out[0]) && SCRIPT.test(w.value)) {
+      out.push(w.value);
+      return out.join(" ");
+    }
     if (out.length > 0 && NOT_A_NAME.test(w.value)) break;
     if (out.length === 0 && /[\s'"\\$`*?]/.test(w.value)) return undefined;
     out.push(w.value);
     if (out.length === MAX_WORDS) break;
   }
+  // An interpreter without a plain script (`python3 -c …`, `node -e …`) would be allowed to
+  // run anything: no rule.
+  if (INTERPRETERS.has(out[0])) return undefined;
   return out.length ? out.join(" ") : undefined;
 }
 
@@ -42,6 +74,7 @@ function prefixOf(cmd: SimpleCommand): string | undefined {
  * @example
  * ```ts
  * await rememberedRule("npm test -- --watch=false", "/ws", "/home/me"); // "Bash(npm test *)"
+ * await rememberedRule("python3 test_calc.py -v", "/ws", "/home/me"); // "Bash(python3 test_calc.py *)"
  * await rememberedRule("npm test && curl x", "/ws", "/home/me"); // undefined
  * ```
  */

@@ -17,3 +17,15 @@ Deno.test("rememberedRule() offers nothing for mixed compounds, expansions and w
     assert.equal(await rememberedRule(c, ws, "/nonexistent-home"), undefined, c);
   }
 });
+
+Deno.test("rememberedRule() names an interpreter's script, and offers nothing for code it runs", async () => {
+  const ws = Deno.makeTempDirSync();
+  const offered = async (c: string) => await rememberedRule(c, ws, "/nonexistent-home");
+  assert.equal(await offered("python3 test_calc.py"), "Bash(python3 test_calc.py *)");
+  assert.equal(await offered("python3 test_calc.py -v"), "Bash(python3 test_calc.py *)");
+  assert.equal(await offered("node scripts/build.js --prod"), "Bash(node scripts/build.js *)");
+  assert.equal(await offered("deno run main.ts"), "Bash(deno run main.ts *)");
+  for (const c of ["python3 -c 'print(1)'", "node -e x", "python3", "python3 ../x.py"]) {
+    assert.equal(await offered(c), undefined, c);
+  }
+});
