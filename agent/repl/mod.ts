@@ -172,9 +172,9 @@ class Repl {
     };
   }
 
-  /** The approval prompt, pausing the turn's keys while it asks. */
+  /** The approval prompt, pausing the turn's keys while it asks; a call's time counts after it. */
   asker(): Asker {
-    return approvalAsker({
+    const ask = approvalAsker({
       screen: this.screen,
       keys: this.keys,
       pauseTurnKeys: async () => {
@@ -193,6 +193,11 @@ class Repl {
         workspace: this.rt.dispatcher.session.workspace,
       })),
     });
+    return async (request, signal) => {
+      const answer = await ask(request, signal);
+      this.activity.answered(request.call?.callId);
+      return answer;
+    };
   }
 
   /** What the agent tells as it works, drawn: the live status, the answer, each call. */

@@ -59,6 +59,15 @@ export class Activity {
     this.#running.set(call.id, { call, started: performance.now(), tail: "" });
   }
 
+  /**
+   * A question about call `id` was answered: its time counts from now, so the
+   * wait at the prompt is not the call's.
+   */
+  answered(id: string | undefined): void {
+    const r = id === undefined ? undefined : this.#running.get(id);
+    if (r) r.started = performance.now();
+  }
+
   /** Output of a running call. */
   toolOutput(call: ToolCallBlock, chunk: string): void {
     const r = this.#running.get(call.id);
