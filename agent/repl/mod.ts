@@ -49,7 +49,7 @@ import { KeyReader, setMode } from "./keys.ts";
 import { LineBuffer, Renderer } from "./line_editor.ts";
 import { page } from "./pager.ts";
 import { loadMarkdown, MarkdownStream, renderMarkdown } from "./render_markdown.ts";
-import { Screen } from "./screen.ts";
+import { Screen, wrapWords } from "./screen.ts";
 import { Activity } from "./status.ts";
 import { scheduleIdleNotification } from "./idle.ts";
 import { type CallRecord, callView, detailText } from "./tool_view.ts";
@@ -238,9 +238,15 @@ class Repl {
       },
       onNotice: (m) => {
         md.flush();
-        this.notice(c.dim(`crab: ${printable(m, "prose")}`));
+        this.notice(this.noticeText(m));
       },
     };
+  }
+
+  /** crab's own notice `m`, made printable and broken at spaces to the terminal's width. */
+  noticeText(m: string): string {
+    const width = Math.max(20, this.screen.columns() - 1);
+    return this.c.dim(wrapWords(`crab: ${printable(m, "prose")}`, width));
   }
 
   /** A line for the user, above the prompt when one is drawn. */
@@ -259,7 +265,7 @@ class Repl {
         { ...flags, trustProject: trusted, resume: flags.resume || undefined },
         {
           mode: "interactive",
-          notice: (m) => this.notice(this.c.dim(`crab: ${printable(m, "prose")}`)),
+          notice: (m) => this.notice(this.noticeText(m)),
           ask: this.asker(),
           approved: (request: ApprovalRequest) => {
             if (request.detail && (request.tool === "write" || request.tool === "edit")) {

@@ -40,6 +40,31 @@ export function fitWidth(s: string, width: number): string {
   return out;
 }
 
+/**
+ * Plain `text` broken at spaces into lines of at most `width` columns (a word
+ * longer than a line stands alone, cut by the terminal); its own line breaks kept.
+ *
+ * @example
+ * ```ts
+ * wrapWords("crab: bash has no network", 12); // "crab: bash\nhas no\nnetwork"
+ * ```
+ */
+export function wrapWords(text: string, width: number): string {
+  return text.split("\n").map((line) => {
+    const out: string[] = [];
+    let current = "";
+    for (const word of line.split(" ")) {
+      const next = current === "" ? word : `${current} ${word}`;
+      if (current !== "" && textWidth(next) > width) {
+        out.push(current);
+        current = word;
+      } else current = next;
+    }
+    out.push(current);
+    return out.join("\n");
+  }).join("\n");
+}
+
 /** The terminal the REPL draws on. */
 export class Screen {
   readonly tty: boolean;

@@ -85,7 +85,7 @@ Deno.test("repl: /compact summarises through the model and goes on from the summ
   await t.waitFor("It says alpha.");
   await submit(t, "/compact the file");
   const screen = await t.waitFor(/compacted the conversation \(\d+ messages/);
-  assert.match(screen, /1 file must be read again before editing/);
+  assert.match(screen, /1 file must be read again before\s+editing/);
   assert.match(JSON.stringify(body(fake, 2)), /Focus on: the file/);
   await submit(t, "next");
   await t.waitFor("Going on.");
