@@ -35,6 +35,7 @@ import {
   replayEvent,
   resultEvent,
   type ResultFacts,
+  type SandboxDenial,
   statusEvent,
   toolInput,
   toolResultEvent,
@@ -204,6 +205,7 @@ class PromptTally {
   stats: ToolStats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
   toolErrors: ResultFacts["toolErrors"] = [];
   denials: ResultFacts["denials"] = [];
+  sandboxDenials: SandboxDenial[] = [];
   toolSpans: [number, number][] = [];
   readonly #started = new Map<string, number>();
   /** When the prompt began (its result's `duration_ms`). */
@@ -257,6 +259,9 @@ class PromptTally {
     // The call ran, but crab's proxy refused hosts its commands asked for: denials too.
     for (const h of r.ok ? r.hosts ?? [] : []) {
       if (!h.allowed) denial(h.reason ?? `crab's sandbox refused "${h.host}"`, { host: h.host });
+    }
+    for (const refusal of r.ok ? r.refusals ?? [] : []) {
+      this.sandboxDenials.push({ tool_use_id: call.id, tool_name: call.name, ...refusal });
     }
   }
 }
@@ -623,6 +628,7 @@ class PrintRun {
       usage: { ...run.agent.usage },
       spent: run.agent.spent,
       denials: tally.denials,
+      sandboxDenials: tally.sandboxDenials,
       stats: tally.stats,
       toolErrors: tally.toolErrors,
       ...(structured && { structuredOutput: structured.value }),

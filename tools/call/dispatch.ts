@@ -14,6 +14,7 @@ import {
   type Observation,
   type ObservationSink,
   type Outcome,
+  type SandboxRefusal,
   targetOf,
 } from "./observation.ts";
 import type {
@@ -103,6 +104,8 @@ export type DispatchResult =
       exitCode?: number | null;
       /** Hosts the call's commands asked crab's proxy for. */
       hosts?: HostContact[];
+      /** What crab's fence refused inside the call (bash). */
+      refusals?: SandboxRefusal[];
     }
     | { ok: false; error: ToolErrorInfo }
   );
@@ -139,6 +142,7 @@ interface ResultBody {
   signal?: string | null;
   bytesFull?: number;
   hosts?: HostContact[];
+  refusals?: SandboxRefusal[];
 }
 
 let ownDigest: KeyedDigest | undefined;
@@ -608,6 +612,7 @@ class CallRecord {
       signal: result.signal,
       bytesFull: result.bytesFull,
       ...(result.hosts?.length ? { hosts: result.hosts } : {}),
+      ...(result.refusals?.length ? { refusals: result.refusals } : {}),
     };
     if (this.#call.signal.aborted && result.outcome !== "timeout") {
       return this.finish("aborted", body);
@@ -666,6 +671,7 @@ class CallRecord {
         rule: rule ? `${rule.text} (${rule.source})` : null,
         callId: call.callId,
         ...(!isError && body.hosts?.length ? { hosts: body.hosts } : {}),
+        ...(!isError && body.refusals?.length ? { refusals: body.refusals } : {}),
       };
       this.#dispatcher.sink.record(observation);
     } catch (e) {
