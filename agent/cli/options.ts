@@ -299,6 +299,12 @@ const GLOBAL: OptionSpec[] = [
 /** Options of the agent itself (`crab`, `crab -p`). */
 const AGENT: OptionSpec[] = [
   {
+    key: "failOnDenial",
+    long: "--fail-on-denial",
+    kind: "flag",
+    help: "print mode: exit 8 when a rule, a mode or the sandbox refused anything",
+  },
+  {
     key: "print",
     long: "--print",
     short: "-p",

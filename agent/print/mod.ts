@@ -93,6 +93,8 @@ export const EXIT = {
   maxBudget: 6,
   /** The answer did not match `--json-schema`, asked twice. */
   jsonSchema: 7,
+  /** `--fail-on-denial`: a rule, a mode or the sandbox refused something. */
+  denied: 8,
   interrupted: 130,
   /** The reader of stdout went away (SIGPIPE's conventional status). */
   outputClosed: 141,
@@ -124,6 +126,8 @@ export interface PrintOptions extends RunFlags {
   permissionPromptTool?: string;
   /** `--await-initialize`: stream-json input starts with `initialize`, before any user message. */
   awaitInitialize?: boolean;
+  /** `--fail-on-denial`: exit 8 when a rule, a mode or the sandbox refused anything. */
+  failOnDenial?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -599,6 +603,9 @@ class PrintRun {
       : { schemaFailure: failureText(checked.problems) };
   }
 
+  /** Whether a rule, a mode or the sandbox refused anything in this run so far. */
+  #refused = false;
+
   /** Prints a prompt's result in the output format; its exit code and status. */
   #report(
     run: Runtime,
@@ -657,6 +664,17 @@ class PrintRun {
     if (failed) {
       if (this.format === "text") writeErr(`error: ${schemaFailure}\n`);
       return { code: EXIT.jsonSchema, status: "error" };
+    }
+    // Once refused, the run stays refused: a later prompt of the stream does not clear it.
+    this.#refused ||= tally.denials.length > 0 || tally.sandboxDenials.length > 0;
+    if (code === EXIT.ok && this.opts.failOnDenial && this.#refused) {
+      if (this.format === "text") {
+        writeErr(
+          "error: a rule, a mode or the sandbox refused something in this run " +
+            "(--fail-on-denial; see --output-format json's permission_denials and sandbox_denials)\n",
+        );
+      }
+      return { code: EXIT.denied, status: result.status };
     }
     return { code, status: result.status };
   }

@@ -48,6 +48,7 @@ import {
   changedTooOften,
   failureOf,
   MAX_REDECIDED,
+  REFUSED_HINT,
   StageFailure,
   unknownTool,
 } from "./call_errors.ts";
@@ -309,7 +310,7 @@ export class Dispatcher {
         throw new ToolError(
           "policy_denied",
           `Cannot run ${call.name}: ${decision.why}`,
-          decision.hint ?? "Do not retry the same call; change approach or ask the user.",
+          decision.hint ?? REFUSED_HINT,
           "refused",
         );
       }
@@ -395,7 +396,7 @@ export class Dispatcher {
         throw new ToolError(
           "hook_denied",
           `Cannot run ${call.name}: ${verdict.deny}`,
-          "Do not retry the same call; change approach or ask the user.",
+          REFUSED_HINT,
           "refused",
         );
       }
@@ -549,7 +550,7 @@ class CallRecord {
       new ToolError(
         "refused",
         `Call refused: ${request.summary}` + (why ? `. ${why}` : ""),
-        "Do not retry the same call; change approach or ask the user.",
+        REFUSED_HINT,
         "refused",
       );
     try {

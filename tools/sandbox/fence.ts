@@ -60,8 +60,8 @@ export function fenceOf(layout: LaidOut, workspace: string, mode: SandboxMode): 
       allow: "the user allows writing to the workspace with --sandbox workspace-write",
     }
     : {
-      why: "outside the folders commands may write (the workspace and --add-dir folders)",
-      allow: "the user allows a folder with --add-dir DIR or sandbox.writable in the user config",
+      why: "outside the folders commands may write (the workspace and sandbox.writable)",
+      allow: "the user allows a folder with sandbox.writable in the user config",
     };
   return {
     workspace,

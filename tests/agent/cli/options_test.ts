@@ -120,6 +120,7 @@ const CASES: Case[] = [
       debugFile: [(i) => (i.debug as { file: string }).file, sample],
       permissionPromptTool: [field("permissionPromptTool"), sample],
       awaitInitialize: [field("awaitInitialize"), flag],
+      failOnDenial: [field("failOnDenial"), flag],
     },
   },
   {

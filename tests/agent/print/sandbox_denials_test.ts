@@ -6,7 +6,12 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type FakeModel, startFakeModel, toolResults } from "../../support/fake_model.ts";
+import {
+  type FakeModel,
+  startFakeModel,
+  systemPrompt,
+  toolResults,
+} from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 import { sandboxStatus } from "../../../tools/sandbox/mod.ts";
 
@@ -14,7 +19,7 @@ import { sandboxStatus } from "../../../tools/sandbox/mod.ts";
 const PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /** Runs `crab -p` whose model runs `command` in bash, then says "done"; the result's JSON. */
-async function bashRun(s: Sandbox, command: string, args: string[] = []) {
+async function bashRun(s: Sandbox, command: string, args: string[] = [], code = 0) {
   await using fake = await startFakeModel([
     { calls: [{ name: "bash", args: { command } }] },
     { text: "done" },
@@ -32,9 +37,14 @@ async function bashRun(s: Sandbox, command: string, args: string[] = []) {
     "json",
     ...args,
   ], { env: { ANTHROPIC_API_KEY: "test-key", PATH } });
-  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.code, code, r.stderr);
   const out = JSON.parse(r.stdout);
-  return { out, result: resultText(fake), denials: out.sandbox_denials as Denial[] };
+  return {
+    out,
+    result: resultText(fake),
+    denials: out.sandbox_denials as Denial[],
+    system: systemPrompt(fake.modelRequests()[0]),
+  };
 }
 
 interface Denial {
@@ -71,7 +81,7 @@ Deno.test("crab -p names a protected path the sandbox kept read-only: .git/confi
   using s = sandbox();
   gitInit(s);
   const before = Deno.readTextFileSync(join(s.ws, ".git", "config"));
-  const { out, result, denials } = await bashRun(
+  const { out, result, denials, system } = await bashRun(
     s,
     `python3 -c "open('.git/config', 'a').write('[core]\\n\\tfsmonitor = evil\\n')"`,
   );
@@ -82,6 +92,11 @@ Deno.test("crab -p names a protected path the sandbox kept read-only: .git/confi
     "commands its config names (core.fsmonitor, hooks, filters); only the user can change it, " +
     `outside crab. ${POLICY}`,
   ]);
+  // The model was told beforehand what such a line means.
+  assert.match(
+    system,
+    /A refusal is the user's policy, not a fault\.[^]*Do not reach the same end/,
+  );
   // The sandbox refused it, not a rule: no permission denial.
   assert.deepEqual(out.permission_denials, []);
   assert.deepEqual(denials.map((d) => [d.tool_name, d.layer, d.action, d.target, d.rule]), [
@@ -95,8 +110,8 @@ Deno.test("crab -p names the sandbox's filesystem for a write to /etc/x", async 
   assert.match(result, /\/etc\/x: Read-only file system/);
   assert.deepEqual(refusalLines(result), [
     "Refused by the sandbox's filesystem: a write to /etc/x — outside the folders commands may " +
-    "write (the workspace and --add-dir folders); the user allows a folder with --add-dir DIR " +
-    `or sandbox.writable in the user config. ${POLICY}`,
+    "write (the workspace and sandbox.writable); the user allows a folder with sandbox.writable " +
+    `in the user config. ${POLICY}`,
   ]);
   assert.deepEqual(denials.map((d) => [d.layer, d.target]), [["sandbox-fs", "/etc/x"]]);
 });
@@ -197,4 +212,18 @@ Deno.test("crab -p adds no line for an error crab did not cause: cat missing.txt
   assert.match(result, /missing\.txt: No such file or directory/);
   assert.deepEqual(refusalLines(result), []);
   assert.deepEqual(denials, []);
+});
+
+Deno.test("crab -p --fail-on-denial exits 8 when the sandbox or a rule refused, 0 otherwise", async () => {
+  using s = sandbox();
+  const fail = ["--fail-on-denial"];
+  const refused = await bashRun(s, "echo hi > /etc/x", fail, 8);
+  assert.equal(refused.out.is_error, false);
+  assert.equal(refused.denials.length, 1);
+  const ruled = await bashRun(s, "rm -f x", [...fail, "--disallowedTools", "Bash(rm *)"], 8);
+  assert.equal(ruled.out.permission_denials.length, 1);
+  const clean = await bashRun(s, "echo hi", fail, 0);
+  assert.deepEqual([clean.out.permission_denials, clean.denials], [[], []]);
+  // Without the flag a refusal exits 0, as Claude Code's runs do.
+  await bashRun(s, "echo hi > /etc/x", [], 0);
 });
