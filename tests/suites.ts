@@ -25,6 +25,7 @@ export const E2E: readonly string[] = [
   "tests/agent/commands/metrics_export_test.ts",
   "tests/agent/commands/metrics_test.ts",
   "tests/agent/commands/permissions_test.ts",
+  "tests/agent/commands/report_test.ts",
   "tests/agent/commands/sessions_test.ts",
   "tests/agent/commands/tool_test.ts",
   "tests/agent/commands/undo_test.ts",

@@ -59,6 +59,8 @@ export interface RunSummary {
   model: string | null;
   provider: string | null;
   workspace: string;
+  /** The conversation the run answered in, when it kept one. */
+  sessionId: string | null;
   turns: number;
   inputTokens: number;
   outputTokens: number;
@@ -555,6 +557,7 @@ function toRunSummary(r: Record<string, unknown>): RunSummary {
     model: s(r.model),
     provider: s(r.provider),
     workspace: String(r.workspace),
+    sessionId: s(r.session_id),
     turns: n(r.turns),
     inputTokens: n(r.input_tokens),
     outputTokens: n(r.output_tokens),

@@ -232,6 +232,15 @@ const CASES: Case[] = [
     effects: { otlp: [field("otlp"), flag] },
   },
   {
+    words: ["report"],
+    tail: [],
+    endIsOption: true,
+    effects: {
+      reportFormat: [field("format"), sample],
+      reportSession: [field("session"), sample],
+    },
+  },
+  {
     words: ["sessions"],
     tail: [],
     endIsOption: true,
