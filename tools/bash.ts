@@ -14,7 +14,15 @@ import { killProcessGroup, registerGroup } from "./host/processes.ts";
 import { debug } from "./fs/debug_log.ts";
 import { printable } from "./fs/printable.ts";
 import { type HiddenStore, parseStatus, sandboxCommand } from "./sandbox/mod.ts";
-import { type Tool, type ToolContext, ToolError, type ToolResult } from "./tool.ts";
+import {
+  type HostContact,
+  type SandboxRefusal,
+  type Tool,
+  type ToolContext,
+  ToolError,
+  type ToolResult,
+} from "./tool.ts";
+import { refusalLines } from "./sandbox/fence.ts";
 import { OutputCollector } from "./call/truncate.ts";
 import type { Session } from "./call/session.ts";
 import { credentialNote } from "./policy/credentials.ts";
@@ -403,14 +411,10 @@ async function runSandboxed(
     );
   }
   const hosts = sc.contacts();
-  const refused = hosts.filter((h) => !h.allowed).map((h) => h.host);
-  if (refused.length) {
-    notes.push(
-      `crab's proxy refused ${refused.join(", ")}: not allowed hosts, not hosts that are down ` +
-        "(the user allows a host with --allow-domain HOST).",
-    );
-  }
   const output = sink.finish();
+  const refusals = [...sc.refused(output.text), ...hosts.flatMap(proxyRefusal)];
+  // The caps' lines are the cgroup's own, in the notes already.
+  notes.push(...refusalLines(refusals.filter((r) => r.layer !== "limit")));
   const credential = credentialLine(output.text, sc.hiddenStores, ctx.session);
   if (credential) notes.push(credential);
   const result = finish(output, {
@@ -420,7 +424,39 @@ async function runSandboxed(
     stopped: supervised?.others ?? 0,
     notes,
   }, timeoutMs);
-  return hosts.length ? { ...result, hosts } : result;
+  return {
+    ...result,
+    ...(hosts.length ? { hosts } : {}),
+    ...(refusals.length ? { refusals } : {}),
+  };
+}
+
+/** A host crab's proxy refused, as a refusal; none for one it let through. */
+function proxyRefusal(h: HostContact): SandboxRefusal[] {
+  if (h.allowed) return [];
+  if (h.rule) {
+    return [{
+      layer: "proxy",
+      action: "connect",
+      target: h.host,
+      why: `denied by ${h.rule} (${h.ruleSource}); a denial wins over every allow`,
+      allow: "only the user can lift that denial, where it is written",
+      rule: h.rule,
+      ...(h.ruleSource ? { source: h.ruleSource } : {}),
+    }];
+  }
+  const unlisted = h.reason === undefined || h.reason.includes("not among the hosts");
+  return [{
+    layer: "proxy",
+    action: "connect",
+    target: h.host,
+    why: unlisted
+      ? "not among the hosts this run allows (not a host that is down)"
+      : h.reason!.replace(/^crab's sandbox refused "[^"]*": /, "").replace(/\.$/, ""),
+    allow: unlisted
+      ? `the user allows it with --allow-domain ${h.host}`
+      : "only the user can allow it",
+  }];
 }
 
 /**

@@ -59,6 +59,8 @@ export interface ToolResult {
   bytesFull?: number;
   /** Hosts the call's commands asked crab's proxy for (bash with network by domain). */
   hosts?: HostContact[];
+  /** What crab's own fence refused inside the call (bash: a write, a read, a host, a cap). */
+  refusals?: SandboxRefusal[];
 }
 
 /** A request for approval, made by dispatch for the tool's class or by a tool for outside access. */
@@ -162,6 +164,44 @@ export interface HostContact {
   connections: number;
   /** Why it was refused. */
   reason?: string;
+  /** The rule that refused it, as written (`WebFetch(domain:x.test)`), when a rule did. */
+  rule?: string;
+  /** Where that rule is written. */
+  ruleSource?: string;
+}
+
+/**
+ * Which of crab's fences refused something: a permission rule, the permission
+ * mode, a protected path, the sandbox's filesystem or network, crab's proxy,
+ * a cap on processes, memory or /tmp.
+ */
+export type RefusalLayer =
+  | "rule"
+  | "mode"
+  | "protected"
+  | "sandbox-fs"
+  | "sandbox-net"
+  | "proxy"
+  | "limit";
+
+/**
+ * Something crab's own fence refused inside a call that ran, as crab knows it
+ * for certain (a path it made read-only or hidden named with the error, a
+ * proxy's contact, a cgroup's counter); never a guess from a program's words.
+ */
+export interface SandboxRefusal {
+  layer: RefusalLayer;
+  /** What was refused: `write`, `read`, `connect`, `processes`, `memory`. */
+  action: string;
+  /** The path (relative to the workspace when inside it), host or cap. */
+  target: string;
+  /** Why crab's fence holds there, in words. */
+  why: string;
+  /** The setting or flag that would allow it, or who can. */
+  allow: string;
+  /** The permission rule that decided, as written, and where it is written. */
+  rule?: string;
+  source?: string;
 }
 
 /** Any tool, whatever its argument type; what registries hold. */

@@ -174,6 +174,7 @@ function startDebugLog(choice: DebugChoice): void {
 
 /** Options only print mode has, as with `claude -p`: nobody is there to see what they do. */
 const PRINT_ONLY = [
+  "failOnDenial",
   "jsonSchema",
   "noSessionPersistence",
   "fallbackModel",
@@ -287,6 +288,7 @@ export function planAgent(p: Parsed): AgentInput {
         jsonSchema: p.str("jsonSchema"),
         permissionPromptTool: p.str("permissionPromptTool"),
         awaitInitialize: p.flag("awaitInitialize"),
+        failOnDenial: p.flag("failOnDenial"),
       },
     };
   }

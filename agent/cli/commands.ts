@@ -9,6 +9,7 @@
 import type { McpAddOptions } from "../commands/mcp.ts";
 import type { McpServeOptions } from "../commands/mcp_serve.ts";
 import type { MetricsOptions } from "../commands/metrics.ts";
+import type { ReportOptions } from "../commands/report.ts";
 import type { SessionsOptions } from "../commands/sessions.ts";
 import type { PermissionsOptions } from "../commands/permissions.ts";
 import type { UndoOptions } from "../commands/undo.ts";
@@ -367,6 +368,25 @@ const metrics: Command = {
   },
 };
 
+const report: Command = {
+  name: "report",
+  summary: "A run's audit report: files changed, commands, hosts, refusals, hooks, MCP calls",
+  usage: ["[RUN] [--format md|json|html]", "--session ID [--format md|json|html]"],
+  args: [{ name: "RUN" }],
+  keys: ["reportFormat", "reportSession"],
+  details: `RUN: a run id or unique prefix; without it, the last run (of the session --session
+names). Markdown is the default on a terminal, JSON otherwise; html is one page that loads
+nothing. The schema is in docs/report.md.`,
+  plan(p) {
+    const format = p.str("reportFormat") as ReportOptions["format"];
+    const session = p.str("reportSession");
+    return plan(
+      { run: p.args[0], opts: { format, session } },
+      async (x) => (await import("../commands/report.ts")).reportCommand(x.run, x.opts),
+    );
+  },
+};
+
 const sessions: Command = {
   name: "sessions",
   summary: "List stored sessions, newest first (resume one with --resume ID)",
@@ -547,5 +567,5 @@ const helpCommand: Command = {
 /** The root: the agent itself, and its subcommands. */
 export const ROOT: Command = {
   ...agentCommand,
-  children: [tool, mcp, permissions, metrics, sessions, undo, trust, helpCommand],
+  children: [tool, mcp, permissions, metrics, report, sessions, undo, trust, helpCommand],
 };

@@ -299,6 +299,12 @@ const GLOBAL: OptionSpec[] = [
 /** Options of the agent itself (`crab`, `crab -p`). */
 const AGENT: OptionSpec[] = [
   {
+    key: "failOnDenial",
+    long: "--fail-on-denial",
+    kind: "flag",
+    help: "print mode: exit 8 when a rule, a mode or the sandbox refused anything",
+  },
+  {
     key: "print",
     long: "--print",
     short: "-p",
@@ -551,6 +557,23 @@ const CLAUDE_RUN: OptionSpec[] = [
 
 /** Options of one subcommand or a few (see the command table). */
 const LOCAL: OptionSpec[] = [
+  {
+    key: "reportFormat",
+    long: "--format",
+    kind: "value",
+    arg: "FORMAT",
+    help: "md, json or html",
+    check: oneOf(["md", "json", "html"]),
+    sample: "json",
+  },
+  {
+    key: "reportSession",
+    long: "--session",
+    kind: "value",
+    arg: "ID",
+    help: "the last run of this session (an id or unique prefix)",
+    sample: "0b5f3a52",
+  },
   {
     key: "jsonl",
     long: "--jsonl",

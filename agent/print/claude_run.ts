@@ -25,6 +25,7 @@ import {
   type PrintJson,
   resultEvent,
   type ResultFacts,
+  type SandboxDenial,
   statusEvent,
   toolInput,
   toolResultEvent,
@@ -60,6 +61,8 @@ export const EXIT = {
   maxBudget: 6,
   /** The answer did not match `--json-schema`, asked twice. */
   jsonSchema: 7,
+  /** `--fail-on-denial`: a rule, a mode or the sandbox refused something. */
+  denied: 8,
   interrupted: 130,
   /** The reader of stdout went away (SIGPIPE's conventional status). */
   outputClosed: 141,
@@ -108,6 +111,7 @@ class PromptTally {
   stats: ToolStats = { calls: 0, errors: 0, refused: 0, by_tool: {} };
   toolErrors: ResultFacts["toolErrors"] = [];
   denials: ResultFacts["denials"] = [];
+  sandboxDenials: SandboxDenial[] = [];
   toolSpans: [number, number][] = [];
   readonly #started = new Map<string, number>();
   /** When the prompt began (its result's `duration_ms`). */
@@ -161,6 +165,10 @@ class PromptTally {
     // The call ran, but crab's proxy refused hosts its commands asked for: denials too.
     for (const h of r.ok ? r.hosts ?? [] : []) {
       if (!h.allowed) denial(h.reason ?? `crab's sandbox refused "${h.host}"`, { host: h.host });
+    }
+    // What the sandbox refused inside the call, named by its layer.
+    for (const refusal of r.ok ? r.refusals ?? [] : []) {
+      this.sandboxDenials.push({ tool_use_id: call.id, tool_name: call.name, ...refusal });
     }
   }
 }
@@ -422,6 +430,7 @@ export class ClaudeRun {
       usage: { ...run.agent.usage },
       spent: run.agent.spent,
       denials: tally.denials,
+      sandboxDenials: tally.sandboxDenials,
       stats: tally.stats,
       toolErrors: tally.toolErrors,
       ...(structured && { structuredOutput: structured.value }),

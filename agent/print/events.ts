@@ -12,7 +12,7 @@
 
 import type { DispatchResult } from "../../tools/call/dispatch.ts";
 import { claudeNameOf } from "../../tools/table.ts";
-import type { ToolErrorCode } from "../../tools/tool.ts";
+import type { SandboxRefusal, ToolErrorCode } from "../../tools/tool.ts";
 import type { BlockedPrompt, TurnStatus } from "../loop/loop.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";
 import { UsageByModel } from "../providers/prices.ts";
@@ -339,6 +339,13 @@ export interface PermissionDenial {
   crab_tool_input: Record<string, unknown>;
 }
 
+/**
+ * What crab's fence refused inside a call that ran (bash): the layer, what was
+ * refused, the target, why and what would allow it, and the rule where one
+ * decided (`tools/sandbox/fence.ts`). crab's own field: Claude Code has none.
+ */
+export type SandboxDenial = SandboxRefusal & { tool_use_id: string; tool_name: string };
+
 /** Everything the `result` says. */
 export interface ResultFacts {
   status: TurnStatus;
@@ -362,6 +369,8 @@ export interface ResultFacts {
   /** The tokens and estimated cost per model asked; absent: all of `usage` was `model`'s. */
   spent?: UsageByModel;
   denials: PermissionDenial[];
+  /** What crab's fence refused inside calls that ran. */
+  sandboxDenials?: SandboxDenial[];
   stats: ToolStats;
   toolErrors: { tool: string; code: ToolErrorCode; message: string }[];
   /** The answer parsed and validated against `--json-schema`. */
@@ -439,5 +448,6 @@ export function resultEvent(f: ResultFacts): PrintJson {
     sandbox: f.sandbox,
     tool_calls: f.stats,
     tool_errors: f.toolErrors,
+    sandbox_denials: f.sandboxDenials ?? [],
   };
 }

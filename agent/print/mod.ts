@@ -76,6 +76,8 @@ export interface PrintOptions extends RunFlags {
   permissionPromptTool?: string;
   /** `--await-initialize`: stream-json input starts with `initialize`, before any user message. */
   awaitInitialize?: boolean;
+  /** `--fail-on-denial`: exit 8 when a rule, a mode or the sandbox refused anything. */
+  failOnDenial?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -205,6 +207,8 @@ class PrintRun extends ClaudeRun {
   readonly #kept: PrintJson[] | undefined;
   /** Who answers what would ask (`--permission-prompt-tool`), if anyone. */
   readonly promptTool: PromptTool | undefined;
+  /** Whether a rule, a mode or the sandbox refused anything in this run so far. */
+  #refused = false;
 
   constructor(opts: PrintOptions) {
     super(opts, { emit: () => {}, notice: () => {} });
@@ -316,6 +320,8 @@ class PrintRun extends ClaudeRun {
       return { code: EXIT.usage, status: "error" };
     }
     const status = done.result.status;
+    // Once refused, the run stays refused: a later prompt of the stream does not clear it.
+    this.#refused ||= this.tally.denials.length > 0 || this.tally.sandboxDenials.length > 0;
     const r = this.report(run, done, this.format === "json");
     if (this.format === "json") {
       this.out.write(JSON.stringify(this.#kept ? [...this.#kept, r.summary] : r.summary) + "\n");
@@ -332,6 +338,15 @@ class PrintRun extends ClaudeRun {
     if (r.schemaFailure !== undefined) {
       if (this.format === "text") writeErr(`error: ${r.schemaFailure}\n`);
       return { code: EXIT.jsonSchema, status: "error" };
+    }
+    if (r.code === EXIT.ok && this.opts.failOnDenial && this.#refused) {
+      if (this.format === "text") {
+        writeErr(
+          "error: a rule, a mode or the sandbox refused something in this run " +
+            "(--fail-on-denial; see --output-format json's permission_denials and sandbox_denials)\n",
+        );
+      }
+      return { code: EXIT.denied, status };
     }
     return { code: r.code, status };
   }

@@ -13,7 +13,13 @@ import { join } from "node:path";
 import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import { KeyedDigest } from "../../tools/call/digest.ts";
 import { loadDigestKey } from "./digest_key.ts";
-import { migrate, OBSERVATION_HOSTS, SCHEMA, SCHEMA_VERSION } from "./schema.ts";
+import {
+  migrate,
+  OBSERVATION_HOSTS,
+  OBSERVATION_REFUSALS,
+  SCHEMA,
+  SCHEMA_VERSION,
+} from "./schema.ts";
 
 export { SCHEMA_VERSION } from "./schema.ts";
 import {
@@ -22,6 +28,7 @@ import {
   type Observation,
   type ObservationSink,
   type Outcome,
+  type SandboxRefusal,
 } from "../../tools/call/observation.ts";
 
 export { StoreError } from "./store_error.ts";
@@ -52,6 +59,8 @@ export interface RunSummary {
   model: string | null;
   provider: string | null;
   workspace: string;
+  /** The conversation the run answered in, when it kept one. */
+  sessionId: string | null;
   turns: number;
   inputTokens: number;
   outputTokens: number;
@@ -285,6 +294,57 @@ export class Store implements ObservationSink {
         o.rule ?? null,
       ), undefined);
     if (o.hosts?.length) this.#recordHosts(o.runId, o.callSeq, o.hosts);
+    if (o.refusals?.length) this.#recordRefusals(o.runId, o.callSeq, o.refusals);
+  }
+
+  #refusalsInsert?: StatementSync;
+
+  #recordRefusals(runId: string, callSeq: number, refusals: readonly SandboxRefusal[]): void {
+    this.write((db) => {
+      if (!this.#refusalsInsert) {
+        db.exec(OBSERVATION_REFUSALS);
+        this.#refusalsInsert = db.prepare(
+          `INSERT INTO observation_refusals
+           (run_id, call_seq, layer, action, target, why, allow, rule, source)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        );
+      }
+      for (const r of refusals) {
+        this.#refusalsInsert.run(
+          runId,
+          callSeq,
+          r.layer,
+          r.action,
+          r.target,
+          r.why,
+          r.allow,
+          r.rule ?? null,
+          r.source ?? null,
+        );
+      }
+    }, undefined);
+  }
+
+  /** What crab's fence refused inside a run's calls, by call. */
+  refusalsOf(runId: string): (SandboxRefusal & { callSeq: number })[] {
+    const has = this.db.prepare(
+      "SELECT 1 FROM sqlite_master WHERE name = 'observation_refusals'",
+    ).get();
+    if (!has) return [];
+    const rows = this.db.prepare(
+      `SELECT call_seq, layer, action, target, why, allow, rule, source FROM observation_refusals
+       WHERE run_id = ? ORDER BY call_seq, rowid`,
+    ).all(runId) as Record<string, string | number | null>[];
+    return rows.map((r) => ({
+      callSeq: Number(r.call_seq),
+      layer: String(r.layer) as SandboxRefusal["layer"],
+      action: String(r.action),
+      target: String(r.target),
+      why: String(r.why),
+      allow: String(r.allow),
+      ...(r.rule !== null ? { rule: String(r.rule) } : {}),
+      ...(r.source !== null ? { source: String(r.source) } : {}),
+    }));
   }
 
   #hostsInsert?: StatementSync;
@@ -497,6 +557,7 @@ function toRunSummary(r: Record<string, unknown>): RunSummary {
     model: s(r.model),
     provider: s(r.provider),
     workspace: String(r.workspace),
+    sessionId: s(r.session_id),
     turns: n(r.turns),
     inputTokens: n(r.input_tokens),
     outputTokens: n(r.output_tokens),

@@ -48,6 +48,24 @@ export const OBSERVATION_HOSTS = `CREATE TABLE IF NOT EXISTS observation_hosts (
 );
 CREATE INDEX IF NOT EXISTS observation_hosts_run ON observation_hosts(run_id, call_seq);`;
 
+/**
+ * What crab's fence refused inside a call that ran (a path it closed, a host
+ * its proxy refused, a cap): `tools/sandbox/fence.ts`. Made when first needed,
+ * like {@link OBSERVATION_HOSTS}.
+ */
+export const OBSERVATION_REFUSALS = `CREATE TABLE IF NOT EXISTS observation_refusals (
+  run_id TEXT NOT NULL,
+  call_seq INTEGER NOT NULL,
+  layer TEXT NOT NULL,
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  why TEXT NOT NULL,
+  allow TEXT NOT NULL,
+  rule TEXT,
+  source TEXT
+);
+CREATE INDEX IF NOT EXISTS observation_refusals_run ON observation_refusals(run_id, call_seq);`;
+
 /** Every table and index, as this build writes them (run after the steps: makes what is missing). */
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -109,6 +127,7 @@ CREATE TABLE IF NOT EXISTS messages (
 ${TELEMETRY_EXPORTS}
 ${HOOK_RUNS}
 ${OBSERVATION_HOSTS}
+${OBSERVATION_REFUSALS}
 `;
 
 /** Adds a column to a table that exists and lacks it (a missing table is made whole by SCHEMA). */

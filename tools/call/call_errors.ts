@@ -60,6 +60,14 @@ export function assertOpen(
   );
 }
 
+/**
+ * The hint of every refused call: the refusal is the user's policy, and the
+ * model is not to reach the same end another way but to say what it needs.
+ */
+export const REFUSED_HINT = "This refusal is the user's policy, not a fault. Do not retry the " +
+  "call, or reach the same end another way (another command, tool or path); do the task " +
+  "without it, or tell the user what you need and why.";
+
 /** How many times one call's input may be changed by its approvals before it is refused. */
 export const MAX_REDECIDED = 3;
 
@@ -68,7 +76,7 @@ export function changedTooOften(tool: string): ToolError {
   return new ToolError(
     "refused",
     `Cannot run ${tool}: its approvals changed its input ${MAX_REDECIDED} times`,
-    "Do not retry the same call; change approach or ask the user.",
+    REFUSED_HINT,
     "refused",
   );
 }

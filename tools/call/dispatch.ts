@@ -14,6 +14,7 @@ import {
   type Observation,
   type ObservationSink,
   type Outcome,
+  type SandboxRefusal,
   targetOf,
 } from "./observation.ts";
 import type {
@@ -47,6 +48,7 @@ import {
   changedTooOften,
   failureOf,
   MAX_REDECIDED,
+  REFUSED_HINT,
   StageFailure,
   unknownTool,
 } from "./call_errors.ts";
@@ -103,6 +105,8 @@ export type DispatchResult =
       exitCode?: number | null;
       /** Hosts the call's commands asked crab's proxy for. */
       hosts?: HostContact[];
+      /** What crab's fence refused inside the call (bash). */
+      refusals?: SandboxRefusal[];
     }
     | { ok: false; error: ToolErrorInfo }
   );
@@ -141,6 +145,7 @@ interface ResultBody {
   signal?: string | null;
   bytesFull?: number;
   hosts?: HostContact[];
+  refusals?: SandboxRefusal[];
 }
 
 let ownDigest: KeyedDigest | undefined;
@@ -394,7 +399,7 @@ export class Dispatcher {
         throw new ToolError(
           "hook_denied",
           `Cannot run ${call.name}: ${verdict.deny}`,
-          "Do not retry the same call; change approach or ask the user.",
+          REFUSED_HINT,
           "refused",
         );
       }
@@ -548,7 +553,7 @@ class CallRecord {
       new ToolError(
         "refused",
         `Call refused: ${request.summary}` + (why ? `. ${why}` : ""),
-        "Do not retry the same call; change approach or ask the user.",
+        REFUSED_HINT,
         "refused",
       );
     try {
@@ -611,6 +616,7 @@ class CallRecord {
       signal: result.signal,
       bytesFull: result.bytesFull,
       ...(result.hosts?.length ? { hosts: result.hosts } : {}),
+      ...(result.refusals?.length ? { refusals: result.refusals } : {}),
     };
     if (this.#call.signal.aborted && result.outcome !== "timeout") {
       return this.finish("aborted", body);
@@ -669,6 +675,7 @@ class CallRecord {
         rule: rule ? `${rule.text} (${rule.source})` : null,
         callId: call.callId,
         ...(!isError && body.hosts?.length ? { hosts: body.hosts } : {}),
+        ...(!isError && body.refusals?.length ? { refusals: body.refusals } : {}),
       };
       this.#dispatcher.sink.record(observation);
     } catch (e) {
@@ -700,16 +707,17 @@ function classDefault(tool: AnyTool): Verdict {
 const PLAIN_ALLOW: Verdict = { effect: "allow", why: "" };
 const PLAIN_ASK: Verdict = { effect: "ask", why: "" };
 
-/** A stage's decision as a {@link Verdict}: the plain ones have no reasons. */
+/** The error of a call the policy denied. */
 function policyDenied(call: CheckedCall, decision: Verdict): ToolError {
   return new ToolError(
     "policy_denied",
     `Cannot run ${call.name}: ${decision.why}`,
-    decision.hint ?? "Do not retry the same call; change approach or ask the user.",
+    decision.hint ?? REFUSED_HINT,
     "refused",
   );
 }
 
+/** A stage's decision as a {@link Verdict}: the plain ones have no reasons. */
 function verdictOf(d: PolicyDecision): Verdict {
   if (d === "allow") return PLAIN_ALLOW;
   if (d === "ask") return PLAIN_ASK;

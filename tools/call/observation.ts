@@ -6,9 +6,9 @@
  */
 
 import { printable } from "../fs/printable.ts";
-import type { HostContact } from "../tool.ts";
+import type { HostContact, SandboxRefusal } from "../tool.ts";
 
-export type { HostContact } from "../tool.ts";
+export type { HostContact, SandboxRefusal } from "../tool.ts";
 
 /** How a call ended. `tool_errors` counts `error`, `timeout` and `denied`. */
 export type Outcome = "ok" | "error" | "refused" | "denied" | "timeout" | "aborted";
@@ -47,6 +47,8 @@ export interface Observation {
   rule?: string | null;
   /** Hosts the call's commands asked crab's proxy for, when there were any. */
   hosts?: HostContact[];
+  /** What crab's fence refused inside the call (bash), when it refused anything. */
+  refusals?: SandboxRefusal[];
   /** What the call changed in the workspace, `+2 ~1 -0`, when undo saw it change files. */
   changes?: string;
   /** The model's id for the call, when a model made it (not stored). */

@@ -253,6 +253,11 @@ export function protectedPaths(
   return out;
 }
 
+/** Why an entry of a git directory's top level (`config`, `hooks`, …) is protected. */
+export function gitEntryReason(name: string): string {
+  return name === "hooks" ? GIT_HOOKS : name.startsWith("config") ? GIT_CONFIG : GIT_DIR;
+}
+
 /** The protected path that covers `realPath`, if any (`env` as for {@link protectedPaths}). */
 export function protectionOf(
   workspace: string,
@@ -264,8 +269,7 @@ export function protectionOf(
   const gitDirs = gitDirsOf(workspace, repo);
   const inGit = protectedGitEntry(gitDirs, realPath);
   if (inGit) {
-    const name = basename(inGit);
-    const reason = name === "hooks" ? GIT_HOOKS : name.startsWith("config") ? GIT_CONFIG : GIT_DIR;
+    const reason = gitEntryReason(basename(inGit));
     return { ...entry(inGit, "dir", reason), kind: lstatOrNull(inGit)?.isFile ? "file" : "dir" };
   }
   return protectedPaths(workspace, repo, gitDirs, extra, env).find((p) =>

@@ -38,6 +38,8 @@ export interface Denied {
   readOnly: string[];
   /** Folders an edit is denied below that do not exist: nothing may be created there. */
   missing: string[];
+  /** The rule that closes each of those paths (the first, when several do). */
+  ruleOf: Map<string, Rule>;
 }
 
 /** The deny rules that become mounts: on Read or Edit/Write paths, with a pattern. */
@@ -82,15 +84,20 @@ export function deniedPaths(rules: readonly Rule[], workspace: string): Denied {
   const hidden = new Set<string>();
   const readOnly = new Set<string>();
   const missing = new Set<string>();
+  const ruleOf = new Map<string, Rule>();
+  const by = (set: Set<string>, path: string, rule: Rule) => {
+    set.add(path);
+    if (!ruleOf.has(path)) ruleOf.set(path, rule);
+  };
   for (const rule of sandboxDenials(rules)) {
     const pattern = rule.matcher.kind === "path" ? rule.matcher.pattern : undefined;
     if (rule.tool === "edit" && pattern?.dir !== undefined) {
       const dir = join(patternBase(pattern, workspace), pattern.dir);
       const real = realPathOrNull(dir);
-      if (real) readOnly.add(real);
+      if (real) by(readOnly, real, rule);
       else {
         try {
-          missing.add(realPathOf(dir));
+          by(missing, realPathOf(dir), rule);
         } catch {
           // A loop or an over-long path: nothing can be created there.
         }
@@ -104,12 +111,13 @@ export function deniedPaths(rules: readonly Rule[], workspace: string): Denied {
       } catch {
         continue;
       }
-      (rule.tool === "read" ? hidden : readOnly).add(real);
+      by(rule.tool === "read" ? hidden : readOnly, real, rule);
     }
   }
   return {
     hidden: [...hidden].sort(),
     readOnly: [...readOnly].sort(),
     missing: [...missing].sort(),
+    ruleOf,
   };
 }

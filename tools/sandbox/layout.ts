@@ -32,6 +32,10 @@ import { isWithin } from "../fs/workspace.ts";
 import { type SandboxPolicy, unseenPaths } from "../policy/sandbox.ts";
 import { matchesName } from "../policy/credentials.ts";
 import { daemonSockets } from "./sockets.ts";
+import type { Closed } from "./fence.ts";
+import { ruleRef } from "../policy/decision.ts";
+import type { Rule } from "../policy/rules.ts";
+import { configDir } from "../fs/data_dir.ts";
 
 /** The mounts of one call, by kind, in the order bwrap applies them. */
 export interface Layout {
@@ -65,6 +69,8 @@ export interface Layout {
   hidden: { path: string; dir: boolean; store?: string }[];
   /** Paths shown again, read-only, inside a hidden directory or a tmpfs (this run's spill folder). */
   shown: string[];
+  /** Why each hidden or read-only path is closed, for the refusals a call's output shows. */
+  closed: Map<string, Closed>;
 }
 
 /** A credential store a call's sandbox hid. */
@@ -207,10 +213,14 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
     watched: [],
     hidden: [],
     shown: [],
+    closed: new Map(),
   };
   const denied = policy.rules?.length ? deniedPaths(policy.rules, workspace) : undefined;
   for (const path of denied?.hidden ?? []) {
     layout.hidden.push({ path, dir: lstatOrNull(path)?.isDirectory ?? false });
+  }
+  for (const [path, rule] of denied?.ruleOf ?? []) {
+    layout.closed.set(path, byRule(rule));
   }
   const unseen = policy.unseen?.() ?? unseenPaths(policy, home);
   const underTmpfs = (p: string) => tmpfs.some((t) => isWithin(t, p));
@@ -231,6 +241,7 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
           ...(u.store ? { store: u.store } : {}),
         });
         unseenHidden.push(p);
+        if (!layout.closed.has(p)) layout.closed.set(p, unseenClosed(u.store));
       }
     }
   }
@@ -282,7 +293,26 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   const readOnly = guarded.filter((p) => p.exists).map((p) => p.path);
   readOnly.push(...denied?.readOnly ?? []);
   // crab's code and caches: a change there would run inside crab at its next start.
-  readOnly.push(...ownRoots(workspace));
+  const own = ownRoots(workspace);
+  readOnly.push(...own);
+  for (const p of guarded) {
+    if (layout.closed.has(p.path)) continue;
+    layout.closed.set(p.path, {
+      access: "read-only",
+      layer: "protected",
+      why: `a protected path: ${p.reason}`,
+      allow: "only the user can change it, outside crab",
+    });
+  }
+  for (const p of own) {
+    if (layout.closed.has(p)) continue;
+    layout.closed.set(p, {
+      access: "read-only",
+      layer: "protected",
+      why: "crab's own code and caches, which crab would run at its next start",
+      allow: "only the user can change them, outside crab",
+    });
+  }
   for (const path of readOnly) {
     const root = writableRoot(path);
     if (!root) continue;
@@ -321,4 +351,37 @@ export function sandboxLayout(workspace: string, policy: SandboxPolicy): Layout 
   layout.writable = [...roots].sort((a, b) => a.length - b.length);
   layout.readOnly = [...new Set(layout.readOnly)].sort((a, b) => a.length - b.length);
   return layout;
+}
+
+/** Why a path a deny rule names is closed. */
+function byRule(rule: Rule): Closed {
+  const ref = ruleRef(rule);
+  const read = rule.tool === "read";
+  return {
+    access: read ? "hidden" : "read-only",
+    layer: "rule",
+    why: read ? "hidden from commands by a deny rule" : "read-only for commands by a deny rule",
+    allow: "only the user can lift the rule, where it is written",
+    rule: ref.text,
+    source: ref.source,
+  };
+}
+
+/** Why a path commands never see is closed: a credential store, or crab's own data. */
+function unseenClosed(store: string | undefined): Closed {
+  if (store === undefined) {
+    return {
+      access: "hidden",
+      layer: "sandbox-fs",
+      why: "crab's own data, which commands never see",
+      allow: "no setting opens it",
+    };
+  }
+  return {
+    access: "hidden",
+    layer: "sandbox-fs",
+    why: "a credential store, hidden from commands",
+    allow: `only the user can open it, in ${join(configDir(), "config.json")}: ` +
+      `"sandbox": {"credentials": {"allow": [${JSON.stringify(store)}]}}`,
+  };
 }

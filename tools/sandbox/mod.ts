@@ -12,7 +12,7 @@
  * @module
  */
 
-import { ToolError } from "../tool.ts";
+import { type SandboxRefusal, ToolError } from "../tool.ts";
 import { domainPlan, invocation, startProxies } from "./linux/invocation.ts";
 import { startLoopbackBridge } from "./net/loopback.ts";
 import { sandboxStatus } from "./probe.ts";
@@ -53,6 +53,12 @@ export interface SandboxedCommand {
   env?: Record<string, string>;
   /** The credential stores the command cannot see (its result names what opens one). */
   hiddenStores: readonly HiddenStore[];
+  /**
+   * What crab's fence refused inside the call, as far as crab knows it for
+   * certain: closed paths `output` names with a refusal, caps reached (after
+   * `release()`). Hosts the proxy refused are in {@link contacts}.
+   */
+  refused(output: string): SandboxRefusal[];
 }
 
 /**
@@ -82,6 +88,7 @@ export function seatbeltRun(
   return {
     args: run.args,
     hiddenStores: run.hiddenStores,
+    refused: run.refused,
     ...(bridge && { env: bridge.env }),
     contacts: () => bridge?.contacts() ?? [],
     release: async () => {
@@ -136,6 +143,7 @@ export async function sandboxCommand(
     ...(run.env && { env: run.env }),
     contacts: run.contacts,
     hiddenStores: run.hiddenStores,
+    refused: run.refused,
     release: async () => [...await run.release(), ...(notice ? [notice] : [])],
   };
 }

@@ -33,6 +33,8 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
+import { fenceOf, refusalsIn } from "./fence.ts";
+import type { SandboxRefusal } from "../tool.ts";
 import { basename, dirname, join } from "node:path";
 import { isWithin, realPathOf } from "../fs/workspace.ts";
 import { lstatOrNull } from "../fs/exists.ts";
@@ -389,6 +391,8 @@ export interface SeatbeltInvocation {
   hiddenStores: HiddenStore[];
   /** Call once sandbox-exec has exited: removes the temporary directory, checks protected paths. */
   release(): Promise<string[]>;
+  /** What crab's fence refused, as far as `output` shows it for certain (`fence.ts`). */
+  refused(output: string): SandboxRefusal[];
 }
 
 /** What sandbox-exec is started with to run `command` in `workspace` under `policy`. */
@@ -412,9 +416,11 @@ export function seatbeltInvocation(
     throw e;
   }
   let released = false;
+  const fence = fenceOf(layout, workspace, policy.mode);
   return {
     args,
     hiddenStores: hiddenStores(layout),
+    refused: (output) => refusalsIn(output, fence),
     release() {
       if (released) return Promise.resolve([]);
       released = true;

@@ -108,6 +108,7 @@ function shownFor(file: string): { commands: string[]; any?: boolean } {
   }
   if (file === "agent/commands/metrics.ts") return { commands: ["metrics"] };
   if (file === "agent/commands/sessions.ts") return { commands: ["sessions"] };
+  if (file === "agent/commands/report.ts") return { commands: ["report"] };
   if (file === "agent/commands/undo.ts") return { commands: ["undo"] };
   if (file === "agent/commands/trust.ts") return { commands: ["trust"] };
   if (file === "agent/commands/permissions.ts") {
@@ -125,6 +126,7 @@ function shownFor(file: string): { commands: string[]; any?: boolean } {
         "mcp serve",
         "metrics",
         "metrics export",
+        "report",
         "sessions",
         "undo",
         "trust",

@@ -120,6 +120,7 @@ const CASES: Case[] = [
       debugFile: [(i) => (i.debug as { file: string }).file, sample],
       permissionPromptTool: [field("permissionPromptTool"), sample],
       awaitInitialize: [field("awaitInitialize"), flag],
+      failOnDenial: [field("failOnDenial"), flag],
     },
   },
   {
@@ -229,6 +230,15 @@ const CASES: Case[] = [
     tail: [],
     endIsOption: true,
     effects: { otlp: [field("otlp"), flag] },
+  },
+  {
+    words: ["report"],
+    tail: [],
+    endIsOption: true,
+    effects: {
+      reportFormat: [field("format"), sample],
+      reportSession: [field("session"), sample],
+    },
   },
   {
     words: ["sessions"],

@@ -464,7 +464,7 @@ Deno.test("crab -p lists a host crab's proxy refused in permission_denials, and 
   );
   assert.match(
     result,
-    /crab's proxy refused other\.test: not allowed hosts, not hosts that are down/,
+    /^Refused by crab's proxy: a connection to other\.test — not among the hosts this run allows \(not a host that is down\); the user allows it with --allow-domain other\.test\./m,
   );
   const out = json(r.stdout);
   assert.deepEqual(out.permission_denials.map((d) => [d.tool_name, d.host]), [[
@@ -472,6 +472,15 @@ Deno.test("crab -p lists a host crab's proxy refused in permission_denials, and 
     "other.test",
   ]]);
   assert.match(String(out.permission_denials[0].reason), /--allow-domain other\.test/);
+  assert.deepEqual(out.sandbox_denials, [{
+    tool_use_id: "toolu_0_0",
+    tool_name: "bash",
+    layer: "proxy",
+    action: "connect",
+    target: "other.test",
+    why: "not among the hosts this run allows (not a host that is down)",
+    allow: "the user allows it with --allow-domain other.test",
+  }]);
   const metrics = await s.crab(["metrics", String(out.run_id), "--json"]);
   assert.equal(metrics.code, 0, metrics.stderr);
   assert.deepEqual(JSON.parse(metrics.stdout).hosts, [

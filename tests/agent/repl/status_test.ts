@@ -4,7 +4,12 @@ import { colors } from "../../../agent/terminal.ts";
 
 Deno.test("Activity: a call's time counts from the answer to its question, not from the question", () => {
   const activity = new Activity(colors(false));
-  activity.toolStart({ id: "call_1", name: "bash", args: { command: "make" } });
+  activity.toolStart({
+    type: "tool_call",
+    id: "call_1",
+    name: "bash",
+    argsJson: `{"command":"make"}`,
+  });
   // The user takes a while at the prompt.
   const t0 = performance.now();
   while (performance.now() - t0 < 250) {

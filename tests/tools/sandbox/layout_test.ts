@@ -180,7 +180,12 @@ Deno.test("sandboxLayout() hides credential stores; the first result that names 
     /^Note: ~\/\.ssh\/id_ed25519 is hidden from commands \(a credential store\)\. Only the user can open it, in .*\/config\/crab\/config\.json: "sandbox": \{"credentials": \{"allow": \["\.ssh\/id_\*"\]\}\}\.$/,
   );
   assert.match(second, /Permission denied/);
-  assert.doesNotMatch(second, /sandbox/, "the note comes once a session");
+  assert.doesNotMatch(second, /^Note:/m, "the note comes once a session");
+  // The read the sandbox refused is named at every call, the store's setting with it.
+  assert.match(
+    second,
+    /^Refused by the sandbox's filesystem: a read of \/.*\/\.aws\/credentials — a credential store, hidden from commands; only the user can open it, in .*"sandbox": \{"credentials": \{"allow": \["\.aws"\]\}\}\. This is the user's policy/m,
+  );
 });
 
 Deno.test("sandbox.credentials.allow in the user's config opens a store, and only that one", async () => {

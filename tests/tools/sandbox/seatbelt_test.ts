@@ -39,6 +39,7 @@ function bare(over: Partial<Layout> = {}): Layout {
     watched: [],
     hidden: [],
     shown: [],
+    closed: new Map(),
     ...over,
   };
 }

@@ -79,6 +79,8 @@ export interface Hiding {
 /** The private views of a call's git directories. */
 export interface GitViews {
   mounts: Mount[];
+  /** Entries of the git directories a command meets read-only (`config`, `hooks/`, …). */
+  readOnly: string[];
   /** Gives back what git wrote; returns notes for the command's result. Once. */
   giveBack(): string[];
   /** Removes the private directories. */
@@ -510,8 +512,13 @@ export async function prepareGitViews(
   }
 
   let given = false;
+  const readOnly = [
+    ...views.flatMap((v) => [...v.links.keys()].map((name) => join(v.real, name))),
+    ...mounts.filter((m) => m.kind === "ro" && m.src === m.dest).map((m) => m.dest),
+  ];
   return {
     mounts,
+    readOnly,
     giveBack() {
       if (given) return [];
       given = true;

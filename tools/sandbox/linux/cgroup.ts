@@ -19,6 +19,7 @@
 import { dirname, join } from "node:path";
 import { formatSize, type ResolvedLimits } from "../limits.ts";
 import type { Keeper, KeeperOp, KeeperResult } from "./keeper.ts";
+import type { SandboxRefusal } from "../../tool.ts";
 
 /** The two controllers the caps use. */
 export type Controller = "pids" | "memory";
@@ -257,8 +258,17 @@ export async function planCgroups(keeper: Keeper): Promise<CgroupPlan> {
 export interface CallGroup {
   /** Each group's cgroup.procs: the supervisor writes itself there before it starts the command. */
   procs: string[];
-  /** What the caps did to the command (lines for the call's result); then removes the groups. */
-  finish(): Promise<string[]>;
+  /**
+   * What the caps did to the command, from the groups' counters (a line for the
+   * call's result and the refusal it records each); then removes the groups.
+   */
+  finish(): Promise<Capped[]>;
+}
+
+/** A cap the command reached: the line its result gets, and the refusal recorded. */
+export interface Capped {
+  note: string;
+  refusal: SandboxRefusal;
 }
 
 function count(text: string | undefined, key: string): number {
@@ -318,32 +328,42 @@ export async function callGroup(plan: CgroupPlan, limits: ResolvedLimits): Promi
           return !removed || (!removed.ok && /busy/i.test(removed.error));
         });
       }
-      const notes: string[] = [];
+      const capped: Capped[] = [];
+      const limit = (action: string, target: string, setting: string): SandboxRefusal => ({
+        layer: "limit",
+        action,
+        target,
+        why: `the sandbox's cap of ${target}`,
+        allow: `${setting} in the user config sets the cap`,
+      });
       for (const { dir, parent } of made) {
         for (const c of parent.controllers) {
           const text = texts.get(join(dir, eventsFile(parent.version, c)));
           if (c === "pids") {
             const failed = count(text, "max");
             if (failed > 0) {
-              notes.push(
-                `The command reached the sandbox's cap of ${limits.processes} processes: ` +
+              capped.push({
+                note: `The command reached the sandbox's cap of ${limits.processes} processes: ` +
                   `${failed} fork${failed === 1 ? "" : "s"} failed ` +
                   "(sandbox.limits.processes in the user config sets the cap).",
-              );
+                refusal: limit("fork", `${limits.processes} processes`, "sandbox.limits.processes"),
+              });
             }
           } else {
             const killed = count(text, "oom_kill");
             if (killed > 0) {
-              notes.push(
-                `Out of memory: the kernel killed ${killed} process${killed === 1 ? "" : "es"} ` +
+              capped.push({
+                note:
+                  `Out of memory: the kernel killed ${killed} process${killed === 1 ? "" : "es"} ` +
                   `of the command at the sandbox's cap of ${formatSize(limits.memory)} ` +
                   "(sandbox.limits.memory in the user config sets the cap).",
-              );
+                refusal: limit("memory", formatSize(limits.memory), "sandbox.limits.memory"),
+              });
             }
           }
         }
       }
-      return notes;
+      return capped;
     },
   };
 }

@@ -8,13 +8,16 @@
  * @module
  */
 
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
+import { gitEntryReason } from "../../fs/protected.ts";
 import { isWithin } from "../../fs/workspace.ts";
 import { isEmptyEntry, lstatOrNull } from "../../fs/exists.ts";
 import { ensureDataDir } from "../../fs/data_dir.ts";
 import { ToolError } from "../../tool.ts";
 import { bwrapArgs } from "./bwrap.ts";
-import { type CallGroup, callGroup, type CgroupPlan } from "./cgroup.ts";
+import { type CallGroup, callGroup, type Capped, type CgroupPlan } from "./cgroup.ts";
+import { fenceOf, refusalsIn } from "../fence.ts";
+import type { SandboxRefusal } from "../../tool.ts";
 import { type ResolvedLimits, resolveLimits } from "../limits.ts";
 import { type GitViews, prepareGitViews } from "../git/view.ts";
 import { worktreesOf } from "../../fs/git_dirs.ts";
@@ -39,6 +42,12 @@ export interface Invocation {
   contacts(): Contact[];
   /** The credential stores the call's sandbox hid: real paths, each with its store's name. */
   hiddenStores: HiddenStore[];
+  /**
+   * What crab's fence refused, as far as crab knows it: the paths it closed
+   * that `output` names with a refusal, the caps the command reached (after
+   * `release()`).
+   */
+  refused(output: string): SandboxRefusal[];
 }
 
 /** What this machine's sandbox can do besides the basics, as the probe found. */
@@ -250,10 +259,23 @@ export async function invocation(
   const gitViews = views;
   const ownGroup = group;
   const ownBridge = bridge;
+  // What a git view binds read-only (config, hooks, info/, …) is protected too.
+  for (const path of gitViews.readOnly) {
+    if (layout.closed.has(path)) continue;
+    layout.closed.set(path, {
+      access: "read-only",
+      layer: "protected",
+      why: `a protected path: ${gitEntryReason(basename(path))}`,
+      allow: "only the user can change it, outside crab",
+    });
+  }
+  const fence = fenceOf(layout, workspace, policy.mode);
+  let capped: Capped[] = [];
   return {
     args,
     contacts: () => ownBridge?.contacts() ?? [],
     hiddenStores: hiddenStores(layout),
+    refused: (output) => [...refusalsIn(output, fence), ...capped.map((c) => c.refusal)],
     async release() {
       if (released) return [];
       released = true;
@@ -268,7 +290,8 @@ export async function invocation(
       } finally {
         gitViews.discard();
       }
-      return [...await finishing, ...notes];
+      capped = await finishing;
+      return [...capped.map((c) => c.note), ...notes];
     },
   };
 }

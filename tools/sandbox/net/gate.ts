@@ -31,6 +31,9 @@ export interface Contact {
   bytes: number;
   /** Why it was refused (the first refusal). */
   reason?: string;
+  /** The denied pattern that refused it, when one did, and where it is written. */
+  rule?: string;
+  ruleSource?: string;
 }
 
 /** A connection made, or why not: `status` is the HTTP status a proxy answers with. */
@@ -78,18 +81,24 @@ export function openGate(
     return a;
   };
   const opened = new Set<Deno.TcpConn>();
-  const note = (host: string, allowed: boolean, reason?: string): Contact => {
+  const note = (
+    host: string,
+    allowed: boolean,
+    reason?: string,
+    rule?: { pattern: string; source: string },
+  ): Contact => {
+    const refusal = allowed ? {} : {
+      reason,
+      ...(rule ? { rule: rule.pattern, ruleSource: rule.source } : {}),
+    };
     let c = seen.get(host);
     if (!c) {
-      c = { host, allowed, connections: 0, bytes: 0, ...(allowed ? {} : { reason }) };
+      c = { host, allowed, connections: 0, bytes: 0, ...refusal };
       seen.set(host, c);
     }
     c.connections++;
     // One refusal makes the host's line a denial, whatever went through before.
-    if (!allowed && c.allowed) {
-      c.allowed = false;
-      c.reason = reason;
-    }
+    if (!allowed && c.allowed) Object.assign(c, { allowed: false }, refusal);
     return c;
   };
   return {
@@ -123,7 +132,7 @@ export function openGate(
             `(${verdict.rule.source}). A denial wins over every allow.`
           : `crab's sandbox refused "${host}": it is not among the hosts this run allows. ` +
             howToAllow(host);
-        note(host, false, why);
+        note(host, false, why, verdict.rule);
         return { refused: why, status: 403 };
       }
       let addresses: string[];

@@ -14,6 +14,7 @@ const layout: Layout = {
   watched: [],
   hidden: [],
   shown: [],
+  closed: new Map(),
 };
 
 Deno.test("bwrapArgs() sizes every private tmpfs and binds the cgroup files after /dev", () => {

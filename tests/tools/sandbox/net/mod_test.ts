@@ -295,7 +295,10 @@ Deno.test("WebFetch(domain:…) rules turn the proxy on; a project's sandbox.net
   ]);
   assert.equal(byRule.code, 0, byRule.stderr);
   assert.match(byRule.stdout, /^HTTP\/1\.1 403 Forbidden/);
-  assert.match(byRule.stdout, /crab's proxy refused other\.test: not allowed hosts/);
+  assert.match(
+    byRule.stdout,
+    /^Refused by crab's proxy: a connection to other\.test — not among the hosts this run allows/m,
+  );
   // A repository cannot give its own commands a way out, trusted or not.
   s.put(
     ".crab/config.json",
