@@ -97,6 +97,8 @@ Deno.test("crab trust run by a bash call fails: the sandbox hides crab's data di
   ]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /crab trust: Cannot record the answer in .*trust\.json/);
-  assert.match(r.stdout, /rc=1\n$/);
+  assert.match(r.stdout, /\nrc=1\n/);
+  // The sandbox says it refused, and names what it guards.
+  assert.match(r.stdout, /Refused by the sandbox's filesystem: .*trust\.json — crab's own data/);
   assert.throws(() => Deno.statSync(join(s.home, "trust.json")), Deno.errors.NotFound);
 });

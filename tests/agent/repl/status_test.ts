@@ -18,5 +18,5 @@ Deno.test("Activity: a call's time counts from the answer to its question, not f
   assert.match(activity.lines()[0], /· 0\.[2-9]s$/);
   activity.answered("call_1");
   assert.match(activity.lines()[0], /· 0\.[01]s$/);
-  assert.match(activity.lines()[0], / bash · /);
+  assert.match(activity.lines()[0], / bash make · /);
 });
