@@ -15,6 +15,9 @@ import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { assertRegularFile, guardPath } from "./fs/workspace.ts";
 import { openChecked } from "./fs/open_checked.ts";
 import { BinarySniffer, bomEncoding, type Encoding, Utf8Checker } from "./fs/encoding.ts";
+import { HEADER_BYTES, type ImageHeader, imageHeader } from "./fs/media/image_header.ts";
+import { assertDecodable, imageResult, noImagesNote } from "./fs/media/image_result.ts";
+import { sha256 } from "./fs/sha256.ts";
 
 /** Arguments of {@link readTool}. */
 export interface ReadArgs {
@@ -207,6 +210,35 @@ function encodingNote(s: Scan): string {
     "invalid bytes are shown as U+FFFD; edit refuses this file, write replaces it whole]\n";
 }
 
+/** The header of an image file, read from its start; the file is left at its start. */
+async function peekImage(file: Deno.FsFile): Promise<ImageHeader | undefined> {
+  const head = new Uint8Array(HEADER_BYTES);
+  let n = 0;
+  while (n < head.length) {
+    const got = await file.read(head.subarray(n));
+    if (got === null) break;
+    n += got;
+    // Most headers sit in the first bytes; only a JPEG's frame may come later.
+    if (n >= 32 && head[0] !== 0xff) break;
+  }
+  await file.seek(0, Deno.SeekMode.Start);
+  return imageHeader(head.subarray(0, n));
+}
+
+/** The whole file, which is `size` bytes long (more, if it grew since). */
+async function readAll(file: Deno.FsFile, size: number): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  const buf = new Uint8Array(Math.max(CHUNK, Math.min(size, 16 * CHUNK)));
+  for (;;) {
+    const n = await file.read(buf);
+    if (n === null) break;
+    parts.push(buf.slice(0, n));
+    total += n;
+  }
+  return concat(parts, total);
+}
+
 async function statFile(real: string, display: string): Promise<Deno.FileInfo> {
   try {
     return await Deno.stat(real);
@@ -250,7 +282,20 @@ export const readTool: Tool<ReadArgs> = {
     const limit = args.limit ?? DEFAULT_LIMIT;
     const { file, info } = await openChecked(p, "read");
     let s: Scan;
+    let image: ImageHeader | undefined;
     try {
+      image = await peekImage(file);
+      const images = ctx.session.media.images;
+      if (image && images) {
+        assertDecodable(image, info.size, p.display);
+        const bytes = await readAll(file, info.size);
+        ctx.session.recordDigest(p.real, {
+          hash: sha256(bytes),
+          size: bytes.byteLength,
+          mtimeMs: info.mtime?.getTime() ?? null,
+        });
+        return await imageResult(p.display, bytes, image, images, ctx.signal);
+      }
       s = await scan(file, offset, limit);
     } finally {
       file.close();
@@ -262,7 +307,8 @@ export const readTool: Tool<ReadArgs> = {
     });
     if (s.size === 0) return { output: `(file "${p.display}" is empty)` };
     if (s.binary) {
-      return { output: `"${p.display}" is a binary file (${formatBytes(s.size)})` };
+      const note = image ? noImagesNote(image) : "";
+      return { output: `"${p.display}" is a binary file (${formatBytes(s.size)})${note}` };
     }
     const note = encodingNote(s);
     if (s.total === 0) return { output: `${note}(file "${p.display}" holds no text)` };

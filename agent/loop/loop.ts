@@ -323,6 +323,7 @@ export class Agent {
         callId: call.id,
         text: resultText(r) + (warning ? `\n\n${warning}` : ""),
         isError: !r.ok,
+        ...(r.ok && r.attachment ? { attachment: r.attachment } : {}),
       };
       if (warning) events?.onNotice?.(warning);
     };

@@ -33,6 +33,8 @@ import {
   type AnyTool,
   type ApprovalCall,
   type ApprovalRequest,
+  type Attachment,
+  type MediaFacts,
   type ObjectSchema,
   type ToolContext,
   ToolError,
@@ -103,6 +105,8 @@ export type DispatchResult =
       exitCode?: number | null;
       /** Hosts the call's commands asked crab's proxy for. */
       hosts?: HostContact[];
+      /** An image or PDF for the model, beside `output`. */
+      attachment?: Attachment;
     }
     | { ok: false; error: ToolErrorInfo }
   );
@@ -139,6 +143,8 @@ interface ResultBody {
   signal?: string | null;
   bytesFull?: number;
   hosts?: HostContact[];
+  attachment?: Attachment;
+  media?: MediaFacts;
 }
 
 let ownDigest: KeyedDigest | undefined;
@@ -608,6 +614,8 @@ class CallRecord {
       signal: result.signal,
       bytesFull: result.bytesFull,
       ...(result.hosts?.length ? { hosts: result.hosts } : {}),
+      ...(result.attachment ? { attachment: result.attachment } : {}),
+      ...(result.media ? { media: result.media } : {}),
     };
     if (this.#call.signal.aborted && result.outcome !== "timeout") {
       return this.finish("aborted", body);
@@ -636,7 +644,7 @@ class CallRecord {
     let result: DispatchResult;
     if (isError) result = { ...common, ok: false, error: body };
     else {
-      const { signal: _signal, bytesFull: _bytesFull, ...shown } = body;
+      const { signal: _signal, bytesFull: _bytesFull, media: _media, ...shown } = body;
       result = { ...common, ok: true, ...shown };
     }
     let observation: Observation;
@@ -666,6 +674,7 @@ class CallRecord {
         rule: rule ? `${rule.text} (${rule.source})` : null,
         callId: call.callId,
         ...(!isError && body.hosts?.length ? { hosts: body.hosts } : {}),
+        ...(!isError && body.media ? { media: body.media } : {}),
       };
       this.#dispatcher.sink.record(observation);
     } catch (e) {

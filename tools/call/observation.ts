@@ -6,7 +6,7 @@
  */
 
 import { printable } from "../fs/printable.ts";
-import type { HostContact } from "../tool.ts";
+import type { HostContact, MediaFacts } from "../tool.ts";
 
 export type { HostContact } from "../tool.ts";
 
@@ -49,6 +49,8 @@ export interface Observation {
   hosts?: HostContact[];
   /** What the call changed in the workspace, `+2 ~1 -0`, when undo saw it change files. */
   changes?: string;
+  /** What a read of an image or PDF found and sent: sizes, never bytes. */
+  media?: MediaFacts;
   /** The model's id for the call, when a model made it (not stored). */
   callId?: string;
 }
