@@ -108,7 +108,9 @@ export function stubOld(
       if (b.type === "tool_result" && !b.text.startsWith(STUB_PREFIX)) {
         touched = true;
         trimmed++;
-        return { ...b, text: stubFor(callsById.get(b.callId), b.text) };
+        // A stub keeps no image: dropping one is most of what stubbing a read of it saves.
+        const { attachment: _attachment, ...rest } = b;
+        return { ...rest, text: stubFor(callsById.get(b.callId), b.text) };
       }
       if (b.type === "tool_call" && b.argsJson.length > BULKY_ARGS_CHARS) {
         touched = true;

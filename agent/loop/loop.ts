@@ -24,6 +24,7 @@ import {
   summarise,
   summaryRequest,
   summaryText,
+  withoutMedia,
 } from "./compact.ts";
 import { boundResults, historyCall, messageChars, stubOld, windowFromError } from "./context.ts";
 import { LoopGuard } from "./guard.ts";
@@ -505,12 +506,14 @@ export class Agent {
     session.files.clear();
     if (this.#promptIndex >= 0) this.#promptIndex = 0;
     this.#opts.onRewrite?.(this.messages);
+    const { dropped } = withoutMedia(old);
     const info: CompactInfo = {
       reason,
       messages: old.length + kept.length,
       tokensBefore,
       tokensAfter: this.estimateTokens(),
       files: files.length,
+      ...(dropped.length ? { dropped } : {}),
     };
     events?.onNotice?.(compactNotice(info));
     events?.onCompact?.({ ok: true, info });

@@ -11,6 +11,7 @@ import { type RecordedRequest, startFakeModel } from "../../support/fake_model.t
 import { printAgainst, sandbox } from "../../support/cli.ts";
 import { declaredSize, fromBase64, makePng } from "../../support/media.ts";
 import encodeJpeg from "@jsquash/jpeg/encode.js";
+import { DatabaseSync } from "node:sqlite";
 
 type Obj = Record<string, unknown>;
 
@@ -125,4 +126,38 @@ Deno.test("crab -p refuses an image a Read deny rule names", async () => {
   assert.equal(result.is_error, true);
   assert.match(String(result.content), /policy_denied/);
   assert.ok(!JSON.stringify(fake.modelRequests()[1].body).includes('"image"'));
+});
+
+Deno.test("crab -p stores an image's sizes in the observation and never its bytes", async () => {
+  using s = sandbox();
+  const png = await makePng(64, 48);
+  Deno.writeFileSync(`${s.ws}/shot.png`, png);
+  await using fake = await startFakeModel(readThen("shot.png"));
+  const r = await printAgainst(s, fake, []);
+  assert.equal(r.code, 0, r.stderr);
+  const db = new DatabaseSync(`${s.home}/crab.db`, { readOnly: true });
+  try {
+    const row = db.prepare("SELECT media FROM observations WHERE tool = 'read'").get() as Obj;
+    assert.deepEqual(JSON.parse(String(row.media)), {
+      type: "png",
+      size: png.byteLength,
+      width: 64,
+      height: 48,
+      bytesSent: png.byteLength,
+    });
+    const transcript = db.prepare("SELECT content FROM messages ORDER BY seq").all() as Obj[];
+    assert.match(
+      JSON.stringify(transcript),
+      /\[image shot\.png 64×48: not kept in the saved transcript/,
+    );
+  } finally {
+    db.close();
+  }
+  // Neither the image nor a telling piece of its base64 is anywhere in the data dir.
+  const b64 = btoa(String.fromCharCode(...png)).slice(40, 100);
+  for (const e of Deno.readDirSync(s.home)) {
+    if (!e.isFile) continue;
+    const text = new TextDecoder("latin1").decode(Deno.readFileSync(`${s.home}/${e.name}`));
+    assert.ok(!text.includes(b64), `${e.name} holds the image's base64`);
+  }
 });
