@@ -17,6 +17,7 @@ import { openChecked } from "./fs/open_checked.ts";
 import { BinarySniffer, bomEncoding, type Encoding, Utf8Checker } from "./fs/encoding.ts";
 import { HEADER_BYTES, type ImageHeader, imageHeader } from "./fs/media/image_header.ts";
 import { assertDecodable, imageResult, noImagesNote } from "./fs/media/image_result.ts";
+import { isPdf, MAX_PDF_FILE_BYTES, pdfResult } from "./fs/media/pdf_result.ts";
 import { sha256 } from "./fs/sha256.ts";
 
 /** Arguments of {@link readTool}. */
@@ -24,6 +25,8 @@ export interface ReadArgs {
   path: string;
   offset?: number;
   limit?: number;
+  /** A PDF's pages: `"3"` or `"1-5"`. */
+  pages?: string;
 }
 
 /** Lines longer than this many characters (UTF-16 units) are cut. */
@@ -210,8 +213,8 @@ function encodingNote(s: Scan): string {
     "invalid bytes are shown as U+FFFD; edit refuses this file, write replaces it whole]\n";
 }
 
-/** The header of an image file, read from its start; the file is left at its start. */
-async function peekImage(file: Deno.FsFile): Promise<ImageHeader | undefined> {
+/** The first bytes of a file (enough for an image's header); the file is left at its start. */
+async function peek(file: Deno.FsFile): Promise<Uint8Array> {
   const head = new Uint8Array(HEADER_BYTES);
   let n = 0;
   while (n < head.length) {
@@ -222,7 +225,7 @@ async function peekImage(file: Deno.FsFile): Promise<ImageHeader | undefined> {
     if (n >= 32 && head[0] !== 0xff) break;
   }
   await file.seek(0, Deno.SeekMode.Start);
-  return imageHeader(head.subarray(0, n));
+  return head.subarray(0, n);
 }
 
 /** The whole file, which is `size` bytes long (more, if it grew since). */
@@ -269,6 +272,11 @@ export const readTool: Tool<ReadArgs> = {
         minimum: 1,
         description: `Number of lines (default ${DEFAULT_LIMIT}).`,
       },
+      pages: {
+        type: "string",
+        maxLength: 40,
+        description: 'PDF pages to read: "3" or "1-5" (default all; at most 100).',
+      },
     },
     required: ["path"],
     additionalProperties: false,
@@ -284,17 +292,36 @@ export const readTool: Tool<ReadArgs> = {
     let s: Scan;
     let image: ImageHeader | undefined;
     try {
-      image = await peekImage(file);
+      const head = await peek(file);
+      image = imageHeader(head);
       const images = ctx.session.media.images;
-      if (image && images) {
-        assertDecodable(image, info.size, p.display);
+      const pdf = isPdf(head);
+      if (args.pages !== undefined && !pdf) {
+        throw new ToolError(
+          "invalid_pages",
+          `Cannot read "${p.display}" with pages: it is not a PDF`,
+          "Leave pages out; offset and limit choose the lines of a text file.",
+        );
+      }
+      if ((image && images) || pdf) {
+        if (image) assertDecodable(image, info.size, p.display);
+        else if (info.size > MAX_PDF_FILE_BYTES) {
+          throw new ToolError(
+            "file_too_large",
+            `Cannot read PDF "${p.display}": the file is ${formatBytes(info.size)}, over the ` +
+              `${formatBytes(MAX_PDF_FILE_BYTES)} crab opens`,
+            "Split it into smaller PDFs and read those.",
+          );
+        }
         const bytes = await readAll(file, info.size);
         ctx.session.recordDigest(p.real, {
           hash: sha256(bytes),
           size: bytes.byteLength,
           mtimeMs: info.mtime?.getTime() ?? null,
         });
-        return await imageResult(p.display, bytes, image, images, ctx.signal);
+        return image && images
+          ? await imageResult(p.display, bytes, image, images, ctx.signal)
+          : await pdfResult(p.display, bytes, args.pages, ctx.session.media.pdf, ctx.signal);
       }
       s = await scan(file, offset, limit);
     } finally {

@@ -226,6 +226,7 @@ export const TOOL_ERROR_CODES = {
   policy_denied: "a permission rule refused the call",
   workspace_busy: "another call changing the workspace held it past this call's timeout",
   // Paths and files.
+  invalid_pages: "the pages argument is not a page or range of pages the PDF has",
   decode_failed:
     "the image or PDF could not be decoded: damaged, of a kind crab cannot decode, or too slow",
   file_not_found: "the path does not exist",

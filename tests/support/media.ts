@@ -117,3 +117,41 @@ export function declaredSize(bytes: Uint8Array): { width: number; height: number
 export function fromBase64(s: string): Uint8Array {
   return Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 }
+
+/**
+ * A PDF whose page N shows the line `texts[N-1]` in Helvetica: the smallest
+ * file the PDF spec allows (catalog, page tree, pages, one font, content
+ * streams, a cross-reference table with exact offsets).
+ */
+export function makePdf(texts: string[]): Uint8Array {
+  const objects: string[] = [];
+  const add = (body: string) => objects.push(body) + 1; // its number: 1 is the catalog
+  const font = add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+  const kids: number[] = [];
+  const pagesNumber = 2 + texts.length * 2 + 1;
+  for (const text of texts) {
+    const escaped = text.replace(/[\\()]/g, (c) => `\\${c}`);
+    const stream = `BT /F1 24 Tf 72 720 Td (${escaped}) Tj ET`;
+    const content = add(`<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`);
+    kids.push(add(
+      `<< /Type /Page /Parent ${pagesNumber} 0 R /MediaBox [0 0 612 792] ` +
+        `/Resources << /Font << /F1 ${font} 0 R >> >> /Contents ${content} 0 R >>`,
+    ));
+  }
+  const pages = add(
+    `<< /Type /Pages /Kids [${kids.map((k) => `${k} 0 R`).join(" ")}] /Count ${kids.length} >>`,
+  );
+  if (pages !== pagesNumber) throw new Error("page tree numbered wrong");
+  const all = [`<< /Type /Catalog /Pages ${pages} 0 R >>`, ...objects];
+  let out = "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n";
+  const offsets: number[] = [];
+  all.forEach((body, i) => {
+    offsets.push(out.length);
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = out.length;
+  out += `xref\n0 ${all.length + 1}\n0000000000 65535 f \n`;
+  for (const o of offsets) out += `${String(o).padStart(10, "0")} 00000 n \n`;
+  out += `trailer\n<< /Size ${all.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Uint8Array.from(out, (c) => c.charCodeAt(0));
+}

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { type RecordedRequest, startFakeModel } from "../../support/fake_model.ts";
 import { printAgainst, sandbox } from "../../support/cli.ts";
-import { declaredSize, fromBase64, makePng } from "../../support/media.ts";
+import { declaredSize, fromBase64, makePdf, makePng } from "../../support/media.ts";
 import encodeJpeg from "@jsquash/jpeg/encode.js";
 import { DatabaseSync } from "node:sqlite";
 
@@ -18,8 +18,8 @@ type Obj = Record<string, unknown>;
 /** The messages of a request's body. */
 const messages = (req: RecordedRequest) => (req.body as { messages: Obj[] }).messages;
 
-function readThen(path: string) {
-  return [{ calls: [{ name: "read", args: { path } }] }, { text: "seen" }];
+function readThen(path: string, more: Record<string, unknown> = {}) {
+  return [{ calls: [{ name: "read", args: { path, ...more } }] }, { text: "seen" }];
 }
 
 Deno.test("crab -p sends a read 3000×2000 PNG to Anthropic as one image block at 1341×894", async () => {
@@ -160,4 +160,32 @@ Deno.test("crab -p stores an image's sizes in the observation and never its byte
     const text = new TextDecoder("latin1").decode(Deno.readFileSync(`${s.home}/${e.name}`));
     assert.ok(!text.includes(b64), `${e.name} holds the image's base64`);
   }
+});
+
+Deno.test("crab -p sends a 3-page PDF to Anthropic as a document block, and pages: 2 as one page", async () => {
+  using s = sandbox();
+  const pdf = makePdf(["Page one", "Page two", "Page three"]);
+  Deno.writeFileSync(`${s.ws}/spec.pdf`, pdf);
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: "spec.pdf" } }] },
+    { calls: [{ name: "read", args: { path: "spec.pdf", pages: "2" } }] },
+    { text: "seen" },
+  ]);
+  const r = await printAgainst(s, fake, []);
+  assert.equal(r.code, 0, r.stderr);
+  const documentOf = (req: RecordedRequest) => {
+    const [result] = messages(req).at(-1)!.content as Obj[];
+    const [text, doc] = result.content as Obj[];
+    assert.equal(doc.type, "document");
+    const source = doc.source as Obj;
+    assert.equal(source.media_type, "application/pdf");
+    return { text: String(text.text), bytes: fromBase64(String(source.data)) };
+  };
+  const whole = documentOf(fake.modelRequests()[1]);
+  assert.match(whole.text, /3 pages.*pages 1-3 sent as a document/);
+  assert.deepEqual(whole.bytes, pdf);
+  const one = documentOf(fake.modelRequests()[2]);
+  assert.match(one.text, /page 2 sent as a document/);
+  const { getDocumentProxy } = await import("unpdf");
+  assert.equal((await getDocumentProxy(one.bytes)).numPages, 1);
 });

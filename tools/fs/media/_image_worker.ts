@@ -10,26 +10,35 @@
 /// <reference lib="deno.worker" />
 
 import { downscale } from "./resize.ts";
-import type { ShrinkRequest, ShrinkResponse } from "./shrink_request.ts";
+import type { ShrinkRequest } from "./shrink_request.ts";
 
 interface Pixels {
-  data: Uint8ClampedArray;
+  data: Uint8ClampedArray<ArrayBuffer>;
   width: number;
   height: number;
 }
 
 async function decode(req: ShrinkRequest): Promise<Pixels> {
   const buffer = req.bytes.buffer as ArrayBuffer;
+  let image: ImageData;
   switch (req.type) {
     case "png":
-      return (await import("@jsquash/png/decode.js")).default(buffer);
+      image = await (await import("@jsquash/png/decode.js")).default(buffer);
+      break;
     case "jpeg":
-      return (await import("@jsquash/jpeg/decode.js")).default(buffer);
+      image = await (await import("@jsquash/jpeg/decode.js")).default(buffer);
+      break;
     case "webp":
-      return (await import("@jsquash/webp/decode.js")).default(buffer);
+      image = await (await import("@jsquash/webp/decode.js")).default(buffer);
+      break;
     default:
       throw new Error(`crab cannot decode ${req.type} images`);
   }
+  return {
+    data: image.data as Uint8ClampedArray<ArrayBuffer>,
+    width: image.width,
+    height: image.height,
+  };
 }
 
 async function encodePng(p: Pixels): Promise<Uint8Array> {
@@ -44,7 +53,7 @@ async function encodeJpeg(p: Pixels, quality: number): Promise<Uint8Array> {
   );
 }
 
-async function shrink(req: ShrinkRequest): Promise<ShrinkResponse> {
+async function shrink(req: ShrinkRequest): Promise<{ bytes: Uint8Array; mediaType: string }> {
   const src = await decode(req);
   const data = src.width === req.width && src.height === req.height
     ? src.data
@@ -65,7 +74,7 @@ async function shrink(req: ShrinkRequest): Promise<ShrinkResponse> {
 self.onmessage = async (e: MessageEvent<ShrinkRequest>) => {
   try {
     const r = await shrink(e.data);
-    self.postMessage(r, [r.bytes.buffer]);
+    self.postMessage(r, [r.bytes.buffer as ArrayBuffer]);
   } catch (err) {
     self.postMessage({ error: err instanceof Error ? err.message : String(err) });
   }

@@ -46,7 +46,7 @@ export function downscale(
   height: number,
   toWidth: number,
   toHeight: number,
-): Uint8ClampedArray {
+): Uint8ClampedArray<ArrayBuffer> {
   if (toWidth > width || toHeight > height) {
     throw new RangeError(`Cannot downscale ${width}×${height} to ${toWidth}×${toHeight}`);
   }
