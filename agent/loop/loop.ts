@@ -35,6 +35,7 @@ export type { CompactInfo } from "./compact.ts";
 import {
   type ContentBlock,
   isContextOverflow,
+  type MediaBlock,
   type Message,
   ProviderError,
   type ToolCallBlock,
@@ -129,8 +130,12 @@ export class Agent {
     this.#push({ role: "user", content: blocks });
   }
 
-  /** Runs one prompt to its end: the model's answer, or a reason it stopped. */
-  async send(prompt: string, signal: AbortSignal): Promise<TurnResult> {
+  /**
+   * Runs one prompt to its end: the model's answer, or a reason it stopped.
+   * `media`: images and PDFs sent with the prompt (an attached file, a
+   * stream-json image block).
+   */
+  async send(prompt: string, signal: AbortSignal, media: MediaBlock[] = []): Promise<TurnResult> {
     const hooks = this.#opts.hooks;
     const submitted = await hooks?.promptSubmitted?.(prompt, signal);
     if (submitted?.block !== undefined) {
@@ -142,7 +147,7 @@ export class Agent {
         blocked: { prompt, reason: submitted.block, failClosed: submitted.failClosed ?? false },
       };
     }
-    const blocks: ContentBlock[] = [{ type: "text", text: prompt }];
+    const blocks: ContentBlock[] = [{ type: "text", text: prompt }, ...media];
     if (submitted?.context) {
       blocks.push({ type: "text", text: hookContext("UserPromptSubmit", submitted.context) });
     }

@@ -51,7 +51,10 @@ import {
 import { commandLineMode } from "../settings/permissions.ts";
 import { StoreError } from "../store/store_error.ts";
 import { PartialMessages } from "./partial.ts";
-import { StreamInput, type StreamUserMessage } from "./input.ts";
+import { type GivenMedia, StreamInput, type StreamUserMessage } from "./input.ts";
+import { attachBytes } from "../../tools/fs/media/attach.ts";
+import type { MediaSupport } from "../../tools/fs/media/limits.ts";
+import type { MediaBlock } from "../providers/types.ts";
 import { PromptTool } from "./prompt_tool.ts";
 import {
   BinaryStdinError,
@@ -544,6 +547,7 @@ class PrintRun {
     run: Runtime,
     text: string,
     schema: OutputSchema | undefined,
+    given: GivenMedia[] = [],
   ): Promise<{ code: number; status: string }> {
     const slash = printSlash(text, run);
     if (slash.kind === "refused") {
@@ -562,6 +566,7 @@ class PrintRun {
       result = slash.kind === "local" ? await slash.run(signal) : await run.agent.send(
         slash.kind === "command" ? await slash.turn.begin(signal) : slash.text,
         signal,
+        await mediaBlocks(given, run.dispatcher.session.media, signal),
       );
       if (schema && result.status === "ok" && slash.kind !== "local") {
         checked = await this.#structured(run, schema, result);
@@ -675,7 +680,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   try {
     for (;;) {
       if (message && opts.replayUserMessages) p.emit(replayEvent(message.raw, p.sessionId));
-      last = await p.answer(run, prompt, schema);
+      last = await p.answer(run, prompt, schema, message?.media);
       if (!input || p.stop) break;
       // The next user message of the stream, answered in the same conversation.
       message = await input.next();
@@ -684,7 +689,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
         last = { code: EXIT.usage, status: last.status };
       }
       if (!message || input.refused) break;
-      if (message.text.trim() === "") {
+      if (message.text.trim() === "" && message.media.length === 0) {
         writeErr("crab: skipped a user message without text\n");
         continue;
       }
@@ -696,4 +701,19 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   }
   await run.finish(last.status);
   return p.out.closed ? EXIT.outputClosed : last.code;
+}
+
+/** A stream's images and PDFs as the model takes them; what is not sent is said on stderr. */
+async function mediaBlocks(
+  given: GivenMedia[],
+  support: MediaSupport,
+  signal: AbortSignal,
+): Promise<MediaBlock[]> {
+  const out: MediaBlock[] = [];
+  for (const g of given) {
+    const { attachment, note } = await attachBytes(g.name, g.bytes, support, signal);
+    if (attachment) out.push({ type: "media", ...attachment });
+    if (note) writeErr(`crab: ${note}\n`);
+  }
+  return out;
 }

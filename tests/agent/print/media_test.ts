@@ -189,3 +189,57 @@ Deno.test("crab -p sends a 3-page PDF to Anthropic as a document block, and page
   const { getDocumentProxy } = await import("unpdf");
   assert.equal((await getDocumentProxy(one.bytes)).numPages, 1);
 });
+
+Deno.test("crab -p stream-json sends a user message's image block to the model, shrunk to fit", async () => {
+  using s = sandbox();
+  const small = await makePng(40, 30);
+  const big = await makePng(3000, 2000);
+  const b64 = (b: Uint8Array) => {
+    let out = "";
+    for (let i = 0; i < b.length; i += 0x8000) {
+      out += String.fromCharCode(...b.subarray(i, i + 0x8000));
+    }
+    return btoa(out);
+  };
+  const image = (b: Uint8Array) => ({
+    type: "image",
+    source: { type: "base64", media_type: "image/png", data: b64(b) },
+  });
+  await using fake = await startFakeModel([{ text: "seen" }]);
+  const message = {
+    type: "user",
+    message: {
+      role: "user",
+      content: [
+        { type: "text", text: "compare" },
+        image(small),
+        image(big),
+        image(
+          new TextEncoder().encode("not an image"),
+        ),
+      ],
+    },
+  };
+  const r = await s.crab(
+    [
+      "-p",
+      "--input-format",
+      "stream-json",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--provider",
+      "anthropic",
+      "--base-url",
+      fake.url,
+    ],
+    { stdin: JSON.stringify(message) + "\n", env: { ANTHROPIC_API_KEY: "k" } },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /image 3 was not sent: it is no PNG, JPEG, GIF, WebP or PDF/);
+  const blocks = messages(fake.modelRequests()[0]).at(-1)!.content as Obj[];
+  assert.deepEqual(blocks.map((b) => b.type), ["text", "image", "image"]);
+  const sent = blocks.slice(1).map((b) => fromBase64(String((b.source as Obj).data)));
+  assert.deepEqual(sent[0], small);
+  assert.deepEqual(declaredSize(sent[1]), { width: 1341, height: 894 });
+});
