@@ -2,7 +2,8 @@
  * The worker that decodes, shrinks and re-encodes one image, so a decoder that
  * hangs or a damaged file cannot stall crab: `image_shrink.ts` ends it after
  * its time limit. Decoders and encoders are Squoosh's WebAssembly builds
- * (`@jsquash/*`: libpng's Rust port, mozjpeg, libwebp); the resize is crab's own.
+ * (`@jsquash/*`: libpng's Rust port, mozjpeg, libwebp), and omggif (pure
+ * JavaScript) for a GIF's first frame; the resize is crab's own.
  *
  * @module
  */
@@ -31,8 +32,15 @@ async function decode(req: ShrinkRequest): Promise<Pixels> {
     case "webp":
       image = await (await import("@jsquash/webp/decode.js")).default(buffer);
       break;
-    default:
-      throw new Error(`crab cannot decode ${req.type} images`);
+    case "gif": {
+      // The first frame, as a still: what a model reads of an animation.
+      // @ts-types="@types/omggif"
+      const { GifReader } = await import("omggif");
+      const gif = new GifReader(req.bytes);
+      const data = new Uint8ClampedArray(gif.width * gif.height * 4);
+      gif.decodeAndBlitFrameRGBA(0, data);
+      return { data, width: gif.width, height: gif.height };
+    }
   }
   return {
     data: image.data as Uint8ClampedArray<ArrayBuffer>,
@@ -60,7 +68,7 @@ async function shrink(req: ShrinkRequest): Promise<{ bytes: Uint8Array; mediaTyp
     : downscale(src.data, src.width, src.height, req.width, req.height);
   const pixels = { data, width: req.width, height: req.height };
   // A screenshot stays lossless when it fits; a photo (and any PNG too large) goes as JPEG.
-  if (req.type === "png") {
+  if (req.type === "png" || req.type === "gif") {
     const png = await encodePng(pixels);
     if (png.byteLength <= req.maxBytes) return { bytes: png, mediaType: "image/png" };
   }

@@ -73,9 +73,7 @@ export async function imageResult(
         "decode_failed",
         `Cannot send image "${display}" (${name}, ${dims(h.width, h.height)}) at the size the ` +
           `model takes: ${e instanceof Error ? e.message : e}`,
-        h.type === "gif"
-          ? "Convert it to PNG at most the size above, then read that."
-          : "The file may be damaged; check it, or make a smaller PNG or JPEG copy and read that.",
+        "The file may be damaged; check it, or make a smaller PNG or JPEG copy and read that.",
       );
     }
     how = `sent downscaled to ${dims(fit.width, fit.height)} (${

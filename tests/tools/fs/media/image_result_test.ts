@@ -70,6 +70,23 @@ Deno.test("read() gives a text-only model the summary line and a note", async ()
   assert.equal(r.attachment, undefined);
 });
 
+Deno.test("read() shrinks a large GIF's first frame and sends it as PNG", async () => {
+  await using h = harness([readTool]);
+  h.session.media = ANTHROPIC;
+  const { GifWriter } = await import("omggif");
+  const [w, h2] = [2000, 1000];
+  const buf = new Uint8Array(w * h2 + 4096);
+  const gif = new GifWriter(buf, w, h2, { palette: [0x000000, 0xff0000] });
+  const pixels = Array.from({ length: w * h2 }, (_, i) => (i % w) < w / 2 ? 0 : 1);
+  gif.addFrame(0, 0, w, h2, pixels);
+  Deno.writeFileSync(`${h.dir}/anim.gif`, buf.subarray(0, gif.end()));
+  const r = await h.call("read", { path: "anim.gif" });
+  assert.ok(r.ok, JSON.stringify(r));
+  assert.match(r.output, /GIF, 2000×1000.*downscaled to 1549×774 \(PNG, /);
+  assert.equal(r.attachment?.mediaType, "image/png");
+  assert.deepEqual(declaredSize(fromBase64(r.attachment!.data)), { width: 1549, height: 774 });
+});
+
 Deno.test("read() reports a damaged image that must be shrunk as decode_failed", async () => {
   await using h = harness([readTool]);
   h.session.media = ANTHROPIC;
