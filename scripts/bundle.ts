@@ -51,6 +51,17 @@ const HIDDEN_ENTRIES = [
   { source: "agent/settings/files.ts", specifier: "./agent/settings/files.ts" },
 ];
 
+/**
+ * Workers left out of the bundle and loaded from the source beside it: they
+ * load WebAssembly and npm packages by URLs a bundle would break (the image
+ * codecs, pdf.js), and they run only when an image is shrunk or a PDF opened.
+ * The string the source loads each by is rewritten to the source file's path.
+ */
+const SOURCE_WORKERS = [
+  { source: "tools/fs/media/_image_worker.ts", specifier: "./_image_worker.ts" },
+  { source: "tools/fs/media/_pdf_worker.ts", specifier: "./_pdf_worker.ts" },
+];
+
 /** The default output directory. */
 export const BUNDLE_DIR = join(ROOT, "dist", "bundle");
 
@@ -110,7 +121,9 @@ export async function buildBundle(outDir = BUNDLE_DIR): Promise<Bundle> {
   }
   const files = listFiles(outDir);
   let hidden = 0;
-  const workerUrls = new Map(HIDDEN_ENTRIES.map((w) => [w.specifier, 0]));
+  const workerUrls = new Map(
+    [...HIDDEN_ENTRIES, ...SOURCE_WORKERS].map((w) => [w.specifier, 0]),
+  );
   let requireRewritten = 0;
   for (const file of files.filter((f) => f.endsWith(".js"))) {
     const path = join(outDir, file);
@@ -128,6 +141,15 @@ export async function buildBundle(outDir = BUNDLE_DIR): Promise<Bundle> {
       const parts = code.split(literal);
       if (parts.length > 1) {
         workerUrls.set(w.specifier, workerUrls.get(w.specifier)! + parts.length - 1);
+        code = parts.join(JSON.stringify(target));
+      }
+    }
+    for (const w of SOURCE_WORKERS) {
+      let target = relative(dirname(path), join(ROOT, w.source));
+      if (!target.startsWith(".")) target = `./${target}`;
+      const parts = code.split(JSON.stringify(w.specifier));
+      if (parts.length > 1) {
+        workerUrls.set(w.specifier, (workerUrls.get(w.specifier) ?? 0) + parts.length - 1);
         code = parts.join(JSON.stringify(target));
       }
     }

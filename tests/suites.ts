@@ -42,6 +42,7 @@ export const E2E: readonly string[] = [
   "tests/agent/print/context_test.ts",
   "tests/agent/print/events_test.ts",
   "tests/agent/print/json_test.ts",
+  "tests/agent/print/media_test.ts",
   "tests/agent/print/mod_test.ts",
   "tests/agent/print/partial_test.ts",
   "tests/agent/print/permissions_test.ts",

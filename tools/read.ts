@@ -15,12 +15,18 @@ import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { assertRegularFile, guardPath } from "./fs/workspace.ts";
 import { openChecked } from "./fs/open_checked.ts";
 import { BinarySniffer, bomEncoding, type Encoding, Utf8Checker } from "./fs/encoding.ts";
+import { HEADER_BYTES, type ImageHeader, imageHeader } from "./fs/media/image_header.ts";
+import { assertDecodable, imageResult, noImagesNote } from "./fs/media/image_result.ts";
+import { isPdf, MAX_PDF_FILE_BYTES, pdfResult } from "./fs/media/pdf_result.ts";
+import { sha256 } from "./fs/sha256.ts";
 
 /** Arguments of {@link readTool}. */
 export interface ReadArgs {
   path: string;
   offset?: number;
   limit?: number;
+  /** A PDF's pages: `"3"` or `"1-5"`. */
+  pages?: string;
 }
 
 /** Lines longer than this many characters (UTF-16 units) are cut. */
@@ -207,6 +213,35 @@ function encodingNote(s: Scan): string {
     "invalid bytes are shown as U+FFFD; edit refuses this file, write replaces it whole]\n";
 }
 
+/** The first bytes of a file (enough for an image's header); the file is left at its start. */
+async function peek(file: Deno.FsFile): Promise<Uint8Array> {
+  const head = new Uint8Array(HEADER_BYTES);
+  let n = 0;
+  while (n < head.length) {
+    const got = await file.read(head.subarray(n));
+    if (got === null) break;
+    n += got;
+    // Most headers sit in the first bytes; only a JPEG's frame may come later.
+    if (n >= 32 && head[0] !== 0xff) break;
+  }
+  await file.seek(0, Deno.SeekMode.Start);
+  return head.subarray(0, n);
+}
+
+/** The whole file, which is `size` bytes long (more, if it grew since). */
+async function readAll(file: Deno.FsFile, size: number): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  const buf = new Uint8Array(Math.max(CHUNK, Math.min(size, 16 * CHUNK)));
+  for (;;) {
+    const n = await file.read(buf);
+    if (n === null) break;
+    parts.push(buf.slice(0, n));
+    total += n;
+  }
+  return concat(parts, total);
+}
+
 async function statFile(real: string, display: string): Promise<Deno.FileInfo> {
   try {
     return await Deno.stat(real);
@@ -237,6 +272,11 @@ export const readTool: Tool<ReadArgs> = {
         minimum: 1,
         description: `Number of lines (default ${DEFAULT_LIMIT}).`,
       },
+      pages: {
+        type: "string",
+        maxLength: 40,
+        description: 'PDF pages to read: "3" or "1-5" (default all; at most 100).',
+      },
     },
     required: ["path"],
     additionalProperties: false,
@@ -250,7 +290,39 @@ export const readTool: Tool<ReadArgs> = {
     const limit = args.limit ?? DEFAULT_LIMIT;
     const { file, info } = await openChecked(p, "read");
     let s: Scan;
+    let image: ImageHeader | undefined;
     try {
+      const head = await peek(file);
+      image = imageHeader(head);
+      const images = ctx.session.media.images;
+      const pdf = isPdf(head);
+      if (args.pages !== undefined && !pdf) {
+        throw new ToolError(
+          "invalid_pages",
+          `Cannot read "${p.display}" with pages: it is not a PDF`,
+          "Leave pages out; offset and limit choose the lines of a text file.",
+        );
+      }
+      if ((image && images) || pdf) {
+        if (image) assertDecodable(image, info.size, p.display);
+        else if (info.size > MAX_PDF_FILE_BYTES) {
+          throw new ToolError(
+            "file_too_large",
+            `Cannot read PDF "${p.display}": the file is ${formatBytes(info.size)}, over the ` +
+              `${formatBytes(MAX_PDF_FILE_BYTES)} crab opens`,
+            "Split it into smaller PDFs and read those.",
+          );
+        }
+        const bytes = await readAll(file, info.size);
+        ctx.session.recordDigest(p.real, {
+          hash: sha256(bytes),
+          size: bytes.byteLength,
+          mtimeMs: info.mtime?.getTime() ?? null,
+        });
+        return image && images
+          ? await imageResult(p.display, bytes, image, images, ctx.signal)
+          : await pdfResult(p.display, bytes, args.pages, ctx.session.media.pdf, ctx.signal);
+      }
       s = await scan(file, offset, limit);
     } finally {
       file.close();
@@ -262,7 +334,8 @@ export const readTool: Tool<ReadArgs> = {
     });
     if (s.size === 0) return { output: `(file "${p.display}" is empty)` };
     if (s.binary) {
-      return { output: `"${p.display}" is a binary file (${formatBytes(s.size)})` };
+      const note = image ? noImagesNote(image) : "";
+      return { output: `"${p.display}" is a binary file (${formatBytes(s.size)})${note}` };
     }
     const note = encodingNote(s);
     if (s.total === 0) return { output: `${note}(file "${p.display}" holds no text)` };

@@ -61,6 +61,44 @@ export interface ToolResult {
   hosts?: HostContact[];
   /** What crab's own fence refused inside the call (bash: a write, a read, a host, a cap). */
   refusals?: SandboxRefusal[];
+  /** An image or PDF the model gets as its own content, beside `output`. */
+  attachment?: Attachment;
+  /** What a read of an image or PDF found and sent, for the observation. */
+  media?: MediaFacts;
+}
+
+/**
+ * An image or PDF sent to the model as content of its own kind (an Anthropic
+ * image or document block, an OpenAI `image_url`), base64-encoded.
+ */
+export interface Attachment {
+  kind: "image" | "document";
+  /** `image/png`, `image/jpeg`, `image/gif`, `image/webp`, `application/pdf`. */
+  mediaType: string;
+  /** The bytes, base64. */
+  data: string;
+  /** How the model's text names it: `shot.png 1280×720`, `spec.pdf pages 1-3`. */
+  label: string;
+  /**
+   * Tokens it is estimated to take of the context: an image's pixels / 750
+   * (Anthropic's formula), 1,500 a PDF page (its text and its picture).
+   */
+  tokens: number;
+}
+
+/** What was read and sent of an image or PDF: sizes only, never its bytes. */
+export interface MediaFacts {
+  /** `png`, `jpeg`, `gif`, `webp`, `pdf`. */
+  type: string;
+  /** Bytes of the file. */
+  size: number;
+  width?: number;
+  height?: number;
+  /** Pages of the PDF, and how many were sent. */
+  pages?: number;
+  pagesSent?: number;
+  /** Bytes sent to the model (0 when only text was). */
+  bytesSent: number;
 }
 
 /** A request for approval, made by dispatch for the tool's class or by a tool for outside access. */
@@ -228,6 +266,9 @@ export const TOOL_ERROR_CODES = {
   policy_denied: "a permission rule refused the call",
   workspace_busy: "another call changing the workspace held it past this call's timeout",
   // Paths and files.
+  invalid_pages: "the pages argument is not a page or range of pages the PDF has",
+  decode_failed:
+    "the image or PDF could not be decoded: damaged, of a kind crab cannot decode, or too slow",
   file_not_found: "the path does not exist",
   is_directory: "a file was expected and the path is a directory",
   not_directory: "a directory was expected (the path, or a parent of it) and it is a file",

@@ -85,6 +85,20 @@ export class ToolResponses {
           crab_exit_code: r.exitCode ?? null,
         };
       case "read":
+        // An image or PDF: Claude Code's shape, with its sizes; its bytes go to the model only.
+        if (path && r.media) {
+          const { type, size, width, height, pages } = r.media;
+          return {
+            type: type === "pdf" ? "pdf" : "image",
+            file: {
+              filePath: path,
+              type,
+              originalSize: size,
+              ...(width ? { dimensions: { originalWidth: width, originalHeight: height } } : {}),
+              ...(pages ? { numPages: pages } : {}),
+            },
+          };
+        }
         return path ? readResponse(call, path, r.output) : { output: r.output };
       case "write":
       case "edit": {

@@ -220,6 +220,9 @@ export class TranscriptFile {
           );
           return { type: "tool_use", id: b.id, name: claude.name, input: claude.input };
         }
+        case "media":
+          // Hooks read sizes, never the bytes of an image or PDF.
+          return { type: "text", text: `[${b.kind}: ${b.label}]` };
       }
     });
   }

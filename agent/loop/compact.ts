@@ -21,6 +21,8 @@ export interface CompactInfo {
   tokensAfter: number;
   /** Files the freshness gate forgot. */
   files: number;
+  /** Images and PDFs the summary left out, by label (`shot.png 1280×720`). */
+  dropped?: string[];
 }
 
 /** The line the user is shown after a compaction. */
@@ -28,7 +30,34 @@ export function compactNotice(info: CompactInfo): string {
   return `context: compacted the conversation (${info.messages} messages, about ` +
     `${info.tokensBefore} tokens → ${info.tokensAfter})` +
     (info.reason === "auto" ? ", as the model's window was filling" : "") +
-    `; ${info.files} file${info.files === 1 ? "" : "s"} must be read again before editing`;
+    `; ${info.files} file${info.files === 1 ? "" : "s"} must be read again before editing` +
+    (info.dropped?.length ? `; images and PDFs dropped: ${info.dropped.join(", ")}` : "");
+}
+
+/**
+ * `messages` without their images and PDFs, each replaced by a line naming it
+ * (a summary is text: the model summarising need not see them again), and the
+ * labels of what was dropped.
+ */
+export function withoutMedia(messages: Message[]): { messages: Message[]; dropped: string[] } {
+  const dropped: string[] = [];
+  const note = (kind: string, label: string) => {
+    dropped.push(label);
+    return `[${kind} ${label} was here; left out of the summary]`;
+  };
+  const out = messages.map((m): Message => {
+    if (typeof m.content === "string") return m;
+    return {
+      ...m,
+      content: m.content.map((b): ContentBlock => {
+        if (b.type === "media") return { type: "text", text: note(b.kind, b.label) };
+        if (b.type !== "tool_result" || !b.attachment) return b;
+        const { attachment: a, ...rest } = b;
+        return { ...rest, text: `${b.text}\n${note(a.kind, a.label)}` };
+      }),
+    } as Message;
+  });
+  return { messages: out, dropped };
 }
 
 /** The system prompt of a summary request. */
@@ -52,7 +81,7 @@ export function summaryRequest(old: Message[], focus: string | undefined, maxCha
       for (const b of m.content) if (b.type === "tool_call") calls.set(b.id, b);
     }
   }
-  let messages: Message[] = old.map((m) => ({ ...m }) as Message);
+  let { messages } = withoutMedia(old);
   const size = () => messages.reduce((n, m) => n + messageChars(m), 0);
   // Long results say little a summary needs; cut them first, then whole old messages.
   if (size() > maxChars) {

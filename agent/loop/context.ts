@@ -27,14 +27,19 @@ export const OMITTED_KEY = "_crab_omitted";
 
 const encoder = new TextEncoder();
 
-/** Characters a message adds to a request (a close stand-in for its tokens). */
+/**
+ * Characters a message adds to a request (a close stand-in for its tokens, at
+ * 4 characters a token); an image or PDF counts as its estimated tokens
+ * (`Attachment.tokens`), not as its base64.
+ */
 export function messageChars(m: Message): number {
   if (typeof m.content === "string") return m.content.length;
   let n = 0;
   for (const b of m.content) {
     if (b.type === "text") n += b.text.length;
     else if (b.type === "tool_call") n += b.name.length + b.argsJson.length + 20;
-    else n += b.text.length + 20;
+    else if (b.type === "media") n += b.tokens * 4;
+    else n += b.text.length + 20 + (b.attachment ? b.attachment.tokens * 4 : 0);
   }
   return n;
 }
@@ -103,7 +108,9 @@ export function stubOld(
       if (b.type === "tool_result" && !b.text.startsWith(STUB_PREFIX)) {
         touched = true;
         trimmed++;
-        return { ...b, text: stubFor(callsById.get(b.callId), b.text) };
+        // A stub keeps no image: dropping one is most of what stubbing a read of it saves.
+        const { attachment: _attachment, ...rest } = b;
+        return { ...rest, text: stubFor(callsById.get(b.callId), b.text) };
       }
       if (b.type === "tool_call" && b.argsJson.length > BULKY_ARGS_CHARS) {
         touched = true;

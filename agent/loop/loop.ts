@@ -24,6 +24,7 @@ import {
   summarise,
   summaryRequest,
   summaryText,
+  withoutMedia,
 } from "./compact.ts";
 import { boundResults, historyCall, messageChars, stubOld, windowFromError } from "./context.ts";
 import { LoopGuard } from "./guard.ts";
@@ -34,6 +35,7 @@ export type { CompactInfo } from "./compact.ts";
 import {
   type ContentBlock,
   isContextOverflow,
+  type MediaBlock,
   type Message,
   ProviderError,
   type ToolCallBlock,
@@ -141,8 +143,12 @@ export class Agent {
     this.#pushUser([{ type: "text", text }]);
   }
 
-  /** Runs one prompt to its end: the model's answer, or a reason it stopped. */
-  async send(prompt: string, signal: AbortSignal): Promise<TurnResult> {
+  /**
+   * Runs one prompt to its end: the model's answer, or a reason it stopped.
+   * `media`: images and PDFs sent with the prompt (an attached file, a
+   * stream-json image block).
+   */
+  async send(prompt: string, signal: AbortSignal, media: MediaBlock[] = []): Promise<TurnResult> {
     const hooks = this.#opts.hooks;
     const submitted = await hooks?.promptSubmitted?.(prompt, signal);
     if (submitted?.block !== undefined) {
@@ -154,7 +160,7 @@ export class Agent {
         blocked: { prompt, reason: submitted.block, failClosed: submitted.failClosed ?? false },
       };
     }
-    const blocks: ContentBlock[] = [{ type: "text", text: prompt }];
+    const blocks: ContentBlock[] = [{ type: "text", text: prompt }, ...media];
     if (submitted?.context) {
       blocks.push({ type: "text", text: hookContext("UserPromptSubmit", submitted.context) });
     }
@@ -336,6 +342,7 @@ export class Agent {
         callId: call.id,
         text: resultText(r) + (warning ? `\n\n${warning}` : ""),
         isError: !r.ok,
+        ...(r.ok && r.attachment ? { attachment: r.attachment } : {}),
       };
       if (warning) events?.onNotice?.(warning);
     };
@@ -517,12 +524,14 @@ export class Agent {
     session.files.clear();
     if (this.#promptIndex >= 0) this.#promptIndex = 0;
     this.#opts.onRewrite?.(this.messages);
+    const { dropped } = withoutMedia(old);
     const info: CompactInfo = {
       reason,
       messages: old.length + kept.length,
       tokensBefore,
       tokensAfter: this.estimateTokens(),
       files: files.length,
+      ...(dropped.length ? { dropped } : {}),
     };
     events?.onNotice?.(compactNotice(info));
     events?.onCompact?.({ ok: true, info });

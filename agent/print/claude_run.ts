@@ -14,7 +14,10 @@ import { runEnv } from "../../tools/fs/run_env.ts";
 import { claudeCall } from "../hooks/stage.ts";
 import { VERSION } from "../../version.ts";
 import type { AgentEvents, BlockedPrompt, TurnResult } from "../loop/loop.ts";
-import type { Message, ToolCallBlock } from "../providers/types.ts";
+import type { MediaBlock, Message, ToolCallBlock } from "../providers/types.ts";
+import type { GivenMedia } from "./input.ts";
+import { attachBytes } from "../../tools/fs/media/attach.ts";
+import type { MediaSupport } from "../../tools/fs/media/limits.ts";
 import {
   apiErrorEvent,
   assistantEvents,
@@ -351,11 +354,16 @@ export class ClaudeRun {
     }));
   }
 
-  /** Runs one prompt (a slash command's too), its answer checked against `schema`. */
+  /**
+   * Runs one prompt (a slash command's too), its answer checked against
+   * `schema`; `given`: images and PDFs sent with it (stream-json blocks), each
+   * checked and fitted to what the model takes, what is not sent said as a notice.
+   */
   async answer(
     run: Runtime,
     text: string,
     schema: OutputSchema | undefined,
+    given: readonly GivenMedia[] = [],
   ): Promise<Answered> {
     const slash = printSlash(text, run);
     if (slash.kind === "refused") return { kind: "refused", message: slash.message };
@@ -371,6 +379,7 @@ export class ClaudeRun {
       result = slash.kind === "local" ? await slash.run(signal) : await run.agent.send(
         slash.kind === "command" ? await slash.turn.begin(signal) : slash.text,
         signal,
+        await this.#mediaBlocks(given, run.dispatcher.session.media, signal),
       );
       if (schema && result.status === "ok" && slash.kind !== "local") {
         checked = await this.#structured(run, schema, result);
@@ -384,6 +393,21 @@ export class ClaudeRun {
   }
 
   /** Checks the answer against the schema, sending it back at most SCHEMA_RETRIES times. */
+  /** Images and PDFs given with a prompt as the model takes them; what is not sent, a notice. */
+  async #mediaBlocks(
+    given: readonly GivenMedia[],
+    support: MediaSupport,
+    signal: AbortSignal,
+  ): Promise<MediaBlock[]> {
+    const out: MediaBlock[] = [];
+    for (const g of given) {
+      const { attachment, note } = await attachBytes(g.name, g.bytes, support, signal);
+      if (attachment) out.push({ type: "media", ...attachment });
+      if (note) this.sink.notice(note);
+    }
+    return out;
+  }
+
   async #structured(run: Runtime, schema: OutputSchema, result: TurnResult): Promise<Checked> {
     let checked = checkAnswer(schema, result.text);
     for (let i = 0; !checked.ok && i < SCHEMA_RETRIES; i++) {

@@ -48,10 +48,19 @@ export interface InitSettings {
   jsonSchema?: string;
 }
 
+/** An image or PDF block of a user message, as given (base64 decoded). */
+export interface GivenMedia {
+  /** `image 1`, `document 2`: how notes name it. */
+  name: string;
+  bytes: Uint8Array;
+}
+
 /** A user message of the stream. */
 export interface StreamUserMessage {
   /** Its text blocks, joined by newlines. */
   text: string;
+  /** Its image and document blocks. */
+  media: GivenMedia[];
   /** The message as it came, for `--replay-user-messages`. */
   raw: Record<string, unknown>;
 }
@@ -165,18 +174,37 @@ function refusal(key: string, value: unknown, permissionMode: string): string {
   }
 }
 
-/** The text of a user message's content (a string, or blocks), and the other block types. */
-function promptText(content: unknown): { text: string; others: string[] } {
-  if (typeof content === "string") return { text: content, others: [] };
-  if (!Array.isArray(content)) return { text: "", others: [] };
+/** The bytes of a base64 `source` of an image or document block, or undefined. */
+function base64Source(block: Record<string, unknown>): Uint8Array | undefined {
+  const source = block.source as Record<string, unknown> | undefined;
+  if (source?.type !== "base64" || typeof source.data !== "string") return undefined;
+  try {
+    return Uint8Array.from(atob(source.data), (c) => c.charCodeAt(0));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The text of a user message's content (a string, or blocks), its image and
+ * document blocks (Claude's base64 form), and the types of the blocks left over.
+ */
+function promptText(content: unknown): { text: string; media: GivenMedia[]; others: string[] } {
+  if (typeof content === "string") return { text: content, media: [], others: [] };
+  if (!Array.isArray(content)) return { text: "", media: [], others: [] };
   const texts: string[] = [];
+  const media: GivenMedia[] = [];
   const others: string[] = [];
   for (const b of content) {
     if (b && typeof b === "object" && b.type === "text" && typeof b.text === "string") {
       texts.push(b.text);
-    } else others.push(String(b?.type ?? typeof b));
+      continue;
+    }
+    const bytes = (b?.type === "image" || b?.type === "document") ? base64Source(b) : undefined;
+    if (bytes) media.push({ name: `${b.type} ${media.length + 1}`, bytes });
+    else others.push(String(b?.type ?? typeof b));
   }
-  return { text: texts.join("\n"), others };
+  return { text: texts.join("\n"), media, others };
 }
 
 async function* lines(): AsyncGenerator<string> {
@@ -313,10 +341,11 @@ export class StreamInput {
     }
     if (m?.type === "user") {
       const message = (m.message ?? {}) as { content?: unknown };
-      const { text, others } = promptText(message.content);
+      const { text, media, others } = promptText(message.content);
       if (others.length) {
         this.hooks.notice(
-          `a user message's ${others.join(", ")} block(s) were not sent: crab takes text only`,
+          `a user message's ${others.join(", ")} block(s) were not sent: crab takes text, ` +
+            "and images and PDFs as base64",
         );
       }
       if (this.hooks.awaitInitialize && !this.#initialized) {
@@ -326,7 +355,7 @@ export class StreamInput {
         return;
       }
       this.#seenUser = true;
-      this.#queue.push({ text, raw: m });
+      this.#queue.push({ text, media, raw: m });
       this.#wake();
       return;
     }

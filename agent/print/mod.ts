@@ -30,7 +30,7 @@ import {
 import { commandLineMode } from "../settings/permissions.ts";
 import { StoreError } from "../store/store_error.ts";
 import { ClaudeRun, EXIT } from "./claude_run.ts";
-import { StreamInput, type StreamUserMessage } from "./input.ts";
+import { type GivenMedia, StreamInput, type StreamUserMessage } from "./input.ts";
 import { PromptTool } from "./prompt_tool.ts";
 import {
   BinaryStdinError,
@@ -313,8 +313,9 @@ class PrintRun extends ClaudeRun {
     run: Runtime,
     text: string,
     schema: OutputSchema | undefined,
+    given: readonly GivenMedia[] = [],
   ): Promise<{ code: number; status: string }> {
-    const done = await this.answer(run, text, schema);
+    const done = await this.answer(run, text, schema, given);
     if (done.kind === "refused") {
       writeErr(`${new UsageError(done.message).report()}\n`);
       return { code: EXIT.usage, status: "error" };
@@ -365,7 +366,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   try {
     for (;;) {
       if (message && opts.replayUserMessages) p.emit(replayEvent(message.raw, p.sessionId));
-      last = await p.answerPrint(run, prompt, schema);
+      last = await p.answerPrint(run, prompt, schema, message?.media);
       if (!input || p.stop) break;
       // The next user message of the stream, answered in the same conversation.
       message = await input.next();
@@ -374,7 +375,7 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
         last = { code: EXIT.usage, status: last.status };
       }
       if (!message || input.refused) break;
-      if (message.text.trim() === "") {
+      if (message.text.trim() === "" && message.media.length === 0) {
         writeErr("crab: skipped a user message without text\n");
         continue;
       }

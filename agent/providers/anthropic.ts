@@ -13,6 +13,7 @@ import { longContext, maxOutputTokens } from "./models.ts";
 const LONG_CONTEXT_BETA = "context-1m-2025-08-07";
 import { type Attempt, type RequestPolicy, runRequest } from "./_request.ts";
 import type {
+  Attachment,
   ContentBlock,
   Message,
   Provider,
@@ -54,15 +55,35 @@ function toolInput(argsJson: string): Record<string, unknown> {
   return {};
 }
 
+/** An image or PDF as Anthropic's image or document block. */
+function mediaBlock(a: Attachment): Anthropic.ImageBlockParam | Anthropic.DocumentBlockParam {
+  if (a.kind === "document") {
+    return {
+      type: "document",
+      source: { type: "base64", media_type: "application/pdf", data: a.data },
+    };
+  }
+  return {
+    type: "image",
+    source: {
+      type: "base64",
+      media_type: a.mediaType as Anthropic.Base64ImageSource["media_type"],
+      data: a.data,
+    },
+  };
+}
+
 function toBlock(b: ContentBlock): Anthropic.ContentBlockParam | null {
   if (b.type === "text") return b.text ? { type: "text", text: b.text } : null;
   if (b.type === "tool_call") {
     return { type: "tool_use", id: b.id, name: b.name, input: toolInput(b.argsJson) };
   }
+  if (b.type === "media") return mediaBlock(b);
+  const text = b.text || "(no output)";
   return {
     type: "tool_result",
     tool_use_id: b.callId,
-    content: b.text || "(no output)",
+    content: b.attachment ? [{ type: "text", text }, mediaBlock(b.attachment)] : text,
     ...(b.isError ? { is_error: true } : {}),
   };
 }

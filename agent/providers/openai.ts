@@ -9,7 +9,14 @@
 
 import type OpenAI from "openai";
 import { type Attempt, type RequestPolicy, runRequest } from "./_request.ts";
-import type { Message, Provider, StopReason, StreamEvent, StreamRequest } from "./types.ts";
+import type {
+  Attachment,
+  Message,
+  Provider,
+  StopReason,
+  StreamEvent,
+  StreamRequest,
+} from "./types.ts";
 import { midStreamError, ProviderError } from "./types.ts";
 
 /** How to reach the API and how to retry. */
@@ -67,19 +74,42 @@ export function toOpenAIMessages(system: string, messages: Message[]): WireMessa
       });
       continue;
     }
+    // A tool message carries text only: its image follows in a user message, after every
+    // tool message of the turn (the API wants those right after the assistant's calls).
+    const parts: OpenAI.Chat.ChatCompletionContentPart[] = [];
     const text: string[] = [];
     for (const b of m.content) {
       if (b.type === "tool_result") {
+        const a = b.attachment;
         out.push({
           role: "tool",
           tool_call_id: b.callId,
-          content: toolResultText(b.text, b.isError),
+          content: toolResultText(b.text, b.isError) + (a ? `\n${follows(a)}` : ""),
         });
+        if (a) parts.push(...imagePart(a));
       } else if (b.type === "text") text.push(b.text);
+      else if (b.type === "media") parts.push(...imagePart(b));
     }
-    if (text.length) out.push({ role: "user", content: text.join("\n") });
+    if (parts.length) {
+      if (text.length) parts.push({ type: "text", text: text.join("\n") });
+      out.push({ role: "user", content: parts });
+    } else if (text.length) out.push({ role: "user", content: text.join("\n") });
   }
   return out;
+}
+
+/** The line a tool message ends with when its image follows. */
+function follows(a: Attachment): string {
+  return a.kind === "image" ? `[image ${a.label} follows]` : `[document ${a.label} not sent]`;
+}
+
+/** An image as a user message's parts: its name, then the data URL; no documents here. */
+function imagePart(a: Attachment): OpenAI.Chat.ChatCompletionContentPart[] {
+  if (a.kind !== "image") return [];
+  return [
+    { type: "text", text: `[image ${a.label}]` },
+    { type: "image_url", image_url: { url: `data:${a.mediaType};base64,${a.data}` } },
+  ];
 }
 
 function stopReason(r: unknown, hasCalls: boolean): StopReason {

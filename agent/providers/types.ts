@@ -1,5 +1,7 @@
 /** Provider-neutral conversation model and streaming interface shared by all model backends. */
-import type { ObjectSchema } from "../../tools/tool.ts";
+import type { Attachment, ObjectSchema } from "../../tools/tool.ts";
+
+export type { Attachment } from "../../tools/tool.ts";
 
 export interface TextBlock {
   type: "text";
@@ -17,8 +19,12 @@ export interface ToolResultBlock {
   callId: string;
   text: string;
   isError: boolean;
+  /** An image or PDF the result carries beside its text (read of a picture). */
+  attachment?: Attachment;
 }
-export type ContentBlock = TextBlock | ToolCallBlock | ToolResultBlock;
+/** An image or PDF in a user message (an attached file, a stream-json image block). */
+export type MediaBlock = { type: "media" } & Attachment;
+export type ContentBlock = TextBlock | ToolCallBlock | ToolResultBlock | MediaBlock;
 
 export type Message =
   | { role: "user"; content: string | ContentBlock[] }

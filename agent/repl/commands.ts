@@ -6,6 +6,7 @@
  * @module
  */
 
+import { mediaSupport } from "../providers/media.ts";
 import { hooksListing } from "../hooks/listing.ts";
 import { countOf } from "../terminal.ts";
 import { printable } from "../../tools/fs/printable.ts";
@@ -215,6 +216,11 @@ export async function runCommand(
     case "/model": {
       if (args) {
         rt.agent.model = resolveModel(rt.provider.name, args);
+        const { images, pdf } = rt.settings;
+        rt.dispatcher.session.media = mediaSupport(rt.provider.name, rt.agent.model, {
+          images,
+          pdf,
+        });
         const window = knownContextWindow(rt.agent.model);
         if (window) rt.agent.contextWindow = window;
         line(

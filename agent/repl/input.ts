@@ -10,6 +10,7 @@
 import { dirname, join } from "node:path";
 import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import type { Dispatcher, DispatchResult } from "../../tools/call/dispatch.ts";
+import type { MediaBlock } from "../providers/types.ts";
 
 const HISTORY_MAX = 1000;
 
@@ -57,12 +58,27 @@ export function isCommand(text: string): boolean {
 
 const MENTION = /(^|\s)@((?:\\ |[^\s])+)/g;
 
-/** The paths mentioned with `@path` in a prompt, in order, without duplicates. */
-export function mentions(text: string): string[] {
+/**
+ * A path a terminal pastes when a file is dropped on it: absolute, `~/` or
+ * `./`, maybe quoted or with escaped spaces, naming an image or a PDF.
+ */
+const PASTED = /(^|\s)(['"]?)((?:~|\.)?\/(?:\\ |[^\s'"])+\.(?:png|jpe?g|gif|webp|pdf))\2(?=\s|$)/gi;
+
+/**
+ * The paths mentioned with `@path` in a prompt, and the pasted or dropped
+ * paths of images and PDFs, in order, without duplicates.
+ */
+export function mentions(text: string, home = Deno.env.get("HOME") ?? ""): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(MENTION)) {
-    const path = m[2].replaceAll("\\ ", " ").replace(/[,.;:!?)]+$/, "");
+  const add = (path: string) => {
     if (path && !out.includes(path)) out.push(path);
+  };
+  for (const m of text.matchAll(MENTION)) {
+    add(m[2].replaceAll("\\ ", " ").replace(/[,.;:!?)]+$/, ""));
+  }
+  for (const m of text.matchAll(PASTED)) {
+    const path = m[3].replaceAll("\\ ", " ");
+    add(path.startsWith("~/") && home ? home + path.slice(1) : path);
   }
   return out;
 }
@@ -74,24 +90,28 @@ export interface Attachment {
 }
 
 /**
- * Reads every `@path` of `text` through the dispatcher and returns the prompt
- * with the files' contents attached after it, and what each read returned.
+ * Reads every `@path` of `text` (and every pasted path of an image or PDF)
+ * through the dispatcher, so the policy decides as for any read, and returns
+ * the prompt with the files' contents attached after it, the images and PDFs
+ * to send with it, and what each read returned.
  */
 export async function attachMentions(
   text: string,
   dispatcher: Dispatcher,
   signal: AbortSignal,
-): Promise<{ prompt: string; attachments: Attachment[] }> {
+): Promise<{ prompt: string; attachments: Attachment[]; media: MediaBlock[] }> {
   const attachments: Attachment[] = [];
+  const media: MediaBlock[] = [];
   let prompt = text;
   for (const path of mentions(text)) {
     const result = await dispatcher.dispatch("read", { path }, signal);
     attachments.push({ path, result });
     if (result.ok) {
       prompt += `\n\n[Attached: the read tool's output for ${path}]\n${result.output}`;
+      if (result.attachment) media.push({ type: "media", ...result.attachment });
     }
   }
-  return { prompt, attachments };
+  return { prompt, attachments, media };
 }
 
 /**

@@ -358,7 +358,11 @@ class Repl {
         activity.idle();
         if (signal.aborted) return void screen.line(c.yellow("⏹ interrupted"));
       }
-      const { prompt, attachments } = await attachMentions(text, this.rt.dispatcher, signal);
+      const { prompt, attachments, media } = await attachMentions(
+        text,
+        this.rt.dispatcher,
+        signal,
+      );
       for (const a of attachments) {
         const call: ToolCallBlock = {
           type: "tool_call",
@@ -368,8 +372,10 @@ class Repl {
         };
         this.remember({ call, result: a.result });
         screen.line(callView({ call, result: a.result }, c));
+        const sent = a.result.ok ? a.result.attachment : undefined;
+        if (sent) screen.line(c.dim(`[${sent.kind}: ${printable(sent.label, "strict")}]`));
       }
-      const result = await this.rt.agent.send(prompt, signal);
+      const result = await this.rt.agent.send(prompt, signal, media);
       this.md.flush();
       screen.stopLive();
       screen.endLine();

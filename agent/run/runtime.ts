@@ -8,6 +8,7 @@
  */
 
 import { runEnv } from "../../tools/fs/run_env.ts";
+import { mediaSupport } from "../providers/media.ts";
 import { errorText } from "../../tools/call/dispatch.ts";
 import type { Dispatcher } from "../../tools/call/dispatch.ts";
 import { Registry } from "../../tools/call/registry.ts";
@@ -599,6 +600,8 @@ class RunSession {
     const { flags, hooks, registry, mcp, opened, settings } = this.#parts;
     const { transcripts } = opened;
     const userHooks = this.bench.hooks;
+    const { images, pdf } = settings.crab().settings;
+    this.bench.session.media = mediaSupport(provider.name, provider.model, { images, pdf });
     // SessionStart hooks' output is context for the model, at the end of the system prompt.
     const started = await userHooks.sessionStart(this.#messages.length ? "resume" : "startup");
     this.#system = systemPrompt(settings.workspace, {

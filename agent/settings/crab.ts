@@ -48,6 +48,10 @@ export interface CrabSettings {
   maxTurns?: number;
   /** The model's context window in tokens, when crab does not know it. */
   contextWindow?: number;
+  /** The model takes images (over crab's table of models, `agent/providers/media.ts`). */
+  images?: boolean;
+  /** The model takes PDFs as documents (Anthropic's API only). */
+  pdf?: boolean;
   /** Export traces and metrics over OpenTelemetry (sends data off the machine: never a safe key). */
   telemetry?: boolean;
   /** bash's sandbox; never taken from a project file. */
@@ -91,6 +95,8 @@ const KINDS: Record<keyof CrabSettings, FieldKind> = {
   allow: STRINGS,
   maxTurns: POSITIVE_INT,
   contextWindow: POSITIVE_INT,
+  images: BOOLEAN,
+  pdf: BOOLEAN,
   telemetry: BOOLEAN,
   permissions: {
     want: "an object with allow, ask, deny and defaultMode",

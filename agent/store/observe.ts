@@ -171,8 +171,8 @@ export class Store implements ObservationSink {
     this.#insert = this.db.prepare(
       `INSERT INTO observations (run_id, call_seq, tool, class, args_digest, result_digest,
           bytes_in, bytes_out, duration_ms, wait_ms, outcome, error_code, exit_code, started_at,
-          bytes_full, signal, target, rule)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          bytes_full, signal, target, rule, media)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
@@ -292,6 +292,7 @@ export class Store implements ObservationSink {
         o.signal,
         o.target,
         o.rule ?? null,
+        o.media ? JSON.stringify(o.media) : null,
       ), undefined);
     if (o.hosts?.length) this.#recordHosts(o.runId, o.callSeq, o.hosts);
     if (o.refusals?.length) this.#recordRefusals(o.runId, o.callSeq, o.refusals);
@@ -496,6 +497,7 @@ export class Store implements ObservationSink {
       startedAt: Number(r.started_at),
       rule: r.rule == null ? null : String(r.rule),
       ...(r.changes == null ? {} : { changes: String(r.changes) }),
+      ...(r.media == null ? {} : { media: JSON.parse(String(r.media)) }),
     }));
   }
 

@@ -8,7 +8,7 @@
 import type { DatabaseSync } from "node:sqlite";
 
 /** The schema this build writes (PRAGMA user_version). */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /** Runs sent to a collector by `crab metrics export --otlp` (see `agent/telemetry/replay.ts`). */
 const TELEMETRY_EXPORTS = `CREATE TABLE IF NOT EXISTS telemetry_exports (
@@ -102,7 +102,8 @@ CREATE TABLE IF NOT EXISTS observations (
   signal TEXT,
   target TEXT,
   rule TEXT,
-  changes TEXT
+  changes TEXT,
+  media TEXT
 );
 CREATE INDEX IF NOT EXISTS observations_run ON observations(run_id, call_seq);
 CREATE INDEX IF NOT EXISTS observations_tool ON observations(tool);
@@ -156,6 +157,8 @@ const MIGRATIONS: Record<number, (db: DatabaseSync) => void> = {
   5: (db) => db.exec(HOOK_RUNS),
   // What a mutating call changed in the workspace (`+2 ~1 -0`); older calls have none.
   6: (db) => addColumn(db, "observations", "changes", "TEXT"),
+  // What a read of an image or PDF sent, as JSON sizes (never its bytes); older calls have none.
+  7: (db) => addColumn(db, "observations", "media", "TEXT"),
 };
 
 /** Brings a store at schema `from` (> 0) up to this schema; {@link SCHEMA} then makes what is missing. */

@@ -61,7 +61,7 @@ export class Transcripts {
       db.exec("BEGIN IMMEDIATE");
       try {
         messages.forEach((m, i) => {
-          insert.run(sessionId, from + i, m.role, JSON.stringify(m.content), now);
+          insert.run(sessionId, from + i, m.role, JSON.stringify(storedContent(m)), now);
         });
         const title = titleOf(messages);
         db.prepare(
@@ -152,4 +152,22 @@ function titleOf(messages: readonly Message[]): string {
     if (line) return line.length > 80 ? line.slice(0, 79) + "…" : line;
   }
   return "";
+}
+
+/** What a saved transcript keeps of an image or PDF: its name and size, never its bytes. */
+const NOT_KEPT = "not kept in the saved transcript; read the file again to see it";
+
+/**
+ * A message's content as the store keeps it: images and PDFs (a read's
+ * attachment, an attached file) become a line naming them, so their bytes
+ * never reach crab's data dir, and a resumed session says what is gone.
+ */
+export function storedContent(m: Message): Message["content"] {
+  if (typeof m.content === "string") return m.content;
+  return m.content.map((b) => {
+    if (b.type === "media") return { type: "text", text: `[${b.kind} ${b.label}: ${NOT_KEPT}]` };
+    if (b.type !== "tool_result" || !b.attachment) return b;
+    const { attachment: a, ...rest } = b;
+    return { ...rest, text: `${b.text}\n[${a.kind} ${a.label}: ${NOT_KEPT}]` };
+  });
 }

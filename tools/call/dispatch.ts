@@ -34,6 +34,8 @@ import {
   type AnyTool,
   type ApprovalCall,
   type ApprovalRequest,
+  type Attachment,
+  type MediaFacts,
   type ObjectSchema,
   type ToolContext,
   ToolError,
@@ -107,6 +109,8 @@ export type DispatchResult =
       hosts?: HostContact[];
       /** What crab's fence refused inside the call (bash). */
       refusals?: SandboxRefusal[];
+      /** An image or PDF for the model, beside `output`. */
+      attachment?: Attachment;
     }
     | { ok: false; error: ToolErrorInfo }
   );
@@ -146,6 +150,8 @@ interface ResultBody {
   bytesFull?: number;
   hosts?: HostContact[];
   refusals?: SandboxRefusal[];
+  attachment?: Attachment;
+  media?: MediaFacts;
 }
 
 let ownDigest: KeyedDigest | undefined;
@@ -617,6 +623,8 @@ class CallRecord {
       bytesFull: result.bytesFull,
       ...(result.hosts?.length ? { hosts: result.hosts } : {}),
       ...(result.refusals?.length ? { refusals: result.refusals } : {}),
+      ...(result.attachment ? { attachment: result.attachment } : {}),
+      ...(result.media ? { media: result.media } : {}),
     };
     if (this.#call.signal.aborted && result.outcome !== "timeout") {
       return this.finish("aborted", body);
@@ -645,7 +653,7 @@ class CallRecord {
     let result: DispatchResult;
     if (isError) result = { ...common, ok: false, error: body };
     else {
-      const { signal: _signal, bytesFull: _bytesFull, ...shown } = body;
+      const { signal: _signal, bytesFull: _bytesFull, media: _media, ...shown } = body;
       result = { ...common, ok: true, ...shown };
     }
     let observation: Observation;
@@ -676,6 +684,7 @@ class CallRecord {
         callId: call.callId,
         ...(!isError && body.hosts?.length ? { hosts: body.hosts } : {}),
         ...(!isError && body.refusals?.length ? { refusals: body.refusals } : {}),
+        ...(!isError && body.media ? { media: body.media } : {}),
       };
       this.#dispatcher.sink.record(observation);
     } catch (e) {

@@ -6,7 +6,7 @@
  */
 
 import { printable } from "../fs/printable.ts";
-import type { HostContact, SandboxRefusal } from "../tool.ts";
+import type { HostContact, MediaFacts, SandboxRefusal } from "../tool.ts";
 
 export type { HostContact, SandboxRefusal } from "../tool.ts";
 
@@ -51,6 +51,8 @@ export interface Observation {
   refusals?: SandboxRefusal[];
   /** What the call changed in the workspace, `+2 ~1 -0`, when undo saw it change files. */
   changes?: string;
+  /** What a read of an image or PDF found and sent: sizes, never bytes. */
+  media?: MediaFacts;
   /** The model's id for the call, when a model made it (not stored). */
   callId?: string;
 }

@@ -8,6 +8,7 @@
 
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from "../policy/sandbox.ts";
 import { sha256 } from "../fs/sha256.ts";
+import type { MediaSupport } from "../fs/media/limits.ts";
 
 export { hashFile, sha256 } from "../fs/sha256.ts";
 
@@ -26,6 +27,11 @@ export class Session {
   readonly files: Map<string, FileRecord> = new Map();
   /** How far bash may reach; front ends set it from flags and the user's config. */
   sandbox: SandboxPolicy = DEFAULT_SANDBOX_POLICY;
+  /**
+   * What the model at the other end takes besides text; front ends set it from
+   * the model table (`agent/providers/media.ts`). Text only until then.
+   */
+  media: MediaSupport = {};
   /** Notes given once per session that were given already (by name). */
   readonly said: Set<string> = new Set();
 

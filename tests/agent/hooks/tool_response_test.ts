@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { startFakeModel } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { hookScript, on, printRun, script, userHooks } from "../../support/hooks.ts";
+import { makePng } from "../../support/media.ts";
 
 Deno.test("PostToolUse hooks read Claude Code's tool_response for Read, Edit, Write and Bash", async () => {
   using s = sandbox();
@@ -108,4 +109,26 @@ Deno.test("PostToolUse hooks read Claude Code's tool_response for Read, Edit, Wr
   // A command's own non-zero exit is a result in crab (Claude Code reports it as a failure).
   assert.equal(failed.crab_exit_code, 3);
   assert.match(failed.stdout, /^out\n/);
+});
+
+Deno.test("PostToolUse hooks read an image's sizes in tool_response, never its bytes", async () => {
+  using s = sandbox();
+  const png = await makePng(64, 48);
+  Deno.writeFileSync(join(s.ws, "shot.png"), png);
+  const seen = join(s.root, "post.jsonl");
+  const keep = hookScript(s, "keep.sh", `cat >> ${seen}; echo >> ${seen}`);
+  userHooks(s, on("PostToolUse", "*", keep));
+  await using fake = await startFakeModel(script({ name: "read", args: { path: "shot.png" } }));
+  const r = await printRun(s, fake, ["-p", "go", "--model", "claude-sonnet-4-6"]);
+  assert.equal(r.code, 0, r.stderr);
+  const [input] = Deno.readTextFileSync(seen).trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(input.tool_response, {
+    type: "image",
+    file: {
+      filePath: join(s.ws, "shot.png"),
+      type: "png",
+      originalSize: png.byteLength,
+      dimensions: { originalWidth: 64, originalHeight: 48 },
+    },
+  });
 });

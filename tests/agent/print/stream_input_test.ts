@@ -166,14 +166,17 @@ Deno.test("crab --input-format stream-json says on stderr what it did not take",
         role: "user",
         content: [{ type: "text", text: "what is this" }, {
           type: "image",
-          source: { type: "base64", media_type: "image/png", data: "AA==" },
+          source: { type: "url", url: "https://example.com/shot.png" },
         }],
       },
     },
   ]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /skipped a stdin message of type "keep_alive"/);
-  assert.match(r.stderr, /a user message's image block\(s\) were not sent: crab takes text only/);
+  assert.match(
+    r.stderr,
+    /a user message's image block\(s\) were not sent: crab takes text, and images and PDFs as base64/,
+  );
 });
 
 Deno.test("crab --input-format stream-json: an interrupt stops the running prompt and the next message is answered", async () => {

@@ -10,6 +10,14 @@ Deno.test("isCommand() tells /name from a prompt that starts with a path", () =>
   assert.equal(isCommand("/etc/hosts"), false);
 });
 
+Deno.test("mentions() takes a pasted or dropped path of an image or PDF as a mention", () => {
+  assert.deepEqual(
+    mentions("see /tmp/shot.png and '/home/u/my\\ mock.JPG' plus ~/spec.pdf", "/home/u"),
+    ["/tmp/shot.png", "/home/u/my mock.JPG", "/home/u/spec.pdf"],
+  );
+  assert.deepEqual(mentions("not /tmp/notes.txt nor a.png nor http://x/a.png"), []);
+});
+
 Deno.test("mentions() finds @paths, not e-mail addresses, without trailing punctuation", () => {
   assert.deepEqual(mentions("look at @src/a.ts, and @b.txt. mail me@host.org"), [
     "src/a.ts",

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
+import { makePng } from "../../support/media.ts";
 
 function processes(pattern: string): number {
   const out = new Deno.Command("ps", { args: ["-eo", "args"] }).outputSync();
@@ -122,6 +123,27 @@ Deno.test("repl: @path attaches the file through read, so it may be edited next"
   // The auto-approved edit still shows its change.
   assert.match(screen, /● edit a\.txt · .*\n.*⎿ --- a\.txt/);
   assert.match(screen, /-the secret is 4711\n +\+the secret is 42/);
+});
+
+Deno.test("repl: @shot.png and a pasted path of an image attach the image itself", async () => {
+  using s = sandbox();
+  Deno.writeFileSync(join(s.ws, "shot.png"), await makePng(64, 48));
+  Deno.writeFileSync(join(s.ws, "mock up.png"), await makePng(30, 20));
+  await using fake = await startFakeModel([{ text: "Seen." }, { text: "Seen too." }]);
+  await using t = await replAgainst(s, fake, [], "claude-sonnet-4-6");
+  await submit(t, "what is wrong in @shot.png");
+  const screen = await t.waitFor("Seen.");
+  assert.match(screen, /● read shot\.png · .*\n(.*\n)*.*\[image: shot\.png 64×48\]/);
+  const imagesOf = (i: number) => {
+    const body = fake.modelRequests()[i].body as { messages: { content: unknown }[] };
+    const blocks = body.messages.at(-1)!.content as { type: string; source?: unknown }[];
+    return blocks.filter((b) => b.type === "image").length;
+  };
+  assert.equal(imagesOf(0), 1);
+  await submit(t, `and '${join(s.ws, "mock\\ up.png")}' too`);
+  const second = await t.waitFor("Seen too.");
+  assert.match(second, /\[image: .*mock up\.png 30×20\]/);
+  assert.equal(imagesOf(1), 1);
 });
 
 Deno.test("repl: Esc interrupts a running command, leaving no process, and it reads as aborted", async () => {

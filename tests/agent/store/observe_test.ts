@@ -197,7 +197,7 @@ Deno.test("Store migrates a version-2 store: rows kept, their plain digests clea
       Number(Object.values(s.db.prepare("PRAGMA user_version").get()!)[0]),
       SCHEMA_VERSION,
     );
-    assert.equal(SCHEMA_VERSION, 7);
+    assert.equal(SCHEMA_VERSION, 8);
     assert.deepEqual(s.observations("old"), [{
       ...obs("old", 1, { tool: "bash", class: "exec", bytesIn: 24, bytesOut: 5, exitCode: 0 }),
       argsDigest: "",
@@ -216,6 +216,9 @@ Deno.test("Store migrates a version-2 store: rows kept, their plain digests clea
         rule,
       }),
     );
+    const media = { type: "png", size: 900, width: 30, height: 20, bytesSent: 900 };
+    s.record(obs("old", 3, { tool: "read", media }));
+    assert.deepEqual(s.observations("old")[2], obs("old", 3, { tool: "read", media }));
     // No plain digest survives anywhere in the file.
     s.close();
     const bytes = new TextDecoder("latin1").decode(Deno.readFileSync(path));

@@ -1,0 +1,56 @@
+/**
+ * One request to a fresh worker with a time limit: decoders are an attack
+ * surface, and a huge or damaged file can take long, so they never run in
+ * crab's own thread, and a worker that overruns (or whose call is aborted) is
+ * terminated.
+ *
+ * @module
+ */
+
+/** How long one image or PDF may take to open, shrink or extract. */
+export const DECODE_TIMEOUT_MS = 5000;
+
+/**
+ * Starts the worker module at `url`, posts `request`, and resolves with its
+ * one answer; rejects with an `Error` saying why after `timeoutMs`, on an
+ * abort, or when the worker fails. The worker is always terminated.
+ *
+ * @example
+ * ```ts
+ * const answer = await workerCall<Req, Res>(new URL("./_pdf_worker.ts", import.meta.url), req);
+ * ```
+ */
+export function workerCall<Req, Res>(
+  url: URL,
+  request: Req,
+  signal?: AbortSignal,
+  timeoutMs = DECODE_TIMEOUT_MS,
+): Promise<Res> {
+  const worker = new Worker(url.href, { type: "module" });
+  return new Promise<Res>((resolve, reject) => {
+    const end = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", aborted);
+      worker.terminate();
+    };
+    const fail = (e: Error) => {
+      end();
+      reject(e);
+    };
+    const aborted = () => fail(new Error("aborted"));
+    const timer = setTimeout(
+      () => fail(new Error(`decoding took longer than ${timeoutMs / 1000} s`)),
+      timeoutMs,
+    );
+    signal?.addEventListener("abort", aborted, { once: true });
+    worker.onmessage = (e: MessageEvent<Res>) => {
+      end();
+      resolve(e.data);
+    };
+    worker.onerror = (e) => {
+      e.preventDefault();
+      fail(new Error(e.message));
+    };
+    worker.postMessage(request);
+  });
+}
