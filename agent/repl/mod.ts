@@ -32,11 +32,11 @@ import { colors } from "../terminal.ts";
 import { isRefused, isTrusted } from "../settings/trust.ts";
 import { projectItemsExist } from "../run/trust_effects.ts";
 import { approvalAsker } from "./approval_prompt.ts";
-import { askTrust, declinedNotice } from "./trust_command.ts";
+import { askTrust, declinedNotice } from "./slash/trust_command.ts";
 import { type BashModeContext, runUserCommand } from "./bash_mode.ts";
-import { saveNote } from "./memory_command.ts";
+import { saveNote } from "./slash/memory_command.ts";
 import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
-import { ruleKeeper } from "./permissions_command.ts";
+import { ruleKeeper } from "./slash/permissions_command.ts";
 import {
   appendHistory,
   attachMentions,

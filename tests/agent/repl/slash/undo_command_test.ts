@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startFakeModel } from "../../support/fake_model.ts";
-import { sandbox } from "../../support/cli.ts";
-import { replAgainst, submit } from "../../support/tmux.ts";
-import { promptsOf } from "../../../agent/repl/undo_command.ts";
+import { startFakeModel } from "../../../support/fake_model.ts";
+import { sandbox } from "../../../support/cli.ts";
+import { replAgainst, submit } from "../../../support/tmux.ts";
+import { promptsOf } from "../../../../agent/repl/slash/undo_command.ts";
 
 Deno.test("promptsOf() lists the user's prompts, not tool results", () => {
   assert.deepEqual(

@@ -8,17 +8,17 @@
  * @module
  */
 
-import { isNote } from "../loop/loop.ts";
-import { printable } from "../../tools/fs/printable.ts";
-import { holdWorkspace } from "../../tools/call/workspace_lock.ts";
-import { ToolError } from "../../tools/tool.ts";
-import type { Runtime } from "../run/runtime.ts";
-import type { Message } from "../providers/types.ts";
-import { type CallRecord, UndoStore } from "../undo/store.ts";
-import { type Restored, undoCalls } from "../undo/restore.ts";
-import { readText } from "./approval_prompt.ts";
-import type { KeyReader } from "./keys.ts";
-import type { Screen } from "./screen.ts";
+import { isNote } from "../../loop/loop.ts";
+import { printable } from "../../../tools/fs/printable.ts";
+import { holdWorkspace } from "../../../tools/call/workspace_lock.ts";
+import { ToolError } from "../../../tools/tool.ts";
+import type { Runtime } from "../../run/runtime.ts";
+import type { Message } from "../../providers/types.ts";
+import { type CallRecord, UndoStore } from "../../undo/store.ts";
+import { type Restored, undoCalls } from "../../undo/restore.ts";
+import { readText } from "../approval_prompt.ts";
+import type { KeyReader } from "../keys.ts";
+import type { Screen } from "../screen.ts";
 
 /** What `/undo` and `/rewind` use of the REPL. */
 export interface UndoContext {

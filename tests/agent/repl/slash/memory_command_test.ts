@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { appendNote, memoryTargets } from "../../../agent/repl/memory_command.ts";
-import { startFakeModel } from "../../support/fake_model.ts";
-import { sandbox } from "../../support/cli.ts";
-import { crabTerminal, replAgainst, submit } from "../../support/tmux.ts";
-import { until } from "../../support/until.ts";
+import { appendNote, memoryTargets } from "../../../../agent/repl/slash/memory_command.ts";
+import { startFakeModel } from "../../../support/fake_model.ts";
+import { sandbox } from "../../../support/cli.ts";
+import { crabTerminal, replAgainst, submit } from "../../../support/tmux.ts";
+import { until } from "../../../support/until.ts";
 
 Deno.test("memoryTargets() names CLAUDE.md, or AGENTS.md when only that one is there", () => {
   using s = sandbox();

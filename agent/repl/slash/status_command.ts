@@ -9,13 +9,13 @@
  */
 
 import { relative } from "node:path";
-import { VERSION } from "../../version.ts";
-import { printable } from "../../tools/fs/printable.ts";
-import type { Runtime } from "../run/runtime.ts";
-import { settingsFileTable, settingsReader } from "../settings/files.ts";
-import { Settings } from "../settings/mod.ts";
-import { trustRecord } from "../settings/trust.ts";
-import { configPaths } from "../settings/crab.ts";
+import { VERSION } from "../../../version.ts";
+import { printable } from "../../../tools/fs/printable.ts";
+import type { Runtime } from "../../run/runtime.ts";
+import { settingsFileTable, settingsReader } from "../../settings/files.ts";
+import { Settings } from "../../settings/mod.ts";
+import { trustRecord } from "../../settings/trust.ts";
+import { configPaths } from "../../settings/crab.ts";
 
 const strict = (s: string) => printable(s, "strict");
 

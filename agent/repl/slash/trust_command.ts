@@ -8,19 +8,19 @@
  * @module
  */
 
-import { printable } from "../../tools/fs/printable.ts";
-import type { Colors } from "../terminal.ts";
-import { trustDigest } from "../settings/trust_digest.ts";
+import { printable } from "../../../tools/fs/printable.ts";
+import type { Colors } from "../../terminal.ts";
+import { trustDigest } from "../../settings/trust_digest.ts";
 import {
   realOrSelf,
   refuseWorkspace,
   trustState,
   trustWorkspace,
   untrustWorkspace,
-} from "../settings/trust.ts";
-import { trustEffects, trustStatusLines } from "../run/trust_effects.ts";
-import { type KeyReader, setMode } from "./keys.ts";
-import type { Screen } from "./screen.ts";
+} from "../../settings/trust.ts";
+import { trustEffects, trustStatusLines } from "../../run/trust_effects.ts";
+import { type KeyReader, setMode } from "../keys.ts";
+import type { Screen } from "../screen.ts";
 
 const bullets = (lines: string[]) => lines.map((l) => `  • ${printable(l, "strict")}`);
 

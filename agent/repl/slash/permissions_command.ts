@@ -12,13 +12,13 @@
  * @module
  */
 
-import { addRule, PermissionError, removeRule, ruleFile } from "../settings/permissions.ts";
-import { type Effect, parseRule, type Rule, RuleError } from "../../tools/policy/mod.ts";
-import type { Policy } from "../../tools/policy/policy.ts";
-import { printable } from "../../tools/fs/printable.ts";
-import type { Colors } from "../terminal.ts";
-import type { RuleKeeper, RuleScope } from "./approval_prompt.ts";
-import { rememberedRule } from "./remembered_rule.ts";
+import { addRule, PermissionError, removeRule, ruleFile } from "../../settings/permissions.ts";
+import { type Effect, parseRule, type Rule, RuleError } from "../../../tools/policy/mod.ts";
+import type { Policy } from "../../../tools/policy/policy.ts";
+import { printable } from "../../../tools/fs/printable.ts";
+import type { Colors } from "../../terminal.ts";
+import type { RuleKeeper, RuleScope } from "../approval_prompt.ts";
+import { rememberedRule } from "../remembered_rule.ts";
 
 /** What the rules are edited in. */
 export interface RuleHome {

@@ -15,13 +15,13 @@
 
 import { dirname, join, relative } from "node:path";
 import { existsSync } from "node:fs";
-import { printable } from "../../tools/fs/printable.ts";
-import type { Runtime } from "../run/runtime.ts";
-import { instructionFiles, instructionLabel } from "../run/system_prompt.ts";
-import { excludeFromGit } from "../settings/permissions.ts";
-import { type KeyReader, setMode } from "./keys.ts";
-import { readText } from "./approval_prompt.ts";
-import type { Screen } from "./screen.ts";
+import { printable } from "../../../tools/fs/printable.ts";
+import type { Runtime } from "../../run/runtime.ts";
+import { instructionFiles, instructionLabel } from "../../run/system_prompt.ts";
+import { excludeFromGit } from "../../settings/permissions.ts";
+import { type KeyReader, setMode } from "../keys.ts";
+import { readText } from "../approval_prompt.ts";
+import type { Screen } from "../screen.ts";
 
 /** Where a note may go: the key that picks it, its name and its file. */
 export interface MemoryTarget {

@@ -2,10 +2,10 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startFakeModel } from "../../support/fake_model.ts";
-import { sandbox } from "../../support/cli.ts";
-import { replAgainst, submit } from "../../support/tmux.ts";
-import { VERSION } from "../../../version.ts";
+import { startFakeModel } from "../../../support/fake_model.ts";
+import { sandbox } from "../../../support/cli.ts";
+import { replAgainst, submit } from "../../../support/tmux.ts";
+import { VERSION } from "../../../../version.ts";
 
 Deno.test("repl: /status names version, model, workspace, trust, mode, sandbox, network, files, servers, context", async () => {
   using s = sandbox();
@@ -48,14 +48,14 @@ Deno.test("repl: /config shows each setting with its file, and the files to edit
   const screen = await t.waitFor(/waits for trust \(\/trust\)/);
   const shown = screen.slice(screen.lastIndexOf("Settings in effect"));
   assert.match(shown, new RegExp(`  maxTurns = 7  \\(${user}\\)\\n`));
-  assert.match(shown, /  contextWindow = 50000  \(\.crab\/config\.json\)\n/);
-  assert.match(shown, /  model in use: fake-model \(the command line or \/model\)\n/);
+  assert.match(shown, / {2}contextWindow = 50000 {2}\(\.crab\/config\.json\)\n/);
+  assert.match(shown, / {2}model in use: fake-model \(the command line or \/model\)\n/);
   assert.match(
     shown,
     new RegExp(
       `To change a value, edit ${user} \\(user\\) or \\.crab/config\\.json \\(this project\\)\\.`,
     ),
   );
-  assert.match(shown, /  telemetry waits for trust \(\/trust\)/);
+  assert.match(shown, / {2}telemetry waits for trust \(\/trust\)/);
   assert.doesNotMatch(shown, /telemetry = /);
 });
