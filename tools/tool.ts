@@ -229,7 +229,10 @@ export type RefusalLayer =
  */
 export interface SandboxRefusal {
   layer: RefusalLayer;
-  /** What was refused: `write`, `read`, `connect`, `processes`, `memory`. */
+  /**
+   * What was refused: `write`, `access` (any use of a hidden path), `connect`,
+   * `processes`, `memory`.
+   */
   action: string;
   /** The path (relative to the workspace when inside it), host or cap. */
   target: string;

@@ -364,6 +364,18 @@ const CASES: Case[] = [
     },
   },
   {
+    name: "--fail-on-denial: a refused call makes the run exit 8",
+    turns: [{ calls: [{ name: "bash", args: { command: "rm -f x" } }] }, { text: "refused" }],
+    runs: (at) => [{
+      args: print(at, "go", "--disallowedTools", "Bash(rm:*)", "--fail-on-denial"),
+    }],
+    codes: [8],
+    expect(o) {
+      assert.match(results(o, 1), /denied by Bash\(rm:\*\)/);
+      assert.match(o.runs[0].stderr, /--fail-on-denial/);
+    },
+  },
+  {
     name: "--bare, --debug, --debug-file: no instruction file, a debug log",
     files: { "ws/AGENTS.md": "Always answer in haiku.\n" },
     turns: [{ text: "one" }, { text: "two" }],

@@ -126,7 +126,8 @@ function refusalAt(fence: Fence, path: string, words: string): SandboxRefusal | 
     const c = closed[1];
     return {
       layer: c.layer,
-      action: c.access === "hidden" ? "read" : "write",
+      // A hidden path refuses any use, a write as well as a read.
+      action: c.access === "hidden" ? "access" : "write",
       target,
       why: c.why,
       allow: c.allow,
@@ -181,6 +182,7 @@ export const POLICY_WORDS = "This is the user's policy, not a fault: do not try 
 const ACTION_WORDS: Record<string, string> = {
   write: "a write to",
   read: "a read of",
+  access: "an access to",
   connect: "a connection to",
 };
 

@@ -127,12 +127,12 @@ Deno.test("crab -p names the deny rule that hid .env from a program the parser c
   assert.doesNotMatch(result, /SECRET=1/);
   assert.match(result, /Permission denied: '\.env'/);
   assert.deepEqual(refusalLines(result), [
-    "Refused by a permission rule Read(./.env) (command line): a read of .env — hidden from " +
+    "Refused by a permission rule Read(./.env) (command line): an access to .env — hidden from " +
     `commands by a deny rule; only the user can lift the rule, where it is written. ${POLICY}`,
   ]);
   assert.deepEqual(out.permission_denials, []);
   assert.deepEqual(denials.map((d) => [d.layer, d.action, d.target, d.rule, d.source]), [
-    ["rule", "read", ".env", "Read(./.env)", "command line"],
+    ["rule", "access", ".env", "Read(./.env)", "command line"],
   ]);
 });
 

@@ -197,7 +197,10 @@ Deno.test("crab mcp serve refuses protected paths unless --allow protected, and 
     // data dir (CRAB_HOME) is hidden from commands wherever it lies.
     assert.equal(
       textOf(b),
-      `touch: cannot touch '${s.home}/escaped': Permission denied\nrc=1\n`,
+      `touch: cannot touch '${s.home}/escaped': Permission denied\nrc=1\n` +
+        `Refused by the sandbox's filesystem: an access to ${s.home}/escaped — crab's own data, ` +
+        "which commands never see; no setting opens it. This is the user's policy, not a fault: " +
+        "do not try another way around it; tell the user what you need and why.",
     );
   } finally {
     await refusing.close();

@@ -36,7 +36,7 @@ Deno.test("refusalsIn() finds the path an error line is about, in each program's
     ["sandbox-fs", "write", "/etc/a"],
     ["sandbox-fs", "write", "/etc/b"],
     ["protected", "write", ".git/config"],
-    ["rule", "read", ".env"],
+    ["rule", "access", ".env"],
     ["sandbox-fs", "write", "/usr/c"],
   ]);
 });

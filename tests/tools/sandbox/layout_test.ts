@@ -184,7 +184,7 @@ Deno.test("sandboxLayout() hides credential stores; the first result that names 
   // The read the sandbox refused is named at every call, the store's setting with it.
   assert.match(
     second,
-    /^Refused by the sandbox's filesystem: a read of \/.*\/\.aws\/credentials — a credential store, hidden from commands; only the user can open it, in .*"sandbox": \{"credentials": \{"allow": \["\.aws"\]\}\}\. This is the user's policy/m,
+    /^Refused by the sandbox's filesystem: an access to \/.*\/\.aws\/credentials — a credential store, hidden from commands; only the user can open it, in .*"sandbox": \{"credentials": \{"allow": \["\.aws"\]\}\}\. This is the user's policy/m,
   );
 });
 

@@ -479,7 +479,7 @@ Deno.test("git view: a tracked file a Read deny hides is unchanged to git inside
   );
   assert.match(
     read,
-    /^cat: \.env: Permission denied\nstatus=0\ndiff=0\nRefused by a permission rule Read\(\.\/\.env\) \([^)]*\): a read of \.env — hidden from commands by a deny rule;/,
+    /^cat: \.env: Permission denied\nstatus=0\ndiff=0\nRefused by a permission rule Read\(\.\/\.env\) \([^)]*\): an access to \.env — hidden from commands by a deny rule;/,
   );
   assert.deepEqual(flags(), ["H .env", "H a.txt", "H secrets/key", "h b.txt"]);
   // A call that writes the index gives it back without crab's bits, and without a report of them.
