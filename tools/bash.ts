@@ -23,6 +23,7 @@ import {
   type ToolResult,
 } from "./tool.ts";
 import { refusalLines } from "./sandbox/fence.ts";
+import { withFetchRules } from "./policy/domains.ts";
 import { OutputCollector } from "./call/truncate.ts";
 import type { Session } from "./call/session.ts";
 import { credentialNote } from "./policy/credentials.ts";
@@ -417,8 +418,11 @@ async function runSandboxed(
   notes.push(...refusalLines(refusals.filter((r) => r.layer !== "limit")));
   const credential = credentialLine(output.text, sc.hiddenStores, ctx.session);
   if (credential) notes.push(credential);
+  const code = supervised ? supervised.code : stopping ? null : status.code;
+  const offline = noNetworkLine(output.text, code, hosts, ctx.session);
+  if (offline) notes.push(offline);
   const result = finish(output, {
-    code: supervised ? supervised.code : stopping ? null : status.code,
+    code,
     signal: supervised ? supervised.signal : stopping ? "SIGKILL" : null,
     timedOut: state.timedOut,
     stopped: supervised?.others ?? 0,
@@ -488,6 +492,34 @@ function credentialLine(
     return credentialNote(rel ? `~/${rel}` : path, store, join(configDir(), "config.json"));
   }
   return undefined;
+}
+
+/** What a program prints when it has no route or no name server: its own words. */
+const OFFLINE_OUTPUT =
+  /Could not resolve host|Temporary failure in name resolution|Name or service not known|getaddrinfo|EAI_AGAIN|ENOTFOUND|ENETUNREACH|Network is unreachable|No address associated with hostname|unable to resolve host|Failed to establish a new connection/i;
+
+/**
+ * The line the first call of a session that failed for want of network gets,
+ * when bash has none (no `--allow net`, no allowed host): what gives it. A
+ * refusal of crab's proxy counts, and a failed command whose output names a
+ * missing route or name server (a client that ignores the proxy variables).
+ */
+function noNetworkLine(
+  output: string,
+  code: number | null,
+  hosts: readonly HostContact[],
+  session: Session,
+): string | undefined {
+  const policy = session.sandbox;
+  if (policy.net || session.said.has("no-network")) return undefined;
+  if (withFetchRules(policy.domains, policy.rules ?? []).allow.length) return undefined;
+  const refused = hosts.some((h) => !h.allowed);
+  if (!refused && (code === 0 || !OFFLINE_OUTPUT.test(output))) return undefined;
+  session.said.add("no-network");
+  return "bash has no network in this session. The user gives it with --allow net (the whole " +
+    "network) or --allow-domain HOST, or sandbox.network.allowedDomains in " +
+    `${join(configDir(), "config.json")}; in the REPL a command that uses the proxy ` +
+    "variables is asked about, host by host.";
 }
 
 /** Whether `text` holds `word` not preceded by a character of a longer name or path. */

@@ -15,6 +15,8 @@ import { knownContextWindow, modelsBehind, resolveModel } from "../providers/mod
 import type { Message } from "../providers/types.ts";
 import type { Runtime } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
+import type { SandboxPolicy } from "../../tools/policy/sandbox.ts";
+import { withFetchRules } from "../../tools/policy/domains.ts";
 import { permissionsCommand } from "./slash/permissions_command.ts";
 import { costLine, findCommand, initCommand, runCommands } from "../run/slash_commands.ts";
 import { commandFront, type CustomCommand, splitFront } from "../settings/commands.ts";
@@ -135,7 +137,15 @@ export function nextMode(mode: Mode, start: Mode): Mode {
   return cycle[(cycle.indexOf(mode) + 1) % cycle.length];
 }
 
-/** The footer: model, workspace, tokens, the mode (`yolo ON`, `⏸ plan mode on`), sandbox. */
+/** Whether bash's commands have a network: all of it, or some hosts by name. */
+function hasNetwork(policy: SandboxPolicy): boolean {
+  return policy.net || withFetchRules(policy.domains, policy.rules ?? []).allow.length > 0;
+}
+
+/**
+ * The footer: model, workspace, tokens, the mode (`yolo ON`, `⏸ plan mode on`),
+ * sandbox, and that bash has no network when it has none.
+ */
 export function footer(rt: Runtime, c: Colors): string {
   // A resumed conversation has used no tokens in this run yet, but fills the context all the same.
   const spent = rt.agent.usage.inputTokens + rt.agent.usage.outputTokens;
@@ -150,6 +160,9 @@ export function footer(rt: Runtime, c: Colors): string {
   const mode = rt.policy.yolo ? MODE_LABELS.bypassPermissions : MODE_LABELS[rt.policy.mode];
   if (mode) text += c.dim(" · ") + c.yellow(mode);
   text += c.dim(` · sandbox ${rt.sandbox}`);
+  if (rt.sandbox !== "danger-full-access" && !hasNetwork(rt.policy.sandbox)) {
+    text += c.dim(" · bash: no network (--allow net)");
+  }
   return text;
 }
 

@@ -180,7 +180,7 @@ export const MEASURES: readonly Measure[] = [
   },
   {
     id: "proxy_call",
-    label: "sandboxed `bash true` with network by domain − without",
+    label: "sandboxed `bash true` with the network off (proxy) − with all of it",
     unit: "+ms",
     target: 5,
     bench: "proxy.ts",

@@ -21,6 +21,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
+import { parseIp, privateRange } from "../web/net_address.ts";
 import type { AnyTool, ApprovalClass, ApprovalRequest, OutsideClass } from "../tool.ts";
 import { BUILTIN_CLASS_LIST } from "../table.ts";
 import { type Mode, ruleName } from "./decide.ts";
@@ -397,11 +398,26 @@ export class Policy {
    */
   async askHost(host: string, signal: AbortSignal): Promise<boolean> {
     if (!this.#askOthers || this.mode === "dontAsk") return false;
+    const summary =
+      `connect to ${host} (a command asked crab's proxy; no allowed host list names it)`;
+    // An address on this machine or its network is answered for one call: no rule, no session.
+    const range = parseIp(host) && privateRange(host);
+    if (range) {
+      const why = `${host} is a ${range} address: this machine or its network, not the ` +
+        "internet; answered for this call only";
+      const answer = await this.#askOthers({
+        tool: "bash",
+        class: "net",
+        summary,
+        decided: { effect: "ask", why, always: true },
+      }, signal);
+      return answer === "yes";
+    }
     const rule = hostRule(host);
     const answer = await this.#askOthers({
       tool: "bash",
       class: "net",
-      summary: `connect to ${host} (a command asked crab's proxy; no allowed host list names it)`,
+      summary,
       rememberAs: rule,
       allOf: `connections to ${host}`,
     }, signal);

@@ -161,6 +161,42 @@ Deno.test("crab -p names crab's proxy for a host it refused, and the host gets n
   assert.deepEqual(out.permission_denials.map((d: { host: string }) => d.host), ["127.0.0.1"]);
 });
 
+Deno.test("crab -p with the network off refuses a proxy-aware client's host and names the setting", async () => {
+  using s = sandbox();
+  let asked = 0;
+  await using server = Deno.serve({ hostname: "127.0.0.2", port: 0, onListen() {} }, () => {
+    asked++;
+    return new Response("reached\n");
+  });
+  const url = `http://127.0.0.2:${server.addr.port}/x`;
+  const { result, denials } = await bashRun(s, `curl -sS -i ${url} 2>&1`);
+  assert.equal(asked, 0);
+  assert.match(result, /^HTTP\/1\.1 403 Forbidden/);
+  assert.match(
+    result,
+    /"127\.0\.0\.2": it is not among the hosts this run allows; bash has no network in this run\. To give it, run crab with --allow net \(the whole network\) or --allow-domain 127\.0\.0\.2, or add "127\.0\.0\.2" to sandbox\.network\.allowedDomains in /,
+  );
+  assert.deepEqual(denials.map((d) => [d.layer, d.target]), [["proxy", "127.0.0.2"]]);
+  assert.match(
+    result,
+    /^bash has no network in this session\. The user gives it with --allow net/m,
+  );
+});
+
+Deno.test("crab -p with the network off: a client that ignores the proxy variables fails as it would, and is told why", async () => {
+  using s = sandbox();
+  const { result, denials } = await bashRun(
+    s,
+    "curl -sS --noproxy '*' --max-time 5 http://example.invalid/ 2>&1",
+  );
+  assert.match(result, /Could not resolve host: example\.invalid/);
+  assert.deepEqual(denials, []);
+  assert.match(
+    result,
+    /^bash has no network in this session\. The user gives it with --allow net/m,
+  );
+});
+
 const pids = await (async () => {
   const dir = Deno.makeTempDirSync();
   try {

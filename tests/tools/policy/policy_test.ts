@@ -182,6 +182,47 @@ Deno.test("Policy.askHost() asks the front end; 'a' allows the host for the sess
   assert.equal(seen.length, 2);
 });
 
+Deno.test("Policy.askHost() about a loopback, private or link-local address says so and offers this call only", async () => {
+  const signal = new AbortController().signal;
+  const seen: ApprovalRequest[] = [];
+  const policy = new Policy({
+    ask: (r) => {
+      seen.push(r);
+      return Promise.resolve("yes");
+    },
+  });
+  for (const host of ["127.0.0.2", "10.1.2.3", "169.254.1.1", "::1"]) {
+    assert.equal(await policy.askHost(host, signal), true);
+  }
+  // No rule to save, nothing for the session: an `always` question, which has no "all".
+  assert.deepEqual(
+    seen.map((r) => [r.rememberAs, r.allOf, r.decided?.effect, r.decided?.always]),
+    Array(4).fill([undefined, undefined, "ask", true]),
+  );
+  assert.deepEqual(seen.map((r) => r.decided?.why.replace(/: this machine.*/, "")), [
+    "127.0.0.2 is a loopback (127.0.0.0/8) address",
+    "10.1.2.3 is a private (10.0.0.0/8) address",
+    "169.254.1.1 is a link-local (169.254.0.0/16, cloud metadata) address",
+    "::1 is a loopback (::1) address",
+  ]);
+  assert.equal(policy.rules.length, 0);
+});
+
+Deno.test("Policy.askHost() is asked under --yolo too: bypassPermissions answers no host question", async () => {
+  const signal = new AbortController().signal;
+  let asked = 0;
+  const policy = new Policy({
+    yolo: true,
+    ask: () => {
+      asked++;
+      return Promise.resolve("no");
+    },
+  });
+  assert.equal(policy.mode, "bypassPermissions");
+  assert.equal(await policy.askHost("example.com", signal), false);
+  assert.equal(asked, 1);
+});
+
 Deno.test("Policy's door questions give today's answers", () => {
   const policy = new Policy();
   assert.equal(policy.mayStore("/w/.env"), true);

@@ -116,28 +116,33 @@ async function groupFor(
   }
 }
 
-/** What a call whose network is by domain needs to start its proxies. */
+/** What a call without the whole network needs to start its proxies. */
 export interface DomainPlan {
   /** The lists, read again at each connection. */
   lists: () => DomainLists;
+  /** No host allowed when the call starts: bash has no network, the proxy only asks or refuses. */
+  off: boolean;
   /** The question about a host in no list (the call's clock stops while it is open). */
   ask?: (host: string, signal: AbortSignal) => Promise<boolean>;
 }
 
 /**
- * The call's way out when the policy gives hosts by domain and not the whole
- * network; undefined otherwise. `pause` is handed each open question.
+ * The call's way out when the policy does not give the whole network: by
+ * domain, or, with no list, a proxy that only asks about each host (where
+ * someone can answer) or refuses it, so that a proxy-aware client's attempt
+ * is said and askable. Undefined with the whole network. `pause` is handed
+ * each open question.
  */
 export function domainPlan(
   policy: SandboxPolicy,
   pause?: (until: Promise<unknown>) => void,
 ): DomainPlan | undefined {
-  if (policy.net || !policy.domains?.allow.length && !policy.rules?.length) return undefined;
+  if (policy.net) return undefined;
   const lists = () => withFetchRules(policy.domains, policy.rules ?? []);
-  if (!lists().allow.length) return undefined;
   const ask = policy.askHost;
   return {
     lists,
+    off: lists().allow.length === 0,
     ...(ask && {
       ask: (host: string, signal: AbortSignal) => {
         const answer = ask(host, signal);
@@ -158,8 +163,10 @@ export function startProxies<B>(plan: DomainPlan, start: (p: DomainPlan) => B): 
 }
 
 /**
- * The call's proxies when the policy gives hosts by domain and not the whole
- * network; `sandbox_unavailable` without perl, whose supervisor runs the relay.
+ * The call's proxies when the policy does not give the whole network. Without
+ * perl, whose supervisor runs the relay: a call with no network runs without
+ * them (its clients fail as they would anyway), one with a list is
+ * `sandbox_unavailable`.
  */
 function domainBridge(
   policy: SandboxPolicy,
@@ -167,7 +174,7 @@ function domainBridge(
   pause?: (until: Promise<unknown>) => void,
 ): Bridge | undefined {
   const plan = domainPlan(policy, pause);
-  if (!plan) return undefined;
+  if (!plan || !perl && plan.off) return undefined;
   if (!perl) {
     throw new ToolError(
       "sandbox_unavailable",

@@ -13,7 +13,13 @@
 
 import { join } from "node:path";
 import { configDir } from "../../fs/data_dir.ts";
-import { checkHost, type Resolver, resolveWithDns } from "../../web/net_address.ts";
+import {
+  checkHost,
+  formatIp,
+  parseIp,
+  type Resolver,
+  resolveWithDns,
+} from "../../web/net_address.ts";
 import {
   allowedByAddress,
   type DomainLists,
@@ -50,10 +56,34 @@ export interface Gate {
   closeAll(): void;
 }
 
-/** How the user allows `host`, said in every refusal of a host not listed. */
-export function howToAllow(host: string): string {
-  return `To allow it, run crab with --allow-domain ${host}, or add "${host}" to ` +
+/**
+ * How the user allows `host`, said in every refusal of a host not listed; `off`
+ * when the run has no list at all, so bash has no network.
+ */
+export function howToAllow(host: string, off = false): string {
+  const flags = off
+    ? `--allow net (the whole network) or --allow-domain ${host}`
+    : `--allow-domain ${host}`;
+  return `${off ? "To give it" : "To allow it"}, run crab with ${flags}, or add "${host}" to ` +
     `sandbox.network.allowedDomains in ${join(configDir(), "config.json")}.`;
+}
+
+/** Cloud metadata services, by name and address: credentials live there. */
+const METADATA = new Set([
+  "169.254.169.254",
+  "169.254.170.2",
+  "fd00:ec2::254",
+  "metadata.google.internal",
+  "metadata.goog",
+]);
+
+/** Whether `host` (normalized) is a cloud metadata service, also as an IPv4-mapped address. */
+export function isMetadataHost(host: string): boolean {
+  if (METADATA.has(host)) return true;
+  const ip = parseIp(host);
+  const mapped = ip?.length === 16 && ip.slice(0, 10).every((b) => b === 0) &&
+    ip[10] === 0xff && ip[11] === 0xff;
+  return mapped && METADATA.has(formatIp(ip.slice(12)));
 }
 
 /** Why a build without the net permission for `host` cannot proxy it. */
@@ -115,13 +145,22 @@ export function openGate(
     },
     async open(rawHost, port) {
       const host = normalizeHost(rawHost);
-      let verdict = domainVerdict(lists(), host);
+      const now = lists();
+      const off = now.allow.length === 0;
+      let verdict = domainVerdict(now, host);
+      if (!verdict.allowed && !verdict.rule && isMetadataHost(host)) {
+        const why = `crab's sandbox refused "${host}": a cloud metadata address: the proxy ` +
+          "never connects to one, and never asks about it.";
+        note(host, false, why);
+        return { refused: why, status: 403 };
+      }
       // A host in no list (not a denied one) is the user's to answer, where someone is there.
       if (!verdict.allowed && !verdict.rule && ask) {
         if (await asked(host)) {
           verdict = { allowed: true, rule: { pattern: host, source: "the user" } };
         } else {
-          const why = `crab's sandbox refused "${host}": the user said no. ` + howToAllow(host);
+          const why = `crab's sandbox refused "${host}": the user said no. ` +
+            howToAllow(host, off);
           note(host, false, why);
           return { refused: why, status: 403 };
         }
@@ -130,8 +169,8 @@ export function openGate(
         const why = verdict.rule
           ? `crab's sandbox refused "${host}": it is denied by "${verdict.rule.pattern}" ` +
             `(${verdict.rule.source}). A denial wins over every allow.`
-          : `crab's sandbox refused "${host}": it is not among the hosts this run allows. ` +
-            howToAllow(host);
+          : `crab's sandbox refused "${host}": it is not among the hosts this run allows` +
+            `${off ? "; bash has no network in this run" : ""}. ` + howToAllow(host, off);
         note(host, false, why, verdict.rule);
         return { refused: why, status: 403 };
       }

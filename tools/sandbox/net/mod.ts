@@ -62,7 +62,8 @@ export interface ProxyAddress {
 /**
  * The environment a client inside needs: the proxy variables in both cases,
  * npm's, yarn's, pip's and cargo's own, and ssh (for git) through the SOCKS
- * proxy with a small perl client as its ProxyCommand.
+ * proxy with a small perl client as its ProxyCommand; and npm's and pip's
+ * checks for a newer version of themselves turned off, so that they ask nobody.
  */
 export function proxyEnv(
   at: ProxyAddress = { httpPort: HTTP_PORT, socksPort: SOCKS_PORT },
@@ -90,6 +91,10 @@ export function proxyEnv(
     YARN_HTTPS_PROXY: http,
     PIP_PROXY: http,
     CARGO_HTTP_PROXY: http,
+    // Checks for a newer version that the command did not ask for: each would be a host question.
+    npm_config_update_notifier: "false",
+    NO_UPDATE_NOTIFIER: "1",
+    PIP_DISABLE_PIP_VERSION_CHECK: "1",
     GIT_SSH_COMMAND:
       `ssh -o 'ProxyCommand=perl -MMIME::Base64 -e "eval decode_base64 shift" ${script} ${sshAt} %h %p'`,
   };

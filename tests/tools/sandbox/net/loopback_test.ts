@@ -212,11 +212,17 @@ Deno.test("seatbeltRun() (macOS's bash): the profile reaches only the call's two
     await run.release();
     const after = await curl([`http://127.0.0.1:${s.web}/`], run.env!);
     assert.notEqual(after.code, 0, "released, the call's proxies are gone");
-    // Without domains: no proxies, no ports, no variables.
+    // Without domains the proxies run all the same, over an empty list: asked, or refused.
     session.sandbox = { mode: "workspace-write", net: false, writable: [] };
+    const off = seatbeltRun(session, `curl -sS -i http://127.0.0.1:${s.web}/`);
+    assert.match(off.env!.HTTP_PROXY, /^http:\/\/crab:[0-9a-f]{32}@127\.0\.0\.1:\d+$/);
+    assert.match(off.args[off.args.indexOf("-p") + 1], /remote ip "localhost:\d+"/);
+    await off.release();
+    // With the whole network: no proxies, no ports, no variables.
+    session.sandbox = { mode: "workspace-write", net: true, writable: [] };
     const bare = seatbeltRun(session, "true");
     assert.equal(bare.env, undefined);
-    assert.doesNotMatch(bare.args[bare.args.indexOf("-p") + 1], /remote ip/);
+    assert.doesNotMatch(bare.args[bare.args.indexOf("-p") + 1], /remote ip "localhost:/);
     await bare.release();
   } finally {
     Deno.removeSync(ws, { recursive: true });

@@ -305,6 +305,10 @@ Deno.test("WebFetch(domain:…) rules turn the proxy on; a project's sandbox.net
     JSON.stringify({ sandbox: { network: { allowedDomains: ["other.test"] } } }),
   );
   const byProject = await s.crab(["tool", "--trust-project", "bash", curl]);
-  assert.equal(byProject.stdout.includes("HTTP/1.1"), false, byProject.stdout);
-  assert.match(byProject.stdout, /Could not resolve host: other\.test/);
+  assert.match(byProject.stdout, /^HTTP\/1\.1 403 Forbidden/);
+  assert.match(
+    byProject.stdout,
+    /^Refused by crab's proxy: a connection to other\.test — not among the hosts this run allows/m,
+  );
+  assert.match(byProject.stdout, /bash has no network in this run/);
 });

@@ -157,15 +157,53 @@ Deno.test("openGate() asks once per host about one in no list, never about a den
   ]);
   assert.deepEqual(asked, ["ask.test"]);
   assert.deepEqual(opened.map((o) => "refused" in o && o.refused), [
-    `crab's sandbox refused "ask.test": the user said no. To allow it, run crab with ` +
-    `--allow-domain ask.test, or add "ask.test" to sandbox.network.allowedDomains in ${
+    `crab's sandbox refused "ask.test": the user said no. To give it, run crab with ` +
+    `--allow net (the whole network) or --allow-domain ask.test, or add "ask.test" to sandbox.network.allowedDomains in ${
       join(Deno.env.get("XDG_CONFIG_HOME") ?? join(Deno.env.get("HOME") ?? ".", ".config"), "crab")
     }/config.json.`,
-    `crab's sandbox refused "ask.test": the user said no. To allow it, run crab with ` +
-    `--allow-domain ask.test, or add "ask.test" to sandbox.network.allowedDomains in ${
+    `crab's sandbox refused "ask.test": the user said no. To give it, run crab with ` +
+    `--allow net (the whole network) or --allow-domain ask.test, or add "ask.test" to sandbox.network.allowedDomains in ${
       join(Deno.env.get("XDG_CONFIG_HOME") ?? join(Deno.env.get("HOME") ?? ".", ".config"), "crab")
     }/config.json.`,
     `crab's sandbox refused "a.denied.test": it is denied by "*.denied.test" (u). ` +
     "A denial wins over every allow.",
+  ]);
+});
+
+Deno.test("openGate() with no list says bash has no network and how to give it", async () => {
+  const gate = openGate(() => ({ allow: [], deny: [] }));
+  const opened = await gate.open("example.test", 443);
+  assert.equal(
+    "refused" in opened && opened.refused,
+    `crab's sandbox refused "example.test": it is not among the hosts this run allows; bash ` +
+      `has no network in this run. To give it, run crab with --allow net (the whole network) ` +
+      `or --allow-domain example.test, or add "example.test" to ` +
+      `sandbox.network.allowedDomains in ${
+        join(
+          Deno.env.get("XDG_CONFIG_HOME") ?? join(Deno.env.get("HOME") ?? ".", ".config"),
+          "crab",
+        )
+      }/config.json.`,
+  );
+});
+
+Deno.test("openGate() refuses a cloud metadata address without asking", async () => {
+  const asked: string[] = [];
+  const gate = openGate(() => ({ allow: [], deny: [] }), (host) => {
+    asked.push(host);
+    return Promise.resolve(true);
+  });
+  for (const host of ["169.254.169.254", "[fd00:ec2::254]", "metadata.google.internal"]) {
+    const opened = await gate.open(host, 80);
+    assert.match(
+      "refused" in opened ? opened.refused : "",
+      /: a cloud metadata address: the proxy never connects to one, and never asks about it\.$/,
+    );
+  }
+  assert.deepEqual(asked, []);
+  assert.deepEqual(gate.contacts().map((c) => [c.host, c.allowed]), [
+    ["169.254.169.254", false],
+    ["fd00:ec2::254", false],
+    ["metadata.google.internal", false],
   ]);
 });
