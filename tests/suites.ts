@@ -47,6 +47,7 @@ export const E2E: readonly string[] = [
   "tests/agent/print/partial_test.ts",
   "tests/agent/print/permissions_test.ts",
   "tests/agent/print/prompt_tool_test.ts",
+  "tests/agent/print/report_test.ts",
   "tests/agent/print/sandbox_denials_test.ts",
   "tests/agent/print/signals_test.ts",
   "tests/agent/print/slash_test.ts",
