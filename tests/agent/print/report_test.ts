@@ -23,7 +23,7 @@ Deno.test("crab -p --report FILE.json writes the run's report at its end", async
   assert.equal(r.code, 0, r.stderr);
   const runId = JSON.parse(r.stdout).run_id;
   const report = JSON.parse(Deno.readTextFileSync(join(s.ws, "out/r.json")));
-  assert.equal(report.schema, "crab.report/1");
+  assert.equal(report.schema, "crab.report/2");
   assert.deepEqual([report.run.id, report.run.status, report.answer], [runId, "ok", "Done."]);
   assert.deepEqual(report.summary, {
     files_changed: 1,
@@ -97,4 +97,53 @@ Deno.test("crab -p --report is written when SIGTERM stops the run", async () => 
   const md = Deno.readTextFileSync(join(s.ws, "r.md"));
   assert.match(md, /aborted/);
   assert.match(md, new RegExp(`sleep ${marker.replace(".", "\\.")}`));
+});
+
+Deno.test("crab -p --report has the run's cost as total_cost_usd gives it", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "true" } }] },
+    { text: "Done." },
+  ]);
+  const r = await printAgainst(s, fake, [
+    "-m",
+    "claude-3-5-sonnet",
+    "--output-format",
+    "json",
+    "--report",
+    "r.json",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const result = JSON.parse(r.stdout);
+  assert.ok(result.total_cost_usd > 0);
+  const report = JSON.parse(Deno.readTextFileSync(join(s.ws, "r.json")));
+  assert.deepEqual(report.cost, { total_usd: result.total_cost_usd, note: null });
+  // `crab report` of the same run says the same, from the store.
+  const again = await s.crab(["report", result.run_id, "--format", "json"]);
+  assert.deepEqual(JSON.parse(again.stdout).cost, report.cost);
+});
+
+Deno.test("crab -p --report of a model without a price says so, as cost_note does", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([{ text: "Hi." }]);
+  const r = await printAgainst(s, fake, [
+    "-m",
+    "no-such-model",
+    "--output-format",
+    "json",
+    "--report",
+    "r.json",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const result = JSON.parse(r.stdout);
+  const report = JSON.parse(Deno.readTextFileSync(join(s.ws, "r.json")));
+  assert.deepEqual(report.cost, { total_usd: 0, note: result.cost_note });
+  assert.match(result.cost_note, /no-such-model/);
+  const md = (await s.crab(["report", result.run_id, "--format", "md"])).stdout;
+  assert.match(md, /\*\*Cost:\*\* \$0\.0000 \(`no list price is known for model "no-such-model"/);
+  const html = (await s.crab(["report", result.run_id, "--format", "html"])).stdout;
+  assert.match(
+    html,
+    /Cost: \$0\.0000 \(no list price is known for model &quot;no-such-model&quot;/,
+  );
 });
