@@ -67,6 +67,7 @@ export const E2E: readonly string[] = [
   "tests/agent/repl/protected_test.ts",
   "tests/agent/repl/rules_prompt_test.ts",
   "tests/agent/repl/slash/undo_command_test.ts",
+  "tests/agent/report/chromium_test.ts",
   "tests/agent/run/budget_test.ts",
   "tests/agent/run/mcp_agent_test.ts",
   "tests/agent/run/sandbox_cli_test.ts",
