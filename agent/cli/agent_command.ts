@@ -14,6 +14,8 @@ import type { PermissionFlags } from "../settings/permissions.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
 import { type Command, type Parsed, UsageError } from "./parse.ts";
+import { resolve } from "node:path";
+import { reportFormatOf } from "../report/format.ts";
 import { claudePermissionFlags, claudeRunFlags } from "./claude_flags.ts";
 import {
   DEBUG_CATEGORIES,
@@ -175,6 +177,7 @@ function startDebugLog(choice: DebugChoice): void {
 /** Options only print mode has, as with `claude -p`: nobody is there to see what they do. */
 const PRINT_ONLY = [
   "failOnDenial",
+  "report",
   "jsonSchema",
   "noSessionPersistence",
   "fallbackModel",
@@ -226,6 +229,14 @@ export function planAgent(p: Parsed): AgentInput {
         `crab -p "PROMPT" ${p.spelling(key)} ...`,
       );
     }
+  }
+  const report = p.str("report");
+  const reportFormat = report === undefined ? undefined : reportFormatOf(report);
+  if (reportFormat instanceof Error) {
+    throw new UsageError(
+      reportFormat.message,
+      `crab -p "PROMPT" ${p.spelling("report")} report.html`,
+    );
   }
   const format = (p.str("outputFormat") ?? "text") as OutputFormat;
   if (p.has("includePartialMessages") && format !== "stream-json") {
@@ -289,6 +300,7 @@ export function planAgent(p: Parsed): AgentInput {
         permissionPromptTool: p.str("permissionPromptTool"),
         awaitInitialize: p.flag("awaitInitialize"),
         failOnDenial: p.flag("failOnDenial"),
+        ...(report !== undefined && { report: resolve(report) }),
       },
     };
   }

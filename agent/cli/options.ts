@@ -305,6 +305,14 @@ const AGENT: OptionSpec[] = [
     help: "print mode: exit 8 when a rule, a mode or the sandbox refused anything",
   },
   {
+    key: "report",
+    long: "--report",
+    kind: "value",
+    arg: "FILE",
+    help: "print mode: write the run's audit report to FILE at its end (.html, .md or .json)",
+    sample: "report.html",
+  },
+  {
     key: "print",
     long: "--print",
     short: "-p",

@@ -8,22 +8,12 @@
  */
 
 import { Store, storePath } from "../store/observe.ts";
-import { collectReport, type Report } from "../report/collect.ts";
-import { reportHtml, reportMarkdown } from "../report/render.ts";
-
-/** The formats of a report. */
-export type ReportFormat = "md" | "json" | "html";
+import { collectReport, renderReport, type ReportFormat } from "../report/mod.ts";
 
 /** Options of `crab report`. */
 export interface ReportOptions {
   format?: ReportFormat;
   session?: string;
-}
-
-/** `report` in `format`. */
-export function renderReport(report: Report, format: ReportFormat): string {
-  if (format === "json") return JSON.stringify(report, null, 2) + "\n";
-  return format === "html" ? reportHtml(report) : reportMarkdown(report);
 }
 
 /** The run a report is of: RUN (an id or unique prefix), the session's last, or the last. */

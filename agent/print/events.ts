@@ -15,7 +15,7 @@ import { claudeNameOf } from "../../tools/table.ts";
 import type { SandboxRefusal, ToolErrorCode } from "../../tools/tool.ts";
 import type { BlockedPrompt, TurnStatus } from "../loop/loop.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";
-import { UsageByModel } from "../providers/prices.ts";
+import { spentOf, totalCost, type UsageByModel } from "../providers/prices.ts";
 import type { Message, ProviderError, ToolCallBlock } from "../providers/types.ts";
 
 /** One JSON event or object of print mode's output. */
@@ -402,14 +402,8 @@ function modelUsage(spent: UsageByModel): Record<string, unknown> {
 
 /** The final `result`, for `json` and as the last `stream-json` event. */
 export function resultEvent(f: ResultFacts): PrintJson {
-  let spent = f.spent;
-  if (!spent || spent.models().next().done) {
-    // Nothing answered, or no per-model count: all of it was the session model's.
-    spent = new UsageByModel();
-    spent.add(f.model, f.usage);
-  }
-  const cost = spent.costUsd();
-  const unpriced = spent.unpriced();
+  const spent = spentOf(f.spent, f.model, f.usage);
+  const cost = totalCost(spent);
   const usage = apiUsage(f.usage.inputTokens, f.usage.outputTokens);
   // A prompt a hook refused ended as the hook wanted: no error, unless crab refused for a hook.
   const ok = (f.status === "ok" || (f.blocked !== undefined && !f.blocked.failClosed)) &&
@@ -429,7 +423,7 @@ export function resultEvent(f: ResultFacts): PrintJson {
     result: f.blocked ? blockedText(f.blocked) : apiError ? f.error ?? f.text : f.text,
     stop_reason: f.status === "ok" ? "end_turn" : null,
     session_id: f.sessionId,
-    total_cost_usd: cost ?? 0,
+    total_cost_usd: cost.usd,
     usage,
     modelUsage: modelUsage(spent),
     permission_denials: f.denials,
@@ -438,9 +432,7 @@ export function resultEvent(f: ResultFacts): PrintJson {
     ...(!ok ? { errors: [f.failure?.error ?? f.error ?? f.status] } : {}),
     uuid: crypto.randomUUID(),
     // crab's own.
-    ...(unpriced !== undefined
-      ? { cost_note: `no list price is known for model "${unpriced}": total_cost_usd is 0` }
-      : {}),
+    ...(cost.note !== null ? { cost_note: cost.note } : {}),
     status: f.status,
     run_id: f.runId,
     model: f.model,

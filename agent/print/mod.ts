@@ -41,6 +41,7 @@ import {
   type StdinText,
 } from "./stdin.ts";
 import { toolLine } from "../tool_line.ts";
+import { writeRunReport } from "../report/mod.ts";
 import { compileSchema, type OutputSchema, SchemaError } from "./structured.ts";
 
 export { EXIT } from "./claude_run.ts";
@@ -78,6 +79,8 @@ export interface PrintOptions extends RunFlags {
   awaitInitialize?: boolean;
   /** `--fail-on-denial`: exit 8 when a rule, a mode or the sandbox refused anything. */
   failOnDenial?: boolean;
+  /** `--report`: the run's audit report is written to this file (an absolute path) at its end. */
+  report?: string;
 }
 
 const encoder = new TextEncoder();
@@ -353,6 +356,26 @@ class PrintRun extends ClaudeRun {
   }
 }
 
+/**
+ * `--report FILE`'s writer: once, when the run ends, however it ends (a signal's
+ * exit included); false when the file could not be written, which is said.
+ */
+function reportWriter(path: string | undefined, runId: string): () => boolean {
+  let done: boolean | undefined;
+  return () => {
+    if (path === undefined) return true;
+    if (done !== undefined) return done;
+    try {
+      writeRunReport(path, runId);
+      done = true;
+    } catch (e) {
+      writeErr(`error: Cannot write --report "${path}": ${e instanceof Error ? e.message : e}\n`);
+      done = false;
+    }
+    return done;
+  };
+}
+
 /** Runs print mode; resolves to the exit code. */
 export async function printCommand(opts: PrintOptions): Promise<number> {
   const p = new PrintRun(opts);
@@ -360,31 +383,40 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const schema = await schemaOf(opts.jsonSchema ?? input?.settings.jsonSchema);
   const run = await p.startPrint(input, schema);
   if (typeof run === "number") return run;
-  p.emitInit(run);
-  const stopSignals = p.onSignals(run);
-  let last: { code: number; status: string };
+  const writeReport = reportWriter(opts.report, run.runId);
+  // Registered before the run's own: exit hooks run last first, so the run is ended by then.
+  const stopReport = onExit(writeReport);
+  let last: { code: number; status: string } = { code: EXIT.error, status: "error" };
   try {
-    for (;;) {
-      if (message && opts.replayUserMessages) p.emit(replayEvent(message.raw, p.sessionId));
-      last = await p.answerPrint(run, prompt, schema, message?.media);
-      if (!input || p.stop) break;
-      // The next user message of the stream, answered in the same conversation.
-      message = await input.next();
-      if (input.refused) {
-        writeErr(`${new UsageError(input.refused).report()}\n`);
-        last = { code: EXIT.usage, status: last.status };
+    p.emitInit(run);
+    const stopSignals = p.onSignals(run);
+    try {
+      for (;;) {
+        if (message && opts.replayUserMessages) p.emit(replayEvent(message.raw, p.sessionId));
+        last = await p.answerPrint(run, prompt, schema, message?.media);
+        if (!input || p.stop) break;
+        // The next user message of the stream, answered in the same conversation.
+        message = await input.next();
+        if (input.refused) {
+          writeErr(`${new UsageError(input.refused).report()}\n`);
+          last = { code: EXIT.usage, status: last.status };
+        }
+        if (!message || input.refused) break;
+        if (message.text.trim() === "" && message.media.length === 0) {
+          writeErr("crab: skipped a user message without text\n");
+          continue;
+        }
+        prompt = message.text;
+        p.nextPrompt();
       }
-      if (!message || input.refused) break;
-      if (message.text.trim() === "" && message.media.length === 0) {
-        writeErr("crab: skipped a user message without text\n");
-        continue;
-      }
-      prompt = message.text;
-      p.nextPrompt();
+    } finally {
+      stopSignals();
     }
+    await run.finish(last.status);
   } finally {
-    stopSignals();
+    stopReport();
+    // A run that threw is reported as far as it was recorded.
+    if (!writeReport() && last.code === EXIT.ok) last = { ...last, code: EXIT.error };
   }
-  await run.finish(last.status);
   return p.out.closed ? EXIT.outputClosed : last.code;
 }

@@ -183,3 +183,34 @@ export class UsageByModel {
     this.#by.clear();
   }
 }
+
+/**
+ * What a run spent by model: `spent`, or, when nothing was counted by model
+ * (nothing answered), all of `usage` as `model`'s.
+ */
+export function spentOf(
+  spent: UsageByModel | undefined,
+  model: string,
+  usage: TokenUsage,
+): UsageByModel {
+  if (spent && !spent.models().next().done) return spent;
+  const all = new UsageByModel();
+  all.add(model, usage);
+  return all;
+}
+
+/**
+ * A run's cost as its result gives it: `total_cost_usd` (0 when a model asked
+ * has no price) and the note that then says so.
+ *
+ * @example totalCost(spentOf(undefined, "x", { inputTokens: 1, outputTokens: 1 })).usd === 0
+ */
+export function totalCost(spent: UsageByModel): { usd: number; note: string | null } {
+  const unpriced = spent.unpriced();
+  return {
+    usd: spent.costUsd() ?? 0,
+    note: unpriced === undefined
+      ? null
+      : `no list price is known for model "${unpriced}": total_cost_usd is 0`,
+  };
+}

@@ -20,7 +20,7 @@ import type { RefusalLayer } from "../../tools/tool.ts";
 import { lstatOrNull } from "../../tools/fs/exists.ts";
 
 /** The schema's name and version: a field is added in a new version, never changed. */
-export const REPORT_SCHEMA = "crab.report/1";
+export const REPORT_SCHEMA = "crab.report/2";
 
 /** A file a call changed. */
 export interface ReportFile {
@@ -89,6 +89,11 @@ export interface Report {
   }[];
   mcp: { call_seq: number; server: string; tool: string; outcome: string; duration_ms: number }[];
   tokens: { input: number; output: number; turns: number };
+  /**
+   * `total_cost_usd` as the run's result gave it (0 for a model without a price,
+   * which `note` then says); null for a run that recorded none (an older crab's).
+   */
+  cost: { total_usd: number | null; note: string | null };
 }
 
 /** Replaces the values of the variables crab scrubs from commands found in `text`. */
@@ -258,5 +263,8 @@ export function collectReport(
       };
     }),
     tokens: { input: run.inputTokens, output: run.outputTokens, turns: run.turns },
+    cost: (({ usd, note }) => ({ total_usd: usd, note: note === null ? null : redact(note) }))(
+      store.runCost(runId),
+    ),
   };
 }

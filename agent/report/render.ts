@@ -62,6 +62,15 @@ function stat(f: { added: number | null; removed: number | null }): string {
   return f.added === null ? "binary or not kept" : `+${f.added} -${f.removed}`;
 }
 
+/** The run's cost, as its result gave it, with the note of a model without a price. */
+function costLine(r: Report, quote: (text: string) => string): string {
+  const { total_usd: usd, note } = r.cost;
+  if (usd === null) return "Cost: not recorded for this run.";
+  return `Cost: $${usd.toFixed(4)}${
+    note === null ? "" : ` (${quote(note)})`
+  }, estimated from list prices.`;
+}
+
 function summaryLine(r: Report): string {
   const s = r.summary;
   return `${s.files_changed} file(s) changed, ${s.commands} command(s), ${s.failures} failure(s), ` +
@@ -142,9 +151,11 @@ export function reportMarkdown(r: Report): string {
     ]),
   );
   out.push(
-    "## Tokens",
+    "## Tokens and cost",
     "",
     `${r.tokens.input} input, ${r.tokens.output} output, ${r.tokens.turns} turn(s).`,
+    "",
+    `**${costLine(r, codeSpan).replace(":", ":**")}`,
     "",
   );
   return out.join("\n");
@@ -227,8 +238,9 @@ export function reportHtml(r: Report): string {
       ["#", "server", "tool", "outcome", "ms"],
       r.mcp.map((m) => [String(m.call_seq), m.server, m.tool, m.outcome, String(m.duration_ms)]),
     ),
-    "<h2>Tokens</h2>",
+    "<h2>Tokens and cost</h2>",
     `<p>${e(`${r.tokens.input} input, ${r.tokens.output} output, ${r.tokens.turns} turn(s).`)}</p>`,
+    `<p id="cost">${e(costLine(r, (t) => t))}</p>`,
     "</body></html>",
     "",
   ];

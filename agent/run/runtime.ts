@@ -31,6 +31,7 @@ import type { CrabSettings } from "../settings/crab.ts";
 import { Settings } from "../settings/mod.ts";
 import type { Permissions } from "../settings/permissions.ts";
 import { UsageError } from "../settings/usage_error.ts";
+import { spentOf, totalCost } from "../providers/prices.ts";
 import { Store } from "../store/observe.ts";
 import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "../store/sessions.ts";
@@ -722,6 +723,7 @@ class RunSession {
           turns: agent.turns,
           inputTokens: agent.usage.inputTokens,
           outputTokens: agent.usage.outputTokens,
+          ...runCost(agent, provider.model),
         });
         // A probe under way finishes (and says what it found) before the run ends.
         await run.#parts.probe?.started();
@@ -730,6 +732,12 @@ class RunSession {
       },
     };
   }
+}
+
+/** The run's cost as its result gives it (`total_cost_usd`, `cost_note`), to record at its end. */
+function runCost(agent: Agent, model: string): { costUsd: number; costNote: string | null } {
+  const cost = totalCost(spentOf(agent.spent, model, agent.usage));
+  return { costUsd: cost.usd, costNote: cost.note };
 }
 
 /**

@@ -48,6 +48,9 @@ export interface RunEnd {
   turns?: number;
   inputTokens?: number;
   outputTokens?: number;
+  /** `total_cost_usd` as the run's result gives it, and the note of a model without a price. */
+  costUsd?: number;
+  costNote?: string | null;
 }
 
 /** One run with its call counts, as `crab metrics` lists it. */
@@ -437,14 +440,16 @@ export class Store implements ObservationSink {
   endRun(id: string, end: RunEnd = {}): void {
     this.write((db) =>
       db.prepare(
-        `UPDATE runs SET ended_at = ?, status = ?, turns = ?, input_tokens = ?, output_tokens = ?
-       WHERE id = ?`,
+        `UPDATE runs SET ended_at = ?, status = ?, turns = ?, input_tokens = ?, output_tokens = ?,
+       cost_usd = ?, cost_note = ? WHERE id = ?`,
       ).run(
         Date.now(),
         end.status ?? "ok",
         end.turns ?? 0,
         end.inputTokens ?? 0,
         end.outputTokens ?? 0,
+        end.costUsd ?? null,
+        end.costNote ?? null,
         id,
       ), undefined);
   }
@@ -470,6 +475,14 @@ export class Store implements ObservationSink {
   run(id: string): RunSummary | undefined {
     const row = this.db.prepare(`${RUN_SELECT} WHERE r.id = ?`).get(id);
     return row ? toRunSummary(row as Record<string, unknown>) : undefined;
+  }
+
+  /** A run's cost as recorded at its end; null where it was not (a run not ended, an older crab). */
+  runCost(id: string): { usd: number | null; note: string | null } {
+    const row = this.db.prepare("SELECT cost_usd, cost_note FROM runs WHERE id = ?").get(id) as
+      | { cost_usd: number | null; cost_note: string | null }
+      | undefined;
+    return { usd: row?.cost_usd ?? null, note: row?.cost_note ?? null };
   }
 
   /** Every observation of a run, in call order. */

@@ -8,7 +8,7 @@
 import type { DatabaseSync } from "node:sqlite";
 
 /** The schema this build writes (PRAGMA user_version). */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /** Runs sent to a collector by `crab metrics export --otlp` (see `agent/telemetry/replay.ts`). */
 const TELEMETRY_EXPORTS = `CREATE TABLE IF NOT EXISTS telemetry_exports (
@@ -80,7 +80,9 @@ CREATE TABLE IF NOT EXISTS runs (
   turns INTEGER NOT NULL DEFAULT 0,
   input_tokens INTEGER NOT NULL DEFAULT 0,
   output_tokens INTEGER NOT NULL DEFAULT 0,
-  status TEXT
+  status TEXT,
+  cost_usd REAL,
+  cost_note TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at);
 CREATE TABLE IF NOT EXISTS observations (
@@ -159,6 +161,11 @@ const MIGRATIONS: Record<number, (db: DatabaseSync) => void> = {
   6: (db) => addColumn(db, "observations", "changes", "TEXT"),
   // What a read of an image or PDF sent, as JSON sizes (never its bytes); older calls have none.
   7: (db) => addColumn(db, "observations", "media", "TEXT"),
+  // The run's cost as its result gave it; older runs have none.
+  8: (db) => {
+    addColumn(db, "runs", "cost_usd", "REAL");
+    addColumn(db, "runs", "cost_note", "TEXT");
+  },
 };
 
 /** Brings a store at schema `from` (> 0) up to this schema; {@link SCHEMA} then makes what is missing. */

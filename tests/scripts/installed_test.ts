@@ -48,6 +48,8 @@ interface Case {
   codes: number[];
   /** What shows, in the source's output, that the case did its job. */
   expect(out: Outcome): void;
+  /** Files outside the workspace the runs write, relative to the root, compared too. */
+  outputs?: string[];
 }
 
 /** What one side of a case did, its variable parts (paths, ids, times) replaced. */
@@ -57,6 +59,8 @@ interface Outcome {
   requests: { path: string; body: unknown }[];
   /** The workspace afterwards: path → content. */
   files: Record<string, string>;
+  /** The case's {@link Case.outputs}: path → content, variable parts replaced. */
+  outputs: Record<string, string>;
 }
 
 const ANSWER_SCHEMA = JSON.stringify({
@@ -598,6 +602,24 @@ const CASES: Case[] = [
       assert.equal(lines(o.runs[0]).at(-1).result, "A");
     },
   },
+  {
+    name: "--report, --fail-on-denial: the audit report written, a refusal exits 8",
+    turns: [
+      { calls: [{ name: "bash", args: { command: "echo x > /etc/crab-x; echo made > m.txt" } }] },
+      { text: "Tried." },
+    ],
+    runs: (at) => [{
+      args: print(at, "go", "--output-format", "json", "--fail-on-denial", "--report", "../r.json"),
+    }],
+    codes: [8],
+    outputs: ["r.json"],
+    expect(o) {
+      const report = JSON.parse(o.outputs["r.json"]);
+      assert.equal(report.run.id, JSON.parse(o.runs[0].stdout).run_id);
+      assert.deepEqual(report.refusals.map((r: { layer: string }) => r.layer), ["sandbox-fs"]);
+      assert.deepEqual(report.files.map((f: { path: string }) => f.path), ["m.txt"]);
+    },
+  },
 ];
 
 /** Every key print mode takes, and the keys the cases' command lines give. */
@@ -639,9 +661,11 @@ function normalize(text: string, s: Sandbox, fake: FakeModel, ids: Map<string, s
     .replace(/\bmsg_[0-9a-f]{32}\b/g, id("msg"))
     .replace(/(?<="run_id":")[0-9a-z]+/g, id("run"))
     .replace(/(?<=\[end of web content )[0-9a-f]+/g, id("fence"))
-    .replace(/("duration(?:_api)?_ms":)[\d.]+/g, "$10")
+    .replace(/("duration(?:_api)?_ms": ?)[\d.]+/g, "$10")
     .replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b/g, "<time>")
-    .replace(/\b\d+(?:\.\d+)? ?ms\b/g, "<ms>");
+    .replace(/\b\d+(?:\.\d+)? ?ms\b/g, "<ms>")
+    // An id met before (a run's, in a report) wherever it stands.
+    .replace(/[0-9a-z]{8,}/g, (m) => ids.get(m) ?? m);
 }
 
 /** The workspace's files, path → content. */
@@ -691,6 +715,11 @@ async function side(c: Case, page: string, root: string, launcher?: string): Pro
       body: JSON.parse(normalize(JSON.stringify(r.body), s, fake, ids)),
     })),
     files: filesOf(s.ws),
+    outputs: Object.fromEntries(
+      (c.outputs ?? []).map((
+        rel,
+      ) => [rel, normalize(Deno.readTextFileSync(join(s.root, rel)), s, fake, ids)]),
+    ),
   };
 }
 

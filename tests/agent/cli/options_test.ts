@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { resolve } from "node:path";
 import { ROOT } from "../../../agent/cli/commands.ts";
 import { OPTIONS, type OptionSpec } from "../../../agent/cli/options.ts";
 import { type Command, parseArgs, UsageError } from "../../../agent/cli/parse.ts";
@@ -121,6 +122,7 @@ const CASES: Case[] = [
       permissionPromptTool: [field("permissionPromptTool"), sample],
       awaitInitialize: [field("awaitInitialize"), flag],
       failOnDenial: [field("failOnDenial"), flag],
+      report: [field("report"), (s) => resolve(s.sample!)],
     },
   },
   {

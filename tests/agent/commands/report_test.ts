@@ -47,7 +47,7 @@ Deno.test("crab report --format json lists files with undo ids, commands, refusa
   const r = await s.crab(["report", run, "--format", "json"]);
   assert.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout);
-  assert.equal(report.schema, "crab.report/1");
+  assert.equal(report.schema, "crab.report/2");
   assert.equal(report.run.id, run);
   assert.deepEqual(report.prompts, ["tidy the notes"]);
   assert.equal(report.answer, "Done.");

@@ -197,7 +197,11 @@ Deno.test("Store migrates a version-2 store: rows kept, their plain digests clea
       Number(Object.values(s.db.prepare("PRAGMA user_version").get()!)[0]),
       SCHEMA_VERSION,
     );
-    assert.equal(SCHEMA_VERSION, 8);
+    assert.equal(SCHEMA_VERSION, 9);
+    // A run of an older crab has no cost recorded; one ended now has.
+    assert.deepEqual(s.runCost("old"), { usd: null, note: null });
+    s.endRun("old", { costUsd: 0.25, costNote: null });
+    assert.deepEqual(s.runCost("old"), { usd: 0.25, note: null });
     assert.deepEqual(s.observations("old"), [{
       ...obs("old", 1, { tool: "bash", class: "exec", bytesIn: 24, bytesOut: 5, exitCode: 0 }),
       argsDigest: "",
