@@ -20,7 +20,6 @@ export const E2E: readonly string[] = [
   "tests/agent/cli/agent_command_test.ts",
   "tests/agent/cli/claude_flags_test.ts",
   "tests/agent/cli/parse_test.ts",
-  "tests/agent/cli/positions_test.ts",
   "tests/agent/commands/mcp_serve_test.ts",
   "tests/agent/commands/mcp_test.ts",
   "tests/agent/commands/metrics_export_test.ts",
