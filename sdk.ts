@@ -19,6 +19,7 @@
  */
 
 import { checkOptions } from "./agent/sdk/options.ts";
+export { createSdkMcpServer, tool } from "./agent/sdk/tool.ts";
 import type { QueryControls } from "./agent/sdk/run.ts";
 import type {
   Options,
@@ -36,6 +37,8 @@ export type {
   HookEvent,
   HookInput,
   HookJSONOutput,
+  InferShape,
+  JsonSchemaObject,
   JsonSchemaOutputFormat,
   JsonValue,
   McpRemoteServerConfig,
@@ -60,9 +63,13 @@ export type {
   SDKUserMessage,
   SettingSource,
   TextBlock,
+  ToolAnnotations,
+  ToolArgs,
   ToolResultBlock,
   ToolUseBlock,
   Usage,
+  ZodRawShapeLike,
+  ZodSchemaLike,
 } from "./agent/sdk/types.ts";
 
 /** A query's messages as they come, and the run's end. */

@@ -92,6 +92,7 @@ export const E2E: readonly string[] = [
   "tests/scripts/smoke_test.ts",
   "tests/scripts/web_fetch_quality_bench_test.ts",
   "tests/docs_recipes_test.ts",
+  "tests/sdk_mcp_test.ts",
   "tests/sdk_test.ts",
   "tests/support/fake_model_test.ts",
   "tests/tools/bash_test.ts",

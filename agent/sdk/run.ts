@@ -82,6 +82,7 @@ async function runFlags(options: Options, cwd: string): Promise<RunFlags> {
     ...(options.persistSession === false && { noSessionPersistence: true }),
     ...(options.strictMcpConfig && { strictMcpConfig: true }),
     ...(mcp.config && { mcpConfig: [mcp.config] }),
+    ...(mcp.inProcess && { sdkMcpServers: mcp.inProcess }),
     permissions: {
       // As the Agent SDK: without a mode, what is not allowed is refused (or asks canUseTool).
       // `acceptOffered` is print mode's own default: no mode given at all.

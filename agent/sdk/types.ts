@@ -318,13 +318,57 @@ export interface McpRemoteServerConfig {
   headers?: Record<string, string>;
 }
 
+/**
+ * A zod 4 schema, as far as crab's types need one: what it parses to. Crab
+ * never imports zod for its types; a zod 3 schema (no `_zod`) does not fit.
+ */
+export interface ZodSchemaLike {
+  readonly _output: unknown;
+  readonly _zod: unknown;
+}
+
+/** A zod 4 raw shape, as `tool()` takes it: `{ a: z.number(), b: z.number() }`. */
+export type ZodRawShapeLike = { readonly [key: string]: ZodSchemaLike };
+
+/** The arguments a zod raw shape parses to. */
+export type InferShape<S extends ZodRawShapeLike> = { [K in keyof S]: S[K]["_output"] };
+
+/** A tool's input as plain JSON Schema: an object schema, given as is. */
+export interface JsonSchemaObject {
+  type: "object";
+  properties?: { [key: string]: JsonValue };
+  required?: string[];
+  [key: string]: JsonValue | undefined;
+}
+
+/** What an in-process tool's handler is given, by its input schema. */
+export type ToolArgs<S> = S extends ZodRawShapeLike ? InferShape<S> : Record<string, unknown>;
+
+/** Hints about a tool for the client (MCP's tool annotations); crab reads `readOnlyHint`. */
+export interface ToolAnnotations {
+  title?: string;
+  /** The tool changes nothing: crab runs it beside other read-only calls. */
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
 /** A tool of an in-process MCP server (`tool()`). */
-export interface SdkMcpToolDefinition {
+export interface SdkMcpToolDefinition<
+  S extends ZodRawShapeLike | JsonSchemaObject = ZodRawShapeLike | JsonSchemaObject,
+> {
   name: string;
   description: string;
-  /** The input's JSON Schema (made from a zod shape, or given as is). */
-  inputSchema: Record<string, unknown>;
-  handler: (args: Record<string, unknown>, extra: unknown) => Promise<CallToolResult>;
+  /** A zod 4 raw shape (arguments checked with it), or plain JSON Schema. */
+  inputSchema: S;
+  annotations?: ToolAnnotations;
+  /**
+   * Runs the call in the script's process, with the script's permissions;
+   * `extra` is MCP's request context (its `signal` aborts with the call). A
+   * throw becomes a tool error the model reads.
+   */
+  handler(args: ToolArgs<S>, extra: unknown): Promise<CallToolResult>;
 }
 
 /** What an MCP tool returns. */
@@ -332,7 +376,14 @@ export interface CallToolResult {
   content: (
     | { type: "text"; text: string }
     | { type: "image"; data: string; mimeType: string }
+    | { type: "audio"; data: string; mimeType: string }
+    | {
+      type: "resource";
+      resource: { uri: string; mimeType?: string; text?: string; blob?: string };
+    }
+    | { type: "resource_link"; uri: string; name: string; mimeType?: string }
   )[];
+  structuredContent?: { [key: string]: JsonValue };
   isError?: boolean;
 }
 
@@ -341,6 +392,8 @@ export interface McpSdkServerConfig {
   type: "sdk";
   name: string;
   version: string;
+  /** What the server tells the model in `initialize`. */
+  instructions?: string;
   tools: SdkMcpToolDefinition[];
 }
 
