@@ -20,11 +20,12 @@
 
 import { checkOptions } from "./agent/sdk/options.ts";
 export { createSdkMcpServer, tool } from "./agent/sdk/tool.ts";
-import type { QueryControls } from "./agent/sdk/run.ts";
+
 import type {
   Options,
   PermissionMode,
   Query,
+  QueryControls,
   SDKMessage,
   SDKUserMessage,
 } from "./agent/sdk/types.ts";

@@ -478,3 +478,20 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
   /** Ends the run now: what runs is stopped, the iterator ends. */
   close(): void;
 }
+
+/** Where a query's messages go, and how it is stopped. */
+export interface QueryChannel {
+  /** One message for the script. */
+  push(message: SDKMessage): void;
+  /** Set once the run started: what the returned object's methods act on. */
+  started(controls: QueryControls): void;
+}
+
+/** What the returned object's methods reach (crab's own, not exported by `sdk.ts`). */
+export interface QueryControls {
+  interrupt(): void;
+  setPermissionMode(mode: string): void;
+  setModel(model: string | undefined): void;
+  supportedCommands(): string[];
+  mcpServerStatus(): { name: string; status: string; error?: string }[];
+}

@@ -17,9 +17,9 @@ import {
   type SDKResultMessage,
   type SDKSystemInitMessage,
   tool,
-} from "../sdk.ts";
-import { startFakeModel, toolResults } from "./support/fake_model.ts";
-import { sandbox } from "./support/cli.ts";
+} from "../../../sdk.ts";
+import { startFakeModel, toolResults } from "../../support/fake_model.ts";
+import { sandbox } from "../../support/cli.ts";
 
 type Sandbox = ReturnType<typeof sandbox>;
 
@@ -242,7 +242,7 @@ function staticGraph(entry: string): Set<string> {
 }
 
 Deno.test("sdk.ts loads neither zod nor the MCP SDK when imported", () => {
-  const graph = [...staticGraph(fromFileUrl(new URL("../sdk.ts", import.meta.url)))];
+  const graph = [...staticGraph(fromFileUrl(new URL("../../../sdk.ts", import.meta.url)))];
   assert.ok(graph.some((m) => m.endsWith("/agent/sdk/tool.ts")));
   assert.deepEqual(graph.filter((m) => !m.startsWith("/") && !m.startsWith("node:")), []);
 });
