@@ -121,12 +121,18 @@ async function inProcessServer(
   config: McpSdkServerConfig,
 ): Promise<CrabServerConfig> {
   const tools = await readyTools(name, config);
+  const timeout = config.timeout;
+  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) {
+    throw new UsageError(
+      `Cannot use MCP server "${name}": timeout must be a whole number of ms above 0, not ${timeout}`,
+    );
+  }
   return {
     name,
     scope: "flag",
     transport: "sdk",
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
-    callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
+    callTimeoutMs: config.timeout ?? DEFAULT_CALL_TIMEOUT_MS,
     open: () => openServer(config, tools),
   };
 }

@@ -394,6 +394,8 @@ export interface McpSdkServerConfig {
   version: string;
   /** What the server tells the model in `initialize`. */
   instructions?: string;
+  /** Longest a call of its tools may take, in ms, waiting for the workspace included (60 s). */
+  timeout?: number;
   tools: SdkMcpToolDefinition[];
 }
 
