@@ -323,7 +323,9 @@ export interface McpRemoteServerConfig {
  * never imports zod for its types; a zod 3 schema (no `_zod`) does not fit.
  */
 export interface ZodSchemaLike {
+  /** The parsed value's type. */
   readonly _output: unknown;
+  /** zod 4's internals: their presence tells a zod 4 schema from a zod 3 one. */
   readonly _zod: unknown;
 }
 
@@ -335,9 +337,13 @@ export type InferShape<S extends ZodRawShapeLike> = { [K in keyof S]: S[K]["_out
 
 /** A tool's input as plain JSON Schema: an object schema, given as is. */
 export interface JsonSchemaObject {
+  /** MCP's tool inputs are objects. */
   type: "object";
+  /** Each argument's schema. */
   properties?: { [key: string]: JsonValue };
+  /** The arguments the model must give. */
   required?: string[];
+  /** Any other JSON Schema keyword, passed to the model as is. */
   [key: string]: JsonValue | undefined;
 }
 
@@ -346,11 +352,15 @@ export type ToolArgs<S> = S extends ZodRawShapeLike ? InferShape<S> : Record<str
 
 /** Hints about a tool for the client (MCP's tool annotations); crab reads `readOnlyHint`. */
 export interface ToolAnnotations {
+  /** A name for people. */
   title?: string;
-  /** The tool changes nothing: crab runs it beside other read-only calls. */
+  /** The tool changes nothing: crab runs it beside other calls, without the workspace's turn. */
   readOnlyHint?: boolean;
+  /** The tool may destroy data (passed on; crab's rules decide). */
   destructiveHint?: boolean;
+  /** Calling it twice does what calling it once does (passed on). */
   idempotentHint?: boolean;
+  /** The tool reaches the world outside (passed on). */
   openWorldHint?: boolean;
 }
 
@@ -358,10 +368,13 @@ export interface ToolAnnotations {
 export interface SdkMcpToolDefinition<
   S extends ZodRawShapeLike | JsonSchemaObject = ZodRawShapeLike | JsonSchemaObject,
 > {
+  /** The tool's name on its server: `<server>__<name>` to the model. */
   name: string;
+  /** What the model reads about the tool. */
   description: string;
   /** A zod 4 raw shape (arguments checked with it), or plain JSON Schema. */
   inputSchema: S;
+  /** Hints for crab: `readOnlyHint` lets the tool run beside changing calls. */
   annotations?: ToolAnnotations;
   /**
    * Runs the call in the script's process, with the script's permissions;
@@ -373,6 +386,7 @@ export interface SdkMcpToolDefinition<
 
 /** What an MCP tool returns. */
 export interface CallToolResult {
+  /** What the model reads: text, and images, audio or resources shown by their kind and size. */
   content: (
     | { type: "text"; text: string }
     | { type: "image"; data: string; mimeType: string }
@@ -383,19 +397,25 @@ export interface CallToolResult {
     }
     | { type: "resource_link"; uri: string; name: string; mimeType?: string }
   )[];
+  /** Typed content, given to the model as JSON when there is no text block. */
   structuredContent?: { [key: string]: JsonValue };
+  /** The call failed: the content is the error the model reads. */
   isError?: boolean;
 }
 
 /** An MCP server in the script's own process (`createSdkMcpServer()`). */
 export interface McpSdkServerConfig {
+  /** A server in this process. */
   type: "sdk";
+  /** The server's name (its key in `mcpServers` is what rules and the model use). */
   name: string;
+  /** The server's version, told to crab's MCP client. */
   version: string;
   /** What the server tells the model in `initialize`. */
   instructions?: string;
   /** Longest a call of its tools may take, in ms, waiting for the workspace included (60 s). */
   timeout?: number;
+  /** The tools, from `tool()`. */
   tools: SdkMcpToolDefinition[];
 }
 
