@@ -246,3 +246,45 @@ Deno.test("sdk.ts loads neither zod nor the MCP SDK when imported", () => {
   assert.ok(graph.some((m) => m.endsWith("/agent/sdk/tool.ts")));
   assert.deepEqual(graph.filter((m) => !m.startsWith("/") && !m.startsWith("node:")), []);
 });
+
+Deno.test("query() aborted during an in-process call aborts the handler's signal", async () => {
+  using s = sandbox("crab-sdk-mcp-");
+  await using fake = await startFakeModel([
+    { calls: [{ name: "slow__wait", args: {} }] },
+    { text: "never" },
+  ]);
+  const started = Promise.withResolvers<void>();
+  const aborted = Promise.withResolvers<string>();
+  const slow = createSdkMcpServer({
+    name: "slow",
+    tools: [
+      tool("wait", "Waits until stopped", { type: "object" }, (_args, extra) => {
+        const { signal } = extra as { signal: AbortSignal };
+        started.resolve();
+        return new Promise((_, reject) =>
+          signal.addEventListener("abort", () => {
+            aborted.resolve("the handler's signal aborted");
+            reject(new Error("stopped"));
+          }, { once: true })
+        );
+      }),
+    ],
+  });
+  const abortController = new AbortController();
+  const q = query({
+    prompt: "wait",
+    options: {
+      cwd: s.ws,
+      env: envOf(s, fake.url),
+      mcpServers: { slow },
+      allowedTools: ["mcp__slow__wait"],
+      abortController,
+    },
+  });
+  const messages = all(q);
+  await started.promise;
+  abortController.abort();
+  await messages;
+  assert.equal(await aborted.promise, "the handler's signal aborted");
+  assert.equal(fake.modelRequests().length, 1);
+});
