@@ -91,9 +91,10 @@ async function readyTools(server: string, config: McpSdkServerConfig): Promise<R
       continue;
     }
     const z = zod ??= await import("zod");
-    const object = z.object(schema as Parameters<Zod["object"]>[0]);
+    let object: ReturnType<Zod["object"]>;
     let inputSchema: Record<string, unknown>;
     try {
+      object = z.object(schema as Parameters<Zod["object"]>[0]);
       const { $schema: _, ...rest } = z.toJSONSchema(object, { io: "input" });
       inputSchema = rest;
     } catch (e) {

@@ -288,3 +288,20 @@ Deno.test("query() aborted during an in-process call aborts the handler's signal
   assert.equal(await aborted.promise, "the handler's signal aborted");
   assert.equal(fake.modelRequests().length, 1);
 });
+
+Deno.test("query() refuses an in-process tool whose shape is zod 3, naming it", async () => {
+  using s = sandbox("crab-sdk-mcp-");
+  // What a zod 3 schema looks like: `_def`, no `_zod`.
+  const zod3 = { a: { _def: { typeName: "ZodNumber" } } } as unknown as Record<string, never>;
+  const old = createSdkMcpServer({
+    name: "old",
+    tools: [tool("add", "Adds", zod3, () => Promise.resolve({ content: [] }))],
+  });
+  await assert.rejects(
+    all(query({ prompt: "add", options: { cwd: s.ws, env: s.env, mcpServers: { old } } })),
+    {
+      message: 'Cannot use tool "add" of MCP server "old": its input schema is a zod 3 shape; ' +
+        "give a zod 4 shape or JSON Schema",
+    },
+  );
+});
