@@ -19,11 +19,13 @@
  */
 
 import { checkOptions } from "./agent/sdk/options.ts";
-import type { QueryControls } from "./agent/sdk/run.ts";
+export { createSdkMcpServer, tool } from "./agent/sdk/tool.ts";
+
 import type {
   Options,
   PermissionMode,
   Query,
+  QueryControls,
   SDKMessage,
   SDKUserMessage,
 } from "./agent/sdk/types.ts";
@@ -36,6 +38,8 @@ export type {
   HookEvent,
   HookInput,
   HookJSONOutput,
+  InferShape,
+  JsonSchemaObject,
   JsonSchemaOutputFormat,
   JsonValue,
   McpRemoteServerConfig,
@@ -60,9 +64,13 @@ export type {
   SDKUserMessage,
   SettingSource,
   TextBlock,
+  ToolAnnotations,
+  ToolArgs,
   ToolResultBlock,
   ToolUseBlock,
   Usage,
+  ZodRawShapeLike,
+  ZodSchemaLike,
 } from "./agent/sdk/types.ts";
 
 /** A query's messages as they come, and the run's end. */

@@ -248,6 +248,7 @@ export class McpConnection {
 
   async #makeTransport(sse: boolean): Promise<Transport> {
     const c = this.config;
+    if (c.transport === "sdk") return await c.open!();
     if (c.transport === "stdio") {
       return new StdioTransport({
         name: c.name,

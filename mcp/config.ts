@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import { runEnv } from "../tools/fs/run_env.ts";
 import { isAbsolute, resolve } from "node:path";
 import { mcpConfigPaths } from "../tools/fs/data_dir.ts";
@@ -27,7 +28,8 @@ export interface McpServerConfig {
   name: string;
   /** `flag`: given on the command line for this run (`--mcp-config`). */
   scope: "user" | "project" | "flag";
-  transport: "stdio" | "http";
+  /** `sdk`: a server in crab's own process (`query()`'s `createSdkMcpServer()`), reached by `open`. */
+  transport: "stdio" | "http" | "sdk";
   command?: string;
   args?: string[];
   env?: Record<string, string>;
@@ -41,6 +43,8 @@ export interface McpServerConfig {
   sse?: boolean;
   /** The file the entry came from. */
   file?: string;
+  /** An `sdk` server: starts it in this process and gives the client's end of the pair. */
+  open?: () => Promise<Transport>;
   /** A project entry that replaces a user entry of the same name keeps it here. */
   overrides?: McpServerConfig;
 }

@@ -9,15 +9,15 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startFakeModel } from "./support/fake_model.ts";
+import { startFakeModel, toolResults } from "./support/fake_model.ts";
 import { denoDir, sandbox } from "./support/cli.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
 /** A project in the sandbox's workspace with crab as a member, and the recipe copied in. */
-function project(ws: string, recipe: string): string {
+function project(ws: string, recipe: string, imports: Record<string, string> = {}): string {
   Deno.symlinkSync(ROOT, join(ws, "crab"));
-  Deno.writeTextFileSync(join(ws, "deno.json"), JSON.stringify({ workspace: ["./crab"] }));
+  Deno.writeTextFileSync(join(ws, "deno.json"), JSON.stringify({ workspace: ["./crab"], imports }));
   // crab's lock, so the project resolves what the cache holds.
   Deno.copyFileSync(join(ROOT, "deno.lock"), join(ws, "deno.lock"));
   const path = join(ws, recipe);
@@ -75,4 +75,34 @@ Deno.test("docs/recipes/fix_lint.ts prints the typed structured_output", async (
   const r = await runRecipe(s, script, fake.url);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { fixed: 2, remaining: [] });
+});
+
+Deno.test("docs/recipes/project_tool.ts gives the agent a function of the project", async () => {
+  using s = sandbox("crab-recipe-");
+  s.put(
+    "src/users.ts",
+    'export function findUser(email: string) {\n  return email === "ada@example.com" ? ' +
+      '{ name: "Ada", plan: "pro" } : undefined;\n}\n',
+  );
+  const script = project(s.ws, "project_tool.ts", { zod: "npm:zod@4.6.7" });
+  await using fake = await startFakeModel([
+    { calls: [{ name: "project__find_user", args: { email: "ada@example.com" } }] },
+    { calls: [{ name: "project__find_user", args: { email: "bob@example.com" } }] },
+    { text: "Ada is on the pro plan; Bob is not a user." },
+  ]);
+  const r = await runRecipe(s, script, fake.url);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "Ada is on the pro plan; Bob is not a user.\n");
+  assert.deepEqual(
+    [1, 2].map((i) => toolResults(fake.modelRequests()[i]).map((t) => [t.text, t.isError])),
+    [
+      [['{"name":"Ada","plan":"pro"}', false]],
+      [[
+        "Error [mcp_tool_error]: project__find_user reported an error: No user with email " +
+        '"bob@example.com"\nHint: The error comes from MCP server "project"; fix the arguments ' +
+        "it names or try another way.",
+        true,
+      ]],
+    ],
+  );
 });

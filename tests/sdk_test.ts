@@ -9,7 +9,14 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { query, type SDKMessage, type SDKResultMessage, type SDKUserMessage } from "../sdk.ts";
+import {
+  createSdkMcpServer,
+  query,
+  type SDKMessage,
+  type SDKResultMessage,
+  type SDKUserMessage,
+  tool,
+} from "../sdk.ts";
 import { startFakeModel, systemPrompt, toolResults } from "./support/fake_model.ts";
 import { sandbox } from "./support/cli.ts";
 import { until } from "./support/until.ts";
@@ -390,4 +397,51 @@ Deno.test("query()'s mcpServers starts a stdio server whose tool the model calls
   assert.deepEqual(init.mcp_servers, [{ name: "f", status: "connected" }]);
   assert.deepEqual(toolResults(fake.modelRequests()[1]).map((t) => t.text), ["over MCP"]);
   assert.deepEqual(resultOf(ms).permission_denials, []);
+});
+
+Deno.test("two query() calls on one workspace take turns for calls that change it", async () => {
+  using s = sandbox("crab-sdk-");
+  const log: string[] = [];
+  const gate = Promise.withResolvers<void>();
+  /** A server whose one tool changes the workspace (no readOnlyHint) and logs its run. */
+  const server = (name: string, timeout: number, run: () => Promise<void>) => ({
+    ...createSdkMcpServer({
+      name,
+      tools: [tool("change", "Changes the workspace", { type: "object" }, async () => {
+        log.push(`${name} start`);
+        await run();
+        log.push(`${name} end`);
+        return { content: [{ type: "text", text: `${name} changed it` }] };
+      })],
+    }),
+    timeout,
+  });
+  await using modelA = await startFakeModel([
+    { calls: [{ name: "a__change", args: {} }] },
+    { text: "a done" },
+  ]);
+  await using modelB = await startFakeModel([
+    { calls: [{ name: "b__change", args: {} }] },
+    { text: "b done" },
+  ]);
+  const run = (name: string, url: string, mcp: ReturnType<typeof server>) =>
+    all(query({
+      prompt: "change it",
+      options: {
+        cwd: s.ws,
+        env: envOf(s, url),
+        mcpServers: { [name]: mcp },
+        allowedTools: [`mcp__${name}`],
+      },
+    }));
+  const a = run("a", modelA.url, server("a", 60_000, () => gate.promise));
+  await until(() => log.includes("a start"), "a's call holds the workspace");
+  // b's call can only wait for a's: its own timeout ends the wait while a holds the gate.
+  const b = await run("b", modelB.url, server("b", 300, () => Promise.resolve()));
+  const [busy] = toolResults(modelB.modelRequests()[1]);
+  assert.match(busy.text, /^Error \[workspace_busy\]: Cannot run b__change: /);
+  gate.resolve();
+  assert.deepEqual([resultOf(await a).result, resultOf(b).result], ["a done", "b done"]);
+  assert.deepEqual(log, ["a start", "a end"]);
+  assert.deepEqual(toolResults(modelA.modelRequests()[1]).map((t) => t.text), ["a changed it"]);
 });

@@ -9,7 +9,12 @@ import { ALLOW_CLASSES, type AllowedClass } from "../../tools/policy/policy.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import { crabNameOf, DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
-import { type FlagServers, McpFlagError, readFlagConfigs } from "../../mcp/config.ts";
+import {
+  type FlagServers,
+  McpFlagError,
+  type McpServerConfig,
+  readFlagConfigs,
+} from "../../mcp/config.ts";
 import type { PermissionFlags } from "../settings/permissions.ts";
 import { UsageError } from "../settings/usage_error.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
@@ -40,6 +45,8 @@ export interface RunFlags {
   appendSystemPrompt?: string;
   /** MCP configs given on the command line (`--mcp-config`): files or JSON texts. */
   mcpConfig?: string[];
+  /** `query()`'s in-process servers (`createSdkMcpServer()`), given as `--mcp-config` ones. */
+  sdkMcpServers?: McpServerConfig[];
   /** Only the servers of {@link RunFlags.mcpConfig} (`--strict-mcp-config`). */
   strictMcpConfig?: boolean;
   /** `--permission-mode`, `--allowedTools`, `--disallowedTools`, `--settings` (and `--yolo`). */
@@ -125,10 +132,14 @@ export function chooseTools(
 
 /** The servers `--mcp-config` gives, read now: a broken one is a usage error before anything starts. */
 export function flagServers(flags: RunFlags, workspace: string): FlagServers | undefined {
-  if (!flags.mcpConfig?.length && !flags.strictMcpConfig && !flags.bare) return undefined;
+  const sdk = flags.sdkMcpServers ?? [];
+  if (!flags.mcpConfig?.length && !sdk.length && !flags.strictMcpConfig && !flags.bare) {
+    return undefined;
+  }
   try {
+    const given = readFlagConfigs(flags.mcpConfig ?? [], workspace);
     return {
-      servers: readFlagConfigs(flags.mcpConfig ?? [], workspace),
+      servers: [...given.filter((s) => !sdk.some((i) => i.name === s.name)), ...sdk],
       // A bare run starts only the servers its command line names.
       strict: flags.strictMcpConfig === true || flags.bare === true,
     };

@@ -26,24 +26,7 @@ import { printCommands } from "../print/slash.ts";
 import { checkPermissions } from "./permissions.ts";
 import { sdkServers } from "./mcp.ts";
 import { userText } from "./options.ts";
-import type { HookCallback, Options, SDKMessage, SDKUserMessage } from "./types.ts";
-
-/** Where a query's messages go, and how it is stopped. */
-export interface QueryChannel {
-  /** One message for the script. */
-  push(message: SDKMessage): void;
-  /** Set once the run started: what the returned object's methods act on. */
-  started(controls: QueryControls): void;
-}
-
-/** What the returned object's methods reach. */
-export interface QueryControls {
-  interrupt(): void;
-  setPermissionMode(mode: string): void;
-  setModel(model: string | undefined): void;
-  supportedCommands(): string[];
-  mcpServerStatus(): { name: string; status: string; error?: string }[];
-}
+import type { HookCallback, Options, QueryChannel, SDKMessage, SDKUserMessage } from "./types.ts";
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -82,6 +65,7 @@ async function runFlags(options: Options, cwd: string): Promise<RunFlags> {
     ...(options.persistSession === false && { noSessionPersistence: true }),
     ...(options.strictMcpConfig && { strictMcpConfig: true }),
     ...(mcp.config && { mcpConfig: [mcp.config] }),
+    ...(mcp.inProcess && { sdkMcpServers: mcp.inProcess }),
     permissions: {
       // As the Agent SDK: without a mode, what is not allowed is refused (or asks canUseTool).
       // `acceptOffered` is print mode's own default: no mode given at all.

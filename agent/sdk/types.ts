@@ -318,29 +318,104 @@ export interface McpRemoteServerConfig {
   headers?: Record<string, string>;
 }
 
+/**
+ * A zod 4 schema, as far as crab's types need one: what it parses to. Crab
+ * never imports zod for its types; a zod 3 schema (no `_zod`) does not fit.
+ */
+export interface ZodSchemaLike {
+  /** The parsed value's type. */
+  readonly _output: unknown;
+  /** zod 4's internals: their presence tells a zod 4 schema from a zod 3 one. */
+  readonly _zod: unknown;
+}
+
+/** A zod 4 raw shape, as `tool()` takes it: `{ a: z.number(), b: z.number() }`. */
+export type ZodRawShapeLike = { readonly [key: string]: ZodSchemaLike };
+
+/** The arguments a zod raw shape parses to. */
+export type InferShape<S extends ZodRawShapeLike> = { [K in keyof S]: S[K]["_output"] };
+
+/** A tool's input as plain JSON Schema: an object schema, given as is. */
+export interface JsonSchemaObject {
+  /** MCP's tool inputs are objects. */
+  type: "object";
+  /** Each argument's schema. */
+  properties?: { [key: string]: JsonValue };
+  /** The arguments the model must give. */
+  required?: string[];
+  /** Any other JSON Schema keyword, passed to the model as is. */
+  [key: string]: JsonValue | undefined;
+}
+
+/** What an in-process tool's handler is given, by its input schema. */
+export type ToolArgs<S> = S extends ZodRawShapeLike ? InferShape<S> : Record<string, unknown>;
+
+/** Hints about a tool for the client (MCP's tool annotations); crab reads `readOnlyHint`. */
+export interface ToolAnnotations {
+  /** A name for people. */
+  title?: string;
+  /** The tool changes nothing: crab runs it beside other calls, without the workspace's turn. */
+  readOnlyHint?: boolean;
+  /** The tool may destroy data (passed on; crab's rules decide). */
+  destructiveHint?: boolean;
+  /** Calling it twice does what calling it once does (passed on). */
+  idempotentHint?: boolean;
+  /** The tool reaches the world outside (passed on). */
+  openWorldHint?: boolean;
+}
+
 /** A tool of an in-process MCP server (`tool()`). */
-export interface SdkMcpToolDefinition {
+export interface SdkMcpToolDefinition<
+  S extends ZodRawShapeLike | JsonSchemaObject = ZodRawShapeLike | JsonSchemaObject,
+> {
+  /** The tool's name on its server: `<server>__<name>` to the model. */
   name: string;
+  /** What the model reads about the tool. */
   description: string;
-  /** The input's JSON Schema (made from a zod shape, or given as is). */
-  inputSchema: Record<string, unknown>;
-  handler: (args: Record<string, unknown>, extra: unknown) => Promise<CallToolResult>;
+  /** A zod 4 raw shape (arguments checked with it), or plain JSON Schema. */
+  inputSchema: S;
+  /** Hints for crab: `readOnlyHint` lets the tool run beside changing calls. */
+  annotations?: ToolAnnotations;
+  /**
+   * Runs the call in the script's process, with the script's permissions;
+   * `extra` is MCP's request context (its `signal` aborts with the call). A
+   * throw becomes a tool error the model reads.
+   */
+  handler(args: ToolArgs<S>, extra: unknown): Promise<CallToolResult>;
 }
 
 /** What an MCP tool returns. */
 export interface CallToolResult {
+  /** What the model reads: text, and images, audio or resources shown by their kind and size. */
   content: (
     | { type: "text"; text: string }
     | { type: "image"; data: string; mimeType: string }
+    | { type: "audio"; data: string; mimeType: string }
+    | {
+      type: "resource";
+      resource: { uri: string; mimeType?: string; text?: string; blob?: string };
+    }
+    | { type: "resource_link"; uri: string; name: string; mimeType?: string }
   )[];
+  /** Typed content, given to the model as JSON when there is no text block. */
+  structuredContent?: { [key: string]: JsonValue };
+  /** The call failed: the content is the error the model reads. */
   isError?: boolean;
 }
 
 /** An MCP server in the script's own process (`createSdkMcpServer()`). */
 export interface McpSdkServerConfig {
+  /** A server in this process. */
   type: "sdk";
+  /** The server's name (its key in `mcpServers` is what rules and the model use). */
   name: string;
+  /** The server's version, told to crab's MCP client. */
   version: string;
+  /** What the server tells the model in `initialize`. */
+  instructions?: string;
+  /** Longest a call of its tools may take, in ms, waiting for the workspace included (60 s). */
+  timeout?: number;
+  /** The tools, from `tool()`. */
   tools: SdkMcpToolDefinition[];
 }
 
@@ -424,4 +499,21 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
   mcpServerStatus(): Promise<{ name: string; status: string; error?: string }[]>;
   /** Ends the run now: what runs is stopped, the iterator ends. */
   close(): void;
+}
+
+/** Where a query's messages go, and how it is stopped. */
+export interface QueryChannel {
+  /** One message for the script. */
+  push(message: SDKMessage): void;
+  /** Set once the run started: what the returned object's methods act on. */
+  started(controls: QueryControls): void;
+}
+
+/** What the returned object's methods reach (crab's own, not exported by `sdk.ts`). */
+export interface QueryControls {
+  interrupt(): void;
+  setPermissionMode(mode: string): void;
+  setModel(model: string | undefined): void;
+  supportedCommands(): string[];
+  mcpServerStatus(): { name: string; status: string; error?: string }[];
 }

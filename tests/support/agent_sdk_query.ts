@@ -5,12 +5,17 @@
  * argument; each SDK message and each `canUseTool` question is printed as one
  * JSON line (`{"message"}`, `{"asked"}`), and a failure as `{"error"}` (exit 1).
  *
- * Run: `deno run -A --config deno.json tests/support/agent_sdk_query.ts JSON`
+ * Run: `deno run -A --config deno.json tests/support/agent_sdk_query.ts JSON`,
+ * or from a test with {@link runAgentSdk}.
  *
  * @module
  */
 
+import { join } from "node:path";
 import { type PermissionResult, query } from "@anthropic-ai/claude-agent-sdk";
+import { MAIN } from "./cli.ts";
+import { RUN_CACHED } from "./mcp_servers.ts";
+import { presetFlags } from "../../tools/host/capabilities.ts";
 
 /** What the test asks for. */
 export interface SdkQuery {
@@ -24,6 +29,37 @@ export interface SdkQuery {
   answers: PermissionResult[];
   /** More of query()'s options, as JSON: `permissionMode`, `settingSources`, ... */
   options?: Record<string, unknown>;
+}
+
+/** An executable in `dir` that runs this checkout's crab, as the SDK wants a command. */
+export function crabCommand(dir: string): string {
+  const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+  const path = join(dir, "crab");
+  const words = [Deno.execPath(), "run", ...presetFlags("full"), MAIN].map(quote).join(" ");
+  Deno.writeTextFileSync(path, `#!/bin/sh\nexec ${words} "$@"\n`);
+  Deno.chmodSync(path, 0o755);
+  return path;
+}
+
+/** One line the driver printed. */
+// deno-lint-ignore no-explicit-any
+export type Line = { message?: any; asked?: any; error?: string };
+
+/** Runs the driver on `config` in a process of its own; its lines and stderr. */
+export async function runAgentSdk(
+  config: SdkQuery,
+): Promise<{ code: number; lines: Line[]; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [...RUN_CACHED, new URL(import.meta.url).pathname, JSON.stringify(config)],
+    env: config.env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  const lines = text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Line);
+  return { code: out.code, lines, stderr: new TextDecoder().decode(out.stderr) };
 }
 
 const print = (line: unknown) => console.log(JSON.stringify(line));

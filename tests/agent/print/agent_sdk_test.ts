@@ -11,41 +11,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
-import { MAIN, sandbox } from "../../support/cli.ts";
-import { fake as fakeServer, RUN_CACHED } from "../../support/mcp_servers.ts";
-import { presetFlags } from "../../../tools/host/capabilities.ts";
-import type { SdkQuery } from "../../support/agent_sdk_query.ts";
-
-const DRIVER = new URL("../../support/agent_sdk_query.ts", import.meta.url).pathname;
-
-/** An executable that runs this checkout's crab, as the SDK wants a command. */
-function crabCommand(dir: string): string {
-  const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
-  const path = join(dir, "crab");
-  const words = [Deno.execPath(), "run", ...presetFlags("full"), MAIN].map(quote).join(" ");
-  Deno.writeTextFileSync(path, `#!/bin/sh\nexec ${words} "$@"\n`);
-  Deno.chmodSync(path, 0o755);
-  return path;
-}
-
-// deno-lint-ignore no-explicit-any
-type Line = { message?: any; asked?: any; error?: string };
-
-async function runQuery(
-  config: SdkQuery,
-): Promise<{ code: number; lines: Line[]; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [...RUN_CACHED, DRIVER, JSON.stringify(config)],
-    env: config.env,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  const lines = text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Line);
-  return { code: out.code, lines, stderr: new TextDecoder().decode(out.stderr) };
-}
+import { sandbox } from "../../support/cli.ts";
+import { fake as fakeServer } from "../../support/mcp_servers.ts";
+import { crabCommand, runAgentSdk as runQuery } from "../../support/agent_sdk_query.ts";
 
 Deno.test("the Agent SDK's query() runs crab with canUseTool and a stdio MCP server", async () => {
   using s = sandbox();
