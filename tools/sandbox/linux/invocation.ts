@@ -139,10 +139,14 @@ export function domainPlan(
 ): DomainPlan | undefined {
   if (policy.net) return undefined;
   const lists = () => withFetchRules(policy.domains, policy.rules ?? []);
+  const off = lists().allow.length === 0;
+  // A build without network (its Deno flags give none) has no proxy to run: with nothing
+  // allowed, its calls have no network, as before a proxy ran for that case.
+  if (off && !mayListen()) return undefined;
   const ask = policy.askHost;
   return {
     lists,
-    off: lists().allow.length === 0,
+    off,
     ...(ask && {
       ask: (host: string, signal: AbortSignal) => {
         const answer = ask(host, signal);
@@ -151,6 +155,15 @@ export function domainPlan(
       },
     }),
   };
+}
+
+/** Whether this process may open the proxy's sockets (Deno's net permission). */
+function mayListen(): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "net" }).state === "granted";
+  } catch {
+    return false;
+  }
 }
 
 /** Starts a call's proxies with `start`; a failure is the call's `sandbox_failed`. */
