@@ -655,6 +655,8 @@ class RunSession {
     const agent = this.#agent!;
     const policy = this.policy;
     const hookConfig = settings.hooks();
+    // How many exchanges a resumed session shows (`resumeExchanges`).
+    const exchanges = settings.crab().settings.resumeExchanges ?? RESUME_EXCHANGES;
     // deno-lint-ignore no-this-alias
     const run = this;
     let finished = false;
@@ -694,7 +696,7 @@ class RunSession {
         session.files.clear();
         run.sessionId = id;
         run.#transcript = run.#transcriptFile(id, stored);
-        return lastExchange(stored);
+        return lastExchange(stored, exchanges);
       },
       agent,
       provider,
@@ -706,7 +708,7 @@ class RunSession {
       runId,
       settings: settings.crab().settings,
       sandbox,
-      resumed: lastExchange(this.#messages),
+      resumed: lastExchange(this.#messages, exchanges),
       hooks: {
         active: hookConfig.hooks,
         untrusted: hookConfig.untrusted,
@@ -768,7 +770,7 @@ export function repairTranscript(messages: Message[]): Message[] {
   return out;
 }
 
-/** Exchanges (a prompt and what followed) a resumed session shows. */
+/** Exchanges (a prompt and what followed) a resumed session shows, unless `resumeExchanges` says. */
 const RESUME_EXCHANGES = 3;
 
 /** The last `count` user prompts and everything after them. */

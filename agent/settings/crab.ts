@@ -48,6 +48,8 @@ export interface CrabSettings {
   maxTurns?: number;
   /** The model's context window in tokens, when crab does not know it. */
   contextWindow?: number;
+  /** How many exchanges (a prompt and what followed) the REPL shows of a resumed session. */
+  resumeExchanges?: number;
   /** The model takes images (over crab's table of models, `agent/providers/media.ts`). */
   images?: boolean;
   /** The model takes PDFs as documents (Anthropic's API only). */
@@ -95,6 +97,7 @@ const KINDS: Record<keyof CrabSettings, FieldKind> = {
   allow: STRINGS,
   maxTurns: POSITIVE_INT,
   contextWindow: POSITIVE_INT,
+  resumeExchanges: POSITIVE_INT,
   images: BOOLEAN,
   pdf: BOOLEAN,
   telemetry: BOOLEAN,

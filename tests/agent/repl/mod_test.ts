@@ -204,6 +204,25 @@ Deno.test("repl: Ctrl-C at the approval prompt refuses the call and ends the tur
   assert.match(results[0].text, /refused/);
 });
 
+Deno.test("repl: resumeExchanges in the user config sets how many exchanges a resumed session shows", async () => {
+  using s = sandbox();
+  Deno.mkdirSync(join(s.config, "crab"));
+  Deno.writeTextFileSync(
+    join(s.config, "crab", "config.json"),
+    JSON.stringify({ resumeExchanges: 1 }),
+  );
+  await using fake = await startFakeModel([{ text: "The answer is 42." }, { text: "It is 84." }]);
+  const base = ["--provider", "anthropic", "--base-url", fake.baseUrlFor("anthropic")];
+  const env = { env: { ANTHROPIC_API_KEY: "k" } };
+  assert.equal((await s.crab([...base, "-p", "what is it?"], env)).code, 0);
+  assert.equal((await s.crab([...base, "-c", "-p", "and twice?"], env)).code, 0);
+  await using t = await replAgainst(s, fake, ["--continue"]);
+  const screen = await t.waitFor(
+    /resumed session: the last exchanges[^]*› and twice\?\nIt is 84\.[^]*› $/m,
+  );
+  assert.doesNotMatch(screen, /what is it\?/);
+});
+
 Deno.test("repl: --continue shows the last exchanges, counts the conversation's tokens, and exit says how to resume", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([
