@@ -12,7 +12,7 @@
  */
 
 import { join } from "node:path";
-import { type PermissionResult, query } from "@anthropic-ai/claude-agent-sdk";
+import type { PermissionResult } from "@anthropic-ai/claude-agent-sdk";
 import { MAIN } from "./cli.ts";
 import { RUN_CACHED } from "./mcp_servers.ts";
 import { presetFlags } from "../../tools/host/capabilities.ts";
@@ -65,6 +65,9 @@ export async function runAgentSdk(
 const print = (line: unknown) => console.log(JSON.stringify(line));
 
 if (import.meta.main) {
+  // Loaded here only: the SDK reads the home directory as it loads, which a test process
+  // importing the helpers above is not allowed to.
+  const { query } = await import("@anthropic-ai/claude-agent-sdk");
   const config = JSON.parse(Deno.args[0]) as SdkQuery;
   let asked = 0;
   try {
