@@ -129,15 +129,32 @@ export function sandbox(prefix = "crab-cli-", options: SandboxOptions = {}): San
     },
     [Symbol.dispose]() {
       try {
-        Deno.removeSync(root, { recursive: true });
+        removeAll(root);
       } catch (e) {
         if (!(e instanceof Deno.errors.PermissionDenied)) throw e;
         // The sandbox's unreadable directory (mode 000): only root removes it as it is.
         new Deno.Command("chmod", { args: ["-R", "u+rwx", root] }).outputSync();
-        Deno.removeSync(root, { recursive: true });
+        removeAll(root);
       }
     },
   };
+}
+
+/**
+ * Removes `dir` whole. A process crab started may still be ending (a sandbox's
+ * keeper tidying its folder) and add an entry while the folder is emptied:
+ * that is tried again, a bounded number of times, 50 ms apart.
+ */
+function removeAll(dir: string): void {
+  for (let tries = 1;; tries++) {
+    try {
+      return Deno.removeSync(dir, { recursive: true });
+    } catch (e) {
+      const notEmpty = e instanceof Error && /Directory not empty/.test(e.message);
+      if (!notEmpty || tries === 20) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
 }
 
 /**
