@@ -19,26 +19,12 @@ import {
 } from "../sdk.ts";
 import { startFakeModel, systemPrompt, toolResults } from "./support/fake_model.ts";
 import { sandbox } from "./support/cli.ts";
+import { all, envOf, resultOf } from "./support/sdk.ts";
 import { until } from "./support/until.ts";
 import { fake as fakeServer } from "./support/mcp_servers.ts";
 
-type Sandbox = ReturnType<typeof sandbox>;
-
-/** The run's environment: the sandbox's, and the fake model as Anthropic's API. */
-function envOf(s: Sandbox, url: string): Record<string, string> {
-  return { ...s.env, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: url };
-}
-
-async function all(q: AsyncIterable<SDKMessage>): Promise<SDKMessage[]> {
-  const out: SDKMessage[] = [];
-  for await (const m of q) out.push(m);
-  return out;
-}
-
 const kinds = (ms: SDKMessage[]) =>
   ms.map((m) => "subtype" in m && m.type !== "result" ? `${m.type}/${m.subtype}` : m.type);
-
-const resultOf = (ms: SDKMessage[]) => ms.at(-1) as SDKResultMessage;
 
 Deno.test("query() answers a prompt in this process with init, assistant and result", async () => {
   using s = sandbox("crab-sdk-");

@@ -353,6 +353,8 @@ Deno.test("repl: /rewind drops the rewound messages from the transcript file too
   const [name] = [...Deno.readDirSync(join(s.home, "transcripts"))].map((e) => e.name);
   const path = join(s.home, "transcripts", name);
   const texts = () => linesOf(path).map((l) => (l.message.content as { text: string }[])[0].text);
+  // The answer shows before its line is in the file.
+  await until(() => texts().length >= 4, "the transcript has both exchanges");
   assert.deepEqual(texts(), ["first", "one", "second", "two"]);
   await submit(t, "/rewind");
   await t.waitFor("rewind to before prompt number");

@@ -10,30 +10,10 @@
 import assert from "node:assert/strict";
 import { fileURLToPath as fromFileUrl, pathToFileURL as toFileUrl } from "node:url";
 import { z } from "zod";
-import {
-  createSdkMcpServer,
-  query,
-  type SDKMessage,
-  type SDKResultMessage,
-  type SDKSystemInitMessage,
-  tool,
-} from "../../../sdk.ts";
+import { createSdkMcpServer, query, type SDKSystemInitMessage, tool } from "../../../sdk.ts";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
-
-type Sandbox = ReturnType<typeof sandbox>;
-
-function envOf(s: Sandbox, url: string): Record<string, string> {
-  return { ...s.env, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: url };
-}
-
-async function all(q: AsyncIterable<SDKMessage>): Promise<SDKMessage[]> {
-  const out: SDKMessage[] = [];
-  for await (const m of q) out.push(m);
-  return out;
-}
-
-const resultOf = (ms: SDKMessage[]) => ms.at(-1) as SDKResultMessage;
+import { all, envOf, resultOf } from "../../support/sdk.ts";
 
 /** A calculator whose `add` records what it was called with. */
 function calc(calls: unknown[] = []) {
