@@ -14,6 +14,8 @@ import { join } from "node:path";
 import { startFakeModel } from "../../support/fake_model.ts";
 import { printAgainst, type Sandbox, sandbox } from "../../support/cli.ts";
 import { killProcessGroup } from "../../../tools/host/processes.ts";
+import { on, userHooks } from "../../support/hooks.ts";
+import { fake as fakeServer } from "../../support/mcp_servers.ts";
 
 /** How long Chromium may take to open one page before it is killed. */
 const CHROMIUM_TIMEOUT_MS = 60_000;
@@ -120,4 +122,58 @@ Deno.test("a report's HTML makes no request for the markup, links and escapes a 
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("crab report's HTML of a whole run opens in Chromium: files, commands, refusals, hooks and MCP calls", async () => {
+  using s = sandbox();
+  s.put("notes.txt", "one\n");
+  userHooks(s, on("PreToolUse", "Bash", "true"));
+  const server = fakeServer("f");
+  const config = JSON.stringify({
+    mcpServers: { f: { command: server.command, args: server.args } },
+  });
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: "notes.txt" } }] },
+    { calls: [{ name: "edit", args: { path: "notes.txt", edits: [{ old: "one", new: "two" }] } }] },
+    { calls: [{ name: "bash", args: { command: "echo made > made.txt; echo x > /etc/x" } }] },
+    { calls: [{ name: "bash", args: { command: "rm -f notes.txt" } }] },
+    { calls: [{ name: "f__echo", args: { text: "over MCP" } }] },
+    { text: "Done." },
+  ]);
+  const r = await printAgainst(s, fake, [
+    "--output-format",
+    "json",
+    "--mcp-config",
+    config,
+    "--disallowedTools",
+    "Bash(rm:*)",
+    "--permission-mode",
+    "bypassPermissions",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const run = JSON.parse(r.stdout).run_id;
+  const html = await s.crab(["report", run, "--format", "html"]);
+  assert.equal(html.code, 0, html.stderr);
+  const file = join(s.root, "run.html");
+  Deno.writeTextFileSync(file, html.stdout);
+  const png = join(s.root, "run.png");
+  await chromium(file, `--screenshot=${png}`, s.root);
+  assert.ok(Deno.readFileSync(png).length > 1000);
+  const dom = await chromium(file, "--dump-dom", s.root);
+  assert.match(
+    dom,
+    /<p id="summary"><strong>Summary:<\/strong> 2 file\(s\) changed, 2 command\(s\), 1 failure\(s\), 2 refusal\(s\), 5 tool call\(s\)\.<\/p>/,
+  );
+  // The files with their change, the command that ran, both refusals with their layers.
+  assert.match(dom, /<td>notes\.txt<\/td><td>modified<\/td><td>\+1 -1<\/td><td>[^<]+:2<\/td>/);
+  assert.match(dom, /<td>made\.txt<\/td><td>added<\/td>/);
+  assert.match(dom, /echo made &gt; made\.txt; echo x &gt; \/etc\/x/);
+  assert.match(dom, /<td>bash<\/td><td>sandbox-fs<\/td><td>\/etc\/x<\/td>/);
+  assert.match(
+    dom,
+    /<td>rule<\/td><td>rm -f notes\.txt<\/td><td>Bash\(rm:\*\)<\/td><td>command line/,
+  );
+  // The hook that ran and the MCP call.
+  assert.match(dom, /<h2>Hooks<\/h2>[^]*PreToolUse[^]*<h2>MCP calls<\/h2>/);
+  assert.match(dom, /<h2>MCP calls<\/h2>[^]*<td>f<\/td><td>echo<\/td><td>ok<\/td>/);
 });
