@@ -59,6 +59,33 @@ function schemaKind(schema: Record<string, unknown>): "zod" | "zod3" | "json" {
   return "json";
 }
 
+/**
+ * The arguments' problems against a tool's JSON Schema, one line each (none:
+ * valid), so a handler never gets what its schema refuses. ajv is loaded only
+ * for such a tool.
+ */
+async function jsonValidator(
+  schema: Record<string, unknown>,
+  where: string,
+): Promise<(args: Record<string, unknown>) => string[]> {
+  const { Ajv } = (await import("ajv")).default;
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  let validate: ReturnType<typeof ajv.compile>;
+  try {
+    validate = ajv.compile(schema);
+  } catch (e) {
+    throw new UsageError(
+      `Cannot use ${where}: its JSON Schema does not compile (${(e as Error).message})`,
+    );
+  }
+  return (args) =>
+    validate(args)
+      ? []
+      : (validate.errors ?? []).map((e) =>
+        `✖ ${e.instancePath || "(arguments)"}: ${e.message ?? e.keyword}`
+      );
+}
+
 async function readyTools(server: string, config: McpSdkServerConfig): Promise<ReadyTool[]> {
   let zod: Zod | undefined;
   const out: ReadyTool[] = [];
@@ -83,10 +110,17 @@ async function readyTools(server: string, config: McpSdkServerConfig): Promise<R
       handler,
     };
     if (kind === "json") {
+      const inputSchema = { type: "object", ...schema };
+      const validate = await jsonValidator(inputSchema, where);
       out.push({
         ...common,
-        inputSchema: { type: "object", ...schema },
-        parse: (args) => ({ args }),
+        inputSchema,
+        parse: (args) => {
+          const problems = validate(args);
+          return problems.length
+            ? { error: `Invalid arguments for ${def.name}:\n${problems.join("\n")}` }
+            : { args };
+        },
       });
       continue;
     }

@@ -174,12 +174,14 @@ Deno.test("query() checks an in-process tool's arguments against its zod shape",
   );
 });
 
-Deno.test("query() takes an in-process tool's input schema as plain JSON Schema", async () => {
+Deno.test("query() takes an in-process tool's input schema as plain JSON Schema, and checks it", async () => {
   using s = sandbox("crab-sdk-mcp-");
   await using fake = await startFakeModel([
+    { calls: [{ name: "greet__hello", args: { who: 7 } }] },
     { calls: [{ name: "greet__hello", args: { who: "crab" } }] },
     { text: "greeted" },
   ]);
+  const seen: unknown[] = [];
   const greet = createSdkMcpServer({
     name: "greet",
     tools: [
@@ -187,8 +189,12 @@ Deno.test("query() takes an in-process tool's input schema as plain JSON Schema"
         "hello",
         "Greets someone",
         { type: "object", properties: { who: { type: "string" } }, required: ["who"] },
-        (args) =>
-          Promise.resolve({ content: [{ type: "text", text: `hello, ${String(args.who)}` }] }),
+        (args) => {
+          seen.push(args);
+          return Promise.resolve({
+            content: [{ type: "text", text: `hello, ${String(args.who)}` }],
+          });
+        },
       ),
     ],
   });
@@ -201,7 +207,13 @@ Deno.test("query() takes an in-process tool's input schema as plain JSON Schema"
       allowedTools: ["mcp__greet"],
     },
   }));
-  assert.deepEqual(toolResults(fake.modelRequests()[1]).map((t) => t.text), ["hello, crab"]);
+  // The schema refused a number before the handler saw it; the string went through.
+  assert.match(
+    toolResults(fake.modelRequests()[1])[0].text,
+    /^Error \[mcp_tool_error\]: greet__hello reported an error: Invalid arguments for hello:\n✖ \/who: must be string/,
+  );
+  assert.deepEqual(toolResults(fake.modelRequests()[2]).map((t) => t.text), ["hello, crab"]);
+  assert.deepEqual(seen, [{ who: "crab" }]);
 });
 
 /** Every module `entry` loads when imported: static imports and re-exports, not types. */
