@@ -106,3 +106,56 @@ Deno.test("docs/recipes/project_tool.ts gives the agent a function of the projec
     ],
   );
 });
+
+Deno.test("docs/recipes/review.yml: its steps run deno task review as the project's deno.json says", async () => {
+  using s = sandbox("crab-recipe-");
+  s.put("app.ts", "export const x = 1;\n");
+  const script = project(s.ws, "review.ts");
+  const yml = Deno.readTextFileSync(join(ROOT, "docs/recipes/review.yml"));
+  // The deno.json the workflow's comment gives: the workspace member and the task.
+  const task = /"review": "([^"]+)"/.exec(yml)![1];
+  Deno.writeTextFileSync(
+    join(s.ws, "deno.json"),
+    JSON.stringify({ workspace: ["./crab"], tasks: { review: task } }),
+  );
+  const { parse } = await import("yaml");
+  const flow = parse(yml) as {
+    on: Record<string, unknown>;
+    permissions: Record<string, string>;
+    jobs: { review: { steps: { run?: string; uses?: string; with?: Record<string, unknown> }[] } };
+  };
+  assert.deepEqual(Object.keys(flow.on).sort(), ["push", "workflow_dispatch"]);
+  assert.deepEqual(flow.permissions, { contents: "read" });
+  const steps = flow.jobs.review.steps;
+  const runs = steps.flatMap((step) => step.run ? [step.run] : []);
+  assert.deepEqual(runs, ["deno task review"]);
+  assert.equal(
+    steps.find((step) => step.uses?.startsWith("actions/checkout"))?.with?.["persist-credentials"],
+    false,
+  );
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: "app.ts" } }] },
+    { text: "Looks fine." },
+  ]);
+  for (const run of runs) {
+    const out = await new Deno.Command("bash", {
+      args: ["-c", run],
+      cwd: s.ws,
+      env: {
+        ...s.env,
+        PATH: `${join(Deno.execPath(), "..")}:${s.env.PATH}`,
+        DENO_DIR: denoDir(),
+        DENO_NO_UPDATE_CHECK: "1",
+        ANTHROPIC_API_KEY: "test-key",
+        ANTHROPIC_BASE_URL: fake.url,
+      },
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  }
+  assert.equal(Deno.readTextFileSync(join(s.ws, "REVIEW.md")), "Looks fine.\n");
+  assert.ok(script.endsWith("review.ts"));
+});
