@@ -52,6 +52,7 @@ export type {
   PermissionRuleValue,
   PermissionUpdate,
   Query,
+  ResultBase,
   SDKAssistantMessage,
   SDKInformationalMessage,
   SdkMcpToolDefinition,

@@ -35,42 +35,63 @@ export type SettingSource = "user" | "project" | "local";
 
 /** A text block of a message. */
 export interface TextBlock {
+  /** The block's kind. */
   type: "text";
+  /** The text. */
   text: string;
+  /** The Messages API's citations: `null` on crab's messages, which cite nothing. */
   citations?: null;
 }
 
 /** A tool call of the model: `name` is the name the model sees (`bash`, `f__echo`). */
 export interface ToolUseBlock {
+  /** The block's kind. */
   type: "tool_use";
+  /** The call's id: its result's `tool_use_id`. */
   id: string;
+  /** The tool's name as the model called it: crab's (`read`, `server__tool`), not Claude Code's. */
   name: string;
+  /** The arguments as the model gave them, in crab's shape (`path`, not `file_path`). */
   input: Record<string, unknown>;
 }
 
 /** A tool's result, sent back to the model. */
 export interface ToolResultBlock {
+  /** The block's kind. */
   type: "tool_result";
+  /** The `id` of the `tool_use` block this result answers. */
   tool_use_id: string;
+  /** What the model reads. */
   content: string;
+  /** The call failed, or its command exited non-zero. */
   is_error: boolean;
 }
 
 /** Token counts, in the Messages API's `usage` shape. */
 export interface Usage {
+  /** Tokens of the prompt; crab counts cached prompt tokens here too. */
   input_tokens: number;
+  /** Tokens of the answer. */
   output_tokens: number;
+  /** Always 0 from crab: cached prompt tokens are in `input_tokens`. */
   cache_creation_input_tokens: number;
+  /** Always 0 from crab: cached prompt tokens are in `input_tokens`. */
   cache_read_input_tokens: number;
+  /** The Messages API's other fields (`service_tier`, `server_tool_use`, ...). */
   [key: string]: unknown;
 }
 
 /** A user message a script sends (streaming input): its text blocks are the prompt. */
 export interface SDKUserMessage {
+  /** The message's kind. */
   type: "user";
+  /** The message: its text, or its blocks (a tool's result, on crab's messages). */
   message: { role: "user"; content: string | (TextBlock | ToolResultBlock)[] };
+  /** The subagent call the message belongs to: `null` from crab, which has no subagents. */
   parent_tool_use_id: string | null;
+  /** The session's id: always set on crab's messages; a script may leave it out. */
   session_id?: string;
+  /** The message's own id: always set on crab's messages; a script may leave it out. */
   uuid?: string;
   /** crab's facts about a tool call, on a tool result's message. */
   tool_use_result?: unknown;
@@ -78,52 +99,93 @@ export interface SDKUserMessage {
 
 /** The first message: the session, the model, the tools (Claude Code's names), the servers. */
 export interface SDKSystemInitMessage {
+  /** The message's kind. */
   type: "system";
+  /** The system message's kind. */
   subtype: "init";
+  /** The workspace, absolute. */
   cwd: string;
+  /** The session's id. */
   session_id: string;
+  /** The tools offered, by Claude Code's names (`Read`, `Bash`, `mcp__server__tool`). */
   tools: string[];
+  /** The MCP servers of the run, each with its state (`connected`, `failed`, ...). */
   mcp_servers: { name: string; status: string }[];
+  /** The model the run asks. */
   model: string;
+  /** The permission mode in force, by name (one of {@link PermissionMode}). */
   permissionMode: string;
+  /** `ANTHROPIC_API_KEY` when the `anthropic` provider has that variable, `none` otherwise. */
   apiKeySource: string;
+  /** The slash commands a prompt may start with, without the slash. */
   slash_commands: string[];
+  /** Always `default`: crab has no output styles. */
   output_style: string;
+  /** The message's own id. */
   uuid: string;
   /** crab's names of the tools, beside Claude Code's in `tools`. */
   crab_tools: string[];
+  /** crab's id of the run, for `crab metrics RUN`. */
   run_id: string;
+  /** crab's provider of the model (`anthropic`, ...). */
   provider: string;
+  /** The sandbox mode bash runs in: `workspace-write`, `read-only` or `danger-full-access`. */
   sandbox: string;
+  /** crab's version. */
   crab_version: string;
+  /**
+   * Where the permission mode comes from, as `crab -p` names it:
+   * `--permission-mode` (what `permissionMode` sets), a settings file, or
+   * `print mode` (for `acceptOffered`).
+   */
   permission_mode_source: string;
 }
 
 /** What the run is doing: `requesting` a model answer, `compacting`, or done (`null`). */
 export interface SDKStatusMessage {
+  /** The message's kind. */
   type: "system";
+  /** The system message's kind. */
   subtype: "status";
+  /** `requesting` before a model request, `compacting` as compaction starts, `null` once it ended. */
   status: "requesting" | "compacting" | null;
+  /** How compaction ended, on the `null` status that follows it. */
   compact_result?: "success" | "failed";
+  /** Why compaction failed, with `compact_result: "failed"`. */
   compact_error?: string;
+  /** The session's id. */
   session_id: string;
+  /** The message's own id. */
   uuid: string;
 }
 
 /** Something the user should know during a run (a retry, trimmed context, a refused prompt). */
 export interface SDKInformationalMessage {
+  /** The message's kind. */
   type: "system";
+  /** The system message's kind. */
   subtype: "informational";
+  /** What the user should know. */
   content: string;
+  /** `warning` for a prompt a `UserPromptSubmit` hook refused, `notice` for the rest. */
   level: "notice" | "warning";
+  /** `true` when the prompt was refused and does not go to the model. */
   prevent_continuation?: boolean;
+  /** The session's id. */
   session_id: string;
+  /** The message's own id. */
   uuid: string;
 }
 
 /** One block of the model's answer (Claude Code sends one message per block). */
 export interface SDKAssistantMessage {
+  /** The message's kind. */
   type: "assistant";
+  /**
+   * The model's response in the Messages API's shape, holding one block; the
+   * messages of one response share its `id`. On crab's message telling of an
+   * API error, `model` is `<synthetic>`.
+   */
   message: {
     id: string;
     type: "message";
@@ -134,8 +196,11 @@ export interface SDKAssistantMessage {
     stop_sequence: string | null;
     usage: Usage;
   };
+  /** The subagent call the message belongs to: always `null`, crab has no subagents. */
   parent_tool_use_id: null;
+  /** The session's id. */
   session_id: string;
+  /** The message's own id. */
   uuid: string;
   /** Set on crab's own message telling of a model API error (`rate_limit`, `overloaded`, ...). */
   error?: string;
@@ -143,45 +208,78 @@ export interface SDKAssistantMessage {
 
 /** One event of the model's streamed answer (`includePartialMessages`). */
 export interface SDKPartialAssistantMessage {
+  /** The message's kind. */
   type: "stream_event";
+  /**
+   * A Messages API stream event (`message_start`, `content_block_delta`, ...);
+   * a tool call's arguments come whole, in one `input_json_delta`.
+   */
   event: { type: string; [key: string]: unknown };
+  /** The subagent call the event belongs to: always `null`, crab has no subagents. */
   parent_tool_use_id: null;
+  /** The session's id. */
   session_id: string;
+  /** The message's own id. */
   uuid: string;
 }
 
 /** A call that was refused, in Claude Code's names and input shapes, with crab's reasons. */
 export interface SDKPermissionDenial {
+  /** The tool by Claude Code's name (`Bash`, `Edit`, `mcp__server__tool`). */
   tool_name: string;
+  /** The id of the refused call's `tool_use` block. */
   tool_use_id: string;
+  /** The arguments in Claude Code's shape (`file_path` absolute). */
   tool_input: Record<string, unknown>;
+  /** crab's: the message the model got. */
   reason: string;
+  /** crab's: the rule that refused, when a rule did (`Bash(rm:*)`). */
   rule?: string;
+  /** crab's: where that rule is written. */
   rule_source?: string;
+  /** crab's: a host its proxy refused to a command the call ran (the call itself ran). */
   host?: string;
+  /** crab's name of the tool (the model's), beside Claude Code's in `tool_name`. */
   crab_tool_name: string;
+  /** The arguments as the model gave them, beside Claude Code's shape in `tool_input`. */
   crab_tool_input: Record<string, unknown>;
 }
 
 /** What the result of a prompt has, whatever its subtype. */
-interface ResultBase {
+export interface ResultBase {
+  /** The message's kind. */
   type: "result";
+  /** The prompt did not end well (a model API error too, though its subtype is `success`). */
   is_error: boolean;
+  /** How long the prompt took, in milliseconds. */
   duration_ms: number;
+  /** The milliseconds of `duration_ms` not spent running tools. */
   duration_api_ms: number;
+  /** The model turns the prompt took. */
   num_turns: number;
+  /** `end_turn` when the prompt ended well, `null` otherwise. */
   stop_reason: string | null;
+  /** The session's id. */
   session_id: string;
+  /** Estimated cost in US dollars, at list prices (0 for a model crab has no price for). */
   total_cost_usd: number;
+  /** Tokens used. */
   usage: Usage;
+  /** Each model asked, by name: its tokens and estimated cost (`inputTokens`, `costUSD`, ...). */
   modelUsage: Record<string, unknown>;
+  /** Every call that was refused. */
   permission_denials: SDKPermissionDenial[];
+  /** The message's own id. */
   uuid: string;
   /** crab's status of the prompt: `ok`, `aborted`, `max_turns`, `provider_error`, ... */
   status: string;
+  /** crab's id of the run, for `crab metrics RUN`. */
   run_id: string;
+  /** The model the run asked. */
   model: string;
+  /** crab's provider of the model (`anthropic`, ...). */
   provider: string;
+  /** The sandbox mode bash ran in: `workspace-write`, `read-only` or `danger-full-access`. */
   sandbox: string;
 }
 
@@ -215,27 +313,36 @@ export type SDKMessage =
 
 /** A rule of a permission update: `{toolName: "Bash", ruleContent: "npm test"}`. */
 export interface PermissionRuleValue {
+  /** The tool, by Claude Code's name (`Bash`, `Edit`, `mcp__server__tool`). */
   toolName: string;
+  /** What the rule matches within the tool (a command, a path); none: every call of it. */
   ruleContent?: string;
 }
 
 /** A permission update `canUseTool` may return (crab applies `addRules`, for the session). */
 export interface PermissionUpdate {
+  /** The only kind crab applies: rules added. */
   type: "addRules";
+  /** The rules to add. */
   rules: PermissionRuleValue[];
+  /** What the rules do to a call they match. */
   behavior: "allow" | "deny" | "ask";
+  /** Where the rules go; crab keeps them for this session only, whatever is named. */
   destination: "session" | "cliArg" | "userSettings" | "projectSettings" | "localSettings";
 }
 
 /** `canUseTool`'s answer: allow (maybe with the input changed), or deny with the model's message. */
 export type PermissionResult =
   | {
+    /** Run the call. */
     behavior: "allow";
     /** The input to run instead, in Claude Code's shape (as `canUseTool` got it). */
     updatedInput?: Record<string, unknown>;
+    /** Rules to add for the rest of the session (`addRules`; `suggestions` offers one). */
     updatedPermissions?: PermissionUpdate[];
   }
   | {
+    /** Refuse the call. */
     behavior: "deny";
     /** What the model reads. */
     message: string;
@@ -279,12 +386,25 @@ export type HookInput = { hook_event_name: string; session_id: string; [key: str
 
 /** What a hook callback answers: Claude Code's hook JSON output. */
 export interface HookJSONOutput {
+  /** `false`: the call or prompt is refused (a `Stop` callback: the model is not sent back). */
   continue?: boolean;
+  /** Why, with `continue: false`. */
   stopReason?: string;
+  /** Claude Code's: hide the hook's output from the transcript; crab does not read it. */
   suppressOutput?: boolean;
+  /**
+   * `block`: a `PreToolUse` call is refused; after `PostToolUse` or `Stop`,
+   * `reason` goes to the model. `approve` allows a `PreToolUse` call.
+   */
   decision?: "approve" | "block";
+  /** Why, with `decision`. */
   reason?: string;
+  /** Shown to the user. */
   systemMessage?: string;
+  /**
+   * The event's own answer: `permissionDecision` (`allow`, `deny`, `ask`),
+   * `permissionDecisionReason`, `updatedInput`, `additionalContext`.
+   */
   hookSpecificOutput?: { hookEventName: string; [key: string]: unknown };
 }
 
@@ -297,7 +417,9 @@ export type HookCallback = (
 
 /** Callbacks for the calls a matcher picks (`"Bash"`, `"Edit|Write"`; none: all). */
 export interface HookCallbackMatcher {
+  /** The tools whose calls fire the callbacks, by Claude Code's names; none: every call. */
   matcher?: string;
+  /** The callbacks to run. */
   hooks: HookCallback[];
   /** Seconds each callback may take. */
   timeout?: number;
@@ -305,16 +427,23 @@ export interface HookCallbackMatcher {
 
 /** An MCP server crab starts as a process. */
 export interface McpStdioServerConfig {
+  /** The server's kind; none means `stdio`. */
   type?: "stdio";
+  /** The program to start. */
   command: string;
+  /** Its arguments. */
   args?: string[];
+  /** Variables added to its environment. */
   env?: Record<string, string>;
 }
 
 /** An MCP server over HTTP (streamable) or SSE. */
 export interface McpRemoteServerConfig {
+  /** `http` for streamable HTTP, `sse` for server-sent events. */
   type: "http" | "sse";
+  /** The server's address. */
   url: string;
+  /** HTTP headers sent with every request (`Authorization`). */
   headers?: Record<string, string>;
 }
 
@@ -424,7 +553,9 @@ export type McpServerConfig = McpStdioServerConfig | McpRemoteServerConfig | Mcp
 
 /** `outputFormat`: the final answer must be JSON valid for `schema` (`structured_output`). */
 export interface JsonSchemaOutputFormat {
+  /** The only format there is. */
   type: "json_schema";
+  /** The JSON Schema the answer must be valid for. */
   schema: Record<string, unknown>;
 }
 
@@ -462,6 +593,7 @@ export interface Options {
   maxTurns?: number;
   /** MCP servers for this run, by name. */
   mcpServers?: Record<string, McpServerConfig>;
+  /** The model to ask, as `crab -p --model` takes it (default: the one crab's config names). */
   model?: string;
   /** The final answer as JSON valid for a schema, in the result's `structured_output`. */
   outputFormat?: JsonSchemaOutputFormat;

@@ -2,6 +2,7 @@
  * `sdk.ts`'s exported types as a script uses them: a script written against
  * them passes `deno check`, and the mistakes they exist to catch (an option
  * crab does not take, a handler reading an argument its shape lacks) fail it.
+ * Every exported symbol and member is documented: `deno doc --lint` passes.
  *
  * @module
  */
@@ -95,4 +96,16 @@ Deno.test("sdk.ts's types check a script that uses them, and catch its mistakes"
   using s = sandbox("crab-sdk-types-");
   const ok = await check(s, SCRIPT);
   assert.equal(ok.code, 0, ok.stderr);
+});
+
+Deno.test("sdk.ts documents every exported symbol and member (deno doc --lint)", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["doc", "--lint", "--config", new URL("deno.json", ROOT).pathname, "sdk.ts"],
+    cwd: ROOT.pathname,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, stderr);
 });
