@@ -88,6 +88,7 @@ export const E2E: readonly string[] = [
   "tests/agent/run/system_prompt_test.ts",
   "tests/agent/run/workbench_test.ts",
   "tests/agent/sdk/mcp_test.ts",
+  "tests/agent/sdk/permissions_test.ts",
   "tests/agent/sdk/types_test.ts",
   "tests/agent/settings/crab_test.ts",
   "tests/agent/settings/mod_test.ts",

@@ -109,6 +109,8 @@ export interface RuntimeHooks {
 export interface Runtime {
   agent: Agent;
   provider: Provider;
+  /** The model API's base URL when one was set (flag, config or environment); else the provider's own. */
+  apiBase?: string;
   registry: Registry;
   policy: Policy;
   dispatcher: Dispatcher;
@@ -512,7 +514,9 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     provider,
     baseUrl: providerConfig.baseUrl,
   });
-  return run.runtime(provider, choice.printDefault, sandbox.mode);
+  const rt = run.runtime(provider, choice.printDefault, sandbox.mode);
+  if (providerConfig.baseUrl) rt.apiBase = providerConfig.baseUrl;
+  return rt;
 }
 
 /** What a {@link RunSession} is made of. */

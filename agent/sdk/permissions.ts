@@ -36,3 +36,27 @@ export function checkPermissions(cwd: string, envGiven: boolean): void {
     "add the flags to the script's deno run (or its deno task); crab never prompts for them",
   );
 }
+
+/** The host each provider's API is reached at when no base URL is set. */
+const DEFAULT_HOSTS: Record<string, string> = {
+  anthropic: "api.anthropic.com",
+  openai: "api.openai.com",
+};
+
+/**
+ * Throws a {@link UsageError} when the script may not reach the model's API,
+ * before the first request (which would otherwise meet Deno's prompt).
+ */
+export function checkApiAccess(provider: string, apiBase: string | undefined): void {
+  let host: string | undefined;
+  try {
+    host = apiBase ? new URL(apiBase).hostname : DEFAULT_HOSTS[provider];
+  } catch {
+    return; // a base URL that does not parse fails at the request, with its own error
+  }
+  if (!host || granted({ name: "net", host })) return;
+  throw new UsageError(
+    `Cannot run crab in this process without --allow-net (for ${host}, the model's API)`,
+    "add the flag to the script's deno run (or its deno task); crab never prompts for it",
+  );
+}

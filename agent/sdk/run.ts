@@ -23,7 +23,7 @@ import { PRINT_DEFAULT_MODE, UsageError } from "../run/runtime.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import { resolveModel } from "../providers/fallback.ts";
 import { printCommands } from "../print/slash.ts";
-import { checkPermissions } from "./permissions.ts";
+import { checkApiAccess, checkPermissions } from "./permissions.ts";
 import { sdkServers } from "./mcp.ts";
 import { userText } from "./options.ts";
 import type { HookCallback, Options, QueryChannel, SDKMessage, SDKUserMessage } from "./types.ts";
@@ -226,6 +226,7 @@ async function runScoped(
       schema,
       prompter && { ask: prompter.asker, askCallsOnly: true },
     );
+    checkApiAccess(rt.provider.name, rt.apiBase);
     const started = rt;
     channel.started({
       interrupt: () => claude.controller.abort(),
