@@ -54,6 +54,7 @@ export type {
   Query,
   ResultBase,
   SDKAssistantMessage,
+  SDKCompactBoundaryMessage,
   SDKInformationalMessage,
   SdkMcpToolDefinition,
   SDKMessage,

@@ -22,6 +22,7 @@ import {
   apiErrorEvent,
   assistantEvents,
   blockedText,
+  compactBoundaryEvent,
   initEvent,
   messageId,
   noticeEvent,
@@ -296,6 +297,7 @@ export class ClaudeRun {
       onCompact: (r) => {
         compacting = false;
         emit(statusEvent(null, this.sessionId, r));
+        if (r.ok) emit(compactBoundaryEvent(r.info, this.sessionId));
       },
       ...(partial && { onStreamEvent: (ev) => partial.on(ev) }),
       onNotice: (message) => {

@@ -14,6 +14,7 @@ import type { DispatchResult } from "../../tools/call/dispatch.ts";
 import { claudeNameOf } from "../../tools/table.ts";
 import type { SandboxRefusal, ToolErrorCode } from "../../tools/tool.ts";
 import type { BlockedPrompt, TurnStatus } from "../loop/loop.ts";
+import type { CompactInfo } from "../loop/compact.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";
 import { spentOf, totalCost, type UsageByModel } from "../providers/prices.ts";
 import type { Message, ProviderError, ToolCallBlock } from "../providers/types.ts";
@@ -186,6 +187,24 @@ export function statusEvent(
     ...(compacted && !compacted.ok && { compact_error: compacted.error }),
     session_id: sessionId,
     uuid: crypto.randomUUID(),
+  };
+}
+
+/**
+ * Where the conversation was compacted, as Claude Code marks it in its stream:
+ * what started it and the estimated tokens before and after.
+ */
+export function compactBoundaryEvent(info: CompactInfo, sessionId: string): PrintJson {
+  return {
+    type: "system",
+    subtype: "compact_boundary",
+    session_id: sessionId,
+    uuid: crypto.randomUUID(),
+    compact_metadata: {
+      trigger: info.reason,
+      pre_tokens: info.tokensBefore,
+      post_tokens: info.tokensAfter,
+    },
   };
 }
 

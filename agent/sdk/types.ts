@@ -159,6 +159,27 @@ export interface SDKStatusMessage {
   uuid: string;
 }
 
+/** Where the conversation was compacted: what started it, and the tokens before and after. */
+export interface SDKCompactBoundaryMessage {
+  /** The message's kind. */
+  type: "system";
+  /** The system message's kind. */
+  subtype: "compact_boundary";
+  /** What compaction did. */
+  compact_metadata: {
+    /** `auto` when the window was filling, `manual` for `/compact`. */
+    trigger: "auto" | "manual";
+    /** Estimated tokens of the conversation before compaction. */
+    pre_tokens: number;
+    /** Estimated tokens after. */
+    post_tokens: number;
+  };
+  /** The session's id. */
+  session_id: string;
+  /** The message's own id. */
+  uuid: string;
+}
+
 /** Something the user should know during a run (a retry, trimmed context, a refused prompt). */
 export interface SDKInformationalMessage {
   /** The message's kind. */
@@ -305,6 +326,7 @@ export type SDKResultMessage =
 export type SDKMessage =
   | SDKSystemInitMessage
   | SDKStatusMessage
+  | SDKCompactBoundaryMessage
   | SDKInformationalMessage
   | SDKAssistantMessage
   | SDKUserMessage

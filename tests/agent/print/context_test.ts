@@ -94,6 +94,11 @@ Deno.test("crab -p compacts a continued session that outgrew the window, noted i
     [null, "success"],
   ]);
   assert.ok(events.indexOf(statuses[0]) < events.indexOf(notice));
+  // And the boundary, as Claude Code marks where the conversation was compacted.
+  const boundary = events.find((e) => e.type === "system" && e.subtype === "compact_boundary");
+  assert.equal(boundary?.compact_metadata.trigger, "auto");
+  assert.ok(boundary.compact_metadata.pre_tokens > boundary.compact_metadata.post_tokens);
+  assert.ok(events.indexOf(statuses[1]) < events.indexOf(boundary));
   assert.equal(events.at(-1).result, "Second done.");
   const last = fake.modelRequests()[3].body as { messages: unknown[] };
   assert.equal(last.messages.length, 1);

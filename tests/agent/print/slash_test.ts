@@ -120,6 +120,9 @@ Deno.test("crab -p /compact tells compaction's start and end as Claude Code's st
     { type: "system", subtype: "status", status: "compacting" },
     { type: "system", subtype: "status", status: null, compact_result: "success" },
   ]);
+  const boundary = done.r.stdout.trim().split("\n").map((l) => JSON.parse(l))
+    .find((l) => l.subtype === "compact_boundary");
+  assert.equal(boundary?.compact_metadata.trigger, "manual");
   assert.equal((await printRun(s, fake, ["-p", "again", "--continue"])).code, 0);
   const failed = await compact();
   assert.equal(failed.r.code, 3);
