@@ -106,15 +106,24 @@ Deno.test("bash() in the sandbox: overlapping calls cannot remove each other's p
   assert.deepEqual([...Deno.readDirSync(p.ws)], []);
 });
 
+/** Whether a process runs whose command line has `marker`. */
+function running(marker: string): boolean {
+  const out = new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").some((l) => l.includes(marker));
+}
+
 Deno.test("crab killed mid-call: the next crab removes its placeholders, and crab mcp add -s project works", async () => {
   using s = sandbox("crab-ph-kill-");
-  const child = s.spawn(["tool", "bash", '{"command":"sleep 30"}']);
+  const marker = `${30 + Math.random()}`;
+  const child = s.spawn(["tool", "bash", JSON.stringify({ command: `sleep ${marker}` })]);
   // Wait for the placeholder to appear: the call is running.
   await until(() => existsSync(join(s.ws, ".mcp.json")), "the call's placeholder is there");
   assert.ok(Deno.statSync(join(s.ws, ".mcp.json")).isDirectory);
   child.kill("SIGKILL");
   await child.output();
-  // bwrap dies with its parent; the placeholder stays until someone sweeps it.
+  // bwrap dies with its parent, and its command with it: wait for that end (a loaded machine
+  // takes a moment), after which the placeholder stays until someone sweeps it.
+  await until(() => !running(`sleep ${marker}`), "the killed call's command has ended");
   assert.ok(existsSync(join(s.ws, ".mcp.json")));
   const add = await s.crab(["mcp", "add", "-s", "project", "tools", "--", "echo", "hi"]);
   assert.equal(add.code, 0, add.stderr);
