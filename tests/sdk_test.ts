@@ -431,3 +431,31 @@ Deno.test("two query() calls on one workspace take turns for calls that change i
   assert.deepEqual(log, ["a start", "a end"]);
   assert.deepEqual(toolResults(modelA.modelRequests()[1]).map((t) => t.text), ["a changed it"]);
 });
+
+Deno.test("query() resumes a session by id, and forkSession goes on in a copy", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([
+    { text: "The answer is 42." },
+    { text: "Twice that is 84." },
+    { text: "Half is 21." },
+  ]);
+  const options = { cwd: s.ws, env: envOf(s, fake.url), model: "fake-model" };
+  const first = resultOf(await all(query({ prompt: "what is it?", options })));
+  const again = resultOf(
+    await all(query({ prompt: "and twice?", options: { ...options, resume: first.session_id } })),
+  );
+  assert.equal(again.session_id, first.session_id);
+  assert.equal(again.result, "Twice that is 84.");
+  // The model got the first exchange, then the new prompt.
+  const seen = fake.modelRequests()[1].body as { messages: { role: string }[] };
+  assert.deepEqual(seen.messages.map((m) => m.role), ["user", "assistant", "user"]);
+  const fork = resultOf(
+    await all(query({
+      prompt: "and half?",
+      options: { ...options, resume: first.session_id, forkSession: true },
+    })),
+  );
+  assert.notEqual(fork.session_id, first.session_id);
+  const forked = fake.modelRequests()[2].body as { messages: { role: string }[] };
+  assert.equal(forked.messages.length, 5);
+});
