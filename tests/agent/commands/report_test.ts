@@ -85,6 +85,16 @@ Deno.test("crab report --format json lists files with undo ids, commands, refusa
   );
   assert.match(md.stdout, /\| `notes\.txt` \| modified \| \+2 -1 \| `[^`]+:2` \|/);
   assert.match(md.stdout, /\| 3 \| `bash` \| sandbox-fs \| `\/etc\/x` \| - \| - \|/);
+  // The docs' example has the sections and columns a report has.
+  const page = Deno.readTextFileSync(new URL("../../../docs/report.md", import.meta.url));
+  const example = page.slice(
+    page.indexOf("````md\n") + 7,
+    page.indexOf("\n````", page.indexOf("````md")),
+  );
+  const shape = (text: string) =>
+    text.split("\n").filter((l) => l.startsWith("## ") || /^\| [a-z#]/.test(l))
+      .map((l) => l.replace(/ +/g, " "));
+  assert.deepEqual(shape(example), shape(md.stdout));
 });
 
 Deno.test("crab report keeps markup, links, backticks and escapes as text, and redacts scrubbed values", async () => {
