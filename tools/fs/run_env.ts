@@ -5,43 +5,42 @@
  * rather than written to `Deno.env`: everything the run starts, awaits or
  * schedules reads the same one, and bash and MCP servers get it as theirs.
  *
+ * The async context (`node:async_hooks`) is loaded only by what gives a run an
+ * environment of its own (`./env_scope.ts`'s `withEnv`), never on crab's start
+ * path: until then every read is the process's.
+ *
  * @module
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
+/** Where the current run's own environment is kept, once `./env_scope.ts` is loaded. */
+export interface EnvStore {
+  getStore(): Readonly<Record<string, string>> | undefined;
+}
 
-const scope = new AsyncLocalStorage<Readonly<Record<string, string>>>();
+let store: EnvStore | undefined;
 
-/** Reads like `Deno.env`: the scoped environment inside {@link withEnv}, the process's outside. */
+/** Makes `s` the store {@link runEnv} reads; `./env_scope.ts` calls it as it loads. */
+export function installEnvStore(s: EnvStore): void {
+  store = s;
+}
+
+/** Reads like `Deno.env`: the scoped environment inside `withEnv`, the process's outside. */
 export const runEnv: Pick<Deno.Env, "get" | "has" | "toObject"> = {
   get(name: string): string | undefined {
-    const env = scope.getStore();
+    const env = store?.getStore();
     return env ? (Object.hasOwn(env, name) ? env[name] : undefined) : Deno.env.get(name);
   },
   has(name: string): boolean {
-    const env = scope.getStore();
+    const env = store?.getStore();
     return env ? Object.hasOwn(env, name) : Deno.env.has(name);
   },
   toObject(): { [key: string]: string } {
-    const env = scope.getStore();
+    const env = store?.getStore();
     return env ? { ...env } : Deno.env.toObject();
   },
 };
 
-/**
- * Runs `fn` with `env` as the whole environment {@link runEnv} reads, for it
- * and everything it starts.
- *
- * @example
- * ```ts
- * withEnv({ HOME: "/tmp/h" }, () => runEnv.get("HOME")); // "/tmp/h"
- * ```
- */
-export function withEnv<T>(env: Readonly<Record<string, string>>, fn: () => T): T {
-  return scope.run(Object.freeze({ ...env }), fn);
-}
-
 /** Whether the code running now has an environment of its own (not the process's). */
 export function scopedEnv(): boolean {
-  return scope.getStore() !== undefined;
+  return store?.getStore() !== undefined;
 }
