@@ -287,7 +287,7 @@ Deno.test("repl: PreCompact sees the whole conversation, the file is rewritten a
   await submit(t, "first");
   await t.waitFor("one");
   await submit(t, "second");
-  await t.waitFor("two");
+  await t.waitFor(/^two$/m);
   await submit(t, "/compact");
   await t.waitFor(/compact/i);
   const count = () => {
@@ -349,7 +349,7 @@ Deno.test("repl: /rewind drops the rewound messages from the transcript file too
   await submit(t, "first");
   await t.waitFor("one");
   await submit(t, "second");
-  await t.waitFor("two");
+  await t.waitFor(/^two$/m);
   const [name] = [...Deno.readDirSync(join(s.home, "transcripts"))].map((e) => e.name);
   const path = join(s.home, "transcripts", name);
   const texts = () => linesOf(path).map((l) => (l.message.content as { text: string }[])[0].text);

@@ -63,7 +63,7 @@ Deno.test("repl: /cost prices a known model, says unknown otherwise; /clear rese
   await submit(t, "/cost");
   await t.waitFor(/about \$3\.0000 at list prices[\s\S]*about \$3\.0000 at list prices/);
   await submit(t, "again");
-  await t.waitFor("two");
+  await t.waitFor(/^two$/m);
   await submit(t, "/cost");
   await t.waitFor("cost unknown (no price for local-thing)");
   await submit(t, "/clear");
