@@ -8,12 +8,13 @@ import {
 import { replaceFile } from "../../../tools/fs/confine.ts";
 import { ToolError } from "../../../tools/tool.ts";
 
-// 1,000 trials per tool here; scripts/bench/confinement.ts runs the 10,000-trial target.
+// 500 trials per tool here (the attacker spins a core while they run, and the suite shares two);
+// scripts/bench/confinement.ts runs the 10,000-trial target.
 // A write whose temp directory a swap sent outside removes it within a time budget while the
 // attacker keeps swapping; on a loaded machine the attacker may sit still past it and leave the
 // directory (empty but for its links) outside. How often is the benchmark's figure: here only
 // content outside fails, which no timing excuses.
-const TRIALS = 1000;
+const TRIALS = 500;
 
 for (
   const [target, what] of [
@@ -49,7 +50,7 @@ Deno.test("replaceFile() leaves no content outside while its directory is swappe
     const found = { dirs: 0, files: 0, other: 0 };
     const t0 = performance.now();
     let writes = 0;
-    for (let batch = 0; batch < 125 && performance.now() - t0 < 30_000; batch++) {
+    for (let batch = 0; batch < 63 && performance.now() - t0 < 30_000; batch++) {
       await Promise.all(Array.from({ length: 8 }, async (_, i) => {
         const name = `w${batch}-${i}`;
         writes++;
@@ -77,8 +78,8 @@ Deno.test("replaceFile() leaves no content outside while its directory is swappe
       found.other += stray.other;
     }
     const swaps = await swapper.stop();
-    // Up to 1,000 writes while the attack runs (30 s): a loaded machine may get through fewer.
-    assert.ok(writes >= 400, `only ${writes} writes ran during the attack`);
+    // Up to 504 writes while the attack runs (30 s): a loaded machine may get through fewer.
+    assert.ok(writes >= 250, `only ${writes} writes ran during the attack`);
     assert.ok(swaps > 1000, `the attacker swapped only ${swaps} times`);
     assert.ok(ended.path_changed > 0, `no write noticed the attack: ${JSON.stringify(ended)}`);
     assert.deepEqual(
