@@ -56,7 +56,13 @@ Deno.test("repl: # use tabs asks where and lands in the chosen file; a deny rule
   await submit(t, "#keep answers short");
   await t.waitFor(/save to\?.*: $/m);
   await t.keys("u");
-  await until(() => existsSync(join(s.root, ".claude", "CLAUDE.md")), "the user's file");
+  // The file may be seen made before its line is in it: wait for the line.
+  await until(
+    () =>
+      existsSync(join(s.root, ".claude", "CLAUDE.md")) &&
+      Deno.readTextFileSync(join(s.root, ".claude", "CLAUDE.md")) !== "",
+    "the user's file has the note",
+  );
   assert.equal(
     Deno.readTextFileSync(join(s.root, ".claude", "CLAUDE.md")),
     "- keep answers short\n",
