@@ -514,10 +514,10 @@ async function killOnce(dir: string, size: number): Promise<void> {
   await child.status;
 }
 
-Deno.test("write() killed by SIGKILL 200 times leaves no partial file, and no temp after the next write", async () => {
+Deno.test("write() killed by SIGKILL 100 times leaves no partial file, and no temp after the next write", async () => {
   await using h = harness([readTool, writeTool]);
   const SIZE = 3 * 1024 * 1024;
-  const TRIALS = 200;
+  const TRIALS = 100;
   const PARALLEL = 4;
   const dirs = Array.from({ length: PARALLEL }, (_, i) => `w${i}`);
   for (const d of dirs) h.put(`${d}/big.txt`, "a".repeat(SIZE));

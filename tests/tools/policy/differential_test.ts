@@ -48,11 +48,11 @@ Deno.test("generateCommands() gives the same distinct commands for the same seed
   assert.deepEqual(sampleOf(a, 5, 2), sampleOf(a, 5, 2));
 });
 
-Deno.test("decide() lets run only programs the parser saw: the command table and 300 generated commands, traced", async () => {
+Deno.test("decide() lets run only programs the parser saw: the command table and 150 generated commands, traced", async () => {
   assert.ok(straceAvailable(), "strace must run here: the differential test needs it");
   const commands = [
     ...COMMAND_TABLE.map(([c]) => c),
-    ...sampleOf(generateCommands(1, 3200), 300, 2),
+    ...sampleOf(generateCommands(1, 3200), 150, 2),
   ];
   const counts = await differential(commands, 4);
   assert.deepEqual(counts.mismatches.map(showMismatch), []);

@@ -119,8 +119,8 @@ async function gitVerdicts(names: string[]): Promise<[boolean, boolean][]> {
   return names.map((_, i): [boolean, boolean] => [bits[2 * i] === "1", bits[2 * i + 1] === "1"]);
 }
 
-Deno.test("isRefName() judges names as git check-ref-format does, edge cases and 600 random ones", async () => {
-  const names = [...EDGES, ...generated(600, 33)];
+Deno.test("isRefName() judges names as git check-ref-format does, edge cases and 300 random ones", async () => {
+  const names = [...EDGES, ...generated(300, 33)];
   const verdicts = await gitVerdicts(names);
   assert.equal(verdicts.length, names.length);
   const differ = names.filter((n, i) =>
@@ -129,7 +129,7 @@ Deno.test("isRefName() judges names as git check-ref-format does, edge cases and
   assert.deepEqual(differ, []);
   // The generated set is not all one verdict.
   const valid = verdicts.filter(([v]) => v).length;
-  assert.ok(valid > 50 && valid < names.length - 50, `${valid} of ${names.length} valid`);
+  assert.ok(valid > 25 && valid < names.length - 25, `${valid} of ${names.length} valid`);
 });
 
 Deno.test("isRefValue() takes a hash or a ref to a valid name under refs/, nothing else", () => {
