@@ -16,6 +16,7 @@
 
 import { join } from "node:path";
 import { type Preset, PRESET_TOOLS, PRESETS } from "../tools/host/capabilities.ts";
+import { CONVERSATION_TOOLS } from "../tools/table.ts";
 import { VERSION } from "../version.ts";
 
 function usage(message: string): never {
@@ -77,7 +78,10 @@ try {
 
   const list = await run("tool");
   const offered = list.stdout.trim().split("\n").filter(Boolean).map((l) => l.split(/\s+/)[0]);
-  const want = [...PRESET_TOOLS[preset]];
+  // `crab tool` offers the one-shot tools: a conversation's own (`skill`) need a model's session.
+  const oneShot = (p: Preset) =>
+    PRESET_TOOLS[p].filter((t) => !(CONVERSATION_TOOLS as readonly string[]).includes(t));
+  const want = oneShot(preset);
   const missing = want.filter((t) => !offered.includes(t));
   const extra = offered.filter((t) => !want.includes(t));
   check(list.code === 0, `crab tool exited ${list.code}: ${list.stderr.trim()}`);
@@ -85,7 +89,7 @@ try {
   check(extra.length === 0, `the build offers ${extra.join(", ")} beyond the ${preset} preset`);
   const leftOut = /this build leaves out/.test(list.stderr);
   check(
-    leftOut === (want.length < PRESET_TOOLS.full.length),
+    leftOut === (want.length < oneShot("full").length),
     leftOut
       ? `crab tool says: ${list.stderr.trim()}`
       : "crab tool does not say which tools this build leaves out",

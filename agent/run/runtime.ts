@@ -36,6 +36,10 @@ import { Store } from "../store/observe.ts";
 import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
+import { findSkills } from "../skills/catalog.ts";
+import { skillListing } from "../skills/listing.ts";
+import { SkillSession } from "../skills/session.ts";
+import { createSkillTool } from "../skills/skill_tool.ts";
 import { loadTelemetry, type Telemetry } from "../telemetry/mod.ts";
 import { anthropicTelemetry } from "../telemetry/sdk_tracing.ts";
 import {
@@ -140,6 +144,8 @@ export interface Runtime {
   mcpStatus(): McpServerStatus[];
   /** Whether the workspace's own settings, servers and commands are in use. */
   trusted: boolean;
+  /** The skills of the run, and what loading one grants (`/skills`, `/NAME`, the `skill` tool). */
+  skills: SkillSession;
   /** `--bare`: no hooks, instruction files, custom commands, MCP lists or workspace files. */
   bare: boolean;
   /** The permission rules and mode as loaded, with their sources (the session's live ones are `policy`'s). */
@@ -208,6 +214,7 @@ function offeredTools(
   flags: RunFlags,
   settings: Settings,
   sandboxMode: SandboxMode,
+  skills: SkillSession,
   notice: (m: string) => void,
 ): { offered: AnyTool[]; mcpPicks: string[] | undefined } {
   const crab = settings.crab().settings;
@@ -220,12 +227,14 @@ function offeredTools(
   const { rules } = settings.permissions();
   const deniedWhole = (t: AnyTool) =>
     rules.some((r) => r.effect === "deny" && r.matcher.kind === "any" && ruleAppliesTo(r, t.name));
+  // The skill tool is offered where there is a skill for the model to load.
+  const loadable = skills.skills.some((s) => s.modelInvocable);
   const offered = withPermission(
     chooseTools(
-      [...builtinTools(), webFetch],
+      [...builtinTools(), webFetch, createSkillTool(skills)],
       toolNames?.filter((n) => !n.includes("__")),
       flags.web ?? crab.web ?? false,
-    ).filter((t) => !deniedWhole(t)),
+    ).filter((t) => !deniedWhole(t) && (t.name !== "skill" || loadable)),
     settings.workspace,
     flags.refuseMissingPermissions
       ? (m) => {
@@ -289,6 +298,28 @@ function choosePolicy(
 function flagFor(cls: string): string {
   const rule = cls.startsWith("mcp:") ? `mcp__${cls.slice(4)}` : RULE_FOR[cls];
   return `--allow ${cls}` + (rule ? `, or --allowedTools "${rule}"` : "");
+}
+
+/** The run's skills (none under `--bare`); what was left out, and what waits for trust, said. */
+function runSkills(
+  settings: Settings,
+  policy: () => Policy,
+  notice: (m: string) => void,
+): SkillSession {
+  const catalog = findSkills(settings.workspace, {
+    trusted: settings.trusted,
+    bare: settings.bare,
+    env: settings.env,
+  });
+  for (const n of catalog.notes) notice(n);
+  if (catalog.waiting.length) {
+    notice(
+      `ignoring the skills of this workspace (${
+        catalog.waiting.map((s) => s.name).join(", ")
+      }): it is not trusted (pass --trust-project to use them)`,
+    );
+  }
+  return new SkillSession(catalog, { policy, workspace: settings.workspace });
 }
 
 /** The provider a run asks: chosen by flags, settings and the environment, wrapped for opusplan and a fallback. */
@@ -411,7 +442,10 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     domains: flags.permissions?.allowDomain,
   });
 
-  const { offered, mcpPicks } = offeredTools(flags, settings, sandbox.mode, hooks.notice);
+  // The session's policy is made with its dispatcher (below); until then nothing asks it.
+  const made: { policy?: Policy } = {};
+  const skills = runSkills(settings, () => made.policy!, hooks.notice);
+  const { offered, mcpPicks } = offeredTools(flags, settings, sandbox.mode, skills, hooks.notice);
 
   const sandboxed = offered.some((t) => t.class === "exec") &&
     sandbox.mode !== "danger-full-access";
@@ -429,8 +463,6 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     }
     : undefined;
   if (hooks.mode !== "print") probe?.start();
-  // The session's policy is made with its dispatcher (below); until then nothing asks it.
-  const made: { policy?: Policy } = {};
   // MCP servers connect while the provider loads; the first request waits for both. Print
   // mode starts them now; interactive mode once its prompt is drawn (`warmUp`), so loading
   // the MCP SDK does not hold the prompt back.
@@ -490,6 +522,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     registry,
     telemetry,
     mcp,
+    skills,
     ...(probe ? { probe } : {}),
     policy: {
       mode: choice.mode,
@@ -528,6 +561,7 @@ interface RunSessionParts {
   registry: Registry;
   telemetry: Telemetry | undefined;
   mcp: RunMcp;
+  skills: SkillSession;
   policy: PolicyChoice;
   /** The sandbox's probe, when bash runs in one (`WorkbenchOptions.probe`). */
   probe?: WorkbenchOptions["probe"];
@@ -602,7 +636,7 @@ class RunSession {
 
   /** Fires SessionStart, builds the system prompt and starts the agent. */
   async startAgent(provider: Provider, window: number): Promise<Agent> {
-    const { flags, hooks, registry, mcp, opened, settings } = this.#parts;
+    const { flags, hooks, registry, mcp, opened, settings, skills } = this.#parts;
     const { transcripts } = opened;
     const userHooks = this.bench.hooks;
     const { images, pdf } = settings.crab().settings;
@@ -616,6 +650,8 @@ class RunSession {
       append: flags.appendSystemPrompt,
       policy: this.policy,
       notice: hooks.notice,
+      // The skills the model may load, where it is offered the tool that loads them.
+      ...(registry.get("skill") ? { skills: skillListing(skills.skills, window) } : {}),
     });
     const agent: Agent = new Agent({
       provider,
@@ -643,6 +679,8 @@ class RunSession {
       ...(userHooks.forLoop ? { hooks: userHooks.loopHooks() } : {}),
       // Each request priced as the model that answered it (opusplan's two, a fallback).
       budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
+      // What a skill the model loaded allows holds for that turn only.
+      afterPrompt: () => skills.endTurn(),
     });
     return this.#agent = agent;
   }
@@ -653,7 +691,7 @@ class RunSession {
 
   /** The run as its front end drives it. */
   runtime(provider: Provider, printDefault: boolean, sandbox: SandboxMode): Runtime {
-    const { settings, opened, registry, mcp } = this.#parts;
+    const { settings, opened, registry, mcp, skills } = this.#parts;
     const { store, transcripts, runId } = opened;
     const { dispatcher, session, hooks: userHooks } = this.bench;
     const agent = this.#agent!;
@@ -684,6 +722,7 @@ class RunSession {
         return mcp.connect();
       },
       trusted: settings.trusted,
+      skills,
       bare: settings.bare,
       permissions: settings.permissions(),
       permissionMode: () =>
