@@ -233,14 +233,14 @@ export function frontFields(source: string): Map<string, string> {
   return out;
 }
 
-/** The first paragraph of the body, headings' `#` dropped: a description where none is given. */
+/** The body's first paragraph that is not a heading: a description where none is given. */
 function firstParagraph(source: string): string {
-  const lines = splitFront(source).body.split(/\r?\n/).map((l) => l.trim());
+  const lines = splitFront(source).body.split(/\r?\n/).map((l) => l.trim())
+    .filter((l) => !l.startsWith("#"));
   const start = lines.findIndex((l) => l !== "");
   if (start < 0) return "";
   const end = lines.indexOf("", start);
-  return lines.slice(start, end < 0 ? undefined : end).join(" ").replace(/^#+\s*/, "")
-    .slice(0, 250);
+  return lines.slice(start, end < 0 ? undefined : end).join(" ").slice(0, 250);
 }
 
 /** Text on one line: whitespace and control characters become single spaces. */
