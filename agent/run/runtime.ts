@@ -186,8 +186,9 @@ function runSettings(flags: RunFlags, workspace: string, notice: (m: string) => 
   });
   if (!settings.trusted && settings.trustState === "changed") {
     notice(
-      "this workspace's settings changed since you trusted it (hooks, allow rules or MCP " +
-        "servers): they are not used until you trust it again (pass --trust-project for one run)",
+      "this workspace's settings changed since you trusted it (hooks, allow rules, MCP " +
+        "servers, skills or subagents): they are not used until you trust it again (pass " +
+        "--trust-project for one run)",
     );
   }
   const loaded = settings.crab();
