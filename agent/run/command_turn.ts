@@ -6,7 +6,8 @@
  * allow those calls for that prompt only; its `model` is the model that prompt
  * asks, resolved as `--model` resolves it; its `!` lines run before the prompt
  * is sent, through the dispatcher like any call (rules, hooks, sandbox), with
- * the command's rules in force, and their output takes their place.
+ * the command's rules in force, and their output takes their place. A skill's
+ * `/NAME` is such a turn too ({@link skillTurn}), its rules of scope `skill`.
  *
  * A workspace's own command grants nothing until the workspace is trusted:
  * its text still expands (a prompt the user chose to send), its `!` lines stay

@@ -1,7 +1,8 @@
 /**
  * Protected paths: files whose content makes code run later, outside any prompt
  * or sandbox — git's config and hooks, crab's project settings, project MCP
- * servers, crab's user config, other tools' project config. The write and edit tools ask for them every time
+ * servers, crab's user config, other tools' project config, the project's
+ * skills and subagents. The write and edit tools ask for them every time
  * (class `protected`), and the sandbox mounts them read-only for bash. One list
  * serves both, resolved on real paths, so a symlink into `.git/hooks` counts.
  *
