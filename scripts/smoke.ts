@@ -63,6 +63,11 @@ async function run(...argv: string[]) {
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
+/** The tools `crab tool` offers of a preset: a conversation's own (`skill`) need a model's session. */
+function oneShot(p: Preset): string[] {
+  return PRESET_TOOLS[p].filter((t) => !(CONVERSATION_TOOLS as readonly string[]).includes(t));
+}
+
 const failures: string[] = [];
 const check = (ok: boolean, what: string) => {
   if (!ok) failures.push(what);
@@ -78,9 +83,6 @@ try {
 
   const list = await run("tool");
   const offered = list.stdout.trim().split("\n").filter(Boolean).map((l) => l.split(/\s+/)[0]);
-  // `crab tool` offers the one-shot tools: a conversation's own (`skill`) need a model's session.
-  const oneShot = (p: Preset) =>
-    PRESET_TOOLS[p].filter((t) => !(CONVERSATION_TOOLS as readonly string[]).includes(t));
   const want = oneShot(preset);
   const missing = want.filter((t) => !offered.includes(t));
   const extra = offered.filter((t) => !want.includes(t));
@@ -113,4 +115,4 @@ if (failures.length) {
   console.error(`smoke: ${binary} (${preset}) failed:\n  ${failures.join("\n  ")}`);
   Deno.exit(1);
 }
-console.log(`smoke: ${binary} ok (crab ${VERSION}, ${preset}: ${PRESET_TOOLS[preset].join(", ")})`);
+console.log(`smoke: ${binary} ok (crab ${VERSION}, ${preset}: ${oneShot(preset).join(", ")})`);
