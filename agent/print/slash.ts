@@ -1,9 +1,10 @@
 /**
  * Slash commands in print mode (`crab -p "/review calc.py"`): a skill's
  * `/NAME` and a custom command expand into their prompt and grant what their
- * file grants while it runs (`../run/command_turn.ts`), as interactively; `/cost` and `/compact` run here
- * without a prompt to the model's conversation; `/init` sends its prompt; the
- * REPL's other built-ins, and names no command has, are refused by name (exit 2).
+ * file grants while it runs (`../run/command_turn.ts`), as interactively;
+ * `/cost` and `/compact` run here without a prompt to the model's
+ * conversation; `/init` sends its prompt; the REPL's other built-ins, and
+ * names no command has, are refused by name (exit 2).
  *
  * @module
  */
