@@ -16,6 +16,7 @@ import { Session } from "../../tools/call/session.ts";
 import type { AllowedClass, Asker, Policy } from "../../tools/policy/policy.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import { ruleAppliesTo } from "../../tools/policy/rules.ts";
+import { skillRuleMatches } from "../../tools/policy/decide.ts";
 import type { AnyTool, ApprovalRequest } from "../../tools/tool.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
@@ -36,7 +37,7 @@ import { Store } from "../store/observe.ts";
 import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
-import { findSkills } from "../skills/catalog.ts";
+import { findSkills, type Skill } from "../skills/catalog.ts";
 import { skillListing } from "../skills/listing.ts";
 import { SkillSession } from "../skills/session.ts";
 import { createSkillTool } from "../skills/skill_tool.ts";
@@ -652,7 +653,7 @@ class RunSession {
       policy: this.policy,
       notice: hooks.notice,
       // The skills the model may load, where it is offered the tool that loads them.
-      ...(registry.get("skill") ? { skills: skillListing(skills.skills, window) } : {}),
+      ...(registry.get("skill") ? { skills: skillListing(this.#listed(skills), window) } : {}),
     });
     const agent: Agent = new Agent({
       provider,
@@ -684,6 +685,14 @@ class RunSession {
       afterPrompt: () => skills.endTurn(),
     });
     return this.#agent = agent;
+  }
+
+  /** The skills the model is told of: all but those a deny rule refuses by name. */
+  #listed(skills: SkillSession): Skill[] {
+    const denies = this.policy.rules.filter((r) =>
+      r.effect === "deny" && ruleAppliesTo(r, "skill")
+    );
+    return skills.skills.filter((s) => !denies.some((r) => skillRuleMatches(r, s.name)));
   }
 
   #withStarted(context: string[]): string {

@@ -5,7 +5,8 @@
  * Past the budget the rest are listed by name only while those fit, then
  * counted ("and 12 more"): every listed name can be loaded with the `skill`
  * tool, and the user's `/skills` shows them all. Skills only the user runs
- * (`disable-model-invocation`) are not listed.
+ * (`disable-model-invocation`) are not listed, nor (the runtime leaves them
+ * out) those a deny rule refuses by name.
  *
  * @module
  */

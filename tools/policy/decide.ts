@@ -326,11 +326,22 @@ function decideFetch(mine: readonly Rule[], url: unknown): Decision {
 /** `Skill(deploy)` names one skill, `Skill(deploy *)` those whose names start so; `Skill` every one. */
 function decideSkill(mine: readonly Rule[], name: unknown): Decision {
   const skill = typeof name === "string" ? name : "";
-  const matches = (r: Rule) =>
-    r.matcher.kind === "any" ||
-    (r.matcher.kind === "skill" &&
-      (r.matcher.prefix ? skill.startsWith(r.matcher.name) : skill === r.matcher.name));
+  const matches = (r: Rule) => skillRuleMatches(r, skill);
   return firstOf(mine, matches, matches, `skill ${skill || "(none)"}`);
+}
+
+/**
+ * Whether `rule` (one that applies to the skill tool) names the skill `name`.
+ *
+ * @example
+ * ```ts
+ * skillRuleMatches(parseRule("Skill(review *)", "deny", source, base), "review-pr"); // true
+ * ```
+ */
+export function skillRuleMatches(rule: Rule, name: string): boolean {
+  const m = rule.matcher;
+  return m.kind === "any" ||
+    (m.kind === "skill" && (m.prefix ? name.startsWith(m.name) : name === m.name));
 }
 
 /**

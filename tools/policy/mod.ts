@@ -76,6 +76,7 @@ export {
   type Part,
   pathVerdict,
   ruleName,
+  skillRuleMatches,
 } from "./decide.ts";
 export { loadShellParser, shellParserLoaded } from "./shell.ts";
 export type { Policy } from "./policy.ts";

@@ -188,14 +188,17 @@ Deno.test("a skill is listed, loaded, opens its folder, grants its allowed-tools
   );
 });
 
-Deno.test("an untrusted workspace's skills are neither listed nor loadable; the user's are", async () => {
+Deno.test("an untrusted workspace's skills are neither listed nor loadable; the user's are, but one a rule denies", async () => {
   using s = sandbox();
   skills(s);
+  const other = join(s.root, ".claude", "skills", "other", "SKILL.md");
+  Deno.mkdirSync(join(other, ".."));
+  Deno.writeTextFileSync(other, "---\ndescription: Denied by name.\n---\nOther.\n");
   await using fake = await startFakeModel([
     { calls: [{ name: "skill", args: { skill: "deploy" } }] },
     { text: "no such skill" },
   ]);
-  const r = await streamRun(s, fake, ["go"], []);
+  const r = await streamRun(s, fake, ["go"], ["--disallowedTools", "Skill(other)"]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(
     r.stderr,
@@ -203,8 +206,8 @@ Deno.test("an untrusted workspace's skills are neither listed nor loadable; the 
   );
   const system = systemPrompt(fake.modelRequests()[0]);
   assert.match(system, /\n- outside: /);
-  assert.doesNotMatch(system, /deploy/);
+  assert.doesNotMatch(system, /- (deploy|other):/);
   assert.match(results(fake)[0], /^Error \[unknown_skill\]: Cannot load skill "deploy"/);
   const init = JSON.parse(r.stdout.split("\n")[0]);
-  assert.deepEqual(init.skills, ["outside"]);
+  assert.deepEqual(init.skills, ["other", "outside"]);
 });
