@@ -16,6 +16,7 @@
 
 import { join } from "node:path";
 import { type Preset, PRESET_TOOLS, PRESETS } from "../tools/host/capabilities.ts";
+import { CONVERSATION_TOOLS } from "../tools/table.ts";
 import { VERSION } from "../version.ts";
 
 function usage(message: string): never {
@@ -62,6 +63,11 @@ async function run(...argv: string[]) {
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
+/** The tools `crab tool` offers of a preset: a conversation's own (`skill`) need a model's session. */
+function oneShot(p: Preset): string[] {
+  return PRESET_TOOLS[p].filter((t) => !(CONVERSATION_TOOLS as readonly string[]).includes(t));
+}
+
 const failures: string[] = [];
 const check = (ok: boolean, what: string) => {
   if (!ok) failures.push(what);
@@ -77,7 +83,7 @@ try {
 
   const list = await run("tool");
   const offered = list.stdout.trim().split("\n").filter(Boolean).map((l) => l.split(/\s+/)[0]);
-  const want = [...PRESET_TOOLS[preset]];
+  const want = oneShot(preset);
   const missing = want.filter((t) => !offered.includes(t));
   const extra = offered.filter((t) => !want.includes(t));
   check(list.code === 0, `crab tool exited ${list.code}: ${list.stderr.trim()}`);
@@ -85,7 +91,7 @@ try {
   check(extra.length === 0, `the build offers ${extra.join(", ")} beyond the ${preset} preset`);
   const leftOut = /this build leaves out/.test(list.stderr);
   check(
-    leftOut === (want.length < PRESET_TOOLS.full.length),
+    leftOut === (want.length < oneShot("full").length),
     leftOut
       ? `crab tool says: ${list.stderr.trim()}`
       : "crab tool does not say which tools this build leaves out",
@@ -109,4 +115,4 @@ if (failures.length) {
   console.error(`smoke: ${binary} (${preset}) failed:\n  ${failures.join("\n  ")}`);
   Deno.exit(1);
 }
-console.log(`smoke: ${binary} ok (crab ${VERSION}, ${preset}: ${PRESET_TOOLS[preset].join(", ")})`);
+console.log(`smoke: ${binary} ok (crab ${VERSION}, ${preset}: ${oneShot(preset).join(", ")})`);

@@ -90,6 +90,7 @@ export const E2E: readonly string[] = [
   "tests/agent/sdk/mcp_test.ts",
   "tests/agent/sdk/permissions_test.ts",
   "tests/agent/sdk/types_test.ts",
+  "tests/agent/skills/skill_tool_test.ts",
   "tests/agent/settings/crab_test.ts",
   "tests/agent/settings/mod_test.ts",
   "tests/agent/settings/permissions_test.ts",

@@ -16,6 +16,11 @@
  * never sees a name it does not know. Claude Code's `LS` maps to nothing: crab
  * has no tool that lists directories (glob lists files, bash is another class).
  *
+ * `skill` is a tool of a conversation: it loads a skill's instructions into
+ * the model's conversation and grants what the skill grants for that turn
+ * (`agent/skills/`), so the runtime makes it, and only where a model talks
+ * (`crab tool` and `crab mcp serve` leave it out: {@link CONVERSATION_TOOLS}).
+ *
  * @module
  */
 
@@ -59,6 +64,8 @@ export interface BuiltinTool {
   /** The build presets whose binaries have it. */
   readonly presets: readonly Preset[];
   readonly claude: ClaudeTool;
+  /** A tool of a model's conversation: neither `crab tool` nor `crab mcp serve` offers it. */
+  readonly conversation?: true;
 }
 
 /** Every built-in tool, in the order tools are offered. */
@@ -137,6 +144,15 @@ export const BUILTIN_TOOLS = [
     // Claude Code's WebFetch also takes a `prompt` for a model that reads the page.
     claude: { name: "WebFetch", aliases: [], args: { url: "url" } },
   },
+  {
+    // Loads a skill's instructions (`agent/skills/`): it reads files, and asks for none.
+    name: "skill",
+    class: "read",
+    defaultIn: ["run"],
+    presets: ["full", "no-web", "read-only"],
+    claude: { name: "Skill", aliases: [], args: { skill: "skill", args: "args" } },
+    conversation: true,
+  },
 ] as const satisfies readonly BuiltinTool[];
 
 /** The name of a built-in tool. */
@@ -154,6 +170,11 @@ export const BUILTIN_CLASSES: Readonly<Record<string, BuiltinClass>> = Object.fr
 export const BUILTIN_CLASS_LIST: readonly BuiltinClass[] = [
   ...new Set(BUILTIN_TOOLS.map((t) => t.class)),
 ];
+
+/** The built-ins of a model's conversation alone (`skill`): the one-shot front ends leave them out. */
+export const CONVERSATION_TOOLS: readonly BuiltinName[] = namesWhere((t) =>
+  t.conversation === true
+);
 
 /** The tools of each preset. */
 export const PRESET_TOOLS: Readonly<Record<Preset, readonly string[]>> = {

@@ -317,6 +317,8 @@ export const TOOL_ERROR_CODES = {
   mcp_server_down: "the MCP server is not running: it failed to start, or stopped",
   mcp_server_skipped: "the MCP server comes from an untrusted workspace and was not started",
   mcp_result_too_large: "the MCP server's answer is larger than crab accepts",
+  // skill.
+  unknown_skill: "no skill the model may load has that name",
   // crab tool --jsonl.
   invalid_jsonl: "an input line is not a JSON object naming a tool",
 } as const;

@@ -339,7 +339,9 @@ export const agentCommand: Command = {
   keys: [...AGENT_KEYS, ...GLOBAL_KEYS],
   optionHelp: {
     tools: "tools offered to the model, comma-separated " +
-      `(default: ${DEFAULT_TOOLS.run.join(",")} and every MCP tool)`,
+      `(default: ${
+        DEFAULT_TOOLS.run.filter((n) => n !== "skill").join(",")
+      }, skill where there are skills, and every MCP tool)`,
   },
   details: `Options go before or after the prompt and the command words; one that a command
 does not take is an error naming the commands that do. An option given twice takes

@@ -15,7 +15,11 @@ import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { onExit } from "../../tools/host/processes.ts";
 import { Registry } from "../../tools/call/registry.ts";
-import { BUILTIN_NAMES, DEFAULT_TOOLS as DEFAULT_TOOL_LISTS } from "../../tools/table.ts";
+import {
+  BUILTIN_NAMES,
+  CONVERSATION_TOOLS,
+  DEFAULT_TOOLS as DEFAULT_TOOL_LISTS,
+} from "../../tools/table.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { printable } from "../../tools/fs/printable.ts";
@@ -62,6 +66,9 @@ function availableBuiltins(opts: McpServeOptions): AnyTool[] {
   return [...builtinTools(), createWebFetchTool({ allowPrivate: opts.webAllowPrivate })];
 }
 
+/** The built-ins a connection may be offered: a conversation's own (`skill`) are not. */
+const SERVED: readonly string[] = BUILTIN_NAMES.filter((n) => !CONVERSATION_TOOLS.includes(n));
+
 /** Picks the offered tools from `--tools` and `--web`; throws a UsageError on a bad list. */
 export function selectTools(
   available: readonly AnyTool[],
@@ -71,13 +78,13 @@ export function selectTools(
     ? [...DEFAULT_TOOLS]
     : opts.tools.split(",").map((n) => n.trim()).filter((n) => n !== "");
   if (names.length === 0) {
-    throw new UsageError(`--tools needs at least one tool name (${BUILTIN_NAMES.join(", ")})`);
+    throw new UsageError(`--tools needs at least one tool name (${SERVED.join(", ")})`);
   }
-  const unknown = names.filter((n) => !(BUILTIN_NAMES as readonly string[]).includes(n));
+  const unknown = names.filter((n) => !SERVED.includes(n));
   if (unknown.length > 0) {
     throw new UsageError(
       `Cannot offer ${unknown.map((n) => `"${n}"`).join(", ")}: not a built-in tool ` +
-        `(built-ins: ${BUILTIN_NAMES.join(", ")})`,
+        `(built-ins: ${SERVED.join(", ")})`,
     );
   }
   const wantsWeb = opts.web || names.includes("web_fetch");

@@ -149,6 +149,14 @@ export class Agent {
    * stream-json image block).
    */
   async send(prompt: string, signal: AbortSignal, media: MediaBlock[] = []): Promise<TurnResult> {
+    try {
+      return await this.#prompt(prompt, signal, media);
+    } finally {
+      this.#opts.afterPrompt?.();
+    }
+  }
+
+  async #prompt(prompt: string, signal: AbortSignal, media: MediaBlock[]): Promise<TurnResult> {
     const hooks = this.#opts.hooks;
     const submitted = await hooks?.promptSubmitted?.(prompt, signal);
     if (submitted?.block !== undefined) {

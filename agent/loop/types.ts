@@ -101,6 +101,8 @@ export interface AgentOptions {
   incompleteRetries?: number;
   /** The user's hooks around prompts, stops and compaction (`agent/hooks/`). */
   hooks?: LoopHooks;
+  /** Called when a prompt has ended, however it ended (a skill's rules for the turn end with it). */
+  afterPrompt?(): void;
 }
 
 /** Hooks the turn loop calls (Claude Code's UserPromptSubmit, Stop and PreCompact). */

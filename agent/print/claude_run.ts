@@ -353,6 +353,7 @@ export class ClaudeRun {
       provider: run.provider.name,
       version: VERSION,
       slashCommands: printCommands(run),
+      skills: run.skills.skills.map((s) => s.name),
     }));
   }
 

@@ -85,6 +85,8 @@ export interface InitFacts {
   version: string;
   /** The slash commands a prompt may start with, without the slash. */
   slashCommands?: string[];
+  /** The skills of the run, by name. */
+  skills?: string[];
 }
 
 /** The opening event of `stream-json`. */
@@ -102,7 +104,7 @@ export function initEvent(f: InitFacts): PrintJson {
     apiKeySource: f.apiKeySource,
     slash_commands: f.slashCommands ?? [],
     output_style: "default",
-    skills: [],
+    skills: f.skills ?? [],
     plugins: [],
     uuid: crypto.randomUUID(),
     // crab's own.

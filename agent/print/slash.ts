@@ -1,9 +1,10 @@
 /**
- * Slash commands in print mode (`crab -p "/review calc.py"`): a custom command
- * expands into its prompt and grants what its file grants while it runs
- * (`../run/command_turn.ts`), as interactively; `/cost` and `/compact` run here
- * without a prompt to the model's conversation; `/init` sends its prompt; the
- * REPL's other built-ins, and names no command has, are refused by name (exit 2).
+ * Slash commands in print mode (`crab -p "/review calc.py"`): a skill's
+ * `/NAME` and a custom command expand into their prompt and grant what their
+ * file grants while it runs (`../run/command_turn.ts`), as interactively;
+ * `/cost` and `/compact` run here without a prompt to the model's
+ * conversation; `/init` sends its prompt; the REPL's other built-ins, and
+ * names no command has, are refused by name (exit 2).
  *
  * @module
  */
@@ -19,7 +20,8 @@ import {
   runCommands,
   slashCommand,
 } from "../run/slash_commands.ts";
-import { type CommandTurn, commandTurn } from "../run/command_turn.ts";
+import { type CommandTurn, commandTurn, skillTurn } from "../run/command_turn.ts";
+import { ToolError } from "../../tools/tool.ts";
 
 /** What a print-mode prompt does. */
 export type PrintSlash =
@@ -38,7 +40,8 @@ const LOCAL_COMMANDS = ["compact", "cost", "init"];
 /** The commands a print-mode prompt may start with, without the slash (the init event's list). */
 export function printCommands(rt: Runtime): string[] {
   const custom = runCommands(rt).map((c) => c.name);
-  return [...new Set([...LOCAL_COMMANDS, ...custom])].sort();
+  const skills = rt.skills.skills.filter((s) => s.userInvocable).map((s) => s.name);
+  return [...new Set([...LOCAL_COMMANDS, ...custom, ...skills])].sort();
 }
 
 /** Reads a print-mode prompt: a slash command, or a prompt as it is. */
@@ -46,6 +49,16 @@ export function printSlash(prompt: string, rt: Runtime): PrintSlash {
   const cmd = slashCommand(prompt);
   if (!cmd) return { kind: "prompt", text: prompt };
   const workspace = rt.dispatcher.session.workspace;
+  // A skill's name wins over a custom command's, as in Claude Code.
+  const skill = rt.skills.forUser(cmd.name);
+  if (skill) {
+    try {
+      return { kind: "command", turn: skillTurn(rt, skill, cmd.args) };
+    } catch (e) {
+      if (!(e instanceof ToolError)) throw e;
+      return { kind: "refused", message: `${e.message}\nhint: ${e.hint}` };
+    }
+  }
   const custom = findCommand(runCommands(rt), cmd.name);
   if (custom) return { kind: "command", turn: commandTurn(rt, custom, cmd.args) };
   switch (cmd.name) {

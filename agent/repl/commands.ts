@@ -1,7 +1,8 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /permissions, /hooks, /status, /config, /memory, /trust, /undo, /rewind, /clear, /exit, and custom
- * commands (see `../run/slash_commands.ts`, which print mode shares).
+ * /init, /mcp, /resume, /permissions, /hooks, /skills, /status, /config, /memory, /trust, /undo, /rewind, /clear, /exit, a
+ * skill's /NAME, and custom commands (see `../run/slash_commands.ts`, which
+ * print mode shares).
  *
  * @module
  */
@@ -20,7 +21,9 @@ import { withFetchRules } from "../../tools/policy/domains.ts";
 import { permissionsCommand } from "./slash/permissions_command.ts";
 import { costLine, findCommand, initCommand, runCommands } from "../run/slash_commands.ts";
 import { commandFront, type CustomCommand, splitFront } from "../settings/commands.ts";
-import { commandTurn } from "../run/command_turn.ts";
+import { commandTurn, skillTurn } from "../run/command_turn.ts";
+import { skillsLines } from "./slash/skills_command.ts";
+import { ToolError } from "../../tools/tool.ts";
 import { rewind, undoLast } from "./slash/undo_command.ts";
 import { trustCommand } from "./slash/trust_command.ts";
 import { memoryCommand } from "./slash/memory_command.ts";
@@ -57,6 +60,7 @@ const BUILTIN_HELP: [string, string][] = [
     "the permission rules and their files; add allow|ask|deny RULE [--user], remove RULE",
   ],
   ["/hooks", "the hooks that run, by event, and the files they come from"],
+  ["/skills", "the skills, where each comes from, and those waiting for trust"],
   [
     "/trust [status|revoke]",
     "trust this workspace (its settings, hooks, servers), or say or undo it",
@@ -97,10 +101,13 @@ function help(ctx: CommandContext): string {
   const rows = [
     ...BUILTIN_HELP,
     // A command's name and description come from a file, maybe the workspace's.
-    ...custom.map(customRow).map(([a, b]): [string, string] => [
-      printable(a, "strict"),
-      printable(b, "prose"),
-    ]),
+    ...[
+      ...ctx.rt.skills.skills.filter((k) => k.userInvocable).map((k): [string, string] => [
+        `/${k.name}${k.argumentHint ? ` ${k.argumentHint}` : ""}`,
+        `(skill, ${k.scope}) ${k.description.slice(0, 70)}`,
+      ]),
+      ...custom.map(customRow),
+    ].map(([a, b]): [string, string] => [printable(a, "strict"), printable(b, "prose")]),
   ];
   const w = Math.max(...rows.map(([a]) => a.length)) + 2;
   return "Commands:\n" + rows.map(([a, b]) => `  ${a.padEnd(w)}${b}`).join("\n") +
@@ -322,6 +329,9 @@ export async function runCommand(
     case "/memory":
       await memoryCommand({ rt, screen, keys: ctx.keys });
       return;
+    case "/skills":
+      for (const l of skillsLines(rt.skills, rt.dispatcher.session.workspace)) line(l);
+      return;
     case "/trust":
       await trustCommand(args, rt.dispatcher.session.workspace, screen, ctx.keys);
       return;
@@ -332,13 +342,25 @@ export async function runCommand(
       return;
     }
   }
-  const custom = cmd.startsWith("/") ? findCommand(runCommands(rt), cmd.slice(1)) : undefined;
-  if (!custom) return "unknown";
+  // A skill's name wins over a custom command's, as in Claude Code.
+  const skill = cmd.startsWith("/") ? rt.skills.forUser(cmd.slice(1)) : undefined;
+  const custom = cmd.startsWith("/") && !skill
+    ? findCommand(runCommands(rt), cmd.slice(1))
+    : undefined;
+  if (!custom && !skill) return "unknown";
   void rest;
-  const turn = commandTurn(rt, custom, args);
+  let turn;
+  try {
+    turn = skill ? skillTurn(rt, skill, args) : commandTurn(rt, custom!, args);
+  } catch (e) {
+    if (!(e instanceof ToolError)) throw e;
+    line(c.red(printable(e.message, "prose")));
+    return undefined;
+  }
+  const named = skill?.name ?? custom!.name;
   for (const note of turn.notes) line(c.dim(printable(note, "prose")));
   if (turn.model) {
-    line(c.dim(`/${printable(custom.name, "strict")} asks ${printable(turn.model, "strict")}`));
+    line(c.dim(`/${printable(named, "strict")} asks ${printable(turn.model, "strict")}`));
   }
   try {
     await ctx.send(await turn.begin(new AbortController().signal));

@@ -6,7 +6,8 @@
  * allow those calls for that prompt only; its `model` is the model that prompt
  * asks, resolved as `--model` resolves it; its `!` lines run before the prompt
  * is sent, through the dispatcher like any call (rules, hooks, sandbox), with
- * the command's rules in force, and their output takes their place.
+ * the command's rules in force, and their output takes their place. A skill's
+ * `/NAME` is such a turn too ({@link skillTurn}), its rules of scope `skill`.
  *
  * A workspace's own command grants nothing until the workspace is trusted:
  * its text still expands (a prompt the user chose to send), its `!` lines stay
@@ -30,18 +31,24 @@
 
 import { relative } from "node:path";
 import { resultText } from "../../tools/call/dispatch.ts";
-import { parseRule, parseRuleList, type Rule, RuleError } from "../../tools/policy/mod.ts";
+import type { Rule } from "../../tools/policy/mod.ts";
 import { commandFront, type CustomCommand, shellCommands } from "../settings/commands.ts";
-import { homeDir } from "../settings/permissions.ts";
+import { allowedToolRules } from "../settings/allowed_tools.ts";
+import type { Skill } from "../skills/catalog.ts";
 import { knownContextWindow, resolveModel } from "../providers/models.ts";
 import { expandCommand } from "./slash_commands.ts";
 import type { Runtime } from "./runtime.ts";
 
 /** What a command's turn acts on. */
-export type CommandRuntime = Pick<Runtime, "agent" | "policy" | "dispatcher" | "provider"> & {
-  /** Whether the workspace's own files apply (`Runtime.trusted`). */
-  readonly trusted: boolean;
-};
+export type CommandRuntime =
+  & Pick<
+    Runtime,
+    "agent" | "policy" | "dispatcher" | "provider" | "skills"
+  >
+  & {
+    /** Whether the workspace's own files apply (`Runtime.trusted`). */
+    readonly trusted: boolean;
+  };
 
 /** One run of a custom command (see the module doc). */
 export interface CommandTurn {
@@ -74,7 +81,15 @@ export function commandTurn(rt: CommandRuntime, command: CustomCommand, args: st
         "(its text is sent; pass --trust-project to use them)",
     );
   }
-  const rules = grants ? commandRules(front.allowedTools ?? [], command, workspace, notes) : [];
+  const rules = grants
+    ? allowedToolRules(
+      front.allowedTools ?? [],
+      { scope: "command", file: command.path },
+      `/${command.name}`,
+      workspace,
+      notes,
+    )
+    : [];
   const model = front.model && front.model !== "inherit"
     ? resolveModel(rt.provider.name, front.model)
     : undefined;
@@ -87,12 +102,7 @@ export function commandTurn(rt: CommandRuntime, command: CustomCommand, args: st
     async begin(signal) {
       restore ??= apply(rt, rules, model);
       if (!grants || runs.length === 0) return expandCommand(source, args);
-      const outputs: string[] = [];
-      for (const command of runs) {
-        const r = await rt.dispatcher.dispatch("bash", { command }, signal);
-        outputs.push(resultText(r).trimEnd());
-      }
-      return expandCommand(source, args, outputs);
+      return expandCommand(source, args, await runLines(rt, runs, signal));
     },
     end() {
       restore?.();
@@ -101,35 +111,48 @@ export function commandTurn(rt: CommandRuntime, command: CustomCommand, args: st
   };
 }
 
-/** The rules of `allowed-tools`, each of the command's source; one that does not parse, noted. */
-function commandRules(
-  lists: readonly string[],
-  command: CustomCommand,
-  workspace: string,
-  notes: string[],
-): Rule[] {
-  const source = { scope: "command" as const, file: command.path };
-  const base = { project: workspace, home: homeDir() };
-  const out: Rule[] = [];
-  for (const list of lists) {
-    let texts: string[];
-    try {
-      texts = parseRuleList(list);
-    } catch (e) {
-      if (!(e instanceof RuleError)) throw e;
-      notes.push(`ignoring allowed-tools "${list}" of /${command.name}: ${e.message}`);
-      continue;
-    }
-    for (const text of texts) {
-      try {
-        out.push(parseRule(text, "allow", source, base));
-      } catch (e) {
-        if (!(e instanceof RuleError)) throw e;
-        notes.push(`ignoring allowed-tools of /${command.name}: ${e.message} (${e.hint})`);
-      }
-    }
+/**
+ * Prepares `/NAME` of `skill` (one of `rt.skills`, so a workspace's only when
+ * trusted) with `args`: its instructions headed by its folder, which is
+ * opened to reading (`../skills/session.ts`); its `allowed-tools` and its
+ * `model` for the prompt, and its `!` lines run before it is sent, as a
+ * custom command's. Throws a `ToolError` when its file cannot be used.
+ */
+export function skillTurn(rt: CommandRuntime, skill: Skill, args: string): CommandTurn {
+  const { rules, notes } = rt.skills.read(skill, args);
+  const runs = shellCommands(Deno.readTextFileSync(skill.file));
+  const model = skill.model && skill.model !== "inherit"
+    ? resolveModel(rt.provider.name, skill.model)
+    : undefined;
+  let restore: (() => void) | undefined;
+  return {
+    notes,
+    rules,
+    ...(model ? { model } : {}),
+    async begin(signal) {
+      restore ??= apply(rt, rules, model);
+      const outputs = runs.length ? await runLines(rt, runs, signal) : undefined;
+      return rt.skills.read(skill, args, outputs).text;
+    },
+    end() {
+      restore?.();
+      restore = undefined;
+    },
+  };
+}
+
+/** Runs a file's `!` lines through the dispatcher, as bash calls; their output, in order. */
+async function runLines(
+  rt: CommandRuntime,
+  runs: readonly string[],
+  signal: AbortSignal,
+): Promise<string[]> {
+  const outputs: string[] = [];
+  for (const command of runs) {
+    const r = await rt.dispatcher.dispatch("bash", { command }, signal);
+    outputs.push(resultText(r).trimEnd());
   }
-  return out;
+  return outputs;
 }
 
 /** Puts `rules` and `model` in force in `rt`; returns what takes them out. */

@@ -16,6 +16,7 @@ import { Session } from "../../tools/call/session.ts";
 import type { AllowedClass, Asker, Policy } from "../../tools/policy/policy.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import { ruleAppliesTo } from "../../tools/policy/rules.ts";
+import { skillRuleMatches } from "../../tools/policy/decide.ts";
 import type { AnyTool, ApprovalRequest } from "../../tools/tool.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
@@ -36,6 +37,10 @@ import { Store } from "../store/observe.ts";
 import { effectiveUid } from "./effective_uid.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { systemPrompt } from "./system_prompt.ts";
+import { findSkills, type Skill } from "../skills/catalog.ts";
+import { skillListing } from "../skills/listing.ts";
+import { SkillSession } from "../skills/session.ts";
+import { createSkillTool } from "../skills/skill_tool.ts";
 import { loadTelemetry, type Telemetry } from "../telemetry/mod.ts";
 import { anthropicTelemetry } from "../telemetry/sdk_tracing.ts";
 import {
@@ -140,6 +145,8 @@ export interface Runtime {
   mcpStatus(): McpServerStatus[];
   /** Whether the workspace's own settings, servers and commands are in use. */
   trusted: boolean;
+  /** The skills of the run, and what loading one grants (`/skills`, `/NAME`, the `skill` tool). */
+  skills: SkillSession;
   /** `--bare`: no hooks, instruction files, custom commands, MCP lists or workspace files. */
   bare: boolean;
   /** The permission rules and mode as loaded, with their sources (the session's live ones are `policy`'s). */
@@ -180,8 +187,9 @@ function runSettings(flags: RunFlags, workspace: string, notice: (m: string) => 
   });
   if (!settings.trusted && settings.trustState === "changed") {
     notice(
-      "this workspace's settings changed since you trusted it (hooks, allow rules or MCP " +
-        "servers): they are not used until you trust it again (pass --trust-project for one run)",
+      "this workspace's settings changed since you trusted it (hooks, allow rules, MCP " +
+        "servers, skills or subagents): they are not used until you trust it again (pass " +
+        "--trust-project for one run)",
     );
   }
   const loaded = settings.crab();
@@ -208,6 +216,7 @@ function offeredTools(
   flags: RunFlags,
   settings: Settings,
   sandboxMode: SandboxMode,
+  skills: SkillSession,
   notice: (m: string) => void,
 ): { offered: AnyTool[]; mcpPicks: string[] | undefined } {
   const crab = settings.crab().settings;
@@ -220,12 +229,14 @@ function offeredTools(
   const { rules } = settings.permissions();
   const deniedWhole = (t: AnyTool) =>
     rules.some((r) => r.effect === "deny" && r.matcher.kind === "any" && ruleAppliesTo(r, t.name));
+  // The skill tool is offered where there is a skill for the model to load.
+  const loadable = skills.skills.some((s) => s.modelInvocable);
   const offered = withPermission(
     chooseTools(
-      [...builtinTools(), webFetch],
+      [...builtinTools(), webFetch, createSkillTool(skills)],
       toolNames?.filter((n) => !n.includes("__")),
       flags.web ?? crab.web ?? false,
-    ).filter((t) => !deniedWhole(t)),
+    ).filter((t) => !deniedWhole(t) && (t.name !== "skill" || loadable)),
     settings.workspace,
     flags.refuseMissingPermissions
       ? (m) => {
@@ -289,6 +300,28 @@ function choosePolicy(
 function flagFor(cls: string): string {
   const rule = cls.startsWith("mcp:") ? `mcp__${cls.slice(4)}` : RULE_FOR[cls];
   return `--allow ${cls}` + (rule ? `, or --allowedTools "${rule}"` : "");
+}
+
+/** The run's skills (none under `--bare`); what was left out, and what waits for trust, said. */
+function runSkills(
+  settings: Settings,
+  policy: () => Policy,
+  notice: (m: string) => void,
+): SkillSession {
+  const catalog = findSkills(settings.workspace, {
+    trusted: settings.trusted,
+    bare: settings.bare,
+    env: settings.env,
+  });
+  for (const n of catalog.notes) notice(n);
+  if (catalog.waiting.length) {
+    notice(
+      `ignoring the skills of this workspace (${
+        catalog.waiting.map((s) => s.name).join(", ")
+      }): it is not trusted (pass --trust-project to use them)`,
+    );
+  }
+  return new SkillSession(catalog, { policy, workspace: settings.workspace });
 }
 
 /** The provider a run asks: chosen by flags, settings and the environment, wrapped for opusplan and a fallback. */
@@ -411,7 +444,10 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     domains: flags.permissions?.allowDomain,
   });
 
-  const { offered, mcpPicks } = offeredTools(flags, settings, sandbox.mode, hooks.notice);
+  // The session's policy is made with its dispatcher (below); until then nothing asks it.
+  const made: { policy?: Policy } = {};
+  const skills = runSkills(settings, () => made.policy!, hooks.notice);
+  const { offered, mcpPicks } = offeredTools(flags, settings, sandbox.mode, skills, hooks.notice);
 
   const sandboxed = offered.some((t) => t.class === "exec") &&
     sandbox.mode !== "danger-full-access";
@@ -429,8 +465,6 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     }
     : undefined;
   if (hooks.mode !== "print") probe?.start();
-  // The session's policy is made with its dispatcher (below); until then nothing asks it.
-  const made: { policy?: Policy } = {};
   // MCP servers connect while the provider loads; the first request waits for both. Print
   // mode starts them now; interactive mode once its prompt is drawn (`warmUp`), so loading
   // the MCP SDK does not hold the prompt back.
@@ -490,6 +524,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     registry,
     telemetry,
     mcp,
+    skills,
     ...(probe ? { probe } : {}),
     policy: {
       mode: choice.mode,
@@ -528,6 +563,7 @@ interface RunSessionParts {
   registry: Registry;
   telemetry: Telemetry | undefined;
   mcp: RunMcp;
+  skills: SkillSession;
   policy: PolicyChoice;
   /** The sandbox's probe, when bash runs in one (`WorkbenchOptions.probe`). */
   probe?: WorkbenchOptions["probe"];
@@ -602,7 +638,7 @@ class RunSession {
 
   /** Fires SessionStart, builds the system prompt and starts the agent. */
   async startAgent(provider: Provider, window: number): Promise<Agent> {
-    const { flags, hooks, registry, mcp, opened, settings } = this.#parts;
+    const { flags, hooks, registry, mcp, opened, settings, skills } = this.#parts;
     const { transcripts } = opened;
     const userHooks = this.bench.hooks;
     const { images, pdf } = settings.crab().settings;
@@ -616,6 +652,8 @@ class RunSession {
       append: flags.appendSystemPrompt,
       policy: this.policy,
       notice: hooks.notice,
+      // The skills the model may load, where it is offered the tool that loads them.
+      ...(registry.get("skill") ? { skills: skillListing(this.#listed(skills), window) } : {}),
     });
     const agent: Agent = new Agent({
       provider,
@@ -643,8 +681,18 @@ class RunSession {
       ...(userHooks.forLoop ? { hooks: userHooks.loopHooks() } : {}),
       // Each request priced as the model that answered it (opusplan's two, a fallback).
       budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
+      // What a skill the model loaded allows holds for that turn only.
+      afterPrompt: () => skills.endTurn(),
     });
     return this.#agent = agent;
+  }
+
+  /** The skills the model is told of: all but those a deny rule refuses by name. */
+  #listed(skills: SkillSession): Skill[] {
+    const denies = this.policy.rules.filter((r) =>
+      r.effect === "deny" && ruleAppliesTo(r, "skill")
+    );
+    return skills.skills.filter((s) => !denies.some((r) => skillRuleMatches(r, s.name)));
   }
 
   #withStarted(context: string[]): string {
@@ -653,7 +701,7 @@ class RunSession {
 
   /** The run as its front end drives it. */
   runtime(provider: Provider, printDefault: boolean, sandbox: SandboxMode): Runtime {
-    const { settings, opened, registry, mcp } = this.#parts;
+    const { settings, opened, registry, mcp, skills } = this.#parts;
     const { store, transcripts, runId } = opened;
     const { dispatcher, session, hooks: userHooks } = this.bench;
     const agent = this.#agent!;
@@ -684,6 +732,7 @@ class RunSession {
         return mcp.connect();
       },
       trusted: settings.trusted,
+      skills,
       bare: settings.bare,
       permissions: settings.permissions(),
       permissionMode: () =>

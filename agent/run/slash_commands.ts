@@ -14,15 +14,12 @@
  * @module
  */
 
-import {
-  type CustomCommand,
-  customCommands,
-  SHELL_LINE,
-  splitFront,
-} from "../settings/commands.ts";
+import { type CustomCommand, customCommands } from "../settings/commands.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { costUsd, type TokenUsage, type UsageByModel } from "../providers/prices.ts";
 import { instructionFiles, instructionLabel } from "./system_prompt.ts";
+
+export { expandCommand, splitArguments } from "../settings/commands.ts";
 
 /** The custom commands a run offers (see `../settings/commands.ts`): none under `--bare`. */
 export function runCommands(
@@ -49,48 +46,6 @@ export function findCommand(
   return short.length === 1 ? short[0] : undefined;
 }
 
-/**
- * The arguments one by one, as `$1`, `$2`… take them: split at blanks, a
- * quoted part ("two words" or 'two words') kept whole.
- */
-export function splitArguments(args: string): string[] {
-  const out: string[] = [];
-  for (const m of args.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) out.push(m[1] ?? m[2] ?? m[3]);
-  return out;
-}
-
-/**
- * A command file's prompt with `$ARGUMENTS`, `$ARGUMENTS[N]` and `$0`, `$1`…
- * filled in, counted from 0 as Claude Code counts them (`$0` is the first
- * argument; front matter dropped; a missing argument is empty; `$10` is text,
- * a price rather than an eleventh argument). A file that uses none gets the
- * arguments after it. `shell`, when given, holds the output of each `!` line
- * (``!`COMMAND` ``, see `../settings/commands.ts`), in order, to put in its
- * place; without it the lines stay as written. One pass: what an argument or an
- * output holds is never expanded, nor run, again.
- */
-export function expandCommand(source: string, args: string, shell?: readonly string[]): string {
-  const body = splitFront(source).body;
-  const positional = /\$([0-9])(?![0-9])/;
-  const uses = body.includes("$ARGUMENTS") || positional.test(body);
-  const each = splitArguments(args);
-  let line = 0;
-  const filled = body.replace(
-    new RegExp(
-      `\\$ARGUMENTS\\[([0-9]+)\\]|\\$ARGUMENTS|\\$([0-9])(?![0-9])|${SHELL_LINE.source}`,
-      "g",
-    ),
-    (whole, at?: string, n?: string, command?: string) => {
-      if (command !== undefined) return shell?.[line++] ?? whole;
-      if (!uses) return whole;
-      const index = at ?? n;
-      return index === undefined ? args : each[Number(index)] ?? "";
-    },
-  );
-  if (uses) return filled;
-  return args ? `${filled.trimEnd()}\n\n${args}` : filled;
-}
-
 /** A prompt read as a slash command: `/name` and the rest; undefined for any other prompt. */
 export function slashCommand(prompt: string): { name: string; args: string } | undefined {
   const m = /^\s*\/([A-Za-z0-9_-]+(?::[A-Za-z0-9_-]+)*)(?:\s+([^]*))?$/.exec(prompt);
@@ -104,6 +59,7 @@ export const INTERACTIVE_ONLY: Readonly<Record<string, string>> = {
   mcp: "shows the MCP servers (print mode: crab mcp list)",
   resume: "picks a session (print mode: --resume ID)",
   tools: "lists the tools (print mode: the init event of --output-format stream-json)",
+  skills: "lists the skills (print mode: the init event of --output-format stream-json)",
   permissions: "shows and edits rules (print mode: crab permissions)",
   metrics: "shows this session's calls (print mode: crab metrics)",
   clear: "starts a new conversation (print mode: leave out --continue)",

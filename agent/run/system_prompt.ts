@@ -303,6 +303,8 @@ export interface PromptOptions {
   replace?: string;
   /** Text added at the very end (`--append-system-prompt`). */
   append?: string;
+  /** The section on the skills the model may load (`agent/skills/listing.ts`), after the instruction files. */
+  skills?: string;
   /** The session's policy, which the instruction files' imports ask. */
   policy?: ImportPolicy;
   /** Told why an import was left out (stderr). */
@@ -335,6 +337,7 @@ export function systemPrompt(workspace: string, opts: PromptOptions = {}): strin
       `[left out: instruction files are limited to ${MAX_INSTRUCTIONS} chars]`;
     prompt += `\n\n${head}\n\n${body}\n`;
   }
+  if (opts.skills) prompt += `\n\n${opts.skills}`;
   if (opts.append !== undefined) prompt += `\n\n${opts.append}`;
   return prompt;
 }

@@ -1,7 +1,7 @@
 /**
  * What trusting a workspace turns on, said in lines a person reads before
  * answering: its settings, allow rules, MCP servers, hooks and what its custom
- * commands grant, and the commands themselves. The REPL's trust prompt,
+ * commands grant, the commands themselves, and its skills and subagents. The REPL's trust prompt,
  * `/trust` and `crab trust` show the same list, and a declined workspace names
  * it at start.
  *
@@ -14,7 +14,9 @@ import { configPaths, readSettings } from "../settings/crab.ts";
 import { permissionsWantTrust, trustedPermissions } from "../settings/permissions.ts";
 import { settingsReader } from "../settings/files.ts";
 import { customCommands, projectCommandGrants } from "../settings/commands.ts";
-import { hasProjectHooks } from "../settings/trust_digest.ts";
+import { hasProjectHooks, projectAgentFiles } from "../settings/trust_digest.ts";
+import { PROJECT_AGENT_FOLDERS } from "../../tools/fs/protected.ts";
+import { findSkills, skillPlace } from "../skills/catalog.ts";
 import { trustedHooks } from "../hooks/listing.ts";
 import { realOrSelf, trustFile, trustRecord } from "../settings/trust.ts";
 
@@ -50,6 +52,17 @@ export function trustEffects(cwd: string): string[] {
     for (const command of grant.runs ?? []) out.push(`${file} runs ${command}`);
   }
   out.push(...trustedHooks(cwd));
+  for (const skill of findSkills(cwd, { trusted: true }).skills) {
+    if (skill.scope !== "project") continue;
+    const grants = skill.allowedTools.length ? `, allows ${skill.allowedTools.join(", ")}` : "";
+    out.push(
+      `skill ${skill.name} (${skillPlace(skill, cwd)}): its instructions and files${grants}`,
+    );
+  }
+  const agents = projectAgentFiles(cwd).filter((f) =>
+    PROJECT_AGENT_FOLDERS.some((a) => a.holds === "agents" && f.startsWith(`${a.path}/`))
+  );
+  if (agents.length) out.push(`subagents: ${agents.join(", ")}`);
   const commands = projectCommands(cwd);
   if (commands.length) {
     out.push(
@@ -67,14 +80,14 @@ export function projectCommands(cwd: string): string[] {
 }
 
 /**
- * True when the workspace has files that trusting it would turn on, or
- * custom commands of its own (the prompt names them, so they do not wait
- * unseen).
+ * True when the workspace has files that trusting it would turn on, custom
+ * commands, skills or subagents of its own (the prompt names them, so they
+ * do not wait unseen).
  */
 export async function projectItemsExist(cwd: string): Promise<boolean> {
   // Permission files matter only when trust would change them (allow rules, acceptEdits).
   if (permissionsWantTrust(cwd) || hasProjectHooks(cwd)) return true;
-  if (projectCommands(cwd).length) return true;
+  if (projectCommands(cwd).length || projectAgentFiles(cwd).length) return true;
   for (const p of [configPaths(cwd).project, join(cwd, ".mcp.json")]) {
     try {
       await Deno.stat(p);

@@ -119,6 +119,8 @@ export interface SDKSystemInitMessage {
   apiKeySource: string;
   /** The slash commands a prompt may start with, without the slash. */
   slash_commands: string[];
+  /** The skills of the run, by name. */
+  skills: string[];
   /** Always `default`: crab has no output styles. */
   output_style: string;
   /** The message's own id. */

@@ -209,6 +209,48 @@ export function shellCommands(source: string): string[] {
   return [...splitFront(source).body.matchAll(SHELL_LINE)].map((m) => m[1]);
 }
 
+/**
+ * The arguments one by one, as `$1`, `$2`… take them: split at blanks, a
+ * quoted part ("two words" or 'two words') kept whole.
+ */
+export function splitArguments(args: string): string[] {
+  const out: string[] = [];
+  for (const m of args.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) out.push(m[1] ?? m[2] ?? m[3]);
+  return out;
+}
+
+/**
+ * A command file's prompt with `$ARGUMENTS`, `$ARGUMENTS[N]` and `$0`, `$1`…
+ * filled in, counted from 0 as Claude Code counts them (`$0` is the first
+ * argument; front matter dropped; a missing argument is empty; `$10` is text,
+ * a price rather than an eleventh argument). A file that uses none gets the
+ * arguments after it. `shell`, when given, holds the output of each `!` line
+ * (``!`COMMAND` ``, see `../settings/commands.ts`), in order, to put in its
+ * place; without it the lines stay as written. One pass: what an argument or an
+ * output holds is never expanded, nor run, again.
+ */
+export function expandCommand(source: string, args: string, shell?: readonly string[]): string {
+  const body = splitFront(source).body;
+  const positional = /\$([0-9])(?![0-9])/;
+  const uses = body.includes("$ARGUMENTS") || positional.test(body);
+  const each = splitArguments(args);
+  let line = 0;
+  const filled = body.replace(
+    new RegExp(
+      `\\$ARGUMENTS\\[([0-9]+)\\]|\\$ARGUMENTS|\\$([0-9])(?![0-9])|${SHELL_LINE.source}`,
+      "g",
+    ),
+    (whole, at?: string, n?: string, command?: string) => {
+      if (command !== undefined) return shell?.[line++] ?? whole;
+      if (!uses) return whole;
+      const index = at ?? n;
+      return index === undefined ? args : each[Number(index)] ?? "";
+    },
+  );
+  if (uses) return filled;
+  return args ? `${filled.trimEnd()}\n\n${args}` : filled;
+}
+
 /** What one of a workspace's command files grants: its `allowed-tools` and the commands it runs. */
 export interface CommandGrant {
   allowedTools?: string[];

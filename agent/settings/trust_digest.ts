@@ -2,15 +2,18 @@
  * What trusting a workspace covers, as one digest: everything its own files
  * turn on only after trust — hooks, allow rules and a mode that waits for
  * trust, crab's project settings other than the harmless ones, MCP servers,
- * and what its custom commands grant (`allowed-tools`, `!` lines). Trust is recorded with this digest, so a repository that adds a
- * hook, an allow rule or a server to an already trusted workspace is asked
- * about again rather than run silently. Deny and ask rules and the harmless
+ * what its custom commands grant (`allowed-tools`, `!` lines), and every file
+ * of its skills and subagents (`.claude/skills/`, `.agents/skills/`,
+ * `.claude/agents/`, crab's `.crab/skills/` and `.crab/agents/`) by content.
+ * Trust is recorded with this digest, so a repository that adds a hook, an
+ * allow rule, a server, a skill or a subagent to an already trusted workspace,
+ * or changes one, is asked about again rather than run silently. Deny and ask rules and the harmless
  * settings apply before trust, so changing them changes nothing here.
  *
  * @module
  */
 
-import { relative } from "node:path";
+import { join, relative } from "node:path";
 import { sha256 } from "../../tools/fs/sha256.ts";
 import { isInertClaudeKey, SAFE_PROJECT_KEYS } from "./gates.ts";
 import {
@@ -21,6 +24,7 @@ import {
 } from "./files.ts";
 import { hookScripts } from "./hooks.ts";
 import { projectCommandGrants } from "./commands.ts";
+import { PROJECT_AGENT_FOLDERS } from "../../tools/fs/protected.ts";
 
 /** The workspace's own files (`files.ts`' table), relative to it, and what of each trust covers. */
 function covered(
@@ -70,7 +74,71 @@ export function trustDigest(workspace: string, reader = settingsReader()): strin
   // What its custom commands grant (allowed-tools, `!` lines) waits for trust too.
   const grants = projectCommandGrants(workspace);
   if (Object.keys(grants).length) parts["command grants"] = grants;
+  // Skills and subagents are instructions a model follows, with scripts: every file, by content.
+  const agentFiles = projectAgentFiles(workspace);
+  if (agentFiles.length) {
+    parts["skills and agents"] = Object.fromEntries(
+      agentFiles.map((rel) => [rel, fileHash(join(workspace, rel))]),
+    );
+  }
   return sha256(canonical(parts));
+}
+
+/** How deep the walk of a skills or agents folder goes, and how many files it takes. */
+const AGENT_DEPTH = 6;
+const MAX_AGENT_FILES = 2000;
+
+/**
+ * The files of the workspace's skills and subagents folders
+ * (`PROJECT_AGENT_FOLDERS`), relative to it, sorted: symlinks followed (a
+ * linked skill's content is what runs), at most {@link AGENT_DEPTH} folders
+ * deep and {@link MAX_AGENT_FILES} files, so a loop of links ends.
+ *
+ * @example
+ * ```ts
+ * projectAgentFiles("/src/app"); // [".claude/agents/review.md", ".claude/skills/pdf/SKILL.md"]
+ * ```
+ */
+export function projectAgentFiles(workspace: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string, depth: number) => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(join(workspace, rel))];
+    } catch {
+      return; // Missing, or not a folder.
+    }
+    entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    for (const e of entries) {
+      if (out.length >= MAX_AGENT_FILES) return;
+      const path = `${rel}/${e.name}`;
+      let folder = false;
+      try {
+        folder = Deno.statSync(join(workspace, path)).isDirectory;
+      } catch {
+        // A link that leads nowhere still counts, by where it leads (`fileHash`).
+      }
+      if (!folder) out.push(path);
+      else if (depth < AGENT_DEPTH) walk(path, depth + 1);
+    }
+  };
+  for (const folder of PROJECT_AGENT_FOLDERS) walk(folder.path, 1);
+  return out;
+}
+
+/** A file's content hash; a link that leads nowhere, by where it leads; a FIFO or device, by kind. */
+function fileHash(path: string): string {
+  try {
+    // Never opened unless regular: a FIFO would hold the start for good.
+    if (!Deno.statSync(path).isFile) return "not a regular file";
+    return sha256(Deno.readFileSync(path));
+  } catch {
+    try {
+      return `link:${Deno.readLinkSync(path)}`;
+    } catch {
+      return "unreadable";
+    }
+  }
 }
 
 /** The files the workspace's own hooks run (`hookScripts`), relative, with their content's hash. */

@@ -12,12 +12,18 @@ import assert from "node:assert/strict";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { AnyTool } from "../../tools/tool.ts";
+import { createSkillTool } from "../../agent/skills/skill_tool.ts";
 
 const SNAPSHOT = new URL("./__snapshots__/tools.json", import.meta.url);
 
-/** Every tool the model can be offered as a built-in, web_fetch (behind `--web`) included. */
+/**
+ * Every tool the model can be offered as a built-in: web_fetch (behind
+ * `--web`) and skill (where there are skills; the list of them is in the
+ * system prompt, not its description) included.
+ */
 function snapshotted(): AnyTool[] {
-  return [...builtinTools(), createWebFetchTool({})];
+  const none = { forModel: () => undefined, load: () => ({ text: "", rules: [], notes: [] }) };
+  return [...builtinTools(), createWebFetchTool({}), createSkillTool(none)];
 }
 
 function declaration(t: AnyTool) {
@@ -49,9 +55,9 @@ Deno.test("built-in tools' descriptions and schemas match the snapshot", () => {
   );
 });
 
-Deno.test("the snapshot covers all seven built-in tools", () => {
+Deno.test("the snapshot covers all eight built-in tools", () => {
   assert.deepEqual(
     snapshotted().map((t) => t.name),
-    ["read", "write", "edit", "bash", "glob", "grep", "web_fetch"],
+    ["read", "write", "edit", "bash", "glob", "grep", "web_fetch", "skill"],
   );
 });

@@ -8,6 +8,7 @@ import {
   BUILTIN_TOOLS,
   type BuiltinName,
   claudeNameOf,
+  CONVERSATION_TOOLS,
   crabNameOf,
   DEFAULT_TOOLS,
   fromClaudeInput,
@@ -17,10 +18,12 @@ import {
   type ToolArgs,
 } from "../../tools/table.ts";
 import { ALLOW_CLASSES } from "../../tools/policy/policy.ts";
+import { createSkillTool } from "../../agent/skills/skill_tool.ts";
 
-/** Every built-in tool object, web_fetch (built when enabled) included. */
+/** Every built-in tool object, web_fetch (built when enabled) and skill (made by the runtime) included. */
 function implementations() {
-  return [...builtinTools(), createWebFetchTool({})];
+  const none = { forModel: () => undefined, load: () => ({ text: "", rules: [], notes: [] }) };
+  return [...builtinTools(), createWebFetchTool({}), createSkillTool(none)];
 }
 
 Deno.test("BUILTIN_TOOLS holds what DESIGN.md's class table and presets say", () => {
@@ -34,11 +37,12 @@ Deno.test("BUILTIN_TOOLS holds what DESIGN.md's class table and presets say", ()
       ["glob", "read", ["run", "mcp-serve"], ["full", "no-web", "read-only"]],
       ["grep", "read", ["run", "mcp-serve"], ["full", "no-web", "read-only"]],
       ["web_fetch", "net", [], ["full"]],
+      ["skill", "read", ["run"], ["full", "no-web", "read-only"]],
     ],
   );
 });
 
-Deno.test("builtinTools() and web_fetch have exactly the table's names, classes and order", () => {
+Deno.test("builtinTools(), web_fetch and skill have exactly the table's names, classes and order", () => {
   assert.deepEqual(
     implementations().map((t) => [t.name, t.class]),
     BUILTIN_TOOLS.map((t) => [t.name, t.class]),
@@ -46,7 +50,16 @@ Deno.test("builtinTools() and web_fetch have exactly the table's names, classes 
 });
 
 Deno.test("the lists derived from the table name the tools the table gives them", () => {
-  assert.deepEqual(BUILTIN_NAMES, ["read", "write", "edit", "bash", "glob", "grep", "web_fetch"]);
+  assert.deepEqual(BUILTIN_NAMES, [
+    "read",
+    "write",
+    "edit",
+    "bash",
+    "glob",
+    "grep",
+    "web_fetch",
+    "skill",
+  ]);
   assert.deepEqual(BUILTIN_CLASSES, {
     read: "read",
     write: "write",
@@ -55,16 +68,18 @@ Deno.test("the lists derived from the table name the tools the table gives them"
     glob: "read",
     grep: "read",
     web_fetch: "net",
+    skill: "read",
   });
   assert.deepEqual(PRESET_TOOLS, {
-    full: ["read", "write", "edit", "bash", "glob", "grep", "web_fetch"],
-    "no-web": ["read", "write", "edit", "bash", "glob", "grep"],
-    "read-only": ["read", "glob", "grep"],
+    full: ["read", "write", "edit", "bash", "glob", "grep", "web_fetch", "skill"],
+    "no-web": ["read", "write", "edit", "bash", "glob", "grep", "skill"],
+    "read-only": ["read", "glob", "grep", "skill"],
   });
   assert.deepEqual(DEFAULT_TOOLS, {
-    run: ["read", "write", "edit", "bash", "glob", "grep"],
+    run: ["read", "write", "edit", "bash", "glob", "grep", "skill"],
     "mcp-serve": ["read", "glob", "grep"],
   });
+  assert.deepEqual(CONVERSATION_TOOLS, ["skill"]);
   assert.deepEqual(ALLOW_CLASSES.slice(0, 4), ["read", "write", "exec", "net"]);
 });
 
@@ -87,7 +102,7 @@ Deno.test("the table's Claude Code argument names are arguments of crab's schema
 Deno.test("claudeNameOf() names Claude Code's tool; several edits are MultiEdit", () => {
   assert.deepEqual(
     BUILTIN_NAMES.map((n) => claudeNameOf(n)),
-    ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch"],
+    ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "Skill"],
   );
   const one = { path: "a", edits: [{ old: "x", new: "y" }] };
   const two = { path: "a", edits: [{ old: "x", new: "y" }, { old: "z", new: "w" }] };
@@ -100,8 +115,10 @@ Deno.test("claudeNameOf() names Claude Code's tool; several edits are MultiEdit"
 Deno.test("crabNameOf() takes crab's names and Claude Code's as Claude Code spells them", () => {
   for (const n of BUILTIN_NAMES) assert.equal(crabNameOf(n), n);
   assert.deepEqual(
-    ["Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep", "WebFetch"].map(crabNameOf),
-    ["read", "write", "edit", "edit", "bash", "glob", "grep", "web_fetch"],
+    ["Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep", "WebFetch", "Skill"].map(
+      crabNameOf,
+    ),
+    ["read", "write", "edit", "edit", "bash", "glob", "grep", "web_fetch", "skill"],
   );
   for (const other of ["LS", "READ", "bAsh", "WebSearch", "NotebookEdit", "Task", ""]) {
     assert.equal(crabNameOf(other), undefined, other);
@@ -157,6 +174,7 @@ Deno.test("toClaudeInput() renames each tool's arguments as Claude Code names th
     ],
     ["grep", { pattern: "x" }, { pattern: "x", output_mode: "content" }],
     ["web_fetch", { url: "https://a.example/", max_bytes: 10 }, { url: "https://a.example/" }],
+    ["skill", { skill: "pdf", args: "a.pdf" }, { skill: "pdf", args: "a.pdf" }],
   ];
   for (const [tool, args, input] of cases) {
     assert.deepEqual(toClaudeInput(tool, args), input, tool);

@@ -1,7 +1,8 @@
 /**
  * Protected paths: files whose content makes code run later, outside any prompt
  * or sandbox — git's config and hooks, crab's project settings, project MCP
- * servers, crab's user config, other tools' project config. The write and edit tools ask for them every time
+ * servers, crab's user config, other tools' project config, the project's
+ * skills and subagents. The write and edit tools ask for them every time
  * (class `protected`), and the sandbox mounts them read-only for bash. One list
  * serves both, resolved on real paths, so a symlink into `.git/hooks` counts.
  *
@@ -140,6 +141,24 @@ export function namesIn(dir: string): Set<string> {
 }
 
 const OTHER_AGENT = "another tool runs the commands or servers it names";
+const SKILLS_AGENTS = "its skills and subagents are instructions a model follows, with scripts " +
+  "it runs, and trusting the workspace covers their content";
+
+/**
+ * The workspace's folders of skills (`NAME/SKILL.md`) and subagents
+ * (`NAME.md`), relative to it, in the order they are read (crab's own
+ * first). What they hold comes with the repository: trust covers every file
+ * in them by content (`agent/settings/trust_digest.ts`), and they are
+ * protected paths (commands cannot write them, write and edit ask; those
+ * under `.crab/` are protected with it).
+ */
+export const PROJECT_AGENT_FOLDERS: readonly { path: string; holds: "skills" | "agents" }[] = [
+  { path: ".crab/skills", holds: "skills" },
+  { path: ".claude/skills", holds: "skills" },
+  { path: ".agents/skills", holds: "skills" },
+  { path: ".crab/agents", holds: "agents" },
+  { path: ".claude/agents", holds: "agents" },
+];
 const SHELL_RC = "a shell runs it at start when this folder is a home directory";
 
 /**
@@ -155,7 +174,9 @@ const OTHER_TOOLS: readonly (readonly [string, ProtectedPath["kind"], string])[]
   [".claude/settings.json", "file", OTHER_AGENT],
   [".claude/settings.local.json", "file", OTHER_AGENT],
   [".claude/commands", "dir", OTHER_AGENT],
-  [".claude/agents", "dir", OTHER_AGENT],
+  ...PROJECT_AGENT_FOLDERS.filter((f) => !f.path.startsWith(".crab/")).map((f) =>
+    [f.path, "dir", SKILLS_AGENTS] as const
+  ),
   [".claude/hooks", "dir", OTHER_AGENT],
   [".idea/workspace.xml", "file", OTHER_AGENT],
   [".zed/settings.json", "file", OTHER_AGENT],

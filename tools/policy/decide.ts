@@ -226,6 +226,8 @@ export function decide(rules: readonly Rule[], call: Call, ctx: DecideContext): 
       return decidePath(mine, tool, args, ctx);
     case "web_fetch":
       return decideFetch(mine, args.url);
+    case "skill":
+      return decideSkill(mine, args.skill);
     default:
       return firstOf(mine, () => true, () => true, tool);
   }
@@ -265,6 +267,7 @@ const SCOPE_NAMES: Record<Rule["source"]["scope"], string> = {
   flag: "command line",
   session: "this session",
   command: "a custom command",
+  skill: "a skill",
 };
 
 /** A path as shown: workspace-relative inside it, else absolute. */
@@ -318,6 +321,27 @@ function decideFetch(mine: readonly Rule[], url: unknown): Decision {
     (r.matcher.kind === "domain" && host !== undefined &&
       (r.matcher.subdomains ? host.endsWith("." + r.matcher.host) : host === r.matcher.host));
   return firstOf(mine, matches, matches, `fetch ${host ?? String(url)}`);
+}
+
+/** `Skill(deploy)` names one skill, `Skill(deploy *)` those whose names start so; `Skill` every one. */
+function decideSkill(mine: readonly Rule[], name: unknown): Decision {
+  const skill = typeof name === "string" ? name : "";
+  const matches = (r: Rule) => skillRuleMatches(r, skill);
+  return firstOf(mine, matches, matches, `skill ${skill || "(none)"}`);
+}
+
+/**
+ * Whether `rule` (one that applies to the skill tool) names the skill `name`.
+ *
+ * @example
+ * ```ts
+ * skillRuleMatches(parseRule("Skill(review *)", "deny", source, base), "review-pr"); // true
+ * ```
+ */
+export function skillRuleMatches(rule: Rule, name: string): boolean {
+  const m = rule.matcher;
+  return m.kind === "any" ||
+    (m.kind === "skill" && (m.prefix ? name.startsWith(m.name) : name === m.name));
 }
 
 /**

@@ -26,9 +26,9 @@ import type { AnyTool, ApprovalClass, ApprovalRequest, OutsideClass } from "../t
 import { BUILTIN_CLASS_LIST } from "../table.ts";
 import { type Mode, ruleName } from "./decide.ts";
 import { matchPath } from "./path_pattern.ts";
-import type { Rule } from "./rules.ts";
+import type { Rule, RuleSource } from "./rules.ts";
 import { parseRule } from "./rules.ts";
-import { credentialStoreOf } from "./credentials.ts";
+import { CREDENTIAL_STORES, credentialStoreOf } from "./credentials.ts";
 import { join } from "node:path";
 import {
   type ApprovalDecision,
@@ -388,6 +388,49 @@ export class Policy {
     return scope === "project"
       ? "outside the project (a project file may import from the project and ~/.claude/)"
       : "outside the project and the home folder";
+  }
+
+  /**
+   * Door: a skill's folder. Opens `dir` (a real path) to read, glob and grep
+   * for the rest of the session: an allow rule `Read(//DIR/**)` of `source`
+   * (the skill's file), so deny and ask rules still win and crab's data
+   * directory stays closed ({@link closedPath}). Reads only: writes there
+   * are decided as before. A folder that holds the workspace or the home
+   * directory, or is or holds a credential store (`credentials.ts`), is not
+   * opened: the reason is returned.
+   *
+   * @example
+   * ```ts
+   * policy.openFolder("/home/u/.claude/skills/pdf", { scope: "skill", file: ".../SKILL.md" }, ws);
+   * // undefined: read, glob and grep now reach /home/u/.claude/skills/pdf/**
+   * ```
+   */
+  openFolder(dir: string, source: RuleSource, workspace: string): string | undefined {
+    const home = this.home ?? realPathOrNull(runEnv.get("HOME") ?? "/") ?? "/";
+    if (dir !== workspace && isWithin(dir, workspace)) return "it holds the workspace";
+    if (isWithin(dir, home)) return "it holds the home directory";
+    // A store named by a pattern (`.ssh/id_*`) lies in the folder before its `*`.
+    const holdsStore = CREDENTIAL_STORES.some((store) => {
+      const at = store.includes("*")
+        ? store.slice(0, store.indexOf("*")).replace(/\/[^/]*$/, "")
+        : store;
+      return isWithin(dir, join(home, at));
+    });
+    if (holdsStore || credentialStoreOf(dir, home)) return "it is or holds a credential store";
+    const opened = (r: Rule) =>
+      r.effect === "allow" && r.tool === "read" && r.matcher.kind === "path" &&
+      r.matcher.pattern.root === dir && r.matcher.pattern.line === undefined;
+    if (this.rules.some(opened)) return undefined;
+    const specifier = `/${dir}/**`;
+    this.rules.push({
+      text: `Read(${specifier})`,
+      effect: "allow",
+      source,
+      tool: "read",
+      specifier,
+      matcher: { kind: "path", pattern: { root: dir, up: 0, line: undefined } },
+    });
+    return undefined;
   }
 
   /**

@@ -14,6 +14,7 @@
  * | `WebFetch`, `WebFetch(domain:example.com)` | web_fetch; `domain:*.example.com` for any subdomain |
  * | `mcp__server`, `mcp__server__*` | every tool of an MCP server |
  * | `mcp__server__tool`, `server__tool` | one MCP tool, named as crab exposes it |
+ * | `Skill`, `Skill(deploy)`, `Skill(deploy *)` | skill: every skill, one by name, or names that start so |
  *
  * How a `Bash(…)` pattern meets a command is `command_pattern.ts`'s; how a
  * command is split into the simple commands it runs is `shell.ts`'s.
@@ -38,9 +39,19 @@ export type Effect = "allow" | "ask" | "deny";
 
 /**
  * Where rules are written, from the widest to the narrowest; `command` is a
- * custom command's `allowed-tools`, in force while its prompt runs.
+ * custom command's `allowed-tools`, in force while its prompt runs; `skill` a
+ * skill's: its `allowed-tools` for the turn that loaded it, and the rule that
+ * opens its folder to reading.
  */
-export type Scope = "user" | "project" | "local" | "settings" | "flag" | "session" | "command";
+export type Scope =
+  | "user"
+  | "project"
+  | "local"
+  | "settings"
+  | "flag"
+  | "session"
+  | "command"
+  | "skill";
 
 /** Where a rule was written. */
 export interface RuleSource {
@@ -56,7 +67,9 @@ export type RuleMatcher =
   | { kind: "command"; pattern: CommandPattern }
   | { kind: "path"; pattern: PathPattern }
   /** `host` exactly, or with `subdomains`, any name below it. */
-  | { kind: "domain"; host: string; subdomains: boolean };
+  | { kind: "domain"; host: string; subdomains: boolean }
+  /** A skill by name (`Skill(deploy)`), or every name that starts with `name` (`Skill(deploy *)`). */
+  | { kind: "skill"; name: string; prefix: boolean };
 
 /** One parsed rule. */
 export interface Rule {
@@ -88,7 +101,6 @@ const CLAUDE_ONLY = new Set([
   "NotebookRead",
   "TodoWrite",
   "TodoRead",
-  "Skill",
   "SlashCommand",
   "ExitPlanMode",
   "KillShell",
@@ -101,8 +113,9 @@ const CLAUDE_ONLY = new Set([
   "PowerShell",
 ]);
 
-const KNOWN_TOOLS = "Bash, Read, Edit, Write, MultiEdit, Grep, Glob, WebFetch (or crab's names " +
-  "bash, read, edit, write, grep, glob, web_fetch), mcp__server, mcp__server__tool or server__tool";
+const KNOWN_TOOLS = "Bash, Read, Edit, Write, MultiEdit, Grep, Glob, WebFetch, Skill (or crab's " +
+  "names bash, read, edit, write, grep, glob, web_fetch, skill), mcp__server, mcp__server__tool " +
+  "or server__tool";
 
 /** A server name, as `mcp/names.ts` allows them. */
 const SERVER = /^[A-Za-z0-9_-]+$/;
@@ -190,6 +203,8 @@ export function parseRule(
         return made(family, { kind: "path", pattern: compilePathPattern(spec, base) });
       case "web_fetch":
         return made(tool, domainMatcher(spec, fail));
+      case "skill":
+        return made(tool, skillMatcher(spec, fail));
     }
   } catch (e) {
     if (e instanceof RuleError) throw fail(e.message.replace(/^Cannot use /, ""), e.hint);
@@ -222,6 +237,22 @@ function mcpTool(name: string, fail: (why: string, hint: string) => RuleError): 
     );
   }
   return `${server}__${tool}`;
+}
+
+/** `Skill(NAME)`: one skill; `Skill(NAME *)` or `Skill(NAME:*)`: every name that starts with NAME. */
+function skillMatcher(
+  spec: string,
+  fail: (why: string, hint: string) => RuleError,
+): RuleMatcher {
+  const prefix = /(?:\s+\*|:\*)$/.exec(spec);
+  const name = prefix ? spec.slice(0, prefix.index).trim() : spec;
+  if (!/^[A-Za-z0-9._:-]+$/.test(name)) {
+    throw fail(
+      `${JSON.stringify(spec)} is not a skill name`,
+      `Write Skill(NAME) for one skill, or Skill(NAME *) for the names that start with NAME.`,
+    );
+  }
+  return { kind: "skill", name, prefix: prefix !== null };
 }
 
 function domainMatcher(

@@ -52,7 +52,7 @@ export async function askTrust(screen: Screen, keys: KeyReader, cwd: string): Pr
     c.yellow(
       `⚠ ${
         printable(cwd, "strict")
-      } has its own settings or commands (.crab/, .claude/ or .mcp.json)${
+      } has its own settings, commands, skills or subagents (.crab/, .claude/, .agents/ or .mcp.json)${
         trustState(cwd) === "changed" ? ", changed since you trusted it" : ""
       }.\n`,
     ) +

@@ -131,6 +131,33 @@ Deno.test("repl: a subfolder's command runs as /frontend:test with $0 and $1; /h
   assert.match(JSON.stringify(body(fake, 0)), /Test src\/b\.ts matching two words\./);
 });
 
+Deno.test("repl: /skills lists each skill with its source, and /NAME sends its instructions headed by its folder", async () => {
+  using s = sandbox();
+  const user = join(s.root, ".claude", "skills", "notes");
+  Deno.mkdirSync(user, { recursive: true });
+  Deno.writeTextFileSync(
+    join(user, "SKILL.md"),
+    "---\ndescription: take notes\n---\nNote $ARGUMENTS.\n",
+  );
+  s.put(".agents/skills/ship/SKILL.md", "---\ndescription: ship the app\n---\nShip it.\n");
+  await using fake = await startFakeModel([{ text: "Noted." }]);
+  await using t = await replAgainst(s, fake);
+  // The trust prompt names the workspace's skill; declined, the skill waits.
+  const asked = await t.waitFor("Trust this workspace? [y]es/[n]o: ");
+  assert.match(asked, /• skill ship \(\.agents\/skills\/ship\): its instructions and files/);
+  await t.keys("n");
+  await submit(t, "/skills");
+  const listed = await t.waitFor("Waiting for this workspace");
+  assert.match(listed, /\/notes +user · ~\/\.claude\/skills\/notes — take notes/);
+  assert.match(listed, /\/ship +project · \.agents\/skills\/ship — ship the app/);
+  await submit(t, "/notes the plan");
+  await t.waitFor("Noted.");
+  assert.match(
+    JSON.stringify(body(fake, 0)),
+    new RegExp(`Base directory for this skill: ${user}.*Note the plan\\.`),
+  );
+});
+
 Deno.test("repl: /resume picks a past session from a list and goes on with it", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([{ text: "The answer is 42." }, { text: "Still 42." }]);

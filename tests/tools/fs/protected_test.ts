@@ -56,6 +56,10 @@ Deno.test("write() treats a git directory as an allow-list, and other tools' con
       ".vscode/tasks.json",
       ".claude/settings.json",
       ".envrc",
+      ".claude/skills/x/SKILL.md",
+      ".agents/skills/x/scripts/run.sh",
+      ".claude/agents/y.md",
+      ".crab/skills/x/SKILL.md",
     ]
   ) {
     const r = await h.call("write", { path, content: "x\n" });

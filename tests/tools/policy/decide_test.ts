@@ -750,3 +750,24 @@ Deno.test("decide() makes git diff > out.txt a write no rule allows under Bash(g
     "git diff > out.txt: writes out.txt, which no Edit or Write rule allows",
   );
 });
+
+Deno.test("decide() on a skill call: Skill(NAME) one skill, Skill(NAME *) a prefix, Skill every one; deny first", () => {
+  const rs = rules([
+    ["Skill(deploy)", "deny"],
+    ["Skill(review *)", "ask"],
+    ["Skill(pdf)", "allow"],
+  ]);
+  const skill = (name: string, r: Rule[] = rs) => {
+    const d = decide(r, { tool: "Skill", args: { skill: name } }, ctx);
+    return [d.effect, d.rule?.text];
+  };
+  assert.deepEqual(skill("deploy"), ["deny", "Skill(deploy)"]);
+  assert.deepEqual(skill("review-pr"), ["ask", "Skill(review *)"]);
+  assert.deepEqual(skill("pdf"), ["allow", "Skill(pdf)"]);
+  assert.deepEqual(skill("deploy-docs"), ["default", undefined]);
+  assert.deepEqual(skill("pdf", rules([["Skill", "deny"], ["Skill(pdf)", "allow"]])), [
+    "deny",
+    "Skill",
+  ]);
+  assert.throws(() => rules([["Skill(a b)", "deny"]]), /is not a skill name/);
+});

@@ -11,6 +11,11 @@ import { dataDir, ownSpillDirIfMade } from "../../../tools/fs/data_dir.ts";
 import { truncateText } from "../../../tools/call/truncate.ts";
 import { realPathOf } from "../../../tools/fs/workspace.ts";
 import { join } from "node:path";
+import { Dispatcher } from "../../../tools/call/dispatch.ts";
+import { MemorySink } from "../../../tools/call/observation.ts";
+import { Registry } from "../../../tools/call/registry.ts";
+import { Session } from "../../../tools/call/session.ts";
+import { globTool } from "../../../tools/glob.ts";
 
 /** An asker answering by class, recording what it was asked. */
 function asker(answers: Partial<Record<ApprovalClass, "yes" | "no" | "all">>) {
@@ -384,4 +389,62 @@ Deno.test("Policy.closedPath() follows dataDir() to ./.crab in a build that may 
   // The store went there, and the rest of the workspace reads as ever.
   assert.ok(Deno.statSync(join(s.ws, ".crab", "crab.db")).isFile);
   assert.equal((await tool("read", { path: "a.txt" })).stdout, "1\tworkspace\n");
+});
+
+Deno.test("Policy.openFolder() opens a skill's folder to reads only, deny rules still winning; never the home, the workspace's parent or a credential store", async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-open-" }));
+  try {
+    const home = join(root, "home");
+    const ws = join(root, "ws");
+    const skill = join(home, ".claude", "skills", "x");
+    Deno.mkdirSync(skill, { recursive: true });
+    Deno.mkdirSync(ws);
+    Deno.writeTextFileSync(join(skill, "notes.txt"), "notes\n");
+    Deno.writeTextFileSync(join(skill, "secret.txt"), "secret\n");
+    const deny = parseRule(`Read(/${skill}/secret.txt)`, "deny", { scope: "flag" }, {
+      project: ws,
+      home,
+    });
+    const policy = new Policy({ rules: [deny], home, allowed: ["read", "write"] });
+    const dispatcher = new Dispatcher({
+      registry: new Registry([readTool, writeTool, globTool]),
+      session: new Session(ws),
+      policy,
+      sink: new MemorySink(),
+      runId: "test-run",
+    });
+    const call = (name: string, args: unknown) => dispatcher.dispatch(name, args);
+    const before = await call("read", { path: join(skill, "notes.txt") });
+    assert.ok(!before.ok && before.error.code === "refused", JSON.stringify(before));
+
+    const source = { scope: "skill" as const, file: join(skill, "SKILL.md") };
+    assert.equal(policy.openFolder(skill, source, ws), undefined);
+    assert.equal(policy.openFolder(skill, source, ws), undefined);
+    assert.deepEqual(policy.rules.map((r) => r.text), [deny.text, `Read(/${skill}/**)`]);
+    const read = await call("read", { path: join(skill, "notes.txt") });
+    assert.ok(read.ok && read.output.includes("notes"), JSON.stringify(read));
+    const listed = await call("glob", { pattern: "*.txt", path: skill });
+    assert.ok(listed.ok && listed.output.includes("notes.txt"), JSON.stringify(listed));
+    assert.ok(listed.ok && !listed.output.includes("secret.txt"), JSON.stringify(listed));
+    const secret = await call("read", { path: join(skill, "secret.txt") });
+    assert.ok(!secret.ok && secret.error.code === "policy_denied", JSON.stringify(secret));
+    const written = await call("write", { path: join(skill, "notes.txt"), content: "x" });
+    assert.ok(!written.ok && written.error.code === "refused", JSON.stringify(written));
+
+    assert.deepEqual(
+      [home, root, join(home, ".ssh"), join(home, ".aws", "x"), join(home, ".config")].map((d) =>
+        policy.openFolder(d, source, ws)
+      ),
+      [
+        "it holds the home directory",
+        "it holds the workspace",
+        "it is or holds a credential store",
+        "it is or holds a credential store",
+        "it is or holds a credential store",
+      ],
+    );
+    assert.equal(policy.rules.length, 2);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
 });
