@@ -15,12 +15,19 @@
  * counterpart is left out on the way across, so the other side's validator
  * never sees a name it does not know. Claude Code's `LS` maps to nothing: crab
  * has no tool that lists directories (glob lists files, bash is another class).
+ * `task` is the one built-in whose body lives outside the tool layer: it runs
+ * the turn loop (`agent/subagents/`), so the runtime makes it.
  *
  * @module
  */
 
-/** Capability class of a tool: decides the Deno permission flag and the prompt. */
-export type ToolClass = "read" | "write" | "exec" | "net" | `mcp:${string}`;
+/**
+ * Capability class of a tool: decides the Deno permission flag and the prompt.
+ * `agent` is the class of a call that runs a subagent (`task`): it needs no
+ * Deno permission of its own and never asks, since each call the subagent
+ * makes is decided as a call of its own tool's class.
+ */
+export type ToolClass = "read" | "write" | "exec" | "net" | "agent" | `mcp:${string}`;
 
 /** A named build preset. */
 export type Preset = "full" | "no-web" | "read-only";
@@ -137,6 +144,18 @@ export const BUILTIN_TOOLS = [
     // Claude Code's WebFetch also takes a `prompt` for a model that reads the page.
     claude: { name: "WebFetch", aliases: [], args: { url: "url" } },
   },
+  {
+    // Runs a subagent (`agent/subagents/`); Claude Code renamed its Task tool Agent.
+    name: "task",
+    class: "agent",
+    defaultIn: ["run"],
+    presets: ["full", "no-web", "read-only"],
+    claude: {
+      name: "Task",
+      aliases: ["Agent"],
+      args: { description: "description", prompt: "prompt", subagent_type: "subagent_type" },
+    },
+  },
 ] as const satisfies readonly BuiltinTool[];
 
 /** The name of a built-in tool. */
@@ -150,7 +169,7 @@ export const BUILTIN_CLASSES: Readonly<Record<string, BuiltinClass>> = Object.fr
   BUILTIN_TOOLS.map((t) => [t.name, t.class]),
 );
 
-/** The classes of the built-in tools, each once, in table order: read, write, exec, net. */
+/** The classes of the built-in tools, each once, in table order: read, write, exec, net, agent. */
 export const BUILTIN_CLASS_LIST: readonly BuiltinClass[] = [
   ...new Set(BUILTIN_TOOLS.map((t) => t.class)),
 ];

@@ -55,6 +55,10 @@ import { modelsBehind } from "../providers/models.ts";
 import { withModeModel } from "../providers/plan_model.ts";
 import { budgetCheck, checkBudgetModel } from "./budget.ts";
 import { type OpenedSession, openSession, SessionFlagError } from "./session_start.ts";
+import { loadAgents } from "../subagents/definitions.ts";
+import { capsOf, Subagents, type SubagentStart, type SubagentView } from "../subagents/runner.ts";
+import { createTaskTool } from "../subagents/task.ts";
+import { homeDir } from "../settings/permissions.ts";
 import {
   type PolicyChoice,
   undoFor,
@@ -103,6 +107,8 @@ export interface RuntimeHooks {
   /** A hook's plain stdout (the REPL shows it in the call's detail view). */
   hookOutput?: (out: HookOutput) => void;
   events?: AgentEvents;
+  /** What the front end does with a subagent that starts (its messages, its running line). */
+  subagent?: (start: SubagentStart) => SubagentView | undefined;
 }
 
 /** A ready run. */
@@ -140,6 +146,8 @@ export interface Runtime {
   mcpStatus(): McpServerStatus[];
   /** Whether the workspace's own settings, servers and commands are in use. */
   trusted: boolean;
+  /** The run's subagents: their types (`/agents`), caps and count. */
+  subagents: Subagents;
   /** `--bare`: no hooks, instruction files, custom commands, MCP lists or workspace files. */
   bare: boolean;
   /** The permission rules and mode as loaded, with their sources (the session's live ones are `policy`'s). */
@@ -209,6 +217,7 @@ function offeredTools(
   settings: Settings,
   sandboxMode: SandboxMode,
   notice: (m: string) => void,
+  task: AnyTool,
 ): { offered: AnyTool[]; mcpPicks: string[] | undefined } {
   const crab = settings.crab().settings;
   const toolNames = splitList(flags.tools) ?? crab.tools;
@@ -222,7 +231,7 @@ function offeredTools(
     rules.some((r) => r.effect === "deny" && r.matcher.kind === "any" && ruleAppliesTo(r, t.name));
   const offered = withPermission(
     chooseTools(
-      [...builtinTools(), webFetch],
+      [...builtinTools(), webFetch, task],
       toolNames?.filter((n) => !n.includes("__")),
       flags.web ?? crab.web ?? false,
     ).filter((t) => !deniedWhole(t)),
@@ -411,7 +420,24 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     domains: flags.permissions?.allowDomain,
   });
 
-  const { offered, mcpPicks } = offeredTools(flags, settings, sandbox.mode, hooks.notice);
+  // Subagent types are read once, a workspace's only once it is trusted.
+  const subagents = new Subagents(
+    loadAgents({
+      workspace,
+      trusted: settings.trusted,
+      bare: settings.bare,
+      ...(flags.agents ? { given: flags.agents } : {}),
+      notice: hooks.notice,
+    }),
+    capsOf(settings.crab().settings.subagents),
+  );
+  const { offered, mcpPicks } = offeredTools(
+    flags,
+    settings,
+    sandbox.mode,
+    hooks.notice,
+    createTaskTool(subagents),
+  );
 
   const sandboxed = offered.some((t) => t.class === "exec") &&
     sandbox.mode !== "danger-full-access";
@@ -490,6 +516,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     registry,
     telemetry,
     mcp,
+    subagents,
     ...(probe ? { probe } : {}),
     policy: {
       mode: choice.mode,
@@ -528,6 +555,7 @@ interface RunSessionParts {
   registry: Registry;
   telemetry: Telemetry | undefined;
   mcp: RunMcp;
+  subagents: Subagents;
   policy: PolicyChoice;
   /** The sandbox's probe, when bash runs in one (`WorkbenchOptions.probe`). */
   probe?: WorkbenchOptions["probe"];
@@ -644,7 +672,39 @@ class RunSession {
       // Each request priced as the model that answered it (opusplan's two, a fallback).
       budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
     });
+    this.#attachSubagents(provider, agent);
     return this.#agent = agent;
+  }
+
+  /** What the run's subagents run with: this run's provider, dispatcher, policy and hooks. */
+  #attachSubagents(provider: Provider, agent: Agent): void {
+    const { settings, hooks, registry, mcp, subagents, flags } = this.#parts;
+    subagents.attach({
+      provider,
+      dispatcher: this.bench.dispatcher,
+      tools: () => {
+        mcp.sync(registry);
+        return registry.list();
+      },
+      parent: () => agent,
+      mode: () => this.policy.mode,
+      budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
+      hooks: this.bench.hooks,
+      // A subagent's sidechain is kept beside the session's transcript, where hooks read it.
+      transcript: (agentId) =>
+        this.#transcript
+          ? TranscriptFile.open({
+            sessionId: this.sessionId,
+            cwd: settings.workspace,
+            alias: (name) => registry.get(name)?.alias,
+            onProblem: hooks.notice,
+            agentId,
+          }, [])
+          : undefined,
+      ...(hooks.subagent ? { view: hooks.subagent } : {}),
+      notice: hooks.notice,
+      base: { project: settings.workspace, home: homeDir() },
+    });
   }
 
   #withStarted(context: string[]): string {
@@ -671,6 +731,7 @@ class RunSession {
       async newSession() {
         await userHooks.sessionEnd("clear");
         agent.clear();
+        run.#parts.subagents.reset();
         session.files.clear();
         run.sessionId = run.#persist
           ? transcripts.create(settings.workspace, provider.name, agent.model)
@@ -684,6 +745,7 @@ class RunSession {
         return mcp.connect();
       },
       trusted: settings.trusted,
+      subagents: this.#parts.subagents,
       bare: settings.bare,
       permissions: settings.permissions(),
       permissionMode: () =>

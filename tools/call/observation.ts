@@ -55,6 +55,11 @@ export interface Observation {
   media?: MediaFacts;
   /** The model's id for the call, when a model made it (not stored). */
   callId?: string;
+  /**
+   * A subagent's call: the `task` call that ran the subagent (its `call_seq`,
+   * and the model's id for it, not stored) and the subagent's type.
+   */
+  parent?: { callSeq: number; callId?: string; agent: string };
 }
 
 /** Where observations go. `record` must not throw for a well-formed observation. */

@@ -67,6 +67,7 @@ export {
   type DecideContext,
   type Decision,
   isLoaderVariable,
+  isLooserMode,
   MAX_PARTS,
   type Mode,
   type ModeDecision,
@@ -75,6 +76,7 @@ export {
   type Part,
   pathVerdict,
   ruleName,
+  stricterMode,
 } from "./decide.ts";
 export { loadShellParser, shellParserLoaded } from "./shell.ts";
 export type { Policy } from "./policy.ts";

@@ -14,11 +14,12 @@
  * | `WebFetch`, `WebFetch(domain:example.com)` | web_fetch; `domain:*.example.com` for any subdomain |
  * | `mcp__server`, `mcp__server__*` | every tool of an MCP server |
  * | `mcp__server__tool`, `server__tool` | one MCP tool, named as crab exposes it |
+ * | `Task`, `Agent`, `Task(explore)` | task: every subagent, or one type (any case) |
  *
  * How a `Bash(…)` pattern meets a command is `command_pattern.ts`'s; how a
  * command is split into the simple commands it runs is `shell.ts`'s.
  *
- * Claude Code's tools crab does not have (`WebSearch`, `Task`, `Agent`, `LS`,
+ * Claude Code's tools crab does not have (`WebSearch`, `LS`,
  * `NotebookEdit`, `TodoWrite`, …) parse into an *inert* rule that matches
  * nothing and says why, so a settings file written for Claude Code loads and
  * `/permissions` can show what it holds. Anything else is a {@link RuleError}.
@@ -38,9 +39,18 @@ export type Effect = "allow" | "ask" | "deny";
 
 /**
  * Where rules are written, from the widest to the narrowest; `command` is a
- * custom command's `allowed-tools`, in force while its prompt runs.
+ * custom command's `allowed-tools`, in force while its prompt runs; `agent` a
+ * subagent's definition, in force for that subagent's calls only.
  */
-export type Scope = "user" | "project" | "local" | "settings" | "flag" | "session" | "command";
+export type Scope =
+  | "user"
+  | "project"
+  | "local"
+  | "settings"
+  | "flag"
+  | "session"
+  | "command"
+  | "agent";
 
 /** Where a rule was written. */
 export interface RuleSource {
@@ -56,7 +66,9 @@ export type RuleMatcher =
   | { kind: "command"; pattern: CommandPattern }
   | { kind: "path"; pattern: PathPattern }
   /** `host` exactly, or with `subdomains`, any name below it. */
-  | { kind: "domain"; host: string; subdomains: boolean };
+  | { kind: "domain"; host: string; subdomains: boolean }
+  /** A subagent type (`Task(explore)`), matched in any case. */
+  | { kind: "agent"; type: string };
 
 /** One parsed rule. */
 export interface Rule {
@@ -80,8 +92,6 @@ export interface Rule {
 
 /** Claude Code's tools that crab does not have: rules naming them are kept but match nothing. */
 const CLAUDE_ONLY = new Set([
-  "Agent",
-  "Task",
   "WebSearch",
   "LS",
   "NotebookEdit",
@@ -101,8 +111,9 @@ const CLAUDE_ONLY = new Set([
   "PowerShell",
 ]);
 
-const KNOWN_TOOLS = "Bash, Read, Edit, Write, MultiEdit, Grep, Glob, WebFetch (or crab's names " +
-  "bash, read, edit, write, grep, glob, web_fetch), mcp__server, mcp__server__tool or server__tool";
+const KNOWN_TOOLS = "Bash, Read, Edit, Write, MultiEdit, Grep, Glob, WebFetch, Task (or crab's " +
+  "names bash, read, edit, write, grep, glob, web_fetch, task), mcp__server, mcp__server__tool or " +
+  "server__tool";
 
 /** A server name, as `mcp/names.ts` allows them. */
 const SERVER = /^[A-Za-z0-9_-]+$/;
@@ -190,6 +201,8 @@ export function parseRule(
         return made(family, { kind: "path", pattern: compilePathPattern(spec, base) });
       case "web_fetch":
         return made(tool, domainMatcher(spec, fail));
+      case "task":
+        return made(tool, { kind: "agent", type: spec });
     }
   } catch (e) {
     if (e instanceof RuleError) throw fail(e.message.replace(/^Cannot use /, ""), e.hint);
