@@ -1,6 +1,6 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /permissions, /hooks, /status, /config, /memory, /trust, /undo, /rewind, /clear, /exit, and custom
+ * /init, /mcp, /resume, /permissions, /hooks, /agents, /status, /config, /memory, /trust, /undo, /rewind, /clear, /exit, and custom
  * commands (see `../run/slash_commands.ts`, which print mode shares).
  *
  * @module
@@ -24,6 +24,7 @@ import { commandTurn } from "../run/command_turn.ts";
 import { rewind, undoLast } from "./slash/undo_command.ts";
 import { trustCommand } from "./slash/trust_command.ts";
 import { memoryCommand } from "./slash/memory_command.ts";
+import { agentsLines } from "./slash/agents_command.ts";
 import { configLines, statusLines } from "./slash/status_command.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
@@ -57,6 +58,7 @@ const BUILTIN_HELP: [string, string][] = [
     "the permission rules and their files; add allow|ask|deny RULE [--user], remove RULE",
   ],
   ["/hooks", "the hooks that run, by event, and the files they come from"],
+  ["/agents", "the subagent types the model may run, and where each is defined"],
   [
     "/trust [status|revoke]",
     "trust this workspace (its settings, hooks, servers), or say or undo it",
@@ -209,6 +211,9 @@ export async function runCommand(
       line(c.dim(`bash runs in the sandbox mode ${rt.sandbox}`));
       return;
     }
+    case "/agents":
+      for (const l of agentsLines(rt.subagents, rt.dispatcher.session.workspace, c)) line(l);
+      return;
     case "/hooks":
       for (
         const l of hooksListing(

@@ -87,8 +87,8 @@ export interface SubagentStart {
 export interface SubagentView {
   /** What its turn loop tells (its calls, its text, its notices). */
   events?: AgentEvents;
-  /** Each message its conversation gets: its prompt, its answers, its results. */
-  onMessage?(message: Message): void;
+  /** Each message its conversation gets (`index` in it): its prompt, its answers, its results. */
+  onMessage?(message: Message, index: number): void;
   /** It finished. */
   done?(end: { status: TurnStatus; calls: number }): void;
 }
@@ -343,7 +343,7 @@ export class Subagents implements TaskRunner {
     const events: AgentEvents = {
       ...view?.events,
       onToolResult: (call, r) => {
-        counts.set(call.name, (counts.get(call.name) ?? 0) + 1);
+        counts.set(r.tool, (counts.get(r.tool) ?? 0) + 1);
         view?.events?.onToolResult?.(call, r);
       },
     };
@@ -360,7 +360,7 @@ export class Subagents implements TaskRunner {
       events,
       onMessage: (m, i) => {
         transcript?.put(m, i);
-        view?.onMessage?.(m);
+        view?.onMessage?.(m, i);
       },
       onRewrite: (all) => transcript?.replace(all),
       ...(stops

@@ -76,8 +76,21 @@ export interface ErrorTurn {
 /** What a request gets: a reply or an error. */
 export type Turn = ReplyTurn | ErrorTurn;
 
-/** A script entry: a turn, or (in process only) a function of the request that returns one. */
-export type ScriptTurn = Turn | ((req: RecordedRequest) => Turn | Promise<Turn>);
+/**
+ * A script entry: a turn, or (in process only) a function of the request that
+ * returns one, which may name its conversation too ({@link answerIn}).
+ */
+export type ScriptTurn =
+  | Turn
+  | (((req: RecordedRequest) => Turn | Promise<Turn>) & { conversation?: string });
+
+/** A function turn that answers only in the conversation `marker` names. */
+export function answerIn(
+  marker: string,
+  answer: (req: RecordedRequest) => Turn | Promise<Turn>,
+): ScriptTurn {
+  return Object.assign((req: RecordedRequest) => answer(req), { conversation: marker });
+}
 
 /** A request as the server received it. */
 export interface RecordedRequest {
@@ -490,8 +503,7 @@ export function startFakeModel(
   const turns = [...script];
   const used: boolean[] = [];
   const requests: RecordedRequest[] = [];
-  const conversationOf = (t: ScriptTurn | undefined) =>
-    typeof t === "object" ? t.conversation : undefined;
+  const conversationOf = (t: ScriptTurn | undefined) => t?.conversation;
   /** The turn a request takes: the next of its conversation's, or of the unnamed ones. */
   const pick = (format: WireFormat, body: unknown): number | null => {
     const seen = { format, body } as RecordedRequest;

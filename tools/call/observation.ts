@@ -77,7 +77,8 @@ export const TARGET_CHARS = 200;
 
 /**
  * What a call acted on, for the per-call table of `crab metrics RUN`: its
- * `command`, `url`, `pattern` (with ` in PATH` when a path narrows it) or `path`,
+ * `command`, `url`, `pattern` (with ` in PATH` when a path narrows it) or `path`
+ * (a task call's subagent type and description),
  * in `printable`'s strict mode and cut at {@link TARGET_CHARS}. The
  * target stays in the local store.
  */
@@ -87,7 +88,9 @@ export function targetOf(args: unknown): string | null {
   const str = (k: string) => typeof a[k] === "string" && a[k] !== "" ? a[k] as string : undefined;
   const pattern = str("pattern");
   const path = str("path");
-  const raw = str("command") ?? str("url") ??
+  // A task call acts through a subagent: its type and what it was asked.
+  const agent = str("subagent_type") && `${str("subagent_type")}: ${str("description") ?? ""}`;
+  const raw = agent ?? str("command") ?? str("url") ??
     (pattern !== undefined ? (path !== undefined ? `${pattern} in ${path}` : pattern) : path);
   if (raw === undefined) return null;
   return printable(raw, "strict", TARGET_CHARS);
