@@ -86,6 +86,13 @@ function bodyLines(rec: CallRecord, output: string, c: Colors): string[] {
       const last = numbered[numbered.length - 1];
       return [c.dim(`lines ${first}${first === last ? "" : `–${last}`}`)];
     }
+    case "task": {
+      // A subagent's answer, its first lines, then the count of its calls.
+      const all = lines(out);
+      const counted = /^\[[^\n]*\]$/.test(all.at(-1) ?? "") ? all.pop()! : undefined;
+      while (all.length && all.at(-1)!.trim() === "") all.pop();
+      return [...folded(all, 2, c), ...counted ? [c.dim(counted)] : []];
+    }
     case "write":
     case "edit":
       return rec.diff

@@ -17,10 +17,11 @@ import {
   type ToolArgs,
 } from "../../tools/table.ts";
 import { ALLOW_CLASSES } from "../../tools/policy/policy.ts";
+import { createTaskTool } from "../../agent/subagents/task.ts";
 
-/** Every built-in tool object, web_fetch (built when enabled) included. */
+/** Every built-in tool object, web_fetch (built when enabled) and task (made by the runtime) included. */
 function implementations() {
-  return [...builtinTools(), createWebFetchTool({})];
+  return [...builtinTools(), createWebFetchTool({}), createTaskTool()];
 }
 
 Deno.test("BUILTIN_TOOLS holds what DESIGN.md's class table and presets say", () => {
@@ -34,6 +35,7 @@ Deno.test("BUILTIN_TOOLS holds what DESIGN.md's class table and presets say", ()
       ["glob", "read", ["run", "mcp-serve"], ["full", "no-web", "read-only"]],
       ["grep", "read", ["run", "mcp-serve"], ["full", "no-web", "read-only"]],
       ["web_fetch", "net", [], ["full"]],
+      ["task", "agent", ["run"], ["full", "no-web", "read-only"]],
     ],
   );
 });
@@ -46,7 +48,16 @@ Deno.test("builtinTools() and web_fetch have exactly the table's names, classes 
 });
 
 Deno.test("the lists derived from the table name the tools the table gives them", () => {
-  assert.deepEqual(BUILTIN_NAMES, ["read", "write", "edit", "bash", "glob", "grep", "web_fetch"]);
+  assert.deepEqual(BUILTIN_NAMES, [
+    "read",
+    "write",
+    "edit",
+    "bash",
+    "glob",
+    "grep",
+    "web_fetch",
+    "task",
+  ]);
   assert.deepEqual(BUILTIN_CLASSES, {
     read: "read",
     write: "write",
@@ -55,17 +66,18 @@ Deno.test("the lists derived from the table name the tools the table gives them"
     glob: "read",
     grep: "read",
     web_fetch: "net",
+    task: "agent",
   });
   assert.deepEqual(PRESET_TOOLS, {
-    full: ["read", "write", "edit", "bash", "glob", "grep", "web_fetch"],
-    "no-web": ["read", "write", "edit", "bash", "glob", "grep"],
-    "read-only": ["read", "glob", "grep"],
+    full: ["read", "write", "edit", "bash", "glob", "grep", "web_fetch", "task"],
+    "no-web": ["read", "write", "edit", "bash", "glob", "grep", "task"],
+    "read-only": ["read", "glob", "grep", "task"],
   });
   assert.deepEqual(DEFAULT_TOOLS, {
-    run: ["read", "write", "edit", "bash", "glob", "grep"],
+    run: ["read", "write", "edit", "bash", "glob", "grep", "task"],
     "mcp-serve": ["read", "glob", "grep"],
   });
-  assert.deepEqual(ALLOW_CLASSES.slice(0, 4), ["read", "write", "exec", "net"]);
+  assert.deepEqual(ALLOW_CLASSES.slice(0, 5), ["read", "write", "exec", "net", "agent"]);
 });
 
 Deno.test("the table's Claude Code argument names are arguments of crab's schemas", () => {
@@ -87,7 +99,7 @@ Deno.test("the table's Claude Code argument names are arguments of crab's schema
 Deno.test("claudeNameOf() names Claude Code's tool; several edits are MultiEdit", () => {
   assert.deepEqual(
     BUILTIN_NAMES.map((n) => claudeNameOf(n)),
-    ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch"],
+    ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "Task"],
   );
   const one = { path: "a", edits: [{ old: "x", new: "y" }] };
   const two = { path: "a", edits: [{ old: "x", new: "y" }, { old: "z", new: "w" }] };
@@ -100,10 +112,11 @@ Deno.test("claudeNameOf() names Claude Code's tool; several edits are MultiEdit"
 Deno.test("crabNameOf() takes crab's names and Claude Code's as Claude Code spells them", () => {
   for (const n of BUILTIN_NAMES) assert.equal(crabNameOf(n), n);
   assert.deepEqual(
-    ["Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep", "WebFetch"].map(crabNameOf),
-    ["read", "write", "edit", "edit", "bash", "glob", "grep", "web_fetch"],
+    ["Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep", "WebFetch", "Task", "Agent"]
+      .map(crabNameOf),
+    ["read", "write", "edit", "edit", "bash", "glob", "grep", "web_fetch", "task", "task"],
   );
-  for (const other of ["LS", "READ", "bAsh", "WebSearch", "NotebookEdit", "Task", ""]) {
+  for (const other of ["LS", "READ", "bAsh", "WebSearch", "NotebookEdit", "task_", ""]) {
     assert.equal(crabNameOf(other), undefined, other);
   }
 });

@@ -17,6 +17,14 @@ import {
 } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 import { hookScript, on, printRun, userHooks } from "../../support/hooks.ts";
+import {
+  callSummary,
+  capsOf,
+  DEFAULT_CAPS,
+  offeredTools,
+} from "../../../agent/subagents/runner.ts";
+import type { AgentDefinition } from "../../../agent/subagents/definitions.ts";
+import type { AnyTool } from "../../../tools/tool.ts";
 
 type Json = Record<string, unknown>;
 
@@ -147,4 +155,165 @@ Deno.test("task runs a subagent that reads two files; its messages, hook and cal
   ]);
   const table = await s.crab(["metrics", String(result.run_id)]);
   assert.match(table.stdout, /\n1 +task +explore: Look around[^\n]*\n2 +└ explore: read +a\.txt/);
+});
+
+Deno.test("subagents are narrowed: tools, deny and ask rules, parallel reads, the session's cap", async () => {
+  using s = sandbox("crab-sub-");
+  s.put("notes.txt", "notes\n");
+  s.put("secret.txt", "hunter2\n");
+  // A project's deny rule holds before trust; the user's ask rule asks, and nobody can answer.
+  s.put(".claude/settings.json", JSON.stringify({ permissions: { deny: ["Read(secret.txt)"] } }));
+  userHooks(s, {}, { permissions: { ask: ["Bash(echo *)"] } });
+  s.put("../.claude/agents/reader.md", "---\nname: reader\ndescription: Reads\ntools: Read, Grep\n---\nRead.\n");
+  userConfig(s, { subagents: { maxPerSession: 5 } });
+  // The three explorers each wait until all three have asked: they run at once, or time out.
+  let arrived = 0;
+  const together = new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), 20_000);
+    const check = setInterval(() => {
+      if (arrived < 3) return;
+      clearInterval(check);
+      clearTimeout(timer);
+      resolve(true);
+    }, 5);
+  });
+  const explorer = (marker: string, turn: Json) =>
+    answerIn(marker, async () => {
+      arrived++;
+      return (await together) ? turn : { text: "alone" };
+    });
+  await using fake = await startFakeModel([
+    { calls: [task("explore", "[p1]", "t1"), task("explore", "[p2]", "t2"), task("explore", "[p3]", "t3")] },
+    explorer("[p1]", {
+      calls: [
+        { name: "write", id: "w", args: { path: "made.txt", content: "x" } },
+        { name: "read", id: "s", args: { path: "secret.txt" } },
+      ],
+    }),
+    { conversation: "[p1]", text: "p1 done" },
+    explorer("[p2]", { text: "p2 done" }),
+    explorer("[p3]", { text: "p3 done" }),
+    { calls: [task("reader", "[r]", "t4")] },
+    { conversation: "[r]", text: "r done" },
+    { calls: [task("general-purpose", "[g]", "t5")] },
+    { conversation: "[g]", calls: [{ name: "bash", id: "e", args: { command: "echo hi" } }] },
+    { conversation: "[g]", text: "g done" },
+    { calls: [task("explore", "[six]", "t6")] },
+    { text: "all done" },
+  ]);
+  const t0 = performance.now();
+  const r = await printRun(s, fake, ["-p", "go", "--output-format", "json"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(performance.now() - t0 < 60_000, "an ask nobody answers is refused at once");
+  const result = JSON.parse(r.stdout) as Json;
+  assert.equal(result.result, "all done");
+
+  // Three read-only subagents ran at once.
+  for (const id of ["t1", "t2", "t3"]) assert.match(resultFor(fake, id) ?? "", /^p\d done/);
+  // explore is offered no write; the project's deny rule holds inside it.
+  assert.deepEqual(toolNames(requestsOf(fake, "[p1]")[0]), ["read", "glob", "grep"]);
+  const p1 = toolResults(requestsOf(fake, "[p1]")[1]);
+  assert.match(p1[0].text, /^Error \[unknown_tool\]: Cannot call "write": the explore subagent is not offered it/);
+  assert.match(p1[1].text, /^Error \[policy_denied\]: .*Read\(secret\.txt\)/);
+  assert.throws(() => Deno.statSync(join(s.ws, "made.txt")), Deno.errors.NotFound);
+  // A custom agent with tools: Read, Grep is offered exactly those.
+  assert.deepEqual(toolNames(requestsOf(fake, "[r]")[0]), ["read", "grep"]);
+  // An ask from a subagent is refused where nobody can answer.
+  const g = toolResults(requestsOf(fake, "[g]")[1])[0].text;
+  assert.match(g, /^Error \[refused\]: .*Bash\(echo \*\).*nobody is here to answer/);
+  assert.ok(!toolNames(requestsOf(fake, "[g]")[0]).includes("task"), "depth 1: no task below");
+  // The sixth of a session capped at five is refused, saying why.
+  assert.match(
+    resultFor(fake, "t6") ?? "",
+    /^Error \[subagent_limit\]: Cannot start subagent explore: this session started 5 subagents, the most its settings allow \(subagents\.maxPerSession\)/,
+  );
+  assert.equal(requestsOf(fake, "[six]").length, 0);
+  // The denials of subagents' calls are the run's.
+  const denials = (result.permission_denials as Json[]).map((d) => [d.tool_name, d.tool_use_id]);
+  assert.deepEqual(denials, [["Read", "s"], ["Bash", "e"]]);
+});
+
+Deno.test("--agents JSON adds types; an untrusted project's agents are not loaded", async () => {
+  using s = sandbox("crab-sub-");
+  s.put(".claude/agents/proj.md", "---\nname: proj\ndescription: From the repo\n---\nHi.\n");
+  const agents = {
+    planner: {
+      description: "Plans only",
+      prompt: "[planner] You plan.",
+      tools: ["Read", "Write"],
+      permissionMode: "plan",
+    },
+    loose: { description: "Loose", prompt: "[loose] Go.", permissionMode: "bypassPermissions" },
+  };
+  await using fake = await startFakeModel([
+    { calls: [task("proj", "[proj]", "t1")] },
+    { calls: [task("planner", "[x]", "t2")] },
+    { conversation: "[planner]", calls: [{ name: "write", id: "w", args: { path: "p.txt", content: "x" } }] },
+    { conversation: "[planner]", text: "planned" },
+    { calls: [task("loose", "[y]", "t3")] },
+    { conversation: "[loose]", text: "loose done" },
+    { text: "done" },
+  ]);
+  const r = await printRun(s, fake, ["-p", "go", "--agents", JSON.stringify(agents)]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /ignoring the agents in \S+\/\.claude\/agents: this workspace is not trusted/);
+  assert.match(resultFor(fake, "t1") ?? "", /^Error \[unknown_subagent\]: Cannot run subagent "proj"/);
+  const description = (fake.modelRequests()[0].body as { tools: Json[] }).tools
+    .find((t) => t.name === "task")!.description as string;
+  assert.match(description, /- planner: Plans only \(tools: Read, Write\)/);
+  assert.doesNotMatch(description, /proj/);
+  // Its own mode narrows: plan refuses the write print mode's default would approve.
+  assert.deepEqual(toolNames(requestsOf(fake, "[x]")[0]), ["read", "write"]);
+  assert.match(
+    toolResults(requestsOf(fake, "[x]")[1])[0].text,
+    /^Error \[policy_denied\]: Cannot run write: plan mode allows reading only/,
+  );
+  assert.throws(() => Deno.statSync(join(s.ws, "p.txt")), Deno.errors.NotFound);
+  // A looser mode widens nothing, and says so.
+  assert.match(r.stderr, /agent loose: its permissionMode bypassPermissions is looser than the session's default/);
+  assert.match(resultFor(fake, "t3") ?? "", /^loose done/);
+  // --agents that cannot be used is a usage error before anything runs.
+  const bad = await printRun(s, fake, ["-p", "go", "--agents", '{"x": {"prompt": "p"}}']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /error: Cannot use agent "x" from --agents: it has no description/);
+});
+
+Deno.test("capsOf() gives the defaults where the subagents setting says nothing", () => {
+  assert.deepEqual(DEFAULT_CAPS, { maxRunning: 4, maxPerSession: 50, maxTurns: 50, maxDepth: 1 });
+  assert.deepEqual(capsOf(undefined), DEFAULT_CAPS);
+  assert.deepEqual(capsOf({ maxPerSession: 3 }), { ...DEFAULT_CAPS, maxPerSession: 3 });
+});
+
+Deno.test("offeredTools() is the intersection with the parent's; a specifier is an allow rule", () => {
+  const tool = (name: string, cls: string, alias?: string) =>
+    ({ name, class: cls, ...(alias ? { alias } : {}) }) as AnyTool;
+  const parent = [
+    tool("read", "read"),
+    tool("grep", "read"),
+    tool("bash", "exec"),
+    tool("gh__search", "mcp:gh", "mcp__gh__search"),
+  ];
+  const base = { project: "/w", home: "/h" };
+  const def = (tools?: string[], disallowedTools?: string[]): AgentDefinition => ({
+    name: "a",
+    description: "d",
+    prompt: "p",
+    source: "user",
+    path: "/h/.claude/agents/a.md",
+    ...(tools ? { tools } : {}),
+    ...(disallowedTools ? { disallowedTools } : {}),
+  });
+  const names = (r: { tools: AnyTool[] }) => r.tools.map((t) => t.name);
+  assert.deepEqual(names(offeredTools(def(), parent, base)), ["read", "grep", "bash", "gh__search"]);
+  // Write and WebFetch are not the parent's: named, but not offered.
+  const some = offeredTools(def(["Read", "Write", "WebFetch", "mcp__gh", "Nope"]), parent, base);
+  assert.deepEqual(names(some), ["read", "gh__search"]);
+  assert.deepEqual(some.notes, ['agent a: no tool "Nope" to offer; left out']);
+  const ruled = offeredTools(def(["Bash(git log *)", "Grep"], ["grep"]), parent, base);
+  assert.deepEqual(names(ruled), ["bash"]);
+  assert.deepEqual(ruled.rules.map((r) => [r.text, r.effect, r.source]), [
+    ["Bash(git log *)", "allow", { scope: "agent", file: "/h/.claude/agents/a.md" }],
+  ]);
+  assert.equal(callSummary(new Map([["read", 2], ["grep", 1]])), "3 calls: read ×2, grep ×1");
+  assert.equal(callSummary(new Map()), "no calls");
 });
