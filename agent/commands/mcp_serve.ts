@@ -57,6 +57,9 @@ export interface McpServeOptions {
 /** The tools offered when `--tools` is not given: the read class. */
 export const DEFAULT_TOOLS = DEFAULT_TOOL_LISTS["mcp-serve"];
 
+/** The built-ins it may serve: all but task, whose subagent needs a model. */
+const SERVABLE: readonly string[] = BUILTIN_NAMES.filter((n) => n !== "task");
+
 /** The built-in tools this build has, web_fetch included (offered only with `--web`). */
 function availableBuiltins(opts: McpServeOptions): AnyTool[] {
   return [...builtinTools(), createWebFetchTool({ allowPrivate: opts.webAllowPrivate })];
@@ -71,13 +74,19 @@ export function selectTools(
     ? [...DEFAULT_TOOLS]
     : opts.tools.split(",").map((n) => n.trim()).filter((n) => n !== "");
   if (names.length === 0) {
-    throw new UsageError(`--tools needs at least one tool name (${BUILTIN_NAMES.join(", ")})`);
+    throw new UsageError(`--tools needs at least one tool name (${SERVABLE.join(", ")})`);
   }
-  const unknown = names.filter((n) => !(BUILTIN_NAMES as readonly string[]).includes(n));
+  if (names.includes("task")) {
+    throw new UsageError(
+      'Cannot serve "task": it runs a subagent, which needs a model, and crab mcp serve has none',
+      "the client's own agent runs its subagents; serve the tools they call",
+    );
+  }
+  const unknown = names.filter((n) => !SERVABLE.includes(n));
   if (unknown.length > 0) {
     throw new UsageError(
       `Cannot offer ${unknown.map((n) => `"${n}"`).join(", ")}: not a built-in tool ` +
-        `(built-ins: ${BUILTIN_NAMES.join(", ")})`,
+        `(built-ins: ${SERVABLE.join(", ")})`,
     );
   }
   const wantsWeb = opts.web || names.includes("web_fetch");

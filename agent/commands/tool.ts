@@ -15,6 +15,7 @@ import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createTaskTool } from "../subagents/task.ts";
 import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { printable } from "../../tools/fs/printable.ts";
@@ -235,6 +236,8 @@ export async function toolCommand(
   const builtins: AnyTool[] = [
     ...builtinTools(),
     createWebFetchTool({ allowPrivate: opts.webAllowPrivate }),
+    // Listed as every build has it; a call says a subagent needs a run's model.
+    createTaskTool(),
   ];
   const unknown = opts.tools?.filter((n) =>
     !n.includes("__") && !builtins.some((t) => t.name === n)

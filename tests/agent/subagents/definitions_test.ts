@@ -48,7 +48,12 @@ Deno.test("parseAgentFile() reads Claude Code's front matter; the body is the pr
     (e: Error) => e instanceof AgentError && /it has no description/.test(e.message),
   );
   assert.throws(
-    () => parseAgentFile("---\nname: x\ndescription: d\npermissionMode: sudo\n---\n", "/a/x.md", "user"),
+    () =>
+      parseAgentFile(
+        "---\nname: x\ndescription: d\npermissionMode: sudo\n---\n",
+        "/a/x.md",
+        "user",
+      ),
     /permissionMode "sudo" is not a mode/,
   );
   assert.throws(() => parseAgentFile("just text", "/a/x.md", "user"), /it has no front matter/);
@@ -72,7 +77,10 @@ Deno.test("agentsFromJson() takes the --agents and SDK shape; a bad one names th
     /Cannot use agent "x" from the agents option: unknown field tool/,
   );
   assert.throws(() => agentsFromJson([], "flag"), /expected an object of agents by name/);
-  assert.throws(() => agentsFromJson({ "a b": { description: "d", prompt: "p" } }, "flag"), /the name/);
+  assert.throws(
+    () => agentsFromJson({ "a b": { description: "d", prompt: "p" } }, "flag"),
+    /the name/,
+  );
 });
 
 Deno.test("loadAgents() reads a project's agents only once it is trusted; the user's always", () => {
@@ -103,7 +111,9 @@ Deno.test("loadAgents() reads a project's agents only once it is trusted; the us
       ["mine", "user"],
     ]);
     assert.ok(untrusted.notices.some((n) => /this workspace is not trusted/.test(n)));
-    assert.ok(untrusted.notices.some((n) => /ignoring agent explore from .*: a built-in agent/.test(n)));
+    assert.ok(
+      untrusted.notices.some((n) => /ignoring agent explore from .*: a built-in agent/.test(n)),
+    );
     assert.ok(untrusted.notices.some((n) => /broken\.md.*no description/.test(n)));
     const trusted = load(true).catalog;
     assert.equal(trusted.get("proj")?.description, "crab's folder");

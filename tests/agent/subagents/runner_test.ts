@@ -164,7 +164,10 @@ Deno.test("subagents are narrowed: tools, deny and ask rules, parallel reads, th
   // A project's deny rule holds before trust; the user's ask rule asks, and nobody can answer.
   s.put(".claude/settings.json", JSON.stringify({ permissions: { deny: ["Read(secret.txt)"] } }));
   userHooks(s, {}, { permissions: { ask: ["Bash(echo *)"] } });
-  s.put("../.claude/agents/reader.md", "---\nname: reader\ndescription: Reads\ntools: Read, Grep\n---\nRead.\n");
+  s.put(
+    "../.claude/agents/reader.md",
+    "---\nname: reader\ndescription: Reads\ntools: Read, Grep\n---\nRead.\n",
+  );
   userConfig(s, { subagents: { maxPerSession: 5 } });
   // The three explorers each wait until all three have asked: they run at once, or time out.
   let arrived = 0;
@@ -183,7 +186,13 @@ Deno.test("subagents are narrowed: tools, deny and ask rules, parallel reads, th
       return (await together) ? turn : { text: "alone" };
     });
   await using fake = await startFakeModel([
-    { calls: [task("explore", "[p1]", "t1"), task("explore", "[p2]", "t2"), task("explore", "[p3]", "t3")] },
+    {
+      calls: [
+        task("explore", "[p1]", "t1"),
+        task("explore", "[p2]", "t2"),
+        task("explore", "[p3]", "t3"),
+      ],
+    },
     explorer("[p1]", {
       calls: [
         { name: "write", id: "w", args: { path: "made.txt", content: "x" } },
@@ -213,7 +222,10 @@ Deno.test("subagents are narrowed: tools, deny and ask rules, parallel reads, th
   // explore is offered no write; the project's deny rule holds inside it.
   assert.deepEqual(toolNames(requestsOf(fake, "[p1]")[0]), ["read", "glob", "grep"]);
   const p1 = toolResults(requestsOf(fake, "[p1]")[1]);
-  assert.match(p1[0].text, /^Error \[unknown_tool\]: Cannot call "write": the explore subagent is not offered it/);
+  assert.match(
+    p1[0].text,
+    /^Error \[unknown_tool\]: Cannot call "write": the explore subagent is not offered it/,
+  );
   assert.match(p1[1].text, /^Error \[policy_denied\]: .*Read\(secret\.txt\)/);
   assert.throws(() => Deno.statSync(join(s.ws, "made.txt")), Deno.errors.NotFound);
   // A custom agent with tools: Read, Grep is offered exactly those.
@@ -248,7 +260,10 @@ Deno.test("--agents JSON adds types; an untrusted project's agents are not loade
   await using fake = await startFakeModel([
     { calls: [task("proj", "[proj]", "t1")] },
     { calls: [task("planner", "[x]", "t2")] },
-    { conversation: "[planner]", calls: [{ name: "write", id: "w", args: { path: "p.txt", content: "x" } }] },
+    {
+      conversation: "[planner]",
+      calls: [{ name: "write", id: "w", args: { path: "p.txt", content: "x" } }],
+    },
     { conversation: "[planner]", text: "planned" },
     { calls: [task("loose", "[y]", "t3")] },
     { conversation: "[loose]", text: "loose done" },
@@ -256,8 +271,14 @@ Deno.test("--agents JSON adds types; an untrusted project's agents are not loade
   ]);
   const r = await printRun(s, fake, ["-p", "go", "--agents", JSON.stringify(agents)]);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stderr, /ignoring the agents in \S+\/\.claude\/agents: this workspace is not trusted/);
-  assert.match(resultFor(fake, "t1") ?? "", /^Error \[unknown_subagent\]: Cannot run subagent "proj"/);
+  assert.match(
+    r.stderr,
+    /ignoring the agents in \S+\/\.claude\/agents: this workspace is not trusted/,
+  );
+  assert.match(
+    resultFor(fake, "t1") ?? "",
+    /^Error \[unknown_subagent\]: Cannot run subagent "proj"/,
+  );
   const description = (fake.modelRequests()[0].body as { tools: Json[] }).tools
     .find((t) => t.name === "task")!.description as string;
   assert.match(description, /- planner: Plans only \(tools: Read, Write\)/);
@@ -270,7 +291,10 @@ Deno.test("--agents JSON adds types; an untrusted project's agents are not loade
   );
   assert.throws(() => Deno.statSync(join(s.ws, "p.txt")), Deno.errors.NotFound);
   // A looser mode widens nothing, and says so.
-  assert.match(r.stderr, /agent loose: its permissionMode bypassPermissions is looser than the session's default/);
+  assert.match(
+    r.stderr,
+    /agent loose: its permissionMode bypassPermissions is looser than the session's default/,
+  );
   assert.match(resultFor(fake, "t3") ?? "", /^loose done/);
   // --agents that cannot be used is a usage error before anything runs.
   const bad = await printRun(s, fake, ["-p", "go", "--agents", '{"x": {"prompt": "p"}}']);
@@ -304,7 +328,12 @@ Deno.test("offeredTools() is the intersection with the parent's; a specifier is 
     ...(disallowedTools ? { disallowedTools } : {}),
   });
   const names = (r: { tools: AnyTool[] }) => r.tools.map((t) => t.name);
-  assert.deepEqual(names(offeredTools(def(), parent, base)), ["read", "grep", "bash", "gh__search"]);
+  assert.deepEqual(names(offeredTools(def(), parent, base)), [
+    "read",
+    "grep",
+    "bash",
+    "gh__search",
+  ]);
   // Write and WebFetch are not the parent's: named, but not offered.
   const some = offeredTools(def(["Read", "Write", "WebFetch", "mcp__gh", "Nope"]), parent, base);
   assert.deepEqual(names(some), ["read", "gh__search"]);

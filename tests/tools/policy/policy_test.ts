@@ -414,13 +414,19 @@ Deno.test("Policy.decide() of a subagent's call: its mode only narrows, read at 
     const own = [parseRule("Edit", "allow", { scope: "agent", file: "/a.md" }, base)];
     assert.equal(effect(await write("a.txt", { rules: own })), "allow");
     assert.equal(effect(await write("a.txt")), "ask");
-    assert.match(JSON.stringify(await write("locked.txt", { rules: own })), /denied by Edit\(locked\.txt\)/);
+    assert.match(
+      JSON.stringify(await write("locked.txt", { rules: own })),
+      /denied by Edit\(locked\.txt\)/,
+    );
     // What would ask is answered under the stricter mode: bypass on the session, default on it.
     policy.mode = "bypassPermissions";
     const request: ApprovalRequest = { tool: "write", class: "write", summary: "write: a.txt" };
     const signal = new AbortController().signal;
     assert.deepEqual(await policy.approve(request, signal), { allowed: true });
-    const asked = await policy.approve({ ...request, scope: { agent: "x", agentId: "1", mode: "default" } }, signal);
+    const asked = await policy.approve({
+      ...request,
+      scope: { agent: "x", agentId: "1", mode: "default" },
+    }, signal);
     assert.equal(asked.allowed, false);
   } finally {
     Deno.removeSync(ws, { recursive: true });

@@ -6,12 +6,18 @@ import { replAgainst, submit } from "../../../support/tmux.ts";
 Deno.test("repl: a running subagent is one line, its calls behind Ctrl-O; /agents lists the types", async () => {
   using s = sandbox();
   s.put("a.txt", "alpha\n");
-  s.put("../.claude/agents/reviewer.md", "---\nname: reviewer\ndescription: Reviews\ntools: Read\n---\nR.\n");
+  s.put(
+    "../.claude/agents/reviewer.md",
+    "---\nname: reviewer\ndescription: Reviews\ntools: Read\n---\nR.\n",
+  );
   s.put(".crab/agents/helper.md", "---\nname: helper\ndescription: Helps\nmodel: haiku\n---\nH.\n");
   let release = () => {};
   const released = new Promise<void>((resolve) => release = resolve);
   const task = (type: string, marker: string, what: string) => ({
-    calls: [{ name: "task", args: { description: what, prompt: `${marker} ${what}`, subagent_type: type } }],
+    calls: [{
+      name: "task",
+      args: { description: what, prompt: `${marker} ${what}`, subagent_type: type },
+    }],
   });
   await using fake = await startFakeModel([
     task("explore", "[sub]", "Read a file"),
@@ -33,7 +39,10 @@ Deno.test("repl: a running subagent is one line, its calls behind Ctrl-O; /agent
   await t.keys("q");
   release();
   const done = await t.waitFor("parent done");
-  assert.match(done, /● task explore: Read a file · \d+ B · \d+ ms\n +⎿ it holds alpha\n +\[1 call: read ×1\]\n/);
+  assert.match(
+    done,
+    /● task explore: Read a file · \d+ B · \d+ ms\n +⎿ it holds alpha\n +\[1 call: read ×1\]\n/,
+  );
 
   // A subagent's question reaches the user, naming it.
   await submit(t, "write");
@@ -46,7 +55,10 @@ Deno.test("repl: a running subagent is one line, its calls behind Ctrl-O; /agent
   const listed = await t.waitFor(/2 of 50 started this session/);
   assert.match(listed, /general-purpose +built-in/);
   assert.match(listed, /explore +built-in/);
-  assert.match(listed, /helper +project: \.crab\/agents\/helper\.md\n +Helps\n +tools: .* · model: haiku/);
+  assert.match(
+    listed,
+    /helper +project: \.crab\/agents\/helper\.md\n +Helps\n +tools: .* · model: haiku/,
+  );
   assert.match(listed, /reviewer +user: \S+\/\.claude\/agents\/reviewer\.md/);
   assert.match(listed, /at most 4 at once · 50 turns each · nesting 1 deep/);
 });
