@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import {
+  answerIn,
   errorBody,
   parseScript,
   type RecordedRequest,
@@ -564,6 +565,7 @@ Deno.test("startFakeModel() routes a turn to the conversation whose marker a req
     { conversation: "[agent-a]", text: "a 2" },
     { text: "main 2" },
     { conversation: "[agent-b]", error: 529 },
+    answerIn("[agent-c]", (req) => ({ text: `c saw ${req.seq}` })),
   ]);
   const client = anthropicClient(fake.baseUrlFor("anthropic"));
   const ask = async (system: string, user: string) => {
@@ -583,7 +585,9 @@ Deno.test("startFakeModel() routes a turn to the conversation whose marker a req
   assert.equal(await ask("sys", "plain"), "main 2");
   await assert.rejects(ask("sys", "[agent-a] look"), /script exhausted/);
   await assert.rejects(ask("[agent-b]", "x"), (e: Error & { status?: number }) => e.status === 529);
-  assert.deepEqual(fake.modelRequests().map((r) => r.turn), [2, 1, 0, 3, 4, null, 5]);
+  // A function turn names its conversation too.
+  assert.equal(await ask("[agent-c]", "x"), "c saw 7");
+  assert.deepEqual(fake.modelRequests().map((r) => r.turn), [2, 1, 0, 3, 4, null, 5, 6]);
   assert.equal(fake.remaining(), 0);
   assert.deepEqual(
     parseScript('[{"conversation": "[x]", "text": "t"}]').turns,
