@@ -23,6 +23,7 @@
  */
 
 import type { Dispatcher } from "../../tools/call/dispatch.ts";
+import { isMutating } from "../../tools/call/workspace_lock.ts";
 import { crabNameOf } from "../../tools/table.ts";
 import {
   type AnyTool,
@@ -48,7 +49,7 @@ import type { TaskArgs, TaskRunner } from "./task.ts";
 
 /** The bounds of a session's subagents (the `subagents` setting). */
 export interface SubagentCaps {
-  /** Subagents running at once; more wait for a place. */
+  /** The main conversation's subagents running at once; more wait for a place. */
   maxRunning: number;
   /** Subagents a session may start; the next call is refused. */
   maxPerSession: number;
@@ -256,8 +257,9 @@ export class Subagents implements TaskRunner {
     const def = this.catalog.get(type);
     const parts = this.#parts;
     if (!def || !parts || def.tools === undefined) return false;
+    // What takes no workspace lock changes nothing: reads, web_fetch, MCP tools marked read-only.
     const { tools } = offeredTools(def, parts.tools(), parts.base);
-    return tools.every((t) => t.class === "read");
+    return tools.every((t) => !isMutating(t));
   }
 
   async run(args: TaskArgs, ctx: ToolContext): Promise<ToolResult> {
@@ -289,11 +291,14 @@ export class Subagents implements TaskRunner {
       );
     }
     this.#started++;
-    await this.#slots.take(ctx.signal);
+    // The main conversation's subagents take the places: one nested inside a running subagent
+    // goes at once, or a parent waiting for its child could hold the place the child waits for.
+    const placed = depth === 1;
+    if (placed) await this.#slots.take(ctx.signal);
     try {
       return await this.#run(parts, def, args, ctx, outer, depth);
     } finally {
-      this.#slots.give();
+      if (placed) this.#slots.give();
     }
   }
 

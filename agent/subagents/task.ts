@@ -21,7 +21,7 @@ export interface TaskArgs {
 /** What runs a subagent for a call. */
 export interface TaskRunner {
   run(args: TaskArgs, ctx: ToolContext): Promise<ToolResult>;
-  /** True when a subagent of `type` changes nothing (its tools all read). */
+  /** True when a subagent of `type` changes nothing (none of its tools changes the workspace). */
   readsOnly(type: string): boolean;
   /** The agent types, one line each, for the description. */
   typesText(): string;
