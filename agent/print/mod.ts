@@ -257,11 +257,12 @@ class PrintRun extends ClaudeRun {
 
   /** Starts the runtime; a run that cannot start says why and gives its exit code. */
   async startPrint(input: StreamInput | undefined, schema: OutputSchema | undefined) {
-    const { mcpServers, jsonSchema: _, ...initSettings } = input?.settings ?? {};
+    const { mcpServers, jsonSchema: _, agents, ...initSettings } = input?.settings ?? {};
     const runFlags = {
       ...this.opts,
       ...initSettings,
       ...(mcpServers && { mcpConfig: [...(this.opts.mcpConfig ?? []), mcpServers] }),
+      ...(agents && { agents: [...(this.opts.agents ?? []), ...agents] }),
     };
     let rt: Runtime;
     try {
