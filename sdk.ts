@@ -31,6 +31,7 @@ import type {
 } from "./agent/sdk/types.ts";
 
 export type {
+  AgentDefinition,
   CallToolResult,
   CanUseTool,
   HookCallback,

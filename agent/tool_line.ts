@@ -42,10 +42,16 @@ function hostsPart(hosts: readonly HostContact[] | undefined): string {
   return ` · net: ${shown.join(", ")}`;
 }
 
-/** The argument that names what a call acts on (path, command, pattern, url), printable on one line. */
+/**
+ * The argument that names what a call acts on (path, command, pattern, url; a
+ * subagent's type and description), printable on one line.
+ */
 export function callTarget(call: ToolCallBlock): string {
   try {
     const args = JSON.parse(call.argsJson) as Record<string, unknown>;
+    if (typeof args.subagent_type === "string" && typeof args.description === "string") {
+      return printable(`${args.subagent_type}: ${args.description}`, "strict", 100);
+    }
     for (const k of ["path", "command", "pattern", "url"]) {
       if (typeof args[k] === "string") return printable(args[k] as string, "strict", 100);
     }

@@ -17,7 +17,7 @@ import {
   type SDKUserMessage,
   tool,
 } from "../sdk.ts";
-import { startFakeModel, systemPrompt, toolResults } from "./support/fake_model.ts";
+import { startFakeModel, systemPrompt, toolNames, toolResults } from "./support/fake_model.ts";
 import { sandbox } from "./support/cli.ts";
 import { all, envOf, resultOf } from "./support/sdk.ts";
 import { until } from "./support/until.ts";
@@ -92,12 +92,13 @@ Deno.test("query() refuses options crab does not support, naming them", () => {
       query({
         prompt: "hi",
         // @ts-expect-error: crab's Options has no such option.
-        options: { pathToClaudeCodeExecutable: "/bin/claude", agents: {} },
+        options: { pathToClaudeCodeExecutable: "/bin/claude", agent: "reviewer" },
       }),
     {
       name: "TypeError",
       message: "Cannot run query() with options pathToClaudeCodeExecutable (crab runs in this " +
-        "process; there is no executable to start); agents (crab has no subagents)",
+        "process; there is no executable to start); agent (crab runs subagents with the task " +
+        "tool, never as the main conversation)",
     },
   );
 });
@@ -193,6 +194,41 @@ Deno.test("query()'s canUseTool denies with a message the model reads", async ()
   assert.match(toolResults(fake.modelRequests()[1])[0].text, /no files today/);
   assert.throws(() => Deno.statSync(join(s.ws, "no.txt")), Deno.errors.NotFound);
   assert.deepEqual(resultOf(ms).permission_denials.map((d) => d.tool_name), ["Write"]);
+});
+
+Deno.test("query()'s agents run as subagents; their questions go to canUseTool", async () => {
+  using s = sandbox("crab-sdk-");
+  await using fake = await startFakeModel([
+    {
+      calls: [{
+        name: "task",
+        id: "toolu_t",
+        args: { description: "Write it", prompt: "[w] write w.txt", subagent_type: "writer" },
+      }],
+    },
+    { conversation: "[w]", calls: [{ name: "write", args: { path: "w.txt", content: "x" } }] },
+    { conversation: "[w]", text: "wrote it" },
+    { text: "done" },
+  ]);
+  const asked: unknown[] = [];
+  const ms = await all(query({
+    prompt: "write it",
+    options: {
+      cwd: s.ws,
+      env: envOf(s, fake.url),
+      agents: { writer: { description: "Writes files", prompt: "You write.", tools: ["Write"] } },
+      canUseTool: (toolName, _input, { agentID }) => {
+        asked.push([toolName, typeof agentID]);
+        return Promise.resolve({ behavior: "allow", updatedInput: _input });
+      },
+    },
+  }));
+  assert.deepEqual(asked, [["Write", "string"]]);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "w.txt")), "x");
+  assert.deepEqual(toolNames(fake.modelRequests()[1]), ["write"]);
+  const under = ms.filter((m) => "parent_tool_use_id" in m && m.parent_tool_use_id === "toolu_t");
+  assert.deepEqual(under.map((m) => m.type), ["user", "assistant", "user", "assistant"]);
+  assert.equal(resultOf(ms).result, "done");
 });
 
 Deno.test("query()'s canUseTool rewrites a call with updatedInput", async () => {

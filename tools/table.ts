@@ -15,6 +15,8 @@
  * counterpart is left out on the way across, so the other side's validator
  * never sees a name it does not know. Claude Code's `LS` maps to nothing: crab
  * has no tool that lists directories (glob lists files, bash is another class).
+ * `task` is the one built-in whose body lives outside the tool layer: it runs
+ * the turn loop (`agent/subagents/`), so the runtime makes it.
  *
  * `skill` is a tool of a conversation: it loads a skill's instructions into
  * the model's conversation and grants what the skill grants for that turn
@@ -24,8 +26,13 @@
  * @module
  */
 
-/** Capability class of a tool: decides the Deno permission flag and the prompt. */
-export type ToolClass = "read" | "write" | "exec" | "net" | `mcp:${string}`;
+/**
+ * Capability class of a tool: decides the Deno permission flag and the prompt.
+ * `agent` is the class of a call that runs a subagent (`task`): it needs no
+ * Deno permission of its own and never asks, since each call the subagent
+ * makes is decided as a call of its own tool's class.
+ */
+export type ToolClass = "read" | "write" | "exec" | "net" | "agent" | `mcp:${string}`;
 
 /** A named build preset. */
 export type Preset = "full" | "no-web" | "read-only";
@@ -153,6 +160,19 @@ export const BUILTIN_TOOLS = [
     claude: { name: "Skill", aliases: [], args: { skill: "skill", args: "args" } },
     conversation: true,
   },
+  {
+    // Runs a subagent (`agent/subagents/`); Claude Code renamed its Task tool Agent.
+    name: "task",
+    class: "agent",
+    defaultIn: ["run"],
+    presets: ["full", "no-web", "read-only"],
+    claude: {
+      name: "Task",
+      aliases: ["Agent"],
+      args: { description: "description", prompt: "prompt", subagent_type: "subagent_type" },
+    },
+    conversation: true,
+  },
 ] as const satisfies readonly BuiltinTool[];
 
 /** The name of a built-in tool. */
@@ -166,12 +186,12 @@ export const BUILTIN_CLASSES: Readonly<Record<string, BuiltinClass>> = Object.fr
   BUILTIN_TOOLS.map((t) => [t.name, t.class]),
 );
 
-/** The classes of the built-in tools, each once, in table order: read, write, exec, net. */
+/** The classes of the built-in tools, each once, in table order: read, write, exec, net, agent. */
 export const BUILTIN_CLASS_LIST: readonly BuiltinClass[] = [
   ...new Set(BUILTIN_TOOLS.map((t) => t.class)),
 ];
 
-/** The built-ins of a model's conversation alone (`skill`): the one-shot front ends leave them out. */
+/** The built-ins of a model's conversation alone (`skill`, `task`): the one-shot front ends leave them out. */
 export const CONVERSATION_TOOLS: readonly BuiltinName[] = namesWhere((t) =>
   t.conversation === true
 );

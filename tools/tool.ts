@@ -8,6 +8,8 @@
 import type { Session } from "./call/session.ts";
 
 import type { ToolClass } from "./table.ts";
+import type { Mode } from "./policy/decide.ts";
+import type { Rule } from "./policy/rules.ts";
 
 export type { ToolClass };
 
@@ -127,6 +129,8 @@ export interface ApprovalRequest {
    * (a host, a hook script).
    */
   call?: ApprovalCall;
+  /** The subagent that asks (its type, shown with the question) and its own mode, if any. */
+  scope?: { agent: string; agentId: string; mode?: Mode };
 }
 
 /** A tool call as an approval request carries it. */
@@ -144,6 +148,39 @@ export interface ApprovalCall {
   readonly mayChangeInput: boolean;
 }
 
+/**
+ * The frame of a subagent's calls (`agent/subagents/`): the same dispatcher,
+ * policy, sandbox, lock, undo and observations as its parent's, narrowed. Its
+ * tools are what it may call (another is `unknown_tool`); its mode counts where
+ * it is stricter than the session's, and its rules are allow rules for its own
+ * calls, which never beat a deny or ask rule or a protected path
+ * (`policy/decision.ts`' `DecisionScope`); its questions name it.
+ */
+export interface CallScope {
+  /** The subagent's type, as questions, observations and spans name it (`explore`). */
+  readonly agent: string;
+  /** crab's id of this subagent (its transcript's name, `agent_id` in hooks). */
+  readonly agentId: string;
+  /** The tools offered to it, by crab's name. */
+  readonly tools: ReadonlySet<string>;
+  /** The model's id of the `task` call that runs the subagent. */
+  readonly parentCallId: string | undefined;
+  /** That call's `call_seq` in the run. */
+  readonly parentSeq: number;
+  /** 1 for a subagent of the main conversation, 2 for one a subagent started, … */
+  readonly depth: number;
+  readonly mode?: Mode;
+  readonly rules?: readonly Rule[];
+}
+
+/** The call a tool body runs for: the model's id, its number in the run, its frame. */
+export interface CallInfo {
+  readonly id: string | undefined;
+  readonly seq: number;
+  /** Set when a subagent made the call. */
+  readonly scope?: CallScope;
+}
+
 /** Everything a tool body may use besides its arguments. */
 export interface ToolContext {
   session: Session;
@@ -156,6 +193,8 @@ export interface ToolContext {
   requestApproval(request: Omit<ApprovalRequest, "tool">): Promise<void>;
   /** Output as it is produced (bash), for a live view; absent when nobody watches. */
   onOutput?(chunk: string): void;
+  /** The call this is (a `task` call's subagent names it as its parent). */
+  call?: CallInfo;
   /** True for a file grep and glob leave out of a directory's results (a Read rule denies it). */
   hidden?(path: string): boolean;
   /**
@@ -183,6 +222,11 @@ export interface Tool<A = Record<string, unknown>> {
   rawSchema?: boolean;
   /** Changes nothing, as its MCP server says (`readOnlyHint`); see `call/workspace_lock.ts`. */
   readOnly?: boolean;
+  /**
+   * True for a call that changes nothing (a `task` call whose subagent only
+   * reads): the turn loop runs it beside read-class calls of the same response.
+   */
+  readsOnly?(args: A): boolean;
   /** How long a call may take (bash's `timeout_ms`); it also bounds a wait for the workspace lock. */
   timeoutMs?(args: A): number;
   run(args: A, ctx: ToolContext): Promise<ToolResult>;
@@ -321,6 +365,10 @@ export const TOOL_ERROR_CODES = {
   unknown_skill: "no skill the model may load has that name",
   // crab tool --jsonl.
   invalid_jsonl: "an input line is not a JSON object naming a tool",
+  // task (a subagent).
+  unknown_subagent: "no subagent type has that name",
+  subagent_limit: "the session started as many subagents as its settings allow",
+  subagent_failed: "the subagent stopped without a final answer",
 } as const;
 
 /** A stable snake_case error code; see {@link TOOL_ERROR_CODES} for their meanings. */

@@ -9,22 +9,48 @@ import { resolve } from "node:path";
 import type { RunFlags } from "../run/runtime.ts";
 import type { PermissionFlags } from "../settings/permissions.ts";
 import { type Parsed, UsageError } from "./parse.ts";
+import { type AgentDefinition, AgentError, agentsFromJson } from "../subagents/definitions.ts";
 
 /** `--session-id`, `--fork-session`, `--no-session-persistence`, `--fallback-model`, `--max-budget-usd`. */
 export function claudeRunFlags(
   p: Parsed,
 ): Pick<
   RunFlags,
-  "sessionId" | "forkSession" | "noSessionPersistence" | "fallbackModel" | "maxBudgetUsd"
+  | "sessionId"
+  | "forkSession"
+  | "noSessionPersistence"
+  | "fallbackModel"
+  | "maxBudgetUsd"
+  | "agents"
 > {
   const budget = p.str("maxBudgetUsd");
+  const agents = p.str("agents");
   return {
     sessionId: p.str("sessionId"),
     forkSession: p.flag("forkSession"),
     noSessionPersistence: p.flag("noSessionPersistence"),
     fallbackModel: p.str("fallbackModel"),
     maxBudgetUsd: budget === undefined ? undefined : Number(budget),
+    ...(agents !== undefined ? { agents: agentsFlag(agents, p.spelling("agents")) } : {}),
   };
+}
+
+/** `--agents JSON`: subagent types in Claude Code's JSON form, checked now. */
+function agentsFlag(text: string, flag: string): AgentDefinition[] {
+  const example = `${flag} '{"reviewer": {"description": "Reviews diffs", "prompt": "You ` +
+    `review.", "tools": ["Read", "Grep"]}}'`;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`Cannot parse ${flag}: ${(e as Error).message}`, example);
+  }
+  try {
+    return agentsFromJson(value, "flag");
+  } catch (e) {
+    if (e instanceof AgentError) throw new UsageError(e.message, e.hint);
+    throw e;
+  }
 }
 
 /** `--add-dir` (each a directory, as a real path) and `--setting-sources`. */

@@ -163,7 +163,7 @@ const GLOBAL: OptionSpec[] = [
     kind: "list",
     split: true,
     arg: "CLASSES",
-    help: "approve classes up front: read, write, exec, net, outside (outside-read, " +
+    help: "approve classes up front: read, write, exec, net, agent, outside (outside-read, " +
       "outside-write), protected, mcp:SERVER",
     check: allowClass,
     sample: "write",
@@ -471,6 +471,15 @@ const CLAUDE_RUN: OptionSpec[] = [
     help: "the id of the new session (a UUID not in use)",
     check: uuid,
     sample: "0b5f3a52-8f7e-4c1e-9a55-6a3d2f1e0c4b",
+  },
+  {
+    key: "agents",
+    long: "--agents",
+    kind: "value",
+    arg: "JSON",
+    help: "subagent types for this run, as Claude Code's JSON: " +
+      '{"NAME": {"description", "prompt", "tools", "model"}}',
+    sample: '{"reviewer": {"description": "Reviews diffs", "prompt": "Review."}}',
   },
   {
     key: "forkSession",

@@ -66,7 +66,7 @@ function availableBuiltins(opts: McpServeOptions): AnyTool[] {
   return [...builtinTools(), createWebFetchTool({ allowPrivate: opts.webAllowPrivate })];
 }
 
-/** The built-ins a connection may be offered: a conversation's own (`skill`) are not. */
+/** The built-ins a connection may be offered: a conversation's own (`skill`, `task`) are not. */
 const SERVED: readonly string[] = BUILTIN_NAMES.filter((n) => !CONVERSATION_TOOLS.includes(n));
 
 /** Picks the offered tools from `--tools` and `--web`; throws a UsageError on a bad list. */
@@ -79,6 +79,12 @@ export function selectTools(
     : opts.tools.split(",").map((n) => n.trim()).filter((n) => n !== "");
   if (names.length === 0) {
     throw new UsageError(`--tools needs at least one tool name (${SERVED.join(", ")})`);
+  }
+  if (names.includes("task")) {
+    throw new UsageError(
+      'Cannot serve "task": it runs a subagent, which needs a model, and crab mcp serve has none',
+      "the client's own agent runs its subagents; serve the tools they call",
+    );
   }
   const unknown = names.filter((n) => !SERVED.includes(n));
   if (unknown.length > 0) {

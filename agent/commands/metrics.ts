@@ -3,6 +3,7 @@
  * not create the store: a machine with no runs gets an empty table. The tables
  * show tool names (the model's own for a tool that does not exist), targets,
  * models and workspaces in `printable`'s strict mode; `--json` gives them as stored.
+ * A subagent's calls sit under the `task` call that ran them, named by its type.
  *
  * @module
  */
@@ -10,6 +11,7 @@
 import { printable } from "../../tools/fs/printable.ts";
 import { type RunSummary, Store, storePath } from "../store/observe.ts";
 import { hookRuns } from "../store/hook_runs.ts";
+import type { Observation } from "../../tools/call/observation.ts";
 
 const strict = (s: string) => printable(s, "strict");
 
@@ -135,6 +137,9 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
           target: o.target,
           // The permission rule that decided the call, with its source.
           rule: o.rule ?? null,
+          // A subagent's call: the task call that ran it, and the subagent's type.
+          parent_seq: o.parent?.callSeq ?? null,
+          agent: o.parent?.agent ?? null,
           bytes_in: o.bytesIn,
           bytes_out: o.bytesOut,
           bytes_full: o.bytesFull,
@@ -185,9 +190,9 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
       "ms",
       "wait ms",
     ],
-    calls.map((o) => [
+    grouped(calls).map((o) => [
       String(o.callSeq),
-      strict(o.tool),
+      o.parent ? `└ ${strict(o.parent.agent)}: ${strict(o.tool)}` : strict(o.tool),
       o.target == null ? "-" : strict(o.target),
       o.outcome,
       o.errorCode ?? "-",
@@ -231,6 +236,16 @@ function showRun(store: Store | null, prefix: string, opts: MetricsOptions): num
     ));
   }
   return 0;
+}
+
+/** Calls in order, a subagent's calls right under the `task` call that ran them. */
+function grouped(calls: Observation[]): Observation[] {
+  const children = new Map<number, Observation[]>();
+  for (const o of calls) {
+    if (o.parent) children.set(o.parent.callSeq, [...children.get(o.parent.callSeq) ?? [], o]);
+  }
+  const top = calls.filter((o) => !o.parent || !calls.some((p) => p.callSeq === o.parent!.callSeq));
+  return top.flatMap((o) => [o, ...o.parent ? [] : children.get(o.callSeq) ?? []]);
 }
 
 function showTools(store: Store | null, opts: MetricsOptions): number {

@@ -11,6 +11,7 @@
 import { printable } from "../../tools/fs/printable.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createTaskTool } from "../subagents/task.ts";
 import { type Explained, permissionDecision } from "../../tools/policy/decision.ts";
 import { crabNameOf, fromClaudeInput } from "../../tools/table.ts";
 import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
@@ -97,7 +98,7 @@ export function permissionsCommand(opts: PermissionsOptions): number {
 /** The tool a check names: a built-in (crab's name or Claude Code's), or an MCP tool. */
 function toolNamed(name: string): AnyTool | undefined {
   const builtin = crabNameOf(name) ?? name;
-  const all = [...builtinTools(), createWebFetchTool({})];
+  const all = [...builtinTools(), createWebFetchTool({}), createTaskTool()];
   const found = all.find((t) => t.name === builtin);
   if (found) return found;
   const server = name.startsWith("mcp__") ? name.slice(5).split("__")[0] : name.split("__")[0];

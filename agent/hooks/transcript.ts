@@ -17,6 +17,10 @@
  * Tool calls carry Claude Code's names and argument shapes, as hooks' tool
  * events do (`Bash` with `command`, `Read` with an absolute `file_path`).
  *
+ * A subagent's conversation is a sidechain, kept as Claude Code keeps one:
+ * `transcripts/<session id>/subagents/agent-<agent id>.jsonl`, each line with
+ * `isSidechain: true` and the `agentId` (SubagentStop's `agent_transcript_path`).
+ *
  * @module
  */
 
@@ -35,9 +39,16 @@ import { claudeCall } from "./stage.ts";
  * // "/home/me/.local/share/crab/transcripts/0b5f3a52-8f7e-4c1e-9a55-6a3d2f1e0c4b.jsonl"
  * ```
  */
-export function transcriptPath(sessionId: string, root: string = dataDir()): string | undefined {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(sessionId)) return undefined;
-  return join(root, "transcripts", `${sessionId}.jsonl`);
+export function transcriptPath(
+  sessionId: string,
+  root: string = dataDir(),
+  agentId?: string,
+): string | undefined {
+  const fit = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+  if (!fit.test(sessionId)) return undefined;
+  if (agentId === undefined) return join(root, "transcripts", `${sessionId}.jsonl`);
+  if (!fit.test(agentId)) return undefined;
+  return join(root, "transcripts", sessionId, "subagents", `agent-${agentId}.jsonl`);
 }
 
 /** Options of {@link TranscriptFile.open}. */
@@ -51,6 +62,8 @@ export interface TranscriptFileOptions {
   onProblem?(message: string): void;
   /** The data directory (by default crab's). */
   root?: string;
+  /** A subagent's sidechain: its id (the file is its own). */
+  agentId?: string;
 }
 
 /** A line of the file: its id and time, kept when it is rewritten, and its JSON. */
@@ -90,7 +103,7 @@ export class TranscriptFile {
     opts: TranscriptFileOptions,
     messages: readonly Message[],
   ): TranscriptFile | undefined {
-    const path = transcriptPath(opts.sessionId, opts.root);
+    const path = transcriptPath(opts.sessionId, opts.root, opts.agentId);
     if (path === undefined) return undefined;
     const file = new TranscriptFile(path, opts);
     const kept = readLines(path);
@@ -184,7 +197,8 @@ export class TranscriptFile {
   #entry(message: Message, i: number, uuid: string, timestamp: string): Entry {
     const line = JSON.stringify({
       parentUuid: i === 0 ? null : this.#entries[i - 1].uuid,
-      isSidechain: false,
+      isSidechain: this.#opts.agentId !== undefined,
+      ...(this.#opts.agentId !== undefined ? { agentId: this.#opts.agentId } : {}),
       userType: "external",
       cwd: this.#opts.cwd,
       sessionId: this.#opts.sessionId,

@@ -3,8 +3,9 @@
  * stream its answer, run the tool calls it made through the one dispatcher, send
  * the results back, and repeat until the model answers without calling a tool.
  *
- * Read-class calls of one response run concurrently; every other call runs alone,
- * in the order the model made it. A stream cut mid-call executes nothing. The
+ * Read-class calls of one response run concurrently, and so do `task` calls
+ * whose subagents only read; every other call runs alone, in the order the
+ * model made it. A stream cut mid-call executes nothing. The
  * loop guards against a model repeating itself and leaves the conversation valid
  * when a turn is aborted, so the session can go on. It keeps every request
  * inside the model's window: one turn's new results are bounded to the room
@@ -323,15 +324,21 @@ export class Agent {
     }
   }
 
-  /** Runs a response's calls: consecutive read-class calls together, others one at a time. */
+  /** Runs a response's calls: consecutive calls that only read together, others one at a time. */
   async #runCalls(
     calls: ToolCallBlock[],
     tools: AnyTool[],
     signal: AbortSignal,
     guard: LoopGuard,
   ): Promise<ToolResultBlock[]> {
-    const { dispatcher, events } = this.#opts;
-    const classOf = new Map(tools.map((t) => [t.name, t.class]));
+    const { dispatcher, events, scope } = this.#opts;
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const readsOnly = (call: ToolCallBlock) => {
+      const tool = byName.get(call.name);
+      if (!tool) return false;
+      if (tool.class === "read") return true;
+      return tool.readsOnly !== undefined && tool.readsOnly(argsOf(call.argsJson));
+    };
     const results: ToolResultBlock[] = new Array(calls.length);
     const runOne = async (i: number) => {
       const call = calls[i];
@@ -342,6 +349,7 @@ export class Agent {
       const r = await dispatcher.dispatch(call.name, call.argsJson, signal, {
         callId: call.id,
         onOutput,
+        ...(scope ? { scope } : {}),
       });
       events?.onToolResult?.(call, r);
       const warning = guard.observe(call, r.ok);
@@ -356,9 +364,9 @@ export class Agent {
     };
     let i = 0;
     while (i < calls.length) {
-      if (classOf.get(calls[i].name) === "read") {
+      if (readsOnly(calls[i])) {
         let j = i;
-        while (j < calls.length && classOf.get(calls[j].name) === "read") j++;
+        while (j < calls.length && readsOnly(calls[j])) j++;
         const batch: Promise<void>[] = [];
         for (let k = i; k < j; k++) batch.push(runOne(k));
         await Promise.all(batch);
@@ -378,7 +386,22 @@ export class Agent {
     cacheWriteTokens?: number;
     model?: string;
   }): void {
-    this.spent.add(ev.model ?? this.model, ev);
+    this.addUsage(ev.model ?? this.model, ev);
+    this.#opts.usageTo?.(ev.model ?? this.model, ev);
+  }
+
+  /**
+   * Counts tokens spent for this conversation: its own requests', and a
+   * subagent's, which roll up into its parent (`/cost`, the result's usage,
+   * `--max-budget-usd`).
+   */
+  addUsage(model: string, ev: {
+    inputTokens: number;
+    outputTokens: number;
+    cacheReadTokens?: number;
+    cacheWriteTokens?: number;
+  }): void {
+    this.spent.add(model, ev);
     this.usage.inputTokens += ev.inputTokens;
     this.usage.outputTokens += ev.outputTokens;
     this.usage.cacheReadTokens += ev.cacheReadTokens ?? 0;
@@ -544,6 +567,16 @@ export class Agent {
     events?.onNotice?.(compactNotice(info));
     events?.onCompact?.({ ok: true, info });
     return { ok: true, info };
+  }
+}
+
+/** A call's arguments as an object; malformed ones as none (dispatch says what is wrong). */
+function argsOf(json: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(json);
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
   }
 }
 

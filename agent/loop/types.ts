@@ -6,6 +6,7 @@
  */
 
 import type { Dispatcher, DispatchResult } from "../../tools/call/dispatch.ts";
+import type { CallScope } from "../../tools/call/stages.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import type { CompactInfo } from "./compact.ts";
 import type {
@@ -103,6 +104,18 @@ export interface AgentOptions {
   hooks?: LoopHooks;
   /** Called when a prompt has ended, however it ended (a skill's rules for the turn end with it). */
   afterPrompt?(): void;
+  /** A subagent's conversation: the frame every call it makes is dispatched in. */
+  scope?: CallScope;
+  /** Told of the tokens of each response, with the model that answered (a parent's roll-up). */
+  usageTo?(
+    model: string,
+    usage: {
+      inputTokens: number;
+      outputTokens: number;
+      cacheReadTokens?: number;
+      cacheWriteTokens?: number;
+    },
+  ): void;
 }
 
 /** Hooks the turn loop calls (Claude Code's UserPromptSubmit, Stop and PreCompact). */

@@ -31,6 +31,7 @@ import {
   type ResultFacts,
   type SandboxDenial,
   statusEvent,
+  subagentPromptEvent,
   toolInput,
   toolResultEvent,
   type ToolStats,
@@ -43,6 +44,7 @@ import {
   startRuntime,
 } from "../run/runtime.ts";
 import { PartialMessages } from "./partial.ts";
+import type { SubagentStart, SubagentView } from "../subagents/runner.ts";
 import { printCommands, printSlash } from "./slash.ts";
 import {
   checkAnswer,
@@ -87,8 +89,8 @@ export interface ClaudeSink {
    * `system`/`informational` message.
    */
   agentNotice?(message: string): void;
-  /** A call's result, once it is counted (print mode's progress line). */
-  callDone?(call: ToolCallBlock, r: DispatchResult): void;
+  /** A call's result, once it is counted (print mode's progress line); `agent`: a subagent's. */
+  callDone?(call: ToolCallBlock, r: DispatchResult, agent?: string): void;
 }
 
 /** What shapes a run beyond its flags. */
@@ -308,6 +310,54 @@ export class ClaudeRun {
   }
 
   /**
+   * What a subagent's conversation shows, as Claude Code streams it: its
+   * prompt, its answers and its calls' results, each marked with the `task`
+   * call's id (`parent_tool_use_id`); its calls count in the prompt's tally
+   * (calls, errors, `permission_denials`).
+   */
+  subagent(start: SubagentStart): SubagentView {
+    const parent = start.callId ?? null;
+    const emit = (e: PrintJson) => this.sink.emit(e);
+    let usage: { inputTokens: number; outputTokens: number } | undefined;
+    return {
+      events: {
+        onToolCall: (call) => this.tally.callStarted(call),
+        onToolResult: (call, r) => {
+          this.tally.count(call, r, (name, input) => this.#claudeCall(name, input));
+          this.sink.callDone?.(call, r, start.type);
+          emit(toolResultEvent(call, r, resultText(r), this.sessionId, parent));
+        },
+        onUsage: (u) => usage = u,
+        onNotice: (message) => {
+          const said = `subagent ${start.type}: ${message}`;
+          if (this.sink.agentNotice) this.sink.agentNotice(said);
+          else emit(noticeEvent(said, this.sessionId));
+        },
+      },
+      onMessage: (m, index) => {
+        if (m.role === "assistant") {
+          const model = this.rt?.provider.model ?? "";
+          const ctx = { id: messageId(), model, sessionId: this.sessionId, usage, parent };
+          for (const e of assistantEvents(m, ctx)) emit(e);
+          usage = undefined;
+        } else if (index === 0) {
+          const text = typeof m.content === "string"
+            ? m.content
+            : m.content.map((b) => b.type === "text" ? b.text : "").join("");
+          emit(subagentPromptEvent(text, this.sessionId, parent));
+        }
+      },
+    };
+  }
+
+  /** A call as Claude Code names it: its tool's name and input shape. */
+  #claudeCall(name: string, input: Record<string, unknown>) {
+    const rt = this.rt!;
+    const tool = rt.registry.get(name);
+    return claudeCall(name, tool?.alias, input, rt.dispatcher.session.workspace);
+  }
+
+  /**
    * Starts the runtime (a schema's instruction joins the system prompt); throws
    * what `startRuntime` throws. `ask` answers what would ask, if anyone does.
    */
@@ -327,6 +377,7 @@ export class ClaudeRun {
       mode: "print",
       notice: (m) => this.sink.notice(m),
       events: this.events(),
+      subagent: (start) => this.subagent(start),
       ...ask,
     });
     this.sessionId = this.rt.sessionId;

@@ -134,6 +134,8 @@ export function assistantEvents(
     model: string;
     sessionId: string;
     usage?: { inputTokens: number; outputTokens: number };
+    /** A subagent's answer: the id of the `task` call that runs it, as Claude Code marks it. */
+    parent?: string | null;
   },
 ): PrintJson[] {
   const content = typeof m.content === "string"
@@ -164,10 +166,25 @@ export function assistantEvents(
       diagnostics: null,
       usage: apiUsage(ctx.usage?.inputTokens ?? 0, ctx.usage?.outputTokens ?? 0),
     },
-    parent_tool_use_id: null,
+    parent_tool_use_id: ctx.parent ?? null,
     session_id: ctx.sessionId,
     uuid: crypto.randomUUID(),
   }));
+}
+
+/** A subagent's prompt, as Claude Code streams it: a user message under the `task` call's id. */
+export function subagentPromptEvent(
+  text: string,
+  sessionId: string,
+  parent: string | null,
+): PrintJson {
+  return {
+    type: "user",
+    message: { role: "user", content: [{ type: "text", text }] },
+    parent_tool_use_id: parent,
+    session_id: sessionId,
+    uuid: crypto.randomUUID(),
+  };
 }
 
 /**
@@ -261,6 +278,7 @@ export function toolResultEvent(
   r: DispatchResult,
   text: string,
   sessionId: string,
+  parent: string | null = null,
 ): PrintJson {
   return {
     type: "user",
@@ -268,7 +286,7 @@ export function toolResultEvent(
       role: "user",
       content: [{ type: "tool_result", tool_use_id: call.id, content: text, is_error: failed(r) }],
     },
-    parent_tool_use_id: null,
+    parent_tool_use_id: parent,
     session_id: sessionId,
     uuid: crypto.randomUUID(),
     // Claude Code's place for a tool's structured output; crab's facts about the call.

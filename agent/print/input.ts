@@ -16,6 +16,7 @@
 
 import type { PrintJson } from "./events.ts";
 import { parseSdkHooks, type SdkHook, SdkHookBridge } from "../hooks/sdk.ts";
+import { type AgentDefinition, AgentError, agentsFromJson } from "../subagents/definitions.ts";
 
 /**
  * What crab says it has, in the shape of the SDK's `SDKControlInitializeResponse`;
@@ -46,6 +47,8 @@ export interface InitSettings {
   mcpServers?: string;
   /** The SDK's `jsonSchema` (its `outputFormat`), as `--json-schema` JSON text. */
   jsonSchema?: string;
+  /** The SDK's `agents`: subagent types, as `--agents` gives them. */
+  agents?: AgentDefinition[];
 }
 
 /** An image or PDF block of a user message, as given (base64 decoded). */
@@ -118,6 +121,15 @@ export function checkInitialize(
         };
       }
       settings.jsonSchema = JSON.stringify(value);
+      continue;
+    }
+    if (key === "agents") {
+      try {
+        settings.agents = agentsFromJson(value, "sdk");
+      } catch (e) {
+        if (!(e instanceof AgentError)) throw e;
+        return { ok: false, error: e.message.replace("the agents option", "initialize's agents") };
+      }
       continue;
     }
     if (key === "mcpServers") {

@@ -224,9 +224,10 @@ class PrintRun extends ClaudeRun {
         if (this.format === "stream-json") this.emit(noticeEvent(message, this.sessionId));
         else writeErr(`crab: ${message}\n`);
       },
-      callDone: (call, r) => {
+      callDone: (call, r, agent) => {
         if (this.format === "stream-json") return;
-        writeErr(toolLine(call, r) + "\n");
+        // A subagent's call sits under its task call, named by its type.
+        writeErr((agent ? `  └ ${agent}: ` : "") + toolLine(call, r) + "\n");
         // Each denial on a line of its own, whole: the rule and the file that holds it.
         if (!r.ok && r.outcome === "refused") {
           writeErr(`crab: permission denied: ${printable(r.error.message, "strict", 400)}\n`);
@@ -256,11 +257,12 @@ class PrintRun extends ClaudeRun {
 
   /** Starts the runtime; a run that cannot start says why and gives its exit code. */
   async startPrint(input: StreamInput | undefined, schema: OutputSchema | undefined) {
-    const { mcpServers, jsonSchema: _, ...initSettings } = input?.settings ?? {};
+    const { mcpServers, jsonSchema: _, agents, ...initSettings } = input?.settings ?? {};
     const runFlags = {
       ...this.opts,
       ...initSettings,
       ...(mcpServers && { mcpConfig: [...(this.opts.mcpConfig ?? []), mcpServers] }),
+      ...(agents && { agents: [...(this.opts.agents ?? []), ...agents] }),
     };
     let rt: Runtime;
     try {

@@ -86,6 +86,8 @@ export class PromptTool {
         tool_use_id: toolUseId,
         decision_reason: request.decided?.why || CLASS_REASON[request.class] ||
           `no permission rule allows ${claude.name} here`,
+        // A subagent's call: which one asks (`agentID` of the Agent SDK's canUseTool).
+        ...(request.scope ? { agent_id: request.scope.agentId } : {}),
       }, { signal, cancelled: "the call was stopped" })
       : await this.#callMcp(claude, toolUseId, signal);
     if (!answer.ok) {

@@ -138,7 +138,9 @@ export function approvalAsker(deps: PromptDeps) {
   };
 
   async function ask(request: ApprovalRequest, signal: AbortSignal): Promise<AskAnswer> {
-    let head = c.yellow(`⚠ ${request.tool} — ${summaryLine(request)}`) + "\n";
+    // A subagent's question says which subagent asks.
+    const who = request.scope ? `subagent ${printable(request.scope.agent, "strict")}: ` : "";
+    let head = c.yellow(`⚠ ${who}${request.tool} — ${summaryLine(request)}`) + "\n";
     // An ask rule asks whatever was approved: say which rule, and where it is written.
     if (request.decided?.effect === "ask") {
       const label = request.decided.byRule ? "rule" : "why";

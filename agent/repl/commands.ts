@@ -1,8 +1,8 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
- * /init, /mcp, /resume, /permissions, /hooks, /skills, /status, /config, /memory, /trust, /undo, /rewind, /clear, /exit, a
- * skill's /NAME, and custom commands (see `../run/slash_commands.ts`, which
- * print mode shares).
+ * /init, /mcp, /resume, /permissions, /hooks, /skills, /agents, /status, /config, /memory,
+ * /trust, /undo, /rewind, /clear, /exit, a skill's /NAME, and custom commands
+ * (see `../run/slash_commands.ts`, which print mode shares).
  *
  * @module
  */
@@ -27,6 +27,7 @@ import { ToolError } from "../../tools/tool.ts";
 import { rewind, undoLast } from "./slash/undo_command.ts";
 import { trustCommand } from "./slash/trust_command.ts";
 import { memoryCommand } from "./slash/memory_command.ts";
+import { agentsLines } from "./slash/agents_command.ts";
 import { configLines, statusLines } from "./slash/status_command.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
@@ -61,6 +62,7 @@ const BUILTIN_HELP: [string, string][] = [
   ],
   ["/hooks", "the hooks that run, by event, and the files they come from"],
   ["/skills", "the skills, where each comes from, and those waiting for trust"],
+  ["/agents", "the subagent types the model may run, and where each is defined"],
   [
     "/trust [status|revoke]",
     "trust this workspace (its settings, hooks, servers), or say or undo it",
@@ -216,6 +218,9 @@ export async function runCommand(
       line(c.dim(`bash runs in the sandbox mode ${rt.sandbox}`));
       return;
     }
+    case "/agents":
+      for (const l of agentsLines(rt.subagents, rt.dispatcher.session.workspace, c)) line(l);
+      return;
     case "/hooks":
       for (
         const l of hooksListing(

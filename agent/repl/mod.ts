@@ -20,6 +20,7 @@ import type { ApprovalRequest } from "../../tools/tool.ts";
 import type { Asker } from "../../tools/policy/policy.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import type { AgentEvents } from "../loop/loop.ts";
+import type { SubagentStart, SubagentView } from "../subagents/runner.ts";
 import type { Message, ToolCallBlock } from "../providers/types.ts";
 import {
   type RunFlags,
@@ -243,6 +244,32 @@ class Repl {
     };
   }
 
+  /**
+   * A subagent, drawn as its task call's one running line (its calls counted
+   * there); its calls go to the detailed view (Ctrl-O), named by its type.
+   */
+  subagent(start: SubagentStart): SubagentView {
+    return {
+      events: {
+        onToolResult: (call, result) => {
+          this.activity.subagentCall(start.callId);
+          const diff = this.autoDetail?.tool === call.name ? this.autoDetail.detail : undefined;
+          this.autoDetail = undefined;
+          const printed = this.hookOutputs.get(call.id);
+          this.hookOutputs.delete(call.id);
+          this.remember({
+            call,
+            result,
+            agent: start.type,
+            ...(diff ? { diff } : {}),
+            ...(printed ? { hooks: printed } : {}),
+          });
+        },
+        onNotice: (m) => this.notice(this.noticeText(`subagent ${start.type}: ${m}`)),
+      },
+    };
+  }
+
   /** crab's own notice `m`, made printable and broken at spaces to the terminal's width. */
   noticeText(m: string): string {
     const width = Math.max(20, this.screen.columns() - 1);
@@ -273,6 +300,7 @@ class Repl {
             }
           },
           events: this.events(),
+          subagent: (start) => this.subagent(start),
           hookOutput: (o) => {
             if (o.callId === undefined) return;
             const list = this.hookOutputs.get(o.callId) ?? [];

@@ -2,7 +2,8 @@
  * What the live region says while a turn runs: a spinner with the seconds spent
  * waiting for the model and the tokens streamed so far, or each running tool
  * with its target and elapsed time, and under a running command its last few
- * output lines (a fixed height, made printable as prose).
+ * output lines (a fixed height, made printable as prose). A running subagent
+ * is one line: its type, its description, the calls it made so far and its time.
  *
  * @module
  */
@@ -22,6 +23,8 @@ interface Running {
   call: ToolCallBlock;
   started: number;
   tail: string;
+  /** A subagent's calls so far (a `task` call). */
+  calls?: number;
 }
 
 /** The state behind the live region. */
@@ -75,6 +78,12 @@ export class Activity {
     r.tail = (r.tail + chunk).slice(-TAIL_CHARS);
   }
 
+  /** The subagent of the running `task` call `id` finished a call of its own. */
+  subagentCall(id: string | undefined): void {
+    const r = id === undefined ? undefined : this.#running.get(id);
+    if (r) r.calls = (r.calls ?? 0) + 1;
+  }
+
   /** A call finished. */
   toolEnd(call: ToolCallBlock): void {
     this.#running.delete(call.id);
@@ -94,9 +103,12 @@ export class Activity {
     const out: string[] = [];
     for (const r of this.#running.values()) {
       const target = callTarget(r.call);
+      const calls = r.call.name === "task"
+        ? ` · ${r.calls ?? 0} call${r.calls === 1 ? "" : "s"}`
+        : "";
       out.push(
         c.cyan(frame) + ` ${printable(r.call.name, "strict")}${target ? " " + target : ""}` +
-          c.dim(` · ${seconds(now - r.started)}`),
+          c.dim(`${calls} · ${seconds(now - r.started)}`),
       );
       if (r.call.name === "bash") {
         const lines = r.tail.replace(/\r\n?/g, "\n").split("\n");

@@ -28,6 +28,8 @@ export interface CallRecord {
   diff?: string;
   /** What the call's hooks printed (plain stdout), in the order they ran. */
   hooks?: { event: string; command: string; text: string }[];
+  /** The subagent that made the call, by its type. */
+  agent?: string;
 }
 
 function lines(text: string): string[] {
@@ -84,6 +86,13 @@ function bodyLines(rec: CallRecord, output: string, c: Colors): string[] {
       const last = numbered[numbered.length - 1];
       return [c.dim(`lines ${first}${first === last ? "" : `–${last}`}`)];
     }
+    case "task": {
+      // A subagent's answer, its first lines, then the count of its calls.
+      const all = lines(out);
+      const counted = /^\[[^\n]*\]$/.test(all.at(-1) ?? "") ? all.pop()! : undefined;
+      while (all.length && all.at(-1)!.trim() === "") all.pop();
+      return [...folded(all, 2, c), ...counted ? [c.dim(counted)] : []];
+    }
     case "write":
     case "edit":
       return rec.diff
@@ -113,7 +122,8 @@ export function detailText(records: CallRecord[], c: Colors): string {
   const parts: string[] = [];
   for (const [i, rec] of records.entries()) {
     const r = rec.result;
-    parts.push(c.bold(`── ${i + 1}. ${toolLine(rec.call, r)}`));
+    const who = rec.agent ? `subagent ${printable(rec.agent, "strict")} · ` : "";
+    parts.push(c.bold(`── ${i + 1}. ${who}${toolLine(rec.call, r)}`));
     let args = rec.call.argsJson;
     try {
       args = JSON.stringify(JSON.parse(args), null, 2);

@@ -18,6 +18,7 @@ import {
 import type { PermissionFlags } from "../settings/permissions.ts";
 import { UsageError } from "../settings/usage_error.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
+import type { AgentDefinition } from "../subagents/definitions.ts";
 
 /** Command-line flags that shape a run. */
 export interface RunFlags {
@@ -66,6 +67,8 @@ export interface RunFlags {
    * custom commands, MCP lists or workspace files (`../settings/mod.ts`).
    */
   bare?: boolean;
+  /** Subagent types given for the run (`--agents JSON`, the SDK's `agents`), checked. */
+  agents?: readonly AgentDefinition[];
   /**
    * A tool the process lacks the Deno permission for is an error naming the
    * flag (`query()` in a script's process), not left out with a notice.

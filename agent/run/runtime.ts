@@ -60,6 +60,10 @@ import { modelsBehind } from "../providers/models.ts";
 import { withModeModel } from "../providers/plan_model.ts";
 import { budgetCheck, checkBudgetModel } from "./budget.ts";
 import { type OpenedSession, openSession, SessionFlagError } from "./session_start.ts";
+import { loadAgents } from "../subagents/definitions.ts";
+import { capsOf, Subagents, type SubagentStart, type SubagentView } from "../subagents/runner.ts";
+import { createTaskTool } from "../subagents/task.ts";
+import { homeDir } from "../settings/permissions.ts";
 import {
   type PolicyChoice,
   undoFor,
@@ -108,6 +112,8 @@ export interface RuntimeHooks {
   /** A hook's plain stdout (the REPL shows it in the call's detail view). */
   hookOutput?: (out: HookOutput) => void;
   events?: AgentEvents;
+  /** What the front end does with a subagent that starts (its messages, its running line). */
+  subagent?: (start: SubagentStart) => SubagentView | undefined;
 }
 
 /** A ready run. */
@@ -147,6 +153,8 @@ export interface Runtime {
   trusted: boolean;
   /** The skills of the run, and what loading one grants (`/skills`, `/NAME`, the `skill` tool). */
   skills: SkillSession;
+  /** The run's subagents: their types (`/agents`), caps and count. */
+  subagents: Subagents;
   /** `--bare`: no hooks, instruction files, custom commands, MCP lists or workspace files. */
   bare: boolean;
   /** The permission rules and mode as loaded, with their sources (the session's live ones are `policy`'s). */
@@ -218,6 +226,7 @@ function offeredTools(
   sandboxMode: SandboxMode,
   skills: SkillSession,
   notice: (m: string) => void,
+  task: AnyTool,
 ): { offered: AnyTool[]; mcpPicks: string[] | undefined } {
   const crab = settings.crab().settings;
   const toolNames = splitList(flags.tools) ?? crab.tools;
@@ -233,7 +242,7 @@ function offeredTools(
   const loadable = skills.skills.some((s) => s.modelInvocable);
   const offered = withPermission(
     chooseTools(
-      [...builtinTools(), webFetch, createSkillTool(skills)],
+      [...builtinTools(), webFetch, createSkillTool(skills), task],
       toolNames?.filter((n) => !n.includes("__")),
       flags.web ?? crab.web ?? false,
     ).filter((t) => !deniedWhole(t) && (t.name !== "skill" || loadable)),
@@ -447,7 +456,25 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   // The session's policy is made with its dispatcher (below); until then nothing asks it.
   const made: { policy?: Policy } = {};
   const skills = runSkills(settings, () => made.policy!, hooks.notice);
-  const { offered, mcpPicks } = offeredTools(flags, settings, sandbox.mode, skills, hooks.notice);
+  // Subagent types are read once, a workspace's only once it is trusted.
+  const subagents = new Subagents(
+    loadAgents({
+      workspace,
+      trusted: settings.trusted,
+      bare: settings.bare,
+      ...(flags.agents ? { given: flags.agents } : {}),
+      notice: hooks.notice,
+    }),
+    capsOf(settings.crab().settings.subagents),
+  );
+  const { offered, mcpPicks } = offeredTools(
+    flags,
+    settings,
+    sandbox.mode,
+    skills,
+    hooks.notice,
+    createTaskTool(subagents),
+  );
 
   const sandboxed = offered.some((t) => t.class === "exec") &&
     sandbox.mode !== "danger-full-access";
@@ -525,6 +552,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     telemetry,
     mcp,
     skills,
+    subagents,
     ...(probe ? { probe } : {}),
     policy: {
       mode: choice.mode,
@@ -564,6 +592,7 @@ interface RunSessionParts {
   telemetry: Telemetry | undefined;
   mcp: RunMcp;
   skills: SkillSession;
+  subagents: Subagents;
   policy: PolicyChoice;
   /** The sandbox's probe, when bash runs in one (`WorkbenchOptions.probe`). */
   probe?: WorkbenchOptions["probe"];
@@ -684,6 +713,7 @@ class RunSession {
       // What a skill the model loaded allows holds for that turn only.
       afterPrompt: () => skills.endTurn(),
     });
+    this.#attachSubagents(provider, agent);
     return this.#agent = agent;
   }
 
@@ -693,6 +723,37 @@ class RunSession {
       r.effect === "deny" && ruleAppliesTo(r, "skill")
     );
     return skills.skills.filter((s) => !denies.some((r) => skillRuleMatches(r, s.name)));
+  }
+
+  /** What the run's subagents run with: this run's provider, dispatcher, policy and hooks. */
+  #attachSubagents(provider: Provider, agent: Agent): void {
+    const { settings, hooks, registry, mcp, subagents, flags } = this.#parts;
+    subagents.attach({
+      provider,
+      dispatcher: this.bench.dispatcher,
+      tools: () => {
+        mcp.sync(registry);
+        return registry.list();
+      },
+      parent: () => agent,
+      mode: () => this.policy.mode,
+      budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
+      hooks: this.bench.hooks,
+      // A subagent's sidechain is kept beside the session's transcript, where hooks read it.
+      transcript: (agentId) =>
+        this.#transcript
+          ? TranscriptFile.open({
+            sessionId: this.sessionId,
+            cwd: settings.workspace,
+            alias: (name) => registry.get(name)?.alias,
+            onProblem: hooks.notice,
+            agentId,
+          }, [])
+          : undefined,
+      ...(hooks.subagent ? { view: hooks.subagent } : {}),
+      notice: hooks.notice,
+      base: { project: settings.workspace, home: homeDir() },
+    });
   }
 
   #withStarted(context: string[]): string {
@@ -719,6 +780,7 @@ class RunSession {
       async newSession() {
         await userHooks.sessionEnd("clear");
         agent.clear();
+        run.#parts.subagents.reset();
         session.files.clear();
         run.sessionId = run.#persist
           ? transcripts.create(settings.workspace, provider.name, agent.model)
@@ -733,6 +795,7 @@ class RunSession {
       },
       trusted: settings.trusted,
       skills,
+      subagents: this.#parts.subagents,
       bare: settings.bare,
       permissions: settings.permissions(),
       permissionMode: () =>

@@ -12,6 +12,7 @@ import type { Options } from "./types.ts";
 const SUPPORTED: ReadonlySet<string> = new Set<keyof Options>([
   "abortController",
   "additionalDirectories",
+  "agents",
   "allowedTools",
   "allowDangerouslySkipPermissions",
   "appendSystemPrompt",
@@ -46,8 +47,7 @@ const REFUSED: Record<string, string> = {
   executableArgs: "crab runs in this process; there is no runtime to start",
   spawnClaudeCodeProcess: "crab runs in this process; there is no process to spawn",
   extraArgs: "crab runs in this process; there is no command line",
-  agents: "crab has no subagents",
-  agent: "crab has no subagents",
+  agent: "crab runs subagents with the task tool, never as the main conversation",
   plugins: "crab has no plugins",
   sandbox: "bash's sandbox comes from the user's crab config only, never from a caller",
   settings: "give rules with allowedTools and disallowedTools, or in a settings file",

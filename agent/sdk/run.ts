@@ -26,6 +26,7 @@ import { printCommands } from "../print/slash.ts";
 import { checkApiAccess, checkPermissions } from "./permissions.ts";
 import { sdkServers } from "./mcp.ts";
 import { userText } from "./options.ts";
+import { type AgentDefinition, AgentError, agentsFromJson } from "../subagents/definitions.ts";
 import type { HookCallback, Options, QueryChannel, SDKMessage, SDKUserMessage } from "./types.ts";
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -50,8 +51,16 @@ async function runFlags(options: Options, cwd: string): Promise<RunFlags> {
     return real;
   });
   const mcp = await sdkServers(options.mcpServers);
+  let agents: AgentDefinition[] | undefined;
+  try {
+    agents = options.agents && agentsFromJson(options.agents, "sdk");
+  } catch (e) {
+    if (e instanceof AgentError) throw new UsageError(e.message, e.hint);
+    throw e;
+  }
   return {
     cwd,
+    ...(agents && { agents }),
     ...(options.model !== undefined && { model: options.model }),
     ...(options.fallbackModel !== undefined && { fallbackModel: options.fallbackModel }),
     ...(typeof system === "string" && system.trim() !== "" && { systemPrompt: system }),
@@ -137,6 +146,7 @@ function canUseToolPrompt(options: Options, run: ClaudeRun): PromptTool | undefi
         suggestions: r.permission_suggestions as never,
         toolUseID: String(r.tool_use_id),
         ...(typeof r.decision_reason === "string" && { decisionReason: r.decision_reason }),
+        ...(typeof r.agent_id === "string" && { agentID: r.agent_id }),
         ...(crabName && { crab_tool_name: crabName }),
       }).then(
         (answer) => ({ subtype: "success", request_id: id, response: answer }),

@@ -87,7 +87,7 @@ export interface SDKUserMessage {
   type: "user";
   /** The message: its text, or its blocks (a tool's result, on crab's messages). */
   message: { role: "user"; content: string | (TextBlock | ToolResultBlock)[] };
-  /** The subagent call the message belongs to: `null` from crab, which has no subagents. */
+  /** The `task` call whose subagent the message belongs to; `null` for the main conversation. */
   parent_tool_use_id: string | null;
   /** The session's id: always set on crab's messages; a script may leave it out. */
   session_id?: string;
@@ -219,8 +219,8 @@ export interface SDKAssistantMessage {
     stop_sequence: string | null;
     usage: Usage;
   };
-  /** The subagent call the message belongs to: always `null`, crab has no subagents. */
-  parent_tool_use_id: null;
+  /** The `task` call whose subagent gave this answer; `null` for the main conversation. */
+  parent_tool_use_id: string | null;
   /** The session's id. */
   session_id: string;
   /** The message's own id. */
@@ -238,7 +238,7 @@ export interface SDKPartialAssistantMessage {
    * a tool call's arguments come whole, in one `input_json_delta`.
    */
   event: { type: string; [key: string]: unknown };
-  /** The subagent call the event belongs to: always `null`, crab has no subagents. */
+  /** Always `null`: a subagent's answer is not streamed in parts, only whole. */
   parent_tool_use_id: null;
   /** The session's id. */
   session_id: string;
@@ -386,6 +386,8 @@ export type CanUseTool = (
     suggestions?: PermissionUpdate[];
     toolUseID: string;
     decisionReason?: string;
+    /** The subagent that asks, when one does (crab's id of it). */
+    agentID?: string;
     /** crab's name of the tool (the model's). */
     crab_tool_name?: string;
   },
@@ -583,12 +585,33 @@ export interface JsonSchemaOutputFormat {
   schema: Record<string, unknown>;
 }
 
+/**
+ * A subagent type, as the Agent SDK's `agents` option takes it: the model runs
+ * it with the `task` tool (`subagent_type` is its key in `agents`).
+ */
+export interface AgentDefinition {
+  /** When to use it: the model reads it in the task tool's list of types. */
+  description: string;
+  /** Its tools, Claude Code's names or crab's (`["Read", "Grep"]`); absent: the parent's but task. */
+  tools?: string[];
+  /** Tools taken out of that list. */
+  disallowedTools?: string[];
+  /** Its system prompt. */
+  prompt: string;
+  /** The model it asks; `inherit` (the default) asks the parent's. */
+  model?: "sonnet" | "opus" | "haiku" | "inherit" | (string & Record<never, never>);
+  /** Model turns it may take (else the `subagents.maxTurns` setting, 50). */
+  maxTurns?: number;
+}
+
 /** The options of `query()` (see `docs/sdk.md` for those crab refuses, and why). */
 export interface Options {
   /** Aborting it stops the run: running calls and their processes end, the iterator ends. */
   abortController?: AbortController;
   /** Directories whose reads and writes are approved besides the workspace (absolute). */
   additionalDirectories?: string[];
+  /** Subagent types for this run, by name, besides crab's own (`explore`, `general-purpose`). */
+  agents?: Record<string, AgentDefinition>;
   /** Rules that approve without asking: `"Read"`, `"Bash(deno test:*)"`. */
   allowedTools?: string[];
   /** crab's: text added at the end of the system prompt. */

@@ -142,25 +142,8 @@ function scalar(v: string): string {
  * ```
  */
 export function commandFront(source: string): CommandFront {
-  const lines = splitFront(source).front.split(/\r?\n/);
-  const fields = new Map<string, string | string[]>();
-  for (let i = 0; i < lines.length; i++) {
-    const m = /^([A-Za-z][A-Za-z0-9_-]*):[ \t]*(.*)$/.exec(lines[i]);
-    if (!m) continue;
-    const [, key, rest] = m;
-    if (rest.trim() === "") {
-      // A block list: the `- item` lines that follow.
-      const items: string[] = [];
-      while (i + 1 < lines.length && /^\s*-\s+/.test(lines[i + 1])) {
-        items.push(scalar(lines[++i].replace(/^\s*-\s+/, "")));
-      }
-      if (items.length) fields.set(key, items);
-      continue;
-    }
-    // `argument-hint: [file] [pattern]` is text: only allowed-tools is read as a list.
-    const flow = key === "allowed-tools" ? /^\[(.*)\]$/.exec(rest.trim()) : null;
-    fields.set(key, flow ? splitFlow(flow[1]) : scalar(rest));
-  }
+  // `argument-hint: [file] [pattern]` is text: only allowed-tools is read as a list.
+  const fields = frontFields(source, ["allowed-tools"]);
   const text = (key: string) => {
     const v = fields.get(key);
     const s = Array.isArray(v) ? v.join(", ") : v;
@@ -177,6 +160,42 @@ export function commandFront(source: string): CommandFront {
   if (allowedTools.length) out.allowedTools = allowedTools;
   if (model) out.model = model;
   return out;
+}
+
+/**
+ * The fields of a Markdown file's front matter, as command and agent files
+ * hold them: `key: value` lines, a value quoted or not; a block list (`- a`
+ * lines) under any key; a flow list (`[a, b]`) under the keys `lists` names.
+ *
+ * @example
+ * ```ts
+ * frontFields("---\nname: x\ntools: [Read, Grep]\n---\nbody", ["tools"]);
+ * // Map { "name" => "x", "tools" => ["Read", "Grep"] }
+ * ```
+ */
+export function frontFields(
+  source: string,
+  lists: readonly string[],
+): Map<string, string | string[]> {
+  const lines = splitFront(source).front.split(/\r?\n/);
+  const fields = new Map<string, string | string[]>();
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([A-Za-z][A-Za-z0-9_-]*):[ \t]*(.*)$/.exec(lines[i]);
+    if (!m) continue;
+    const [, key, rest] = m;
+    if (rest.trim() === "") {
+      // A block list: the `- item` lines that follow.
+      const items: string[] = [];
+      while (i + 1 < lines.length && /^\s*-\s+/.test(lines[i + 1])) {
+        items.push(scalar(lines[++i].replace(/^\s*-\s+/, "")));
+      }
+      if (items.length) fields.set(key, items);
+      continue;
+    }
+    const flow = lists.includes(key) ? /^\[(.*)\]$/.exec(rest.trim()) : null;
+    fields.set(key, flow ? splitFlow(flow[1]) : scalar(rest));
+  }
+  return fields;
 }
 
 /** A YAML flow list's items: split at commas outside parentheses and quotes. */

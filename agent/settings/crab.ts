@@ -64,6 +64,11 @@ export interface CrabSettings {
   hooks?: Record<string, unknown>;
   /** How long undo keeps snapshots, per workspace (default 30 days, 2048 MB). */
   undo?: { retentionDays?: number; maxStoreMB?: number };
+  /**
+   * Bounds of subagents (`agent/subagents/`): running at once (default 4), started
+   * per session (50), model turns each (50), how deep they nest (1: none start more).
+   */
+  subagents?: { maxRunning?: number; maxPerSession?: number; maxTurns?: number; maxDepth?: number };
 }
 
 /** A field's check: the type it must have, said the way an error names it. */
@@ -115,6 +120,14 @@ const KINDS: Record<keyof CrabSettings, FieldKind> = {
       !!v && typeof v === "object" && !Array.isArray(v) &&
       Object.entries(v).every(([k, n]) =>
         (k === "retentionDays" || k === "maxStoreMB") && POSITIVE_INT.ok(n)
+      ),
+  },
+  subagents: {
+    want: "an object with maxRunning, maxPerSession, maxTurns and maxDepth, positive integers",
+    ok: (v) =>
+      !!v && typeof v === "object" && !Array.isArray(v) &&
+      Object.entries(v).every(([k, n]) =>
+        ["maxRunning", "maxPerSession", "maxTurns", "maxDepth"].includes(k) && POSITIVE_INT.ok(n)
       ),
   },
   sandbox: {

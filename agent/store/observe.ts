@@ -16,6 +16,7 @@ import { loadDigestKey } from "./digest_key.ts";
 import {
   migrate,
   OBSERVATION_HOSTS,
+  OBSERVATION_PARENTS,
   OBSERVATION_REFUSALS,
   SCHEMA,
   SCHEMA_VERSION,
@@ -299,6 +300,37 @@ export class Store implements ObservationSink {
       ), undefined);
     if (o.hosts?.length) this.#recordHosts(o.runId, o.callSeq, o.hosts);
     if (o.refusals?.length) this.#recordRefusals(o.runId, o.callSeq, o.refusals);
+    if (o.parent) this.#recordParent(o.runId, o.callSeq, o.parent);
+  }
+
+  #parentsInsert?: StatementSync;
+
+  #recordParent(runId: string, callSeq: number, parent: { callSeq: number; agent: string }): void {
+    this.write((db) => {
+      if (!this.#parentsInsert) {
+        db.exec(OBSERVATION_PARENTS);
+        this.#parentsInsert = db.prepare(
+          `INSERT INTO observation_parents (run_id, call_seq, parent_seq, agent) VALUES (?, ?, ?, ?)`,
+        );
+      }
+      this.#parentsInsert.run(runId, callSeq, parent.callSeq, parent.agent);
+    }, undefined);
+  }
+
+  /** The calls of a run a subagent made: call → the `task` call that ran it, and its type. */
+  parentsOf(runId: string): Map<number, { callSeq: number; agent: string }> {
+    const out = new Map<number, { callSeq: number; agent: string }>();
+    const has = this.db.prepare(
+      "SELECT 1 FROM sqlite_master WHERE name = 'observation_parents'",
+    ).get();
+    if (!has) return out;
+    const rows = this.db.prepare(
+      "SELECT call_seq, parent_seq, agent FROM observation_parents WHERE run_id = ?",
+    ).all(runId) as { call_seq: number; parent_seq: number; agent: string }[];
+    for (const r of rows) {
+      out.set(Number(r.call_seq), { callSeq: Number(r.parent_seq), agent: String(r.agent) });
+    }
+    return out;
   }
 
   #refusalsInsert?: StatementSync;
@@ -490,7 +522,9 @@ export class Store implements ObservationSink {
     const rows = this.db.prepare(
       "SELECT * FROM observations WHERE run_id = ? ORDER BY call_seq, started_at",
     ).all(runId) as Record<string, unknown>[];
+    const parents = this.parentsOf(runId);
     return rows.map((r) => ({
+      ...(parents.has(Number(r.call_seq)) ? { parent: parents.get(Number(r.call_seq))! } : {}),
       runId: String(r.run_id),
       callSeq: Number(r.call_seq),
       tool: String(r.tool),

@@ -66,6 +66,18 @@ export const OBSERVATION_REFUSALS = `CREATE TABLE IF NOT EXISTS observation_refu
 );
 CREATE INDEX IF NOT EXISTS observation_refusals_run ON observation_refusals(run_id, call_seq);`;
 
+/**
+ * Which calls a subagent made: each with the `task` call that ran it and the
+ * subagent's type. Made when first needed, like {@link OBSERVATION_HOSTS}.
+ */
+export const OBSERVATION_PARENTS = `CREATE TABLE IF NOT EXISTS observation_parents (
+  run_id TEXT NOT NULL,
+  call_seq INTEGER NOT NULL,
+  parent_seq INTEGER NOT NULL,
+  agent TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS observation_parents_run ON observation_parents(run_id, call_seq);`;
+
 /** Every table and index, as this build writes them (run after the steps: makes what is missing). */
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -131,6 +143,7 @@ ${TELEMETRY_EXPORTS}
 ${HOOK_RUNS}
 ${OBSERVATION_HOSTS}
 ${OBSERVATION_REFUSALS}
+${OBSERVATION_PARENTS}
 `;
 
 /** Adds a column to a table that exists and lacks it (a missing table is made whole by SCHEMA). */

@@ -92,6 +92,12 @@ export function toolSpanAttributes(o: Observation): Attributes {
     "crab.tool.wait_ms": round(o.waitMs),
   };
   if (o.callId !== undefined) a["gen_ai.tool.call.id"] = o.callId;
+  // A subagent's call names the task call that ran it (its span is that call's child too).
+  if (o.parent) {
+    a["crab.parent.call_seq"] = o.parent.callSeq;
+    if (o.parent.callId !== undefined) a["crab.parent.call_id"] = o.parent.callId;
+    a["gen_ai.agent.name"] = o.parent.agent;
+  }
   if (o.exitCode !== null) a["crab.tool.exit_code"] = o.exitCode;
   if (o.errorCode !== null) a["crab.tool.error_code"] = o.errorCode;
   if (isToolError(o)) a["error.type"] = o.errorCode ?? o.outcome;

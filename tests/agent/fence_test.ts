@@ -18,6 +18,7 @@ Deno.test("read-only build: write, edit, bash and web_fetch are absent; a forced
     "read",
     "glob",
     "grep",
+    "task",
   ]);
   assert.equal(
     list.stderr,
@@ -134,7 +135,7 @@ Deno.test("full build for a public provider: web_fetch to 127.0.0.1 is refused b
   assert.match(open.stdout, /private page/);
 });
 
-Deno.test("read-only build in print mode: the model is offered read, glob and grep only", async () => {
+Deno.test("read-only build in print mode: the model is offered read, glob, grep and task only", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([
     { calls: [{ name: "bash", args: { command: "touch pwned" } }] },
@@ -150,7 +151,8 @@ Deno.test("read-only build in print mode: the model is offered read, glob and gr
     r.stderr,
     /this build leaves out write, edit \(no --allow-write\); bash \(no --allow-run=bwrap\)/,
   );
-  assert.deepEqual(toolNames(fake.modelRequests()[0]), ["read", "glob", "grep"]);
+  // A subagent needs no permission of its own: task stays, its subagents read only.
+  assert.deepEqual(toolNames(fake.modelRequests()[0]), ["read", "glob", "grep", "task"]);
   assert.match(toolResults(fake.modelRequests()[1])[0].text, /unknown_tool/);
   assert.equal(existsSync(join(s.ws, "pwned")), false);
   assert.ok(existsSync(join(s.ws, ".crab", "crab.db")));

@@ -4,6 +4,11 @@
  * tests drive crab through the official SDKs. Each model request consumes the next turn
  * of a script; every request is recorded.
  *
+ * Conversations that run side by side (subagents) are routed, not ordered: a turn
+ * that names a `conversation` answers only a request whose system prompt or first
+ * user message holds that marker, each conversation with its own queue in script
+ * order; a request no marker matches takes the next turn that names none.
+ *
  * In process: `await using fake = await startFakeModel([{ text: "hi" }])`.
  * Standalone: `deno run -A tests/support/fake_model.ts --script FILE.json [--port N] [--log FILE]`
  * prints `listening on http://127.0.0.1:PORT` and serves until killed.
@@ -25,6 +30,8 @@ export interface ToolCallSpec {
 
 /** A model answer: text, tool calls or both, optionally slow, cut or stalled. */
 export interface ReplyTurn {
+  /** The conversation this turn answers: a marker in the system prompt or first user message. */
+  conversation?: string;
   /** Text streamed first, in several deltas. */
   text?: string;
   /** Tool calls after the text, each with its arguments split over several deltas. */
@@ -55,6 +62,8 @@ export interface ReplyTurn {
 
 /** An HTTP error answer with a body in the wire format's shape. */
 export interface ErrorTurn {
+  /** The conversation this turn answers (see {@link ReplyTurn.conversation}). */
+  conversation?: string;
   /** HTTP status, e.g. 429, 500, 529. */
   error: number;
   message?: string;
@@ -67,8 +76,21 @@ export interface ErrorTurn {
 /** What a request gets: a reply or an error. */
 export type Turn = ReplyTurn | ErrorTurn;
 
-/** A script entry: a turn, or (in process only) a function of the request that returns one. */
-export type ScriptTurn = Turn | ((req: RecordedRequest) => Turn | Promise<Turn>);
+/**
+ * A script entry: a turn, or (in process only) a function of the request that
+ * returns one, which may name its conversation too ({@link answerIn}).
+ */
+export type ScriptTurn =
+  | Turn
+  | (((req: RecordedRequest) => Turn | Promise<Turn>) & { conversation?: string });
+
+/** A function turn that answers only in the conversation `marker` names. */
+export function answerIn(
+  marker: string,
+  answer: (req: RecordedRequest) => Turn | Promise<Turn>,
+): ScriptTurn {
+  return Object.assign((req: RecordedRequest) => answer(req), { conversation: marker });
+}
 
 /** A request as the server received it. */
 export interface RecordedRequest {
@@ -479,8 +501,18 @@ export function startFakeModel(
   opts: FakeModelOptions = {},
 ): Promise<FakeModel> {
   const turns = [...script];
-  let next = 0;
+  const used: boolean[] = [];
   const requests: RecordedRequest[] = [];
+  const conversationOf = (t: ScriptTurn | undefined) => t?.conversation;
+  /** The turn a request takes: the next of its conversation's, or of the unnamed ones. */
+  const pick = (format: WireFormat, body: unknown): number | null => {
+    const seen = { format, body } as RecordedRequest;
+    const key = systemPrompt(seen) + "\n" + firstUserText(seen);
+    const markers = [...new Set(turns.map(conversationOf).filter((m) => m !== undefined))];
+    const marker = markers.find((m) => key.includes(m!));
+    const i = turns.findIndex((t, k) => !used[k] && conversationOf(t) === marker);
+    return i < 0 ? null : i;
+  };
   const models = opts.models ?? ["fake-model"];
   const open = new Set<AbortController>();
 
@@ -504,9 +536,10 @@ export function startFakeModel(
       format,
       headers: Object.fromEntries(request.headers),
       body,
-      turn: isModelCall && next < turns.length ? next : null,
+      turn: isModelCall && format !== null ? pick(format, body) : null,
       receivedAt: Date.now(),
     };
+    if (rec.turn !== null) used[rec.turn] = true;
     requests.push(rec);
     if (opts.logFile) {
       Deno.writeTextFileSync(opts.logFile, JSON.stringify(rec) + "\n", { append: true });
@@ -530,7 +563,7 @@ export function startFakeModel(
         `(request ${rec.seq} to ${url.pathname} has no turn left)`;
       return json(500, errorBody(format, 500, msg), { "x-should-retry": "false" });
     }
-    const index = next++;
+    const index = rec.turn;
     const entry = turns[index];
     const turn = typeof entry === "function" ? await entry(rec) : entry;
     const params = body as { model?: unknown; stream?: unknown; stream_options?: unknown };
@@ -595,7 +628,7 @@ export function startFakeModel(
     baseUrlFor: (format) => format === "anthropic" ? url : `${url}/v1`,
     requests,
     modelRequests: () => requests.filter((r) => r.format !== null && r.method === "POST"),
-    remaining: () => turns.length - next,
+    remaining: () => turns.length - used.filter(Boolean).length,
     push: (...more) => void turns.push(...more),
     close,
     [Symbol.asyncDispose]: close,
@@ -633,6 +666,12 @@ export function systemPrompt(req: RecordedRequest): string {
   return blockText(asObj(sys).content);
 }
 
+/** The text of the first user message a model request carried. */
+export function firstUserText(req: RecordedRequest): string {
+  const first = asArr(asObj(req.body).messages).map(asObj).find((m) => m.role === "user");
+  return first ? blockText(first.content) : "";
+}
+
 /** Names of the tools a model request offered. */
 export function toolNames(req: RecordedRequest): string[] {
   return asArr(asObj(req.body).tools).map((t) =>
@@ -662,6 +701,7 @@ export function toolResults(req: RecordedRequest): SeenToolResult[] {
 // ---- Standalone use.
 
 const REPLY_KEYS = new Set([
+  "conversation",
   "text",
   "calls",
   "stop",
@@ -673,7 +713,7 @@ const REPLY_KEYS = new Set([
   "hang",
   "streamError",
 ]);
-const ERROR_KEYS = new Set(["error", "message", "retryAfter", "delayMs"]);
+const ERROR_KEYS = new Set(["conversation", "error", "message", "retryAfter", "delayMs"]);
 const CALL_KEYS = new Set(["name", "args", "id"]);
 
 /** Throws on a key a turn does not have, so a typo in a JSON script is not an empty reply. */

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import {
+  answerIn,
   errorBody,
   parseScript,
   type RecordedRequest,
@@ -554,4 +555,42 @@ Deno.test("startFakeModel() reports a throwing script function without a retry",
   assert.equal(res.status, 500);
   assert.equal(res.headers.get("x-should-retry"), "false");
   assert.match(JSON.stringify(await res.json()), /no answer for this/);
+});
+
+Deno.test("startFakeModel() routes a turn to the conversation whose marker a request holds", async () => {
+  await using fake = await startFakeModel([
+    { text: "main 1" },
+    { conversation: "[agent-b]", text: "b 1" },
+    { conversation: "[agent-a]", text: "a 1" },
+    { conversation: "[agent-a]", text: "a 2" },
+    { text: "main 2" },
+    { conversation: "[agent-b]", error: 529 },
+    answerIn("[agent-c]", (req) => ({ text: `c saw ${req.seq}` })),
+  ]);
+  const client = anthropicClient(fake.baseUrlFor("anthropic"));
+  const ask = async (system: string, user: string) => {
+    const m = await client.messages.create({
+      model: "claude-x",
+      max_tokens: 10,
+      system,
+      messages: [{ role: "user", content: user }],
+    });
+    return m.content.map((b) => b.type === "text" ? b.text : "").join("");
+  };
+  // Markers in the first user message or the system prompt; out of script order.
+  assert.equal(await ask("sys", "[agent-a] look"), "a 1");
+  assert.equal(await ask("you are [agent-b]", "go"), "b 1");
+  assert.equal(await ask("sys", "plain"), "main 1");
+  assert.equal(await ask("sys", "[agent-a] look"), "a 2");
+  assert.equal(await ask("sys", "plain"), "main 2");
+  await assert.rejects(ask("sys", "[agent-a] look"), /script exhausted/);
+  await assert.rejects(ask("[agent-b]", "x"), (e: Error & { status?: number }) => e.status === 529);
+  // A function turn names its conversation too.
+  assert.equal(await ask("[agent-c]", "x"), "c saw 7");
+  assert.deepEqual(fake.modelRequests().map((r) => r.turn), [2, 1, 0, 3, 4, null, 5, 6]);
+  assert.equal(fake.remaining(), 0);
+  assert.deepEqual(
+    parseScript('[{"conversation": "[x]", "text": "t"}]').turns,
+    [{ conversation: "[x]", text: "t" }],
+  );
 });

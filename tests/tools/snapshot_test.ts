@@ -13,17 +13,19 @@ import { builtinTools } from "../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../tools/web_fetch.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import { createSkillTool } from "../../agent/skills/skill_tool.ts";
+import { createTaskTool } from "../../agent/subagents/task.ts";
 
 const SNAPSHOT = new URL("./__snapshots__/tools.json", import.meta.url);
 
 /**
  * Every tool the model can be offered as a built-in: web_fetch (behind
- * `--web`) and skill (where there are skills; the list of them is in the
- * system prompt, not its description) included.
+ * `--web`), skill (where there are skills; the list of them is in the
+ * system prompt, not its description) and task (as it is before a run lists
+ * its agent types) included.
  */
 function snapshotted(): AnyTool[] {
   const none = { forModel: () => undefined, load: () => ({ text: "", rules: [], notes: [] }) };
-  return [...builtinTools(), createWebFetchTool({}), createSkillTool(none)];
+  return [...builtinTools(), createWebFetchTool({}), createSkillTool(none), createTaskTool()];
 }
 
 function declaration(t: AnyTool) {
@@ -55,9 +57,9 @@ Deno.test("built-in tools' descriptions and schemas match the snapshot", () => {
   );
 });
 
-Deno.test("the snapshot covers all eight built-in tools", () => {
+Deno.test("the snapshot covers every built-in tool", () => {
   assert.deepEqual(
     snapshotted().map((t) => t.name),
-    ["read", "write", "edit", "bash", "glob", "grep", "web_fetch", "skill"],
+    ["read", "write", "edit", "bash", "glob", "grep", "web_fetch", "skill", "task"],
   );
 });

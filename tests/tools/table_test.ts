@@ -19,11 +19,12 @@ import {
 } from "../../tools/table.ts";
 import { ALLOW_CLASSES } from "../../tools/policy/policy.ts";
 import { createSkillTool } from "../../agent/skills/skill_tool.ts";
+import { createTaskTool } from "../../agent/subagents/task.ts";
 
-/** Every built-in tool object, web_fetch (built when enabled) and skill (made by the runtime) included. */
+/** Every built-in tool object, web_fetch (built when enabled), skill and task (made by the runtime) included. */
 function implementations() {
   const none = { forModel: () => undefined, load: () => ({ text: "", rules: [], notes: [] }) };
-  return [...builtinTools(), createWebFetchTool({}), createSkillTool(none)];
+  return [...builtinTools(), createWebFetchTool({}), createSkillTool(none), createTaskTool()];
 }
 
 Deno.test("BUILTIN_TOOLS holds what DESIGN.md's class table and presets say", () => {
@@ -38,6 +39,7 @@ Deno.test("BUILTIN_TOOLS holds what DESIGN.md's class table and presets say", ()
       ["grep", "read", ["run", "mcp-serve"], ["full", "no-web", "read-only"]],
       ["web_fetch", "net", [], ["full"]],
       ["skill", "read", ["run"], ["full", "no-web", "read-only"]],
+      ["task", "agent", ["run"], ["full", "no-web", "read-only"]],
     ],
   );
 });
@@ -59,6 +61,7 @@ Deno.test("the lists derived from the table name the tools the table gives them"
     "grep",
     "web_fetch",
     "skill",
+    "task",
   ]);
   assert.deepEqual(BUILTIN_CLASSES, {
     read: "read",
@@ -69,18 +72,19 @@ Deno.test("the lists derived from the table name the tools the table gives them"
     grep: "read",
     web_fetch: "net",
     skill: "read",
+    task: "agent",
   });
   assert.deepEqual(PRESET_TOOLS, {
-    full: ["read", "write", "edit", "bash", "glob", "grep", "web_fetch", "skill"],
-    "no-web": ["read", "write", "edit", "bash", "glob", "grep", "skill"],
-    "read-only": ["read", "glob", "grep", "skill"],
+    full: ["read", "write", "edit", "bash", "glob", "grep", "web_fetch", "skill", "task"],
+    "no-web": ["read", "write", "edit", "bash", "glob", "grep", "skill", "task"],
+    "read-only": ["read", "glob", "grep", "skill", "task"],
   });
   assert.deepEqual(DEFAULT_TOOLS, {
-    run: ["read", "write", "edit", "bash", "glob", "grep", "skill"],
+    run: ["read", "write", "edit", "bash", "glob", "grep", "skill", "task"],
     "mcp-serve": ["read", "glob", "grep"],
   });
-  assert.deepEqual(CONVERSATION_TOOLS, ["skill"]);
-  assert.deepEqual(ALLOW_CLASSES.slice(0, 4), ["read", "write", "exec", "net"]);
+  assert.deepEqual(CONVERSATION_TOOLS, ["skill", "task"]);
+  assert.deepEqual(ALLOW_CLASSES.slice(0, 5), ["read", "write", "exec", "net", "agent"]);
 });
 
 Deno.test("the table's Claude Code argument names are arguments of crab's schemas", () => {
@@ -102,7 +106,7 @@ Deno.test("the table's Claude Code argument names are arguments of crab's schema
 Deno.test("claudeNameOf() names Claude Code's tool; several edits are MultiEdit", () => {
   assert.deepEqual(
     BUILTIN_NAMES.map((n) => claudeNameOf(n)),
-    ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "Skill"],
+    ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "Skill", "Task"],
   );
   const one = { path: "a", edits: [{ old: "x", new: "y" }] };
   const two = { path: "a", edits: [{ old: "x", new: "y" }, { old: "z", new: "w" }] };
@@ -115,12 +119,22 @@ Deno.test("claudeNameOf() names Claude Code's tool; several edits are MultiEdit"
 Deno.test("crabNameOf() takes crab's names and Claude Code's as Claude Code spells them", () => {
   for (const n of BUILTIN_NAMES) assert.equal(crabNameOf(n), n);
   assert.deepEqual(
-    ["Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep", "WebFetch", "Skill"].map(
-      crabNameOf,
-    ),
-    ["read", "write", "edit", "edit", "bash", "glob", "grep", "web_fetch", "skill"],
+    [
+      "Read",
+      "Write",
+      "Edit",
+      "MultiEdit",
+      "Bash",
+      "Glob",
+      "Grep",
+      "WebFetch",
+      "Skill",
+      "Task",
+      "Agent",
+    ].map(crabNameOf),
+    ["read", "write", "edit", "edit", "bash", "glob", "grep", "web_fetch", "skill", "task", "task"],
   );
-  for (const other of ["LS", "READ", "bAsh", "WebSearch", "NotebookEdit", "Task", ""]) {
+  for (const other of ["LS", "READ", "bAsh", "WebSearch", "NotebookEdit", "task_", ""]) {
     assert.equal(crabNameOf(other), undefined, other);
   }
 });

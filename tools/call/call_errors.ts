@@ -91,6 +91,18 @@ export function unknownTool(name: string, registry: Registry): ToolError {
   );
 }
 
+/**
+ * A subagent called a tool that exists but is not offered to it: as unknown
+ * as a name no tool has, with the tools it may use.
+ */
+export function notOffered(name: string, scope: { agent: string; tools: ReadonlySet<string> }) {
+  return new ToolError(
+    "unknown_tool",
+    `Cannot call "${name}": the ${scope.agent} subagent is not offered it`,
+    `Use one of: ${[...scope.tools].join(", ") || "(no tools)"}.`,
+  );
+}
+
 /** What a call fails with when something throws: a ToolError as itself, anything else named. */
 export function failureOf(e: unknown, call: ToolCall): ToolError {
   if (e instanceof ToolError) return e;

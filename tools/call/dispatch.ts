@@ -35,6 +35,7 @@ import {
   type ApprovalCall,
   type ApprovalRequest,
   type Attachment,
+  type CallScope,
   type MediaFacts,
   type ObjectSchema,
   type ToolContext,
@@ -50,6 +51,7 @@ import {
   changedTooOften,
   failureOf,
   MAX_REDECIDED,
+  notOffered,
   REFUSED_HINT,
   StageFailure,
   unknownTool,
@@ -123,6 +125,8 @@ export interface DispatchOptions {
   onOutput?: (chunk: string) => void;
   /** `user`: the user's own command (`ToolCall.origin`). */
   origin?: "user";
+  /** A subagent's call: its frame (`ToolCall.scope`). */
+  scope?: CallScope;
 }
 
 /** What one dispatcher needs: the run it records into and the session it acts in. */
@@ -246,6 +250,7 @@ export class Dispatcher {
       tool: undefined,
       input: undefined,
       ...(opts.origin ? { origin: opts.origin } : {}),
+      ...(opts.scope ? { scope: opts.scope } : {}),
     };
     if (this.#stages.around.length === 0) return this.#settle(call, opts.onOutput);
     return this.#around(call, opts.onOutput);
@@ -280,8 +285,10 @@ export class Dispatcher {
     const tool = this.registry.get(call.name);
     // The observation names the tool's class even when its arguments are refused.
     record.toolClass = tool?.class;
+    const scope = call.scope;
     const early = record.parseArguments() ??
       (tool ? undefined : unknownTool(call.name, this.registry)) ??
+      (scope && !scope.tools.has(tool!.name) ? notOffered(call.name, scope) : undefined) ??
       check(tool!, record.parsed, `Invalid arguments for ${call.name}`, FIX_HINT);
     if (early) return record.fail(early);
     call.tool = tool;
@@ -562,6 +569,13 @@ class CallRecord {
         REFUSED_HINT,
         "refused",
       );
+    const scope = this.#call.scope;
+    if (scope) {
+      request = {
+        ...request,
+        scope: { agent: scope.agent, agentId: scope.agentId, mode: scope.mode },
+      };
+    }
     try {
       const decision = await this.#dispatcher.policy.approve(request, this.#call.signal);
       if (!decision.allowed) throw refused(decision.reason);
@@ -589,6 +603,11 @@ class CallRecord {
     return {
       session: call.session,
       signal: call.signal,
+      call: {
+        id: call.callId,
+        seq: call.callSeq,
+        ...(call.scope ? { scope: call.scope } : {}),
+      },
       requestApproval: async (request) => {
         await this.ask({ ...request, tool: call.name, call: approvalCall(call, false) });
       },
@@ -682,6 +701,15 @@ class CallRecord {
         startedAt: this.#startedAt,
         rule: rule ? `${rule.text} (${rule.source})` : null,
         callId: call.callId,
+        ...(call.scope
+          ? {
+            parent: {
+              callSeq: call.scope.parentSeq,
+              callId: call.scope.parentCallId,
+              agent: call.scope.agent,
+            },
+          }
+          : {}),
         ...(!isError && body.hosts?.length ? { hosts: body.hosts } : {}),
         ...(!isError && body.refusals?.length ? { refusals: body.refusals } : {}),
         ...(!isError && body.media ? { media: body.media } : {}),
@@ -708,9 +736,9 @@ function approvalCall(call: CheckedCall, mayChangeInput: boolean): ApprovalCall 
   return { tool, input, callId, callSeq, session, mayChangeInput };
 }
 
-/** The decision when no policy stage has one: read-class calls run, the others ask. */
+/** The decision when no policy stage has one: read-class and subagent calls run, the others ask. */
 function classDefault(tool: AnyTool): Verdict {
-  return tool.class === "read" ? PLAIN_ALLOW : PLAIN_ASK;
+  return tool.class === "read" || tool.class === "agent" ? PLAIN_ALLOW : PLAIN_ASK;
 }
 
 const PLAIN_ALLOW: Verdict = { effect: "allow", why: "" };

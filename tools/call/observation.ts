@@ -55,6 +55,11 @@ export interface Observation {
   media?: MediaFacts;
   /** The model's id for the call, when a model made it (not stored). */
   callId?: string;
+  /**
+   * A subagent's call: the `task` call that ran the subagent (its `call_seq`,
+   * and the model's id for it, not stored) and the subagent's type.
+   */
+  parent?: { callSeq: number; callId?: string; agent: string };
 }
 
 /** Where observations go. `record` must not throw for a well-formed observation. */
@@ -72,7 +77,8 @@ export const TARGET_CHARS = 200;
 
 /**
  * What a call acted on, for the per-call table of `crab metrics RUN`: its
- * `command`, `url`, `pattern` (with ` in PATH` when a path narrows it) or `path`,
+ * `command`, `url`, `pattern` (with ` in PATH` when a path narrows it) or `path`
+ * (a task call's subagent type and description),
  * in `printable`'s strict mode and cut at {@link TARGET_CHARS}. The
  * target stays in the local store.
  */
@@ -82,7 +88,9 @@ export function targetOf(args: unknown): string | null {
   const str = (k: string) => typeof a[k] === "string" && a[k] !== "" ? a[k] as string : undefined;
   const pattern = str("pattern");
   const path = str("path");
-  const raw = str("command") ?? str("url") ??
+  // A task call acts through a subagent: its type and what it was asked.
+  const agent = str("subagent_type") && `${str("subagent_type")}: ${str("description") ?? ""}`;
+  const raw = agent ?? str("command") ?? str("url") ??
     (pattern !== undefined ? (path !== undefined ? `${pattern} in ${path}` : pattern) : path);
   if (raw === undefined) return null;
   return printable(raw, "strict", TARGET_CHARS);

@@ -25,9 +25,11 @@
  */
 
 import type { Session } from "./session.ts";
-import type { AnyTool, ApprovalRequest, ToolError, ToolResult } from "../tool.ts";
+import type { AnyTool, ApprovalRequest, CallScope, ToolError, ToolResult } from "../tool.ts";
 import type { Observation } from "./observation.ts";
 import type { ApprovalDecision, PolicyDecision } from "../policy/decision.ts";
+
+export type { CallScope } from "../tool.ts";
 
 export type { ApprovalDecision, PolicyDecision, RuleRef, Verdict } from "../policy/decision.ts";
 
@@ -50,6 +52,8 @@ export interface ToolCall {
    * mode's hold, and it runs sandboxed, observed and undoable as any call.
    */
   readonly origin?: "user";
+  /** Set when a subagent made the call: what narrows it, and the call that started the subagent. */
+  readonly scope?: CallScope;
 }
 
 /** A call past validation: the tool it names and the arguments the tool body will get. */

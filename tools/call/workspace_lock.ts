@@ -42,12 +42,15 @@ const POLL_MAX_MS = 25;
 /**
  * Whether a call of `tool` may change the workspace, and so runs alone in it:
  * write, edit and bash do; read, glob, grep and web_fetch do not; an MCP server's
- * tool does unless its server marked it `readOnlyHint`.
+ * tool does unless its server marked it `readOnlyHint`. A `task` call (class
+ * `agent`) takes no lock itself: its subagent's calls take theirs, one by one,
+ * and would wait forever for a lock their own task held.
  */
 export function isMutating(tool: Pick<AnyTool, "class" | "readOnly">): boolean {
   switch (tool.class) {
     case "read":
     case "net":
+    case "agent":
       return false;
     case "write":
     case "exec":

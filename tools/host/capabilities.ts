@@ -10,7 +10,9 @@
  * The exec class maps to `--allow-run=bwrap`: bash runs inside bubblewrap, the
  * only program crab itself starts for it, so a build's own process cannot start
  * `bash` directly. A macOS build's is `--allow-run=/usr/bin/sandbox-exec`
- * (Seatbelt, `sandbox/seatbelt.ts`), by its absolute path. Stdio MCP servers add their commands. The `full` preset (the
+ * (Seatbelt, `sandbox/seatbelt.ts`), by its absolute path. The agent class
+ * (`task`) maps to no flag: a subagent asks the model's host, which every
+ * build may reach, and each of its calls needs its own tool's flag. Stdio MCP servers add their commands. The `full` preset (the
  * downloadable binary and the `crab` task) must start servers the user
  * configures after it was built, so it keeps an unscoped `--allow-run`; there
  * the sandbox alone fences bash.
@@ -211,7 +213,8 @@ export function needOf(
   sandbox: SandboxMode = "workspace-write",
   os: string = Deno.build.os,
 ): Need {
-  if (cls === "read") return { name: "read", path: workspace };
+  // A subagent's own calls need their tools' permissions; running one needs what every build has.
+  if (cls === "read" || cls === "agent") return { name: "read", path: workspace };
   if (cls === "write") return { name: "write", path: workspace };
   if (cls === "exec") {
     return {

@@ -97,6 +97,39 @@ export const MODES: readonly Mode[] = [
   "bypassPermissions",
 ];
 
+/**
+ * How strict each mode is, the loosest first. A subagent's own mode only
+ * counts when it is stricter than its parent's ({@link stricterMode}); `plan`
+ * (nothing but reads) counts as stricter than `dontAsk` (what no rule allows
+ * is refused), which still runs what a rule allows.
+ */
+const STRICTNESS: Readonly<Record<Mode, number>> = {
+  bypassPermissions: 0,
+  acceptEdits: 1,
+  default: 2,
+  dontAsk: 3,
+  plan: 4,
+};
+
+/**
+ * The stricter of two modes: what a subagent's calls are decided by, its
+ * parent's mode read at each call.
+ *
+ * @example
+ * ```ts
+ * stricterMode("acceptEdits", "plan"); // "plan"
+ * stricterMode("default", "bypassPermissions"); // "default"
+ * ```
+ */
+export function stricterMode(a: Mode, b: Mode | undefined): Mode {
+  return b !== undefined && STRICTNESS[b] > STRICTNESS[a] ? b : a;
+}
+
+/** True when `mode` is looser than `than` (a subagent's mode that would widen its parent's). */
+export function isLooserMode(mode: Mode, than: Mode): boolean {
+  return STRICTNESS[mode] < STRICTNESS[than];
+}
+
 /** What a decision needs to know of the world. */
 export interface DecideContext {
   /** The workspace, a real path. */
@@ -228,6 +261,8 @@ export function decide(rules: readonly Rule[], call: Call, ctx: DecideContext): 
       return decideFetch(mine, args.url);
     case "skill":
       return decideSkill(mine, args.skill);
+    case "task":
+      return decideTask(mine, args.subagent_type);
     default:
       return firstOf(mine, () => true, () => true, tool);
   }
@@ -268,6 +303,7 @@ const SCOPE_NAMES: Record<Rule["source"]["scope"], string> = {
   session: "this session",
   command: "a custom command",
   skill: "a skill",
+  agent: "a subagent's definition",
 };
 
 /** A path as shown: workspace-relative inside it, else absolute. */
@@ -342,6 +378,15 @@ export function skillRuleMatches(rule: Rule, name: string): boolean {
   const m = rule.matcher;
   return m.kind === "any" ||
     (m.kind === "skill" && (m.prefix ? name.startsWith(m.name) : name === m.name));
+}
+
+/** `Task(explore)` names one subagent type (any case, as Claude Code's `Explore`); `Task` every one. */
+function decideTask(mine: readonly Rule[], type: unknown): Decision {
+  const name = typeof type === "string" ? type : "";
+  const matches = (r: Rule) =>
+    r.matcher.kind === "any" ||
+    (r.matcher.kind === "agent" && r.matcher.type.toLowerCase() === name.toLowerCase());
+  return firstOf(mine, matches, matches, `subagent ${name || "(none)"}`);
 }
 
 /**

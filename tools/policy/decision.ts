@@ -16,6 +16,10 @@
  * steps 4 to 6 as a write: an approved write class or `acceptEdits` allows it,
  * and so does an approved exec class (bash approved whole); else it asks.
  *
+ * A `task` call (class `agent`) goes as a read: deny and ask rules
+ * (`Task(explore)`) hold, nothing else asks; what its subagent calls is
+ * decided call by call.
+ *
  * `plan` denies what is not a read even when step 4 allows it. Step 3 is the
  * write and edit tools' own (`fs/protected.ts`): it holds whatever this table
  * said. An allow rule that names a path outside the workspace also gives the
@@ -92,6 +96,18 @@ export interface Verdict {
 export type ApprovalDecision =
   | { allowed: true; input?: Record<string, unknown> }
   | { allowed: false; reason?: string };
+
+/**
+ * A narrower frame a call is decided in: a subagent's. Its mode counts only
+ * where it is stricter than the session's (read at each call, so a mode
+ * switch reaches a running subagent); its rules are allow rules of its own
+ * definition, for its calls only, and like every allow rule they never beat a
+ * deny or ask rule or a protected path.
+ */
+export interface DecisionScope {
+  readonly mode?: Mode;
+  readonly rules?: readonly Rule[];
+}
 
 /** What the table reads of a session: its rules, its mode and its approved classes. */
 export interface PermissionState {
@@ -190,7 +206,8 @@ export async function permissionDecision(
     };
     decision = decide(rules, { tool: tool.name, args: input as Record<string, unknown> }, ctx);
   }
-  const read = tool.class === "read";
+  // A subagent call asks nothing itself, in any mode: each of its own calls is decided.
+  const read = tool.class === "read" || tool.class === "agent";
   const rule = decision.rule ? ruleRef(decision.rule) : undefined;
   const withRule = (v: Verdict): Verdict => (rule ? { ...v, rule } : v);
   const deny = (why: string, hint: string, byMode = true): Explained => ({

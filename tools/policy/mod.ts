@@ -34,6 +34,7 @@
  * | what commands never see | crab's data dir and the user's credential stores (`credentials.ts`) inside bash's sandbox | `sandbox.unseen()` | hidden but this run's spill folder and the call's proxy sockets; a store `sandbox.credentials.allow` names is shown; the first result naming a hidden store says which setting opens it | `tests/tools/sandbox/layout_test.ts`, `tests/tools/policy/credentials_test.ts`, `tests/agent/settings/sandbox_test.ts` |
  * | what a call changed where edits are denied | a file a command created or changed that an Edit or Write deny names | `changeRefusal(path, workspace, isDir)`, and the sandbox's placeholders | a `DIR/**` deny makes `DIR` read-only, a missing part covered so nothing is made below it; any other matching change is put back from the call's snapshot (removed if new) and named in the result | `tests/tools/sandbox/denials_test.ts`, `placeholders_test.ts`, `tests/agent/undo/stage_test.ts` |
  * | a hook script | a settings file's command, run as the user outside the sandbox | `hookRefusal(hook)`, and `protect` (the files it runs, read-only for commands, asked for by write and edit) | the user's files', `--settings`' and a trusted workspace's hooks run while the files they name are as pinned; a changed one runs when the user confirms (REPL), else is refused (a blocking event's guard fails closed); a workspace's hooks waiting for trust never run, and a call one of its PreToolUse hooks would check asks every time (refused where nobody answers) | `tests/agent/hooks/scripts_test.ts`, `mod_test.ts`, `tests/tools/policy/policy_test.ts`, `tests/agent/print/permissions_test.ts`, `tests/agent/run/workbench_test.ts` |
+ * | a subagent (`task`, `agent/subagents/`) | every call its conversation makes, through the session's dispatcher | `decide(call)` with the call's scope (its mode, its own allow rules), then `approve(request)` naming it | the session's rules, protected paths, sandbox, lock, undo and observations; its tools the intersection of its definition's and the parent's (another is `unknown_tool`); its mode only where stricter than the session's, read at each call; its allow rules for its calls alone, never over a deny or ask rule or a protected path; what would ask goes to the session's asker with its name (refused where nobody answers); at most 4 at once, 50 a session, depth 1; a workspace's agent types only once it is trusted | `tests/agent/subagents/runner_test.ts`, `tests/tools/policy/policy_test.ts`, `tests/sdk_test.ts` |
  * | an answer in the caller's process (`query()`'s `canUseTool`, hook callbacks) | a call approved, changed or refused by a script's function | `decide(call)` first, then `approve(request)`, whose asker is the callback | deny rules and protected paths refuse before the callback is asked; its `updatedInput` is decided again; without a mode, rules or a callback what would ask is refused | `tests/sdk_test.ts` |
  * | an in-process MCP handler (`query()`'s `createSdkMcpServer()`) | a tool call handed to a script's function, run in the script's process with the script's Deno permissions (no sandbox: it is the caller's code) | `decide(call)`, then `approve(request)`, as for any MCP tool (class `mcp:<server>`, rules `mcp__<server>__<tool>`) | deny rules refuse before the handler or `canUseTool` sees the call; what would ask goes to `canUseTool`, else is refused; the arguments are checked against the tool's zod shape before the handler runs; a throw is a tool error | `tests/agent/sdk/mcp_test.ts` |
  * | an instruction import | a file read into the system prompt (sent to the provider) by `@path` | `importRefusal(question)` | a project's files import from the project, and Markdown from `~/.claude/` once trusted; the user's from the project and the home folder; never a credential store (`credentials.ts`); a refusal is said on stderr | `tests/agent/run/system_prompt_test.ts`, `policy_test.ts` |
@@ -68,6 +69,7 @@ export {
   type DecideContext,
   type Decision,
   isLoaderVariable,
+  isLooserMode,
   MAX_PARTS,
   type Mode,
   type ModeDecision,
@@ -77,6 +79,7 @@ export {
   pathVerdict,
   ruleName,
   skillRuleMatches,
+  stricterMode,
 } from "./decide.ts";
 export { loadShellParser, shellParserLoaded } from "./shell.ts";
 export type { Policy } from "./policy.ts";

@@ -24,7 +24,7 @@ import { runEnv } from "../fs/run_env.ts";
 import { parseIp, privateRange } from "../web/net_address.ts";
 import type { AnyTool, ApprovalClass, ApprovalRequest, OutsideClass } from "../tool.ts";
 import { BUILTIN_CLASS_LIST } from "../table.ts";
-import { type Mode, ruleName } from "./decide.ts";
+import { type Mode, ruleName, stricterMode } from "./decide.ts";
 import { matchPath } from "./path_pattern.ts";
 import type { Rule, RuleSource } from "./rules.ts";
 import { parseRule } from "./rules.ts";
@@ -33,7 +33,9 @@ import { join } from "node:path";
 import {
   type ApprovalDecision,
   callPath,
+  type DecisionScope,
   permissionDecision,
+  type PermissionState,
   type PolicyDecision,
   searchHides,
   type Verdict,
@@ -124,11 +126,15 @@ export interface PolicyOptions {
   flagFor?: (cls: ApprovalClass) => string;
 }
 
-/** A call as the policy decides it: the tool, its checked input, and the session's workspace. */
+/**
+ * A call as the policy decides it: the tool, its checked input, the session's
+ * workspace, and the subagent's scope when a subagent made it.
+ */
 export interface PolicyCall {
   readonly tool: AnyTool;
   readonly input: Readonly<Record<string, unknown>>;
   readonly session: { readonly workspace: string };
+  readonly scope?: DecisionScope;
 }
 
 /** A hook command as the hook runner asks about it. */
@@ -247,13 +253,32 @@ export class Policy {
       debug("policy", () => `${callLine(call)}: deny: ${verdict.why}`);
       return verdict;
     }
-    const { verdict, decision } = await permissionDecision(this, call.tool, call.input, workspace);
+    const state = call.scope ? this.#within(call.scope) : this;
+    const { verdict, decision } = await permissionDecision(state, call.tool, call.input, workspace);
     debug("policy", () =>
-      `${callLine(call)} (mode ${this.mode}): ` +
+      `${callLine(call)} (mode ${state.mode}): ` +
       (typeof verdict === "string"
         ? `${verdict}, to the approval of its class (${decision.why})`
         : `${verdict.effect}: ${verdict.why}`));
     return verdict;
+  }
+
+  /**
+   * Door: a subagent's call. The session's state as a subagent's calls see
+   * it: the stricter of its mode and the session's (read now), the session's
+   * rules and then its own allow rules, the classes approved as that mode
+   * approves them.
+   */
+  #within(scope: DecisionScope): PermissionState {
+    const mode = stricterMode(this.mode, scope.mode);
+    const own = (scope.rules ?? []).filter((r) => r.effect === "allow");
+    return {
+      rules: own.length ? [...this.rules, ...own] : this.rules,
+      mode,
+      ...(this.home !== undefined ? { home: this.home } : {}),
+      sandbox: this.sandbox,
+      isAllowed: (cls) => this.#allowedIn(cls, mode),
+    };
   }
 
   /**
@@ -478,9 +503,14 @@ export class Policy {
 
   /** True when `cls` runs without asking (`outside`: when both outside classes do). */
   isAllowed(cls: AllowedClass): boolean {
+    return this.#allowedIn(cls, this.mode);
+  }
+
+  /** {@link isAllowed} under `mode` (a subagent's, when stricter). */
+  #allowedIn(cls: AllowedClass, mode: Mode): boolean {
     // A protected path asks every time, under --yolo too, unless allowed up front.
     if (cls === "protected") return this.allowed.has(cls);
-    if (this.yolo || cls === "read") return true;
+    if (mode === "bypassPermissions" || cls === "read" || cls === "agent") return true;
     return expandClass(cls).every((c) => this.allowed.has(c));
   }
 
@@ -509,17 +539,19 @@ export class Policy {
 
   async #approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
     const decided = request.decided;
-    if (decided?.effect === "allow" || (!decided && this.isAllowed(request.class))) {
+    // A subagent's question is answered under its mode when that is stricter.
+    const mode = stricterMode(this.mode, request.scope?.mode);
+    if (decided?.effect === "allow" || (!decided && this.#allowedIn(request.class, mode))) {
       this.#notify?.(request);
       return { allowed: true };
     }
-    if (decided?.effect === "ask" && (!this.#ask || this.mode === "dontAsk")) {
+    if (decided?.effect === "ask" && (!this.#ask || mode === "dontAsk")) {
       return {
         allowed: false,
         reason: `${decided.why}; nobody is here to answer, so it is refused`,
       };
     }
-    if (this.mode === "dontAsk") {
+    if (mode === "dontAsk") {
       return {
         allowed: false,
         reason: `${request.class} calls are not allowed, and dontAsk mode asks nothing`,

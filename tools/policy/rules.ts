@@ -15,11 +15,12 @@
  * | `mcp__server`, `mcp__server__*` | every tool of an MCP server |
  * | `mcp__server__tool`, `server__tool` | one MCP tool, named as crab exposes it |
  * | `Skill`, `Skill(deploy)`, `Skill(deploy *)` | skill: every skill, one by name, or names that start so |
+ * | `Task`, `Agent`, `Task(explore)` | task: every subagent, or one type (any case) |
  *
  * How a `Bash(…)` pattern meets a command is `command_pattern.ts`'s; how a
  * command is split into the simple commands it runs is `shell.ts`'s.
  *
- * Claude Code's tools crab does not have (`WebSearch`, `Task`, `Agent`, `LS`,
+ * Claude Code's tools crab does not have (`WebSearch`, `LS`,
  * `NotebookEdit`, `TodoWrite`, …) parse into an *inert* rule that matches
  * nothing and says why, so a settings file written for Claude Code loads and
  * `/permissions` can show what it holds. Anything else is a {@link RuleError}.
@@ -41,7 +42,8 @@ export type Effect = "allow" | "ask" | "deny";
  * Where rules are written, from the widest to the narrowest; `command` is a
  * custom command's `allowed-tools`, in force while its prompt runs; `skill` a
  * skill's: its `allowed-tools` for the turn that loaded it, and the rule that
- * opens its folder to reading.
+ * opens its folder to reading; `agent` a subagent's definition, in force for
+ * that subagent's calls only.
  */
 export type Scope =
   | "user"
@@ -51,7 +53,8 @@ export type Scope =
   | "flag"
   | "session"
   | "command"
-  | "skill";
+  | "skill"
+  | "agent";
 
 /** Where a rule was written. */
 export interface RuleSource {
@@ -69,7 +72,9 @@ export type RuleMatcher =
   /** `host` exactly, or with `subdomains`, any name below it. */
   | { kind: "domain"; host: string; subdomains: boolean }
   /** A skill by name (`Skill(deploy)`), or every name that starts with `name` (`Skill(deploy *)`). */
-  | { kind: "skill"; name: string; prefix: boolean };
+  | { kind: "skill"; name: string; prefix: boolean }
+  /** A subagent type (`Task(explore)`), matched in any case. */
+  | { kind: "agent"; type: string };
 
 /** One parsed rule. */
 export interface Rule {
@@ -93,8 +98,6 @@ export interface Rule {
 
 /** Claude Code's tools that crab does not have: rules naming them are kept but match nothing. */
 const CLAUDE_ONLY = new Set([
-  "Agent",
-  "Task",
   "WebSearch",
   "LS",
   "NotebookEdit",
@@ -113,9 +116,9 @@ const CLAUDE_ONLY = new Set([
   "PowerShell",
 ]);
 
-const KNOWN_TOOLS = "Bash, Read, Edit, Write, MultiEdit, Grep, Glob, WebFetch, Skill (or crab's " +
-  "names bash, read, edit, write, grep, glob, web_fetch, skill), mcp__server, mcp__server__tool " +
-  "or server__tool";
+const KNOWN_TOOLS = "Bash, Read, Edit, Write, MultiEdit, Grep, Glob, WebFetch, Skill, Task (or " +
+  "crab's names bash, read, edit, write, grep, glob, web_fetch, skill, task), mcp__server, " +
+  "mcp__server__tool or server__tool";
 
 /** A server name, as `mcp/names.ts` allows them. */
 const SERVER = /^[A-Za-z0-9_-]+$/;
@@ -205,6 +208,8 @@ export function parseRule(
         return made(tool, domainMatcher(spec, fail));
       case "skill":
         return made(tool, skillMatcher(spec, fail));
+      case "task":
+        return made(tool, { kind: "agent", type: spec });
     }
   } catch (e) {
     if (e instanceof RuleError) throw fail(e.message.replace(/^Cannot use /, ""), e.hint);

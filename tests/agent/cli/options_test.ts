@@ -114,6 +114,10 @@ const CASES: Case[] = [
       noSessionPersistence: [field("noSessionPersistence"), flag],
       fallbackModel: [field("fallbackModel"), sample],
       maxBudgetUsd: [field("maxBudgetUsd"), number],
+      agents: [
+        (i) => (opts(i).agents as { name: string }[])?.map((a) => a.name),
+        () => ["reviewer"],
+      ],
       addDir: [perm(opts, "addDirs"), (s) => [Deno.realPathSync(s.sample!)]],
       settingSources: [perm(opts, "settingSources"), (s) => s.sample!.split(",")],
       bare: [field("bare"), flag],

@@ -30,6 +30,10 @@ Deno.test("selectTools() rejects unknown names, naming them and the built-ins", 
     /Cannot offer "shell": not a built-in tool \(built-ins: read, write, edit, bash, glob, grep, web_fetch\)/,
   );
   assert.throws(() => selectTools(builtinTools(), { tools: " , " }), /at least one tool/);
+  assert.throws(
+    () => selectTools(builtinTools(), { tools: "read,task" }),
+    /Cannot serve "task": it runs a subagent, which needs a model/,
+  );
 });
 
 Deno.test("selectTools() adds web_fetch with --web and requires --web for it", () => {

@@ -662,7 +662,7 @@ Deno.test("crab -p: a tool a deny rule names whole is not offered, as claude -p 
   ]);
   assert.equal(r.code, 0, r.stderr);
   // Edit rules cover write too.
-  assert.deepEqual(toolNames(fake.modelRequests()[0]), ["read", "glob", "grep"]);
+  assert.deepEqual(toolNames(fake.modelRequests()[0]), ["read", "glob", "grep", "task"]);
   const [bash, read] = results(fake);
   assert.match(bash, /^Error \[unknown_tool\]/);
   assert.equal(read, "1\tone\n");

@@ -126,10 +126,11 @@ for (
     ],
     ["allowedTools", { allowedTools: ["Read"] }, /Cannot take allowedTools from initialize/],
     [
-      "an unknown field",
-      { agents: { reviewer: { description: "r", prompt: "p" } } },
-      /Cannot honour initialize's agents/,
+      "agents that cannot be used",
+      { agents: { reviewer: { prompt: "p" } } },
+      /Cannot use agent "reviewer" from initialize's agents: it has no description/,
     ],
+    ["an unknown field", { fancy: true }, /Cannot honour initialize's fancy/],
   ] as const
 ) {
   Deno.test(`crab --input-format stream-json refuses initialize with ${what}: an error response, exit 2, no model request`, async () => {
@@ -270,6 +271,25 @@ Deno.test("crab --input-format stream-json takes initialize's jsonSchema as --js
   const result = parse(r.stdout).find((e) => e.type === "result");
   assert.deepEqual(result.structured_output, { n: 2 });
   assert.match(systemPrompt(fake.modelRequests()[0]), /"required":\["n"\]/);
+});
+
+Deno.test("crab --input-format stream-json takes initialize's agents as --agents", async () => {
+  using s = sandbox();
+  await using fake = await startFakeModel([
+    {
+      calls: [{
+        name: "task",
+        args: { description: "Look", prompt: "[r] look", subagent_type: "reviewer" },
+      }],
+    },
+    { conversation: "[r]", text: "looked" },
+    { text: "done" },
+  ]);
+  const agents = { reviewer: { description: "Reviews", prompt: "You review.", tools: ["Read"] } };
+  const r = await streamRun(s, fake, [initialize({ agents }), user("review")]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(toolNames(fake.modelRequests()[1]), ["read"]);
+  assert.match(toolResults(fake.modelRequests()[2])[0].text, /^looked/);
 });
 
 Deno.test("crab --input-format stream-json --await-initialize refuses a user message before initialize", async () => {

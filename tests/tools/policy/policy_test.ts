@@ -448,3 +448,50 @@ Deno.test("Policy.openFolder() opens a skill's folder to reads only, deny rules 
     Deno.removeSync(root, { recursive: true });
   }
 });
+
+Deno.test("Policy.decide() of a subagent's call: its mode only narrows, read at each call; its allow rules never beat a deny", async () => {
+  const ws = Deno.realPathSync(Deno.makeTempDirSync());
+  try {
+    const base = { project: ws, home: "/home/x" };
+    const policy = new Policy({
+      mode: "acceptEdits",
+      rules: [parseRule("Edit(locked.txt)", "deny", { scope: "project" }, base)],
+      allowed: [],
+    });
+    const session = { workspace: ws };
+    const write = (path: string, scope?: Parameters<Policy["decide"]>[0]["scope"]) =>
+      policy.decide({ tool: writeTool, input: { path, content: "x" }, session, scope });
+    const effect = (d: unknown) => typeof d === "string" ? d : (d as { effect: string }).effect;
+    // The session's acceptEdits allows the write; a subagent in plan mode may not.
+    assert.equal(effect(await write("a.txt")), "allow");
+    const plan = { mode: "plan" as const };
+    assert.match(JSON.stringify(await write("a.txt", plan)), /plan mode allows reading only/);
+    // A looser mode than the session's widens nothing: the session's default asks.
+    policy.mode = "default";
+    assert.equal(effect(await write("a.txt", { mode: "bypassPermissions" })), "ask");
+    // A mode switch reaches the subagent at its next call.
+    policy.mode = "plan";
+    assert.equal(effect(await write("a.txt", { mode: "acceptEdits" })), "deny");
+    policy.mode = "default";
+    // Its own allow rule lets its calls run, never past a deny rule, and only its own.
+    const own = [parseRule("Edit", "allow", { scope: "agent", file: "/a.md" }, base)];
+    assert.equal(effect(await write("a.txt", { rules: own })), "allow");
+    assert.equal(effect(await write("a.txt")), "ask");
+    assert.match(
+      JSON.stringify(await write("locked.txt", { rules: own })),
+      /denied by Edit\(locked\.txt\)/,
+    );
+    // What would ask is answered under the stricter mode: bypass on the session, default on it.
+    policy.mode = "bypassPermissions";
+    const request: ApprovalRequest = { tool: "write", class: "write", summary: "write: a.txt" };
+    const signal = new AbortController().signal;
+    assert.deepEqual(await policy.approve(request, signal), { allowed: true });
+    const asked = await policy.approve({
+      ...request,
+      scope: { agent: "x", agentId: "1", mode: "default" },
+    }, signal);
+    assert.equal(asked.allowed, false);
+  } finally {
+    Deno.removeSync(ws, { recursive: true });
+  }
+});

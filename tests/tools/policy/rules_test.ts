@@ -27,6 +27,8 @@ function shape(text: string): unknown {
       ? `path ${m.pattern.root}${m.pattern.up ? ` up ${m.pattern.up}` : ""}`
       : m.kind === "domain"
       ? `domain ${m.subdomains ? "*." : ""}${m.host}`
+      : m.kind === "agent"
+      ? `agent ${m.type}`
       : "any",
     ...(r.inert ? { inert: r.inert } : {}),
   };
@@ -111,7 +113,9 @@ Deno.test("parseRule() reads Claude Code's documented rules and crab's names", (
     }],
     ["github__create_issue", { tool: "github__create_issue", matcher: "any" }],
     ["WebSearch", { tool: "WebSearch", matcher: "any", inert: "crab has no WebSearch tool" }],
-    ["Task", { tool: "Task", matcher: "any", inert: "crab has no Task tool" }],
+    ["Task", { tool: "task", matcher: "any" }],
+    ["Agent(Explore)", { tool: "task", specifier: "Explore", matcher: "agent Explore" }],
+    ["task(reviewer)", { tool: "task", specifier: "reviewer", matcher: "agent reviewer" }],
   ];
   for (const [text, want] of cases) assert.deepEqual(shape(text), want, text);
 });
