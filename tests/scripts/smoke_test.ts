@@ -49,11 +49,11 @@ Deno.test("smoke.ts passes a build whose fence offers exactly its preset's tools
     assert.equal(
       full.stdout,
       `smoke: ${join(dir, "crab-full")} ok (crab ${VERSION}, full: read, write, edit, bash, ` +
-        "glob, grep, web_fetch, task)\n",
+        "glob, grep, web_fetch)\n",
     );
     const ro = await smoke(standIn(dir, "read-only"), "--preset", "read-only");
     assert.equal(ro.code, 0, ro.stderr);
-    assert.match(ro.stdout, /ok \(crab .*, read-only: read, glob, grep, task\)\n$/);
+    assert.match(ro.stdout, /ok \(crab .*, read-only: read, glob, grep\)\n$/);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
