@@ -150,6 +150,7 @@ export const E2E: readonly string[] = [
   "tests/tools/sandbox/mod_test.ts",
   "tests/tools/sandbox/net/loopback_test.ts",
   "tests/tools/sandbox/net/mod_test.ts",
+  "tests/tools/sandbox/net/ports_test.ts",
   "tests/tools/sandbox/placeholders_test.ts",
   "tests/tools/sandbox/probe_test.ts",
   "tests/tools/sandbox/seatbelt_test.ts",

@@ -289,9 +289,9 @@ export function forwardToHost(
   }
   if (!mayListenOnLoopback()) {
     throw new Error(
-      `Cannot put the job's port ${port} on the host: this build of crab has no network ` +
-        "permission (its Deno flags give none). Later bash calls still reach the port; to reach " +
-        "it from the host, run a build with network (the full preset).",
+      `Cannot put the job's port ${port} on the host: this build of crab may not listen on ` +
+        "the host's loopback (its Deno flags give it no network there). Later bash calls still " +
+        "reach the port; to reach it from the host, run crab's full build.",
     );
   }
   let listener: Deno.TcpListener;
