@@ -409,6 +409,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     allow: splitList(flags.allow),
     addDirs: flags.permissions?.addDirs,
     domains: flags.permissions?.allowDomain,
+    jobPortsOnHost: flags.permissions?.jobPortsOnHost,
   });
 
   const { offered, mcpPicks } = offeredTools(flags, settings, sandbox.mode, hooks.notice);
