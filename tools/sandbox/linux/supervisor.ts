@@ -53,8 +53,8 @@ for my $g (@groups) {
 # earlier job's (AF_INET 2, AF_UNIX 1, SOCK_STREAM 1, SOL_SOCKET 1, SO_REUSEADDR 2 on Linux).
 # Listening before the command starts, and relaying in this process's own loop: no process is
 # forked for it, not at the start nor for a connection (a fork here costs milliseconds). A
-# listener is [socket, where its connections go: a Unix path, or [PORT, v6] of this namespace
-# for a job's socket, its port, gone].
+# listener is [socket, where its connections go (a Unix path; a job's port: see below), port,
+# gone].
 my @ls;
 for (split / /, $relay) {
   my ($port, $path) = split /=/, $_, 2;
@@ -68,20 +68,12 @@ my $listening;
 sub listening { $listening = ''; vec($listening, fileno($_->[0]), 1) = 1 for @ls }
 listening();
 # Where an accepted connection goes: a Unix socket (blocking: crab's proxy and a job's
-# supervisor accept at once), or a port of this namespace (AF_INET6 10; non-blocking, so that a
-# server that does not accept holds nobody up: EINPROGRESS 115). A Unix socket gone for good
-# (ENOENT 2, ECONNREFUSED 111) closes its port: what follows is refused at once.
+# supervisor accept at once). One gone for good (ENOENT 2, ECONNREFUSED 111) closes its port:
+# what follows is refused at once.
 sub reach {
   my ($l) = @_;
+  return port($l->[1]) if ref $l->[1];
   my $u;
-  if (ref $l->[1]) {
-    my ($port, $v6) = @{$l->[1]};
-    socket($u, $v6 ? 10 : 2, 1, 0) or return;
-    fcntl($u, 4, 2048);
-    my $to = $v6 ? pack('S n N a16 N', 10, $port, 0, ("\0" x 15) . "\1", 0)
-      : pack('S n C4 x8', 2, $port, 127, 0, 0, 1);
-    return connect($u, $to) || $! == 115 ? $u : undef;
-  }
   socket($u, 1, 1, 0) or return;
   return $u if connect($u, pack('S a*', 1, $l->[1]));
   $l->[3] = 1 if $! == 2 || $! == 111;
@@ -144,6 +136,67 @@ sub relay {
   }
   @flows = grep { !$_->{done} } @flows;
 }
+#EXPOSE
+pipe(my $wr, my $ww) or die "crab-sandbox: pipe: $!\n";
+# One wake-up byte at a time: a storm of SIGCHLD must not fill the pipe and block the handler.
+my $woken = 0;
+$SIG{CHLD} = sub { syswrite($ww, "x") unless $woken++ };
+# SIGPIPE too: a client gone ends its flow, not the relay.
+$SIG{$_} = 'IGNORE' for qw(TERM INT HUP QUIT PIPE);
+my $pid = fork() // die "crab-sandbox: fork: $!\n";
+if ($pid == 0) {
+  $SIG{$_} = 'DEFAULT' for qw(CHLD TERM INT HUP QUIT PIPE);
+  close($_->[0]) for @ls;
+  open(STDIN, '<', '/dev/null'); open(STDERR, '>&', \*STDOUT);
+  exec { 'bash' } 'bash', '-c', $cmd;
+  print STDERR "bash: $!\n"; exit 127;
+}
+my ($status, $ctl) = (undef, 1);
+# As PID 1 it inherits every orphan: reaped here, their zombies do not count against the cap.
+sub reap { while ((my $w = waitpid(-1, 1)) > 0) { $status = $? if $w == $pid } }
+# Only a job that exposes its ports wakes on a clock: every ${PORT_POLL_MS} ms, whatever woke it meanwhile.
+my $poll = ${PORT_POLL_MS / 1000};
+while (1) {
+  reap();
+  last if defined $status;
+  my ($rin, $win) = ($listening, ''); vec($rin, fileno($wr), 1) = 1; vec($rin, 0, 1) = 1 if $ctl;
+  waits(\$rin, \$win);
+  my ($n, $left) = select(my $rout = $rin, my $wout = $win, undef, $expose ? $poll : undef);
+  # Once the listeners changed, what select said of their descriptors is stale: select again.
+  if ($expose && ($poll = $left // 0) < 0.001) { $poll = ${PORT_POLL_MS / 1000}; next if watch() }
+  next if $n <= 0;
+  relay($rout, $wout);
+  if (vec($rout, fileno($wr), 1)) { sysread($wr, my $drain, 512); $woken = 0 }
+  # Everything in the namespace, and only there: as PID 1, never outside a PID namespace.
+  if ($ctl && vec($rout, 0, 1) && !sysread(STDIN, my $buf, 512)) { $ctl = 0; kill('TERM', -1) if $$ == 1 }
+}
+sub others {
+  opendir(my $d, '/proc') or return 0; my $n = 0;
+  for my $p (readdir $d) {
+    next unless $p =~ /^\d+$/; next if $p == 1 || $p == $$;
+    open(my $f, '<', "/proc/$p/stat") or next; my $s = <$f>;
+    next unless defined $s && $s =~ /.*\) (\S)/s;
+    $n++ unless $1 eq 'Z';
+  }
+  return $n;
+}
+my $left = others();
+for (my $i = 0; $left > 0 && $i < ${LINGER_MS / 10}; $i++) {
+  # Still relaying for what is left, meanwhile: 10 ms, whatever wakes the select.
+  for (my $t = 0.01; $t > 0;) {
+    my ($rin, $win) = ($listening, '');
+    waits(\$rin, \$win);
+    (my $n, $t) = select(my $rout = $rin, my $wout = $win, undef, $t);
+    relay($rout, $wout) if $n > 0;
+  }
+  reap(); $left = others();
+}
+unexpose() if $expose;
+print STDERR "\ncrab-sandbox-status wait=$status others=$left\n";
+`;
+
+// What only a job that exposes its ports runs (a normal call does not even compile it).
+const PERL_EXPOSE = String.raw`
 # A job's ports: the TCP ports this namespace listens on (state 0A in /proc/net/tcp and tcp6) on
 # 127.0.0.1, 0.0.0.0, ::1 or :: (the kernel's words in either byte order), each kept as a Unix
 # socket DIR/PORT while it listens, its connections relayed to 127.0.0.1:PORT, or [::1]:PORT
@@ -177,63 +230,19 @@ sub watch {
   listening();
   return 1;
 }
-pipe(my $wr, my $ww) or die "crab-sandbox: pipe: $!\n";
-# One wake-up byte at a time: a storm of SIGCHLD must not fill the pipe and block the handler.
-my $woken = 0;
-$SIG{CHLD} = sub { syswrite($ww, "x") unless $woken++ };
-# SIGPIPE too: a client gone ends its flow, not the relay.
-$SIG{$_} = 'IGNORE' for qw(TERM INT HUP QUIT PIPE);
-my $pid = fork() // die "crab-sandbox: fork: $!\n";
-if ($pid == 0) {
-  $SIG{$_} = 'DEFAULT' for qw(CHLD TERM INT HUP QUIT PIPE);
-  close($_->[0]) for @ls;
-  open(STDIN, '<', '/dev/null'); open(STDERR, '>&', \*STDOUT);
-  exec { 'bash' } 'bash', '-c', $cmd;
-  print STDERR "bash: $!\n"; exit 127;
-}
-my ($status, $ctl) = (undef, 1);
-# As PID 1 it inherits every orphan: reaped here, their zombies do not count against the cap.
-sub reap { while ((my $w = waitpid(-1, 1)) > 0) { $status = $? if $w == $pid } }
-# Only a job that exposes its ports wakes on a clock: every ${PORT_POLL_MS} ms, whatever woke it meanwhile.
-my $poll = ${PORT_POLL_MS / 1000};
-while (1) {
-  reap();
-  last if defined $status;
-  my ($rin, $win) = ($listening, ''); vec($rin, fileno($wr), 1) = 1; vec($rin, 0, 1) = 1 if $ctl;
-  waits(\$rin, \$win);
-  my ($n, $left) = select(my $rout = $rin, my $wout = $win, undef, $edir ? $poll : undef);
-  # Once the listeners changed, what select said of their descriptors is stale: select again.
-  if ($edir && ($poll = $left // 0) < 0.001) { $poll = ${PORT_POLL_MS / 1000}; next if watch() }
-  next if $n <= 0;
-  relay($rout, $wout);
-  if (vec($rout, fileno($wr), 1)) { sysread($wr, my $drain, 512); $woken = 0 }
-  # Everything in the namespace, and only there: as PID 1, never outside a PID namespace.
-  if ($ctl && vec($rout, 0, 1) && !sysread(STDIN, my $buf, 512)) { $ctl = 0; kill('TERM', -1) if $$ == 1 }
-}
-sub others {
-  opendir(my $d, '/proc') or return 0; my $n = 0;
-  for my $p (readdir $d) {
-    next unless $p =~ /^\d+$/; next if $p == 1 || $p == $$;
-    open(my $f, '<', "/proc/$p/stat") or next; my $s = <$f>;
-    next unless defined $s && $s =~ /.*\) (\S)/s;
-    $n++ unless $1 eq 'Z';
-  }
-  return $n;
-}
-my $left = others();
-for (my $i = 0; $left > 0 && $i < ${LINGER_MS / 10}; $i++) {
-  # Still relaying for what is left, meanwhile: 10 ms, whatever wakes the select.
-  for (my $t = 0.01; $t > 0;) {
-    my ($rin, $win) = ($listening, '');
-    waits(\$rin, \$win);
-    (my $n, $t) = select(my $rout = $rin, my $wout = $win, undef, $t);
-    relay($rout, $wout) if $n > 0;
-  }
-  reap(); $left = others();
+# A job's port is [PORT, v6]: the connection goes there, non-blocking, so that a server that
+# does not accept holds nobody up (AF_INET6 10, EINPROGRESS 115).
+sub port {
+  my ($port, $v6) = @{$_[0]};
+  my $u;
+  socket($u, $v6 ? 10 : 2, 1, 0) or return;
+  fcntl($u, 4, 2048);
+  my $to = $v6 ? pack('S n N a16 N', 10, $port, 0, ("\0" x 15) . "\1", 0)
+    : pack('S n C4 x8', 2, $port, 127, 0, 0, 1);
+  return connect($u, $to) || $! == 115 ? $u : undef;
 }
 # The job's ports end with it.
-unlink "$edir/$_" for keys %exposed;
-print STDERR "\ncrab-sandbox-status wait=$status others=$left\n";
+sub unexpose { unlink "$edir/$_" for keys %exposed }
 `;
 
 const BASH = String.raw`
@@ -287,8 +296,9 @@ export function supervisorArgv(
   if ((relay || expose) && !perl) {
     throw new Error("the relay to crab's proxy and a job's ports need the perl supervisor");
   }
+  const script = PERL.replace("#EXPOSE\n", expose ? PERL_EXPOSE : "");
   return perl
-    ? [perl, "-e", PERL, "--", relay, expose, command, ...groups]
+    ? [perl, "-e", script, "--", relay, expose, command, ...groups]
     : ["bash", "-c", BASH.replaceAll("\\${", "${"), "crab-sandbox", command, ...groups];
 }
 
