@@ -123,6 +123,10 @@ export function unavailable(reason: string, hint: string): ToolError {
   );
 }
 
+/** Why a macOS call exposes and forwards no port. */
+const SEATBELT_PORTS = "No port is exposed or forwarded on macOS: a command there listens only " +
+  "with the whole network (--allow net), and then on the host's own loopback.";
+
 let uncappedSaid = false;
 
 /**
@@ -164,7 +168,9 @@ export async function sandboxCommand(
     contacts: run.contacts,
     hiddenStores: run.hiddenStores,
     refused: run.refused,
-    ports: run.ports,
+    ports: Deno.build.os === "darwin" && (ports.exposePorts || ports.forwardPorts?.length)
+      ? { ...run.ports, note: SEATBELT_PORTS }
+      : run.ports,
     release: async () => [...await run.release(), ...(notice ? [notice] : [])],
   };
 }
