@@ -147,6 +147,7 @@ export const E2E: readonly string[] = [
   "tests/tools/sandbox/linux/apparmor_test.ts",
   "tests/tools/sandbox/linux/cgroup_test.ts",
   "tests/tools/sandbox/linux/keeper_test.ts",
+  "tests/tools/sandbox/linux/supervisor_test.ts",
   "tests/tools/sandbox/mod_test.ts",
   "tests/tools/sandbox/net/loopback_test.ts",
   "tests/tools/sandbox/net/mod_test.ts",

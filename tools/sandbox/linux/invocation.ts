@@ -227,6 +227,8 @@ export async function invocation(
   opts: InvocationOptions = {},
 ): Promise<Invocation> {
   const { pause, probe = false } = opts;
+  // First: a caller's mistake throws before anything is made.
+  const ports = portPlan(opts, { perl: perl !== undefined, hostNet: policy.net });
   const limits = resolveLimits(policy.limits, features.cgroups?.memTotal);
   // The keeper makes the groups while crab lays out the rest.
   const making = groupFor(features.cgroups, limits);
@@ -238,7 +240,6 @@ export async function invocation(
   // crab's data dir exists before the layout hides it (its sockets, holds and views go there).
   ensureDataDir();
   const layout = sandboxLayout(workspace, policy);
-  const ports = portPlan(opts, { perl: perl !== undefined, hostNet: layout.net });
   const watch = watchProtected(workspace, layout.watched, layout.writable);
   let bridge: Bridge | undefined;
   try {
