@@ -32,6 +32,7 @@ export {
   type HostForward,
   newPortsDir,
   type PortOptions,
+  type PortsDir,
   type PortsOutcome,
 } from "./net/ports.ts";
 

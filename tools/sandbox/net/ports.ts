@@ -26,6 +26,7 @@
 
 import { basename, dirname, join } from "node:path";
 import { ensureDataDir } from "../../fs/data_dir.ts";
+import { lstatOrNull } from "../../fs/exists.ts";
 import { HTTP_PORT, SOCKS_PORT } from "./mod.ts";
 import { closeQuietly, copy } from "./_stream.ts";
 
@@ -74,27 +75,82 @@ export function portsFolder(): string {
   return ensureDataDir(join("sandbox", "ports"));
 }
 
+/** One job's folder for its sockets, held by this process until removed. */
+export interface PortsDir extends Disposable {
+  /** The folder: a job's `exposePorts`. */
+  readonly path: string;
+  /** Removes the folder and what is in it, and lets go of it (the same as disposing). */
+  remove(): void;
+}
+
 /**
- * A new, empty folder for one job's sockets (`exposePorts`). It stays until
- * the caller removes it; keep it while a later call may still be started with
- * its sockets.
+ * A new, empty folder for one job's sockets (`exposePorts`), held by this
+ * process (a lock file beside it, which the kernel lets go when the process
+ * dies): remove it once no call will be started with its sockets any more
+ * (when the job has ended and left the session's table, or with the
+ * session). Folders of a crab that died are removed by the next call here.
  *
  * @example
  * ```ts
- * const dir = newPortsDir();
- * const job = await sandboxCommand(session, "python3 -m http.server 8000", pause, { exposePorts: dir });
+ * using dir = newPortsDir();
+ * const job = await sandboxCommand(session, "python3 -m http.server 8000", pause, {
+ *   exposePorts: dir.path,
+ * });
  * ```
  */
-export function newPortsDir(): string {
-  const dir = join(portsFolder(), crypto.randomUUID().replaceAll("-", "").slice(0, 12));
-  if (join(dir, "65535").length > MAX_SOCKET_PATH) {
+export function newPortsDir(): PortsDir {
+  const folder = portsFolder();
+  sweepDead(folder);
+  const name = crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+  const path = join(folder, name);
+  if (join(path, "65535").length > MAX_SOCKET_PATH) {
     throw new Error(
-      `a job's socket path ${join(dir, "65535")} would be longer than ${MAX_SOCKET_PATH} bytes; ` +
-        "set CRAB_HOME to a shorter folder",
+      `a job's socket path ${join(path, "65535")} would be longer than ${MAX_SOCKET_PATH} ` +
+        "bytes; set CRAB_HOME to a shorter folder",
     );
   }
-  Deno.mkdirSync(dir, { mode: 0o700 });
-  return dir;
+  // The lock first, taken before it has its name: a sweep never sees the folder unheld.
+  const taking = join(folder, `.${name}.lock`);
+  const lock = Deno.openSync(taking, { write: true, createNew: true, mode: 0o600 });
+  lock.lockSync(true);
+  Deno.renameSync(taking, join(folder, `${name}.lock`));
+  Deno.mkdirSync(path, { mode: 0o700 });
+  let removed = false;
+  const remove = () => {
+    if (removed) return;
+    removed = true;
+    removeQuietly(path);
+    removeQuietly(join(folder, `${name}.lock`));
+    lock.close();
+  };
+  return { path, remove, [Symbol.dispose]: remove };
+}
+
+/**
+ * Removes the folders of processes that are gone: a lock nobody holds, and a
+ * folder without its lock (its lock is made first and removed last).
+ */
+function sweepDead(folder: string): void {
+  for (const { name } of [...Deno.readDirSync(folder)]) {
+    if (name.startsWith(".")) continue;
+    if (!name.endsWith(".lock")) {
+      if (!lstatOrNull(join(folder, `${name}.lock`))) removeQuietly(join(folder, name));
+      continue;
+    }
+    let lock: Deno.FsFile;
+    try {
+      lock = Deno.openSync(join(folder, name), { read: true, write: true });
+    } catch {
+      continue;
+    }
+    try {
+      if (!lock.tryLockSync(true)) continue;
+      removeQuietly(join(folder, name.slice(0, -".lock".length)));
+      removeQuietly(join(folder, name));
+    } finally {
+      lock.close();
+    }
+  }
 }
 
 /** Whether `dir` is a folder {@link newPortsDir} made (a real directory right in the folder). */

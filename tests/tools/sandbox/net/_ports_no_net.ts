@@ -40,7 +40,8 @@ function start(command: string, ports: PortOptions) {
   });
 }
 
-const dir = newPortsDir();
+const held = newPortsDir();
+const dir = held.path;
 // 3128 listens first: once 8010's socket is there, the poll that saw 8010 saw 3128 too.
 const job = await start(
   "python3 -m http.server 3128 --bind 127.0.0.1 >/dev/null 2>&1 & " +
@@ -75,4 +76,4 @@ console.log(JSON.stringify({
   host,
   left: [...Deno.readDirSync(dir)].map((e) => e.name),
 }));
-Deno.removeSync(dir, { recursive: true });
+held.remove();

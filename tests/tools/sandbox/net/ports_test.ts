@@ -16,6 +16,7 @@ import {
   forwardToHost,
   newPortsDir,
   type PortOptions,
+  type PortsDir,
   sandboxCommand,
   type SandboxedCommand,
 } from "../../../../tools/sandbox/mod.ts";
@@ -31,7 +32,7 @@ function place() {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-ports-" }));
   const ws = join(root, "ws");
   Deno.mkdirSync(ws);
-  const dirs: string[] = [];
+  const dirs: PortsDir[] = [];
   return {
     ws,
     session: { workspace: ws, sandbox: NO_NET },
@@ -39,10 +40,10 @@ function place() {
     dir() {
       const d = newPortsDir();
       dirs.push(d);
-      return d;
+      return d.path;
     },
     [Symbol.dispose]() {
-      for (const d of dirs) Deno.removeSync(d, { recursive: true });
+      for (const d of dirs) d.remove();
       Deno.removeSync(root, { recursive: true });
     },
   };
@@ -384,8 +385,9 @@ Deno.test("portPlan() takes only folders of newPortsDir() and sockets in them", 
     /Cannot forward port 0: not a port number/,
   );
   assert.throws(() => forwardToHost(80, "/run/docker.sock"), /is not a job's socket/);
-  const dir = newPortsDir();
-  try {
+  using held = newPortsDir();
+  const dir = held.path;
+  {
     const shared = portPlan({ exposePorts: dir }, { perl: true, hostNet: true });
     assert.deepEqual(shared.outcome.exposing, false);
     assert.match(shared.outcome.note!, /shares the host's network/);
@@ -410,9 +412,27 @@ Deno.test("portPlan() takes only folders of newPortsDir() and sockets in them", 
       portPlan({ forwardPorts: [{ port: 81, socket: join(gone, "81") }] }, can).outcome.forwarded,
       [],
     );
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
   }
+});
+
+Deno.test("newPortsDir() removes the folders of a crab that died, never a live one's", async () => {
+  using live = newPortsDir();
+  const ports = new URL("../../../../tools/sandbox/net/ports.ts", import.meta.url).href;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", `import { newPortsDir } from "${ports}"; console.log(newPortsDir().path)`],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const dead = new TextDecoder().decode(out.stdout).trim();
+  assert.equal(Deno.lstatSync(dead).isDirectory, true, "the dead crab left its folder");
+  using next = newPortsDir();
+  assert.equal(existsSync(dead), false);
+  assert.equal(existsSync(`${dead}.lock`), false);
+  assert.equal(existsSync(live.path), true);
+  next.remove();
+  assert.equal(existsSync(next.path), false);
+  assert.equal(existsSync(`${next.path}.lock`), false);
 });
 
 Deno.test("a build without network forwards between calls, never exposes 3128, and refuses the host", async () => {
