@@ -21,6 +21,19 @@
  * socket it first hard-linked into a folder of its own (a link is not swapped
  * afterwards, and a name turned into a symlink links as a symlink, refused).
  *
+ * @example
+ * ```ts
+ * // A background job: its folder, held until the job has left the session.
+ * const dir = newPortsDir();
+ * const job = await sandboxCommand(session, "npm run dev", pause, { exposePorts: dir.path });
+ * // A later call of the same session reaches the job's ports on its own 127.0.0.1.
+ * const call = await sandboxCommand(session, "curl -s 127.0.0.1:5173", pause, {
+ *   forwardPorts: exposedPorts(dir.path),
+ * });
+ * // The host, only when the user allows it (`session.sandbox.jobPortsOnHost`).
+ * using onHost = forwardToHost(5173, join(dir.path, "5173"));
+ * ```
+ *
  * @module
  */
 
