@@ -168,6 +168,25 @@ Deno.test("exposePorts: a server listening on ::1 only is reached over IPv6", as
   }
 });
 
+Deno.test("exposePorts: the job's command cannot stop the supervisor that exposes its ports", async () => {
+  using p = place();
+  const dir = p.dir();
+  const job = await start(
+    p,
+    "kill -KILL 1; kill -TERM 1; kill -STOP 1; exec python3 -m http.server 8009 --bind 127.0.0.1",
+    { exposePorts: dir },
+  );
+  try {
+    await until(() => isSocket(join(dir, "8009")), "the job's port 8009 has its socket");
+    const later = await run(p, "curl -sS http://127.0.0.1:8009/", {
+      forwardPorts: exposedPorts(dir),
+    });
+    assert.match(later.out, LISTING);
+  } finally {
+    await job.stop();
+  }
+});
+
 Deno.test("forwardPorts: a call reaches no port nobody exposed, nor one the job keeps off loopback", async () => {
   using p = place();
   const dir = p.dir();
