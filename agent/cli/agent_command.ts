@@ -50,6 +50,7 @@ export function permissionFlags(p: Parsed): PermissionFlags {
   if (p.flag("yolo")) out.yolo = true;
   const domains = p.list("allowDomain");
   if (domains) out.allowDomain = domains;
+  if (p.flag("jobPortsOnHost")) out.jobPortsOnHost = true;
   return { ...out, ...claudePermissionFlags(p) };
 }
 

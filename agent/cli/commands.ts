@@ -277,6 +277,7 @@ const mcpServe: Command = {
     "webAllowPrivate",
     "allow",
     "allowDomain",
+    "jobPortsOnHost",
     "yolo",
     "sandbox",
     "permissionMode",

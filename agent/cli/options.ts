@@ -180,6 +180,13 @@ const GLOBAL: OptionSpec[] = [
     sample: "registry.npmjs.org",
   },
   {
+    key: "jobPortsOnHost",
+    long: "--job-ports-on-host",
+    kind: "flag",
+    help: "put a background job's ports on the host's 127.0.0.1 too " +
+      "(later bash calls reach them anyway)",
+  },
+  {
     key: "allow",
     long: "--allow-outside",
     kind: "flag",

@@ -143,6 +143,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     mode: opts.sandbox,
     allow: extra,
     domains: opts.permissions?.allowDomain,
+    jobPortsOnHost: opts.permissions?.jobPortsOnHost,
   });
   tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode);
   settings.undo(); // a broken config stops the command before anything starts

@@ -334,6 +334,7 @@ async function runCalls(
     mode: opts.sandbox,
     allow: extra,
     domains: opts.permissions?.allowDomain,
+    jobPortsOnHost: opts.permissions?.jobPortsOnHost,
   });
   // Naming a tool approves it; `--allow outside` (and `--allow-outside`) both outside classes.
   const allowed: AllowedClass[] = [...extra, ...(opts.allowOutside ? ["outside" as const] : [])];

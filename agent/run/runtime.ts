@@ -451,6 +451,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     allow: splitList(flags.allow),
     addDirs: flags.permissions?.addDirs,
     domains: flags.permissions?.allowDomain,
+    jobPortsOnHost: flags.permissions?.jobPortsOnHost,
   });
 
   // The session's policy is made with its dispatcher (below); until then nothing asks it.

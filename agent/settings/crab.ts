@@ -30,6 +30,8 @@ export interface SandboxSettings {
   network?: { allowedDomains?: string[]; deniedDomains?: string[] };
   /** Credential stores commands may read (all are hidden by default): `{"allow": [".aws"]}`. */
   credentials?: { allow?: string[] };
+  /** Put a background job's ports on the host's 127.0.0.1 too (later calls reach them anyway). */
+  jobPortsOnHost?: boolean;
 }
 
 /** Every setting a config file may hold. */
@@ -131,7 +133,7 @@ const KINDS: Record<keyof CrabSettings, FieldKind> = {
       ),
   },
   sandbox: {
-    want: "an object with mode, writable, limits, network and credentials",
+    want: "an object with mode, writable, limits, network, credentials and jobPortsOnHost",
     ok: (v) => sandboxProblem(v) === undefined,
     problem: (v) => sandboxProblem(v),
   },
@@ -158,8 +160,11 @@ function sandboxProblem(value: unknown): string | undefined {
     } else if (k === "credentials") {
       const problem = credentialsProblem(v);
       if (problem) return problem;
+    } else if (k === "jobPortsOnHost") {
+      if (typeof v !== "boolean") return 'field "sandbox.jobPortsOnHost" must be a boolean';
     } else {
-      return `unknown field "sandbox.${k}" (known: mode, writable, limits, network, credentials)`;
+      return `unknown field "sandbox.${k}" ` +
+        "(known: mode, writable, limits, network, credentials, jobPortsOnHost)";
     }
   }
   return undefined;

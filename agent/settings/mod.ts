@@ -77,6 +77,8 @@ export interface SandboxFlags {
   addDirs?: readonly string[];
   /** `--allow-domain` hosts. */
   domains?: readonly string[];
+  /** `--job-ports-on-host`. */
+  jobPortsOnHost?: boolean;
 }
 
 /** The configuration of one command in one workspace. */
@@ -196,6 +198,7 @@ export class Settings {
       allow: cli.allow,
       addDirs: cli.addDirs,
       domains: cli.domains,
+      jobPortsOnHost: cli.jobPortsOnHost,
     });
   }
 

@@ -79,6 +79,8 @@ export interface PermissionFlags {
   settingSources?: ("user" | "project" | "local")[];
   /** `--allow-domain` values: hosts bash's commands may reach through crab's proxy. */
   allowDomain?: string[];
+  /** `--job-ports-on-host`: a background job's ports reach the host's loopback too. */
+  jobPortsOnHost?: boolean;
 }
 
 /** The permissions in effect, and where each part came from. */

@@ -5,8 +5,9 @@
  * the caps of a command (processes, memory, /tmp) from the user's config; the
  * hosts commands reach through crab's proxy from `--allow-domain` and the
  * user's `sandbox.network`; the credential stores commands may read from the
- * user's `sandbox.credentials.allow` (none by default). A project file never
- * decides any of it.
+ * user's `sandbox.credentials.allow` (none by default); whether a background
+ * job's ports reach the host too from `--job-ports-on-host` or the user's
+ * `sandbox.jobPortsOnHost`. A project file never decides any of it.
  *
  * @module
  */
@@ -36,6 +37,8 @@ export interface SandboxSources {
   addDirs?: readonly string[];
   /** Hosts the command line allows (`--allow-domain`), checked by the option parser. */
   domains?: readonly string[];
+  /** `--job-ports-on-host`. */
+  jobPortsOnHost?: boolean;
 }
 
 /** The hosts of `--allow-domain` and the user's `sandbox.network`. */
@@ -62,6 +65,7 @@ export function sandboxPolicy(src: SandboxSources): SandboxGrant {
   const allow = [...(src.allow ?? []), ...(src.user.allow ?? [])].map((c) => c.trim());
   const domains = domainLists(src);
   const credentials = src.user.sandbox?.credentials?.allow;
+  const onHost = src.jobPortsOnHost || src.user.sandbox?.jobPortsOnHost === true;
   return {
     mode: src.flag ?? src.user.sandbox?.mode ?? DEFAULT_SANDBOX_MODE,
     net: allow.includes("net"),
@@ -69,6 +73,7 @@ export function sandboxPolicy(src: SandboxSources): SandboxGrant {
     ...(src.user.sandbox?.limits ? { limits: limitsFromConfig(src.user.sandbox.limits) } : {}),
     ...(domains ? { domains } : {}),
     ...(credentials?.length ? { credentials } : {}),
+    ...(onHost ? { jobPortsOnHost: true } : {}),
   };
 }
 

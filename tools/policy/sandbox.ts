@@ -66,6 +66,12 @@ export interface SandboxGrant {
    * that holds some (`.ssh`). The others are hidden.
    */
   readonly credentials?: readonly string[];
+  /**
+   * The user lets a background job's ports onto the host's 127.0.0.1
+   * (`sandbox.jobPortsOnHost`, `--job-ports-on-host`); without it they reach
+   * the session's later calls only (`../sandbox/net/ports.ts`).
+   */
+  readonly jobPortsOnHost?: boolean;
 }
 
 /** A path commands never see, and why. */

@@ -21,9 +21,20 @@ import { seatbeltInvocation } from "./seatbelt.ts";
 import type { Contact } from "./net/mod.ts";
 import type { SandboxPolicy } from "../policy/sandbox.ts";
 import type { HiddenStore } from "./layout.ts";
+import type { PortOptions, PortsOutcome } from "./net/ports.ts";
 
 export type { Contact } from "./net/mod.ts";
 export type { HiddenStore } from "./layout.ts";
+export {
+  exposedPorts,
+  type ForwardedPort,
+  forwardToHost,
+  type HostForward,
+  newPortsDir,
+  type PortOptions,
+  type PortsDir,
+  type PortsOutcome,
+} from "./net/ports.ts";
 
 export { parseStatus, type SupervisedStatus } from "./linux/supervisor.ts";
 export { sweepPlaceholders } from "./placeholders.ts";
@@ -53,6 +64,8 @@ export interface SandboxedCommand {
   env?: Record<string, string>;
   /** The credential stores the command cannot see (its result names what opens one). */
   hiddenStores: readonly HiddenStore[];
+  /** What the call's port options came to: the job's ports exposed, the ports forwarded. */
+  ports: PortsOutcome;
   /**
    * What crab's fence refused inside the call, as far as crab knows it for
    * certain: closed paths `output` names with a refusal, caps reached (after
@@ -89,6 +102,7 @@ export function seatbeltRun(
     args: run.args,
     hiddenStores: run.hiddenStores,
     refused: run.refused,
+    ports: { exposing: false, forwarded: [] },
     ...(bridge && { env: bridge.env }),
     contacts: () => bridge?.contacts() ?? [],
     release: async () => {
@@ -110,24 +124,35 @@ export function unavailable(reason: string, hint: string): ToolError {
   );
 }
 
+/** Why a macOS call exposes and forwards no port. */
+const SEATBELT_PORTS = "No port is exposed or forwarded on macOS: a command there listens only " +
+  "with the whole network (--allow net), and then on the host's own loopback.";
+
 let uncappedSaid = false;
 
 /**
  * What to start for `command` in `session`'s sandbox. Throws `sandbox_unavailable`
  * when the sandbox does not work here, `sandbox_failed` when the call's cgroup
  * cannot be made. `pause` is handed each question to the user about a host
- * (the call's clock stops until it is answered).
+ * (the call's clock stops until it is answered). `ports` (Linux only) makes a
+ * background job's ports reachable (`exposePorts`) or reaches earlier jobs'
+ * (`forwardPorts`): see `net/ports.ts`; {@link SandboxedCommand.ports} says
+ * what came of it.
  */
 export async function sandboxCommand(
   session: SandboxedSession,
   command: string,
   pause?: (until: Promise<unknown>) => void,
+  ports: PortOptions = {},
 ): Promise<SandboxedCommand> {
   const status = await sandboxStatus(session.workspace, session.sandbox);
   if (!status.ok) throw unavailable(status.reason, status.hint);
   const run: Omit<SandboxedCommand, "program"> = Deno.build.os === "darwin"
     ? seatbeltRun(session, command, pause)
-    : await invocation(session.workspace, session.sandbox, command, status.perl, status, pause);
+    : await invocation(session.workspace, session.sandbox, command, status.perl, status, {
+      pause,
+      ...ports,
+    });
   const notice = status.uncapped && !uncappedSaid ? status.uncapped : undefined;
   uncappedSaid ||= notice !== undefined;
   debug("sandbox", () => {
@@ -144,6 +169,9 @@ export async function sandboxCommand(
     contacts: run.contacts,
     hiddenStores: run.hiddenStores,
     refused: run.refused,
+    ports: Deno.build.os === "darwin" && (ports.exposePorts || ports.forwardPorts?.length)
+      ? { ...run.ports, note: SEATBELT_PORTS }
+      : run.ports,
     release: async () => [...await run.release(), ...(notice ? [notice] : [])],
   };
 }

@@ -63,7 +63,7 @@ async function tryRun(
   perl: string | undefined,
   features: Features,
 ): Promise<{ ok: boolean; err: string }> {
-  const run = await invocation(workspace, policy, "true", perl, features, undefined, true);
+  const run = await invocation(workspace, policy, "true", perl, features, { probe: true });
   try {
     // In a session of its own (spawn() honours `detached`, output() does not): Ctrl-C at the
     // terminal must not end the probe, whose failure is kept for the process.

@@ -62,6 +62,7 @@ function permissionEffects(read: (i: Input) => Record<string, unknown>): Case["e
 const agentGlobals: Case["effects"] = {
   ...permissionEffects(opts),
   allowDomain: [perm(opts, "allowDomain"), listOf],
+  jobPortsOnHost: [perm(opts, "jobPortsOnHost"), flag],
   cwd: [field("cwd"), () => DIR],
   yolo: [field("yolo"), flag],
   allow: [field("allow"), joined],
@@ -137,6 +138,7 @@ const CASES: Case[] = [
     effects: {
       ...permissionEffects(opts),
       allowDomain: [perm(opts, "allowDomain"), listOf],
+      jobPortsOnHost: [perm(opts, "jobPortsOnHost"), flag],
       cwd: [field("cwd"), () => DIR],
       yolo: [field("yolo"), flag],
       allow: [field("allow"), listOf],
@@ -211,6 +213,7 @@ const CASES: Case[] = [
     effects: {
       ...permissionEffects((i) => i),
       allowDomain: [perm((i) => i, "allowDomain"), listOf],
+      jobPortsOnHost: [perm((i) => i, "jobPortsOnHost"), flag],
       cwd: [own("cwd"), () => DIR],
       yolo: [own("yolo"), flag],
       allow: [own("allow"), listOf],

@@ -200,3 +200,26 @@ Deno.test("sandboxPolicy() grants the user's credentials.allow, and nothing with
   assert.deepEqual(open.credentials, [".aws"]);
   assert.equal(sandboxPolicy({ user: {} }).credentials, undefined);
 });
+
+Deno.test("sandboxPolicy() lets a job's ports onto the host only by --job-ports-on-host or the user's sandbox.jobPortsOnHost", () => {
+  assert.equal(sandboxPolicy({ user: {} }).jobPortsOnHost, undefined);
+  assert.equal(sandboxPolicy({ user: {}, jobPortsOnHost: true }).jobPortsOnHost, true);
+  assert.equal(
+    sandboxPolicy({ user: { sandbox: { jobPortsOnHost: true } } }).jobPortsOnHost,
+    true,
+  );
+  assert.equal(
+    sandboxPolicy({ user: { sandbox: { jobPortsOnHost: false } } }).jobPortsOnHost,
+    undefined,
+  );
+  using ok = tempFile({ sandbox: { jobPortsOnHost: true } });
+  assert.deepEqual(readSettings(ok.path).settings, { sandbox: { jobPortsOnHost: true } });
+  using bad = tempFile({ sandbox: { jobPortsOnHost: "yes" } });
+  assert.throws(
+    () => readSettings(bad.path),
+    (e) =>
+      e instanceof ConfigError &&
+      e.message ===
+        `Cannot use config "${bad.path}": field "sandbox.jobPortsOnHost" must be a boolean`,
+  );
+});

@@ -32,6 +32,8 @@ export interface BwrapOptions {
   tmpSize?: number;
   /** Files bound writable at the paths inside (the call's cgroup.procs files), by path inside. */
   files?: ReadonlyMap<string, string>;
+  /** Folders bound read-only at the paths inside (earlier jobs' port sockets), by path inside. */
+  readOnlyFiles?: ReadonlyMap<string, string>;
   /** Keep the host's cgroup namespace (a cgroup outside crab's own is joined from inside). */
   hostCgroupNamespace?: boolean;
   /** Variables set inside (the proxy's, `net/mod.ts`). */
@@ -69,6 +71,7 @@ export function bwrapArgs(
     "/dev",
   ];
   for (const [inside, host] of opts.files ?? []) a.push("--bind", host, inside);
+  for (const [inside, host] of opts.readOnlyFiles ?? []) a.push("--ro-bind", host, inside);
   const size = opts.tmpSize ? ["--size", String(opts.tmpSize)] : [];
   for (const p of layout.tmpfs) a.push(...size, "--tmpfs", p);
   for (const p of layout.reshown) a.push("--ro-bind", p, p);

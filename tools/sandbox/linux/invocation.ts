@@ -28,6 +28,7 @@ import { supervisorArgv } from "./supervisor.ts";
 import type { SandboxPolicy } from "../../policy/sandbox.ts";
 import { type Bridge, type Contact, startBridge } from "../net/mod.ts";
 import { type DomainLists, withFetchRules } from "../../policy/domains.ts";
+import { type PortOptions, portPlan, portsFolder, type PortsOutcome } from "../net/ports.ts";
 
 /** bwrap's arguments for one command, and the release of what they hold. */
 export interface Invocation {
@@ -42,6 +43,8 @@ export interface Invocation {
   contacts(): Contact[];
   /** The credential stores the call's sandbox hid: real paths, each with its store's name. */
   hiddenStores: HiddenStore[];
+  /** What the call's port options came to (`net/ports.ts`). */
+  ports: PortsOutcome;
   /**
    * What crab's fence refused, as far as crab knows it: the paths it closed
    * that `output` names with a refusal, the caps the command reached (after
@@ -199,12 +202,21 @@ function domainBridge(
   return startProxies(plan, (p) => startBridge(p.lists, p.ask));
 }
 
+/** What an invocation may take besides the command and its sandbox. */
+export interface InvocationOptions extends PortOptions {
+  /** Handed each question about a host (the call's clock stops while it is open). */
+  pause?: (until: Promise<unknown>) => void;
+  /** The probe's run (see {@link invocation}). */
+  probe?: boolean;
+}
+
 /**
  * bwrap's arguments that run `command` under the supervisor (`perl`, else bash)
  * in `workspace` under `policy`, its placeholders and cgroups held until
  * `release()`. The probe's run (`probe`) runs `true`, which makes nothing: a
  * protected path that appears meanwhile is crab's or the user's (a rule saved
- * at the first call's question), and is left where it is.
+ * at the first call's question), and is left where it is. A job's ports:
+ * `exposePorts` and `forwardPorts` (`net/ports.ts`).
  */
 export async function invocation(
   workspace: string,
@@ -212,9 +224,11 @@ export async function invocation(
   command: string,
   perl: string | undefined,
   features: Features,
-  pause?: (until: Promise<unknown>) => void,
-  probe = false,
+  opts: InvocationOptions = {},
 ): Promise<Invocation> {
+  const { pause, probe = false } = opts;
+  // First: a caller's mistake throws before anything is made.
+  const ports = portPlan(opts, { perl: perl !== undefined, hostNet: policy.net });
   const limits = resolveLimits(policy.limits, features.cgroups?.memTotal);
   // The keeper makes the groups while crab lays out the rest.
   const making = groupFor(features.cgroups, limits);
@@ -255,18 +269,22 @@ export async function invocation(
     group = await making;
     // Inside, the groups' cgroup.procs files sit in the sandbox's own /dev.
     const groups = new Map(group?.procs.map((p, i) => [`/dev/.crab-cgroup-${i}`, p]));
-    const files = new Map([...groups, ...bridge?.binds ?? []]);
-    args = bwrapArgs(layout, supervisorArgv(command, perl, [...groups.keys()], bridge?.relay), {
+    const files = new Map([...groups, ...bridge?.binds ?? [], ...ports.writable]);
+    const relay = [bridge?.relay, ports.relay].filter(Boolean).join(" ");
+    const supervisor = supervisorArgv(command, perl, [...groups.keys()], relay, ports.expose);
+    const portFolders = ports.writable.size || ports.readOnly.size ? [portsFolder()] : [];
+    args = bwrapArgs(layout, supervisor, {
       cwd: workspace,
       disableUserns: features.disableUserns,
       emptyDir: emptyDir(),
       tmpSize: features.tmpSize ? limits.tmp : undefined,
       files,
+      readOnlyFiles: ports.readOnly,
       hostCgroupNamespace: features.cgroups?.namespace === false,
       gitMounts: views.mounts,
       unreadable: layout.hidden.length ? unreadable() : undefined,
       env: bridge?.env,
-      hiddenFolders: bridge ? [bridge.folder] : [],
+      hiddenFolders: [...bridge ? [bridge.folder] : [], ...portFolders],
     });
   } catch (e) {
     bridge?.close();
@@ -295,11 +313,13 @@ export async function invocation(
     args,
     contacts: () => ownBridge?.contacts() ?? [],
     hiddenStores: hiddenStores(layout),
+    ports: ports.outcome,
     refused: (output) => [...refusalsIn(output, fence), ...capped.map((c) => c.refusal)],
     async release() {
       if (released) return [];
       released = true;
       ownBridge?.close();
+      ports.release();
       // The keeper reads and removes the groups while crab checks the rest.
       const finishing = ownGroup?.finish() ?? Promise.resolve([]);
       let notes: string[] = [];

@@ -18,7 +18,11 @@
  * and forwards each connection to the proxy's Unix socket, in its own loop:
  * the relay forks no process (a fork costs milliseconds, and a call that makes
  * no connection pays for two listening sockets only), the command cannot kill
- * it, and it ends with the sandbox.
+ * it, and it ends with the sandbox. The same relay takes a call's forwarded
+ * ports to earlier jobs' sockets; and a job's supervisor (`net/ports.ts`)
+ * looks at the ports its namespace listens on every 200 ms and keeps a Unix
+ * socket for each, relayed the other way. Only such a job's loop wakes on a
+ * clock: any other call's waits for its sockets, its command and crab alone.
  *
  * bwrap reports a child killed by signal N as exit code 128+N, so the status
  * comes from the supervisor instead: perl gives the exact wait status; where
@@ -30,9 +34,12 @@
 /** How long processes left when the command ends may take to finish on their own. */
 export const LINGER_MS = 250;
 
+/** How often a job's supervisor looks at the ports its namespace listens on (`net/ports.ts`). */
+export const PORT_POLL_MS = 200;
+
 // No modules (POSIX alone costs more to load than the rest of the call): WNOHANG is 1 on Linux.
 const PERL = String.raw`
-my ($relay, $cmd, @groups) = @ARGV;
+my ($relay, $expose, $cmd, @groups) = @ARGV;
 opendir(my $fds, '/proc/self/fd') or die "crab-sandbox: /proc/self/fd: $!\n";
 my @inherited = grep { /^\d+$/ && $_ > 2 } readdir($fds);
 closedir($fds);
@@ -42,10 +49,12 @@ for my $g (@groups) {
   open($f, '>', $g) && syswrite($f, '0') or die "crab-sandbox: cannot join the cgroup $g: $!\n";
   close($f);
 }
-# The relay: 127.0.0.1:PORT inside the namespace to crab's proxy socket at PATH (AF_INET 2,
-# AF_UNIX 1, SOCK_STREAM 1, SOL_SOCKET 1, SO_REUSEADDR 2 on Linux). Listening before the
-# command starts, and relaying in this process's own loop: no process is forked for it, not
-# at the start nor for a connection (a fork here costs milliseconds).
+# The relay: 127.0.0.1:PORT inside the namespace to a Unix socket at PATH, crab's proxy's or an
+# earlier job's (AF_INET 2, AF_UNIX 1, SOCK_STREAM 1, SOL_SOCKET 1, SO_REUSEADDR 2 on Linux).
+# Listening before the command starts, and relaying in this process's own loop: no process is
+# forked for it, not at the start nor for a connection (a fork here costs milliseconds). A
+# listener is [socket, where its connections go (a Unix path; a job's port: see below), port,
+# gone].
 my @ls;
 for (split / /, $relay) {
   my ($port, $path) = split /=/, $_, 2;
@@ -53,18 +62,35 @@ for (split / /, $relay) {
   setsockopt($l, 1, 2, pack('i', 1));
   bind($l, pack('S n C4 x8', 2, $port, 127, 0, 0, 1)) && listen($l, 128)
     or die "crab-sandbox: cannot listen on 127.0.0.1:$port: $!\n";
-  push @ls, [$l, $path];
+  push @ls, [$l, $path, $port];
+}
+my $listening;
+sub listening { $listening = ''; vec($listening, fileno($_->[0]), 1) = 1 for @ls }
+listening();
+# Where an accepted connection goes: a Unix socket (blocking: crab's proxy and a job's
+# supervisor accept at once). One gone for good (ENOENT 2, ECONNREFUSED 111) closes its port:
+# what follows is refused at once.
+sub reach {
+  my ($l) = @_;
+  return port($l->[1]) if ref $l->[1];
+  my $u;
+  socket($u, 1, 1, 0) or return;
+  return $u if connect($u, pack('S a*', 1, $l->[1]));
+  $l->[3] = 1 if $! == 2 || $! == 111;
+  return;
 }
 # A connection is two flows (client to crab, crab to client) of non-blocking sockets (F_SETFL
 # 4, O_NONBLOCK 2048); a flow reads again once all it read is written.
 my @flows;
 sub accept_ready {
   my ($ready) = @_;
+  my $gone = 0;
   for my $l (@ls) {
     next unless vec($ready, fileno($l->[0]), 1);
     accept(my $c, $l->[0]) or next;
-    my $u;
-    socket($u, 1, 1, 0) && connect($u, pack('S a*', 1, $l->[1])) or next;
+    my $u = reach($l);
+    # Nowhere to go: a reset (SO_LINGER 13, off after 0 s), at once.
+    if (!$u) { setsockopt($c, 1, 13, pack('ii', 1, 0)); $gone ||= $l->[3]; next }
     for ($c, $u) {
       # Larger buffers (SO_SNDBUF 7, SO_RCVBUF 8): fewer, bigger copies for a download.
       setsockopt($_, 1, 7, pack('i', 1 << 21)); setsockopt($_, 1, 8, pack('i', 1 << 21));
@@ -72,6 +98,10 @@ sub accept_ready {
     }
     push @flows, { from => $c, to => $u, buf => '', off => 0 }, { from => $u, to => $c, buf => '', off => 0 };
   }
+  return unless $gone;
+  close($_->[0]) for grep { $_->[3] } @ls;
+  @ls = grep { !$_->[3] } @ls;
+  listening();
 }
 # Moves what a flow can move now, up to 8 MiB (the loop must come back to the command's end
 # and to crab's word); EAGAIN (11) waits for select. The end of what it reads, or a reader
@@ -106,7 +136,7 @@ sub relay {
   }
   @flows = grep { !$_->{done} } @flows;
 }
-my $listening = ''; vec($listening, fileno($_->[0]), 1) = 1 for @ls;
+#EXPOSE
 pipe(my $wr, my $ww) or die "crab-sandbox: pipe: $!\n";
 # One wake-up byte at a time: a storm of SIGCHLD must not fill the pipe and block the handler.
 my $woken = 0;
@@ -124,12 +154,16 @@ if ($pid == 0) {
 my ($status, $ctl) = (undef, 1);
 # As PID 1 it inherits every orphan: reaped here, their zombies do not count against the cap.
 sub reap { while ((my $w = waitpid(-1, 1)) > 0) { $status = $? if $w == $pid } }
+# Only a job that exposes its ports wakes on a clock: every ${PORT_POLL_MS} ms, whatever woke it meanwhile.
+my $poll = ${PORT_POLL_MS / 1000};
 while (1) {
   reap();
   last if defined $status;
   my ($rin, $win) = ($listening, ''); vec($rin, fileno($wr), 1) = 1; vec($rin, 0, 1) = 1 if $ctl;
   waits(\$rin, \$win);
-  my $n = select(my $rout = $rin, my $wout = $win, undef, undef);
+  my ($n, $left) = select(my $rout = $rin, my $wout = $win, undef, $expose ? $poll : undef);
+  # Once the listeners changed, what select said of their descriptors is stale: select again.
+  if ($expose && ($poll = $left // 0) < 0.001) { $poll = ${PORT_POLL_MS / 1000}; next if watch() }
   next if $n <= 0;
   relay($rout, $wout);
   if (vec($rout, fileno($wr), 1)) { sysread($wr, my $drain, 512); $woken = 0 }
@@ -157,7 +191,58 @@ for (my $i = 0; $left > 0 && $i < ${LINGER_MS / 10}; $i++) {
   }
   reap(); $left = others();
 }
+unexpose() if $expose;
 print STDERR "\ncrab-sandbox-status wait=$status others=$left\n";
+`;
+
+// What only a job that exposes its ports runs (a normal call does not even compile it).
+const PERL_EXPOSE = String.raw`
+# A job's ports: the TCP ports this namespace listens on (state 0A in /proc/net/tcp and tcp6) on
+# 127.0.0.1, 0.0.0.0, ::1 or :: (the kernel's words in either byte order), each kept as a Unix
+# socket DIR/PORT while it listens, its connections relayed to 127.0.0.1:PORT, or [::1]:PORT
+# where only IPv6 listens. Never the relays' own ports, nor those named after DIR.
+my ($edir, @never) = split / /, $expose;
+my %never = map { $_ => 1 } @never, map { $_->[2] } @ls;
+my %loopback = map { $_ => 1 } ('0100007F', '7F000001', '00000000', '0' x 32, ('0' x 24) . '01000000', ('0' x 31) . '1');
+my %exposed;
+sub watch {
+  my %on;
+  for my $v (6, 4) {
+    open(my $f, '<', $v == 4 ? '/proc/net/tcp' : '/proc/net/tcp6') or next;
+    while (<$f>) { $on{hex $2} = $v if /^\s*\d+: ([0-9A-F]+):([0-9A-F]{4}) \S+ 0A / && $loopback{$1} }
+  }
+  my $changed = 0;
+  for my $p (keys %exposed) {
+    next if $on{$p};
+    close(delete($exposed{$p})->[0]); unlink "$edir/$p"; $changed = 1;
+  }
+  for my $p (keys %on) {
+    next if $never{$p};
+    if ($exposed{$p}) { $exposed{$p}[1][1] = $on{$p} == 6; next }
+    # What the command left at the name goes: the name is the supervisor's.
+    unlink "$edir/$p";
+    my $s;
+    socket($s, 1, 1, 0) && bind($s, pack('S a*', 1, "$edir/$p")) && listen($s, 128) or next;
+    $exposed{$p} = [$s, [$p, $on{$p} == 6], $p]; $changed = 1;
+  }
+  return 0 unless $changed;
+  @ls = ((grep { !ref $_->[1] } @ls), values %exposed);
+  listening();
+  return 1;
+}
+# A job's port is [PORT, v6]: the connection goes there, non-blocking, so that a server that
+# does not accept holds nobody up (AF_INET6 10, EINPROGRESS 115).
+sub port {
+  my ($port, $v6) = @{$_[0]};
+  my $u;
+  socket($u, $v6 ? 10 : 2, 1, 0) or return;
+  fcntl($u, 4, 2048);
+  my $to = $v6 ? pack('S n N a16 N', 10, $port, 0, ("\0" x 15) . "\1", 0)
+    : pack('S n C4 x8', 2, $port, 127, 0, 0, 1);
+  return connect($u, $to) || $! == 115 ? $u : undef;
+}
+# The job's ports end with it.
+sub unexpose { unlink "$edir/$_" for keys %exposed }
 `;
 
 const BASH = String.raw`
@@ -197,17 +282,23 @@ printf '\ncrab-sandbox-status code=%d others=%d\n' "$s" "$n" >&2
  * The argv that runs `command` under the supervisor (perl when given, else
  * bash), after it joined the cgroups whose cgroup.procs files are `groups`;
  * with `relay` (`PORT=SOCKET …`, perl only) it first listens on those ports of
- * 127.0.0.1 and forwards each connection to the socket.
+ * 127.0.0.1 and forwards each connection to the socket; with `expose` (`DIR
+ * PORT…`, perl only) it keeps a socket in DIR for each port its namespace
+ * listens on but the ports named.
  */
 export function supervisorArgv(
   command: string,
   perl?: string,
   groups: string[] = [],
   relay = "",
+  expose = "",
 ): string[] {
-  if (relay && !perl) throw new Error("the relay to crab's proxy needs the perl supervisor");
+  if ((relay || expose) && !perl) {
+    throw new Error("the relay to crab's proxy and a job's ports need the perl supervisor");
+  }
+  const script = PERL.replace("#EXPOSE\n", expose ? PERL_EXPOSE : "");
   return perl
-    ? [perl, "-e", PERL, "--", relay, command, ...groups]
+    ? [perl, "-e", script, "--", relay, expose, command, ...groups]
     : ["bash", "-c", BASH.replaceAll("\\${", "${"), "crab-sandbox", command, ...groups];
 }
 

@@ -72,3 +72,24 @@ Deno.test("bwrapArgs() without a size or cgroup files is what it was, and can ke
     "--unshare-user",
   ]);
 });
+
+Deno.test("bwrapArgs() binds the folders of earlier jobs' ports read-only after /dev", () => {
+  const a = bwrapArgs(layout, ["prog"], {
+    cwd: "/ws",
+    disableUserns: true,
+    emptyDir: "/empty",
+    files: new Map([["/dev/.crab-ports", "/data/sandbox/ports/aaa"]]),
+    readOnlyFiles: new Map([["/dev/.crab-job-0", "/data/sandbox/ports/bbb"]]),
+  });
+  const dev = a.indexOf("--dev");
+  assert.deepEqual(a.slice(dev, dev + 8), [
+    "--dev",
+    "/dev",
+    "--bind",
+    "/data/sandbox/ports/aaa",
+    "/dev/.crab-ports",
+    "--ro-bind",
+    "/data/sandbox/ports/bbb",
+    "/dev/.crab-job-0",
+  ]);
+});
