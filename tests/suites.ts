@@ -156,7 +156,7 @@ export const E2E: readonly string[] = [
   "tests/tools/sandbox/sockets_test.ts",
   "tests/tools/search/walk_first_test.ts",
   "tests/tools/search/walk_test.ts",
-  "tests/tools/web_fetch_rebinding_test.ts",
+  "tests/tools/web/web_fetch_rebinding_test.ts",
   "tests/tools/write_test.ts",
 ];
 

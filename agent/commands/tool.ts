@@ -14,7 +14,7 @@ import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { printable } from "../../tools/fs/printable.ts";

@@ -19,7 +19,7 @@ import { ruleAppliesTo } from "../../tools/policy/rules.ts";
 import type { AnyTool, ApprovalRequest } from "../../tools/tool.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";

@@ -20,7 +20,7 @@
 import assert from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
 import { builtinTools } from "../../tools/call/builtins.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import { DISPATCH_ERROR_CODES } from "../../tools/call/dispatch.ts";
 import { type AnyTool, TOOL_ERROR_CODES, type ToolErrorCode } from "../../tools/tool.ts";
 

@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import { builtinTools } from "../../tools/call/builtins.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 
 const SNAPSHOT = new URL("./__snapshots__/tools.json", import.meta.url);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { builtinTools } from "../../tools/call/builtins.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import type { JsonSchema, ObjectSchema } from "../../tools/tool.ts";
 import {
   BUILTIN_CLASSES,
