@@ -280,8 +280,20 @@ function allBuiltins(): AnyTool[] {
   return [...builtinTools(), createWebFetchTool({})];
 }
 
+/** A tool's own file: `tools/NAME.ts`, or `NAME.ts` in the folder of its kind (`tools/web/`). */
 function sourceOf(tool: AnyTool): string {
-  return join(TOOLS, `${tool.name}.ts`);
+  const find = (dir: string): string | undefined => {
+    for (const e of Deno.readDirSync(dir)) {
+      const path = join(dir, e.name);
+      if (e.isFile && e.name === `${tool.name}.ts`) return path;
+      const below = e.isDirectory ? find(path) : undefined;
+      if (below) return below;
+    }
+    return undefined;
+  };
+  const found = find(TOOLS);
+  assert.ok(found, `no file ${tool.name}.ts under tools/`);
+  return found;
 }
 
 function difference(a: Iterable<string>, b: Iterable<string>): string[] {
