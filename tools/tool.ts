@@ -302,6 +302,9 @@ export const TOOL_ERROR_CODES = {
   // bash.
   sandbox_unavailable: "there is no working sandbox, and bash runs only inside one",
   sandbox_failed: "the sandbox could not start the command",
+  too_many_jobs: "the session runs as many background jobs as it may: one must end first",
+  // bash_output and bash_kill.
+  job_not_found: "no background job of this session has that id",
   // web_fetch.
   invalid_url: "the URL is not a valid absolute URL, or carries credentials",
   unsupported_scheme: "the URL's scheme is not http or https",

@@ -58,6 +58,8 @@ export interface Subscription {
   take(): { paths: Set<string>; complete: boolean };
   /** Watches these directories (absolute, real) from now on; those not watched before count as changed. */
   target(dirs: readonly string[]): Promise<void>;
+  /** Stops collecting changes for this consumer. */
+  close(): void;
 }
 
 interface Sub {
@@ -86,8 +88,12 @@ class WorkspaceWatch {
     this.#watchFs = watchFs;
   }
 
-  subscribe(): Subscription {
-    const sub: Sub = { paths: new Set(), complete: false };
+  /**
+   * A new consumer. `fromNow`: its set starts complete while a watcher runs
+   * (it wants what changes from now on, not since a snapshot of its own).
+   */
+  subscribe(fromNow = false): Subscription {
+    const sub: Sub = { paths: new Set(), complete: fromNow && this.#current !== undefined };
     this.#subs.add(sub);
     // deno-lint-ignore no-this-alias
     const self = this;
@@ -110,6 +116,9 @@ class WorkspaceWatch {
         return out;
       },
       target: (dirs) => this.#target(dirs, sub),
+      close: () => {
+        this.#subs.delete(sub);
+      },
     };
   }
 
@@ -270,6 +279,22 @@ export function watchWorkspace(
   let w = watches.get(workspace);
   if (!w) watches.set(workspace, w = new WorkspaceWatch(markerDir, defaultWatchFs));
   return w.subscribe();
+}
+
+/**
+ * The paths of `workspace` that change from now on, as the process's watcher
+ * of it sees them (undo's, started by the first snapshot of a mutating call):
+ * what changed while a background job ran. Undefined when no watcher runs.
+ */
+export function watchFromNow(workspace: string): Subscription | undefined {
+  const w = watches.get(workspace);
+  if (!w) return undefined;
+  const sub = w.subscribe(true);
+  if (!sub.watching) {
+    sub.close();
+    return undefined;
+  }
+  return sub;
 }
 
 /** Stops the process's watcher of `workspace` (its consumers then scan everything). */

@@ -33,6 +33,10 @@ const KNOWN = new Set<string>(Object.keys(TOOL_ERROR_CODES));
  * this tool never passes.
  */
 const NOT_RAISED: Record<string, Partial<Record<ToolErrorCode, string>>> = {
+  bash: {
+    job_not_found: "reached through `.read` (a stream reader's), the job table's method's name; " +
+      "bash starts jobs and looks none up",
+  },
   read: { read_only: "guardPath raises it only for write access" },
   glob: { read_only: "guardPath raises it only for write access" },
   grep: { read_only: "guardPath raises it only for write access" },

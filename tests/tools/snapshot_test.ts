@@ -49,9 +49,9 @@ Deno.test("built-in tools' descriptions and schemas match the snapshot", () => {
   );
 });
 
-Deno.test("the snapshot covers all seven built-in tools", () => {
+Deno.test("the snapshot covers every built-in tool", () => {
   assert.deepEqual(
     snapshotted().map((t) => t.name),
-    ["read", "write", "edit", "bash", "glob", "grep", "web_fetch"],
+    ["read", "write", "edit", "bash", "glob", "grep", "bash_output", "bash_kill", "web_fetch"],
   );
 });

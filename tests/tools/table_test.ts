@@ -33,6 +33,8 @@ Deno.test("BUILTIN_TOOLS holds what DESIGN.md's class table and presets say", ()
       ["bash", "exec", ["run"], ["full", "no-web"]],
       ["glob", "read", ["run", "mcp-serve"], ["full", "no-web", "read-only"]],
       ["grep", "read", ["run", "mcp-serve"], ["full", "no-web", "read-only"]],
+      ["bash_output", "read", ["run"], ["full", "no-web"]],
+      ["bash_kill", "read", ["run"], ["full", "no-web"]],
       ["web_fetch", "net", [], ["full"]],
     ],
   );
@@ -46,7 +48,17 @@ Deno.test("builtinTools() and web_fetch have exactly the table's names, classes 
 });
 
 Deno.test("the lists derived from the table name the tools the table gives them", () => {
-  assert.deepEqual(BUILTIN_NAMES, ["read", "write", "edit", "bash", "glob", "grep", "web_fetch"]);
+  const jobs = ["bash_output", "bash_kill"];
+  assert.deepEqual(BUILTIN_NAMES, [
+    "read",
+    "write",
+    "edit",
+    "bash",
+    "glob",
+    "grep",
+    ...jobs,
+    "web_fetch",
+  ]);
   assert.deepEqual(BUILTIN_CLASSES, {
     read: "read",
     write: "write",
@@ -54,15 +66,17 @@ Deno.test("the lists derived from the table name the tools the table gives them"
     bash: "exec",
     glob: "read",
     grep: "read",
+    bash_output: "read",
+    bash_kill: "read",
     web_fetch: "net",
   });
   assert.deepEqual(PRESET_TOOLS, {
-    full: ["read", "write", "edit", "bash", "glob", "grep", "web_fetch"],
-    "no-web": ["read", "write", "edit", "bash", "glob", "grep"],
+    full: ["read", "write", "edit", "bash", "glob", "grep", ...jobs, "web_fetch"],
+    "no-web": ["read", "write", "edit", "bash", "glob", "grep", ...jobs],
     "read-only": ["read", "glob", "grep"],
   });
   assert.deepEqual(DEFAULT_TOOLS, {
-    run: ["read", "write", "edit", "bash", "glob", "grep"],
+    run: ["read", "write", "edit", "bash", "glob", "grep", ...jobs],
     "mcp-serve": ["read", "glob", "grep"],
   });
   assert.deepEqual(ALLOW_CLASSES.slice(0, 4), ["read", "write", "exec", "net"]);
@@ -87,7 +101,7 @@ Deno.test("the table's Claude Code argument names are arguments of crab's schema
 Deno.test("claudeNameOf() names Claude Code's tool; several edits are MultiEdit", () => {
   assert.deepEqual(
     BUILTIN_NAMES.map((n) => claudeNameOf(n)),
-    ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch"],
+    ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "BashOutput", "KillShell", "WebFetch"],
   );
   const one = { path: "a", edits: [{ old: "x", new: "y" }] };
   const two = { path: "a", edits: [{ old: "x", new: "y" }, { old: "z", new: "w" }] };
@@ -100,8 +114,34 @@ Deno.test("claudeNameOf() names Claude Code's tool; several edits are MultiEdit"
 Deno.test("crabNameOf() takes crab's names and Claude Code's as Claude Code spells them", () => {
   for (const n of BUILTIN_NAMES) assert.equal(crabNameOf(n), n);
   assert.deepEqual(
-    ["Read", "Write", "Edit", "MultiEdit", "Bash", "Glob", "Grep", "WebFetch"].map(crabNameOf),
-    ["read", "write", "edit", "edit", "bash", "glob", "grep", "web_fetch"],
+    [
+      "Read",
+      "Write",
+      "Edit",
+      "MultiEdit",
+      "Bash",
+      "Glob",
+      "Grep",
+      "BashOutput",
+      "TaskOutput",
+      "KillShell",
+      "TaskStop",
+      "WebFetch",
+    ].map(crabNameOf),
+    [
+      "read",
+      "write",
+      "edit",
+      "edit",
+      "bash",
+      "glob",
+      "grep",
+      "bash_output",
+      "bash_output",
+      "bash_kill",
+      "bash_kill",
+      "web_fetch",
+    ],
   );
   for (const other of ["LS", "READ", "bAsh", "WebSearch", "NotebookEdit", "Task", ""]) {
     assert.equal(crabNameOf(other), undefined, other);
@@ -129,6 +169,13 @@ Deno.test("toClaudeInput() renames each tool's arguments as Claude Code names th
       },
     ],
     ["bash", { command: "ls", timeout_ms: 5000 }, { command: "ls", timeout: 5000 }],
+    [
+      "bash",
+      { command: "make watch", run_in_background: true },
+      { command: "make watch", run_in_background: true },
+    ],
+    ["bash_output", { id: "b1", filter: "error" }, { bash_id: "b1", filter: "error" }],
+    ["bash_kill", { id: "b2" }, { shell_id: "b2" }],
     [
       "glob",
       { pattern: "**/*.ts", path: "src", include_ignored: true },
@@ -186,8 +233,10 @@ Deno.test("fromClaudeInput() takes Claude Code's input and leaves out what crab 
     [
       "bash",
       { command: "make", timeout: 9000, description: "Build", run_in_background: false },
-      { command: "make", timeout_ms: 9000 },
+      { command: "make", timeout_ms: 9000, run_in_background: false },
     ],
+    ["bash_output", { bash_id: "b1" }, { id: "b1" }],
+    ["bash_kill", { shell_id: "b1" }, { id: "b1" }],
     ["glob", { pattern: "*.md" }, { pattern: "*.md" }],
     [
       "grep",
@@ -224,6 +273,9 @@ Deno.test("fromClaudeInput() of toClaudeInput() gives crab's arguments back", ()
       edits: [{ old: "b", new: "c" }, { old: "d", new: "", replace_all: true }],
     }],
     ["bash", { command: "true", timeout_ms: 1 }],
+    ["bash", { command: "sleep 9", run_in_background: true }],
+    ["bash_output", { id: "b3", filter: "^ok" }],
+    ["bash_kill", { id: "b3" }],
     ["glob", { pattern: "*", path: "." }],
     [
       "grep",

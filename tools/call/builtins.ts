@@ -11,8 +11,19 @@ import { editTool } from "../edit.ts";
 import { bashTool } from "../bash.ts";
 import { globTool } from "../glob.ts";
 import { grepTool } from "../grep.ts";
+import { bashOutputTool } from "../jobs/bash_output.ts";
+import { bashKillTool } from "../jobs/bash_kill.ts";
 
 /** Every built-in tool this build has (web_fetch is added when enabled). */
 export function builtinTools(): AnyTool[] {
-  return [readTool, writeTool, editTool, bashTool, globTool, grepTool];
+  return [
+    readTool,
+    writeTool,
+    editTool,
+    bashTool,
+    globTool,
+    grepTool,
+    bashOutputTool,
+    bashKillTool,
+  ];
 }

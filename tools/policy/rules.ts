@@ -91,18 +91,15 @@ const CLAUDE_ONLY = new Set([
   "Skill",
   "SlashCommand",
   "ExitPlanMode",
-  "KillShell",
   "KillBash",
-  "BashOutput",
-  "TaskOutput",
-  "TaskStop",
   "ListMcpResourcesTool",
   "ReadMcpResourceTool",
   "PowerShell",
 ]);
 
-const KNOWN_TOOLS = "Bash, Read, Edit, Write, MultiEdit, Grep, Glob, WebFetch (or crab's names " +
-  "bash, read, edit, write, grep, glob, web_fetch), mcp__server, mcp__server__tool or server__tool";
+const KNOWN_TOOLS = "Bash, Read, Edit, Write, MultiEdit, Grep, Glob, WebFetch, BashOutput, " +
+  "KillShell (or crab's names bash, read, edit, write, grep, glob, web_fetch, bash_output, " +
+  "bash_kill), mcp__server, mcp__server__tool or server__tool";
 
 /** A server name, as `mcp/names.ts` allows them. */
 const SERVER = /^[A-Za-z0-9_-]+$/;
@@ -190,6 +187,12 @@ export function parseRule(
         return made(family, { kind: "path", pattern: compilePathPattern(spec, base) });
       case "web_fetch":
         return made(tool, domainMatcher(spec, fail));
+      case "bash_output":
+      case "bash_kill":
+        throw fail(
+          `${name} takes no specifier`,
+          `Write "${name}" alone: it names every call of the tool.`,
+        );
     }
   } catch (e) {
     if (e instanceof RuleError) throw fail(e.message.replace(/^Cannot use /, ""), e.hint);
