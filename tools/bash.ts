@@ -201,9 +201,10 @@ interface Ending {
 }
 
 /** What the call's end promises: macOS has no PID namespace, so only the process group goes. */
-const ENDS_WITH_CALL = (Deno.build.os === "darwin"
-  ? "what stays in the command's process group ends with the call"
-  : "nothing a call starts outlives it") +
+const ENDS_WITH_CALL =
+  (Deno.build.os === "darwin"
+    ? "what stays in the command's process group ends with the call"
+    : "nothing a call starts outlives it") +
   "; run_in_background starts a job that does";
 
 function finish(

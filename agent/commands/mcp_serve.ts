@@ -178,7 +178,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     open() {
       const runId = store.startRun({ mode: "mcp-serve", workspace });
       openRuns.add(runId);
-      const { dispatcher } = workbench({
+      const { dispatcher, jobs } = workbench({
         settings,
         registry,
         store,
@@ -195,7 +195,9 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
       });
       return {
         dispatcher,
-        end() {
+        // A connection's background jobs end with it.
+        async end() {
+          await jobs.close();
           if (!openRuns.delete(runId)) return;
           store.endRun(runId, { status: "ok" });
         },

@@ -344,7 +344,7 @@ async function runCalls(
   const store = new Store();
   const runId = store.startRun({ mode: "tool", workspace: settings.workspace });
   const telemetry = await loadTelemetry();
-  const { policy, dispatcher } = workbench({
+  const { policy, dispatcher, jobs } = workbench({
     settings,
     registry,
     store,
@@ -376,6 +376,8 @@ async function runCalls(
       code = await runJsonl(dispatcher, mcp);
     }
   } finally {
+    // Background jobs end with the command: after its last call, or at the end of its input.
+    await jobs.close();
     store.endRun(runId, { status: code === 0 ? "ok" : "error" });
     store.close();
   }

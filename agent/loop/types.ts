@@ -101,6 +101,11 @@ export interface AgentOptions {
   incompleteRetries?: number;
   /** The user's hooks around prompts, stops and compaction (`agent/hooks/`). */
   hooks?: LoopHooks;
+  /**
+   * Lines the model reads with the next message it gets, asked each time one
+   * is added (a prompt, a turn's tool results): background jobs that ended.
+   */
+  notes?(): string[];
 }
 
 /** Hooks the turn loop calls (Claude Code's UserPromptSubmit, Stop and PreCompact). */

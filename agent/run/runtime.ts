@@ -48,6 +48,7 @@ import {
 } from "../providers/mod.ts";
 import { chooseWindow, type WindowChoice } from "../providers/context_window.ts";
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
+import type { JobTable } from "../../tools/jobs/table.ts";
 import type { HookCommand, HookOutput } from "../hooks/mod.ts";
 import { TranscriptFile } from "../hooks/transcript.ts";
 import { resolveModel, withFallback } from "../providers/fallback.ts";
@@ -157,7 +158,15 @@ export interface Runtime {
     /** Fires the Notification hooks (`idle_prompt`: the prompt waits for the user). */
     notification(message: string, type: string): Promise<void>;
   };
-  /** Records the end of the run (after the SessionEnd hooks) and closes the store. */
+  /**
+   * The session's background jobs (`tools/jobs/table.ts`): what front ends
+   * list and stop; {@link Runtime.finish} ends those still running.
+   */
+  jobs: JobTable;
+  /**
+   * Ends the session's background jobs, records the end of the run (after the
+   * SessionEnd hooks) and closes the store.
+   */
   finish(status: string): Promise<void>;
 }
 
@@ -641,6 +650,8 @@ class RunSession {
         this.#transcript?.replace(all);
       },
       ...(userHooks.forLoop ? { hooks: userHooks.loopHooks() } : {}),
+      // A background job that ended on its own is told with the next message.
+      notes: () => this.bench.jobs.takeNotes(),
       // Each request priced as the model that answered it (opusplan's two, a fallback).
       budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
     });
@@ -655,7 +666,7 @@ class RunSession {
   runtime(provider: Provider, printDefault: boolean, sandbox: SandboxMode): Runtime {
     const { settings, opened, registry, mcp } = this.#parts;
     const { store, transcripts, runId } = opened;
-    const { dispatcher, session, hooks: userHooks } = this.bench;
+    const { dispatcher, session, hooks: userHooks, jobs } = this.bench;
     const agent = this.#agent!;
     const policy = this.policy;
     const hookConfig = settings.hooks();
@@ -707,6 +718,7 @@ class RunSession {
       registry,
       policy,
       dispatcher,
+      jobs,
       store,
       transcripts,
       runId,
@@ -723,6 +735,8 @@ class RunSession {
         finished = true;
         // Closing asks the servers to stop; their groups die with crab in any case.
         mcp.close();
+        // Every job still running is stopped now (at an exit, before crab kills its groups).
+        const ending = jobs.close();
         // Recorded at once: crab may be exiting (a signal) and not wait for what follows.
         store.endRun(runId, {
           status,
@@ -733,6 +747,7 @@ class RunSession {
         });
         // A probe under way finishes (and says what it found) before the run ends.
         await run.#parts.probe?.started();
+        await ending;
         await userHooks.sessionEnd(status === "aborted" ? "other" : "exit");
         store.close();
       },

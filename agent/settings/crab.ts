@@ -64,6 +64,8 @@ export interface CrabSettings {
   hooks?: Record<string, unknown>;
   /** How long undo keeps snapshots, per workspace (default 30 days, 2048 MB). */
   undo?: { retentionDays?: number; maxStoreMB?: number };
+  /** Background jobs (bash's `run_in_background`): how many run at once per session (default 8). */
+  jobs?: { max?: number };
 }
 
 /** A field's check: the type it must have, said the way an error names it. */
@@ -116,6 +118,12 @@ const KINDS: Record<keyof CrabSettings, FieldKind> = {
       Object.entries(v).every(([k, n]) =>
         (k === "retentionDays" || k === "maxStoreMB") && POSITIVE_INT.ok(n)
       ),
+  },
+  jobs: {
+    want: "an object with max, a positive integer",
+    ok: (v) =>
+      !!v && typeof v === "object" && !Array.isArray(v) &&
+      Object.entries(v).every(([k, n]) => k === "max" && POSITIVE_INT.ok(n)),
   },
   sandbox: {
     want: "an object with mode, writable, limits, network and credentials",

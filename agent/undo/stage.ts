@@ -32,6 +32,7 @@ import { type Change, UndoStore } from "./store.ts";
 import { restore } from "./restore.ts";
 import { pruneIfDue, type Retention } from "./retention.ts";
 import { snapshotWith, type Subscription, type WatchFs, watchWorkspace } from "./watch.ts";
+import { jobsBeside } from "../../tools/jobs/table.ts";
 
 /** How often the stat cache is written for the next process, at most. */
 const SAVE_EVERY_MS = 10_000;
@@ -187,6 +188,8 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
   let savedAt = -Infinity;
   let tooLarge: TooLarge | undefined;
   const summaries = new WeakMap<CheckedCall, string>();
+  // When each call's snapshot began: the background jobs alive since ran beside it.
+  const began = new WeakMap<CheckedCall, number>();
   const snapshotter = () => {
     if (snap) return snap;
     const store = opts.store ?? UndoStore.of(opts.workspace);
@@ -210,6 +213,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     name: "undo",
     async preRun(call) {
       if (!isMutating(call.tool)) return;
+      began.set(call, Date.now());
       try {
         const s = snapshotter();
         const rel = targetOf(call, opts.workspace);
@@ -263,6 +267,9 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         savedAt = performance.now();
       }
       if (changes.length === 0) return putBack?.report;
+      // What background jobs may have changed meanwhile is theirs as much as the call's.
+      const jobs = jobsBeside(opts.workspace, began.get(call) ?? Date.now());
+      const shared = rel === undefined ? changes.map((c) => c.p) : [];
       s.store.writeCall({
         run: call.runId,
         seq: call.callSeq,
@@ -270,8 +277,13 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         tool: call.name,
         at: Date.now(),
         changes,
+        ...(jobs.length ? { beside: { jobs, paths: shared } } : {}),
       });
-      const report = changeReport(changes, s.limits);
+      let report = changeReport(changes, s.limits);
+      if (jobs.length && shared.length) {
+        report += `\nundo: background job ${jobs.join(", ")} ran meanwhile, so these may be its ` +
+          "changes too: undoing this call leaves them as they are";
+      }
       summaries.set(call, countLine(changes));
       return putBack?.report ? `${report}\n${putBack.report}` : report;
     },

@@ -341,7 +341,9 @@ export class JobTable {
       job.changed = await this.#changedFiles(job);
     } catch (e) {
       job.changed = { paths: [], complete: false, unknown: true };
-      end.notes.push(`crab could not tell which files changed: ${e instanceof Error ? e.message : e}`);
+      end.notes.push(
+        `crab could not tell which files changed: ${e instanceof Error ? e.message : e}`,
+      );
     }
     const refused = this.#refusedChanges(job.changed);
     if (refused) end.notes.push(refused);
