@@ -65,6 +65,12 @@ export interface Subscription {
 interface Sub {
   paths: Set<string>;
   complete: boolean;
+  /**
+   * Wants what changes from now on, not a snapshot's worth: a new watcher
+   * (the old one flushed first, the new directories given as changed) loses
+   * it nothing.
+   */
+  fromNow?: boolean;
 }
 
 interface Running {
@@ -93,7 +99,11 @@ class WorkspaceWatch {
    * (it wants what changes from now on, not since a snapshot of its own).
    */
   subscribe(fromNow = false): Subscription {
-    const sub: Sub = { paths: new Set(), complete: fromNow && this.#current !== undefined };
+    const sub: Sub = {
+      paths: new Set(),
+      complete: fromNow && this.#current !== undefined,
+      ...(fromNow ? { fromNow } : {}),
+    };
     this.#subs.add(sub);
     // deno-lint-ignore no-this-alias
     const self = this;
@@ -153,7 +163,7 @@ class WorkspaceWatch {
     this.#current = next;
     this.#pump(next);
     for (const s of this.#subs) {
-      if (s !== by) s.complete = false;
+      if (s !== by && !s.fromNow) s.complete = false;
       // What the old watcher did not watch may have changed before the new one started.
       for (const d of dirs) if (!old?.dirs.has(d)) s.paths.add(d);
     }

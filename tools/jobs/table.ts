@@ -14,7 +14,9 @@
  * @module
  */
 
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
+import { lstatOrNull } from "../fs/exists.ts";
+import { protectedPaths } from "../fs/protected.ts";
 import { ensureOwnSpillDir, noteSpillFile } from "../fs/data_dir.ts";
 import { printable } from "../fs/printable.ts";
 import { isWithin } from "../fs/workspace.ts";
@@ -377,10 +379,17 @@ export class JobTable {
       const { paths, complete } = await watch.take();
       const ws = this.session.workspace;
       const rel = new Set<string>();
+      let placeholders: Set<string> | undefined;
       for (const p of paths) {
         if (!isWithin(ws, p) || p === ws) continue;
         const r = relative(ws, p);
         if (r === ".git" || r.startsWith(".git/")) continue;
+        // Gone again: crab's own passing files (a write's temp file, a call's placeholder).
+        if (lstatOrNull(p) === null) {
+          if (basename(p).startsWith(".crab-")) continue;
+          placeholders ??= new Set(protectedPaths(ws).map((x) => x.path));
+          if (placeholders.has(p)) continue;
+        }
         rel.add(r);
       }
       return { paths: [...rel].sort(), complete };
@@ -659,11 +668,7 @@ function tooMany(running: Job[], max: number): ToolError {
 }
 
 function lstatIsDir(path: string): boolean {
-  try {
-    return Deno.lstatSync(path).isDirectory;
-  } catch {
-    return false;
-  }
+  return lstatOrNull(path)?.isDirectory ?? false;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
