@@ -135,6 +135,7 @@ export const E2E: readonly string[] = [
   "tests/tools/host/own_roots_test.ts",
   "tests/tools/host/processes_test.ts",
   "tests/tools/jobs/process_test.ts",
+  "tests/tools/jobs/table_test.ts",
   "tests/tools/policy/decision_test.ts",
   "tests/tools/policy/differential_test.ts",
   "tests/tools/policy/policy_test.ts",
