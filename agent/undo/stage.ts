@@ -28,7 +28,8 @@ import { isMutating } from "../../tools/call/workspace_lock.ts";
 import type { CheckedCall, DispatchStage } from "../../tools/call/stages.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { diffTrees, type Limits, Snapshotter, TooLarge, type Tree } from "./snapshot.ts";
-import { type Change, UndoStore } from "./store.ts";
+import { type Change, type Entry, UndoStore } from "./store.ts";
+import { protectedPaths } from "../../tools/fs/protected.ts";
 import { restore } from "./restore.ts";
 import { pruneIfDue, type Retention } from "./retention.ts";
 import { snapshotWith, type Subscription, type WatchFs, watchWorkspace } from "./watch.ts";
@@ -179,6 +180,36 @@ function refuseChanges(
   return { kept: changes.filter((c) => !undone.has(c.p)), report: lines.join("\n") };
 }
 
+/**
+ * `changes` without a sandbox's placeholder coming or going: an empty
+ * directory at a protected path (`tools/sandbox/placeholders.ts`). A call's
+ * own placeholders come and go within it; a background job's stay while it
+ * runs, and go when it ends, maybe during another call.
+ */
+export function withoutPlaceholders(
+  changes: Change[],
+  workspace: string,
+  before: Tree | undefined,
+  after: Tree,
+): Change[] {
+  const dirOrNone = (e: Entry | null) => e === null || e.t === "d";
+  const candidates = changes.filter((c) => dirOrNone(c.a) && dirOrNone(c.b) && (c.a ?? c.b));
+  if (candidates.length === 0) return changes;
+  const guarded = new Set(protectedPaths(workspace).map((p) => relative(workspace, p.path)));
+  const empty = (tree: Tree | undefined, p: string) => {
+    if (!tree) return true;
+    for (const k of tree.keys()) if (k.startsWith(`${p}/`)) return false;
+    return true;
+  };
+  const below = (p: string) => changes.some((c) => c.p.startsWith(`${p}/`));
+  const drop = new Set(
+    candidates.filter((c) =>
+      guarded.has(c.p) && !below(c.p) && empty(before, c.p) && empty(after, c.p)
+    ),
+  );
+  return drop.size ? changes.filter((c) => !drop.has(c)) : changes;
+}
+
 /** The undo stage for one dispatcher's workspace. */
 export function undoStage(opts: UndoStageOptions): DispatchStage {
   let snap: Snapshotter | undefined;
@@ -258,7 +289,10 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         return `undo: what this call changed is not known (${e.message}); it cannot be undone`;
       }
       // An update changes the tree in place and knows its changes; a scan is compared whole.
-      let changes = after === base && s.delta ? s.delta : diffTrees(base, after);
+      const diff = after === base && s.delta ? s.delta : diffTrees(base, after);
+      // A background job's sandbox holds its placeholders across calls: never a call's change.
+      const prior = after === base ? undefined : base;
+      let changes = withoutPlaceholders(diff, opts.workspace, prior, after);
       const putBack = opts.changeRefusal ? refuseChanges(s.store, opts, changes) : undefined;
       if (putBack) changes = putBack.kept;
       // The stat cache is for the next process: written at most every few seconds.

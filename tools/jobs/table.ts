@@ -15,7 +15,7 @@
  */
 
 import { basename, join, relative } from "node:path";
-import { lstatOrNull } from "../fs/exists.ts";
+import { isEmptyEntry, lstatOrNull } from "../fs/exists.ts";
 import { protectedPaths } from "../fs/protected.ts";
 import { ensureOwnSpillDir, noteSpillFile } from "../fs/data_dir.ts";
 import { printable } from "../fs/printable.ts";
@@ -384,9 +384,11 @@ export class JobTable {
         if (!isWithin(ws, p) || p === ws) continue;
         const r = relative(ws, p);
         if (r === ".git" || r.startsWith(".git/")) continue;
-        // Gone again: crab's own passing files (a write's temp file, a call's placeholder).
-        if (lstatOrNull(p) === null) {
-          if (basename(p).startsWith(".crab-")) continue;
+        // crab's own passing files: a write's temp file gone again, a sandbox's placeholder
+        // (an empty directory at a protected path) gone or still held by another call.
+        const now = lstatOrNull(p);
+        if (now === null && basename(p).startsWith(".crab-")) continue;
+        if (now === null || (now.isDirectory && isEmptyEntry(p))) {
           placeholders ??= new Set(protectedPaths(ws).map((x) => x.path));
           if (placeholders.has(p)) continue;
         }
