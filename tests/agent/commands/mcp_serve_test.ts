@@ -27,7 +27,10 @@ Deno.test("selectTools() keeps the built-ins' order and drops repeats", () => {
 Deno.test("selectTools() rejects unknown names, naming them and the built-ins", () => {
   assert.throws(
     () => selectTools(builtinTools(), { tools: "read,shell" }),
-    /Cannot offer "shell": not a built-in tool \(built-ins: read, write, edit, bash, glob, grep, web_fetch\)/,
+    new RegExp(
+      'Cannot offer "shell": not a built-in tool \\(built-ins: read, write, edit, bash, glob, ' +
+        "grep, bash_output, bash_kill, web_fetch\\)",
+    ),
   );
   assert.throws(() => selectTools(builtinTools(), { tools: " , " }), /at least one tool/);
 });

@@ -224,8 +224,8 @@ Deno.test("crab --print --output-format stream-json streams Claude Code's messag
       cwd: s.ws,
       model: "fake-model",
       // Claude Code's names, as its scripts look for them; crab's, what the model calls, beside.
-      tools: ["Read", "Write", "Edit", "Bash", "Glob", "Grep"],
-      crab_tools: ["read", "write", "edit", "bash", "glob", "grep"],
+      tools: ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "BashOutput", "KillShell"],
+      crab_tools: ["read", "write", "edit", "bash", "glob", "grep", "bash_output", "bash_kill"],
       mcp_servers: [],
       permissionMode: "acceptOffered",
       sandbox: "workspace-write",

@@ -65,7 +65,16 @@ for (const format of FORMATS) {
     assert.equal(Deno.readTextFileSync(join(s.ws, "app.txt")), "color = blue\n");
     const reqs = fake.modelRequests();
     assert.equal(reqs.length, 4);
-    assert.deepEqual(toolNames(reqs[0]), ["read", "write", "edit", "bash", "glob", "grep"]);
+    assert.deepEqual(toolNames(reqs[0]), [
+      "read",
+      "write",
+      "edit",
+      "bash",
+      "glob",
+      "grep",
+      "bash_output",
+      "bash_kill",
+    ]);
     assert.match(systemPrompt(reqs[0]), /Read before you change/);
     assert.equal(toolResults(reqs[1])[0].text, "1\tcolor = red\n");
     assert.match(toolResults(reqs[2])[0].text, /app\.txt/);
@@ -225,6 +234,8 @@ Deno.test("crab -p --tools takes Claude Code's names and default, as claude -p d
     "bash",
     "glob",
     "grep",
+    "bash_output",
+    "bash_kill",
   ]);
 });
 
