@@ -183,6 +183,11 @@ export interface Tool<A = Record<string, unknown>> {
   rawSchema?: boolean;
   /** Changes nothing, as its MCP server says (`readOnlyHint`); see `call/workspace_lock.ts`. */
   readOnly?: boolean;
+  /**
+   * The tool it works with, and is offered with and only with
+   * (`call/builtins.ts`' `withCompanions`): bash_output and bash_kill with bash.
+   */
+  companionOf?: string;
   /** How long a call may take (bash's `timeout_ms`); it also bounds a wait for the workspace lock. */
   timeoutMs?(args: A): number;
   run(args: A, ctx: ToolContext): Promise<ToolResult>;

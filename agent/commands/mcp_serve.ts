@@ -11,6 +11,7 @@ import { connect, serveHttp, type ServeOptions, StdioTransport } from "../../mcp
 import { type AllowedClass, Policy } from "../../tools/policy/policy.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
+import { withCompanions } from "../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { onExit } from "../../tools/host/processes.ts";
@@ -89,8 +90,8 @@ export function selectTools(
   }
   if (opts.web && !names.includes("web_fetch")) names.push("web_fetch");
   const wanted = new Set(names);
-  // Offered in the built-ins' own order, each once.
-  return available.filter((t) => wanted.has(t.name));
+  // Offered in the built-ins' own order, each once; bash's companions wherever bash is.
+  return withCompanions(available.filter((t) => wanted.has(t.name)), available);
 }
 
 function parsePort(value: string): number {
@@ -131,7 +132,10 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     allow: extra,
     domains: opts.permissions?.allowDomain,
   });
-  tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode);
+  tools = withCompanions(
+    withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode),
+    [],
+  );
   settings.undo(); // a broken config stops the command before anything starts
   for (const n of settings.permissions().notices) console.error(`crab: ${n}`);
   const hooks = settings.hooks({

@@ -12,7 +12,7 @@ import { Registry } from "../../tools/call/registry.ts";
 import type { AllowedClass, Policy } from "../../tools/policy/policy.ts";
 import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
-import { builtinTools } from "../../tools/call/builtins.ts";
+import { builtinTools, withCompanions } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.ts";
@@ -278,11 +278,9 @@ export async function toolCommand(
       } catch {
         // A broken user config is the run's to report; the listing goes on without it.
       }
-      const present = withPermission(
-        registry.list(),
-        opts.cwd,
-        (m) => console.error(`crab: ${m}`),
-        mode,
+      const present = withCompanions(
+        withPermission(registry.list(), opts.cwd, (m) => console.error(`crab: ${m}`), mode),
+        [],
       );
       console.log(listing(new Registry(present)));
       return 0;

@@ -17,7 +17,7 @@ import type { AllowedClass, Asker, Policy } from "../../tools/policy/policy.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
 import { ruleAppliesTo } from "../../tools/policy/rules.ts";
 import type { AnyTool, ApprovalRequest } from "../../tools/tool.ts";
-import { builtinTools } from "../../tools/call/builtins.ts";
+import { builtinTools, withCompanions } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
@@ -229,12 +229,15 @@ function offeredTools(
   const { rules } = settings.permissions();
   const deniedWhole = (t: AnyTool) =>
     rules.some((r) => r.effect === "deny" && r.matcher.kind === "any" && ruleAppliesTo(r, t.name));
-  const offered = withPermission(
-    chooseTools(
-      [...builtinTools(), webFetch],
-      toolNames?.filter((n) => !n.includes("__")),
-      flags.web ?? crab.web ?? false,
-    ).filter((t) => !deniedWhole(t)),
+  const available = [...builtinTools(), webFetch];
+  // bash's companions (bash_output, bash_kill) are offered where bash is, and nowhere else.
+  const chosen = chooseTools(
+    available,
+    toolNames?.filter((n) => !n.includes("__")),
+    flags.web ?? crab.web ?? false,
+  );
+  const permitted = withPermission(
+    withCompanions(chosen, available).filter((t) => !deniedWhole(t)),
     settings.workspace,
     flags.refuseMissingPermissions
       ? (m) => {
@@ -246,6 +249,7 @@ function offeredTools(
       : notice,
     sandboxMode,
   );
+  const offered = withCompanions(permitted, []);
   if (flags.webAllowPrivate && !offered.some((t) => t.name === "web_fetch")) {
     throw new UsageError(
       "Cannot use --web-allow-private without web_fetch: it is not offered in this run",

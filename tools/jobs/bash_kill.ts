@@ -30,6 +30,7 @@ async function run(args: BashKillArgs, ctx: ToolContext): Promise<ToolResult> {
 export const bashKillTool: Tool<BashKillArgs> = {
   name: "bash_kill",
   class: "read",
+  companionOf: "bash",
   description,
   schema: {
     type: "object",

@@ -148,6 +148,7 @@ async function run(args: BashOutputArgs, ctx: ToolContext): Promise<ToolResult> 
 export const bashOutputTool: Tool<BashOutputArgs> = {
   name: "bash_output",
   class: "read",
+  companionOf: "bash",
   description,
   schema: {
     type: "object",

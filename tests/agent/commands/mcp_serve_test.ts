@@ -17,11 +17,12 @@ Deno.test("selectTools() offers the read class by default", () => {
   assert.deepEqual(names(selectTools(builtinTools(), {})), [...DEFAULT_TOOLS]);
 });
 
-Deno.test("selectTools() keeps the built-ins' order and drops repeats", () => {
+Deno.test("selectTools() keeps the built-ins' order and drops repeats; bash brings its job tools", () => {
   assert.deepEqual(
     names(selectTools(builtinTools(), { tools: "bash, read,edit,read" })),
-    ["read", "edit", "bash"],
+    ["read", "edit", "bash", "bash_output", "bash_kill"],
   );
+  assert.deepEqual(names(selectTools(builtinTools(), { tools: "read,bash_output" })), ["read"]);
 });
 
 Deno.test("selectTools() rejects unknown names, naming them and the built-ins", () => {

@@ -223,9 +223,17 @@ Deno.test("crab -p: a job that ends on its own is told to the model with the nex
   // The store keeps its start, its read and its end; the calls are observations as ever.
   const db = new DatabaseSync(join(s.home, "crab.db"), { readOnly: true });
   try {
-    const jobs = db.prepare("SELECT job_id, state, exit_code, output_bytes, reads FROM background_jobs")
+    const jobs = db.prepare(
+      "SELECT job_id, state, exit_code, output_bytes, reads FROM background_jobs",
+    )
       .all().map((row) => ({ ...row }));
-    assert.deepEqual(jobs, [{ job_id: "b1", state: "exited", exit_code: 3, output_bytes: 3, reads: 1 }]);
+    assert.deepEqual(jobs, [{
+      job_id: "b1",
+      state: "exited",
+      exit_code: 3,
+      output_bytes: 3,
+      reads: 1,
+    }]);
     const calls = db.prepare("SELECT tool, exit_code FROM observations ORDER BY call_seq").all()
       .map((row) => ({ ...row }));
     assert.deepEqual(calls, [
