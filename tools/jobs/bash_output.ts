@@ -97,8 +97,8 @@ function render(r: JobRead, body: string, omitted: string | undefined): string {
   if (!body && !omitted) lines.push("(no new output)");
   for (const c of r.refused) {
     lines.push(
-      `crab's proxy refused ${c.host}: ${c.reason ?? "not among the hosts this run allows"} ` +
-        "(a background job is never asked about; the user allows a host with --allow-domain)",
+      `crab's proxy refused ${c.host} (a background job is never asked about a host): ` +
+        (c.reason ?? "it is not among the hosts this run allows"),
     );
   }
   if (r.broken) lines.push(`crab could not keep more of the job's output: ${r.broken}`);

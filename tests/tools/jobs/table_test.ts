@@ -265,3 +265,35 @@ Deno.test("jobsBeside() names the jobs of a workspace alive since a time; close(
   assert.deepEqual(t.jobs.list().map((j) => j.state), ["killed", "exited"]);
   assert.deepEqual(jobsBeside(t.h.dir, before), []);
 });
+
+Deno.test("a job never asks about a host: the proxy refuses it and bash_output names it", async () => {
+  await using t = jobsHarness("workspace-write");
+  const asked: string[] = [];
+  // Where a call would ask (and be let through), the job is refused without a question.
+  t.h.session.sandbox = {
+    mode: "workspace-write",
+    net: false,
+    writable: [],
+    askHost: (host) => {
+      asked.push(host);
+      return Promise.resolve(true);
+    },
+  };
+  ok(
+    await t.h.call("bash", {
+      command: "curl -sS -o /dev/null -w '%{http_code}\\n' http://blocked.test/; echo curl-done",
+      run_in_background: true,
+    }),
+  );
+  await until(() => t.jobs.list()[0].state === "exited", "the job ends");
+  const read = ok(await t.h.call("bash_output", { id: "b1" }));
+  assert.match(read, /\n403\ncurl-done\n/);
+  assert.match(
+    read,
+    /\ncrab's proxy refused blocked\.test \(a background job is never asked about a host\): crab's sandbox refused "blocked\.test": it is not among the hosts this run allows/,
+  );
+  assert.deepEqual(asked, []);
+  // The same command as a call is asked about: the job's refusal was its own rule.
+  await t.h.call("bash", { command: "curl -sS -o /dev/null http://blocked.test/; true" });
+  assert.deepEqual(asked, ["blocked.test"]);
+});
