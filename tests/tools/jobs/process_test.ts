@@ -245,3 +245,21 @@ Deno.test("crab -p: a job that ends on its own is told to the model with the nex
     db.close();
   }
 });
+
+Deno.test("crab tool --jsonl: the jobs its calls started end with its input", async () => {
+  using s = sandbox();
+  const m = marker();
+  const start = JSON.stringify({
+    tool: "bash",
+    args: { command: `echo up; sleep ${m}`, run_in_background: true },
+  });
+  const child = s.spawn(["tool", "--jsonl"]);
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(start + "\n"));
+  await until(() => running(m).length > 0, "the job runs");
+  await writer.close();
+  const out = await child.output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  assert.match(new TextDecoder().decode(out.stdout), /Started background job b1: echo up; sleep/);
+  assert.deepEqual(running(m), []);
+});
