@@ -174,6 +174,12 @@ export function parseRule(
   }
   const family = tool === "write" ? "edit" : tool;
   if (bare) return made(family, { kind: "any" });
+  if (tool === "bash_output" || tool === "bash_kill") {
+    throw fail(
+      `${name} takes no specifier`,
+      `Write "${name}" alone: it names every call of the tool.`,
+    );
+  }
   const spec = specifier!;
   try {
     switch (tool) {
@@ -187,12 +193,6 @@ export function parseRule(
         return made(family, { kind: "path", pattern: compilePathPattern(spec, base) });
       case "web_fetch":
         return made(tool, domainMatcher(spec, fail));
-      case "bash_output":
-      case "bash_kill":
-        throw fail(
-          `${name} takes no specifier`,
-          `Write "${name}" alone: it names every call of the tool.`,
-        );
     }
   } catch (e) {
     if (e instanceof RuleError) throw fail(e.message.replace(/^Cannot use /, ""), e.hint);
