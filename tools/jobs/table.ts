@@ -661,7 +661,8 @@ export function endNote(job: JobInfo, changed: ChangedFiles | undefined): string
 function tooMany(running: Job[], max: number): ToolError {
   return new ToolError(
     "too_many_jobs",
-    `Cannot start another background job: ${running.length} are running, the most this session ` +
+    `Cannot start another background job: ${running.length} ` +
+      `${running.length === 1 ? "is" : "are"} running, the most this session ` +
       `may run at once (jobs.max in crab's settings is ${max})`,
     `Stop one you no longer need with bash_kill first: ${
       running.map((j) => `${j.id} (${short(j.command, 60)})`).join(", ")

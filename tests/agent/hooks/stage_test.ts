@@ -266,8 +266,13 @@ Deno.test("hooks see a background job's calls under Claude Code's names: Bash, B
   using s = sandbox();
   const log = join(s.root, "seen.jsonl");
   const record = hookScript(s, "record.sh", `cat >> '${log}'; echo >> '${log}'`);
+  const after = join(s.root, "after.jsonl");
+  const recordAfter = hookScript(s, "after.sh", `cat >> '${after}'; echo >> '${after}'`);
   // Matched by Claude Code's names, as a hook written for it matches them.
-  userHooks(s, on("PreToolUse", "Bash|BashOutput|KillShell", record));
+  userHooks(s, {
+    ...on("PreToolUse", "Bash|BashOutput|KillShell", record),
+    ...on("PostToolUse", "Bash", recordAfter),
+  });
   await using fake = await startFakeModel(
     script(
       { name: "bash", args: { command: "sleep 30.3", run_in_background: true } },
@@ -284,4 +289,7 @@ Deno.test("hooks see a background job's calls under Claude Code's names: Bash, B
     ["KillShell", { shell_id: "b1" }],
   ]);
   assert.match(results(fake)[2], /^Killed job b1 \(sleep 30\.3\)/);
+  // The start's tool_response names the job, as Claude Code's backgroundTaskId does.
+  const [started] = Deno.readTextFileSync(after).trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(started.tool_response.backgroundTaskId, "b1");
 });

@@ -263,3 +263,29 @@ Deno.test("crab tool --jsonl: the jobs its calls started end with its input", as
   assert.match(new TextDecoder().decode(out.stdout), /Started background job b1: echo up; sleep/);
   assert.deepEqual(running(m), []);
 });
+
+Deno.test("crab -p: jobs.max in the user's settings bounds the jobs of a session", async () => {
+  using s = sandbox();
+  Deno.mkdirSync(join(s.config, "crab"));
+  Deno.writeTextFileSync(
+    join(s.config, "crab", "config.json"),
+    JSON.stringify({ jobs: { max: 1 } }),
+  );
+  const m = marker();
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: `sleep ${m}`, run_in_background: true } }] },
+    { calls: [{ name: "bash", args: { command: "echo two", run_in_background: true } }] },
+    { text: "Done." },
+  ]);
+  const r = await s.crab(crabArgs(fake, "workspace-write"), { env: { ANTHROPIC_API_KEY: "k" } });
+  assert.equal(r.code, 0, r.stderr);
+  const second = JSON.stringify(fake.modelRequests()[2].body);
+  assert.ok(
+    second.includes(
+      "Cannot start another background job: 1 is running, the most this session may run at " +
+        "once (jobs.max in crab's settings is 1)",
+    ),
+    second.slice(-2000),
+  );
+  assert.deepEqual(running(m), []);
+});
