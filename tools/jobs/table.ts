@@ -54,6 +54,11 @@ export interface JobInfo {
   failure?: string;
   /** The file that holds its output. */
   outputPath: string;
+  /**
+   * Its folder for the sockets of the TCP ports it listens on, which the
+   * sandbox's port forwarding fills (`exposePorts`); see {@link JobTable.exposedPorts}.
+   */
+  portsDir: string;
   /** Bytes it wrote in all. */
   outputBytes: number;
 }
@@ -183,6 +188,7 @@ class Job {
       signal: this.end?.signal ?? null,
       ...(this.end?.failure ? { failure: this.end.failure } : {}),
       outputPath: this.output.path,
+      portsDir: this.portsDir,
       outputBytes: this.output.totalBytes,
     };
   }

@@ -16,6 +16,7 @@ import { jobsBeside, openJobs } from "../../../tools/jobs/table.ts";
 import { HEAD_BYTES, markerLine } from "../../../tools/jobs/output.ts";
 import type { SandboxMode } from "../../../tools/policy/sandbox.ts";
 import type { DispatchResult } from "../../../tools/call/dispatch.ts";
+import { Policy } from "../../../tools/policy/policy.ts";
 
 await takeUncappedNotice();
 
@@ -296,4 +297,55 @@ Deno.test("a job never asks about a host: the proxy refuses it and bash_output n
   // The same command as a call is asked about: the job's refusal was its own rule.
   await t.h.call("bash", { command: "curl -sS -o /dev/null http://blocked.test/; true" });
   assert.deepEqual(asked, ["blocked.test"]);
+});
+
+Deno.test("a job's output file is read by later calls of the session; the rest of crab's data dir stays hidden", async () => {
+  // Not under /tmp, which is private to each sandbox: where a data dir normally is, in view.
+  const home = Deno.realPathSync(Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-jobs-" }));
+  const env = { get: (k: string) => k === "CRAB_HOME" ? home : undefined };
+  const { readTool } = await import("../../../tools/read.ts");
+  await using h = harness([bashTool, readTool], { yolo: true, env });
+  // The policy's own grant, whose unseen() hides this data dir and shows this run's spill folder.
+  h.session.sandbox =
+    new Policy({ yolo: true, env, sandbox: { mode: "workspace-write", net: false, writable: [] } })
+      .sandbox;
+  const jobs = openJobs(h.session, { env });
+  try {
+    Deno.writeTextFileSync(`${home}/secret.txt`, "not for commands\n");
+    ok(await h.call("bash", { command: "echo from-the-job", run_in_background: true }));
+    await until(() => jobs.list()[0].state === "exited", "the job ends");
+    const path = jobs.list()[0].outputPath;
+    assert.equal(ok(await h.call("bash", { command: `cat '${path}'` })), "from-the-job\n");
+    assert.equal(ok(await h.call("read", { path })), "1\tfrom-the-job\n");
+    assert.match(
+      ok(await h.call("bash", { command: `echo x >> '${path}'` })),
+      /Read-only file system/,
+    );
+    assert.match(
+      ok(await h.call("bash", { command: `cat '${home}/secret.txt'` })),
+      /secret\.txt: (No such file or directory|Permission denied)\nExit code 1$/,
+    );
+  } finally {
+    await jobs.close();
+    Deno.removeSync(home, { recursive: true });
+  }
+});
+
+Deno.test("exposedPorts() lists the sockets in running jobs' ports folders, named by port", async () => {
+  await using t = jobsHarness("danger-full-access");
+  const m = marker();
+  ok(await t.h.call("bash", { command: `sleep ${m}`, run_in_background: true }));
+  const dir = t.jobs.list()[0].portsDir;
+  assert.deepEqual(t.jobs.exposedPorts(), []);
+  const listener = Deno.listen({ transport: "unix", path: `${dir}/8000` });
+  try {
+    Deno.writeTextFileSync(`${dir}/9000`, "not a socket");
+    Deno.writeTextFileSync(`${dir}/notes`, "not a port");
+    assert.deepEqual(t.jobs.exposedPorts(), [{ port: 8000, socket: `${dir}/8000` }]);
+    await t.jobs.kill("b1");
+    // A job that ended exposes nothing.
+    assert.deepEqual(t.jobs.exposedPorts(), []);
+  } finally {
+    listener.close();
+  }
 });
