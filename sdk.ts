@@ -54,6 +54,7 @@ export type {
   Query,
   ResultBase,
   SDKAssistantMessage,
+  SDKBackgroundJob,
   SDKCompactBoundaryMessage,
   SDKInformationalMessage,
   SdkMcpToolDefinition,
