@@ -139,7 +139,8 @@ class Job {
   end: ProcessEnd | undefined;
   proc: JobProcess | undefined;
   /** Resolves once the job ended and the table knows how (its changed files included). */
-  finished: Promise<void> = Promise.resolve();
+  readonly finished: Promise<void>;
+  readonly #finish: () => void;
   /** Where the next `bash_output` starts, in the whole output. */
   readAt = 0;
   /** The model saw how it ended (by `bash_output`, `bash_kill`, or a note). */
@@ -158,6 +159,14 @@ class Job {
   constructor(id: string, command: string, readonly output: JobOutput, readonly dir: string) {
     this.id = id;
     this.command = command;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.finished = promise;
+    this.#finish = resolve;
+  }
+
+  /** The table knows how it ended (or that it never started). */
+  done(): void {
+    this.#finish();
   }
 
   get portsDir(): string {
@@ -325,18 +334,21 @@ export class JobTable {
         },
       });
     } catch (e) {
+      // Never started: its id is not given again (another start may have taken the next).
       this.#jobs.delete(id);
-      this.#seq--;
       job.changes?.close();
       output.close();
       Deno.removeSync(dir, { recursive: true });
+      job.done();
       throw e;
     }
     this.#emit("started", job);
-    job.finished = job.proc.ended.then(
+    job.proc.ended.then(
       (end) => this.#ended(job, end),
       (e) => this.#ended(job, { code: null, signal: null, failure: String(e), notes: [] }),
-    );
+    ).finally(() => job.done());
+    // Stopped while its sandbox was being made (the session ended meanwhile): it stops now.
+    if (job.killed) job.proc.stop();
     return job.info();
   }
 
@@ -535,6 +547,7 @@ export class JobTable {
     const wasRunning = !job.over;
     if (wasRunning) {
       job.killed = true;
+      // A job whose sandbox is still being made is stopped as soon as it has one.
       job.proc?.stop();
     }
     await job.finished;
