@@ -152,6 +152,8 @@ class Job {
   changed: ChangedFiles | undefined;
   /** Proxy refusals already shown by `bash_output`. */
   refusalsShown = 0;
+  /** The pending `output` event of a burst's end, if any. */
+  outputTimer: ReturnType<typeof setTimeout> | undefined;
   #partial = "";
   #lastLine = "";
   readonly #decoder = new TextDecoder();
@@ -330,6 +332,14 @@ export class JobTable {
           if (now - lastEvent >= OUTPUT_EVENT_MS) {
             lastEvent = now;
             this.#emit("output", job);
+          } else if (job.outputTimer === undefined) {
+            // The last output of a burst is told too, once the window has passed.
+            job.outputTimer = setTimeout(() => {
+              job.outputTimer = undefined;
+              lastEvent = performance.now();
+              if (!job.over) this.#emit("output", job);
+            }, OUTPUT_EVENT_MS - (now - lastEvent));
+            Deno.unrefTimer(job.outputTimer);
           }
         },
       });
@@ -354,6 +364,8 @@ export class JobTable {
 
   async #ended(job: Job, end: ProcessEnd): Promise<void> {
     job.over = true;
+    clearTimeout(job.outputTimer);
+    job.outputTimer = undefined;
     job.endedAt = Date.now();
     job.endedAtMono = performance.now();
     job.output.close();

@@ -349,3 +349,29 @@ Deno.test("exposedPorts() lists the sockets in running jobs' ports folders, name
     listener.close();
   }
 });
+
+Deno.test("subscribe() tells a job's start, its output (the last line), its reads and its end", async () => {
+  await using t = jobsHarness("danger-full-access");
+  const events: [string, string, string][] = [];
+  const stop = t.jobs.subscribe((e) => events.push([e.kind, e.job.state, e.job.lastLine]));
+  ok(
+    await t.h.call("bash", {
+      command: "echo first; sleep 0.4; echo last",
+      run_in_background: true,
+    }),
+  );
+  await until(() => events.some(([k]) => k === "ended"), "the job ends");
+  ok(await t.h.call("bash_output", { id: "b1" }));
+  stop();
+  ok(await t.h.call("bash_output", { id: "b1" }));
+  assert.deepEqual(events[0], ["started", "running", ""]);
+  const outputs = events.filter(([k]) => k === "output");
+  assert.deepEqual(outputs[0], ["output", "running", "first"]);
+  assert.deepEqual(events.slice(-2), [["ended", "exited", "last"], ["read", "exited", "last"]]);
+  const [info] = t.jobs.list();
+  assert.deepEqual(
+    [info.id, info.command, info.state, info.exitCode, info.lastLine],
+    ["b1", "echo first; sleep 0.4; echo last", "exited", 0, "last"],
+  );
+  assert.ok(info.ageMs >= 400 && info.endedAt !== null, JSON.stringify(info));
+});
