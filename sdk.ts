@@ -55,6 +55,7 @@ export type {
   Query,
   ResultBase,
   SDKAssistantMessage,
+  SDKBackgroundJob,
   SDKCompactBoundaryMessage,
   SDKInformationalMessage,
   SdkMcpToolDefinition,

@@ -20,8 +20,12 @@ import type { AnyTool, ToolClass } from "../tools/tool.ts";
 /** One connection's crab session: the dispatcher its calls go through, and how to end it. */
 export interface ServeSession {
   dispatcher: Dispatcher;
-  /** Called once, after the connection closed and its calls settled (or the wait ran out). */
-  end(): void;
+  /**
+   * Called once, after the connection closed and its calls settled (or the
+   * wait ran out); the connection counts as closed once it resolves (its
+   * background jobs are gone).
+   */
+  end(): void | Promise<void>;
 }
 
 /** What every connection of a server shares. */
@@ -193,9 +197,13 @@ export async function connect(transport: Transport, opts: ServeOptions): Promise
   server.onclose = () => {
     if (ended) return;
     ended = true;
-    settle([...inflight], SETTLE_MS).finally(() => {
+    settle([...inflight], SETTLE_MS).finally(async () => {
       try {
-        session.end();
+        await session.end();
+      } catch (e) {
+        log(
+          `crab mcp serve: the session did not end cleanly: ${e instanceof Error ? e.message : e}`,
+        );
       } finally {
         resolve();
       }

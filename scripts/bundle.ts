@@ -46,6 +46,7 @@ const ROOT = new URL("..", import.meta.url).pathname;
  */
 const HIDDEN_ENTRIES = [
   { source: "tools/search/grep_worker.ts", specifier: "./grep_worker.ts" },
+  { source: "tools/jobs/_filter_worker.ts", specifier: "./_filter_worker.ts" },
   { source: "agent/cli/mod.ts", specifier: "./agent/cli/mod.ts" },
   { source: "agent/telemetry/restart.ts", specifier: "./agent/telemetry/restart.ts" },
   { source: "agent/settings/files.ts", specifier: "./agent/settings/files.ts" },

@@ -124,12 +124,14 @@ if (printOnly) {
 const name = toolsArg ? "custom" : presetArg ?? "full";
 const out = output ?? `dist/crab${name === "full" ? "" : `-${name}`}`;
 const root = new URL("..", import.meta.url).pathname;
-// grep's, the image decoder's and the PDF reader's workers are loaded by URL at run time, and the bundle's chunks
-// by hidden imports: both must be embedded explicitly. So is the command tree, which main.ts may import by a specifier
-// Deno does not follow at start-up.
+// grep's, bash_output's filter's, the image decoder's and the PDF reader's workers are loaded by
+// URL at run time, and the bundle's chunks by hidden imports: both must be embedded explicitly. So
+// is the command tree, which main.ts may import by a specifier Deno does not follow at start-up.
 let entry = [
   "--include",
   "tools/search/grep_worker.ts",
+  "--include",
+  "tools/jobs/_filter_worker.ts",
   "--include",
   "tools/fs/media/_image_worker.ts",
   "--include",

@@ -137,6 +137,8 @@ export const E2E: readonly string[] = [
   "tests/tools/host/capabilities_test.ts",
   "tests/tools/host/own_roots_test.ts",
   "tests/tools/host/processes_test.ts",
+  "tests/tools/jobs/process_test.ts",
+  "tests/tools/jobs/table_test.ts",
   "tests/tools/policy/decision_test.ts",
   "tests/tools/policy/differential_test.ts",
   "tests/tools/policy/policy_test.ts",
@@ -161,7 +163,7 @@ export const E2E: readonly string[] = [
   "tests/tools/sandbox/sockets_test.ts",
   "tests/tools/search/walk_first_test.ts",
   "tests/tools/search/walk_test.ts",
-  "tests/tools/web_fetch_rebinding_test.ts",
+  "tests/tools/web/web_fetch_rebinding_test.ts",
   "tests/tools/write_test.ts",
 ];
 

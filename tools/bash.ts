@@ -3,7 +3,9 @@
  * collecting its output in bounded memory. In the session's sandbox (the
  * default) it runs under bubblewrap, in its own PID namespace, so nothing it
  * started survives the call; only `danger-full-access` runs it directly, in its
- * own process group.
+ * own process group. With `run_in_background` the command becomes one of the
+ * session's background jobs (`jobs/table.ts`), the one thing a call starts
+ * that outlives it.
  *
  * @module
  */
@@ -30,11 +32,14 @@ import { credentialNote } from "./policy/credentials.ts";
 import { configDir } from "./fs/data_dir.ts";
 import { isWithin } from "./fs/workspace.ts";
 import { join, relative } from "node:path";
+import { jobsOf, short } from "./jobs/table.ts";
 
 /** Arguments of the bash tool. */
 export interface BashArgs {
   command: string;
   timeout_ms?: number;
+  /** Start the command as a background job of the session and return at once. */
+  run_in_background?: boolean;
 }
 
 /** Default timeout of a call. */
@@ -196,9 +201,11 @@ interface Ending {
 }
 
 /** What the call's end promises: macOS has no PID namespace, so only the process group goes. */
-const ENDS_WITH_CALL = Deno.build.os === "darwin"
-  ? "what stays in the command's process group ends with the call"
-  : "nothing a call starts outlives it";
+const ENDS_WITH_CALL =
+  (Deno.build.os === "darwin"
+    ? "what stays in the command's process group ends with the call"
+    : "nothing a call starts outlives it") +
+  "; run_in_background starts a job that does";
 
 function finish(
   { text, bytesFull }: { text: string; bytesFull?: number },
@@ -340,7 +347,7 @@ async function runSandboxed(
 ): Promise<ToolResult> {
   // The clock stops while the user is asked about a host (network by domain).
   let pause = (_until: Promise<unknown>) => {};
-  const sc = await sandboxCommand(ctx.session, command, (until) => pause(until));
+  const sc = await callSandbox(ctx.session, command, (until) => pause(until));
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(sc.program, {
@@ -432,6 +439,41 @@ async function runSandboxed(
     ...result,
     ...(hosts.length ? { hosts } : {}),
     ...(refusals.length ? { refusals } : {}),
+  };
+}
+
+/**
+ * A call's sandbox. The ports the session's running jobs listen on are what
+ * the sandbox's port forwarding takes, as
+ * `sandboxCommand(session, command, pause, { forwardPorts: forwardedPorts(session) })`.
+ */
+function callSandbox(
+  session: Session,
+  command: string,
+  pause: (until: Promise<unknown>) => void,
+): ReturnType<typeof sandboxCommand> {
+  return sandboxCommand(session, command, pause);
+}
+
+/** The ports the session's running jobs listen on, as (port, socket) pairs for the call's sandbox. */
+export function forwardedPorts(session: Session): { port: number; socket: string }[] {
+  return jobsOf(session)?.exposedPorts() ?? [];
+}
+
+/**
+ * Starts `command` as a background job of the session (`jobs/table.ts`) and
+ * says at once where it goes: its id, its command, its output file.
+ */
+async function startBackground(command: string, ctx: ToolContext): Promise<ToolResult> {
+  const jobs = jobsOf(ctx.session);
+  // Every front end opens its sessions' job tables (the workbench does): none is crab's defect.
+  if (!jobs) throw new Error("this session has no job table, so it cannot keep a background job");
+  const job = await jobs.start(command, bashEnv());
+  return {
+    output: `Started background job ${job.id}: ${short(command, 200)}\n` +
+      `Its output goes to ${job.outputPath}. Read what is new with bash_output ` +
+      `{"id": "${job.id}"}; stop it with bash_kill {"id": "${job.id}"}. It runs until it ends, ` +
+      "is stopped, or the session ends; you are told when it ends on its own.",
   };
 }
 
@@ -541,6 +583,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
 }
 
 function run(args: BashArgs, ctx: ToolContext): Promise<ToolResult> {
+  if (args.run_in_background) return startBackground(args.command, ctx);
   const timeoutMs = Math.min(args.timeout_ms ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
   return ctx.session.sandbox.mode === "danger-full-access"
     ? runDirect(args.command, ctx, timeoutMs)
@@ -562,11 +605,16 @@ export const bashTool: Tool<BashArgs> = {
         minimum: 1,
         maximum: MAX_TIMEOUT_MS,
       },
+      run_in_background: {
+        type: "boolean",
+        description: "Start the command as a background job and return at once with its id " +
+          "(a server, a watcher, a long build); read it with bash_output, stop it with bash_kill.",
+      },
     },
     required: ["command"],
     additionalProperties: false,
   },
   run,
   timeoutMs: (args) => args.timeout_ms ?? DEFAULT_TIMEOUT_MS,
-  summarize: (args) => `run: ${args.command}`,
+  summarize: (args) => `${args.run_in_background ? "run in background" : "run"}: ${args.command}`,
 };

@@ -115,7 +115,11 @@ export const BUILTIN_TOOLS = [
     class: "exec",
     defaultIn: ["run"],
     presets: ["full", "no-web"],
-    claude: { name: "Bash", aliases: [], args: { command: "command", timeout_ms: "timeout" } },
+    claude: {
+      name: "Bash",
+      aliases: [],
+      args: { command: "command", timeout_ms: "timeout", run_in_background: "run_in_background" },
+    },
   },
   {
     name: "glob",
@@ -142,6 +146,26 @@ export const BUILTIN_TOOLS = [
         max_results: "head_limit",
       },
     },
+  },
+  {
+    // Reading a job this session started never asks, as reading a file does not.
+    name: "bash_output",
+    class: "read",
+    defaultIn: ["run"],
+    presets: ["full", "no-web"],
+    claude: {
+      name: "BashOutput",
+      aliases: ["TaskOutput"],
+      args: { id: "bash_id", filter: "filter" },
+    },
+  },
+  {
+    // Stopping a job this session started leaves less running: it never asks either.
+    name: "bash_kill",
+    class: "read",
+    defaultIn: ["run"],
+    presets: ["full", "no-web"],
+    claude: { name: "KillShell", aliases: ["TaskStop"], args: { id: "shell_id" } },
   },
   {
     name: "web_fetch",

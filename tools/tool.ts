@@ -227,6 +227,11 @@ export interface Tool<A = Record<string, unknown>> {
    * reads): the turn loop runs it beside read-class calls of the same response.
    */
   readsOnly?(args: A): boolean;
+  /**
+   * The tool it works with, and is offered with and only with
+   * (`call/builtins.ts`' `withCompanions`): bash_output and bash_kill with bash.
+   */
+  companionOf?: string;
   /** How long a call may take (bash's `timeout_ms`); it also bounds a wait for the workspace lock. */
   timeoutMs?(args: A): number;
   run(args: A, ctx: ToolContext): Promise<ToolResult>;
@@ -346,6 +351,9 @@ export const TOOL_ERROR_CODES = {
   // bash.
   sandbox_unavailable: "there is no working sandbox, and bash runs only inside one",
   sandbox_failed: "the sandbox could not start the command",
+  too_many_jobs: "the session runs as many background jobs as it may: one must end first",
+  // bash_output and bash_kill.
+  job_not_found: "no background job of this session has that id",
   // web_fetch.
   invalid_url: "the URL is not a valid absolute URL, or carries credentials",
   unsupported_scheme: "the URL's scheme is not http or https",

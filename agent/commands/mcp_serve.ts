@@ -11,7 +11,8 @@ import { connect, serveHttp, type ServeOptions, StdioTransport } from "../../mcp
 import { type AllowedClass, Policy } from "../../tools/policy/policy.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { withCompanions } from "../../tools/call/builtins.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { onExit } from "../../tools/host/processes.ts";
 import { Registry } from "../../tools/call/registry.ts";
@@ -102,8 +103,8 @@ export function selectTools(
   }
   if (opts.web && !names.includes("web_fetch")) names.push("web_fetch");
   const wanted = new Set(names);
-  // Offered in the built-ins' own order, each once.
-  return available.filter((t) => wanted.has(t.name));
+  // Offered in the built-ins' own order, each once; bash's companions wherever bash is.
+  return withCompanions(available.filter((t) => wanted.has(t.name)), available);
 }
 
 function parsePort(value: string): number {
@@ -145,7 +146,10 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     domains: opts.permissions?.allowDomain,
     jobPortsOnHost: opts.permissions?.jobPortsOnHost,
   });
-  tools = withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode);
+  tools = withCompanions(
+    withPermission(tools, workspace, (m) => console.error(`crab: ${m}`), sandbox.mode),
+    [],
+  );
   settings.undo(); // a broken config stops the command before anything starts
   for (const n of settings.permissions().notices) console.error(`crab: ${n}`);
   const hooks = settings.hooks({
@@ -192,7 +196,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     open() {
       const runId = store.startRun({ mode: "mcp-serve", workspace });
       openRuns.add(runId);
-      const { dispatcher } = workbench({
+      const { dispatcher, jobs } = workbench({
         settings,
         registry,
         store,
@@ -209,7 +213,9 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
       });
       return {
         dispatcher,
-        end() {
+        // A connection's background jobs end with it.
+        async end() {
+          await jobs.close();
           if (!openRuns.delete(runId)) return;
           store.endRun(runId, { status: "ok" });
         },

@@ -10,7 +10,7 @@
 
 import { printable } from "../../tools/fs/printable.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import { createTaskTool } from "../subagents/task.ts";
 import { type Explained, permissionDecision } from "../../tools/policy/decision.ts";
 import { crabNameOf, fromClaudeInput } from "../../tools/table.ts";

@@ -12,9 +12,9 @@ import { Registry } from "../../tools/call/registry.ts";
 import type { AllowedClass, Policy } from "../../tools/policy/policy.ts";
 import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
-import { builtinTools } from "../../tools/call/builtins.ts";
+import { builtinTools, withCompanions } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { printable } from "../../tools/fs/printable.ts";
@@ -278,11 +278,9 @@ export async function toolCommand(
       } catch {
         // A broken user config is the run's to report; the listing goes on without it.
       }
-      const present = withPermission(
-        registry.list(),
-        opts.cwd,
-        (m) => console.error(`crab: ${m}`),
-        mode,
+      const present = withCompanions(
+        withPermission(registry.list(), opts.cwd, (m) => console.error(`crab: ${m}`), mode),
+        [],
       );
       console.log(listing(new Registry(present)));
       return 0;
@@ -345,7 +343,7 @@ async function runCalls(
   const store = new Store();
   const runId = store.startRun({ mode: "tool", workspace: settings.workspace });
   const telemetry = await loadTelemetry();
-  const { policy, dispatcher } = workbench({
+  const { policy, dispatcher, jobs } = workbench({
     settings,
     registry,
     store,
@@ -377,6 +375,8 @@ async function runCalls(
       code = await runJsonl(dispatcher, mcp);
     }
   } finally {
+    // Background jobs end with the command: after its last call, or at the end of its input.
+    await jobs.close();
     store.endRun(runId, { status: code === 0 ? "ok" : "error" });
     store.close();
   }

@@ -75,15 +75,21 @@ export class ToolResponses {
     const r = ran.result;
     const path = pathOf(call);
     switch (call.tool.name) {
-      case "bash":
+      case "bash": {
+        // A background job's start, as Claude Code gives it: the job's id to read it by.
+        const job = call.input.run_in_background === true
+          ? /^Started background job (b\d+):/.exec(r.output)?.[1]
+          : undefined;
         return {
           stdout: r.output.replace(/\n+$/, ""),
           stderr: "",
           interrupted: r.outcome === "timeout",
           isImage: false,
           noOutputExpected: false,
+          ...(job ? { backgroundTaskId: job } : {}),
           crab_exit_code: r.exitCode ?? null,
         };
+      }
       case "read":
         // An image or PDF: Claude Code's shape, with its sizes; its bytes go to the model only.
         if (path && r.media) {

@@ -66,9 +66,12 @@ export function hookContext(event: string, text: string): string {
   return `<${event}-hook>\n${text}\n</${event}-hook>`;
 }
 
-/** True for a text {@link Agent.note} added (a `!` command's output, an undo): not a prompt. */
+/**
+ * True for a text {@link Agent.note} added (a `!` command's output, an undo), or
+ * a background job's end: not a prompt.
+ */
 export function isNote(text: string): boolean {
-  return /^<(bash-input|system-reminder)>/.test(text);
+  return /^<(bash-input|system-reminder)>|^\[job b\d+ /.test(text);
 }
 
 /** One conversation with the model. */
@@ -121,8 +124,15 @@ export class Agent {
     this.#opts.onMessage?.(message, this.messages.length - 1);
   }
 
-  /** Adds the user's prompt, merging with a trailing user message so roles alternate. */
-  #pushUser(blocks: ContentBlock[]): void {
+  /**
+   * Adds the user's prompt, merging with a trailing user message so roles
+   * alternate; what {@link AgentOptions.notes} has to say goes with it.
+   */
+  #pushUser(given: ContentBlock[]): void {
+    const notes = this.#opts.notes?.() ?? [];
+    const blocks: ContentBlock[] = notes.length
+      ? [...given, { type: "text", text: notes.join("\n") }]
+      : given;
     const last = this.messages[this.messages.length - 1];
     if (last?.role === "user") {
       const prior: ContentBlock[] = typeof last.content === "string"

@@ -116,6 +116,11 @@ export interface AgentOptions {
       cacheWriteTokens?: number;
     },
   ): void;
+  /**
+   * Lines the model reads with the next message it gets, asked each time one
+   * is added (a prompt, a turn's tool results): background jobs that ended.
+   */
+  notes?(): string[];
 }
 
 /** Hooks the turn loop calls (Claude Code's UserPromptSubmit, Stop and PreCompact). */

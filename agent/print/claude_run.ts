@@ -515,6 +515,7 @@ export class ClaudeRun {
       ...(failed && {
         failure: { subtype: "error_max_structured_output_retries", error: schemaFailure! },
       }),
+      jobs: run.jobs.list(),
     });
     if (result.status === "provider_error" && result.providerError && why) {
       this.sink.emit(apiErrorEvent(result.providerError, why, run.sessionId));

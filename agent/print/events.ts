@@ -13,6 +13,7 @@
 import type { DispatchResult } from "../../tools/call/dispatch.ts";
 import { claudeNameOf } from "../../tools/table.ts";
 import type { SandboxRefusal, ToolErrorCode } from "../../tools/tool.ts";
+import type { JobInfo } from "../../tools/jobs/table.ts";
 import type { BlockedPrompt, TurnStatus } from "../loop/loop.ts";
 import type { CompactInfo } from "../loop/compact.ts";
 import { contextWindow, maxOutputTokens } from "../providers/models.ts";
@@ -416,6 +417,21 @@ export interface ResultFacts {
   structuredOutput?: unknown;
   /** A failure after the model's turns ended well (an answer that missed `--json-schema`). */
   failure?: { subtype: string; error: string };
+  /** The session's background jobs, as they stand at the result (none: no list). */
+  jobs?: readonly JobInfo[];
+}
+
+/** A background job as a result lists it (`background_jobs`). */
+function jobEntry(j: JobInfo) {
+  return {
+    id: j.id,
+    command: j.command,
+    state: j.state,
+    exit_code: j.exitCode,
+    killed: j.state === "killed",
+    ...(j.signal ? { signal: j.signal } : {}),
+    output_file: j.outputPath,
+  };
 }
 
 /**
@@ -480,5 +496,6 @@ export function resultEvent(f: ResultFacts): PrintJson {
     tool_calls: f.stats,
     tool_errors: f.toolErrors,
     sandbox_denials: f.sandboxDenials ?? [],
+    ...(f.jobs?.length ? { background_jobs: f.jobs.map(jobEntry) } : {}),
   };
 }

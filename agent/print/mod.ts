@@ -326,6 +326,8 @@ class PrintRun extends ClaudeRun {
       return { code: EXIT.usage, status: "error" };
     }
     const status = done.result.status;
+    // A run of one prompt never waits for its jobs: they end with its answer, before its result.
+    if (this.opts.inputFormat !== "stream-json") await run.jobs.close();
     // Once refused, the run stays refused: a later prompt of the stream does not clear it.
     this.#refused ||= this.tally.denials.length > 0 || this.tally.sandboxDenials.length > 0;
     const r = this.report(run, done, this.format === "json");

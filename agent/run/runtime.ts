@@ -18,9 +18,9 @@ import type { Mode } from "../../tools/policy/mod.ts";
 import { ruleAppliesTo } from "../../tools/policy/rules.ts";
 import { skillRuleMatches } from "../../tools/policy/decide.ts";
 import type { AnyTool, ApprovalRequest } from "../../tools/tool.ts";
-import { builtinTools } from "../../tools/call/builtins.ts";
+import { builtinTools, withCompanions } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
@@ -53,6 +53,7 @@ import {
 } from "../providers/mod.ts";
 import { chooseWindow, type WindowChoice } from "../providers/context_window.ts";
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
+import type { JobTable } from "../../tools/jobs/table.ts";
 import type { HookCommand, HookOutput } from "../hooks/mod.ts";
 import { TranscriptFile } from "../hooks/transcript.ts";
 import { resolveModel, withFallback } from "../providers/fallback.ts";
@@ -172,7 +173,15 @@ export interface Runtime {
     /** Fires the Notification hooks (`idle_prompt`: the prompt waits for the user). */
     notification(message: string, type: string): Promise<void>;
   };
-  /** Records the end of the run (after the SessionEnd hooks) and closes the store. */
+  /**
+   * The session's background jobs (`tools/jobs/table.ts`): what front ends
+   * list and stop; {@link Runtime.finish} ends those still running.
+   */
+  jobs: JobTable;
+  /**
+   * Ends the session's background jobs, records the end of the run (after the
+   * SessionEnd hooks) and closes the store.
+   */
   finish(status: string): Promise<void>;
 }
 
@@ -238,14 +247,19 @@ function offeredTools(
   const { rules } = settings.permissions();
   const deniedWhole = (t: AnyTool) =>
     rules.some((r) => r.effect === "deny" && r.matcher.kind === "any" && ruleAppliesTo(r, t.name));
+  const available = [...builtinTools(), webFetch, createSkillTool(skills), task];
   // The skill tool is offered where there is a skill for the model to load.
   const loadable = skills.skills.some((s) => s.modelInvocable);
-  const offered = withPermission(
-    chooseTools(
-      [...builtinTools(), webFetch, createSkillTool(skills), task],
-      toolNames?.filter((n) => !n.includes("__")),
-      flags.web ?? crab.web ?? false,
-    ).filter((t) => !deniedWhole(t) && (t.name !== "skill" || loadable)),
+  // bash's companions (bash_output, bash_kill) are offered where bash is, and nowhere else.
+  const chosen = chooseTools(
+    available,
+    toolNames?.filter((n) => !n.includes("__")),
+    flags.web ?? crab.web ?? false,
+  );
+  const permitted = withPermission(
+    withCompanions(chosen, available).filter((t) =>
+      !deniedWhole(t) && (t.name !== "skill" || loadable)
+    ),
     settings.workspace,
     flags.refuseMissingPermissions
       ? (m) => {
@@ -257,6 +271,7 @@ function offeredTools(
       : notice,
     sandboxMode,
   );
+  const offered = withCompanions(permitted, []);
   if (flags.webAllowPrivate && !offered.some((t) => t.name === "web_fetch")) {
     throw new UsageError(
       "Cannot use --web-allow-private without web_fetch: it is not offered in this run",
@@ -709,6 +724,8 @@ class RunSession {
         this.#transcript?.replace(all);
       },
       ...(userHooks.forLoop ? { hooks: userHooks.loopHooks() } : {}),
+      // A background job that ended on its own is told with the next message.
+      notes: () => this.bench.jobs.takeNotes(),
       // Each request priced as the model that answered it (opusplan's two, a fallback).
       budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
       // What a skill the model loaded allows holds for that turn only.
@@ -765,7 +782,7 @@ class RunSession {
   runtime(provider: Provider, printDefault: boolean, sandbox: SandboxMode): Runtime {
     const { settings, opened, registry, mcp, skills } = this.#parts;
     const { store, transcripts, runId } = opened;
-    const { dispatcher, session, hooks: userHooks } = this.bench;
+    const { dispatcher, session, hooks: userHooks, jobs } = this.bench;
     const agent = this.#agent!;
     const policy = this.policy;
     const hookConfig = settings.hooks();
@@ -820,6 +837,7 @@ class RunSession {
       registry,
       policy,
       dispatcher,
+      jobs,
       store,
       transcripts,
       runId,
@@ -836,6 +854,8 @@ class RunSession {
         finished = true;
         // Closing asks the servers to stop; their groups die with crab in any case.
         mcp.close();
+        // Every job still running is stopped now (at an exit, before crab kills its groups).
+        const ending = jobs.close();
         // Recorded at once: crab may be exiting (a signal) and not wait for what follows.
         store.endRun(runId, {
           status,
@@ -846,6 +866,7 @@ class RunSession {
         });
         // A probe under way finishes (and says what it found) before the run ends.
         await run.#parts.probe?.started();
+        await ending;
         await userHooks.sessionEnd(status === "aborted" ? "other" : "exit");
         store.close();
       },

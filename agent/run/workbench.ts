@@ -40,10 +40,18 @@ import { type HookOutput, Hooks } from "../hooks/mod.ts";
 import { hookStage, untrustedGuardStage } from "../hooks/stage.ts";
 import type { SdkHookBridge } from "../hooks/sdk.ts";
 import { recordHookRun } from "../store/hook_runs.ts";
+import { recordJobEnd, recordJobRead, recordJobStart } from "../store/jobs.ts";
 import type { Store } from "../store/observe.ts";
-import type { Telemetry } from "../telemetry/mod.ts";
+import type { JobSpanEnd, Telemetry } from "../telemetry/mod.ts";
 import { undoStage } from "../undo/stage.ts";
 import { retentionOf } from "../undo/retention.ts";
+import { watchFromNow } from "../undo/watch.ts";
+import {
+  type ChangeWatch,
+  type JobEvent,
+  type JobTable,
+  openJobs,
+} from "../../tools/jobs/table.ts";
 
 /** What the front end decides about its session's policy. */
 export interface PolicyChoice {
@@ -111,6 +119,11 @@ export interface Workbench {
   session: Session;
   hooks: Hooks;
   dispatcher: Dispatcher;
+  /**
+   * The session's background jobs. The front end closes the table when the
+   * session ends (`jobs.close()`): every job still running is stopped then.
+   */
+  jobs: JobTable;
 }
 
 /** Puts a session together (see the module doc). */
@@ -153,6 +166,12 @@ export function workbench(opts: WorkbenchOptions): Workbench {
   });
   const session = new Session(settings.workspace);
   session.sandbox = policy.sandbox;
+  const jobs = openJobs(session, {
+    max: settings.crab().settings.jobs?.max,
+    watchChanges: () => jobWatch(settings.workspace),
+    changeRefusal: (path, isDir) => policy.changeRefusal(path, settings.workspace, isDir),
+  });
+  jobs.subscribe(jobRecorder(store, runId, telemetry, opts.hooks.sessionId));
   const approval: ApprovalPolicy = {
     approve: async (request, signal) => {
       await opts.beforeApproval?.(request);
@@ -177,7 +196,52 @@ export function workbench(opts: WorkbenchOptions): Workbench {
     runId,
     stages,
   });
-  return { policy, session, hooks, dispatcher };
+  return { policy, session, hooks, dispatcher, jobs };
+}
+
+/** What changed in the workspace while a job ran, from undo's file watcher (none before it runs). */
+function jobWatch(workspace: string): ChangeWatch | undefined {
+  const sub = watchFromNow(workspace);
+  if (!sub) return undefined;
+  return {
+    async take() {
+      const flushed = await sub.flush();
+      const { paths, complete } = sub.take();
+      return { paths, complete: complete && flushed };
+    },
+    close: () => sub.close(),
+  };
+}
+
+/**
+ * Keeps each job's start, reads and end in the store (the starting call and
+ * each read are observations of their own), and gives it a span when
+ * telemetry is on.
+ */
+function jobRecorder(
+  store: Store,
+  runId: string,
+  telemetry: Telemetry | undefined,
+  sessionId: () => string,
+): (event: JobEvent) => void {
+  const spans = new Map<string, (end: JobSpanEnd) => void>();
+  return (event) => {
+    const job = event.job;
+    if (event.kind === "started") {
+      recordJobStart(store, runId, job);
+      const span = telemetry?.jobSpan({ runId, sessionId }, job.id);
+      if (span) spans.set(job.id, span);
+    } else if (event.kind === "read") recordJobRead(store, runId, job.id);
+    else if (event.kind === "ended") {
+      recordJobEnd(store, runId, job);
+      spans.get(job.id)?.({
+        state: job.state,
+        exitCode: job.exitCode,
+        outputBytes: job.outputBytes,
+      });
+      spans.delete(job.id);
+    }
+  };
 }
 
 /** A one-shot call watches a workspace of at least this many files (see `undoStage`'s `watchFrom`). */

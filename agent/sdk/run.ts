@@ -265,6 +265,8 @@ async function runScoped(
       const done = await claude.answer(rt, text, schema);
       if (done.kind === "refused") throw new UsageError(done.message);
       status = done.result.status;
+      // One prompt given as a string: its jobs end with its answer, before its result.
+      if (typeof prompt === "string") await rt.jobs.close();
       claude.report(rt, done);
       if (abort?.aborted || closed.aborted) break;
     }

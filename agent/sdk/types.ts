@@ -304,6 +304,26 @@ export interface ResultBase {
   provider: string;
   /** The sandbox mode bash ran in: `workspace-write`, `read-only` or `danger-full-access`. */
   sandbox: string;
+  /** The session's background jobs as they stand, when it started any (crab's own). */
+  background_jobs?: SDKBackgroundJob[];
+}
+
+/** A background job of the session, as a result lists it. */
+export interface SDKBackgroundJob {
+  /** `b1`, `b2`, … in the order the session started them. */
+  id: string;
+  /** The command, as bash was given it. */
+  command: string;
+  /** `running`, `exited`, `killed` or `failed`. */
+  state: string;
+  /** Its exit code once it exited; null while it runs, or when a signal ended it. */
+  exit_code: number | null;
+  /** crab stopped it: bash_kill, or the session's end (a print run's final answer). */
+  killed: boolean;
+  /** The signal that ended it, when one did. */
+  signal?: string;
+  /** The file that holds its output. */
+  output_file: string;
 }
 
 /** The last message of a prompt: the answer, its cost and its denials, or what ended it. */

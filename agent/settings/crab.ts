@@ -71,6 +71,8 @@ export interface CrabSettings {
    * per session (50), model turns each (50), how deep they nest (1: none start more).
    */
   subagents?: { maxRunning?: number; maxPerSession?: number; maxTurns?: number; maxDepth?: number };
+  /** Background jobs (bash's `run_in_background`): how many run at once per session (default 8). */
+  jobs?: { max?: number };
 }
 
 /** A field's check: the type it must have, said the way an error names it. */
@@ -131,6 +133,12 @@ const KINDS: Record<keyof CrabSettings, FieldKind> = {
       Object.entries(v).every(([k, n]) =>
         ["maxRunning", "maxPerSession", "maxTurns", "maxDepth"].includes(k) && POSITIVE_INT.ok(n)
       ),
+  },
+  jobs: {
+    want: "an object with max, a positive integer",
+    ok: (v) =>
+      !!v && typeof v === "object" && !Array.isArray(v) &&
+      Object.entries(v).every(([k, n]) => k === "max" && POSITIVE_INT.ok(n)),
   },
   sandbox: {
     want: "an object with mode, writable, limits, network, credentials and jobPortsOnHost",

@@ -162,6 +162,24 @@ export function liveTelemetry(): Telemetry {
         span.end();
       };
     },
+    jobSpan: (run, jobId) => {
+      // Under the call that started it (the active span), which it outlives.
+      const span = tracer.startSpan(`job ${jobId}`, {
+        kind: SpanKind.INTERNAL,
+        attributes: { "crab.job.id": jobId, ...runIds(run).ids() },
+      });
+      return (end) => {
+        span.setAttributes({
+          "crab.job.state": end.state,
+          "crab.job.output_bytes": end.outputBytes,
+          ...(end.exitCode === null ? {} : { "crab.job.exit_code": end.exitCode }),
+        });
+        if (end.state === "failed") {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: "failed" });
+        }
+        span.end();
+      };
+    },
   };
 }
 

@@ -9,7 +9,7 @@
 import { otelLive } from "./live.ts";
 import type { Telemetry } from "./types.ts";
 
-export type { HookSpanEnd, RunIds, RunParts, Telemetry } from "./types.ts";
+export type { HookSpanEnd, JobSpanEnd, RunIds, RunParts, Telemetry } from "./types.ts";
 
 /** Telemetry when Deno exports it, else undefined (and nothing is loaded). */
 export async function loadTelemetry(): Promise<Telemetry | undefined> {
@@ -36,6 +36,14 @@ export async function loadTelemetry(): Promise<Telemetry | undefined> {
       hookSpan(ids, event, command) {
         try {
           return live.hookSpan(ids, event, command);
+        } catch (e) {
+          notice(e);
+          return () => {};
+        }
+      },
+      jobSpan(ids, jobId) {
+        try {
+          return live.jobSpan(ids, jobId);
         } catch (e) {
           notice(e);
           return () => {};

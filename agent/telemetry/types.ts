@@ -42,6 +42,19 @@ export interface Telemetry {
    * hook runs); the returned function ends it with how the hook ended.
    */
   hookSpan(ids: RunIds, event: string, command: string): (end: HookSpanEnd) => void;
+  /**
+   * Starts a `job ID` span for a background job, from its start to its end;
+   * the returned function ends it with how the job ended.
+   */
+  jobSpan(ids: RunIds, jobId: string): (end: JobSpanEnd) => void;
+}
+
+/** How a background job ended, for its span. */
+export interface JobSpanEnd {
+  /** `exited`, `killed` or `failed`. */
+  state: string;
+  exitCode: number | null;
+  outputBytes: number;
 }
 
 /** How a hook run ended, for its span. */

@@ -28,6 +28,8 @@ export interface Step {
   p: string;
   from: Entry | null;
   to: Entry | null;
+  /** Why the path is left as it is whatever it holds (a background job may have changed it). */
+  held?: string;
 }
 
 /** A path left as it is, and why. */
@@ -115,6 +117,10 @@ export function restore(
     }
     const cur = overlay.has(step.p) ? overlay.get(step.p)! : currentOf(abs, step.from ?? step.to);
     if (sameEntry(cur, step.to)) continue;
+    if (step.held) {
+      out.conflicts.push({ p: step.p, why: step.held });
+      continue;
+    }
     if (!sameEntry(cur, step.from)) {
       out.conflicts.push({
         p: step.p,
@@ -209,7 +215,15 @@ function put(abs: string, cur: Entry | null, to: Entry | null, bytes?: Uint8Arra
 export function undoSteps(records: readonly CallRecord[]): Step[] {
   const steps: Step[] = [];
   for (const r of records) {
-    const back = r.changes.map((c) => ({ p: c.p, from: c.a, to: c.b }));
+    const shared = new Set(r.beside?.paths ?? []);
+    const held = r.beside && `background job ${r.beside.jobs.join(", ")} ran during this call ` +
+        "and may have changed it too; kept as it is";
+    const back = r.changes.map((c) => ({
+      p: c.p,
+      from: c.a,
+      to: c.b,
+      ...(held && shared.has(c.p) ? { held } : {}),
+    }));
     steps.push(...back.filter((s) => s.to === null).reverse());
     steps.push(...back.filter((s) => s.to !== null));
   }

@@ -28,10 +28,12 @@ import { isMutating } from "../../tools/call/workspace_lock.ts";
 import type { CheckedCall, DispatchStage } from "../../tools/call/stages.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { diffTrees, type Limits, Snapshotter, TooLarge, type Tree } from "./snapshot.ts";
-import { type Change, UndoStore } from "./store.ts";
+import { type Change, type Entry, UndoStore } from "./store.ts";
+import { protectedPaths } from "../../tools/fs/protected.ts";
 import { restore } from "./restore.ts";
 import { pruneIfDue, type Retention } from "./retention.ts";
 import { snapshotWith, type Subscription, type WatchFs, watchWorkspace } from "./watch.ts";
+import { jobsBeside } from "../../tools/jobs/table.ts";
 
 /** How often the stat cache is written for the next process, at most. */
 const SAVE_EVERY_MS = 10_000;
@@ -178,6 +180,36 @@ function refuseChanges(
   return { kept: changes.filter((c) => !undone.has(c.p)), report: lines.join("\n") };
 }
 
+/**
+ * `changes` without a sandbox's placeholder coming or going: an empty
+ * directory at a protected path (`tools/sandbox/placeholders.ts`). A call's
+ * own placeholders come and go within it; a background job's stay while it
+ * runs, and go when it ends, maybe during another call.
+ */
+export function withoutPlaceholders(
+  changes: Change[],
+  workspace: string,
+  before: Tree | undefined,
+  after: Tree,
+): Change[] {
+  const dirOrNone = (e: Entry | null) => e === null || e.t === "d";
+  const candidates = changes.filter((c) => dirOrNone(c.a) && dirOrNone(c.b) && (c.a ?? c.b));
+  if (candidates.length === 0) return changes;
+  const guarded = new Set(protectedPaths(workspace).map((p) => relative(workspace, p.path)));
+  const empty = (tree: Tree | undefined, p: string) => {
+    if (!tree) return true;
+    for (const k of tree.keys()) if (k.startsWith(`${p}/`)) return false;
+    return true;
+  };
+  const below = (p: string) => changes.some((c) => c.p.startsWith(`${p}/`));
+  const drop = new Set(
+    candidates.filter((c) =>
+      guarded.has(c.p) && !below(c.p) && empty(before, c.p) && empty(after, c.p)
+    ),
+  );
+  return drop.size ? changes.filter((c) => !drop.has(c)) : changes;
+}
+
 /** The undo stage for one dispatcher's workspace. */
 export function undoStage(opts: UndoStageOptions): DispatchStage {
   let snap: Snapshotter | undefined;
@@ -187,6 +219,8 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
   let savedAt = -Infinity;
   let tooLarge: TooLarge | undefined;
   const summaries = new WeakMap<CheckedCall, string>();
+  // When each call's snapshot began: the background jobs alive since ran beside it.
+  const began = new WeakMap<CheckedCall, number>();
   const snapshotter = () => {
     if (snap) return snap;
     const store = opts.store ?? UndoStore.of(opts.workspace);
@@ -210,6 +244,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     name: "undo",
     async preRun(call) {
       if (!isMutating(call.tool)) return;
+      began.set(call, Date.now());
       try {
         const s = snapshotter();
         const rel = targetOf(call, opts.workspace);
@@ -254,7 +289,10 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         return `undo: what this call changed is not known (${e.message}); it cannot be undone`;
       }
       // An update changes the tree in place and knows its changes; a scan is compared whole.
-      let changes = after === base && s.delta ? s.delta : diffTrees(base, after);
+      const diff = after === base && s.delta ? s.delta : diffTrees(base, after);
+      // A background job's sandbox holds its placeholders across calls: never a call's change.
+      const prior = after === base ? undefined : base;
+      let changes = withoutPlaceholders(diff, opts.workspace, prior, after);
       const putBack = opts.changeRefusal ? refuseChanges(s.store, opts, changes) : undefined;
       if (putBack) changes = putBack.kept;
       // The stat cache is for the next process: written at most every few seconds.
@@ -263,6 +301,9 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         savedAt = performance.now();
       }
       if (changes.length === 0) return putBack?.report;
+      // What background jobs may have changed meanwhile is theirs as much as the call's.
+      const jobs = jobsBeside(opts.workspace, began.get(call) ?? Date.now());
+      const shared = rel === undefined ? changes.map((c) => c.p) : [];
       s.store.writeCall({
         run: call.runId,
         seq: call.callSeq,
@@ -270,8 +311,13 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         tool: call.name,
         at: Date.now(),
         changes,
+        ...(jobs.length ? { beside: { jobs, paths: shared } } : {}),
       });
-      const report = changeReport(changes, s.limits);
+      let report = changeReport(changes, s.limits);
+      if (jobs.length && shared.length) {
+        report += `\nundo: background job ${jobs.join(", ")} ran meanwhile, so these may be its ` +
+          "changes too: undoing this call leaves them as they are";
+      }
       summaries.set(call, countLine(changes));
       return putBack?.report ? `${report}\n${putBack.report}` : report;
     },

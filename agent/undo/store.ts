@@ -66,6 +66,12 @@ export interface CallRecord {
   changes: Change[];
   /** Set while the call stands undone (cleared by redo). */
   undone?: number;
+  /**
+   * Background jobs ran while the call did (`jobs`), so that what it changed
+   * may be theirs too: the paths of `changes` undo leaves as conflicts
+   * (`paths`; none for a write or edit, which changed only its own file).
+   */
+  beside?: { jobs: string[]; paths: string[] };
 }
 
 /** One path an undo put back: from what the call left (`from`) to what was before it (`to`). */

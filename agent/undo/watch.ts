@@ -58,11 +58,19 @@ export interface Subscription {
   take(): { paths: Set<string>; complete: boolean };
   /** Watches these directories (absolute, real) from now on; those not watched before count as changed. */
   target(dirs: readonly string[]): Promise<void>;
+  /** Stops collecting changes for this consumer. */
+  close(): void;
 }
 
 interface Sub {
   paths: Set<string>;
   complete: boolean;
+  /**
+   * Wants what changes from now on, not a snapshot's worth: a new watcher
+   * (the old one flushed first, the new directories given as changed) loses
+   * it nothing.
+   */
+  fromNow?: boolean;
 }
 
 interface Running {
@@ -86,8 +94,16 @@ class WorkspaceWatch {
     this.#watchFs = watchFs;
   }
 
-  subscribe(): Subscription {
-    const sub: Sub = { paths: new Set(), complete: false };
+  /**
+   * A new consumer. `fromNow`: its set starts complete while a watcher runs
+   * (it wants what changes from now on, not since a snapshot of its own).
+   */
+  subscribe(fromNow = false): Subscription {
+    const sub: Sub = {
+      paths: new Set(),
+      complete: fromNow && this.#current !== undefined,
+      ...(fromNow ? { fromNow } : {}),
+    };
     this.#subs.add(sub);
     // deno-lint-ignore no-this-alias
     const self = this;
@@ -110,6 +126,9 @@ class WorkspaceWatch {
         return out;
       },
       target: (dirs) => this.#target(dirs, sub),
+      close: () => {
+        this.#subs.delete(sub);
+      },
     };
   }
 
@@ -144,7 +163,7 @@ class WorkspaceWatch {
     this.#current = next;
     this.#pump(next);
     for (const s of this.#subs) {
-      if (s !== by) s.complete = false;
+      if (s !== by && !s.fromNow) s.complete = false;
       // What the old watcher did not watch may have changed before the new one started.
       for (const d of dirs) if (!old?.dirs.has(d)) s.paths.add(d);
     }
@@ -270,6 +289,22 @@ export function watchWorkspace(
   let w = watches.get(workspace);
   if (!w) watches.set(workspace, w = new WorkspaceWatch(markerDir, defaultWatchFs));
   return w.subscribe();
+}
+
+/**
+ * The paths of `workspace` that change from now on, as the process's watcher
+ * of it sees them (undo's, started by the first snapshot of a mutating call):
+ * what changed while a background job ran. Undefined when no watcher runs.
+ */
+export function watchFromNow(workspace: string): Subscription | undefined {
+  const w = watches.get(workspace);
+  if (!w) return undefined;
+  const sub = w.subscribe(true);
+  if (!sub.watching) {
+    sub.close();
+    return undefined;
+  }
+  return sub;
 }
 
 /** Stops the process's watcher of `workspace` (its consumers then scan everything). */

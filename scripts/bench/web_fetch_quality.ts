@@ -17,7 +17,7 @@
  */
 
 import { harness } from "../../tests/support/harness.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 
 const DEFAULT_FIXTURES = new URL("../../../shared/fixtures/readability/", import.meta.url);
 /** Readerable pages that must pass; fewer is a quality drop. */

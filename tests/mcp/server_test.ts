@@ -59,7 +59,7 @@ async function inProcess(h: ReturnType<typeof harness>) {
   let ended = 0;
   const conn = await connect(serverSide, {
     version: "test",
-    open: () => ({ dispatcher: h.dispatcher, end: () => ended++ }),
+    open: () => ({ dispatcher: h.dispatcher, end: () => void ended++ }),
     log: () => {},
   });
   const client = new Client({ name: "t", version: "1" });

@@ -101,7 +101,7 @@ for (const mode of MODES) {
       okOutput(r),
       mode === "danger-full-access" ? "hi\n" : "hi\n" +
         "Stopped 1 background process still running when the command ended " +
-        "(nothing a call starts outlives it).",
+        "(nothing a call starts outlives it; run_in_background starts a job that does).",
     );
     await noSurvivors("sleep 30.102");
   });

@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 import { builtinTools } from "../../tools/call/builtins.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import type { AnyTool } from "../../tools/tool.ts";
 import { createSkillTool } from "../../agent/skills/skill_tool.ts";
 import { createTaskTool } from "../../agent/subagents/task.ts";
@@ -60,6 +60,18 @@ Deno.test("built-in tools' descriptions and schemas match the snapshot", () => {
 Deno.test("the snapshot covers every built-in tool", () => {
   assert.deepEqual(
     snapshotted().map((t) => t.name),
-    ["read", "write", "edit", "bash", "glob", "grep", "web_fetch", "skill", "task"],
+    [
+      "read",
+      "write",
+      "edit",
+      "bash",
+      "glob",
+      "grep",
+      "bash_output",
+      "bash_kill",
+      "web_fetch",
+      "skill",
+      "task",
+    ],
   );
 });

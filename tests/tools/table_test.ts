@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { builtinTools } from "../../tools/call/builtins.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import type { JsonSchema, ObjectSchema } from "../../tools/tool.ts";
 import {
   BUILTIN_CLASSES,
@@ -37,6 +37,8 @@ Deno.test("BUILTIN_TOOLS holds what DESIGN.md's class table and presets say", ()
       ["bash", "exec", ["run"], ["full", "no-web"]],
       ["glob", "read", ["run", "mcp-serve"], ["full", "no-web", "read-only"]],
       ["grep", "read", ["run", "mcp-serve"], ["full", "no-web", "read-only"]],
+      ["bash_output", "read", ["run"], ["full", "no-web"]],
+      ["bash_kill", "read", ["run"], ["full", "no-web"]],
       ["web_fetch", "net", [], ["full"]],
       ["skill", "read", ["run"], ["full", "no-web", "read-only"]],
       ["task", "agent", ["run"], ["full", "no-web", "read-only"]],
@@ -52,6 +54,7 @@ Deno.test("builtinTools(), web_fetch and skill have exactly the table's names, c
 });
 
 Deno.test("the lists derived from the table name the tools the table gives them", () => {
+  const jobs = ["bash_output", "bash_kill"];
   assert.deepEqual(BUILTIN_NAMES, [
     "read",
     "write",
@@ -59,6 +62,7 @@ Deno.test("the lists derived from the table name the tools the table gives them"
     "bash",
     "glob",
     "grep",
+    ...jobs,
     "web_fetch",
     "skill",
     "task",
@@ -70,17 +74,19 @@ Deno.test("the lists derived from the table name the tools the table gives them"
     bash: "exec",
     glob: "read",
     grep: "read",
+    bash_output: "read",
+    bash_kill: "read",
     web_fetch: "net",
     skill: "read",
     task: "agent",
   });
   assert.deepEqual(PRESET_TOOLS, {
-    full: ["read", "write", "edit", "bash", "glob", "grep", "web_fetch", "skill", "task"],
-    "no-web": ["read", "write", "edit", "bash", "glob", "grep", "skill", "task"],
+    full: ["read", "write", "edit", "bash", "glob", "grep", ...jobs, "web_fetch", "skill", "task"],
+    "no-web": ["read", "write", "edit", "bash", "glob", "grep", ...jobs, "skill", "task"],
     "read-only": ["read", "glob", "grep", "skill", "task"],
   });
   assert.deepEqual(DEFAULT_TOOLS, {
-    run: ["read", "write", "edit", "bash", "glob", "grep", "skill", "task"],
+    run: ["read", "write", "edit", "bash", "glob", "grep", ...jobs, "skill", "task"],
     "mcp-serve": ["read", "glob", "grep"],
   });
   assert.deepEqual(CONVERSATION_TOOLS, ["skill", "task"]);
@@ -106,7 +112,19 @@ Deno.test("the table's Claude Code argument names are arguments of crab's schema
 Deno.test("claudeNameOf() names Claude Code's tool; several edits are MultiEdit", () => {
   assert.deepEqual(
     BUILTIN_NAMES.map((n) => claudeNameOf(n)),
-    ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "WebFetch", "Skill", "Task"],
+    [
+      "Read",
+      "Write",
+      "Edit",
+      "Bash",
+      "Glob",
+      "Grep",
+      "BashOutput",
+      "KillShell",
+      "WebFetch",
+      "Skill",
+      "Task",
+    ],
   );
   const one = { path: "a", edits: [{ old: "x", new: "y" }] };
   const two = { path: "a", edits: [{ old: "x", new: "y" }, { old: "z", new: "w" }] };
@@ -127,12 +145,32 @@ Deno.test("crabNameOf() takes crab's names and Claude Code's as Claude Code spel
       "Bash",
       "Glob",
       "Grep",
+      "BashOutput",
+      "TaskOutput",
+      "KillShell",
+      "TaskStop",
       "WebFetch",
       "Skill",
       "Task",
       "Agent",
     ].map(crabNameOf),
-    ["read", "write", "edit", "edit", "bash", "glob", "grep", "web_fetch", "skill", "task", "task"],
+    [
+      "read",
+      "write",
+      "edit",
+      "edit",
+      "bash",
+      "glob",
+      "grep",
+      "bash_output",
+      "bash_output",
+      "bash_kill",
+      "bash_kill",
+      "web_fetch",
+      "skill",
+      "task",
+      "task",
+    ],
   );
   for (const other of ["LS", "READ", "bAsh", "WebSearch", "NotebookEdit", "task_", ""]) {
     assert.equal(crabNameOf(other), undefined, other);
@@ -160,6 +198,13 @@ Deno.test("toClaudeInput() renames each tool's arguments as Claude Code names th
       },
     ],
     ["bash", { command: "ls", timeout_ms: 5000 }, { command: "ls", timeout: 5000 }],
+    [
+      "bash",
+      { command: "make watch", run_in_background: true },
+      { command: "make watch", run_in_background: true },
+    ],
+    ["bash_output", { id: "b1", filter: "error" }, { bash_id: "b1", filter: "error" }],
+    ["bash_kill", { id: "b2" }, { shell_id: "b2" }],
     [
       "glob",
       { pattern: "**/*.ts", path: "src", include_ignored: true },
@@ -218,8 +263,10 @@ Deno.test("fromClaudeInput() takes Claude Code's input and leaves out what crab 
     [
       "bash",
       { command: "make", timeout: 9000, description: "Build", run_in_background: false },
-      { command: "make", timeout_ms: 9000 },
+      { command: "make", timeout_ms: 9000, run_in_background: false },
     ],
+    ["bash_output", { bash_id: "b1" }, { id: "b1" }],
+    ["bash_kill", { shell_id: "b1" }, { id: "b1" }],
     ["glob", { pattern: "*.md" }, { pattern: "*.md" }],
     [
       "grep",
@@ -256,6 +303,9 @@ Deno.test("fromClaudeInput() of toClaudeInput() gives crab's arguments back", ()
       edits: [{ old: "b", new: "c" }, { old: "d", new: "", replace_all: true }],
     }],
     ["bash", { command: "true", timeout_ms: 1 }],
+    ["bash", { command: "sleep 9", run_in_background: true }],
+    ["bash_output", { id: "b3", filter: "^ok" }],
+    ["bash_kill", { id: "b3" }],
     ["glob", { pattern: "*", path: "." }],
     [
       "grep",

@@ -280,9 +280,9 @@ export function truncateText(text: string, opts: TruncateOptions): Truncated {
 }
 
 /**
- * Removes spill files older than seven days, in the spill folder and in each
- * run's folder below it, and a run's folder once it is empty and as old; called
- * once at start-up. Never throws.
+ * Removes spill files older than seven days, in the spill folder and in the
+ * folders below it (each run's, each background job's in a run's), and a
+ * folder once it is empty and as old; called once at start-up. Never throws.
  */
 export function cleanSpillFiles(now = Date.now(), env: Pick<Deno.Env, "get"> = runEnv): number {
   let dir: string;
@@ -308,13 +308,17 @@ export function cleanSpillFiles(now = Date.now(), env: Pick<Deno.Env, "get"> = r
     }
     for (const entry of entries) {
       const p = join(folder, entry.name);
-      if (entry.isDirectory && folder === dir) {
+      // A run's folder, and a background job's in it (its output file, its ports' sockets).
+      if (entry.isDirectory) {
+        // Old before its own old files go (their removal makes it new again); the removal is
+        // not recursive: a run that spilled meanwhile keeps its folder.
+        const stale = old(p);
         removed += clean(p);
-        // Not recursive: a run that spilled meanwhile keeps its folder.
-        if (old(p)) tryRemove(p);
+        if (stale) tryRemove(p);
         continue;
       }
-      if (entry.isFile && old(p) && tryRemove(p)) removed++;
+      // A file, or a socket a job's port left behind.
+      if (old(p) && tryRemove(p)) removed++;
     }
     return removed;
   };

@@ -106,19 +106,15 @@ const CLAUDE_ONLY = new Set([
   "TodoRead",
   "SlashCommand",
   "ExitPlanMode",
-  "KillShell",
   "KillBash",
-  "BashOutput",
-  "TaskOutput",
-  "TaskStop",
   "ListMcpResourcesTool",
   "ReadMcpResourceTool",
   "PowerShell",
 ]);
 
-const KNOWN_TOOLS = "Bash, Read, Edit, Write, MultiEdit, Grep, Glob, WebFetch, Skill, Task (or " +
-  "crab's names bash, read, edit, write, grep, glob, web_fetch, skill, task), mcp__server, " +
-  "mcp__server__tool or server__tool";
+const KNOWN_TOOLS = "Bash, Read, Edit, Write, MultiEdit, Grep, Glob, WebFetch, BashOutput, " +
+  "KillShell, Skill, Task (or crab's names bash, read, edit, write, grep, glob, web_fetch, " +
+  "bash_output, bash_kill, skill, task), mcp__server, mcp__server__tool or server__tool";
 
 /** A server name, as `mcp/names.ts` allows them. */
 const SERVER = /^[A-Za-z0-9_-]+$/;
@@ -193,6 +189,12 @@ export function parseRule(
   }
   const family = tool === "write" ? "edit" : tool;
   if (bare) return made(family, { kind: "any" });
+  if (tool === "bash_output" || tool === "bash_kill") {
+    throw fail(
+      `${name} takes no specifier`,
+      `Write "${name}" alone: it names every call of the tool.`,
+    );
+  }
   const spec = specifier!;
   try {
     switch (tool) {

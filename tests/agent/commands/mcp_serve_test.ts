@@ -17,17 +17,21 @@ Deno.test("selectTools() offers the read class by default", () => {
   assert.deepEqual(names(selectTools(builtinTools(), {})), [...DEFAULT_TOOLS]);
 });
 
-Deno.test("selectTools() keeps the built-ins' order and drops repeats", () => {
+Deno.test("selectTools() keeps the built-ins' order and drops repeats; bash brings its job tools", () => {
   assert.deepEqual(
     names(selectTools(builtinTools(), { tools: "bash, read,edit,read" })),
-    ["read", "edit", "bash"],
+    ["read", "edit", "bash", "bash_output", "bash_kill"],
   );
+  assert.deepEqual(names(selectTools(builtinTools(), { tools: "read,bash_output" })), ["read"]);
 });
 
 Deno.test("selectTools() rejects unknown names, naming them and the built-ins", () => {
   assert.throws(
     () => selectTools(builtinTools(), { tools: "read,shell" }),
-    /Cannot offer "shell": not a built-in tool \(built-ins: read, write, edit, bash, glob, grep, web_fetch\)/,
+    new RegExp(
+      'Cannot offer "shell": not a built-in tool \\(built-ins: read, write, edit, bash, glob, ' +
+        "grep, bash_output, bash_kill, web_fetch\\)",
+    ),
   );
   assert.throws(() => selectTools(builtinTools(), { tools: " , " }), /at least one tool/);
   assert.throws(

@@ -458,3 +458,41 @@ Deno.test("crab tool keeps undo's retention setting: past maxStoreMB, the oldest
   const calls = await listed(s);
   assert.deepEqual(calls.map((c) => c.changes), [[{ path: "b.bin", change: "+" }]]);
 });
+
+Deno.test("crab undo leaves what a call changed beside a background job as conflicts; a write beside it is undone", async () => {
+  using s = sandbox("crab-undo-");
+  gitWorkspace(s);
+  // The job rewrites job.txt until it is stopped; the call beside it makes call.txt.
+  const job = "while :; do date +%s%N > job.txt; sleep 0.05; done";
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: job, run_in_background: true } }] },
+    { calls: [{ name: "bash", args: { command: "echo mine > call.txt; sleep 0.5" } }] },
+    { calls: [{ name: "write", args: { path: "w.txt", content: "written\n" } }] },
+    { calls: [{ name: "bash_kill", args: { id: "b1" } }] },
+    { text: "done" },
+  ]);
+  const r = await s.crab(args(fake, "-p", "work beside a job"), { env });
+  assert.equal(r.code, 0, r.stderr);
+  const results = fake.modelRequests().slice(1).map((q) => toolResults(q).map((t) => t.text));
+  // The call beside the job says that undo will leave its files.
+  assert.match(results[1][0], /\+call\.txt/);
+  assert.match(results[1][0], /undo: background job b1 ran meanwhile/);
+  // bash_kill names the files changed while the job ran.
+  assert.match(results[3][0], /^Killed job b1 \(.*\) after [\d.]+ s\.\nfiles changed while it ran/);
+  assert.match(results[3][0], /: call\.txt, job\.txt, w\.txt$/);
+  const jobText = Deno.readTextFileSync(join(s.ws, "job.txt"));
+
+  // The write, the last call, is crab's alone: undone.
+  const first = await s.crab(["undo", "--yes"]);
+  assert.equal(first.code, 0, first.stdout + first.stderr);
+  assert.equal(existsSync(join(s.ws, "w.txt")), false);
+  // The call beside the job: what it changed may be the job's, so it stays.
+  const second = await s.crab(["undo", "--yes"]);
+  assert.equal(second.code, 1, second.stdout + second.stderr);
+  assert.match(
+    second.stdout,
+    /conflict job\.txt: background job b1 ran during this call and may have changed it too; kept as it is/,
+  );
+  assert.equal(Deno.readTextFileSync(join(s.ws, "job.txt")), jobText);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "call.txt")), "mine\n");
+});

@@ -261,3 +261,35 @@ Deno.test("without --allow-run a PreToolUse hook fails closed and the other even
   );
   assert.throws(() => Deno.statSync(marker), Deno.errors.NotFound);
 });
+
+Deno.test("hooks see a background job's calls under Claude Code's names: Bash, BashOutput, KillShell", async () => {
+  using s = sandbox();
+  const log = join(s.root, "seen.jsonl");
+  const record = hookScript(s, "record.sh", `cat >> '${log}'; echo >> '${log}'`);
+  const after = join(s.root, "after.jsonl");
+  const recordAfter = hookScript(s, "after.sh", `cat >> '${after}'; echo >> '${after}'`);
+  // Matched by Claude Code's names, as a hook written for it matches them.
+  userHooks(s, {
+    ...on("PreToolUse", "Bash|BashOutput|KillShell", record),
+    ...on("PostToolUse", "Bash", recordAfter),
+  });
+  await using fake = await startFakeModel(
+    script(
+      { name: "bash", args: { command: "sleep 30.3", run_in_background: true } },
+      { name: "bash_output", args: { id: "b1", filter: "x" } },
+      { name: "bash_kill", args: { id: "b1" } },
+    ),
+  );
+  const r = await printRun(s, fake, ["-p", "a job"]);
+  assert.equal(r.code, 0, r.stderr);
+  const seen = Deno.readTextFileSync(log).trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(seen.map((e) => [e.tool_name, e.tool_input]), [
+    ["Bash", { command: "sleep 30.3", run_in_background: true }],
+    ["BashOutput", { bash_id: "b1", filter: "x" }],
+    ["KillShell", { shell_id: "b1" }],
+  ]);
+  assert.match(results(fake)[2], /^Killed job b1 \(sleep 30\.3\)/);
+  // The start's tool_response names the job, as Claude Code's backgroundTaskId does.
+  const [started] = Deno.readTextFileSync(after).trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(started.tool_response.backgroundTaskId, "b1");
+});

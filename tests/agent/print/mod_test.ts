@@ -72,6 +72,8 @@ for (const format of FORMATS) {
       "bash",
       "glob",
       "grep",
+      "bash_output",
+      "bash_kill",
       "task",
     ]);
     assert.match(systemPrompt(reqs[0]), /Read before you change/);
@@ -233,6 +235,8 @@ Deno.test("crab -p --tools takes Claude Code's names and default, as claude -p d
     "bash",
     "glob",
     "grep",
+    "bash_output",
+    "bash_kill",
     "task",
   ]);
 });

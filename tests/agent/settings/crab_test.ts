@@ -73,3 +73,18 @@ Deno.test("crab -p runs with an unknown config field and names it once on stderr
     lines[0],
   );
 });
+
+Deno.test("readSettings() takes jobs.max as a positive integer, and nothing else under jobs", () => {
+  using ok = file(JSON.stringify({ jobs: { max: 3 } }));
+  assert.deepEqual(readSettings(ok.path).settings, { jobs: { max: 3 } });
+  for (const jobs of [{ max: 0 }, { max: 2.5 }, { most: 3 }, [3]]) {
+    using bad = file(JSON.stringify({ jobs }));
+    assert.throws(
+      () => readSettings(bad.path),
+      (e: Error) =>
+        e instanceof ConfigError &&
+        e.message === `Cannot use config "${bad.path}": field "jobs" must be an object with max, ` +
+            "a positive integer",
+    );
+  }
+});

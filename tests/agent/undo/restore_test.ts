@@ -150,3 +150,31 @@ Deno.test("restore() keeps a directory the call made when the user put a file in
   assert.equal(Deno.readTextFileSync(join(t.ws, "made/mine.txt")), "mine\n");
   assert.throws(() => Deno.lstatSync(join(t.ws, "made/f.txt")), Deno.errors.NotFound);
 });
+
+Deno.test("undoSteps() of a call that ran beside a background job keeps its shared paths as conflicts", () => {
+  using t = temp();
+  put(t.ws, "job.txt", "before\n");
+  put(t.ws, "mine.txt", "before\n");
+  const snap = new Snapshotter(t.ws, t.store);
+  const before = snap.scan();
+  put(t.ws, "job.txt", "the job's\n");
+  put(t.ws, "mine.txt", "the call's\n");
+  const changes = diffTrees(before, snap.scan());
+  const record = {
+    run: "r",
+    seq: 1,
+    session: "s",
+    tool: "bash",
+    at: 0,
+    changes,
+    beside: { jobs: ["b1"], paths: ["job.txt"] },
+  };
+  const r = restore(t.store, t.ws, undoSteps([record]));
+  assert.deepEqual(r.conflicts, [{
+    p: "job.txt",
+    why: "background job b1 ran during this call and may have changed it too; kept as it is",
+  }]);
+  assert.equal(Deno.readTextFileSync(join(t.ws, "job.txt")), "the job's\n");
+  // A path the record does not share is the call's alone: put back.
+  assert.equal(Deno.readTextFileSync(join(t.ws, "mine.txt")), "before\n");
+});

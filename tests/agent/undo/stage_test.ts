@@ -226,3 +226,69 @@ Deno.test("undoStage() with watchFrom watches a workspace whose stat cache knows
     Deno.removeSync(root, { recursive: true });
   }
 });
+
+Deno.test("undoStage(): a call beside a background job marks its record; a write's file stays its own", async () => {
+  const t = temp();
+  const { openJobs } = await import("../../../tools/jobs/table.ts");
+  const home = Deno.makeTempDirSync({ prefix: "crab-stage-home-" });
+  const jobs = openJobs(
+    { workspace: t.ws, sandbox: { mode: "danger-full-access", net: false, writable: [] } },
+    { env: { get: (k) => k === "CRAB_HOME" ? home : undefined } },
+  );
+  try {
+    const stage = undoStage({ workspace: t.ws, sessionId: () => "s", store: t.store });
+    const alone = await through(stage, "bash", { command: "x" }, () => {
+      Deno.writeTextFileSync(join(t.ws, "before.txt"), "1\n");
+    });
+    assert.equal(alone, "files changed: +1 ~0 -0: +before.txt");
+    await jobs.start("sleep 30.7", { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" });
+    const beside = await through(stage, "bash", { command: "x" }, () => {
+      Deno.writeTextFileSync(join(t.ws, "beside.txt"), "2\n");
+    });
+    assert.equal(
+      beside,
+      "files changed: +1 ~0 -0: +beside.txt\nundo: background job b1 ran meanwhile, so these may " +
+        "be its changes too: undoing this call leaves them as they are",
+    );
+    const write = await through(stage, "write", { path: "w.txt" }, () => {
+      Deno.writeTextFileSync(join(t.ws, "w.txt"), "3\n");
+    });
+    assert.equal(write, "files changed: +1 ~0 -0: +w.txt");
+    assert.deepEqual(t.store.calls().map((r) => [r.changes.map((c) => c.p), r.beside]), [
+      [["before.txt"], undefined],
+      [["beside.txt"], { jobs: ["b1"], paths: ["beside.txt"] }],
+      [["w.txt"], { jobs: ["b1"], paths: [] }],
+    ]);
+  } finally {
+    await jobs.close();
+    stopWatching(t.ws);
+    Deno.removeSync(t.root, { recursive: true });
+    Deno.removeSync(home, { recursive: true });
+  }
+});
+
+Deno.test("undoStage(): a sandbox's placeholder coming or going is no change; a real .crab is", async () => {
+  const t = temp();
+  try {
+    const stage = undoStage({ workspace: t.ws, sessionId: () => "s", store: t.store });
+    // A job's placeholders outlive the call that saw them made, and go during another.
+    const made = await through(stage, "bash", { command: "x" }, () => {
+      Deno.mkdirSync(join(t.ws, ".crab"));
+      Deno.mkdirSync(join(t.ws, ".mcp.json"));
+    });
+    assert.equal(made, undefined);
+    const gone = await through(stage, "bash", { command: "x" }, () => {
+      Deno.removeSync(join(t.ws, ".crab"));
+      Deno.removeSync(join(t.ws, ".mcp.json"));
+    });
+    assert.equal(gone, undefined);
+    const real = await through(stage, "bash", { command: "x" }, () => {
+      Deno.mkdirSync(join(t.ws, ".crab"));
+      Deno.writeTextFileSync(join(t.ws, ".crab", "config.json"), "{}");
+    });
+    assert.equal(real, "files changed: +2 ~0 -0: +.crab/ +.crab/config.json");
+  } finally {
+    stopWatching(t.ws);
+    Deno.removeSync(t.root, { recursive: true });
+  }
+});

@@ -256,7 +256,7 @@ Deno.test("dispatch() answers an unknown tool with the names of the built-ins", 
   assert.deepEqual(r.error, {
     code: "unknown_tool",
     message: 'Cannot call "reed": no such tool',
-    hint: "Use one of: read, write, edit, bash, glob, grep.",
+    hint: "Use one of: read, write, edit, bash, glob, grep, bash_output, bash_kill.",
   });
 });
 

@@ -107,6 +107,19 @@ Deno.test("cleanSpillFiles() removes files older than seven days only", () => {
   });
 });
 
+Deno.test("cleanSpillFiles() removes an old background job's folder in a run's folder", () => {
+  withCrabHome((home, env) => {
+    const run = `${home}/spill/run-1-abcd`;
+    const job = `${run}/job-b1-abcd`;
+    Deno.mkdirSync(`${job}/ports`, { recursive: true });
+    Deno.writeTextFileSync(`${job}/output.txt`, "old output");
+    const old = new Date(Date.now() - SPILL_MAX_AGE_MS - 60_000);
+    for (const p of [`${job}/output.txt`, `${job}/ports`, job, run]) Deno.utimeSync(p, old, old);
+    assert.equal(cleanSpillFiles(Date.now(), env), 1);
+    assert.deepEqual([...Deno.readDirSync(`${home}/spill`)], []);
+  });
+});
+
 Deno.test("truncateText() keeps text exactly at the limit whole", () => {
   const t = truncateText("a".repeat(20), { headBytes: 10, tailBytes: 10 });
   assert.deepEqual([t.text, t.truncated, t.elidedBytes], ["a".repeat(20), false, 0]);

@@ -6,7 +6,7 @@ import { dataDir } from "../../../tools/fs/data_dir.ts";
 import { harness } from "../../support/harness.ts";
 import { bashTool } from "../../../tools/bash.ts";
 import { builtinTools } from "../../../tools/call/builtins.ts";
-import { createWebFetchTool } from "../../../tools/web_fetch.ts";
+import { createWebFetchTool } from "../../../tools/web/web_fetch.ts";
 import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
 import { Policy } from "../../../tools/policy/policy.ts";
 import { MemorySink } from "../../../tools/call/observation.ts";

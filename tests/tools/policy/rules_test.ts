@@ -190,3 +190,24 @@ Deno.test("ruleAppliesTo() lets Read govern grep and glob, Edit and Write govern
   assert.deepEqual(covered("mcp__gh__issue"), ["gh__issue"]);
   assert.deepEqual(covered("WebSearch"), []);
 });
+
+Deno.test("parseRule() reads the job tools by Claude Code's names and crab's, and takes no specifier", () => {
+  for (
+    const [text, tool] of [
+      ["BashOutput", "bash_output"],
+      ["TaskOutput", "bash_output"],
+      ["bash_output", "bash_output"],
+      ["KillShell", "bash_kill"],
+      ["TaskStop", "bash_kill"],
+      ["bash_kill", "bash_kill"],
+    ]
+  ) {
+    assert.deepEqual(shape(text), { tool, matcher: "any" }, text);
+  }
+  assert.throws(
+    () => rule("KillShell(b1)"),
+    (e: Error) =>
+      e instanceof RuleError &&
+      e.message === 'Cannot use rule "KillShell(b1)": KillShell takes no specifier',
+  );
+});

@@ -151,7 +151,7 @@ Deno.test("bash() in the sandbox stops setsid, set -m and double-forked processe
   assert.equal(
     r,
     "3\nStopped 3 background processes still running when the command ended " +
-      "(nothing a call starts outlives it).",
+      "(nothing a call starts outlives it; run_in_background starts a job that does).",
   );
   assert.deepEqual(processes("91.30"), []);
 });

@@ -7,13 +7,13 @@
  */
 
 import description from "./web_fetch.md" with { type: "text" };
-import { htmlToMarkdown } from "./web/html_markdown.ts";
-import { checkHost, type Resolver, resolveWithDns } from "./web/net_address.ts";
-import { type HopFetch, pinnedFetch } from "./web/pinned_fetch.ts";
-import { formatBytes, type Tool, ToolError } from "./tool.ts";
-import { truncateText } from "./call/truncate.ts";
-import { encodeHex } from "./fs/hex.ts";
-import { VERSION } from "../version.ts";
+import { htmlToMarkdown } from "./html_markdown.ts";
+import { checkHost, type Resolver, resolveWithDns } from "./net_address.ts";
+import { type HopFetch, pinnedFetch } from "./pinned_fetch.ts";
+import { formatBytes, type Tool, ToolError } from "../tool.ts";
+import { truncateText } from "../call/truncate.ts";
+import { encodeHex } from "../fs/hex.ts";
+import { VERSION } from "../../version.ts";
 
 /** Arguments of the web_fetch tool. */
 export interface WebFetchArgs {

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { harness } from "../support/harness.ts";
-import { createWebFetchTool } from "../../tools/web_fetch.ts";
+import { harness } from "../../support/harness.ts";
+import { createWebFetchTool } from "../../../tools/web/web_fetch.ts";
 
 /**
  * Pages written for these tests (see their README): each has the clutter of a
  * real site around one article. The measurement over real-world pages is the
  * benchmark `scripts/bench/web_fetch_quality.ts`.
  */
-const PAGES = new URL("../testdata/readable/", import.meta.url);
+const PAGES = new URL("../../testdata/readable/", import.meta.url);
 
 interface Expected {
   title: string;

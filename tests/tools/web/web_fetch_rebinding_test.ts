@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { presetFlags } from "../../tools/host/capabilities.ts";
-import { MAIN, sandbox } from "../support/cli.ts";
-import { unshared } from "../support/unshare.ts";
+import { presetFlags } from "../../../tools/host/capabilities.ts";
+import { MAIN, sandbox } from "../../support/cli.ts";
+import { unshared } from "../../support/unshare.ts";
 import { SECRET } from "./_rebinding_net.ts";
 
 // DNS rebinding: a name that is public when web_fetch checks it and loopback when the
 // connection resolves it again. crab runs in a user, network and mount namespace with its
-// own DNS server (tests/tools/_rebinding_net.ts), so nothing leaves the machine.
+// own DNS server (tests/tools/web/_rebinding_net.ts), so nothing leaves the machine.
 
 const NET = new URL("./_rebinding_net.ts", import.meta.url).pathname;
 

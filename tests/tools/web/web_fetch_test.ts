@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { until } from "../support/until.ts";
-import { harness } from "../support/harness.ts";
+import { until } from "../../support/until.ts";
+import { harness } from "../../support/harness.ts";
 import {
   createWebFetchTool,
   WEB_FETCH_LIMITS,
   type WebFetchOptions,
-} from "../../tools/web_fetch.ts";
-import type { DispatchResult } from "../../tools/call/dispatch.ts";
-import { type HopFetch, pinnedFetch } from "../../tools/web/pinned_fetch.ts";
+} from "../../../tools/web/web_fetch.ts";
+import type { DispatchResult } from "../../../tools/call/dispatch.ts";
+import { type HopFetch, pinnedFetch } from "../../../tools/web/pinned_fetch.ts";
 
 /** A real HTTP server on 127.0.0.1 for one test. */
 interface Server {

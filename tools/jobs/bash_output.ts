@@ -1,0 +1,169 @@
+/**
+ * The bash_output tool: what a background job wrote since the last read, how
+ * it stands, and, once it ended, how (see bash_output.md). Reading never asks:
+ * it shows what this session's own job wrote to its file.
+ *
+ * @module
+ */
+
+import description from "./bash_output.md" with { type: "text" };
+import { printable } from "../fs/printable.ts";
+import { boundedWork } from "../search/grep_pattern.ts";
+import { formatBytes, type Tool, type ToolContext, ToolError, type ToolResult } from "../tool.ts";
+import { changedLine, type JobRead, jobsOf, type JobTable, short, stateWords } from "./table.ts";
+
+/** Arguments of bash_output. */
+export interface BashOutputArgs {
+  id: string;
+  filter?: string;
+}
+
+/** New output shown: the first and the last bytes of it, as bash shows a call's output. */
+export const HEAD_BYTES = 15 * 1024;
+export const TAIL_BYTES = 15 * 1024;
+/** How long a filter whose work is not bounded may take. */
+export const FILTER_TIMEOUT_MS = 10_000;
+
+/** The session's job table (every front end opens one). */
+export function tableOf(ctx: ToolContext): JobTable {
+  const jobs = jobsOf(ctx.session);
+  if (!jobs) throw new Error("this session has no job table: its front end opened none");
+  return jobs;
+}
+
+function compile(source: string): RegExp {
+  try {
+    return new RegExp(source);
+  } catch (e) {
+    throw new ToolError(
+      "invalid_pattern",
+      `Cannot use filter ${JSON.stringify(source)}: ${e instanceof Error ? e.message : e}`,
+      "Give a JavaScript regular expression (escape `(`, `[`, `.` to match them literally).",
+    );
+  }
+}
+
+/** Which of `lines` match `source`: here when its work is bounded, else in a worker with a timeout. */
+async function matching(source: string, re: RegExp, lines: string[]): Promise<boolean[]> {
+  if (boundedWork(source) || lines.length === 0) return lines.map((l) => re.test(l));
+  const worker = new Worker(new URL("./_filter_worker.ts", import.meta.url).href, {
+    type: "module",
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await new Promise<boolean[]>((resolve, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new ToolError(
+            "regex_timeout",
+            `Cannot filter the output with ${JSON.stringify(source)}: it took longer than ` +
+              `${FILTER_TIMEOUT_MS / 1000} s`,
+            "Simplify the pattern (nested quantifiers such as `(a+)+` backtrack without end); " +
+              "the output was not consumed.",
+          ),
+        );
+      }, FILTER_TIMEOUT_MS);
+      worker.onmessage = (e: MessageEvent<boolean[]>) => resolve(e.data);
+      worker.onerror = (e) => {
+        e.preventDefault();
+        reject(new Error(`the filter worker failed: ${e.message}`));
+      };
+      worker.postMessage({ source, lines });
+    });
+  } finally {
+    clearTimeout(timer);
+    worker.terminate();
+  }
+}
+
+/** The lines kept, at most about the bytes a read shows, and how many more there were. */
+function capLines(lines: string[]): { text: string; more: number } {
+  let size = 0;
+  const kept: string[] = [];
+  for (const line of lines) {
+    if (size + line.length + 1 > HEAD_BYTES + TAIL_BYTES) break;
+    kept.push(line);
+    size += line.length + 1;
+  }
+  return { text: kept.map((l) => l + "\n").join(""), more: lines.length - kept.length };
+}
+
+/** The result's text: the job's state line, its new output, and what else is known. */
+function render(r: JobRead, body: string, omitted: string | undefined): string {
+  const job = r.info;
+  const lines = [`Job ${job.id} (${short(job.command)}): ${stateWords(job)}.`];
+  if (body) lines.push(printable(body.replace(/\n$/, ""), "prose"));
+  if (omitted) lines.push(omitted);
+  if (!body && !omitted) lines.push("(no new output)");
+  for (const c of r.refused) {
+    lines.push(
+      `crab's proxy refused ${c.host} (a background job is never asked about a host): ` +
+        (c.reason ?? "it is not among the hosts this run allows"),
+    );
+  }
+  if (r.broken) lines.push(`crab could not keep more of the job's output: ${r.broken}`);
+  if (job.state !== "running") {
+    lines.push(...r.notes);
+    const files = changedLine(r.changed);
+    if (files) lines.push(files);
+  }
+  return lines.join("\n");
+}
+
+async function run(args: BashOutputArgs, ctx: ToolContext): Promise<ToolResult> {
+  const jobs = tableOf(ctx);
+  let output: string;
+  let read: JobRead;
+  if (args.filter !== undefined) {
+    const re = compile(args.filter);
+    jobs.info(args.id); // an unknown id before any work
+    const got = jobs.readLines(args.id);
+    read = got;
+    const keep = await matching(args.filter, re, got.lines);
+    const { text, more } = capLines(got.lines.filter((_, i) => keep[i]));
+    output = render(
+      got,
+      text,
+      more > 0
+        ? `[… ${more} more matching lines not shown; the whole output is in ${got.info.outputPath}]`
+        : undefined,
+    );
+  } else {
+    read = jobs.read(args.id, HEAD_BYTES, TAIL_BYTES);
+    const omitted = read.gap > 0
+      ? `[… ${read.gap} bytes (${formatBytes(read.gap)}) of new output not shown; ` +
+        `the job's output is in ${read.info.outputPath}: read it with offset/limit or grep it]`
+      : undefined;
+    output = render(read, omitted ? `${read.text}` : read.text, omitted);
+    if (omitted && read.tail) output += `\n${printable(read.tail.replace(/\n$/, ""), "prose")}`;
+  }
+  const ended = read.info.state !== "running";
+  return {
+    output,
+    ...(ended ? { exitCode: read.info.exitCode, signal: read.info.signal } : {}),
+  };
+}
+
+/** Reads a background job's new output; see bash_output.md. */
+export const bashOutputTool: Tool<BashOutputArgs> = {
+  name: "bash_output",
+  class: "read",
+  companionOf: "bash",
+  description,
+  schema: {
+    type: "object",
+    properties: {
+      id: { type: "string", description: "The job's id, as bash gave it (`b1`)." },
+      filter: {
+        type: "string",
+        description: "A JavaScript regular expression: only the new lines that match are shown; " +
+          "the others are consumed too.",
+      },
+    },
+    required: ["id"],
+    additionalProperties: false,
+  },
+  run,
+  summarize: (args) =>
+    `read job ${args.id}` + (args.filter ? ` (lines matching ${args.filter})` : ""),
+};

@@ -1,0 +1,290 @@
+/**
+ * A background job's processes: `bash -c COMMAND` started as a bash call's
+ * command is (the same sandbox, `sandboxCommand`), but left running when the
+ * call returns, its output handed on as it comes.
+ *
+ * In the sandbox (bubblewrap, a PID namespace of its own) the job ends when
+ * crab closes the supervisor's stdin (SIGTERM to everything in the namespace),
+ * then bubblewrap is killed after a grace period, which ends the namespace;
+ * `--die-with-parent` ends it with crab, however crab ends. Under
+ * `danger-full-access` there is no sandbox: the job runs in a process group of
+ * its own under a small bash wrapper that watches crab's end of a pipe, and
+ * when that closes (the job is stopped, or crab is gone, SIGKILL included) it
+ * sends SIGTERM to the group, then SIGKILL a second later. A process that
+ * leaves the group (`setsid`) escapes it there, as it escapes any process group.
+ *
+ * Every job's process group is registered with crab's one owner of process
+ * lifetime (`host/processes.ts`), so an exit or a signal ends it too.
+ *
+ * @module
+ */
+
+import { debug } from "../fs/debug_log.ts";
+import { killProcessGroup, registerGroup } from "../host/processes.ts";
+import { type Contact, parseStatus, sandboxCommand } from "../sandbox/mod.ts";
+import type { SandboxPolicy } from "../policy/sandbox.ts";
+import { ToolError } from "../tool.ts";
+
+/** Grace between SIGTERM and SIGKILL when a job is stopped. */
+export const STOP_GRACE_MS = 1000;
+/** How long a process left over may hold the output pipe once the job's shell ended. */
+const LINGER_MS = 250;
+/** Bytes of bubblewrap's and the supervisor's own messages kept. */
+const STATUS_BYTES = 64 * 1024;
+const CHUNK_BYTES = 64 * 1024;
+
+/** How a job's processes ended. */
+export interface ProcessEnd {
+  code: number | null;
+  signal: string | null;
+  /** The sandbox could not run the command (its message), as opposed to a command that failed. */
+  failure?: string;
+  /** What the sandbox's release said: caps reached, protected paths put back. */
+  notes: string[];
+}
+
+/** A running job's processes. */
+export interface JobProcess {
+  /** Resolves once every process of the job is gone and its sandbox released. */
+  readonly ended: Promise<ProcessEnd>;
+  /** Stops the job: SIGTERM to everything it started, SIGKILL after {@link STOP_GRACE_MS}. */
+  stop(): void;
+  /** Hosts the job asked crab's proxy for so far, allowed or not (network by domain). */
+  contacts(): Contact[];
+}
+
+/** What a job is started with. */
+export interface ProcessOptions {
+  command: string;
+  /** Real path of the workspace: the job's working directory. */
+  workspace: string;
+  /** The sandbox's grant at the job's start, which never asks (see `jobPolicy`). */
+  sandbox: SandboxPolicy;
+  /** The environment (bash's: secrets removed). */
+  env: Record<string, string>;
+  /** Each chunk of output, stdout and stderr merged; valid during the call only. */
+  onOutput(chunk: Uint8Array): void;
+  /**
+   * The job's own folder for the sockets of the ports it listens on, for the
+   * sandbox's port forwarding to fill.
+   */
+  portsDir: string;
+}
+
+/**
+ * The sandbox's grant for a job: the session's grant and rules as they stand
+ * now, and no question about a host (nobody answers for a job: a host in no
+ * list is refused, and the refusal shows in the job's output).
+ */
+export function jobPolicy(policy: SandboxPolicy): SandboxPolicy {
+  const { askHost: _asked, rules, ...grant } = policy;
+  return { ...grant, rules: [...rules ?? []] };
+}
+
+/** Starts a job's processes; throws a `ToolError` when the sandbox cannot run it. */
+export function startProcess(opts: ProcessOptions): Promise<JobProcess> {
+  return opts.sandbox.mode === "danger-full-access" ? startDirect(opts) : startSandboxed(opts);
+}
+
+/** Reads `stream` into `onChunk` through one reused buffer until it ends or is cancelled. */
+function pump(
+  stream: ReadableStream<Uint8Array>,
+  onChunk: (chunk: Uint8Array) => void,
+): { cancel(): Promise<void>; done: Promise<void> } {
+  const reader = stream.getReader({ mode: "byob" });
+  const done = (async () => {
+    let buf = new Uint8Array(CHUNK_BYTES);
+    try {
+      while (true) {
+        const { value, done } = await reader.read(buf);
+        if (done || !value) return;
+        onChunk(value);
+        buf = new Uint8Array(value.buffer);
+      }
+    } catch {
+      // Cancelled, or the pipe broke: the output ends here.
+    }
+  })();
+  return { cancel: () => reader.cancel().catch(() => {}), done };
+}
+
+/** True when `p` has not settled after `ms`. */
+function outlasts(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.then(() => false),
+    new Promise<boolean>((r) => timer = setTimeout(() => r(true), ms)),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The sandbox a job runs in: bash's, with its folder for exposed ports. The
+ * sandbox's port forwarding takes the folder as `exposePorts`:
+ * `sandboxCommand(session, command, undefined, { exposePorts: portsDir })`.
+ */
+function jobSandbox(opts: ProcessOptions) {
+  return sandboxCommand({ workspace: opts.workspace, sandbox: opts.sandbox }, opts.command);
+}
+
+async function startSandboxed(opts: ProcessOptions): Promise<JobProcess> {
+  const sc = await jobSandbox(opts);
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(sc.program, {
+      args: sc.args,
+      cwd: opts.workspace,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+      env: { ...opts.env, TMPDIR: "/tmp", ...sc.env },
+      clearEnv: true,
+    }).spawn();
+  } catch (e) {
+    await sc.release();
+    throw e;
+  }
+  debug("sandbox", () => `background job ${child.pid}: ${JSON.stringify(opts.command)}`);
+  const unregister = registerGroup(child.pid, "job", child);
+  const control = child.stdin.getWriter();
+  const out = pump(child.stdout, opts.onOutput);
+  const statusParts: Uint8Array[] = [];
+  let statusSize = 0;
+  const err = pump(child.stderr, (c) => {
+    if (statusSize >= STATUS_BYTES) return;
+    statusParts.push(c.slice(0, STATUS_BYTES - statusSize));
+    statusSize += c.byteLength;
+  });
+  let stopping = false;
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  const ended = (async (): Promise<ProcessEnd> => {
+    let status: Deno.CommandStatus;
+    let notes: string[] = [];
+    try {
+      status = await child.status;
+      // Every writer lived in the sandbox, which is gone: the pipes close now.
+      if (await outlasts(Promise.all([out.done, err.done]), LINGER_MS)) {
+        await Promise.all([out.cancel(), err.cancel()]);
+      }
+    } finally {
+      clearTimeout(killTimer);
+      control.close().catch(() => {});
+      unregister();
+      notes = await sc.release().catch((e) => [`crab could not release the job's sandbox: ${e}`]);
+    }
+    const stderr = new TextDecoder().decode(concat(statusParts));
+    const { status: supervised, rest } = parseStatus(stderr);
+    if (!supervised && !stopping && status.code !== 0 && rest) {
+      return { code: null, signal: null, failure: rest.split("\n")[0], notes };
+    }
+    return {
+      code: supervised ? supervised.code : stopping ? null : status.code,
+      signal: supervised ? supervised.signal : stopping ? "SIGKILL" : null,
+      notes,
+    };
+  })();
+  return {
+    ended,
+    contacts: () => sc.contacts(),
+    stop() {
+      if (stopping) return;
+      stopping = true;
+      // The supervisor sends SIGTERM to everything in the namespace.
+      control.close().catch(() => {});
+      killTimer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // Gone already.
+        }
+      }, STOP_GRACE_MS);
+    },
+  };
+}
+
+/**
+ * The wrapper of a job without a sandbox: the command in the background, and a
+ * watcher of crab's pipe (the wrapper's stdin, as fd 3) that ends the whole
+ * group when the pipe closes. The wrapper exits with the command's status.
+ */
+const WRAPPER = String.raw`
+exec 3<&0 0</dev/null
+bash -c "$1" 2>&1 3<&- &
+c=$!
+trap '' TERM INT HUP QUIT
+{ while read -r -u 3 _; do :; done; kill -TERM 0; sleep 1; kill -KILL 0; } >/dev/null 2>&1 &
+wait "$c"
+`;
+
+function startDirect(opts: ProcessOptions): Promise<JobProcess> {
+  debug("sandbox", () => `no sandbox (danger-full-access) for a job: ${opts.command}`);
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command("bash", {
+      args: ["-c", WRAPPER, "crab-job", opts.command],
+      cwd: opts.workspace,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+      env: opts.env,
+      clearEnv: true,
+    }).spawn();
+  } catch (e) {
+    return Promise.reject(
+      new ToolError(
+        "sandbox_failed",
+        `Cannot start the job: ${e instanceof Error ? e.message : e}`,
+        "This is a problem of the machine, not of the command; tell the user.",
+      ),
+    );
+  }
+  const pgid = child.pid;
+  const unregister = registerGroup(pgid, "job", child);
+  const control = child.stdin.getWriter();
+  const out = pump(child.stdout, opts.onOutput);
+  const err = pump(child.stderr, opts.onOutput);
+  let stopping = false;
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  const ended = (async (): Promise<ProcessEnd> => {
+    let status: Deno.CommandStatus;
+    try {
+      status = await child.status;
+      if (await outlasts(Promise.all([out.done, err.done]), LINGER_MS)) {
+        killProcessGroup(pgid, "SIGKILL");
+        if (await outlasts(Promise.all([out.done, err.done]), 100)) {
+          await Promise.all([out.cancel(), err.cancel()]);
+        }
+      }
+    } finally {
+      clearTimeout(killTimer);
+      control.close().catch(() => {});
+      // What is left of the group (the watcher, processes the command left behind) goes now.
+      killProcessGroup(pgid, "SIGKILL");
+      unregister();
+    }
+    // The wrapper exits with the command's status: 128 + N for a command a signal ended.
+    return { code: status.code, signal: status.signal, notes: [] };
+  })();
+  return Promise.resolve({
+    ended,
+    contacts: () => [],
+    stop() {
+      if (stopping) return;
+      stopping = true;
+      control.close().catch(() => {});
+      killProcessGroup(pgid, "SIGTERM");
+      killTimer = setTimeout(() => killProcessGroup(pgid, "SIGKILL"), STOP_GRACE_MS);
+    },
+  });
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.byteLength;
+  }
+  return out;
+}

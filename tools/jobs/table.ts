@@ -1,0 +1,717 @@
+/**
+ * The background jobs of one session: what `bash` with `run_in_background`
+ * starts, `bash_output` reads and `bash_kill` stops. Each job runs in a
+ * sandbox of its own (`process.ts`), its output in a capped file in this
+ * process's folder of saved output (`output.ts`), where later calls and the
+ * read tool find it and other runs do not.
+ *
+ * The table is the one owner of a session's jobs: at most {@link JobTable.max}
+ * run at once, ids are `b1`, `b2`, … per session, and {@link JobTable.close}
+ * (every front end calls it when its session ends) stops what still runs and
+ * waits for it. Front ends read it through {@link JobTable.list} and
+ * {@link JobTable.subscribe}; the model through the tools.
+ *
+ * @module
+ */
+
+import { basename, join, relative } from "node:path";
+import { isEmptyEntry, lstatOrNull } from "../fs/exists.ts";
+import { protectedPaths } from "../fs/protected.ts";
+import { ensureOwnSpillDir, noteSpillFile } from "../fs/data_dir.ts";
+import { printable } from "../fs/printable.ts";
+import { isWithin } from "../fs/workspace.ts";
+import { runEnv } from "../fs/run_env.ts";
+import type { Contact } from "../sandbox/mod.ts";
+import type { SandboxPolicy } from "../policy/sandbox.ts";
+import { ToolError } from "../tool.ts";
+import { JobOutput } from "./output.ts";
+import { jobPolicy, type JobProcess, type ProcessEnd, startProcess } from "./process.ts";
+
+/** Jobs that may run at once in one session unless the settings say (`jobs.max`). */
+export const DEFAULT_MAX_JOBS = 8;
+
+/** Where a job is: running, ended on its own, stopped by crab, or never run by the sandbox. */
+export type JobState = "running" | "exited" | "killed" | "failed";
+
+/** A job as front ends list it. */
+export interface JobInfo {
+  /** `b1`, `b2`, … in the order the session started them. */
+  id: string;
+  command: string;
+  state: JobState;
+  /** Epoch ms. */
+  startedAt: number;
+  endedAt: number | null;
+  /** Milliseconds it has run (until now, or until it ended). */
+  ageMs: number;
+  /** The last line of its output so far (escaped for a terminal; cut at 200 characters). */
+  lastLine: string;
+  /** Its exit code once it exited; null while it runs, or when a signal ended it. */
+  exitCode: number | null;
+  /** The signal that ended it, when one did. */
+  signal: string | null;
+  /** Why the sandbox could not run it (state `failed`). */
+  failure?: string;
+  /** The file that holds its output. */
+  outputPath: string;
+  /**
+   * Its folder for the sockets of the TCP ports it listens on, which the
+   * sandbox's port forwarding fills (`exposePorts`); see {@link JobTable.exposedPorts}.
+   */
+  portsDir: string;
+  /** Bytes it wrote in all. */
+  outputBytes: number;
+}
+
+/** A change of the table: a job started, wrote (at most a few times a second), was read, ended. */
+export interface JobEvent {
+  kind: "started" | "output" | "read" | "ended";
+  job: JobInfo;
+}
+
+/**
+ * Which files of the workspace changed while a job ran, from a file watcher
+ * the front end gives ({@link JobTableOptions.watchChanges}).
+ */
+export interface ChangeWatch {
+  /**
+   * Absolute paths changed since the watch began (once what changed until
+   * now was delivered), and whether the watcher vouches it saw them all.
+   */
+  take(): Promise<{ paths: Iterable<string>; complete: boolean }>;
+  close(): void;
+}
+
+/** What the files changed while a job ran are known to be. */
+export interface ChangedFiles {
+  /** Workspace-relative paths, sorted. */
+  paths: string[];
+  /** False when the watcher may have missed some (or none watched). */
+  complete: boolean;
+  /** No watcher ran: nothing is known. */
+  unknown?: boolean;
+}
+
+/** What a table is made with. */
+export interface JobTableOptions {
+  /** At most this many jobs run at once; default {@link DEFAULT_MAX_JOBS}. */
+  max?: number;
+  /** Starts a watch of the workspace's files for one job (undo's watcher); undefined: none runs. */
+  watchChanges?: () => ChangeWatch | undefined;
+  /**
+   * Why a change to `path` (absolute) goes against the permission rules (an
+   * edit a deny rule names that the sandbox could not hold as a mount), or
+   * undefined: a job's changes that do are named when it ends.
+   */
+  changeRefusal?: (path: string, isDir: boolean) => string | undefined;
+  /** The environment crab's data dir is found in; default the process's. */
+  env?: Pick<Deno.Env, "get">;
+}
+
+/** What a session is to its jobs: its workspace and its sandbox grant. */
+export interface JobSession {
+  readonly workspace: string;
+  readonly sandbox: SandboxPolicy;
+}
+
+/** Bytes of one line a filter is given. */
+export const MAX_LINE_BYTES = 64 * 1024;
+/** Bytes read from an output file at a time. */
+const READ_BLOCK = 256 * 1024;
+
+const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** How often at most a job's output is told to subscribers. */
+const OUTPUT_EVENT_MS = 250;
+/** Characters of the last line kept. */
+const LAST_LINE_CHARS = 200;
+
+/** One background job. */
+class Job {
+  readonly id: string;
+  readonly command: string;
+  readonly startedAt = Date.now();
+  readonly t0 = performance.now();
+  endedAt: number | null = null;
+  /** `performance.now()` when it ended. */
+  endedAtMono = 0;
+  state: JobState = "running";
+  end: ProcessEnd | undefined;
+  proc: JobProcess | undefined;
+  /** Resolves once the job ended and the table knows how (its changed files included). */
+  readonly finished: Promise<void>;
+  readonly #finish: () => void;
+  /** Where the next `bash_output` starts, in the whole output. */
+  readAt = 0;
+  /** The model saw how it ended (by `bash_output`, `bash_kill`, or a note). */
+  told = false;
+  killed = false;
+  /** Its processes are gone (its state follows once the table knows how it ended). */
+  over = false;
+  changes: ChangeWatch | undefined;
+  changed: ChangedFiles | undefined;
+  /** Proxy refusals already shown by `bash_output`. */
+  refusalsShown = 0;
+  /** The pending `output` event of a burst's end, if any. */
+  outputTimer: ReturnType<typeof setTimeout> | undefined;
+  #partial = "";
+  #lastLine = "";
+  readonly #decoder = new TextDecoder();
+
+  constructor(id: string, command: string, readonly output: JobOutput, readonly dir: string) {
+    this.id = id;
+    this.command = command;
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.finished = promise;
+    this.#finish = resolve;
+  }
+
+  /** The table knows how it ended (or that it never started). */
+  done(): void {
+    this.#finish();
+  }
+
+  get portsDir(): string {
+    return join(this.dir, "ports");
+  }
+
+  /** Notes the last line of a chunk of output. */
+  saw(chunk: Uint8Array): void {
+    const text = this.#partial + this.#decoder.decode(chunk, { stream: true });
+    const lines = text.split("\n");
+    this.#partial = lines.pop()!.slice(-LAST_LINE_CHARS * 4);
+    const full = lines.filter((l) => l.trim() !== "");
+    if (full.length) this.#lastLine = full[full.length - 1].slice(-LAST_LINE_CHARS * 4);
+  }
+
+  info(): JobInfo {
+    const line = this.#partial.trim() !== "" ? this.#partial : this.#lastLine;
+    const ended = this.endedAt === null ? performance.now() : this.endedAtMono;
+    return {
+      id: this.id,
+      command: this.command,
+      state: this.state,
+      startedAt: this.startedAt,
+      endedAt: this.endedAt,
+      ageMs: Math.round(ended - this.t0),
+      lastLine: printable(line.replace(/\r$/, ""), "strict", LAST_LINE_CHARS),
+      exitCode: this.end?.code ?? null,
+      signal: this.end?.signal ?? null,
+      ...(this.end?.failure ? { failure: this.end.failure } : {}),
+      outputPath: this.output.path,
+      portsDir: this.portsDir,
+      outputBytes: this.output.totalBytes,
+    };
+  }
+}
+
+/** Every open table of this process, for undo's question on a workspace ({@link jobsBeside}). */
+const open = new Set<JobTable>();
+
+/** The table of each session that has one. */
+const tables = new WeakMap<object, JobTable>();
+
+/** The job table of `session`, if its front end opened one. */
+export function jobsOf(session: object): JobTable | undefined {
+  return tables.get(session);
+}
+
+/**
+ * Opens the job table of `session` (a front end does, once, when it makes the
+ * session; it closes it when the session ends).
+ */
+export function openJobs(session: JobSession, opts: JobTableOptions = {}): JobTable {
+  const table = new JobTable(session, opts);
+  tables.set(session, table);
+  open.add(table);
+  return table;
+}
+
+/**
+ * The ids of this process's jobs in `workspace` (a real path) that ran at any
+ * time from `since` (epoch ms) until now: what may have changed files beside a
+ * call that ran meanwhile.
+ */
+export function jobsBeside(workspace: string, since: number): string[] {
+  const out: string[] = [];
+  for (const table of open) {
+    if (table.session.workspace !== workspace) continue;
+    for (const job of table.jobs()) {
+      if (job.endedAt === null || job.endedAt >= since) out.push(job.id);
+    }
+  }
+  return out;
+}
+
+/** The background jobs of one session (see the module doc). */
+export class JobTable {
+  readonly session: JobSession;
+  /** Jobs that may run at once. */
+  max: number;
+  readonly #opts: JobTableOptions;
+  readonly #jobs = new Map<string, Job>();
+  readonly #listeners = new Set<(event: JobEvent) => void>();
+  #seq = 0;
+  #closed = false;
+
+  constructor(session: JobSession, opts: JobTableOptions = {}) {
+    this.session = session;
+    this.max = opts.max ?? DEFAULT_MAX_JOBS;
+    this.#opts = opts;
+  }
+
+  /** Every job of the session, oldest first, as front ends show them. */
+  list(): JobInfo[] {
+    return [...this.#jobs.values()].map((j) => j.info());
+  }
+
+  /** The jobs as {@link jobsBeside} reads them. */
+  jobs(): { id: string; endedAt: number | null }[] {
+    return [...this.#jobs.values()].map((j) => ({ id: j.id, endedAt: j.endedAt }));
+  }
+
+  /** The jobs still running. */
+  running(): JobInfo[] {
+    return this.list().filter((j) => j.state === "running");
+  }
+
+  /** Tells `listener` of every change from now on; returns what stops that. */
+  subscribe(listener: (event: JobEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(kind: JobEvent["kind"], job: Job): void {
+    if (this.#listeners.size === 0) return;
+    const event = { kind, job: job.info() };
+    for (const l of this.#listeners) {
+      try {
+        l(event);
+      } catch (e) {
+        console.error(`crab: a job listener failed: ${e instanceof Error ? e.message : e}`);
+      }
+    }
+  }
+
+  /**
+   * Starts `command` as a job in the session's sandbox as it stands now.
+   * Throws `too_many_jobs` when {@link max} run already, and what the sandbox
+   * throws when it cannot run commands here.
+   */
+  async start(command: string, env: Record<string, string>): Promise<JobInfo> {
+    if (this.#closed) {
+      throw new Error("the session's jobs were closed: no job starts after its end");
+    }
+    const running = [...this.#jobs.values()].filter((j) => j.state === "running");
+    if (running.length >= this.max) throw tooMany(running, this.max);
+    const id = `b${++this.#seq}`;
+    const dir = join(
+      ensureOwnSpillDir(this.#opts.env ?? runEnv),
+      `job-${id}-${crypto.randomUUID().slice(0, 8)}`,
+    );
+    Deno.mkdirSync(dir, { mode: 0o700 });
+    const output = new JobOutput(join(dir, "output.txt"));
+    noteSpillFile(output.path, output.identity());
+    const job = new Job(id, command, output, dir);
+    Deno.mkdirSync(job.portsDir, { mode: 0o700 });
+    // The slot is taken before the sandbox starts: two calls at once cannot both pass the cap.
+    this.#jobs.set(id, job);
+    job.changes = this.#opts.watchChanges?.();
+    let lastEvent = 0;
+    try {
+      job.proc = await startProcess({
+        command,
+        workspace: this.session.workspace,
+        sandbox: jobPolicy(this.session.sandbox),
+        env,
+        portsDir: job.portsDir,
+        onOutput: (chunk) => {
+          output.push(chunk);
+          job.saw(chunk);
+          const now = performance.now();
+          if (now - lastEvent >= OUTPUT_EVENT_MS) {
+            lastEvent = now;
+            this.#emit("output", job);
+          } else if (job.outputTimer === undefined) {
+            // The last output of a burst is told too, once the window has passed.
+            job.outputTimer = setTimeout(() => {
+              job.outputTimer = undefined;
+              lastEvent = performance.now();
+              if (!job.over) this.#emit("output", job);
+            }, OUTPUT_EVENT_MS - (now - lastEvent));
+            Deno.unrefTimer(job.outputTimer);
+          }
+        },
+      });
+    } catch (e) {
+      // Never started: its id is not given again (another start may have taken the next).
+      this.#jobs.delete(id);
+      job.changes?.close();
+      output.close();
+      Deno.removeSync(dir, { recursive: true });
+      job.done();
+      throw e;
+    }
+    this.#emit("started", job);
+    job.proc.ended.then(
+      (end) => this.#ended(job, end),
+      (e) => this.#ended(job, { code: null, signal: null, failure: String(e), notes: [] }),
+    ).finally(() => job.done());
+    // Stopped while its sandbox was being made (the session ended meanwhile): it stops now.
+    if (job.killed) job.proc.stop();
+    return job.info();
+  }
+
+  async #ended(job: Job, end: ProcessEnd): Promise<void> {
+    job.over = true;
+    clearTimeout(job.outputTimer);
+    job.outputTimer = undefined;
+    job.endedAt = Date.now();
+    job.endedAtMono = performance.now();
+    job.output.close();
+    try {
+      job.changed = await this.#changedFiles(job);
+    } catch (e) {
+      job.changed = { paths: [], complete: false, unknown: true };
+      end.notes.push(
+        `crab could not tell which files changed: ${e instanceof Error ? e.message : e}`,
+      );
+    }
+    const refused = this.#refusedChanges(job.changed);
+    if (refused) end.notes.push(refused);
+    job.end = end;
+    job.state = job.killed ? "killed" : end.failure ? "failed" : "exited";
+    this.#emit("ended", job);
+  }
+
+  /** The line naming files changed while the job ran where the rules deny edits, if any. */
+  #refusedChanges(changed: ChangedFiles): string | undefined {
+    const check = this.#opts.changeRefusal;
+    if (!check || changed.paths.length === 0) return undefined;
+    const named: string[] = [];
+    for (const p of changed.paths) {
+      const abs = join(this.session.workspace, p);
+      const why = check(abs, lstatIsDir(abs));
+      if (why) named.push(`${printable(p, "strict", 200)} (${why})`);
+    }
+    if (named.length === 0) return undefined;
+    return `changed while the job ran where edits are denied, which crab cannot put back for a ` +
+      `job: ${named.slice(0, SHOWN_PATHS).join(", ")}` +
+      (named.length > SHOWN_PATHS ? ` … and ${named.length - SHOWN_PATHS} more` : "") +
+      "; tell the user to check them";
+  }
+
+  async #changedFiles(job: Job): Promise<ChangedFiles> {
+    const watch = job.changes;
+    job.changes = undefined;
+    if (!watch) return { paths: [], complete: false, unknown: true };
+    try {
+      const { paths, complete } = await watch.take();
+      const ws = this.session.workspace;
+      const rel = new Set<string>();
+      let placeholders: Set<string> | undefined;
+      for (const p of paths) {
+        if (!isWithin(ws, p) || p === ws) continue;
+        const r = relative(ws, p);
+        if (r === ".git" || r.startsWith(".git/")) continue;
+        // crab's own passing files: a write's temp file gone again, a sandbox's placeholder
+        // (an empty directory at a protected path) gone or still held by another call.
+        const now = lstatOrNull(p);
+        if (now === null && basename(p).startsWith(".crab-")) continue;
+        if (now === null || (now.isDirectory && isEmptyEntry(p))) {
+          placeholders ??= new Set(protectedPaths(ws).map((x) => x.path));
+          if (placeholders.has(p)) continue;
+        }
+        rel.add(r);
+      }
+      return { paths: [...rel].sort(), complete };
+    } finally {
+      watch.close();
+    }
+  }
+
+  /** The job `id`; `job_not_found` naming the session's jobs when there is none. */
+  #get(id: string): Job {
+    const job = this.#jobs.get(id);
+    if (job) return job;
+    const known = [...this.#jobs.values()];
+    throw new ToolError(
+      "job_not_found",
+      `No background job "${printable(id, "strict", 40)}" in this session`,
+      known.length
+        ? `This session's jobs: ${
+          known.map((j) => `${j.id} (${j.state}: ${short(j.command)})`).join(", ")
+        }.`
+        : "This session has started no background job: bash with run_in_background: true starts one.",
+    );
+  }
+
+  /** The info of job `id`; `job_not_found` when there is none. */
+  info(id: string): JobInfo {
+    return this.#get(id).info();
+  }
+
+  /**
+   * What job `id` wrote since the last read: its first `headBytes` and, when
+   * there is more, its last `tailBytes`, with the bytes between counted;
+   * the read point moves to the end. With its state, and the hosts its proxy
+   * refused since the last read.
+   */
+  read(id: string, headBytes: number, tailBytes: number): JobRead {
+    const job = this.#get(id);
+    const out = job.output;
+    const total = out.totalBytes;
+    const head = out.read(job.readAt, headBytes);
+    let tail = "";
+    let gap = head.dropped;
+    if (head.next < total) {
+      const from = Math.max(head.next, total - tailBytes);
+      const end = out.read(from);
+      gap += from - head.next;
+      tail = decode(end.before) + decode(end.after);
+    }
+    job.readAt = total;
+    return this.#reading(job, { text: decode(head.before) + decode(head.after), gap, tail });
+  }
+
+  /**
+   * The lines job `id` wrote since the last read, for a filter to choose from.
+   * While the job runs, a last line without its newline waits for the next
+   * read; every other line is consumed. A line longer than
+   * {@link MAX_LINE_BYTES} is given as its start.
+   */
+  readLines(id: string): JobRead & { lines: string[] } {
+    const job = this.#get(id);
+    const out = job.output;
+    const running = job.state === "running";
+    const lines: string[] = [];
+    let dropped = 0;
+    const take = (bytes: Uint8Array) => lines.push(decode(bytes.subarray(0, MAX_LINE_BYTES)));
+    // The line being read: its bytes so far (bounded: a longer line is tested on its start).
+    let partial: Uint8Array[] = [];
+    let partialSize = 0;
+    const whole = () => concat(partial);
+    let at = job.readAt;
+    let consumed = at;
+    while (at < out.totalBytes) {
+      const slice = out.read(at, READ_BLOCK);
+      dropped += slice.dropped;
+      const parts = [
+        { part: slice.before, base: at, cut: slice.dropped > 0 },
+        { part: slice.after, base: slice.next - slice.after.byteLength, cut: false },
+      ];
+      for (const { part, base, cut } of parts) {
+        let from = 0;
+        for (let nl = part.indexOf(10); nl !== -1; nl = part.indexOf(10, from)) {
+          const line = part.subarray(from, nl);
+          take(partialSize ? concat([whole(), line]) : line);
+          partial = [];
+          partialSize = 0;
+          from = nl + 1;
+          consumed = base + from;
+        }
+        if (from < part.byteLength && partialSize < MAX_LINE_BYTES) {
+          partial.push(part.slice(from));
+          partialSize += part.byteLength - from;
+        }
+        // The output around a drop is not one line.
+        if (cut && partialSize) {
+          take(whole());
+          partial = [];
+          partialSize = 0;
+          consumed = base + part.byteLength;
+        }
+      }
+      if (slice.next <= at) break;
+      at = slice.next;
+    }
+    if (partialSize && !running) {
+      take(whole());
+      consumed = out.totalBytes;
+    }
+    job.readAt = Math.max(job.readAt, consumed);
+    return { ...this.#reading(job, { text: "", gap: dropped, tail: "" }), lines };
+  }
+
+  #reading(job: Job, got: Pick<JobRead, "text" | "gap" | "tail">): JobRead {
+    const ended = job.state !== "running";
+    const contacts = job.proc?.contacts() ?? [];
+    const refused = contacts.filter((c) => !c.allowed).slice(job.refusalsShown);
+    job.refusalsShown += refused.length;
+    if (ended) job.told = true;
+    this.#emit("read", job);
+    return {
+      info: job.info(),
+      ...got,
+      refused,
+      notes: ended ? job.end?.notes ?? [] : [],
+      ...(ended && job.changed ? { changed: job.changed } : {}),
+      ...(job.output.broken ? { broken: job.output.broken } : {}),
+    };
+  }
+
+  /**
+   * Stops job `id` and everything it started, and waits until they are gone;
+   * resolves to how it ended and the files changed while it ran.
+   */
+  async kill(id: string): Promise<{ info: JobInfo; wasRunning: boolean; changed?: ChangedFiles }> {
+    const job = this.#get(id);
+    const wasRunning = !job.over;
+    if (wasRunning) {
+      job.killed = true;
+      // A job whose sandbox is still being made is stopped as soon as it has one.
+      job.proc?.stop();
+    }
+    await job.finished;
+    job.told = true;
+    return { info: job.info(), wasRunning, ...(job.changed ? { changed: job.changed } : {}) };
+  }
+
+  /**
+   * One line per job that ended on its own since the model last heard of it,
+   * for the next message it reads: `[job b1 exited with code 0: CMD]`.
+   */
+  takeNotes(): string[] {
+    const out: string[] = [];
+    for (const job of this.#jobs.values()) {
+      if (job.state === "running" || job.told) continue;
+      job.told = true;
+      out.push(endNote(job.info(), job.changed));
+    }
+    return out;
+  }
+
+  /**
+   * The TCP ports the running jobs listen on, as the sandbox's port
+   * forwarding exposes them: one Unix socket per port in each job's
+   * `ports/` folder, named after the port.
+   */
+  exposedPorts(): { port: number; socket: string }[] {
+    const out: { port: number; socket: string }[] = [];
+    for (const job of this.#jobs.values()) {
+      if (job.state !== "running") continue;
+      let entries: Deno.DirEntry[];
+      try {
+        entries = [...Deno.readDirSync(job.portsDir)];
+      } catch {
+        continue;
+      }
+      for (const e of entries) {
+        if (!/^\d{1,5}$/.test(e.name) || e.isFile || e.isDirectory || e.isSymlink) continue;
+        const port = Number(e.name);
+        if (port < 1 || port > 65535 || out.some((o) => o.port === port)) continue;
+        out.push({ port, socket: join(job.portsDir, e.name) });
+      }
+    }
+    return out.sort((a, b) => a.port - b.port);
+  }
+
+  /**
+   * Ends the session's jobs: stops every one still running (SIGTERM, then
+   * SIGKILL after the grace) and waits until they are gone. No job starts
+   * after. Calling it again waits for the same.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const running = [...this.#jobs.values()].filter((j) => j.state === "running");
+    await Promise.all(running.map((j) => this.kill(j.id)));
+    open.delete(this);
+  }
+
+  /** Whether {@link close} was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+}
+
+/** What {@link JobTable.read} and {@link JobTable.readLines} return. */
+export interface JobRead {
+  info: JobInfo;
+  /** The new output read (its start, when it was long), as the job wrote it. */
+  text: string;
+  /** Bytes of new output between {@link text} and {@link tail} not shown (0: none). */
+  gap: number;
+  /** The end of the new output, when it was too long to show whole. */
+  tail: string;
+  /** Hosts the job's proxy refused since the last read. */
+  refused: Contact[];
+  /** What the sandbox said when the job ended (caps reached, protected paths put back). */
+  notes: string[];
+  /** The files changed while it ran, once it ended. */
+  changed?: ChangedFiles;
+  /** Why its output file stopped taking output, if it did. */
+  broken?: string;
+}
+
+/** A command as a one-line mention: escaped and cut. */
+export function short(command: string, max = 80): string {
+  return printable(command.replace(/\s+/g, " ").trim(), "strict", max);
+}
+
+/** How a job stands, in words: `running for 12 s`, `exited with code 0`, … */
+export function stateWords(job: JobInfo): string {
+  switch (job.state) {
+    case "running":
+      return `running for ${seconds(job.ageMs)}`;
+    case "killed":
+      return "killed";
+    case "failed":
+      return `failed: ${job.failure ?? "the sandbox could not run it"}`;
+    case "exited":
+      return job.signal ? `ended by ${job.signal}` : `exited with code ${job.exitCode}`;
+  }
+}
+
+/** A duration for people: `0.6 s`, `12 s`. */
+export function seconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
+
+/** Paths named in one line at most. */
+const SHOWN_PATHS = 12;
+
+/** The files changed while a job ran, as one line (empty when there were none and that is sure). */
+export function changedLine(changed: ChangedFiles | undefined): string {
+  if (!changed || changed.unknown) {
+    return "files changed while it ran: not known (no file watcher ran in this workspace)";
+  }
+  const { paths, complete } = changed;
+  const maybe = complete ? "" : " (the file watcher may have missed some)";
+  if (paths.length === 0) return complete ? "" : `files changed while it ran: none seen${maybe}`;
+  const shown = paths.slice(0, SHOWN_PATHS).map((p) => printable(p, "strict", 200)).join(", ");
+  const more = paths.length > SHOWN_PATHS ? ` … and ${paths.length - SHOWN_PATHS} more` : "";
+  return `files changed while it ran (by it, or by anyone else meanwhile): ${shown}${more}${maybe}`;
+}
+
+/** The note the model gets at its next turn for a job that ended on its own. */
+export function endNote(job: JobInfo, changed: ChangedFiles | undefined): string {
+  const files = changed && !changed.unknown && changed.paths.length ? changedLine(changed) : "";
+  return `[job ${job.id} ${stateWords(job)}: ${short(job.command)}${files ? `; ${files}` : ""}]`;
+}
+
+function tooMany(running: Job[], max: number): ToolError {
+  return new ToolError(
+    "too_many_jobs",
+    `Cannot start another background job: ${running.length} ` +
+      `${running.length === 1 ? "is" : "are"} running, the most this session ` +
+      `may run at once (jobs.max in crab's settings is ${max})`,
+    `Stop one you no longer need with bash_kill first: ${
+      running.map((j) => `${j.id} (${short(j.command, 60)})`).join(", ")
+    }.`,
+  );
+}
+
+function lstatIsDir(path: string): boolean {
+  return lstatOrNull(path)?.isDirectory ?? false;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.byteLength;
+  }
+  return out;
+}
