@@ -137,6 +137,7 @@ export const E2E: readonly string[] = [
   "tests/tools/host/capabilities_test.ts",
   "tests/tools/host/own_roots_test.ts",
   "tests/tools/host/processes_test.ts",
+  "tests/tools/jobs/move_test.ts",
   "tests/tools/jobs/process_test.ts",
   "tests/tools/jobs/table_test.ts",
   "tests/tools/policy/decision_test.ts",
