@@ -75,6 +75,7 @@ export const E2E: readonly string[] = [
   "tests/agent/repl/rules_prompt_test.ts",
   "tests/agent/repl/sandbox_probe_test.ts",
   "tests/agent/repl/slash/agents_command_test.ts",
+  "tests/agent/repl/slash/jobs_command_test.ts",
   "tests/agent/repl/slash/memory_command_test.ts",
   "tests/agent/repl/slash/status_command_test.ts",
   "tests/agent/repl/slash/undo_command_test.ts",

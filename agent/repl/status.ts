@@ -2,7 +2,8 @@
  * What the live region says while a turn runs: a spinner with the seconds spent
  * waiting for the model and the tokens streamed so far, or each running tool
  * with its target and elapsed time, and under a running command its last few
- * output lines (a fixed height, made printable as prose). A running subagent
+ * output lines (a fixed height, made printable as prose), and that Ctrl-B
+ * moves it to the background. A running subagent
  * is one line: its type, its description, the calls it made so far and its time.
  *
  * @module
@@ -106,9 +107,10 @@ export class Activity {
       const calls = r.call.name === "task"
         ? ` · ${r.calls ?? 0} call${r.calls === 1 ? "" : "s"}`
         : "";
+      const hint = movable(r.call) ? " · ctrl+b to run in background" : "";
       out.push(
         c.cyan(frame) + ` ${printable(r.call.name, "strict")}${target ? " " + target : ""}` +
-          c.dim(`${calls} · ${seconds(now - r.started)}`),
+          c.dim(`${calls} · ${seconds(now - r.started)}${hint}`),
       );
       if (r.call.name === "bash") {
         const lines = r.tail.replace(/\r\n?/g, "\n").split("\n");
@@ -131,6 +133,16 @@ export class Activity {
       );
     }
     return out;
+  }
+}
+
+/** A foreground bash call, which Ctrl-B moves to the background. */
+function movable(call: ToolCallBlock): boolean {
+  if (call.name !== "bash") return false;
+  try {
+    return JSON.parse(call.argsJson).run_in_background !== true;
+  } catch {
+    return false;
   }
 }
 
