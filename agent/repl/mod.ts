@@ -234,6 +234,9 @@ class Repl {
       })),
     });
     return async (request, signal) => {
+      // Between turns only a command moved to the background asks (about a host): the prompt
+      // holds the keys then, so nobody is asked and the host is refused.
+      if (!this.turn && request.class === "net" && request.call === undefined) return "no";
       const answer = await ask(request, signal);
       this.activity.answered(request.call?.callId);
       return answer;
