@@ -80,11 +80,13 @@ class Repl {
   readonly c = colors(Deno.stdout.isTerminal());
   readonly screen = new Screen(this.c);
   readonly keys = new KeyReader();
-  readonly activity = new Activity(this.c);
+  readonly activity = new Activity(this.c, () => this.screen.columns());
   /** The calls the detailed view shows: the newest, so a long session's memory stays bounded. */
   readonly records: CallRecord[] = [];
   /** The turn under way, and the keys it reads; text typed meanwhile waits for the next prompt. */
   turn: AbortController | undefined;
+  /** Aborted when the turn under way ends, however it ends. */
+  turnOver: AbortController | undefined;
   typeahead = "";
   turnKeys: { stop(): Promise<void> } | undefined;
   /** The change an auto-approved write or edit makes, shown under its call. */
@@ -179,9 +181,14 @@ class Repl {
     };
   }
 
-  /** Ctrl-B: the commands running now go on as background jobs, or it says why one cannot. */
+  /**
+   * Ctrl-B: the commands running now go on as background jobs (one whose
+   * sandbox is still being made, as soon as it runs), or it says why not.
+   */
   toBackground(): void {
-    const { refused } = this.rt.jobs.moveToBackground();
+    // A call still starting moves once it runs; a key pressed while none runs moves nothing later.
+    const later = this.activity.movableRunning() ? this.turnOver?.signal : undefined;
+    const { refused } = this.rt.jobs.moveToBackground(later);
     if (!refused) return;
     this.screen.line(
       this.c.yellow(
@@ -384,6 +391,7 @@ class Repl {
     const { screen, c } = this;
     const controller = new AbortController();
     this.turn = controller;
+    this.turnOver = new AbortController();
     const stopInterrupt = onInterrupt(() => controller.abort());
     this.turnKeys = this.startTurnKeys(controller);
     try {
@@ -400,6 +408,7 @@ class Repl {
       await this.turnKeys?.stop();
       this.turnKeys = undefined;
       this.turn = undefined;
+      this.turnOver.abort();
       stopInterrupt();
       setMode("cooked");
       screen.endLine();

@@ -13,6 +13,7 @@ import type { ToolCallBlock } from "../providers/types.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import type { Colors } from "../terminal.ts";
 import { callTarget } from "../tool_line.ts";
+import { textWidth } from "./line_editor.ts";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
 /** Output lines of a running command shown under it. */
@@ -36,8 +37,12 @@ export class Activity {
   readonly #running = new Map<string, Running>();
   #label = "thinking";
 
-  constructor(c: Colors) {
+  readonly #columns: () => number;
+
+  /** `columns` is the terminal's width, which a running command's line keeps its hint within. */
+  constructor(c: Colors, columns: () => number = () => Infinity) {
     this.#c = c;
+    this.#columns = columns;
   }
 
   /** A model request went out; `label` says why (e.g. compacting). */
@@ -90,6 +95,11 @@ export class Activity {
     this.#running.delete(call.id);
   }
 
+  /** Whether a foreground bash call runs (Ctrl-B would move it). */
+  movableRunning(): boolean {
+    return [...this.#running.values()].some((r) => movable(r.call));
+  }
+
   /** Nothing runs any more. */
   reset(): void {
     this.#waitingSince = undefined;
@@ -108,10 +118,12 @@ export class Activity {
         ? ` · ${r.calls ?? 0} call${r.calls === 1 ? "" : "s"}`
         : "";
       const hint = movable(r.call) ? " · ctrl+b to run in background" : "";
-      out.push(
-        c.cyan(frame) + ` ${printable(r.call.name, "strict")}${target ? " " + target : ""}` +
-          c.dim(`${calls} · ${seconds(now - r.started)}${hint}`),
-      );
+      const name = printable(r.call.name, "strict");
+      const tail = `${calls} · ${seconds(now - r.started)}${hint}`;
+      // A long command is cut so that the time and the hint stay on the line.
+      const room = this.#columns() - 1 - textWidth(`x ${name} ${tail}`);
+      const shown = textWidth(target) > room ? cut(target, Math.max(10, room - 1)) + "…" : target;
+      out.push(c.cyan(frame) + ` ${name}${shown ? " " + shown : ""}` + c.dim(tail));
       if (r.call.name === "bash") {
         const lines = r.tail.replace(/\r\n?/g, "\n").split("\n");
         if (lines[lines.length - 1] === "") lines.pop();
@@ -144,6 +156,18 @@ function movable(call: ToolCallBlock): boolean {
   } catch {
     return false;
   }
+}
+
+/** Plain `text` cut to `width` columns. */
+function cut(text: string, width: number): string {
+  let w = 0;
+  let out = "";
+  for (const ch of text) {
+    w += textWidth(ch);
+    if (w > width) break;
+    out += ch;
+  }
+  return out;
 }
 
 function seconds(ms: number): string {

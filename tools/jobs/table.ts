@@ -264,6 +264,8 @@ export class JobTable {
   readonly #listeners = new Set<(event: JobEvent) => void>();
   /** Foreground calls that may be moved to the background now. */
   readonly #movable = new Set<MovableCall>();
+  /** A move asked for before any call could move, until the signal aborts. */
+  #wanted: AbortSignal | undefined;
   #seq = 0;
   #closed = false;
 
@@ -586,6 +588,10 @@ export class JobTable {
    */
   offer(call: MovableCall): () => void {
     this.#movable.add(call);
+    const wanted = this.#wanted;
+    this.#wanted = undefined;
+    // Asked for while this call's sandbox was being made: it moves as soon as it runs.
+    if (wanted && !wanted.aborted && this.running().length < this.max) this.#adopt(call);
     return () => this.#movable.delete(call);
   }
 
@@ -597,13 +603,19 @@ export class JobTable {
   /**
    * Moves every foreground call running now to the background, each as a job
    * of its own: the jobs they became, and why a call could not move (the cap
-   * is reached: it goes on in the foreground).
+   * is reached: it goes on in the foreground). When none runs yet, the next
+   * call offered before `later` aborts moves as soon as it runs (a call whose
+   * sandbox is still being made).
    */
-  moveToBackground(): { moved: JobInfo[]; refused?: ToolError } {
+  moveToBackground(later?: AbortSignal): { moved: JobInfo[]; refused?: ToolError } {
     const moved: JobInfo[] = [];
+    const running = () => [...this.#jobs.values()].filter((j) => j.state === "running");
+    if (this.#movable.size === 0 && later && !later.aborted) {
+      if (running().length >= this.max) return { moved, refused: tooMany(running(), this.max) };
+      this.#wanted = later;
+    }
     for (const call of [...this.#movable]) {
-      const running = [...this.#jobs.values()].filter((j) => j.state === "running");
-      if (running.length >= this.max) return { moved, refused: tooMany(running, this.max) };
+      if (running().length >= this.max) return { moved, refused: tooMany(running(), this.max) };
       const job = this.#adopt(call);
       if (job) moved.push(job);
     }

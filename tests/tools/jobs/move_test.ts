@@ -138,3 +138,21 @@ Deno.test("a call that would pass the cap is not moved: it goes on in the foregr
   assert.equal(ok(await call), "waiting\ndone\n");
   assert.equal(jobs.movable, 0);
 });
+
+Deno.test("a move asked for before the call runs happens as soon as it runs, until the turn is over", async () => {
+  await using t = jobsHarness("workspace-write");
+  const { h, jobs } = t;
+  const turn = new AbortController();
+  assert.deepEqual(jobs.moveToBackground(turn.signal), { moved: [] });
+  const first = await h.call("bash", { command: "sleep 5; echo late" });
+  assert.match(ok(first), /^The user moved this command to the background .* job b1: sleep 5/);
+  assert.equal(jobs.running().length, 1);
+  // Asked once: the next call runs in the foreground.
+  assert.equal(ok(await h.call("bash", { command: "echo here" })), "here\n");
+  // A turn that ended takes its request with it.
+  const over = new AbortController();
+  jobs.moveToBackground(over.signal);
+  over.abort();
+  assert.equal(ok(await h.call("bash", { command: "echo here too" })), "here too\n");
+  assert.equal(jobs.list().length, 1);
+});

@@ -165,3 +165,40 @@ Deno.test("repl: a job's end is told above the prompt; a stricter rule or mode o
   await submit(t, "/bashes");
   await t.waitFor("Background jobs: 0 running, 2 ended");
 });
+
+Deno.test("repl: a command moved to the background is refused, not asked, a host between turns", async () => {
+  using s = sandbox();
+  // A test host on a loopback address outside NO_PROXY, so curl goes through crab's proxy.
+  const paths: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.2", port: 0, onListen() {} }, (req) => {
+    paths.push(new URL(req.url).pathname);
+    return new Response("hello\n");
+  });
+  try {
+    const url = `http://${server.addr.hostname}:${server.addr.port}/late`;
+    await using fake = await startFakeModel([
+      {
+        calls: [{
+          name: "bash",
+          args: { command: `echo up; until [ -e go ]; do sleep 0.05; done; curl -sS -i ${url}` },
+        }],
+      },
+      { text: "Moved." },
+    ]);
+    await using t = await replAgainst(s, fake, ["--yolo"]);
+    await submit(t, "fetch it later");
+    await t.waitFor(/ctrl\+b to run in background/);
+    await t.keys("C-b");
+    await t.waitFor("Moved.");
+    await t.waitFor(/› $/m);
+    // At the prompt, the job asks crab's proxy for the host: nobody is asked.
+    Deno.writeTextFileSync(join(s.ws, "go"), "");
+    const screen = await t.waitFor("● job b1 exited with code 0: echo up;");
+    assert.doesNotMatch(screen, /allow\? \[y\]es/);
+    assert.deepEqual(paths, []);
+    await submit(t, "/bashes");
+    await t.waitFor(/⎿ .*127\.0\.0\.2.*the user said no/);
+  } finally {
+    await server.shutdown();
+  }
+});
