@@ -6,6 +6,9 @@
  */
 
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { configDir } from "../../../tools/fs/data_dir.ts";
 import { harness } from "../../support/harness.ts";
 import { until } from "../../support/until.ts";
 import { takeUncappedNotice } from "../../support/sandbox_notice.ts";
@@ -19,6 +22,13 @@ import type { DispatchResult } from "../../../tools/call/dispatch.ts";
 import { Policy } from "../../../tools/policy/policy.ts";
 
 await takeUncappedNotice();
+
+/** What a sandboxed job's start says of its ports, when the user keeps them off the host. */
+const PORTS_LINE = "A port it listens on (127.0.0.1 or all addresses) is reachable from later " +
+  "bash calls at 127.0.0.1 on the same port once it listens; bash_output lists its ports. The " +
+  "user's machine cannot reach them: only the user allows that, with the flag " +
+  '--job-ports-on-host or "sandbox": {"jobPortsOnHost": true} in ' +
+  `${join(configDir(), "config.json")}; tell the user if they need it.`;
 
 const MODES: SandboxMode[] = ["workspace-write", "danger-full-access"];
 
@@ -76,7 +86,8 @@ for (const mode of MODES) {
       "Started background job b1: echo one; echo two >&2; read -t 30 x < /dev/null; sleep 0.3; " +
         `echo three; exit 4\nIts output goes to ${path}. Read what is new with bash_output ` +
         '{"id": "b1"}; stop it with bash_kill {"id": "b1"}. It runs until it ends, is stopped, ' +
-        "or the session ends; you are told when it ends on its own.",
+        "or the session ends; you are told when it ends on its own." +
+        (mode === "danger-full-access" ? "" : `\n${PORTS_LINE}`),
     );
     await until(() => jobs.list()[0].outputBytes >= 8, "the first lines are written");
     const first = ok(await h.call("bash_output", { id: "b1" }));
@@ -331,23 +342,43 @@ Deno.test("a job's output file is read by later calls of the session; the rest o
   }
 });
 
-Deno.test("exposedPorts() lists the sockets in running jobs' ports folders, named by port", async () => {
-  await using t = jobsHarness("danger-full-access");
-  const m = marker();
-  ok(await t.h.call("bash", { command: `sleep ${m}`, run_in_background: true }));
-  const dir = t.jobs.list()[0].portsDir;
+Deno.test("a job's server is reached by later calls of its session only; its folder goes once no call holds it", async () => {
+  await using t = jobsHarness("workspace-write");
+  await using other = jobsHarness("workspace-write");
+  ok(
+    await t.h.call("bash", {
+      command: "exec python3 -m http.server 8000 --bind 127.0.0.1",
+      run_in_background: true,
+    }),
+  );
+  await until(() => t.jobs.exposedPorts().length > 0, "the job's port 8000 is exposed");
+  const dir = t.jobs.list()[0].portsDir!;
+  assert.deepEqual(t.jobs.exposedPorts(), [{ port: 8000, socket: `${dir}/8000` }]);
+  const curl = "curl -sS --max-time 5 http://127.0.0.1:8000/";
+  assert.match(ok(await t.h.call("bash", { command: curl })), /Directory listing for \//);
+  // Another session's call has nothing on that port.
+  assert.match(
+    ok(await other.h.call("bash", { command: curl })),
+    /Failed to connect to 127\.0\.0\.1 port 8000.*\nExit code 7$/s,
+  );
+  assert.match(
+    ok(await t.h.call("bash_output", { id: "b1" })),
+    new RegExp(
+      "\nPort 8000 is reachable from later bash calls at 127\\.0\\.0\\.1:8000\\.\n" +
+        "The user's machine cannot reach them: only the user allows that, with the flag " +
+        "--job-ports-on-host or ",
+    ),
+  );
+  // A call started with the job's sockets holds its folder past the job's end.
+  const lent = t.jobs.lendPorts()!;
+  assert.deepEqual(lent.ports, [{ port: 8000, socket: `${dir}/8000` }]);
+  await t.jobs.kill("b1");
   assert.deepEqual(t.jobs.exposedPorts(), []);
-  const listener = Deno.listen({ transport: "unix", path: `${dir}/8000` });
-  try {
-    Deno.writeTextFileSync(`${dir}/9000`, "not a socket");
-    Deno.writeTextFileSync(`${dir}/notes`, "not a port");
-    assert.deepEqual(t.jobs.exposedPorts(), [{ port: 8000, socket: `${dir}/8000` }]);
-    await t.jobs.kill("b1");
-    // A job that ended exposes nothing.
-    assert.deepEqual(t.jobs.exposedPorts(), []);
-  } finally {
-    listener.close();
-  }
+  assert.equal(t.jobs.lendPorts(), undefined);
+  assert.deepEqual([...Deno.readDirSync(dir)], [], "the job's sockets went with it");
+  lent.release();
+  assert.equal(existsSync(dir), false, "the folder goes once no call holds it");
+  assert.equal(t.jobs.list()[0].portsDir, undefined);
 });
 
 Deno.test("subscribe() tells a job's start, its output (the last line), its reads and its end", async () => {
