@@ -697,21 +697,21 @@ export class JobTable {
    */
   #putOnHost(job: Job): void {
     if (job.over || !job.ports || job.hostTimer === undefined) return;
-    for (const { port, socket } of exposedPorts(job.ports.path)) {
-      if (job.hosted.has(port)) continue;
-      if (job.hosted.size >= MAX_HOST_PORTS) {
-        job.hostNote = `crab puts at most ${MAX_HOST_PORTS} of a job's ports on the user's ` +
-          "machine; the others reach later bash calls only.";
-        return;
-      }
-      try {
+    try {
+      for (const { port, socket } of exposedPorts(job.ports.path)) {
+        if (job.hosted.has(port)) continue;
+        if (job.hosted.size >= MAX_HOST_PORTS) {
+          job.hostNote = `crab puts at most ${MAX_HOST_PORTS} of a job's ports on the user's ` +
+            "machine; the others reach later bash calls only.";
+          return;
+        }
         job.hosted.set(port, forwardToHost(port, socket));
-      } catch (e) {
-        job.hostNote = e instanceof Error ? e.message : String(e);
-        clearInterval(job.hostTimer);
-        job.hostTimer = undefined;
-        return;
       }
+    } catch (e) {
+      // A timer's callback must not throw: crab would end.
+      job.hostNote = e instanceof Error ? e.message : String(e);
+      clearInterval(job.hostTimer);
+      job.hostTimer = undefined;
     }
   }
 

@@ -356,36 +356,43 @@ Deno.test("a job's server is reached by later calls of its session only, and the
   await using t = jobsHarness("workspace-write");
   t.h.session.sandbox = { ...t.h.session.sandbox, jobPortsOnHost: true };
   await using other = jobsHarness("workspace-write");
+  // The job's port is taken on the host: there it moves to a free one.
+  using taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = taken.addr.port;
   ok(
     await t.h.call("bash", {
-      command: "exec python3 -m http.server 8000 --bind 127.0.0.1",
+      command: `exec python3 -m http.server ${port} --bind 127.0.0.1`,
       run_in_background: true,
     }),
   );
-  await until(() => t.jobs.exposedPorts().length > 0, "the job's port 8000 is exposed");
+  await until(() => t.jobs.exposedPorts().length > 0, "the job's port is exposed");
   const dir = t.jobs.list()[0].portsDir!;
-  assert.deepEqual(t.jobs.exposedPorts(), [{ port: 8000, socket: `${dir}/8000` }]);
-  const curl = "curl -sS --max-time 5 http://127.0.0.1:8000/";
+  assert.deepEqual(t.jobs.exposedPorts(), [{ port, socket: `${dir}/${port}` }]);
+  const curl = `curl -sS --max-time 5 http://127.0.0.1:${port}/`;
   assert.match(ok(await t.h.call("bash", { command: curl })), /Directory listing for \//);
   // Another session's call has nothing on that port.
   assert.match(
     ok(await other.h.call("bash", { command: curl })),
-    /Failed to connect to 127\.0\.0\.1 port 8000.*\nExit code 7$/s,
+    new RegExp(`Failed to connect to 127\\.0\\.0\\.1 port ${port}.*\\nExit code 7$`, "s"),
   );
   const read = ok(await t.h.call("bash_output", { id: "b1" }));
   const onHost = read.match(
-    /\nPort 8000 is reachable from later bash calls at 127\.0\.0\.1:8000, and from the user's machine at (http:\/\/127\.0\.0\.1:\d+)(?: \(8000 was taken there\))?\.$/,
+    new RegExp(
+      `\\nPort ${port} is reachable from later bash calls at 127\\.0\\.0\\.1:${port}, and from ` +
+        `the user's machine at http://127\\.0\\.0\\.1:(\\d+) \\(${port} was taken there\\)\\.$`,
+    ),
   );
   assert.ok(onHost, read);
-  assert.match(await (await fetch(onHost[1])).text(), /Directory listing for \//);
+  const hostPort = Number(onHost[1]);
+  assert.notEqual(hostPort, port);
+  const page = await fetch(`http://127.0.0.1:${hostPort}/`);
+  assert.match(await page.text(), /Directory listing for \//);
   // A call started with the job's sockets holds its folder past the job's end.
   const lent = t.jobs.lendPorts()!;
-  assert.deepEqual(lent.ports, [{ port: 8000, socket: `${dir}/8000` }]);
+  assert.deepEqual(lent.ports, [{ port, socket: `${dir}/${port}` }]);
   await t.jobs.kill("b1");
   // Deno lets the listener go once its pending accept is cancelled, a moment after close().
-  const hostPort = Number(new URL(onHost[1]).port);
   await until(() => refused(hostPort), "the host's port closes with the job");
-
   assert.deepEqual(t.jobs.exposedPorts(), []);
   assert.equal(t.jobs.lendPorts(), undefined);
   assert.deepEqual([...Deno.readDirSync(dir)], [], "the job's sockets went with it");
