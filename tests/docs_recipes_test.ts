@@ -61,11 +61,11 @@ Deno.test("docs/recipes/review.ts reviews read-only in a project with crab as a 
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stderr.includes('"lock" field'), false, r.stderr);
   assert.equal(Deno.readTextFileSync(join(s.ws, "REVIEW.md")), "No problems found.\n");
-  // The review could not write: write is not offered at all.
+  // The review could not write: write is not offered at all (task is: its subagents get no more).
   assert.equal(Deno.readTextFileSync(join(s.ws, "app.ts")), "export const x = 1;\n");
   const offered = (fake.modelRequests()[0].body as { tools: { name: string }[] }).tools
     .map((t) => t.name);
-  assert.deepEqual(offered.sort(), ["glob", "grep", "read"]);
+  assert.deepEqual(offered.sort(), ["glob", "grep", "read", "task"]);
 });
 
 Deno.test("docs/recipes/fix_lint.ts prints the typed structured_output", async () => {

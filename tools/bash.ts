@@ -15,7 +15,12 @@ import description from "./bash.md" with { type: "text" };
 import { killProcessGroup, registerGroup } from "./host/processes.ts";
 import { debug } from "./fs/debug_log.ts";
 import { printable } from "./fs/printable.ts";
-import { type HiddenStore, parseStatus, sandboxCommand } from "./sandbox/mod.ts";
+import {
+  type HiddenStore,
+  parseStatus,
+  sandboxCommand,
+  type SandboxedCommand,
+} from "./sandbox/mod.ts";
 import {
   type HostContact,
   type SandboxRefusal,
@@ -32,7 +37,7 @@ import { credentialNote } from "./policy/credentials.ts";
 import { configDir } from "./fs/data_dir.ts";
 import { isWithin } from "./fs/workspace.ts";
 import { join, relative } from "node:path";
-import { jobsOf, short } from "./jobs/table.ts";
+import { hostPortsOff, type JobInfo, jobsOf, short } from "./jobs/table.ts";
 import { untilOverOrMoved } from "./jobs/move.ts";
 
 /** Arguments of the bash tool. */
@@ -508,21 +513,35 @@ async function runSandboxed(
 }
 
 /**
- * A call's sandbox. The ports the session's running jobs listen on are what
- * the sandbox's port forwarding takes, as
- * `sandboxCommand(session, command, pause, { forwardPorts: forwardedPorts(session) })`.
+ * A call's sandbox, which reaches the ports the session's running jobs listen
+ * on at its own 127.0.0.1 (`forwardPorts`); their folders are held until the
+ * call's sandbox is released. While no job exposes a port, nothing is asked
+ * of the sandbox but the call.
  */
-function callSandbox(
+async function callSandbox(
   session: Session,
   command: string,
   pause: (until: Promise<unknown>) => void,
-): ReturnType<typeof sandboxCommand> {
-  return sandboxCommand(session, command, pause);
-}
-
-/** The ports the session's running jobs listen on, as (port, socket) pairs for the call's sandbox. */
-export function forwardedPorts(session: Session): { port: number; socket: string }[] {
-  return jobsOf(session)?.exposedPorts() ?? [];
+): Promise<SandboxedCommand> {
+  const lent = jobsOf(session)?.lendPorts();
+  if (!lent) return sandboxCommand(session, command, pause);
+  let sc: SandboxedCommand;
+  try {
+    sc = await sandboxCommand(session, command, pause, { forwardPorts: lent.ports });
+  } catch (e) {
+    lent.release();
+    throw e;
+  }
+  return {
+    ...sc,
+    release: async () => {
+      try {
+        return await sc.release();
+      } finally {
+        lent.release();
+      }
+    },
+  };
 }
 
 /**
@@ -534,12 +553,26 @@ async function startBackground(command: string, ctx: ToolContext): Promise<ToolR
   // Every front end opens its sessions' job tables (the workbench does): none is crab's defect.
   if (!jobs) throw new Error("this session has no job table, so it cannot keep a background job");
   const job = await jobs.start(command, bashEnv());
+  const ports = portsLine(job);
   return {
     output: `Started background job ${job.id}: ${short(command, 200)}\n` +
       `Its output goes to ${job.outputPath}. Read what is new with bash_output ` +
       `{"id": "${job.id}"}; stop it with bash_kill {"id": "${job.id}"}. It runs until it ends, ` +
-      "is stopped, or the session ends; you are told when it ends on its own.",
+      "is stopped, or the session ends; you are told when it ends on its own." +
+      (ports ? `\n${ports}` : ""),
   };
+}
+
+/** Where a new job's ports are reached, when its sandbox said anything about them. */
+function portsLine(job: JobInfo): string | undefined {
+  if (job.portsNote) return job.portsNote;
+  if (!job.portsDir) return undefined;
+  return "A port it listens on (127.0.0.1 or all addresses) is reachable from later bash calls " +
+    "at 127.0.0.1 on the same port once it listens; bash_output lists its ports" +
+    (job.portsOnHost
+      ? ", and where the user's machine reaches each (http://127.0.0.1:PORT, or the port it moved " +
+        "to when that one was taken)."
+      : `. The user's machine cannot reach them: ${hostPortsOff()}`);
 }
 
 /** A host crab's proxy refused, as a refusal; none for one it let through. */

@@ -18,7 +18,6 @@ Deno.test("read-only build: write, edit, bash and web_fetch are absent; a forced
     "read",
     "glob",
     "grep",
-    "task",
   ]);
   assert.equal(
     list.stderr,

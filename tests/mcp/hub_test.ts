@@ -6,6 +6,7 @@ import { harness } from "../support/harness.ts";
 import { type McpEvent, McpHub, type ToolsChange } from "../../mcp/hub.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { BUILTIN_NAMES } from "../../tools/call/registry.ts";
+import { CONVERSATION_TOOLS } from "../../tools/table.ts";
 import { fake, processesWith, stdio } from "../support/mcp_servers.ts";
 
 function marker(): string {
@@ -73,8 +74,10 @@ Deno.test("McpHub tools sit beside the built-ins: a server's read and bash never
   try {
     // The registry throws on a duplicate name, so building it proves there is none.
     await using h = harness([...builtinTools(), ...hub.tools()]);
-    // Those built without options (web_fetch and skill are made by the runtime).
-    for (const b of BUILTIN_NAMES.filter((n) => n !== "web_fetch" && n !== "skill")) {
+    // Those built without options (web_fetch, skill and task are made by the runtime).
+    for (
+      const b of BUILTIN_NAMES.filter((n) => n !== "web_fetch" && !CONVERSATION_TOOLS.includes(n))
+    ) {
       assert.equal(h.dispatcher.registry.get(b)?.class.startsWith("mcp:"), false, b);
     }
     assert.equal(h.dispatcher.registry.get("f__read")?.class, "mcp:f");

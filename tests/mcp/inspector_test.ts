@@ -59,6 +59,9 @@ Deno.test("MCP Inspector CLI lists crab's tools with annotations and no schema p
         "bash",
         { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       ],
+      // Offered with bash, for its background jobs.
+      ["bash_output", { readOnlyHint: true, openWorldHint: false }],
+      ["bash_kill", { readOnlyHint: true, openWorldHint: false }],
     ],
   );
 });

@@ -12,6 +12,8 @@ import {
   toolAnnotations,
 } from "../../mcp/server.ts";
 import { bashTool } from "../../tools/bash.ts";
+import { bashOutputTool } from "../../tools/jobs/bash_output.ts";
+import { bashKillTool } from "../../tools/jobs/bash_kill.ts";
 import { editTool } from "../../tools/edit.ts";
 import { globTool } from "../../tools/glob.ts";
 import { grepTool } from "../../tools/grep.ts";
@@ -189,7 +191,8 @@ Deno.test("crab mcp serve --tools read,edit,bash lists them with the built-ins' 
     const { tools } = await served.client.listTools();
     assert.deepEqual(
       tools,
-      [readTool, editTool, bashTool].map((t) => ({
+      // bash brings its background jobs' tools.
+      [readTool, editTool, bashTool, bashOutputTool, bashKillTool].map((t) => ({
         name: t.name,
         description: t.description,
         inputSchema: t.schema,

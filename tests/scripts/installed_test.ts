@@ -463,6 +463,55 @@ const CASES: Case[] = [
     },
   },
   {
+    name: "--agents: a subagent of the flag's type answers with its own tools",
+    files: { "ws/a.txt": "A\n" },
+    turns: [
+      {
+        calls: [{
+          name: "task",
+          args: { description: "Check", prompt: "read a.txt", subagent_type: "checker" },
+        }],
+      },
+      { text: "checked a.txt" },
+      { text: "done" },
+    ],
+    runs: (at) => [{
+      args: print(
+        at,
+        "go",
+        "--agents",
+        JSON.stringify({
+          checker: { description: "Checks files", prompt: "You check files.", tools: ["Read"] },
+        }),
+      ),
+    }],
+    codes: [0],
+    expect(o) {
+      const tools = (o.requests[1].body as { tools: { name: string }[] }).tools.map((t) => t.name);
+      assert.deepEqual(tools, ["read"]);
+      assert.match(results(o, 2), /checked a\.txt/);
+    },
+  },
+  {
+    name: "run_in_background, --job-ports-on-host: a job started, and ended with the run",
+    turns: [
+      {
+        calls: [{ name: "bash", args: { command: "sleep 30", run_in_background: true } }],
+      },
+      // The answer comes once the job's sandbox is up, so that both sides end it alike.
+      { text: "done", delayMs: 300 },
+    ],
+    runs: (at) => [{
+      args: print(at, "go", "--job-ports-on-host", "--output-format", "json"),
+    }],
+    codes: [0],
+    expect(o) {
+      assert.match(results(o, 1), /b1/);
+      const jobs = json(o.runs[0]).background_jobs as { id: string; killed: boolean }[];
+      assert.deepEqual(jobs.map((j) => [j.id, j.killed]), [["b1", true]]);
+    },
+  },
+  {
     name: "--max-turns: exit 4 when the model wants more",
     files: { "ws/a.txt": "A\n" },
     turns: [{ calls: [{ name: "read", args: { path: "a.txt" } }] }, { text: "never" }],
@@ -661,6 +710,7 @@ function normalize(text: string, s: Sandbox, fake: FakeModel, ids: Map<string, s
     .replace(/\bmsg_[0-9a-f]{32}\b/g, id("msg"))
     .replace(/(?<="run_id":")[0-9a-z]+/g, id("run"))
     .replace(/(?<=\[end of web content )[0-9a-f]+/g, id("fence"))
+    .replace(/\/spill\/run-\d+-[0-9a-f]+\/job-b\d+-[0-9a-f]+\//g, "/spill/<job>/")
     .replace(/("duration(?:_api)?_ms": ?)[\d.]+/g, "$10")
     .replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b/g, "<time>")
     .replace(/\b\d+(?:\.\d+)? ?ms\b/g, "<ms>")

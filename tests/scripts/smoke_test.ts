@@ -49,7 +49,7 @@ Deno.test("smoke.ts passes a build whose fence offers exactly its preset's tools
     assert.equal(
       full.stdout,
       `smoke: ${join(dir, "crab-full")} ok (crab ${VERSION}, full: read, write, edit, bash, ` +
-        "glob, grep, web_fetch)\n",
+        "glob, grep, bash_output, bash_kill, web_fetch)\n",
     );
     const ro = await smoke(standIn(dir, "read-only"), "--preset", "read-only");
     assert.equal(ro.code, 0, ro.stderr);
@@ -67,7 +67,7 @@ Deno.test("smoke.ts fails a build that offers less than its preset, or names ano
     const lines = short.stderr.split("\n");
     assert.deepEqual(lines.slice(0, 2), [
       `smoke: ${join(dir, "crab-read-only")} (full) failed:`,
-      "  the build does not offer write, edit, bash, web_fetch",
+      "  the build does not offer write, edit, bash, bash_output, bash_kill, web_fetch",
     ]);
     // The self-check's own words about what it left out, whatever flags it names.
     assert.match(lines[2], /^ {2}crab tool says: crab: this build leaves out write, edit \(no /);

@@ -308,7 +308,7 @@ export function cleanSpillFiles(now = Date.now(), env: Pick<Deno.Env, "get"> = r
     }
     for (const entry of entries) {
       const p = join(folder, entry.name);
-      // A run's folder, and a background job's in it (its output file, its ports' sockets).
+      // A run's folder, and a background job's in it (its output file).
       if (entry.isDirectory) {
         // Old before its own old files go (their removal makes it new again); the removal is
         // not recursive: a run that spilled meanwhile keeps its folder.
@@ -317,7 +317,6 @@ export function cleanSpillFiles(now = Date.now(), env: Pick<Deno.Env, "get"> = r
         if (stale) tryRemove(p);
         continue;
       }
-      // A file, or a socket a job's port left behind.
       if (old(p) && tryRemove(p)) removed++;
     }
     return removed;

@@ -10,7 +10,15 @@ import description from "./bash_output.md" with { type: "text" };
 import { printable } from "../fs/printable.ts";
 import { boundedWork } from "../search/grep_pattern.ts";
 import { formatBytes, type Tool, type ToolContext, ToolError, type ToolResult } from "../tool.ts";
-import { changedLine, type JobRead, jobsOf, type JobTable, short, stateWords } from "./table.ts";
+import {
+  changedLine,
+  hostPortsOff,
+  type JobRead,
+  jobsOf,
+  type JobTable,
+  short,
+  stateWords,
+} from "./table.ts";
 
 /** Arguments of bash_output. */
 export interface BashOutputArgs {
@@ -88,6 +96,21 @@ function capLines(lines: string[]): { text: string; more: number } {
   return { text: kept.map((l) => l + "\n").join(""), more: lines.length - kept.length };
 }
 
+/** Where a running job's ports are reached: later calls, and the user's machine or why not. */
+function portLines(r: JobRead): string[] {
+  if (r.ports.length === 0) return [];
+  const lines = r.ports.map(({ port, hostPort }) => {
+    const host = hostPort === undefined
+      ? ""
+      : `, and from the user's machine at http://127.0.0.1:${hostPort}` +
+        (hostPort === port ? "" : ` (${port} was taken there)`);
+    return `Port ${port} is reachable from later bash calls at 127.0.0.1:${port}${host}.`;
+  });
+  if (!r.info.portsOnHost) lines.push(`The user's machine cannot reach them: ${hostPortsOff()}`);
+  else if (r.hostNote) lines.push(r.hostNote);
+  return lines;
+}
+
 /** The result's text: the job's state line, its new output, and what else is known. */
 function render(r: JobRead, body: string, omitted: string | undefined): string {
   const job = r.info;
@@ -95,6 +118,7 @@ function render(r: JobRead, body: string, omitted: string | undefined): string {
   if (body) lines.push(printable(body.replace(/\n$/, ""), "prose"));
   if (omitted) lines.push(omitted);
   if (!body && !omitted) lines.push("(no new output)");
+  if (job.state === "running") lines.push(...portLines(r));
   for (const c of r.refused) {
     lines.push(
       `crab's proxy refused ${c.host} (a background job is never asked about a host): ` +

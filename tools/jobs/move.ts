@@ -57,16 +57,28 @@ export async function untilOverOrMoved<T>(
   } finally {
     withdraw();
   }
-  if (movedTo) return { moved: { output: movedText(movedTo) } };
+  if (movedTo) {
+    return {
+      moved: { output: movedText(movedTo, ctx.session.sandbox.mode !== "danger-full-access") },
+    };
+  }
   return { over: await done };
 }
 
-/** What the model reads of a call moved to the background. */
-function movedText(job: JobInfo): string {
+/**
+ * What the model reads of a call moved to the background. A call's sandbox
+ * exposes no port (only a job's is made to), so a server it runs stays out
+ * of reach of later calls.
+ */
+function movedText(job: JobInfo, sandboxed: boolean): string {
   return `The user moved this command to the background while it ran: it is now background ` +
     `job ${job.id}: ${short(job.command, 200)}\n` +
     `Its output so far and from now on goes to ${job.outputPath}. Read it with bash_output ` +
     `{"id": "${job.id}"}; stop it with bash_kill {"id": "${job.id}"}. Its timeout no longer ` +
     "applies: it runs until it ends, is stopped, or the session ends; you are told when it " +
-    "ends on its own.";
+    "ends on its own." +
+    (sandboxed
+      ? "\nIt was started as a call, so later bash calls cannot reach a port it listens on: " +
+        "to reach a server, start it again with run_in_background."
+      : "");
 }

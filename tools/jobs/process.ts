@@ -16,12 +16,23 @@
  * Every job's process group is registered with crab's one owner of process
  * lifetime (`host/processes.ts`), so an exit or a signal ends it too.
  *
+ * A sandboxed job's TCP ports are exposed (`exposePorts`): its supervisor
+ * keeps a socket per port in a folder of the job's own (`newPortsDir()`),
+ * which the job table lends to the session's later calls and removes once
+ * the job ended and no call uses it any more.
+ *
  * @module
  */
 
 import { debug } from "../fs/debug_log.ts";
 import { killProcessGroup, registerGroup } from "../host/processes.ts";
-import { type Contact, parseStatus, sandboxCommand } from "../sandbox/mod.ts";
+import {
+  type Contact,
+  newPortsDir,
+  parseStatus,
+  type PortsDir,
+  sandboxCommand,
+} from "../sandbox/mod.ts";
 import type { SandboxPolicy } from "../policy/sandbox.ts";
 import { ToolError } from "../tool.ts";
 
@@ -51,6 +62,14 @@ export interface JobProcess {
   stop(): void;
   /** Hosts the job asked crab's proxy for so far, allowed or not (network by domain). */
   contacts(): Contact[];
+  /**
+   * The job's folder of sockets, one per TCP port it listens on, when its
+   * sandbox exposes them (`exposePorts`). Its owner removes it once the job
+   * ended and no call started with its sockets runs any more.
+   */
+  readonly portsDir?: PortsDir;
+  /** Why its ports are not exposed (no perl, the host's own network, macOS), when the sandbox said. */
+  readonly portsNote?: string;
 }
 
 /** What a job is started with. */
@@ -64,11 +83,6 @@ export interface ProcessOptions {
   env: Record<string, string>;
   /** Each chunk of output, stdout and stderr merged; valid during the call only. */
   onOutput(chunk: Uint8Array): void;
-  /**
-   * The job's own folder for the sockets of the ports it listens on, for the
-   * sandbox's port forwarding to fill.
-   */
-  portsDir: string;
 }
 
 /**
@@ -118,16 +132,39 @@ function outlasts(p: Promise<unknown>, ms: number): Promise<boolean> {
 }
 
 /**
- * The sandbox a job runs in: bash's, with its folder for exposed ports. The
- * sandbox's port forwarding takes the folder as `exposePorts`:
- * `sandboxCommand(session, command, undefined, { exposePorts: portsDir })`.
+ * The sandbox a job runs in: bash's, with a folder of its own where its
+ * supervisor keeps a socket for each TCP port the job listens on, which the
+ * session's later calls forward to (`exposePorts`). The folder comes back
+ * only when the sandbox exposes the ports; otherwise it is gone, and the
+ * sandbox's reason is the note.
  */
-function jobSandbox(opts: ProcessOptions) {
-  return sandboxCommand({ workspace: opts.workspace, sandbox: opts.sandbox }, opts.command);
+async function jobSandbox(opts: ProcessOptions) {
+  let dir: PortsDir | undefined;
+  let note: string | undefined;
+  try {
+    dir = newPortsDir();
+  } catch (e) {
+    note = `The job's ports are not exposed: ${e instanceof Error ? e.message : e}.`;
+  }
+  try {
+    const session = { workspace: opts.workspace, sandbox: opts.sandbox };
+    const sc = await sandboxCommand(session, opts.command, undefined, {
+      ...(dir ? { exposePorts: dir.path } : {}),
+    });
+    if (!sc.ports.exposing) {
+      dir?.remove();
+      dir = undefined;
+      note ??= sc.ports.note;
+    }
+    return { sc, dir, note };
+  } catch (e) {
+    dir?.remove();
+    throw e;
+  }
 }
 
 async function startSandboxed(opts: ProcessOptions): Promise<JobProcess> {
-  const sc = await jobSandbox(opts);
+  const { sc, dir, note } = await jobSandbox(opts);
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(sc.program, {
@@ -141,7 +178,7 @@ async function startSandboxed(opts: ProcessOptions): Promise<JobProcess> {
       clearEnv: true,
     }).spawn();
   } catch (e) {
-    await sc.release();
+    await sc.release().finally(() => dir?.remove());
     throw e;
   }
   debug("sandbox", () => `background job ${child.pid}: ${JSON.stringify(opts.command)}`);
@@ -186,6 +223,8 @@ async function startSandboxed(opts: ProcessOptions): Promise<JobProcess> {
   return {
     ended,
     contacts: () => sc.contacts(),
+    ...(dir ? { portsDir: dir } : {}),
+    ...(note ? { portsNote: note } : {}),
     stop() {
       if (stopping) return;
       stopping = true;

@@ -11,17 +11,32 @@
  * waits for it. Front ends read it through {@link JobTable.list} and
  * {@link JobTable.subscribe}; the model through the tools.
  *
+ * It also owns the jobs' ports: a sandboxed job's folder of sockets (one per
+ * TCP port it listens on) is lent to the session's later calls
+ * ({@link JobTable.lendPorts}), which reach those ports on their own
+ * 127.0.0.1, and removed once the job ended and no call holds it. When the
+ * user allows it (`sandbox.jobPortsOnHost`) each port is also put on the
+ * host's 127.0.0.1, looked for every {@link HOST_POLL_MS} ms while the job
+ * runs and at each read, and taken off when the job ends.
+ *
  * @module
  */
 
 import { basename, join, relative } from "node:path";
 import { isEmptyEntry, lstatOrNull } from "../fs/exists.ts";
 import { protectedPaths } from "../fs/protected.ts";
-import { ensureOwnSpillDir, noteSpillFile } from "../fs/data_dir.ts";
+import { configDir, ensureOwnSpillDir, noteSpillFile } from "../fs/data_dir.ts";
 import { printable } from "../fs/printable.ts";
 import { isWithin } from "../fs/workspace.ts";
 import { runEnv } from "../fs/run_env.ts";
-import type { Contact } from "../sandbox/mod.ts";
+import {
+  type Contact,
+  exposedPorts,
+  type ForwardedPort,
+  forwardToHost,
+  type HostForward,
+  type PortsDir,
+} from "../sandbox/mod.ts";
 import type { SandboxPolicy } from "../policy/sandbox.ts";
 import { ToolError } from "../tool.ts";
 import { JobOutput } from "./output.ts";
@@ -55,10 +70,15 @@ export interface JobInfo {
   /** The file that holds its output. */
   outputPath: string;
   /**
-   * Its folder for the sockets of the TCP ports it listens on, which the
-   * sandbox's port forwarding fills (`exposePorts`); see {@link JobTable.exposedPorts}.
+   * Its folder for the sockets of the TCP ports it listens on, which its
+   * sandbox fills (`exposePorts`), while the job holds one (a sandboxed job
+   * on Linux, until it ended and no call uses it); see {@link JobTable.exposedPorts}.
    */
-  portsDir: string;
+  portsDir?: string;
+  /** Why its ports are not exposed (no perl, the host's own network, macOS), when it has none. */
+  portsNote?: string;
+  /** Whether the user lets its ports onto the host's 127.0.0.1 (`sandbox.jobPortsOnHost`). */
+  portsOnHost: boolean;
   /** Bytes it wrote in all. */
   outputBytes: number;
 }
@@ -134,6 +154,10 @@ const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 
 /** How often at most a job's output is told to subscribers. */
 const OUTPUT_EVENT_MS = 250;
+/** How often the ports of a job whose ports go on the host are looked for. */
+export const HOST_POLL_MS = OUTPUT_EVENT_MS;
+/** A job's ports put on the host at most (the later ones reach the session's calls only). */
+export const MAX_HOST_PORTS = 16;
 /** Characters of the last line kept. */
 const LAST_LINE_CHARS = 200;
 
@@ -165,6 +189,19 @@ class Job {
   refusalsShown = 0;
   /** The pending `output` event of a burst's end, if any. */
   outputTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Its folder of sockets, until it ended and no call holds it. */
+  ports: PortsDir | undefined;
+  portsNote: string | undefined;
+  /** The user lets its ports onto the host (the grant at its start). */
+  portsOnHost = false;
+  /** Calls started with its sockets that have not been released yet. */
+  portUsers = 0;
+  /** Its ports on the host's loopback, by port. */
+  readonly hosted = new Map<number, HostForward>();
+  /** Why (some of) its ports are not on the host though the user allows it. */
+  hostNote: string | undefined;
+  /** Looks for new ports to put on the host, while it runs and that works. */
+  hostTimer: ReturnType<typeof setInterval> | undefined;
   #partial = "";
   #lastLine = "";
   readonly #decoder = new TextDecoder();
@@ -180,10 +217,6 @@ class Job {
   /** The table knows how it ended (or that it never started). */
   done(): void {
     this.#finish();
-  }
-
-  get portsDir(): string {
-    return join(this.dir, "ports");
   }
 
   /** Notes the last line of a chunk of output. */
@@ -210,7 +243,9 @@ class Job {
       signal: this.end?.signal ?? null,
       ...(this.end?.failure ? { failure: this.end.failure } : {}),
       outputPath: this.output.path,
-      portsDir: this.portsDir,
+      ...(this.ports ? { portsDir: this.ports.path } : {}),
+      ...(this.portsNote ? { portsNote: this.portsNote } : {}),
+      portsOnHost: this.portsOnHost,
       outputBytes: this.output.totalBytes,
     };
   }
@@ -328,18 +363,17 @@ export class JobTable {
     const output = new JobOutput(join(dir, "output.txt"));
     noteSpillFile(output.path, output.identity());
     const job = new Job(id, command, output, dir);
-    Deno.mkdirSync(job.portsDir, { mode: 0o700 });
     // The slot is taken before the sandbox starts: two calls at once cannot both pass the cap.
     this.#jobs.set(id, job);
     job.changes = this.#opts.watchChanges?.();
     let lastEvent = 0;
+    const sandbox = jobPolicy(this.session.sandbox);
     try {
       job.proc = await startProcess({
         command,
         workspace: this.session.workspace,
-        sandbox: jobPolicy(this.session.sandbox),
+        sandbox,
         env,
-        portsDir: job.portsDir,
         onOutput: (chunk) => {
           output.push(chunk);
           job.saw(chunk);
@@ -367,6 +401,13 @@ export class JobTable {
       job.done();
       throw e;
     }
+    job.ports = job.proc.portsDir;
+    job.portsNote = job.proc.portsNote;
+    job.portsOnHost = sandbox.jobPortsOnHost === true;
+    if (job.ports && job.portsOnHost) {
+      job.hostTimer = setInterval(() => this.#putOnHost(job), HOST_POLL_MS);
+      Deno.unrefTimer(job.hostTimer);
+    }
     this.#emit("started", job);
     job.proc.ended.then(
       (end) => this.#ended(job, end),
@@ -381,6 +422,11 @@ export class JobTable {
     job.over = true;
     clearTimeout(job.outputTimer);
     job.outputTimer = undefined;
+    clearInterval(job.hostTimer);
+    job.hostTimer = undefined;
+    for (const f of job.hosted.values()) f.close();
+    job.hosted.clear();
+    this.#dropPorts(job);
     job.endedAt = Date.now();
     job.endedAtMono = performance.now();
     job.output.close();
@@ -554,11 +600,18 @@ export class JobTable {
     const refused = contacts.filter((c) => !c.allowed).slice(job.refusalsShown);
     job.refusalsShown += refused.length;
     if (ended) job.told = true;
+    this.#putOnHost(job);
+    const ports = job.over || !job.ports ? [] : exposedPorts(job.ports.path).map(({ port }) => {
+      const onHost = job.hosted.get(port)?.port;
+      return onHost === undefined ? { port } : { port, hostPort: onHost };
+    });
     this.#emit("read", job);
     return {
       info: job.info(),
       ...got,
       refused,
+      ports,
+      ...(job.hostNote ? { hostNote: job.hostNote } : {}),
       notes: ended ? job.end?.notes ?? [] : [],
       ...(ended && job.changed ? { changed: job.changed } : {}),
       ...(job.output.broken ? { broken: job.output.broken } : {}),
@@ -681,28 +734,84 @@ export class JobTable {
   }
 
   /**
-   * The TCP ports the running jobs listen on, as the sandbox's port
-   * forwarding exposes them: one Unix socket per port in each job's
-   * `ports/` folder, named after the port.
+   * The TCP ports the running jobs listen on, as their sandboxes expose them:
+   * one Unix socket per port in each job's folder, named after the port (the
+   * first job's when two listen on the same one), sorted by port.
    */
-  exposedPorts(): { port: number; socket: string }[] {
-    const out: { port: number; socket: string }[] = [];
+  exposedPorts(): ForwardedPort[] {
+    return this.#exposed().ports;
+  }
+
+  #exposed(): { ports: ForwardedPort[]; jobs: Job[] } {
+    const ports: ForwardedPort[] = [];
+    const jobs: Job[] = [];
     for (const job of this.#jobs.values()) {
-      if (job.state !== "running") continue;
-      let entries: Deno.DirEntry[];
-      try {
-        entries = [...Deno.readDirSync(job.portsDir)];
-      } catch {
-        continue;
-      }
-      for (const e of entries) {
-        if (!/^\d{1,5}$/.test(e.name) || e.isFile || e.isDirectory || e.isSymlink) continue;
-        const port = Number(e.name);
-        if (port < 1 || port > 65535 || out.some((o) => o.port === port)) continue;
-        out.push({ port, socket: join(job.portsDir, e.name) });
-      }
+      if (job.over || !job.ports) continue;
+      const mine = exposedPorts(job.ports.path).filter((p) =>
+        !ports.some((o) => o.port === p.port)
+      );
+      if (mine.length === 0) continue;
+      ports.push(...mine);
+      jobs.push(job);
     }
-    return out.sort((a, b) => a.port - b.port);
+    return { ports: ports.sort((a, b) => a.port - b.port), jobs };
+  }
+
+  /**
+   * The running jobs' ports for a call's `forwardPorts`, their folders held
+   * until `release()` (call it once the call's sandbox was released), or
+   * undefined when no job exposes a port: then nothing is held, and a call
+   * while no job runs costs nothing more than this look at the table.
+   */
+  lendPorts(): { ports: ForwardedPort[]; release(): void } | undefined {
+    const { ports, jobs } = this.#exposed();
+    if (ports.length === 0) return undefined;
+    for (const job of jobs) job.portUsers++;
+    let released = false;
+    return {
+      ports,
+      release: () => {
+        if (released) return;
+        released = true;
+        for (const job of jobs) {
+          job.portUsers--;
+          this.#dropPorts(job);
+        }
+      },
+    };
+  }
+
+  /** Removes a job's folder of sockets once it ended and no call holds it. */
+  #dropPorts(job: Job): void {
+    if (!job.over || job.portUsers > 0 || !job.ports) return;
+    job.ports.remove();
+    job.ports = undefined;
+  }
+
+  /**
+   * Puts the ports job's sandbox exposed since the last look on the host's
+   * 127.0.0.1 (the same port, or a free one when it is taken). A port stays
+   * there until the job ends, so a server that restarts is found again on it.
+   * A failure (a build without network) is kept as the note and ends the looking.
+   */
+  #putOnHost(job: Job): void {
+    if (job.over || !job.ports || job.hostTimer === undefined) return;
+    try {
+      for (const { port, socket } of exposedPorts(job.ports.path)) {
+        if (job.hosted.has(port)) continue;
+        if (job.hosted.size >= MAX_HOST_PORTS) {
+          job.hostNote = `crab puts at most ${MAX_HOST_PORTS} of a job's ports on the user's ` +
+            "machine; the others reach later bash calls only.";
+          return;
+        }
+        job.hosted.set(port, forwardToHost(port, socket));
+      }
+    } catch (e) {
+      // A timer's callback must not throw: crab would end.
+      job.hostNote = e instanceof Error ? e.message : String(e);
+      clearInterval(job.hostTimer);
+      job.hostTimer = undefined;
+    }
   }
 
   /**
@@ -734,12 +843,24 @@ export interface JobRead {
   tail: string;
   /** Hosts the job's proxy refused since the last read. */
   refused: Contact[];
+  /** The ports it listens on now, while it runs (later calls reach each on their 127.0.0.1). */
+  ports: JobPort[];
+  /** Why (some of) its ports are not on the host though the user allows it. */
+  hostNote?: string;
   /** What the sandbox said when the job ended (caps reached, protected paths put back). */
   notes: string[];
   /** The files changed while it ran, once it ended. */
   changed?: ChangedFiles;
   /** Why its output file stopped taking output, if it did. */
   broken?: string;
+}
+
+/** A port a running job listens on, and where it is reached. */
+export interface JobPort {
+  /** The job's port: the session's later calls reach it on their own 127.0.0.1 there. */
+  port: number;
+  /** The host's 127.0.0.1 port it is on (`sandbox.jobPortsOnHost`), when it is. */
+  hostPort?: number;
 }
 
 /** A command as a one-line mention: escaped and cut. */
@@ -759,6 +880,13 @@ export function stateWords(job: JobInfo): string {
     case "exited":
       return job.signal ? `ended by ${job.signal}` : `exited with code ${job.exitCode}`;
   }
+}
+
+/** Why the user's machine cannot reach a job's ports without the user's leave, and what gives it. */
+export function hostPortsOff(): string {
+  return "only the user allows that, with the flag --job-ports-on-host or " +
+    `"sandbox": {"jobPortsOnHost": true} in ${join(configDir(), "config.json")}; ` +
+    "tell the user if they need it.";
 }
 
 /** A duration for people: `0.6 s`, `12 s`. */

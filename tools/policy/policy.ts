@@ -218,6 +218,7 @@ export class Policy {
       ...(grant.domains ? { domains: grant.domains } : {}),
       ...(opts.protect?.length ? { protect: opts.protect } : {}),
       ...(grant.credentials ? { credentials: grant.credentials } : {}),
+      ...(grant.jobPortsOnHost ? { jobPortsOnHost: true } : {}),
       // Rules added during the session (`/permissions`, a remembered answer) hold below the shell too.
       get rules() {
         return liveRules();

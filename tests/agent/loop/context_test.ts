@@ -170,7 +170,7 @@ Deno.test("Agent.send() compacts by itself when the window fills, and says so", 
       return text("SUMMARY of the first prompt");
     },
     text("second answer"),
-  ], 20_800);
+  ], 24_000);
   await using _ = h;
   h.put("a.txt", line.repeat(100));
   await agent.send("p1 " + "x".repeat(26_000), new AbortController().signal);

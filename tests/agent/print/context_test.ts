@@ -72,7 +72,7 @@ Deno.test("crab -p compacts a continued session that outgrew the window, noted i
       "m",
       "--continue",
       "--context-window",
-      "12000",
+      "18000",
       "--output-format",
       "stream-json",
       "-p",

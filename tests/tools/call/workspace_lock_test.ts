@@ -114,6 +114,9 @@ Deno.test("isMutating() is true for write, edit, bash and MCP tools not marked r
       ["bash", true],
       ["glob", false],
       ["grep", false],
+      // A job's output is read, and bash_kill only stops this session's own job.
+      ["bash_output", false],
+      ["bash_kill", false],
       ["web_fetch", false],
     ],
   );

@@ -91,7 +91,10 @@ for (const mode of MODES) {
         `b1: ${command}\nIts output so far and from now on goes to ${path}. Read it with ` +
         'bash_output {"id": "b1"}; stop it with bash_kill {"id": "b1"}. Its timeout no longer ' +
         "applies: it runs until it ends, is stopped, or the session ends; you are told when it " +
-        "ends on its own.",
+        "ends on its own." +
+        (mode === "danger-full-access" ? "" : "\nIt was started as a call, so later bash calls " +
+          "cannot reach a port it listens on: to reach a server, start it again with " +
+          "run_in_background."),
     );
     assert.equal(jobs.movable, 0);
     // The turn ends; the job goes on.

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { startFakeModel } from "../../support/fake_model.ts";
+import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { until } from "../../support/until.ts";
 import type { SandboxMode } from "../../../tools/policy/sandbox.ts";
@@ -99,6 +99,110 @@ for (const mode of MODES) {
     // bash_output showed the job's own output to the model.
     const third = JSON.stringify(fake.modelRequests()[2].body);
     assert.match(third, /Job b1 \(.*\): running for [\d.]+ s\.\\nready/);
+  });
+}
+
+/** A port free on the host's loopback now. */
+function freePort(): number {
+  using l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  return l.addr.port;
+}
+
+/** Whether a job of the run whose data dir is `home` exposes `port` (its socket is there). */
+function exposes(home: string, port: number): boolean {
+  const folder = join(home, "sandbox", "ports");
+  try {
+    return [...Deno.readDirSync(folder)].some((d) => {
+      try {
+        return Deno.lstatSync(join(folder, d.name, String(port))).isSocket === true;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** What curl run by the test itself, on the host, fetched from `url`, or its exit code. */
+async function fetchOnHost(url: string): Promise<string | number> {
+  const out = await new Deno.Command("curl", {
+    args: ["-s", "--max-time", "5", url],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return out.code === 0 ? new TextDecoder().decode(out.stdout) : out.code;
+}
+
+for (const onHost of [false, true]) {
+  Deno.test(`crab -p: a job's server answers the next bash call; the host reaches it ${onHost ? "with" : "only with"} --job-ports-on-host`, async () => {
+    using s = sandbox();
+    s.put("hello.txt", "hello from the job\n");
+    const port = freePort();
+    const server = `python3 -m http.server ${port} --bind 127.0.0.1`;
+    const url = `http://127.0.0.1:${port}/hello.txt`;
+    const curl = `curl -s --retry-connrefused --retry 20 --retry-delay 0 --max-time 10 ${url}`;
+    let fromHost: string | number = "";
+    let answered = 0;
+    await using fake = await startFakeModel([
+      { calls: [{ name: "bash", args: { command: server, run_in_background: true } }] },
+      // As a model that looked first: the job listens by then.
+      async () => {
+        await until(() => exposes(s.home, port), "the job's port is exposed");
+        return { calls: [{ name: "bash", args: { command: curl } }] };
+      },
+      async () => {
+        await until(() => outputOf(s.home, "b1").includes("GET /hello.txt"), "the server logs");
+        return { calls: [{ name: "bash_output", args: { id: "b1" } }] };
+      },
+      async (req) => {
+        // The job runs until this answer: the test, on the host, tries where bash_output said.
+        const at = toolResults(req)[0].text.match(/user's machine at (http:\/\/127\.0\.0\.1:\d+)/);
+        fromHost = await fetchOnHost(at ? `${at[1]}/hello.txt` : url);
+        answered = Date.now();
+        return { text: "Done." };
+      },
+    ]);
+    const args = [...crabArgs(fake, "workspace-write"), ...(onHost ? ["--job-ports-on-host"] : [])];
+    const r = await s.crab(args, { env: { ANTHROPIC_API_KEY: "k" } });
+    const ended = Date.now() - answered;
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(ended < 2000, `the run took ${ended} ms after the final answer`);
+    assert.deepEqual(running(server), []);
+    const result = JSON.parse(r.stdout);
+    assert.deepEqual(
+      result.background_jobs.map((j: Record<string, unknown>) => [j.id, j.state, j.killed]),
+      [["b1", "killed", true]],
+    );
+    const [started, fetched, read] = [1, 2, 3].map((i) => toolResults(fake.modelRequests()[i])[0]);
+    assert.match(
+      started.text,
+      /is reachable from later bash calls at 127\.0\.0\.1 on the same port/,
+    );
+    assert.equal(fetched.text, "hello from the job\n");
+    assert.match(read.text, /"GET \/hello\.txt HTTP\/1\.1" 200 -/);
+    if (onHost) {
+      assert.match(
+        read.text,
+        new RegExp(
+          `\\nPort ${port} is reachable from later bash calls at 127\\.0\\.0\\.1:${port}, and from ` +
+            "the user's machine at http://127\\.0\\.0\\.1:\\d+",
+        ),
+      );
+      assert.equal(fromHost, "hello from the job\n");
+    } else {
+      assert.match(
+        read.text,
+        new RegExp(
+          `\\nPort ${port} is reachable from later bash calls at 127\\.0\\.0\\.1:${port}\\.\\n` +
+            "The user's machine cannot reach them: only the user allows that, with the flag " +
+            "--job-ports-on-host",
+        ),
+      );
+      assert.equal(fromHost, 7, "curl on the host cannot connect");
+    }
+    // The job's folder of sockets went with the session.
+    assert.deepEqual([...Deno.readDirSync(join(s.home, "sandbox", "ports"))], []);
   });
 }
 

@@ -6,6 +6,9 @@
  */
 
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { configDir } from "../../../tools/fs/data_dir.ts";
 import { harness } from "../../support/harness.ts";
 import { until } from "../../support/until.ts";
 import { takeUncappedNotice } from "../../support/sandbox_notice.ts";
@@ -19,6 +22,13 @@ import type { DispatchResult } from "../../../tools/call/dispatch.ts";
 import { Policy } from "../../../tools/policy/policy.ts";
 
 await takeUncappedNotice();
+
+/** What a sandboxed job's start says of its ports, when the user keeps them off the host. */
+const PORTS_LINE = "A port it listens on (127.0.0.1 or all addresses) is reachable from later " +
+  "bash calls at 127.0.0.1 on the same port once it listens; bash_output lists its ports. The " +
+  "user's machine cannot reach them: only the user allows that, with the flag " +
+  '--job-ports-on-host or "sandbox": {"jobPortsOnHost": true} in ' +
+  `${join(configDir(), "config.json")}; tell the user if they need it.`;
 
 const MODES: SandboxMode[] = ["workspace-write", "danger-full-access"];
 
@@ -53,6 +63,16 @@ function running(marker: string): string[] {
   );
 }
 
+/** Whether a connection to the host's 127.0.0.1:`port` is refused. */
+async function refused(port: number): Promise<boolean> {
+  try {
+    (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+    return false;
+  } catch (e) {
+    return e instanceof Deno.errors.ConnectionRefused;
+  }
+}
+
 function marker(): string {
   return `${800 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
 }
@@ -76,7 +96,8 @@ for (const mode of MODES) {
       "Started background job b1: echo one; echo two >&2; read -t 30 x < /dev/null; sleep 0.3; " +
         `echo three; exit 4\nIts output goes to ${path}. Read what is new with bash_output ` +
         '{"id": "b1"}; stop it with bash_kill {"id": "b1"}. It runs until it ends, is stopped, ' +
-        "or the session ends; you are told when it ends on its own.",
+        "or the session ends; you are told when it ends on its own." +
+        (mode === "danger-full-access" ? "" : `\n${PORTS_LINE}`),
     );
     await until(() => jobs.list()[0].outputBytes >= 8, "the first lines are written");
     const first = ok(await h.call("bash_output", { id: "b1" }));
@@ -331,23 +352,53 @@ Deno.test("a job's output file is read by later calls of the session; the rest o
   }
 });
 
-Deno.test("exposedPorts() lists the sockets in running jobs' ports folders, named by port", async () => {
-  await using t = jobsHarness("danger-full-access");
-  const m = marker();
-  ok(await t.h.call("bash", { command: `sleep ${m}`, run_in_background: true }));
-  const dir = t.jobs.list()[0].portsDir;
+Deno.test("a job's server is reached by later calls of its session only, and the host until it ends; its folder goes once no call holds it", async () => {
+  await using t = jobsHarness("workspace-write");
+  t.h.session.sandbox = { ...t.h.session.sandbox, jobPortsOnHost: true };
+  await using other = jobsHarness("workspace-write");
+  // The job's port is taken on the host: there it moves to a free one.
+  using taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = taken.addr.port;
+  ok(
+    await t.h.call("bash", {
+      command: `exec python3 -m http.server ${port} --bind 127.0.0.1`,
+      run_in_background: true,
+    }),
+  );
+  await until(() => t.jobs.exposedPorts().length > 0, "the job's port is exposed");
+  const dir = t.jobs.list()[0].portsDir!;
+  assert.deepEqual(t.jobs.exposedPorts(), [{ port, socket: `${dir}/${port}` }]);
+  const curl = `curl -sS --max-time 5 http://127.0.0.1:${port}/`;
+  assert.match(ok(await t.h.call("bash", { command: curl })), /Directory listing for \//);
+  // Another session's call has nothing on that port.
+  assert.match(
+    ok(await other.h.call("bash", { command: curl })),
+    new RegExp(`Failed to connect to 127\\.0\\.0\\.1 port ${port}.*\\nExit code 7$`, "s"),
+  );
+  const read = ok(await t.h.call("bash_output", { id: "b1" }));
+  const onHost = read.match(
+    new RegExp(
+      `\\nPort ${port} is reachable from later bash calls at 127\\.0\\.0\\.1:${port}, and from ` +
+        `the user's machine at http://127\\.0\\.0\\.1:(\\d+) \\(${port} was taken there\\)\\.$`,
+    ),
+  );
+  assert.ok(onHost, read);
+  const hostPort = Number(onHost[1]);
+  assert.notEqual(hostPort, port);
+  const page = await fetch(`http://127.0.0.1:${hostPort}/`);
+  assert.match(await page.text(), /Directory listing for \//);
+  // A call started with the job's sockets holds its folder past the job's end.
+  const lent = t.jobs.lendPorts()!;
+  assert.deepEqual(lent.ports, [{ port, socket: `${dir}/${port}` }]);
+  await t.jobs.kill("b1");
+  // Deno lets the listener go once its pending accept is cancelled, a moment after close().
+  await until(() => refused(hostPort), "the host's port closes with the job");
   assert.deepEqual(t.jobs.exposedPorts(), []);
-  const listener = Deno.listen({ transport: "unix", path: `${dir}/8000` });
-  try {
-    Deno.writeTextFileSync(`${dir}/9000`, "not a socket");
-    Deno.writeTextFileSync(`${dir}/notes`, "not a port");
-    assert.deepEqual(t.jobs.exposedPorts(), [{ port: 8000, socket: `${dir}/8000` }]);
-    await t.jobs.kill("b1");
-    // A job that ended exposes nothing.
-    assert.deepEqual(t.jobs.exposedPorts(), []);
-  } finally {
-    listener.close();
-  }
+  assert.equal(t.jobs.lendPorts(), undefined);
+  assert.deepEqual([...Deno.readDirSync(dir)], [], "the job's sockets went with it");
+  lent.release();
+  assert.equal(existsSync(dir), false, "the folder goes once no call holds it");
+  assert.equal(t.jobs.list()[0].portsDir, undefined);
 });
 
 Deno.test("subscribe() tells a job's start, its output (the last line), its reads and its end", async () => {

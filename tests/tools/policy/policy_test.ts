@@ -146,11 +146,19 @@ Deno.test("Policy.sandbox carries the grant and the rules as they stand at each 
   const base = { project: "/w", home: "/h" };
   const policy = new Policy({
     rules: [parseRule("Read(./.env)", "deny", { scope: "user" }, base)],
-    sandbox: { mode: "read-only", net: false, writable: ["/data"], limits: { processes: 64 } },
+    sandbox: {
+      mode: "read-only",
+      net: false,
+      writable: ["/data"],
+      limits: { processes: 64 },
+      jobPortsOnHost: true,
+    },
   });
   assert.equal(policy.sandbox.mode, "read-only");
   assert.deepEqual(policy.sandbox.writable, ["/data"]);
   assert.deepEqual(policy.sandbox.limits, { processes: 64 });
+  assert.equal(policy.sandbox.jobPortsOnHost, true);
+  assert.equal(new Policy().sandbox.jobPortsOnHost, undefined);
   assert.deepEqual(policy.sandbox.rules?.map((r) => r.text), ["Read(./.env)"]);
   // A rule added during the session (`/permissions`, a remembered answer) holds below the shell too.
   policy.rules.push(parseRule("Edit(./secrets/**)", "deny", { scope: "session" }, base));
