@@ -38,6 +38,7 @@ import { configDir } from "./fs/data_dir.ts";
 import { isWithin } from "./fs/workspace.ts";
 import { join, relative } from "node:path";
 import { hostPortsOff, type JobInfo, jobsOf, short } from "./jobs/table.ts";
+import { untilOverOrMoved } from "./jobs/move.ts";
 
 /** Arguments of the bash tool. */
 export interface BashArgs {
@@ -177,6 +178,13 @@ function outputSink(onOutput?: (text: string) => void) {
       // While the output is short the collector keeps chunks by reference; copy those.
       collector.push(collector.totalBytes <= HEAD_BYTES + TAIL_BYTES ? chunk.slice() : chunk);
     },
+    /**
+     * What was written so far, as a call's result keeps it (head and tail, the
+     * marker naming the spill file between), for the job the call became.
+     */
+    handOver(): Uint8Array {
+      return new TextEncoder().encode(collector.finish().text);
+    },
     /** The text the model reads (escapes shown, never acted on), and the full size when it was cut. */
     finish(): { text: string; bytesFull?: number } {
       const t = collector.finish();
@@ -300,35 +308,57 @@ async function runDirect(
   const pgid = child.pid;
   const unregister = registerGroup(pgid, "bash", child);
   const sink = outputSink(ctx.onOutput);
-  const out = pump(child.stdout, (c) => sink.push(c));
-  const err = pump(child.stderr, (c) => sink.push(c));
+  // The call's sink, or the job's output once the call moved to the background.
+  let onChunk = (c: Uint8Array) => sink.push(c);
+  const out = pump(child.stdout, (c) => onChunk(c));
+  const err = pump(child.stderr, (c) => onChunk(c));
   const pipesClosed = Promise.all([out.done, err.done]);
 
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   let stopping = false;
-  const { state, disarm } = arm(ctx, timeoutMs, () => {
+  const stop = () => {
     if (stopping) return;
     stopping = true;
     killProcessGroup(pgid, "SIGTERM");
     killTimer = setTimeout(() => killProcessGroup(pgid, "SIGKILL"), KILL_GRACE_MS);
-  });
+  };
+  const { state, disarm } = arm(ctx, timeoutMs, stop);
 
-  let status: Deno.CommandStatus;
-  try {
-    status = await child.status;
-    // The leader is gone; a leftover process may still hold the pipes.
-    if (await outlasts(pipesClosed, LINGER_MS)) {
+  // The group's end, for the call or for the job it became.
+  const over = (async () => {
+    try {
+      const status = await child.status;
+      // The leader is gone; a leftover process may still hold the pipes.
+      if (await outlasts(pipesClosed, LINGER_MS)) {
+        killProcessGroup(pgid, "SIGKILL");
+        await outlasts(pipesClosed, 100);
+        // A process outside the group may still hold a pipe: stop reading.
+        await Promise.all([
+          out.reader.cancel().catch(() => {}),
+          err.reader.cancel().catch(() => {}),
+        ]);
+      }
+      return status;
+    } finally {
+      disarm();
+      clearTimeout(killTimer);
       killProcessGroup(pgid, "SIGKILL");
-      await outlasts(pipesClosed, 100);
-      // A process outside the group may still hold a pipe: stop reading.
-      await Promise.all([out.reader.cancel().catch(() => {}), err.reader.cancel().catch(() => {})]);
+      unregister();
     }
-  } finally {
+  })();
+  const waited = await untilOverOrMoved(ctx, command, over, (onOutput) => {
+    if (stopping) return undefined;
     disarm();
-    clearTimeout(killTimer);
-    killProcessGroup(pgid, "SIGKILL");
-    unregister();
-  }
+    onOutput(sink.handOver());
+    onChunk = onOutput;
+    return {
+      ended: over.then((s) => ({ code: s.code, signal: s.signal, notes: [] })),
+      stop,
+      contacts: () => [],
+    };
+  });
+  if ("moved" in waited) return waited.moved;
+  const status = waited.over;
   return finish(sink.finish(), {
     code: status.code,
     signal: status.signal,
@@ -372,7 +402,9 @@ async function runSandboxed(
   const unregister = registerGroup(child.pid, "bash", child);
   const control = child.stdin.getWriter();
   const sink = outputSink(ctx.onOutput);
-  const out = pump(child.stdout, (c) => sink.push(c));
+  // The call's sink, or the job's output once the call moved to the background.
+  let onChunk = (c: Uint8Array) => sink.push(c);
+  const out = pump(child.stdout, (c) => onChunk(c));
   const statusBytes: Uint8Array[] = [];
   let statusSize = 0;
   const err = pump(child.stderr, (c) => {
@@ -383,7 +415,7 @@ async function runSandboxed(
 
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   let stopping = false;
-  const armed = arm(ctx, timeoutMs, () => {
+  const stop = () => {
     if (stopping) return;
     stopping = true;
     control.close().catch(() => {});
@@ -394,28 +426,61 @@ async function runSandboxed(
         // Already exited.
       }
     }, KILL_GRACE_MS);
-  });
+  };
+  const armed = arm(ctx, timeoutMs, stop);
   const { state, disarm } = armed;
   pause = armed.pause;
 
-  let status: Deno.CommandStatus;
-  let notes: string[] = [];
-  try {
-    status = await child.status;
-    // Every writer lived in the sandbox, which is gone: the pipes close now.
-    const pipes = Promise.all([out.done, err.done]);
-    if (await outlasts(pipes, LINGER_MS)) {
-      await Promise.all([out.reader.cancel().catch(() => {}), err.reader.cancel().catch(() => {})]);
+  // The sandbox's end, for the call or for the job it became.
+  const over = (async () => {
+    let status: Deno.CommandStatus;
+    let notes: string[] = [];
+    try {
+      status = await child.status;
+      // Every writer lived in the sandbox, which is gone: the pipes close now.
+      const pipes = Promise.all([out.done, err.done]);
+      if (await outlasts(pipes, LINGER_MS)) {
+        await Promise.all([
+          out.reader.cancel().catch(() => {}),
+          err.reader.cancel().catch(() => {}),
+        ]);
+      }
+    } finally {
+      disarm();
+      clearTimeout(killTimer);
+      control.close().catch(() => {});
+      unregister();
+      notes = await sc.release();
     }
-  } finally {
+    return {
+      exit: status,
+      notes,
+      said: parseStatus(new TextDecoder().decode(concat(statusBytes))),
+    };
+  })();
+  const waited = await untilOverOrMoved(ctx, command, over, (onOutput) => {
+    if (stopping) return undefined;
     disarm();
-    clearTimeout(killTimer);
-    control.close().catch(() => {});
-    unregister();
-    notes = await sc.release();
-  }
-  const stderr = new TextDecoder().decode(concat(statusBytes));
-  const { status: supervised, rest } = parseStatus(stderr);
+    onOutput(sink.handOver());
+    onChunk = onOutput;
+    return {
+      ended: over.then(({ exit, notes, said: { status: supervised, rest } }) => {
+        // As a job's end is told (`jobs/process.ts`): the sandbox's failure, or how it ended.
+        if (!supervised && !stopping && exit.code !== 0 && rest) {
+          return { code: null, signal: null, failure: rest.split("\n")[0], notes };
+        }
+        return {
+          code: supervised ? supervised.code : stopping ? null : exit.code,
+          signal: supervised ? supervised.signal : stopping ? "SIGKILL" : null,
+          notes,
+        };
+      }),
+      stop,
+      contacts: () => sc.contacts(),
+    };
+  });
+  if ("moved" in waited) return waited.moved;
+  const { exit: status, notes, said: { status: supervised, rest } } = waited.over;
   if (!supervised && !stopping && status.code !== 0 && rest) {
     throw new ToolError(
       "sandbox_failed",

@@ -1,7 +1,7 @@
 /**
  * The REPL's slash commands: /help, /tools, /metrics, /model, /compact, /cost,
  * /init, /mcp, /resume, /permissions, /hooks, /skills, /agents, /status, /config, /memory,
- * /trust, /undo, /rewind, /clear, /exit, a skill's /NAME, and custom commands
+ * /trust, /undo, /rewind, /bashes (/jobs), /clear, /exit, a skill's /NAME, and custom commands
  * (see `../run/slash_commands.ts`, which print mode shares).
  *
  * @module
@@ -29,6 +29,7 @@ import { trustCommand } from "./slash/trust_command.ts";
 import { memoryCommand } from "./slash/memory_command.ts";
 import { agentsLines } from "./slash/agents_command.ts";
 import { configLines, statusLines } from "./slash/status_command.ts";
+import { jobCount, jobsCommand, offerToStop, stricterRules } from "./slash/jobs_command.ts";
 import type { Colors } from "../terminal.ts";
 import { readText } from "./approval_prompt.ts";
 import type { KeyReader } from "./keys.ts";
@@ -70,6 +71,11 @@ const BUILTIN_HELP: [string, string][] = [
   ["/metrics", "calls, errors, bytes and time of this session"],
   ["/undo [turn]", "put back the files the last call (or the last turn) of this session changed"],
   ["/rewind", "pick a prompt: restore the files, the conversation, or both (also Esc Esc)"],
+  [
+    "/bashes [kill ID]",
+    "the background jobs: each one's state and last line; pick one and press k, or kill ID, to " +
+    "stop it (also /jobs)",
+  ],
   ["/clear", "clear the screen and start a new conversation"],
   ["/exit", "leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)"],
 ];
@@ -77,6 +83,7 @@ const BUILTIN_HELP: [string, string][] = [
 const KEYS_HELP = "Keys: Enter sends; a line ending in \\, Alt-Enter or Ctrl-J adds a line; " +
   "Up/Down walk the history, Ctrl-R searches it;\n@path attaches a file (Tab completes it); " +
   "Esc or Ctrl-C interrupts a turn; Ctrl-O shows every call's full result;\n" +
+  "Ctrl-B moves a running command to the background (in tmux: Ctrl-B twice);\n" +
   "Shift-Tab switches the mode: default, accept edits (writes in the workspace run), " +
   "plan (only reads run);\n! first on an empty line runs a command yourself (bash mode); " +
   "# note saves a note to CLAUDE.md, CLAUDE.local.md or ~/.claude/CLAUDE.md.";
@@ -153,7 +160,8 @@ function hasNetwork(policy: SandboxPolicy): boolean {
 
 /**
  * The footer: model, workspace, tokens, the mode (`yolo ON`, `⏸ plan mode on`),
- * sandbox, and that bash has no network when it has none.
+ * sandbox, that bash has no network when it has none, and the background jobs
+ * running (`2 jobs`).
  */
 export function footer(rt: Runtime, c: Colors): string {
   // A resumed conversation has used no tokens in this run yet, but fills the context all the same.
@@ -172,6 +180,8 @@ export function footer(rt: Runtime, c: Colors): string {
   if (rt.sandbox !== "danger-full-access" && !hasNetwork(rt.policy.sandbox)) {
     text += c.dim(" · bash: no network (--allow net)");
   }
+  const jobs = jobCount(rt.jobs);
+  if (jobs) text += c.dim(" · ") + c.cyan(jobs);
   return text;
 }
 
@@ -189,7 +199,8 @@ export async function runCommand(
     case "/exit":
     case "/quit":
       return "exit";
-    case "/permissions":
+    case "/permissions": {
+      const before = [...rt.policy.rules];
       line(
         permissionsCommand(
           args,
@@ -197,6 +208,14 @@ export async function runCommand(
           c,
         ),
       );
+      if (stricterRules(before, rt.policy.rules)) {
+        await offerToStop({ jobs: rt.jobs, screen, keys: ctx.keys }, "the rules as they are now");
+      }
+      return;
+    }
+    case "/bashes":
+    case "/jobs":
+      await jobsCommand(args, { jobs: rt.jobs, screen, keys: ctx.keys });
       return;
     case "/help":
       line(help(ctx));

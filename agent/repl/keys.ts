@@ -27,6 +27,7 @@ export type Key =
       | "delete-word"
       | "kill-line"
       | "kill-start"
+      | "ctrl-b"
       | "ctrl-c"
       | "ctrl-d"
       | "ctrl-l"
@@ -42,7 +43,8 @@ export type Key =
 
 const CTRL: Record<string, Key["name"]> = {
   "\x01": "home",
-  "\x02": "left",
+  // The line editor's Left; during a turn, a running command goes to the background.
+  "\x02": "ctrl-b",
   "\x03": "ctrl-c",
   "\x04": "ctrl-d",
   "\x05": "end",

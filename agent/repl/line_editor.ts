@@ -179,6 +179,7 @@ export class LineBuffer {
         this.#historyIndex = this.#history.length;
         return "cleared";
       case "left":
+      case "ctrl-b":
         if (cursor > 0) this.cursor -= prevCharLength(text, cursor);
         return "redraw";
       case "right":

@@ -4,11 +4,13 @@
  * model thinks or a tool runs (a running command's last lines under it); a
  * preview under each finished call and every call in full behind Ctrl-O; the
  * y/n/a approval with feedback; slash commands; and a footer with the model,
- * workspace, tokens, sandbox and `yolo ON`.
+ * workspace, tokens, sandbox, `yolo ON` and the background jobs running.
  *
  * During a turn the terminal is in cbreak mode: keys are read (Esc interrupts,
- * Ctrl-O opens the detailed view) while Ctrl-C still arrives as SIGINT through
- * the process owner. The prompt and approvals read keys in raw mode.
+ * Ctrl-O opens the detailed view, Ctrl-B moves a running command to the
+ * background) while Ctrl-C still arrives as SIGINT through the process owner.
+ * The prompt and approvals read keys in raw mode. A background job that ends
+ * on its own gets a line at the prompt (above it, the line being typed kept).
  *
  * @module
  */
@@ -38,6 +40,7 @@ import { type BashModeContext, runUserCommand } from "./bash_mode.ts";
 import { saveNote } from "./slash/memory_command.ts";
 import { type CommandContext, footer, nextMode, resume, runCommand } from "./commands.ts";
 import { ruleKeeper } from "./slash/permissions_command.ts";
+import { endedLine, offerToStop, stricterMode } from "./slash/jobs_command.ts";
 import {
   appendHistory,
   attachMentions,
@@ -77,11 +80,13 @@ class Repl {
   readonly c = colors(Deno.stdout.isTerminal());
   readonly screen = new Screen(this.c);
   readonly keys = new KeyReader();
-  readonly activity = new Activity(this.c);
+  readonly activity = new Activity(this.c, () => this.screen.columns());
   /** The calls the detailed view shows: the newest, so a long session's memory stays bounded. */
   readonly records: CallRecord[] = [];
   /** The turn under way, and the keys it reads; text typed meanwhile waits for the next prompt. */
   turn: AbortController | undefined;
+  /** Aborted when the turn under way ends, however it ends. */
+  turnOver: AbortController | undefined;
   typeahead = "";
   turnKeys: { stop(): Promise<void> } | undefined;
   /** The change an auto-approved write or edit makes, shown under its call. */
@@ -104,6 +109,8 @@ class Repl {
   /** The model answered since the user last typed: a long wait at the prompt is worth a notification. */
   answered = false;
   lastEscape = -Infinity;
+  /** Lines of background jobs that ended on their own, for the next prompt. */
+  readonly jobLines: string[] = [];
 
   remember(rec: CallRecord): void {
     this.records.push(rec);
@@ -151,6 +158,7 @@ class Repl {
         const key = await this.keys.next(stopper.signal);
         if (key === null) return;
         if (key.name === "escape" || key.name === "ctrl-c") controller.abort();
+        else if (key.name === "ctrl-b") this.toBackground();
         else if (key.name === "text" || key.name === "paste") this.typeahead += key.text;
         else if (key.name === "ctrl-o") {
           this.screen.hold();
@@ -171,6 +179,44 @@ class Repl {
         await done;
       },
     };
+  }
+
+  /**
+   * Ctrl-B: the commands running now go on as background jobs (one whose
+   * sandbox is still being made, as soon as it runs), or it says why not.
+   */
+  toBackground(): void {
+    // A call still starting moves once it runs; a key pressed while none runs moves nothing later.
+    const later = this.activity.movableRunning() ? this.turnOver?.signal : undefined;
+    const { refused } = this.rt.jobs.moveToBackground(later);
+    if (!refused) return;
+    this.screen.line(
+      this.c.yellow(
+        `⚠ ${printable(refused.message, "prose")}: the command goes on here ` +
+          "(/bashes stops a job once the turn is over)",
+      ),
+    );
+  }
+
+  /** Follows the session's jobs: the footer's count, and a line for each that ended on its own. */
+  watchJobs(): void {
+    this.rt.jobs.subscribe((e) => {
+      if (e.kind !== "started" && e.kind !== "ended") return;
+      if (e.kind === "ended" && e.job.state !== "killed") {
+        this.jobLines.push(endedLine(e.job, this.c));
+      }
+      if (this.editing) this.showJobs(this.editing);
+    });
+  }
+
+  /** At the prompt: the lines of jobs that ended, and the footer again, the line typed kept. */
+  showJobs({ renderer, buffer }: { renderer: Renderer; buffer: LineBuffer }): void {
+    renderer.erase();
+    let out = this.footerAbove ? "\x1b[1A\r\x1b[2K" : "";
+    for (const l of this.jobLines.splice(0)) out += l + "\r\n";
+    this.screen.raw(out + footer(this.rt, this.c) + "\r\n");
+    this.footerAbove = true;
+    renderer.draw(buffer);
   }
 
   /** The approval prompt, pausing the turn's keys while it asks; a call's time counts after it. */
@@ -195,6 +241,9 @@ class Repl {
       })),
     });
     return async (request, signal) => {
+      // Between turns only a command moved to the background asks (about a host): the prompt
+      // holds the keys then, so nobody is asked and the host is refused.
+      if (!this.turn && request.class === "net" && request.call === undefined) return "no";
       const answer = await ask(request, signal);
       this.activity.answered(request.call?.callId);
       return answer;
@@ -342,6 +391,7 @@ class Repl {
     const { screen, c } = this;
     const controller = new AbortController();
     this.turn = controller;
+    this.turnOver = new AbortController();
     const stopInterrupt = onInterrupt(() => controller.abort());
     this.turnKeys = this.startTurnKeys(controller);
     try {
@@ -358,6 +408,7 @@ class Repl {
       await this.turnKeys?.stop();
       this.turnKeys = undefined;
       this.turn = undefined;
+      this.turnOver.abort();
       stopInterrupt();
       setMode("cooked");
       screen.endLine();
@@ -523,9 +574,22 @@ class Repl {
     }
     if (r === "mode") {
       // The mode in force is the one the next call is decided by.
-      this.rt.policy.mode = nextMode(this.rt.policy.mode, startMode);
+      const before = this.rt.policy.mode;
+      const mode = this.rt.policy.mode = nextMode(before, startMode);
       renderer.erase();
-      screen.raw((this.footerAbove ? "\x1b[1A\r\x1b[2K" : "") + footer(this.rt, c) + "\r\n");
+      screen.raw(this.footerAbove ? "\x1b[1A\r\x1b[2K" : "");
+      if (stricterMode(before, mode) && this.rt.jobs.running().length) {
+        // A job keeps the grant it started with: the user decides whether it goes on.
+        const editing = this.editing;
+        this.editing = undefined;
+        try {
+          const what = mode === "plan" ? "plan mode" : `the mode ${mode}`;
+          await offerToStop({ jobs: this.rt.jobs, screen, keys: this.keys }, what, "raw");
+        } finally {
+          this.editing = editing;
+        }
+      }
+      screen.raw(footer(this.rt, c) + "\r\n");
       this.footerAbove = true;
     }
     if (r === "detail") {
@@ -543,6 +607,7 @@ class Repl {
     const ctx = this.commandContext();
     let lastWasInterrupt = false;
     while (true) {
+      for (const l of this.jobLines.splice(0)) screen.line(l);
       screen.line(footer(rt, c));
       this.footerAbove = true;
       const cancelIdle = this.answered ? scheduleIdleNotification(rt.hooks) : undefined;
@@ -623,6 +688,7 @@ export async function replCommand(flags: ReplOptions): Promise<number> {
     return rt;
   }
   repl.greet();
+  repl.watchJobs();
   if (flags.resume === "") await resume(repl.commandContext());
   if (flags.prompt?.trim()) {
     appendHistory(flags.prompt);

@@ -2,7 +2,8 @@
  * What the live region says while a turn runs: a spinner with the seconds spent
  * waiting for the model and the tokens streamed so far, or each running tool
  * with its target and elapsed time, and under a running command its last few
- * output lines (a fixed height, made printable as prose). A running subagent
+ * output lines (a fixed height, made printable as prose), and that Ctrl-B
+ * moves it to the background. A running subagent
  * is one line: its type, its description, the calls it made so far and its time.
  *
  * @module
@@ -12,6 +13,7 @@ import type { ToolCallBlock } from "../providers/types.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import type { Colors } from "../terminal.ts";
 import { callTarget } from "../tool_line.ts";
+import { textWidth } from "./line_editor.ts";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
 /** Output lines of a running command shown under it. */
@@ -35,8 +37,12 @@ export class Activity {
   readonly #running = new Map<string, Running>();
   #label = "thinking";
 
-  constructor(c: Colors) {
+  readonly #columns: () => number;
+
+  /** `columns` is the terminal's width, which a running command's line keeps its hint within. */
+  constructor(c: Colors, columns: () => number = () => Infinity) {
     this.#c = c;
+    this.#columns = columns;
   }
 
   /** A model request went out; `label` says why (e.g. compacting). */
@@ -89,6 +95,11 @@ export class Activity {
     this.#running.delete(call.id);
   }
 
+  /** Whether a foreground bash call runs (Ctrl-B would move it). */
+  movableRunning(): boolean {
+    return [...this.#running.values()].some((r) => movable(r.call));
+  }
+
   /** Nothing runs any more. */
   reset(): void {
     this.#waitingSince = undefined;
@@ -106,10 +117,13 @@ export class Activity {
       const calls = r.call.name === "task"
         ? ` · ${r.calls ?? 0} call${r.calls === 1 ? "" : "s"}`
         : "";
-      out.push(
-        c.cyan(frame) + ` ${printable(r.call.name, "strict")}${target ? " " + target : ""}` +
-          c.dim(`${calls} · ${seconds(now - r.started)}`),
-      );
+      const hint = movable(r.call) ? " · ctrl+b to run in background" : "";
+      const name = printable(r.call.name, "strict");
+      const tail = `${calls} · ${seconds(now - r.started)}${hint}`;
+      // A long command is cut so that the time and the hint stay on the line.
+      const room = this.#columns() - 1 - textWidth(`x ${name} ${tail}`);
+      const shown = textWidth(target) > room ? cut(target, Math.max(10, room - 1)) + "…" : target;
+      out.push(c.cyan(frame) + ` ${name}${shown ? " " + shown : ""}` + c.dim(tail));
       if (r.call.name === "bash") {
         const lines = r.tail.replace(/\r\n?/g, "\n").split("\n");
         if (lines[lines.length - 1] === "") lines.pop();
@@ -132,6 +146,28 @@ export class Activity {
     }
     return out;
   }
+}
+
+/** A foreground bash call, which Ctrl-B moves to the background. */
+function movable(call: ToolCallBlock): boolean {
+  if (call.name !== "bash") return false;
+  try {
+    return JSON.parse(call.argsJson).run_in_background !== true;
+  } catch {
+    return false;
+  }
+}
+
+/** Plain `text` cut to `width` columns. */
+function cut(text: string, width: number): string {
+  let w = 0;
+  let out = "";
+  for (const ch of text) {
+    w += textWidth(ch);
+    if (w > width) break;
+    out += ch;
+  }
+  return out;
 }
 
 function seconds(ms: number): string {

@@ -112,6 +112,17 @@ export interface ChangedFiles {
   unknown?: boolean;
 }
 
+/** A foreground call running now that may become a job (`move.ts`). */
+export interface MovableCall {
+  readonly command: string;
+  /**
+   * Hands the call's processes over to `job`: their output from now on goes
+   * to `onOutput` (what they wrote so far first), and the call returns. Called
+   * at most once; undefined when the call is over or cannot move any more.
+   */
+  handOver(job: JobInfo, onOutput: (chunk: Uint8Array) => void): JobProcess | undefined;
+}
+
 /** What a table is made with. */
 export interface JobTableOptions {
   /** At most this many jobs run at once; default {@link DEFAULT_MAX_JOBS}. */
@@ -286,6 +297,10 @@ export class JobTable {
   readonly #opts: JobTableOptions;
   readonly #jobs = new Map<string, Job>();
   readonly #listeners = new Set<(event: JobEvent) => void>();
+  /** Foreground calls that may be moved to the background now. */
+  readonly #movable = new Set<MovableCall>();
+  /** A move asked for before any call could move, until the signal aborts. */
+  #wanted: AbortSignal | undefined;
   #seq = 0;
   #closed = false;
 
@@ -618,6 +633,90 @@ export class JobTable {
     await job.finished;
     job.told = true;
     return { info: job.info(), wasRunning, ...(job.changed ? { changed: job.changed } : {}) };
+  }
+
+  /**
+   * Offers a running foreground call to be moved to the background (`move.ts`)
+   * until the function returned withdraws it.
+   */
+  offer(call: MovableCall): () => void {
+    this.#movable.add(call);
+    const wanted = this.#wanted;
+    this.#wanted = undefined;
+    // Asked for while this call's sandbox was being made: it moves as soon as it runs.
+    if (wanted && !wanted.aborted && this.running().length < this.max) this.#adopt(call);
+    return () => this.#movable.delete(call);
+  }
+
+  /** How many foreground calls could be moved to the background now. */
+  get movable(): number {
+    return this.#movable.size;
+  }
+
+  /**
+   * Moves every foreground call running now to the background, each as a job
+   * of its own: the jobs they became, and why a call could not move (the cap
+   * is reached: it goes on in the foreground). When none runs yet, the next
+   * call offered before `later` aborts moves as soon as it runs (a call whose
+   * sandbox is still being made).
+   */
+  moveToBackground(later?: AbortSignal): { moved: JobInfo[]; refused?: ToolError } {
+    const moved: JobInfo[] = [];
+    const running = () => [...this.#jobs.values()].filter((j) => j.state === "running");
+    if (this.#movable.size === 0 && later && !later.aborted) {
+      if (running().length >= this.max) return { moved, refused: tooMany(running(), this.max) };
+      this.#wanted = later;
+    }
+    for (const call of [...this.#movable]) {
+      if (running().length >= this.max) return { moved, refused: tooMany(running(), this.max) };
+      const job = this.#adopt(call);
+      if (job) moved.push(job);
+    }
+    return { moved };
+  }
+
+  /** Makes `call`'s processes a job, or undefined when the call ended or cannot move. */
+  #adopt(call: MovableCall): JobInfo | undefined {
+    if (this.#closed) return undefined;
+    const id = `b${this.#seq + 1}`;
+    const dir = join(
+      ensureOwnSpillDir(this.#opts.env ?? runEnv),
+      `job-${id}-${crypto.randomUUID().slice(0, 8)}`,
+    );
+    Deno.mkdirSync(dir, { mode: 0o700 });
+    const output = new JobOutput(join(dir, "output.txt"));
+    noteSpillFile(output.path, output.identity());
+    const job = new Job(id, call.command, output, dir);
+    // What the call wrote before the move is one burst: told once it is over.
+    let lastEvent = performance.now();
+    const proc = call.handOver(job.info(), (chunk) => {
+      output.push(chunk);
+      job.saw(chunk);
+      if (job.outputTimer !== undefined) return;
+      job.outputTimer = setTimeout(() => {
+        job.outputTimer = undefined;
+        lastEvent = performance.now();
+        if (!job.over && this.#jobs.has(id)) this.#emit("output", job);
+      }, Math.max(0, OUTPUT_EVENT_MS - (performance.now() - lastEvent)));
+      Deno.unrefTimer(job.outputTimer);
+    });
+    if (!proc) {
+      clearTimeout(job.outputTimer);
+      output.close();
+      Deno.removeSync(dir, { recursive: true });
+      job.done();
+      return undefined;
+    }
+    this.#seq++;
+    this.#jobs.set(id, job);
+    job.changes = this.#opts.watchChanges?.();
+    job.proc = proc;
+    this.#emit("started", job);
+    proc.ended.then(
+      (end) => this.#ended(job, end),
+      (e) => this.#ended(job, { code: null, signal: null, failure: String(e), notes: [] }),
+    ).finally(() => job.done());
+    return job.info();
   }
 
   /**
