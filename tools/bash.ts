@@ -12,7 +12,7 @@
 
 import { runEnv } from "./fs/run_env.ts";
 import description from "./bash.md" with { type: "text" };
-import { killProcessGroup, registerGroup } from "./host/processes.ts";
+import { killProcessGroup, pump, registerGroup } from "./host/processes.ts";
 import { debug } from "./fs/debug_log.ts";
 import { printable } from "./fs/printable.ts";
 import {
@@ -119,34 +119,6 @@ export function bashEnv(env?: Record<string, string>): Record<string, string> {
     VISUAL: NO_EDITOR,
     GIT_SEQUENCE_EDITOR: NO_SEQUENCE_EDITOR,
   };
-}
-
-const CHUNK_BYTES = 64 * 1024;
-
-/**
- * Reads a pipe into `onChunk` through one reused buffer, so a fast writer does
- * not leave a trail of garbage chunks behind (crab's memory stays bounded).
- * The chunk passed to `onChunk` is only valid during the call.
- */
-function pump(
-  stream: ReadableStream<Uint8Array>,
-  onChunk: (chunk: Uint8Array) => void,
-): { reader: { cancel(): Promise<void> }; done: Promise<void> } {
-  const reader = stream.getReader({ mode: "byob" });
-  const done = (async () => {
-    let buf = new Uint8Array(CHUNK_BYTES);
-    try {
-      while (true) {
-        const { value, done } = await reader.read(buf);
-        if (done || !value) return;
-        onChunk(value);
-        buf = new Uint8Array(value.buffer);
-      }
-    } catch {
-      // Cancelled or broken pipe: the output ends here.
-    }
-  })();
-  return { reader, done };
 }
 
 /** True when `p` has not settled after `ms`; false as soon as it settles. */
@@ -334,8 +306,8 @@ async function runDirect(
         await outlasts(pipesClosed, 100);
         // A process outside the group may still hold a pipe: stop reading.
         await Promise.all([
-          out.reader.cancel().catch(() => {}),
-          err.reader.cancel().catch(() => {}),
+          out.cancel(),
+          err.cancel(),
         ]);
       }
       return status;
@@ -441,8 +413,8 @@ async function runSandboxed(
       const pipes = Promise.all([out.done, err.done]);
       if (await outlasts(pipes, LINGER_MS)) {
         await Promise.all([
-          out.reader.cancel().catch(() => {}),
-          err.reader.cancel().catch(() => {}),
+          out.cancel(),
+          err.cancel(),
         ]);
       }
     } finally {

@@ -170,3 +170,33 @@ export function exit(code: number): never {
   }
   Deno.exit(code);
 }
+
+/** Bytes read from a child's pipe at a time. */
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Reads a child's pipe into `onChunk` through one reused buffer until it ends
+ * or is cancelled, so a fast writer does not leave a trail of garbage chunks
+ * behind (crab's memory stays bounded). The chunk passed to `onChunk` is only
+ * valid during the call.
+ */
+export function pump(
+  stream: ReadableStream<Uint8Array>,
+  onChunk: (chunk: Uint8Array) => void,
+): { cancel(): Promise<void>; done: Promise<void> } {
+  const reader = stream.getReader({ mode: "byob" });
+  const done = (async () => {
+    let buf = new Uint8Array(CHUNK_BYTES);
+    try {
+      while (true) {
+        const { value, done } = await reader.read(buf);
+        if (done || !value) return;
+        onChunk(value);
+        buf = new Uint8Array(value.buffer);
+      }
+    } catch {
+      // Cancelled, or the pipe broke: the output ends here.
+    }
+  })();
+  return { cancel: () => reader.cancel().catch(() => {}), done };
+}

@@ -25,7 +25,7 @@
  */
 
 import { debug } from "../fs/debug_log.ts";
-import { killProcessGroup, registerGroup } from "../host/processes.ts";
+import { killProcessGroup, pump, registerGroup } from "../host/processes.ts";
 import {
   type Contact,
   newPortsDir,
@@ -42,7 +42,6 @@ export const STOP_GRACE_MS = 1000;
 const LINGER_MS = 250;
 /** Bytes of bubblewrap's and the supervisor's own messages kept. */
 const STATUS_BYTES = 64 * 1024;
-const CHUNK_BYTES = 64 * 1024;
 
 /** How a job's processes ended. */
 export interface ProcessEnd {
@@ -98,28 +97,6 @@ export function jobPolicy(policy: SandboxPolicy): SandboxPolicy {
 /** Starts a job's processes; throws a `ToolError` when the sandbox cannot run it. */
 export function startProcess(opts: ProcessOptions): Promise<JobProcess> {
   return opts.sandbox.mode === "danger-full-access" ? startDirect(opts) : startSandboxed(opts);
-}
-
-/** Reads `stream` into `onChunk` through one reused buffer until it ends or is cancelled. */
-function pump(
-  stream: ReadableStream<Uint8Array>,
-  onChunk: (chunk: Uint8Array) => void,
-): { cancel(): Promise<void>; done: Promise<void> } {
-  const reader = stream.getReader({ mode: "byob" });
-  const done = (async () => {
-    let buf = new Uint8Array(CHUNK_BYTES);
-    try {
-      while (true) {
-        const { value, done } = await reader.read(buf);
-        if (done || !value) return;
-        onChunk(value);
-        buf = new Uint8Array(value.buffer);
-      }
-    } catch {
-      // Cancelled, or the pipe broke: the output ends here.
-    }
-  })();
-  return { cancel: () => reader.cancel().catch(() => {}), done };
 }
 
 /** True when `p` has not settled after `ms`. */
