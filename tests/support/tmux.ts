@@ -40,13 +40,19 @@ function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Whether process `pid` exists and is not a zombie. */
+/**
+ * Whether process `pid` exists and is not a zombie. Read through `cat`: Deno reads
+ * another process's `/proc` entry only with every permission, and the suite runs
+ * with named ones.
+ */
 function running(pid: number): boolean {
-  try {
-    return !/\) Z /.test(Deno.readTextFileSync(`/proc/${pid}/stat`));
-  } catch {
-    return false;
-  }
+  const out = new Deno.Command("cat", {
+    args: [`/proc/${pid}/stat`],
+    stdout: "piped",
+    stderr: "null",
+  })
+    .outputSync();
+  return out.success && !/\) Z /.test(new TextDecoder().decode(out.stdout));
 }
 
 /** Starts `argv` in a fresh tmux server (size `cols`×`rows`) with exactly `env`. */
