@@ -122,8 +122,12 @@ Deno.test("crab killed mid-call: the next crab removes its placeholders, and cra
   child.kill("SIGKILL");
   await child.output();
   // bwrap dies with its parent, and its command with it: wait for that end (a loaded machine
-  // takes a moment), after which the placeholder stays until someone sweeps it.
-  await until(() => !running(`sleep ${marker}`), "the killed call's command has ended");
+  // takes a moment; the sandbox's own processes, which name the workspace, go last), after
+  // which the placeholder stays until someone sweeps it.
+  await until(
+    () => !running(`sleep ${marker}`) && !running(s.ws),
+    "the killed call's command and sandbox have ended",
+  );
   assert.ok(existsSync(join(s.ws, ".mcp.json")));
   const add = await s.crab(["mcp", "add", "-s", "project", "tools", "--", "echo", "hi"]);
   assert.equal(add.code, 0, add.stderr);
