@@ -1,7 +1,7 @@
 /**
  * Undo's own store: file contents by sha256, one journal record per mutating
  * call that changed something (`calls/RUN-SEQ.json`), one record per undo
- * (`undos/`, for redo), and the stat cache of the last scan (`state.json`). It
+ * (`undos/`, for redo), and the stat cache of the last scan (`state.bin`). It
  * lives under crab's data dir, keyed by the workspace's real path
  * (`undo/<sha256>/`), never in the workspace and never in its `.git`: the
  * user's repository, hooks and config are not involved.
@@ -111,8 +111,16 @@ export function callId(r: { run: string; seq: number }): string {
 export const LOOSE_BYTES = 1024 * 1024;
 /** A pack grows to about this size, then the next one starts. */
 export const PACK_BYTES = 256 * 1024 * 1024;
+/** Objects a process looks up one query each before it reads every packed hash at once. */
+const ASK_EACH = 512;
 /** Packed bytes gathered in memory before they are written out. */
 const PENDING_BYTES = 8 * 1024 * 1024;
+
+/** Which index a store has ({@link UndoStore.stamp}), and how many removals it has seen. */
+export interface StoreStamp {
+  epoch: number;
+  removed: number;
+}
 
 /** One stored object, as pruning sees it. */
 export interface StoredObject {
@@ -135,6 +143,7 @@ export class UndoStore {
   #db: DatabaseSync | undefined;
   #find: StatementSync | undefined;
   #version: StatementSync | undefined;
+  #stamp: StatementSync | undefined;
   /** Every packed hash, once something asked for all of them (kept up to date since). */
   #known: Set<string> | undefined;
   /** SQLite's `data_version` when {@link #known} was read: it changes with another connection's commit. */
@@ -143,6 +152,8 @@ export class UndoStore {
   /** Packed objects not yet written: hash → bytes, in order. */
   #pending = new Map<string, Uint8Array>();
   #pendingBytes = 0;
+  /** Hashes looked up one by one so far. */
+  #asked = 0;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -179,8 +190,19 @@ export class UndoStore {
       "CREATE TABLE IF NOT EXISTS objects (hash BLOB PRIMARY KEY, pack INTEGER NOT NULL, " +
         "off INTEGER NOT NULL, size INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID",
     );
+    // What a stat cache's rows need is still kept while no object was removed since it was
+    // saved: a count of removals, and a random epoch for an index made again from nothing.
+    db.exec("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+    db.prepare("INSERT OR IGNORE INTO meta VALUES ('epoch', ?)").run(
+      Math.floor(Math.random() * 2 ** 52),
+    );
+    db.exec("INSERT OR IGNORE INTO meta VALUES ('removed', 0)");
     this.#find = db.prepare("SELECT pack, off, size FROM objects WHERE hash = ?");
     this.#version = db.prepare("PRAGMA data_version");
+    this.#stamp = db.prepare(
+      "SELECT (SELECT v FROM meta WHERE k = 'epoch') AS epoch, " +
+        "(SELECT v FROM meta WHERE k = 'removed') AS removed",
+    );
     return this.#db = db;
   }
 
@@ -197,11 +219,25 @@ export class UndoStore {
       this.#writeAtomic(path, bytes);
       return;
     }
-    // A snapshot stores many: one query for every hash known, not one per object.
-    if (this.#pending.has(hash) || this.#packed().has(hash)) return;
+    if (this.#pending.has(hash) || this.#isPacked(hash)) return;
     this.#pending.set(hash, bytes);
     this.#pendingBytes += bytes.byteLength;
     if (this.#pendingBytes >= PENDING_BYTES) this.#write();
+  }
+
+  /**
+   * Whether `hash` is packed: one query each for the first few a process
+   * stores (a later session's changes), then one query for every hash known (a
+   * first snapshot stores many).
+   */
+  #isPacked(hash: string): boolean {
+    if (this.#known || ++this.#asked > ASK_EACH) return this.#packed().has(hash);
+    return this.#located(hash) !== undefined;
+  }
+
+  /** Objects gathered and not yet written ({@link flush}). */
+  get pendingObjects(): number {
+    return this.#pending.size;
   }
 
   hasObject(hash: string): boolean {
@@ -367,6 +403,7 @@ export class UndoStore {
     const del = db.prepare("DELETE FROM objects WHERE hash = ?");
     db.exec("BEGIN IMMEDIATE");
     try {
+      db.exec("UPDATE meta SET v = v + 1 WHERE k = 'removed'");
       for (const hash of hashes) {
         del.run(decodeHex(hash));
         this.#known?.delete(hash);
@@ -483,18 +520,30 @@ export class UndoStore {
     return this.#readAll<UndoRecord>("undos").sort((x, y) => x.at - y.at || (x.id < y.id ? -1 : 1));
   }
 
+  /**
+   * Changes whenever an object may have been removed: saved with a stat
+   * cache, it says whether every object the cache names is still kept.
+   */
+  stamp(): StoreStamp {
+    void this.#index;
+    const row = this.#stamp!.get() as { epoch: number; removed: number };
+    return { epoch: Number(row.epoch), removed: Number(row.removed) };
+  }
+
   /** The stat cache of the last scan, as {@link saveState} wrote it. */
-  loadState(): string | undefined {
+  loadState(): Uint8Array | undefined {
     try {
-      return Deno.readTextFileSync(join(this.dir, "state.json"));
+      return Deno.readFileSync(join(this.dir, "state.bin"));
     } catch {
       return undefined;
     }
   }
 
-  saveState(text: string): void {
+  saveState(bytes: Uint8Array): void {
     this.flush();
-    this.#writeAtomic(join(this.dir, "state.json"), text);
+    this.#writeAtomic(join(this.dir, "state.bin"), bytes);
+    // The cache of an older crab, read by none.
+    removeIfThere(join(this.dir, "state.json"));
   }
 
   #readAll<T>(sub: string): T[] {

@@ -14,7 +14,7 @@ import type { UndoStore } from "../../agent/undo/store.ts";
  * most about six seconds. Returns the rows saved.
  */
 export async function leaveStatCache(ws: string, store: UndoStore, files: number): Promise<number> {
-  const rows = () => (JSON.parse(store.loadState() ?? '{"rows":[]}').rows as unknown[]).length;
+  const rows = () => new Snapshotter(ws, store).cachedCount();
   for (let i = 0; i < 60 && rows() < files; i++) {
     const s = new Snapshotter(ws, store);
     s.scan();
