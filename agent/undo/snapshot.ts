@@ -34,7 +34,6 @@ import {
   type IgnoreSet,
   initialSet,
 } from "../../tools/search/ignore.ts";
-import { encodeHex } from "../../tools/fs/hex.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
 import type { Entry, StoreStamp, UndoStore } from "./store.ts";
 import {
@@ -741,17 +740,13 @@ export class Snapshotter {
       this.#unread.add(rel);
       return;
     }
-    let bytes: Uint8Array;
-    try {
-      bytes = Deno.readFileSync(abs);
-    } catch {
+    const kept = this.store.putFile(abs, st.size, this.#digest);
+    if (!kept) {
       into.delete(rel);
       return;
     }
     this.hashed++;
-    const hash = this.#digest(bytes);
-    this.store.putObject(encodeHex(hash), bytes);
-    into.setRow(rel, { ...base, kind: K_FILE, mode, size: bytes.byteLength, hash });
+    into.setRow(rel, { ...base, kind: K_FILE, mode, size: kept.size, hash: kept.hash });
   }
 
   /** The names in `dir`, from the cache while its stat is unchanged. */

@@ -136,6 +136,16 @@ interface Located {
   size: number;
 }
 
+/** A packed object gathered, not yet written: its raw hash and its bytes' place in the batch. */
+interface Pending {
+  raw: Uint8Array;
+  off: number;
+  len: number;
+}
+
+/** Rows one insert statement takes. */
+const INSERT_ROWS = 128;
+
 /** The content-addressed objects and journal of one workspace. */
 export class UndoStore {
   readonly dir: string;
@@ -149,9 +159,11 @@ export class UndoStore {
   /** SQLite's `data_version` when {@link #known} was read: it changes with another connection's commit. */
   #knownVersion = -1;
   #knownCheckedAt = -Infinity;
-  /** Packed objects not yet written: hash → bytes, in order. */
-  #pending = new Map<string, Uint8Array>();
-  #pendingBytes = 0;
+  /** Packed objects not yet written: hash → where in {@link #batch}, in order. */
+  #pending = new Map<string, Pending>();
+  /** Their bytes, one after the other, as they will be written. */
+  #batch = new Uint8Array(0);
+  #batchLen = 0;
   /** Hashes looked up one by one so far. */
   #asked = 0;
 
@@ -220,9 +232,81 @@ export class UndoStore {
       return;
     }
     if (this.#pending.has(hash) || this.#isPacked(hash)) return;
-    this.#pending.set(hash, bytes);
-    this.#pendingBytes += bytes.byteLength;
-    if (this.#pendingBytes >= PENDING_BYTES) this.#write();
+    this.#room(bytes.byteLength).set(bytes);
+    this.#gathered(hash, rawOf(hash), bytes.byteLength);
+  }
+
+  /**
+   * Reads the file at `path`, about `size` bytes, straight into the pack being
+   * gathered (no buffer of its own to collect later), and keeps it under its
+   * hash (`digest`, raw) unless that is kept already. Its hash and length;
+   * undefined when it cannot be read. A file that grew to {@link LOOSE_BYTES}
+   * meanwhile is kept as a file of its own.
+   */
+  putFile(
+    path: string,
+    size: number,
+    digest: (bytes: Uint8Array) => Uint8Array,
+  ): { hash: Uint8Array; size: number } | undefined {
+    if (size >= LOOSE_BYTES) return this.#putWhole(path, digest);
+    let room = this.#room(Math.min(size + 1, LOOSE_BYTES));
+    let len = 0;
+    try {
+      using file = Deno.openSync(path, { read: true });
+      for (;;) {
+        if (len === room.byteLength) {
+          if (len >= LOOSE_BYTES) return this.#putWhole(path, digest);
+          room = this.#room(Math.min(len * 2, LOOSE_BYTES), len);
+        }
+        const n = file.readSync(room.subarray(len));
+        if (n === null || n === 0) break;
+        len += n;
+      }
+    } catch {
+      return undefined;
+    }
+    const bytes = room.subarray(0, len);
+    const raw = digest(bytes);
+    const hash = encodeHex(raw);
+    if (!this.#pending.has(hash) && !this.#isPacked(hash)) this.#gathered(hash, raw, len);
+    return { hash: raw, size: len };
+  }
+
+  /** A file kept whole: read, hashed, stored by {@link putObject}. */
+  #putWhole(
+    path: string,
+    digest: (bytes: Uint8Array) => Uint8Array,
+  ): { hash: Uint8Array; size: number } | undefined {
+    let bytes: Uint8Array;
+    try {
+      bytes = Deno.readFileSync(path);
+    } catch {
+      return undefined;
+    }
+    const raw = digest(bytes);
+    this.putObject(encodeHex(raw), bytes);
+    return { hash: raw, size: bytes.byteLength };
+  }
+
+  /**
+   * Free space for `size` bytes at the end of the batch (its first `keep`
+   * bytes as they were): written into, then kept by {@link #gathered}.
+   */
+  #room(size: number, keep = 0): Uint8Array {
+    const need = this.#batchLen + size;
+    if (need > this.#batch.byteLength) {
+      const grown = new Uint8Array(Math.max(need, 64 * 1024, this.#batch.byteLength * 2));
+      grown.set(this.#batch.subarray(0, this.#batchLen + keep));
+      this.#batch = grown;
+    }
+    return this.#batch.subarray(this.#batchLen, need);
+  }
+
+  /** The `len` bytes written at the end of the batch are object `hash`. */
+  #gathered(hash: string, raw: Uint8Array, len: number): void {
+    this.#pending.set(hash, { raw: raw.slice(), off: this.#batchLen, len });
+    this.#batchLen += len;
+    if (this.#batchLen >= PENDING_BYTES) this.#write();
   }
 
   /**
@@ -272,7 +356,7 @@ export class UndoStore {
   /** The bytes kept under `hash`, or undefined when they were pruned. */
   readObject(hash: string): Uint8Array | undefined {
     const pending = this.#pending.get(hash);
-    if (pending) return pending;
+    if (pending) return this.#batch.slice(pending.off, pending.off + pending.len);
     const at = this.#located(hash);
     if (at) {
       try {
@@ -306,47 +390,44 @@ export class UndoStore {
     this.#mkdir(this.packDir);
     let pack = this.#currentPack();
     let file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
-    let off = file.seekSync(0, Deno.SeekMode.End);
     const rows: [Uint8Array, number, number, number][] = [];
-    // The bytes go out in large writes, not one per object.
-    const batch: Uint8Array[] = [];
-    let batched = 0;
-    const writeBatch = () => {
-      const all = new Uint8Array(batched);
-      let at = 0;
-      for (const b of batch) {
-        all.set(b, at);
-        at += b.byteLength;
-      }
-      writeAll(file, all);
-      batch.length = 0;
-      batched = 0;
-    };
     try {
-      for (const [hash, bytes] of this.#pending) {
-        if (off > 0 && off + bytes.byteLength > PACK_BYTES) {
-          writeBatch();
+      // The batch goes out in one write per pack: the part of it that starts at `from`
+      // lies at `at` in the current pack.
+      let at = file.seekSync(0, Deno.SeekMode.End);
+      let from = 0;
+      for (const p of this.#pending.values()) {
+        if (at + p.off + p.len - from > PACK_BYTES && at + p.off - from > 0) {
+          writeAll(file, this.#batch.subarray(from, p.off));
           file.close();
           pack++;
           file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
-          off = file.seekSync(0, Deno.SeekMode.End);
+          at = file.seekSync(0, Deno.SeekMode.End);
+          from = p.off;
         }
-        batch.push(bytes);
-        batched += bytes.byteLength;
-        rows.push([decodeHex(hash), pack, off, bytes.byteLength]);
-        off += bytes.byteLength;
+        rows.push([p.raw, pack, at + p.off - from, p.len]);
       }
-      writeBatch();
+      writeAll(file, this.#batch.subarray(from, this.#batchLen));
     } finally {
       file.close();
     }
     const now = Date.now();
-    const insert = db.prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)");
     db.exec("BEGIN IMMEDIATE");
     try {
       // In key order: the index's B-tree takes them faster than in random order.
       rows.sort((a, b) => compareBytes(a[0], b[0]));
-      for (const [hash, p, o, size] of rows) insert.run(hash, p, o, size, now);
+      let i = 0;
+      if (rows.length >= INSERT_ROWS) {
+        const many = db.prepare(
+          "INSERT OR REPLACE INTO objects VALUES " +
+            Array(INSERT_ROWS).fill("(?, ?, ?, ?, ?)").join(", "),
+        );
+        for (; i + INSERT_ROWS <= rows.length; i += INSERT_ROWS) {
+          many.run(...rows.slice(i, i + INSERT_ROWS).flatMap((r) => [...r, now]));
+        }
+      }
+      const one = db.prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)");
+      for (; i < rows.length; i++) one.run(...rows[i], now);
       db.exec("COMMIT");
     } catch (e) {
       db.exec("ROLLBACK");
@@ -354,7 +435,7 @@ export class UndoStore {
     }
     for (const hash of this.#pending.keys()) this.#known?.add(hash);
     this.#pending.clear();
-    this.#pendingBytes = 0;
+    this.#batchLen = 0;
   }
 
   /** Every stored object: packed ones from the index, and files of their own. */
@@ -390,7 +471,7 @@ export class UndoStore {
         sum += lstatOrNull(join(root, fan.name, e.name))?.size ?? 0;
       }
     }
-    return sum + this.#pendingBytes;
+    return sum + this.#batchLen;
   }
 
   /**
@@ -449,7 +530,9 @@ export class UndoStore {
       );
       for (const row of rows) {
         const hash = encodeHex(row.hash as Uint8Array);
-        this.#pending.set(hash, readAt(this.#packPath(pack), Number(row.off), Number(row.size)));
+        const bytes = readAt(this.#packPath(pack), Number(row.off), Number(row.size));
+        this.#room(bytes.byteLength).set(bytes);
+        this.#gathered(hash, row.hash as Uint8Array, bytes.byteLength);
       }
       // Their index rows move to the new place in one transaction; only then is the old pack removed.
       this.flush();
@@ -619,4 +702,14 @@ function readAt(path: string, off: number, size: number): Uint8Array {
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
   for (let i = 0; i < a.length && i < b.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
   return a.length - b.length;
+}
+
+/** The bytes hex digits spell (a hash: lowercase, even length). */
+function rawOf(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length >> 1);
+  const nib = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
+  for (let i = 0; i < out.length; i++) {
+    out[i] = (nib(hex.charCodeAt(2 * i)) << 4) | nib(hex.charCodeAt(2 * i + 1));
+  }
+  return out;
 }
