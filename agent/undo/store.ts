@@ -143,6 +143,8 @@ interface Pending {
   len: number;
 }
 
+/** Rows written and not yet in the index at most (their order key holds a row number below 2^21). */
+const MAX_UNINDEXED = 1_000_000;
 /** Rows one insert statement takes. */
 const INSERT_ROWS = 128;
 
@@ -154,8 +156,11 @@ export class UndoStore {
   #find: StatementSync | undefined;
   #version: StatementSync | undefined;
   #stamp: StatementSync | undefined;
-  /** Every packed hash, once something asked for all of them (kept up to date since). */
-  #known: Set<string> | undefined;
+  /**
+   * The first 30 bits of every packed hash, once many were asked for (kept up
+   * to date since): a number each, not a string of 64.
+   */
+  #known: Set<number> | undefined;
   /** SQLite's `data_version` when {@link #known} was read: it changes with another connection's commit. */
   #knownVersion = -1;
   #knownCheckedAt = -Infinity;
@@ -164,6 +169,8 @@ export class UndoStore {
   /** Their bytes, one after the other, as they will be written. */
   #batch = new Uint8Array(0);
   #batchLen = 0;
+  /** Objects written to a pack whose index rows wait for {@link flush}. */
+  #unindexed = new Unindexed();
   /** Hashes looked up one by one so far. */
   #asked = 0;
 
@@ -197,7 +204,7 @@ export class UndoStore {
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec("PRAGMA journal_size_limit = 262144");
-    db.exec("PRAGMA wal_autocheckpoint = 64");
+    db.exec("PRAGMA wal_autocheckpoint = 1000");
     db.exec(
       "CREATE TABLE IF NOT EXISTS objects (hash BLOB PRIMARY KEY, pack INTEGER NOT NULL, " +
         "off INTEGER NOT NULL, size INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID",
@@ -268,7 +275,7 @@ export class UndoStore {
     const bytes = room.subarray(0, len);
     const raw = digest(bytes);
     const hash = encodeHex(raw);
-    if (!this.#pending.has(hash) && !this.#isPacked(hash)) this.#gathered(hash, raw, len);
+    if (!this.#pending.has(hash) && !this.#isPacked(hash, raw)) this.#gathered(hash, raw, len);
     return { hash: raw, size: len };
   }
 
@@ -311,31 +318,52 @@ export class UndoStore {
 
   /**
    * Whether `hash` is packed: one query each for the first few a process
-   * stores (a later session's changes), then one query for every hash known (a
-   * first snapshot stores many).
+   * stores (a later session's changes); past those (a first snapshot stores
+   * many, most of them new) a miss among the first bits of every packed hash
+   * answers at once, and only a hit is asked of the index.
    */
-  #isPacked(hash: string): boolean {
-    if (this.#known || ++this.#asked > ASK_EACH) return this.#packed().has(hash);
+  #isPacked(hash: string, raw?: Uint8Array): boolean {
+    if (this.#unindexed.count > 0 && this.#unindexed.find(raw ?? rawOf(hash)) >= 0) return true;
+    if (this.#known || ++this.#asked > ASK_EACH) {
+      if (!this.#prefixes().has(prefixOf(hash))) return false;
+    }
     return this.#located(hash) !== undefined;
   }
 
   /** Objects gathered and not yet written ({@link flush}). */
   get pendingObjects(): number {
-    return this.#pending.size;
+    return this.#pending.size + this.#unindexed.count;
   }
 
   hasObject(hash: string): boolean {
-    return this.#pending.has(hash) || this.#located(hash) !== undefined ||
-      lstatOrNull(this.objectPath(hash)) !== null;
+    return this.#pending.has(hash) || this.#unindexedAt(hash) !== undefined ||
+      this.#located(hash) !== undefined || lstatOrNull(this.objectPath(hash)) !== null;
+  }
+
+  /** Where an object written but not yet in the index lies. */
+  #unindexedAt(hash: string): Located | undefined {
+    const u = this.#unindexed;
+    if (u.count === 0) return undefined;
+    const r = u.find(rawOf(hash));
+    return r < 0
+      ? undefined
+      : { pack: u.loc[3 * r], off: u.loc[3 * r + 1], size: u.loc[3 * r + 2] };
   }
 
   /** Every packed object's hash (one query: cheaper than asking for each of many). */
   packedHashes(): Set<string> {
-    return new Set([...this.#packed(), ...this.#pending.keys()]);
+    const out = new Set<string>(this.#pending.keys());
+    const u = this.#unindexed;
+    for (let r = 0; r < u.count; r++) out.add(encodeHex(u.raw.subarray(32 * r, 32 * r + 32)));
+    // Hex in SQLite's C, not a loop in JavaScript per row: a big tree has many.
+    for (const row of this.#index.prepare("SELECT lower(hex(hash)) AS h FROM objects").all()) {
+      out.add(row.h as string);
+    }
+    return out;
   }
 
-  /** The packed hashes written so far: read once, and again after another crab changed the index. */
-  #packed(): Set<string> {
+  /** The first bits of the packed hashes: read once, and again after another crab changed the index. */
+  #prefixes(): Set<number> {
     void this.#index;
     // Another crab changes the index only between calls (each holds the workspace lock): looked
     // at once in a while, not for each of a snapshot's objects.
@@ -345,10 +373,11 @@ export class UndoStore {
     const version = Number((this.#version!.get() as { data_version: number }).data_version);
     if (this.#known && version === this.#knownVersion) return this.#known;
     this.#knownVersion = version;
-    const known = new Set<string>();
-    // Hex in SQLite's C, not a loop in JavaScript per row: a big tree has many.
-    for (const row of this.#index.prepare("SELECT lower(hex(hash)) AS h FROM objects").all()) {
-      known.add(row.h as string);
+    const known = new Set<number>();
+    for (
+      const row of this.#index.prepare("SELECT hex(substr(hash, 1, 4)) AS h FROM objects").all()
+    ) {
+      known.add(prefixOf(row.h as string));
     }
     return this.#known = known;
   }
@@ -357,7 +386,7 @@ export class UndoStore {
   readObject(hash: string): Uint8Array | undefined {
     const pending = this.#pending.get(hash);
     if (pending) return this.#batch.slice(pending.off, pending.off + pending.len);
-    const at = this.#located(hash);
+    const at = this.#unindexedAt(hash) ?? this.#located(hash);
     if (at) {
       try {
         // Bytes a crash kept from the disk are not the content: checked, never handed out.
@@ -381,16 +410,21 @@ export class UndoStore {
    */
   flush(): void {
     this.#write();
+    this.#commit();
   }
 
-  /** Writes the gathered objects out: the pack's bytes, then their rows in one transaction. */
+  /**
+   * Writes the gathered objects' bytes at the end of the current pack; their
+   * index rows wait for {@link #commit}: a first snapshot adds them to the
+   * index in one pass, not one pass over its pages per batch.
+   */
   #write(): void {
     if (this.#pending.size === 0) return;
-    const db = this.#index;
+    void this.#index;
     this.#mkdir(this.packDir);
     let pack = this.#currentPack();
     let file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
-    const rows: [Uint8Array, number, number, number][] = [];
+    const rows = this.#unindexed;
     try {
       // The batch goes out in one write per pack: the part of it that starts at `from`
       // lies at `at` in the current pack.
@@ -405,37 +439,60 @@ export class UndoStore {
           at = file.seekSync(0, Deno.SeekMode.End);
           from = p.off;
         }
-        rows.push([p.raw, pack, at + p.off - from, p.len]);
+        rows.add(p.raw, pack, at + p.off - from, p.len);
       }
       writeAll(file, this.#batch.subarray(from, this.#batchLen));
     } finally {
       file.close();
     }
+    if (this.#known) { for (const hash of this.#pending.keys()) this.#known.add(prefixOf(hash)); }
+    this.#pending.clear();
+    this.#batchLen = 0;
+    if (rows.count >= MAX_UNINDEXED) this.#commit();
+  }
+
+  /** Adds the rows of the objects written since the last time to the index, in one transaction. */
+  #commit(): void {
+    const rows = this.#unindexed;
+    if (rows.count === 0) return;
+    const db = this.#index;
     const now = Date.now();
+    // In key order (by their first 32 bits): the index's B-tree takes them faster so.
+    const order = new Float64Array(rows.count);
+    for (let r = 0; r < rows.count; r++) {
+      const i = 32 * r, b = rows.raw;
+      order[r] = ((b[i] << 24 | b[i + 1] << 16 | b[i + 2] << 8 | b[i + 3]) >>> 0) * 2 ** 21 + r;
+    }
+    order.sort();
+    const args = (r: number) => [
+      rows.raw.slice(32 * r, 32 * r + 32),
+      rows.loc[3 * r],
+      rows.loc[3 * r + 1],
+      rows.loc[3 * r + 2],
+      now,
+    ];
     db.exec("BEGIN IMMEDIATE");
     try {
-      // In key order: the index's B-tree takes them faster than in random order.
-      rows.sort((a, b) => compareBytes(a[0], b[0]));
       let i = 0;
-      if (rows.length >= INSERT_ROWS) {
+      if (rows.count >= INSERT_ROWS) {
         const many = db.prepare(
           "INSERT OR REPLACE INTO objects VALUES " +
             Array(INSERT_ROWS).fill("(?, ?, ?, ?, ?)").join(", "),
         );
-        for (; i + INSERT_ROWS <= rows.length; i += INSERT_ROWS) {
-          many.run(...rows.slice(i, i + INSERT_ROWS).flatMap((r) => [...r, now]));
+        for (; i + INSERT_ROWS <= rows.count; i += INSERT_ROWS) {
+          const params = [];
+          for (let k = i; k < i + INSERT_ROWS; k++) params.push(...args(order[k] % 2 ** 21));
+          many.run(...params);
         }
       }
       const one = db.prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)");
-      for (; i < rows.length; i++) one.run(...rows[i], now);
+      for (; i < rows.count; i++) one.run(...args(order[i] % 2 ** 21));
       db.exec("COMMIT");
     } catch (e) {
       db.exec("ROLLBACK");
       throw e;
     }
-    for (const hash of this.#pending.keys()) this.#known?.add(hash);
-    this.#pending.clear();
-    this.#batchLen = 0;
+    rows.clear();
   }
 
   /** Every stored object: packed ones from the index, and files of their own. */
@@ -471,7 +528,7 @@ export class UndoStore {
         sum += lstatOrNull(join(root, fan.name, e.name))?.size ?? 0;
       }
     }
-    return sum + this.#batchLen;
+    return sum + this.#batchLen + this.#unindexed.bytes;
   }
 
   /**
@@ -487,7 +544,6 @@ export class UndoStore {
       db.exec("UPDATE meta SET v = v + 1 WHERE k = 'removed'");
       for (const hash of hashes) {
         del.run(decodeHex(hash));
-        this.#known?.delete(hash);
         try {
           Deno.removeSync(this.objectPath(hash));
         } catch {
@@ -699,9 +755,78 @@ function readAt(path: string, off: number, size: number): Uint8Array {
   return out;
 }
 
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  for (let i = 0; i < a.length && i < b.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
-  return a.length - b.length;
+/**
+ * Objects written to a pack and not yet in the index, by raw hash, in
+ * columns: their hashes, where each lies, and an open-addressing table of
+ * rows by the hash's first bits. Cleared once the rows are committed.
+ */
+class Unindexed {
+  count = 0;
+  bytes = 0;
+  raw = new Uint8Array(0);
+  /** Pack, offset and size of each row. */
+  loc = new Float64Array(0);
+  /** Row + 1 in each slot, 0 when empty. */
+  #slots = new Int32Array(0);
+
+  add(raw: Uint8Array, pack: number, off: number, size: number): void {
+    if (2 * (this.count + 1) > this.#slots.length) this.#grow();
+    const r = this.count++;
+    this.raw.set(raw, 32 * r);
+    this.loc[3 * r] = pack;
+    this.loc[3 * r + 1] = off;
+    this.loc[3 * r + 2] = size;
+    this.bytes += size;
+    const mask = this.#slots.length - 1;
+    let i = this.#start(raw, 0) & mask;
+    while (this.#slots[i] !== 0) i = (i + 1) & mask;
+    this.#slots[i] = r + 1;
+  }
+
+  /** The row of `raw`, or -1. */
+  find(raw: Uint8Array): number {
+    if (this.count === 0) return -1;
+    const mask = this.#slots.length - 1;
+    for (let i = this.#start(raw, 0) & mask;; i = (i + 1) & mask) {
+      const r = this.#slots[i] - 1;
+      if (r < 0) return -1;
+      let same = true;
+      for (let k = 0; k < 32; k++) {
+        if (this.raw[32 * r + k] !== raw[k]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return r;
+    }
+  }
+
+  clear(): void {
+    this.count = 0;
+    this.bytes = 0;
+    this.#slots.fill(0);
+  }
+
+  /** The first 32 bits of the hash at `at` in `b`: already uniform, a slot as they are. */
+  #start(b: Uint8Array, at: number): number {
+    return (b[at] << 24 | b[at + 1] << 16 | b[at + 2] << 8 | b[at + 3]) >>> 0;
+  }
+
+  #grow(): void {
+    const cap = Math.max(1024, this.#slots.length);
+    const raw = new Uint8Array(32 * cap), loc = new Float64Array(3 * cap);
+    raw.set(this.raw.subarray(0, 32 * this.count));
+    loc.set(this.loc.subarray(0, 3 * this.count));
+    this.raw = raw;
+    this.loc = loc;
+    const slots = new Int32Array(2 * cap), mask = slots.length - 1;
+    for (let r = 0; r < this.count; r++) {
+      let i = this.#start(raw, 32 * r) & mask;
+      while (slots[i] !== 0) i = (i + 1) & mask;
+      slots[i] = r + 1;
+    }
+    this.#slots = slots;
+  }
 }
 
 /** The bytes hex digits spell (a hash: lowercase, even length). */
@@ -712,4 +837,9 @@ function rawOf(hex: string): Uint8Array {
     out[i] = (nib(hex.charCodeAt(2 * i)) << 4) | nib(hex.charCodeAt(2 * i + 1));
   }
   return out;
+}
+
+/** The first 30 bits of a hex hash, as a small integer. */
+function prefixOf(hex: string): number {
+  return parseInt(hex.slice(0, 8), 16) >>> 2;
 }
