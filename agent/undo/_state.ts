@@ -77,15 +77,11 @@ export function encodeState(
     for (const name of l.names) names.push(name);
     kinds += l.kinds;
   }
-  const strings = [
-    encoder.encode(paths.join("\0")),
-    encoder.encode(dirs.map(([rel]) => rel).join("\0")),
-    encoder.encode(names.join("\0")),
-    encoder.encode(targets.join("\0")),
-  ];
+  // Each list is written into the file's buffer itself, not joined and encoded apart first.
+  const strings = [paths, dirs.map(([rel]) => rel), names, targets];
+  const lens = strings.map(joinedLength);
   const size = HEAD + 4 * pad16(n * 8) + 3 * pad16(d * 8) + pad16(d * 4) + pad16((n + d) * 2) +
-    pad16(n * 2 + d + nNames) + pad16(n * HASH_BYTES) +
-    strings.reduce((s, b) => s + pad16(b.byteLength), 0);
+    pad16(n * 2 + d + nNames) + pad16(n * HASH_BYTES) + lens.reduce((s, b) => s + pad16(b), 0);
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
   view.setUint32(0, MAGIC, true);
@@ -94,7 +90,7 @@ export function encodeState(
   view.setUint32(12, d, true);
   view.setUint32(16, nNames, true);
   view.setUint32(20, files, true);
-  for (let i = 0; i < strings.length; i++) view.setUint32(24 + 4 * i, strings[i].byteLength, true);
+  for (let i = 0; i < lens.length; i++) view.setUint32(24 + 4 * i, lens[i], true);
   writeStamp(view, stamp);
   let off = HEAD;
   const f64 = (len: number) => {
@@ -143,9 +139,9 @@ export function encodeState(
     }
   }
   off += pad16(n * HASH_BYTES);
-  for (const s of strings) {
-    out.set(s, off);
-    off += pad16(s.byteLength);
+  for (let i = 0; i < strings.length; i++) {
+    writeJoined(strings[i], out.subarray(off, off + lens[i]));
+    off += pad16(lens[i]);
   }
   view.setUint32(40, checksum(out.subarray(HEAD)), true);
   return out;
@@ -188,16 +184,17 @@ function parts(input: Uint8Array) {
   if (view.getUint32(40, true) !== checksum(bytes.subarray(HEAD))) return undefined;
   const stamp = { epoch: view.getFloat64(48, true), removed: view.getFloat64(56, true) };
   let off = bytes.byteOffset + HEAD;
+  // Views of the file's bytes, not copies: a stat cache's columns are used as they lie.
   const f64 = (len: number) => {
-    const a = new Float64Array(bytes.buffer.slice(off, off + len * 8));
+    const a = new Float64Array(bytes.buffer, off, len);
     off += pad16(len * 8);
     return a;
   };
   const cols = { ino: f64(n), size: f64(n), mtime: f64(n), ctime: f64(n) };
   const dirCols = { ino: f64(d), mtime: f64(d), ctime: f64(d) };
-  const counts = new Uint32Array(bytes.buffer.slice(off, off + d * 4));
+  const counts = new Uint32Array(bytes.buffer, off, d);
   off += pad16(d * 4);
-  const modes = new Uint16Array(bytes.buffer.slice(off, off + (n + d) * 2));
+  const modes = new Uint16Array(bytes.buffer, off, n + d);
   off += pad16((n + d) * 2);
   const small = new Uint8Array(bytes.buffer, off, n * 2 + d + nNames);
   off += pad16(n * 2 + d + nNames);
@@ -213,6 +210,41 @@ function parts(input: Uint8Array) {
 
 const split = (s: string, count: number) => (count === 0 ? [] : s.split("\0"));
 
+/** Bytes of `items` in UTF-8, joined by NUL. */
+function joinedLength(items: readonly string[]): number {
+  let n = Math.max(0, items.length - 1);
+  for (const s of items) {
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x80) n++;
+      else if (c < 0x800) n += 2;
+      else if (c >= 0xd800 && c < 0xdc00) {
+        n += 4;
+        i++;
+      } else n += 3;
+    }
+  }
+  return n;
+}
+
+/** `items` in UTF-8, joined by NUL, into `out` (exactly {@link joinedLength} long). */
+function writeJoined(items: readonly string[], out: Uint8Array): void {
+  let off = 0;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out[off++] = 0;
+    const s = items[i];
+    // ASCII, most paths: byte by byte, no view and no result object a string.
+    let k = 0;
+    for (; k < s.length; k++) {
+      const c = s.charCodeAt(k);
+      if (c >= 0x80) break;
+      out[off + k] = c;
+    }
+    if (k === s.length) off += k;
+    else off += encoder.encodeInto(s, out.subarray(off)).written;
+  }
+}
+
 /** The stat cache `bytes` holds; undefined when it is damaged or of another version. */
 export function decodeState(bytes: Uint8Array): State | undefined {
   const p = parts(bytes);
@@ -225,16 +257,16 @@ export function decodeState(bytes: Uint8Array): State | undefined {
   if (paths.length !== n || dirRels.length !== d || names.length !== nNames) return undefined;
   const tree = new SnapTree();
   const c = tree.cols;
-  c.grow(Math.max(64, n));
-  c.ino.set(cols.ino);
-  c.size.set(cols.size);
-  c.mtime.set(cols.mtime);
-  c.ctime.set(cols.ctime);
-  c.mode.set(modes.subarray(0, n));
-  c.kind.set(small.subarray(0, n));
-  c.flags.set(small.subarray(n, 2 * n));
-  c.hash.set(hashes);
-  c.used = n;
+  // The rows are the file's columns themselves, until a row more makes them grow.
+  c.ino = cols.ino;
+  c.size = cols.size;
+  c.mtime = cols.mtime;
+  c.ctime = cols.ctime;
+  c.mode = modes.subarray(0, n);
+  c.kind = small.subarray(0, n);
+  c.flags = small.subarray(n, 2 * n);
+  c.hash = hashes;
+  c.cap = c.used = n;
   let t = 0;
   for (let r = 0; r < n; r++) {
     const kind = c.kind[r];

@@ -42,14 +42,15 @@ export interface RowInit {
 export class Columns {
   cap = 0;
   used = 0;
-  ino = new Float64Array(0);
-  size = new Float64Array(0);
-  mtime = new Float64Array(0);
-  ctime = new Float64Array(0);
-  mode = new Uint16Array(0);
-  kind = new Uint8Array(0);
-  flags = new Uint8Array(0);
-  hash = new Uint8Array(0);
+  // Views of a stat cache's bytes at first (`_state.ts`), arrays of their own once grown.
+  ino: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  size: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  mtime: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  ctime: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  mode: Uint16Array<ArrayBufferLike> = new Uint16Array(0);
+  kind: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
+  flags: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
+  hash: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
   targets = new Map<number, string>();
   #free: number[] = [];
 

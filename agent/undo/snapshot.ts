@@ -133,6 +133,8 @@ interface Last {
 
 /** The stat cache is written inside a call once this many rows changed, or this long after the last time. */
 const SAVE_CHANGES = 1000, SAVE_MS = 60_000;
+/** At the process's end, once this many rows and listings changed; fewer are read again next time. */
+const EXIT_SAVE_CHANGES = 64;
 
 /** More changed paths than this, and an update is no cheaper than a scan. */
 const MAX_REGIONS = 2000;
@@ -621,6 +623,15 @@ export class Snapshotter {
         performance.now() - this.#savedAt >= SAVE_MS);
   }
 
+  /**
+   * Whether the stat cache is worth writing as the process ends: what changed
+   * since it was written is more than the next process had better read again
+   * than have it written now (writing it costs about a scan's memory).
+   */
+  saveWorthIt(): boolean {
+    return this.#dirty && (!this.#hadState || this.#changes >= EXIT_SAVE_CHANGES);
+  }
+
   /** Writes the stat cache for the next process, when it changed since it was last written. */
   saveState(): void {
     if (!this.#dirty || !this.#cache) return;
@@ -788,6 +799,7 @@ export class Snapshotter {
       this.#dirs.set(dir, l);
       // The next process takes it from the stat cache.
       this.#dirty = true;
+      this.#changes++;
     } else this.#dirs.delete(dir);
     return l;
   }

@@ -258,7 +258,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         // Not while a look ahead or a call is half done, nor into a store removed meanwhile.
         if (warming || store.pendingObjects > 0 || !existsDir(store.dir)) return;
         try {
-          s.saveState();
+          if (s.saveWorthIt()) s.saveState();
         } catch {
           // The next process reads what changed.
         }

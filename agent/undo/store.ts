@@ -136,13 +136,6 @@ interface Located {
   size: number;
 }
 
-/** A packed object gathered, not yet written: its raw hash and its bytes' place in the batch. */
-interface Pending {
-  raw: Uint8Array;
-  off: number;
-  len: number;
-}
-
 /** Rows written and not yet in the index at most (their order key holds a row number below 2^21). */
 const MAX_UNINDEXED = 1_000_000;
 /** Rows one insert statement takes. */
@@ -164,13 +157,16 @@ export class UndoStore {
   /** SQLite's `data_version` when {@link #known} was read: it changes with another connection's commit. */
   #knownVersion = -1;
   #knownCheckedAt = -Infinity;
-  /** Packed objects not yet written: hash → where in {@link #batch}, in order. */
-  #pending = new Map<string, Pending>();
-  /** Their bytes, one after the other, as they will be written. */
+  /**
+   * Packed objects gathered since the last {@link flush}, by raw hash: those
+   * whose bytes are still in {@link #batch} (pack -1, from row
+   * {@link #unwritten} on), then written to a pack, their index rows waiting.
+   */
+  #gathered = new Gathered();
+  #unwritten = 0;
+  /** The bytes not yet written, one object after the other, as they will be. */
   #batch = new Uint8Array(0);
   #batchLen = 0;
-  /** Objects written to a pack whose index rows wait for {@link flush}. */
-  #unindexed = new Unindexed();
   /** Hashes looked up one by one so far. */
   #asked = 0;
 
@@ -225,9 +221,18 @@ export class UndoStore {
     return this.#db = db;
   }
 
-  #located(hash: string): Located | undefined {
+  #located(raw: Uint8Array): Located | undefined {
     void this.#index;
-    return this.#find!.get(decodeHex(hash)) as Located | undefined;
+    return this.#find!.get(raw) as Located | undefined;
+  }
+
+  /** Where a gathered object lies: its pack (-1: the batch) and offset, and its size. */
+  #gatheredAt(raw: Uint8Array): Located | undefined {
+    const g = this.#gathered;
+    const r = g.find(raw);
+    return r < 0
+      ? undefined
+      : { pack: g.loc[3 * r], off: g.loc[3 * r + 1], size: g.loc[3 * r + 2] };
   }
 
   /** Keeps `bytes` under `hash` unless an object of that hash is there already. */
@@ -238,9 +243,10 @@ export class UndoStore {
       this.#writeAtomic(path, bytes);
       return;
     }
-    if (this.#pending.has(hash) || this.#isPacked(hash)) return;
+    const raw = rawOf(hash);
+    if (this.#gathered.find(raw) >= 0 || this.#isIndexed(raw)) return;
     this.#room(bytes.byteLength).set(bytes);
-    this.#gathered(hash, rawOf(hash), bytes.byteLength);
+    this.#gather(raw, bytes.byteLength);
   }
 
   /**
@@ -272,10 +278,8 @@ export class UndoStore {
     } catch {
       return undefined;
     }
-    const bytes = room.subarray(0, len);
-    const raw = digest(bytes);
-    const hash = encodeHex(raw);
-    if (!this.#pending.has(hash) && !this.#isPacked(hash, raw)) this.#gathered(hash, raw, len);
+    const raw = digest(room.subarray(0, len));
+    if (this.#gathered.find(raw) < 0 && !this.#isIndexed(raw)) this.#gather(raw, len);
     return { hash: raw, size: len };
   }
 
@@ -297,64 +301,59 @@ export class UndoStore {
 
   /**
    * Free space for `size` bytes at the end of the batch (its first `keep`
-   * bytes as they were): written into, then kept by {@link #gathered}.
+   * bytes as they were): written into, then kept by {@link #gather}.
    */
   #room(size: number, keep = 0): Uint8Array {
     const need = this.#batchLen + size;
     if (need > this.#batch.byteLength) {
-      const grown = new Uint8Array(Math.max(need, 64 * 1024, this.#batch.byteLength * 2));
+      // Doubling, up to what a batch can hold: written out at PENDING_BYTES, each object smaller.
+      const cap = Math.min(
+        Math.max(64 * 1024, this.#batch.byteLength * 2),
+        PENDING_BYTES + LOOSE_BYTES,
+      );
+      const grown = new Uint8Array(Math.max(need, cap));
       grown.set(this.#batch.subarray(0, this.#batchLen + keep));
       this.#batch = grown;
     }
     return this.#batch.subarray(this.#batchLen, need);
   }
 
-  /** The `len` bytes written at the end of the batch are object `hash`. */
-  #gathered(hash: string, raw: Uint8Array, len: number): void {
-    this.#pending.set(hash, { raw: raw.slice(), off: this.#batchLen, len });
+  /** The `len` bytes written at the end of the batch are the object of hash `raw`. */
+  #gather(raw: Uint8Array, len: number): void {
+    this.#gathered.add(raw, -1, this.#batchLen, len);
     this.#batchLen += len;
     if (this.#batchLen >= PENDING_BYTES) this.#write();
   }
 
   /**
-   * Whether `hash` is packed: one query each for the first few a process
-   * stores (a later session's changes); past those (a first snapshot stores
-   * many, most of them new) a miss among the first bits of every packed hash
-   * answers at once, and only a hit is asked of the index.
+   * Whether the index names the object of hash `raw`: one query each for the
+   * first few a process stores (a later session's changes); past those (a
+   * first snapshot stores many, most of them new) a miss among the first bits
+   * of every packed hash answers at once, and only a hit is asked of the index.
    */
-  #isPacked(hash: string, raw?: Uint8Array): boolean {
-    if (this.#unindexed.count > 0 && this.#unindexed.find(raw ?? rawOf(hash)) >= 0) return true;
+  #isIndexed(raw: Uint8Array): boolean {
     if (this.#known || ++this.#asked > ASK_EACH) {
-      if (!this.#prefixes().has(prefixOf(hash))) return false;
+      if (!this.#prefixes().has(prefixOf(raw))) return false;
     }
-    return this.#located(hash) !== undefined;
+    return this.#located(raw) !== undefined;
   }
 
-  /** Objects gathered and not yet written ({@link flush}). */
+  /** Objects gathered and not yet in the index ({@link flush}). */
   get pendingObjects(): number {
-    return this.#pending.size + this.#unindexed.count;
+    return this.#gathered.count;
   }
 
   hasObject(hash: string): boolean {
-    return this.#pending.has(hash) || this.#unindexedAt(hash) !== undefined ||
-      this.#located(hash) !== undefined || lstatOrNull(this.objectPath(hash)) !== null;
-  }
-
-  /** Where an object written but not yet in the index lies. */
-  #unindexedAt(hash: string): Located | undefined {
-    const u = this.#unindexed;
-    if (u.count === 0) return undefined;
-    const r = u.find(rawOf(hash));
-    return r < 0
-      ? undefined
-      : { pack: u.loc[3 * r], off: u.loc[3 * r + 1], size: u.loc[3 * r + 2] };
+    const raw = rawOf(hash);
+    return this.#gathered.find(raw) >= 0 || this.#located(raw) !== undefined ||
+      lstatOrNull(this.objectPath(hash)) !== null;
   }
 
   /** Every packed object's hash (one query: cheaper than asking for each of many). */
   packedHashes(): Set<string> {
-    const out = new Set<string>(this.#pending.keys());
-    const u = this.#unindexed;
-    for (let r = 0; r < u.count; r++) out.add(encodeHex(u.raw.subarray(32 * r, 32 * r + 32)));
+    const out = new Set<string>();
+    const g = this.#gathered;
+    for (let r = 0; r < g.count; r++) out.add(encodeHex(g.raw.subarray(32 * r, 32 * r + 32)));
     // Hex in SQLite's C, not a loop in JavaScript per row: a big tree has many.
     for (const row of this.#index.prepare("SELECT lower(hex(hash)) AS h FROM objects").all()) {
       out.add(row.h as string);
@@ -374,19 +373,17 @@ export class UndoStore {
     if (this.#known && version === this.#knownVersion) return this.#known;
     this.#knownVersion = version;
     const known = new Set<number>();
-    for (
-      const row of this.#index.prepare("SELECT hex(substr(hash, 1, 4)) AS h FROM objects").all()
-    ) {
-      known.add(prefixOf(row.h as string));
+    for (const row of this.#index.prepare("SELECT substr(hash, 1, 4) AS h FROM objects").all()) {
+      known.add(prefixOf(row.h as Uint8Array));
     }
     return this.#known = known;
   }
 
   /** The bytes kept under `hash`, or undefined when they were pruned. */
   readObject(hash: string): Uint8Array | undefined {
-    const pending = this.#pending.get(hash);
-    if (pending) return this.#batch.slice(pending.off, pending.off + pending.len);
-    const at = this.#unindexedAt(hash) ?? this.#located(hash);
+    const raw = rawOf(hash);
+    const at = this.#gatheredAt(raw) ?? this.#located(raw);
+    if (at?.pack === -1) return this.#batch.slice(at.off, at.off + at.size);
     if (at) {
       try {
         // Bytes a crash kept from the disk are not the content: checked, never handed out.
@@ -419,41 +416,48 @@ export class UndoStore {
    * index in one pass, not one pass over its pages per batch.
    */
   #write(): void {
-    if (this.#pending.size === 0) return;
+    const rows = this.#gathered;
+    if (this.#unwritten === rows.count) return;
     void this.#index;
     this.#mkdir(this.packDir);
     let pack = this.#currentPack();
     let file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
-    const rows = this.#unindexed;
+    const loc = rows.loc;
     try {
       // The batch goes out in one write per pack: the part of it that starts at `from`
       // lies at `at` in the current pack.
       let at = file.seekSync(0, Deno.SeekMode.End);
       let from = 0;
-      for (const p of this.#pending.values()) {
-        if (at + p.off + p.len - from > PACK_BYTES && at + p.off - from > 0) {
-          writeAll(file, this.#batch.subarray(from, p.off));
+      for (let r = this.#unwritten; r < rows.count; r++) {
+        const off = loc[3 * r + 1], len = loc[3 * r + 2];
+        if (at + off + len - from > PACK_BYTES && at + off - from > 0) {
+          writeAll(file, this.#batch.subarray(from, off));
           file.close();
           pack++;
           file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
           at = file.seekSync(0, Deno.SeekMode.End);
-          from = p.off;
+          from = off;
         }
-        rows.add(p.raw, pack, at + p.off - from, p.len);
+        loc[3 * r] = pack;
+        loc[3 * r + 1] = at + off - from;
       }
       writeAll(file, this.#batch.subarray(from, this.#batchLen));
     } finally {
       file.close();
     }
-    if (this.#known) { for (const hash of this.#pending.keys()) this.#known.add(prefixOf(hash)); }
-    this.#pending.clear();
+    if (this.#known) {
+      for (let r = this.#unwritten; r < rows.count; r++) {
+        this.#known.add(prefixOf(rows.raw.subarray(32 * r)));
+      }
+    }
+    this.#unwritten = rows.count;
     this.#batchLen = 0;
     if (rows.count >= MAX_UNINDEXED) this.#commit();
   }
 
   /** Adds the rows of the objects written since the last time to the index, in one transaction. */
   #commit(): void {
-    const rows = this.#unindexed;
+    const rows = this.#gathered;
     if (rows.count === 0) return;
     const db = this.#index;
     const now = Date.now();
@@ -493,6 +497,7 @@ export class UndoStore {
       throw e;
     }
     rows.clear();
+    this.#unwritten = 0;
   }
 
   /** Every stored object: packed ones from the index, and files of their own. */
@@ -528,7 +533,7 @@ export class UndoStore {
         sum += lstatOrNull(join(root, fan.name, e.name))?.size ?? 0;
       }
     }
-    return sum + this.#batchLen + this.#unindexed.bytes;
+    return sum + this.#gathered.bytes;
   }
 
   /**
@@ -585,10 +590,9 @@ export class UndoStore {
         pack,
       );
       for (const row of rows) {
-        const hash = encodeHex(row.hash as Uint8Array);
         const bytes = readAt(this.#packPath(pack), Number(row.off), Number(row.size));
         this.#room(bytes.byteLength).set(bytes);
-        this.#gathered(hash, row.hash as Uint8Array, bytes.byteLength);
+        this.#gather(row.hash as Uint8Array, bytes.byteLength);
       }
       // Their index rows move to the new place in one transaction; only then is the old pack removed.
       this.flush();
@@ -672,7 +676,15 @@ export class UndoStore {
   /** The stat cache of the last scan, as {@link saveState} wrote it. */
   loadState(): Uint8Array | undefined {
     try {
-      return Deno.readFileSync(join(this.dir, "state.bin"));
+      // Into one buffer of its size: the cache's columns are views of it.
+      using file = Deno.openSync(join(this.dir, "state.bin"), { read: true });
+      const out = new Uint8Array(file.statSync().size);
+      for (let done = 0; done < out.byteLength;) {
+        const n = file.readSync(out.subarray(done));
+        if (n === null) return out.subarray(0, done);
+        done += n;
+      }
+      return out;
     } catch {
       return undefined;
     }
@@ -756,11 +768,12 @@ function readAt(path: string, off: number, size: number): Uint8Array {
 }
 
 /**
- * Objects written to a pack and not yet in the index, by raw hash, in
- * columns: their hashes, where each lies, and an open-addressing table of
- * rows by the hash's first bits. Cleared once the rows are committed.
+ * Objects gathered and not yet in the index, by raw hash, in columns (no
+ * object or string each): their hashes, where each lies, and an
+ * open-addressing table of rows by the hash's first bits. Cleared once the
+ * rows are committed.
  */
-class Unindexed {
+class Gathered {
   count = 0;
   bytes = 0;
   raw = new Uint8Array(0);
@@ -839,7 +852,7 @@ function rawOf(hex: string): Uint8Array {
   return out;
 }
 
-/** The first 30 bits of a hex hash, as a small integer. */
-function prefixOf(hex: string): number {
-  return parseInt(hex.slice(0, 8), 16) >>> 2;
+/** The first 30 bits of a raw hash, as a small integer. */
+function prefixOf(raw: Uint8Array): number {
+  return (raw[0] << 22 | raw[1] << 14 | raw[2] << 6 | raw[3] >> 2) >>> 0;
 }
