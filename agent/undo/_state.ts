@@ -39,111 +39,227 @@ export interface State {
 /** Sections start 16 bytes apart: typed views need it, the checksum reads 16 at a time. */
 const pad16 = (n: number) => (n + 15) & ~15;
 
-/** FNV-1a in four lanes over the 32-bit words of `bytes` (a multiple of 16 long, aligned). */
-function checksum(bytes: Uint8Array): number {
-  const w = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
-  let a = 0x811c9dc5 | 0, b = 0x1b873593, c = 0x5bd1e995, d = 0x27d4eb2d;
-  for (let i = 0; i + 3 < w.length; i += 4) {
-    a = Math.imul(a ^ w[i], 16777619);
-    b = Math.imul(b ^ w[i + 1], 16777619);
-    c = Math.imul(c ^ w[i + 2], 16777619);
-    d = Math.imul(d ^ w[i + 3], 16777619);
+/** FNV-1a in four lanes over 32-bit words, fed 16 bytes at a time, in pieces. */
+class Checksum {
+  #a = 0x811c9dc5 | 0;
+  #b = 0x1b873593;
+  #c = 0x5bd1e995;
+  #d = 0x27d4eb2d;
+
+  /** Takes `bytes` (a multiple of 16 long, aligned). */
+  update(bytes: Uint8Array): void {
+    const w = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
+    let a = this.#a, b = this.#b, c = this.#c, d = this.#d;
+    for (let i = 0; i + 3 < w.length; i += 4) {
+      a = Math.imul(a ^ w[i], 16777619);
+      b = Math.imul(b ^ w[i + 1], 16777619);
+      c = Math.imul(c ^ w[i + 2], 16777619);
+      d = Math.imul(d ^ w[i + 3], 16777619);
+    }
+    this.#a = a;
+    this.#b = b;
+    this.#c = c;
+    this.#d = d;
   }
-  return (Math.imul(a ^ b, 31) ^ Math.imul(c ^ d, 17)) >>> 0;
+
+  get value(): number {
+    return (Math.imul(this.#a ^ this.#b, 31) ^ Math.imul(this.#c ^ this.#d, 17)) >>> 0;
+  }
 }
 
-/** The stat cache of `tree`'s files (racy ones left out) and of `dirs`, with the store's `stamp`. */
+/** The checksum of `bytes` (a multiple of 16 long, aligned). */
+function checksum(bytes: Uint8Array): number {
+  const sum = new Checksum();
+  sum.update(bytes);
+  return sum.value;
+}
+
+/** Where a state file's bytes go: `bytes` at offset `at` (a view, reused once this returns). */
+export type Put = (bytes: Uint8Array, at: number) => void;
+
+/** Bytes written in pieces of this size: a state file is never whole in memory. */
+const CHUNK = 64 * 1024;
+
+/** The body of a state file, gathered a piece at a time and handed to a {@link Put}. */
+class Pieces {
+  readonly #buf = new Uint8Array(CHUNK);
+  readonly #f64 = new Float64Array(this.#buf.buffer);
+  readonly #u32 = new Uint32Array(this.#buf.buffer);
+  readonly #u16 = new Uint16Array(this.#buf.buffer);
+  #len = 0;
+  #at = HEAD;
+  readonly sum = new Checksum();
+  readonly #put: Put;
+
+  constructor(put: Put) {
+    this.#put = put;
+  }
+
+  #room(bytes: number): void {
+    if (this.#len + bytes > CHUNK) this.flush();
+  }
+
+  flush(): void {
+    if (this.#len === 0) return;
+    const piece = this.#buf.subarray(0, this.#len);
+    this.sum.update(piece);
+    this.#put(piece, this.#at);
+    this.#at += this.#len;
+    this.#len = 0;
+  }
+
+  byte(v: number): void {
+    this.#room(1);
+    this.#buf[this.#len++] = v;
+  }
+
+  f64(v: number): void {
+    this.#room(8);
+    this.#f64[this.#len >> 3] = v;
+    this.#len += 8;
+  }
+
+  u32(v: number): void {
+    this.#room(4);
+    this.#u32[this.#len >> 2] = v;
+    this.#len += 4;
+  }
+
+  u16(v: number): void {
+    this.#room(2);
+    this.#u16[this.#len >> 1] = v;
+    this.#len += 2;
+  }
+
+  bytes(b: Uint8Array): void {
+    for (let i = 0; i < b.byteLength;) {
+      if (this.#len === CHUNK) this.flush();
+      const n = Math.min(CHUNK - this.#len, b.byteLength - i);
+      this.#buf.set(b.subarray(i, i + n), this.#len);
+      this.#len += n;
+      i += n;
+    }
+  }
+
+  /** `len` bytes of `from` at `at`, byte by byte (no view made). */
+  copy(from: Uint8Array<ArrayBufferLike>, at: number, len: number): void {
+    this.#room(len);
+    const buf = this.#buf;
+    for (let k = 0; k < len; k++) buf[this.#len + k] = from[at + k];
+    this.#len += len;
+  }
+
+  /** `items` in UTF-8, joined by NUL; ASCII byte by byte (most paths), no view nor result a string. */
+  strings(items: readonly string[]): void {
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) this.byte(0);
+      const s = items[i];
+      let k = 0;
+      for (; k < s.length; k++) {
+        const c = s.charCodeAt(k);
+        if (c >= 0x80) break;
+        this.byte(c);
+      }
+      if (k < s.length) this.bytes(encoder.encode(s.slice(k)));
+    }
+  }
+
+  /** Ends a section: zeros up to the next 16 bytes. */
+  pad(): void {
+    while (this.#len % 16 !== 0) this.byte(0);
+  }
+}
+
+/**
+ * The stat cache of `tree`'s files (racy ones left out) and of `dirs`, with
+ * the store's `stamp`: its size, and how to write it through a {@link Put},
+ * a piece at a time, the header last.
+ */
+export function stateWriter(
+  tree: SnapTree,
+  dirs: readonly [string, Listing][],
+  stamp: StoreStamp,
+): { size: number; write(put: Put): void } {
+  const c = tree.cols;
+  // Sized once, filled in place: nothing here grows or is copied a row at a time.
+  const rows = new Int32Array(tree.files.size), paths = new Array<string>(tree.files.size);
+  const targets: string[] = [];
+  let n = 0, files = 0;
+  tree.files.forEach((r, p) => {
+    if (c.flags[r] & F_RACY) return;
+    rows[n] = r;
+    paths[n++] = p;
+    if (c.kind[r] === K_FILE) files++;
+    else if (c.kind[r] === K_LINK) targets.push(c.targets.get(r)!);
+  });
+  paths.length = n;
+  const d = dirs.length;
+  let nNames = 0;
+  const names: string[] = [];
+  for (const [, l] of dirs) {
+    nNames += l.names.length;
+    for (const name of l.names) names.push(name);
+  }
+  const strings = [paths, dirs.map(([rel]) => rel), names, targets];
+  const lens = strings.map(joinedLength);
+  const size = HEAD + 4 * pad16(n * 8) + 3 * pad16(d * 8) + pad16(d * 4) + pad16((n + d) * 2) +
+    pad16(n * 2 + d + nNames) + pad16(n * HASH_BYTES) + lens.reduce((s, b) => s + pad16(b), 0);
+  const write = (put: Put) => {
+    const out = new Pieces(put);
+    for (const col of [c.ino, c.size, c.mtime, c.ctime]) {
+      for (let i = 0; i < n; i++) out.f64(col[rows[i]]);
+      out.pad();
+    }
+    for (const key of ["ino", "mtime", "ctime"] as const) {
+      for (const [, l] of dirs) out.f64(l[key]);
+      out.pad();
+    }
+    for (const [, l] of dirs) out.u32(l.names.length);
+    out.pad();
+    for (let i = 0; i < n; i++) out.u16(c.mode[rows[i]]);
+    for (const [, l] of dirs) out.u16(l.mode);
+    out.pad();
+    for (let i = 0; i < n; i++) out.byte(c.kind[rows[i]]);
+    for (let i = 0; i < n; i++) out.byte(c.flags[rows[i]] & F_IG);
+    for (const [, l] of dirs) {
+      out.byte((l.ignore ? 1 : 0) | (l.gitignore ? 2 : 0) | (l.git ? 4 : 0));
+    }
+    for (const [, l] of dirs) {
+      for (let i = 0; i < l.kinds.length; i++) out.byte(l.kinds.charCodeAt(i));
+    }
+    out.pad();
+    for (let i = 0; i < n; i++) out.copy(c.hash, rows[i] * HASH_BYTES, HASH_BYTES);
+    out.pad();
+    for (const list of strings) {
+      out.strings(list);
+      out.pad();
+    }
+    out.flush();
+    const head = new Uint8Array(HEAD);
+    const view = new DataView(head.buffer);
+    view.setUint32(0, MAGIC, true);
+    view.setUint32(4, VERSION, true);
+    view.setUint32(8, n, true);
+    view.setUint32(12, d, true);
+    view.setUint32(16, nNames, true);
+    view.setUint32(20, files, true);
+    for (let i = 0; i < lens.length; i++) view.setUint32(24 + 4 * i, lens[i], true);
+    view.setUint32(40, out.sum.value, true);
+    writeStamp(view, stamp);
+    put(head, 0);
+  };
+  return { size, write };
+}
+
+/** The stat cache of `tree`'s files and of `dirs`, whole (see {@link stateWriter}). */
 export function encodeState(
   tree: SnapTree,
   dirs: readonly [string, Listing][],
   stamp: StoreStamp,
 ): Uint8Array {
-  const c = tree.cols;
-  const rows: number[] = [], paths: string[] = [], targets: string[] = [];
-  let files = 0;
-  for (const [p, r] of tree.files) {
-    if (c.flags[r] & F_RACY) continue;
-    rows.push(r);
-    paths.push(p);
-    if (c.kind[r] === K_FILE) files++;
-    else if (c.kind[r] === K_LINK) targets.push(c.targets.get(r)!);
-  }
-  const n = rows.length, d = dirs.length;
-  let nNames = 0;
-  const names: string[] = [];
-  let kinds = "";
-  for (const [, l] of dirs) {
-    nNames += l.names.length;
-    for (const name of l.names) names.push(name);
-    kinds += l.kinds;
-  }
-  // Each list is written into the file's buffer itself, not joined and encoded apart first.
-  const strings = [paths, dirs.map(([rel]) => rel), names, targets];
-  const lens = strings.map(joinedLength);
-  const size = HEAD + 4 * pad16(n * 8) + 3 * pad16(d * 8) + pad16(d * 4) + pad16((n + d) * 2) +
-    pad16(n * 2 + d + nNames) + pad16(n * HASH_BYTES) + lens.reduce((s, b) => s + pad16(b), 0);
-  const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, MAGIC, true);
-  view.setUint32(4, VERSION, true);
-  view.setUint32(8, n, true);
-  view.setUint32(12, d, true);
-  view.setUint32(16, nNames, true);
-  view.setUint32(20, files, true);
-  for (let i = 0; i < lens.length; i++) view.setUint32(24 + 4 * i, lens[i], true);
-  writeStamp(view, stamp);
-  let off = HEAD;
-  const f64 = (len: number) => {
-    const a = new Float64Array(out.buffer, off, len);
-    off += pad16(len * 8);
-    return a;
-  };
-  const ino = f64(n), size_ = f64(n), mtime = f64(n), ctime = f64(n);
-  for (let i = 0; i < n; i++) {
-    const r = rows[i];
-    ino[i] = c.ino[r];
-    size_[i] = c.size[r];
-    mtime[i] = c.mtime[r];
-    ctime[i] = c.ctime[r];
-  }
-  const dIno = f64(d), dMtime = f64(d), dCtime = f64(d);
-  const counts = new Uint32Array(out.buffer, off, d);
-  off += pad16(d * 4);
-  const modes = new Uint16Array(out.buffer, off, n + d);
-  off += pad16((n + d) * 2);
-  const bytes = out.subarray(off, off + n * 2 + d + nNames);
-  off += pad16(n * 2 + d + nNames);
-  for (let i = 0; i < d; i++) {
-    const l = dirs[i][1];
-    dIno[i] = l.ino;
-    dMtime[i] = l.mtime;
-    dCtime[i] = l.ctime;
-    counts[i] = l.names.length;
-    modes[n + i] = l.mode;
-    bytes[2 * n + i] = (l.ignore ? 1 : 0) | (l.gitignore ? 2 : 0) | (l.git ? 4 : 0);
-  }
-  for (let i = 0; i < n; i++) {
-    const r = rows[i];
-    modes[i] = c.mode[r];
-    bytes[i] = c.kind[r];
-    bytes[n + i] = c.flags[r] & F_IG;
-  }
-  for (let i = 0; i < nNames; i++) bytes[2 * n + d + i] = kinds.charCodeAt(i);
-  if (rows.length === c.used && rows.every((r, i) => r === i)) {
-    // Rows in order, none free: the column as it is.
-    out.set(c.hash.subarray(0, n * HASH_BYTES), off);
-  } else {
-    for (let i = 0; i < n; i++) {
-      const r = rows[i];
-      out.set(c.hash.subarray(r * HASH_BYTES, (r + 1) * HASH_BYTES), off + i * HASH_BYTES);
-    }
-  }
-  off += pad16(n * HASH_BYTES);
-  for (let i = 0; i < strings.length; i++) {
-    writeJoined(strings[i], out.subarray(off, off + lens[i]));
-    off += pad16(lens[i]);
-  }
-  view.setUint32(40, checksum(out.subarray(HEAD)), true);
+  const w = stateWriter(tree, dirs, stamp);
+  const out = new Uint8Array(w.size);
+  w.write((bytes, at) => out.set(bytes, at));
   return out;
 }
 
@@ -225,24 +341,6 @@ function joinedLength(items: readonly string[]): number {
     }
   }
   return n;
-}
-
-/** `items` in UTF-8, joined by NUL, into `out` (exactly {@link joinedLength} long). */
-function writeJoined(items: readonly string[], out: Uint8Array): void {
-  let off = 0;
-  for (let i = 0; i < items.length; i++) {
-    if (i > 0) out[off++] = 0;
-    const s = items[i];
-    // ASCII, most paths: byte by byte, no view and no result object a string.
-    let k = 0;
-    for (; k < s.length; k++) {
-      const c = s.charCodeAt(k);
-      if (c >= 0x80) break;
-      out[off + k] = c;
-    }
-    if (k === s.length) off += k;
-    else off += encoder.encodeInto(s, out.subarray(off)).written;
-  }
 }
 
 /** The stat cache `bytes` holds; undefined when it is damaged or of another version. */

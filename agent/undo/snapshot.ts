@@ -48,7 +48,7 @@ import {
   SnapTree,
   type TreeChange,
 } from "./_tree.ts";
-import { decodeState, encodeState } from "./_state.ts";
+import { decodeState, stateWriter } from "./_state.ts";
 
 export type { Entry } from "./store.ts";
 export { diffTrees, sameEntry, type TreeChange } from "./_tree.ts";
@@ -643,7 +643,8 @@ export class Snapshotter {
     }
     // Objects first: the stamp says what the index holds once they are in it.
     this.store.flush();
-    this.store.saveState(encodeState(this.#cache, dirs, this.#stamp ?? this.store.stamp()));
+    const state = stateWriter(this.#cache, dirs, this.#stamp ?? this.store.stamp());
+    this.store.saveStateWith(state.write);
     this.#dirty = false;
     this.#hadState = true;
     this.#changes = 0;

@@ -114,7 +114,7 @@ export const PACK_BYTES = 256 * 1024 * 1024;
 /** Objects a process looks up one query each before it reads every packed hash at once. */
 const ASK_EACH = 512;
 /** Packed bytes gathered in memory before they are written out. */
-const PENDING_BYTES = 8 * 1024 * 1024;
+const PENDING_BYTES = 2 * 1024 * 1024;
 
 /** Which index a store has ({@link UndoStore.stamp}), and how many removals it has seen. */
 export interface StoreStamp {
@@ -468,13 +468,15 @@ export class UndoStore {
       order[r] = ((b[i] << 24 | b[i + 1] << 16 | b[i + 2] << 8 | b[i + 3]) >>> 0) * 2 ** 21 + r;
     }
     order.sort();
-    const args = (r: number) => [
-      rows.raw.slice(32 * r, 32 * r + 32),
-      rows.loc[3 * r],
-      rows.loc[3 * r + 1],
-      rows.loc[3 * r + 2],
-      now,
-    ];
+    // One array of parameters, filled again for each statement: no array per row.
+    const params: (Uint8Array | number)[] = new Array(5 * INSERT_ROWS);
+    const fill = (k: number, r: number) => {
+      params[5 * k] = rows.raw.subarray(32 * r, 32 * r + 32);
+      params[5 * k + 1] = rows.loc[3 * r];
+      params[5 * k + 2] = rows.loc[3 * r + 1];
+      params[5 * k + 3] = rows.loc[3 * r + 2];
+      params[5 * k + 4] = now;
+    };
     db.exec("BEGIN IMMEDIATE");
     try {
       let i = 0;
@@ -484,13 +486,15 @@ export class UndoStore {
             Array(INSERT_ROWS).fill("(?, ?, ?, ?, ?)").join(", "),
         );
         for (; i + INSERT_ROWS <= rows.count; i += INSERT_ROWS) {
-          const params = [];
-          for (let k = i; k < i + INSERT_ROWS; k++) params.push(...args(order[k] % 2 ** 21));
+          for (let k = 0; k < INSERT_ROWS; k++) fill(k, order[i + k] % 2 ** 21);
           many.run(...params);
         }
       }
       const one = db.prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)");
-      for (; i < rows.count; i++) one.run(...args(order[i] % 2 ** 21));
+      for (; i < rows.count; i++) {
+        fill(0, order[i] % 2 ** 21);
+        one.run(...params.slice(0, 5));
+      }
       db.exec("COMMIT");
     } catch (e) {
       db.exec("ROLLBACK");
@@ -691,8 +695,25 @@ export class UndoStore {
   }
 
   saveState(bytes: Uint8Array): void {
+    this.saveStateWith((put) => put(bytes, 0));
+  }
+
+  /** Writes the stat cache a piece at a time: `write` hands each piece to `put` with its offset. */
+  saveStateWith(write: (put: (bytes: Uint8Array, at: number) => void) => void): void {
     this.flush();
-    this.#writeAtomic(join(this.dir, "state.bin"), bytes);
+    const path = join(this.dir, "state.bin");
+    this.#mkdir(this.dir);
+    const tmp = `${path}.${Deno.pid}.tmp`;
+    {
+      using file = Deno.openSync(tmp, { write: true, create: true, truncate: true, mode: 0o600 });
+      let pos = 0;
+      write((bytes, at) => {
+        if (at !== pos) file.seekSync(at, Deno.SeekMode.Start);
+        writeAll(file, bytes);
+        pos = at + bytes.byteLength;
+      });
+    }
+    Deno.renameSync(tmp, path);
     // The cache of an older crab, read by none.
     removeIfThere(join(this.dir, "state.json"));
   }

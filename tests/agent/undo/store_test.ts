@@ -173,7 +173,7 @@ Deno.test("UndoStore writes a first snapshot's bytes in batches and names them i
   const dir = Deno.makeTempDirSync({ prefix: "crab-pack-" });
   try {
     const store = new UndoStore(dir);
-    // Past the bytes one batch gathers (8 MB): the first batches are written before the flush.
+    // Past the bytes one batch gathers (2 MB): the first batches are written before the flush.
     const bytes = (i: number) =>
       new Uint8Array(512 * 1024).fill(i % 251).map((b, k) => k < 8 ? i >> k : b);
     const digest = (b: Uint8Array) => new Uint8Array(createHash("sha256").update(b).digest());
