@@ -224,6 +224,8 @@ export class Snapshotter {
   #deferReads = false;
   /** Files a scan ahead left unread (workspace-relative). */
   #unread = new Set<string>();
+  /** What {@link knownDirs} walked, until the first scan. */
+  #walkedDirs: string[] | undefined;
   /** Whether a stat cache another process left was read. */
   #hadState = false;
   /** When the stat cache was last written, or the process started (`performance.now()`). */
@@ -261,7 +263,7 @@ export class Snapshotter {
 
   /** The whole workspace now; new contents are kept in the store. */
   scan(): Tree {
-    return this.#beginScan(false)(Infinity)!;
+    return this.#beginScan(false).step(Infinity)!;
   }
 
   /**
@@ -271,7 +273,7 @@ export class Snapshotter {
    * must be read is left out, and the next {@link update} reads it.
    */
   async scanAhead(hurry: () => boolean, sliceMs = 8): Promise<void> {
-    const step = this.#beginScan(true);
+    const { step } = this.#beginScan(true);
     for (;;) {
       if (step(hurry() ? Infinity : performance.now() + sliceMs)) return;
       await new Promise<void>((resolve) => Deno.unrefTimer(setTimeout(resolve, 0)));
@@ -282,9 +284,10 @@ export class Snapshotter {
    * Starts a scan: each step walks on until `deadline` (a `performance.now()`
    * time, checked between directories) and returns the tree once it is done.
    */
-  #beginScan(defer: boolean): (deadline: number) => Tree | undefined {
+  #beginScan(defer: boolean): { tree: SnapTree; step: (deadline: number) => Tree | undefined } {
     this.#load();
     this.#last = undefined;
+    this.#walkedDirs = undefined;
     this.#linked.clear();
     this.#unread.clear();
     this.hashed = 0;
@@ -300,7 +303,7 @@ export class Snapshotter {
     if (inPlace) tree.beginSweep();
     const stack = [{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }];
     const ctx = { tree, from, sets, now };
-    return (deadline) => {
+    const step = (deadline: number): Tree | undefined => {
       let done = false;
       this.#deferReads = defer;
       try {
@@ -319,6 +322,7 @@ export class Snapshotter {
       this.#last = { tree, sets, rules };
       return tree;
     };
+    return { tree, step };
   }
 
   /**
@@ -483,6 +487,7 @@ export class Snapshotter {
    */
   knownDirs(): string[] {
     if (this.cachedCount() > 0 || this.#savedDirs.length > 0) return this.cachedDirs();
+    if (this.#walkedDirs) return this.#walkedDirs;
     const sets = new Map<string, DirSet>();
     this.#walk(
       [{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }],
@@ -490,7 +495,8 @@ export class Snapshotter {
       false,
     );
     const prefix = this.workspace + "/";
-    return [...sets.keys()].map((rel) => (rel === "" ? this.workspace : prefix + rel));
+    const dirs = [...sets.keys()].map((rel) => (rel === "" ? this.workspace : prefix + rel));
+    return this.#walkedDirs = dirs;
   }
 
   /** How many files the listings known now name: what a first scan will read, about. */

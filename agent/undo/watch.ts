@@ -317,13 +317,15 @@ export function stopWatching(workspace: string): void {
 const NATIVE_HASH_FROM = 1000;
 
 /**
- * Before a scan with no stat cache (a first snapshot): native hashing when it
- * will read many files, as the listings of its directories say.
+ * A scan; with no stat cache (a first snapshot) one that hashes natively when
+ * it will read many files, as the listings of its directories say.
  */
-async function prepareFirst(snap: Snapshotter): Promise<void> {
-  if (snap.cachedCount() > 0) return;
-  snap.knownDirs();
-  if (snap.listedFiles() >= NATIVE_HASH_FROM) await snap.hashNatively();
+async function scanFirst(snap: Snapshotter): Promise<Tree> {
+  if (snap.cachedCount() === 0) {
+    snap.knownDirs();
+    if (snap.listedFiles() >= NATIVE_HASH_FROM) await snap.hashNatively();
+  }
+  return snap.scan();
 }
 
 /**
@@ -361,8 +363,7 @@ export async function snapshotWith(
 ): Promise<Tree> {
   if (!sub || sub.gaveUp) {
     how?.("scan");
-    await prepareFirst(snap);
-    return snap.scan();
+    return await scanFirst(snap);
   }
   if (sub.watching) {
     const flushed = await sub.flush();
@@ -376,12 +377,10 @@ export async function snapshotWith(
   } else {
     // The directories are watched before the first scan, so what changes during it is seen:
     // one scan, then a look at those paths and at directories it found new.
-    const known = snap.knownDirs();
-    await prepareFirst(snap);
-    await sub.target(known);
+    await sub.target(snap.knownDirs());
     if (sub.watching && await sub.flush()) {
       sub.take();
-      snap.scan();
+      await scanFirst(snap);
       await sub.target(snap.dirs());
       const flushed = await sub.flush();
       const { paths, complete } = sub.take();
