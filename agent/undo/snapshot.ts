@@ -361,7 +361,7 @@ export class Snapshotter {
     this.hashed = 0;
     const now = Date.now();
     const ws = this.workspace, prefix = ws + "/";
-    const regions = new Set<string>(this.#unread);
+    const regions = new Set<string>();
     for (const abs of changed) {
       if (abs === ws) return undefined;
       if (!abs.startsWith(prefix)) continue;
@@ -442,6 +442,18 @@ export class Snapshotter {
       this.#look(abs, r, ig, now, tree, tree);
     }
     for (const k of stale) if (tree.delete(k)) this.#dirty = true;
+    // What a scan ahead left unread is read now, as a scan would have (however many: no
+    // cheaper by a scan); what changed since, or lies in a directory walked again, is done.
+    for (const r of this.#unread) {
+      if (regions.has(r) || hasAncestorIn(r, regions)) continue;
+      const slash = r.lastIndexOf("/");
+      const parent = last.sets.get(slash < 0 ? "" : r.slice(0, slash));
+      if (!parent) continue;
+      const abs = prefix + r, name = r.slice(slash + 1);
+      const ig = parent.ig ||
+        (parent.set.order.length !== 0 && parent.set.ignores(abs, name, false));
+      this.#look(abs, r, ig, now, tree, tree);
+    }
     if (tree.files.size > this.limits.maxEntries) {
       throw new TooLarge(
         `the workspace has more than ${this.limits.maxEntries} files undo would keep`,
@@ -536,6 +548,9 @@ export class Snapshotter {
   ): boolean {
     const { tree, from, sets, now, stale } = ctx;
     const max = this.limits.maxEntries;
+    // A walk of the directories alone counts the files it passes: a home directory is no less
+    // too large for not being read.
+    let passed = 0;
     while (stack.length) {
       if (deadline !== Infinity && performance.now() >= deadline) return false;
       const { abs: dir, rel: dirRel, set: parentSet, ig: dirIg } = stack.pop()!;
@@ -560,7 +575,12 @@ export class Snapshotter {
           } else stack.push({ abs, rel, set, ig });
           continue;
         }
-        if (!files) continue;
+        if (!files) {
+          if (++passed > max) {
+            throw new TooLarge(`the workspace has more than ${max} files undo would keep`);
+          }
+          continue;
+        }
         this.#look(abs, rel, ig, now, tree, from);
         if (tree.files.size > max) {
           throw new TooLarge(`the workspace has more than ${max} files undo would keep`);

@@ -63,11 +63,11 @@ export interface UndoStageOptions {
   watchFrom?: number;
   /**
    * Look at the workspace before the first call (a process that makes many:
-   * the REPL, print mode, an MCP server): a later session checks the stat
-   * cache the last one left against the disk under the watcher while the
-   * model thinks, reading nothing into the store (that needs the workspace
-   * lock), and its first call is then an update. A first session waits for
-   * its first call.
+   * the REPL, print mode, an MCP server): under the watcher, while the model
+   * thinks, a later session checks the stat cache the last one left against
+   * the disk, a first one stats every file, neither reading anything into the
+   * store (that needs the workspace lock); the first call is then an update
+   * that reads what changed (in a first session, every file).
    */
   warm?: boolean;
   /**
@@ -285,7 +285,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       warming = (async () => {
         try {
           const s = snapshotter();
-          if (watch && s.cachedCount() > 0) await lookAhead(watch, s, () => hurry);
+          if (watch) await lookAhead(watch, s, () => hurry);
         } catch {
           // The first call scans.
         } finally {

@@ -329,11 +329,13 @@ async function scanFirst(snap: Snapshotter): Promise<Tree> {
 }
 
 /**
- * A later session's look ahead of its first call: the directories the stat
- * cache knows are watched, then the workspace is scanned in slices between
- * other work ({@link Snapshotter.scanAhead}, nothing read into the store),
- * then the new directories are watched too; the next {@link snapshotWith} is
- * an update.
+ * A look ahead of a session's first call: the directories the stat cache
+ * knows (a first session: a walk of them) are watched, then the workspace is
+ * scanned in slices between other work ({@link Snapshotter.scanAhead}:
+ * nothing is read into the store, which needs the workspace lock), then the
+ * new directories are watched too. The next {@link snapshotWith} is an
+ * update, which reads what changed since the last session (in a first one,
+ * everything).
  */
 export async function lookAhead(
   sub: Subscription,
@@ -341,9 +343,12 @@ export async function lookAhead(
   hurry: () => boolean,
 ): Promise<void> {
   if (sub.watching || sub.gaveUp) return;
-  await sub.target(snap.cachedDirs());
+  await sub.target(snap.knownDirs());
   if (!sub.watching || !(await sub.flush())) return;
   sub.take();
+  if (snap.cachedCount() === 0 && snap.listedFiles() >= NATIVE_HASH_FROM) {
+    await snap.hashNatively();
+  }
   await snap.scanAhead(hurry);
   await sub.target(snap.dirs());
 }
