@@ -17,7 +17,16 @@
  */
 
 import { encodeHex } from "../../tools/fs/hex.ts";
-import { F_IG, F_RACY, HASH_BYTES, K_FILE, K_LINK, type Listing, SnapTree } from "./_tree.ts";
+import {
+  F_IG,
+  F_RACY,
+  F_UNREAD,
+  HASH_BYTES,
+  K_FILE,
+  K_LINK,
+  type Listing,
+  SnapTree,
+} from "./_tree.ts";
 import type { StoreStamp } from "./store.ts";
 
 const MAGIC = 0x53444e55; // "UNDS"
@@ -186,7 +195,7 @@ export function stateWriter(
   const targets: string[] = [];
   let n = 0, files = 0;
   tree.files.forEach((r, p) => {
-    if (c.flags[r] & F_RACY) return;
+    if (c.flags[r] & (F_RACY | F_UNREAD)) return;
     rows[n] = r;
     paths[n++] = p;
     if (c.kind[r] === K_FILE) files++;

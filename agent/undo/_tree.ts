@@ -17,8 +17,12 @@ import type { Entry } from "./store.ts";
 
 /** Row kinds: a regular file kept, a symlink, a file known by size and mtime (too big, kept out). */
 export const K_FILE = 1, K_LINK = 2, K_BIG = 3, K_OUT = 4;
-/** Row flags: ignored by the rules; the stat may still change without its fields showing it. */
-export const F_IG = 1, F_RACY = 2;
+/**
+ * Row flags: ignored by the rules; the stat may still change without its
+ * fields showing it; the content is not read yet (a scan ahead's row, all but
+ * its hash). A row either of the last two says nothing of its file's content.
+ */
+export const F_IG = 1, F_RACY = 2, F_UNREAD = 4;
 /** Bytes of a content hash (sha256). */
 export const HASH_BYTES = 32;
 
@@ -272,7 +276,7 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
   /** Whether row `r` vouches for a file with this stat, seen under these rules. */
   trusts(r: number, ino: number, size: number, mtime: number, ctime: number, ig: boolean): boolean {
     const c = this.cols;
-    return (c.flags[r] & F_RACY) === 0 && c.ino[r] === ino && c.size[r] === size &&
+    return (c.flags[r] & (F_RACY | F_UNREAD)) === 0 && c.ino[r] === ino && c.size[r] === size &&
       c.mtime[r] === mtime && c.ctime[r] === ctime && ((c.flags[r] & F_IG) !== 0) === ig;
   }
 

@@ -39,6 +39,7 @@ import type { Entry, StoreStamp, UndoStore } from "./store.ts";
 import {
   F_IG,
   F_RACY,
+  F_UNREAD,
   HASH_BYTES,
   K_BIG,
   K_FILE,
@@ -442,17 +443,21 @@ export class Snapshotter {
       this.#look(abs, r, ig, now, tree, tree);
     }
     for (const k of stale) if (tree.delete(k)) this.#dirty = true;
-    // What a scan ahead left unread is read now, as a scan would have (however many: no
-    // cheaper by a scan); what changed since, or lies in a directory walked again, is done.
-    for (const r of this.#unread) {
-      if (regions.has(r) || hasAncestorIn(r, regions)) continue;
-      const slash = r.lastIndexOf("/");
-      const parent = last.sets.get(slash < 0 ? "" : r.slice(0, slash));
-      if (!parent) continue;
-      const abs = prefix + r, name = r.slice(slash + 1);
-      const ig = parent.ig ||
-        (parent.set.order.length !== 0 && parent.set.ignores(abs, name, false));
-      this.#look(abs, r, ig, now, tree, tree);
+    // What a scan ahead left unread is read now, however many (no cheaper by a scan), under the
+    // stat it took then: the watcher said what changed since, and that was looked at above.
+    const c = tree.cols;
+    for (const rel of this.#unread) {
+      const r = tree.files.get(rel);
+      if (r === undefined || (c.flags[r] & F_UNREAD) === 0) continue;
+      const kept = this.store.putFile(prefix + rel, c.size[r], this.#digest);
+      if (!kept) {
+        tree.delete(rel);
+        continue;
+      }
+      this.hashed++;
+      c.hash.set(kept.hash, r * HASH_BYTES);
+      c.size[r] = kept.size;
+      c.flags[r] &= ~F_UNREAD;
     }
     if (tree.files.size > this.limits.maxEntries) {
       throw new TooLarge(
@@ -766,7 +771,7 @@ export class Snapshotter {
       const c = from!.cols;
       if (
         c.kind[old] === K_FILE && c.ino[old] === ino && c.size[old] === st.size &&
-        c.mtime[old] === mtime && (c.flags[old] & F_RACY) === 0
+        c.mtime[old] === mtime && (c.flags[old] & (F_RACY | F_UNREAD)) === 0
       ) {
         const hash = c.hash.slice(old * HASH_BYTES, (old + 1) * HASH_BYTES);
         into.setRow(rel, { ...base, kind: K_FILE, mode, hash });
@@ -774,7 +779,8 @@ export class Snapshotter {
       }
     }
     if (this.#deferReads) {
-      into.delete(rel);
+      // Its stat now, its content when a call reads it: the watcher says if it changes between.
+      into.setRow(rel, { ...base, flags: flags | F_UNREAD, kind: K_FILE, mode });
       this.#unread.add(rel);
       return;
     }
