@@ -40,6 +40,7 @@ import {
   watchWorkspace,
 } from "./watch.ts";
 import { jobsBeside } from "../../tools/jobs/table.ts";
+import { BUILTIN_CLASSES } from "../../tools/table.ts";
 
 /** Paths named in one result line at most. */
 export const SHOWN_PATHS = 12;
@@ -296,6 +297,13 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
   }
   return {
     name: "undo",
+    async around(call, next) {
+      // A call that may change files will wait for the look ahead: it ends at once, not in
+      // slices between the steps the call takes before undo's turn (the sandbox's start).
+      const cls = BUILTIN_CLASSES[call.name];
+      if (warming && !(cls && isMutating({ class: cls }) === false)) hurry = true;
+      await next();
+    },
     async preRun(call) {
       if (!isMutating(call.tool)) return;
       called = true;
