@@ -4,7 +4,7 @@
  * @module
  */
 
-import { type Limits, Snapshotter } from "../../agent/undo/snapshot.ts";
+import { Snapshotter } from "../../agent/undo/snapshot.ts";
 import type { UndoStore } from "../../agent/undo/store.ts";
 
 /**
@@ -13,15 +13,10 @@ import type { UndoStore } from "../../agent/undo/store.ts";
  * fresh stat is not trusted (ctime comes in whole seconds), so this waits, at
  * most about six seconds. Returns the rows saved.
  */
-export async function leaveStatCache(
-  ws: string,
-  store: UndoStore,
-  files: number,
-  limits: Partial<Limits> = {},
-): Promise<number> {
-  const rows = () => new Snapshotter(ws, store, limits).cachedCount();
+export async function leaveStatCache(ws: string, store: UndoStore, files: number): Promise<number> {
+  const rows = () => (JSON.parse(store.loadState() ?? '{"rows":[]}').rows as unknown[]).length;
   for (let i = 0; i < 60 && rows() < files; i++) {
-    const s = new Snapshotter(ws, store, limits);
+    const s = new Snapshotter(ws, store);
     s.scan();
     s.saveState();
     if (rows() < files) await new Promise((r) => setTimeout(r, 100));
