@@ -144,7 +144,8 @@ Deno.test("repl: slash commands, history, multi-line input and Ctrl-C twice to e
   await t.keys("Enter");
   await t.type("line two");
   await t.keys("Enter");
-  await t.waitFor("first answer");
+  // The prompt is back (keys typed before it would reach a terminal not yet in raw mode).
+  await t.waitFor(/first answer[\s\S]*^› $/m);
   const body = JSON.stringify(fake.modelRequests()[0].body);
   assert.match(body, /line one\\nline two/);
   // Up recalls the multi-line entry.
