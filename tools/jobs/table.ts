@@ -40,38 +40,19 @@ import { ToolError } from "../tool.ts";
 import { JobOutput } from "./output.ts";
 import {
   type ChangedFiles,
-  changedLine,
   type ChangeWatch,
   endNote,
-  hostPortsOff,
   type JobEvent,
   type JobInfo,
-  type JobPort,
   type JobRead,
   type JobSession,
   type JobState,
-  seconds,
   short,
   SHOWN_PATHS,
-  stateWords,
   tooMany,
 } from "./info.ts";
-export {
-  type ChangedFiles,
-  changedLine,
-  type ChangeWatch,
-  endNote,
-  hostPortsOff,
-  type JobEvent,
-  type JobInfo,
-  type JobPort,
-  type JobRead,
-  type JobSession,
-  type JobState,
-  seconds,
-  short,
-  stateWords,
-};
+// The types and words of a job are the table's to give too.
+export * from "./info.ts";
 import { jobPolicy, type JobProcess, type ProcessEnd, startProcess } from "./process.ts";
 
 /** Jobs that may run at once in one session unless the settings say (`jobs.max`). */
