@@ -269,6 +269,9 @@ export function undoFor(
     retention: retentionOf(settings.undo()),
     ...(opts.watch === false ? { watchFs: false } : {}),
     ...(opts.watch === "big" ? { watchFrom: WATCH_FROM_FILES } : {}),
+    // A process of many calls looks ahead of its first; the stat cache is written as it ends.
+    warm: opts.watch === undefined || opts.watch === true,
+    saveOnExit: true,
     onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
     mayStore: (path) => opts.policy.mayStore(path),
     changeRefusal: (path, isDir) => opts.policy.changeRefusal(path, settings.workspace, isDir),

@@ -4,7 +4,7 @@
  * only dropped records needed go with them; an object no record ever needed is
  * removed once it is a day old (a younger one may belong to a call another crab
  * process is making right now). What the last scan saw
- * (`state.json`) is the baseline of the next call and is always kept.
+ * (`state.bin`) is the baseline of the next call and is always kept.
  *
  * @module
  */
@@ -12,6 +12,7 @@
 import { join } from "node:path";
 import type { CallRecord, UndoRecord, UndoStore } from "./store.ts";
 import type { Entry } from "./snapshot.ts";
+import { restamp, stateHashes } from "./_state.ts";
 
 /** Limits on what undo keeps per workspace. */
 export interface Retention {
@@ -90,17 +91,9 @@ export function prune(
       if (n <= 0 && d < 0) freed.add(h);
     }
   };
-  const baseline: Needed[] = [];
+  // A damaged cache keeps nothing alive.
   const state = store.loadState();
-  if (state) {
-    try {
-      for (const row of (JSON.parse(state) as { rows: unknown[][] }).rows) {
-        hashesOf([row[1] as Entry], baseline);
-      }
-    } catch {
-      // A damaged cache keeps nothing alive.
-    }
-  }
+  const baseline: Needed[] = (state && stateHashes(state)) ?? [];
   ref(baseline, 1);
   let calls = store.calls();
   let undos = store.undos();
@@ -151,7 +144,13 @@ export function prune(
     out.objects++;
     out.bytes += o.size;
   }
-  if (gone.length) store.removeObjects(gone);
+  if (gone.length) {
+    const was = store.stamp();
+    store.removeObjects(gone);
+    // Every object a trusted stat cache names was kept: the next process may trust it at once.
+    const kept = state && restamp(state, was, store.stamp());
+    if (kept) store.saveState(kept);
+  }
   return out;
 }
 

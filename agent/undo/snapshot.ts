@@ -15,7 +15,9 @@
  * is not listed again. A file or listing changed within {@link RACY_MS} of the
  * scan that saw it (a second more for ctime, which Deno gives in whole seconds)
  * is not trusted at the next one, so a same-size rewrite or a chmod within a
- * clock tick cannot be missed.
+ * clock tick cannot be missed. The last snapshot (`_tree.ts`: a row per file in
+ * typed columns, not objects) is that stat cache; a process leaves it and its
+ * directories' listings to the next (`_state.ts`).
  *
  * Cheaper still, {@link Snapshotter.update} starts from the last snapshot and
  * looks again only at the paths a file watcher (`watch.ts`) saw change, at
@@ -32,12 +34,28 @@ import {
   type IgnoreSet,
   initialSet,
 } from "../../tools/search/ignore.ts";
-import { type Entry, hashBytes, type UndoStore } from "./store.ts";
+import { sha256 } from "../../tools/fs/sha256.ts";
+import type { Entry, StoreStamp, UndoStore } from "./store.ts";
+import {
+  F_IG,
+  F_RACY,
+  F_UNREAD,
+  HASH_BYTES,
+  K_BIG,
+  K_FILE,
+  K_LINK,
+  K_OUT,
+  type Listing,
+  SnapTree,
+  type TreeChange,
+} from "./_tree.ts";
+import { decodeState, stateWriter } from "./_state.ts";
 
 export type { Entry } from "./store.ts";
+export { diffTrees, sameEntry, type TreeChange } from "./_tree.ts";
 
 /** Path (workspace-relative, `/`-separated) → entry. */
-export type Tree = Map<string, Entry>;
+export type Tree = ReadonlyMap<string, Entry>;
 
 /** Size limits of what is kept. */
 export interface Limits {
@@ -94,34 +112,10 @@ function isRacy(now: number, mtime: number, ctime: number): boolean {
   return !(now - mtime > RACY_MS && now - ctime > CTIME_RACY_MS);
 }
 
-interface Cached {
-  entry: Entry;
-  ino: number | null;
-  size: number;
-  mtime: number;
-  ctime: number;
-  /** Ignored by the rules (the smaller size limit applies). */
-  ig: boolean;
-  /** The stat may still change without changing these fields. */
-  racy: boolean;
-}
-
-interface Listing {
-  ino: number | null;
-  mtime: number;
-  ctime: number;
-  /** The directory's own mode. */
-  mode: number;
-  /** Names with a kind: `f`ile, `d`irectory, `l`ink. */
-  names: [string, "f" | "d" | "l"][];
-  ignore: boolean;
-  gitignore: boolean;
-  git: boolean;
-  /** Ignore verdicts of `names` under the rule set of that key. */
-  verdicts?: { key: string; ignored: boolean[] };
-}
-
 const ms = (d: Date | null) => d?.getTime() ?? NaN;
+
+/** A directory in a listing's kinds (`d`). */
+const DIR = 100;
 
 /** The ignore rules in force inside a directory, and whether the directory itself is ignored. */
 interface DirSet {
@@ -131,8 +125,35 @@ interface DirSet {
   l: Listing;
 }
 
+/** What the last scan or update saw, for the next update. */
+interface Last {
+  tree: SnapTree;
+  sets: Map<string, DirSet>;
+  rules: string;
+}
+
+/** The stat cache is written inside a call once this many rows changed, or this long after the last time. */
+const SAVE_CHANGES = 1000, SAVE_MS = 60_000;
+/** At the process's end, once this many rows and listings changed; fewer are read again next time. */
+const EXIT_SAVE_CHANGES = 64;
+
 /** More changed paths than this, and an update is no cheaper than a scan. */
 const MAX_REGIONS = 2000;
+
+/** sha256 of bytes, raw. */
+type Digest = (bytes: Uint8Array) => Uint8Array;
+
+/** Hex digits → bytes (a digest from the JavaScript hasher). */
+function rawOf(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length >> 1);
+  const nib = (c: number) => (c <= 57 ? c - 48 : c - 87);
+  for (let i = 0; i < out.length; i++) {
+    out[i] = (nib(hex.charCodeAt(2 * i)) << 4) | nib(hex.charCodeAt(2 * i + 1));
+  }
+  return out;
+}
+
+const jsDigest: Digest = (bytes) => rawOf(sha256(bytes));
 
 /**
  * What an update looks at again for a changed path `rel` (`abs` in full): the path itself,
@@ -141,7 +162,7 @@ const MAX_REGIONS = 2000;
  * null when everything must be scanned (an ignore file, a `.git`, its
  * `info/exclude`).
  */
-function regionOf(abs: string, rel: string, last: Tree): string | undefined | null {
+function regionOf(abs: string, rel: string, last: SnapTree): string | undefined | null {
   const parts = rel.split("/");
   let at = "";
   for (let i = 0; i < parts.length; i++) {
@@ -156,7 +177,7 @@ function regionOf(abs: string, rel: string, last: Tree): string | undefined | nu
     }
     at = at === "" ? name : at + "/" + name;
     if (name === ".gitignore" || name === ".ignore") return null;
-    if (i < parts.length - 1 && last.get(at)?.t !== "d") return at;
+    if (i < parts.length - 1 && !last.isDir(at)) return at;
   }
   return at;
 }
@@ -180,58 +201,40 @@ function rulesKey(workspace: string): string {
   return `${initialSet(workspace).key}|${global}|${stamp}`;
 }
 
-/** Whether two entries (or absences) are the same state of a path. */
-export function sameEntry(x: Entry | null, y: Entry | null): boolean {
-  if (x === null || y === null) return x === y;
-  switch (x.t) {
-    case "f":
-      return y.t === "f" && x.hash === y.hash && x.mode === y.mode;
-    case "l":
-      return y.t === "l" && x.target === y.target;
-    case "d":
-      return y.t === "d" && x.mode === y.mode;
-    case "big":
-      return y.t === "big" && x.size === y.size && x.mtime === y.mtime;
-    case "heavy":
-      return y.t === "heavy" && x.mtime === y.mtime;
-  }
-}
-
 /** Scans one workspace again and again, keeping the stat cache between scans. */
-/**
- * A tree that, while its journal is open, notes what each path held before
- * it first changed: an update changes the last tree in place (no copy of a
- * big tree per call) and knows its changes without comparing it whole.
- */
-class JournaledTree extends Map<string, Entry> {
-  journal: Map<string, Entry | undefined> | undefined;
-
-  override set(path: string, entry: Entry): this {
-    if (this.journal && !this.journal.has(path)) this.journal.set(path, super.get(path));
-    return super.set(path, entry);
-  }
-
-  override delete(path: string): boolean {
-    if (this.journal && !this.journal.has(path)) this.journal.set(path, super.get(path));
-    return super.delete(path);
-  }
-}
-
-/** One path a snapshot found changed since the one before: what it was (`b`), what it is (`a`). */
-export type TreeChange = { p: string; b: Entry | null; a: Entry | null };
-
 export class Snapshotter {
   readonly workspace: string;
   readonly store: UndoStore;
   readonly limits: Limits;
-  #cache = new Map<string, Cached>();
+  /** The last snapshot, or the one another process left: the stat cache. */
+  #cache: SnapTree | undefined;
+  /** The stat cache while no snapshot was handed out of it: a scan may change it in place. */
+  #unshared: SnapTree | undefined;
+  /** Listings by absolute directory, while their stat is unchanged. */
   #dirs = new Map<string, Listing>();
+  /** The directories of the stat cache another process left (workspace-relative). */
+  #savedDirs: string[] = [];
   #loaded = false;
   #dirty = false;
   /** Files with more than one name: a change through another name is not seen by a watcher. */
   #linked = new Set<string>();
   /** What the last scan or update saw, for the next update. */
-  #last: { tree: Tree; sets: Map<string, DirSet>; rules: string } | undefined;
+  #last: Last | undefined;
+  #digest: Digest = jsDigest;
+  /** During {@link scanAhead}: a file to read is left for the next update. */
+  #deferReads = false;
+  /** Files a scan ahead left unread (workspace-relative). */
+  #unread = new Set<string>();
+  /** What {@link knownDirs} walked, until the first scan. */
+  #walkedDirs: string[] | undefined;
+  /** Whether a stat cache another process left was read. */
+  #hadState = false;
+  /** When the stat cache was last written, or the process started (`performance.now()`). */
+  #savedAt = performance.now();
+  /** Rows changed since the stat cache was last written. */
+  #changes = 0;
+  /** The store's stamp while every object the stat cache names is known to be kept. */
+  #stamp: StoreStamp | undefined;
   /** Files read and hashed by the last scan (for benchmarks and tests). */
   hashed = 0;
 
@@ -250,28 +253,77 @@ export class Snapshotter {
     this.#mayStore = mayStore;
   }
 
+  /**
+   * Hashes with `node:crypto`'s native code from now on: eight times faster,
+   * worth its start-up (the Node layer, 15-20 ms) before many files are read.
+   */
+  async hashNatively(): Promise<void> {
+    const { createHash } = await import("node:crypto");
+    this.#digest = (bytes) => createHash("sha256").update(bytes).digest();
+  }
+
   /** The whole workspace now; new contents are kept in the store. */
   scan(): Tree {
+    return this.#beginScan(false).step(Infinity)!;
+  }
+
+  /**
+   * A scan ahead of the first call, outside the workspace lock: in slices of
+   * about `sliceMs`, other work running between them, until `hurry` says a
+   * call waits for it. It writes nothing to the store: a file whose content
+   * must be read is left out, and the next {@link update} reads it.
+   */
+  async scanAhead(hurry: () => boolean, sliceMs = 8): Promise<void> {
+    const { step } = this.#beginScan(true);
+    for (;;) {
+      if (step(hurry() ? Infinity : performance.now() + sliceMs)) return;
+      await new Promise<void>((resolve) => Deno.unrefTimer(setTimeout(resolve, 0)));
+    }
+  }
+
+  /**
+   * Starts a scan: each step walks on until `deadline` (a `performance.now()`
+   * time, checked between directories) and returns the tree once it is done.
+   */
+  #beginScan(defer: boolean): { tree: SnapTree; step: (deadline: number) => Tree | undefined } {
     this.#load();
     this.#last = undefined;
+    this.#walkedDirs = undefined;
     this.#linked.clear();
+    this.#unread.clear();
     this.hashed = 0;
     this.delta = undefined;
     const now = Date.now();
-    const tree: Tree = new JournaledTree();
-    const next = new Map<string, Cached>();
     const sets = new Map<string, DirSet>();
     const rules = rulesKey(this.workspace);
-    this.#walk([{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }], {
-      tree,
-      next,
-      sets,
-      now,
-    });
-    if (next.size !== this.#cache.size) this.#dirty = true;
-    this.#cache = next;
-    this.#last = { tree, sets, rules };
-    return tree;
+    const from = this.#cache;
+    // The cache another process left is nobody's snapshot: no copy of each row.
+    const inPlace = from !== undefined && from === this.#unshared;
+    this.#unshared = undefined;
+    const tree = inPlace ? from : new SnapTree();
+    if (inPlace) tree.beginSweep();
+    const stack = [{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }];
+    const ctx = { tree, from, sets, now };
+    const step = (deadline: number): Tree | undefined => {
+      let done = false;
+      this.#deferReads = defer;
+      try {
+        done = this.#walk(stack, ctx, true, deadline);
+      } catch (e) {
+        // Cut short (too large), it is still a stat cache: each row as a stat found it.
+        if (inPlace) tree.sweep(false);
+        throw e;
+      } finally {
+        this.#deferReads = false;
+      }
+      if (!done) return undefined;
+      if (inPlace && tree.sweep(true) > 0) this.#dirty = true;
+      if (!inPlace && tree.files.size !== (from?.files.size ?? 0)) this.#dirty = true;
+      this.#cache = tree;
+      this.#last = { tree, sets, rules };
+      return tree;
+    };
+    return { tree, step };
   }
 
   /**
@@ -287,28 +339,14 @@ export class Snapshotter {
     this.delta = undefined;
     if (!last) return undefined;
     this.#last = undefined;
-    const tree = last.tree instanceof JournaledTree ? last.tree : new JournaledTree(last.tree);
-    tree.journal = new Map();
+    const tree = last.tree;
+    tree.openJournal();
     let out: Tree | undefined;
     try {
-      out = this.#updateIn(tree, { ...last, tree }, changed);
+      out = this.#updateIn(tree, last, changed);
     } finally {
-      const journal = tree.journal;
-      tree.journal = undefined;
-      if (out) {
-        const delta: TreeChange[] = [];
-        for (const [p, was] of journal) {
-          const now = tree.get(p) ?? null;
-          if (!sameEntry(was ?? null, now)) delta.push({ p, b: was ?? null, a: now });
-        }
-        this.delta = delta.sort((x, y) => (x.p < y.p ? -1 : x.p > y.p ? 1 : 0));
-      } else {
-        // Declined (or too large): the tree is put back as it was, for whoever holds it.
-        for (const [p, was] of journal) {
-          if (was === undefined) Map.prototype.delete.call(tree, p);
-          else Map.prototype.set.call(tree, p, was);
-        }
-      }
+      // Declined (or too large): the tree is put back as it was, for whoever holds it.
+      this.delta = tree.closeJournal(out !== undefined);
     }
     return out;
   }
@@ -320,11 +358,7 @@ export class Snapshotter {
    */
   delta: TreeChange[] | undefined;
 
-  #updateIn(
-    tree: JournaledTree,
-    last: { tree: Tree; sets: Map<string, DirSet>; rules: string },
-    changed: Iterable<string>,
-  ): Tree | undefined {
+  #updateIn(tree: SnapTree, last: Last, changed: Iterable<string>): Tree | undefined {
     this.hashed = 0;
     const now = Date.now();
     const ws = this.workspace, prefix = ws + "/";
@@ -332,7 +366,7 @@ export class Snapshotter {
     for (const abs of changed) {
       if (abs === ws) return undefined;
       if (!abs.startsWith(prefix)) continue;
-      const region = regionOf(abs, abs.slice(prefix.length), last.tree);
+      const region = regionOf(abs, abs.slice(prefix.length), tree);
       if (region === null) return undefined;
       if (region === undefined) continue;
       regions.add(region);
@@ -352,10 +386,14 @@ export class Snapshotter {
         return undefined;
       }
       if (l.mode !== d.l.mode && rel !== "") regions.add(rel);
-      const was = new Map(d.l.names);
+      const was = new Map<string, number>();
+      for (let i = 0; i < d.l.names.length; i++) was.set(d.l.names[i], d.l.kinds.charCodeAt(i));
       d.l = l;
-      for (const [name, kind] of l.names) {
-        if (was.get(name) !== kind) regions.add(rel === "" ? name : rel + "/" + name);
+      for (let i = 0; i < l.names.length; i++) {
+        const name = l.names[i];
+        if (was.get(name) !== l.kinds.charCodeAt(i)) {
+          regions.add(rel === "" ? name : rel + "/" + name);
+        }
         was.delete(name);
       }
       for (const name of was.keys()) regions.add(rel === "" ? name : rel + "/" + name);
@@ -366,22 +404,21 @@ export class Snapshotter {
     if (rulesKey(ws) !== last.rules) return undefined;
     // Heavy directories are looked at every time: by their own stat, as a scan does.
     const whole: string[] = [];
-    for (const [rel, e] of tree) if (e.t === "heavy") regions.add(rel);
-    for (const r of regions) if (last.tree.get(r)?.t === "d") whole.push(r);
+    for (const [rel, e] of tree.others) if (e.t === "heavy") regions.add(rel);
+    for (const r of regions) if (tree.isDir(r)) whole.push(r);
     // Only the outermost of nested regions.
     const roots = [...regions].filter((r) => !hasAncestorIn(r, regions));
+    // What lies under a directory walked again and is not found there again goes; a file found
+    // there keeps its row while its stat is the same.
+    const stale = new Set<string>();
     if (whole.length) {
       const under = (k: string) =>
         whole.length <= 8 ? whole.some((w) => k.startsWith(w + "/")) : hasAncestorIn(k, regions);
-      for (const k of tree.keys()) if (under(k)) tree.delete(k);
-      for (const k of this.#cache.keys()) if (under(k)) this.#cache.delete(k);
+      for (const k of tree.keys()) if (under(k)) stale.add(k);
       for (const k of last.sets.keys()) if (under(k) || regions.has(k)) last.sets.delete(k);
-      this.#dirty = true;
     }
-    const ctx = { tree, next: this.#cache, sets: last.sets, now };
+    const ctx = { tree, from: tree, sets: last.sets, now, stale };
     for (const r of roots) {
-      tree.delete(r);
-      if (this.#cache.delete(r)) this.#dirty = true;
       const slash = r.lastIndexOf("/");
       const parentRel = slash < 0 ? "" : r.slice(0, slash);
       const name = r.slice(slash + 1);
@@ -389,46 +426,68 @@ export class Snapshotter {
       if (!parent) return undefined;
       const abs = prefix + r;
       const st = lstatOrNull(abs);
+      if (!st || st.isDirectory || (!st.isFile && !st.isSymlink)) {
+        if (tree.delete(r)) this.#dirty = true;
+      }
       if (!st) continue;
       const isDir = st.isDirectory;
       if (!isDir && !st.isFile && !st.isSymlink) continue;
       const ig = parent.ig ||
         (parent.set.order.length !== 0 && parent.set.ignores(abs, name, isDir));
       if (isDir) {
-        if (ig && HEAVY_DIRS.has(name)) tree.set(r, { t: "heavy", mtime: ms(st.mtime) });
+        if (ig && HEAVY_DIRS.has(name)) tree.setOther(r, { t: "heavy", mtime: ms(st.mtime) });
         else this.#walk([{ abs, rel: r, set: parent.set, ig }], ctx);
         continue;
       }
-      const c = this.#entry(abs, r, ig, now);
-      if (!c) continue;
-      this.#cache.set(r, c);
-      tree.set(r, c.entry);
+      // A file looked at again: its row vouches for it while its stat is the same.
+      this.#look(abs, r, ig, now, tree, tree);
     }
-    if (this.#cache.size > this.limits.maxEntries) {
+    for (const k of stale) if (tree.delete(k)) this.#dirty = true;
+    // What a scan ahead left unread is read now, however many (no cheaper by a scan), under the
+    // stat it took then: the watcher said what changed since, and that was looked at above.
+    const c = tree.cols;
+    for (const rel of this.#unread) {
+      const r = tree.files.get(rel);
+      if (r === undefined || (c.flags[r] & F_UNREAD) === 0) continue;
+      const kept = this.store.putFile(prefix + rel, c.size[r], this.#digest);
+      if (!kept) {
+        tree.delete(rel);
+        continue;
+      }
+      this.hashed++;
+      c.hash.set(kept.hash, r * HASH_BYTES);
+      c.size[r] = kept.size;
+      c.flags[r] &= ~F_UNREAD;
+    }
+    if (tree.files.size > this.limits.maxEntries) {
       throw new TooLarge(
         `the workspace has more than ${this.limits.maxEntries} files undo would keep`,
       );
     }
     this.#last = { tree, sets: last.sets, rules: last.rules };
+    this.#unread.clear();
     return tree;
   }
 
   /** How many files the stat cache another process left knows. */
   cachedCount(): number {
     this.#load();
-    return this.#cache.size;
+    return this.#cache?.files.size ?? 0;
   }
 
   /**
-   * The directories the stat cache another process left has files in
-   * (absolute, the workspace first), before any scan: for a watcher to follow
-   * from the start of the first one.
+   * The directories the stat cache another process left knows (absolute, the
+   * workspace first), before any scan: for a watcher to follow from the start
+   * of the first one.
    */
   cachedDirs(): string[] {
     this.#load();
     const prefix = this.workspace + "/";
     const out = new Set<string>([this.workspace]);
-    for (const rel of this.#cache.keys()) {
+    for (const rel of this.#savedDirs) if (rel !== "") out.add(prefix + rel);
+    if (this.#savedDirs.length > 0) return [...out];
+    // Without listings: the directories its files are in.
+    for (const rel of this.#cache?.files.keys() ?? []) {
       for (let i = rel.lastIndexOf("/"); i > 0; i = rel.lastIndexOf("/", i - 1)) {
         const dir = prefix + rel.slice(0, i);
         if (out.has(dir)) break;
@@ -436,6 +495,34 @@ export class Snapshotter {
       }
     }
     return [...out];
+  }
+
+  /**
+   * The directories a scan would walk now (absolute, the workspace first):
+   * those of the stat cache another process left, else of a walk of the
+   * directories alone, whose listings the scan then takes as they are.
+   */
+  knownDirs(): string[] {
+    if (this.cachedCount() > 0 || this.#savedDirs.length > 0) return this.cachedDirs();
+    if (this.#walkedDirs) return this.#walkedDirs;
+    const sets = new Map<string, DirSet>();
+    this.#walk(
+      [{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }],
+      { tree: new SnapTree(), from: undefined, sets, now: Date.now() },
+      false,
+    );
+    const prefix = this.workspace + "/";
+    const dirs = [...sets.keys()].map((rel) => (rel === "" ? this.workspace : prefix + rel));
+    return this.#walkedDirs = dirs;
+  }
+
+  /** How many files the listings known now name: what a first scan will read, about. */
+  listedFiles(): number {
+    let n = 0;
+    for (const l of this.#dirs.values()) {
+      for (let i = 0; i < l.kinds.length; i++) if (l.kinds.charCodeAt(i) !== DIR) n++;
+    }
+    return n;
   }
 
   /** The directories the last scan or update walked (absolute), for a watcher to follow. */
@@ -446,44 +533,66 @@ export class Snapshotter {
     return [...sets.keys()].map((rel) => (rel === "" ? this.workspace : prefix + rel));
   }
 
-  /** Walks the directories of `stack` and everything under them into `ctx`. */
+  /**
+   * Walks the directories of `stack` and everything under them into `ctx.tree`,
+   * trusting the rows of `ctx.from` (the stat cache); with `files` false, only
+   * the directories (their listings are kept for the scan that follows).
+   */
   #walk(
     stack: { abs: string; rel: string; set: IgnoreSet; ig: boolean }[],
-    ctx: { tree: Tree; next: Map<string, Cached>; sets: Map<string, DirSet>; now: number },
-  ): void {
-    const { tree, next, sets, now } = ctx;
+    ctx: {
+      tree: SnapTree;
+      from: SnapTree | undefined;
+      sets: Map<string, DirSet>;
+      now: number;
+      /** Paths the walk finds again are taken out. */
+      stale?: Set<string>;
+    },
+    files = true,
+    deadline = Infinity,
+  ): boolean {
+    const { tree, from, sets, now, stale } = ctx;
+    const max = this.limits.maxEntries;
+    // A walk of the directories alone counts the files it passes: a home directory is no less
+    // too large for not being read.
+    let passed = 0;
     while (stack.length) {
+      if (deadline !== Infinity && performance.now() >= deadline) return false;
       const { abs: dir, rel: dirRel, set: parentSet, ig: dirIg } = stack.pop()!;
       const l = this.#listing(dir, now);
       if (!l) continue;
-      if (dirRel !== "") tree.set(dirRel, { t: "d", mode: l.mode });
+      if (dirRel !== "") tree.setOther(dirRel, { t: "d", mode: l.mode });
+      stale?.delete(dirRel);
       const set = dirIg ? parentSet : enterDir(parentSet, dir, l);
       sets.set(dirRel, { set, ig: dirIg, l });
       const verdicts = dirIg ? undefined : verdictsOf(dir, l, set);
-      const names = l.names;
+      const { names, kinds } = l;
       for (let i = 0; i < names.length; i++) {
-        const [name, kind] = names[i];
+        const name = names[i];
         const abs = dir === "/" ? "/" + name : dir + "/" + name;
         const rel = dirRel === "" ? name : dirRel + "/" + name;
         const ig = dirIg || verdicts![i];
-        if (kind === "d") {
+        if (files) stale?.delete(rel);
+        if (kinds.charCodeAt(i) === DIR) {
           if (ig && HEAVY_DIRS.has(name)) {
             const st = lstatOrNull(abs);
-            if (st?.isDirectory) tree.set(rel, { t: "heavy", mtime: ms(st.mtime) });
+            if (st?.isDirectory) tree.setOther(rel, { t: "heavy", mtime: ms(st.mtime) });
           } else stack.push({ abs, rel, set, ig });
           continue;
         }
-        const c = this.#entry(abs, rel, ig, now);
-        if (!c) continue;
-        if (next.size >= this.limits.maxEntries && !next.has(rel)) {
-          throw new TooLarge(
-            `the workspace has more than ${this.limits.maxEntries} files undo would keep`,
-          );
+        if (!files) {
+          if (++passed > max) {
+            throw new TooLarge(`the workspace has more than ${max} files undo would keep`);
+          }
+          continue;
         }
-        next.set(rel, c);
-        tree.set(rel, c.entry);
+        this.#look(abs, rel, ig, now, tree, from);
+        if (tree.files.size > max) {
+          throw new TooLarge(`the workspace has more than ${max} files undo would keep`);
+        }
       }
     }
+    return true;
   }
 
   /**
@@ -496,7 +605,9 @@ export class Snapshotter {
   paths(rels: readonly string[]): Tree | undefined {
     this.#load();
     const now = Date.now();
-    const tree: Tree = new Map();
+    const tree = new Map<string, Entry>();
+    const looked = new SnapTree();
+    const cache = this.#cache;
     for (const rel of rels) {
       const parts = rel.split("/");
       if (parts.some((p) => p === "" || p === "." || p === ".." || p === ".git")) return undefined;
@@ -513,110 +624,173 @@ export class Snapshotter {
       const st = lstatOrNull(abs);
       if (st === null) continue;
       if (!st.isFile) return undefined;
-      const c = this.#entry(abs, rel, this.#cache.get(rel)?.ig ?? false, now);
-      if (c?.entry.t !== "f") return undefined;
-      tree.set(rel, c.entry);
+      const row = cache?.files.get(rel);
+      const ig = row !== undefined && (cache!.cols.flags[row] & F_IG) !== 0;
+      this.#look(abs, rel, ig, now, looked, cache);
+      const r = looked.files.get(rel);
+      if (r === undefined || looked.cols.kind[r] !== K_FILE) return undefined;
+      tree.set(rel, looked.entryAt(r));
     }
     return tree;
   }
 
+  /**
+   * Notes that every object the stat cache names is in the store now (after a
+   * snapshot, inside the workspace lock): the stamp a later {@link saveState}
+   * writes, so a prune in between makes the next process check the objects.
+   */
+  noteStamp(): void {
+    this.#stamp = this.store.stamp();
+  }
+
+  /**
+   * Whether the stat cache is worth writing now, inside a call: there was
+   * none, much changed, or a minute passed. Otherwise it waits for the
+   * process's end (`saveState` then), not taking a call's time.
+   */
+  saveDue(): boolean {
+    return this.#dirty &&
+      (!this.#hadState || this.#changes >= SAVE_CHANGES ||
+        performance.now() - this.#savedAt >= SAVE_MS);
+  }
+
+  /**
+   * Whether the stat cache is worth writing as the process ends: what changed
+   * since it was written is more than the next process had better read again
+   * than have it written now (writing it costs about a scan's memory).
+   */
+  saveWorthIt(): boolean {
+    return this.#dirty && (!this.#hadState || this.#changes >= EXIT_SAVE_CHANGES);
+  }
+
   /** Writes the stat cache for the next process, when it changed since it was last written. */
   saveState(): void {
-    if (!this.#dirty) return;
-    const rows: unknown[] = [];
-    for (const [rel, c] of this.#cache) {
-      if (c.racy) continue;
-      rows.push([rel, c.entry, c.ino, c.size, c.mtime, c.ctime, c.ig ? 1 : 0]);
+    if (!this.#dirty || !this.#cache) return;
+    const dirs: [string, Listing][] = [];
+    const prefix = this.workspace + "/";
+    for (const rel of this.#last?.sets.keys() ?? []) {
+      const l = this.#dirs.get(rel === "" ? this.workspace : prefix + rel);
+      if (l) dirs.push([rel, l]);
     }
-    this.store.saveState(JSON.stringify({ v: 1, rows }));
+    // Objects first: the stamp says what the index holds once they are in it.
+    this.store.flush();
+    const state = stateWriter(this.#cache, dirs, this.#stamp ?? this.store.stamp());
+    this.store.saveStateWith(state.write);
     this.#dirty = false;
+    this.#hadState = true;
+    this.#changes = 0;
+    this.#savedAt = performance.now();
   }
 
   /** The cache another process left, each row trusted only while its object is kept. */
   #load(): void {
     if (this.#loaded) return;
     this.#loaded = true;
-    const text = this.store.loadState();
-    if (!text) return;
-    try {
-      const state = JSON.parse(text) as { v: number; rows: unknown[][] };
-      if (state.v !== 1) return;
+    const bytes = this.store.loadState();
+    if (!bytes) return;
+    const state = decodeState(bytes);
+    if (!state) return;
+    const now = this.store.stamp();
+    // No object removed since it was saved: every row's object is still there.
+    if (state.stamp.epoch !== now.epoch || state.stamp.removed !== now.removed) {
       // One query for the packed objects, not one per row; a file of its own is looked at.
       const packed = this.store.packedHashes();
-      const kept = (hash: string) => packed.has(hash) || this.store.hasObject(hash);
-      for (const r of state.rows) {
-        const [rel, entry, ino, size, mtime, ctime, ig] = r as [
-          string,
-          Entry,
-          number | null,
-          number,
-          number,
-          number,
-          number,
-        ];
-        if (entry.t === "f" && !kept(entry.hash)) continue;
-        this.#cache.set(rel, { entry, ino, size, mtime, ctime, ig: ig === 1, racy: false });
+      const tree = state.tree;
+      for (const [p, r] of [...tree.files]) {
+        if (tree.cols.kind[r] !== K_FILE) continue;
+        const hash = tree.hashAt(r);
+        if (!packed.has(hash) && !this.store.hasObject(hash)) tree.delete(p);
       }
-    } catch {
-      // A damaged cache is only a slower scan.
     }
+    this.#cache = this.#unshared = state.tree;
+    this.#hadState = true;
+    const prefix = this.workspace + "/";
+    for (const [rel, l] of state.dirs) {
+      this.#dirs.set(rel === "" ? this.workspace : prefix + rel, l);
+    }
+    this.#savedDirs = state.dirs.map(([rel]) => rel);
   }
 
-  /** The cached or fresh state of one non-directory path; undefined when it is none of ours. */
-  #entry(abs: string, rel: string, ig: boolean, now: number): Cached | undefined {
+  /**
+   * Looks at one non-directory path and sets its row in `into` (or removes
+   * it: gone, or none of ours), trusting the row of `from` while the stat is
+   * the same.
+   */
+  #look(
+    abs: string,
+    rel: string,
+    ig: boolean,
+    now: number,
+    into: SnapTree,
+    from: SnapTree | undefined,
+  ): void {
     const st = lstatOrNull(abs);
-    if (!st || st.isDirectory) return undefined;
+    if (!st || st.isDirectory) {
+      if (into.delete(rel)) this.#dirty = true;
+      return;
+    }
     if ((st.nlink ?? 1) > 1) this.#linked.add(rel);
-    const mtime = ms(st.mtime), ctime = ms(st.ctime);
-    const old = this.#cache.get(rel);
-    if (
-      old && !old.racy && old.ino === st.ino && old.size === st.size && old.mtime === mtime &&
-      old.ctime === ctime && old.ig === ig
-    ) {
-      return old;
+    const mtime = ms(st.mtime), ctime = ms(st.ctime), ino = st.ino ?? -1;
+    const old = from?.files.get(rel);
+    if (old !== undefined && from!.trusts(old, ino, st.size, mtime, ctime, ig)) {
+      if (into !== from) into.copyRow(rel, from!, old);
+      else into.keep(old);
+      return;
     }
     this.#dirty = true;
-    const racy = isRacy(now, mtime, ctime);
-    const base = { ino: st.ino, size: st.size, mtime, ctime, ig, racy };
+    this.#changes++;
+    const flags = (ig ? F_IG : 0) | (isRacy(now, mtime, ctime) ? F_RACY : 0);
+    const base = { flags, ino, size: st.size, mtime, ctime };
     if (st.isSymlink) {
       let target: string;
       try {
         target = Deno.readLinkSync(abs);
       } catch {
-        return undefined;
+        into.delete(rel);
+        return;
       }
-      return { ...base, entry: { t: "l", target } };
+      into.setRow(rel, { ...base, kind: K_LINK, mode: 0, target });
+      return;
     }
-    if (!st.isFile) return undefined;
+    if (!st.isFile) {
+      into.delete(rel);
+      return;
+    }
     const mode = (st.mode ?? 0o644) & 0o7777;
     if (st.size > (ig ? this.limits.ignoredMax : this.limits.fileMax)) {
-      return { ...base, entry: { t: "big", size: st.size, mtime } };
+      into.setRow(rel, { ...base, kind: K_BIG, mode: 0 });
+      return;
     }
     // Known by size and mtime, like a file over the limit, when the policy keeps it out.
     if (this.#mayStore && !this.#mayStore(abs)) {
-      return { ...base, entry: { t: "big", size: st.size, mtime, out: true } };
+      into.setRow(rel, { ...base, kind: K_OUT, mode: 0 });
+      return;
     }
     // The content may already be known: a mode change, or a touch.
-    if (
-      old && old.entry.t === "f" && old.ino === st.ino && old.size === st.size &&
-      old.mtime === mtime && !old.racy
-    ) {
-      return { ...base, entry: { ...old.entry, mode } };
+    if (old !== undefined) {
+      const c = from!.cols;
+      if (
+        c.kind[old] === K_FILE && c.ino[old] === ino && c.size[old] === st.size &&
+        c.mtime[old] === mtime && (c.flags[old] & (F_RACY | F_UNREAD)) === 0
+      ) {
+        const hash = c.hash.slice(old * HASH_BYTES, (old + 1) * HASH_BYTES);
+        into.setRow(rel, { ...base, kind: K_FILE, mode, hash });
+        return;
+      }
     }
-    let bytes: Uint8Array;
-    try {
-      bytes = Deno.readFileSync(abs);
-    } catch {
-      return undefined;
+    if (this.#deferReads) {
+      // Its stat now, its content when a call reads it: the watcher says if it changes between.
+      into.setRow(rel, { ...base, flags: flags | F_UNREAD, kind: K_FILE, mode });
+      this.#unread.add(rel);
+      return;
+    }
+    const kept = this.store.putFile(abs, st.size, this.#digest);
+    if (!kept) {
+      into.delete(rel);
+      return;
     }
     this.hashed++;
-    const hash = hashBytes(bytes);
-    this.store.putObject(hash, bytes);
-    return {
-      ...base,
-      size: bytes.byteLength,
-      entry: { t: "f", mode, size: bytes.byteLength, hash },
-    };
+    into.setRow(rel, { ...base, kind: K_FILE, mode, size: kept.size, hash: kept.hash });
   }
 
   /** The names in `dir`, from the cache while its stat is unchanged. */
@@ -626,10 +800,11 @@ export class Snapshotter {
       this.#dirs.delete(dir);
       return undefined;
     }
-    const mtime = ms(st.mtime), ctime = ms(st.ctime);
+    const mtime = ms(st.mtime), ctime = ms(st.ctime), ino = st.ino ?? -1;
     const hit = this.#dirs.get(dir);
-    if (hit && hit.ino === st.ino && hit.mtime === mtime && hit.ctime === ctime) return hit;
-    const names: Listing["names"] = [];
+    if (hit && hit.ino === ino && hit.mtime === mtime && hit.ctime === ctime) return hit;
+    const names: string[] = [];
+    let kinds = "";
     let ignore = false, gitignore = false, git = false;
     try {
       for (const e of Deno.readDirSync(dir)) {
@@ -641,18 +816,24 @@ export class Snapshotter {
         }
         if (name === ".ignore") ignore = true;
         else if (name === ".gitignore") gitignore = true;
-        if (e.isDirectory) names.push([name, "d"]);
-        else if (e.isSymlink) names.push([name, "l"]);
-        else if (e.isFile) names.push([name, "f"]);
+        if (e.isDirectory) kinds += "d";
+        else if (e.isSymlink) kinds += "l";
+        else if (e.isFile) kinds += "f";
+        else continue;
+        names.push(name);
       }
     } catch {
       this.#dirs.delete(dir);
       return undefined;
     }
     const mode = (st.mode ?? 0o755) & 0o7777;
-    const l: Listing = { ino: st.ino, mtime, ctime, mode, names, ignore, gitignore, git };
-    if (!isRacy(now, mtime, ctime)) this.#dirs.set(dir, l);
-    else this.#dirs.delete(dir);
+    const l: Listing = { ino, mtime, ctime, mode, names, kinds, ignore, gitignore, git };
+    if (!isRacy(now, mtime, ctime)) {
+      this.#dirs.set(dir, l);
+      // The next process takes it from the stat cache.
+      this.#dirty = true;
+      this.#changes++;
+    } else this.#dirs.delete(dir);
     return l;
   }
 }
@@ -663,7 +844,7 @@ function verdictsOf(dir: string, l: Listing, set: IgnoreSet): boolean[] {
   const prefix = dir === "/" ? "/" : dir + "/";
   const ignored = set.order.length === 0
     ? l.names.map(() => false)
-    : l.names.map(([name, kind]) => set.ignores(prefix + name, name, kind === "d"));
+    : l.names.map((name, i) => set.ignores(prefix + name, name, l.kinds.charCodeAt(i) === DIR));
   l.verdicts = { key: set.key, ignored };
   return ignored;
 }
@@ -674,18 +855,4 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
   } catch {
     return null;
   }
-}
-
-/** What changed from `before` to `after`, in path order. */
-export function diffTrees(
-  before: Tree,
-  after: Tree,
-): { p: string; b: Entry | null; a: Entry | null }[] {
-  const out: { p: string; b: Entry | null; a: Entry | null }[] = [];
-  for (const [p, b] of before) {
-    const a = after.get(p) ?? null;
-    if (!sameEntry(b, a)) out.push({ p, b, a });
-  }
-  for (const [p, a] of after) if (!before.has(p)) out.push({ p, b: null, a });
-  return out.sort((x, y) => (x.p < y.p ? -1 : x.p > y.p ? 1 : 0));
 }

@@ -32,11 +32,15 @@ import { type Change, type Entry, UndoStore } from "./store.ts";
 import { protectedPaths } from "../../tools/fs/protected.ts";
 import { restore } from "./restore.ts";
 import { pruneIfDue, type Retention } from "./retention.ts";
-import { snapshotWith, type Subscription, type WatchFs, watchWorkspace } from "./watch.ts";
+import {
+  lookAhead,
+  snapshotWith,
+  type Subscription,
+  type WatchFs,
+  watchWorkspace,
+} from "./watch.ts";
 import { jobsBeside } from "../../tools/jobs/table.ts";
-
-/** How often the stat cache is written for the next process, at most. */
-const SAVE_EVERY_MS = 10_000;
+import { BUILTIN_CLASSES } from "../../tools/table.ts";
 
 /** Paths named in one result line at most. */
 export const SHOWN_PATHS = 12;
@@ -58,6 +62,21 @@ export interface UndoStageOptions {
    * one-shot call in a small tree scans again sooner than a watcher starts.
    */
   watchFrom?: number;
+  /**
+   * Look at the workspace before the first call (a process that makes many:
+   * the REPL, print mode, an MCP server): under the watcher, while the model
+   * thinks, a later session checks the stat cache the last one left against
+   * the disk, a first one stats every file, neither reading anything into the
+   * store (that needs the workspace lock); the first call is then an update
+   * that reads what changed (in a first session, every file).
+   */
+  warm?: boolean;
+  /**
+   * Write the stat cache when the process ends (it leaves the call's time
+   * alone): inside a call only when there was none, much changed, or a
+   * minute passed.
+   */
+  saveOnExit?: boolean;
   /** Told how each snapshot was taken: a whole scan, an update from the watcher, the call's file. */
   onSnapshot?(how: "scan" | "update" | "paths"): void;
   /** Told of each call's summary once its observation is recorded. */
@@ -216,37 +235,86 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
   const before = new WeakMap<CheckedCall, Tree | Error>();
   // Calls whose snapshot is of their one file (write, edit): its path.
   const partial = new WeakMap<CheckedCall, string>();
-  let savedAt = -Infinity;
   let tooLarge: TooLarge | undefined;
+  let pruned = false;
+  // The look ahead of the first call while it runs, and whether a call waits for it.
+  let warming: Promise<void> | undefined;
+  let hurry = false;
+  let called = false;
   const summaries = new WeakMap<CheckedCall, string>();
   // When each call's snapshot began: the background jobs alive since ran beside it.
   const began = new WeakMap<CheckedCall, number>();
   const snapshotter = () => {
     if (snap) return snap;
     const store = opts.store ?? UndoStore.of(opts.workspace);
-    try {
-      pruneIfDue(store, opts.retention);
-    } catch (e) {
-      console.error(`crab: could not prune undo snapshots: ${e instanceof Error ? e.message : e}`);
-    }
-    snap = new Snapshotter(opts.workspace, store, opts.limits, opts.mayStore);
+    const s = snap = new Snapshotter(opts.workspace, store, opts.limits, opts.mayStore);
     if (
       opts.watchFs !== false &&
-      (opts.watchFrom === undefined || snap.cachedCount() >= opts.watchFrom)
+      (opts.watchFrom === undefined || s.cachedCount() >= opts.watchFrom)
     ) {
       watch = watchWorkspace(opts.workspace, join(store.dir, "watch"), opts.watchFs || undefined);
     }
-    return snap;
+    if (opts.saveOnExit) {
+      globalThis.addEventListener("unload", () => {
+        // Not while a look ahead or a call is half done, nor into a store removed meanwhile.
+        if (warming || store.pendingObjects > 0 || !existsDir(store.dir)) return;
+        try {
+          if (s.saveWorthIt()) s.saveState();
+        } catch {
+          // The next process reads what changed.
+        }
+      });
+    }
+    return s;
+  };
+  /** Prunes the store at the first call, inside the workspace lock. */
+  const pruneOnce = (s: Snapshotter) => {
+    if (pruned) return;
+    pruned = true;
+    try {
+      pruneIfDue(s.store, opts.retention);
+    } catch (e) {
+      console.error(`crab: could not prune undo snapshots: ${e instanceof Error ? e.message : e}`);
+    }
   };
   let watch: Subscription | undefined;
   const whole = (s: Snapshotter): Promise<Tree> => snapshotWith(watch, s, opts.onSnapshot);
+  if (opts.warm) {
+    // After what starts the process, before the first call.
+    Deno.unrefTimer(setTimeout(() => {
+      if (called) return;
+      warming = (async () => {
+        try {
+          const s = snapshotter();
+          if (watch) await lookAhead(watch, s, () => hurry);
+        } catch {
+          // The first call scans.
+        } finally {
+          warming = undefined;
+        }
+      })();
+    }, 0));
+  }
   return {
     name: "undo",
+    async around(call, next) {
+      // A call that may change files will wait for the look ahead: it ends at once, not in
+      // slices between the steps the call takes before undo's turn (the sandbox's start).
+      const cls = BUILTIN_CLASSES[call.name];
+      if (warming && !(cls && isMutating({ class: cls }) === false)) hurry = true;
+      await next();
+    },
     async preRun(call) {
       if (!isMutating(call.tool)) return;
+      called = true;
+      if (warming) {
+        hurry = true;
+        await warming;
+      }
       began.set(call, Date.now());
       try {
         const s = snapshotter();
+        pruneOnce(s);
         const rel = targetOf(call, opts.workspace);
         const only = rel === undefined ? undefined : s.paths([rel]);
         if (only) partial.set(call, rel!);
@@ -274,14 +342,15 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       partial.delete(call);
       // A write or edit that became something else (a symlink, too big) is looked at whole.
       let after: Tree | undefined;
-      let base = was;
+      let base: Tree = was;
       try {
         after = rel === undefined ? await whole(s) : s.paths([rel]);
         if (after === undefined) {
           after = await whole(s);
-          base = new Map(after);
-          if (was.has(rel!)) base.set(rel!, was.get(rel!)!);
-          else base.delete(rel!);
+          const copy = new Map(after);
+          if (was.has(rel!)) copy.set(rel!, was.get(rel!)!);
+          else copy.delete(rel!);
+          base = copy;
         }
       } catch (e) {
         if (!(e instanceof TooLarge)) throw e;
@@ -295,11 +364,10 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       let changes = withoutPlaceholders(diff, opts.workspace, prior, after);
       const putBack = opts.changeRefusal ? refuseChanges(s.store, opts, changes) : undefined;
       if (putBack) changes = putBack.kept;
-      // The stat cache is for the next process: written at most every few seconds.
-      if (rel === undefined && performance.now() - savedAt >= SAVE_EVERY_MS) {
-        s.saveState();
-        savedAt = performance.now();
-      }
+      // Every object the snapshot names is in the store: a stat cache written later says so.
+      s.store.flush();
+      s.noteStamp();
+      if (rel === undefined && (!opts.saveOnExit || s.saveDue())) s.saveState();
       if (changes.length === 0) return putBack?.report;
       // What background jobs may have changed meanwhile is theirs as much as the call's.
       const jobs = jobsBeside(opts.workspace, began.get(call) ?? Date.now());
@@ -326,4 +394,12 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       if (summary !== undefined) opts.onChanges?.(observation.runId, observation.callSeq, summary);
     },
   };
+}
+
+function existsDir(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isDirectory;
+  } catch {
+    return false;
+  }
 }

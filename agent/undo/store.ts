@@ -1,7 +1,7 @@
 /**
  * Undo's own store: file contents by sha256, one journal record per mutating
  * call that changed something (`calls/RUN-SEQ.json`), one record per undo
- * (`undos/`, for redo), and the stat cache of the last scan (`state.json`). It
+ * (`undos/`, for redo), and the stat cache of the last scan (`state.bin`). It
  * lives under crab's data dir, keyed by the workspace's real path
  * (`undo/<sha256>/`), never in the workspace and never in its `.git`: the
  * user's repository, hooks and config are not involved.
@@ -111,8 +111,16 @@ export function callId(r: { run: string; seq: number }): string {
 export const LOOSE_BYTES = 1024 * 1024;
 /** A pack grows to about this size, then the next one starts. */
 export const PACK_BYTES = 256 * 1024 * 1024;
+/** Objects a process looks up one query each before it reads every packed hash at once. */
+const ASK_EACH = 512;
 /** Packed bytes gathered in memory before they are written out. */
-const PENDING_BYTES = 8 * 1024 * 1024;
+const PENDING_BYTES = 2 * 1024 * 1024;
+
+/** Which index a store has ({@link UndoStore.stamp}), and how many removals it has seen. */
+export interface StoreStamp {
+  epoch: number;
+  removed: number;
+}
 
 /** One stored object, as pruning sees it. */
 export interface StoredObject {
@@ -128,6 +136,11 @@ interface Located {
   size: number;
 }
 
+/** Rows written and not yet in the index at most (their order key holds a row number below 2^21). */
+const MAX_UNINDEXED = 1_000_000;
+/** Rows one insert statement takes. */
+const INSERT_ROWS = 128;
+
 /** The content-addressed objects and journal of one workspace. */
 export class UndoStore {
   readonly dir: string;
@@ -135,14 +148,27 @@ export class UndoStore {
   #db: DatabaseSync | undefined;
   #find: StatementSync | undefined;
   #version: StatementSync | undefined;
-  /** Every packed hash, once something asked for all of them (kept up to date since). */
-  #known: Set<string> | undefined;
+  #stamp: StatementSync | undefined;
+  /**
+   * The first 30 bits of every packed hash, once many were asked for (kept up
+   * to date since): a number each, not a string of 64.
+   */
+  #known: Set<number> | undefined;
   /** SQLite's `data_version` when {@link #known} was read: it changes with another connection's commit. */
   #knownVersion = -1;
   #knownCheckedAt = -Infinity;
-  /** Packed objects not yet written: hash → bytes, in order. */
-  #pending = new Map<string, Uint8Array>();
-  #pendingBytes = 0;
+  /**
+   * Packed objects gathered since the last {@link flush}, by raw hash: those
+   * whose bytes are still in {@link #batch} (pack -1, from row
+   * {@link #unwritten} on), then written to a pack, their index rows waiting.
+   */
+  #gathered = new Gathered();
+  #unwritten = 0;
+  /** The bytes not yet written, one object after the other, as they will be. */
+  #batch = new Uint8Array(0);
+  #batchLen = 0;
+  /** Hashes looked up one by one so far. */
+  #asked = 0;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -174,19 +200,39 @@ export class UndoStore {
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec("PRAGMA journal_size_limit = 262144");
-    db.exec("PRAGMA wal_autocheckpoint = 64");
+    db.exec("PRAGMA wal_autocheckpoint = 1000");
     db.exec(
       "CREATE TABLE IF NOT EXISTS objects (hash BLOB PRIMARY KEY, pack INTEGER NOT NULL, " +
         "off INTEGER NOT NULL, size INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID",
     );
+    // What a stat cache's rows need is still kept while no object was removed since it was
+    // saved: a count of removals, and a random epoch for an index made again from nothing.
+    db.exec("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+    db.prepare("INSERT OR IGNORE INTO meta VALUES ('epoch', ?)").run(
+      Math.floor(Math.random() * 2 ** 52),
+    );
+    db.exec("INSERT OR IGNORE INTO meta VALUES ('removed', 0)");
     this.#find = db.prepare("SELECT pack, off, size FROM objects WHERE hash = ?");
     this.#version = db.prepare("PRAGMA data_version");
+    this.#stamp = db.prepare(
+      "SELECT (SELECT v FROM meta WHERE k = 'epoch') AS epoch, " +
+        "(SELECT v FROM meta WHERE k = 'removed') AS removed",
+    );
     return this.#db = db;
   }
 
-  #located(hash: string): Located | undefined {
+  #located(raw: Uint8Array): Located | undefined {
     void this.#index;
-    return this.#find!.get(decodeHex(hash)) as Located | undefined;
+    return this.#find!.get(raw) as Located | undefined;
+  }
+
+  /** Where a gathered object lies: its pack (-1: the batch) and offset, and its size. */
+  #gatheredAt(raw: Uint8Array): Located | undefined {
+    const g = this.#gathered;
+    const r = g.find(raw);
+    return r < 0
+      ? undefined
+      : { pack: g.loc[3 * r], off: g.loc[3 * r + 1], size: g.loc[3 * r + 2] };
   }
 
   /** Keeps `bytes` under `hash` unless an object of that hash is there already. */
@@ -197,25 +243,126 @@ export class UndoStore {
       this.#writeAtomic(path, bytes);
       return;
     }
-    // A snapshot stores many: one query for every hash known, not one per object.
-    if (this.#pending.has(hash) || this.#packed().has(hash)) return;
-    this.#pending.set(hash, bytes);
-    this.#pendingBytes += bytes.byteLength;
-    if (this.#pendingBytes >= PENDING_BYTES) this.#write();
+    const raw = rawOf(hash);
+    if (this.#gathered.find(raw) >= 0 || this.#isIndexed(raw)) return;
+    this.#room(bytes.byteLength).set(bytes);
+    this.#gather(raw, bytes.byteLength);
+  }
+
+  /**
+   * Reads the file at `path`, about `size` bytes, straight into the pack being
+   * gathered (no buffer of its own to collect later), and keeps it under its
+   * hash (`digest`, raw) unless that is kept already. Its hash and length;
+   * undefined when it cannot be read. A file that grew to {@link LOOSE_BYTES}
+   * meanwhile is kept as a file of its own.
+   */
+  putFile(
+    path: string,
+    size: number,
+    digest: (bytes: Uint8Array) => Uint8Array,
+  ): { hash: Uint8Array; size: number } | undefined {
+    if (size >= LOOSE_BYTES) return this.#putWhole(path, digest);
+    let room = this.#room(Math.min(size + 1, LOOSE_BYTES));
+    let len = 0;
+    try {
+      using file = Deno.openSync(path, { read: true });
+      for (;;) {
+        if (len === room.byteLength) {
+          if (len >= LOOSE_BYTES) return this.#putWhole(path, digest);
+          room = this.#room(Math.min(len * 2, LOOSE_BYTES), len);
+        }
+        const n = file.readSync(room.subarray(len));
+        if (n === null || n === 0) break;
+        len += n;
+      }
+    } catch {
+      return undefined;
+    }
+    const raw = digest(room.subarray(0, len));
+    if (this.#gathered.find(raw) < 0 && !this.#isIndexed(raw)) this.#gather(raw, len);
+    return { hash: raw, size: len };
+  }
+
+  /** A file kept whole: read, hashed, stored by {@link putObject}. */
+  #putWhole(
+    path: string,
+    digest: (bytes: Uint8Array) => Uint8Array,
+  ): { hash: Uint8Array; size: number } | undefined {
+    let bytes: Uint8Array;
+    try {
+      bytes = Deno.readFileSync(path);
+    } catch {
+      return undefined;
+    }
+    const raw = digest(bytes);
+    this.putObject(encodeHex(raw), bytes);
+    return { hash: raw, size: bytes.byteLength };
+  }
+
+  /**
+   * Free space for `size` bytes at the end of the batch (its first `keep`
+   * bytes as they were): written into, then kept by {@link #gather}.
+   */
+  #room(size: number, keep = 0): Uint8Array {
+    const need = this.#batchLen + size;
+    if (need > this.#batch.byteLength) {
+      // Doubling, up to what a batch can hold: written out at PENDING_BYTES, each object smaller.
+      const cap = Math.min(
+        Math.max(64 * 1024, this.#batch.byteLength * 2),
+        PENDING_BYTES + LOOSE_BYTES,
+      );
+      const grown = new Uint8Array(Math.max(need, cap));
+      grown.set(this.#batch.subarray(0, this.#batchLen + keep));
+      this.#batch = grown;
+    }
+    return this.#batch.subarray(this.#batchLen, need);
+  }
+
+  /** The `len` bytes written at the end of the batch are the object of hash `raw`. */
+  #gather(raw: Uint8Array, len: number): void {
+    this.#gathered.add(raw, -1, this.#batchLen, len);
+    this.#batchLen += len;
+    if (this.#batchLen >= PENDING_BYTES) this.#write();
+  }
+
+  /**
+   * Whether the index names the object of hash `raw`: one query each for the
+   * first few a process stores (a later session's changes); past those (a
+   * first snapshot stores many, most of them new) a miss among the first bits
+   * of every packed hash answers at once, and only a hit is asked of the index.
+   */
+  #isIndexed(raw: Uint8Array): boolean {
+    if (this.#known || ++this.#asked > ASK_EACH) {
+      if (!this.#prefixes().has(prefixOf(raw))) return false;
+    }
+    return this.#located(raw) !== undefined;
+  }
+
+  /** Objects gathered and not yet in the index ({@link flush}). */
+  get pendingObjects(): number {
+    return this.#gathered.count;
   }
 
   hasObject(hash: string): boolean {
-    return this.#pending.has(hash) || this.#located(hash) !== undefined ||
+    const raw = rawOf(hash);
+    return this.#gathered.find(raw) >= 0 || this.#located(raw) !== undefined ||
       lstatOrNull(this.objectPath(hash)) !== null;
   }
 
   /** Every packed object's hash (one query: cheaper than asking for each of many). */
   packedHashes(): Set<string> {
-    return new Set([...this.#packed(), ...this.#pending.keys()]);
+    const out = new Set<string>();
+    const g = this.#gathered;
+    for (let r = 0; r < g.count; r++) out.add(encodeHex(g.raw.subarray(32 * r, 32 * r + 32)));
+    // Hex in SQLite's C, not a loop in JavaScript per row: a big tree has many.
+    for (const row of this.#index.prepare("SELECT lower(hex(hash)) AS h FROM objects").all()) {
+      out.add(row.h as string);
+    }
+    return out;
   }
 
-  /** The packed hashes written so far: read once, and again after another crab changed the index. */
-  #packed(): Set<string> {
+  /** The first bits of the packed hashes: read once, and again after another crab changed the index. */
+  #prefixes(): Set<number> {
     void this.#index;
     // Another crab changes the index only between calls (each holds the workspace lock): looked
     // at once in a while, not for each of a snapshot's objects.
@@ -225,19 +372,18 @@ export class UndoStore {
     const version = Number((this.#version!.get() as { data_version: number }).data_version);
     if (this.#known && version === this.#knownVersion) return this.#known;
     this.#knownVersion = version;
-    const known = new Set<string>();
-    // Hex in SQLite's C, not a loop in JavaScript per row: a big tree has many.
-    for (const row of this.#index.prepare("SELECT lower(hex(hash)) AS h FROM objects").all()) {
-      known.add(row.h as string);
+    const known = new Set<number>();
+    for (const row of this.#index.prepare("SELECT substr(hash, 1, 4) AS h FROM objects").all()) {
+      known.add(prefixOf(row.h as Uint8Array));
     }
     return this.#known = known;
   }
 
   /** The bytes kept under `hash`, or undefined when they were pruned. */
   readObject(hash: string): Uint8Array | undefined {
-    const pending = this.#pending.get(hash);
-    if (pending) return pending;
-    const at = this.#located(hash);
+    const raw = rawOf(hash);
+    const at = this.#gatheredAt(raw) ?? this.#located(raw);
+    if (at?.pack === -1) return this.#batch.slice(at.off, at.off + at.size);
     if (at) {
       try {
         // Bytes a crash kept from the disk are not the content: checked, never handed out.
@@ -261,64 +407,101 @@ export class UndoStore {
    */
   flush(): void {
     this.#write();
+    this.#commit();
   }
 
-  /** Writes the gathered objects out: the pack's bytes, then their rows in one transaction. */
+  /**
+   * Writes the gathered objects' bytes at the end of the current pack; their
+   * index rows wait for {@link #commit}: a first snapshot adds them to the
+   * index in one pass, not one pass over its pages per batch.
+   */
   #write(): void {
-    if (this.#pending.size === 0) return;
-    const db = this.#index;
+    const rows = this.#gathered;
+    if (this.#unwritten === rows.count) return;
+    void this.#index;
     this.#mkdir(this.packDir);
     let pack = this.#currentPack();
     let file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
-    let off = file.seekSync(0, Deno.SeekMode.End);
-    const rows: [Uint8Array, number, number, number][] = [];
-    // The bytes go out in large writes, not one per object.
-    const batch: Uint8Array[] = [];
-    let batched = 0;
-    const writeBatch = () => {
-      const all = new Uint8Array(batched);
-      let at = 0;
-      for (const b of batch) {
-        all.set(b, at);
-        at += b.byteLength;
-      }
-      writeAll(file, all);
-      batch.length = 0;
-      batched = 0;
-    };
+    const loc = rows.loc;
     try {
-      for (const [hash, bytes] of this.#pending) {
-        if (off > 0 && off + bytes.byteLength > PACK_BYTES) {
-          writeBatch();
+      // The batch goes out in one write per pack: the part of it that starts at `from`
+      // lies at `at` in the current pack.
+      let at = file.seekSync(0, Deno.SeekMode.End);
+      let from = 0;
+      for (let r = this.#unwritten; r < rows.count; r++) {
+        const off = loc[3 * r + 1], len = loc[3 * r + 2];
+        if (at + off + len - from > PACK_BYTES && at + off - from > 0) {
+          writeAll(file, this.#batch.subarray(from, off));
           file.close();
           pack++;
           file = Deno.openSync(this.#packPath(pack), { write: true, create: true, mode: 0o600 });
-          off = file.seekSync(0, Deno.SeekMode.End);
+          at = file.seekSync(0, Deno.SeekMode.End);
+          from = off;
         }
-        batch.push(bytes);
-        batched += bytes.byteLength;
-        rows.push([decodeHex(hash), pack, off, bytes.byteLength]);
-        off += bytes.byteLength;
+        loc[3 * r] = pack;
+        loc[3 * r + 1] = at + off - from;
       }
-      writeBatch();
+      writeAll(file, this.#batch.subarray(from, this.#batchLen));
     } finally {
       file.close();
     }
+    if (this.#known) {
+      for (let r = this.#unwritten; r < rows.count; r++) {
+        this.#known.add(prefixOf(rows.raw.subarray(32 * r)));
+      }
+    }
+    this.#unwritten = rows.count;
+    this.#batchLen = 0;
+    if (rows.count >= MAX_UNINDEXED) this.#commit();
+  }
+
+  /** Adds the rows of the objects written since the last time to the index, in one transaction. */
+  #commit(): void {
+    const rows = this.#gathered;
+    if (rows.count === 0) return;
+    const db = this.#index;
     const now = Date.now();
-    const insert = db.prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)");
+    // In key order (by their first 32 bits): the index's B-tree takes them faster so.
+    const order = new Float64Array(rows.count);
+    for (let r = 0; r < rows.count; r++) {
+      const i = 32 * r, b = rows.raw;
+      order[r] = ((b[i] << 24 | b[i + 1] << 16 | b[i + 2] << 8 | b[i + 3]) >>> 0) * 2 ** 21 + r;
+    }
+    order.sort();
+    // One array of parameters, filled again for each statement: no array per row.
+    const params: (Uint8Array | number)[] = new Array(5 * INSERT_ROWS);
+    const fill = (k: number, r: number) => {
+      params[5 * k] = rows.raw.subarray(32 * r, 32 * r + 32);
+      params[5 * k + 1] = rows.loc[3 * r];
+      params[5 * k + 2] = rows.loc[3 * r + 1];
+      params[5 * k + 3] = rows.loc[3 * r + 2];
+      params[5 * k + 4] = now;
+    };
     db.exec("BEGIN IMMEDIATE");
     try {
-      // In key order: the index's B-tree takes them faster than in random order.
-      rows.sort((a, b) => compareBytes(a[0], b[0]));
-      for (const [hash, p, o, size] of rows) insert.run(hash, p, o, size, now);
+      let i = 0;
+      if (rows.count >= INSERT_ROWS) {
+        const many = db.prepare(
+          "INSERT OR REPLACE INTO objects VALUES " +
+            Array(INSERT_ROWS).fill("(?, ?, ?, ?, ?)").join(", "),
+        );
+        for (; i + INSERT_ROWS <= rows.count; i += INSERT_ROWS) {
+          for (let k = 0; k < INSERT_ROWS; k++) fill(k, order[i + k] % 2 ** 21);
+          many.run(...params);
+        }
+      }
+      const one = db.prepare("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)");
+      for (; i < rows.count; i++) {
+        fill(0, order[i] % 2 ** 21);
+        one.run(...params.slice(0, 5));
+      }
       db.exec("COMMIT");
     } catch (e) {
       db.exec("ROLLBACK");
       throw e;
     }
-    for (const hash of this.#pending.keys()) this.#known?.add(hash);
-    this.#pending.clear();
-    this.#pendingBytes = 0;
+    rows.clear();
+    this.#unwritten = 0;
   }
 
   /** Every stored object: packed ones from the index, and files of their own. */
@@ -354,7 +537,7 @@ export class UndoStore {
         sum += lstatOrNull(join(root, fan.name, e.name))?.size ?? 0;
       }
     }
-    return sum + this.#pendingBytes;
+    return sum + this.#gathered.bytes;
   }
 
   /**
@@ -367,9 +550,9 @@ export class UndoStore {
     const del = db.prepare("DELETE FROM objects WHERE hash = ?");
     db.exec("BEGIN IMMEDIATE");
     try {
+      db.exec("UPDATE meta SET v = v + 1 WHERE k = 'removed'");
       for (const hash of hashes) {
         del.run(decodeHex(hash));
-        this.#known?.delete(hash);
         try {
           Deno.removeSync(this.objectPath(hash));
         } catch {
@@ -411,8 +594,9 @@ export class UndoStore {
         pack,
       );
       for (const row of rows) {
-        const hash = encodeHex(row.hash as Uint8Array);
-        this.#pending.set(hash, readAt(this.#packPath(pack), Number(row.off), Number(row.size)));
+        const bytes = readAt(this.#packPath(pack), Number(row.off), Number(row.size));
+        this.#room(bytes.byteLength).set(bytes);
+        this.#gather(row.hash as Uint8Array, bytes.byteLength);
       }
       // Their index rows move to the new place in one transaction; only then is the old pack removed.
       this.flush();
@@ -483,18 +667,55 @@ export class UndoStore {
     return this.#readAll<UndoRecord>("undos").sort((x, y) => x.at - y.at || (x.id < y.id ? -1 : 1));
   }
 
+  /**
+   * Changes whenever an object may have been removed: saved with a stat
+   * cache, it says whether every object the cache names is still kept.
+   */
+  stamp(): StoreStamp {
+    void this.#index;
+    const row = this.#stamp!.get() as { epoch: number; removed: number };
+    return { epoch: Number(row.epoch), removed: Number(row.removed) };
+  }
+
   /** The stat cache of the last scan, as {@link saveState} wrote it. */
-  loadState(): string | undefined {
+  loadState(): Uint8Array | undefined {
     try {
-      return Deno.readTextFileSync(join(this.dir, "state.json"));
+      // Into one buffer of its size: the cache's columns are views of it.
+      using file = Deno.openSync(join(this.dir, "state.bin"), { read: true });
+      const out = new Uint8Array(file.statSync().size);
+      for (let done = 0; done < out.byteLength;) {
+        const n = file.readSync(out.subarray(done));
+        if (n === null) return out.subarray(0, done);
+        done += n;
+      }
+      return out;
     } catch {
       return undefined;
     }
   }
 
-  saveState(text: string): void {
+  saveState(bytes: Uint8Array): void {
+    this.saveStateWith((put) => put(bytes, 0));
+  }
+
+  /** Writes the stat cache a piece at a time: `write` hands each piece to `put` with its offset. */
+  saveStateWith(write: (put: (bytes: Uint8Array, at: number) => void) => void): void {
     this.flush();
-    this.#writeAtomic(join(this.dir, "state.json"), text);
+    const path = join(this.dir, "state.bin");
+    this.#mkdir(this.dir);
+    const tmp = `${path}.${Deno.pid}.tmp`;
+    {
+      using file = Deno.openSync(tmp, { write: true, create: true, truncate: true, mode: 0o600 });
+      let pos = 0;
+      write((bytes, at) => {
+        if (at !== pos) file.seekSync(at, Deno.SeekMode.Start);
+        writeAll(file, bytes);
+        pos = at + bytes.byteLength;
+      });
+    }
+    Deno.renameSync(tmp, path);
+    // The cache of an older crab, read by none.
+    removeIfThere(join(this.dir, "state.json"));
   }
 
   #readAll<T>(sub: string): T[] {
@@ -567,7 +788,92 @@ function readAt(path: string, off: number, size: number): Uint8Array {
   return out;
 }
 
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  for (let i = 0; i < a.length && i < b.length; i++) if (a[i] !== b[i]) return a[i] - b[i];
-  return a.length - b.length;
+/**
+ * Objects gathered and not yet in the index, by raw hash, in columns (no
+ * object or string each): their hashes, where each lies, and an
+ * open-addressing table of rows by the hash's first bits. Cleared once the
+ * rows are committed.
+ */
+class Gathered {
+  count = 0;
+  bytes = 0;
+  raw = new Uint8Array(0);
+  /** Pack, offset and size of each row. */
+  loc = new Float64Array(0);
+  /** Row + 1 in each slot, 0 when empty. */
+  #slots = new Int32Array(0);
+
+  add(raw: Uint8Array, pack: number, off: number, size: number): void {
+    if (2 * (this.count + 1) > this.#slots.length) this.#grow();
+    const r = this.count++;
+    this.raw.set(raw, 32 * r);
+    this.loc[3 * r] = pack;
+    this.loc[3 * r + 1] = off;
+    this.loc[3 * r + 2] = size;
+    this.bytes += size;
+    const mask = this.#slots.length - 1;
+    let i = this.#start(raw, 0) & mask;
+    while (this.#slots[i] !== 0) i = (i + 1) & mask;
+    this.#slots[i] = r + 1;
+  }
+
+  /** The row of `raw`, or -1. */
+  find(raw: Uint8Array): number {
+    if (this.count === 0) return -1;
+    const mask = this.#slots.length - 1;
+    for (let i = this.#start(raw, 0) & mask;; i = (i + 1) & mask) {
+      const r = this.#slots[i] - 1;
+      if (r < 0) return -1;
+      let same = true;
+      for (let k = 0; k < 32; k++) {
+        if (this.raw[32 * r + k] !== raw[k]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return r;
+    }
+  }
+
+  clear(): void {
+    this.count = 0;
+    this.bytes = 0;
+    this.#slots.fill(0);
+  }
+
+  /** The first 32 bits of the hash at `at` in `b`: already uniform, a slot as they are. */
+  #start(b: Uint8Array, at: number): number {
+    return (b[at] << 24 | b[at + 1] << 16 | b[at + 2] << 8 | b[at + 3]) >>> 0;
+  }
+
+  #grow(): void {
+    const cap = Math.max(1024, this.#slots.length);
+    const raw = new Uint8Array(32 * cap), loc = new Float64Array(3 * cap);
+    raw.set(this.raw.subarray(0, 32 * this.count));
+    loc.set(this.loc.subarray(0, 3 * this.count));
+    this.raw = raw;
+    this.loc = loc;
+    const slots = new Int32Array(2 * cap), mask = slots.length - 1;
+    for (let r = 0; r < this.count; r++) {
+      let i = this.#start(raw, 32 * r) & mask;
+      while (slots[i] !== 0) i = (i + 1) & mask;
+      slots[i] = r + 1;
+    }
+    this.#slots = slots;
+  }
+}
+
+/** The bytes hex digits spell (a hash: lowercase, even length). */
+function rawOf(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length >> 1);
+  const nib = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
+  for (let i = 0; i < out.length; i++) {
+    out[i] = (nib(hex.charCodeAt(2 * i)) << 4) | nib(hex.charCodeAt(2 * i + 1));
+  }
+  return out;
+}
+
+/** The first 30 bits of a raw hash, as a small integer. */
+function prefixOf(raw: Uint8Array): number {
+  return (raw[0] << 22 | raw[1] << 14 | raw[2] << 6 | raw[3] >> 2) >>> 0;
 }

@@ -313,12 +313,53 @@ export function stopWatching(workspace: string): void {
   watches.delete(workspace);
 }
 
+/** A first scan that will read at least this many files hashes them with native code. */
+const NATIVE_HASH_FROM = 1000;
+
+/**
+ * A scan; with no stat cache (a first snapshot) one that hashes natively when
+ * it will read many files, as the listings of its directories say.
+ */
+async function scanFirst(snap: Snapshotter): Promise<Tree> {
+  if (snap.cachedCount() === 0) {
+    snap.knownDirs();
+    if (snap.listedFiles() >= NATIVE_HASH_FROM) await snap.hashNatively();
+  }
+  return snap.scan();
+}
+
+/**
+ * A look ahead of a session's first call: the directories the stat cache
+ * knows (a first session: a walk of them) are watched, then the workspace is
+ * scanned in slices between other work ({@link Snapshotter.scanAhead}:
+ * nothing is read into the store, which needs the workspace lock), then the
+ * new directories are watched too. The next {@link snapshotWith} is an
+ * update, which reads what changed since the last session (in a first one,
+ * everything).
+ */
+export async function lookAhead(
+  sub: Subscription,
+  snap: Snapshotter,
+  hurry: () => boolean,
+): Promise<void> {
+  if (sub.watching || sub.gaveUp) return;
+  await sub.target(snap.knownDirs());
+  if (!sub.watching || !(await sub.flush())) return;
+  sub.take();
+  if (snap.cachedCount() === 0 && snap.listedFiles() >= NATIVE_HASH_FROM) {
+    await snap.hashNatively();
+  }
+  await snap.scanAhead(hurry);
+  await sub.target(snap.dirs());
+}
+
 /**
  * The workspace now: updated from the paths the watcher saw change when it
  * vouches for them, else scanned whole; then the watcher follows the
- * snapshot's directories. The first time, the watcher starts after a scan and
- * the workspace is scanned again (what changed between the two is in the
- * second). `how` says which it was.
+ * snapshot's directories. The first time, the watcher starts on the
+ * directories the stat cache knows (a first snapshot walks them first), before
+ * one scan; what changed during it is looked at again after. `how` says which
+ * it was.
  */
 export async function snapshotWith(
   sub: Subscription | undefined,
@@ -327,7 +368,7 @@ export async function snapshotWith(
 ): Promise<Tree> {
   if (!sub || sub.gaveUp) {
     how?.("scan");
-    return snap.scan();
+    return await scanFirst(snap);
   }
   if (sub.watching) {
     const flushed = await sub.flush();
@@ -339,29 +380,21 @@ export async function snapshotWith(
       return tree;
     }
   } else {
-    // The last session's directories are watched before the first scan, so what changes
-    // during it is seen: one scan, then a look at those paths and at directories it found new.
-    const known = snap.cachedDirs();
-    if (known.length > 1) {
-      await sub.target(known);
-      if (sub.watching && await sub.flush()) {
-        sub.take();
-        snap.scan();
-        await sub.target(snap.dirs());
-        const flushed = await sub.flush();
-        const { paths, complete } = sub.take();
-        const tree = flushed && complete ? snap.update(paths) : undefined;
-        if (tree) {
-          how?.("scan");
-          await sub.target(snap.dirs());
-          return tree;
-        }
-      }
-    } else {
-      snap.scan();
-      await sub.target(snap.dirs());
-      await sub.flush();
+    // The directories are watched before the first scan, so what changes during it is seen:
+    // one scan, then a look at those paths and at directories it found new.
+    await sub.target(snap.knownDirs());
+    if (sub.watching && await sub.flush()) {
       sub.take();
+      await scanFirst(snap);
+      await sub.target(snap.dirs());
+      const flushed = await sub.flush();
+      const { paths, complete } = sub.take();
+      const tree = flushed && complete ? snap.update(paths) : undefined;
+      if (tree) {
+        how?.("scan");
+        await sub.target(snap.dirs());
+        return tree;
+      }
     }
   }
   how?.("scan");

@@ -22,6 +22,10 @@
  * - the undo store's size (`du`, blocks and apparent) against the tree's
  *   content and the allowance `1.2 × content + 200 × files`.
  *
+ * An almost empty repository (three files) runs first, the same way: what each
+ * tree's calls cost beyond it is what the tree adds (undo, and what else
+ * looks at the workspace), not the sandbox's start or the command itself.
+ *
  * Targets: later session's first bash call ≤ 2× `git status`; later calls
  * p50 ≤ 30 ms; peak RSS ≤ 150 MB; store within the allowance.
  *
@@ -248,10 +252,14 @@ try {
   console.log(`bundle built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   console.log(`peak RSS from ${HAS_TIME ? "/usr/bin/time -f %M" : "polling VmHWM"}`);
 
+  // An almost empty repository first: what a call costs without a big tree (the sandbox's
+  // start, the command), for what each tree adds to it.
   const trees = [
+    { name: "empty", files: 3 },
     { name: "10k", files: 10_000 },
     { name: "100k", files: BIG },
-  ].filter((tr) => !ONLY || tr.name === ONLY);
+  ].filter((tr) => !ONLY || tr.name === ONLY || tr.name === "empty");
+  let empty: { first: number; later: number }[] | undefined;
   for (const tree of trees) {
     const p = `[${tree.name}]`;
     const ws = join(tmp, `ws-${tree.name}`);
@@ -260,6 +268,8 @@ try {
     // 1. The tree and its first commit.
     t = performance.now();
     const dirs = generate(ws, tree.files, 0x5eed + tree.files);
+    // The script's second command writes into pkg1/.
+    Deno.mkdirSync(join(ws, "pkg1"), { recursive: true });
     const written = performance.now() - t;
     await git(ws, {}, "init", "-q");
     await git(ws, {}, "add", "-A");
@@ -330,6 +340,20 @@ try {
           `${fig.first} ms; later calls p50 ${fig.later} ms (${d[1]}, ${d[3]}, ${d[4]}; ` +
           `read ${fig.read} ms); whole run ${fig.whole.toFixed(0)} ms; ` +
           `peak RSS ${fig.rssMB.toFixed(0)} MB`,
+      );
+    }
+
+    if (tree.name === "empty") {
+      empty = runs;
+      Deno.removeSync(ws, { recursive: true });
+      continue;
+    }
+    if (empty) {
+      const [e1, e2] = empty, [r1, r2] = runs;
+      console.log(
+        `${p} beyond the empty repository's: first bash call run 1 +${r1.first - e1.first} ms, ` +
+          `run 2 +${r2.first - e2.first} ms; later calls p50 run 1 +${r1.later - e1.later} ms, ` +
+          `run 2 +${r2.later - e2.later} ms`,
       );
     }
 

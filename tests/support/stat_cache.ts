@@ -4,7 +4,7 @@
  * @module
  */
 
-import { Snapshotter } from "../../agent/undo/snapshot.ts";
+import { type Limits, Snapshotter } from "../../agent/undo/snapshot.ts";
 import type { UndoStore } from "../../agent/undo/store.ts";
 
 /**
@@ -13,10 +13,15 @@ import type { UndoStore } from "../../agent/undo/store.ts";
  * fresh stat is not trusted (ctime comes in whole seconds), so this waits, at
  * most about six seconds. Returns the rows saved.
  */
-export async function leaveStatCache(ws: string, store: UndoStore, files: number): Promise<number> {
-  const rows = () => (JSON.parse(store.loadState() ?? '{"rows":[]}').rows as unknown[]).length;
+export async function leaveStatCache(
+  ws: string,
+  store: UndoStore,
+  files: number,
+  limits: Partial<Limits> = {},
+): Promise<number> {
+  const rows = () => new Snapshotter(ws, store, limits).cachedCount();
   for (let i = 0; i < 60 && rows() < files; i++) {
-    const s = new Snapshotter(ws, store);
+    const s = new Snapshotter(ws, store, limits);
     s.scan();
     s.saveState();
     if (rows() < files) await new Promise((r) => setTimeout(r, 100));

@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { gitWorkspace, tree } from "../../support/undo.ts";
+import { leaveStatCache } from "../../support/stat_cache.ts";
+import { undoDir, UndoStore } from "../../../agent/undo/store.ts";
 import { DatabaseSync } from "node:sqlite";
 import { type FakeModel, startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
@@ -106,6 +108,40 @@ Deno.test("crab undo --run restores a print run's writes, edits and shell change
   const redo = await s.crab(["undo", "--redo"]);
   assert.equal(redo.code, 0, redo.stdout + redo.stderr);
   assert.deepEqual(tree(s.ws), afterRun);
+});
+
+Deno.test("crab undo restores a tracked file byte for byte after a command emptied .git/objects and changed it", async () => {
+  using s = sandbox("crab-undo-objects-");
+  const original = "tracked by git\n\u00e9\u0000end\n";
+  s.put("tracked.txt", original);
+  gitWorkspace(s, false);
+  // An earlier session left undo's store and stat cache, which vouches for every file.
+  const store = new UndoStore(undoDir(s.ws, s.home));
+  assert.equal(await leaveStatCache(s.ws, store, 8), 8);
+  store.close();
+  await using fake = await startFakeModel([
+    // `.git/objects` is a mount point in the sandbox: what it holds goes, not the folder itself.
+    {
+      calls: [{ name: "bash", args: { command: "rm -rf .git/objects/* && echo x > tracked.txt" } }],
+    },
+    { text: "done" },
+  ]);
+  const r = await s.crab(args(fake, "-p", "break things"), { env });
+  assert.equal(r.code, 0, r.stderr);
+  const results = fake.modelRequests().slice(1).flatMap((q) => toolResults(q).map((t) => t.text));
+  assert.ok(
+    results.some((t) => t.endsWith("files changed: +0 ~1 -0: ~tracked.txt")),
+    results.join("\n"),
+  );
+  assert.equal(Deno.readTextFileSync(join(s.ws, "tracked.txt")), "x\n");
+  assert.deepEqual(
+    [...Deno.readDirSync(join(s.ws, ".git", "objects"))],
+    [],
+    "git's objects are gone",
+  );
+  const undo = await s.crab(["undo", "--yes"]);
+  assert.equal(undo.code, 0, undo.stdout + undo.stderr);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "tracked.txt")), original);
 });
 
 Deno.test("crab undo keeps a file the user changed since as a conflict, and never removes the user's own files", async () => {

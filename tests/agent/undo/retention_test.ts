@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { prune, PRUNE_EVERY_MS, pruneIfDue, retentionOf } from "../../../agent/undo/retention.ts";
 import { type CallRecord, hashBytes, UndoStore } from "../../../agent/undo/store.ts";
+import { K_FILE, SnapTree } from "../../../agent/undo/_tree.ts";
+import { encodeState } from "../../../agent/undo/_state.ts";
+import { decodeHex } from "../../../tools/fs/hex.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -52,7 +55,18 @@ Deno.test("prune() forgets calls older than the age limit, and keeps what the la
     call(store, 2, now - DAY, 10);
     // The baseline of the next call names the old call's content: it stays.
     const h = (old.changes[0].a as { hash: string }).hash;
-    store.saveState(JSON.stringify({ v: 1, rows: [["f1", old.changes[0].a, 1, 10, 0, 0, 0]] }));
+    const state = new SnapTree();
+    state.setRow("f1", {
+      kind: K_FILE,
+      mode: 0o644,
+      flags: 0,
+      ino: 1,
+      size: 10,
+      mtime: 0,
+      ctime: 0,
+      hash: decodeHex(h),
+    });
+    store.saveState(encodeState(state, [], store.stamp()));
     const pruned = prune(store, {}, now);
     assert.deepEqual(pruned, { calls: 1, objects: 0, bytes: 0 });
     assert.deepEqual(store.calls().map((r) => r.seq), [2]);

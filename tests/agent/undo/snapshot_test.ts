@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { put, undoPlace } from "../../support/undo.ts";
 import { diffTrees, Snapshotter } from "../../../agent/undo/snapshot.ts";
-import { hashBytes } from "../../../agent/undo/store.ts";
+import { hashBytes, UndoStore } from "../../../agent/undo/store.ts";
+import { leaveStatCache } from "../../support/stat_cache.ts";
 
 const enc = new TextEncoder();
 
@@ -65,4 +66,34 @@ Deno.test("Snapshotter.scan() hashes again only what changed once the stats are 
   const fresh = new Snapshotter(t.ws, t.store);
   fresh.scan();
   assert.ok(fresh.hashed <= 1, `hashed ${fresh.hashed}`);
+});
+
+Deno.test("Snapshotter: a later process trusts the stat cache it was left, names in any script, links and big files too", async () => {
+  using t = temp();
+  put(t.ws, ".gitignore", "*.log\n");
+  put(t.ws, "src/ünïcode/日本語.ts", "export const 名前 = 1;\n");
+  put(t.ws, "src/plain.ts", "export const p = 1;\n");
+  put(t.ws, "debug.log", "ignored but kept\n");
+  Deno.writeFileSync(join(t.ws, "big.bin"), new Uint8Array(4096));
+  Deno.symlinkSync("src/ünïcode/日本語.ts", join(t.ws, "lien→"));
+  const files = 6;
+  assert.equal(await leaveStatCache(t.ws, t.store, files, { fileMax: 1024 }), files);
+  const later = new Snapshotter(t.ws, t.store, { fileMax: 1024 });
+  assert.equal(later.cachedCount(), files);
+  assert.deepEqual(
+    later.cachedDirs().sort(),
+    [t.ws, join(t.ws, "src"), join(t.ws, "src", "ünïcode")].sort(),
+  );
+  const tree = later.scan();
+  assert.equal(later.hashed, 0, "nothing read again");
+  const full = new Snapshotter(t.ws, new UndoStore(join(t.ws, "..", "again")), { fileMax: 1024 });
+  assert.deepEqual(Object.fromEntries(tree), Object.fromEntries(full.scan()));
+  // A damaged cache is no cache: everything is read again.
+  const bytes = t.store.loadState()!;
+  bytes[bytes.byteLength - 1] ^= 1;
+  t.store.saveState(bytes);
+  const damaged = new Snapshotter(t.ws, t.store, { fileMax: 1024 });
+  assert.equal(damaged.cachedCount(), 0);
+  damaged.scan();
+  assert.equal(damaged.hashed, 4);
 });

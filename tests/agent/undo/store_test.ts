@@ -169,6 +169,41 @@ Deno.test("UndoStore names no object before its bytes are written, and a removed
   }
 });
 
+Deno.test("UndoStore writes a first snapshot's bytes in batches and names them in the index at the flush", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-pack-" });
+  try {
+    const store = new UndoStore(dir);
+    // Past the bytes one batch gathers (2 MB): the first batches are written before the flush.
+    const bytes = (i: number) =>
+      new Uint8Array(512 * 1024).fill(i % 251).map((b, k) => k < 8 ? i >> k : b);
+    const digest = (b: Uint8Array) => new Uint8Array(createHash("sha256").update(b).digest());
+    const hashes: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const file = join(dir, `f${i}`);
+      Deno.writeFileSync(file, bytes(i));
+      const kept = store.putFile(file, bytes(i).byteLength, digest)!;
+      assert.equal(kept.size, bytes(i).byteLength);
+      hashes.push(createHash("sha256").update(bytes(i)).digest("hex"));
+      assert.deepEqual(kept.hash, digest(bytes(i)));
+    }
+    // The same content again is kept once.
+    Deno.writeFileSync(join(dir, "again"), bytes(3));
+    store.putFile(join(dir, "again"), bytes(3).byteLength, digest);
+    assert.ok(Deno.statSync(join(dir, "packs", "0.pack")).size > 0, "written before the flush");
+    // Written, not yet named: another process does not see them; this one does.
+    const other = new UndoStore(dir);
+    assert.equal(other.hasObject(hashes[0]), false);
+    for (let i = 0; i < 40; i++) assert.deepEqual(store.readObject(hashes[i]), bytes(i));
+    store.flush();
+    for (let i = 0; i < 40; i++) assert.deepEqual(other.readObject(hashes[i]), bytes(i));
+    assert.equal(Deno.statSync(join(dir, "packs", "0.pack")).size, 40 * 512 * 1024);
+    other.close();
+    store.close();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("UndoStore never hands out packed bytes that are not the content their hash names", () => {
   const dir = Deno.makeTempDirSync({ prefix: "crab-pack-" });
   try {

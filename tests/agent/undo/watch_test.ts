@@ -4,6 +4,7 @@ import { diffTrees, Snapshotter, type Tree } from "../../../agent/undo/snapshot.
 import { undoStage } from "../../../agent/undo/stage.ts";
 import { UndoStore } from "../../../agent/undo/store.ts";
 import {
+  lookAhead,
   snapshotWith,
   stopWatching,
   type Subscription,
@@ -529,6 +530,58 @@ Deno.test("a later session's first snapshot scans once under the last session's 
     assert.equal(hows.at(-1), "update");
     assert.deepEqual(snap.delta?.map((c) => c.p), ["new/deep/three.txt"]);
     assert.equal(next, tree, "updated in place");
+  } finally {
+    stopWatching(ws);
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+Deno.test("lookAhead(): a session looks ahead of its first call; the call's update reads what it left and equals a full scan", async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-watch-" }));
+  const ws = join(root, "ws");
+  const store = () => new UndoStore(join(root, "undo"));
+  try {
+    for (let d = 0; d < 5; d++) {
+      for (let f = 0; f < 30; f++) {
+        Deno.mkdirSync(join(ws, `d${d}`), { recursive: true });
+        Deno.writeTextFileSync(join(ws, `d${d}`, `f${f}.txt`), `file ${d}/${f}\n`);
+      }
+    }
+    // A first session: every file is left for the call, which reads and keeps them all.
+    {
+      const sub = watchWorkspace(ws, join(root, "marks"));
+      const snap = new Snapshotter(ws, store());
+      await lookAhead(sub, snap, () => false);
+      assert.equal(snap.hashed, 0, "the look ahead reads nothing");
+      Deno.writeTextFileSync(join(ws, "d0", "f0.txt"), "changed after the look\n");
+      Deno.mkdirSync(join(ws, "new"));
+      Deno.writeTextFileSync(join(ws, "new", "g.txt"), "made after the look\n");
+      const hows: string[] = [];
+      const tree = await snapshotWith(sub, snap, (h) => hows.push(h));
+      assert.deepEqual(hows, ["update"]);
+      assert.equal(snap.hashed, 151);
+      const full = new Snapshotter(ws, new UndoStore(Deno.makeTempDirSync({ dir: root }))).scan();
+      assert.deepEqual(sorted(tree), sorted(full));
+      for (const [p, e] of tree) {
+        if (e.t === "f") {
+          assert.deepEqual(snap.store.readObject(e.hash), Deno.readFileSync(join(ws, p)));
+        }
+      }
+      stopWatching(ws);
+    }
+    assert.equal(await leaveStatCache(ws, store(), 151), 151);
+    // A later session: only what changed between the sessions is read, by the call.
+    Deno.writeTextFileSync(join(ws, "d1", "f1.txt"), "changed between the sessions\n");
+    Deno.removeSync(join(ws, "d2", "f2.txt"));
+    const sub = watchWorkspace(ws, join(root, "marks"));
+    const snap = new Snapshotter(ws, store());
+    // Hurried: the scan ahead runs to its end at once, as when a call waits for it.
+    await lookAhead(sub, snap, () => true);
+    assert.equal(snap.hashed, 0);
+    const tree = await snapshotWith(sub, snap);
+    assert.equal(snap.hashed, 1);
+    const full = new Snapshotter(ws, new UndoStore(Deno.makeTempDirSync({ dir: root }))).scan();
+    assert.deepEqual(sorted(tree), sorted(full));
   } finally {
     stopWatching(ws);
     Deno.removeSync(root, { recursive: true });

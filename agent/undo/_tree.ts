@@ -1,0 +1,423 @@
+/**
+ * A snapshot's tree, kept lean: what each file was (its kind, mode, size and
+ * content hash) and the stat that vouched for it lie in columns of typed
+ * arrays, one row per file, so a tree of 100,000 files costs a row each, not
+ * a few objects and a hex string each. Entries are made when asked for
+ * (`get`, iteration): a call's changes, a restore, a test. Directories and
+ * heavy directories, a few, are entries as they are.
+ *
+ * The same tree is the stat cache of the next scan: a file whose stat is the
+ * row's is not read again, and its row is copied as it is.
+ *
+ * @module
+ */
+
+import { encodeHex } from "../../tools/fs/hex.ts";
+import type { Entry } from "./store.ts";
+
+/** Row kinds: a regular file kept, a symlink, a file known by size and mtime (too big, kept out). */
+export const K_FILE = 1, K_LINK = 2, K_BIG = 3, K_OUT = 4;
+/**
+ * Row flags: ignored by the rules; the stat may still change without its
+ * fields showing it; the content is not read yet (a scan ahead's row, all but
+ * its hash). A row either of the last two says nothing of its file's content.
+ */
+export const F_IG = 1, F_RACY = 2, F_UNREAD = 4;
+/** Bytes of a content hash (sha256). */
+export const HASH_BYTES = 32;
+
+/** A row's fields, as a look at one file found them. */
+export interface RowInit {
+  kind: number;
+  mode: number;
+  flags: number;
+  /** -1 when the platform gives none. */
+  ino: number;
+  size: number;
+  mtime: number;
+  ctime: number;
+  /** The content's sha256 ({@link K_FILE}). */
+  hash?: Uint8Array;
+  /** The symlink's target ({@link K_LINK}). */
+  target?: string;
+}
+
+/** The rows, column by column; a released row is used again. */
+export class Columns {
+  cap = 0;
+  used = 0;
+  // Views of a stat cache's bytes at first (`_state.ts`), arrays of their own once grown.
+  ino: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  size: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  mtime: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  ctime: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  mode: Uint16Array<ArrayBufferLike> = new Uint16Array(0);
+  kind: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
+  flags: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
+  hash: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
+  targets = new Map<number, string>();
+  #free: number[] = [];
+
+  alloc(): number {
+    const r = this.#free.pop();
+    if (r !== undefined) return r;
+    if (this.used === this.cap) this.grow(Math.max(64, this.cap * 2));
+    return this.used++;
+  }
+
+  release(r: number): void {
+    this.kind[r] = 0;
+    this.targets.delete(r);
+    this.#free.push(r);
+  }
+
+  grow(cap: number): void {
+    const f64 = (a: Float64Array) => {
+      const b = new Float64Array(cap);
+      b.set(a.subarray(0, this.used));
+      return b;
+    };
+    this.ino = f64(this.ino);
+    this.size = f64(this.size);
+    this.mtime = f64(this.mtime);
+    this.ctime = f64(this.ctime);
+    const mode = new Uint16Array(cap);
+    mode.set(this.mode.subarray(0, this.used));
+    this.mode = mode;
+    const kind = new Uint8Array(cap), flags = new Uint8Array(cap);
+    kind.set(this.kind.subarray(0, this.used));
+    flags.set(this.flags.subarray(0, this.used));
+    this.kind = kind;
+    this.flags = flags;
+    const hash = new Uint8Array(cap * HASH_BYTES);
+    hash.set(this.hash.subarray(0, this.used * HASH_BYTES));
+    this.hash = hash;
+    this.cap = cap;
+  }
+}
+
+/** One path a snapshot found changed since the one before: what it was (`b`), what it is (`a`). */
+export type TreeChange = { p: string; b: Entry | null; a: Entry | null };
+
+/**
+ * Path (workspace-relative, `/`-separated) → entry, as a read-only map. While
+ * its {@link journal} is open, it notes what each path held before it first
+ * changed: an update changes the last tree in place (no copy of a big tree
+ * per call) and knows its changes without comparing it whole.
+ */
+export class SnapTree implements ReadonlyMap<string, Entry> {
+  readonly cols = new Columns();
+  /** Files (and symlinks, big files) → their row. */
+  readonly files = new Map<string, number>();
+  /** Directories and heavy directories. */
+  readonly others = new Map<string, Entry>();
+  /** While open: each changed path's state before its first change (its row kept, an entry, or absent). */
+  journal: Map<string, number | Entry | null> | undefined;
+  /** During a scan in place: the rows found again or set anew. */
+  #seen: Uint8Array | undefined;
+
+  get size(): number {
+    return this.files.size + this.others.size;
+  }
+
+  has(p: string): boolean {
+    return this.files.has(p) || this.others.has(p);
+  }
+
+  get(p: string): Entry | undefined {
+    const r = this.files.get(p);
+    return r === undefined ? this.others.get(p) : this.entryAt(r);
+  }
+
+  /** The entry of row `r`, made now. */
+  entryAt(r: number): Entry {
+    const c = this.cols;
+    switch (c.kind[r]) {
+      case K_FILE:
+        return { t: "f", mode: c.mode[r], size: c.size[r], hash: this.hashAt(r) };
+      case K_LINK:
+        return { t: "l", target: c.targets.get(r)! };
+      case K_BIG:
+        return { t: "big", size: c.size[r], mtime: c.mtime[r] };
+      default:
+        return { t: "big", size: c.size[r], mtime: c.mtime[r], out: true };
+    }
+  }
+
+  /** The hex content hash of row `r` (a {@link K_FILE}). */
+  hashAt(r: number): string {
+    return encodeHex(this.cols.hash.subarray(r * HASH_BYTES, (r + 1) * HASH_BYTES));
+  }
+
+  /** Whether path `p` is a directory (not a heavy one). */
+  isDir(p: string): boolean {
+    return this.others.get(p)?.t === "d";
+  }
+
+  *keys(): MapIterator<string> {
+    yield* this.files.keys();
+    yield* this.others.keys();
+  }
+
+  *values(): MapIterator<Entry> {
+    for (const r of this.files.values()) yield this.entryAt(r);
+    yield* this.others.values();
+  }
+
+  *entries(): MapIterator<[string, Entry]> {
+    for (const [p, r] of this.files) yield [p, this.entryAt(r)];
+    yield* this.others;
+  }
+
+  [Symbol.iterator](): MapIterator<[string, Entry]> {
+    return this.entries();
+  }
+
+  forEach(fn: (value: Entry, key: string, map: ReadonlyMap<string, Entry>) => void): void {
+    for (const [p, e] of this.entries()) fn(e, p, this);
+  }
+
+  get [Symbol.toStringTag](): string {
+    return "SnapTree";
+  }
+
+  /** Sets file `p` from a fresh look at it; returns its row. */
+  setRow(p: string, init: RowInit): number {
+    this.#note(p);
+    this.#dropFile(p);
+    this.others.delete(p);
+    const c = this.cols;
+    const r = c.alloc();
+    c.kind[r] = init.kind;
+    c.mode[r] = init.mode;
+    c.flags[r] = init.flags;
+    c.ino[r] = init.ino;
+    c.size[r] = init.size;
+    c.mtime[r] = init.mtime;
+    c.ctime[r] = init.ctime;
+    if (init.hash) c.hash.set(init.hash, r * HASH_BYTES);
+    if (init.target !== undefined) c.targets.set(r, init.target);
+    this.files.set(p, r);
+    this.keep(r);
+    return r;
+  }
+
+  /**
+   * Starts a scan in place (of a tree nobody else holds): the directories are
+   * found again, and the rows neither kept nor set anew before {@link sweep}
+   * go then.
+   */
+  beginSweep(): void {
+    this.#seen = new Uint8Array(this.cols.cap);
+    this.others.clear();
+  }
+
+  /** Row `r` was found again (during a scan in place). */
+  keep(r: number): void {
+    const seen = this.#seen;
+    if (!seen) return;
+    if (r >= seen.length) {
+      const more = new Uint8Array(this.cols.cap);
+      more.set(seen);
+      this.#seen = more;
+      more[r] = 1;
+    } else seen[r] = 1;
+  }
+
+  /** Ends a scan in place; when `done`, removes what it did not find again. Returns how many went. */
+  sweep(done: boolean): number {
+    const seen = this.#seen;
+    this.#seen = undefined;
+    if (!seen || !done) return 0;
+    let gone = 0;
+    for (const [p, r] of this.files) {
+      if (r < seen.length && seen[r]) continue;
+      this.files.delete(p);
+      this.cols.release(r);
+      gone++;
+    }
+    return gone;
+  }
+
+  /** Sets file `p` to row `r` of `from` as it is (a file the stat cache vouches for). */
+  copyRow(p: string, from: SnapTree, r: number): void {
+    const f = from.cols;
+    this.setRow(p, {
+      kind: f.kind[r],
+      mode: f.mode[r],
+      flags: f.flags[r],
+      ino: f.ino[r],
+      size: f.size[r],
+      mtime: f.mtime[r],
+      ctime: f.ctime[r],
+      ...(f.kind[r] === K_FILE
+        ? { hash: f.hash.subarray(r * HASH_BYTES, (r + 1) * HASH_BYTES) }
+        : {}),
+      ...(f.kind[r] === K_LINK ? { target: f.targets.get(r) } : {}),
+    });
+  }
+
+  /** Sets a directory or heavy directory. */
+  setOther(p: string, e: Entry): void {
+    this.#note(p);
+    this.#dropFile(p);
+    this.others.set(p, e);
+  }
+
+  /** Removes `p`; whether it was there. */
+  delete(p: string): boolean {
+    if (!this.files.has(p) && !this.others.has(p)) return false;
+    this.#note(p);
+    this.#dropFile(p);
+    this.others.delete(p);
+    return true;
+  }
+
+  /** Whether row `r` vouches for a file with this stat, seen under these rules. */
+  trusts(r: number, ino: number, size: number, mtime: number, ctime: number, ig: boolean): boolean {
+    const c = this.cols;
+    return (c.flags[r] & (F_RACY | F_UNREAD)) === 0 && c.ino[r] === ino && c.size[r] === size &&
+      c.mtime[r] === mtime && c.ctime[r] === ctime && ((c.flags[r] & F_IG) !== 0) === ig;
+  }
+
+  /** Opens the journal: from now on each path's first change notes what it was. */
+  openJournal(): void {
+    this.journal = new Map();
+  }
+
+  /**
+   * Closes the journal. Kept: what changed, in path order. Not kept: every
+   * path is put back as it was before the journal opened; undefined.
+   */
+  closeJournal(keep: boolean): TreeChange[] | undefined {
+    const journal = this.journal;
+    this.journal = undefined;
+    if (!journal) return keep ? [] : undefined;
+    if (!keep) {
+      for (const [p, was] of journal) {
+        const now = this.files.get(p);
+        if (now !== undefined && now !== was) this.cols.release(now);
+        this.files.delete(p);
+        this.others.delete(p);
+        if (typeof was === "number") this.files.set(p, was);
+        else if (was !== null) this.others.set(p, was);
+      }
+      return undefined;
+    }
+    const delta: TreeChange[] = [];
+    for (const [p, was] of journal) {
+      const now = this.files.get(p);
+      if (typeof was === "number" && now === was) continue;
+      const b = typeof was === "number" ? this.entryAt(was) : was;
+      const a = now === undefined ? this.others.get(p) ?? null : this.entryAt(now);
+      if (typeof was === "number") this.cols.release(was);
+      if (!sameEntry(b, a)) delta.push({ p, b, a });
+    }
+    return delta.sort((x, y) => (x.p < y.p ? -1 : x.p > y.p ? 1 : 0));
+  }
+
+  /** Notes what `p` is before its first change while the journal is open. */
+  #note(p: string): void {
+    const j = this.journal;
+    if (!j || j.has(p)) return;
+    const r = this.files.get(p);
+    j.set(p, r !== undefined ? r : this.others.get(p) ?? null);
+  }
+
+  /** Takes `p`'s row out of the files, freeing it unless the journal keeps it. */
+  #dropFile(p: string): void {
+    const r = this.files.get(p);
+    if (r === undefined) return;
+    this.files.delete(p);
+    if (this.journal?.get(p) !== r) this.cols.release(r);
+  }
+}
+
+/** Whether two entries (or absences) are the same state of a path. */
+export function sameEntry(x: Entry | null, y: Entry | null): boolean {
+  if (x === null || y === null) return x === y;
+  switch (x.t) {
+    case "f":
+      return y.t === "f" && x.hash === y.hash && x.mode === y.mode;
+    case "l":
+      return y.t === "l" && x.target === y.target;
+    case "d":
+      return y.t === "d" && x.mode === y.mode;
+    case "big":
+      return y.t === "big" && x.size === y.size && x.mtime === y.mtime;
+    case "heavy":
+      return y.t === "heavy" && x.mtime === y.mtime;
+  }
+}
+
+/** Whether row `ra` of `a` and row `rb` of `b` are the same state of a path, by their columns. */
+function sameRows(a: SnapTree, ra: number, b: SnapTree, rb: number): boolean {
+  const x = a.cols, y = b.cols;
+  const kx = x.kind[ra], ky = y.kind[rb];
+  switch (kx) {
+    case K_FILE: {
+      if (ky !== K_FILE || x.mode[ra] !== y.mode[rb]) return false;
+      const i = ra * HASH_BYTES, j = rb * HASH_BYTES;
+      for (let k = 0; k < HASH_BYTES; k++) if (x.hash[i + k] !== y.hash[j + k]) return false;
+      return true;
+    }
+    case K_LINK:
+      return ky === K_LINK && x.targets.get(ra) === y.targets.get(rb);
+    default:
+      return (ky === K_BIG || ky === K_OUT) && x.size[ra] === y.size[rb] &&
+        x.mtime[ra] === y.mtime[rb];
+  }
+}
+
+/** What changed from `before` to `after`, in path order. */
+export function diffTrees(
+  before: ReadonlyMap<string, Entry>,
+  after: ReadonlyMap<string, Entry>,
+): TreeChange[] {
+  const out: TreeChange[] = [];
+  if (before instanceof SnapTree && after instanceof SnapTree) {
+    // Row by row: an entry is made only for what changed.
+    for (const [p, rb] of before.files) {
+      const ra = after.files.get(p);
+      if (ra !== undefined && sameRows(before, rb, after, ra)) continue;
+      const a = ra === undefined ? after.others.get(p) ?? null : after.entryAt(ra);
+      out.push({ p, b: before.entryAt(rb), a });
+    }
+    for (const [p, b] of before.others) {
+      const a = after.get(p) ?? null;
+      if (!sameEntry(b, a)) out.push({ p, b, a });
+    }
+    for (const [p, ra] of after.files) {
+      if (!before.has(p)) out.push({ p, b: null, a: after.entryAt(ra) });
+    }
+    for (const [p, a] of after.others) if (!before.has(p)) out.push({ p, b: null, a });
+  } else {
+    for (const [p, b] of before) {
+      const a = after.get(p) ?? null;
+      if (!sameEntry(b, a)) out.push({ p, b, a });
+    }
+    for (const [p, a] of after) if (!before.has(p)) out.push({ p, b: null, a });
+  }
+  return out.sort((x, y) => (x.p < y.p ? -1 : x.p > y.p ? 1 : 0));
+}
+
+/** Kinds of a listing's names, one character each: `f`ile, `d`irectory, `l`ink. */
+export type Kinds = string;
+
+/** A directory's names as one read of it found them, with the stat that vouches for them. */
+export interface Listing {
+  /** -1 when the platform gives none. */
+  ino: number;
+  mtime: number;
+  ctime: number;
+  /** The directory's own mode. */
+  mode: number;
+  names: string[];
+  /** One of `f`, `d`, `l` for each of {@link names}. */
+  kinds: Kinds;
+  ignore: boolean;
+  gitignore: boolean;
+  git: boolean;
+  /** Ignore verdicts of `names` under the rule set of that key. */
+  verdicts?: { key: string; ignored: boolean[] };
+}
