@@ -255,13 +255,22 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       watch = watchWorkspace(opts.workspace, join(store.dir, "watch"), opts.watchFs || undefined);
     }
     if (opts.saveOnExit) {
+      const hadStore = existsDir(store.dir);
       globalThis.addEventListener("unload", () => {
         // Not while a look ahead or a call is half done, nor into a store removed meanwhile.
         if (warming || store.pendingObjects > 0 || !existsDir(store.dir)) return;
         try {
-          if (s.saveWorthIt()) s.saveState();
+          if (called || hadStore) {
+            if (s.saveWorthIt()) s.saveState();
+            return;
+          }
+          // A first session that changed nothing leaves no store behind: only the watcher's
+          // markers were made, and they go when empty (another crab's store is never emptied).
+          Deno.removeSync(join(store.dir, "watch"));
+          Deno.removeSync(store.dir);
+          Deno.removeSync(join(store.dir, ".."));
         } catch {
-          // The next process reads what changed.
+          // The next process reads what changed; a folder not empty stays.
         }
       });
     }

@@ -144,6 +144,18 @@ Deno.test("crab undo restores a tracked file byte for byte after a command empti
   assert.equal(Deno.readTextFileSync(join(s.ws, "tracked.txt")), original);
 });
 
+Deno.test("a print run that changes nothing leaves no undo store, though it looked ahead", async () => {
+  using s = sandbox("crab-undo-none-");
+  gitWorkspace(s, false);
+  await using fake = await startFakeModel([
+    { calls: [{ name: "read", args: { path: "e.txt" } }] },
+    { text: "done" },
+  ]);
+  const r = await s.crab(args(fake, "-p", "look only"), { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(existsSync(join(s.home, "undo")), false);
+});
+
 Deno.test("crab undo keeps a file the user changed since as a conflict, and never removes the user's own files", async () => {
   using s = sandbox("crab-undo-");
   gitWorkspace(s);
