@@ -277,7 +277,8 @@ export class Snapshotter {
     const { step } = this.#beginScan(true);
     for (;;) {
       if (step(hurry() ? Infinity : performance.now() + sliceMs)) return;
-      await new Promise<void>((resolve) => Deno.unrefTimer(setTimeout(resolve, 0)));
+      // A timer that keeps the process alive: whoever awaits the scan is not left pending.
+      await new Promise<void>((resolve) => setTimeout(resolve, 0));
     }
   }
 
@@ -556,8 +557,12 @@ export class Snapshotter {
     // A walk of the directories alone counts the files it passes: a home directory is no less
     // too large for not being read.
     let passed = 0;
+    // Each step walks one directory at least: a slice that is over before it began (a loaded
+    // machine) still moves the walk on.
+    let first = true;
     while (stack.length) {
-      if (deadline !== Infinity && performance.now() >= deadline) return false;
+      if (!first && deadline !== Infinity && performance.now() >= deadline) return false;
+      first = false;
       const { abs: dir, rel: dirRel, set: parentSet, ig: dirIg } = stack.pop()!;
       const l = this.#listing(dir, now);
       if (!l) continue;

@@ -587,3 +587,21 @@ Deno.test("lookAhead(): a session looks ahead of its first call; the call's upda
     Deno.removeSync(root, { recursive: true });
   }
 });
+
+Deno.test("scanAhead(): a scan in many slices ends for whoever awaits it, with nothing else keeping the process alive", async () => {
+  const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-watch-" }));
+  const ws = join(root, "ws");
+  try {
+    for (let d = 0; d < 20; d++) {
+      Deno.mkdirSync(join(ws, `d${d}`), { recursive: true });
+      Deno.writeTextFileSync(join(ws, `d${d}`, "f.txt"), `file ${d}\n`);
+    }
+    const snap = new Snapshotter(ws, new UndoStore(join(root, "undo")));
+    // A slice of no time: a step per directory, as a loaded machine makes it.
+    await snap.scanAhead(() => false, 0);
+    const tree = await snapshotWith(undefined, snap);
+    assert.equal(sorted(tree).filter(([, e]) => e.t === "f").length, 20);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
