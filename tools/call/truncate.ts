@@ -8,7 +8,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { join } from "node:path";
+import { join } from "../host/path.ts";
 import { ensureDataDir, ensureOwnSpillDir, noteSpillFile } from "../fs/data_dir.ts";
 
 export { spillFileOf } from "../fs/data_dir.ts";
@@ -279,10 +279,15 @@ export function truncateText(text: string, opts: TruncateOptions): Truncated {
   return c.finish();
 }
 
+/** How often the spill folder is swept: a start-up within this of the last sweep skips it. */
+export const SPILL_SWEEP_EVERY_MS = 60 * 60 * 1000;
+
 /**
  * Removes spill files older than seven days, in the spill folder and in the
  * folders below it (each run's, each background job's in a run's), and a
- * folder once it is empty and as old; called once at start-up. Never throws.
+ * folder once it is empty and as old; called at start-up, it walks the folder
+ * at most once an hour (`spill.swept` in the data folder marks the last
+ * sweep), so a folder of many runs costs a start-up one stat. Never throws.
  */
 export function cleanSpillFiles(now = Date.now(), env: Pick<Deno.Env, "get"> = runEnv): number {
   let dir: string;
@@ -290,6 +295,20 @@ export function cleanSpillFiles(now = Date.now(), env: Pick<Deno.Env, "get"> = r
     dir = ensureDataDir("spill", env);
   } catch {
     return 0;
+  }
+  const stamp = join(dir, "..", "spill.swept");
+  try {
+    const last = Deno.statSync(stamp).mtime?.getTime() ?? 0;
+    if (now - last < SPILL_SWEEP_EVERY_MS && last <= now) return 0;
+  } catch {
+    // Never swept.
+  }
+  try {
+    Deno.writeFileSync(stamp, new Uint8Array());
+    const at = new Date(now);
+    Deno.utimeSync(stamp, at, at);
+  } catch {
+    // Swept again next time.
   }
   const old = (p: string) => {
     try {

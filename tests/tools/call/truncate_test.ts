@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import { entryExists as existsSync } from "../../../tools/fs/exists.ts";
 import {
   cleanSpillFiles,
   countNewlines,
   OutputCollector,
   SPILL_MAX_AGE_MS,
+  SPILL_SWEEP_EVERY_MS,
   truncateText,
 } from "../../../tools/call/truncate.ts";
 
@@ -117,6 +119,23 @@ Deno.test("cleanSpillFiles() removes an old background job's folder in a run's f
     for (const p of [`${job}/output.txt`, `${job}/ports`, job, run]) Deno.utimeSync(p, old, old);
     assert.equal(cleanSpillFiles(Date.now(), env), 1);
     assert.deepEqual([...Deno.readDirSync(`${home}/spill`)], []);
+  });
+});
+
+Deno.test("cleanSpillFiles() walks the spill folder at most once an hour", () => {
+  withCrabHome((home, env) => {
+    Deno.mkdirSync(`${home}/spill`);
+    const now = Date.now();
+    assert.equal(cleanSpillFiles(now, env), 0);
+    Deno.writeTextFileSync(`${home}/spill/old.txt`, "old");
+    const old = new Date(now - SPILL_MAX_AGE_MS - 60_000);
+    Deno.utimeSync(`${home}/spill/old.txt`, old, old);
+    // Within the hour: the folder is not walked again.
+    assert.equal(cleanSpillFiles(now + SPILL_SWEEP_EVERY_MS - 1000, env), 0);
+    assert.ok(existsSync(`${home}/spill/old.txt`));
+    // An hour on: it is.
+    assert.equal(cleanSpillFiles(now + SPILL_SWEEP_EVERY_MS + 1000, env), 1);
+    assert.ok(!existsSync(`${home}/spill/old.txt`));
   });
 });
 
