@@ -6,7 +6,7 @@
  * @module
  */
 
-import { relative } from "node:path";
+import { relative } from "../../tools/host/path.ts";
 import { type HookCommand, loadHooks } from "../settings/hooks.ts";
 import { workspaceCodeOf } from "./scripts.ts";
 

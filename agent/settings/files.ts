@@ -23,9 +23,8 @@
  */
 
 import { runEnv } from "../../tools/fs/run_env.ts";
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
-import { configDir, mcpConfigPaths } from "../../tools/fs/data_dir.ts";
+import { join, resolve } from "../../tools/host/path.ts";
+import { configDir, homeDir, mcpConfigPaths } from "../../tools/fs/data_dir.ts";
 
 /** The scope of a settings file: the user's own, or the workspace's (shared, or local). */
 export type FileScope = "user" | "project" | "local";
@@ -42,7 +41,7 @@ export interface SettingsFile {
 
 /** Claude Code's user directory, `~/.claude`. */
 export function claudeDir(env: Pick<Deno.Env, "get"> = runEnv): string {
-  return join(env.get("HOME") ?? homedir(), ".claude");
+  return join(homeDir(env), ".claude");
 }
 
 /**

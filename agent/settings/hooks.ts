@@ -18,8 +18,8 @@
  */
 
 import { runEnv } from "../../tools/fs/run_env.ts";
-import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { homeDir } from "../../tools/fs/data_dir.ts";
+import { isAbsolute, join, resolve } from "../../tools/host/path.ts";
 import { isWithin } from "../../tools/fs/workspace.ts";
 import { settingsFileTable, type SettingsReader, settingsReader } from "./files.ts";
 
@@ -334,7 +334,7 @@ export function expandWord(word: string, workspace: string, home: string): strin
 export function hookScripts(
   command: string,
   workspace: string,
-  home = runEnv.get("HOME") ?? homedir(),
+  home = homeDir(),
 ): string[] {
   const out: string[] = [];
   for (const raw of commandWords(command)) {

@@ -27,8 +27,8 @@
  */
 
 import { runEnv } from "../../tools/fs/run_env.ts";
-import { homedir } from "node:os";
-import { dirname, join, relative, resolve } from "node:path";
+import { homeDir as userHome } from "../../tools/fs/data_dir.ts";
+import { dirname, join, relative, resolve } from "../../tools/host/path.ts";
 import {
   fileOf,
   type SettingsFile as TableFile,
@@ -114,7 +114,7 @@ export class PermissionError extends Error {
 
 /** The real home directory (`~/` in rules and commands). */
 export function homeDir(env: Pick<Deno.Env, "get"> = runEnv): string {
-  return realOrSelf(env.get("HOME") ?? homedir());
+  return realOrSelf(userHome(env));
 }
 
 /**

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../../tools/host/path.ts";
 import type { CallRecord, UndoRecord, UndoStore } from "./store.ts";
 import type { Entry } from "./snapshot.ts";
 import { restamp, stateHashes } from "./_state.ts";

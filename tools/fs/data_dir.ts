@@ -6,7 +6,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { join, resolve } from "node:path";
+import { join, resolve } from "../host/path.ts";
 
 function configuredDataDir(env: Pick<Deno.Env, "get">): string {
   const home = env.get("CRAB_HOME");
@@ -23,6 +23,38 @@ function mayWrite(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The user's home: `HOME`, else the home `/etc/passwd` gives this user, else
+ * `/` (what `node:os`'s `homedir()` answers, without loading Deno's Node layer).
+ */
+export function homeDir(env: Pick<Deno.Env, "get"> = runEnv): string {
+  const home = env.get("HOME");
+  if (home !== undefined) return home;
+  // This process's user id, as the owner of a file it makes (`Deno.uid()` would need
+  // `--allow-sys`, `/proc/self` `--allow-all`), else its login name.
+  let uid: string | undefined;
+  try {
+    const probe = Deno.makeTempFileSync({ prefix: "crab-uid-" });
+    try {
+      uid = String(Deno.statSync(probe).uid);
+    } finally {
+      Deno.removeSync(probe);
+    }
+  } catch {
+    // Nowhere to write.
+  }
+  const name = env.get("USER") ?? env.get("LOGNAME");
+  try {
+    for (const line of Deno.readTextFileSync("/etc/passwd").split("\n")) {
+      const f = line.split(":");
+      if (f.length >= 7 && f[5] && (uid !== undefined ? f[2] === uid : f[0] === name)) return f[5];
+    }
+  } catch {
+    // No readable account list: the root stands in.
+  }
+  return "/";
 }
 
 /**

@@ -27,8 +27,7 @@
 
 import { runEnv } from "../fs/run_env.ts";
 import { realPathOrNull } from "../fs/exists.ts";
-import { basename, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, join, resolve } from "./path.ts";
 import { isWithin } from "../fs/workspace.ts";
 
 /** Set by a launcher: the `DENO_DIR` the user had ("" for none). Its presence marks a launch. */
@@ -102,7 +101,7 @@ export function crabOrigin(): CrabOrigin {
     }
     origin = {
       executable,
-      checkout: fileURLToPath(new URL("../../", import.meta.url)),
+      checkout: decodeURIComponent(new URL("../../", import.meta.url).pathname),
       denoDir,
       launchers,
     };

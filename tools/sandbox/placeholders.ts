@@ -18,7 +18,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../host/path.ts";
 import { ensureDataDir } from "../fs/data_dir.ts";
 import { lstatOrNull } from "../fs/exists.ts";
 import { isWithin } from "../fs/workspace.ts";

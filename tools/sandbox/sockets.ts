@@ -19,7 +19,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { join } from "node:path";
+import { join } from "../host/path.ts";
 
 /** Sockets at fixed places, relative to the system root. */
 const FIXED = [

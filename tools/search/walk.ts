@@ -28,7 +28,7 @@
  * @module
  */
 
-import { relative } from "node:path";
+import { relative } from "../host/path.ts";
 import { enterDir, type IgnoreSet, initialSet, NO_RULES } from "./ignore.ts";
 
 /** Options of {@link Walker}. */

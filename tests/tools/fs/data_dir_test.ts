@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { configDir, dataDir, ensureDataDir } from "../../../tools/fs/data_dir.ts";
+import { configDir, dataDir, ensureDataDir, homeDir } from "../../../tools/fs/data_dir.ts";
+import { homedir } from "node:os";
 
 const env = (vars: Record<string, string>) => ({ get: (k: string) => vars[k] });
 
@@ -41,4 +42,18 @@ Deno.test("ensureDataDir() makes the folder, private to the user", () => {
 Deno.test("configDir() takes XDG_CONFIG_HOME/crab, then ~/.config/crab", () => {
   assert.equal(configDir(env({ HOME: "/h" })), "/h/.config/crab");
   assert.equal(configDir(env({ HOME: "/h", XDG_CONFIG_HOME: "/x" })), "/x/crab");
+});
+
+Deno.test("homeDir() is HOME when set, else the account's home as node:os finds it", () => {
+  assert.equal(homeDir(new Map([["HOME", "/somewhere"]])), "/somewhere");
+  // Without HOME node:os asks the account database, as homeDir() reads it.
+  const env = { ...Deno.env.toObject() };
+  delete env.HOME;
+  const out = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "console.log(require('node:os').homedir())"],
+    env,
+    clearEnv: true,
+  }).outputSync();
+  const expected = new TextDecoder().decode(out.stdout).trim() || homedir();
+  assert.equal(homeDir(new Map()), expected);
 });

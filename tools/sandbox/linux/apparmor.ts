@@ -11,7 +11,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../../host/path.ts";
 import { readTextOrNull } from "../../fs/exists.ts";
 
 /** What the machine says about user namespaces and bwrap's AppArmor profiles. */
