@@ -179,3 +179,25 @@ export async function* runRequest(
     }
   }
 }
+
+/**
+ * Builds an SDK's client with `globalThis.process` out of sight. Deno starts
+ * its Node layer the first time that global is read (about 15 ms: `process`,
+ * async hooks, the bindings), and the SDKs read their environment through it
+ * when it is there and through `Deno.env` when it is not: the same variables.
+ * Nothing else runs meanwhile (the constructor is synchronous).
+ */
+export function withoutNodeProcess<T>(build: () => T): T {
+  const own = Object.getOwnPropertyDescriptor(globalThis, "process");
+  if (!own?.configurable) return build();
+  Object.defineProperty(globalThis, "process", {
+    value: undefined,
+    configurable: true,
+    writable: true,
+  });
+  try {
+    return build();
+  } finally {
+    Object.defineProperty(globalThis, "process", own);
+  }
+}

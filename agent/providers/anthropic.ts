@@ -11,7 +11,7 @@ import { longContext, maxOutputTokens } from "./models.ts";
 
 /** The beta that opens a Sonnet model's million-token window (Claude Code's `[1m]`). */
 const LONG_CONTEXT_BETA = "context-1m-2025-08-07";
-import { type Attempt, type RequestPolicy, runRequest } from "./_request.ts";
+import { type Attempt, type RequestPolicy, runRequest, withoutNodeProcess } from "./_request.ts";
 import type {
   Attachment,
   ContentBlock,
@@ -125,14 +125,16 @@ export async function anthropicProvider(opts: AnthropicOptions): Promise<Provide
   const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
   const base = (opts.baseURL ?? "https://api.anthropic.com").replace(/\/+$/, "");
   // One credential, passed explicitly, so the SDK does not read the environment for another.
-  const client = new AnthropicClient({
-    ...(opts.authToken && !opts.apiKey
-      ? { authToken: opts.authToken }
-      : { apiKey: opts.apiKey ?? "missing" }),
-    baseURL: opts.baseURL ?? "https://api.anthropic.com",
-    maxRetries: 0,
-    ...opts.tracing,
-  });
+  const client = withoutNodeProcess(() =>
+    new AnthropicClient({
+      ...(opts.authToken && !opts.apiKey
+        ? { authToken: opts.authToken }
+        : { apiKey: opts.apiKey ?? "missing" }),
+      baseURL: opts.baseURL ?? "https://api.anthropic.com",
+      maxRetries: 0,
+      ...opts.tracing,
+    })
+  );
   const cache = opts.promptCache ?? true;
   return {
     name: "anthropic",

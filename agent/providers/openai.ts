@@ -8,7 +8,7 @@
  */
 
 import type OpenAI from "openai";
-import { type Attempt, type RequestPolicy, runRequest } from "./_request.ts";
+import { type Attempt, type RequestPolicy, runRequest, withoutNodeProcess } from "./_request.ts";
 import type {
   Attachment,
   Message,
@@ -130,13 +130,15 @@ export async function openaiProvider(opts: OpenAIOptions): Promise<Provider> {
   const { default: OpenAIClient } = await import("openai");
   const baseURL = opts.baseURL ?? "https://api.openai.com/v1";
   const official = /^https:\/\/api\.openai\.com\//.test(baseURL);
-  const client = new OpenAIClient({
-    apiKey: opts.apiKey ?? "missing",
-    baseURL,
-    organization: null,
-    project: null,
-    maxRetries: 0,
-  });
+  const client = withoutNodeProcess(() =>
+    new OpenAIClient({
+      apiKey: opts.apiKey ?? "missing",
+      baseURL,
+      organization: null,
+      project: null,
+      maxRetries: 0,
+    })
+  );
   return {
     name: "openai",
     model: opts.model,

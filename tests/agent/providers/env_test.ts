@@ -163,3 +163,28 @@ for (const provider of ["anthropic", "openai"] as const) {
     assert.ok(ms >= 1000 && ms < 5000, `${ms} ms`);
   });
 }
+
+Deno.test("both SDKs build with Node's process out of sight, which comes back; Anthropic's still reads its variables", async () => {
+  await using fake = await startFakeModel([{ text: "a" }, { text: "b" }], { models: ["m"] });
+  const script = `
+    import { createProvider } from ${
+    JSON.stringify(new URL("../../../agent/providers/mod.ts", import.meta.url).href)
+  };
+    for (const provider of ["anthropic", "openai"]) {
+      const base = ${JSON.stringify(fake.url)} + (provider === "openai" ? "/v1" : "");
+      const p = await createProvider({ provider, model: "m", baseUrl: base, apiKey: "k" });
+      for await (const _ of p.stream({ model: "m", system: "", messages: [{ role: "user", content: "hi" }], tools: [], signal: new AbortController().signal })) { /* drain */ }
+    }
+    console.log(typeof Object.getOwnPropertyDescriptor(globalThis, "process")?.get, typeof process.env);
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", script],
+    env: {
+      ANTHROPIC_CUSTOM_HEADERS: "x-from-env: anthropic",
+    },
+  }).output();
+  assert.equal(new TextDecoder().decode(out.stderr), "");
+  assert.equal(new TextDecoder().decode(out.stdout).trim(), "function object");
+  assert.equal(fake.requests[0].headers["x-from-env"], "anthropic");
+  assert.equal(fake.requests.length, 2);
+});
