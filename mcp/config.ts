@@ -12,7 +12,7 @@
 
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import { runEnv } from "../tools/fs/run_env.ts";
-import { isAbsolute, resolve } from "../tools/host/path.ts";
+import { isAbsolute, resolve } from "../tools/fs/path.ts";
 import { mcpConfigPaths } from "../tools/fs/data_dir.ts";
 import { serverNameProblem } from "./names.ts";
 

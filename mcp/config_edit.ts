@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname } from "../tools/host/path.ts";
+import { dirname } from "../tools/fs/path.ts";
 import { serverNameProblem } from "./names.ts";
 
 /** A config file that cannot be edited; the message names the file and the reason. */

@@ -36,7 +36,7 @@ import type { Session } from "./call/session.ts";
 import { credentialNote } from "./policy/credentials.ts";
 import { configDir } from "./fs/data_dir.ts";
 import { isWithin } from "./fs/workspace.ts";
-import { join, relative } from "./host/path.ts";
+import { join, relative } from "./fs/path.ts";
 import { hostPortsOff, type JobInfo, jobsOf, short } from "./jobs/table.ts";
 import { untilOverOrMoved } from "./jobs/move.ts";
 

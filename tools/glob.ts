@@ -11,7 +11,7 @@
  * @module
  */
 
-import { isAbsolute, resolve } from "./host/path.ts";
+import { isAbsolute, resolve } from "./fs/path.ts";
 import description from "./glob.md" with { type: "text" };
 import { printablePath } from "./fs/printable.ts";
 import { type Tool, ToolError } from "./tool.ts";

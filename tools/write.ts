@@ -1,6 +1,6 @@
 /** The write tool: replaces a file wholesale, atomically, behind the freshness gate. */
 
-import { dirname } from "./host/path.ts";
+import { dirname } from "./fs/path.ts";
 import description from "./write.md" with { type: "text" };
 import { openChecked } from "./fs/open_checked.ts";
 import { assertWellFormed, utf8Length } from "./fs/text.ts";

@@ -14,7 +14,7 @@ import type { PermissionFlags } from "../settings/permissions.ts";
 import { DEFAULT_TOOLS } from "../../tools/table.ts";
 import { AGENT_KEYS, GLOBAL_KEYS } from "./options.ts";
 import { type Command, type Parsed, UsageError } from "./parse.ts";
-import { resolve } from "../../tools/host/path.ts";
+import { resolve } from "../../tools/fs/path.ts";
 import { reportFormatOf } from "../report/format.ts";
 import { claudePermissionFlags, claudeRunFlags } from "./claude_flags.ts";
 import {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { resolve } from "../../tools/host/path.ts";
+import { resolve } from "../../tools/fs/path.ts";
 import type { RunFlags } from "../run/runtime.ts";
 import type { PermissionFlags } from "../settings/permissions.ts";
 import { type Parsed, UsageError } from "./parse.ts";

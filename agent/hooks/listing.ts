@@ -6,7 +6,7 @@
  * @module
  */
 
-import { relative } from "../../tools/host/path.ts";
+import { relative } from "../../tools/fs/path.ts";
 import { type HookCommand, loadHooks } from "../settings/hooks.ts";
 import { workspaceCodeOf } from "./scripts.ts";
 

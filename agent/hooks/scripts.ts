@@ -18,7 +18,7 @@
  * @module
  */
 
-import { join } from "../../tools/host/path.ts";
+import { join } from "../../tools/fs/path.ts";
 import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
 

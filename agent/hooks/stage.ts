@@ -22,7 +22,7 @@
  * @module
  */
 
-import { resolve } from "../../tools/host/path.ts";
+import { resolve } from "../../tools/fs/path.ts";
 import type { CheckedCall, DispatchStage, Verdict } from "../../tools/call/stages.ts";
 import { hashFile } from "../../tools/fs/sha256.ts";
 import {

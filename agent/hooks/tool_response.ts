@@ -13,7 +13,7 @@
  * @module
  */
 
-import { resolve } from "../../tools/host/path.ts";
+import { resolve } from "../../tools/fs/path.ts";
 import type { CheckedCall, RunOutcome } from "../../tools/call/stages.ts";
 import { structuredPatch } from "../../tools/fs/diff.ts";
 import { DEFAULT_LIMIT } from "../../tools/read.ts";

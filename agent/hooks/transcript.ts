@@ -24,7 +24,7 @@
  * @module
  */
 
-import { join } from "../../tools/host/path.ts";
+import { join } from "../../tools/fs/path.ts";
 import type { ContentBlock, Message } from "../providers/types.ts";
 import { dataDir } from "../../tools/fs/data_dir.ts";
 import { VERSION } from "../../version.ts";

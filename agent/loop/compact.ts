@@ -7,7 +7,7 @@
  * @module
  */
 
-import { relative } from "../../tools/host/path.ts";
+import { relative } from "../../tools/fs/path.ts";
 import type { ContentBlock, Message, Provider, ToolCallBlock } from "../providers/types.ts";
 import { messageChars, STUB_PREFIX, stubFor } from "./context.ts";
 

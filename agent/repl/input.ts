@@ -7,7 +7,7 @@
  * @module
  */
 
-import { dirname, join } from "../../tools/host/path.ts";
+import { dirname, join } from "../../tools/fs/path.ts";
 import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import type { Dispatcher, DispatchResult } from "../../tools/call/dispatch.ts";
 import type { MediaBlock } from "../providers/types.ts";

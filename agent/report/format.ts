@@ -5,7 +5,7 @@
  * @module
  */
 
-import { extname } from "../../tools/host/path.ts";
+import { extname } from "../../tools/fs/path.ts";
 
 /** The formats of a report. */
 export type ReportFormat = "md" | "json" | "html";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { basename, dirname } from "../../tools/host/path.ts";
+import { basename, dirname } from "../../tools/fs/path.ts";
 import { Store } from "../store/observe.ts";
 import { collectReport, type Report } from "./collect.ts";
 import { reportHtml, reportMarkdown } from "./render.ts";

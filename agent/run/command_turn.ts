@@ -29,7 +29,7 @@
  * @module
  */
 
-import { relative } from "../../tools/host/path.ts";
+import { relative } from "../../tools/fs/path.ts";
 import { resultText } from "../../tools/call/dispatch.ts";
 import type { Rule } from "../../tools/policy/mod.ts";
 import { commandFront, type CustomCommand, shellCommands } from "../settings/commands.ts";

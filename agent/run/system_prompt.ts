@@ -25,7 +25,7 @@
  */
 
 import { runEnv } from "../../tools/fs/run_env.ts";
-import { dirname, isAbsolute, join, relative, resolve } from "../../tools/host/path.ts";
+import { dirname, isAbsolute, join, relative, resolve } from "../../tools/fs/path.ts";
 import { configDir } from "../../tools/fs/data_dir.ts";
 import base from "./system_prompt.md" with { type: "text" };
 import { Policy } from "../../tools/policy/policy.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { join } from "../../tools/host/path.ts";
+import { join } from "../../tools/fs/path.ts";
 import { loadMcpConfig } from "../../mcp/config.ts";
 import { configPaths, readSettings } from "../settings/crab.ts";
 import { permissionsWantTrust, trustedPermissions } from "../settings/permissions.ts";

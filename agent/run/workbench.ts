@@ -29,7 +29,7 @@ import {
   Policy,
   type ProtectedExtra,
 } from "../../tools/policy/policy.ts";
-import { relative } from "../../tools/host/path.ts";
+import { relative } from "../../tools/fs/path.ts";
 import { checkPins, repin } from "../hooks/scripts.ts";
 import { hookScripts } from "../settings/hooks.ts";
 import type { Mode } from "../../tools/policy/mod.ts";

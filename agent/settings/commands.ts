@@ -27,7 +27,7 @@
  */
 
 import { runEnv } from "../../tools/fs/run_env.ts";
-import { join, relative } from "../../tools/host/path.ts";
+import { join, relative } from "../../tools/fs/path.ts";
 import { configDir } from "../../tools/fs/data_dir.ts";
 import { claudeDir } from "./files.ts";
 

@@ -23,7 +23,7 @@
  */
 
 import { runEnv } from "../../tools/fs/run_env.ts";
-import { join, resolve } from "../../tools/host/path.ts";
+import { join, resolve } from "../../tools/fs/path.ts";
 import { configDir, homeDir, mcpConfigPaths } from "../../tools/fs/data_dir.ts";
 
 /** The scope of a settings file: the user's own, or the workspace's (shared, or local). */

@@ -19,7 +19,7 @@
 
 import { runEnv } from "../../tools/fs/run_env.ts";
 import { homeDir } from "../../tools/fs/data_dir.ts";
-import { isAbsolute, join, resolve } from "../../tools/host/path.ts";
+import { isAbsolute, join, resolve } from "../../tools/fs/path.ts";
 import { isWithin } from "../../tools/fs/workspace.ts";
 import { settingsFileTable, type SettingsReader, settingsReader } from "./files.ts";
 

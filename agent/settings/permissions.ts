@@ -28,7 +28,7 @@
 
 import { runEnv } from "../../tools/fs/run_env.ts";
 import { homeDir as userHome } from "../../tools/fs/data_dir.ts";
-import { dirname, join, relative, resolve } from "../../tools/host/path.ts";
+import { dirname, join, relative, resolve } from "../../tools/fs/path.ts";
 import {
   fileOf,
   type SettingsFile as TableFile,

@@ -13,7 +13,7 @@
  */
 
 import { runEnv } from "../../tools/fs/run_env.ts";
-import { join } from "../../tools/host/path.ts";
+import { join } from "../../tools/fs/path.ts";
 import {
   DEFAULT_SANDBOX_MODE,
   type SandboxGrant,

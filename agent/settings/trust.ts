@@ -12,7 +12,7 @@
  */
 
 import { runEnv } from "../../tools/fs/run_env.ts";
-import { join } from "../../tools/host/path.ts";
+import { join } from "../../tools/fs/path.ts";
 import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import { hasProjectHooks, trustDigest } from "./trust_digest.ts";
 import { settingsReader } from "./files.ts";

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { join, relative } from "../../tools/host/path.ts";
+import { join, relative } from "../../tools/fs/path.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
 import { isInertClaudeKey, SAFE_PROJECT_KEYS } from "./gates.ts";
 import {

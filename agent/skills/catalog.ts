@@ -31,7 +31,7 @@
  * @module
  */
 
-import { join, relative } from "../../tools/host/path.ts";
+import { join, relative } from "../../tools/fs/path.ts";
 import { runEnv } from "../../tools/fs/run_env.ts";
 import { configDir } from "../../tools/fs/data_dir.ts";
 import { PROJECT_AGENT_FOLDERS } from "../../tools/fs/protected.ts";

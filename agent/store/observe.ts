@@ -9,7 +9,7 @@
 
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { StoreError } from "./store_error.ts";
-import { join } from "../../tools/host/path.ts";
+import { join } from "../../tools/fs/path.ts";
 import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import { KeyedDigest } from "../../tools/call/digest.ts";
 import { loadDigestKey } from "./digest_key.ts";

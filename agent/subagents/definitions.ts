@@ -30,7 +30,7 @@
  * @module
  */
 
-import { join } from "../../tools/host/path.ts";
+import { join } from "../../tools/fs/path.ts";
 import { runEnv } from "../../tools/fs/run_env.ts";
 import { configDir } from "../../tools/fs/data_dir.ts";
 import { type Mode, MODES } from "../../tools/policy/mod.ts";

@@ -13,7 +13,7 @@
  */
 
 import { runEnv } from "../../tools/fs/run_env.ts";
-import { resolve } from "../../tools/host/path.ts";
+import { resolve } from "../../tools/fs/path.ts";
 
 /** What the environment variable says: true, false, or nothing. */
 export function envSwitch(value: string | undefined): boolean | undefined {

@@ -12,7 +12,7 @@
  * @module
  */
 
-import { dirname, join } from "../../tools/host/path.ts";
+import { dirname, join } from "../../tools/fs/path.ts";
 import { type Entry, sameEntry } from "./snapshot.ts";
 import {
   type Applied,

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { join } from "../../tools/host/path.ts";
+import { join } from "../../tools/fs/path.ts";
 import type { CallRecord, UndoRecord, UndoStore } from "./store.ts";
 import type { Entry } from "./snapshot.ts";
 import { restamp, stateHashes } from "./_state.ts";

@@ -23,7 +23,7 @@
  * @module
  */
 
-import { isAbsolute, join, relative, resolve } from "../../tools/host/path.ts";
+import { isAbsolute, join, relative, resolve } from "../../tools/fs/path.ts";
 import { isMutating } from "../../tools/call/workspace_lock.ts";
 import type { CheckedCall, DispatchStage } from "../../tools/call/stages.ts";
 import { printable } from "../../tools/fs/printable.ts";

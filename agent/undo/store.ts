@@ -26,7 +26,7 @@
  * @module
  */
 
-import { join } from "../../tools/host/path.ts";
+import { join } from "../../tools/fs/path.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { dataDir } from "../../tools/fs/data_dir.ts";
 import { decodeHex, encodeHex } from "../../tools/fs/hex.ts";

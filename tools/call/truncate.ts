@@ -8,7 +8,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { join } from "../host/path.ts";
+import { join } from "../fs/path.ts";
 import { ensureDataDir, ensureOwnSpillDir, noteSpillFile } from "../fs/data_dir.ts";
 
 export { spillFileOf } from "../fs/data_dir.ts";

@@ -27,7 +27,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { join } from "../host/path.ts";
+import { join } from "../fs/path.ts";
 import { dataDir } from "../fs/data_dir.ts";
 import { sha256 } from "../fs/sha256.ts";
 import { type AnyTool, ToolError } from "../tool.ts";

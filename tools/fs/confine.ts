@@ -73,7 +73,7 @@ import {
   write,
 } from "node:fs";
 import process from "node:process";
-import { basename, dirname, join, relative, sep } from "../host/path.ts";
+import { basename, dirname, join, relative, sep } from "./path.ts";
 import { ToolError } from "../tool.ts";
 import type { ResolvedPath } from "./workspace.ts";
 import { type Identity, pathChanged, sameFile } from "./open_checked.ts";

@@ -6,7 +6,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { join, resolve } from "../host/path.ts";
+import { join, resolve } from "./path.ts";
 
 function configuredDataDir(env: Pick<Deno.Env, "get">): string {
   const home = env.get("CRAB_HOME");

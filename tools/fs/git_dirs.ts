@@ -18,7 +18,7 @@
  * @module
  */
 
-import { dirname, join, relative, resolve, sep } from "../host/path.ts";
+import { dirname, join, relative, resolve, sep } from "./path.ts";
 import { lstatOrNull, readTextOrNull } from "./exists.ts";
 import { isWithin, realPathOf } from "./workspace.ts";
 

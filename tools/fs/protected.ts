@@ -17,7 +17,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { basename, isAbsolute, join, resolve } from "../host/path.ts";
+import { basename, isAbsolute, join, resolve } from "./path.ts";
 import { configDir } from "./data_dir.ts";
 import { type ApprovalRequest, type ToolContext, ToolError } from "../tool.ts";
 import { lstatOrNull, readTextOrNull } from "./exists.ts";

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "../host/path.ts";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "./path.ts";
 import { entryExists } from "./exists.ts";
 import { printablePath, unsafeNameReason } from "./printable.ts";
 import { type OutsideClass, type ToolContext, ToolError } from "../tool.ts";

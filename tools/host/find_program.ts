@@ -6,7 +6,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { delimiter, isAbsolute, join } from "./path.ts";
+import { delimiter, isAbsolute, join } from "../fs/path.ts";
 import { isWithin } from "../fs/workspace.ts";
 
 /** The first executable `name` on `env`'s PATH outside `workspace`, or undefined. */

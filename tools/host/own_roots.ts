@@ -27,7 +27,7 @@
 
 import { runEnv } from "../fs/run_env.ts";
 import { realPathOrNull } from "../fs/exists.ts";
-import { basename, join, resolve } from "./path.ts";
+import { basename, join, resolve } from "../fs/path.ts";
 import { isWithin } from "../fs/workspace.ts";
 
 /** Set by a launcher: the `DENO_DIR` the user had ("" for none). Its presence marks a launch. */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join } from "../host/path.ts";
+import { join } from "../fs/path.ts";
 import { configDir } from "../fs/data_dir.ts";
 import { printable } from "../fs/printable.ts";
 import type { Contact } from "../sandbox/mod.ts";

@@ -22,7 +22,7 @@
  * @module
  */
 
-import { basename, join, relative } from "../host/path.ts";
+import { basename, join, relative } from "../fs/path.ts";
 import { isEmptyEntry, lstatOrNull } from "../fs/exists.ts";
 import { protectedPaths } from "../fs/protected.ts";
 import { ensureOwnSpillDir, noteSpillFile } from "../fs/data_dir.ts";

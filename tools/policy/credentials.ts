@@ -11,7 +11,7 @@
  * @module
  */
 
-import { join } from "../host/path.ts";
+import { join } from "../fs/path.ts";
 
 /**
  * Credential stores, relative to the home directory. A folder covers

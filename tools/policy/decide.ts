@@ -71,7 +71,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { isAbsolute, join, resolve } from "../host/path.ts";
+import { isAbsolute, join, resolve } from "../fs/path.ts";
 import { crabNameOf, fromClaudeInput } from "../table.ts";
 import {
   type CommandPattern,

@@ -34,7 +34,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { isAbsolute, resolve } from "../host/path.ts";
+import { isAbsolute, resolve } from "../fs/path.ts";
 import {
   applyMode,
   decide,

@@ -25,7 +25,7 @@
  * @module
  */
 
-import { resolve } from "../host/path.ts";
+import { resolve } from "../fs/path.ts";
 import { compileLine } from "../search/ignore.ts";
 import { RuleError } from "./rule_error.ts";
 

@@ -29,7 +29,7 @@ import { matchPath } from "./path_pattern.ts";
 import type { Rule, RuleSource } from "./rules.ts";
 import { parseRule } from "./rules.ts";
 import { CREDENTIAL_STORES, credentialStoreOf } from "./credentials.ts";
-import { join } from "../host/path.ts";
+import { join } from "../fs/path.ts";
 import {
   type ApprovalDecision,
   callPath,

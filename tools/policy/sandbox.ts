@@ -11,7 +11,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { join } from "../host/path.ts";
+import { join } from "../fs/path.ts";
 import type { Rule } from "./rules.ts";
 import type { DomainLists } from "./domains.ts";
 import { CREDENTIAL_STORES, opensStore } from "./credentials.ts";

@@ -19,7 +19,7 @@
  * @module
  */
 
-import { join } from "../host/path.ts";
+import { join } from "../fs/path.ts";
 import { matchPath, patternBase } from "../policy/path_pattern.ts";
 import type { Rule } from "../policy/rules.ts";
 import { lstatOrNull, realPathOrNull } from "../fs/exists.ts";

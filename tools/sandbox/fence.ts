@@ -18,7 +18,7 @@
  * @module
  */
 
-import { isAbsolute, join, normalize, relative } from "../host/path.ts";
+import { isAbsolute, join, normalize, relative } from "../fs/path.ts";
 import type { RefusalLayer, SandboxRefusal } from "../tool.ts";
 import { isWithin } from "../fs/workspace.ts";
 import type { SandboxMode } from "../policy/sandbox.ts";

@@ -22,7 +22,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { basename, dirname, join } from "../host/path.ts";
+import { basename, dirname, join } from "../fs/path.ts";
 import { ownRoots } from "../host/own_roots.ts";
 import { entryExists, lstatOrNull, realPathOrNull } from "../fs/exists.ts";
 import { findRepository, namesIn, type ProtectedPath, protectedPaths } from "../fs/protected.ts";

@@ -18,7 +18,7 @@
  * @module
  */
 
-import { join } from "../host/path.ts";
+import { join } from "../fs/path.ts";
 import { ensureDataDir } from "../fs/data_dir.ts";
 import { lstatOrNull } from "../fs/exists.ts";
 import { isWithin } from "../fs/workspace.ts";

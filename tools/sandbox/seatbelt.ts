@@ -35,7 +35,7 @@
 import { runEnv } from "../fs/run_env.ts";
 import { fenceOf, refusalsIn } from "./fence.ts";
 import type { SandboxRefusal } from "../tool.ts";
-import { basename, dirname, join } from "../host/path.ts";
+import { basename, dirname, join } from "../fs/path.ts";
 import { isWithin, realPathOf } from "../fs/workspace.ts";
 import { lstatOrNull } from "../fs/exists.ts";
 import { WRITTEN_DIRS, WRITTEN_FILES } from "../fs/git_dirs.ts";

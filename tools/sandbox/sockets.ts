@@ -19,7 +19,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { join } from "../host/path.ts";
+import { join } from "../fs/path.ts";
 
 /** Sockets at fixed places, relative to the system root. */
 const FIXED = [

@@ -21,7 +21,7 @@
  * @module
  */
 
-import { basename, join, relative } from "../host/path.ts";
+import { basename, join, relative } from "../fs/path.ts";
 import { ensureDataDir } from "../fs/data_dir.ts";
 import { isEmptyEntry, lstatOrNull } from "../fs/exists.ts";
 import { namesIn, type ProtectedPath } from "../fs/protected.ts";

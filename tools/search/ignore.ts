@@ -23,7 +23,7 @@
  */
 
 import { runEnv } from "../fs/run_env.ts";
-import { dirname, join, resolve } from "../host/path.ts";
+import { dirname, join, resolve } from "../fs/path.ts";
 import { entryExists } from "../fs/exists.ts";
 
 /** One compiled pattern line. */

@@ -28,7 +28,7 @@
  * @module
  */
 
-import { relative } from "../host/path.ts";
+import { relative } from "../fs/path.ts";
 import { enterDir, type IgnoreSet, initialSet, NO_RULES } from "./ignore.ts";
 
 /** Options of {@link Walker}. */

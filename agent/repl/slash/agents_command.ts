@@ -7,7 +7,7 @@
  * @module
  */
 
-import { relative } from "../../../tools/host/path.ts";
+import { relative } from "../../../tools/fs/path.ts";
 import { printable } from "../../../tools/fs/printable.ts";
 import type { Colors } from "../../terminal.ts";
 import type { AgentDefinition } from "../../subagents/definitions.ts";

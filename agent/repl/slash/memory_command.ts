@@ -13,7 +13,7 @@
  * @module
  */
 
-import { dirname, join, relative } from "../../../tools/host/path.ts";
+import { dirname, join, relative } from "../../../tools/fs/path.ts";
 import { existsSync } from "node:fs";
 import { printable } from "../../../tools/fs/printable.ts";
 import type { Runtime } from "../../run/runtime.ts";

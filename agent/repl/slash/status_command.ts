@@ -8,7 +8,7 @@
  * @module
  */
 
-import { relative } from "../../../tools/host/path.ts";
+import { relative } from "../../../tools/fs/path.ts";
 import { VERSION } from "../../../version.ts";
 import { printable } from "../../../tools/fs/printable.ts";
 import type { Runtime } from "../../run/runtime.ts";

@@ -106,6 +106,25 @@ Deno.test("bash() in the sandbox: overlapping calls cannot remove each other's p
   assert.deepEqual([...Deno.readDirSync(p.ws)], []);
 });
 
+/** Whether no process holds a hold file in `dir` (each is locked while its call runs). */
+function holdsFree(dir: string): boolean {
+  for (const e of Deno.readDirSync(dir)) {
+    if (!e.name.endsWith(".hold")) continue;
+    let f: Deno.FsFile;
+    try {
+      f = Deno.openSync(join(dir, e.name), { read: true, write: true });
+    } catch {
+      continue; // released and removed meanwhile
+    }
+    try {
+      if (!f.tryLockSync(true)) return false;
+    } finally {
+      f.close();
+    }
+  }
+  return true;
+}
+
 /** Whether a process runs whose command line has `marker`. */
 function running(marker: string): boolean {
   const out = new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).outputSync();
@@ -128,6 +147,8 @@ Deno.test("crab killed mid-call: the next crab removes its placeholders, and cra
     () => !running(`sleep ${marker}`) && !running(s.ws),
     "the killed call's command and sandbox have ended",
   );
+  // The kernel drops the killed crab's hold on its placeholders once nothing of it is left.
+  await until(() => holdsFree(join(s.home, "sandbox", "holds")), "the killed call's hold is free");
   assert.ok(existsSync(join(s.ws, ".mcp.json")));
   const add = await s.crab(["mcp", "add", "-s", "project", "tools", "--", "echo", "hi"]);
   assert.equal(add.code, 0, add.stderr);

@@ -26,7 +26,7 @@
  * @module
  */
 
-import { join } from "../../host/path.ts";
+import { join } from "../../fs/path.ts";
 
 /** What a check found wrong with one entry, and removed. */
 export interface Removed {

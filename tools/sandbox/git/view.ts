@@ -44,7 +44,7 @@
  * @module
  */
 
-import { basename, join, relative } from "../../host/path.ts";
+import { basename, join, relative } from "../../fs/path.ts";
 import { ensureDataDir } from "../../fs/data_dir.ts";
 import { isEmptyEntry, lstatOrNull, readTextOrNull } from "../../fs/exists.ts";
 import { isWithin } from "../../fs/workspace.ts";

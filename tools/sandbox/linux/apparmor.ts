@@ -11,7 +11,7 @@
  * @module
  */
 
-import { join } from "../../host/path.ts";
+import { join } from "../../fs/path.ts";
 import { readTextOrNull } from "../../fs/exists.ts";
 
 /** What the machine says about user namespaces and bwrap's AppArmor profiles. */

@@ -16,7 +16,7 @@
  * @module
  */
 
-import { dirname, join } from "../../host/path.ts";
+import { dirname, join } from "../../fs/path.ts";
 import { formatSize, type ResolvedLimits } from "../limits.ts";
 import type { Keeper, KeeperOp, KeeperResult } from "./keeper.ts";
 import type { SandboxRefusal } from "../../tool.ts";

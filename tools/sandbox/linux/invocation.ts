@@ -8,7 +8,7 @@
  * @module
  */
 
-import { basename, join, relative } from "../../host/path.ts";
+import { basename, join, relative } from "../../fs/path.ts";
 import { gitEntryReason } from "../../fs/protected.ts";
 import { isWithin } from "../../fs/workspace.ts";
 import { isEmptyEntry, lstatOrNull } from "../../fs/exists.ts";

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { join } from "../../host/path.ts";
+import { join } from "../../fs/path.ts";
 import { configDir } from "../../fs/data_dir.ts";
 import {
   checkHost,

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { join } from "../../host/path.ts";
+import { join } from "../../fs/path.ts";
 import { ensureDataDir } from "../../fs/data_dir.ts";
 import type { DomainLists } from "../../policy/domains.ts";
 import { type Contact, type Gate, openGate } from "./gate.ts";

@@ -37,7 +37,7 @@
  * @module
  */
 
-import { basename, dirname, join } from "../../host/path.ts";
+import { basename, dirname, join } from "../../fs/path.ts";
 import { ensureDataDir } from "../../fs/data_dir.ts";
 import { lstatOrNull } from "../../fs/exists.ts";
 import { HTTP_PORT, SOCKS_PORT } from "./mod.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as nodePath from "node:path";
-import * as path from "../../../tools/host/path.ts";
+import * as path from "../../../tools/fs/path.ts";
 
 // Paths made of the pieces that trip path code: separators in runs, dots, names with dots.
 const PIECES = ["/", "//", "a", "b.ts", ".", "..", "...", ".x", "x.", "c.d.e", "", "-"];

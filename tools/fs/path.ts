@@ -3,7 +3,7 @@
  * layer: importing `node:path` evaluates some twenty of its modules (errors,
  * util, assert, the Windows flavour), about 10 ms of every start-up. crab runs
  * on Linux and macOS only, so the POSIX rules are the rules.
- * `tests/tools/host/path_test.ts` checks each function against `node:path`
+ * `tests/tools/fs/path_test.ts` checks each function against `node:path`
  * on generated paths.
  *
  * @module
