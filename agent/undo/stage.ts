@@ -68,7 +68,11 @@ export interface UndoStageOptions {
    * thinks, a later session checks the stat cache the last one left against
    * the disk, a first one stats every file, neither reading anything into the
    * store (that needs the workspace lock); the first call is then an update
-   * that reads what changed (in a first session, every file).
+   * that reads what changed (in a first session, every file). It begins
+   * {@link LOOK_AHEAD_AFTER_MS} after the stage is made, once the process has
+   * settled (a first request on its way, a REPL at its prompt): a run that is
+   * over sooner (a one-line answer) never pays for it, nor waits for it to send
+   * its request.
    */
   warm?: boolean;
   /**
@@ -229,6 +233,12 @@ export function withoutPlaceholders(
   return drop.size ? changes.filter((c) => !drop.has(c)) : changes;
 }
 
+/**
+ * How long after its stage is made a process looks ahead of its first call
+ * (see {@link UndoStageOptions.warm}): a request is sent, or a prompt drawn, by then.
+ */
+export const LOOK_AHEAD_AFTER_MS = 50;
+
 /** The undo stage for one dispatcher's workspace. */
 export function undoStage(opts: UndoStageOptions): DispatchStage {
   let snap: Snapshotter | undefined;
@@ -302,7 +312,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
           warming = undefined;
         }
       })();
-    }, 0));
+    }, LOOK_AHEAD_AFTER_MS));
   }
   return {
     name: "undo",
