@@ -32,6 +32,7 @@ import {
   type Preset,
   PRESETS,
   presetSpec,
+  RUNTIME_FLAGS,
 } from "../tools/host/capabilities.ts";
 import { loadMcpConfig } from "../mcp/config.ts";
 
@@ -153,6 +154,7 @@ const child = new Deno.Command(Deno.execPath(), {
   args: [
     "compile",
     ...fence.flags,
+    ...RUNTIME_FLAGS,
     ...(target ? ["--target", target] : []),
     "--output",
     out,

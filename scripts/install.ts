@@ -29,7 +29,7 @@
 
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { presetFlags } from "../tools/host/capabilities.ts";
+import { presetFlags, RUNTIME_FLAGS } from "../tools/host/capabilities.ts";
 import { INSTALLED, refreshBundle, STAMP, WATCHED } from "./refresh_bundle.ts";
 import {
   LAUNCHER_VAR,
@@ -75,6 +75,7 @@ const path = join(bin, name);
 const runSource = [
   "exec deno run",
   ...presetFlags("full"),
+  ...RUNTIME_FLAGS,
   "--quiet",
   "--config",
   quote(join(checkout, "deno.json")),
@@ -107,6 +108,7 @@ const script = [
     [
       "exec deno run",
       ...presetFlags("full"),
+      ...RUNTIME_FLAGS,
       "--quiet",
       quote(join(installed, "main.js")),
       '"$@"',

@@ -26,8 +26,10 @@
  * tree's calls cost beyond it is what the tree adds (undo, and what else
  * looks at the workspace), not the sandbox's start or the command itself.
  *
- * Targets: later session's first bash call ≤ 2× `git status`; later calls
- * p50 ≤ 30 ms; peak RSS ≤ 150 MB; store within the allowance.
+ * Targets, on what a tree adds to a call beyond the almost empty repository's:
+ * a later session's first bash call ≤ 2× `git status`, later calls p50 ≤ +30
+ * ms; and peak RSS ≤ 150 MB; the store within the allowance. The whole call's
+ * ratio to `git status` is printed beside.
  *
  *   deno run -A scripts/bench/monorepo.ts [--files N] [--only 100k|10k]
  *
@@ -39,7 +41,7 @@
 import { join } from "node:path";
 import { median } from "./_table.ts";
 import { type ScriptTurn, startFakeModel, toolResults } from "../../tests/support/fake_model.ts";
-import { presetFlags } from "../../tools/host/capabilities.ts";
+import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 import { buildBundle } from "../bundle.ts";
 
 const flag = (name: string) => {
@@ -232,9 +234,11 @@ try {
 
   let t = performance.now();
   const bundle = (await buildBundle(join(tmp, "bundle"))).main;
+  // As the installed command runs it: the permission flags and the runtime's own.
   const crabArgs = [
     "run",
     ...presetFlags("full"),
+    ...RUNTIME_FLAGS,
     bundle,
     "--provider",
     "anthropic",
@@ -374,21 +378,24 @@ try {
         `${mb(allowance)}: ${verdict(blocks <= allowance)}`,
     );
 
-    // 4. Ratios and targets.
+    // 4. Ratios and targets: what the tree adds to a call, beyond the almost empty
+    // repository's (the sandbox's start and the command itself), is what is held to git.
     const [r1, r2] = runs;
-    const overStatus = r2.first / status;
-    const laterWorst = Math.max(r1.later, r2.later);
+    const base = empty ?? [{ first: 0, later: 0 }, { first: 0, later: 0 }];
+    const overStatus = (r2.first - base[1].first) / status;
+    const laterWorst = Math.max(r1.later - base[0].later, r2.later - base[1].later);
     const rssWorst = Math.max(r1.rssMB, r2.rssMB);
     console.log(
       `${p} first bash call ÷ fresh-index git add -A: ${(r1.first / addFresh).toFixed(2)}×`,
     );
     console.log(
-      `${p} later session's first bash call ÷ git status: ${overStatus.toFixed(2)}× ` +
-        `(target ≤ 2×) ${verdict(overStatus <= 2)}`,
+      `${p} later session's first bash call ÷ git status: ${(r2.first / status).toFixed(2)}× ` +
+        `whole, ${overStatus.toFixed(2)}× beyond the empty repository's (target ≤ 2×) ` +
+        verdict(overStatus <= 2),
     );
     console.log(
-      `${p} later calls p50: run 1 ${r1.later} ms, run 2 ${r2.later} ms ` +
-        `(target ≤ 30 ms) ${verdict(laterWorst <= 30)}`,
+      `${p} later calls p50: run 1 ${r1.later} ms, run 2 ${r2.later} ms; beyond the empty ` +
+        `repository's at most +${laterWorst} ms (target ≤ +30 ms) ${verdict(laterWorst <= 30)}`,
     );
     console.log(
       `${p} peak RSS: run 1 ${r1.rssMB.toFixed(0)} MB, run 2 ${r2.rssMB.toFixed(0)} MB ` +

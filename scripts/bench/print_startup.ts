@@ -17,7 +17,7 @@
 
 import { join } from "node:path";
 import { startFakeModel, type WireFormat } from "../../tests/support/fake_model.ts";
-import { presetFlags } from "../../tools/host/capabilities.ts";
+import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 import { pinned, RUN_CACHED } from "../../tests/support/mcp_servers.ts";
 import { median, reportRow } from "./_table.ts";
 import { startReceiver, startSilentServer } from "../../tests/support/otlp_receiver.ts";
@@ -63,9 +63,11 @@ async function firstRequestMs(
 }
 
 const results: Record<string, number[]> = {};
+// As the installed command runs: the permission flags and the runtime's own.
 const crab = (format: WireFormat) => [
   "run",
   ...presetFlags("full"),
+  ...RUNTIME_FLAGS,
   main,
   "--provider",
   format,
@@ -140,6 +142,7 @@ const reads: [string, string[]][] = [
   ["crab tool read (bundle)", [
     "run",
     ...presetFlags("full"),
+    ...RUNTIME_FLAGS,
     bundled,
     "tool",
     "read",

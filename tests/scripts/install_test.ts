@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { presetFlags } from "../../tools/host/capabilities.ts";
+import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 import { OWN_DENO_DIR_VAR } from "../../tools/host/own_roots.ts";
 import { VERSION } from "../../version.ts";
 import { denoDir, installCrab } from "../support/cli.ts";
@@ -44,7 +44,7 @@ Deno.test("deno task install puts a crab with the full preset's flags into DENO_
   assert.ok((Deno.statSync(bin).mode ?? 0) & 0o111, "the command is executable");
   const script = Deno.readTextFileSync(bin);
   const line = script.split("\n").find((l) => l.startsWith("exec deno run ")) ?? script;
-  for (const flag of presetFlags("full")) {
+  for (const flag of [...presetFlags("full"), ...RUNTIME_FLAGS]) {
     assert.ok(line.split(" ").includes(flag), `${flag} missing from: ${line}`);
   }
   // It runs the bundle, built by the install.
@@ -123,7 +123,7 @@ Deno.test("deno task install --print shows the script: the bundle, rebuilt when 
   assert.equal(r.code, 0, r.stderr);
   const root = ROOT.replace(/\/$/, "");
   const lines = r.stdout.split("\n");
-  const flags = presetFlags("full").join(" ");
+  const flags = [...presetFlags("full"), ...RUNTIME_FLAGS].join(" ");
   assert.equal(
     lines.find((l) => l.startsWith("if ")),
     `if [ ! -f '${root}/dist/installed/main.js' ] || [ ! -f '${root}/dist/installed.stamp' ] || ` +
@@ -165,7 +165,8 @@ Deno.test("deno task install --source --print shows the script: the preset's fla
       "# the DENO_DIR set here.\n" +
       `export CRAB_OUTER_DENO_DIR="\${DENO_DIR-}" CRAB_LAUNCHER='/h/.deno/bin/crab-dev' ` +
       `DENO_DIR='${root}/.deno'\n` +
-      `exec deno run ${presetFlags("full").join(" ")} --quiet --config '${root}/deno.json' ` +
+      `exec deno run ${[...presetFlags("full"), ...RUNTIME_FLAGS].join(" ")} --quiet ` +
+      `--config '${root}/deno.json' ` +
       `'file://${root}/main.ts' "$@"\n`,
   );
   const bad = await run(DENO, ["task", "--quiet", "install", "--nope"], {

@@ -8,15 +8,16 @@ import {
   presetFlags,
   PRESETS,
   PRIVATE_RANGES,
+  RUNTIME_FLAGS,
   sandboxProgram,
 } from "../../../tools/host/capabilities.ts";
 
-Deno.test("presetFlags() full preset equals the flags of the crab task", () => {
+Deno.test("presetFlags() full preset and the runtime flags equal the flags of the crab task", () => {
   const task = denoJson.tasks.crab;
   // The flags are the words after `deno run` up to the entry point.
   const words = task.slice(task.indexOf("deno run ") + "deno run ".length).split(" ");
   const flags = words.slice(0, words.findIndex((w) => !w.startsWith("--")));
-  assert.deepEqual(flags, presetFlags("full"));
+  assert.deepEqual(flags, [...presetFlags("full"), ...RUNTIME_FLAGS]);
 });
 
 Deno.test("presetFlags() every preset carries --no-prompt and unscoped --allow-env", () => {
