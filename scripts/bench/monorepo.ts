@@ -8,10 +8,12 @@
  *
  * - the peers: `git add -A` into a fresh shadow index (`GIT_INDEX_FILE`), the
  *   same again with that index, and `git status --porcelain` (median of 3);
- * - crab from the bundle (`crab -p` against the fake model server), twice in
- *   the same workspace and data dir: run 1 is the first session (undo's first
- *   snapshot happens at its first bash call), run 2 a later one (the stat cache
- *   exists). The model makes five calls: bash `echo a >> pkg0/extra.txt`, bash
+ * - crab from the bundle (`crab -p` against the fake model server), three
+ *   times in the same workspace and data dir: run 1 is the first session
+ *   (undo's first snapshot happens at its first bash call), run 2 a later one
+ *   (the stat cache exists), run 3 a later one whose model takes 2 s to its
+ *   first call, as a real one does: undo's look ahead checks the stat cache
+ *   meanwhile (its first call's time is counted from the answer). The model makes five calls: bash `echo a >> pkg0/extra.txt`, bash
  *   `echo b >> pkg1/extra.txt`, read of one file, edit of that file, bash
  *   `true`. A call's duration is the time between the model request that
  *   received it and the next model request (the fake server's arrival times):
@@ -53,6 +55,8 @@ const ONLY = flag("--only");
 const FILES_PER_DIR = 50, MODS_PER_PKG = 50;
 const CAP = 1024 * 1024;
 const TIMEOUT_MS = 10 * 60_000;
+/** How long the model of the third run thinks before its first call. */
+const THINK_MS = 2000;
 const EXTS = [".ts", ".ts", ".js", ".json", ".ts", ".md", ".py", ".go", ".txt", ".tsx"];
 const WORDS = ["value", "index", "config", "render", "parse", "state", "buffer", "result"];
 const dec = new TextDecoder();
@@ -298,7 +302,9 @@ try {
         `git status --porcelain p50 of 3 ${status.toFixed(0)} ms`,
     );
 
-    // 3. crab, twice.
+    // 3. crab, three times: a first session, a later one, and a later one whose model thinks
+    // THINK_MS before its first call (a real model's first answer takes that long or more),
+    // which undo's look ahead uses.
     const env = {
       ANTHROPIC_API_KEY: "k",
       CRAB_HOME: crabHome,
@@ -306,11 +312,15 @@ try {
       HOME: home,
     };
     const runs = [];
-    for (const r of [1, 2]) {
-      const rel = `pkg0/src/mod0/${fileName(r)}`;
+    for (const r of [1, 2, 3]) {
+      const rel = `pkg0/src/mod0/${fileName(((r - 1) % 2) + 1)}`;
       const old = Deno.readTextFileSync(join(ws, rel)).split("\n", 1)[0];
+      const think = r === 3 ? THINK_MS : 0;
       const turns: ScriptTurn[] = [
-        { calls: [{ name: "bash", args: { command: "echo a >> pkg0/extra.txt" } }] },
+        {
+          ...(think ? { delayMs: think } : {}),
+          calls: [{ name: "bash", args: { command: "echo a >> pkg0/extra.txt" } }],
+        },
         { calls: [{ name: "bash", args: { command: "echo b >> pkg1/extra.txt" } }] },
         { calls: [{ name: "read", args: { path: rel } }] },
         {
@@ -332,7 +342,7 @@ try {
       }
       const d = reqs.slice(1).map((q, i) => q.receivedAt - reqs[i].receivedAt);
       const fig = {
-        first: d[0],
+        first: d[0] - think,
         later: median([d[1], d[3], d[4]]),
         read: d[2],
         whole: whole.ms,
@@ -340,7 +350,9 @@ try {
       };
       runs.push(fig);
       console.log(
-        `${p} crab run ${r} (${r === 1 ? "first session" : "later session"}): first bash call ` +
+        `${p} crab run ${r} (${
+          ["first session", "later session", `later session, model thinks ${think} ms first`][r - 1]
+        }): first bash call ` +
           `${fig.first} ms; later calls p50 ${fig.later} ms (${d[1]}, ${d[3]}, ${d[4]}; ` +
           `read ${fig.read} ms); whole run ${fig.whole.toFixed(0)} ms; ` +
           `peak RSS ${fig.rssMB.toFixed(0)} MB`,
@@ -381,7 +393,8 @@ try {
     // 4. Ratios and targets: what the tree adds to a call, beyond the almost empty
     // repository's (the sandbox's start and the command itself), is what is held to git.
     const [r1, r2] = runs;
-    const base = empty ?? [{ first: 0, later: 0 }, { first: 0, later: 0 }];
+    const r3 = runs[2];
+    const base = empty ?? [0, 1, 2].map(() => ({ first: 0, later: 0 }));
     const overStatus = (r2.first - base[1].first) / status;
     const laterWorst = Math.max(r1.later - base[0].later, r2.later - base[1].later);
     const rssWorst = Math.max(r1.rssMB, r2.rssMB);
@@ -392,6 +405,14 @@ try {
       `${p} later session's first bash call ÷ git status: ${(r2.first / status).toFixed(2)}× ` +
         `whole, ${overStatus.toFixed(2)}× beyond the empty repository's (target ≤ 2×) ` +
         verdict(overStatus <= 2),
+    );
+    const thought = (r3.first - base[2].first) / status;
+    console.log(
+      `${p} the same when the model thinks ${THINK_MS} ms first: ${
+        (r3.first / status).toFixed(2)
+      }× ` +
+        `whole, ${thought.toFixed(2)}× beyond the empty repository's (target ≤ 2×) ` +
+        verdict(thought <= 2),
     );
     console.log(
       `${p} later calls p50: run 1 ${r1.later} ms, run 2 ${r2.later} ms; beyond the empty ` +
