@@ -267,16 +267,22 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     if (opts.saveOnExit) {
       const hadStore = existsDir(store.dir);
       globalThis.addEventListener("unload", () => {
-        // Not while a look ahead or a call is half done, nor into a store removed meanwhile.
-        if (warming || store.pendingObjects > 0 || !existsDir(store.dir)) return;
+        // Not while a call is half done, nor into a store removed meanwhile.
+        if (store.pendingObjects > 0 || !existsDir(store.dir)) return;
         try {
           if (called || hadStore) {
-            if (s.saveWorthIt()) s.saveState();
+            // Nor a stat cache a look ahead has half made.
+            if (!warming && s.saveWorthIt()) s.saveState();
             return;
           }
-          // A first session that changed nothing leaves no store behind: only the watcher's
-          // markers were made, and they go when empty (another crab's store is never emptied).
-          Deno.removeSync(join(store.dir, "watch"));
+          // A first session that changed nothing leaves no store behind, though it looked
+          // ahead: it made only the watcher's markers, and a look ahead cut short leaves this
+          // process's one; the folders go when empty (another crab's store is never emptied).
+          const marks = join(store.dir, "watch");
+          for (const e of Deno.readDirSync(marks)) {
+            if (e.name.startsWith(`${Deno.pid}-`)) Deno.removeSync(join(marks, e.name));
+          }
+          Deno.removeSync(marks);
           Deno.removeSync(store.dir);
           Deno.removeSync(join(store.dir, ".."));
         } catch {

@@ -5,6 +5,8 @@ import { UndoStore } from "../../../agent/undo/store.ts";
 import { leaveStatCache } from "../../support/stat_cache.ts";
 import { stopWatching } from "../../../agent/undo/watch.ts";
 import type { CheckedCall } from "../../../tools/call/stages.ts";
+import { until } from "../../support/until.ts";
+import { existsSync } from "node:fs";
 
 function temp() {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-stage-" }));
@@ -289,6 +291,49 @@ Deno.test("undoStage(): a sandbox's placeholder coming or going is no change; a 
     assert.equal(real, "files changed: +2 ~0 -0: +.crab/ +.crab/config.json");
   } finally {
     stopWatching(t.ws);
+    Deno.removeSync(t.root, { recursive: true });
+  }
+});
+
+/** A watcher that delivers nothing until it is closed: a flush waits on it, its marker on disk. */
+function heldWatcher(): { [Symbol.asyncIterator](): AsyncIterator<Deno.FsEvent>; close(): void } {
+  let end: (() => void) | undefined;
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () =>
+        new Promise<IteratorResult<Deno.FsEvent>>((resolve) => {
+          end = () => resolve({ done: true, value: undefined });
+        }),
+    }),
+    close: () => end?.(),
+  };
+}
+
+Deno.test("undoStage(): a first run that ends while it looks ahead leaves no store behind", async () => {
+  const t = temp();
+  let watcher: ReturnType<typeof heldWatcher> | undefined;
+  try {
+    Deno.writeTextFileSync(join(t.ws, "a.txt"), "a\n");
+    undoStage({
+      workspace: t.ws,
+      sessionId: () => "s",
+      store: t.store,
+      warm: true,
+      saveOnExit: true,
+      watchFs: () => watcher = heldWatcher(),
+    });
+    const marks = join(t.store.dir, "watch");
+    // The look ahead waits for its first marker: it is under way when the process ends.
+    await until(
+      () => existsSync(marks) && [...Deno.readDirSync(marks)].length > 0,
+      "the look ahead began",
+    );
+    globalThis.dispatchEvent(new Event("unload"));
+    assert.equal(existsSync(t.store.dir), false);
+  } finally {
+    watcher?.close();
+    // The look ahead's flush ends with its watcher, a turn of the event loop later.
+    await new Promise((resolve) => setTimeout(resolve, 0));
     Deno.removeSync(t.root, { recursive: true });
   }
 });
