@@ -127,14 +127,16 @@ export function holdPlaceholders(missing: readonly string[], existing: readonly 
       if (released) return;
       released = true;
       gated(dir, () => {
+        // The placeholders go first, the hold last: a crab killed between the two leaves a
+        // hold that names what is left, which the next crab sweeps.
+        const live = removeDead(dir, file);
+        for (const p of paths) if (!live.has(p)) removeIfEmptyDir(p);
         try {
           Deno.removeSync(file);
         } catch {
           // Already gone.
         }
         handle!.close();
-        const live = removeDead(dir);
-        for (const p of paths) if (!live.has(p)) removeIfEmptyDir(p);
       });
     },
   };

@@ -106,6 +106,24 @@ Deno.test("bash() in the sandbox: overlapping calls cannot remove each other's p
   assert.deepEqual([...Deno.readDirSync(p.ws)], []);
 });
 
+/** What a failed sweep leaves to look at: the placeholder, the holds and what they name. */
+function placeholderState(ws: string, home: string): string {
+  const lines: string[] = [];
+  try {
+    lines.push(
+      `.mcp.json holds: ${[...Deno.readDirSync(join(ws, ".mcp.json"))].map((e) => e.name)}`,
+    );
+  } catch (e) {
+    lines.push(`.mcp.json: ${e}`);
+  }
+  const dir = join(home, "sandbox", "holds");
+  for (const e of Deno.readDirSync(dir)) {
+    const f = join(dir, e.name);
+    lines.push(`${e.name}: ${JSON.stringify(Deno.readTextFileSync(f))} free=${holdsFree(dir)}`);
+  }
+  return lines.join("\n");
+}
+
 /** Whether no process holds a hold file in `dir` (each is locked while its call runs). */
 function holdsFree(dir: string): boolean {
   for (const e of Deno.readDirSync(dir)) {
@@ -151,7 +169,7 @@ Deno.test("crab killed mid-call: the next crab removes its placeholders, and cra
   await until(() => holdsFree(join(s.home, "sandbox", "holds")), "the killed call's hold is free");
   assert.ok(existsSync(join(s.ws, ".mcp.json")));
   const add = await s.crab(["mcp", "add", "-s", "project", "tools", "--", "echo", "hi"]);
-  assert.equal(add.code, 0, add.stderr);
+  assert.equal(add.code, 0, `${add.stderr}\n${placeholderState(s.ws, s.home)}`);
   assert.match(Deno.readTextFileSync(join(s.ws, ".mcp.json")), /"tools"/);
 });
 
