@@ -271,9 +271,12 @@ export class UndoStore {
           if (len >= LOOSE_BYTES) return this.#putWhole(path, digest);
           room = this.#room(Math.min(len * 2, LOOSE_BYTES), len);
         }
+        const want = room.byteLength - len;
         const n = file.readSync(room.subarray(len));
         if (n === null || n === 0) break;
         len += n;
+        // A regular file reads short only at its end: no second read to find it.
+        if (n < want) break;
       }
     } catch {
       return undefined;

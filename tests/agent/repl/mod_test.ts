@@ -140,6 +140,8 @@ Deno.test("repl: slash commands, history, multi-line input and Ctrl-C twice to e
   await t.keys("Enter");
   let screen = await t.waitFor(/bash\s+exec\s+asks/);
   assert.match(screen, /read\s+read\s+runs without asking/);
+  // The list is whole and the prompt back before the next keys (a loaded machine prints slowly).
+  await t.waitFor(/bash runs in the sandbox[\s\S]*^› $/m);
   await t.type("line one\\");
   await t.keys("Enter");
   await t.type("line two");
