@@ -15,12 +15,8 @@ import description from "./bash.md" with { type: "text" };
 import { killProcessGroup, pump, registerGroup } from "./host/processes.ts";
 import { debug } from "./fs/debug_log.ts";
 import { printable } from "./fs/printable.ts";
-import {
-  type HiddenStore,
-  parseStatus,
-  sandboxCommand,
-  type SandboxedCommand,
-} from "./sandbox/mod.ts";
+import type { HiddenStore, SandboxedCommand } from "./sandbox/mod.ts";
+import { parseStatus } from "./sandbox/linux/supervisor.ts";
 import {
   type HostContact,
   type SandboxRefusal,
@@ -495,6 +491,8 @@ async function callSandbox(
   command: string,
   pause: (until: Promise<unknown>) => void,
 ): Promise<SandboxedCommand> {
+  // The sandbox's code is loaded by the first call that starts one.
+  const { sandboxCommand } = await import("./sandbox/mod.ts");
   const lent = jobsOf(session)?.lendPorts();
   if (!lent) return sandboxCommand(session, command, pause);
   let sc: SandboxedCommand;

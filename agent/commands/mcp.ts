@@ -26,7 +26,7 @@ import {
 } from "../../mcp/config_edit.ts";
 import type { McpServerStatus } from "../../mcp/hub.ts";
 import { printable } from "../../tools/fs/printable.ts";
-import { sweepPlaceholders } from "../../tools/sandbox/mod.ts";
+import { sweepPlaceholders } from "../../tools/sandbox/placeholders.ts";
 
 function printProblems(problems: string[]): void {
   for (const p of problems) console.error(`crab: ${p}`);

@@ -27,7 +27,6 @@ import { printable } from "../../tools/fs/printable.ts";
 import { VERSION } from "../../version.ts";
 import { Store } from "../store/observe.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
-import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { extraClasses } from "../settings/sandbox.ts";
 import { commandLineMode, type PermissionFlags } from "../settings/permissions.ts";
 import { Settings } from "../settings/mod.ts";
@@ -158,6 +157,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
   });
   for (const n of hooks.notices) console.error(`crab: ${n}`);
   if (tools.some((t) => t.class === "exec") && sandbox.mode !== "danger-full-access") {
+    const { sandboxStatus } = await import("../../tools/sandbox/mod.ts");
     const status = await sandboxStatus(workspace, sandbox).catch(() => undefined);
     if (status && !status.ok) {
       console.error(`crab: bash cannot run: ${status.reason}. ${status.hint}`);

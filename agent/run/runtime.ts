@@ -22,7 +22,6 @@ import { builtinTools, withCompanions } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
-import { sandboxStatus } from "../../tools/sandbox/mod.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { RunMcp } from "./mcp_startup.ts";
 import { chooseTools, flagServers, parseClasses, type RunFlags, splitList } from "./run_flags.ts";
@@ -502,7 +501,9 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     ? {
       started: () => probing,
       start: () =>
-        probing ??= sandboxStatus(workspace, sandbox).then((status) => {
+        probing ??= import("../../tools/sandbox/mod.ts").then(({ sandboxStatus }) =>
+          sandboxStatus(workspace, sandbox)
+        ).then((status) => {
           if (!status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
         }, () => {}),
     }

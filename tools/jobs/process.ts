@@ -26,13 +26,9 @@
 
 import { debug } from "../fs/debug_log.ts";
 import { killProcessGroup, pump, registerGroup } from "../host/processes.ts";
-import {
-  type Contact,
-  newPortsDir,
-  parseStatus,
-  type PortsDir,
-  sandboxCommand,
-} from "../sandbox/mod.ts";
+import type { Contact } from "../sandbox/mod.ts";
+import { newPortsDir, type PortsDir } from "../sandbox/net/ports.ts";
+import { parseStatus } from "../sandbox/linux/supervisor.ts";
 import type { SandboxPolicy } from "../policy/sandbox.ts";
 import { ToolError } from "../tool.ts";
 
@@ -125,6 +121,8 @@ async function jobSandbox(opts: ProcessOptions) {
   }
   try {
     const session = { workspace: opts.workspace, sandbox: opts.sandbox };
+    // The sandbox's code is loaded by the first call that starts one.
+    const { sandboxCommand } = await import("../sandbox/mod.ts");
     const sc = await sandboxCommand(session, opts.command, undefined, {
       ...(dir ? { exposePorts: dir.path } : {}),
     });

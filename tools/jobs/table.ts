@@ -35,7 +35,7 @@ import {
   forwardToHost,
   type HostForward,
   type PortsDir,
-} from "../sandbox/mod.ts";
+} from "../sandbox/net/ports.ts";
 import { ToolError } from "../tool.ts";
 import { JobOutput } from "./output.ts";
 import {

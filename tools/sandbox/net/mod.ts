@@ -22,7 +22,8 @@ import { closeQuietly } from "./_stream.ts";
 export type { Contact } from "./gate.ts";
 
 /** The relay's ports inside the sandbox. */
-export const HTTP_PORT = 3128, SOCKS_PORT = 1080;
+import { HTTP_PORT, SOCKS_PORT } from "./ports.ts";
+export { HTTP_PORT, SOCKS_PORT };
 
 /** Where the call's sockets appear inside the sandbox. */
 export const INSIDE_HTTP = "/dev/.crab-proxy-http", INSIDE_SOCKS = "/dev/.crab-proxy-socks";

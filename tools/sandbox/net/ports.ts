@@ -40,8 +40,10 @@
 import { basename, dirname, join } from "../../fs/path.ts";
 import { ensureDataDir } from "../../fs/data_dir.ts";
 import { lstatOrNull } from "../../fs/exists.ts";
-import { HTTP_PORT, SOCKS_PORT } from "./mod.ts";
 import { closeQuietly, copy } from "./_stream.ts";
+
+/** The ports of crab's HTTP and SOCKS relays inside a sandbox. */
+export const HTTP_PORT = 3128, SOCKS_PORT = 1080;
 
 /** Ports never exposed nor forwarded: the relays to crab's proxy inside every sandbox. */
 export const NEVER_EXPOSED: readonly number[] = [HTTP_PORT, SOCKS_PORT];
