@@ -147,8 +147,10 @@ Deno.test("repl: /skills lists each skill with its source, and /NAME sends its i
   assert.match(asked, /• skill ship \(\.agents\/skills\/ship\): its instructions and files/);
   await t.keys("n");
   await submit(t, "/skills");
-  const listed = await t.waitFor("Waiting for this workspace");
+  // The list's last line, not its heading: a loaded machine prints it a moment later.
+  const listed = await t.waitFor("— ship the app");
   assert.match(listed, /\/notes +user · ~\/\.claude\/skills\/notes — take notes/);
+  assert.match(listed, /Waiting for this workspace to be trusted \(\/trust\) \(1\):\n +\/ship/);
   assert.match(listed, /\/ship +project · \.agents\/skills\/ship — ship the app/);
   await submit(t, "/notes the plan");
   await t.waitFor("Noted.");
