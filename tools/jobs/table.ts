@@ -295,14 +295,8 @@ export class JobTable {
     const running = [...this.#jobs.values()].filter((j) => j.state === "running");
     if (running.length >= this.max) throw tooMany(running, this.max);
     const id = `b${++this.#seq}`;
-    const dir = join(
-      ensureOwnSpillDir(this.#opts.env ?? runEnv),
-      `job-${id}-${crypto.randomUUID().slice(0, 8)}`,
-    );
-    Deno.mkdirSync(dir, { mode: 0o700 });
-    const output = new JobOutput(join(dir, "output.txt"));
-    noteSpillFile(output.path, output.identity());
-    const job = new Job(id, command, output, dir);
+    const job = this.#newJob(id, command);
+    const { output, dir } = job;
     // The slot is taken before the sandbox starts: two calls at once cannot both pass the cap.
     this.#jobs.set(id, job);
     job.changes = this.#opts.watchChanges?.();
@@ -615,10 +609,8 @@ export class JobTable {
     return { moved };
   }
 
-  /** Makes `call`'s processes a job, or undefined when the call ended or cannot move. */
-  #adopt(call: MovableCall): JobInfo | undefined {
-    if (this.#closed) return undefined;
-    const id = `b${this.#seq + 1}`;
+  /** A job named `id` for `command`: its own folder in this run's spill folder, its output file there. */
+  #newJob(id: string, command: string): Job {
     const dir = join(
       ensureOwnSpillDir(this.#opts.env ?? runEnv),
       `job-${id}-${crypto.randomUUID().slice(0, 8)}`,
@@ -626,7 +618,15 @@ export class JobTable {
     Deno.mkdirSync(dir, { mode: 0o700 });
     const output = new JobOutput(join(dir, "output.txt"));
     noteSpillFile(output.path, output.identity());
-    const job = new Job(id, call.command, output, dir);
+    return new Job(id, command, output, dir);
+  }
+
+  /** Makes `call`'s processes a job, or undefined when the call ended or cannot move. */
+  #adopt(call: MovableCall): JobInfo | undefined {
+    if (this.#closed) return undefined;
+    const id = `b${this.#seq + 1}`;
+    const job = this.#newJob(id, call.command);
+    const { output, dir } = job;
     // What the call wrote before the move is one burst: told once it is over.
     let lastEvent = performance.now();
     const proc = call.handOver(job.info(), (chunk) => {
