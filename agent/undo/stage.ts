@@ -34,6 +34,7 @@ import { restore } from "./restore.ts";
 import { pruneIfDue, type Retention } from "./retention.ts";
 import {
   lookAhead,
+  removeOwnMarkers,
   snapshotWith,
   type Subscription,
   type WatchFs,
@@ -279,9 +280,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
           // ahead: it made only the watcher's markers, and a look ahead cut short leaves this
           // process's one; the folders go when empty (another crab's store is never emptied).
           const marks = join(store.dir, "watch");
-          for (const e of Deno.readDirSync(marks)) {
-            if (e.name.startsWith(`${Deno.pid}-`)) Deno.removeSync(join(marks, e.name));
-          }
+          removeOwnMarkers(marks);
           Deno.removeSync(marks);
           Deno.removeSync(store.dir);
           Deno.removeSync(join(store.dir, ".."));

@@ -26,6 +26,7 @@
  */
 
 import type { Snapshotter, Tree } from "./snapshot.ts";
+import { join } from "../../tools/fs/path.ts";
 
 /** How long a flush waits for its marker's event before giving up (the caller scans everything). */
 export const FLUSH_TIMEOUT_MS = 200;
@@ -214,7 +215,7 @@ class WorkspaceWatch {
 
   async #flush(on: Running): Promise<boolean> {
     if (on.closed) return false;
-    const marker = `${Deno.realPathSync(this.markerDir)}/${Deno.pid}-${++this.#seq}`;
+    const marker = `${Deno.realPathSync(this.markerDir)}/${OWN_MARKER}${++this.#seq}`;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let arrived = false;
     const seen = new Promise<void>((resolve) => {
@@ -269,6 +270,19 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
     return Deno.lstatSync(path);
   } catch {
     return null;
+  }
+}
+
+/** How this process's markers are named, before their sequence number. */
+const OWN_MARKER = `${Deno.pid}-`;
+
+/**
+ * Removes this process's markers from `markerDir` (a flush cut short by the
+ * process's end leaves one); another process's are left alone.
+ */
+export function removeOwnMarkers(markerDir: string): void {
+  for (const e of Deno.readDirSync(markerDir)) {
+    if (e.name.startsWith(OWN_MARKER)) Deno.removeSync(join(markerDir, e.name));
   }
 }
 
