@@ -32,6 +32,17 @@ function mayWrite(path: string): boolean {
 export function homeDir(env: Pick<Deno.Env, "get"> = runEnv): string {
   const home = env.get("HOME");
   if (home !== undefined) return home;
+  const name = env.get("USER") ?? env.get("LOGNAME");
+  // Looked up once a process for each login name: the account does not change meanwhile.
+  let found = accountHomes.get(name);
+  if (found === undefined) accountHomes.set(name, found = accountHome(name));
+  return found;
+}
+
+const accountHomes = new Map<string | undefined, string>();
+
+/** The home `/etc/passwd` gives this process's user (or the login `name`), else `/`. */
+function accountHome(name: string | undefined): string {
   // This process's user id, as the owner of a file it makes (`Deno.uid()` would need
   // `--allow-sys`, `/proc/self` `--allow-all`), else its login name.
   let uid: string | undefined;
@@ -45,7 +56,6 @@ export function homeDir(env: Pick<Deno.Env, "get"> = runEnv): string {
   } catch {
     // Nowhere to write.
   }
-  const name = env.get("USER") ?? env.get("LOGNAME");
   try {
     for (const line of Deno.readTextFileSync("/etc/passwd").split("\n")) {
       const f = line.split(":");
