@@ -8,47 +8,15 @@
  */
 
 import assert from "node:assert/strict";
-import { harness } from "../../support/harness.ts";
+import { jobsHarness, ok, running } from "../../support/jobs.ts";
 import { until } from "../../support/until.ts";
 import { takeUncappedNotice } from "../../support/sandbox_notice.ts";
-import { bashTool } from "../../../tools/bash.ts";
-import { bashOutputTool } from "../../../tools/jobs/bash_output.ts";
-import { openJobs } from "../../../tools/jobs/table.ts";
 import type { SandboxMode } from "../../../tools/policy/sandbox.ts";
 import type { DispatchResult } from "../../../tools/call/dispatch.ts";
 
 await takeUncappedNotice();
 
 const MODES: SandboxMode[] = ["workspace-write", "danger-full-access"];
-
-function jobsHarness(mode: SandboxMode, max?: number) {
-  const home = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-move-home-" }));
-  const env = { get: (k: string) => k === "CRAB_HOME" ? home : undefined };
-  const h = harness([bashTool, bashOutputTool], { yolo: true, env });
-  h.session.sandbox = { mode, net: false, writable: [] };
-  const jobs = openJobs(h.session, { env, ...(max ? { max } : {}) });
-  return {
-    h,
-    jobs,
-    async [Symbol.asyncDispose]() {
-      await jobs.close();
-      await h[Symbol.asyncDispose]();
-      Deno.removeSync(home, { recursive: true });
-    },
-  };
-}
-
-function ok(r: DispatchResult): string {
-  assert.ok(r.ok, JSON.stringify(r));
-  return r.output;
-}
-
-function running(marker: string): string[] {
-  const out = new Deno.Command("ps", { args: ["-eo", "pid,args"], stdout: "piped" }).outputSync();
-  return new TextDecoder().decode(out.stdout).split("\n").filter((l) =>
-    l.includes(marker) && !l.includes("ps -eo")
-  );
-}
 
 function marker(): string {
   return `${700 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;

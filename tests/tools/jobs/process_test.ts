@@ -9,6 +9,7 @@
  */
 
 import assert from "node:assert/strict";
+import { running } from "../../support/jobs.ts";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
@@ -21,13 +22,6 @@ import { all, envOf, resultOf } from "../../support/sdk.ts";
 import { query } from "../../../sdk.ts";
 
 /** Processes whose command line holds `marker` (ps and grep left out). */
-function running(marker: string): string[] {
-  const out = new Deno.Command("ps", { args: ["-eo", "pid,args"], stdout: "piped" }).outputSync();
-  return new TextDecoder().decode(out.stdout).split("\n").filter((l) =>
-    l.includes(marker) && !l.includes("ps -eo")
-  );
-}
-
 /** A marker no other test uses: a sleep's odd duration. */
 function marker(): string {
   return `${900 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;

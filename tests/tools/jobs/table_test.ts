@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { jobsHarness, ok, running } from "../../support/jobs.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { configDir } from "../../../tools/fs/data_dir.ts";
@@ -13,12 +14,9 @@ import { harness } from "../../support/harness.ts";
 import { until } from "../../support/until.ts";
 import { takeUncappedNotice } from "../../support/sandbox_notice.ts";
 import { bashTool } from "../../../tools/bash.ts";
-import { bashOutputTool } from "../../../tools/jobs/bash_output.ts";
-import { bashKillTool } from "../../../tools/jobs/bash_kill.ts";
 import { jobsBeside, openJobs } from "../../../tools/jobs/table.ts";
 import { HEAD_BYTES, markerLine } from "../../../tools/jobs/output.ts";
 import type { SandboxMode } from "../../../tools/policy/sandbox.ts";
-import type { DispatchResult } from "../../../tools/call/dispatch.ts";
 import { Policy } from "../../../tools/policy/policy.ts";
 
 await takeUncappedNotice();
@@ -31,37 +29,6 @@ const PORTS_LINE = "A port it listens on (127.0.0.1 or all addresses) is reachab
   `${join(configDir(), "config.json")}; tell the user if they need it.`;
 
 const MODES: SandboxMode[] = ["workspace-write", "danger-full-access"];
-
-/** A harness with the three tools and an open job table, in a data dir of its own. */
-function jobsHarness(mode: SandboxMode, max?: number) {
-  const home = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-jobs-home-" }));
-  const env = { get: (k: string) => k === "CRAB_HOME" ? home : undefined };
-  const h = harness([bashTool, bashOutputTool, bashKillTool], { yolo: true, env });
-  h.session.sandbox = { mode, net: false, writable: [] };
-  const jobs = openJobs(h.session, { env, ...(max ? { max } : {}) });
-  return {
-    h,
-    jobs,
-    home,
-    async [Symbol.asyncDispose]() {
-      await jobs.close();
-      await h[Symbol.asyncDispose]();
-      Deno.removeSync(home, { recursive: true });
-    },
-  };
-}
-
-function ok(r: DispatchResult): string {
-  assert.ok(r.ok, JSON.stringify(r));
-  return r.output;
-}
-
-function running(marker: string): string[] {
-  const out = new Deno.Command("ps", { args: ["-eo", "pid,args"], stdout: "piped" }).outputSync();
-  return new TextDecoder().decode(out.stdout).split("\n").filter((l) =>
-    l.includes(marker) && !l.includes("ps -eo")
-  );
-}
 
 /** Whether a connection to the host's 127.0.0.1:`port` is refused. */
 async function refused(port: number): Promise<boolean> {

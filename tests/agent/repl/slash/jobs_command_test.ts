@@ -8,6 +8,7 @@
  */
 
 import assert from "node:assert/strict";
+import { running } from "../../../support/jobs.ts";
 import { join } from "node:path";
 import { startFakeModel, toolResults } from "../../../support/fake_model.ts";
 import { sandbox } from "../../../support/cli.ts";
@@ -15,13 +16,6 @@ import { replAgainst, submit } from "../../../support/tmux.ts";
 import { until } from "../../../support/until.ts";
 
 /** Processes whose command line holds `marker` (ps left out). */
-function running(marker: string): string[] {
-  const out = new Deno.Command("ps", { args: ["-eo", "pid,args"], stdout: "piped" }).outputSync();
-  return new TextDecoder().decode(out.stdout).split("\n").filter((l) =>
-    l.includes(marker) && !l.includes("ps -eo")
-  );
-}
-
 /** A marker no other test uses: a sleep's odd duration. */
 function marker(): string {
   return `${600 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
