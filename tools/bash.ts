@@ -16,7 +16,7 @@ import { killProcessGroup, pump, registerGroup } from "./host/processes.ts";
 import { debug } from "./fs/debug_log.ts";
 import { printable } from "./fs/printable.ts";
 import type { HiddenStore, SandboxedCommand } from "./sandbox/mod.ts";
-import { parseStatus } from "./sandbox/linux/supervisor.ts";
+import { StatusTail } from "./sandbox/linux/supervisor.ts";
 import {
   type HostContact,
   type SandboxRefusal,
@@ -335,9 +335,6 @@ async function runDirect(
   }, timeoutMs);
 }
 
-/** Bytes of bwrap's and the supervisor's own messages kept. */
-const STATUS_BYTES = 64 * 1024;
-
 /**
  * In the sandbox: bwrap starts the supervisor, which runs the command. Closing
  * bwrap's stdin asks the supervisor to send SIGTERM to everything; killing
@@ -373,13 +370,8 @@ async function runSandboxed(
   // The call's sink, or the job's output once the call moved to the background.
   let onChunk = (c: Uint8Array) => sink.push(c);
   const out = pump(child.stdout, (c) => onChunk(c));
-  const statusBytes: Uint8Array[] = [];
-  let statusSize = 0;
-  const err = pump(child.stderr, (c) => {
-    if (statusSize >= STATUS_BYTES) return;
-    statusBytes.push(c.slice(0, STATUS_BYTES - statusSize));
-    statusSize += c.byteLength;
-  });
+  const statusTail = new StatusTail();
+  const err = pump(child.stderr, (c) => statusTail.push(c));
 
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   let stopping = false;
@@ -423,7 +415,7 @@ async function runSandboxed(
     return {
       exit: status,
       notes,
-      said: parseStatus(new TextDecoder().decode(concat(statusBytes))),
+      said: statusTail.read(),
     };
   })();
   const waited = await untilOverOrMoved(ctx, command, over, (onOutput) => {
@@ -638,16 +630,6 @@ function namesWord(text: string, word: string): boolean {
     if (i === 0 || /[\s"'`:=(]/.test(text[i - 1])) return true;
   }
   return false;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.byteLength;
-  }
-  return out;
 }
 
 function run(args: BashArgs, ctx: ToolContext): Promise<ToolResult> {

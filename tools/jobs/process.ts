@@ -28,7 +28,7 @@ import { debug } from "../fs/debug_log.ts";
 import { killProcessGroup, pump, registerGroup } from "../host/processes.ts";
 import type { Contact } from "../sandbox/mod.ts";
 import { newPortsDir, type PortsDir } from "../sandbox/net/ports.ts";
-import { parseStatus } from "../sandbox/linux/supervisor.ts";
+import { StatusTail } from "../sandbox/linux/supervisor.ts";
 import type { SandboxPolicy } from "../policy/sandbox.ts";
 import { ToolError } from "../tool.ts";
 
@@ -36,8 +36,6 @@ import { ToolError } from "../tool.ts";
 export const STOP_GRACE_MS = 1000;
 /** How long a process left over may hold the output pipe once the job's shell ended. */
 const LINGER_MS = 250;
-/** Bytes of bubblewrap's and the supervisor's own messages kept. */
-const STATUS_BYTES = 64 * 1024;
 
 /** How a job's processes ended. */
 export interface ProcessEnd {
@@ -160,13 +158,8 @@ async function startSandboxed(opts: ProcessOptions): Promise<JobProcess> {
   const unregister = registerGroup(child.pid, "job", child);
   const control = child.stdin.getWriter();
   const out = pump(child.stdout, opts.onOutput);
-  const statusParts: Uint8Array[] = [];
-  let statusSize = 0;
-  const err = pump(child.stderr, (c) => {
-    if (statusSize >= STATUS_BYTES) return;
-    statusParts.push(c.slice(0, STATUS_BYTES - statusSize));
-    statusSize += c.byteLength;
-  });
+  const statusTail = new StatusTail();
+  const err = pump(child.stderr, (c) => statusTail.push(c));
   let stopping = false;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   const ended = (async (): Promise<ProcessEnd> => {
@@ -184,8 +177,7 @@ async function startSandboxed(opts: ProcessOptions): Promise<JobProcess> {
       unregister();
       notes = await sc.release().catch((e) => [`crab could not release the job's sandbox: ${e}`]);
     }
-    const stderr = new TextDecoder().decode(concat(statusParts));
-    const { status: supervised, rest } = parseStatus(stderr);
+    const { status: supervised, rest } = statusTail.read();
     if (!supervised && !stopping && status.code !== 0 && rest) {
       return { code: null, signal: null, failure: rest.split("\n")[0], notes };
     }
@@ -291,14 +283,4 @@ function startDirect(opts: ProcessOptions): Promise<JobProcess> {
       killTimer = setTimeout(() => killProcessGroup(pgid, "SIGKILL"), STOP_GRACE_MS);
     },
   });
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.byteLength;
-  }
-  return out;
 }

@@ -369,3 +369,33 @@ export function parseStatus(stderr: string): { status?: SupervisedStatus; rest: 
   }
   return { status, rest: stderr.replace(STATUS_LINE, "").trim() };
 }
+
+/** Bytes of bubblewrap's and the supervisor's own messages kept. */
+const STATUS_BYTES = 64 * 1024;
+
+/**
+ * The supervisor's stderr as a sandboxed command writes it, kept up to
+ * {@link STATUS_BYTES}, read for its status once the command ended.
+ */
+export class StatusTail {
+  #parts: Uint8Array[] = [];
+  #size = 0;
+
+  /** Keeps `chunk`, as far as the bound allows. */
+  push(chunk: Uint8Array): void {
+    if (this.#size >= STATUS_BYTES) return;
+    this.#parts.push(chunk.slice(0, STATUS_BYTES - this.#size));
+    this.#size += chunk.byteLength;
+  }
+
+  /** What {@link parseStatus} finds in what was kept. */
+  read(): { status?: SupervisedStatus; rest: string } {
+    const all = new Uint8Array(this.#parts.reduce((n, p) => n + p.byteLength, 0));
+    let off = 0;
+    for (const p of this.#parts) {
+      all.set(p, off);
+      off += p.byteLength;
+    }
+    return parseStatus(new TextDecoder().decode(all));
+  }
+}
