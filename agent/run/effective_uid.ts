@@ -1,8 +1,8 @@
 /**
  * The user id crab runs as, without asking for more permissions: `Deno.uid()`
- * needs `--allow-sys`, which crab's builds do not carry, so without it a file
- * crab creates in its own data dir tells (a new file is owned by the effective
- * user).
+ * needs `--allow-sys`, which only a build granted every permission carries, so
+ * without it a file crab creates in its own data dir tells (a new file is
+ * owned by the effective user).
  *
  * @module
  */

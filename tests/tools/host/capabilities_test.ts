@@ -94,6 +94,77 @@ Deno.test("fenceFlags() scopes run and net to MCP servers when no tool needs the
   );
 });
 
+Deno.test("fenceFlags() completes a build that may already run anything to every permission, and no other", () => {
+  const local = ["127.0.0.1:11434"];
+  const rest = ["--allow-sys", "--allow-ffi", "--allow-import"];
+  const has = (flags: string[]) => rest.filter((f) => flags.includes(f));
+  // Unscoped run, write and net with no deny list: every permission, as -A grants it.
+  const full = fenceFlags({ tools: PRESET_TOOLS.full, providerHosts: local, anyCommand: true });
+  assert.deepEqual(has(full.flags), rest);
+  assert.match(full.notes.join("\n"), /every permission/);
+  // A fence left anywhere keeps the rest out: a deny list, a scoped run, no write.
+  assert.deepEqual(
+    has(
+      fenceFlags({
+        tools: PRESET_TOOLS.full,
+        providerHosts: ["api.anthropic.com"],
+        anyCommand: true,
+      }).flags,
+    ),
+    [],
+  );
+  assert.deepEqual(has(fenceFlags({ tools: PRESET_TOOLS.full, providerHosts: local }).flags), []);
+  for (const preset of ["no-web", "read-only"] as const) {
+    assert.deepEqual(
+      has(
+        fenceFlags({ tools: PRESET_TOOLS[preset], providerHosts: local, anyCommand: true }).flags,
+      ),
+      [],
+      preset,
+    );
+  }
+});
+
+Deno.test({
+  name:
+    "presetFlags() full: a file is opened without Deno resolving its path component by component",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const dir = Deno.makeTempDirSync({ prefix: "crab-open-" });
+    try {
+      const deep = `${dir}/a/b/c/d`;
+      Deno.mkdirSync(deep, { recursive: true });
+      Deno.writeTextFileSync(`${deep}/f.txt`, "x");
+      const script = `${dir}/open.ts`;
+      Deno.writeTextFileSync(script, `Deno.readFileSync(${JSON.stringify(`${deep}/f.txt`)});\n`);
+      const trace = `${dir}/trace`;
+      const out = await new Deno.Command("strace", {
+        args: [
+          "-f",
+          "-e",
+          "trace=readlink",
+          "-o",
+          trace,
+          Deno.execPath(),
+          "run",
+          ...presetFlags("full"),
+          script,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+      // Each readlink of the file's folders is a syscall per component, for every file undo reads.
+      const resolved = Deno.readTextFileSync(trace).split("\n").filter((l) =>
+        l.includes(`readlink("${dir}`)
+      );
+      assert.deepEqual(resolved, []);
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
+
 Deno.test("fenceFlags() rejects a tool that is not built in", () => {
   assert.throws(() => fenceFlags({ tools: ["read", "nope"], providerHosts: [] }), /"nope"/);
 });
