@@ -35,7 +35,8 @@ import {
   initialSet,
 } from "../../tools/search/ignore.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
-import type { Entry, StoreStamp, UndoStore } from "./store.ts";
+import { readFiles } from "../../tools/search/file_reader.ts";
+import { type Entry, LOOSE_BYTES, type StoreStamp, type UndoStore } from "./store.ts";
 import {
   F_IG,
   F_RACY,
@@ -137,6 +138,12 @@ const SAVE_CHANGES = 1000, SAVE_MS = 60_000;
 /** At the process's end, once this many rows and listings changed; fewer are read again next time. */
 const EXIT_SAVE_CHANGES = 64;
 
+/**
+ * Unread files from which a scan reads them in threads beside its own: each
+ * starts in about 25 ms and saves about 5 µs a file (measured on 2 cores).
+ */
+const READERS_FROM = 8000;
+
 /** More changed paths than this, and an update is no cheaper than a scan. */
 const MAX_REGIONS = 2000;
 
@@ -225,6 +232,8 @@ export class Snapshotter {
   #deferReads = false;
   /** Files a scan ahead left unread (workspace-relative). */
   #unread = new Set<string>();
+  /** While an update leaves them for {@link #fill}. */
+  #leaveUnread = false;
   /** What {@link knownDirs} walked, until the first scan. */
   #walkedDirs: string[] | undefined;
   /** Whether a stat cache another process left was read. */
@@ -237,6 +246,8 @@ export class Snapshotter {
   #stamp: StoreStamp | undefined;
   /** Files read and hashed by the last scan (for benchmarks and tests). */
   hashed = 0;
+  /** Of those, the files read by threads beside this one. */
+  hashedBeside = 0;
 
   /** The policy's question before a file's content is kept (`Policy.mayStore`); all are without it. */
   readonly #mayStore: ((path: string) => boolean) | undefined;
@@ -292,7 +303,7 @@ export class Snapshotter {
     this.#walkedDirs = undefined;
     this.#linked.clear();
     this.#unread.clear();
-    this.hashed = 0;
+    this.hashed = this.hashedBeside = 0;
     this.delta = undefined;
     const now = Date.now();
     const sets = new Map<string, DirSet>();
@@ -360,7 +371,7 @@ export class Snapshotter {
   delta: TreeChange[] | undefined;
 
   #updateIn(tree: SnapTree, last: Last, changed: Iterable<string>): Tree | undefined {
-    this.hashed = 0;
+    this.hashed = this.hashedBeside = 0;
     const now = Date.now();
     const ws = this.workspace, prefix = ws + "/";
     const regions = new Set<string>();
@@ -446,28 +457,109 @@ export class Snapshotter {
     for (const k of stale) if (tree.delete(k)) this.#dirty = true;
     // What a scan ahead left unread is read now, however many (no cheaper by a scan), under the
     // stat it took then: the watcher said what changed since, and that was looked at above.
-    const c = tree.cols;
-    for (const rel of this.#unread) {
-      const r = tree.files.get(rel);
-      if (r === undefined || (c.flags[r] & F_UNREAD) === 0) continue;
-      const kept = this.store.putFile(prefix + rel, c.size[r], this.#digest);
-      if (!kept) {
-        tree.delete(rel);
-        continue;
-      }
-      this.hashed++;
-      c.hash.set(kept.hash, r * HASH_BYTES);
-      c.size[r] = kept.size;
-      c.flags[r] &= ~F_UNREAD;
-    }
+    if (!this.#leaveUnread) this.#readUnread(tree);
     if (tree.files.size > this.limits.maxEntries) {
       throw new TooLarge(
         `the workspace has more than ${this.limits.maxEntries} files undo would keep`,
       );
     }
     this.#last = { tree, sets: last.sets, rules: last.rules };
-    this.#unread.clear();
     return tree;
+  }
+
+  /** The files a scan left unread, read here one after the other. */
+  #readUnread(tree: SnapTree): void {
+    const prefix = this.workspace + "/";
+    const c = tree.cols;
+    for (const rel of this.#unread) {
+      const r = tree.files.get(rel);
+      if (r === undefined || (c.flags[r] & F_UNREAD) === 0) continue;
+      const kept = this.store.putFile(prefix + rel, c.size[r], this.#digest);
+      if (kept) this.#read(tree, r, kept.hash, kept.size);
+      else tree.delete(rel);
+    }
+    this.#unread.clear();
+  }
+
+  /** Row `r` of `tree` has the content of hash `raw`, `size` bytes. */
+  #read(tree: SnapTree, r: number, raw: Uint8Array, size: number): void {
+    const c = tree.cols;
+    this.hashed++;
+    c.hash.set(raw, r * HASH_BYTES);
+    c.size[r] = size;
+    c.flags[r] &= ~F_UNREAD;
+  }
+
+  /**
+   * The files a scan left unread, read and hashed by {@link readers} threads
+   * beside this one when there are {@link readersFrom} or more (a first
+   * snapshot of a big workspace: about twice as fast on two cores); the rest,
+   * and all of them if a reader fails, here.
+   */
+  async #fill(tree: SnapTree): Promise<void> {
+    if (this.#unread.size >= this.readersFrom && this.readers > 0) {
+      const prefix = this.workspace + "/";
+      const c = tree.cols;
+      const rels: string[] = [], paths: string[] = [], sizes: number[] = [];
+      for (const rel of this.#unread) {
+        const r = tree.files.get(rel);
+        if (r === undefined || (c.flags[r] & F_UNREAD) === 0 || c.size[r] >= LOOSE_BYTES) continue;
+        rels.push(rel);
+        paths.push(prefix + rel);
+        sizes.push(c.size[r]);
+      }
+      try {
+        await readFiles(paths, sizes, LOOSE_BYTES, (i, got) => {
+          const r = tree.files.get(rels[i]);
+          if (r === undefined || !got.bytes) return; // Unreadable or grown: read here, below.
+          const hash = this.#digest(got.bytes);
+          this.store.putRead(hash, got.bytes);
+          this.#read(tree, r, hash, got.bytes.byteLength);
+          this.hashedBeside++;
+        }, this.readers);
+      } catch {
+        // What no reader gave back is read here.
+      }
+    }
+    this.#readUnread(tree);
+  }
+
+  /**
+   * Threads that read a scan's files beside this one (0: none). One: this
+   * thread hashes and keeps what it reads; on two cores a second saves less
+   * than 0.1 s on 100,000 files and costs 12 MB.
+   */
+  readers = (navigator.hardwareConcurrency ?? 1) > 1 ? 1 : 0;
+  /** Unread files from which they do: below, starting them costs more than it saves. */
+  readersFrom = READERS_FROM;
+
+  /** {@link scan}, its files read in parallel when many. */
+  async scanWhole(): Promise<Tree> {
+    const { tree, step } = this.#beginScan(true);
+    const out = step(Infinity)!;
+    await this.#fill(tree);
+    return out;
+  }
+
+  /** {@link update}, the files a scan ahead left unread read in parallel when many. */
+  async updateWhole(changed: Iterable<string>): Promise<Tree | undefined> {
+    const last = this.#last;
+    this.delta = undefined;
+    if (!last) return undefined;
+    this.#last = undefined;
+    const tree = last.tree;
+    tree.openJournal();
+    let out: Tree | undefined;
+    try {
+      this.#leaveUnread = true;
+      out = this.#updateIn(tree, last, changed);
+      this.#leaveUnread = false;
+      if (out) await this.#fill(tree);
+    } finally {
+      this.#leaveUnread = false;
+      this.delta = tree.closeJournal(out !== undefined);
+    }
+    return out;
   }
 
   /** How many files the stat cache another process left knows. */

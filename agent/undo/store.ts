@@ -249,6 +249,14 @@ export class UndoStore {
     this.#gather(raw, bytes.byteLength);
   }
 
+  /** Keeps `bytes`, read and hashed (`raw`) elsewhere, unless an object of that hash is there. */
+  putRead(raw: Uint8Array, bytes: Uint8Array): void {
+    if (bytes.byteLength >= LOOSE_BYTES) return this.putObject(encodeHex(raw), bytes);
+    if (this.#gathered.find(raw) >= 0 || this.#isIndexed(raw)) return;
+    this.#room(bytes.byteLength).set(bytes);
+    this.#gather(raw, bytes.byteLength);
+  }
+
   /**
    * Reads the file at `path`, about `size` bytes, straight into the pack being
    * gathered (no buffer of its own to collect later), and keeps it under its

@@ -339,7 +339,7 @@ async function scanFirst(snap: Snapshotter): Promise<Tree> {
     snap.knownDirs();
     if (snap.listedFiles() >= NATIVE_HASH_FROM) await snap.hashNatively();
   }
-  return snap.scan();
+  return await snap.scanWhole();
 }
 
 /**
@@ -387,7 +387,7 @@ export async function snapshotWith(
   if (sub.watching) {
     const flushed = await sub.flush();
     const { paths, complete } = sub.take();
-    const tree = flushed && complete ? snap.update(paths) : undefined;
+    const tree = flushed && complete ? await snap.updateWhole(paths) : undefined;
     if (tree) {
       how?.("update");
       await sub.target(snap.dirs());
@@ -403,7 +403,7 @@ export async function snapshotWith(
       await sub.target(snap.dirs());
       const flushed = await sub.flush();
       const { paths, complete } = sub.take();
-      const tree = flushed && complete ? snap.update(paths) : undefined;
+      const tree = flushed && complete ? await snap.updateWhole(paths) : undefined;
       if (tree) {
         how?.("scan");
         await sub.target(snap.dirs());
@@ -412,7 +412,7 @@ export async function snapshotWith(
     }
   }
   how?.("scan");
-  const tree = snap.scan();
+  const tree = await snap.scanWhole();
   await sub.target(snap.dirs());
   return tree;
 }

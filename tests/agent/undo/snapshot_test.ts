@@ -97,3 +97,46 @@ Deno.test("Snapshotter: a later process trusts the stat cache it was left, names
   damaged.scan();
   assert.equal(damaged.hashed, 4);
 });
+
+Deno.test("Snapshotter.scanWhole() with readers beside it keeps what scan() keeps, byte for byte; so does an update after a scan ahead", async () => {
+  using t = temp();
+  using u = temp();
+  for (let i = 0; i < 600; i++) put(t.ws, `d${i % 7}/f${i}.txt`, `file ${i}\n`.repeat(i % 50));
+  put(t.ws, "empty.txt", "");
+  Deno.writeFileSync(join(t.ws, "loose.bin"), new Uint8Array(1024 * 1024 + 3).fill(7));
+  const snap = new Snapshotter(t.ws, t.store);
+  snap.readers = 1;
+  snap.readersFrom = 1;
+  const tree = await snap.scanWhole();
+  assert.equal(snap.hashed, 602);
+  assert.equal(snap.hashedBeside, 601, "all but the loose file by the readers");
+  const plain = new Snapshotter(t.ws, u.store).scan();
+  assert.deepEqual(Object.fromEntries(tree), Object.fromEntries(plain));
+  t.store.flush();
+  for (const [p, e] of tree) {
+    if (e.t !== "f") continue;
+    assert.deepEqual(t.store.readObject(e.hash), Deno.readFileSync(join(t.ws, p)), p);
+  }
+  // A later process looks ahead (nothing read), then updates: the readers read the rest.
+  const next = new Snapshotter(
+    t.ws,
+    new UndoStore(Deno.makeTempDirSync({ dir: join(t.ws, "..") })),
+  );
+  next.readers = 1;
+  next.readersFrom = 1;
+  await next.scanAhead(() => true);
+  put(t.ws, "d0/f0.txt", "changed after the look ahead\n");
+  const updated = await next.updateWhole([join(t.ws, "d0/f0.txt")]);
+  assert.ok(updated);
+  // The changed file is read as the update looks at it again; the rest by the readers.
+  assert.equal(next.hashedBeside, 600);
+  assert.deepEqual(
+    Object.fromEntries(updated),
+    Object.fromEntries(new Snapshotter(t.ws, u.store).scan()),
+  );
+  for (const [p, e] of updated) {
+    if (e.t === "f") {
+      assert.deepEqual(next.store.readObject(e.hash), Deno.readFileSync(join(t.ws, p)), p);
+    }
+  }
+});

@@ -514,8 +514,8 @@ Deno.test("a later session's first snapshot scans once under the last session's 
     const sub = watchWorkspace(ws, join(root, "marks"));
     const hows: string[] = [];
     let scans = 0;
-    const scan = snap.scan.bind(snap);
-    snap.scan = () => {
+    const scan = snap.scanWhole.bind(snap);
+    snap.scanWhole = () => {
       scans++;
       return scan();
     };

@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { readFiles } from "../../../tools/search/file_reader.ts";
+
+function bytes(n: number, seed = 1): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = (Math.imul(i + seed, 2654435761) >>> 24) & 0xff;
+  return out;
+}
+
+Deno.test("readFiles() gives every file's bytes in order, across batches and readers; says which it could not read", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-readhashed-" });
+  try {
+    // More files than a batch holds, one batch over its bytes, an empty one, a missing one, one
+    // at the limit and one that grew past the size it was listed with.
+    const sizes = Array.from({ length: 700 }, (_, i) => (i * 37) % 3000);
+    sizes[5] = 5 * 1024 * 1024;
+    const paths = sizes.map((_, i) => `${dir}/f${i}`);
+    sizes.forEach((n, i) => Deno.writeFileSync(paths[i], bytes(n, i)));
+    Deno.removeSync(paths[9]);
+    Deno.writeFileSync(paths[11], bytes(4096, 11));
+    const max = 4096;
+    const listed = sizes.map((n, i) => (i === 11 ? 10 : n));
+    for (const workers of [1, 3]) {
+      const seen: number[] = [];
+      await readFiles(paths, listed, 8 * 1024 * 1024, (i, got) => {
+        seen.push(i);
+        if (i === 9) return assert.deepEqual(got, { failed: "unreadable" });
+        assert.ok(got.bytes, `file ${i}`);
+        assert.deepEqual(got.bytes, Deno.readFileSync(paths[i]), `file ${i}`);
+      }, workers);
+      assert.deepEqual(seen, paths.map((_, i) => i), `${workers} readers`);
+      const tooBig: number[] = [];
+      await readFiles(paths, listed, max, (i, got) => {
+        if (!got.bytes && got.failed === "too big") tooBig.push(i);
+      }, workers);
+      assert.deepEqual(tooBig, [5, 11]);
+    }
+    // Nothing to read: it ends at once.
+    await readFiles([], [], max, () => assert.fail("no file"));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
