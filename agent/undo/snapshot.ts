@@ -35,7 +35,7 @@ import {
   initialSet,
 } from "../../tools/search/ignore.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
-import { readFiles } from "../../tools/search/file_reader.ts";
+import { lstatTaken, readFiles, StatsAhead } from "../../tools/search/file_reader.ts";
 import { type Entry, LOOSE_BYTES, type StoreStamp, type UndoStore } from "./store.ts";
 import {
   F_IG,
@@ -232,8 +232,9 @@ export class Snapshotter {
   #deferReads = false;
   /** Files a scan ahead left unread (workspace-relative). */
   #unread = new Set<string>();
-  /** While an update leaves them for {@link #fill}. */
-  #leaveUnread = false;
+  /** During a scan: the stats a thread takes of the rows of {@link #aheadOf}. */
+  #ahead: StatsAhead | undefined;
+  #aheadOf: SnapTree | undefined;
   /** What {@link knownDirs} walked, until the first scan. */
   #walkedDirs: string[] | undefined;
   /** Whether a stat cache another process left was read. */
@@ -303,7 +304,7 @@ export class Snapshotter {
     this.#walkedDirs = undefined;
     this.#linked.clear();
     this.#unread.clear();
-    this.hashed = this.hashedBeside = 0;
+    this.hashed = this.hashedBeside = this.statsBeside = 0;
     this.delta = undefined;
     const now = Date.now();
     const sets = new Map<string, DirSet>();
@@ -316,12 +317,24 @@ export class Snapshotter {
     if (inPlace) tree.beginSweep();
     const stack = [{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }];
     const ctx = { tree, from, sets, now };
+    // A big stat cache's files are stat'ed by a thread too, from the other end (taken after
+    // `now`, as the walk's are).
+    this.#stopAhead();
+    // Half a file's cost saved (a stat), not all of it (a read): from twice as many files.
+    if (from && from.files.size >= 2 * this.readersFrom && this.readers > 0) {
+      const paths = new Array<string>(from.cols.used).fill("");
+      const prefix = this.workspace + "/";
+      for (const [rel, r] of from.files) paths[r] = prefix + rel;
+      this.#ahead = StatsAhead.start(paths);
+      if (this.#ahead) this.#aheadOf = from;
+    }
     const step = (deadline: number): Tree | undefined => {
       let done = false;
       this.#deferReads = defer;
       try {
         done = this.#walk(stack, ctx, true, deadline);
       } catch (e) {
+        this.#stopAhead();
         // Cut short (too large), it is still a stat cache: each row as a stat found it.
         if (inPlace) tree.sweep(false);
         throw e;
@@ -329,6 +342,7 @@ export class Snapshotter {
         this.#deferReads = false;
       }
       if (!done) return undefined;
+      this.#stopAhead();
       if (inPlace && tree.sweep(true) > 0) this.#dirty = true;
       if (!inPlace && tree.files.size !== (from?.files.size ?? 0)) this.#dirty = true;
       this.#cache = tree;
@@ -346,7 +360,7 @@ export class Snapshotter {
    * cannot be vouched for: no earlier snapshot, an ignore file or a `.git`
    * changed, too many paths: then scan everything.
    */
-  update(changed: Iterable<string>): Tree | undefined {
+  async update(changed: Iterable<string>): Promise<Tree | undefined> {
     const last = this.#last;
     this.delta = undefined;
     if (!last) return undefined;
@@ -356,6 +370,9 @@ export class Snapshotter {
     let out: Tree | undefined;
     try {
       out = this.#updateIn(tree, last, changed);
+      // What a scan ahead left unread is read now, however many (no cheaper by a scan), under
+      // the stat it took then: the watcher said what changed since, and the update looked.
+      if (out) await this.#fill(tree);
     } finally {
       // Declined (or too large): the tree is put back as it was, for whoever holds it.
       this.delta = tree.closeJournal(out !== undefined);
@@ -455,9 +472,6 @@ export class Snapshotter {
       this.#look(abs, r, ig, now, tree, tree);
     }
     for (const k of stale) if (tree.delete(k)) this.#dirty = true;
-    // What a scan ahead left unread is read now, however many (no cheaper by a scan), under the
-    // stat it took then: the watcher said what changed since, and that was looked at above.
-    if (!this.#leaveUnread) this.#readUnread(tree);
     if (tree.files.size > this.limits.maxEntries) {
       throw new TooLarge(
         `the workspace has more than ${this.limits.maxEntries} files undo would keep`,
@@ -491,10 +505,9 @@ export class Snapshotter {
   }
 
   /**
-   * The files a scan left unread, read and hashed by {@link readers} threads
-   * beside this one when there are {@link readersFrom} or more (a first
-   * snapshot of a big workspace: about twice as fast on two cores); the rest,
-   * and all of them if a reader fails, here.
+   * The files a scan left unread, read by {@link readers} threads beside this
+   * one (which hashes and keeps them) when there are {@link readersFrom} or
+   * more; the rest, and all of them if a reader fails, here.
    */
   async #fill(tree: SnapTree): Promise<void> {
     if (this.#unread.size >= this.readersFrom && this.readers > 0) {
@@ -524,41 +537,26 @@ export class Snapshotter {
     this.#readUnread(tree);
   }
 
-  /**
-   * Threads that read a scan's files beside this one (0: none). One: this
-   * thread hashes and keeps what it reads; on two cores a second saves less
-   * than 0.1 s on 100,000 files and costs 12 MB.
-   */
+  #stopAhead(): void {
+    this.#ahead?.stop();
+    this.#ahead = this.#aheadOf = undefined;
+  }
+
+  /** Threads beside this one that read a scan's files (one: a second saves little on 2 cores). */
   readers = (navigator.hardwareConcurrency ?? 1) > 1 ? 1 : 0;
-  /** Unread files from which they do: below, starting them costs more than it saves. */
+  /** Unread files, or files of the stat cache, from which a thread reads them or their stats. */
   readersFrom = READERS_FROM;
+  /** Whether {@link scanWhole} lets the thread take every stat first (for tests). */
+  statsAheadFirst = false;
+  /** Stats the last scan took from the thread beside it (for benchmarks and tests). */
+  statsBeside = 0;
 
   /** {@link scan}, its files read in parallel when many. */
   async scanWhole(): Promise<Tree> {
     const { tree, step } = this.#beginScan(true);
+    if (this.statsAheadFirst) await this.#ahead?.done;
     const out = step(Infinity)!;
     await this.#fill(tree);
-    return out;
-  }
-
-  /** {@link update}, the files a scan ahead left unread read in parallel when many. */
-  async updateWhole(changed: Iterable<string>): Promise<Tree | undefined> {
-    const last = this.#last;
-    this.delta = undefined;
-    if (!last) return undefined;
-    this.#last = undefined;
-    const tree = last.tree;
-    tree.openJournal();
-    let out: Tree | undefined;
-    try {
-      this.#leaveUnread = true;
-      out = this.#updateIn(tree, last, changed);
-      this.#leaveUnread = false;
-      if (out) await this.#fill(tree);
-    } finally {
-      this.#leaveUnread = false;
-      this.delta = tree.closeJournal(out !== undefined);
-    }
     return out;
   }
 
@@ -821,14 +819,16 @@ export class Snapshotter {
     into: SnapTree,
     from: SnapTree | undefined,
   ): void {
-    const st = lstatOrNull(abs);
+    const old = from?.files.get(rel);
+    const ahead = old !== undefined && from === this.#aheadOf ? this.#ahead!.take(old) : undefined;
+    if (ahead !== undefined) this.statsBeside++;
+    const st = ahead === undefined ? lstatTaken(abs) : ahead;
     if (!st || st.isDirectory) {
       if (into.delete(rel)) this.#dirty = true;
       return;
     }
-    if ((st.nlink ?? 1) > 1) this.#linked.add(rel);
-    const mtime = ms(st.mtime), ctime = ms(st.ctime), ino = st.ino ?? -1;
-    const old = from?.files.get(rel);
+    if (st.nlink > 1) this.#linked.add(rel);
+    const { mtime, ctime, ino } = st;
     if (old !== undefined && from!.trusts(old, ino, st.size, mtime, ctime, ig)) {
       if (into !== from) into.copyRow(rel, from!, old);
       else into.keep(old);
@@ -853,7 +853,7 @@ export class Snapshotter {
       into.delete(rel);
       return;
     }
-    const mode = (st.mode ?? 0o644) & 0o7777;
+    const mode = st.mode & 0o7777;
     if (st.size > (ig ? this.limits.ignoredMax : this.limits.fileMax)) {
       into.setRow(rel, { ...base, kind: K_BIG, mode: 0 });
       return;

@@ -387,7 +387,7 @@ export async function snapshotWith(
   if (sub.watching) {
     const flushed = await sub.flush();
     const { paths, complete } = sub.take();
-    const tree = flushed && complete ? await snap.updateWhole(paths) : undefined;
+    const tree = flushed && complete ? await snap.update(paths) : undefined;
     if (tree) {
       how?.("update");
       await sub.target(snap.dirs());
@@ -403,7 +403,7 @@ export async function snapshotWith(
       await sub.target(snap.dirs());
       const flushed = await sub.flush();
       const { paths, complete } = sub.take();
-      const tree = flushed && complete ? await snap.updateWhole(paths) : undefined;
+      const tree = flushed && complete ? await snap.update(paths) : undefined;
       if (tree) {
         how?.("scan");
         await sub.target(snap.dirs());

@@ -234,7 +234,25 @@ try {
   Deno.mkdirSync(config);
   const gitEnv = { GIT_CONFIG_NOSYSTEM: "1", HOME: home, XDG_CONFIG_HOME: config };
   const git = (cwd: string, env: Record<string, string>, ...args: string[]) =>
-    run("git", ["-c", "user.name=b", "-c", "user.email=b@b", ...args], cwd, { ...gitEnv, ...env });
+    run(
+      "git",
+      [
+        "-c",
+        "user.name=b",
+        "-c",
+        "user.email=b@b",
+        "-c",
+        "gc.auto=0",
+        "-c",
+        "maintenance.auto=false",
+        ...args,
+      ],
+      cwd,
+      {
+        ...gitEnv,
+        ...env,
+      },
+    );
 
   let t = performance.now();
   const bundle = (await buildBundle(join(tmp, "bundle"))).main;

@@ -126,7 +126,7 @@ Deno.test("Snapshotter.scanWhole() with readers beside it keeps what scan() keep
   next.readersFrom = 1;
   await next.scanAhead(() => true);
   put(t.ws, "d0/f0.txt", "changed after the look ahead\n");
-  const updated = await next.updateWhole([join(t.ws, "d0/f0.txt")]);
+  const updated = await next.update([join(t.ws, "d0/f0.txt")]);
   assert.ok(updated);
   // The changed file is read as the update looks at it again; the rest by the readers.
   assert.equal(next.hashedBeside, 600);
@@ -139,4 +139,34 @@ Deno.test("Snapshotter.scanWhole() with readers beside it keeps what scan() keep
       assert.deepEqual(next.store.readObject(e.hash), Deno.readFileSync(join(t.ws, p)), p);
     }
   }
+});
+
+Deno.test("Snapshotter.scanWhole() of a later process, its stats taken by a thread ahead, sees every change since the last", async () => {
+  using t = temp();
+  using u = temp();
+  for (let i = 0; i < 300; i++) put(t.ws, `d${i % 5}/f${i}.txt`, `file ${i}\n`);
+  put(t.ws, "becomes-dir", "a file first\n");
+  put(t.ws, "becomes-link", "a file first\n");
+  put(t.ws, "mode.sh", "echo\n");
+  assert.ok(await leaveStatCache(t.ws, t.store, 303) >= 303);
+  // Between sessions: a same-size rewrite, removals, a file turned directory, one turned
+  // symlink, a mode change, a new file, a second name.
+  Deno.writeTextFileSync(join(t.ws, "d0/f0.txt"), "FILE 0\n");
+  Deno.removeSync(join(t.ws, "d1/f1.txt"));
+  Deno.removeSync(join(t.ws, "becomes-dir"));
+  put(t.ws, "becomes-dir/inside.txt", "now a directory\n");
+  Deno.removeSync(join(t.ws, "becomes-link"));
+  Deno.symlinkSync("d0/f5.txt", join(t.ws, "becomes-link"));
+  Deno.chmodSync(join(t.ws, "mode.sh"), 0o755);
+  put(t.ws, "d2/new.txt", "new\n");
+  Deno.linkSync(join(t.ws, "d3/f3.txt"), join(t.ws, "d3/second-name.txt"));
+  const next = new Snapshotter(t.ws, t.store);
+  next.readersFrom = 1;
+  next.statsAheadFirst = true;
+  const tree = await next.scanWhole();
+  assert.ok(next.statsBeside > 290, `${next.statsBeside} stats taken ahead`);
+  assert.deepEqual(
+    Object.fromEntries(tree),
+    Object.fromEntries(new Snapshotter(t.ws, u.store).scan()),
+  );
 });

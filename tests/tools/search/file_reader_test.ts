@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFiles } from "../../../tools/search/file_reader.ts";
+import { readFiles, StatsAhead } from "../../../tools/search/file_reader.ts";
 
 function bytes(n: number, seed = 1): Uint8Array {
   const out = new Uint8Array(n);
@@ -37,6 +37,44 @@ Deno.test("readFiles() gives every file's bytes in order, across batches and rea
     }
     // Nothing to read: it ends at once.
     await readFiles([], [], max, () => assert.fail("no file"));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("StatsAhead takes each path's stat once, as lstat gives it; the caller takes what the thread did not", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-statsahead-" });
+  try {
+    Deno.writeTextFileSync(`${dir}/f`, "12345");
+    Deno.chmodSync(`${dir}/f`, 0o640);
+    Deno.mkdirSync(`${dir}/d`);
+    Deno.symlinkSync("f", `${dir}/l`);
+    Deno.linkSync(`${dir}/f`, `${dir}/hard`);
+    const paths = [`${dir}/f`, "", `${dir}/d`, `${dir}/l`, `${dir}/gone`, `${dir}/hard`];
+    // Claimed here first, the thread leaves it: the caller stats it.
+    const ahead = StatsAhead.start(paths)!;
+    assert.ok(ahead);
+    assert.equal(ahead.take(0), undefined);
+    await ahead.done;
+    assert.equal(ahead.take(0), undefined, "still ours");
+    assert.equal(ahead.take(1), undefined, "no path");
+    const f = Deno.lstatSync(`${dir}/hard`);
+    assert.deepEqual(ahead.take(5), {
+      isFile: true,
+      isDirectory: false,
+      isSymlink: false,
+      ino: f.ino,
+      size: 5,
+      mtime: f.mtime!.getTime(),
+      ctime: f.ctime!.getTime(),
+      mode: f.mode,
+      nlink: 2,
+    });
+    assert.equal(ahead.take(2)?.isDirectory, true);
+    assert.equal(ahead.take(3)?.isSymlink, true);
+    assert.equal(ahead.take(3)?.size, 1, "the link's own size");
+    assert.equal(ahead.take(4), null, "absent");
+    ahead.stop();
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
