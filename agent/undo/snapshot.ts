@@ -511,23 +511,22 @@ export class Snapshotter {
    */
   async #fill(tree: SnapTree): Promise<void> {
     if (this.#unread.size >= this.readersFrom && this.readers > 0) {
-      const prefix = this.workspace + "/";
       const c = tree.cols;
-      const rels: string[] = [], paths: string[] = [], sizes: number[] = [];
+      const rels: string[] = [], rows: number[] = [], sizes: number[] = [];
       for (const rel of this.#unread) {
         const r = tree.files.get(rel);
         if (r === undefined || (c.flags[r] & F_UNREAD) === 0 || c.size[r] >= LOOSE_BYTES) continue;
         rels.push(rel);
-        paths.push(prefix + rel);
+        rows.push(r);
         sizes.push(c.size[r]);
       }
       try {
-        await readFiles(paths, sizes, LOOSE_BYTES, (i, got) => {
-          const r = tree.files.get(rels[i]);
-          if (r === undefined || !got.bytes) return; // Unreadable or grown: read here, below.
+        // The tree is this thread's alone meanwhile: its rows stay as they are.
+        await readFiles(this.workspace + "/", rels, sizes, LOOSE_BYTES, (i, got) => {
+          if (!got.bytes) return; // Unreadable or grown: read here, below.
           const hash = this.#digest(got.bytes);
           this.store.putRead(hash, got.bytes);
-          this.#read(tree, r, hash, got.bytes.byteLength);
+          this.#read(tree, rows[i], hash, got.bytes.byteLength);
           this.hashedBeside++;
         }, this.readers);
       } catch {

@@ -169,7 +169,7 @@ export function fenceFlags(spec: BuildSpec): Fence {
   // with every permission Deno stops resolving each opened file's path, folder by folder, to
   // check it (a readlink per folder; on 100,000 files, a third of undo's first snapshot).
   const all = spec.anyCommand && classes.has("write") && flags.includes("--allow-net") &&
-    !flags.some((f) => f.startsWith("--deny-"));
+    !flags.some((f) => f.startsWith("--deny-net"));
   if (all) {
     flags.push("--allow-sys", "--allow-ffi", "--allow-import");
     notes.push(

@@ -22,7 +22,7 @@ export type FileRead =
  */
 const READER = `
 self.onmessage = (e) => {
-  const { id, paths, sizes, max, spare } = e.data;
+  const { id, prefix, paths, sizes, max, spare } = e.data;
   const n = paths.length;
   let cap = 1024;
   for (const s of sizes) cap += Math.min(s, max) + 1;
@@ -34,7 +34,7 @@ self.onmessage = (e) => {
     starts[i] = at;
     let len = 0, file;
     try {
-      file = Deno.openSync(paths[i]);
+      file = Deno.openSync(prefix + paths[i]);
       for (;;) {
         if (at + len === buf.length) {
           if (len >= max) break;
@@ -72,14 +72,15 @@ const BATCH_FILES = 256, BATCH_BYTES = 1 * 1024 * 1024;
 const IN_FLIGHT = 2;
 
 /**
- * Reads the files `paths` (about `sizes` bytes each) in `workers` threads
- * beside this one, calling `got` with each, in order, on this thread as their
+ * Reads the files `prefix + paths[i]` (about `sizes` bytes each; the prefix
+ * spares this thread a string a path) in `workers` threads beside this one, calling `got` with each, in order, on this thread as their
  * batch comes back (the bytes are valid during the call only: their buffer is
  * used again); a file of `max` bytes or more is not read (`too big`). Rejects
  * when a reader cannot start or fails: the files not yet given to `got` are
  * then the caller's to read.
  */
 export async function readFiles(
+  prefix: string,
   paths: readonly string[],
   sizes: readonly number[],
   max: number,
@@ -129,7 +130,7 @@ export async function readFiles(
         const [from, to] = batches[id];
         const spare = spares.pop();
         w.postMessage(
-          { id, paths: paths.slice(from, to), sizes: sizes.slice(from, to), max, spare },
+          { id, prefix, paths: paths.slice(from, to), sizes: sizes.slice(from, to), max, spare },
           spare ? [spare.buffer] : [],
         );
       };
