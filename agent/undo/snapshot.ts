@@ -51,6 +51,7 @@ import {
   type TreeChange,
 } from "./_tree.ts";
 import { decodeState, stateWriter } from "./_state.ts";
+import { lstatOrNull } from "../../tools/fs/exists.ts";
 
 export type { Entry } from "./store.ts";
 export { diffTrees, sameEntry, type TreeChange } from "./_tree.ts";
@@ -232,6 +233,8 @@ export class Snapshotter {
   #deferReads = false;
   /** Files a scan ahead left unread (workspace-relative). */
   #unread = new Set<string>();
+  /** What {@link sweep} found, for the update from {@link #last}. */
+  #swept: { last: Last; regions: Set<string> | undefined } | undefined;
   /** During a scan: the stats a thread takes of the rows of {@link #aheadOf}. */
   #ahead: StatsAhead | undefined;
   #aheadOf: SnapTree | undefined;
@@ -401,32 +404,10 @@ export class Snapshotter {
       regions.add(region);
       if (regions.size > MAX_REGIONS) return undefined;
     }
-    // A watcher can miss an entry it could not stat when it came (a symlink loop): every
-    // directory seen is stat'ed, and one that changed is listed again and compared.
-    for (const [rel, d] of last.sets) {
-      const l = this.#listing(rel === "" ? ws : prefix + rel, now);
-      if (l === d.l) continue;
-      if (!l) {
-        if (rel === "") return undefined;
-        regions.add(rel);
-        continue;
-      }
-      if (l.git !== d.l.git || l.ignore !== d.l.ignore || l.gitignore !== d.l.gitignore) {
-        return undefined;
-      }
-      if (l.mode !== d.l.mode && rel !== "") regions.add(rel);
-      const was = new Map<string, number>();
-      for (let i = 0; i < d.l.names.length; i++) was.set(d.l.names[i], d.l.kinds.charCodeAt(i));
-      d.l = l;
-      for (let i = 0; i < l.names.length; i++) {
-        const name = l.names[i];
-        if (was.get(name) !== l.kinds.charCodeAt(i)) {
-          regions.add(rel === "" ? name : rel + "/" + name);
-        }
-        was.delete(name);
-      }
-      for (const name of was.keys()) regions.add(rel === "" ? name : rel + "/" + name);
-    }
+    const swept = this.#swept?.last === last ? this.#swept.regions : this.#sweepDirs(last, now);
+    this.#swept = undefined;
+    if (!swept) return undefined;
+    for (const r of swept) regions.add(r);
     for (const rel of this.#linked) regions.add(rel);
     this.#linked.clear();
     if (regions.size > MAX_REGIONS) return undefined;
@@ -479,6 +460,49 @@ export class Snapshotter {
     }
     this.#last = { tree, sets: last.sets, rules: last.rules };
     return tree;
+  }
+
+  /**
+   * Stats every directory of the last snapshot, for the next {@link update}
+   * (which does it itself otherwise): a caller waiting for its watcher's
+   * events does it meanwhile.
+   */
+  sweep(): void {
+    const last = this.#last;
+    if (last) this.#swept = { last, regions: this.#sweepDirs(last, Date.now()) };
+  }
+
+  /**
+   * What changed in the directories of `last`, by their stat (a changed one
+   * is listed again and compared): a watcher can miss an entry it could not
+   * stat when it came (a symlink loop). Undefined: scan everything.
+   */
+  #sweepDirs(last: Last, now: number): Set<string> | undefined {
+    const ws = this.workspace, prefix = ws + "/";
+    const regions = new Set<string>();
+    const add = (rel: string, name: string) => regions.add(rel === "" ? name : rel + "/" + name);
+    for (const [rel, d] of last.sets) {
+      const l = this.#listing(rel === "" ? ws : prefix + rel, now);
+      if (l === d.l) continue;
+      if (!l) {
+        if (rel === "") return undefined;
+        regions.add(rel);
+        continue;
+      }
+      if (l.git !== d.l.git || l.ignore !== d.l.ignore || l.gitignore !== d.l.gitignore) {
+        return undefined;
+      }
+      if (l.mode !== d.l.mode && rel !== "") regions.add(rel);
+      const was = new Map<string, number>();
+      for (let i = 0; i < d.l.names.length; i++) was.set(d.l.names[i], d.l.kinds.charCodeAt(i));
+      d.l = l;
+      for (let i = 0; i < l.names.length; i++) {
+        if (was.get(l.names[i]) !== l.kinds.charCodeAt(i)) add(rel, l.names[i]);
+        was.delete(l.names[i]);
+      }
+      for (const name of was.keys()) add(rel, name);
+    }
+    return regions;
   }
 
   /** The files a scan left unread, read here one after the other. */
@@ -943,12 +967,4 @@ function verdictsOf(dir: string, l: Listing, set: IgnoreSet): boolean[] {
     : l.names.map((name, i) => set.ignores(prefix + name, name, l.kinds.charCodeAt(i) === DIR));
   l.verdicts = { key: set.key, ignored };
   return ignored;
-}
-
-function lstatOrNull(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.lstatSync(path);
-  } catch {
-    return null;
-  }
 }

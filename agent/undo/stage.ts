@@ -42,6 +42,9 @@ import {
 } from "./watch.ts";
 import { jobsBeside } from "../../tools/jobs/table.ts";
 import { BUILTIN_CLASSES } from "../../tools/table.ts";
+import { lstatOrNull } from "../../tools/fs/exists.ts";
+
+const isDir = (path: string) => lstatOrNull(path)?.isDirectory === true;
 
 /** Paths named in one result line at most. */
 export const SHOWN_PATHS = 12;
@@ -266,10 +269,10 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       watch = watchWorkspace(opts.workspace, join(store.dir, "watch"), opts.watchFs || undefined);
     }
     if (opts.saveOnExit) {
-      const hadStore = existsDir(store.dir);
+      const hadStore = isDir(store.dir);
       globalThis.addEventListener("unload", () => {
         // Not while a call is half done, nor into a store removed meanwhile.
-        if (store.pendingObjects > 0 || !existsDir(store.dir)) return;
+        if (store.pendingObjects > 0 || !isDir(store.dir)) return;
         try {
           if (called || hadStore) {
             // Nor a stat cache a look ahead has half made.
@@ -418,12 +421,4 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       if (summary !== undefined) opts.onChanges?.(observation.runId, observation.callSeq, summary);
     },
   };
-}
-
-function existsDir(path: string): boolean {
-  try {
-    return Deno.lstatSync(path).isDirectory;
-  } catch {
-    return false;
-  }
 }

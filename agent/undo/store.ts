@@ -31,6 +31,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { dataDir } from "../../tools/fs/data_dir.ts";
 import { decodeHex, encodeHex } from "../../tools/fs/hex.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
+import { lstatOrNull } from "../../tools/fs/exists.ts";
 
 /** One path as a snapshot has it. */
 export type Entry =
@@ -763,14 +764,6 @@ function removeIfThere(path: string): void {
     Deno.removeSync(path);
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-}
-
-function lstatOrNull(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.lstatSync(path);
-  } catch {
-    return null;
   }
 }
 

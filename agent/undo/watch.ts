@@ -27,6 +27,7 @@
 
 import type { Snapshotter, Tree } from "./snapshot.ts";
 import { join } from "../../tools/fs/path.ts";
+import { lstatOrNull } from "../../tools/fs/exists.ts";
 
 /** How long a flush waits for its marker's event before giving up (the caller scans everything). */
 export const FLUSH_TIMEOUT_MS = 200;
@@ -265,14 +266,6 @@ function closeQuietly(w: Watcher): void {
   }
 }
 
-function lstatOrNull(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.lstatSync(path);
-  } catch {
-    return null;
-  }
-}
-
 /** How this process's markers are named, before their sequence number. */
 const OWN_MARKER = `${Deno.pid}-`;
 
@@ -385,7 +378,10 @@ export async function snapshotWith(
     return await scanFirst(snap);
   }
   if (sub.watching) {
-    const flushed = await sub.flush();
+    // The directories are stat'ed while the watcher's marker travels.
+    const flushing = sub.flush();
+    snap.sweep();
+    const flushed = await flushing;
     const { paths, complete } = sub.take();
     const tree = flushed && complete ? await snap.update(paths) : undefined;
     if (tree) {
