@@ -325,10 +325,9 @@ export class Snapshotter {
     this.#stopAhead();
     // Half a file's cost saved (a stat), not all of it (a read): from twice as many files.
     if (from && from.files.size >= 2 * this.readersFrom && this.readers > 0) {
-      const paths = new Array<string>(from.cols.used).fill("");
-      const prefix = this.workspace + "/";
-      for (const [rel, r] of from.files) paths[r] = prefix + rel;
-      this.#ahead = StatsAhead.start(paths);
+      const rels = new Array<string>(from.cols.used).fill("");
+      for (const [rel, r] of from.files) rels[r] = rel;
+      this.#ahead = StatsAhead.start(this.workspace + "/", rels);
       if (this.#ahead) this.#aheadOf = from;
     }
     const step = (deadline: number): Tree | undefined => {

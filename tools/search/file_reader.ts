@@ -208,13 +208,17 @@ const S_THEIRS = 8, S_OURS = 9;
  */
 const STATTER = `
 self.onmessage = (e) => {
-  const { paths, stats, state } = e.data;
-  const list = paths.split("\\0");
-  for (let r = list.length - 1; r >= 0; r--) {
-    if (list[r] === "" || Atomics.compareExchange(state, r, ${S_NONE}, ${S_THEIRS}) !== ${S_NONE}) continue;
+  const { prefix, paths, stats, state } = e.data;
+  // Path r lies between the r-th and the (r+1)-th NUL: cut out when its turn comes, not all at once.
+  let end = paths.length;
+  for (let r = state.length - 1; r >= 0; r--) {
+    const start = r === 0 ? 0 : paths.lastIndexOf("\\0", end - 1) + 1;
+    const name = paths.slice(start, end);
+    end = start - 1;
+    if (name === "" || Atomics.compareExchange(state, r, ${S_NONE}, ${S_THEIRS}) !== ${S_NONE}) continue;
     let st;
     try {
-      st = Deno.lstatSync(list[r]);
+      st = Deno.lstatSync(prefix + name);
     } catch {
       Atomics.store(state, r, ${S_ABSENT});
       continue;
@@ -260,8 +264,11 @@ export class StatsAhead {
     };
   }
 
-  /** Starts taking the stats of `paths` (by index; "" for none); undefined when no thread can start. */
-  static start(paths: readonly string[]): StatsAhead | undefined {
+  /**
+   * Starts taking the stats of `prefix + paths[i]` (by index; "" for none);
+   * undefined when no thread can start.
+   */
+  static start(prefix: string, paths: readonly string[]): StatsAhead | undefined {
     const stats = new Float64Array(new SharedArrayBuffer(8 * STAT_FIELDS * paths.length));
     const state = new Int32Array(new SharedArrayBuffer(4 * paths.length));
     let url: string | undefined;
@@ -269,7 +276,7 @@ export class StatsAhead {
       url = URL.createObjectURL(new Blob([STATTER], { type: "text/javascript" }));
       const worker = new Worker(url, { type: "module" });
       // NUL is the one byte no path holds.
-      worker.postMessage({ paths: paths.join("\0"), stats, state });
+      worker.postMessage({ prefix, paths: paths.join("\0"), stats, state });
       return new StatsAhead(worker, stats, state);
     } catch {
       return undefined;
