@@ -43,6 +43,7 @@ import {
 import { jobsBeside } from "../../tools/jobs/table.ts";
 import { BUILTIN_CLASSES } from "../../tools/table.ts";
 import { lstatOrNull } from "../../tools/fs/exists.ts";
+import { debug } from "../../tools/fs/debug_log.ts";
 
 const isDir = (path: string) => lstatOrNull(path)?.isDirectory === true;
 
@@ -305,7 +306,17 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     }
   };
   let watch: Subscription | undefined;
-  const whole = (s: Snapshotter): Promise<Tree> => snapshotWith(watch, s, opts.onSnapshot);
+  const whole = async (s: Snapshotter): Promise<Tree> => {
+    let how = "", t = performance.now();
+    const tree = await snapshotWith(watch, s, (h) => (how = h, opts.onSnapshot?.(h)));
+    t = Math.round(performance.now() - t);
+    debug(
+      "undo",
+      () =>
+        `${how}: ${tree.size} entries, ${t} ms; ${s.hashed} files read, ${s.hashedBeside} by a thread beside; ${s.statsBeside} stats taken by a thread`,
+    );
+    return tree;
+  };
   if (opts.warm) {
     // After what starts the process, before the first call.
     Deno.unrefTimer(setTimeout(() => {

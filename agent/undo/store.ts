@@ -236,26 +236,20 @@ export class UndoStore {
       : { pack: g.loc[3 * r], off: g.loc[3 * r + 1], size: g.loc[3 * r + 2] };
   }
 
-  /** Keeps `bytes` under `hash` unless an object of that hash is there already. */
+  /** Keeps `bytes` under `hash` (hex) unless an object of that hash is there already. */
   putObject(hash: string, bytes: Uint8Array): void {
-    if (bytes.byteLength >= LOOSE_BYTES) {
-      const path = this.objectPath(hash);
-      if (lstatOrNull(path)) return;
-      this.#writeAtomic(path, bytes);
-      return;
-    }
-    const raw = rawOf(hash);
-    if (this.#gathered.find(raw) >= 0 || this.#isIndexed(raw)) return;
-    this.#room(bytes.byteLength).set(bytes);
-    this.#gather(raw, bytes.byteLength);
+    this.putRead(rawOf(hash), bytes);
   }
 
-  /** Keeps `bytes`, read and hashed (`raw`) elsewhere, unless an object of that hash is there. */
+  /** Keeps `bytes` under `raw` (their sha256) unless an object of that hash is there already. */
   putRead(raw: Uint8Array, bytes: Uint8Array): void {
-    if (bytes.byteLength >= LOOSE_BYTES) return this.putObject(encodeHex(raw), bytes);
-    if (this.#gathered.find(raw) >= 0 || this.#isIndexed(raw)) return;
-    this.#room(bytes.byteLength).set(bytes);
-    this.#gather(raw, bytes.byteLength);
+    if (bytes.byteLength >= LOOSE_BYTES) {
+      const path = this.objectPath(encodeHex(raw));
+      if (!lstatOrNull(path)) this.#writeAtomic(path, bytes);
+    } else if (this.#gathered.find(raw) < 0 && !this.#isIndexed(raw)) {
+      this.#room(bytes.byteLength).set(bytes);
+      this.#gather(raw, bytes.byteLength);
+    }
   }
 
   /**
@@ -307,7 +301,7 @@ export class UndoStore {
       return undefined;
     }
     const raw = digest(bytes);
-    this.putObject(encodeHex(raw), bytes);
+    this.putRead(raw, bytes);
     return { hash: raw, size: bytes.byteLength };
   }
 

@@ -802,6 +802,34 @@ Deno.test("the installed crab answers every print-mode case as the source does",
         assert.deepEqual(installed, source);
       });
     }
+    // Undo's reader is a worker made from text: the bundle must run it as the source does.
+    await t.step(
+      "a first snapshot of 8,200 files is read by a thread beside; undo puts back",
+      async () => {
+        using s = sandbox("", { root: join(sides, "reader"), launcher: crab.bin });
+        for (let i = 0; i < 8200; i++) {
+          Deno.mkdirSync(join(s.ws, `d${i % 41}`), { recursive: true });
+          Deno.writeTextFileSync(join(s.ws, `d${i % 41}`, `f${i}.txt`), `file ${i}\n`);
+        }
+        await using fake = await startFakeModel([
+          { calls: [{ name: "bash", args: { command: "echo more >> d0/f0.txt" } }] },
+          { text: "done" },
+        ]);
+        const at = { root: s.root, ws: s.ws, model: fake.url, page };
+        const env = { env: { ANTHROPIC_API_KEY: "k" } };
+        const r = await s.crab(print(at, "go", "--yolo", "--debug", "undo"), env);
+        assert.equal(r.code, 0, r.stderr);
+        const read = r.stderr.match(
+          /\[undo\] (?:scan|update): \d+ entries, \d+ ms; (\d+) files read, (\d+) by a thread beside/,
+        );
+        assert.ok(read, r.stderr);
+        assert.ok(Number(read[1]) >= 8200 && read[2] === read[1], read[0]);
+        assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "file 0\nmore\n");
+        const undo = await s.crab(["undo", "--yes"], env);
+        assert.equal(undo.code, 0, undo.stderr);
+        assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "file 0\n");
+      },
+    );
   } finally {
     await server.shutdown();
   }

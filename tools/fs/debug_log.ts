@@ -9,6 +9,7 @@
  * | `mcp` | each MCP server: starting, connected (tools, time, pid), failed, down, stopped |
  * | `policy` | each decision on a call, with its reason, and each approval |
  * | `sandbox` | the sandbox's probe and each command it starts (or runs without one) |
+ * | `undo` | each snapshot of the workspace: scan or update, its time, files read and how |
  *
  * `--debug` shows every category, `--debug api,hooks` those, `--debug
  * "!sandbox,!policy"` all but those (Claude Code's categories crab does not
@@ -24,7 +25,7 @@
 import { printable } from "./printable.ts";
 
 /** The categories crab logs. */
-export const DEBUG_CATEGORIES = ["api", "hooks", "mcp", "policy", "sandbox"] as const;
+export const DEBUG_CATEGORIES = ["api", "hooks", "mcp", "policy", "sandbox", "undo"] as const;
 
 /** One category of the log. */
 export type DebugCategory = typeof DEBUG_CATEGORIES[number];

@@ -77,11 +77,11 @@ async function busyRun(s: Sandbox, debugArgs: string[]) {
   ]);
 }
 
-Deno.test("crab -p --debug logs api, hooks, mcp, policy and sandbox lines on stderr; stdout stays stream-json", async () => {
+Deno.test("crab -p --debug logs api, hooks, mcp, policy, sandbox and undo lines on stderr; stdout stays stream-json", async () => {
   using s = sandbox();
   const r = await busyRun(s, ["--debug"]);
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(categories(r.stderr), ["api", "hooks", "mcp", "policy", "sandbox"]);
+  assert.deepEqual(categories(r.stderr), ["api", "hooks", "mcp", "policy", "sandbox", "undo"]);
   for (const line of r.stdout.trim().split("\n")) JSON.parse(line);
   assert.match(
     r.stderr,
@@ -100,6 +100,7 @@ Deno.test("crab -p --debug logs api, hooks, mcp, policy and sandbox lines on std
     /\[policy\] bash \{"command":"echo hi"\} \(mode default\): allow: .*Bash\(echo:\*\)/,
   );
   assert.match(r.stderr, /\[policy\] approval of write .*: refused: /);
+  assert.match(r.stderr, /\[undo\] (scan|update): \d+ entries, \d+ ms; \d+ files read, 0 by a/);
 });
 
 Deno.test('crab -p --debug hooks logs hook lines and nothing else; --debug "!hooks" all but those', async () => {
@@ -109,7 +110,7 @@ Deno.test('crab -p --debug hooks logs hook lines and nothing else; --debug "!hoo
   assert.deepEqual(categories(only.stderr), ["hooks"]);
   const but = await busyRun(s, ["--debug", "!hooks"]);
   assert.equal(but.code, 0, but.stderr);
-  assert.deepEqual(categories(but.stderr), ["api", "mcp", "policy", "sandbox"]);
+  assert.deepEqual(categories(but.stderr), ["api", "mcp", "policy", "sandbox", "undo"]);
 });
 
 Deno.test("crab -p --debug-file FILE writes the log there, not on stderr; a mixed filter is a usage error", async () => {
