@@ -36,7 +36,7 @@ import {
 } from "../../tools/search/ignore.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
 import { lstatTaken, readFiles, StatsAhead } from "../../tools/search/file_reader.ts";
-import { type Entry, LOOSE_BYTES, type StoreStamp, type UndoStore } from "./store.ts";
+import { type Entry, LOOSE_BYTES, rawOf, type StoreStamp, type UndoStore } from "./store.ts";
 import {
   F_IG,
   F_RACY,
@@ -148,16 +148,6 @@ const MAX_REGIONS = 2000;
 /** sha256 of bytes, raw. */
 type Digest = (bytes: Uint8Array) => Uint8Array;
 
-/** Hex digits → bytes (a digest from the JavaScript hasher). */
-function rawOf(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length >> 1);
-  const nib = (c: number) => (c <= 57 ? c - 48 : c - 87);
-  for (let i = 0; i < out.length; i++) {
-    out[i] = (nib(hex.charCodeAt(2 * i)) << 4) | nib(hex.charCodeAt(2 * i + 1));
-  }
-  return out;
-}
-
 const jsDigest: Digest = (bytes) => rawOf(sha256(bytes));
 
 /**
@@ -232,9 +222,9 @@ export class Snapshotter {
   #unread = new Set<string>();
   /** What {@link sweep} found, for the update from {@link #last}. */
   #swept: { last: Last; regions: Set<string> | undefined } | undefined;
-  /** During a scan: the stats a thread takes of the rows of {@link #aheadOf}. */
+  /** During a scan: the stats a thread takes, and where each listing's names begin in its list. */
   #ahead: StatsAhead | undefined;
-  #aheadOf: SnapTree | undefined;
+  #aheadAt = new Map<Listing, number>();
   /** What {@link knownDirs} walked, until the first scan. */
   #walkedDirs: string[] | undefined;
   /** Whether a stat cache another process left was read. */
@@ -317,15 +307,20 @@ export class Snapshotter {
     if (inPlace) tree.beginSweep();
     const stack = [{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }];
     const ctx = { tree, from, sets, now };
-    // A big stat cache's files are stat'ed by a thread too, from the other end (taken after
-    // `now`, as the walk's are).
+    // The files of the listings known (a stat cache's, a walk's) are stat'ed by a thread too,
+    // from the last back (after `now`, as the walk's are); a stat is half a file's cost saved
+    // (a read the whole): from twice as many files.
     this.#stopAhead();
-    // Half a file's cost saved (a stat), not all of it (a read): from twice as many files.
-    if (from && from.files.size >= 2 * this.readersFrom && this.readers > 0) {
-      const rels = new Array<string>(from.cols.used).fill("");
-      for (const [rel, r] of from.files) rels[r] = rel;
-      this.#ahead = StatsAhead.start(this.workspace + "/", rels);
-      if (this.#ahead) this.#aheadOf = from;
+    if (this.readers > 0 && this.listedFiles() >= 2 * this.readersFrom) {
+      const prefix = this.workspace + "/", rels: string[] = [];
+      for (const [abs, l] of this.#dirs) {
+        this.#aheadAt.set(l, rels.length);
+        const dir = abs === this.workspace ? "" : abs.slice(prefix.length) + "/";
+        for (let i = 0; i < l.names.length; i++) {
+          rels.push(l.kinds.charCodeAt(i) === DIR ? "" : dir + l.names[i]);
+        }
+      }
+      this.#ahead = StatsAhead.start(prefix, rels);
     }
     const step = (deadline: number): Tree | undefined => {
       let done = false;
@@ -387,7 +382,7 @@ export class Snapshotter {
   delta: TreeChange[] | undefined;
 
   #updateIn(tree: SnapTree, last: Last, changed: Iterable<string>): Tree | undefined {
-    this.hashed = this.hashedBeside = 0;
+    this.hashed = this.hashedBeside = this.statsBeside = 0;
     const now = Date.now();
     const ws = this.workspace, prefix = ws + "/";
     const regions = new Set<string>();
@@ -558,7 +553,8 @@ export class Snapshotter {
 
   #stopAhead(): void {
     this.#ahead?.stop();
-    this.#ahead = this.#aheadOf = undefined;
+    this.#ahead = undefined;
+    this.#aheadAt.clear();
   }
 
   /** Threads beside this one that read a scan's files (one: a second saves little on 2 cores). */
@@ -681,6 +677,7 @@ export class Snapshotter {
       sets.set(dirRel, { set, ig: dirIg, l });
       const verdicts = dirIg ? undefined : verdictsOf(dir, l, set);
       const { names, kinds } = l;
+      const at = this.#ahead && files ? this.#aheadAt.get(l) : undefined;
       for (let i = 0; i < names.length; i++) {
         const name = names[i];
         const abs = dir === "/" ? "/" + name : dir + "/" + name;
@@ -700,7 +697,7 @@ export class Snapshotter {
           }
           continue;
         }
-        this.#look(abs, rel, ig, now, tree, from);
+        this.#look(abs, rel, ig, now, tree, from, at === undefined ? undefined : at + i);
         if (tree.files.size > max) {
           throw new TooLarge(`the workspace has more than ${max} files undo would keep`);
         }
@@ -837,9 +834,10 @@ export class Snapshotter {
     now: number,
     into: SnapTree,
     from: SnapTree | undefined,
+    aheadAt?: number,
   ): void {
     const old = from?.files.get(rel);
-    const ahead = old !== undefined && from === this.#aheadOf ? this.#ahead!.take(old) : undefined;
+    const ahead = aheadAt === undefined ? undefined : this.#ahead?.take(aheadAt);
     if (ahead !== undefined) this.statsBeside++;
     const st = ahead === undefined ? lstatTaken(abs) : ahead;
     if (!st || st.isDirectory) {

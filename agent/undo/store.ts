@@ -861,8 +861,8 @@ class Gathered {
   }
 }
 
-/** The bytes hex digits spell (a hash: lowercase, even length). */
-function rawOf(hex: string): Uint8Array {
+/** The bytes hex digits spell (a hash: even length). */
+export function rawOf(hex: string): Uint8Array {
   const out = new Uint8Array(hex.length >> 1);
   const nib = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
   for (let i = 0; i < out.length; i++) {
