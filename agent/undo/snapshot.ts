@@ -123,8 +123,9 @@ const DIR = 100;
 interface DirSet {
   set: IgnoreSet;
   ig: boolean;
-  /** The directory's listing as that snapshot saw it. */
+  /** The directory's listing as that snapshot saw it, and its path (one string, hashed once). */
   l: Listing;
+  abs: string;
 }
 
 /** What the last scan or update saw, for the next update. */
@@ -469,11 +470,10 @@ export class Snapshotter {
    * stat when it came (a symlink loop). Undefined: scan everything.
    */
   #sweepDirs(last: Last, now: number): Set<string> | undefined {
-    const ws = this.workspace, prefix = ws + "/";
     const regions = new Set<string>();
     const add = (rel: string, name: string) => regions.add(rel === "" ? name : rel + "/" + name);
     for (const [rel, d] of last.sets) {
-      const l = this.#listing(rel === "" ? ws : prefix + rel, now);
+      const l = this.#listing(d.abs, now);
       if (l === d.l) continue;
       if (!l) {
         if (rel === "") return undefined;
@@ -674,7 +674,7 @@ export class Snapshotter {
       if (dirRel !== "") tree.setOther(dirRel, { t: "d", mode: l.mode });
       stale?.delete(dirRel);
       const set = dirIg ? parentSet : enterDir(parentSet, dir, l);
-      sets.set(dirRel, { set, ig: dirIg, l });
+      sets.set(dirRel, { set, ig: dirIg, l, abs: dir });
       const verdicts = dirIg ? undefined : verdictsOf(dir, l, set);
       const { names, kinds } = l;
       const at = this.#ahead && files ? this.#aheadAt.get(l) : undefined;
