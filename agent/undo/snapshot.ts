@@ -313,15 +313,15 @@ export class Snapshotter {
     // (a read the whole): from twice as many files.
     this.#stopAhead();
     if (this.readers > 0 && this.listedFiles() >= 2 * this.readersFrom) {
-      const prefix = this.workspace + "/", rels: string[] = [];
+      const prefix = this.workspace + "/", groups: [string, string[], string][] = [];
+      let n = 0;
       for (const [abs, l] of this.#dirs) {
-        this.#aheadAt.set(l, rels.length);
+        this.#aheadAt.set(l, n);
+        n += l.names.length;
         const dir = abs === this.workspace ? "" : abs.slice(prefix.length) + "/";
-        for (let i = 0; i < l.names.length; i++) {
-          rels.push(l.kinds.charCodeAt(i) === DIR ? "" : dir + l.names[i]);
-        }
+        groups.push([dir, l.names, l.kinds]);
       }
-      this.#ahead = StatsAhead.start(prefix, rels);
+      this.#ahead = StatsAhead.start(prefix, groups);
     }
     const step = (deadline: number): Tree | undefined => {
       let done = false;

@@ -205,37 +205,43 @@ const S_THEIRS = 8, S_OURS = 9;
 /**
  * The stat-taker's code: from the last path back, each one not claimed yet is
  * claimed, stat'ed and published (fields first, then its state, atomically).
+ * A folder's names come joined, and are cut apart when its turn comes.
  */
 const STATTER = `
 self.onmessage = (e) => {
-  const { prefix, paths, stats, state } = e.data;
-  // Path r lies between the r-th and the (r+1)-th NUL: cut out when its turn comes, not all at once.
-  let end = paths.length;
-  for (let r = state.length - 1; r >= 0; r--) {
-    const start = r === 0 ? 0 : paths.lastIndexOf("\\0", end - 1) + 1;
-    const name = paths.slice(start, end);
-    end = start - 1;
-    if (name === "" || Atomics.compareExchange(state, r, ${S_NONE}, ${S_THEIRS}) !== ${S_NONE}) continue;
-    let st;
-    try {
-      st = Deno.lstatSync(prefix + name);
-    } catch {
-      Atomics.store(state, r, ${S_ABSENT});
-      continue;
+  const { prefix, groups, stats, state } = e.data;
+  let base = state.length;
+  for (let g = groups.length - 1; g >= 0; g--) {
+    const [dir, joined, kinds] = groups[g];
+    const names = kinds.length === 0 ? [] : joined.split("\\0");
+    base -= names.length;
+    for (let i = names.length - 1; i >= 0; i--) {
+      const r = base + i;
+      if (kinds[i] === "d" || Atomics.compareExchange(state, r, ${S_NONE}, ${S_THEIRS}) !== ${S_NONE}) continue;
+      let st;
+      try {
+        st = Deno.lstatSync(prefix + dir + names[i]);
+      } catch {
+        Atomics.store(state, r, ${S_ABSENT});
+        continue;
+      }
+      const o = r * ${STAT_FIELDS};
+      stats[o] = st.ino ?? -1;
+      stats[o + 1] = st.size;
+      stats[o + 2] = st.mtime ? st.mtime.getTime() : NaN;
+      stats[o + 3] = st.ctime ? st.ctime.getTime() : NaN;
+      stats[o + 4] = st.mode ?? 0;
+      stats[o + 5] = st.nlink ?? 1;
+      Atomics.store(state, r, st.isFile ? ${S_FILE} : st.isDirectory ? ${S_DIR} : st.isSymlink ? ${S_LINK} : ${S_OTHER});
     }
-    const o = r * ${STAT_FIELDS};
-    stats[o] = st.ino ?? -1;
-    stats[o + 1] = st.size;
-    stats[o + 2] = st.mtime ? st.mtime.getTime() : NaN;
-    stats[o + 3] = st.ctime ? st.ctime.getTime() : NaN;
-    stats[o + 4] = st.mode ?? 0;
-    stats[o + 5] = st.nlink ?? 1;
-    Atomics.store(state, r, st.isFile ? ${S_FILE} : st.isDirectory ? ${S_DIR} : st.isSymlink ? ${S_LINK} : ${S_OTHER});
   }
   self.postMessage("done");
   self.close();
 };
 `;
+
+/** The names of one folder for {@link StatsAhead}: its path (`a/b/`), names, and their kinds (`d`: skipped). */
+export type StatGroup = readonly [dir: string, names: readonly string[], kinds: string];
 
 /**
  * Stats of known paths taken by a thread beside this one, from the last path
@@ -265,18 +271,22 @@ export class StatsAhead {
   }
 
   /**
-   * Starts taking the stats of `prefix + paths[i]` (by index; "" for none);
-   * undefined when no thread can start.
+   * Starts taking the stats of the groups' paths, `prefix + dir + name`, each
+   * known by its index among all the groups' names (a directory's index is
+   * skipped); undefined when no thread can start.
    */
-  static start(prefix: string, paths: readonly string[]): StatsAhead | undefined {
-    const stats = new Float64Array(new SharedArrayBuffer(8 * STAT_FIELDS * paths.length));
-    const state = new Int32Array(new SharedArrayBuffer(4 * paths.length));
+  static start(prefix: string, groups: readonly StatGroup[]): StatsAhead | undefined {
+    let n = 0;
+    for (const [, names] of groups) n += names.length;
+    const stats = new Float64Array(new SharedArrayBuffer(8 * STAT_FIELDS * n));
+    const state = new Int32Array(new SharedArrayBuffer(4 * n));
     let url: string | undefined;
     try {
       url = URL.createObjectURL(new Blob([STATTER], { type: "text/javascript" }));
       const worker = new Worker(url, { type: "module" });
-      // NUL is the one byte no path holds.
-      worker.postMessage({ prefix, paths: paths.join("\0"), stats, state });
+      // Each folder's names as one string (NUL is the one byte no name holds), not a string each.
+      const joined = groups.map(([dir, names, kinds]) => [dir, names.join("\0"), kinds]);
+      worker.postMessage({ prefix, groups: joined, stats, state });
       return new StatsAhead(worker, stats, state);
     } catch {
       return undefined;

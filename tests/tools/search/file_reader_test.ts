@@ -51,14 +51,20 @@ Deno.test("StatsAhead takes each path's stat once, as lstat gives it; the caller
     Deno.mkdirSync(`${dir}/d`);
     Deno.symlinkSync("f", `${dir}/l`);
     Deno.linkSync(`${dir}/f`, `${dir}/hard`);
-    const names = ["f", "", "d", "l", "gone", "hard"];
-    // Claimed here first, the thread leaves it: the caller stats it.
-    const ahead = StatsAhead.start(`${dir}/`, names)!;
+    // Two folders' names; a directory's index is skipped ("sub"), one listed as a file may be a
+    // directory by now ("d").
+    Deno.mkdirSync(`${dir}/sub`);
+    const ahead = StatsAhead.start(`${dir}/`, [["", ["f", "sub", "d"], "fdf"], ["", [
+      "l",
+      "gone",
+      "hard",
+    ], "lff"]])!;
     assert.ok(ahead);
+    // Claimed here first, the thread leaves it: the caller stats it.
     assert.equal(ahead.take(0), undefined);
     await ahead.done;
     assert.equal(ahead.take(0), undefined, "still ours");
-    assert.equal(ahead.take(1), undefined, "no path");
+    assert.equal(ahead.take(1), undefined, "a directory, skipped");
     const f = Deno.lstatSync(`${dir}/hard`);
     assert.deepEqual(ahead.take(5), {
       isFile: true,
