@@ -11,6 +11,16 @@
  * @module
  */
 
+/**
+ * A module of `code` (ASCII) by a `data:` URL: a worker's `blob:` URL fails
+ * when it is revoked too soon (denoland/deno#26142), and in compiled binaries
+ * until a recent fix (denoland/deno#29962); a `data:` URL needs no revoke,
+ * and no `--allow-import`.
+ */
+function moduleUrl(code: string): string {
+  return `data:text/javascript;base64,${btoa(code)}`;
+}
+
 /** One file read by {@link readFiles}: its bytes, or why not. */
 export type FileRead =
   | { bytes: Uint8Array }
@@ -94,7 +104,7 @@ export async function readFiles(
     batches.push([i, j]);
     i = j;
   }
-  const url = URL.createObjectURL(new Blob([READER], { type: "text/javascript" }));
+  const url = moduleUrl(READER);
   const pool: Worker[] = [];
   try {
     // Batches come back in any order; `got` hears them in order.
@@ -157,7 +167,6 @@ export async function readFiles(
     });
   } finally {
     for (const w of pool) w.terminate();
-    URL.revokeObjectURL(url);
   }
 }
 
@@ -280,18 +289,14 @@ export class StatsAhead {
     for (const [, names] of groups) n += names.length;
     const stats = new Float64Array(new SharedArrayBuffer(8 * STAT_FIELDS * n));
     const state = new Int32Array(new SharedArrayBuffer(4 * n));
-    let url: string | undefined;
     try {
-      url = URL.createObjectURL(new Blob([STATTER], { type: "text/javascript" }));
-      const worker = new Worker(url, { type: "module" });
+      const worker = new Worker(moduleUrl(STATTER), { type: "module" });
       // Each folder's names as one string (NUL is the one byte no name holds), not a string each.
       const joined = groups.map(([dir, names, kinds]) => [dir, names.join("\0"), kinds]);
       worker.postMessage({ prefix, groups: joined, stats, state });
       return new StatsAhead(worker, stats, state);
     } catch {
       return undefined;
-    } finally {
-      if (url) URL.revokeObjectURL(url);
     }
   }
 
