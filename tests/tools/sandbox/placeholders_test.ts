@@ -153,8 +153,12 @@ Deno.test("crab killed mid-call: the next crab removes its placeholders, and cra
   using s = sandbox("crab-ph-kill-");
   const marker = `${30 + Math.random()}`;
   const child = s.spawn(["tool", "bash", JSON.stringify({ command: `sleep ${marker}` })]);
-  // Wait for the placeholder to appear: the call is running.
-  await until(() => existsSync(join(s.ws, ".mcp.json")), "the call's placeholder is there");
+  // Wait for the call's command to run under its placeholder (the sandbox's probe, which runs
+  // first, makes and removes placeholders of its own: one seen alone may be the probe's).
+  await until(
+    () => running(`sleep ${marker}`) && existsSync(join(s.ws, ".mcp.json")),
+    "the call runs, its placeholder there",
+  );
   assert.ok(Deno.statSync(join(s.ws, ".mcp.json")).isDirectory);
   child.kill("SIGKILL");
   await child.output();
