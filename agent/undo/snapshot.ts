@@ -559,7 +559,7 @@ export class Snapshotter {
 
   /** Threads beside this one that read a scan's files (one: a second saves little on 2 cores). */
   readers = (navigator.hardwareConcurrency ?? 1) > 1 ? 1 : 0;
-  /** Unread files, or files of the stat cache, from which a thread reads them or their stats. */
+  /** Unread files from which a thread reads them (twice as many listed: stats them). */
   readersFrom = READERS_FROM;
   /** Whether {@link scanWhole} lets the thread take every stat first (for tests). */
   statsAheadFirst = false;
@@ -825,7 +825,7 @@ export class Snapshotter {
   /**
    * Looks at one non-directory path and sets its row in `into` (or removes
    * it: gone, or none of ours), trusting the row of `from` while the stat is
-   * the same.
+   * the same; `aheadAt`: its place in the stat thread's list, if it has one.
    */
   #look(
     abs: string,

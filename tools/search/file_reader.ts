@@ -2,8 +2,8 @@
  * Many files, or their stats, read in threads beside the calling one, for a
  * reader of a whole workspace. Undo's first snapshot of 100,000 files: about
  * 1.7 s alone, 1.1 s with one thread beside it on two cores, where the
- * calling thread hashes and keeps what the other reads; a later session's
- * first scan takes the stats a thread took ahead of it ({@link StatsAhead}).
+ * calling thread hashes and keeps what the other reads; a scan of the folders
+ * whose listings it knows takes half the stats from a thread ({@link StatsAhead}).
  * A thread is a web worker made from text (no file beside crab's bundle or
  * binary, no Node layer), so it starts in about 25 ms and lives as long as
  * its one task.
@@ -83,11 +83,12 @@ const IN_FLIGHT = 2;
 
 /**
  * Reads the files `prefix + paths[i]` (about `sizes` bytes each; the prefix
- * spares this thread a string a path) in `workers` threads beside this one, calling `got` with each, in order, on this thread as their
- * batch comes back (the bytes are valid during the call only: their buffer is
- * used again); a file of `max` bytes or more is not read (`too big`). Rejects
- * when a reader cannot start or fails: the files not yet given to `got` are
- * then the caller's to read.
+ * spares this thread a string a path) in `workers` threads beside this one,
+ * calling `got` with each, in order, on this thread as their batch comes back
+ * (the bytes are valid during the call only: their buffer is used again); a
+ * file of `max` bytes or more is not read (`too big`). Rejects when a reader
+ * cannot start or fails: the files not yet given to `got` are then the
+ * caller's to read.
  */
 export async function readFiles(
   prefix: string,
