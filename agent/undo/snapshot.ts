@@ -322,6 +322,7 @@ export class Snapshotter {
         groups.push([dir, l.names, l.kinds]);
       }
       this.#ahead = StatsAhead.start(prefix, groups);
+      if (!this.#ahead) this.#aheadAt.clear();
     }
     const step = (deadline: number): Tree | undefined => {
       let done = false;

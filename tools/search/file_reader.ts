@@ -98,6 +98,7 @@ export async function readFiles(
   got: (i: number, read: FileRead) => void,
   workers = 1,
 ): Promise<void> {
+  if (paths.length === 0) return;
   const batches: [number, number][] = [];
   for (let i = 0; i < paths.length;) {
     let j = i, bytes = 0;
@@ -164,7 +165,6 @@ export async function readFiles(
         // A few batches each: the next ones are read while this thread takes one.
         for (let b = 0; b < IN_FLIGHT; b++) send(w);
       }
-      if (batches.length === 0) resolve();
     });
   } finally {
     for (const w of pool) w.terminate();
