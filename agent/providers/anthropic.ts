@@ -122,7 +122,7 @@ const incomplete = () =>
 
 /** Builds an Anthropic provider; the SDK is imported here, lazily. */
 export async function anthropicProvider(opts: AnthropicOptions): Promise<Provider> {
-  const { default: AnthropicClient } = await import("@anthropic-ai/sdk");
+  const { AnthropicClient } = await import("./_anthropic_client.ts");
   const base = (opts.baseURL ?? "https://api.anthropic.com").replace(/\/+$/, "");
   // One credential, passed explicitly, so the SDK does not read the environment for another.
   const client = withoutNodeProcess(() =>
