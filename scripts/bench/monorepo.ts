@@ -22,7 +22,9 @@
  *   read is shown apart. Peak resident memory of the crab process comes from
  *   `/usr/bin/time -f %M`, or else from polling its `VmHWM`;
  * - the undo store's size (`du`, blocks and apparent) against the tree's
- *   content and the allowance `1.2 × content + 200 × files`.
+ *   content and the allowance `1.2 × content + 200 × files`;
+ * - grep and glob against rg and fdfind on the tree, in process and one-shot
+ *   from the bundle, with DESIGN's targets (`_tree_search.ts`).
  *
  * An almost empty repository (three files) runs first, the same way: what each
  * tree's calls cost beyond it is what the tree adds (undo, and what else
@@ -33,7 +35,7 @@
  * ms; and peak RSS ≤ 150 MB; the store within the allowance. The whole call's
  * ratio to `git status` is printed beside.
  *
- *   deno run -A scripts/bench/monorepo.ts [--files N] [--only 100k|10k]
+ *   deno run -A scripts/bench/monorepo.ts [--files N] [--only 100k|10k] [--search-runs N]
  *
  * `--files N` sets the large tree's file count (directories: N ÷ 50).
  *
@@ -45,6 +47,8 @@ import { median } from "./_table.ts";
 import { type ScriptTurn, startFakeModel, toolResults } from "../../tests/support/fake_model.ts";
 import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 import { buildBundle } from "../bundle.ts";
+import { searchFigures } from "./_tree_search.ts";
+import { shutdownPool } from "../../tools/search/grep_pool.ts";
 
 const flag = (name: string) => {
   const i = Deno.args.indexOf(name);
@@ -52,6 +56,8 @@ const flag = (name: string) => {
 };
 const BIG = Number(flag("--files") ?? 100_000);
 const ONLY = flag("--only");
+/** Rounds of each grep and glob measurement (`--search-runs N`; 0 leaves them out). */
+const SEARCH_RUNS = Number(flag("--search-runs") ?? 5);
 const FILES_PER_DIR = 50, MODS_PER_PKG = 50;
 const CAP = 1024 * 1024;
 const TIMEOUT_MS = 10 * 60_000;
@@ -444,9 +450,13 @@ try {
       `${p} undo store ÷ allowance: ${(blocks / allowance).toFixed(2)} (target ≤ 1) ` +
         verdict(blocks <= allowance),
     );
+
+    // 5. grep and glob on the tree, against rg and fdfind.
+    if (SEARCH_RUNS > 0) await searchFigures(ws, p, { bundle, env }, SEARCH_RUNS);
     Deno.removeSync(ws, { recursive: true });
   }
 } finally {
+  shutdownPool(); // the grep pool's workers would keep this script alive
   await fake.close();
   Deno.removeSync(tmp, { recursive: true });
 }
