@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { createGrepTool, DEFAULT_TIMEOUT_MS, grepTool } from "../../tools/grep.ts";
-import { filesSearchedFromMemory, POOL_SIZE, poolWorkers } from "../../tools/search/grep_pool.ts";
+import {
+  filesSearchedFromMemory,
+  keepBounds,
+  POOL_SIZE,
+  poolWorkers,
+  shutdownPool,
+} from "../../tools/search/grep_pool.ts";
 import { harness } from "../support/harness.ts";
 import { sandbox } from "../support/cli.ts";
 
@@ -158,6 +164,34 @@ Deno.test("grep() searches kept copies of unchanged files and sees every change"
   assert.ok(after.includes("grow.txt"));
   assert.ok(!after.includes("f00.txt"));
   assert.equal(after.length, 40);
+});
+
+Deno.test("grep() of a tree larger than the kept copies still searches some from memory", async () => {
+  await using h = harness([grepTool]);
+  // Each worker's share of the files is larger than what it may keep.
+  const files = 96, size = 4096;
+  for (let i = 0; i < files; i++) {
+    const name = `f${String(i).padStart(3, "0")}.txt`;
+    h.put(name, `needle ${i}\n${"filler line\n".repeat(size / 12)}`.slice(0, size));
+  }
+  shutdownPool();
+  keepBounds({ bytes: 64 * 1024, stableAfterMs: 0 });
+  try {
+    const args = { pattern: "ne+dle", output_mode: "files_with_matches", max_results: 10000 };
+    const first = okOutput(await h.call("grep", args));
+    assert.equal(first.split("\n").length, files);
+    // The first search keeps nothing, the second fills what may be kept.
+    assert.equal(okOutput(await h.call("grep", args)), first);
+    const before = filesSearchedFromMemory();
+    for (let i = 0; i < 2; i++) assert.equal(okOutput(await h.call("grep", args)), first);
+    const hits = filesSearchedFromMemory() - before;
+    // Dropping the oldest copy for the newest would leave nothing for the next search in order.
+    assert.ok(hits > 0, "no file came from memory");
+    assert.ok(hits <= 2 * files, `${hits} hits`);
+  } finally {
+    shutdownPool();
+    keepBounds(undefined);
+  }
 });
 
 Deno.test("grep() shows context lines with -- between groups and files", async () => {

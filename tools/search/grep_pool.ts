@@ -24,7 +24,7 @@
  */
 
 import { onExit } from "../host/processes.ts";
-import type { BatchReply, GrepBatch } from "./grep_worker.ts";
+import type { BatchReply, GrepBatch, KeepBounds } from "./grep_worker.ts";
 
 /** Workers in the pool: one per core, at least one, at most four. */
 export const POOL_SIZE = Math.max(1, Math.min(4, navigator.hardwareConcurrency || 2));
@@ -58,6 +58,15 @@ let searchSeq = 0;
 let workerSeq = 0;
 let filesFromMemory = 0;
 let exitHookSet = false;
+let keep: KeepBounds | undefined;
+
+/**
+ * Bounds of what each worker started from now on keeps between searches
+ * (undefined: the workers' own); for tests, which shut the pool down around it.
+ */
+export function keepBounds(bounds: KeepBounds | undefined): void {
+  keep = bounds;
+}
 
 function spawn(): Slot {
   const worker = new Worker(new URL("./grep_worker.ts", import.meta.url).href, {
@@ -65,7 +74,12 @@ function spawn(): Slot {
   });
   const slot: Slot = { worker, id: ++workerSeq };
   worker.postMessage({
-    init: { cancel: cancelCells.buffer, claims: claimCells.buffer, started: started.buffer },
+    init: {
+      cancel: cancelCells.buffer,
+      claims: claimCells.buffer,
+      started: started.buffer,
+      ...(keep ? { keep } : {}),
+    },
   });
   worker.onmessage = (e: MessageEvent<BatchReply>) => {
     if (!slots.includes(slot)) return; // a torn-down worker's last words

@@ -174,8 +174,16 @@ interface KeptFile {
 /** Files larger than this are read each time (there are few, and they are costly to keep). */
 const CACHED_FILE_MAX = 256 * 1024;
 /** Bytes kept per worker, at most. */
-const CACHE_MAX_BYTES = 32 * 1024 * 1024;
-const STABLE_AFTER_MS = 2000;
+export const CACHE_MAX_BYTES = 32 * 1024 * 1024;
+/** A file changed this recently is not kept. */
+export const STABLE_AFTER_MS = 2000;
+
+/** How much a worker keeps, and how old a kept file must be (the pool may set both, for tests). */
+export interface KeepBounds {
+  bytes: number;
+  stableAfterMs: number;
+}
+let bounds: KeepBounds = { bytes: CACHE_MAX_BYTES, stableAfterMs: STABLE_AFTER_MS };
 
 const kept = new Map<string, KeptFile>();
 let keptBytes = 0;
@@ -193,14 +201,15 @@ function forget(path: string, k: KeptFile): void {
 function remember(path: string, info: Deno.FileInfo, len: number): void {
   const mtime = info.mtime?.getTime() ?? NaN;
   const ctime = info.ctime?.getTime() ?? NaN;
-  const stableBefore = Date.now() - STABLE_AFTER_MS;
+  const stableBefore = Date.now() - bounds.stableAfterMs;
   if (!(mtime < stableBefore && ctime < stableBefore) || info.size !== len) return;
-  while (keptBytes + len > CACHE_MAX_BYTES && kept.size) {
-    const [oldest, k] = kept.entries().next().value!;
-    forget(oldest, k);
-  }
   const old = kept.get(path);
   if (old) forget(path, old);
+  // Full: what is kept stays, and nothing joins it. Searches go through the files in the same
+  // order each time, so evicting the oldest for the newest would drop every file before its
+  // next turn (no search of a tree larger than the bound would ever be served from memory)
+  // and pay for each copy besides.
+  if (keptBytes + len > bounds.bytes) return;
   const k: KeptFile = { ino: info.ino, size: len, mtime, ctime, cost: len };
   if (isAscii(buf.subarray(0, len))) {
     const text = nodeBuf.latin1Slice(0, len);
@@ -659,7 +668,12 @@ export function runBatch(
 
 /** The first message a worker gets: the shared arrays of its pool. */
 export interface WorkerInit {
-  init: { cancel: SharedArrayBuffer; claims: SharedArrayBuffer; started: SharedArrayBuffer };
+  init: {
+    cancel: SharedArrayBuffer;
+    claims: SharedArrayBuffer;
+    started: SharedArrayBuffer;
+    keep?: KeepBounds;
+  };
 }
 
 // deno-lint-ignore no-explicit-any
@@ -673,6 +687,7 @@ if (typeof scope.WorkerGlobalScope === "function" && scope instanceof scope.Work
       // One cell per search id (modulo its length); a cancelled search's id is stored in it.
       cancel = new Int32Array(msg.init.cancel);
       claims = new Int32Array(msg.init.claims);
+      if (msg.init.keep) bounds = msg.init.keep;
       Atomics.add(new Int32Array(msg.init.started), 0, 1);
       return;
     }
