@@ -28,6 +28,7 @@ import { printablePath } from "./fs/printable.ts";
 import { relPath, Walker } from "./search/walk.ts";
 import type { BatchReply, FileMatches, GrepMode, HereResult } from "./search/grep_worker.ts";
 import { boundedWork } from "./search/grep_pattern.ts";
+import { alarm, nextTurn } from "./host/turns.ts";
 import { beginSearch, endSearch, poolReady, sendBatch, warmPool } from "./search/grep_pool.ts";
 
 /** Arguments of the grep tool. */
@@ -269,10 +270,11 @@ async function runSearch(
   let hereMs = 0;
 
   let timedOut = false;
-  const timer = setTimeout(() => {
+  // The workers keep the process alive while the deadline runs; this thread checks it itself.
+  const cancelAlarm = alarm(ms, () => {
     timedOut = true;
     notify();
-  }, ms);
+  });
   const onAbort = () => notify();
   signal.addEventListener("abort", onAbort, { once: true });
   const deadline = performance.now() + ms;
@@ -341,7 +343,7 @@ async function runSearch(
           else carried = rest;
           if (tooLong || hereMs > HERE_ALONE_MS) warmPool();
           // Signals, timers, aborts and the starting workers' messages get through here.
-          if (!walkDone || carried.length > 0) await new Promise<void>((r) => setTimeout(r, 0));
+          if (!walkDone || carried.length > 0) await nextTurn();
         } else {
           send(batch);
         }
@@ -365,7 +367,7 @@ async function runSearch(
     finished = true;
     return out.result();
   } finally {
-    clearTimeout(timer);
+    cancelAlarm();
     signal.removeEventListener("abort", onAbort);
     // A search that ended early leaves workers busy with it: a capped or failed search lets
     // them skip its remaining files; a timed-out or aborted one has them terminated.

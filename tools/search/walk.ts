@@ -30,6 +30,7 @@
 
 import { relative } from "../fs/path.ts";
 import { enterDir, type IgnoreSet, initialSet, NO_RULES } from "./ignore.ts";
+import { nextTurn } from "../host/turns.ts";
 
 /** Options of {@link Walker}. */
 export interface WalkOptions {
@@ -304,7 +305,7 @@ export async function* walk(opts: WalkOptions): AsyncGenerator<string[]> {
     while (more && performance.now() - sliceStart < SLICE_MS) more = walker.fill(chunk, 1024);
     if (chunk.length) yield chunk;
     if (!more) return;
-    await new Promise<void>((r) => setTimeout(r, 0));
+    await nextTurn();
     if (opts.signal?.aborted) return;
   }
 }
