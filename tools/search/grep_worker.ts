@@ -133,7 +133,10 @@ function readInto(path: string, keep: boolean, limit = MAX_FILE_BYTES): number {
       if (len < buf.byteLength) break;
     }
     // fstat costs no permission check; it keys the copy kept for the next search.
-    if (keep && len <= CACHED_FILE_MAX) remember(path, file.statSync(), len);
+    // A full cache takes no more: no fstat for a copy that would not be kept.
+    if (keep && len <= CACHED_FILE_MAX && keptBytes + len <= bounds.bytes) {
+      remember(path, file.statSync(), len);
+    }
     return len;
   } catch {
     return -1;
