@@ -152,24 +152,49 @@ function moduleGitDirs(commonDir: string): string[] {
   return out;
 }
 
-/** `.git` entries below `workspace` (not its own), by a bounded breadth-first walk. */
+/**
+ * `.git` entries below `workspace` (not its own), by a bounded breadth-first
+ * walk. Where the file system counts subdirectories in a directory's link
+ * count (the workspace's count matches what it holds), a directory of that
+ * file system whose count says it has none is not listed: only its `.git`, a
+ * file there (a worktree's or a submodule's) or any other kind, is looked up.
+ * Listing the folders of files is most of the walk in a big tree (100,000
+ * entries: a tenth of a second), and a directory with no subdirectory can hold
+ * nothing else the walk wants.
+ */
 function nestedDotGits(workspace: string): string[] {
   const out: string[] = [];
   let queue = [workspace];
   let read = 0;
+  /** The workspace's device, once its link count was found to count its subdirectories. */
+  let counting: number | null = null;
   for (let depth = 0; depth < NESTED_DEPTH && queue.length > 0; depth++) {
     const next: string[] = [];
     for (const dir of queue) {
       if (read++ >= NESTED_DIRS) return out;
+      if (counting !== null) {
+        const info = lstatOrNull(dir);
+        if (info?.isDirectory && info.nlink === 2 && info.dev === counting) {
+          const dotGit = join(dir, ".git");
+          if (lstatOrNull(dotGit)) out.push(dotGit);
+          continue;
+        }
+      }
       let entries: Deno.DirEntry[];
       try {
         entries = [...Deno.readDirSync(dir)];
       } catch {
         continue;
       }
+      let subdirs = 0;
       for (const e of entries) {
+        if (e.isDirectory) subdirs++;
         if (e.name === ".git" && dir !== workspace) out.push(join(dir, e.name));
         else if (e.isDirectory && !SKIPPED.has(e.name)) next.push(join(dir, e.name));
+      }
+      if (dir === workspace) {
+        const info = lstatOrNull(workspace);
+        if (info?.isDirectory && info.nlink === subdirs + 2) counting = info.dev;
       }
     }
     queue = next;
