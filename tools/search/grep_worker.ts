@@ -177,9 +177,9 @@ interface KeptFile {
 /** Files larger than this are read each time (there are few, and they are costly to keep). */
 const CACHED_FILE_MAX = 256 * 1024;
 /** Bytes kept per worker, at most. */
-export const CACHE_MAX_BYTES = 32 * 1024 * 1024;
+const CACHE_MAX_BYTES = 32 * 1024 * 1024;
 /** A file changed this recently is not kept. */
-export const STABLE_AFTER_MS = 2000;
+const STABLE_AFTER_MS = 2000;
 
 /** How much a worker keeps, and how old a kept file must be (the pool may set both, for tests). */
 export interface KeepBounds {
