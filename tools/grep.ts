@@ -193,8 +193,12 @@ async function runSearch(
   signal: AbortSignal,
   ms: number,
 ): Promise<Found> {
-  // The searcher (and the `node:buffer` it uses) loads with the first search, not at start-up.
-  const { searchHere } = await import("./search/grep_worker.ts");
+  // A pattern whose work per text position is bounded may be searched on this thread while no
+  // worker is up; any other runs on the workers only, which can be stopped.
+  const mayRunHere = boundedWork(spec.pattern);
+  // The searcher (and the `node:buffer` it uses) loads with the first search that may run here,
+  // not at start-up, nor for a pattern only the workers may run.
+  const searchHere = mayRunHere ? (await import("./search/grep_worker.ts")).searchHere : undefined;
   const out = new Collector(spec.mode, spec.max, spec.context);
   const batches: string[][] = [];
   /** Per batch: the claim order sent, when it is not the path order. */
@@ -263,9 +267,6 @@ async function runSearch(
     },
   };
   const id = beginSearch(listener);
-  // A pattern whose work per text position is bounded may be searched on this thread while no
-  // worker is up; any other runs on the workers only, which can be stopped.
-  const mayRunHere = boundedWork(spec.pattern);
   if (!mayRunHere) warmPool();
   let hereMs = 0;
 
@@ -308,7 +309,7 @@ async function runSearch(
   /** Searches the head of `batch` here; returns the files left for later. */
   const searchHead = (batch: string[]): { rest: string[]; tooLong: boolean } => {
     const t0 = performance.now();
-    const r: HereResult = searchHere({
+    const r: HereResult = searchHere!({
       pattern: spec.pattern,
       flags: spec.flags,
       mode: spec.mode,
