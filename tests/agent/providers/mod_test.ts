@@ -294,6 +294,12 @@ for (const format of ["anthropic", "openai"] as const) {
     assert.equal(text(events), "Hello, this reply arrives in pieces.");
   });
 
+  Deno.test(`${fn} lists the server's models (the REPL's /model)`, async () => {
+    await using fake = await startFakeModel([], { models: ["fake-model", "fake-model-large"] });
+    const p = await providerFor(format, fake.baseUrlFor(format));
+    assert.deepEqual(await p.listModels!(), ["fake-model", "fake-model-large"]);
+  });
+
   Deno.test(`${fn} yields two tool calls whose arguments came in many deltas`, async () => {
     const args0 = { path: "src/main.ts", offset: 10, limit: 200 };
     const args1 = { pattern: "TODO\\(crab\\)", glob: "**/*.ts" };
