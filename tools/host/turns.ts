@@ -25,13 +25,17 @@ export function nextTurn(): Promise<void> {
   });
 }
 
+/** The longest wait a timer holds (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Calls `fn` once, `ms` from now, unless the returned function is called
  * first. Unlike `setTimeout`, the wait does not keep the process alive: it is
  * for a deadline on work that does (a worker, a child process, a socket).
  */
 export function alarm(ms: number, fn: () => void): () => void {
-  const signal = AbortSignal.timeout(ms);
+  // A timer past 2^31 - 1 ms would fire at once: the longest one is as good as never.
+  const signal = AbortSignal.timeout(Math.min(Math.max(ms, 0), MAX_TIMER_MS));
   signal.addEventListener("abort", fn, { once: true });
   return () => signal.removeEventListener("abort", fn);
 }

@@ -46,3 +46,15 @@ Deno.test("alarm() calls once after its time, and never once cancelled", async (
   assert.equal(calls, 1);
   assert.equal(cancelledRan, false);
 });
+
+Deno.test("alarm() of more than 2^31 - 1 ms waits, where a timer would fire at once", async () => {
+  let early = false;
+  const cancel = alarm(2 ** 31 + 5, () => (early = true));
+  try {
+    // A timer of that length fires within a few milliseconds; wait well past that.
+    await new Promise<void>((r) => alarm(50, r));
+    assert.equal(early, false);
+  } finally {
+    cancel();
+  }
+});
