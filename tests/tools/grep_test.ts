@@ -194,6 +194,40 @@ Deno.test("grep() of a tree larger than the kept copies still searches some from
   }
 });
 
+Deno.test("grep() kept copies follow searches that narrow to a folder the first ones never kept", async () => {
+  await using h = harness([grepTool]);
+  const size = 4096;
+  const put = (name: string, i: number) =>
+    h.put(name, `needle ${i}\n${"filler line\n".repeat(size / 12)}`.slice(0, size));
+  // Each worker's share of the files is larger than what it may keep; z/ comes last in path order.
+  for (let i = 0; i < 96; i++) put(`a/f${String(i).padStart(3, "0")}.txt`, i);
+  for (let i = 0; i < 8; i++) put(`z/f${i}.txt`, i);
+  shutdownPool();
+  keepBounds({ bytes: 64 * 1024, stableAfterMs: 0 });
+  try {
+    const all = { pattern: "ne+dle", output_mode: "files_with_matches", max_results: 10000 };
+    for (let i = 0; i < 2; i++) {
+      assert.equal(okOutput(await h.call("grep", all)).split("\n").length, 104);
+    }
+    // Now only z/, again and again: copies of a/ that four searches in a row left unused make
+    // way for it.
+    const z = { ...all, path: "z" };
+    for (let i = 0; i < 5; i++) {
+      assert.equal(okOutput(await h.call("grep", z)).split("\n").length, 8);
+    }
+    const before = filesSearchedFromMemory();
+    for (let i = 0; i < 3; i++) {
+      assert.equal(okOutput(await h.call("grep", z)).split("\n").length, 8);
+    }
+    // Each worker keeps every file of z/ it reads: most of the 24 reads come from memory.
+    const hits = filesSearchedFromMemory() - before;
+    assert.ok(hits >= 16, `${hits} of 24 reads of z/ came from memory`);
+  } finally {
+    shutdownPool();
+    keepBounds(undefined);
+  }
+});
+
 Deno.test("grep() shows context lines with -- between groups and files", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "1\nx\n3\n4\n5\n6\nx\n8\n");

@@ -133,8 +133,8 @@ function readInto(path: string, keep: boolean, limit = MAX_FILE_BYTES): number {
       if (len < buf.byteLength) break;
     }
     // fstat costs no permission check; it keys the copy kept for the next search.
-    // A full cache takes no more: no fstat for a copy that would not be kept.
-    if (keep && len <= CACHED_FILE_MAX && keptBytes + len <= bounds.bytes) {
+    // A full cache with nothing to drop takes no more: no fstat for a copy that would not be kept.
+    if (keep && len <= CACHED_FILE_MAX && (keptBytes + len <= bounds.bytes || roomLeft())) {
       remember(path, file.statSync(), len);
     }
     return len;
@@ -165,6 +165,8 @@ interface KeptFile {
   ctime: number;
   /** Bytes counted against the cache's bound. */
   cost: number;
+  /** The last search that kept or used it (`searchesSeen` then). */
+  seen: number;
   /** The content when it is ASCII without NUL. */
   text?: string;
   /** ASCII with a NUL: never a match. */
@@ -195,10 +197,47 @@ let searchesSeen = 0;
 let lastSearch = -1;
 /** Files served from kept copies so far (reported per batch). */
 let keptHits = 0;
+/** Where the look for copies to drop stopped, oldest first; none left: the search it ran out in. */
+let dropCursor: MapIterator<[string, KeptFile]> | undefined;
+let noneToDrop = -1;
 
 function forget(path: string, k: KeptFile): void {
   kept.delete(path);
   keptBytes -= k.cost;
+}
+
+/** Searches in a row (this one and those before) a copy may go unused and still be kept. */
+const UNUSED_KEPT = 4;
+
+/**
+ * A full cache makes room by dropping copies that none of the last
+ * {@link UNUSED_KEPT} searches used, oldest first. Searches go through their
+ * files in the same order each time, so dropping the oldest copy for each new
+ * one would lose every copy before its next turn on a tree larger than the
+ * bound: a copy the searches use stays, and the cache keeps a stable part of
+ * such a tree (a file is read by whichever worker claims it first, so a
+ * worker's copy may go unused a search or two). Copies of files a narrower
+ * search no longer reads make way for the files it does.
+ */
+function makeRoom(len: number): boolean {
+  if (noneToDrop === searchesSeen) return false;
+  dropCursor ??= kept.entries();
+  while (keptBytes + len > bounds.bytes) {
+    const next = dropCursor.next();
+    if (next.done) {
+      dropCursor = undefined;
+      noneToDrop = searchesSeen;
+      return false;
+    }
+    const [path, k] = next.value;
+    if (k.seen <= searchesSeen - UNUSED_KEPT) forget(path, k);
+  }
+  return true;
+}
+
+/** Whether a full cache may still find room in this search. */
+function roomLeft(): boolean {
+  return noneToDrop !== searchesSeen;
 }
 
 function remember(path: string, info: Deno.FileInfo, len: number): void {
@@ -208,12 +247,8 @@ function remember(path: string, info: Deno.FileInfo, len: number): void {
   if (!(mtime < stableBefore && ctime < stableBefore) || info.size !== len) return;
   const old = kept.get(path);
   if (old) forget(path, old);
-  // Full: what is kept stays, and nothing joins it. Searches go through the files in the same
-  // order each time, so evicting the oldest for the newest would drop every file before its
-  // next turn (no search of a tree larger than the bound would ever be served from memory)
-  // and pay for each copy besides.
-  if (keptBytes + len > bounds.bytes) return;
-  const k: KeptFile = { ino: info.ino, size: len, mtime, ctime, cost: len };
+  if (keptBytes + len > bounds.bytes && !makeRoom(len)) return;
+  const k: KeptFile = { ino: info.ino, size: len, mtime, ctime, cost: len, seen: searchesSeen };
   if (isAscii(buf.subarray(0, len))) {
     const text = nodeBuf.latin1Slice(0, len);
     if (text.indexOf("\0") === -1) k.text = text;
@@ -243,7 +278,10 @@ function keptCopy(path: string): KeptFile | undefined {
   if (
     info.ino === k.ino && info.size === k.size && info.mtime?.getTime() === k.mtime &&
     info.ctime?.getTime() === k.ctime
-  ) return k;
+  ) {
+    k.seen = searchesSeen;
+    return k;
+  }
   forget(path, k);
   return undefined;
 }
