@@ -4,7 +4,8 @@
  *
  *   deno task compile [--preset full|no-web|read-only | --tools read,grep,...]
  *                     [--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]...
- *                     [--no-mcp-config] [--output PATH] [--target TRIPLE] [--print-flags] [--bundle]
+ *                     [--no-mcp-config] [--output PATH] [--target TRIPLE] [--print-flags]
+ *                     [--print-command] [--bundle]
  *
  * `--bundle` compiles the bundle (`scripts/bundle.ts`, built first into
  * `dist/bundle/`) instead of the source: its lazily loaded chunks are embedded.
@@ -27,12 +28,12 @@
 
 import {
   type BuildSpec,
+  COMPILED_RUNTIME_FLAGS,
   DEFAULT_PROVIDER_HOSTS,
   fenceFlags,
   type Preset,
   PRESETS,
   presetSpec,
-  RUNTIME_FLAGS,
 } from "../tools/host/capabilities.ts";
 import { loadMcpConfig } from "../mcp/config.ts";
 
@@ -41,7 +42,7 @@ function usage(message: string): never {
   console.error(
     "usage: deno task compile [--preset full|no-web|read-only | --tools LIST] " +
       "[--provider-host HOST]... [--mcp-host HOST]... [--mcp-command CMD]... [--no-mcp-config] " +
-      "[--output PATH] [--target TRIPLE] [--print-flags] [--bundle]",
+      "[--output PATH] [--target TRIPLE] [--print-flags] [--print-command] [--bundle]",
   );
   Deno.exit(2);
 }
@@ -72,9 +73,12 @@ const providerHosts = takeAll("--provider-host");
 const mcpHosts = takeAll("--mcp-host");
 const mcpCommands = takeAll("--mcp-command");
 const printOnly = args.includes("--print-flags");
+const printCommand = args.includes("--print-command");
 const useConfig = !args.includes("--no-mcp-config");
 const fromBundle = args.includes("--bundle");
-const rest = args.filter((a) => !["--print-flags", "--no-mcp-config", "--bundle"].includes(a));
+const rest = args.filter((a) =>
+  !["--print-flags", "--print-command", "--no-mcp-config", "--bundle"].includes(a)
+);
 if (rest.length) usage(`unknown argument "${rest[0]}"`);
 if (presetArg && toolsArg) usage("give --preset or --tools, not both");
 if (presetArg && !PRESETS.includes(presetArg as Preset)) {
@@ -146,20 +150,27 @@ let entry = [
   "main.ts",
 ];
 if (fromBundle) {
+  // Built here, unless the command is only printed.
   const { buildBundle, BUNDLE_DIR } = await import("./bundle.ts");
-  const bundle = await buildBundle();
-  entry = ["--include", BUNDLE_DIR, bundle.main];
+  const main = printCommand ? `${BUNDLE_DIR}/main.js` : (await buildBundle()).main;
+  entry = ["--include", BUNDLE_DIR, main];
+}
+const compileArgs = [
+  "compile",
+  ...fence.flags,
+  ...COMPILED_RUNTIME_FLAGS,
+  ...(target ? ["--target", target] : []),
+  "--output",
+  out,
+  ...entry,
+];
+if (printCommand) {
+  // What would run, in the checkout's folder.
+  console.log(["deno", ...compileArgs].join(" "));
+  Deno.exit(0);
 }
 const child = new Deno.Command(Deno.execPath(), {
-  args: [
-    "compile",
-    ...fence.flags,
-    ...RUNTIME_FLAGS,
-    ...(target ? ["--target", target] : []),
-    "--output",
-    out,
-    ...entry,
-  ],
+  args: compileArgs,
   cwd: root,
   stdout: "inherit",
   stderr: "piped",

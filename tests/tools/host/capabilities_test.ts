@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import denoJson from "../../../deno.json" with { type: "json" };
 import {
+  COMPILED_RUNTIME_FLAGS,
   fenceFlags,
   isPrivateHost,
   needOf,
@@ -274,4 +275,32 @@ Deno.test("scripts/compile.ts --print-flags picks the sandbox program of the tar
   assert.deepEqual(await flags("aarch64-apple-darwin"), ["--allow-run=/usr/bin/sandbox-exec"]);
   assert.deepEqual(await flags("x86_64-apple-darwin"), ["--allow-run=/usr/bin/sandbox-exec"]);
   assert.deepEqual(await flags("x86_64-unknown-linux-gnu"), ["--allow-run=bwrap"]);
+});
+
+Deno.test("the binary compiles lazily; what runs by deno run compiles each module whole", async () => {
+  // deno run keeps a code cache of every module it loads: compiled whole, a module comes out of
+  // it ready. A compiled binary caches only the modules it loads at start.
+  assert.deepEqual(RUNTIME_FLAGS, ["--v8-flags=--max-semi-space-size=1,--no-lazy"]);
+  assert.deepEqual(COMPILED_RUNTIME_FLAGS, ["--v8-flags=--max-semi-space-size=1"]);
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      "--no-prompt",
+      new URL("../../../scripts/compile.ts", import.meta.url).pathname,
+      "--no-mcp-config",
+      "--bundle",
+      "--print-command",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const words = new TextDecoder().decode(out.stdout).trim().split(" ");
+  assert.deepEqual(words.slice(0, 2), ["deno", "compile"]);
+  assert.ok(words.includes(COMPILED_RUNTIME_FLAGS[0]), words.join(" "));
+  assert.ok(!words.some((w) => w.includes("--no-lazy")), words.join(" "));
 });
