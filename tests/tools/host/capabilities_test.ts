@@ -247,41 +247,8 @@ Deno.test("fenceFlags() scopes a macOS build's bash to /usr/bin/sandbox-exec, by
   });
 });
 
-Deno.test("scripts/compile.ts --print-flags picks the sandbox program of the target's OS", async () => {
-  const flags = async (target: string) => {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-read",
-        "--allow-write",
-        "--allow-run",
-        "--allow-env",
-        "--no-prompt",
-        new URL("../../../scripts/compile.ts", import.meta.url).pathname,
-        "--preset",
-        "no-web",
-        "--no-mcp-config",
-        "--target",
-        target,
-        "--print-flags",
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-    return new TextDecoder().decode(out.stdout).trim().split(" ")
-      .filter((f) => f.startsWith("--allow-run"));
-  };
-  assert.deepEqual(await flags("aarch64-apple-darwin"), ["--allow-run=/usr/bin/sandbox-exec"]);
-  assert.deepEqual(await flags("x86_64-apple-darwin"), ["--allow-run=/usr/bin/sandbox-exec"]);
-  assert.deepEqual(await flags("x86_64-unknown-linux-gnu"), ["--allow-run=bwrap"]);
-});
-
-Deno.test("the binary compiles lazily; what runs by deno run compiles each module whole", async () => {
-  // deno run keeps a code cache of every module it loads: compiled whole, a module comes out of
-  // it ready. A compiled binary caches only the modules it loads at start.
-  assert.deepEqual(RUNTIME_FLAGS, ["--v8-flags=--max-semi-space-size=1,--no-lazy"]);
-  assert.deepEqual(COMPILED_RUNTIME_FLAGS, ["--v8-flags=--max-semi-space-size=1"]);
+/** Runs `scripts/compile.ts ARGS` (an option that prints, not a build); its stdout's words. */
+async function compileScript(...args: string[]): Promise<string[]> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -292,14 +259,30 @@ Deno.test("the binary compiles lazily; what runs by deno run compiles each modul
       "--no-prompt",
       new URL("../../../scripts/compile.ts", import.meta.url).pathname,
       "--no-mcp-config",
-      "--bundle",
-      "--print-command",
+      ...args,
     ],
     stdout: "piped",
     stderr: "piped",
   }).output();
   assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  const words = new TextDecoder().decode(out.stdout).trim().split(" ");
+  return new TextDecoder().decode(out.stdout).trim().split(" ");
+}
+
+Deno.test("scripts/compile.ts --print-flags picks the sandbox program of the target's OS", async () => {
+  const flags = async (target: string) =>
+    (await compileScript("--preset", "no-web", "--target", target, "--print-flags"))
+      .filter((f) => f.startsWith("--allow-run"));
+  assert.deepEqual(await flags("aarch64-apple-darwin"), ["--allow-run=/usr/bin/sandbox-exec"]);
+  assert.deepEqual(await flags("x86_64-apple-darwin"), ["--allow-run=/usr/bin/sandbox-exec"]);
+  assert.deepEqual(await flags("x86_64-unknown-linux-gnu"), ["--allow-run=bwrap"]);
+});
+
+Deno.test("the binary compiles lazily; what runs by deno run compiles each module whole", async () => {
+  // deno run keeps a code cache of every module it loads: compiled whole, a module comes out of
+  // it ready. A compiled binary caches only the modules it loads at start.
+  assert.deepEqual(RUNTIME_FLAGS, ["--v8-flags=--max-semi-space-size=1,--no-lazy"]);
+  assert.deepEqual(COMPILED_RUNTIME_FLAGS, ["--v8-flags=--max-semi-space-size=1"]);
+  const words = await compileScript("--bundle", "--print-command");
   assert.deepEqual(words.slice(0, 2), ["deno", "compile"]);
   assert.ok(words.includes(COMPILED_RUNTIME_FLAGS[0]), words.join(" "));
   assert.ok(!words.some((w) => w.includes("--no-lazy")), words.join(" "));
