@@ -199,13 +199,16 @@ export function presetSpec(
 }
 
 /**
- * Flags for the runtime itself in the compiled binary: V8's young generation
- * with semi-spaces of 1 MB instead of up to 16. Undo's first snapshot of a big
- * workspace reads a buffer per file, and small semi-spaces let them go sooner:
- * peak memory of a run on 100,000 files 196 → 156 MB, at no cost to start-up
+ * V8's flags wherever crab starts: its young generation with semi-spaces of 1
+ * MB instead of up to 16. Undo's first snapshot of a big workspace reads a
+ * buffer per file, and small semi-spaces let them go sooner: peak memory of a
+ * run on 100,000 files 196 → 156 MB, at no cost to start-up
  * (`scripts/bench/monorepo.ts`).
  */
-export const COMPILED_RUNTIME_FLAGS: readonly string[] = ["--v8-flags=--max-semi-space-size=1"];
+const V8_FLAGS = ["--max-semi-space-size=1"];
+
+/** Flags for the runtime itself in the compiled binary, beside the permission flags. */
+export const COMPILED_RUNTIME_FLAGS: readonly string[] = [`--v8-flags=${V8_FLAGS.join(",")}`];
 
 /**
  * Flags for the runtime itself, beside the permission flags, wherever crab is
@@ -218,11 +221,12 @@ export const COMPILED_RUNTIME_FLAGS: readonly string[] = ["--v8-flags=--max-semi
  * module comes out of the cache ready: a print run 78 → 71 ms, `crab tool
  * read` 47 → 46 ms (`scripts/bench/print_startup.ts`), for 4–7 MB more memory
  * and about 40 ms more on the first run after an install or upgrade, which
- * fills the cache. The compiled binary
- * keeps lazy compilation: its code cache covers only the modules it loads at
- * start, and crab loads its commands later.
+ * fills the cache. The compiled binary keeps lazy compilation: its code cache
+ * covers only the modules it loads at start, and crab loads its commands later.
  */
-export const RUNTIME_FLAGS: readonly string[] = ["--v8-flags=--max-semi-space-size=1,--no-lazy"];
+export const RUNTIME_FLAGS: readonly string[] = [
+  `--v8-flags=${[...V8_FLAGS, "--no-lazy"].join(",")}`,
+];
 
 /** The Deno flags of a preset (with the default provider hosts unless given). */
 export function presetFlags(

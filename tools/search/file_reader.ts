@@ -11,6 +11,8 @@
  * @module
  */
 
+import { lstatOrNull } from "../fs/exists.ts";
+
 /**
  * A module of `code` (ASCII) by a `data:` URL: a worker's `blob:` URL fails
  * when it is revoked too soon (denoland/deno#26142), and in compiled binaries
@@ -187,12 +189,8 @@ export interface TakenStat {
 
 /** `lstat`'s fields, as {@link StatsAhead} gives them, or null when the path is absent. */
 export function lstatTaken(path: string): TakenStat | null {
-  let st: Deno.FileInfo;
-  try {
-    st = Deno.lstatSync(path);
-  } catch {
-    return null;
-  }
+  const st = lstatOrNull(path);
+  if (!st) return null;
   return {
     isFile: st.isFile,
     isDirectory: st.isDirectory,
@@ -240,7 +238,7 @@ self.onmessage = (e) => {
       stats[o + 1] = st.size;
       stats[o + 2] = st.mtime ? st.mtime.getTime() : NaN;
       stats[o + 3] = st.ctime ? st.ctime.getTime() : NaN;
-      stats[o + 4] = st.mode ?? 0;
+      stats[o + 4] = st.mode ?? 0o644;
       stats[o + 5] = st.nlink ?? 1;
       Atomics.store(state, r, st.isFile ? ${S_FILE} : st.isDirectory ? ${S_DIR} : st.isSymlink ? ${S_LINK} : ${S_OTHER});
     }

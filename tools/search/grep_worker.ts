@@ -134,7 +134,10 @@ function readInto(path: string, keep: boolean, limit = MAX_FILE_BYTES): number {
     }
     // fstat costs no permission check; it keys the copy kept for the next search.
     // A full cache with nothing to drop takes no more: no fstat for a copy that would not be kept.
-    if (keep && len <= CACHED_FILE_MAX && (keptBytes + len <= bounds.bytes || roomLeft())) {
+    if (
+      keep && len <= CACHED_FILE_MAX &&
+      (keptBytes + len <= bounds.bytes || noneToDrop !== searchesSeen)
+    ) {
       remember(path, file.statSync(), len);
     }
     return len;
@@ -233,11 +236,6 @@ function makeRoom(len: number): boolean {
     if (k.seen <= searchesSeen - UNUSED_KEPT) forget(path, k);
   }
   return true;
-}
-
-/** Whether a full cache may still find room in this search. */
-function roomLeft(): boolean {
-  return noneToDrop !== searchesSeen;
 }
 
 function remember(path: string, info: Deno.FileInfo, len: number): void {
