@@ -12,14 +12,8 @@
  * @module
  */
 
-import { exhaustive } from "./grep.ts";
+import { exhaustive, grepInProcess } from "./grep.ts";
 import { fd, interleave, newlines, pair, rg, rgFirst, shell } from "./_peers.ts";
-import { type GrepArgs, grepTool } from "../../tools/grep.ts";
-import { Dispatcher } from "../../tools/call/dispatch.ts";
-import { Policy } from "../../tools/policy/policy.ts";
-import { MemorySink } from "../../tools/call/observation.ts";
-import { Registry } from "../../tools/call/registry.ts";
-import { Session } from "../../tools/call/session.ts";
 import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 
 /**
@@ -52,17 +46,7 @@ export async function searchFigures(
   shot: OneShot,
   runs: number,
 ): Promise<void> {
-  const dispatcher = new Dispatcher({
-    registry: new Registry([grepTool]),
-    session: new Session(ws),
-    policy: new Policy({}),
-    sink: new MemorySink(),
-    runId: "bench",
-  });
-  const grep = async (args: GrepArgs): Promise<void> => {
-    const r = await dispatcher.dispatch("grep", args);
-    if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
-  };
+  const grep = grepInProcess(ws);
   const tool = async (name: string, args: unknown): Promise<number> => {
     const out = await new Deno.Command(Deno.execPath(), {
       args: [

@@ -55,6 +55,22 @@ export function exhaustive(pattern: string, total: number): { args: GrepArgs; rg
     };
 }
 
+/** grep in `root` as the agent calls it, through a dispatcher (the pool warm after the first). */
+export function grepInProcess(root: string): (args: GrepArgs) => Promise<string> {
+  const dispatcher = new Dispatcher({
+    registry: new Registry([grepTool]),
+    session: new Session(root),
+    policy: new Policy({}),
+    sink: new MemorySink(),
+    runId: "bench",
+  });
+  return async (args) => {
+    const r = await dispatcher.dispatch("grep", args);
+    if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
+    return r.output;
+  };
+}
+
 if (import.meta.main) {
   console.log(`permissions: ${await runAsCrab(new URL(import.meta.url))}`);
   const corpus = Deno.realPathSync(await ensureCorpus());
@@ -64,18 +80,7 @@ if (import.meta.main) {
       (size.bytes / 1e6).toFixed(1)
     } MB); ${RUNS} runs each, medians; ${navigator.hardwareConcurrency} cores`,
   );
-  const dispatcher = new Dispatcher({
-    registry: new Registry([grepTool]),
-    session: new Session(corpus),
-    policy: new Policy({}),
-    sink: new MemorySink(),
-    runId: "bench",
-  });
-  const grep = async (args: GrepArgs): Promise<string> => {
-    const r = await dispatcher.dispatch("grep", args);
-    if (!r.ok) throw new Error(`${r.error.code}: ${r.error.message}`);
-    return r.output;
-  };
+  const grep = grepInProcess(corpus);
   for (const pattern of PATTERNS) {
     const total = await rg(corpus, ["-n", "--no-heading", pattern]);
     const ex = exhaustive(pattern, total);
