@@ -98,6 +98,36 @@ Deno.test("Snapshotter: a later process trusts the stat cache it was left, names
   assert.equal(damaged.hashed, 4);
 });
 
+Deno.test("Snapshotter.scanWhole(): a file the policy keeps out of the store is not read by the thread beside it either", async () => {
+  using t = temp();
+  const secret = "TOKEN=do-not-copy-me\n";
+  for (let i = 0; i < 40; i++) put(t.ws, `d/f${i}.txt`, `file ${i}\n`);
+  put(t.ws, ".env", secret);
+  const asked: string[] = [];
+  const snap = new Snapshotter(t.ws, t.store, {}, (path) => {
+    asked.push(path);
+    return !path.endsWith("/.env");
+  });
+  snap.readers = 1;
+  snap.readersFrom = 1;
+  const tree = await snap.scanWhole();
+  assert.equal(snap.hashedBeside, 40, "the other files were read by the thread");
+  assert.ok(asked.includes(join(t.ws, ".env")), "the store's door asked the policy");
+  const env = tree.get(".env");
+  assert.ok(env?.t === "big" && env.out, `.env is known by its stat alone: ${JSON.stringify(env)}`);
+  t.store.flush();
+  const objects: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of Deno.readDirSync(dir)) {
+      const p = join(dir, e.name);
+      if (e.isDirectory) walk(p);
+      else objects.push(new TextDecoder("latin1").decode(Deno.readFileSync(p)));
+    }
+  };
+  walk(t.store.dir);
+  assert.ok(!objects.some((o) => o.includes("do-not-copy-me")), "the secret reached the store");
+});
+
 Deno.test("Snapshotter.scanWhole() with readers beside it keeps what scan() keeps, byte for byte; so does an update after a scan ahead", async () => {
   using t = temp();
   using u = temp();
