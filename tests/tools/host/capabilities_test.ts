@@ -280,8 +280,10 @@ Deno.test("scripts/compile.ts --print-flags picks the sandbox program of the tar
 Deno.test("the binary compiles lazily; what runs by deno run compiles each module whole", async () => {
   // deno run keeps a code cache of every module it loads: compiled whole, a module comes out of
   // it ready. A compiled binary caches only the modules it loads at start.
-  assert.deepEqual(RUNTIME_FLAGS, ["--v8-flags=--max-semi-space-size=1,--no-lazy"]);
-  assert.deepEqual(COMPILED_RUNTIME_FLAGS, ["--v8-flags=--max-semi-space-size=1"]);
+  assert.deepEqual(RUNTIME_FLAGS, [
+    "--v8-flags=--max-semi-space-size=1,--optimize-for-size,--no-lazy",
+  ]);
+  assert.deepEqual(COMPILED_RUNTIME_FLAGS, ["--v8-flags=--max-semi-space-size=1,--optimize-for-size"]);
   const words = await compileScript("--bundle", "--print-command");
   assert.deepEqual(words.slice(0, 2), ["deno", "compile"]);
   assert.ok(words.includes(COMPILED_RUNTIME_FLAGS[0]), words.join(" "));
