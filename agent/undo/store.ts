@@ -137,8 +137,13 @@ interface Located {
   size: number;
 }
 
-/** Rows written and not yet in the index at most (their order key holds a row number below 2^21). */
-const MAX_UNINDEXED = 1_000_000;
+/**
+ * Rows written and not yet in the index at most: a first snapshot of 100,000
+ * files adds its rows in four transactions, their hashes and places 2 MB in
+ * memory meanwhile, not 8 (at most about 30 ms more than one transaction).
+ * Below 2^21 with a batch's rows beyond it: their order key holds a row number.
+ */
+const MAX_UNINDEXED = 30_000;
 /** Rows one insert statement takes. */
 const INSERT_ROWS = 128;
 

@@ -204,6 +204,44 @@ Deno.test("UndoStore writes a first snapshot's bytes in batches and names them i
   }
 });
 
+Deno.test("UndoStore names a big first snapshot's objects in the index as it goes, each once", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-pack-" });
+  try {
+    const store = new UndoStore(dir);
+    const bytes = (i: number) => new TextEncoder().encode(`object ${i}\n`.repeat(40));
+    const raw = (i: number) => new Uint8Array(createHash("sha256").update(bytes(i)).digest());
+    const hex = (i: number) => createHash("sha256").update(bytes(i)).digest("hex");
+    // 70,000 objects of 440-480 bytes: about 16 batches of 2 MB.
+    let most = 0;
+    for (let i = 0; i < 70_000; i++) {
+      store.putRead(raw(i), bytes(i));
+      most = Math.max(most, store.pendingObjects);
+    }
+    // What waits for the index (a hash and a place each, in memory) stays bounded.
+    assert.ok(most <= 40_000, `${most} objects waited for the index at once`);
+    // The first ones are named already: another process finds them before the flush.
+    const other = new UndoStore(dir);
+    assert.deepEqual(other.readObject(hex(0)), bytes(0));
+    const packed = () =>
+      [...Deno.readDirSync(join(dir, "packs"))]
+        .reduce((n, e) => n + Deno.statSync(join(dir, "packs", e.name)).size, 0);
+    store.flush();
+    const size = packed();
+    // An object named in an earlier transaction is not kept again.
+    for (const i of [0, 1, 29_999, 69_999]) store.putRead(raw(i), bytes(i));
+    store.flush();
+    assert.equal(packed(), size);
+    for (const i of [0, 12_345, 29_999, 30_000, 69_999]) {
+      assert.deepEqual(other.readObject(hex(i)), bytes(i), `object ${i}`);
+    }
+    assert.equal(other.objects().length, 70_000);
+    other.close();
+    store.close();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("UndoStore never hands out packed bytes that are not the content their hash names", () => {
   const dir = Deno.makeTempDirSync({ prefix: "crab-pack-" });
   try {
