@@ -283,7 +283,9 @@ Deno.test("the binary compiles lazily; what runs by deno run compiles each modul
   assert.deepEqual(RUNTIME_FLAGS, [
     "--v8-flags=--max-semi-space-size=1,--optimize-for-size,--no-lazy",
   ]);
-  assert.deepEqual(COMPILED_RUNTIME_FLAGS, ["--v8-flags=--max-semi-space-size=1,--optimize-for-size"]);
+  assert.deepEqual(COMPILED_RUNTIME_FLAGS, [
+    "--v8-flags=--max-semi-space-size=1,--optimize-for-size",
+  ]);
   const words = await compileScript("--bundle", "--print-command");
   assert.deepEqual(words.slice(0, 2), ["deno", "compile"]);
   assert.ok(words.includes(COMPILED_RUNTIME_FLAGS[0]), words.join(" "));
