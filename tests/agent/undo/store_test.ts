@@ -237,6 +237,16 @@ Deno.test("UndoStore names a big first snapshot's objects in the index as it goe
     assert.equal(other.objects().length, 70_000);
     other.close();
     store.close();
+    // A later process asks for many: it reads every packed hash's prefix at once, and keeps the
+    // new ones only.
+    const later = new UndoStore(dir);
+    for (let i = 69_000; i < 71_000; i++) later.putRead(raw(i), bytes(i));
+    later.flush();
+    const added = Array.from({ length: 1000 }, (_, k) => bytes(70_000 + k).byteLength)
+      .reduce((a, b) => a + b, 0);
+    assert.equal(packed(), size + added);
+    assert.equal(later.objects().length, 71_000);
+    later.close();
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

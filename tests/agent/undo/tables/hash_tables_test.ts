@@ -1,0 +1,34 @@
+/**
+ * The undo store's table of raw hashes: every hash put in is found, none
+ * that was not, through the table's growth and after a clear.
+ */
+
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { Gathered, prefixOf } from "../../../../agent/undo/tables/hash_tables.ts";
+
+const raw = (i: number) => new Uint8Array(createHash("sha256").update(`object ${i}`).digest());
+
+Deno.test("prefixOf() is the hash's first 30 bits", () => {
+  assert.equal(prefixOf(new Uint8Array(32).fill(0xff)), 2 ** 30 - 1);
+  assert.equal(prefixOf(Uint8Array.of(0x80, 0, 0, 0x04)), 2 ** 29 + 1);
+});
+
+Deno.test("Gathered finds each row by its hash, through its growth, and none after a clear", () => {
+  const g = new Gathered();
+  for (let i = 0; i < 5000; i++) g.add(raw(i), -1, 10 * i, i + 1);
+  assert.equal(g.count, 5000);
+  assert.equal(g.bytes, (5000 * 5001) / 2);
+  for (const i of [0, 1, 2047, 2048, 4999]) {
+    const r = g.find(raw(i));
+    assert.equal(r, i);
+    assert.deepEqual([...g.loc.subarray(3 * r, 3 * r + 3)], [-1, 10 * i, i + 1]);
+  }
+  assert.equal(g.find(raw(5000)), -1);
+  g.clear();
+  assert.equal(g.count, 0);
+  assert.equal(g.find(raw(0)), -1);
+  g.add(raw(7), 2, 0, 9);
+  assert.equal(g.find(raw(7)), 0);
+  assert.equal(g.find(raw(0)), -1);
+});
