@@ -115,8 +115,8 @@ export const LOOSE_BYTES = 1024 * 1024;
 export const PACK_BYTES = 256 * 1024 * 1024;
 /** Objects a process looks up one query each before it reads every packed hash at once. */
 const ASK_EACH = 512;
-/** Packed bytes gathered in memory before they are written out. */
-const PENDING_BYTES = 2 * 1024 * 1024;
+/** Packed bytes gathered in memory before they are written out (a write each: few, still). */
+const PENDING_BYTES = 512 * 1024;
 
 /** Which index a store has ({@link UndoStore.stamp}), and how many removals it has seen. */
 export interface StoreStamp {

@@ -78,8 +78,8 @@ self.onmessage = (e) => {
 };
 `;
 
-/** Files a batch holds at most, and bytes about. */
-const BATCH_FILES = 256, BATCH_BYTES = 1 * 1024 * 1024;
+/** Files a batch holds at most, and bytes about (a buffer each, in flight and spare). */
+const BATCH_FILES = 256, BATCH_BYTES = 256 * 1024;
 /** Batches a reader holds at once. */
 const IN_FLIGHT = 2;
 

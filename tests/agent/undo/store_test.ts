@@ -173,7 +173,7 @@ Deno.test("UndoStore writes a first snapshot's bytes in batches and names them i
   const dir = Deno.makeTempDirSync({ prefix: "crab-pack-" });
   try {
     const store = new UndoStore(dir);
-    // Past the bytes one batch gathers (2 MB): the first batches are written before the flush.
+    // Past the bytes one batch gathers (512 KB): the first batches are written before the flush.
     const bytes = (i: number) =>
       new Uint8Array(512 * 1024).fill(i % 251).map((b, k) => k < 8 ? i >> k : b);
     const digest = (b: Uint8Array) => new Uint8Array(createHash("sha256").update(b).digest());
@@ -211,7 +211,7 @@ Deno.test("UndoStore names a big first snapshot's objects in the index as it goe
     const bytes = (i: number) => new TextEncoder().encode(`object ${i}\n`.repeat(40));
     const raw = (i: number) => new Uint8Array(createHash("sha256").update(bytes(i)).digest());
     const hex = (i: number) => createHash("sha256").update(bytes(i)).digest("hex");
-    // 70,000 objects of 440-480 bytes: about 16 batches of 2 MB.
+    // 70,000 objects of 440-480 bytes: about 60 batches of 512 KB.
     let most = 0;
     for (let i = 0; i < 70_000; i++) {
       store.putRead(raw(i), bytes(i));
