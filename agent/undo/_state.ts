@@ -16,7 +16,6 @@
  * @module
  */
 
-import { encodeHex } from "../../tools/fs/hex.ts";
 import {
   F_IG,
   F_RACY,
@@ -405,14 +404,18 @@ export function decodeState(bytes: Uint8Array): State | undefined {
   return { tree, dirs, stamp };
 }
 
-/** The content hashes (hex) and sizes the stat cache `bytes` names: what retention keeps. */
-export function stateHashes(bytes: Uint8Array): [string, number][] | undefined {
+/**
+ * Each content hash (raw, at `at` in `hashes`) and size the stat cache `bytes`
+ * names: what retention keeps. False when it is damaged or of another version.
+ */
+export function eachStateObject(
+  bytes: Uint8Array,
+  visit: (hashes: Uint8Array, at: number, size: number) => void,
+): boolean {
   const p = parts(bytes);
-  if (!p) return undefined;
-  const out: [string, number][] = [];
+  if (!p) return false;
   for (let r = 0; r < p.n; r++) {
-    if (p.small[r] !== K_FILE) continue;
-    out.push([encodeHex(p.hashes.subarray(r * HASH_BYTES, (r + 1) * HASH_BYTES)), p.cols.size[r]]);
+    if (p.small[r] === K_FILE) visit(p.hashes, r * HASH_BYTES, p.cols.size[r]);
   }
-  return out;
+  return true;
 }

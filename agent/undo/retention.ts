@@ -10,9 +10,11 @@
  */
 
 import { join } from "../../tools/fs/path.ts";
-import type { CallRecord, UndoRecord, UndoStore } from "./store.ts";
+import { type CallRecord, rawOf, type UndoRecord, type UndoStore } from "./store.ts";
 import type { Entry } from "./snapshot.ts";
-import { restamp, stateHashes } from "./_state.ts";
+import { eachStateObject, restamp } from "./_state.ts";
+import { FREED, RefCounts, STORED } from "./tables/hash_tables.ts";
+import { encodeHex } from "../../tools/fs/hex.ts";
 
 /** Limits on what undo keeps per workspace. */
 export interface Retention {
@@ -49,26 +51,29 @@ export interface Pruned {
   bytes: number;
 }
 
-/** A stored object an entry needs: its hash and size (objects are the file's bytes). */
-type Needed = [hash: string, size: number];
-
-function hashesOf(entries: (Entry | null)[], out: Needed[]): void {
-  for (const e of entries) if (e?.t === "f") out.push([e.hash, e.size]);
+/** A stored object an entry needs: its hash (hex). */
+function hashesOf(entries: (Entry | null)[], out: string[]): void {
+  for (const e of entries) if (e?.t === "f") out.push(e.hash);
 }
 
-function callHashes(r: CallRecord): Needed[] {
-  const out: Needed[] = [];
+function callHashes(r: CallRecord): string[] {
+  const out: string[] = [];
   for (const c of r.changes) hashesOf([c.b, c.a], out);
   return out;
 }
 
-function undoHashes(r: UndoRecord): Needed[] {
-  const out: Needed[] = [];
+function undoHashes(r: UndoRecord): string[] {
+  const out: string[] = [];
   for (const c of r.applied) hashesOf([c.from, c.to], out);
   return out;
 }
 
-/** Removes what is past the limits, oldest first. */
+/**
+ * Removes what is past the limits, oldest first. Every stored object and
+ * what each kept record needs are counted in typed columns by raw hash
+ * ({@link RefCounts}): a store of 100,000 objects is pruned in a few MB, not
+ * the hundred and more that a string and map entries per object took.
+ */
 export function prune(
   store: UndoStore,
   limits: Partial<Retention> = {},
@@ -76,55 +81,52 @@ export function prune(
 ): Pruned {
   const { maxAgeMs, maxBytes, graceMs } = { ...DEFAULT_RETENTION, ...limits };
   const out: Pruned = { calls: 0, objects: 0, bytes: 0 };
-  const stored = store.objects();
-  if (stored.length === 0) return out;
-  const objects = new Map(stored.map((o) => [o.hash, o]));
-  const refs = new Map<string, number>();
-  const sizes = new Map<string, number>();
-  // Objects the records dropped here needed: removed whatever their age.
-  const freed = new Set<string>();
-  const ref = (hashes: Needed[], d: number) => {
-    for (const [h, size] of hashes) {
-      const n = (refs.get(h) ?? 0) + d;
-      refs.set(h, n);
-      sizes.set(h, size);
-      if (n <= 0 && d < 0) freed.add(h);
-    }
+  const t = new RefCounts();
+  store.eachObject((raw, size, at) => {
+    const r = t.row(raw);
+    t.flags[r] |= STORED;
+    t.size[r] = size;
+    t.at[r] = at;
+  });
+  if (t.count === 0) return out;
+  // The bytes of the stored objects that kept records need, kept up to date.
+  let size = 0;
+  const ref = (r: number, d: number) => {
+    const was = t.refs[r], n = was + d;
+    t.refs[r] = n;
+    // Objects the records dropped here needed: removed whatever their age.
+    if (n <= 0 && d < 0) t.flags[r] |= FREED;
+    if (t.flags[r] & STORED && (was > 0) !== (n > 0)) size += n > 0 ? t.size[r] : -t.size[r];
+  };
+  const refAll = (hashes: string[], d: number) => {
+    for (const h of hashes) ref(t.row(rawOf(h)), d);
   };
   // A damaged cache keeps nothing alive.
   const state = store.loadState();
-  const baseline: Needed[] = (state && stateHashes(state)) ?? [];
-  ref(baseline, 1);
+  if (state) eachStateObject(state, (hashes, at) => ref(t.row(hashes, at), 1));
   let calls = store.calls();
   let undos = store.undos();
   const dropCall = (r: CallRecord) => {
     store.removeCall(r);
-    ref(callHashes(r), -1);
+    refAll(callHashes(r), -1);
     out.calls++;
   };
   const dropUndo = (r: UndoRecord) => {
     store.removeUndo(r);
-    ref(undoHashes(r), -1);
+    refAll(undoHashes(r), -1);
   };
-  for (const r of calls) ref(callHashes(r), 1);
-  for (const r of undos) ref(undoHashes(r), 1);
-  const kept = calls.filter((r) => {
+  for (const r of calls) refAll(callHashes(r), 1);
+  for (const r of undos) refAll(undoHashes(r), 1);
+  calls = calls.filter((r) => {
     if (now - r.at <= maxAgeMs) return true;
     dropCall(r);
     return false;
   });
-  calls = kept;
   undos = undos.filter((r) => {
     if (now - r.at <= maxAgeMs) return true;
     dropUndo(r);
     return false;
   });
-  const needed = () => {
-    let sum = 0;
-    for (const [h, n] of refs) if (n > 0 && objects.has(h)) sum += sizes.get(h) ?? 0;
-    return sum;
-  };
-  let size = needed();
   while (size > maxBytes && calls.length > 0) {
     const oldest = calls.shift()!;
     dropCall(oldest);
@@ -133,16 +135,15 @@ export function prune(
       dropUndo(u);
       return false;
     });
-    size = needed();
   }
   const gone: string[] = [];
-  for (const [hash, o] of objects) {
-    if ((refs.get(hash) ?? 0) > 0) continue;
+  for (let r = 0; r < t.count; r++) {
+    if (!(t.flags[r] & STORED) || t.refs[r] > 0) continue;
     // Only an object no record needs is looked at: its age.
-    if (!freed.has(hash) && now - o.at < graceMs) continue;
-    gone.push(hash);
+    if (!(t.flags[r] & FREED) && now - t.at[r] < graceMs) continue;
+    gone.push(encodeHex(t.raw.subarray(32 * r, 32 * r + 32)));
     out.objects++;
-    out.bytes += o.size;
+    out.bytes += t.size[r];
   }
   if (gone.length) {
     const was = store.stamp();

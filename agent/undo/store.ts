@@ -385,11 +385,13 @@ export class UndoStore {
     if (this.#known && version === this.#knownVersion) return this.#known;
     this.#knownVersion = version;
     const known = new Set<number>();
-    for (
-      const row of this.#index.prepare("SELECT substr(hash, 1, 4) AS h FROM objects").iterate()
-    ) {
-      known.add(prefixOf(row.h as Uint8Array));
-    }
+    // Each hash's first four bytes as 8 hex digits of one string, no row object each; its first
+    // 30 bits as prefixOf() takes them.
+    const hex = String(
+      this.#index.prepare("SELECT group_concat(hex(substr(hash, 1, 4)), '') AS h FROM objects")
+        .get()?.h ?? "",
+    );
+    for (let i = 0; i + 8 <= hex.length; i += 8) known.add(Math.floor(hexNumber(hex, i, 8) / 4));
     return this.#known = known;
   }
 
@@ -520,14 +522,33 @@ export class UndoStore {
 
   /** Every stored object: packed ones from the index, and files of their own. */
   objects(): StoredObject[] {
-    this.flush();
     const out: StoredObject[] = [];
-    for (const row of this.#index.prepare("SELECT hash, size, at FROM objects").all()) {
-      out.push({
-        hash: encodeHex(row.hash as Uint8Array),
-        size: Number(row.size),
-        at: Number(row.at),
-      });
+    this.eachObject((raw, size, at) => out.push({ hash: encodeHex(raw), size, at }));
+    return out;
+  }
+
+  /**
+   * Each stored object's raw hash (valid during the call only), size and when
+   * it was stored, row by row: no object nor string each.
+   */
+  eachObject(visit: (raw: Uint8Array, size: number, at: number) => void): void {
+    this.flush();
+    // A sixteenth of the index at a time, each row as 88 hex digits of one string (hash, size,
+    // time): two to three times faster than a row object each.
+    const row = "hex(hash) || printf('%012x%012x', size, at)";
+    const part = this.#index.prepare(
+      `SELECT group_concat(${row}, '') AS s FROM objects WHERE hash >= ? AND hash < ?`,
+    );
+    const raw = new Uint8Array(32);
+    // Past every hash: 33 bytes of 0xff.
+    const end = new Uint8Array(33).fill(0xff);
+    for (let c = 0; c < 16; c++) {
+      const to = c < 15 ? Uint8Array.of((c + 1) << 4) : end;
+      const s = String(part.get(Uint8Array.of(c << 4), to)?.s ?? "");
+      for (let i = 0; i + 88 <= s.length; i += 88) {
+        hexInto(s, i, raw);
+        visit(raw, hexNumber(s, i + 64, 12), hexNumber(s, i + 76, 12));
+      }
     }
     const root = join(this.dir, "objects");
     for (const fan of readDirOrEmpty(root)) {
@@ -535,10 +556,9 @@ export class UndoStore {
       for (const e of readDirOrEmpty(join(root, fan.name))) {
         if (!e.isFile || e.name.endsWith(".tmp")) continue;
         const st = lstatOrNull(join(root, fan.name, e.name));
-        if (st) out.push({ hash: fan.name + e.name, size: st.size, at: st.mtime?.getTime() ?? 0 });
+        if (st) visit(rawOf(fan.name + e.name), st.size, st.mtime?.getTime() ?? 0);
       }
     }
-    return out;
   }
 
   /** The bytes of every stored object, counted cheaply: one sum of the index, the files of their own. */
@@ -796,10 +816,22 @@ function readAt(path: string, off: number, size: number): Uint8Array {
 
 /** The bytes hex digits spell (a hash: even length). */
 export function rawOf(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length >> 1);
-  const nib = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
+  return hexInto(hex, 0, new Uint8Array(hex.length >> 1));
+}
+
+const nib = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
+
+/** `out` filled from the hex digits of `hex` at `at`. */
+function hexInto(hex: string, at: number, out: Uint8Array): Uint8Array {
   for (let i = 0; i < out.length; i++) {
-    out[i] = (nib(hex.charCodeAt(2 * i)) << 4) | nib(hex.charCodeAt(2 * i + 1));
+    out[i] = (nib(hex.charCodeAt(at + 2 * i)) << 4) | nib(hex.charCodeAt(at + 2 * i + 1));
   }
   return out;
+}
+
+/** The number `digits` hex digits of `hex` at `at` spell. */
+function hexNumber(hex: string, at: number, digits: number): number {
+  let n = 0;
+  for (let d = 0; d < digits; d++) n = n * 16 + nib(hex.charCodeAt(at + d));
+  return n;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { prune, PRUNE_EVERY_MS, pruneIfDue, retentionOf } from "../../../agent/undo/retention.ts";
-import { type CallRecord, hashBytes, UndoStore } from "../../../agent/undo/store.ts";
+import { type CallRecord, hashBytes, LOOSE_BYTES, UndoStore } from "../../../agent/undo/store.ts";
 import { K_FILE, SnapTree } from "../../../agent/undo/_tree.ts";
 import { encodeState } from "../../../agent/undo/_state.ts";
 import { decodeHex } from "../../../tools/fs/hex.ts";
@@ -71,6 +71,45 @@ Deno.test("prune() forgets calls older than the age limit, and keeps what the la
     assert.deepEqual(pruned, { calls: 1, objects: 0, bytes: 0 });
     assert.deepEqual(store.calls().map((r) => r.seq), [2]);
     assert.ok(store.hasObject(h));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("prune() removes an object nothing needs once a day old, one only dropped calls needed at once", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-prune-" });
+  try {
+    const store = new UndoStore(dir);
+    const now = Date.now();
+    // Objects no record names (a scan kept them, the file changed since).
+    const loose = (fill: number) => {
+      const bytes = new Uint8Array(50).fill(fill);
+      store.putObject(hashBytes(bytes), bytes);
+      return hashBytes(bytes);
+    };
+    const one = loose(200), two = loose(201);
+    // A big one, kept as a file of its own.
+    const big = new Uint8Array(LOOSE_BYTES + 1).fill(202);
+    store.putObject(hashBytes(big), big);
+    // Two calls share an object; dropping the old one leaves it to the other.
+    const shared = call(store, 1, now - 40 * DAY, 30);
+    const kept = call(store, 2, now - DAY, 40);
+    store.writeCall({ ...kept, seq: 3, changes: [...kept.changes, ...shared.changes] });
+    const mine = call(store, 4, now - 40 * DAY, 60);
+    const hashOf = (r: CallRecord) => (r.changes[0].a as { hash: string }).hash;
+    // Half a day on: only the object the dropped calls alone needed goes; what nothing needs is
+    // less than a day old (another process may be making the call that will name it).
+    const pruned = prune(store, {}, now + DAY / 2);
+    assert.deepEqual(pruned, { calls: 2, objects: 1, bytes: 60 });
+    assert.equal(store.hasObject(hashOf(mine)), false);
+    for (const h of [one, two, hashOf(shared), hashOf(kept), hashBytes(big)]) {
+      assert.ok(store.hasObject(h), h);
+    }
+    // Two days on, what nothing needs goes, big or small; what a kept call needs stays.
+    const later = prune(store, {}, now + 2 * DAY);
+    assert.deepEqual(later, { calls: 0, objects: 3, bytes: 100 + LOOSE_BYTES + 1 });
+    for (const h of [one, two, hashBytes(big)]) assert.equal(store.hasObject(h), false, h);
+    assert.ok(store.hasObject(hashOf(shared)) && store.hasObject(hashOf(kept)));
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

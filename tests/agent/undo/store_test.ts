@@ -133,7 +133,12 @@ Deno.test("UndoStore packs small contents into one file, keeps large ones apart,
       assert.deepEqual(again.readObject(createHash("sha256").update(b).digest("hex")), b);
     }
     assert.deepEqual(again.readObject(bigHash), big);
-    assert.equal(again.objects().length, 501);
+    // Listed with their sizes and when they were stored, packed or not.
+    const listed = again.objects();
+    const hashOf = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+    assert.deepEqual(new Set(listed.map((o) => o.hash)), new Set([...small.map(hashOf), bigHash]));
+    assert.equal(listed.reduce((n, o) => n + o.size, 0), content + big.byteLength);
+    assert.ok(listed.every((o) => Math.abs(Date.now() - o.at) < 60_000), "stored just now");
     again.close();
   } finally {
     Deno.removeSync(dir, { recursive: true });

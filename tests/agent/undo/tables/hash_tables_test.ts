@@ -1,11 +1,17 @@
 /**
- * The undo store's table of raw hashes: every hash put in is found, none
- * that was not, through the table's growth and after a clear.
+ * The undo store's tables of raw hashes: every hash put in is found, none
+ * that was not, and the columns beside them kept, through growth and clears.
  */
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { Gathered, prefixOf } from "../../../../agent/undo/tables/hash_tables.ts";
+import {
+  FREED,
+  Gathered,
+  prefixOf,
+  RefCounts,
+  STORED,
+} from "../../../../agent/undo/tables/hash_tables.ts";
 
 const raw = (i: number) => new Uint8Array(createHash("sha256").update(`object ${i}`).digest());
 
@@ -31,4 +37,30 @@ Deno.test("Gathered finds each row by its hash, through its growth, and none aft
   g.add(raw(7), 2, 0, 9);
   assert.equal(g.find(raw(7)), 0);
   assert.equal(g.find(raw(0)), -1);
+});
+
+Deno.test("RefCounts keeps a row's counts, size, time and flags through the table's growth", () => {
+  const t = new RefCounts();
+  for (let i = 0; i < 3000; i++) {
+    const r = t.row(raw(i));
+    assert.equal(r, i);
+    t.refs[r] = i % 3;
+    t.size[r] = 10 * i;
+    t.at[r] = i + 0.5;
+    t.flags[r] = i % 2 ? STORED : FREED;
+  }
+  // The same hash is the same row, found in place inside a bigger buffer too.
+  const inside = new Uint8Array(64);
+  inside.set(raw(2999), 32);
+  assert.equal(t.row(inside, 32), 2999);
+  assert.equal(t.count, 3000);
+  for (const i of [0, 1, 1023, 1024, 2047, 2048, 2999]) {
+    assert.deepEqual(
+      [t.refs[i], t.size[i], t.at[i], t.flags[i]],
+      [i % 3, 10 * i, i + 0.5, i % 2 ? STORED : FREED],
+    );
+  }
+  // A new row starts with no refs and no flags.
+  const n = t.row(raw(5000));
+  assert.deepEqual([n, t.refs[n], t.flags[n]], [3000, 0, 0]);
 });
