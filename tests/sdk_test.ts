@@ -495,3 +495,39 @@ Deno.test("query() resumes a session by id, and forkSession goes on in a copy", 
   const forked = fake.modelRequests()[2].body as { messages: { role: string }[] };
   assert.equal(forked.messages.length, 5);
 });
+
+/** The paths this process's file watchers watch (`sh`: the suite may not read /proc). */
+function watched(): number {
+  const out = new Deno.Command("sh", {
+    args: ["-c", `cat /proc/${Deno.pid}/fdinfo/* 2>/dev/null | grep -c '^inotify wd'`],
+    stdout: "piped",
+  }).outputSync();
+  return Number(new TextDecoder().decode(out.stdout).trim());
+}
+
+Deno.test({
+  name: "a finished query() leaves no file watcher behind in the process that goes on",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    using s = sandbox("crab-sdk-");
+    s.put("a.txt", "a\n");
+    await using fake = await startFakeModel([
+      { calls: [{ name: "bash", args: { command: "echo b > b.txt" } }] },
+      { text: "done" },
+    ]);
+    const before = watched();
+    const ms = await all(query({
+      prompt: "make b",
+      options: { cwd: s.ws, env: envOf(s, fake.url), permissionMode: "acceptOffered" },
+    }));
+    assert.equal(resultOf(ms).subtype, "success");
+    // Undo watched the workspace for the bash call; the run is over, and so is the watching.
+    assert.equal(Deno.readTextFileSync(join(s.ws, "b.txt")), "b\n");
+    await until(() => watched() === before, "the watcher is closed", { timeoutMs: 5000 });
+    // What the process's end would have written is written: the next run starts from it.
+    const undo = join(s.home, "undo");
+    const stores = [...Deno.readDirSync(undo)].map((e) => e.name);
+    assert.equal(stores.length, 1);
+    assert.ok(Deno.statSync(join(undo, stores[0], "state.bin")).isFile);
+  },
+});

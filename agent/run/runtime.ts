@@ -868,6 +868,8 @@ class RunSession {
         // A probe under way finishes (and says what it found) before the run ends.
         await run.#parts.probe?.started();
         await ending;
+        // What the stages hold ends with the run, not the process (an SDK host's goes on).
+        await dispatcher.close();
         await userHooks.sessionEnd(status === "aborted" ? "other" : "exit");
         store.close();
       },

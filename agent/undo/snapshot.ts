@@ -274,12 +274,22 @@ export class Snapshotter {
    * A scan ahead of the first call, outside the workspace lock: in slices of
    * about `sliceMs`, other work running between them, until `hurry` says a
    * call waits for it. It writes nothing to the store: a file whose content
-   * must be read is left out, and the next {@link update} reads it.
+   * must be read is left out, and the next {@link update} reads it. False when
+   * `stop` said so between slices: the scan is left half made.
    */
-  async scanAhead(hurry: () => boolean, sliceMs = 8): Promise<void> {
+  async scanAhead(
+    hurry: () => boolean,
+    sliceMs = 8,
+    stop: () => boolean = () => false,
+  ): Promise<boolean> {
     const { step } = this.#beginScan(true);
     for (;;) {
-      if (step(hurry() ? Infinity : performance.now() + sliceMs)) return;
+      // Stopped: the scan is left half made (false), and nothing may trust it.
+      if (stop()) {
+        this.#stopAhead();
+        return false;
+      }
+      if (step(hurry() ? Infinity : performance.now() + sliceMs)) return true;
       // A timer that keeps the process alive: whoever awaits the scan is not left pending.
       await new Promise<void>((resolve) => setTimeout(resolve, 0));
     }

@@ -256,6 +256,9 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
   let warming: Promise<void> | undefined;
   let hurry = false;
   let called = false;
+  // The run is over: no look ahead goes on, and what the process's end would do is done.
+  let closed = false, cut = false;
+  let leave: (() => void) | undefined;
   const summaries = new WeakMap<CheckedCall, string>();
   // When each call's snapshot began: the background jobs alive since ran beside it.
   const began = new WeakMap<CheckedCall, number>();
@@ -271,27 +274,30 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     }
     if (opts.saveOnExit) {
       const hadStore = isDir(store.dir);
-      globalThis.addEventListener("unload", () => {
-        // Not while a call is half done, nor into a store removed meanwhile.
-        if (store.pendingObjects > 0 || !isDir(store.dir)) return;
-        try {
-          if (called || hadStore) {
-            // Nor a stat cache a look ahead has half made.
-            if (!warming && s.saveWorthIt()) s.saveState();
-            return;
+      globalThis.addEventListener(
+        "unload",
+        leave = () => {
+          // Not while a call is half done, nor into a store removed meanwhile.
+          if (store.pendingObjects > 0 || !isDir(store.dir)) return;
+          try {
+            if (called || hadStore) {
+              // Nor a stat cache a look ahead has half made (or left half made when the run ended).
+              if (!warming && !cut && s.saveWorthIt()) s.saveState();
+              return;
+            }
+            // A first session that changed nothing leaves no store behind, though it looked
+            // ahead: it made only the watcher's markers, and a look ahead cut short leaves this
+            // process's one; the folders go when empty (another crab's store is never emptied).
+            const marks = join(store.dir, "watch");
+            removeOwnMarkers(marks);
+            Deno.removeSync(marks);
+            Deno.removeSync(store.dir);
+            Deno.removeSync(join(store.dir, ".."));
+          } catch {
+            // The next process reads what changed; a folder not empty stays.
           }
-          // A first session that changed nothing leaves no store behind, though it looked
-          // ahead: it made only the watcher's markers, and a look ahead cut short leaves this
-          // process's one; the folders go when empty (another crab's store is never emptied).
-          const marks = join(store.dir, "watch");
-          removeOwnMarkers(marks);
-          Deno.removeSync(marks);
-          Deno.removeSync(store.dir);
-          Deno.removeSync(join(store.dir, ".."));
-        } catch {
-          // The next process reads what changed; a folder not empty stays.
-        }
-      });
+        },
+      );
     }
     return s;
   };
@@ -320,11 +326,11 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
   if (opts.warm) {
     // After what starts the process, before the first call.
     Deno.unrefTimer(setTimeout(() => {
-      if (called) return;
+      if (called || closed) return;
       warming = (async () => {
         try {
           const s = snapshotter();
-          if (watch) await lookAhead(watch, s, () => hurry);
+          if (watch) await lookAhead(watch, s, () => hurry, () => closed);
         } catch {
           // The first call scans.
         } finally {
@@ -430,6 +436,17 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     observe(observation, call) {
       const summary = summaries.get(call as CheckedCall);
       if (summary !== undefined) opts.onChanges?.(observation.runId, observation.callSeq, summary);
+    },
+    async close() {
+      // In a process that goes on (the SDK's), a look ahead stops at its next step, the stat
+      // cache is written now, and neither the watcher nor the snapshot is kept for later.
+      closed = true;
+      if (warming) cut = true;
+      await warming;
+      watch?.close();
+      if (leave) globalThis.removeEventListener("unload", leave);
+      leave?.();
+      leave = undefined;
     },
   };
 }

@@ -130,6 +130,8 @@ class WorkspaceWatch {
       target: (dirs) => this.#target(dirs, sub),
       close: () => {
         this.#subs.delete(sub);
+        // The last one out stops the watcher.
+        if (this.#subs.size === 0) this.close();
       },
     };
   }
@@ -348,15 +350,16 @@ export async function lookAhead(
   sub: Subscription,
   snap: Snapshotter,
   hurry: () => boolean,
+  stop: () => boolean = () => false,
 ): Promise<void> {
-  if (sub.watching || sub.gaveUp) return;
+  if (sub.watching || sub.gaveUp || stop()) return;
   await sub.target(snap.knownDirs());
-  if (!sub.watching || !(await sub.flush())) return;
+  if (!sub.watching || !(await sub.flush()) || stop()) return;
   sub.take();
   if (snap.cachedCount() === 0 && snap.listedFiles() >= NATIVE_HASH_FROM) {
     await snap.hashNatively();
   }
-  await snap.scanAhead(hurry);
+  if (!(await snap.scanAhead(hurry, 8, stop)) || stop()) return;
   await sub.target(snap.dirs());
 }
 

@@ -223,6 +223,19 @@ export class Dispatcher {
     this.#stages = byKind([workspaceLock, ...permissions, ...opts.stages ?? []]);
   }
 
+  /** Ends the run's stages (their {@link DispatchStage.close}); no call is dispatched after. */
+  async close(): Promise<void> {
+    for (const stage of this.#stages.close) {
+      try {
+        await stage.close!();
+      } catch (e) {
+        console.error(
+          `crab: the ${stage.name} stage failed to close: ${e instanceof Error ? e.message : e}`,
+        );
+      }
+    }
+  }
+
   /** Number of calls dispatched so far. */
   get calls(): number {
     return this.#callSeq;
@@ -781,6 +794,7 @@ function byKind(stages: readonly DispatchStage[]): StagesByKind {
     preRun: having("preRun"),
     postRun: having("postRun"),
     observe: having("observe"),
+    close: having("close"),
   };
 }
 

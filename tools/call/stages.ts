@@ -144,6 +144,13 @@ export interface DispatchStage {
    * failed). Runs inside every `around`. A failure here is reported on stderr.
    */
   observe?(observation: Observation, call: ToolCall): void;
+
+  /**
+   * The run is over (`Dispatcher.close`): work of the stage's own that
+   * no call waits for stops, and what it holds for later calls is let go. A
+   * failure here is reported on stderr.
+   */
+  close?(): void | Promise<void>;
 }
 
 /** Decides whether a call may go ahead. The interactive prompt is one implementation. */
