@@ -35,6 +35,9 @@ export function harness(
   policy: PolicyOptions = { yolo: true },
 ): Harness {
   const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-test-" }));
+  // A harness made once for a whole file is removed when the file's tests end.
+  const leave = () => Deno.removeSync(dir, { recursive: true });
+  globalThis.addEventListener("unload", leave);
   const session = new Session(dir);
   const sink = new MemorySink();
   const dispatcher = new Dispatcher({
@@ -59,6 +62,7 @@ export function harness(
     },
     get: (rel) => Deno.readTextFileSync(`${dir}/${rel}`),
     async [Symbol.asyncDispose]() {
+      globalThis.removeEventListener("unload", leave);
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     },
   };

@@ -23,6 +23,7 @@ await loadShellParser();
 /** A workspace with the files the rules speak of, and symlinks to them. */
 function workspace(): { ctx: DecideContext; home: string } {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-policy-" }));
+  globalThis.addEventListener("unload", () => Deno.removeSync(root, { recursive: true }));
   const ws = join(root, "ws");
   const home = join(root, "home");
   for (const d of [ws, home, join(ws, "secrets"), join(ws, "src"), join(ws, "app")]) {

@@ -417,6 +417,8 @@ await h.call("bash", { command: "setsid sleep 997.61 & sleep 997.61" });
   );
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "--no-prompt", script],
+    // The killed process cannot remove its harness's workspace: it goes with this one.
+    env: { TMPDIR: dir },
     stdout: "piped",
     stderr: "inherit",
   }).spawn();

@@ -21,6 +21,7 @@ import { READ_ONLY_COMMANDS } from "../../../../tools/policy/bash/_read_only.ts"
 await loadShellParser();
 
 const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-read-only-" }));
+globalThis.addEventListener("unload", () => Deno.removeSync(root, { recursive: true }));
 const ws = join(root, "ws");
 Deno.mkdirSync(join(ws, "src"), { recursive: true });
 for (const f of [".env", "src/a.ts", "ok.txt"]) Deno.writeTextFileSync(join(ws, f), "x");
