@@ -43,9 +43,9 @@ import { recordHookRun } from "../store/hook_runs.ts";
 import { recordJobEnd, recordJobRead, recordJobStart } from "../store/jobs.ts";
 import type { Store } from "../store/observe.ts";
 import type { JobSpanEnd, Telemetry } from "../telemetry/mod.ts";
-import { undoStage } from "../undo/stage.ts";
-import { retentionOf } from "../undo/retention.ts";
+import type { UndoStageOptions } from "../undo/stage.ts";
 import { watchFromNow } from "../undo/watch.ts";
+import { isMutating } from "../../tools/call/workspace_lock.ts";
 import {
   type ChangeWatch,
   type JobEvent,
@@ -247,11 +247,18 @@ function jobRecorder(
 /** A one-shot call watches a workspace of at least this many files (see `undoStage`'s `watchFrom`). */
 const WATCH_FROM_FILES = 20_000;
 
+/** How long after the stage is made a process loads undo's code and looks ahead of its first call. */
+const LOOK_AHEAD_AFTER_MS = 50;
+
 /**
  * Undo's stage for a workspace, kept as the settings say. `sessionId` names the
  * undo session of a run's calls; `watch: false` scans instead of watching,
  * `big` watches only a workspace of many files (a process that makes one
  * call); `policy` answers what may be stored.
+ *
+ * Its code (the snapshot, the store, a tenth of what a run loads) is loaded
+ * when a call may change files, or when the look ahead of the first call
+ * begins: a run that changes nothing, `crab tool read`, never loads it.
  */
 export function undoFor(
   settings: Settings,
@@ -263,19 +270,48 @@ export function undoFor(
     policy: Pick<Policy, "mayStore" | "changeRefusal">;
   },
 ): DispatchStage {
-  return undoStage({
+  // A process of many calls looks ahead of its first; the stat cache is written as it ends.
+  const warm = opts.watch === undefined || opts.watch === true;
+  const options: Omit<UndoStageOptions, "retention"> = {
     workspace: settings.workspace,
     sessionId: opts.sessionId,
-    retention: retentionOf(settings.undo()),
     ...(opts.watch === false ? { watchFs: false } : {}),
     ...(opts.watch === "big" ? { watchFrom: WATCH_FROM_FILES } : {}),
-    // A process of many calls looks ahead of its first; the stat cache is written as it ends.
-    warm: opts.watch === undefined || opts.watch === true,
+    // Made when the look ahead is due, or a call waits: it begins at once (a call waits for it).
+    warm: warm ? 0 : false,
     saveOnExit: true,
     onChanges: (run, seq, changes) => store.noteChanges(run, seq, changes),
     mayStore: (path) => opts.policy.mayStore(path),
     changeRefusal: (path, isDir) => opts.policy.changeRefusal(path, settings.workspace, isDir),
-  });
+  };
+  let real: DispatchStage | undefined;
+  let loading: Promise<DispatchStage> | undefined;
+  let closed = false;
+  const load = () =>
+    loading ??= Promise.all([import("../undo/stage.ts"), import("../undo/retention.ts")])
+      .then(([{ undoStage }, { retentionOf }]) =>
+        real = undoStage({ ...options, retention: retentionOf(settings.undo()) })
+      );
+  if (warm) {
+    Deno.unrefTimer(setTimeout(() => {
+      if (!closed) load().catch(() => {});
+    }, LOOK_AHEAD_AFTER_MS));
+  }
+  return {
+    name: "undo",
+    around: (call, next) => real?.around ? real.around(call, next) : next(),
+    async preRun(call) {
+      if (!isMutating(call.tool)) return;
+      await (real ?? await load()).preRun!(call);
+    },
+    postRun: async (call, ran) => await real?.postRun?.(call, ran),
+    observe: (observation, call) => real?.observe?.(observation, call),
+    async close() {
+      closed = true;
+      await loading?.catch(() => {});
+      await real?.close?.();
+    },
+  };
 }
 
 /**

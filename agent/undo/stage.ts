@@ -77,9 +77,9 @@ export interface UndoStageOptions {
    * {@link LOOK_AHEAD_AFTER_MS} after the stage is made, once the process has
    * settled (a first request on its way, a REPL at its prompt): a run that is
    * over sooner (a one-line answer) never pays for it, nor waits for it to send
-   * its request.
+   * its request. A number: after that many ms; 0: at once (a stage made when it is due).
    */
-  warm?: boolean;
+  warm?: boolean | number;
   /**
    * Write the stat cache when the process ends (it leaves the call's time
    * alone): inside a call only when there was none, much changed, or a
@@ -323,21 +323,23 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     );
     return tree;
   };
-  if (opts.warm) {
-    // After what starts the process, before the first call.
-    Deno.unrefTimer(setTimeout(() => {
-      if (called || closed) return;
-      warming = (async () => {
-        try {
-          const s = snapshotter();
-          if (watch) await lookAhead(watch, s, () => hurry, () => closed);
-        } catch {
-          // The first call scans.
-        } finally {
-          warming = undefined;
-        }
-      })();
-    }, LOOK_AHEAD_AFTER_MS));
+  // After what starts the process, before the first call.
+  const lookFirst = () => {
+    if (called || closed) return;
+    warming = (async () => {
+      try {
+        const s = snapshotter();
+        if (watch) await lookAhead(watch, s, () => hurry, () => closed);
+      } catch {
+        // The first call scans.
+      } finally {
+        warming = undefined;
+      }
+    })();
+  };
+  if (opts.warm === 0) lookFirst();
+  else if (opts.warm) {
+    Deno.unrefTimer(setTimeout(lookFirst, opts.warm === true ? LOOK_AHEAD_AFTER_MS : opts.warm));
   }
   return {
     name: "undo",
