@@ -51,6 +51,7 @@ import {
   type TreeChange,
 } from "./_tree.ts";
 import { decodeState, stateWriter } from "./_state.ts";
+import { HashSet } from "./tables/hash_tables.ts";
 import { lstatOrNull } from "../../tools/fs/exists.ts";
 
 export type { Entry } from "./store.ts";
@@ -815,13 +816,14 @@ export class Snapshotter {
     const now = this.store.stamp();
     // No object removed since it was saved: every row's object is still there.
     if (state.stamp.epoch !== now.epoch || state.stamp.removed !== now.removed) {
-      // One query for the packed objects, not one per row; a file of its own is looked at.
-      const packed = this.store.packedHashes();
+      // Every stored object's hash at once, raw (no string each), not a query per row.
+      const kept = new HashSet();
+      this.store.eachObject((raw) => kept.add(raw));
       const tree = state.tree;
       for (const [p, r] of [...tree.files]) {
-        if (tree.cols.kind[r] !== K_FILE) continue;
-        const hash = tree.hashAt(r);
-        if (!packed.has(hash) && !this.store.hasObject(hash)) tree.delete(p);
+        if (tree.cols.kind[r] === K_FILE && kept.find(tree.cols.hash, r * HASH_BYTES) < 0) {
+          tree.delete(p);
+        }
       }
     }
     this.#cache = this.#unshared = state.tree;

@@ -361,18 +361,6 @@ export class UndoStore {
       lstatOrNull(this.objectPath(hash)) !== null;
   }
 
-  /** Every packed object's hash (one query: cheaper than asking for each of many). */
-  packedHashes(): Set<string> {
-    const out = new Set<string>();
-    const g = this.#gathered;
-    for (let r = 0; r < g.count; r++) out.add(encodeHex(g.raw.subarray(32 * r, 32 * r + 32)));
-    // Hex in SQLite's C, not a loop in JavaScript per row: a big tree has many.
-    for (const row of this.#index.prepare("SELECT lower(hex(hash)) AS h FROM objects").all()) {
-      out.add(row.h as string);
-    }
-    return out;
-  }
-
   /** The first bits of the packed hashes: read once, and again after another crab changed the index. */
   #prefixes(): Set<number> {
     void this.#index;

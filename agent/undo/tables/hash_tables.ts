@@ -89,6 +89,13 @@ function grown<T extends Float64Array | Int32Array | Uint8Array>(
   return out;
 }
 
+/** A set of raw hashes. */
+export class HashSet extends HashRows {
+  add(raw: Uint8Array, at = 0): void {
+    if (this.find(raw, at) < 0) this.addRow(raw, at);
+  }
+}
+
 /**
  * Objects gathered and not yet in the index: their hashes and where each lies.
  * Cleared once the rows are committed.

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { put, undoPlace } from "../../support/undo.ts";
 import { diffTrees, Snapshotter } from "../../../agent/undo/snapshot.ts";
-import { hashBytes, UndoStore } from "../../../agent/undo/store.ts";
+import { hashBytes, LOOSE_BYTES, UndoStore } from "../../../agent/undo/store.ts";
 import { leaveStatCache } from "../../support/stat_cache.ts";
 
 const enc = new TextEncoder();
@@ -96,6 +96,28 @@ Deno.test("Snapshotter: a later process trusts the stat cache it was left, names
   assert.equal(damaged.cachedCount(), 0);
   damaged.scan();
   assert.equal(damaged.hashed, 4);
+});
+
+Deno.test("Snapshotter: a later process trusts no row of the stat cache whose object went since", async () => {
+  using t = temp();
+  const big = new Uint8Array(LOOSE_BYTES + 10).fill(7);
+  put(t.ws, "a.txt", "kept in a pack\n");
+  put(t.ws, "b.txt", "also kept\n");
+  Deno.writeFileSync(join(t.ws, "c.bin"), big);
+  assert.equal(await leaveStatCache(t.ws, t.store, 3, { fileMax: 2 * LOOSE_BYTES }), 3);
+  // Another process removed two objects (a packed one, one of its own) and left the cache as it was.
+  t.store.removeObjects([hashBytes(enc.encode("kept in a pack\n")), hashBytes(big)]);
+  assert.equal(t.store.hasObject(hashBytes(enc.encode("kept in a pack\n"))), false);
+  const later = new Snapshotter(t.ws, t.store, { fileMax: 2 * LOOSE_BYTES });
+  assert.equal(later.cachedCount(), 1, "only b.txt's row is trusted");
+  later.scan();
+  // What went is read and kept again: undo can put both back.
+  assert.equal(later.hashed, 2);
+  assert.deepEqual(
+    t.store.readObject(hashBytes(enc.encode("kept in a pack\n"))),
+    enc.encode("kept in a pack\n"),
+  );
+  assert.deepEqual(t.store.readObject(hashBytes(big)), big);
 });
 
 Deno.test("Snapshotter.scanWhole(): a file the policy keeps out of the store is not read by the thread beside it either", async () => {
