@@ -12,7 +12,7 @@
 import { join } from "../../tools/fs/path.ts";
 import { type CallRecord, rawOf, type UndoRecord, type UndoStore } from "./store.ts";
 import type { Entry } from "./snapshot.ts";
-import { eachStateObject, restamp } from "./_state.ts";
+import { eachStateObject, restamp } from "./cache/state.ts";
 import { FREED, RefCounts, STORED } from "./tables/hash_tables.ts";
 import { encodeHex } from "../../tools/fs/hex.ts";
 

@@ -15,9 +15,9 @@
  * is not listed again. A file or listing changed within {@link RACY_MS} of the
  * scan that saw it (a second more for ctime, which Deno gives in whole seconds)
  * is not trusted at the next one, so a same-size rewrite or a chmod within a
- * clock tick cannot be missed. The last snapshot (`_tree.ts`: a row per file in
+ * clock tick cannot be missed. The last snapshot (`cache/tree.ts`: a row per file in
  * typed columns, not objects) is that stat cache; a process leaves it and its
- * directories' listings to the next (`_state.ts`).
+ * directories' listings to the next (`cache/state.ts`).
  *
  * Cheaper still, {@link Snapshotter.update} starts from the last snapshot and
  * looks again only at the paths a file watcher (`watch.ts`) saw change, at
@@ -49,13 +49,13 @@ import {
   type Listing,
   SnapTree,
   type TreeChange,
-} from "./_tree.ts";
-import { decodeState, stateWriter } from "./_state.ts";
+} from "./cache/tree.ts";
+import { decodeState, stateWriter } from "./cache/state.ts";
 import { HashSet } from "./tables/hash_tables.ts";
 import { lstatOrNull } from "../../tools/fs/exists.ts";
 
 export type { Entry } from "./store.ts";
-export { diffTrees, sameEntry, type TreeChange } from "./_tree.ts";
+export { diffTrees, sameEntry, type TreeChange } from "./cache/tree.ts";
 
 /** Path (workspace-relative, `/`-separated) → entry. */
 export type Tree = ReadonlyMap<string, Entry>;

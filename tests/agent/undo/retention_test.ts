@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { prune, PRUNE_EVERY_MS, pruneIfDue, retentionOf } from "../../../agent/undo/retention.ts";
 import { type CallRecord, hashBytes, LOOSE_BYTES, UndoStore } from "../../../agent/undo/store.ts";
-import { K_FILE, SnapTree } from "../../../agent/undo/_tree.ts";
-import { encodeState } from "../../../agent/undo/_state.ts";
+import { K_FILE, SnapTree } from "../../../agent/undo/cache/tree.ts";
+import { encodeState } from "../../../agent/undo/cache/state.ts";
 import { decodeHex } from "../../../tools/fs/hex.ts";
 
 const DAY = 24 * 60 * 60 * 1000;

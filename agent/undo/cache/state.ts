@@ -25,8 +25,8 @@ import {
   K_LINK,
   type Listing,
   SnapTree,
-} from "./_tree.ts";
-import type { StoreStamp } from "./store.ts";
+} from "./tree.ts";
+import type { StoreStamp } from "../store.ts";
 
 const MAGIC = 0x53444e55; // "UNDS"
 const VERSION = 2;

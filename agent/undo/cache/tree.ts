@@ -12,8 +12,8 @@
  * @module
  */
 
-import { encodeHex } from "../../tools/fs/hex.ts";
-import type { Entry } from "./store.ts";
+import { encodeHex } from "../../../tools/fs/hex.ts";
+import type { Entry } from "../store.ts";
 
 /** Row kinds: a regular file kept, a symlink, a file known by size and mtime (too big, kept out). */
 export const K_FILE = 1, K_LINK = 2, K_BIG = 3, K_OUT = 4;
@@ -46,7 +46,7 @@ export interface RowInit {
 export class Columns {
   cap = 0;
   used = 0;
-  // Views of a stat cache's bytes at first (`_state.ts`), arrays of their own once grown.
+  // Views of a stat cache's bytes at first (`state.ts`), arrays of their own once grown.
   ino: Float64Array<ArrayBufferLike> = new Float64Array(0);
   size: Float64Array<ArrayBufferLike> = new Float64Array(0);
   mtime: Float64Array<ArrayBufferLike> = new Float64Array(0);
