@@ -203,9 +203,12 @@ export function presetSpec(
  * MB instead of up to 16, and a heap kept small (`--optimize-for-size`: it
  * grows by smaller steps, collected sooner). Undo's first snapshot of a big
  * workspace reads a buffer per file, and both let them go sooner: peak memory
- * of a run on 100,000 files 196 → 156 MB with the first, → 146–156 MB with
- * both (from 177–186), at no cost to start-up or to the snapshot's time
- * (`scripts/bench/monorepo.ts`, `scripts/bench/print_startup.ts`).
+ * of a run on 100,000 files 196 → 156 MB with the first, 165–168 → 141–144
+ * MB with both. The second costs collections: that first snapshot takes 7%
+ * longer (2.21 → 2.37 s, medians of five), `crab tool read` 2–3 ms; a print
+ * run's start does not move (`scripts/bench/monorepo.ts`,
+ * `scripts/bench/print_startup.ts`). Set at launch: V8 takes no such flag
+ * once it runs (`v8.setFlagsFromString` then changes nothing measured).
  */
 const V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size"];
 
