@@ -529,5 +529,17 @@ Deno.test({
     const stores = [...Deno.readDirSync(undo)].map((e) => e.name);
     assert.equal(stores.length, 1);
     assert.ok(Deno.statSync(join(undo, stores[0], "state.bin")).isFile);
+    // A second query in the same process and workspace watches again, and its change is undone.
+    fake.push({ calls: [{ name: "bash", args: { command: "echo c > b.txt" } }] }, { text: "done" });
+    const again = await all(query({
+      prompt: "change b",
+      options: { cwd: s.ws, env: envOf(s, fake.url), permissionMode: "acceptOffered" },
+    }));
+    assert.equal(resultOf(again).subtype, "success");
+    assert.equal(Deno.readTextFileSync(join(s.ws, "b.txt")), "c\n");
+    const undone = await s.crab(["undo", "--yes"]);
+    assert.equal(undone.code, 0, undone.stderr);
+    assert.equal(Deno.readTextFileSync(join(s.ws, "b.txt")), "b\n");
+    await until(() => watched() === before, "the watcher is closed", { timeoutMs: 5000 });
   },
 });
