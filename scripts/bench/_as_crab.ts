@@ -1,13 +1,15 @@
 /**
- * Runs a benchmark under the permission flags crab itself runs with (the
- * `full` preset), not the `-A` the runner uses: Deno checks every file open
- * against special files unless all permissions are granted, which makes an open
- * about 10 µs dearer, and grep opens every file it searches.
+ * Runs a benchmark under the flags crab itself runs with: the permission
+ * flags of the `full` preset, not the `-A` the runner uses (Deno checks every
+ * file open against special files unless all permissions are granted, which
+ * makes an open about 10 µs dearer, and grep opens every file it searches),
+ * and V8's (`RUNTIME_FLAGS`: how the heap grows changes what a big page or
+ * tree costs).
  *
  * @module
  */
 
-import { presetFlags } from "../../tools/host/capabilities.ts";
+import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 
 const MARK = "CRAB_BENCH_FLAGS";
 
@@ -21,13 +23,19 @@ export async function runAsCrab(script: URL): Promise<string> {
   const mode = Deno.env.get(MARK);
   if (mode) {
     return mode === "all"
-      ? "-A (diagnostic)"
-      : `crab's full preset (${presetFlags("full").join(" ")})`;
+      ? `-A (diagnostic) ${RUNTIME_FLAGS.join(" ")}`
+      : `crab's full preset (${presetFlags("full").join(" ")}) ${RUNTIME_FLAGS.join(" ")}`;
   }
   const all = Deno.args.includes("--allow-all");
   const args = Deno.args.filter((a) => a !== "--allow-all");
   const status = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...(all ? ["-A"] : presetFlags("full")), script.pathname, ...args],
+    args: [
+      "run",
+      ...(all ? ["-A"] : presetFlags("full")),
+      ...RUNTIME_FLAGS,
+      script.pathname,
+      ...args,
+    ],
     env: { [MARK]: all ? "all" : "full" },
     stdin: "inherit",
     stdout: "inherit",

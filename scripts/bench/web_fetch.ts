@@ -2,13 +2,17 @@
  * web_fetch extraction time (HTML → Markdown, no network) over the Readability
  * test pages, against the peer a plain implementation would run: linkedom's
  * parse plus Readability's own parse to HTML. Prints p50 and max of the per-page
- * medians. Targets: p50 ≤ 15 ms, max ≤ 250 ms.
+ * medians. Targets: p50 ≤ 15 ms, max ≤ 250 ms. It runs under crab's own
+ * flags (`_as_crab.ts`): V8's decide what a big page's DOM costs.
  *
  * @module
  */
 
 import { htmlToMarkdown } from "../../tools/web/html_markdown.ts";
 import { reportRow } from "./_table.ts";
+import { runAsCrab } from "./_as_crab.ts";
+
+console.log(`flags: ${await runAsCrab(new URL(import.meta.url))}`);
 
 const RUNS = Number(Deno.args[0] ?? 5);
 const FIXTURES = new URL("../../../shared/fixtures/readability/", import.meta.url);

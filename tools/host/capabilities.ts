@@ -200,19 +200,19 @@ export function presetSpec(
 
 /**
  * V8's flags wherever crab starts: its young generation with semi-spaces of 1
- * MB instead of up to 16, and an old generation that grows by 5% at a time
- * (`--heap-growing-percent=5`, not the factor of 1.5 to 4 V8 picks). Undo's
- * first snapshot of a big workspace reads a buffer per file and keeps a row
- * per file, and both let the heap follow what it keeps: peak memory of a run
- * on 100,000 files 196 → 156 MB with the first, 163–182 → 152–159 MB with
- * both, its time the same; a print run's start and `crab tool read` the same;
- * web_fetch's biggest test page (1 MB of HTML) 150–164 → 180–207 ms
- * (`scripts/bench/monorepo.ts`, `print_startup.ts`, `web_fetch.ts`).
- * `--optimize-for-size` kept it at 141–144 MB but cost that snapshot 7%,
- * `crab tool read` 2–3 ms and that page 256–277 ms, past web_fetch's
- * 250 ms. Set at launch: `v8.setFlagsFromString` later changes nothing.
+ * MB instead of up to 16. Undo's first snapshot of a big workspace reads a
+ * buffer per file, and small semi-spaces let them go sooner: peak memory of a
+ * run on 100,000 files 196 → 156 MB, at no cost to start-up
+ * (`scripts/bench/monorepo.ts`). A slower-growing old generation would keep
+ * that run lower still, but every other big heap pays for it in collections:
+ * `--optimize-for-size` (141–144 MB) cost that snapshot 7%, `crab tool read`
+ * 2–3 ms and web_fetch's biggest test page (1 MB of HTML) 256–277 ms, past
+ * its 250 ms target; `--heap-growing-percent=5` (152–162 MB) cost that page
+ * 30–70 ms, to its target's edge (`scripts/bench/web_fetch.ts`, which runs
+ * under these flags). Set at launch: `v8.setFlagsFromString` later changes
+ * nothing.
  */
-const V8_FLAGS = ["--max-semi-space-size=1", "--heap-growing-percent=5"];
+const V8_FLAGS = ["--max-semi-space-size=1"];
 
 /** Flags for the runtime itself in the compiled binary, beside the permission flags. */
 export const COMPILED_RUNTIME_FLAGS: readonly string[] = [`--v8-flags=${V8_FLAGS.join(",")}`];
