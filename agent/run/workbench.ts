@@ -44,7 +44,7 @@ import { recordJobEnd, recordJobRead, recordJobStart } from "../store/jobs.ts";
 import type { Store } from "../store/observe.ts";
 import type { JobSpanEnd, Telemetry } from "../telemetry/mod.ts";
 import type { UndoStageOptions } from "../undo/stage.ts";
-import { watchFromNow } from "../undo/watch.ts";
+import { LOOK_AHEAD_AFTER_MS, watchFromNow } from "../undo/watch.ts";
 import { isMutating } from "../../tools/call/workspace_lock.ts";
 import {
   type ChangeWatch,
@@ -246,9 +246,6 @@ function jobRecorder(
 
 /** A one-shot call watches a workspace of at least this many files (see `undoStage`'s `watchFrom`). */
 const WATCH_FROM_FILES = 20_000;
-
-/** How long after the stage is made a process loads undo's code and looks ahead of its first call. */
-const LOOK_AHEAD_AFTER_MS = 50;
 
 /**
  * Undo's stage for a workspace, kept as the settings say. `sessionId` names the

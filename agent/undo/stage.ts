@@ -33,6 +33,7 @@ import { protectedPaths } from "../../tools/fs/protected.ts";
 import { restore } from "./restore.ts";
 import { pruneIfDue, type Retention } from "./retention.ts";
 import {
+  LOOK_AHEAD_AFTER_MS,
   lookAhead,
   removeOwnMarkers,
   snapshotWith,
@@ -238,12 +239,6 @@ export function withoutPlaceholders(
   return drop.size ? changes.filter((c) => !drop.has(c)) : changes;
 }
 
-/**
- * How long after its stage is made a process looks ahead of its first call
- * (see {@link UndoStageOptions.warm}): a request is sent, or a prompt drawn, by then.
- */
-export const LOOK_AHEAD_AFTER_MS = 50;
-
 /** The undo stage for one dispatcher's workspace. */
 export function undoStage(opts: UndoStageOptions): DispatchStage {
   let snap: Snapshotter | undefined;
@@ -274,30 +269,29 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     }
     if (opts.saveOnExit) {
       const hadStore = isDir(store.dir);
-      globalThis.addEventListener(
-        "unload",
-        leave = () => {
-          // Not while a call is half done, nor into a store removed meanwhile.
-          if (store.pendingObjects > 0 || !isDir(store.dir)) return;
-          try {
-            if (called || hadStore) {
-              // Nor a stat cache a look ahead has half made (or left half made when the run ended).
-              if (!warming && !cut && s.saveWorthIt()) s.saveState();
-              return;
-            }
-            // A first session that changed nothing leaves no store behind, though it looked
-            // ahead: it made only the watcher's markers, and a look ahead cut short leaves this
-            // process's one; the folders go when empty (another crab's store is never emptied).
-            const marks = join(store.dir, "watch");
-            removeOwnMarkers(marks);
-            Deno.removeSync(marks);
-            Deno.removeSync(store.dir);
-            Deno.removeSync(join(store.dir, ".."));
-          } catch {
-            // The next process reads what changed; a folder not empty stays.
+      // What the process's end does, or the run's end (close) where the process goes on.
+      leave = () => {
+        // Not while a call is half done, nor into a store removed meanwhile.
+        if (store.pendingObjects > 0 || !isDir(store.dir)) return;
+        try {
+          if (called || hadStore) {
+            // Nor a stat cache a look ahead has half made (or left half made when the run ended).
+            if (!warming && !cut && s.saveWorthIt()) s.saveState();
+            return;
           }
-        },
-      );
+          // A first session that changed nothing leaves no store behind, though it looked
+          // ahead: it made only the watcher's markers, and a look ahead cut short leaves this
+          // process's one; the folders go when empty (another crab's store is never emptied).
+          const marks = join(store.dir, "watch");
+          removeOwnMarkers(marks);
+          Deno.removeSync(marks);
+          Deno.removeSync(store.dir);
+          Deno.removeSync(join(store.dir, ".."));
+        } catch {
+          // The next process reads what changed; a folder not empty stays.
+        }
+      };
+      globalThis.addEventListener("unload", leave);
     }
     return s;
   };

@@ -322,6 +322,12 @@ export function stopWatching(workspace: string): void {
   watches.delete(workspace);
 }
 
+/**
+ * How long after undo's stage is made a process looks ahead of its first call
+ * (`UndoStageOptions.warm`): a request is sent, or a prompt drawn, by then.
+ */
+export const LOOK_AHEAD_AFTER_MS = 50;
+
 /** A first scan that will read at least this many files hashes them with native code. */
 const NATIVE_HASH_FROM = 1000;
 
