@@ -51,7 +51,7 @@ import {
   type TreeChange,
 } from "./cache/tree.ts";
 import { decodeState, stateWriter } from "./cache/state.ts";
-import { HashSet } from "./tables/hash_tables.ts";
+import { HashRows } from "./tables/hash_tables.ts";
 import { lstatOrNull } from "../../tools/fs/exists.ts";
 
 export type { Entry } from "./store.ts";
@@ -817,8 +817,8 @@ export class Snapshotter {
     // No object removed since it was saved: every row's object is still there.
     if (state.stamp.epoch !== now.epoch || state.stamp.removed !== now.removed) {
       // Every stored object's hash at once, raw (no string each), not a query per row.
-      const kept = new HashSet();
-      this.store.eachObject((raw) => kept.add(raw));
+      const kept = new HashRows();
+      this.store.eachObject((raw) => kept.row(raw));
       const tree = state.tree;
       for (const [p, r] of [...tree.files]) {
         if (tree.cols.kind[r] === K_FILE && kept.find(tree.cols.hash, r * HASH_BYTES) < 0) {

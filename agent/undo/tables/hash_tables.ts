@@ -9,7 +9,8 @@
 /**
  * Distinct raw hashes (32 bytes each), a row each, found through an
  * open-addressing table of rows by the hash's first bits. A table of its own
- * keeps columns beside the hashes and grows them in {@link grow}.
+ * keeps columns beside the hashes and grows them in {@link grow}; alone, it
+ * is a set of hashes.
  */
 export class HashRows {
   count = 0;
@@ -33,6 +34,12 @@ export class HashRows {
       }
       if (same) return r;
     }
+  }
+
+  /** The row of the hash at `at` in `raw`, added if new (columns beside it start at zero). */
+  row(raw: Uint8Array, at = 0): number {
+    const r = this.find(raw, at);
+    return r >= 0 ? r : this.addRow(raw, at);
   }
 
   /** A new row for the hash at `at` in `raw` (the caller knows it is not there yet). */
@@ -89,13 +96,6 @@ function grown<T extends Float64Array | Int32Array | Uint8Array>(
   return out;
 }
 
-/** A set of raw hashes. */
-export class HashSet extends HashRows {
-  add(raw: Uint8Array, at = 0): void {
-    if (this.find(raw, at) < 0) this.addRow(raw, at);
-  }
-}
-
 /**
  * Objects gathered and not yet in the index: their hashes and where each lies.
  * Cleared once the rows are committed.
@@ -137,16 +137,6 @@ export class RefCounts extends HashRows {
   size = new Float64Array(0);
   at = new Float64Array(0);
   flags = new Uint8Array(0);
-
-  /** The row of the hash at `at` in `raw`, added (no refs, no flags) if new. */
-  row(raw: Uint8Array, at = 0): number {
-    const r = this.find(raw, at);
-    if (r >= 0) return r;
-    const n = this.addRow(raw, at);
-    this.refs[n] = 0;
-    this.flags[n] = 0;
-    return n;
-  }
 
   protected override grow(cap: number): void {
     this.refs = grown(this.refs, Int32Array, cap, this.count);

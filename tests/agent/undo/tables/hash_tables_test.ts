@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import {
   FREED,
   Gathered,
-  HashSet,
+  HashRows,
   prefixOf,
   RefCounts,
   STORED,
@@ -66,12 +66,12 @@ Deno.test("RefCounts keeps a row's counts, size, time and flags through the tabl
   assert.deepEqual([n, t.refs[n], t.flags[n]], [3000, 0, 0]);
 });
 
-Deno.test("HashSet holds each hash once, found in place inside a bigger buffer too", () => {
-  const set = new HashSet();
+Deno.test("HashRows holds each hash once, found in place inside a bigger buffer too", () => {
+  const set = new HashRows();
   const buf = new Uint8Array(32 * 3000);
   for (let i = 0; i < 3000; i++) buf.set(raw(i), 32 * i);
-  for (let i = 0; i < 3000; i++) set.add(buf, 32 * i);
-  for (let i = 0; i < 100; i++) set.add(raw(i));
+  for (let i = 0; i < 3000; i++) set.row(buf, 32 * i);
+  for (let i = 0; i < 100; i++) set.row(raw(i));
   assert.equal(set.count, 3000);
   for (const i of [0, 1023, 1024, 2999]) assert.ok(set.find(buf, 32 * i) >= 0, `${i}`);
   assert.equal(set.find(raw(3000)), -1);
