@@ -29,7 +29,7 @@
 import { join } from "../../tools/fs/path.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { dataDir } from "../../tools/fs/data_dir.ts";
-import { decodeHex, encodeHex } from "../../tools/fs/hex.ts";
+import { decodeHex, encodeHex, hexInto, hexNumber } from "../../tools/fs/hex.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
 import { lstatOrNull } from "../../tools/fs/exists.ts";
 import { Gathered, prefixOf } from "./tables/hash_tables.ts";
@@ -808,21 +808,4 @@ function readAt(path: string, off: number, size: number): Uint8Array {
 /** The bytes hex digits spell (a hash: even length). */
 export function rawOf(hex: string): Uint8Array {
   return hexInto(hex, 0, new Uint8Array(hex.length >> 1));
-}
-
-const nib = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
-
-/** `out` filled from the hex digits of `hex` at `at`. */
-function hexInto(hex: string, at: number, out: Uint8Array): Uint8Array {
-  for (let i = 0; i < out.length; i++) {
-    out[i] = (nib(hex.charCodeAt(at + 2 * i)) << 4) | nib(hex.charCodeAt(at + 2 * i + 1));
-  }
-  return out;
-}
-
-/** The number `digits` hex digits of `hex` at `at` spell. */
-function hexNumber(hex: string, at: number, digits: number): number {
-  let n = 0;
-  for (let d = 0; d < digits; d++) n = n * 16 + nib(hex.charCodeAt(at + d));
-  return n;
 }

@@ -41,3 +41,25 @@ export function decodeHex(hex: string): Uint8Array<ArrayBuffer> {
   for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
   return out;
 }
+
+const nib = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
+
+/**
+ * `out` filled from the hex digits of `hex` from `at`, two a byte, either
+ * case, unchecked: for hex crab wrote itself and reads in bulk (undo's index
+ * listed as one string), where {@link decodeHex}'s check per call would cost
+ * more than the decoding.
+ */
+export function hexInto(hex: string, at: number, out: Uint8Array): Uint8Array {
+  for (let i = 0; i < out.length; i++) {
+    out[i] = (nib(hex.charCodeAt(at + 2 * i)) << 4) | nib(hex.charCodeAt(at + 2 * i + 1));
+  }
+  return out;
+}
+
+/** The number the `digits` hex digits of `hex` from `at` spell, unchecked (see {@link hexInto}). */
+export function hexNumber(hex: string, at: number, digits: number): number {
+  let n = 0;
+  for (let d = 0; d < digits; d++) n = n * 16 + nib(hex.charCodeAt(at + d));
+  return n;
+}

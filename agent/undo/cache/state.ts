@@ -405,17 +405,17 @@ export function decodeState(bytes: Uint8Array): State | undefined {
 }
 
 /**
- * Each content hash (raw, at `at` in `hashes`) and size the stat cache `bytes`
- * names: what retention keeps. False when it is damaged or of another version.
+ * Each content hash (raw, at `at` in `hashes`) the stat cache `bytes` names:
+ * what retention keeps. False when it is damaged or of another version.
  */
 export function eachStateObject(
   bytes: Uint8Array,
-  visit: (hashes: Uint8Array, at: number, size: number) => void,
+  visit: (hashes: Uint8Array, at: number) => void,
 ): boolean {
   const p = parts(bytes);
   if (!p) return false;
   for (let r = 0; r < p.n; r++) {
-    if (p.small[r] === K_FILE) visit(p.hashes, r * HASH_BYTES, p.cols.size[r]);
+    if (p.small[r] === K_FILE) visit(p.hashes, r * HASH_BYTES);
   }
   return true;
 }
