@@ -155,6 +155,9 @@ export function prune(
   return out;
 }
 
+/** The file in a store whose time says when it was last pruned. */
+export const PRUNED_STAMP = "pruned";
+
 /** How often a store is pruned: a session's first call does it at most this often. */
 export const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
@@ -169,7 +172,7 @@ export function pruneIfDue(
   limits: Partial<Retention> = {},
   now = Date.now(),
 ): Pruned | undefined {
-  const stamp = join(store.dir, "pruned");
+  const stamp = join(store.dir, PRUNED_STAMP);
   const { maxBytes } = { ...DEFAULT_RETENTION, ...limits };
   try {
     const at = Deno.statSync(stamp).mtime?.getTime() ?? 0;

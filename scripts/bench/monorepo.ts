@@ -51,6 +51,7 @@ import { type ScriptTurn, startFakeModel, toolResults } from "../../tests/suppor
 import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 import { buildBundle } from "../bundle.ts";
 import { searchFigures } from "./_tree_search.ts";
+import { PRUNED_STAMP } from "../../agent/undo/retention.ts";
 import { shutdownPool } from "../../tools/search/grep_pool.ts";
 
 const flag = (name: string) => {
@@ -343,7 +344,7 @@ try {
       if (r === 4) {
         for (const e of Deno.readDirSync(join(crabHome, "undo"))) {
           try {
-            Deno.removeSync(join(crabHome, "undo", e.name, "pruned"));
+            Deno.removeSync(join(crabHome, "undo", e.name, PRUNED_STAMP));
           } catch {
             // Never pruned: due anyway.
           }
