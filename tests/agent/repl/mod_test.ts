@@ -35,11 +35,11 @@ Deno.test("repl: y runs one call, n refuses, a allows the class; read never asks
   await t.type("make some files");
   await t.keys("Enter");
 
-  let screen = await t.waitFor("⚠ bash — run: echo one > one.txt");
-  assert.match(
-    screen,
-    /allow\? \[y\]es\/\[n\]o\/\[a\]ll [a-z -]*this session(\/\[p\]ermanently)?: $/m,
-  );
+  await t.waitFor("⚠ bash — run: echo one > one.txt");
+  // The question is drawn after the call's header: waited for, not caught half drawn.
+  const question = /allow\? \[y\]es\/\[n\]o\/\[a\]ll [a-z -]*this session(\/\[p\]ermanently)?: $/m;
+  let screen = await t.waitFor(question);
+  assert.match(screen, question);
   // The user takes a moment to answer: it is the call's wait, not its duration.
   const PAUSE_MS = 300;
   await new Promise((r) => setTimeout(r, PAUSE_MS));
