@@ -171,3 +171,15 @@ export async function submit(t: Terminal, text: string): Promise<void> {
   await t.type(text);
   await t.keys("Enter");
 }
+
+/**
+ * An approval prompt drawn whole: `header` (the `⚠ tool — …` line) and, below
+ * it, the `allow? …: ` question that ends it. A screen caught between the two
+ * has only half the prompt.
+ */
+export function promptAfter(header: string): RegExp {
+  return new RegExp(
+    `${header.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[\\s\\S]*allow\\? [^\\n]*: $`,
+    "m",
+  );
+}

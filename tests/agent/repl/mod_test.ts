@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
-import { replAgainst } from "../../support/tmux.ts";
+import { promptAfter, replAgainst } from "../../support/tmux.ts";
 import { until } from "../../support/until.ts";
 
 function count(screen: string, text: string): number {
@@ -35,11 +35,11 @@ Deno.test("repl: y runs one call, n refuses, a allows the class; read never asks
   await t.type("make some files");
   await t.keys("Enter");
 
-  await t.waitFor("⚠ bash — run: echo one > one.txt");
-  // The question is drawn after the call's header: waited for, not caught half drawn.
-  const question = /allow\? \[y\]es\/\[n\]o\/\[a\]ll [a-z -]*this session(\/\[p\]ermanently)?: $/m;
-  let screen = await t.waitFor(question);
-  assert.match(screen, question);
+  let screen = await t.waitFor(promptAfter("⚠ bash — run: echo one > one.txt"));
+  assert.match(
+    screen,
+    /allow\? \[y\]es\/\[n\]o\/\[a\]ll [a-z -]*this session(\/\[p\]ermanently)?: $/m,
+  );
   // The user takes a moment to answer: it is the call's wait, not its duration.
   const PAUSE_MS = 300;
   await new Promise((r) => setTimeout(r, PAUSE_MS));
@@ -53,7 +53,7 @@ Deno.test("repl: y runs one call, n refuses, a allows the class; read never asks
   await t.waitFor("⚠ bash — run: echo three > three.txt");
   await t.keys("a");
   // four runs without asking, read never asks; the edit asks with its diff.
-  screen = await t.waitFor("⚠ edit — ");
+  screen = await t.waitFor(promptAfter("⚠ edit — "));
   assert.equal(count(screen, "⚠ bash"), 3);
   assert.equal(count(screen, "⚠ read"), 0);
   assert.match(screen, /-beta\n\+gamma/);

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
-import { crabTerminal } from "../../support/tmux.ts";
+import { crabTerminal, promptAfter } from "../../support/tmux.ts";
 
 Deno.test("repl --yolo: an ask rule still asks and names its rule; a deny rule refuses at once", async () => {
   using s = sandbox();
@@ -34,7 +34,7 @@ Deno.test("repl --yolo: an ask rule still asks and names its rule; a deny rule r
   await t.waitFor("› ");
   await t.type("publish");
   await t.keys("Enter");
-  const screen = await t.waitFor("⚠ bash — run: git push origin main");
+  const screen = await t.waitFor(promptAfter("⚠ bash — run: git push origin main"));
   assert.match(
     screen,
     new RegExp(

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
-import { replAgainst } from "../../support/tmux.ts";
+import { promptAfter, replAgainst } from "../../support/tmux.ts";
 
 Deno.test("repl --yolo: a declined workspace's PreToolUse guard makes its calls ask, naming the hook", async () => {
   using s = sandbox();
@@ -36,7 +36,7 @@ Deno.test("repl --yolo: a declined workspace's PreToolUse guard makes its calls 
   await t.waitFor("› ");
   await t.type("tidy up");
   await t.keys("Enter");
-  let screen = await t.waitFor("⚠ bash — run: rm calc.py");
+  let screen = await t.waitFor(promptAfter("⚠ bash — run: rm calc.py"));
   const question = screen.slice(screen.lastIndexOf("⚠ bash — run: rm calc.py"));
   assert.match(question, /PreToolUse hook "touch hook-ran; exit 2"/);
   assert.match(question, /\.claude\/settings\.json/);
