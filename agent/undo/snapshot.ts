@@ -105,6 +105,19 @@ export const HEAVY_DIRS: ReadonlySet<string> = new Set([
   ".terraform",
 ]);
 
+/** A directory's place in a stat cache without its listing: no stat ever matches it. */
+const UNLISTED: Listing = {
+  ino: -1,
+  mtime: NaN,
+  ctime: NaN,
+  mode: 0,
+  names: [],
+  kinds: "",
+  ignore: false,
+  gitignore: false,
+  git: false,
+};
+
 /** A stat within this many ms of the scan that saw it is not trusted at the next. */
 export const RACY_MS = 100;
 /** Deno reports ctime in whole seconds: a ctime is trusted a second later than an mtime. */
@@ -792,8 +805,9 @@ export class Snapshotter {
     const dirs: [string, Listing][] = [];
     const prefix = this.workspace + "/";
     for (const rel of this.#last?.sets.keys() ?? []) {
-      const l = this.#dirs.get(rel === "" ? this.workspace : prefix + rel);
-      if (l) dirs.push([rel, l]);
+      // A listing not trusted (it changed within the racy window) still names its directory:
+      // the next process watches it from its start, and lists it again.
+      dirs.push([rel, this.#dirs.get(rel === "" ? this.workspace : prefix + rel) ?? UNLISTED]);
     }
     // Objects first: the stamp says what the index holds once they are in it.
     this.store.flush();

@@ -98,6 +98,24 @@ Deno.test("Snapshotter: a later process trusts the stat cache it was left, names
   assert.equal(damaged.hashed, 4);
 });
 
+Deno.test("Snapshotter: a later process knows every directory the last one walked, one that changed as it ended too", () => {
+  using t = temp();
+  put(t.ws, "a/one.txt", "1\n");
+  put(t.ws, "b/two.txt", "2\n");
+  const snap = new Snapshotter(t.ws, t.store);
+  snap.scan();
+  // Every listing changed just now: none is trusted by the next process, each is still known.
+  snap.saveState();
+  const later = new Snapshotter(t.ws, t.store);
+  assert.deepEqual(later.cachedDirs().sort(), [t.ws, join(t.ws, "a"), join(t.ws, "b")].sort());
+  // A listing not trusted is read again: what came since is seen.
+  put(t.ws, "b/three.txt", "3\n");
+  const tree = later.scan();
+  assert.deepEqual([...tree.keys()].sort(), ["a", "a/one.txt", "b", "b/three.txt", "b/two.txt"]);
+  const full = new Snapshotter(t.ws, new UndoStore(join(t.ws, "..", "again")));
+  assert.deepEqual(Object.fromEntries(tree), Object.fromEntries(full.scan()));
+});
+
 Deno.test("Snapshotter: a later process trusts no row of the stat cache whose object went since", async () => {
   using t = temp();
   const big = new Uint8Array(LOOSE_BYTES + 10).fill(7);
