@@ -28,17 +28,25 @@
 import type { Snapshotter, Tree } from "./snapshot.ts";
 import { join } from "../../tools/fs/path.ts";
 import { lstatOrNull } from "../../tools/fs/exists.ts";
+import { inotifyAvailable, watchWithInotify } from "./inotify.ts";
 
 /** How long a flush waits for its marker's event before giving up (the caller scans everything). */
 export const FLUSH_TIMEOUT_MS = 200;
 
 /** What `Deno.watchFs` returns, as far as this module uses it. */
-export type Watcher = AsyncIterable<Deno.FsEvent> & { unref?(): void; close(): void };
+export type Watcher = AsyncIterable<Deno.FsEvent> & {
+  unref?(): void;
+  close(): void;
+  /** Delivers what is queued now (a watcher read when asked, not by a thread of its own). */
+  drain?(): void;
+};
 
 /** Starts a watcher of the directories `paths`, not recursively (tests: one that fails or overflows). */
 export type WatchFs = (paths: string[]) => Watcher;
 
-const defaultWatchFs: WatchFs = (paths) => Deno.watchFs(paths, { recursive: false });
+/** inotify through libc where this process may call it (the `full` build on Linux), else Deno's. */
+const defaultWatchFs: WatchFs = (paths) =>
+  inotifyAvailable() ? watchWithInotify(paths) : Deno.watchFs(paths, { recursive: false });
 
 /** The changed paths one consumer has not taken yet. */
 export interface Subscription {
@@ -233,6 +241,7 @@ class WorkspaceWatch {
     });
     try {
       Deno.writeFileSync(marker, new Uint8Array());
+      on.watcher.drain?.();
     } catch {
       this.#waiting.delete(marker);
       clearTimeout(timer);

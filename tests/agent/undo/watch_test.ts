@@ -302,6 +302,20 @@ Deno.test("undoStage(): after the first scan, calls are updates; a user's edit b
   assert.deepEqual(s.hows, ["scan", "update", "update", "update"]);
 });
 
+Deno.test("undoStage(): with Deno's watcher (a build that may not call native code), calls are updates too", async () => {
+  using s = stageOver((paths) => Deno.watchFs(paths, { recursive: false }));
+  assert.equal(
+    await s.call(() => Deno.writeTextFileSync(join(s.ws, "a"), "A\n")),
+    "files changed: +0 ~1 -0: ~a",
+  );
+  Deno.writeTextFileSync(join(s.ws, "b"), "user\n");
+  assert.equal(
+    await s.call(() => Deno.writeTextFileSync(join(s.ws, "b"), "b\n")),
+    "files changed: +0 ~1 -0: ~b",
+  );
+  assert.deepEqual(s.hows, ["scan", "update", "update", "update"]);
+});
+
 /** A real watcher whose events pass through `edit`, or which fails after `failAfter` events. */
 function wrapped(edit: (e: Deno.FsEvent) => Deno.FsEvent, failAfter = Infinity) {
   return (paths: string[]): Watcher => {
