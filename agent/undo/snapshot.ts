@@ -936,12 +936,12 @@ export class Snapshotter {
 
   /** The names in `dir`, from the cache while its stat is unchanged. */
   #listing(dir: string, now: number): Listing | undefined {
-    const st = lstatOrNull(dir);
+    const st = lstatTaken(dir);
     if (!st?.isDirectory) {
       this.#dirs.delete(dir);
       return undefined;
     }
-    const mtime = ms(st.mtime), ctime = ms(st.ctime), ino = st.ino ?? -1;
+    const { mtime, ctime, ino } = st;
     const hit = this.#dirs.get(dir);
     if (hit && hit.ino === ino && hit.mtime === mtime && hit.ctime === ctime) return hit;
     const names: string[] = [];
@@ -967,7 +967,7 @@ export class Snapshotter {
       this.#dirs.delete(dir);
       return undefined;
     }
-    const mode = (st.mode ?? 0o755) & 0o7777;
+    const mode = st.mode & 0o7777;
     const l: Listing = { ino, mtime, ctime, mode, names, kinds, ignore, gitignore, git };
     if (!isRacy(now, mtime, ctime)) {
       this.#dirs.set(dir, l);
