@@ -35,7 +35,7 @@ import {
   initialSet,
 } from "../../tools/search/ignore.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
-import { lstatTaken, readFiles, StatsAhead } from "../../tools/search/file_reader.ts";
+import { readFiles, StatsAhead } from "../../tools/search/file_reader.ts";
 import { type Entry, LOOSE_BYTES, rawOf, type StoreStamp, type UndoStore } from "./store.ts";
 import {
   F_IG,
@@ -52,7 +52,7 @@ import {
 } from "./cache/tree.ts";
 import { decodeState, stateWriter } from "./cache/state.ts";
 import { HashRows } from "./tables/hash_tables.ts";
-import { lstatOrNull } from "../../tools/fs/exists.ts";
+import { lstatFields, lstatOrNull } from "../../tools/fs/exists.ts";
 
 export type { Entry } from "./store.ts";
 export { diffTrees, sameEntry, type TreeChange } from "./cache/tree.ts";
@@ -866,7 +866,7 @@ export class Snapshotter {
     const old = from?.files.get(rel);
     const ahead = aheadAt === undefined ? undefined : this.#ahead?.take(aheadAt);
     if (ahead !== undefined) this.statsBeside++;
-    const st = ahead === undefined ? lstatTaken(abs) : ahead;
+    const st = ahead === undefined ? lstatFields(abs) : ahead;
     if (!st || st.isDirectory) {
       if (into.delete(rel)) this.#dirty = true;
       return;
@@ -936,7 +936,7 @@ export class Snapshotter {
 
   /** The names in `dir`, from the cache while its stat is unchanged. */
   #listing(dir: string, now: number): Listing | undefined {
-    const st = lstatTaken(dir);
+    const st = lstatFields(dir);
     if (!st?.isDirectory) {
       this.#dirs.delete(dir);
       return undefined;

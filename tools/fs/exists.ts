@@ -16,6 +16,97 @@ export function lstatOrNull(path: string): Deno.FileInfo | null {
   }
 }
 
+/** `lstat`'s fields that scans look at, as Deno's `FileInfo` gives them (times in epoch ms). */
+export interface StatFields {
+  isFile: boolean;
+  isDirectory: boolean;
+  isSymlink: boolean;
+  ino: number;
+  size: number;
+  mtime: number;
+  /** Deno gives it in whole seconds. */
+  ctime: number;
+  mode: number;
+  nlink: number;
+  dev: number;
+}
+
+/**
+ * An `lstat` by libc's `statx`, where this process may call native code and
+ * read everything (the `full` build on Linux), else null: Deno's own costs
+ * about as much again as the system call (a `FileInfo`, its dates), and an
+ * absent path as much again (an error thrown and caught). It fills
+ * {@link StatFields} as Deno would, so a stat cache written by either is
+ * trusted by the other. Self-contained: a thread made from text (the stat
+ * thread of `tools/search/file_reader.ts`) runs its source as well.
+ */
+export function nativeLstat(): ((path: string) => StatFields | null) | null {
+  if (Deno.build.os !== "linux") return null;
+  let statx;
+  try {
+    const granted = (name: "ffi" | "read") =>
+      Deno.permissions.querySync({ name }).state === "granted";
+    if (!granted("ffi") || !granted("read")) return null;
+    statx = Deno.dlopen("libc.so.6", {
+      statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
+    }).symbols.statx;
+  } catch {
+    return null;
+  }
+  const out = new Uint8Array(256), view = new DataView(out.buffer), enc = new TextEncoder();
+  let path = new Uint8Array(4096);
+  const at = (o: number) => Number(view.getBigInt64(o, true));
+  return (p: string) => {
+    if (path.length < p.length * 3 + 1) path = new Uint8Array(p.length * 3 + 1);
+    path[enc.encodeInto(p, path).written] = 0;
+    // AT_FDCWD, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS; struct statx's fields at their offsets.
+    if (statx(-100, path, 0x100, 0x7ff, out) !== 0) return null;
+    const mode = view.getUint16(28, true), type = mode & 0o170000;
+    const major = view.getUint32(136, true), minor = view.getUint32(140, true);
+    return {
+      isFile: type === 0o100000,
+      isDirectory: type === 0o40000,
+      isSymlink: type === 0o120000,
+      ino: Number(view.getBigUint64(32, true)),
+      size: Number(view.getBigUint64(40, true)),
+      mtime: at(112) * 1000 + Math.floor(view.getUint32(120, true) / 1e6),
+      ctime: at(96) * 1000,
+      mode,
+      nlink: view.getUint32(16, true),
+      // glibc's makedev(), as Deno's `dev`.
+      dev: (major & 0xfff) * 256 + (minor & 0xff) + (minor & 0xffffff00) * 4096 +
+        (major & 0xfffff000) * 2 ** 32,
+    };
+  };
+}
+
+let native: ((path: string) => StatFields | null) | null | undefined;
+
+/** Whether {@link lstatFields} calls `statx` itself in this process. */
+export function statsNatively(): boolean {
+  if (native === undefined) native = nativeLstat();
+  return native !== null;
+}
+
+/** The path's own {@link StatFields} (a symlink's), or null when absent, as {@link lstatOrNull}. */
+export function lstatFields(path: string): StatFields | null {
+  if (statsNatively()) return native!(path);
+  const st = lstatOrNull(path);
+  if (!st) return null;
+  return {
+    isFile: st.isFile,
+    isDirectory: st.isDirectory,
+    isSymlink: st.isSymlink,
+    ino: st.ino ?? -1,
+    size: st.size,
+    mtime: st.mtime?.getTime() ?? NaN,
+    ctime: st.ctime?.getTime() ?? NaN,
+    mode: st.mode ?? 0o644,
+    nlink: st.nlink ?? 1,
+    dev: st.dev,
+  };
+}
+
 /**
  * True when `path` names something, a dangling symlink included.
  *

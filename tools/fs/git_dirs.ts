@@ -19,7 +19,7 @@
  */
 
 import { dirname, join, relative, resolve, sep } from "./path.ts";
-import { lstatOrNull, readTextOrNull } from "./exists.ts";
+import { lstatFields, lstatOrNull, readTextOrNull } from "./exists.ts";
 import { isWithin, realPathOf } from "./workspace.ts";
 
 /** Where a workspace's repository keeps its metadata. */
@@ -173,10 +173,10 @@ function nestedDotGits(workspace: string): string[] {
     for (const dir of queue) {
       if (read++ >= NESTED_DIRS) return out;
       if (counting !== null) {
-        const info = lstatOrNull(dir);
+        const info = lstatFields(dir);
         if (info?.isDirectory && info.nlink === 2 && info.dev === counting) {
           const dotGit = join(dir, ".git");
-          if (lstatOrNull(dotGit)) out.push(dotGit);
+          if (lstatFields(dotGit)) out.push(dotGit);
           continue;
         }
       }
@@ -193,7 +193,7 @@ function nestedDotGits(workspace: string): string[] {
         else if (e.isDirectory && !SKIPPED.has(e.name)) next.push(join(dir, e.name));
       }
       if (dir === workspace) {
-        const info = lstatOrNull(workspace);
+        const info = lstatFields(workspace);
         if (info?.isDirectory && info.nlink === subdirs + 2) counting = info.dev;
       }
     }

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { lstatOrNull } from "../fs/exists.ts";
+import { nativeLstat, type StatFields } from "../fs/exists.ts";
 
 /**
  * A module of `code` (ASCII) by a `data:` URL: a worker's `blob:` URL fails
@@ -173,92 +173,8 @@ export async function readFiles(
   }
 }
 
-/** A stat as {@link StatsAhead} took it: `lstat`'s fields that a scan looks at. */
-export interface TakenStat {
-  isFile: boolean;
-  isDirectory: boolean;
-  isSymlink: boolean;
-  ino: number;
-  size: number;
-  /** Epoch ms. */
-  mtime: number;
-  ctime: number;
-  mode: number;
-  nlink: number;
-}
-
-/**
- * An `lstat` by libc's `statx`, where this process may call native code and
- * read everything (the `full` build on Linux), else null: Deno's own costs
- * about as much again as the system call (a `FileInfo`, its dates). The fields
- * a scan looks at, as Deno gives them (ctime in whole seconds), so a stat cache
- * written by either is trusted by the other. Self-contained: the stat thread
- * runs its source as well.
- */
-function nativeLstat(): ((path: string) => TakenStat | null) | null {
-  if (Deno.build.os !== "linux") return null;
-  let statx;
-  try {
-    const granted = (name: "ffi" | "read") =>
-      Deno.permissions.querySync({ name }).state === "granted";
-    if (!granted("ffi") || !granted("read")) return null;
-    statx = Deno.dlopen("libc.so.6", {
-      statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
-    }).symbols.statx;
-  } catch {
-    return null;
-  }
-  const out = new Uint8Array(256), view = new DataView(out.buffer), enc = new TextEncoder();
-  let path = new Uint8Array(4096);
-  const at = (o: number) => Number(view.getBigInt64(o, true));
-  return (p: string) => {
-    if (path.length < p.length * 3 + 1) path = new Uint8Array(p.length * 3 + 1);
-    path[enc.encodeInto(p, path).written] = 0;
-    // AT_FDCWD, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS; struct statx's fields at their offsets.
-    if (statx(-100, path, 0x100, 0x7ff, out) !== 0) return null;
-    const mode = view.getUint16(28, true), type = mode & 0o170000;
-    return {
-      isFile: type === 0o100000,
-      isDirectory: type === 0o40000,
-      isSymlink: type === 0o120000,
-      ino: Number(view.getBigUint64(32, true)),
-      size: Number(view.getBigUint64(40, true)),
-      mtime: at(112) * 1000 + Math.floor(view.getUint32(120, true) / 1e6),
-      ctime: at(96) * 1000,
-      mode,
-      nlink: view.getUint32(16, true),
-    };
-  };
-}
-
-let native: ((path: string) => TakenStat | null) | null | undefined;
-
-/** Whether {@link lstatTaken} calls `statx` itself in this process. */
-export function statsNatively(): boolean {
-  if (native === undefined) native = nativeLstat();
-  return native !== null;
-}
-
-/** `lstat`'s fields, as {@link StatsAhead} gives them, or null when the path is absent. */
-export function lstatTaken(path: string): TakenStat | null {
-  if (statsNatively()) return native!(path);
-  const st = lstatOrNull(path);
-  if (!st) return null;
-  return {
-    isFile: st.isFile,
-    isDirectory: st.isDirectory,
-    isSymlink: st.isSymlink,
-    ino: st.ino ?? -1,
-    size: st.size,
-    mtime: st.mtime?.getTime() ?? NaN,
-    ctime: st.ctime?.getTime() ?? NaN,
-    mode: st.mode ?? 0o644,
-    nlink: st.nlink ?? 1,
-  };
-}
-
 /** Fields a stat takes in the shared columns. */
-const STAT_FIELDS = 6;
+const STAT_FIELDS = 7;
 /** A row's state: not taken; absent; a file, directory, symlink, other; a thread's claim; ours. */
 const S_NONE = 0, S_ABSENT = 2, S_FILE = 3, S_DIR = 4, S_LINK = 5, S_OTHER = 6;
 const S_THEIRS = 8, S_OURS = 9;
@@ -298,6 +214,7 @@ self.onmessage = (e) => {
       stats[o + 3] = typeof st.ctime === "number" ? st.ctime : st.ctime ? st.ctime.getTime() : NaN;
       stats[o + 4] = st.mode ?? 0o644;
       stats[o + 5] = st.nlink ?? 1;
+      stats[o + 6] = st.dev ?? 0;
       Atomics.store(state, r, st.isFile ? ${S_FILE} : st.isDirectory ? ${S_DIR} : st.isSymlink ? ${S_LINK} : ${S_OTHER});
     }
   }
@@ -361,7 +278,7 @@ export class StatsAhead {
    * The stat of path `i` if the thread took it (null: it was absent);
    * undefined when it did not, and now will not: stat it yourself.
    */
-  take(i: number): TakenStat | null | undefined {
+  take(i: number): StatFields | null | undefined {
     let s = Atomics.load(this.#state, i);
     if (s === S_NONE) {
       s = Atomics.compareExchange(this.#state, i, S_NONE, S_OURS);
@@ -380,6 +297,7 @@ export class StatsAhead {
       ctime: f[o + 3],
       mode: f[o + 4],
       nlink: f[o + 5],
+      dev: f[o + 6],
     };
   }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { entryExists, lstatOrNull } from "../../../tools/fs/exists.ts";
+import { entryExists, lstatFields, lstatOrNull, statsNatively } from "../../../tools/fs/exists.ts";
 
 Deno.test("entryExists() counts a dangling symlink and nothing that is missing", () => {
   const dir = Deno.makeTempDirSync({ prefix: "crab-exists-" });
@@ -23,6 +23,43 @@ Deno.test("lstatOrNull() describes a symlink to a directory as a symlink", () =>
     const info = lstatOrNull(join(dir, "self"));
     assert.deepEqual([info?.isSymlink, info?.isDirectory], [true, false]);
     assert.equal(lstatOrNull(join(dir, "missing")), null);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("lstatFields() by statx gives what Deno's lstat gives: files, folders, links, odd names, times to the ms", () => {
+  assert.ok(statsNatively(), "the suite runs with every permission it needs (--allow-ffi)");
+  const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-lstat-" }));
+  try {
+    Deno.writeTextFileSync(`${dir}/f`, "12345");
+    Deno.chmodSync(`${dir}/f`, 0o4751);
+    // Sub-millisecond and pre-epoch-free times: Deno truncates to the ms.
+    Deno.utimeSync(`${dir}/f`, 1_700_000_000.123_456_789, 1_700_000_000.987_654_321);
+    Deno.mkdirSync(`${dir}/d`);
+    Deno.symlinkSync("nowhere", `${dir}/dangling`);
+    Deno.linkSync(`${dir}/f`, `${dir}/hard`);
+    Deno.writeTextFileSync(`${dir}/日本語 ñ`, "");
+    Deno.writeFileSync(`${dir}/big`, new Uint8Array(1 << 20));
+    for (const name of ["f", "d", "dangling", "hard", "日本語 ñ", "big", "."]) {
+      const st = Deno.lstatSync(`${dir}/${name}`);
+      assert.deepEqual(lstatFields(`${dir}/${name}`), {
+        isFile: st.isFile,
+        isDirectory: st.isDirectory,
+        isSymlink: st.isSymlink,
+        ino: st.ino,
+        size: st.size,
+        mtime: st.mtime!.getTime(),
+        ctime: st.ctime!.getTime(),
+        mode: st.mode,
+        nlink: st.nlink,
+        dev: st.dev,
+      }, name);
+    }
+    assert.equal(lstatFields(`${dir}/f`)!.mtime, 1_700_000_000_987);
+    assert.equal(lstatFields(`${dir}/absent`), null);
+    assert.equal(lstatFields(`${dir}/f/under-a-file`), null);
+    assert.equal(lstatFields(`${dir}/${"x".repeat(5000)}`), null, "a name past the system's limit");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
