@@ -603,7 +603,7 @@ export class Snapshotter {
   /** How many files the stat cache another process left knows. */
   cachedCount(): number {
     this.#load();
-    return this.#cache?.files.size ?? 0;
+    return this.#cache?.fileCount ?? 0;
   }
 
   /**

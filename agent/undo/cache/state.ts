@@ -356,11 +356,10 @@ export function decodeState(bytes: Uint8Array): State | undefined {
   const p = parts(bytes);
   if (!p) return undefined;
   const { n, d, nNames, cols, dirCols, counts, modes, small, hashes, strings, stamp } = p;
-  const paths = split(strings[0], n);
   const dirRels = split(strings[1], d);
   const names = split(strings[2], nNames);
   const targets = strings[3].split("\0");
-  if (paths.length !== n || dirRels.length !== d || names.length !== nNames) return undefined;
+  if (dirRels.length !== d || names.length !== nNames) return undefined;
   const tree = new SnapTree();
   const c = tree.cols;
   // The rows are the file's columns themselves, until a row more makes them grow.
@@ -380,9 +379,8 @@ export function decodeState(bytes: Uint8Array): State | undefined {
       if (t >= targets.length) return undefined;
       c.targets.set(r, targets[t++]);
     } else if (kind < K_FILE || kind > 4) return undefined;
-    tree.files.set(paths[r], r);
   }
-  if (tree.files.size !== n) return undefined;
+  tree.indexLater(n, () => split(strings[0], n));
   const dirs: [string, Listing][] = [];
   const kinds = decoder.decode(small.subarray(2 * n + d));
   for (let i = 0, at = 0; i < d; i++) {

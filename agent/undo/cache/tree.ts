@@ -107,8 +107,40 @@ export type TreeChange = { p: string; b: Entry | null; a: Entry | null };
  */
 export class SnapTree implements ReadonlyMap<string, Entry> {
   readonly cols = new Columns();
+  #files = new Map<string, number>();
+  /** The paths of rows 0, 1, …, not yet in {@link files} (a stat cache just read). */
+  #unindexed: (() => string[]) | undefined;
+
   /** Files (and symlinks, big files) → their row. */
-  readonly files = new Map<string, number>();
+  get files(): Map<string, number> {
+    if (this.#unindexed) this.#index();
+    return this.#files;
+  }
+
+  /**
+   * Rows `0..n-1` are named by `paths()`, in row order: made into {@link files}
+   * when first asked (a stat cache's 100,000 paths take 30-40 ms to index, which
+   * a scan then spends while a thread beside it already takes stats). Paths
+   * named twice (a damaged cache) leave no row trusted.
+   */
+  indexLater(n: number, paths: () => string[]): void {
+    this.#unindexed = paths;
+    this.#pendingRows = n;
+  }
+  #pendingRows = 0;
+
+  /** How many files, without indexing them. */
+  get fileCount(): number {
+    return this.#unindexed ? this.#pendingRows : this.#files.size;
+  }
+
+  #index(): void {
+    const paths = this.#unindexed!();
+    this.#unindexed = undefined;
+    const files = this.#files;
+    for (let r = 0; r < paths.length; r++) files.set(paths[r], r);
+    if (files.size !== this.#pendingRows || paths.length !== this.#pendingRows) files.clear();
+  }
   /** Directories and heavy directories. */
   readonly others = new Map<string, Entry>();
   /** While open: each changed path's state before its first change (its row kept, an entry, or absent). */
