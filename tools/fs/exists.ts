@@ -55,7 +55,9 @@ export function nativeLstat(): ((path: string) => StatFields | null) | null {
   }
   const out = new Uint8Array(256), view = new DataView(out.buffer), enc = new TextEncoder();
   let path = new Uint8Array(4096);
-  const at = (o: number) => Number(view.getBigInt64(o, true));
+  // 64-bit fields as two 32-bit halves: no BigInt made for each.
+  const u64 = (o: number) => view.getUint32(o, true) + view.getUint32(o + 4, true) * 2 ** 32;
+  const i64 = (o: number) => view.getUint32(o, true) + view.getInt32(o + 4, true) * 2 ** 32;
   return (p: string) => {
     if (path.length < p.length * 3 + 1) path = new Uint8Array(p.length * 3 + 1);
     path[enc.encodeInto(p, path).written] = 0;
@@ -67,10 +69,10 @@ export function nativeLstat(): ((path: string) => StatFields | null) | null {
       isFile: type === 0o100000,
       isDirectory: type === 0o40000,
       isSymlink: type === 0o120000,
-      ino: Number(view.getBigUint64(32, true)),
-      size: Number(view.getBigUint64(40, true)),
-      mtime: at(112) * 1000 + Math.floor(view.getUint32(120, true) / 1e6),
-      ctime: at(96) * 1000,
+      ino: u64(32),
+      size: u64(40),
+      mtime: i64(112) * 1000 + Math.floor(view.getUint32(120, true) / 1e6),
+      ctime: i64(96) * 1000,
       mode,
       nlink: view.getUint32(16, true),
       // glibc's makedev(), as Deno's `dev`.
