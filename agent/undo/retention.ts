@@ -176,7 +176,8 @@ export function pruneIfDue(
   const { maxBytes } = { ...DEFAULT_RETENTION, ...limits };
   try {
     const at = Deno.statSync(stamp).mtime?.getTime() ?? 0;
-    if (now - at < PRUNE_EVERY_MS && at <= now && store.storedBytes() <= maxBytes) {
+    const under = () => store.storedAtMost() <= maxBytes || store.storedBytes() <= maxBytes;
+    if (now - at < PRUNE_EVERY_MS && at <= now && under()) {
       return undefined;
     }
   } catch {

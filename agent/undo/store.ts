@@ -552,6 +552,25 @@ export class UndoStore {
     }
   }
 
+  /**
+   * At least {@link storedBytes}, from the sizes of the files alone (packs hold
+   * removed objects' bytes until rewritten): a handful of stats, where the sum
+   * reads the whole index (12 ms on 100,000 objects, at a session's first change).
+   */
+  storedAtMost(): number {
+    let sum = this.#gathered.bytes;
+    for (const e of readDirOrEmpty(this.packDir)) {
+      sum += lstatOrNull(join(this.packDir, e.name))?.size ?? 0;
+    }
+    const root = join(this.dir, "objects");
+    for (const fan of readDirOrEmpty(root)) {
+      for (const e of readDirOrEmpty(join(root, fan.name))) {
+        sum += lstatOrNull(join(root, fan.name, e.name))?.size ?? 0;
+      }
+    }
+    return sum;
+  }
+
   /** The bytes of every stored object, counted cheaply: one sum of the index, the files of their own. */
   storedBytes(): number {
     const row = this.#index.prepare("SELECT COALESCE(SUM(size), 0) AS n FROM objects").get();

@@ -174,6 +174,28 @@ Deno.test("UndoStore names no object before its bytes are written, and a removed
   }
 });
 
+Deno.test("UndoStore.storedAtMost() bounds the stored bytes from the files alone, removed objects' bytes included", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-bound-" });
+  try {
+    const store = new UndoStore(dir);
+    const bytes = (i: number) => new TextEncoder().encode(`object ${i} `.repeat(50 + i));
+    const hash = (i: number) => createHash("sha256").update(bytes(i)).digest("hex");
+    const big = new Uint8Array(LOOSE_BYTES + 1).fill(3);
+    for (let i = 0; i < 10; i++) store.putObject(hash(i), bytes(i));
+    store.putObject(createHash("sha256").update(big).digest("hex"), big);
+    // Gathered, written, then some removed (a pack keeps their bytes until rewritten).
+    const exact = () => store.storedBytes();
+    assert.equal(store.storedAtMost(), exact());
+    store.flush();
+    assert.equal(store.storedAtMost(), exact());
+    store.removeObjects([hash(0), hash(1)]);
+    assert.ok(store.storedAtMost() > exact(), `${store.storedAtMost()} > ${exact()}`);
+    store.close();
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("UndoStore writes a first snapshot's bytes in batches and names them in the index at the flush", () => {
   const dir = Deno.makeTempDirSync({ prefix: "crab-pack-" });
   try {
