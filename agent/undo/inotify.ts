@@ -84,6 +84,10 @@ export function watchWithInotify(paths: readonly string[]): InotifyWatcher {
   const byWatch = new Map<number, string>();
   let path = new Uint8Array(4096);
   for (const p of paths) {
+    if (p.includes("\0")) {
+      c.close(fd);
+      throw new Error(`cannot watch a path with a NUL in it: ${JSON.stringify(p)}`);
+    }
     const need = p.length * 3 + 1;
     if (path.length < need) path = new Uint8Array(need);
     const { written } = enc.encodeInto(p, path);

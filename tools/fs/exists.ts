@@ -59,6 +59,8 @@ export function nativeLstat(): ((path: string) => StatFields | null) | null {
   const u64 = (o: number) => view.getUint32(o, true) + view.getUint32(o + 4, true) * 2 ** 32;
   const i64 = (o: number) => view.getUint32(o, true) + view.getInt32(o + 4, true) * 2 ** 32;
   return (p: string) => {
+    // A NUL would end the path early, at another file: Deno refuses such a path, and so does this.
+    if (p.includes("\0")) return null;
     if (path.length < p.length * 3 + 1) path = new Uint8Array(p.length * 3 + 1);
     path[enc.encodeInto(p, path).written] = 0;
     // AT_FDCWD, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS; struct statx's fields at their offsets.
@@ -76,8 +78,8 @@ export function nativeLstat(): ((path: string) => StatFields | null) | null {
       mode,
       nlink: view.getUint32(16, true),
       // glibc's makedev(), as Deno's `dev`.
-      dev: (major & 0xfff) * 256 + (minor & 0xff) + (minor & 0xffffff00) * 4096 +
-        (major & 0xfffff000) * 2 ** 32,
+      dev: (major & 0xfff) * 256 + (minor & 0xff) + ((minor & 0xffffff00) >>> 0) * 4096 +
+        ((major & 0xfffff000) >>> 0) * 2 ** 32,
     };
   };
 }

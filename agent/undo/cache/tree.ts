@@ -110,6 +110,8 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
   #files = new Map<string, number>();
   /** The paths of rows 0, 1, …, not yet in {@link files} (a stat cache just read). */
   #unindexed: (() => string[]) | undefined;
+  /** How many rows {@link #unindexed} names. */
+  #pendingRows = 0;
 
   /** Files (and symlinks, big files) → their row. */
   get files(): Map<string, number> {
@@ -127,7 +129,6 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     this.#unindexed = paths;
     this.#pendingRows = n;
   }
-  #pendingRows = 0;
 
   /** How many files, without indexing them. */
   get fileCount(): number {

@@ -87,6 +87,7 @@ Deno.test("watchWithInotify(): a folder that cannot be watched fails the whole w
     () => watchWithInotify([join(p.root, "a"), join(p.root, "gone")]),
     /cannot watch .*gone/,
   );
+  assert.throws(() => watchWithInotify([`${join(p.root, "a")}\0/etc`]), /NUL/);
   Deno.writeTextFileSync(join(p.root, "file"), "");
   assert.throws(() => watchWithInotify([join(p.root, "file")]), /cannot watch/);
 });

@@ -58,6 +58,7 @@ Deno.test("lstatFields() by statx gives what Deno's lstat gives: files, folders,
     }
     assert.equal(lstatFields(`${dir}/f`)!.mtime, 1_700_000_000_987);
     assert.equal(lstatFields(`${dir}/absent`), null);
+    assert.equal(lstatFields(`${dir}/f\0/etc`), null, "a NUL does not cut the path short");
     assert.equal(lstatFields(`${dir}/f/under-a-file`), null);
     assert.equal(lstatFields(`${dir}/${"x".repeat(5000)}`), null, "a name past the system's limit");
   } finally {
