@@ -38,6 +38,7 @@ import { sha256 } from "../../tools/fs/sha256.ts";
 import { readFiles, StatsAhead } from "../../tools/search/file_reader.ts";
 import { type Entry, LOOSE_BYTES, rawOf, type StoreStamp, type UndoStore } from "./store.ts";
 import {
+  DIR,
   F_IG,
   F_RACY,
   F_UNREAD,
@@ -47,6 +48,7 @@ import {
   K_LINK,
   K_OUT,
   type Listing,
+  type RowInit,
   SnapTree,
   type TreeChange,
 } from "./cache/tree.ts";
@@ -129,9 +131,6 @@ function isRacy(now: number, mtime: number, ctime: number): boolean {
 }
 
 const ms = (d: Date | null) => d?.getTime() ?? NaN;
-
-/** A directory in a listing's kinds (`d`). */
-const DIR = 100;
 
 /** The ignore rules in force inside a directory, and whether the directory itself is ignored. */
 interface DirSet {
@@ -220,6 +219,12 @@ export class Snapshotter {
   #cache: SnapTree | undefined;
   /** The stat cache while no snapshot was handed out of it: a scan may change it in place. */
   #unshared: SnapTree | undefined;
+  /**
+   * The stat cache just read, while its listings' rows (`Listing.rows`) are
+   * its rows: until its first scan in place ends. That scan finds each file's
+   * row by its place in its folder's listing, not by its path.
+   */
+  #byPlace: SnapTree | undefined;
   /** Listings by absolute directory, while their stat is unchanged. */
   #dirs = new Map<string, Listing>();
   /** The directories of the stat cache another process left (workspace-relative). */
@@ -328,6 +333,7 @@ export class Snapshotter {
     // The cache another process left is nobody's snapshot: no copy of each row.
     const inPlace = from !== undefined && from === this.#unshared;
     this.#unshared = undefined;
+    if (!inPlace) this.#byPlace = undefined;
     const tree = inPlace ? from : new SnapTree();
     if (inPlace) tree.beginSweep();
     const stack = [{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }];
@@ -340,6 +346,8 @@ export class Snapshotter {
       const prefix = this.workspace + "/", groups: [string, string[], string][] = [];
       let n = 0;
       for (const [abs, l] of this.#dirs) {
+        // A listing not trusted is read again, a new one: the thread could not be asked for it.
+        if (!trusted(l)) continue;
         this.#aheadAt.set(l, n);
         n += l.names.length;
         const dir = abs === this.workspace ? "" : abs.slice(prefix.length) + "/";
@@ -357,6 +365,7 @@ export class Snapshotter {
         this.#stopAhead();
         // Cut short (too large), it is still a stat cache: each row as a stat found it.
         if (inPlace) tree.sweep(false);
+        this.#byPlace = undefined;
         throw e;
       } finally {
         this.#deferReads = false;
@@ -365,6 +374,7 @@ export class Snapshotter {
       this.#stopAhead();
       if (inPlace && tree.sweep(true) > 0) this.#dirty = true;
       if (!inPlace && tree.files.size !== (from?.files.size ?? 0)) this.#dirty = true;
+      if (this.#byPlace === tree) this.#byPlace = undefined;
       this.#cache = tree;
       this.#last = { tree, sets, rules };
       return tree;
@@ -600,6 +610,18 @@ export class Snapshotter {
     return out;
   }
 
+  /**
+   * Makes the index of the last snapshot's paths (a stat cache's, left to be
+   * made when first needed) at the next moment nothing else runs: while a
+   * call's command runs, not in the call's own time after it.
+   */
+  indexSoon(): void {
+    const tree = this.#last?.tree;
+    if (!tree) return;
+    const later = setTimeout(() => tree.indexNow(), 0);
+    Deno.unrefTimer(later);
+  }
+
   /** How many files the stat cache another process left knows. */
   cachedCount(): number {
     this.#load();
@@ -651,6 +673,7 @@ export class Snapshotter {
   listedFiles(): number {
     let n = 0;
     for (const l of this.#dirs.values()) {
+      if (!trusted(l)) continue;
       for (let i = 0; i < l.kinds.length; i++) if (l.kinds.charCodeAt(i) !== DIR) n++;
     }
     return n;
@@ -703,6 +726,7 @@ export class Snapshotter {
       const verdicts = dirIg ? undefined : verdictsOf(dir, l, set);
       const { names, kinds } = l;
       const at = this.#ahead && files ? this.#aheadAt.get(l) : undefined;
+      const places = files && from === tree && from === this.#byPlace ? l.rows : undefined;
       for (let i = 0; i < names.length; i++) {
         const name = names[i];
         const abs = dir === "/" ? "/" + name : dir + "/" + name;
@@ -722,8 +746,17 @@ export class Snapshotter {
           }
           continue;
         }
-        this.#look(abs, rel, ig, now, tree, from, at === undefined ? undefined : at + i);
-        if (tree.files.size > max) {
+        this.#look(
+          abs,
+          rel,
+          ig,
+          now,
+          tree,
+          from,
+          at === undefined ? undefined : at + i,
+          places === undefined ? undefined : places[i] - 1,
+        );
+        if (tree.fileCount > max) {
           throw new TooLarge(`the workspace has more than ${max} files undo would keep`);
         }
       }
@@ -839,6 +872,9 @@ export class Snapshotter {
           tree.delete(p);
         }
       }
+    } else {
+      // Rows by their place in the listings, while none was taken out.
+      this.#byPlace = state.tree;
     }
     this.#cache = this.#unshared = state.tree;
     this.#hadState = true;
@@ -862,13 +898,15 @@ export class Snapshotter {
     into: SnapTree,
     from: SnapTree | undefined,
     aheadAt?: number,
+    /** Its row in `from` by its place (-1: none), in a scan in place of a cache not indexed. */
+    place?: number,
   ): void {
-    const old = from?.files.get(rel);
+    const old = place === undefined ? from?.files.get(rel) : place >= 0 ? place : undefined;
     const ahead = aheadAt === undefined ? undefined : this.#ahead?.take(aheadAt);
     if (ahead !== undefined) this.statsBeside++;
     const st = ahead === undefined ? lstatFields(abs) : ahead;
     if (!st || st.isDirectory) {
-      if (into.delete(rel)) this.#dirty = true;
+      if (place === undefined ? into.delete(rel) : into.deleteAt(rel, place)) this.#dirty = true;
       return;
     }
     if (st.nlink > 1) this.#linked.add(rel);
@@ -880,6 +918,9 @@ export class Snapshotter {
     }
     this.#dirty = true;
     this.#changes++;
+    const set = (init: RowInit) =>
+      place === undefined ? into.setRow(rel, init) : into.setRowAt(rel, place, init);
+    const drop = () => (place === undefined ? into.delete(rel) : into.deleteAt(rel, place));
     const flags = (ig ? F_IG : 0) | (isRacy(now, mtime, ctime) ? F_RACY : 0);
     const base = { flags, ino, size: st.size, mtime, ctime };
     if (st.isSymlink) {
@@ -887,24 +928,24 @@ export class Snapshotter {
       try {
         target = Deno.readLinkSync(abs);
       } catch {
-        into.delete(rel);
+        drop();
         return;
       }
-      into.setRow(rel, { ...base, kind: K_LINK, mode: 0, target });
+      set({ ...base, kind: K_LINK, mode: 0, target });
       return;
     }
     if (!st.isFile) {
-      into.delete(rel);
+      drop();
       return;
     }
     const mode = st.mode & 0o7777;
     if (st.size > (ig ? this.limits.ignoredMax : this.limits.fileMax)) {
-      into.setRow(rel, { ...base, kind: K_BIG, mode: 0 });
+      set({ ...base, kind: K_BIG, mode: 0 });
       return;
     }
     // Known by size and mtime, like a file over the limit, when the policy keeps it out.
     if (this.#mayStore && !this.#mayStore(abs)) {
-      into.setRow(rel, { ...base, kind: K_OUT, mode: 0 });
+      set({ ...base, kind: K_OUT, mode: 0 });
       return;
     }
     // The content may already be known: a mode change, or a touch.
@@ -915,23 +956,23 @@ export class Snapshotter {
         c.mtime[old] === mtime && (c.flags[old] & (F_RACY | F_UNREAD)) === 0
       ) {
         const hash = c.hash.slice(old * HASH_BYTES, (old + 1) * HASH_BYTES);
-        into.setRow(rel, { ...base, kind: K_FILE, mode, hash });
+        set({ ...base, kind: K_FILE, mode, hash });
         return;
       }
     }
     if (this.#deferReads) {
       // Its stat now, its content when a call reads it: the watcher says if it changes between.
-      into.setRow(rel, { ...base, flags: flags | F_UNREAD, kind: K_FILE, mode });
+      set({ ...base, flags: flags | F_UNREAD, kind: K_FILE, mode });
       this.#unread.add(rel);
       return;
     }
     const kept = this.store.putFile(abs, st.size, this.#digest);
     if (!kept) {
-      into.delete(rel);
+      drop();
       return;
     }
     this.hashed++;
-    into.setRow(rel, { ...base, kind: K_FILE, mode, size: kept.size, hash: kept.hash });
+    set({ ...base, kind: K_FILE, mode, size: kept.size, hash: kept.hash });
   }
 
   /** The names in `dir`, from the cache while its stat is unchanged. */
@@ -969,14 +1010,29 @@ export class Snapshotter {
     }
     const mode = st.mode & 0o7777;
     const l: Listing = { ino, mtime, ctime, mode, names, kinds, ignore, gitignore, git };
-    if (!isRacy(now, mtime, ctime)) {
-      this.#dirs.set(dir, l);
-      // The next process takes it from the stat cache.
-      this.#dirty = true;
-      this.#changes++;
-    } else this.#dirs.delete(dir);
+    // A first scan of the cache takes the rows of the names it knew by place still.
+    if (hit?.rows && this.#byPlace) l.rows = rowsByName(hit, names);
+    // The next process takes it from the stat cache; one changed just now as a listing no stat
+    // matches (it is read again), its names kept for their rows.
+    this.#dirs.set(dir, isRacy(now, mtime, ctime) ? { ...l, mtime: NaN } : l);
+    this.#dirty = true;
+    this.#changes++;
     return l;
   }
+}
+
+/** Whether a listing kept is trusted while its folder's stat is the same (not one changed just now). */
+const trusted = (l: Listing) => !Number.isNaN(l.mtime);
+
+/** The rows (plus one, 0: none) that `was` knew for `names`, by name. */
+function rowsByName(was: Listing, names: readonly string[]): Int32Array {
+  const known = new Map<string, number>();
+  for (let i = 0; i < was.names.length; i++) {
+    if (was.rows![i] > 0) known.set(was.names[i], was.rows![i]);
+  }
+  const rows = new Int32Array(names.length);
+  for (let i = 0; i < names.length; i++) rows[i] = known.get(names[i]) ?? 0;
+  return rows;
 }
 
 /** Which names of a listing the rules ignore, kept with the listing while the rules are the same. */

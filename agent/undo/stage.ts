@@ -364,6 +364,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         before.set(call, only ?? await whole(s));
         // What the call may destroy is on disk before it runs.
         s.store.flush();
+        s.indexSoon();
       } catch (e) {
         if (e instanceof TooLarge) tooLarge = e;
         before.set(call, e instanceof Error ? e : new Error(String(e)));

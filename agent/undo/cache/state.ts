@@ -7,8 +7,8 @@
  *
  * Layout (little-endian): a header of counts and lengths, the store's stamp
  * and a checksum of the rest; then the rows' float columns (inode, size,
- * mtime, ctime), the directories' (inode, mtime, ctime) and name counts, the
- * modes, the kinds and flags, the content hashes (32 bytes a row, zeros for
+ * mtime, ctime), the directories' (inode, mtime, ctime) and name counts, each
+ * listed name's row (plus one; zero: none, a directory), the modes, the kinds and flags, the content hashes (32 bytes a row, zeros for
  * what is no file), and the strings (paths, directories, names, symlink targets), each
  * list joined by NUL, which no path holds. A file that does not check out is
  * no cache at all: the next scan reads what it must.
@@ -17,6 +17,7 @@
  */
 
 import {
+  DIR,
   F_IG,
   F_RACY,
   F_UNREAD,
@@ -29,7 +30,7 @@ import {
 import type { StoreStamp } from "../store.ts";
 
 const MAGIC = 0x53444e55; // "UNDS"
-const VERSION = 2;
+const VERSION = 3;
 const HEAD = 64;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -210,8 +211,9 @@ export function stateWriter(
   }
   const strings = [paths, dirs.map(([rel]) => rel), names, targets];
   const lens = strings.map(joinedLength);
-  const size = HEAD + 4 * pad16(n * 8) + 3 * pad16(d * 8) + pad16(d * 4) + pad16((n + d) * 2) +
-    pad16(n * 2 + d + nNames) + pad16(n * HASH_BYTES) + lens.reduce((s, b) => s + pad16(b), 0);
+  const size = HEAD + 4 * pad16(n * 8) + 3 * pad16(d * 8) + pad16(d * 4) + pad16(nNames * 4) +
+    pad16((n + d) * 2) + pad16(n * 2 + d + nNames) + pad16(n * HASH_BYTES) +
+    lens.reduce((s, b) => s + pad16(b), 0);
   const write = (put: Put) => {
     const out = new Pieces(put);
     for (const col of [c.ino, c.size, c.mtime, c.ctime]) {
@@ -223,6 +225,17 @@ export function stateWriter(
       out.pad();
     }
     for (const [, l] of dirs) out.u32(l.names.length);
+    out.pad();
+    // Where each listed name's row is written: a later scan finds a file's row by its place.
+    const at = new Int32Array(c.cap).fill(-1);
+    for (let k = 0; k < n; k++) at[rows[k]] = k;
+    for (const [rel, l] of dirs) {
+      const dir = rel === "" ? "" : rel + "/";
+      for (let i = 0; i < l.names.length; i++) {
+        const r = l.kinds.charCodeAt(i) === DIR ? undefined : tree.files.get(dir + l.names[i]);
+        out.u32(r === undefined ? 0 : at[r] + 1);
+      }
+    }
     out.pad();
     for (let i = 0; i < n; i++) out.u16(c.mode[rows[i]]);
     for (const [, l] of dirs) out.u16(l.mode);
@@ -302,8 +315,9 @@ function parts(input: Uint8Array) {
   const n = view.getUint32(8, true), d = view.getUint32(12, true);
   const nNames = view.getUint32(16, true), files = view.getUint32(20, true);
   const lens = [0, 1, 2, 3].map((i) => view.getUint32(24 + 4 * i, true));
-  const size = HEAD + 4 * pad16(n * 8) + 3 * pad16(d * 8) + pad16(d * 4) + pad16((n + d) * 2) +
-    pad16(n * 2 + d + nNames) + pad16(n * HASH_BYTES) + lens.reduce((s, b) => s + pad16(b), 0);
+  const size = HEAD + 4 * pad16(n * 8) + 3 * pad16(d * 8) + pad16(d * 4) + pad16(nNames * 4) +
+    pad16((n + d) * 2) + pad16(n * 2 + d + nNames) + pad16(n * HASH_BYTES) +
+    lens.reduce((s, b) => s + pad16(b), 0);
   if (size !== bytes.byteLength || files > n) return undefined;
   if (view.getUint32(40, true) !== checksum(bytes.subarray(HEAD))) return undefined;
   const stamp = { epoch: view.getFloat64(48, true), removed: view.getFloat64(56, true) };
@@ -318,6 +332,8 @@ function parts(input: Uint8Array) {
   const dirCols = { ino: f64(d), mtime: f64(d), ctime: f64(d) };
   const counts = new Uint32Array(bytes.buffer, off, d);
   off += pad16(d * 4);
+  const nameRows = new Int32Array(bytes.buffer, off, nNames);
+  off += pad16(nNames * 4);
   const modes = new Uint16Array(bytes.buffer, off, n + d);
   off += pad16((n + d) * 2);
   const small = new Uint8Array(bytes.buffer, off, n * 2 + d + nNames);
@@ -329,7 +345,7 @@ function parts(input: Uint8Array) {
     strings.push(decoder.decode(new Uint8Array(bytes.buffer, off, len)));
     off += pad16(len);
   }
-  return { n, d, nNames, cols, dirCols, counts, modes, small, hashes, strings, stamp };
+  return { n, d, nNames, cols, dirCols, counts, nameRows, modes, small, hashes, strings, stamp };
 }
 
 const split = (s: string, count: number) => (count === 0 ? [] : s.split("\0"));
@@ -355,7 +371,7 @@ function joinedLength(items: readonly string[]): number {
 export function decodeState(bytes: Uint8Array): State | undefined {
   const p = parts(bytes);
   if (!p) return undefined;
-  const { n, d, nNames, cols, dirCols, counts, modes, small, hashes, strings, stamp } = p;
+  const { n, d, nNames, cols, dirCols, counts, nameRows, modes, small, hashes, strings, stamp } = p;
   const dirRels = split(strings[1], d);
   const names = split(strings[2], nNames);
   const targets = strings[3].split("\0");
@@ -380,6 +396,10 @@ export function decodeState(bytes: Uint8Array): State | undefined {
       c.targets.set(r, targets[t++]);
     } else if (kind < K_FILE || kind > 4) return undefined;
   }
+  // The paths are split when first asked; that they are n is checked now (one NUL between each).
+  let nul = 0;
+  for (let i = strings[0].indexOf("\0"); i >= 0; i = strings[0].indexOf("\0", i + 1)) nul++;
+  if (n > 0 && nul !== n - 1) return undefined;
   tree.indexLater(n, () => split(strings[0], n));
   const dirs: [string, Listing][] = [];
   const kinds = decoder.decode(small.subarray(2 * n + d));
@@ -393,6 +413,7 @@ export function decodeState(bytes: Uint8Array): State | undefined {
       mode: modes[n + i],
       names: names.slice(at, at + count),
       kinds: kinds.slice(at, at + count),
+      rows: nameRows.subarray(at, at + count),
       ignore: (flags & 1) !== 0,
       gitignore: (flags & 2) !== 0,
       git: (flags & 4) !== 0,

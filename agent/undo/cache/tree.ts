@@ -130,17 +130,71 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     this.#pendingRows = n;
   }
 
+  /** Rows released before the index was made: their paths are left out of it. */
+  #dead: Uint8Array | undefined;
+  #deadCount = 0;
+  /** Paths given rows before the index was made. */
+  #added: [string, number][] = [];
+
   /** How many files, without indexing them. */
   get fileCount(): number {
-    return this.#unindexed ? this.#pendingRows : this.#files.size;
+    return this.#unindexed
+      ? this.#pendingRows - this.#deadCount + this.#added.length
+      : this.#files.size;
+  }
+
+  /** Makes {@link files} now, if it waits: for a moment when nothing else runs. */
+  indexNow(): void {
+    if (this.#unindexed) this.#index();
   }
 
   #index(): void {
     const paths = this.#unindexed!();
     this.#unindexed = undefined;
-    const files = this.#files;
-    for (let r = 0; r < paths.length; r++) files.set(paths[r], r);
-    if (files.size !== this.#pendingRows || paths.length !== this.#pendingRows) files.clear();
+    const files = this.#files, dead = this.#dead;
+    if (paths.length !== this.#pendingRows) return;
+    for (let r = 0; r < paths.length; r++) if (!dead?.[r]) files.set(paths[r], r);
+    for (const [p, r] of this.#added) files.set(p, r);
+    this.#dead = undefined;
+    this.#added = [];
+  }
+
+  /**
+   * Sets file `p`, whose row is `at` by its place in a stat cache not yet
+   * indexed (-1: it has none), without making the index: the row is written
+   * over, or a new one given. Once indexed, as {@link setRow}.
+   */
+  setRowAt(p: string, at: number, init: RowInit): number {
+    if (!this.#unindexed || this.journal) return this.setRow(p, init);
+    this.others.delete(p);
+    const r = at >= 0 ? at : this.cols.alloc();
+    // A row used again keeps its old path out of the index: the new one is added to it.
+    if (at < 0) this.#added.push([p, r]);
+    this.#write(r, init);
+    this.keep(r);
+    return r;
+  }
+
+  /** Takes file `p` out, its row `at` by place (as {@link setRowAt}). Whether it was there. */
+  deleteAt(p: string, at: number): boolean {
+    if (!this.#unindexed || this.journal) return this.delete(p);
+    if (at < 0) return this.others.delete(p);
+    this.#bury(at);
+    return true;
+  }
+
+  /** Releases row `r` of a tree not yet indexed; its path stays out of the index. */
+  #bury(r: number): void {
+    const added = this.#added.findIndex(([, a]) => a === r);
+    if (added >= 0) {
+      // A row given since (setRowAt): taken back from the paths added.
+      this.#added.splice(added, 1);
+    } else {
+      this.#dead ??= new Uint8Array(this.#pendingRows);
+      this.#dead[r] = 1;
+      this.#deadCount++;
+    }
+    this.cols.release(r);
   }
   /** Directories and heavy directories. */
   readonly others = new Map<string, Entry>();
@@ -219,8 +273,15 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     this.#note(p);
     this.#dropFile(p);
     this.others.delete(p);
+    const r = this.cols.alloc();
+    this.#write(r, init);
+    this.files.set(p, r);
+    this.keep(r);
+    return r;
+  }
+
+  #write(r: number, init: RowInit): void {
     const c = this.cols;
-    const r = c.alloc();
     c.kind[r] = init.kind;
     c.mode[r] = init.mode;
     c.flags[r] = init.flags;
@@ -229,10 +290,9 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     c.mtime[r] = init.mtime;
     c.ctime[r] = init.ctime;
     if (init.hash) c.hash.set(init.hash, r * HASH_BYTES);
+    else c.hash.fill(0, r * HASH_BYTES, (r + 1) * HASH_BYTES);
     if (init.target !== undefined) c.targets.set(r, init.target);
-    this.files.set(p, r);
-    this.keep(r);
-    return r;
+    else c.targets.delete(r);
   }
 
   /**
@@ -263,6 +323,16 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     this.#seen = undefined;
     if (!seen || !done) return 0;
     let gone = 0;
+    if (this.#unindexed) {
+      // Every row the cache had that the scan did not find again, by place: no index made.
+      const kind = this.cols.kind;
+      for (let r = 0; r < this.#pendingRows; r++) {
+        if ((r < seen.length && seen[r]) || kind[r] === 0 || this.#dead?.[r]) continue;
+        this.#bury(r);
+        gone++;
+      }
+      return gone;
+    }
     for (const [p, r] of this.files) {
       if (r < seen.length && seen[r]) continue;
       this.files.delete(p);
@@ -309,7 +379,8 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
   /** Whether row `r` vouches for a file with this stat, seen under these rules. */
   trusts(r: number, ino: number, size: number, mtime: number, ctime: number, ig: boolean): boolean {
     const c = this.cols;
-    return (c.flags[r] & (F_RACY | F_UNREAD)) === 0 && c.ino[r] === ino && c.size[r] === size &&
+    return c.kind[r] !== 0 && (c.flags[r] & (F_RACY | F_UNREAD)) === 0 && c.ino[r] === ino &&
+      c.size[r] === size &&
       c.mtime[r] === mtime && c.ctime[r] === ctime && ((c.flags[r] & F_IG) !== 0) === ig;
   }
 
@@ -434,6 +505,9 @@ export function diffTrees(
   return out.sort((x, y) => (x.p < y.p ? -1 : x.p > y.p ? 1 : 0));
 }
 
+/** A directory in a listing's {@link Kinds} (`d`). */
+export const DIR = 100;
+
 /** Kinds of a listing's names, one character each: `f`ile, `d`irectory, `l`ink. */
 export type Kinds = string;
 
@@ -451,6 +525,12 @@ export interface Listing {
   ignore: boolean;
   gitignore: boolean;
   git: boolean;
+  /**
+   * Each name's row plus one (0: none) in the stat cache this listing was read
+   * from, the rows a scan may take by place (see `Snapshotter`); absent in a
+   * listing read from the disk.
+   */
+  rows?: Int32Array;
   /** Ignore verdicts of `names` under the rule set of that key. */
   verdicts?: { key: string; ignored: boolean[] };
 }
