@@ -727,6 +727,8 @@ export class Snapshotter {
       const { names, kinds } = l;
       const at = this.#ahead && files ? this.#aheadAt.get(l) : undefined;
       const places = files && from === tree && from === this.#byPlace ? l.rows : undefined;
+      // Each name's row as this scan finds it: the stat cache written later keeps it by place.
+      const found = files ? (l.rows ??= new Int32Array(names.length)) : undefined;
       for (let i = 0; i < names.length; i++) {
         const name = names[i];
         const abs = dir === "/" ? "/" + name : dir + "/" + name;
@@ -746,7 +748,7 @@ export class Snapshotter {
           }
           continue;
         }
-        this.#look(
+        found![i] = 1 + this.#look(
           abs,
           rel,
           ig,
@@ -900,21 +902,21 @@ export class Snapshotter {
     aheadAt?: number,
     /** Its row in `from` by its place (-1: none), in a scan in place of a cache not indexed. */
     place?: number,
-  ): void {
+  ): number {
     const old = place === undefined ? from?.files.get(rel) : place >= 0 ? place : undefined;
     const ahead = aheadAt === undefined ? undefined : this.#ahead?.take(aheadAt);
     if (ahead !== undefined) this.statsBeside++;
     const st = ahead === undefined ? lstatFields(abs) : ahead;
     if (!st || st.isDirectory) {
       if (place === undefined ? into.delete(rel) : into.deleteAt(rel, place)) this.#dirty = true;
-      return;
+      return -1;
     }
     if (st.nlink > 1) this.#linked.add(rel);
     const { mtime, ctime, ino } = st;
     if (old !== undefined && from!.trusts(old, ino, st.size, mtime, ctime, ig)) {
-      if (into !== from) into.copyRow(rel, from!, old);
-      else into.keep(old);
-      return;
+      if (into !== from) return into.copyRow(rel, from!, old);
+      into.keep(old);
+      return old;
     }
     this.#dirty = true;
     this.#changes++;
@@ -929,24 +931,21 @@ export class Snapshotter {
         target = Deno.readLinkSync(abs);
       } catch {
         drop();
-        return;
+        return -1;
       }
-      set({ ...base, kind: K_LINK, mode: 0, target });
-      return;
+      return set({ ...base, kind: K_LINK, mode: 0, target });
     }
     if (!st.isFile) {
       drop();
-      return;
+      return -1;
     }
     const mode = st.mode & 0o7777;
     if (st.size > (ig ? this.limits.ignoredMax : this.limits.fileMax)) {
-      set({ ...base, kind: K_BIG, mode: 0 });
-      return;
+      return set({ ...base, kind: K_BIG, mode: 0 });
     }
     // Known by size and mtime, like a file over the limit, when the policy keeps it out.
     if (this.#mayStore && !this.#mayStore(abs)) {
-      set({ ...base, kind: K_OUT, mode: 0 });
-      return;
+      return set({ ...base, kind: K_OUT, mode: 0 });
     }
     // The content may already be known: a mode change, or a touch.
     if (old !== undefined) {
@@ -956,23 +955,21 @@ export class Snapshotter {
         c.mtime[old] === mtime && (c.flags[old] & (F_RACY | F_UNREAD)) === 0
       ) {
         const hash = c.hash.slice(old * HASH_BYTES, (old + 1) * HASH_BYTES);
-        set({ ...base, kind: K_FILE, mode, hash });
-        return;
+        return set({ ...base, kind: K_FILE, mode, hash });
       }
     }
     if (this.#deferReads) {
       // Its stat now, its content when a call reads it: the watcher says if it changes between.
-      set({ ...base, flags: flags | F_UNREAD, kind: K_FILE, mode });
       this.#unread.add(rel);
-      return;
+      return set({ ...base, flags: flags | F_UNREAD, kind: K_FILE, mode });
     }
     const kept = this.store.putFile(abs, st.size, this.#digest);
     if (!kept) {
       drop();
-      return;
+      return -1;
     }
     this.hashed++;
-    set({ ...base, kind: K_FILE, mode, size: kept.size, hash: kept.hash });
+    return set({ ...base, kind: K_FILE, mode, size: kept.size, hash: kept.hash });
   }
 
   /** The names in `dir`, from the cache while its stat is unchanged. */

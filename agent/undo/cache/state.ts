@@ -232,7 +232,18 @@ export function stateWriter(
     for (const [rel, l] of dirs) {
       const dir = rel === "" ? "" : rel + "/";
       for (let i = 0; i < l.names.length; i++) {
-        const r = l.kinds.charCodeAt(i) === DIR ? undefined : tree.files.get(dir + l.names[i]);
+        if (l.kinds.charCodeAt(i) === DIR) {
+          out.u32(0);
+          continue;
+        }
+        // The row the last scan found for the name, while it is still the name's (one of the rows
+        // written, under that path: compared, no path made); else looked up by path.
+        const name = l.names[i], seen = l.rows ? l.rows[i] - 1 : -1;
+        const p = seen >= 0 && at[seen] >= 0 ? tree.pathAt(seen) : undefined;
+        const r = p !== undefined && p.length === dir.length + name.length && p.endsWith(name) &&
+            p.startsWith(dir)
+          ? seen
+          : tree.files.get(dir + name);
         out.u32(r === undefined ? 0 : at[r] + 1);
       }
     }

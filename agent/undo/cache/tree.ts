@@ -130,6 +130,18 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     this.#pendingRows = n;
   }
 
+  /** Each row's path, as {@link files} names it (a row released keeps its last). */
+  #pathOf: string[] = [];
+
+  /**
+   * The path {@link files} last named row `r` by (still its path while `r` is
+   * one of {@link files}' rows).
+   */
+  pathAt(r: number): string | undefined {
+    this.indexNow();
+    return this.#pathOf[r];
+  }
+
   /** Rows released before the index was made: their paths are left out of it. */
   #dead: Uint8Array | undefined;
   #deadCount = 0;
@@ -154,7 +166,11 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     const files = this.#files, dead = this.#dead;
     if (paths.length !== this.#pendingRows) return;
     for (let r = 0; r < paths.length; r++) if (!dead?.[r]) files.set(paths[r], r);
-    for (const [p, r] of this.#added) files.set(p, r);
+    this.#pathOf = paths;
+    for (const [p, r] of this.#added) {
+      files.set(p, r);
+      paths[r] = p;
+    }
     this.#dead = undefined;
     this.#added = [];
   }
@@ -276,6 +292,7 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     const r = this.cols.alloc();
     this.#write(r, init);
     this.files.set(p, r);
+    this.#pathOf[r] = p;
     this.keep(r);
     return r;
   }
@@ -343,9 +360,9 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
   }
 
   /** Sets file `p` to row `r` of `from` as it is (a file the stat cache vouches for). */
-  copyRow(p: string, from: SnapTree, r: number): void {
+  copyRow(p: string, from: SnapTree, r: number): number {
     const f = from.cols;
-    this.setRow(p, {
+    return this.setRow(p, {
       kind: f.kind[r],
       mode: f.mode[r],
       flags: f.flags[r],

@@ -142,6 +142,13 @@ Deno.test("Snapshotter: a later process's first scan, each file's row taken by i
   // The paths' index, left to be made, serves the next change and the cache written after it.
   put(t.ws, "b/f10.txt", "later\n");
   assert.deepEqual(Object.fromEntries(later.scan()), full());
+  // An update (as a call's, from the watcher's paths) takes a row out and gives one again, which
+  // another file may get: the cache written after it names each file's row as it is now.
+  Deno.removeSync(join(t.ws, "a/f9.txt"));
+  put(t.ws, "c/zz.txt", "after\n");
+  put(t.ws, "b/f13.txt", "changed too\n");
+  const changed = ["a/f9.txt", "c/zz.txt", "b/f13.txt", "a", "c"].map((p) => join(t.ws, p));
+  assert.deepEqual(Object.fromEntries((await later.update(changed))!), full());
   later.saveState();
   const third = new Snapshotter(t.ws, t.store);
   assert.deepEqual(Object.fromEntries(third.scan()), full());

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { K_FILE, K_LINK, SnapTree } from "../../../../agent/undo/cache/tree.ts";
+import { K_FILE, K_LINK, type Listing, SnapTree } from "../../../../agent/undo/cache/tree.ts";
 import { decodeState, encodeState } from "../../../../agent/undo/cache/state.ts";
 
 const row = (size: number) => ({
@@ -53,4 +53,33 @@ Deno.test("SnapTree.indexLater(): a path named twice is indexed once", () => {
   again.indexLater(2, () => ["x", "x"]);
   assert.equal(again.fileCount, 2);
   assert.deepEqual([...again.files.keys()], ["x"]);
+});
+
+Deno.test("a stat cache names each listed file's row by the file's path, not by a row a scan saw once", () => {
+  const tree = new SnapTree();
+  const f13 = tree.setRow("b/f13.txt", row(1));
+  const zz = tree.setRow("c/zz.txt", row(2));
+  const listing = (names: string[], rows: number[]): Listing => ({
+    ino: 1,
+    mtime: 1,
+    ctime: 1,
+    mode: 0o755,
+    names,
+    kinds: "f".repeat(names.length),
+    rows: Int32Array.from(rows, (r) => r + 1),
+    ignore: false,
+    gitignore: false,
+    git: false,
+  });
+  // b's listing remembers a row that is c/zz.txt's now (one given again since): not b/f13.txt's.
+  const dirs: [string, Listing][] = [["b", listing(["f13.txt"], [zz])], [
+    "c",
+    listing(["zz.txt"], [zz]),
+  ]];
+  const back = decodeState(encodeState(tree, dirs, { epoch: 1, removed: 0 }))!;
+  const rowOf = (dir: string) => back.dirs.find(([rel]) => rel === dir)![1].rows![0] - 1;
+  assert.equal(back.tree.files.get("b/f13.txt"), rowOf("b"));
+  assert.equal(back.tree.files.get("c/zz.txt"), rowOf("c"));
+  assert.notEqual(rowOf("b"), rowOf("c"));
+  assert.ok(f13 !== zz);
 });
