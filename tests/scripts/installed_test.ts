@@ -714,6 +714,9 @@ function normalize(text: string, s: Sandbox, fake: FakeModel, ids: Map<string, s
     .replace(/("duration(?:_api)?_ms": ?)[\d.]+/g, "$10")
     .replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b/g, "<time>")
     .replace(/\b\d+(?:\.\d+)? ?ms\b/g, "<ms>")
+    // A job ended with its run goes at SIGTERM, or at SIGKILL a second later when its sandbox was
+    // still starting (a loaded machine): either is the job ended.
+    .replace(/("killed":true,"signal":")SIG(?:TERM|KILL)"/g, '$1<stop>"')
     // An id met before (a run's, in a report) wherever it stands.
     .replace(/[0-9a-z]{8,}/g, (m) => ids.get(m) ?? m);
 }
