@@ -343,7 +343,8 @@ function parts(input: Uint8Array) {
   const dirCols = { ino: f64(d), mtime: f64(d), ctime: f64(d) };
   const counts = new Uint32Array(bytes.buffer, off, d);
   off += pad16(d * 4);
-  const nameRows = new Int32Array(bytes.buffer, off, nNames);
+  // A copy: the listings keep their rows for the session, and must not keep the file's bytes.
+  const nameRows = new Int32Array(bytes.buffer, off, nNames).slice();
   off += pad16(nNames * 4);
   const modes = new Uint16Array(bytes.buffer, off, n + d);
   off += pad16((n + d) * 2);
