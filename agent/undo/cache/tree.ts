@@ -543,9 +543,10 @@ export interface Listing {
   gitignore: boolean;
   git: boolean;
   /**
-   * Each name's row plus one (0: none) in the stat cache this listing was read
-   * from, the rows a scan may take by place (see `Snapshotter`); absent in a
-   * listing read from the disk.
+   * Each name's row plus one (0: none): as the stat cache this listing was read
+   * from gives it, then as the last scan found it. A first scan of that cache
+   * takes each file's row from here (see `Snapshotter`); the cache's writer
+   * takes it once checked against the row's path.
    */
   rows?: Int32Array;
   /** Ignore verdicts of `names` under the rule set of that key. */
