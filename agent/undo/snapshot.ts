@@ -1009,11 +1009,16 @@ export class Snapshotter {
     const l: Listing = { ino, mtime, ctime, mode, names, kinds, ignore, gitignore, git };
     // A first scan of the cache takes the rows of the names it knew by place still.
     if (hit?.rows && this.#byPlace) l.rows = rowsByName(hit, names);
-    // The next process takes it from the stat cache; one changed just now as a listing no stat
-    // matches (it is read again), its names kept for their rows.
-    this.#dirs.set(dir, isRacy(now, mtime, ctime) ? { ...l, mtime: NaN } : l);
-    this.#dirty = true;
-    this.#changes++;
+    if (!isRacy(now, mtime, ctime)) {
+      this.#dirs.set(dir, l);
+      // The next process takes it from the stat cache.
+      this.#dirty = true;
+      this.#changes++;
+    } else {
+      // Changed just now: kept as a listing no stat matches (it is read again), its names kept
+      // for their rows.
+      this.#dirs.set(dir, { ...l, mtime: NaN });
+    }
     return l;
   }
 }

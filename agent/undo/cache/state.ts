@@ -8,9 +8,10 @@
  * Layout (little-endian): a header of counts and lengths, the store's stamp
  * and a checksum of the rest; then the rows' float columns (inode, size,
  * mtime, ctime), the directories' (inode, mtime, ctime) and name counts, each
- * listed name's row (plus one; zero: none, a directory), the modes, the kinds and flags, the content hashes (32 bytes a row, zeros for
- * what is no file), and the strings (paths, directories, names, symlink targets), each
- * list joined by NUL, which no path holds. A file that does not check out is
+ * listed name's row (plus one; zero: none, a directory), the modes, the kinds
+ * and flags, the content hashes (32 bytes a row, zeros for what is no file),
+ * and the strings (paths, directories, names, symlink targets), each list
+ * joined by NUL, which no path holds. A file that does not check out is
  * no cache at all: the next scan reads what it must.
  *
  * @module

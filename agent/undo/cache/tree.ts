@@ -164,7 +164,6 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     const paths = this.#unindexed!();
     this.#unindexed = undefined;
     const files = this.#files, dead = this.#dead;
-    if (paths.length !== this.#pendingRows) return;
     for (let r = 0; r < paths.length; r++) if (!dead?.[r]) files.set(paths[r], r);
     this.#pathOf = paths;
     for (const [p, r] of this.#added) {
