@@ -18,8 +18,11 @@ const ROOT = new URL("../", import.meta.url).pathname;
 function project(ws: string, recipe: string, imports: Record<string, string> = {}): string {
   Deno.symlinkSync(ROOT, join(ws, "crab"));
   Deno.writeTextFileSync(join(ws, "deno.json"), JSON.stringify({ workspace: ["./crab"], imports }));
-  // crab's lock, so the project resolves what the cache holds.
-  Deno.copyFileSync(join(ROOT, "deno.lock"), join(ws, "deno.lock"));
+  // crab's lock as the project's own would hold it (crab's dependencies under its member), so
+  // the project resolves what the cache holds and Deno fetches no registry package lists.
+  const lock = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.lock")));
+  lock.workspace = { members: { crab: lock.workspace } };
+  Deno.writeTextFileSync(join(ws, "deno.lock"), JSON.stringify(lock, null, 2));
   const path = join(ws, recipe);
   Deno.copyFileSync(join(ROOT, "docs/recipes", recipe), path);
   return path;
