@@ -66,6 +66,8 @@ export function inotifyAvailable(): boolean {
 export interface InotifyWatcher extends AsyncIterable<Deno.FsEvent> {
   /** Reads every event queued now and hands it to the iterator. */
   drain(): void;
+  /** Its events name every entry that came, went or changed, links too (`watch.ts`'s `exact`). */
+  readonly exact: true;
   unref(): void;
   close(): void;
 }
@@ -134,6 +136,7 @@ export function watchWithInotify(paths: readonly string[]): InotifyWatcher {
   const timer = setInterval(drain, DRAIN_MS);
   Deno.unrefTimer(timer);
   return {
+    exact: true,
     drain,
     // The timer never holds the process; a pending read is a promise, nothing more.
     unref() {},

@@ -390,7 +390,7 @@ export class Snapshotter {
    * cannot be vouched for: no earlier snapshot, an ignore file or a `.git`
    * changed, too many paths: then scan everything.
    */
-  async update(changed: Iterable<string>): Promise<Tree | undefined> {
+  async update(changed: Iterable<string>, exact = false): Promise<Tree | undefined> {
     const last = this.#last;
     this.delta = undefined;
     if (!last) return undefined;
@@ -399,7 +399,7 @@ export class Snapshotter {
     tree.openJournal();
     let out: Tree | undefined;
     try {
-      out = this.#updateIn(tree, last, changed);
+      out = this.#updateIn(tree, last, changed, exact);
       // What a scan ahead left unread is read now, however many (no cheaper by a scan), under
       // the stat it took then: the watcher said what changed since, and the update looked.
       if (out) await this.#fill(tree);
@@ -417,21 +417,37 @@ export class Snapshotter {
    */
   delta: TreeChange[] | undefined;
 
-  #updateIn(tree: SnapTree, last: Last, changed: Iterable<string>): Tree | undefined {
+  #updateIn(
+    tree: SnapTree,
+    last: Last,
+    changed: Iterable<string>,
+    exact: boolean,
+  ): Tree | undefined {
     this.hashed = this.hashedBeside = this.statsBeside = 0;
     const now = Date.now();
     const ws = this.workspace, prefix = ws + "/";
     const regions = new Set<string>();
+    // With an exact watcher, the directories whose listings may have changed: those it named,
+    // and those holding what it named (workspace-relative).
+    const named = exact ? new Set<string>() : undefined;
     for (const abs of changed) {
       if (abs === ws) return undefined;
       if (!abs.startsWith(prefix)) continue;
+      if (named) {
+        const rel = abs.slice(prefix.length), slash = rel.lastIndexOf("/");
+        named.add(rel).add(slash < 0 ? "" : rel.slice(0, slash));
+      }
       const region = regionOf(abs, abs.slice(prefix.length), tree);
       if (region === null) return undefined;
       if (region === undefined) continue;
       regions.add(region);
       if (regions.size > MAX_REGIONS) return undefined;
     }
-    const swept = this.#swept?.last === last ? this.#swept.regions : this.#sweepDirs(last, now);
+    const swept = named
+      ? this.#sweepDirs(last, now, named)
+      : this.#swept?.last === last
+      ? this.#swept.regions
+      : this.#sweepDirs(last, now);
     this.#swept = undefined;
     if (!swept) return undefined;
     for (const r of swept) regions.add(r);
@@ -500,14 +516,21 @@ export class Snapshotter {
   }
 
   /**
-   * What changed in the directories of `last`, by their stat (a changed one
-   * is listed again and compared): a watcher can miss an entry it could not
-   * stat when it came (a symlink loop). Undefined: scan everything.
+   * What changed in the directories of `last` (those of `only`, when given),
+   * by their stat (a changed one is listed again and compared): a watcher
+   * other than an exact one can miss an entry it could not stat when it came
+   * (a symlink loop). Undefined: scan everything.
    */
-  #sweepDirs(last: Last, now: number): Set<string> | undefined {
+  #sweepDirs(last: Last, now: number, only?: ReadonlySet<string>): Set<string> | undefined {
     const regions = new Set<string>();
     const add = (rel: string, name: string) => regions.add(rel === "" ? name : rel + "/" + name);
-    for (const [rel, d] of last.sets) {
+    const dirs = only
+      ? [...only].flatMap((rel) => {
+        const d = last.sets.get(rel);
+        return d ? [[rel, d] as const] : [];
+      })
+      : last.sets;
+    for (const [rel, d] of dirs) {
       const l = this.#listing(d.abs, now);
       if (l === d.l) continue;
       if (!l) {

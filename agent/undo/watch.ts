@@ -39,6 +39,14 @@ export type Watcher = AsyncIterable<Deno.FsEvent> & {
   close(): void;
   /** Delivers what is queued now (a watcher read when asked, not by a thread of its own). */
   drain?(): void;
+  /**
+   * Whether its events name every entry that came, went or changed in a
+   * watched directory, whatever its kind (a symlink too), and the directory
+   * itself when its own stat changed: then only the directories it named need
+   * their listings compared. `Deno.watchFs` drops the creation of a link it
+   * cannot follow.
+   */
+  readonly exact?: boolean;
 };
 
 /** Starts a watcher of the directories `paths`, not recursively (tests: one that fails or overflows). */
@@ -54,6 +62,8 @@ export interface Subscription {
   readonly watching: boolean;
   /** Whether watching was given up for this process: no watcher could start, or one failed. */
   readonly gaveUp: boolean;
+  /** Whether the watcher running now is exact ({@link Watcher.exact}). */
+  readonly exact: boolean;
   /**
    * Waits until every change made before now has been delivered. False when
    * that cannot be known: no watcher runs, or its marker did not come back
@@ -63,9 +73,10 @@ export interface Subscription {
   /**
    * The absolute paths changed since the last take, and whether that set is
    * complete (nothing overflowed, the watcher is alive, every flush since the
-   * last take succeeded). Empties the set.
+   * last take succeeded) and exact (every watcher since the last take was:
+   * {@link Watcher.exact}). Empties the set.
    */
-  take(): { paths: Set<string>; complete: boolean };
+  take(): { paths: Set<string>; complete: boolean; exact: boolean };
   /** Watches these directories (absolute, real) from now on; those not watched before count as changed. */
   target(dirs: readonly string[]): Promise<void>;
   /** Stops collecting changes for this consumer. */
@@ -75,6 +86,8 @@ export interface Subscription {
 interface Sub {
   paths: Set<string>;
   complete: boolean;
+  /** Whether every watcher since the last take was exact. */
+  exact: boolean;
   /**
    * Wants what changes from now on, not a snapshot's worth: a new watcher
    * (the old one flushed first, the new directories given as changed) loses
@@ -112,6 +125,7 @@ class WorkspaceWatch {
     const sub: Sub = {
       paths: new Set(),
       complete: fromNow && this.#current !== undefined,
+      exact: this.#current?.watcher.exact === true,
       ...(fromNow ? { fromNow } : {}),
     };
     this.#subs.add(sub);
@@ -124,15 +138,24 @@ class WorkspaceWatch {
       get gaveUp() {
         return self.#gaveUp;
       },
+      get exact() {
+        return self.#current?.watcher.exact === true;
+      },
       flush: async () => {
         const ok = this.#current ? await this.#flush(this.#current) : false;
         if (!ok) sub.complete = false;
         return ok;
       },
       take: () => {
-        const out = { paths: sub.paths, complete: sub.complete && this.#current !== undefined };
+        const now = this.#current;
+        const out = {
+          paths: sub.paths,
+          complete: sub.complete && now !== undefined,
+          exact: sub.exact,
+        };
         sub.paths = new Set();
-        sub.complete = this.#current !== undefined;
+        sub.complete = now !== undefined;
+        sub.exact = now?.watcher.exact === true;
         return out;
       },
       target: (dirs) => this.#target(dirs, sub),
@@ -176,6 +199,7 @@ class WorkspaceWatch {
     this.#pump(next);
     for (const s of this.#subs) {
       if (s !== by && !s.fromNow) s.complete = false;
+      if (!watcher.exact) s.exact = false;
       // What the old watcher did not watch may have changed before the new one started.
       for (const d of dirs) if (!old?.dirs.has(d)) s.paths.add(d);
     }
@@ -396,12 +420,13 @@ export async function snapshotWith(
     return await scanFirst(snap);
   }
   if (sub.watching) {
-    // The directories are stat'ed while the watcher's marker travels.
+    // The directories are stat'ed while the watcher's marker travels, unless its events name
+    // every directory whose listing changed.
     const flushing = sub.flush();
-    snap.sweep();
+    if (!sub.exact) snap.sweep();
     const flushed = await flushing;
-    const { paths, complete } = sub.take();
-    const tree = flushed && complete ? await snap.update(paths) : undefined;
+    const { paths, complete, exact } = sub.take();
+    const tree = flushed && complete ? await snap.update(paths, exact) : undefined;
     if (tree) {
       how?.("update");
       await sub.target(snap.dirs());
@@ -416,8 +441,8 @@ export async function snapshotWith(
       await scanFirst(snap);
       await sub.target(snap.dirs());
       const flushed = await sub.flush();
-      const { paths, complete } = sub.take();
-      const tree = flushed && complete ? await snap.update(paths) : undefined;
+      const { paths, complete, exact } = sub.take();
+      const tree = flushed && complete ? await snap.update(paths, exact) : undefined;
       if (tree) {
         how?.("scan");
         await sub.target(snap.dirs());

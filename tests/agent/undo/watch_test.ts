@@ -9,6 +9,7 @@ import {
   stopWatching,
   type Subscription,
   type Watcher,
+  type WatchFs,
   watchWorkspace,
 } from "../../../agent/undo/watch.ts";
 import { bashTool } from "../../../tools/bash.ts";
@@ -33,8 +34,8 @@ interface Setup {
   [Symbol.dispose](): void;
 }
 
-/** A workspace with a few files, watched, and its first full scan. */
-async function setUp(): Promise<Setup> {
+/** A workspace with a few files, watched (by `watchFs`, else the process's own), and its first full scan. */
+async function setUp(watchFs?: WatchFs): Promise<Setup> {
   const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-watch-" }));
   const ws = join(root, "ws");
   Deno.mkdirSync(join(ws, ".git"), { recursive: true });
@@ -46,7 +47,7 @@ async function setUp(): Promise<Setup> {
   Deno.mkdirSync(join(ws, "node_modules", "pkg"), { recursive: true });
   Deno.writeTextFileSync(join(ws, "node_modules", "pkg", "i.js"), "x\n");
   Deno.symlinkSync("top.txt", join(ws, "ln"));
-  const sub = watchWorkspace(ws, join(root, "marks"));
+  const sub = watchWorkspace(ws, join(root, "marks"), watchFs);
   const snap = new Snapshotter(ws, new UndoStore(join(root, "undo")));
   const last = new Map(await snapshotWith(sub, snap));
   return {
@@ -56,10 +57,31 @@ async function setUp(): Promise<Setup> {
     snap,
     last,
     [Symbol.dispose]() {
+      sub.close();
       stopWatching(ws);
       Deno.removeSync(root, { recursive: true });
     },
   };
+}
+
+/**
+ * The test once with the watcher crab uses where it may call native code
+ * (inotify, exact: only the directories it names are listed again), once
+ * with Deno's (every directory's stat is compared).
+ */
+function bothWatchers(name: string, fn: (setUp: () => Promise<Setup>) => Promise<void>): void {
+  Deno.test(`${name} (inotify)`, () =>
+    fn(async () => {
+      const t = await setUp();
+      assert.equal(t.sub.exact, true);
+      return t;
+    }));
+  Deno.test(`${name} (Deno.watchFs)`, () =>
+    fn(async () => {
+      const t = await setUp((paths) => Deno.watchFs(paths, { recursive: false }));
+      assert.equal(t.sub.exact, false);
+      return t;
+    }));
 }
 
 /** What a fresh full scan sees now, by a snapshotter with no cache. */
@@ -95,14 +117,14 @@ async function updatedLikeScan(t: Setup, act: () => void, expect: string[]): Pro
   t.last = new Map(inc);
 }
 
-Deno.test("update(): an edited file", async () => {
+bothWatchers("update(): an edited file", async (setUp) => {
   using t = await setUp();
   await updatedLikeScan(t, () => Deno.writeTextFileSync(join(t.ws, "d/one.txt"), "ONE\n"), [
     "~d/one.txt",
   ]);
 });
 
-Deno.test("update(): a file in a nested directory made by the same command", async () => {
+bothWatchers("update(): a file in a nested directory made by the same command", async (setUp) => {
   using t = await setUp();
   await updatedLikeScan(t, () => sh(t.ws, "mkdir -p a/b && echo x > a/b/f && echo y > a/g"), [
     "+a",
@@ -112,7 +134,7 @@ Deno.test("update(): a file in a nested directory made by the same command", asy
   ]);
 });
 
-Deno.test("update(): a renamed directory, a removed tree", async () => {
+bothWatchers("update(): a renamed directory, a removed tree", async (setUp) => {
   using t = await setUp();
   await updatedLikeScan(t, () => sh(t.ws, "mv d dd"), [
     "-d",
@@ -127,55 +149,67 @@ Deno.test("update(): a renamed directory, a removed tree", async () => {
   await updatedLikeScan(t, () => sh(t.ws, "rm -rf dd/e"), ["-dd/e", "-dd/e/two.txt"]);
 });
 
-Deno.test("update(): a chmod of a file and of a directory, a symlink's new target", async () => {
-  using t = await setUp();
-  await updatedLikeScan(t, () => sh(t.ws, "chmod 600 top.txt && chmod 700 d/e"), [
-    "~d/e",
-    "~top.txt",
-  ]);
-  await updatedLikeScan(t, () => sh(t.ws, "ln -sfn d/one.txt ln"), ["~ln"]);
-});
+bothWatchers(
+  "update(): a chmod of a file and of a directory, a symlink's new target",
+  async (setUp) => {
+    using t = await setUp();
+    await updatedLikeScan(t, () => sh(t.ws, "chmod 600 top.txt && chmod 700 d/e"), [
+      "~d/e",
+      "~top.txt",
+    ]);
+    await updatedLikeScan(t, () => sh(t.ws, "ln -sfn d/one.txt ln"), ["~ln"]);
+  },
+);
 
-Deno.test("update(): what the watcher is not told of: a symlink loop, a write through a hard link's other name", async () => {
-  using t = await setUp();
-  // The watcher drops the creation of a link it cannot follow; the directory's listing shows it.
-  await updatedLikeScan(t, () => sh(t.ws, "ln -s loop d/loop"), ["+d/loop"]);
-  const outside = join(t.root, "outside");
-  Deno.writeTextFileSync(outside, "1\n");
-  await updatedLikeScan(t, () => Deno.linkSync(outside, join(t.ws, "d/e/hard")), ["+d/e/hard"]);
-  await updatedLikeScan(t, () => Deno.writeTextFileSync(outside, "22\n"), ["~d/e/hard"]);
-});
+bothWatchers(
+  "update(): what the watcher is not told of: a symlink loop, a write through a hard link's other name",
+  async (setUp) => {
+    using t = await setUp();
+    // The watcher drops the creation of a link it cannot follow; the directory's listing shows it.
+    await updatedLikeScan(t, () => sh(t.ws, "ln -s loop d/loop"), ["+d/loop"]);
+    const outside = join(t.root, "outside");
+    Deno.writeTextFileSync(outside, "1\n");
+    await updatedLikeScan(t, () => Deno.linkSync(outside, join(t.ws, "d/e/hard")), ["+d/e/hard"]);
+    await updatedLikeScan(t, () => Deno.writeTextFileSync(outside, "22\n"), ["~d/e/hard"]);
+  },
+);
 
-Deno.test("update(): a directory holding a symlink to the workspace comes and goes; later changes are still seen", async () => {
-  using t = await setUp();
-  await updatedLikeScan(
-    t,
-    () =>
-      sh(
-        t.ws,
-        `Y=$(mktemp -d -p "${t.root}") && ln -s .. "$Y/root" && mv "$Y" x && sleep 0.05 && echo w > x/root/w && rm -r x`,
-      ),
-    ["+w"],
-  );
-  await updatedLikeScan(t, () => sh(t.ws, "chmod +x top.txt; echo 2 >> d/one.txt"), [
-    "~d/one.txt",
-    "~top.txt",
-  ]);
-});
+bothWatchers(
+  "update(): a directory holding a symlink to the workspace comes and goes; later changes are still seen",
+  async (setUp) => {
+    using t = await setUp();
+    await updatedLikeScan(
+      t,
+      () =>
+        sh(
+          t.ws,
+          `Y=$(mktemp -d -p "${t.root}") && ln -s .. "$Y/root" && mv "$Y" x && sleep 0.05 && echo w > x/root/w && rm -r x`,
+        ),
+      ["+w"],
+    );
+    await updatedLikeScan(t, () => sh(t.ws, "chmod +x top.txt; echo 2 >> d/one.txt"), [
+      "~d/one.txt",
+      "~top.txt",
+    ]);
+  },
+);
 
-Deno.test("update(): a change inside an ignored heavy directory is its mtime, as a scan has it", async () => {
-  using t = await setUp();
-  await updatedLikeScan(
-    t,
-    () => sh(t.ws, "sleep 0.01; mkdir node_modules/q; echo > node_modules/q/z"),
-    [
-      "~node_modules",
-    ],
-  );
-  await updatedLikeScan(t, () => sh(t.ws, "echo more >> node_modules/pkg/i.js"), []);
-});
+bothWatchers(
+  "update(): a change inside an ignored heavy directory is its mtime, as a scan has it",
+  async (setUp) => {
+    using t = await setUp();
+    await updatedLikeScan(
+      t,
+      () => sh(t.ws, "sleep 0.01; mkdir node_modules/q; echo > node_modules/q/z"),
+      [
+        "~node_modules",
+      ],
+    );
+    await updatedLikeScan(t, () => sh(t.ws, "echo more >> node_modules/pkg/i.js"), []);
+  },
+);
 
-Deno.test("update(): a change made in another mount namespace", async () => {
+bothWatchers("update(): a change made in another mount namespace", async (setUp) => {
   using t = await setUp();
   const mnt = join(t.root, "mnt");
   Deno.mkdirSync(mnt);
@@ -190,55 +224,61 @@ Deno.test("update(): a change made in another mount namespace", async () => {
   );
 });
 
-Deno.test("update(): a changed ignore file, or .git itself, needs a full scan", async () => {
-  using t = await setUp();
-  const how = async () => {
-    let h = "";
-    await snapshotWith(t.sub, t.snap, (x) => h = x);
-    return h;
-  };
-  Deno.writeTextFileSync(join(t.ws, ".gitignore"), "*.txt\n");
-  assert.equal(await how(), "scan");
-  Deno.removeSync(join(t.ws, ".git"), { recursive: true });
-  assert.equal(await how(), "scan");
-  // Changes inside .git are no concern of undo's.
-  Deno.mkdirSync(join(t.ws, ".git", "refs"), { recursive: true });
-  assert.equal(await how(), "scan");
-  Deno.writeTextFileSync(join(t.ws, ".git", "refs", "HEAD"), "x");
-  assert.equal(await how(), "update");
-});
+bothWatchers(
+  "update(): a changed ignore file, or .git itself, needs a full scan",
+  async (setUp) => {
+    using t = await setUp();
+    const how = async () => {
+      let h = "";
+      await snapshotWith(t.sub, t.snap, (x) => h = x);
+      return h;
+    };
+    Deno.writeTextFileSync(join(t.ws, ".gitignore"), "*.txt\n");
+    assert.equal(await how(), "scan");
+    Deno.removeSync(join(t.ws, ".git"), { recursive: true });
+    assert.equal(await how(), "scan");
+    // Changes inside .git are no concern of undo's.
+    Deno.mkdirSync(join(t.ws, ".git", "refs"), { recursive: true });
+    assert.equal(await how(), "scan");
+    Deno.writeTextFileSync(join(t.ws, ".git", "refs", "HEAD"), "x");
+    assert.equal(await how(), "update");
+  },
+);
 
-Deno.test("update(): random operations, each step equal to a full scan (seeded)", async () => {
-  using t = await setUp();
-  let seed = 20261204;
-  const rand = (n: number) => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return Math.floor((seed / 2147483648) * n);
-  };
-  const names = ["a", "b", "c", "d", "e", "x.log"];
-  const somePath = (depth: number) =>
-    Array.from({ length: 1 + rand(depth) }, () => names[rand(names.length)]).join("/");
-  const ops = [
-    (p: string) => `mkdir -p ${p} && echo ${rand(9)} > ${p}/f${rand(3)}`,
-    (p: string) => `echo ${rand(1000)} >> ${p} 2>/dev/null || true`,
-    (p: string) => `rm -rf ${p}`,
-    (p: string) => `mv ${p} ${somePath(2)} 2>/dev/null || true`,
-    (p: string) => `chmod ${["600", "755", "644"][rand(3)]} ${p} 2>/dev/null || true`,
-    (p: string) => `rm -rf ${p}; ln -s ${somePath(2)} ${p} 2>/dev/null || true`,
-    (p: string) =>
-      `mkdir -p ${p}/node_modules/z && echo > ${p}/node_modules/z/y 2>/dev/null || true`,
-  ];
-  let updates = 0;
-  const started = performance.now();
-  for (let step = 0; step < 60 && performance.now() - started < 60_000; step++) {
-    const script = Array.from({ length: 1 + rand(3) }, () => ops[rand(ops.length)](somePath(3)))
-      .map((op) => `{ ${op}; } 2>/dev/null`).join("; ") + "; true";
-    sh(t.ws, script);
-    const inc = await snapshotWith(t.sub, t.snap, (h) => h === "update" && updates++);
-    assert.deepEqual(sorted(inc), sorted(fullScan(t)), `after step ${step}: ${script}`);
-  }
-  assert.ok(updates >= 30, `only ${updates} steps were updates`);
-});
+bothWatchers(
+  "update(): random operations, each step equal to a full scan (seeded)",
+  async (setUp) => {
+    using t = await setUp();
+    let seed = 20261204;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return Math.floor((seed / 2147483648) * n);
+    };
+    const names = ["a", "b", "c", "d", "e", "x.log"];
+    const somePath = (depth: number) =>
+      Array.from({ length: 1 + rand(depth) }, () => names[rand(names.length)]).join("/");
+    const ops = [
+      (p: string) => `mkdir -p ${p} && echo ${rand(9)} > ${p}/f${rand(3)}`,
+      (p: string) => `echo ${rand(1000)} >> ${p} 2>/dev/null || true`,
+      (p: string) => `rm -rf ${p}`,
+      (p: string) => `mv ${p} ${somePath(2)} 2>/dev/null || true`,
+      (p: string) => `chmod ${["600", "755", "644"][rand(3)]} ${p} 2>/dev/null || true`,
+      (p: string) => `rm -rf ${p}; ln -s ${somePath(2)} ${p} 2>/dev/null || true`,
+      (p: string) =>
+        `mkdir -p ${p}/node_modules/z && echo > ${p}/node_modules/z/y 2>/dev/null || true`,
+    ];
+    let updates = 0;
+    const started = performance.now();
+    for (let step = 0; step < 60 && performance.now() - started < 60_000; step++) {
+      const script = Array.from({ length: 1 + rand(3) }, () => ops[rand(ops.length)](somePath(3)))
+        .map((op) => `{ ${op}; } 2>/dev/null`).join("; ") + "; true";
+      sh(t.ws, script);
+      const inc = await snapshotWith(t.sub, t.snap, (h) => h === "update" && updates++);
+      assert.deepEqual(sorted(inc), sorted(fullScan(t)), `after step ${step}: ${script}`);
+    }
+    assert.ok(updates >= 30, `only ${updates} steps were updates`);
+  },
+);
 
 let seq = 0;
 function callOf(tool: string, input: Record<string, unknown>): CheckedCall {
