@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFiles, StatsAhead } from "../../../tools/search/file_reader.ts";
+import { nativeRead, readFiles, StatsAhead } from "../../../tools/search/file_reader.ts";
 
 function bytes(n: number, seed = 1): Uint8Array {
   const out = new Uint8Array(n);
@@ -21,23 +21,66 @@ Deno.test("readFiles() gives every file's bytes in order, across batches and rea
     Deno.writeFileSync(paths[11], bytes(4096, 11));
     const max = 4096;
     const listed = sizes.map((n, i) => (i === 11 ? 10 : n));
-    for (const workers of [1, 3]) {
+    for (const [workers, native] of [[1, true], [3, true], [1, false]] as const) {
       const seen: number[] = [];
-      await readFiles(`${dir}/`, names, listed, 8 * 1024 * 1024, (i, got) => {
-        seen.push(i);
-        if (i === 9) return assert.deepEqual(got, { failed: "unreadable" });
-        assert.ok(got.bytes, `file ${i}`);
-        assert.deepEqual(got.bytes, Deno.readFileSync(paths[i]), `file ${i}`);
-      }, workers);
-      assert.deepEqual(seen, paths.map((_, i) => i), `${workers} readers`);
+      await readFiles(
+        `${dir}/`,
+        names,
+        listed,
+        8 * 1024 * 1024,
+        (i, got) => {
+          seen.push(i);
+          if (i === 9) return assert.deepEqual(got, { failed: "unreadable" });
+          assert.ok(got.bytes, `file ${i}`);
+          assert.deepEqual(got.bytes, Deno.readFileSync(paths[i]), `file ${i}`);
+        },
+        workers,
+        native,
+      );
+      assert.deepEqual(seen, paths.map((_, i) => i), `${workers} readers, native ${native}`);
       const tooBig: number[] = [];
-      await readFiles(`${dir}/`, names, listed, max, (i, got) => {
-        if (!got.bytes && got.failed === "too big") tooBig.push(i);
-      }, workers);
+      await readFiles(
+        `${dir}/`,
+        names,
+        listed,
+        max,
+        (i, got) => {
+          if (!got.bytes && got.failed === "too big") tooBig.push(i);
+        },
+        workers,
+        native,
+      );
       assert.deepEqual(tooBig, [5, 11]);
     }
     // Nothing to read: it ends at once.
     await readFiles("/", [], [], max, () => assert.fail("no file"));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("nativeRead() reads a file whole, or says it is too big or its buffer too small; follows no symlink, waits on no FIFO", () => {
+  const read = nativeRead();
+  assert.ok(read, "libc can be called here (Linux, --allow-ffi)");
+  const dir = Deno.makeTempDirSync({ prefix: "crab-nativeread-" });
+  try {
+    const content = bytes(3000, 7);
+    Deno.writeFileSync(`${dir}/f`, content);
+    Deno.symlinkSync("f", `${dir}/l`);
+    const { mkfifo } = Deno.dlopen("libc.so.6", {
+      mkfifo: { parameters: ["buffer", "u32"], result: "i32" },
+    }).symbols;
+    assert.equal(mkfifo(new TextEncoder().encode(`${dir}/p\0`), 0o600), 0);
+    const buf = new Uint8Array(5000);
+    assert.equal(read(`${dir}/f`, buf, 100, 1 << 20), 3000);
+    assert.deepEqual(buf.subarray(100, 3100), content);
+    assert.equal(read(`${dir}/f`, buf, 2500, 1 << 20), -3, "no room for it from 2500");
+    assert.equal(read(`${dir}/f`, buf, 0, 3000), -2, "3000 bytes: not under the limit");
+    assert.equal(read(`${dir}/f`, buf, 0, 3001), 3000);
+    assert.equal(read(`${dir}/l`, buf, 0, 1 << 20), -1, "a symlink is not followed");
+    assert.equal(read(`${dir}/gone`, buf, 0, 1 << 20), -1);
+    assert.equal(read(`${dir}/f\0x`, buf, 0, 1 << 20), -1, "a NUL ends no path early");
+    assert.equal(read(`${dir}/p`, buf, 0, 1 << 20), 0, "a FIFO with no writer reads empty at once");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
