@@ -35,11 +35,12 @@ import {
   initialSet,
 } from "../../tools/search/ignore.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
-import { readFiles, StatsAhead } from "../../tools/search/file_reader.ts";
+import { readFiles, type ReadStat, StatsAhead } from "../../tools/search/file_reader.ts";
 import { type Entry, LOOSE_BYTES, rawOf, type StoreStamp, type UndoStore } from "./store.ts";
 import {
   DIR,
   F_IG,
+  F_NOSTAT,
   F_RACY,
   F_UNREAD,
   HASH_BYTES,
@@ -147,6 +148,11 @@ interface Last {
   sets: Map<string, DirSet>;
   rules: string;
 }
+
+/** A listing's kind of a regular file. */
+const LISTED_FILE = "f".charCodeAt(0);
+/** Bytes a reader expects of a file whose stat is not taken yet (most source files are smaller). */
+const SIZE_GUESS = 4096;
 
 /** The stat cache is written inside a call once this many rows changed, or this long after the last time. */
 const SAVE_CHANGES = 1000, SAVE_MS = 60_000;
@@ -342,7 +348,8 @@ export class Snapshotter {
     // from the last back (after `now`, as the walk's are); a stat is half a file's cost saved
     // (a read the whole): from twice as many files.
     this.#stopAhead();
-    if (this.readers > 0 && this.listedFiles() >= 2 * this.readersFrom) {
+    // Without a stat cache every file is new, and its stat is taken when it is read.
+    if (from && this.readers > 0 && this.listedFiles() >= 2 * this.readersFrom) {
       const prefix = this.workspace + "/", groups: [string, string[], string][] = [];
       let n = 0;
       for (const [abs, l] of this.#dirs) {
@@ -561,11 +568,37 @@ export class Snapshotter {
     for (const rel of this.#unread) {
       const r = tree.files.get(rel);
       if (r === undefined || (c.flags[r] & F_UNREAD) === 0) continue;
+      if (c.flags[r] & F_NOSTAT) {
+        // No reader took it: looked at whole here, its stat first.
+        this.#look(prefix + rel, rel, (c.flags[r] & F_IG) !== 0, Date.now(), tree, undefined);
+        continue;
+      }
       const kept = this.store.putFile(prefix + rel, c.size[r], this.#digest);
       if (kept) this.#read(tree, r, kept.hash, kept.size);
       else tree.delete(rel);
     }
     this.#unread.clear();
+  }
+
+  /**
+   * Row `r` of `tree` (file `rel`, its stat not taken) has the stat `st`,
+   * taken from the file opened before `len` bytes were read from it. False
+   * when it is over its size limit (it is looked at again).
+   */
+  #statRead(tree: SnapTree, rel: string, r: number, st: ReadStat, len: number): boolean {
+    const c = tree.cols;
+    const ig = (c.flags[r] & F_IG) !== 0;
+    if (st.size > (ig ? this.limits.ignoredMax : this.limits.fileMax)) return false;
+    c.ino[r] = st.ino;
+    c.size[r] = st.size;
+    c.mtime[r] = st.mtime;
+    c.ctime[r] = st.ctime;
+    c.mode[r] = st.mode & 0o7777;
+    // Changed while it was read: the next scan reads it again.
+    const racy = isRacy(Date.now(), st.mtime, st.ctime) || len !== st.size;
+    c.flags[r] = (c.flags[r] & ~F_NOSTAT) | (racy ? F_RACY : 0);
+    if (st.nlink > 1) this.#linked.add(rel);
+    return true;
   }
 
   /** Row `r` of `tree` has the content of hash `raw`, `size` bytes. */
@@ -586,22 +619,41 @@ export class Snapshotter {
     if (this.#unread.size >= this.readersFrom && this.readers > 0) {
       const c = tree.cols;
       const rels: string[] = [], rows: number[] = [], sizes: number[] = [];
+      let stats = false;
       for (const rel of this.#unread) {
         const r = tree.files.get(rel);
         if (r === undefined || (c.flags[r] & F_UNREAD) === 0 || c.size[r] >= LOOSE_BYTES) continue;
         rels.push(rel);
         rows.push(r);
-        sizes.push(c.size[r]);
+        // A file whose stat is not taken yet: about the size of most.
+        const noStat = (c.flags[r] & F_NOSTAT) !== 0;
+        sizes.push(noStat ? SIZE_GUESS : c.size[r]);
+        stats ||= noStat;
       }
       try {
         // The tree is this thread's alone meanwhile: its rows stay as they are.
-        await readFiles(this.workspace + "/", rels, sizes, LOOSE_BYTES, (i, got) => {
-          if (!got.bytes) return; // Unreadable or grown: read here, below.
-          const hash = this.#digest(got.bytes);
-          this.store.putRead(hash, got.bytes);
-          this.#read(tree, rows[i], hash, got.bytes.byteLength);
-          this.hashedBeside++;
-        }, this.readers);
+        await readFiles(
+          this.workspace + "/",
+          rels,
+          sizes,
+          LOOSE_BYTES,
+          (i, got) => {
+            if (!got.bytes) return; // Unreadable or grown: read here, below.
+            const r = rows[i];
+            if (c.flags[r] & F_NOSTAT) {
+              // Not a file to keep as read (over its limit): looked at here, below.
+              if (!got.stat || !this.#statRead(tree, rels[i], r, got.stat, got.bytes.byteLength)) {
+                return;
+              }
+            }
+            const hash = this.#digest(got.bytes);
+            this.store.putRead(hash, got.bytes);
+            this.#read(tree, r, hash, got.bytes.byteLength);
+            this.hashedBeside++;
+          },
+          this.readers,
+          { stats },
+        );
       } catch {
         // What no reader gave back is read here.
       }
@@ -780,6 +832,7 @@ export class Snapshotter {
           from,
           at === undefined ? undefined : at + i,
           places === undefined ? undefined : places[i] - 1,
+          kinds.charCodeAt(i) === LISTED_FILE,
         );
         if (tree.fileCount > max) {
           throw new TooLarge(`the workspace has more than ${max} files undo would keep`);
@@ -925,8 +978,29 @@ export class Snapshotter {
     aheadAt?: number,
     /** Its row in `from` by its place (-1: none), in a scan in place of a cache not indexed. */
     place?: number,
+    /** Whether its folder's listing says it is a regular file. */
+    listedFile = false,
   ): number {
     const old = place === undefined ? from?.files.get(rel) : place >= 0 ? place : undefined;
+    if (
+      listedFile && old === undefined && this.#deferReads && this.readers > 0 &&
+      (!this.#mayStore || this.#mayStore(abs))
+    ) {
+      // New, and read later anyway: its stat is taken then, from the file opened (F_NOSTAT).
+      this.#dirty = true;
+      this.#changes++;
+      this.#unread.add(rel);
+      const init = {
+        kind: K_FILE,
+        mode: 0,
+        flags: (ig ? F_IG : 0) | F_UNREAD | F_NOSTAT,
+        ino: -1,
+        size: 0,
+        mtime: NaN,
+        ctime: NaN,
+      };
+      return place === undefined ? into.setRow(rel, init) : into.setRowAt(rel, place, init);
+    }
     const ahead = aheadAt === undefined ? undefined : this.#ahead?.take(aheadAt);
     if (ahead !== undefined) this.statsBeside++;
     const st = ahead === undefined ? lstatFields(abs) : ahead;

@@ -25,20 +25,47 @@ function moduleUrl(code: string): string {
 
 /** One file read by {@link readFiles}: its bytes, or why not. */
 export type FileRead =
-  | { bytes: Uint8Array }
+  | { bytes: Uint8Array; stat?: ReadStat }
   | { bytes?: undefined; failed: "unreadable" | "too big" };
+
+/**
+ * A file's stat taken from the file opened, before its bytes were read (when
+ * {@link ReadOptions.stats} asks): as `tools/fs/exists.ts`'s `lstatFields`
+ * gives them.
+ */
+export interface ReadStat {
+  ino: number;
+  size: number;
+  mtime: number;
+  ctime: number;
+  mode: number;
+  nlink: number;
+}
+
+/** The fields of a {@link ReadStat} a reader sends back for each file, in this order. */
+const STAT_SENT = 6;
 
 /**
  * A file read by libc's `open`, `read` and `close` where this process may
  * call native code and read everything (Linux, the `full` build), else null:
  * no file object, and no operation of Deno's, per file. Reads the file
  * `path` into `buf` from `at`: its length; -1 when it cannot be opened or
- * read, -2 when it has `max` bytes or more, -3 when `buf` is too small (the
- * caller grows it and asks again). Not a symlink followed, nor a FIFO waited
- * on. Self-contained: the reader thread runs its source.
+ * read or is not a regular file, -2 when it has `max` bytes or more, -3 when
+ * `buf` is too small (the caller grows it and asks again). Not a symlink
+ * followed, nor a FIFO waited on. With `stat`, the open file's stat is put
+ * there from `o` first ({@link ReadStat}'s fields in order, as `nativeLstat`
+ * of `tools/fs/exists.ts` takes them). Self-contained: the reader thread runs
+ * its source.
  */
 export function nativeRead():
-  | ((path: string, buf: Uint8Array, at: number, max: number) => number)
+  | ((
+    path: string,
+    buf: Uint8Array,
+    at: number,
+    max: number,
+    stat?: Float64Array,
+    o?: number,
+  ) => number)
   | null {
   if (Deno.build.os !== "linux") return null;
   let c;
@@ -50,15 +77,20 @@ export function nativeRead():
       open: { parameters: ["buffer", "i32"], result: "i32" },
       read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
       close: { parameters: ["i32"], result: "i32" },
+      statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
     }).symbols;
   } catch {
     return null;
   }
   const enc = new TextEncoder();
   let name = new Uint8Array(4096);
+  const empty = new Uint8Array(1);
+  const out = new Uint8Array(256), view = new DataView(out.buffer);
+  const u64 = (o: number) => view.getUint32(o, true) + view.getUint32(o + 4, true) * 2 ** 32;
+  const i64 = (o: number) => view.getUint32(o, true) + view.getInt32(o + 4, true) * 2 ** 32;
   // O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
   const FLAGS = 0o4000 | 0o400000 | 0o2000000;
-  return (path, buf, at, max) => {
+  return (path, buf, at, max, stat, o = 0) => {
     if (path.includes("\0")) return -1;
     if (name.length < path.length * 3 + 1) name = new Uint8Array(path.length * 3 + 1);
     name[enc.encodeInto(path, name).written] = 0;
@@ -66,6 +98,18 @@ export function nativeRead():
     if (fd < 0) return -1;
     let len = 0;
     try {
+      if (stat) {
+        // The open file's own: AT_EMPTY_PATH, STATX_BASIC_STATS; a regular file's only.
+        if (c.statx(fd, empty, 0x1000, 0x7ff, out) !== 0) return -1;
+        const mode = view.getUint16(28, true);
+        if ((mode & 0o170000) !== 0o100000) return -1;
+        stat[o] = u64(32);
+        stat[o + 1] = u64(40);
+        stat[o + 2] = i64(112) * 1000 + Math.floor(view.getUint32(120, true) / 1e6);
+        stat[o + 3] = i64(96) * 1000;
+        stat[o + 4] = mode;
+        stat[o + 5] = view.getUint32(16, true);
+      }
       for (;;) {
         const room = buf.length - at - len;
         if (room === 0) return len >= max ? -2 : -3;
@@ -91,9 +135,10 @@ export function nativeRead():
 const READER = `
 const readNatively = (${nativeRead.toString()})();
 self.onmessage = (e) => {
-  const { id, prefix, paths, sizes, max, spare, native } = e.data;
+  const { id, prefix, paths, sizes, max, spare, native, withStats } = e.data;
   const nativeRead = native ? readNatively : null;
   const n = paths.length;
+  const stats = withStats ? new Float64Array(n * ${STAT_SENT}) : undefined;
   let cap = 1024;
   for (const s of sizes) cap += Math.min(s, max) + 1;
   // The buffer of a batch given back, when it is big enough: no new memory per batch.
@@ -105,7 +150,7 @@ self.onmessage = (e) => {
     let len = 0, file;
     if (nativeRead) {
       for (;;) {
-        len = nativeRead(prefix + paths[i], buf, at, max);
+        len = nativeRead(prefix + paths[i], buf, at, max, stats, i * ${STAT_SENT});
         if (len !== -3) break;
         const grown = new Uint8Array(buf.length * 2);
         grown.set(buf.subarray(0, at));
@@ -120,7 +165,21 @@ self.onmessage = (e) => {
       continue;
     }
     try {
+      // With stats, a regular file's own: not one a symlink names (Deno's open follows it).
+      const own = stats ? Deno.lstatSync(prefix + paths[i]) : undefined;
+      if (own && !own.isFile) throw new Error("not a regular file");
       file = Deno.openSync(prefix + paths[i]);
+      if (stats) {
+        const st = file.statSync();
+        if (!st.isFile || st.ino !== own.ino) throw new Error("not the file listed");
+        const o = i * ${STAT_SENT};
+        stats[o] = st.ino ?? -1;
+        stats[o + 1] = st.size;
+        stats[o + 2] = st.mtime ? st.mtime.getTime() : NaN;
+        stats[o + 3] = st.ctime ? st.ctime.getTime() : NaN;
+        stats[o + 4] = st.mode ?? 0o644;
+        stats[o + 5] = st.nlink ?? 1;
+      }
       for (;;) {
         if (at + len === buf.length) {
           if (len >= max) break;
@@ -148,9 +207,17 @@ self.onmessage = (e) => {
     lens[i] = len;
     at += len;
   }
-  self.postMessage({ id, buf, starts, lens }, [buf.buffer]);
+  self.postMessage({ id, buf, starts, lens, stats }, [buf.buffer]);
 };
 `;
+
+/** How {@link readFiles} reads. */
+export interface ReadOptions {
+  /** Each file's stat too, taken from the file opened before it is read ({@link ReadStat}). */
+  stats?: boolean;
+  /** Whether the readers call libc ({@link nativeRead}) where they may (default); false: tests. */
+  native?: boolean;
+}
 
 /** Files a batch holds at most, and bytes about (a buffer each, in flight and spare). */
 const BATCH_FILES = 256, BATCH_BYTES = 256 * 1024;
@@ -164,8 +231,7 @@ const IN_FLIGHT = 2;
  * (the bytes are valid during the call only: their buffer is used again); a
  * file of `max` bytes or more is not read (`too big`). Rejects when a reader
  * cannot start or fails: the files not yet given to `got` are then the
- * caller's to read. The readers call libc ({@link nativeRead}) where they
- * may, unless `native` is false (tests).
+ * caller's to read.
  */
 export async function readFiles(
   prefix: string,
@@ -174,8 +240,9 @@ export async function readFiles(
   max: number,
   got: (i: number, read: FileRead) => void,
   workers = 1,
-  native = true,
+  opts: ReadOptions = {},
 ): Promise<void> {
+  const native = opts.native ?? true, withStats = opts.stats ?? false;
   if (paths.length === 0) return;
   const batches: [number, number][] = [];
   for (let i = 0; i < paths.length;) {
@@ -190,7 +257,7 @@ export async function readFiles(
     // Batches come back in any order; `got` hears them in order.
     const done = new Map<
       number,
-      { buf: Uint8Array<ArrayBuffer>; starts: Int32Array; lens: Int32Array }
+      { buf: Uint8Array<ArrayBuffer>; starts: Int32Array; lens: Int32Array; stats?: Float64Array }
     >();
     // Buffers taken, given back to a reader for its next batch.
     const spares: Uint8Array<ArrayBuffer>[] = [];
@@ -202,11 +269,27 @@ export async function readFiles(
           const [from] = batches[given];
           for (let k = 0; k < r.lens.length; k++) {
             const len = r.lens[k];
+            if (len < 0) {
+              got(from + k, { failed: len === -1 ? "unreadable" : "too big" });
+              continue;
+            }
+            const bytes = r.buf.subarray(r.starts[k], r.starts[k] + len);
+            const st = r.stats, o = k * STAT_SENT;
             got(
               from + k,
-              len >= 0
-                ? { bytes: r.buf.subarray(r.starts[k], r.starts[k] + len) }
-                : { failed: len === -1 ? "unreadable" : "too big" },
+              st
+                ? {
+                  bytes,
+                  stat: {
+                    ino: st[o],
+                    size: st[o + 1],
+                    mtime: st[o + 2],
+                    ctime: st[o + 3],
+                    mode: st[o + 4],
+                    nlink: st[o + 5],
+                  },
+                }
+                : { bytes },
             );
           }
           given++;
@@ -228,6 +311,7 @@ export async function readFiles(
             max,
             spare,
             native,
+            withStats,
           },
           spare ? [spare.buffer] : [],
         );

@@ -20,9 +20,12 @@ export const K_FILE = 1, K_LINK = 2, K_BIG = 3, K_OUT = 4;
 /**
  * Row flags: ignored by the rules; the stat may still change without its
  * fields showing it; the content is not read yet (a scan ahead's row, all but
- * its hash). A row either of the last two says nothing of its file's content.
+ * its hash); nor its stat (a file its folder lists as a regular file, new to
+ * the scan: the thread that reads it takes its stat from the file opened,
+ * always with {@link F_UNREAD}). A row any of the last three says nothing of
+ * its file's content.
  */
-export const F_IG = 1, F_RACY = 2, F_UNREAD = 4;
+export const F_IG = 1, F_RACY = 2, F_UNREAD = 4, F_NOSTAT = 8;
 /** Bytes of a content hash (sha256). */
 export const HASH_BYTES = 32;
 

@@ -283,26 +283,31 @@ Deno.test("Snapshotter.scanWhole() of a later process, its stats taken by a thre
   );
 });
 
-Deno.test("Snapshotter.scanWhole() of a first process takes its stats from a thread working through the listings its walk of the folders made", async () => {
+Deno.test("Snapshotter.scanWhole() of a first process takes each file's stat in the thread that reads it; a later process trusts them", async () => {
   using t = temp();
   using u = temp();
   for (let i = 0; i < 200; i++) put(t.ws, `d${i % 4}/f${i}.txt`, `file ${i}\n`);
-  // A listing is kept once its folder's stat is past the window in which it is not trusted
-  // (ctime comes in whole seconds): a fresh process walks them again until then.
-  let snap: Snapshotter | undefined;
-  for (let i = 0; i < 60; i++) {
-    snap = new Snapshotter(t.ws, t.store);
-    snap.knownDirs();
-    if (snap.listedFiles() >= 200) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.equal(snap!.listedFiles(), 200);
-  snap!.readersFrom = 1;
-  snap!.statsAheadFirst = true;
-  const tree = await snap!.scanWhole();
-  assert.equal(snap!.statsBeside, 200);
-  assert.deepEqual(
-    Object.fromEntries(tree),
-    Object.fromEntries(new Snapshotter(t.ws, u.store).scan()),
-  );
+  Deno.linkSync(join(t.ws, "d0/f0.txt"), join(t.ws, "d0/hard.txt"));
+  Deno.chmodSync(join(t.ws, "d1/f1.txt"), 0o751);
+  // Past the window in which a stat is not trusted (ctime comes in whole seconds).
+  const settled = () =>
+    Date.now() - Deno.lstatSync(join(t.ws, "d1/f1.txt")).ctime!.getTime() > 1300;
+  for (let i = 0; i < 60 && !settled(); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(settled());
+  const first = new Snapshotter(t.ws, t.store);
+  first.readers = 1;
+  first.readersFrom = 1;
+  first.knownDirs();
+  assert.equal(first.listedFiles(), 201);
+  const tree = await first.scanWhole();
+  assert.equal(first.statsBeside, 0, "no stat thread: each stat is taken as its file is read");
+  assert.equal(first.hashedBeside, 201);
+  const full = Object.fromEntries(new Snapshotter(t.ws, u.store).scan());
+  assert.deepEqual(Object.fromEntries(tree), full);
+  first.saveState();
+  const later = new Snapshotter(t.ws, t.store);
+  assert.equal(later.cachedCount(), 201);
+  const again = later.scan();
+  assert.equal(later.hashed, 0, "every stat trusted: nothing read again");
+  assert.deepEqual(Object.fromEntries(again), full);
 });

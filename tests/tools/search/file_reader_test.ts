@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { nativeRead, readFiles, StatsAhead } from "../../../tools/search/file_reader.ts";
+import {
+  nativeRead,
+  readFiles,
+  type ReadStat,
+  StatsAhead,
+} from "../../../tools/search/file_reader.ts";
+import { lstatFields } from "../../../tools/fs/exists.ts";
 
 function bytes(n: number, seed = 1): Uint8Array {
   const out = new Uint8Array(n);
@@ -35,7 +41,7 @@ Deno.test("readFiles() gives every file's bytes in order, across batches and rea
           assert.deepEqual(got.bytes, Deno.readFileSync(paths[i]), `file ${i}`);
         },
         workers,
-        native,
+        { native },
       );
       assert.deepEqual(seen, paths.map((_, i) => i), `${workers} readers, native ${native}`);
       const tooBig: number[] = [];
@@ -48,9 +54,37 @@ Deno.test("readFiles() gives every file's bytes in order, across batches and rea
           if (!got.bytes && got.failed === "too big") tooBig.push(i);
         },
         workers,
-        native,
+        { native },
       );
       assert.deepEqual(tooBig, [5, 11]);
+      // With each file's stat, as lstat has it; a symlink is not followed (read here instead).
+      Deno.symlinkSync(names[0], `${dir}/link`);
+      const stats: (ReadStat | undefined)[] = [];
+      await readFiles(
+        `${dir}/`,
+        [...names.slice(0, 20), "link"],
+        listed,
+        max,
+        (i, got) => {
+          stats[i] = got.bytes ? got.stat : undefined;
+        },
+        workers,
+        { native, stats: true },
+      );
+      for (let i = 0; i < 20; i++) {
+        if (i === 9 || i === 11 || i === 5) continue;
+        const st = lstatFields(paths[i])!;
+        assert.deepEqual(stats[i], {
+          ino: st.ino,
+          size: st.size,
+          mtime: st.mtime,
+          ctime: st.ctime,
+          mode: st.mode,
+          nlink: st.nlink,
+        }, `file ${i}, native ${native}`);
+      }
+      assert.equal(stats[20], undefined, "the symlink");
+      Deno.removeSync(`${dir}/link`);
     }
     // Nothing to read: it ends at once.
     await readFiles("/", [], [], max, () => assert.fail("no file"));
