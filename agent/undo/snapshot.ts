@@ -56,6 +56,7 @@ import {
 import { decodeState, stateWriter } from "./cache/state.ts";
 import { HashRows } from "./tables/hash_tables.ts";
 import { lstatFields, lstatOrNull } from "../../tools/fs/exists.ts";
+import { releaseMemory } from "../../tools/host/memory.ts";
 
 export type { Entry } from "./store.ts";
 export { diffTrees, sameEntry, type TreeChange } from "./cache/tree.ts";
@@ -148,6 +149,13 @@ interface Last {
   sets: Map<string, DirSet>;
   rules: string;
 }
+
+/**
+ * A read of this many files or more by the threads beside gives memory back
+ * ({@link releaseMemory}) before it starts, after each this many, and at its
+ * end; so does a walk of the folders that found as many.
+ */
+const RELEASE_EVERY = 25_000;
 
 /** A listing's kind of a regular file. */
 const LISTED_FILE = "f".charCodeAt(0);
@@ -630,6 +638,9 @@ export class Snapshotter {
         sizes.push(noStat ? SIZE_GUESS : c.size[r]);
         stats ||= noStat;
       }
+      // A big read gives back what came before it, and what each part of it leaves.
+      const big = rels.length >= RELEASE_EVERY;
+      if (big) releaseMemory();
       try {
         // The tree is this thread's alone meanwhile: its rows stay as they are.
         await readFiles(
@@ -638,6 +649,7 @@ export class Snapshotter {
           sizes,
           LOOSE_BYTES,
           (i, got) => {
+            if (big && i > 0 && i % RELEASE_EVERY === 0) releaseMemory();
             if (!got.bytes) return; // Unreadable or grown: read here, below.
             const r = rows[i];
             if (c.flags[r] & F_NOSTAT) {
@@ -657,6 +669,7 @@ export class Snapshotter {
       } catch {
         // What no reader gave back is read here.
       }
+      if (big) releaseMemory();
     }
     this.#readUnread(tree);
   }
@@ -741,6 +754,8 @@ export class Snapshotter {
     );
     const prefix = this.workspace + "/";
     const dirs = [...sets.keys()].map((rel) => (rel === "" ? this.workspace : prefix + rel));
+    // What the walk made and dropped goes before the scan of as many files.
+    if (this.listedFiles() >= RELEASE_EVERY) releaseMemory();
     return this.#walkedDirs = dirs;
   }
 

@@ -212,7 +212,7 @@ export function presetSpec(
  * under these flags). Set at launch: `v8.setFlagsFromString` later changes
  * nothing.
  */
-const V8_FLAGS = ["--max-semi-space-size=1"];
+const V8_FLAGS = ["--max-semi-space-size=1", "--expose-gc"];
 
 /** Flags for the runtime itself in the compiled binary, beside the permission flags. */
 export const COMPILED_RUNTIME_FLAGS: readonly string[] = [`--v8-flags=${V8_FLAGS.join(",")}`];
