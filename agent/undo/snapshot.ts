@@ -392,6 +392,7 @@ export class Snapshotter {
       if (this.#byPlace === tree) this.#byPlace = undefined;
       this.#cache = tree;
       this.#last = { tree, sets, rules };
+      if (tree.fileCount >= RELEASE_EVERY) this.#releaseDue = true;
       return tree;
     };
     return { tree, step };
@@ -669,7 +670,10 @@ export class Snapshotter {
       } catch {
         // What no reader gave back is read here.
       }
-      if (big) releaseMemory();
+      if (big) {
+        releaseMemory();
+        this.#releaseDue = false;
+      }
     }
     this.#readUnread(tree);
   }
@@ -701,14 +705,24 @@ export class Snapshotter {
   /**
    * Makes the index of the last snapshot's paths (a stat cache's, left to be
    * made when first needed) at the next moment nothing else runs: while a
-   * call's command runs, not in the call's own time after it.
+   * call's command runs, not in the call's own time after it. After a scan of
+   * a big tree, memory is given back then too ({@link releaseMemory}).
    */
   indexSoon(): void {
     const tree = this.#last?.tree;
     if (!tree) return;
-    const later = setTimeout(() => tree.indexNow(), 0);
+    const later = setTimeout(() => {
+      tree.indexNow();
+      if (this.#releaseDue) {
+        this.#releaseDue = false;
+        releaseMemory();
+      }
+    }, 0);
     Deno.unrefTimer(later);
   }
+
+  /** A scan of a big tree left garbage that nothing gave back yet. */
+  #releaseDue = false;
 
   /** How many files the stat cache another process left knows. */
   cachedCount(): number {
