@@ -15,6 +15,7 @@ import type { Entry } from "./snapshot.ts";
 import { eachStateObject, restamp } from "./cache/state.ts";
 import { FREED, RefCounts, STORED } from "./tables/hash_tables.ts";
 import { encodeHex } from "../../tools/fs/hex.ts";
+import { releaseMemory } from "../../tools/host/memory.ts";
 
 /** Limits on what undo keeps per workspace. */
 export interface Retention {
@@ -183,7 +184,10 @@ export function pruneIfDue(
   } catch {
     // Never pruned.
   }
+  // A prune looks at every stored object: what came before it, and what it leaves, goes.
+  releaseMemory();
   const out = prune(store, limits, now);
+  releaseMemory();
   try {
     Deno.mkdirSync(store.dir, { recursive: true, mode: 0o700 });
     Deno.writeFileSync(stamp, new Uint8Array(), { mode: 0o600 });
