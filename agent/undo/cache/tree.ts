@@ -382,7 +382,9 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
   /** Sets a directory or heavy directory. */
   setOther(p: string, e: Entry): void {
     this.#note(p);
-    this.#dropFile(p);
+    // In a scan in place of a cache not indexed, a file's row of this path is not found again,
+    // and its sweep takes it out by place: no index of every path is made for it.
+    if (!(this.#seen && this.#unindexed)) this.#dropFile(p);
     this.others.set(p, e);
   }
 

@@ -45,6 +45,26 @@ Deno.test("SnapTree by place: rows kept, set, taken out and swept before any ind
   assert.equal(back.fileCount, 3);
 });
 
+Deno.test("SnapTree by place: a file's path that names a folder now is set with no index made, and its row swept", () => {
+  const tree = new SnapTree();
+  for (const [i, p] of ["a", "b", "c"].entries()) tree.setRow(p, row(i + 1));
+  const back = decodeState(encodeState(tree, [], { epoch: 1, removed: 0 }))!.tree;
+  let indexed = 0;
+  back.indexLater(3, () => (indexed++, ["a", "b", "c"]));
+  back.beginSweep();
+  back.keep(0);
+  back.keep(2);
+  back.setOther("b", { t: "d", mode: 0o755 });
+  assert.equal(back.sweep(true), 1);
+  assert.equal(indexed, 0, "no index of every path made during the scan");
+  assert.deepEqual([...back.files].sort(), [["a", 0], ["c", 2]]);
+  assert.deepEqual(back.others.get("b"), { t: "d", mode: 0o755 });
+  assert.equal(indexed, 1);
+  // Outside a scan in place, the file's row goes at once.
+  back.setOther("a", { t: "d", mode: 0o755 });
+  assert.deepEqual([...back.files], [["c", 2]]);
+});
+
 Deno.test("SnapTree.indexLater(): a path named twice is indexed once", () => {
   const tree = new SnapTree();
   tree.setRow("x", row(1));
