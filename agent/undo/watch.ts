@@ -381,7 +381,8 @@ async function scanFirst(snap: Snapshotter): Promise<Tree> {
  * knows (a first session: a walk of them) are watched, then the workspace is
  * scanned in slices between other work ({@link Snapshotter.scanAhead}:
  * nothing is read into the store, which needs the workspace lock), then the
- * new directories are watched too. The next {@link snapshotWith} is an
+ * new directories are watched too, and, while no call waits, the paths'
+ * index made ({@link Snapshotter.indexSoon}). The next {@link snapshotWith} is an
  * update, which reads what changed since the last session (in a first one,
  * everything).
  */
@@ -400,6 +401,9 @@ export async function lookAhead(
   }
   if (!(await snap.scanAhead(hurry, 8, stop)) || stop()) return;
   await sub.target(snap.dirs());
+  // Ahead of the call still: what the call's update would make first (the paths' index) is
+  // made now, and memory given back.
+  if (!hurry() && !stop()) snap.indexSoon();
 }
 
 /**
