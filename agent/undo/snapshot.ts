@@ -55,7 +55,7 @@ import {
 } from "./cache/tree.ts";
 import { decodeState, stateWriter } from "./cache/state.ts";
 import { HashRows } from "./tables/hash_tables.ts";
-import { lstatFields, lstatOrNull } from "../../tools/fs/exists.ts";
+import { listDir, lstatFields, lstatOrNull } from "../../tools/fs/exists.ts";
 import { releaseMemory } from "../../tools/host/memory.ts";
 
 export type { Entry } from "./store.ts";
@@ -1112,8 +1112,9 @@ export class Snapshotter {
     let kinds = "";
     let ignore = false, gitignore = false, git = false;
     try {
-      for (const e of Deno.readDirSync(dir)) {
-        const name = e.name;
+      const found = listDir(dir);
+      for (let i = 0; i < found.names.length; i++) {
+        const name = found.names[i], kind = found.kinds[i];
         // The user's repository is theirs: never read, never restored.
         if (name === ".git") {
           git = true;
@@ -1121,10 +1122,9 @@ export class Snapshotter {
         }
         if (name === ".ignore") ignore = true;
         else if (name === ".gitignore") gitignore = true;
-        if (e.isDirectory) kinds += "d";
-        else if (e.isSymlink) kinds += "l";
-        else if (e.isFile) kinds += "f";
-        else continue;
+        // A folder, a symlink or a regular file; nothing else is kept.
+        if (kind === "o") continue;
+        kinds += kind;
         names.push(name);
       }
     } catch {

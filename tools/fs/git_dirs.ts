@@ -19,7 +19,10 @@
  */
 
 import { dirname, join, relative, resolve, sep } from "./path.ts";
-import { lstatFields, lstatOrNull, readTextOrNull } from "./exists.ts";
+import { type DirList, listDir, lstatFields, lstatOrNull, readTextOrNull } from "./exists.ts";
+
+/** A folder's kind in a {@link DirList}. */
+const DIR_KIND = "d".charCodeAt(0);
 import { isWithin, realPathOf } from "./workspace.ts";
 
 /** Where a workspace's repository keeps its metadata. */
@@ -180,17 +183,19 @@ function nestedDotGits(workspace: string): string[] {
           continue;
         }
       }
-      let entries: Deno.DirEntry[];
+      let entries: DirList;
       try {
-        entries = [...Deno.readDirSync(dir)];
+        entries = listDir(dir);
       } catch {
         continue;
       }
       let subdirs = 0;
-      for (const e of entries) {
-        if (e.isDirectory) subdirs++;
-        if (e.name === ".git" && dir !== workspace) out.push(join(dir, e.name));
-        else if (e.isDirectory && !SKIPPED.has(e.name)) next.push(join(dir, e.name));
+      const { names, kinds } = entries;
+      for (let i = 0; i < names.length; i++) {
+        const isDir = kinds.charCodeAt(i) === DIR_KIND, name = names[i];
+        if (isDir) subdirs++;
+        if (name === ".git" && dir !== workspace) out.push(join(dir, name));
+        else if (isDir && !SKIPPED.has(name)) next.push(join(dir, name));
       }
       if (dir === workspace) {
         const info = lstatFields(workspace);

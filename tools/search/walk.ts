@@ -13,7 +13,7 @@
  * Symlinks are neither followed nor listed (ripgrep's and fd's default): a
  * symlinked directory may point outside the workspace or back at an ancestor,
  * and a symlinked file is reachable through its target's own path. So the walk
- * terminates on any symlink loop. Entry types come from `readDir`, so no file is
+ * terminates on any symlink loop. Entry types come from the listing (`listDir`), so no file is
  * stat'ed.
  *
  * Listings are cached for the next walk, keyed by the directory's inode, mtime
@@ -31,6 +31,10 @@
 import { relative } from "../fs/path.ts";
 import { enterDir, type IgnoreSet, initialSet, NO_RULES } from "./ignore.ts";
 import { nextTurn } from "../host/turns.ts";
+import { type DirList, listDir } from "../fs/exists.ts";
+
+/** Kinds of a {@link DirList} entry that a walk keeps. */
+const KIND_DIR = "d".charCodeAt(0), KIND_FILE = "f".charCodeAt(0);
 
 /** Options of {@link Walker}. */
 export interface WalkOptions {
@@ -113,16 +117,17 @@ export function walkCacheStats(): { hits: number; reads: number; checks: number 
 }
 
 function readListing(dir: string): Listing | undefined {
-  let entries: Deno.DirEntry[];
+  let entries: DirList;
   try {
-    entries = Array.from(Deno.readDirSync(dir));
+    entries = listDir(dir);
   } catch {
     return undefined; // unreadable or vanished: skipped, like rg
   }
   const keys: string[] = [];
   let ignore = false, gitignore = false, git = false;
-  for (const e of entries) {
-    const name = e.name;
+  const { names, kinds } = entries;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i], kind = kinds.charCodeAt(i);
     if (name.charCodeAt(0) === 46) {
       if (name === ".git") {
         git = true;
@@ -132,8 +137,8 @@ function readListing(dir: string): Listing | undefined {
       else if (name === ".gitignore") gitignore = true;
     }
     // Symlinks are neither followed nor listed; other non-regular entries are skipped.
-    if (e.isDirectory) keys.push(name + "/");
-    else if (e.isFile) keys.push(name);
+    if (kind === KIND_DIR) keys.push(name + "/");
+    else if (kind === KIND_FILE) keys.push(name);
   }
   keys.sort();
   return { keys, ignore, gitignore, git, filtered: new Map() };

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { entryExists, lstatFields, lstatOrNull, statsNatively } from "../../../tools/fs/exists.ts";
+import {
+  entryExists,
+  listDir,
+  lstatFields,
+  lstatOrNull,
+  statsNatively,
+} from "../../../tools/fs/exists.ts";
 
 Deno.test("entryExists() counts a dangling symlink and nothing that is missing", () => {
   const dir = Deno.makeTempDirSync({ prefix: "crab-exists-" });
@@ -61,6 +67,44 @@ Deno.test("lstatFields() by statx gives what Deno's lstat gives: files, folders,
     assert.equal(lstatFields(`${dir}/f\0/etc`), null, "a NUL does not cut the path short");
     assert.equal(lstatFields(`${dir}/f/under-a-file`), null);
     assert.equal(lstatFields(`${dir}/${"x".repeat(5000)}`), null, "a name past the system's limit");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("listDir() gives each entry and its kind as Deno's readDirSync does, natively or not; throws where it cannot list", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "crab-listdir-" });
+  try {
+    // More names than one read of the folder holds, some not ASCII.
+    for (let i = 0; i < 3000; i++) Deno.writeTextFileSync(join(dir, `file-${i}-ünï.txt`), "");
+    Deno.mkdirSync(join(dir, "sub"));
+    Deno.writeTextFileSync(join(dir, "sub", "inner"), "");
+    Deno.symlinkSync("sub", join(dir, "to-dir"));
+    Deno.symlinkSync("file-1-ünï.txt", join(dir, "to-file"));
+    Deno.symlinkSync("nowhere", join(dir, "dangling"));
+    Deno.writeTextFileSync(join(dir, ".gitignore"), "x\n");
+    const { mkfifo } = Deno.dlopen("libc.so.6", {
+      mkfifo: { parameters: ["buffer", "u32"], result: "i32" },
+    }).symbols;
+    assert.equal(mkfifo(new TextEncoder().encode(join(dir, "fifo") + "\0"), 0o600), 0);
+    const deno = (d: string) =>
+      [...Deno.readDirSync(d)].map((e) =>
+        [e.name, e.isDirectory ? "d" : e.isFile ? "f" : e.isSymlink ? "l" : "o"].join(" ")
+      ).sort();
+    const ours = (d: string, native: boolean) => {
+      const l = listDir(d, native);
+      assert.equal(l.names.length, l.kinds.length);
+      return l.names.map((n, i) => `${n} ${l.kinds[i]}`).sort();
+    };
+    for (const native of [true, false]) {
+      assert.deepEqual(ours(dir, native), deno(dir), `native ${native}`);
+      assert.equal(ours(dir, native).length, 3006);
+      assert.ok(ours(dir, native).includes("fifo o"));
+      // A symlink to a folder is listed through, as Deno lists it.
+      assert.deepEqual(ours(join(dir, "to-dir"), native), ["inner f"]);
+      assert.throws(() => listDir(join(dir, "missing"), native));
+      assert.throws(() => listDir(join(dir, "sub", "inner"), native));
+    }
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
