@@ -322,8 +322,9 @@ export async function readFiles(
         w.onmessage = (e) => {
           done.set(e.data.id, e.data);
           try {
-            deliver();
+            // The reader's next batch first: it reads while this thread takes what came.
             send(w);
+            deliver();
           } catch (err) {
             reject(err);
           }
