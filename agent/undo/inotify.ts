@@ -17,6 +17,8 @@
  * @module
  */
 
+import { mayCallLibc } from "../../tools/fs/exists.ts";
+
 /** How often the queue is read while nobody asks (the kernel keeps 16,384 events by default). */
 export const DRAIN_MS = 50;
 
@@ -47,9 +49,8 @@ let libc: Libc | null | undefined;
 function inotifyCalls(): Libc | null {
   if (libc !== undefined) return libc;
   libc = null;
-  if (Deno.build.os !== "linux") return null;
+  if (!mayCallLibc(false)) return null;
   try {
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
     libc = Deno.dlopen("libc.so.6", SYMBOLS).symbols;
   } catch {
     // No glibc here: Deno's watcher does.

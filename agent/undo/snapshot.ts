@@ -55,7 +55,7 @@ import {
 } from "./cache/tree.ts";
 import { decodeState, stateWriter } from "./cache/state.ts";
 import { HashRows } from "./tables/hash_tables.ts";
-import { listDir, lstatFields, lstatOrNull } from "../../tools/fs/exists.ts";
+import { KIND_FILE, listDir, lstatFields, lstatOrNull } from "../../tools/fs/exists.ts";
 import { releaseMemory } from "../../tools/host/memory.ts";
 
 export type { Entry } from "./store.ts";
@@ -157,8 +157,6 @@ interface Last {
  */
 const RELEASE_EVERY = 25_000;
 
-/** A listing's kind of a regular file. */
-const LISTED_FILE = "f".charCodeAt(0);
 /** Bytes a reader expects of a file whose stat is not taken yet (most source files are smaller). */
 const SIZE_GUESS = 4096;
 
@@ -861,7 +859,7 @@ export class Snapshotter {
           from,
           at === undefined ? undefined : at + i,
           places === undefined ? undefined : places[i] - 1,
-          kinds.charCodeAt(i) === LISTED_FILE,
+          kinds.charCodeAt(i) === KIND_FILE,
         );
         if (tree.fileCount > max) {
           throw new TooLarge(`the workspace has more than ${max} files undo would keep`);

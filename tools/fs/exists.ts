@@ -158,11 +158,32 @@ export function realPathOrNull(path: string): string | null {
   }
 }
 
+/**
+ * Whether this process may call libc (Linux, `--allow-ffi`), and read
+ * everything when `andRead`: what the native paths below, inotify and the
+ * memory trim ask first. `nativeLstat` and `nativeRead` ask it themselves:
+ * their source runs alone in worker threads.
+ */
+export function mayCallLibc(andRead = true): boolean {
+  if (Deno.build.os !== "linux") return false;
+  const granted = (name: "ffi" | "read") =>
+    Deno.permissions.querySync({ name }).state === "granted";
+  return granted("ffi") && (!andRead || granted("read"));
+}
+
 /** A folder's entries ({@link listDir}): each name, and its kind at the same index. */
 export interface DirList {
   names: string[];
   /** `d` a folder, `f` a regular file, `l` a symlink, `o` anything else (a FIFO, a socket). */
   kinds: string;
+}
+
+/** The character codes of a folder's and a regular file's kind in {@link DirList.kinds}. */
+export const KIND_DIR = 100, KIND_FILE = 102;
+
+/** An entry's kind in a {@link DirList}, from its stat (null: gone since, "other"). */
+function kindOf(st: { isDirectory: boolean; isFile: boolean; isSymlink: boolean } | null): string {
+  return !st ? "o" : st.isDirectory ? "d" : st.isFile ? "f" : st.isSymlink ? "l" : "o";
 }
 
 /** getdents64's number where libc's `syscall` can be asked for it. */
@@ -179,12 +200,9 @@ let nativeList: ((dir: string) => DirList) | null | undefined;
  */
 function makeNativeList(): ((dir: string) => DirList) | null {
   const nr = GETDENTS64[Deno.build.arch];
-  if (Deno.build.os !== "linux" || nr === undefined) return null;
+  if (nr === undefined || !mayCallLibc()) return null;
   let c;
   try {
-    const granted = (name: "ffi" | "read") =>
-      Deno.permissions.querySync({ name }).state === "granted";
-    if (!granted("ffi") || !granted("read")) return null;
     c = Deno.dlopen("libc.so.6", {
       open: { parameters: ["buffer", "i32"], result: "i32" },
       close: { parameters: ["i32"], result: "i32" },
@@ -225,11 +243,8 @@ function makeNativeList(): ((dir: string) => DirList) | null {
           else if (type === 8) kinds += "f";
           else if (type === 10) kinds += "l";
           else if (type !== 0) kinds += "o";
-          else {
-            // A file system that does not say: the entry's own stat does.
-            const st = lstatOrNull(`${dir}/${name}`);
-            kinds += !st ? "o" : st.isDirectory ? "d" : st.isFile ? "f" : st.isSymlink ? "l" : "o";
-          }
+          // A file system that does not say: the entry's own stat does.
+          else kinds += kindOf(lstatOrNull(`${dir}/${name}`));
         }
       }
     } finally {
@@ -245,14 +260,14 @@ function makeNativeList(): ((dir: string) => DirList) | null {
  * By `getdents64` where the process may call native code, unless `native` is
  * false (tests), else by Deno's.
  */
-export function listDir(dir: string, native = true): DirList {
-  if (native && nativeList === undefined) nativeList = makeNativeList();
-  if (native && nativeList) return nativeList(dir);
+export function listDir(dir: string, natively = true): DirList {
+  if (natively && nativeList === undefined) nativeList = makeNativeList();
+  if (natively && nativeList) return nativeList(dir);
   const names: string[] = [];
   let kinds = "";
   for (const e of Deno.readDirSync(dir)) {
     names.push(e.name);
-    kinds += e.isDirectory ? "d" : e.isFile ? "f" : e.isSymlink ? "l" : "o";
+    kinds += kindOf(e);
   }
   return { names, kinds };
 }

@@ -19,10 +19,14 @@
  */
 
 import { dirname, join, relative, resolve, sep } from "./path.ts";
-import { type DirList, listDir, lstatFields, lstatOrNull, readTextOrNull } from "./exists.ts";
-
-/** A folder's kind in a {@link DirList}. */
-const DIR_KIND = "d".charCodeAt(0);
+import {
+  type DirList,
+  KIND_DIR,
+  listDir,
+  lstatFields,
+  lstatOrNull,
+  readTextOrNull,
+} from "./exists.ts";
 import { isWithin, realPathOf } from "./workspace.ts";
 
 /** Where a workspace's repository keeps its metadata. */
@@ -192,7 +196,7 @@ function nestedDotGits(workspace: string): string[] {
       let subdirs = 0;
       const { names, kinds } = entries;
       for (let i = 0; i < names.length; i++) {
-        const isDir = kinds.charCodeAt(i) === DIR_KIND, name = names[i];
+        const isDir = kinds.charCodeAt(i) === KIND_DIR, name = names[i];
         if (isDir) subdirs++;
         if (name === ".git" && dir !== workspace) out.push(join(dir, name));
         else if (isDir && !SKIPPED.has(name)) next.push(join(dir, name));

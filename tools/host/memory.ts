@@ -13,15 +13,16 @@
  * @module
  */
 
+import { mayCallLibc } from "../fs/exists.ts";
+
 let trim: (() => void) | null | undefined;
 
 /** glibc's `malloc_trim(0)`, or null where it cannot be called (not Linux, no `--allow-ffi`, no glibc). */
 function mallocTrim(): (() => void) | null {
   if (trim !== undefined) return trim;
   trim = null;
-  if (Deno.build.os !== "linux") return null;
+  if (!mayCallLibc(false)) return null;
   try {
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
     const { malloc_trim } = Deno.dlopen("libc.so.6", {
       malloc_trim: { parameters: ["usize"], result: "i32" },
     }).symbols;

@@ -33,14 +33,7 @@ export type FileRead =
  * {@link ReadOptions.stats} asks): as `tools/fs/exists.ts`'s `lstatFields`
  * gives them.
  */
-export interface ReadStat {
-  ino: number;
-  size: number;
-  mtime: number;
-  ctime: number;
-  mode: number;
-  nlink: number;
-}
+export type ReadStat = Pick<StatFields, "ino" | "size" | "mtime" | "ctime" | "mode" | "nlink">;
 
 /** The fields of a {@link ReadStat} a reader sends back for each file, in this order. */
 const STAT_SENT = 6;

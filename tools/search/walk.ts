@@ -31,10 +31,7 @@
 import { relative } from "../fs/path.ts";
 import { enterDir, type IgnoreSet, initialSet, NO_RULES } from "./ignore.ts";
 import { nextTurn } from "../host/turns.ts";
-import { type DirList, listDir } from "../fs/exists.ts";
-
-/** Kinds of a {@link DirList} entry that a walk keeps. */
-const KIND_DIR = "d".charCodeAt(0), KIND_FILE = "f".charCodeAt(0);
+import { type DirList, KIND_DIR, KIND_FILE, listDir } from "../fs/exists.ts";
 
 /** Options of {@link Walker}. */
 export interface WalkOptions {
