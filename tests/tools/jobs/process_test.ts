@@ -221,10 +221,10 @@ for (const mode of MODES) {
       child.kill(sig);
       await child.output();
       // Without crab, the sandbox goes with bubblewrap's parent; the wrapper sees its pipe close.
-      await until(() => running(m).length === 0, `nothing of the job survives ${sig}`, {
-        timeoutMs: 5000,
-      });
-      assert.deepEqual(running(m), []);
+      // A loaded machine may take seconds; what is left after the wait is named in the failure.
+      await until(() => running(m).length === 0, `nothing of the job survives ${sig}`)
+        .catch(() => {});
+      assert.deepEqual(running(m), [], `the job's processes survived ${sig}`);
     });
   }
 }
