@@ -130,15 +130,62 @@ export function assumeUnchangedFlips(
     flips.at.push(e.flagsAt);
     flips.paths.push(path);
   });
-  if (!walked || walked.count > MAX_ENTRIES) return null;
+  if (!walked || walked.count > MAX_ENTRIES || isSplit(index, idBytes, walked.end)) return null;
+  return flips;
+}
+
+/** Whether `index` is split (a `link` extension among those from `end` up to its checksum). */
+function isSplit(index: Uint8Array, idBytes: number, end: number): boolean {
   // Extensions up to the checksum: a split index keeps most entries elsewhere.
   const view = new DataView(index.buffer, index.byteOffset, index.byteLength);
-  for (let off = walked.end; off + 8 <= index.byteLength - idBytes;) {
+  for (let off = end; off + 8 <= index.byteLength - idBytes;) {
     const signature = new TextDecoder().decode(index.subarray(off, off + 4));
-    if (signature === "link") return null;
+    if (signature === "link") return true;
     off += 8 + view.getUint32(off + 4);
   }
-  return flips;
+  return false;
+}
+
+/** The stat git kept of a tracked file when it last found its content to be blob {@link oid}. */
+export interface IndexStat {
+  ctimeSec: number;
+  ctimeNsec: number;
+  mtimeSec: number;
+  mtimeNsec: number;
+  ino: number;
+  /** git's mode: 0o100644, 0o100755, 0o120000 (a symlink), 0o160000 (a submodule). */
+  mode: number;
+  /** The size's low 32 bits. */
+  size: number;
+  oid: Uint8Array;
+}
+
+/**
+ * Each stage-0 entry of a SHA-1 `index`: path → its stat and blob id, or null
+ * when it is not an index this reads whole (another version or id, cut short,
+ * over {@link MAX_ENTRIES}, or split). The entries' ids are views of `index`.
+ */
+export function indexEntries(index: Uint8Array): Map<string, IndexStat> | null {
+  const decoder = new TextDecoder();
+  const view = new DataView(index.buffer, index.byteOffset, index.byteLength);
+  const out = new Map<string, IndexStat>();
+  const walked = walk(index, 20, (e) => {
+    // Stage bits 12-13: an entry of a conflict is not what the file holds.
+    if (e.flags & 0x3000) return;
+    const at = e.flagsAt - 60;
+    out.set(decoder.decode(e.name), {
+      ctimeSec: view.getUint32(at),
+      ctimeNsec: view.getUint32(at + 4),
+      mtimeSec: view.getUint32(at + 8),
+      mtimeNsec: view.getUint32(at + 12),
+      ino: view.getUint32(at + 20),
+      mode: view.getUint32(at + 24),
+      size: view.getUint32(at + 36),
+      oid: index.subarray(at + 40, at + 60),
+    });
+  });
+  if (!walked || walked.count > MAX_ENTRIES || isSplit(index, 20, walked.end)) return null;
+  return out;
 }
 
 /** A hash of bytes: `sha1` or `sha256`, as the index's checksum is. */

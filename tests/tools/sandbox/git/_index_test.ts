@@ -12,7 +12,9 @@ import {
   type Digest,
   flipAssumeUnchanged,
   hiddenPaths,
+  indexEntries,
 } from "../../../../tools/sandbox/git/_index.ts";
+import { encodeHex } from "../../../../tools/fs/hex.ts";
 
 const digest: Digest = (algorithm, data) =>
   new Uint8Array(createHash(algorithm).update(data).digest());
@@ -90,4 +92,55 @@ Deno.test("assumeUnchangedFlips() leaves a bit git set to whoever set it, and a 
     assumeUnchangedFlips(new TextEncoder().encode("not an index"), 20, SECRET, true),
     null,
   );
+});
+
+for (const version of [2, 3, 4]) {
+  Deno.test(`indexEntries() gives each file's stat and blob id as git lists them, index v${version}`, () => {
+    using r = repo(version);
+    Deno.chmodSync(join(r.dir, "a.txt"), 0o755);
+    git(r.dir, "add", ".");
+    const entries = indexEntries(Deno.readFileSync(r.path))!;
+    // git's own account: mode, id and stage, then its stat data.
+    const listed = git(r.dir, "ls-files", "--stage", "--debug").trim().split("\n");
+    const want: Record<string, string> = {};
+    for (let i = 0; i < listed.length; i += 6) {
+      const [head, ctime, mtime, devIno, , sizeFlags] = listed.slice(i, i + 6);
+      const [mode, oid, , path] = head.split(/\s+/);
+      const ino = devIno.match(/ino: (\d+)/)![1];
+      const size = sizeFlags.match(/size: (\d+)/)![1];
+      want[path] = `${mode} ${oid} ${ctime.trim()} ${mtime.trim()} ino ${ino} size ${size}`;
+    }
+    const got: Record<string, string> = {};
+    for (const [path, e] of entries) {
+      got[path] = `${e.mode.toString(8)} ${encodeHex(e.oid)} ctime: ${e.ctimeSec}:${e.ctimeNsec} ` +
+        `mtime: ${e.mtimeSec}:${e.mtimeNsec} ino ${e.ino} size ${e.size}`;
+    }
+    assert.deepEqual(got, want);
+    assert.equal(Object.keys(got).length, 6);
+    assert.match(got["a.txt"], /^100755 /);
+  });
+}
+
+Deno.test("indexEntries() leaves out a conflict's stages and reads no SHA-256 index", () => {
+  using r = repo(2);
+  git(r.dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one");
+  git(r.dir, "checkout", "-qb", "other");
+  Deno.writeTextFileSync(join(r.dir, "a.txt"), "other");
+  git(r.dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "other");
+  git(r.dir, "checkout", "-q", "-");
+  Deno.writeTextFileSync(join(r.dir, "a.txt"), "mine");
+  git(r.dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "mine");
+  new Deno.Command("git", {
+    args: ["merge", "-q", "other"],
+    cwd: r.dir,
+    stdout: "null",
+    stderr: "null",
+  })
+    .outputSync();
+  assert.match(git(r.dir, "ls-files", "--stage", "a.txt"), / 3\ta\.txt/);
+  const entries = indexEntries(Deno.readFileSync(r.path))!;
+  assert.equal(entries.has("a.txt"), false);
+  assert.equal(entries.has("z.txt"), true);
+  using s = repo(4, "sha256");
+  assert.equal(indexEntries(Deno.readFileSync(s.path)), null);
 });
