@@ -39,6 +39,7 @@ import { readFiles, type ReadStat, StatsAhead } from "../../tools/search/file_re
 import { type Entry, LOOSE_BYTES, rawOf, type StoreStamp, type UndoStore } from "./store.ts";
 import {
   DIR,
+  F_GIT,
   F_IG,
   F_NOSTAT,
   F_RACY,
@@ -57,6 +58,8 @@ import { decodeState, stateWriter } from "./cache/state.ts";
 import { HashRows } from "./tables/hash_tables.ts";
 import { KIND_FILE, listDir, lstatFields, lstatOrNull } from "../../tools/fs/exists.ts";
 import { releaseMemory } from "../../tools/host/memory.ts";
+import { GitPacks, gitReaderLoaded, linkPacks, loadGitReader, stalePacks } from "./git/pack.ts";
+import type { GitDeferral } from "./git/defer.ts";
 
 export type { Entry } from "./store.ts";
 export { diffTrees, sameEntry, type TreeChange } from "./cache/tree.ts";
@@ -267,6 +270,20 @@ export class Snapshotter {
   #changes = 0;
   /** The store's stamp while every object the stat cache names is known to be kept. */
   #stamp: StoreStamp | undefined;
+  /** A first scan's short cut through git's index (`git/defer.ts`), until its rows are settled. */
+  #git: GitDeferral | undefined;
+  /** The files a first scan left to git's blobs, until the packs are linked ({@link #settleGit}). */
+  #gitRows: string[] = [];
+  /** The packs the store links to, once a row needed them. */
+  #storePacks: GitPacks | undefined;
+  /**
+   * The store's links to git's packs are to be made right at the next fill: the
+   * repository repacked since (the stat cache's rows of {@link F_GIT} were
+   * dropped, and are taken from git's index again), or no row needs them.
+   */
+  #gitStale = false;
+  /** Files the last scan left to git's blobs (for benchmarks and tests). */
+  fromGit = 0;
   /** Files read and hashed by the last scan (for benchmarks and tests). */
   hashed = 0;
   /** Of those, the files read by threads beside this one. */
@@ -294,6 +311,99 @@ export class Snapshotter {
   async hashNatively(): Promise<void> {
     const { createHash } = await import("node:crypto");
     this.#digest = (bytes) => createHash("sha256").update(bytes).digest();
+  }
+
+  /**
+   * Lets a first snapshot (no stat cache) take a tracked file whose stat is
+   * the one git's index kept as the blob it names, unread (`git/defer.ts`),
+   * where that holds; `env` is where git's config files are found.
+   */
+  async useGit(env?: (name: string) => string | undefined): Promise<void> {
+    this.#load();
+    if (this.#git || (this.#cache && !this.#gitStale)) return;
+    await loadGitReader();
+    const { GitDeferral } = await import("./git/defer.ts");
+    this.#git = GitDeferral.open(this.workspace, env);
+  }
+
+  /** Whether the store's links to git's packs are out of date: a scan may take git's index again. */
+  get gitStale(): boolean {
+    this.#load();
+    return this.#gitStale;
+  }
+
+  /** The repository's folder of packs. */
+  get #repoPacks(): string {
+    return this.workspace + "/.git/objects/pack";
+  }
+
+  /** Loads the reader of git's packs when the store links to some: before any snapshot of a call. */
+  async prepareGit(): Promise<void> {
+    if (!gitReaderLoaded() && lstatOrNull(this.store.gitDir)) await loadGitReader();
+  }
+
+  /** Git blob `oid` made an object of the store: its sha256, raw (see {@link SnapTree.gitBlob}). */
+  #resolveGit = (oid: Uint8Array): Uint8Array | undefined => {
+    if (!gitReaderLoaded()) return undefined;
+    this.#storePacks ??= GitPacks.open(this.store.gitDir);
+    // Another process may have dropped a link this one's rows need: the repository's own packs
+    // then, checked against the id as well.
+    let bytes = this.#storePacks.blob(oid);
+    if (!bytes) {
+      const repo = GitPacks.open(this.#repoPacks);
+      bytes = repo.blob(oid);
+      repo.close();
+    }
+    if (!bytes) return undefined;
+    const hash = this.#digest(bytes);
+    this.store.putRead(hash, bytes);
+    return hash;
+  };
+
+  /** A tree whose git rows this snapshotter makes objects of. */
+  #own(tree: SnapTree): SnapTree {
+    tree.gitBlob = this.#resolveGit;
+    return tree;
+  }
+
+  /**
+   * The rows a first scan left to git's blobs, once the packs are linked into
+   * the store (inside the workspace lock, before a call may remove them): no
+   * longer to read. Read as any other when a pack could not be linked.
+   */
+  #settleGit(tree: SnapTree): void {
+    const rels = this.#gitRows, git = this.#git, stale = this.#gitStale;
+    this.#gitRows = [];
+    this.#git = undefined;
+    this.#gitStale = false;
+    git?.close();
+    if (!rels.length && !stale) return;
+    this.#storePacks?.close();
+    this.#storePacks = undefined;
+    // The repository's packs as they are now, those it dropped unlinked: no row this process
+    // keeps names a blob of those (a stale cache's were dropped).
+    const linked = rels.length > 0 && linkPacks(git!.packDir, this.store.gitDir);
+    if (!rels.length) {
+      try {
+        Deno.removeSync(this.store.gitDir, { recursive: true });
+      } catch {
+        // Gone already; or tried again by the next process.
+      }
+      return;
+    }
+    const c = tree.cols;
+    for (const rel of rels) {
+      const r = tree.files.get(rel);
+      if (r === undefined || (c.flags[r] & (F_GIT | F_UNREAD)) !== (F_GIT | F_UNREAD)) continue;
+      if (linked) {
+        c.flags[r] &= ~F_UNREAD;
+        this.#unread.delete(rel);
+      } else {
+        c.flags[r] &= ~F_GIT;
+        c.hash.fill(0, r * HASH_BYTES, (r + 1) * HASH_BYTES);
+        this.fromGit--;
+      }
+    }
   }
 
   /** The whole workspace now; new contents are kept in the store. */
@@ -336,7 +446,12 @@ export class Snapshotter {
     this.#walkedDirs = undefined;
     this.#linked.clear();
     this.#unread.clear();
-    this.hashed = this.hashedBeside = this.statsBeside = 0;
+    this.#gitRows = [];
+    this.hashed =
+      this.hashedBeside =
+      this.statsBeside =
+      this.fromGit =
+        0;
     this.delta = undefined;
     const now = Date.now();
     const sets = new Map<string, DirSet>();
@@ -346,7 +461,7 @@ export class Snapshotter {
     const inPlace = from !== undefined && from === this.#unshared;
     this.#unshared = undefined;
     if (!inPlace) this.#byPlace = undefined;
-    const tree = inPlace ? from : new SnapTree();
+    const tree = inPlace ? from : this.#own(new SnapTree());
     if (inPlace) tree.beginSweep();
     const stack = [{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }];
     const ctx = { tree, from, sets, now };
@@ -623,6 +738,7 @@ export class Snapshotter {
    * more; the rest, and all of them if a reader fails, here.
    */
   async #fill(tree: SnapTree): Promise<void> {
+    this.#settleGit(tree);
     if (this.#unread.size >= this.readersFrom && this.readers > 0) {
       const c = tree.cols;
       const rels: string[] = [], rows: number[] = [], sizes: number[] = [];
@@ -761,7 +877,7 @@ export class Snapshotter {
     const sets = new Map<string, DirSet>();
     this.#walk(
       [{ abs: this.workspace, rel: "", set: initialSet(this.workspace), ig: false }],
-      { tree: new SnapTree(), from: undefined, sets, now: Date.now() },
+      { tree: this.#own(new SnapTree()), from: undefined, sets, now: Date.now() },
       false,
     );
     const prefix = this.workspace + "/";
@@ -880,7 +996,7 @@ export class Snapshotter {
     this.#load();
     const now = Date.now();
     const tree = new Map<string, Entry>();
-    const looked = new SnapTree();
+    const looked = this.#own(new SnapTree());
     const cache = this.#cache;
     for (const rel of rels) {
       const parts = rel.split("/");
@@ -971,23 +1087,48 @@ export class Snapshotter {
       // Every stored object's hash at once, raw (no string each), not a query per row.
       const kept = new HashRows();
       this.store.eachObject((raw) => kept.row(raw));
-      const tree = state.tree;
+      const tree = state.tree, c = tree.cols;
       for (const [p, r] of [...tree.files]) {
-        if (tree.cols.kind[r] === K_FILE && kept.find(tree.cols.hash, r * HASH_BYTES) < 0) {
-          tree.delete(p);
-        }
+        if (c.kind[r] !== K_FILE) continue;
+        const at = r * HASH_BYTES;
+        const here = c.flags[r] & F_GIT
+          ? (this.#storePacks ??= GitPacks.open(this.store.gitDir)).has(
+            c.hash.subarray(at, at + 20),
+          )
+          : kept.find(c.hash, at) >= 0;
+        if (!here) tree.delete(p);
       }
     } else {
       // Rows by their place in the listings, while none was taken out.
       this.#byPlace = state.tree;
     }
-    this.#cache = this.#unshared = state.tree;
+    this.#checkGitLinks(state.tree);
+    this.#cache = this.#unshared = this.#own(state.tree);
     this.#hadState = true;
     const prefix = this.workspace + "/";
     for (const [rel, l] of state.dirs) {
       this.#dirs.set(rel === "" ? this.workspace : prefix + rel, l);
     }
     this.#savedDirs = state.dirs.map(([rel]) => rel);
+  }
+
+  /**
+   * A stat cache's rows of {@link F_GIT} against the store's links to git's
+   * packs: when the repository no longer has a pack linked (repacked, or its
+   * history rewritten), the rows are dropped, the next scan taking those files
+   * from git's index again, and the links are made right at its fill; when no
+   * row needs them, they go then.
+   */
+  #checkGitLinks(tree: SnapTree): void {
+    if (!lstatOrNull(this.store.gitDir)) return;
+    const c = tree.cols, git: number[] = [];
+    for (let r = 0; r < c.used; r++) if (c.kind[r] === K_FILE && c.flags[r] & F_GIT) git.push(r);
+    if (git.length && !stalePacks(this.#repoPacks, this.store.gitDir)) return;
+    this.#gitStale = true;
+    if (!git.length) return;
+    const rows = new Set(git);
+    for (const [p, r] of [...tree.files]) if (rows.has(r)) tree.delete(p);
+    this.#byPlace = undefined;
   }
 
   /**
@@ -1011,7 +1152,7 @@ export class Snapshotter {
     const old = place === undefined ? from?.files.get(rel) : place >= 0 ? place : undefined;
     if (
       listedFile && old === undefined && this.#deferReads && this.readers > 0 &&
-      (!this.#mayStore || this.#mayStore(abs))
+      !this.#git?.tracks(rel) && (!this.#mayStore || this.#mayStore(abs))
     ) {
       // New, and read later anyway: its stat is taken then, from the file opened (F_NOSTAT).
       this.#dirty = true;
@@ -1079,8 +1220,18 @@ export class Snapshotter {
         c.mtime[old] === mtime && (c.flags[old] & (F_RACY | F_UNREAD)) === 0
       ) {
         const hash = c.hash.slice(old * HASH_BYTES, (old + 1) * HASH_BYTES);
-        return set({ ...base, kind: K_FILE, mode, hash });
+        return set({ ...base, flags: flags | (c.flags[old] & F_GIT), kind: K_FILE, mode, hash });
       }
+    }
+    // A first scan's tracked file as git's index last found it: its blob, unread.
+    const oid = this.#deferReads && !(flags & F_RACY) ? this.#git?.blobOf(rel, st) : undefined;
+    if (oid) {
+      this.#unread.add(rel);
+      this.#gitRows.push(rel);
+      this.fromGit++;
+      const hash = new Uint8Array(HASH_BYTES);
+      hash.set(oid);
+      return set({ ...base, flags: flags | F_UNREAD | F_GIT, kind: K_FILE, mode, hash });
     }
     if (this.#deferReads) {
       // Its stat now, its content when a call reads it: the watcher says if it changes between.

@@ -313,7 +313,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
     debug(
       "undo",
       () =>
-        `${how}: ${tree.size} entries, ${t} ms; ${s.hashed} files read, ${s.hashedBeside} by a thread beside; ${s.statsBeside} stats taken by a thread`,
+        `${how}: ${tree.size} entries, ${t} ms; ${s.hashed} files read, ${s.hashedBeside} by a thread beside; ${s.statsBeside} stats taken by a thread; ${s.fromGit} files left to git's packs`,
     );
     return tree;
   };
@@ -354,6 +354,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       began.set(call, Date.now());
       try {
         const s = snapshotter();
+        await s.prepareGit();
         pruneOnce(s);
         const rel = targetOf(call, opts.workspace);
         const only = rel === undefined ? undefined : s.paths([rel]);
@@ -385,6 +386,7 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       let after: Tree | undefined;
       let base: Tree = was;
       try {
+        await s.prepareGit();
         after = rel === undefined ? await whole(s) : s.paths([rel]);
         if (after === undefined) {
           after = await whole(s);

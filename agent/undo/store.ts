@@ -192,6 +192,11 @@ export class UndoStore {
   }
 
   /** The pack files' folder. */
+  /** Where git's packs are linked (`git/defer.ts`): the contents of a first snapshot's rows of `F_GIT`. */
+  get gitDir(): string {
+    return join(this.dir, "git");
+  }
+
   get packDir(): string {
     return join(this.dir, "packs");
   }

@@ -364,6 +364,12 @@ export const LOOK_AHEAD_AFTER_MS = 50;
 /** A first scan that will read at least this many files hashes them with native code. */
 const NATIVE_HASH_FROM = 1000;
 
+/** Before a first scan of many files: native hashing, and git's index for what it tracks. */
+async function useNative(snap: Snapshotter): Promise<void> {
+  await snap.hashNatively();
+  await snap.useGit();
+}
+
 /**
  * A scan; with no stat cache (a first snapshot) one that hashes natively when
  * it will read many files, as the listings of its directories say.
@@ -371,8 +377,8 @@ const NATIVE_HASH_FROM = 1000;
 async function scanFirst(snap: Snapshotter): Promise<Tree> {
   if (snap.cachedCount() === 0) {
     snap.knownDirs();
-    if (snap.listedFiles() >= NATIVE_HASH_FROM) await snap.hashNatively();
-  }
+    if (snap.listedFiles() >= NATIVE_HASH_FROM) await useNative(snap);
+  } else if (snap.gitStale) await useNative(snap);
   return await snap.scanWhole();
 }
 
@@ -396,8 +402,8 @@ export async function lookAhead(
   await sub.target(snap.knownDirs());
   if (!sub.watching || !(await sub.flush()) || stop()) return;
   sub.take();
-  if (snap.cachedCount() === 0 && snap.listedFiles() >= NATIVE_HASH_FROM) {
-    await snap.hashNatively();
+  if ((snap.cachedCount() === 0 && snap.listedFiles() >= NATIVE_HASH_FROM) || snap.gitStale) {
+    await useNative(snap);
   }
   if (!(await snap.scanAhead(hurry, 8, stop)) || stop()) return;
   await sub.target(snap.dirs());

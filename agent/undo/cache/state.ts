@@ -9,7 +9,8 @@
  * and a checksum of the rest; then the rows' float columns (inode, size,
  * mtime, ctime), the directories' (inode, mtime, ctime) and name counts, each
  * listed name's row (plus one; zero: none, a directory), the modes, the kinds
- * and flags, the content hashes (32 bytes a row, zeros for what is no file),
+ * and flags, the content hashes (32 bytes a row, zeros for what is no file; a git
+ * blob's id and zeros for a row of `F_GIT`),
  * and the strings (paths, directories, names, symlink targets), each list
  * joined by NUL, which no path holds. A file that does not check out is
  * no cache at all: the next scan reads what it must.
@@ -19,6 +20,7 @@
 
 import {
   DIR,
+  F_GIT,
   F_IG,
   F_RACY,
   F_UNREAD,
@@ -31,7 +33,7 @@ import {
 import type { StoreStamp } from "../store.ts";
 
 const MAGIC = 0x53444e55; // "UNDS"
-const VERSION = 3;
+const VERSION = 4;
 const HEAD = 64;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -253,7 +255,7 @@ export function stateWriter(
     for (const [, l] of dirs) out.u16(l.mode);
     out.pad();
     for (let i = 0; i < n; i++) out.byte(c.kind[rows[i]]);
-    for (let i = 0; i < n; i++) out.byte(c.flags[rows[i]] & F_IG);
+    for (let i = 0; i < n; i++) out.byte(c.flags[rows[i]] & (F_IG | F_GIT));
     for (const [, l] of dirs) {
       out.byte((l.ignore ? 1 : 0) | (l.gitignore ? 2 : 0) | (l.git ? 4 : 0));
     }

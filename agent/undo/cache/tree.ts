@@ -26,6 +26,14 @@ export const K_FILE = 1, K_LINK = 2, K_BIG = 3, K_OUT = 4;
  * its file's content.
  */
 export const F_IG = 1, F_RACY = 2, F_UNREAD = 4, F_NOSTAT = 8;
+/**
+ * Row flag: the content is the git blob whose id fills the hash column's first
+ * 20 bytes (the rest zeros), kept in a pack the store links to, not an object
+ * of the store (a first snapshot's tracked, unchanged file: `git/defer.ts`).
+ * Made into an object of the store, the row then naming its sha256, when its
+ * entry is first asked for ({@link SnapTree.gitBlob}).
+ */
+export const F_GIT = 16;
 /** Bytes of a content hash (sha256). */
 export const HASH_BYTES = 32;
 
@@ -214,6 +222,12 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     }
     this.cols.release(r);
   }
+  /**
+   * Keeps git blob `oid` (20 raw bytes) in the store: its sha256 (raw), or
+   * undefined when it cannot be had (a row of {@link F_GIT} is then a file
+   * known by size and mtime, whose content undo cannot put back).
+   */
+  gitBlob: ((oid: Uint8Array) => Uint8Array | undefined) | undefined;
   /** Directories and heavy directories. */
   readonly others = new Map<string, Entry>();
   /** While open: each changed path's state before its first change (its row kept, an entry, or absent). */
@@ -239,6 +253,9 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     const c = this.cols;
     switch (c.kind[r]) {
       case K_FILE:
+        if ((c.flags[r] & (F_GIT | F_UNREAD)) === F_GIT && !this.#fromGit(r)) {
+          return { t: "big", size: c.size[r], mtime: c.mtime[r] };
+        }
         return { t: "f", mode: c.mode[r], size: c.size[r], hash: this.hashAt(r) };
       case K_LINK:
         return { t: "l", target: c.targets.get(r)! };
@@ -247,6 +264,16 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
       default:
         return { t: "big", size: c.size[r], mtime: c.mtime[r], out: true };
     }
+  }
+
+  /** Row `r`'s git blob made an object of the store, the row naming it: whether it could be. */
+  #fromGit(r: number): boolean {
+    const c = this.cols, at = r * HASH_BYTES;
+    const hash = this.gitBlob?.(c.hash.slice(at, at + 20));
+    if (!hash) return false;
+    c.hash.set(hash, at);
+    c.flags[r] &= ~F_GIT;
+    return true;
   }
 
   /** The hex content hash of row `r` (a {@link K_FILE}). */
@@ -506,7 +533,9 @@ export function diffTrees(
       const ra = after.files.get(p);
       if (ra !== undefined && sameRows(before, rb, after, ra)) continue;
       const a = ra === undefined ? after.others.get(p) ?? null : after.entryAt(ra);
-      out.push({ p, b: before.entryAt(rb), a });
+      const b = before.entryAt(rb);
+      // A git blob's row against its content's sha256: the same once made an object.
+      if (!sameEntry(b, a)) out.push({ p, b, a });
     }
     for (const [p, b] of before.others) {
       const a = after.get(p) ?? null;

@@ -13,8 +13,27 @@
  */
 
 import { join } from "../../../tools/fs/path.ts";
-import { inflateSync } from "node:zlib";
-import { createHash } from "node:crypto";
+
+// Loaded by {@link loadGitReader}: `node:zlib` alone costs 30 ms to load.
+let inflate: ((bytes: Uint8Array) => Uint8Array) | undefined;
+let sha1: ((...parts: (Uint8Array | string)[]) => Uint8Array) | undefined;
+
+/** Loads what {@link GitPacks.blob} and {@link blobId} need; before the first of them. */
+export async function loadGitReader(): Promise<void> {
+  if (inflate) return;
+  const [zlib, crypto] = await Promise.all([import("node:zlib"), import("node:crypto")]);
+  sha1 = (...parts) => {
+    const h = crypto.createHash("sha1");
+    for (const p of parts) h.update(p);
+    return new Uint8Array(h.digest());
+  };
+  inflate = (bytes) => new Uint8Array(zlib.inflateSync(bytes));
+}
+
+/** Whether {@link loadGitReader} was done. */
+export function gitReaderLoaded(): boolean {
+  return inflate !== undefined;
+}
 
 /** Bytes of an object id (SHA-1). */
 export const OID_BYTES = 20;
@@ -123,11 +142,10 @@ export function applyDelta(base: Uint8Array, delta: Uint8Array): Uint8Array | un
   return o === size ? out : undefined;
 }
 
-/** The git id of a blob of these bytes. */
+/** The git id of a blob of these bytes ({@link loadGitReader} first). */
 export function blobId(bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(
-    createHash("sha1").update(`blob ${bytes.byteLength}\0`).update(bytes).digest(),
-  );
+  if (!sha1) throw new Error("loadGitReader() first");
+  return sha1(`blob ${bytes.byteLength}\0`, bytes);
 }
 
 /** The pack files of a folder (`pack-*.idx` beside its `.pack`), read on demand. */
@@ -172,8 +190,12 @@ export class GitPacks {
     return false;
   }
 
-  /** The bytes of blob `oid`, checked against its id; undefined when absent, damaged or not a blob. */
+  /**
+   * The bytes of blob `oid`, checked against its id; undefined when absent,
+   * damaged or not a blob ({@link loadGitReader} first).
+   */
   blob(oid: Uint8Array): Uint8Array | undefined {
+    if (!inflate) throw new Error("loadGitReader() first");
     try {
       const got = this.#object(oid, 0);
       if (!got || got.type !== BLOB) return undefined;
@@ -232,7 +254,7 @@ export class GitPacks {
         next = head.slice(i, i + OID_BYTES);
         i += OID_BYTES;
       }
-      const bytes = new Uint8Array(inflateSync(raw.bytes(i)));
+      const bytes = inflate!(raw.bytes(i));
       if (bytes.byteLength !== size) return undefined;
       if (next === undefined) {
         if (type < 1 || type > 4) return undefined;
@@ -286,5 +308,72 @@ export class GitPacks {
       got += n;
     }
     return { head: all.subarray(0, Math.min(length, 32)), bytes: (skip) => all.subarray(skip) };
+  }
+}
+
+/** The packs in `dir` (`pack-<id>`, with both files) → their `.pack`'s inode; empty when unreadable. */
+function packInodes(dir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const e of Deno.readDirSync(dir)) {
+      if (!e.isFile || !e.name.endsWith(".pack")) continue;
+      const name = e.name.slice(0, -5);
+      try {
+        Deno.lstatSync(join(dir, name + ".idx"));
+        out.set(name, Deno.lstatSync(join(dir, e.name)).ino ?? -1);
+      } catch {
+        // A pack being written or removed: not one of the set.
+      }
+    }
+  } catch {
+    // No folder: no packs.
+  }
+  return out;
+}
+
+/**
+ * Whether `links` (the store's `git/`) holds a pack that `packDir` (the
+ * repository's) no longer has as it is: repacked, or removed with the history
+ * it held.
+ */
+export function stalePacks(packDir: string, links: string): boolean {
+  const now = packInodes(packDir);
+  for (const [name, ino] of packInodes(links)) if (now.get(name) !== ino) return true;
+  return false;
+}
+
+/**
+ * Makes `links` hold the packs of `packDir` as they are, by hard links (no byte
+ * copied): new ones linked, those the repository no longer has removed (with
+ * `keepOld`, kept). Whether every pack of `packDir` is linked now.
+ */
+export function linkPacks(packDir: string, links: string, keepOld = false): boolean {
+  const remove = (path: string) => {
+    try {
+      Deno.removeSync(path);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+  };
+  try {
+    Deno.mkdirSync(links, { recursive: true });
+    const now = packInodes(packDir), had = packInodes(links);
+    for (const [name, ino] of now) {
+      if (had.get(name) === ino) continue;
+      for (const ext of [".idx", ".pack"]) {
+        remove(join(links, name + ext));
+        Deno.linkSync(join(packDir, name + ext), join(links, name + ext));
+      }
+    }
+    if (!keepOld) {
+      for (const name of had.keys()) {
+        if (now.has(name)) continue;
+        remove(join(links, name + ".pack"));
+        remove(join(links, name + ".idx"));
+      }
+    }
+    return true;
+  } catch {
+    return false;
   }
 }

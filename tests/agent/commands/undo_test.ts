@@ -144,6 +144,46 @@ Deno.test("crab undo restores a tracked file byte for byte after a command empti
   assert.equal(Deno.readTextFileSync(join(s.ws, "tracked.txt")), original);
 });
 
+Deno.test("crab undo restores a tracked file after a first session's command emptied .git/objects, though its first snapshot read none", async () => {
+  using s = sandbox("crab-undo-packed-");
+  // A packed repository big enough that a first snapshot leaves its tracked files to git.
+  for (let i = 0; i < 1200; i++) s.put(`d${i % 12}/f${i}.txt`, `file ${i}\n`);
+  const original = "tracked by git\n\u00e9\u0000end\n";
+  s.put("tracked.txt", original);
+  gitWorkspace(s, false);
+  const git = (...args: string[]) =>
+    new Deno.Command("git", { args, cwd: s.ws, stdout: "null", stderr: "null" }).outputSync();
+  git("repack", "-a", "-d", "-q");
+  const made = Date.now();
+  await until(() => Date.now() - made > 1200, "the files are past the racy window");
+  await using fake = await startFakeModel([
+    {
+      calls: [{ name: "bash", args: { command: "rm -rf .git/objects/* && echo x > tracked.txt" } }],
+    },
+    { text: "done" },
+  ]);
+  const r = await s.crab(args(fake, "-p", "break things", "--debug", "undo"), { env });
+  assert.equal(r.code, 0, r.stderr);
+  const first = r.stderr.match(
+    /\[undo\] \w+: \d+ entries, \d+ ms; (\d+) files read.*; (\d+) files left to git's packs/,
+  );
+  assert.ok(first, r.stderr);
+  assert.ok(Number(first[2]) >= 1200 && Number(first[1]) < 10, first[0]);
+  const results = fake.modelRequests().slice(1).flatMap((q) => toolResults(q).map((t) => t.text));
+  assert.ok(
+    results.some((t) => t.endsWith("files changed: +0 ~1 -0: ~tracked.txt")),
+    results.join("\n"),
+  );
+  assert.deepEqual(
+    [...Deno.readDirSync(join(s.ws, ".git", "objects"))],
+    [],
+    "git's objects are gone",
+  );
+  const undo = await s.crab(["undo", "--yes"]);
+  assert.equal(undo.code, 0, undo.stdout + undo.stderr);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "tracked.txt")), original);
+});
+
 Deno.test("a print run that changes nothing leaves no undo store, though it looked ahead", async () => {
   using s = sandbox("crab-undo-none-");
   gitWorkspace(s, false);

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { applyDelta, blobId, GitPacks } from "../../../../agent/undo/git/pack.ts";
+import { applyDelta, blobId, GitPacks, loadGitReader } from "../../../../agent/undo/git/pack.ts";
 import { decodeHex, encodeHex } from "../../../../tools/fs/hex.ts";
+
+await loadGitReader();
 
 function git(cwd: string, ...argv: string[]): string {
   const out = new Deno.Command("git", {

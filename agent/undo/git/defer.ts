@@ -1,0 +1,126 @@
+/**
+ * A first snapshot's short cut in a git repository: a tracked file whose stat
+ * is the one git's index kept for it holds the blob the index names, as
+ * `git status` trusts, so its content need not be read. The snapshot keeps
+ * the blob's id instead of a hash of its own, and the store links the
+ * repository's pack files into its `git/` folder (a hard link: no byte
+ * copied, and a command that deletes `.git/objects` takes a name, not the
+ * bytes); the content is taken out of the pack, checked against its id, only
+ * when a call changed the file (`pack.ts`).
+ *
+ * Only where that holds by construction: a `.git` folder (not a worktree's
+ * file), a SHA-1 index git wrote whole (not split), the blob in one of its
+ * packs (a loose object may go with `git gc`), no racily clean entry (its
+ * mtime not older than the index's, as git checks), no content filter (no
+ * `.gitattributes` tracked, no `info/attributes`, no `autocrlf`, `eol`,
+ * `filter`, attributes file, `include` or object format in the repository's,
+ * the user's or the system's config): else the worktree's bytes may not be
+ * the blob's, and every file is read as before.
+ *
+ * @module
+ */
+
+import { join } from "../../../tools/fs/path.ts";
+import type { StatFields } from "../../../tools/fs/exists.ts";
+import { indexEntries, type IndexStat } from "../../../tools/sandbox/git/view.ts";
+import { GitPacks } from "./pack.ts";
+
+/** Config that may make a file's bytes differ from its blob's, or its ids not SHA-1. */
+const FILTERING =
+  /autocrlf|\beol\b|attributesfile|^\s*\[\s*(filter|include|includeif)\b|objectformat/im;
+
+/** The text of `path`, or "" when there is none. */
+function textOr(path: string | undefined): string | undefined {
+  if (!path) return "";
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (e) {
+    return e instanceof Deno.errors.NotFound ? "" : undefined;
+  }
+}
+
+/** The config files git reads besides the repository's, by `env` (HOME, XDG_CONFIG_HOME, GIT_CONFIG_*). */
+function userConfigs(env: (name: string) => string | undefined): (string | undefined)[] {
+  const home = env("HOME");
+  const xdg = env("XDG_CONFIG_HOME") || (home ? join(home, ".config") : undefined);
+  return [
+    env("GIT_CONFIG_GLOBAL") ?? (home ? join(home, ".gitconfig") : undefined),
+    xdg ? join(xdg, "git", "config") : undefined,
+    env("GIT_CONFIG_NOSYSTEM") ? undefined : env("GIT_CONFIG_SYSTEM") ?? "/etc/gitconfig",
+  ];
+}
+
+/** What a first snapshot may take from git instead of reading. */
+export class GitDeferral {
+  readonly #entries: Map<string, IndexStat>;
+  /** The index's mtime (ms): an entry not older was written racily. */
+  readonly #indexMtime: number;
+  /** The repository's folder of packs. */
+  readonly packDir: string;
+  readonly #packs: GitPacks;
+
+  private constructor(entries: Map<string, IndexStat>, indexMtime: number, packDir: string) {
+    this.#entries = entries;
+    this.#indexMtime = indexMtime;
+    this.packDir = packDir;
+    this.#packs = GitPacks.open(packDir);
+  }
+
+  /**
+   * The short cut for `workspace`, or undefined when it does not hold there
+   * (see the module's doc). Reads the index whole (about 90 bytes a file).
+   */
+  static open(
+    workspace: string,
+    env: (name: string) => string | undefined = (n) => Deno.env.get(n),
+  ): GitDeferral | undefined {
+    const git = join(workspace, ".git");
+    try {
+      if (!Deno.lstatSync(git).isDirectory) return undefined;
+      for (const config of [join(git, "config"), ...userConfigs(env)]) {
+        const text = textOr(config);
+        if (text === undefined || FILTERING.test(text)) return undefined;
+      }
+      const attributes = textOr(join(git, "info", "attributes"));
+      if (attributes === undefined || /^\s*[^#\s]/m.test(attributes)) return undefined;
+      const indexPath = join(git, "index");
+      const indexMtime = Deno.lstatSync(indexPath).mtime?.getTime();
+      if (indexMtime === undefined) return undefined;
+      const entries = indexEntries(Deno.readFileSync(indexPath));
+      if (!entries || entries.size === 0) return undefined;
+      for (const path of entries.keys()) {
+        if (path === ".gitattributes" || path.endsWith("/.gitattributes")) return undefined;
+      }
+      const deferral = new GitDeferral(entries, indexMtime, join(git, "objects", "pack"));
+      return deferral.#packs.names.length ? deferral : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Whether git's index has the file at `rel` (workspace-relative). */
+  tracks(rel: string): boolean {
+    return this.#entries.has(rel);
+  }
+
+  /**
+   * The blob id (20 raw bytes) of the file at `rel` (workspace-relative) with
+   * stat `st`, when it is the content git's index vouches for and a pack holds.
+   */
+  blobOf(rel: string, st: StatFields): Uint8Array | undefined {
+    const e = this.#entries.get(rel);
+    if (!e || (e.mode !== 0o100644 && e.mode !== 0o100755) || !st.isFile) return undefined;
+    const mtime = e.mtimeSec * 1000 + Math.floor(e.mtimeNsec / 1e6);
+    if (mtime >= this.#indexMtime) return undefined;
+    if (
+      st.mtime !== mtime || Math.floor(st.ctime / 1000) !== e.ctimeSec ||
+      st.size % 2 ** 32 !== e.size || st.ino % 2 ** 32 !== e.ino
+    ) return undefined;
+    return this.#packs.has(e.oid) ? e.oid.slice() : undefined;
+  }
+
+  /** Closes the packs' files (none opened to look ids up). */
+  close(): void {
+    this.#packs.close();
+  }
+}
