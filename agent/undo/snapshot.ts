@@ -127,6 +127,12 @@ const UNLISTED: Listing = {
 
 /** A stat within this many ms of the scan that saw it is not trusted at the next. */
 export const RACY_MS = 100;
+
+/** Files to read from which a snapshot hashes them natively (see {@link Snapshotter.hashNatively}). */
+export const NATIVE_HASH_FROM = 1000;
+
+/** A hurried scan ahead's slices (ms): long enough that the pauses between them cost nothing. */
+const HURRIED_SLICE_MS = 50;
 /** Deno reports ctime in whole seconds: a ctime is trusted a second later than an mtime. */
 const CTIME_RACY_MS = 1000 + RACY_MS;
 
@@ -272,8 +278,8 @@ export class Snapshotter {
   #stamp: StoreStamp | undefined;
   /** A first scan's short cut through git's index (`git/defer.ts`), until its rows are settled. */
   #git: GitDeferral | undefined;
-  /** The files a first scan left to git's blobs, until the packs are linked ({@link #settleGit}). */
-  #gitRows: string[] = [];
+  /** The rows of files a first scan left to git's blobs, until the packs are linked ({@link #settleGit}). */
+  #gitRows: number[] = [];
   /** The packs the store links to, once a row needed them. */
   #storePacks: GitPacks | undefined;
   /**
@@ -309,8 +315,19 @@ export class Snapshotter {
    * worth its start-up (the Node layer, 15-20 ms) before many files are read.
    */
   async hashNatively(): Promise<void> {
+    if (this.#native) return;
     const { createHash } = await import("node:crypto");
     this.#digest = (bytes) => createHash("sha256").update(bytes).digest();
+    this.#native = true;
+  }
+
+  #native = false;
+  /** A first snapshot left most files to git: a lost stat cache costs the next process little. */
+  #gitFirst = false;
+
+  /** Whether a first scan may leave tracked files to git ({@link useGit} found it may). */
+  get usingGit(): boolean {
+    return this.#git !== undefined;
   }
 
   /**
@@ -321,7 +338,6 @@ export class Snapshotter {
   async useGit(env?: (name: string) => string | undefined): Promise<void> {
     this.#load();
     if (this.#git || (this.#cache && !this.#gitStale)) return;
-    await loadGitReader();
     const { GitDeferral } = await import("./git/defer.ts");
     this.#git = GitDeferral.open(this.workspace, env);
   }
@@ -372,18 +388,24 @@ export class Snapshotter {
    * longer to read. Read as any other when a pack could not be linked.
    */
   #settleGit(tree: SnapTree): void {
-    const rels = this.#gitRows, git = this.#git, stale = this.#gitStale;
+    const rows = this.#gitRows, git = this.#git, stale = this.#gitStale;
     this.#gitRows = [];
     this.#git = undefined;
     this.#gitStale = false;
     git?.close();
-    if (!rels.length && !stale) return;
+    if (!rows.length && !stale) return;
     this.#storePacks?.close();
     this.#storePacks = undefined;
     // The repository's packs as they are now, those it dropped unlinked: no row this process
     // keeps names a blob of those (a stale cache's were dropped).
-    const linked = rels.length > 0 && linkPacks(git!.packDir, this.store.gitDir);
-    if (!rels.length) {
+    const linked = rows.length > 0 && linkPacks(git!.packDir, this.store.gitDir);
+    // Its reader, for what a call changes of those files, loads while the call's command runs
+    // (node:zlib takes 30 ms to load: not before the command starts).
+    if (linked) {
+      this.#gitFirst = true;
+      setTimeout(() => loadGitReader().catch(() => {}), 0);
+    }
+    if (!rows.length) {
       try {
         Deno.removeSync(this.store.gitDir, { recursive: true });
       } catch {
@@ -391,16 +413,19 @@ export class Snapshotter {
       }
       return;
     }
+    // A row given again since (its file gone, another's made) is one the scan left to git too,
+    // or is not of F_GIT any more.
     const c = tree.cols;
-    for (const rel of rels) {
-      const r = tree.files.get(rel);
-      if (r === undefined || (c.flags[r] & (F_GIT | F_UNREAD)) !== (F_GIT | F_UNREAD)) continue;
-      if (linked) {
-        c.flags[r] &= ~F_UNREAD;
-        this.#unread.delete(rel);
-      } else {
+    for (const r of rows) {
+      if (c.kind[r] !== K_FILE || (c.flags[r] & (F_GIT | F_UNREAD)) !== (F_GIT | F_UNREAD)) {
+        continue;
+      }
+      if (linked) c.flags[r] &= ~F_UNREAD;
+      else {
         c.flags[r] &= ~F_GIT;
         c.hash.fill(0, r * HASH_BYTES, (r + 1) * HASH_BYTES);
+        const rel = tree.pathAt(r);
+        if (rel !== undefined) this.#unread.add(rel);
         this.fromGit--;
       }
     }
@@ -430,7 +455,9 @@ export class Snapshotter {
         this.#stopAhead();
         return false;
       }
-      if (step(hurry() ? Infinity : performance.now() + sliceMs)) return true;
+      // Hurried (a call waits for it), in longer slices: what else the call starts meanwhile (the
+      // sandbox's probe, another process) is not held back until the whole scan is done.
+      if (step(performance.now() + (hurry() ? HURRIED_SLICE_MS : sliceMs))) return true;
       // A timer that keeps the process alive: whoever awaits the scan is not left pending.
       await new Promise<void>((resolve) => setTimeout(resolve, 0));
     }
@@ -469,7 +496,8 @@ export class Snapshotter {
     // from the last back (after `now`, as the walk's are); a stat is half a file's cost saved
     // (a read the whole): from twice as many files.
     this.#stopAhead();
-    // Without a stat cache every file is new, and its stat is taken when it is read.
+    // Without a stat cache every file is new, and its stat is taken when it is read (or, for
+    // one git's index may vouch for, here: a thread beside saves little then, and costs 12 MB).
     if (from && this.readers > 0 && this.listedFiles() >= 2 * this.readersFrom) {
       const prefix = this.workspace + "/", groups: [string, string[], string][] = [];
       let n = 0;
@@ -739,6 +767,8 @@ export class Snapshotter {
    */
   async #fill(tree: SnapTree): Promise<void> {
     this.#settleGit(tree);
+    // Hashed natively when many are left to read (a first scan not taken from git).
+    if (this.#unread.size >= NATIVE_HASH_FROM) await this.hashNatively();
     if (this.#unread.size >= this.readersFrom && this.readers > 0) {
       const c = tree.cols;
       const rels: string[] = [], rows: number[] = [], sizes: number[] = [];
@@ -1039,9 +1069,11 @@ export class Snapshotter {
    * process's end (`saveState` then), not taking a call's time.
    */
   saveDue(): boolean {
-    return this.#dirty &&
-      (!this.#hadState || this.#changes >= SAVE_CHANGES ||
-        performance.now() - this.#savedAt >= SAVE_MS);
+    if (!this.#dirty) return false;
+    const late = performance.now() - this.#savedAt >= SAVE_MS;
+    // A first snapshot taken from git's index is cheap to take again: written at the end, or late.
+    if (!this.#hadState && this.#gitFirst) return late;
+    return !this.#hadState || this.#changes >= SAVE_CHANGES || late;
   }
 
   /**
@@ -1169,6 +1201,10 @@ export class Snapshotter {
       };
       return place === undefined ? into.setRow(rel, init) : into.setRowAt(rel, place, init);
     }
+    if (listedFile && old === undefined && this.#deferReads && this.#git) {
+      const r = this.#lookTracked(abs, rel, ig, now, into, place);
+      if (r !== undefined) return r;
+    }
     const ahead = aheadAt === undefined ? undefined : this.#ahead?.take(aheadAt);
     if (ahead !== undefined) this.statsBeside++;
     const st = ahead === undefined ? lstatFields(abs) : ahead;
@@ -1223,16 +1259,6 @@ export class Snapshotter {
         return set({ ...base, flags: flags | (c.flags[old] & F_GIT), kind: K_FILE, mode, hash });
       }
     }
-    // A first scan's tracked file as git's index last found it: its blob, unread.
-    const oid = this.#deferReads && !(flags & F_RACY) ? this.#git?.blobOf(rel, st) : undefined;
-    if (oid) {
-      this.#unread.add(rel);
-      this.#gitRows.push(rel);
-      this.fromGit++;
-      const hash = new Uint8Array(HASH_BYTES);
-      hash.set(oid);
-      return set({ ...base, flags: flags | F_UNREAD | F_GIT, kind: K_FILE, mode, hash });
-    }
     if (this.#deferReads) {
       // Its stat now, its content when a call reads it: the watcher says if it changes between.
       this.#unread.add(rel);
@@ -1245,6 +1271,48 @@ export class Snapshotter {
     }
     this.hashed++;
     return set({ ...base, kind: K_FILE, mode, size: kept.size, hash: kept.hash });
+  }
+
+  /**
+   * A first scan's file its folder lists as regular, when git's index vouches
+   * for it as it is (most files of a repository): its row, its content the
+   * blob's; else undefined, and {@link #look} looks at it as at any other.
+   */
+  #lookTracked(
+    abs: string,
+    rel: string,
+    ig: boolean,
+    now: number,
+    into: SnapTree,
+    place: number | undefined,
+  ): number | undefined {
+    const git = this.#git!;
+    if (!git.tracks(rel) || (this.#mayStore && !this.#mayStore(abs))) return undefined;
+    const st = lstatFields(abs);
+    if (
+      !st || st.nlink > 1 || st.size > (ig ? this.limits.ignoredMax : this.limits.fileMax) ||
+      isRacy(now, st.mtime, st.ctime)
+    ) return undefined;
+    const oid = git.blobOf(rel, st);
+    if (oid < 0) return undefined;
+    this.#dirty = true;
+    this.#changes++;
+    this.fromGit++;
+    const init = {
+      kind: K_FILE,
+      mode: st.mode & 0o7777,
+      flags: (ig ? F_IG : 0) | F_UNREAD | F_GIT,
+      ino: st.ino,
+      size: st.size,
+      mtime: st.mtime,
+      ctime: st.ctime,
+    };
+    const r = place === undefined ? into.setRow(rel, init) : into.setRowAt(rel, place, init);
+    this.#gitRows.push(r);
+    // The id's 20 bytes where the row's hash goes, the rest left zeros.
+    const from = git.index, to = into.cols.hash, at = r * HASH_BYTES;
+    for (let k = 0; k < 20; k++) to[at + k] = from[oid + k];
+    return r;
   }
 
   /** The names in `dir`, from the cache while its stat is unchanged. */

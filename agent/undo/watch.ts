@@ -25,9 +25,10 @@
  * @module
  */
 
-import type { Snapshotter, Tree } from "./snapshot.ts";
+import { NATIVE_HASH_FROM, type Snapshotter, type Tree } from "./snapshot.ts";
 import { join } from "../../tools/fs/path.ts";
 import { lstatOrNull } from "../../tools/fs/exists.ts";
+import { debug } from "../../tools/fs/debug_log.ts";
 import { inotifyAvailable, watchWithInotify } from "./inotify.ts";
 
 /** How long a flush waits for its marker's event before giving up (the caller scans everything). */
@@ -361,13 +362,14 @@ export function stopWatching(workspace: string): void {
  */
 export const LOOK_AHEAD_AFTER_MS = 50;
 
-/** A first scan that will read at least this many files hashes them with native code. */
-const NATIVE_HASH_FROM = 1000;
-
-/** Before a first scan of many files: native hashing, and git's index for what it tracks. */
+/**
+ * Before a first scan of many files: git's index for what it tracks, else
+ * native hashing (loaded before the reads anyway, but here it may overlap a
+ * model's thinking).
+ */
 async function useNative(snap: Snapshotter): Promise<void> {
-  await snap.hashNatively();
   await snap.useGit();
+  if (!snap.usingGit) await snap.hashNatively();
 }
 
 /**
@@ -399,14 +401,27 @@ export async function lookAhead(
   stop: () => boolean = () => false,
 ): Promise<void> {
   if (sub.watching || sub.gaveUp || stop()) return;
-  await sub.target(snap.knownDirs());
+  const t = [performance.now()];
+  const dirs = snap.knownDirs();
+  t.push(performance.now());
+  await sub.target(dirs);
   if (!sub.watching || !(await sub.flush()) || stop()) return;
   sub.take();
+  t.push(performance.now());
   if ((snap.cachedCount() === 0 && snap.listedFiles() >= NATIVE_HASH_FROM) || snap.gitStale) {
     await useNative(snap);
   }
+  t.push(performance.now());
   if (!(await snap.scanAhead(hurry, 8, stop)) || stop()) return;
+  t.push(performance.now());
   await sub.target(snap.dirs());
+  t.push(performance.now());
+  debug("undo", () => {
+    const [walk, watch, prepare, scan, more] = t.slice(1).map((x, i) => Math.round(x - t[i]));
+    return `look ahead: ${dirs.length} folders walked ${walk} ms, watched ${watch} ms; ` +
+      `native hashing and git ${prepare} ms; scan ${scan} ms${hurry() ? " (hurried)" : ""}; ` +
+      `new folders watched ${more} ms`;
+  });
   // Ahead of the call still: what the call's update would make first (the paths' index) is
   // made now, and memory given back.
   if (!hurry() && !stop()) snap.indexSoon();

@@ -22,7 +22,7 @@
 
 import { join } from "../../../tools/fs/path.ts";
 import type { StatFields } from "../../../tools/fs/exists.ts";
-import { indexEntries, type IndexStat } from "../../../tools/sandbox/git/view.ts";
+import { type IndexEntries, indexEntries } from "../../../tools/sandbox/git/view.ts";
 import { GitPacks } from "./pack.ts";
 
 /** Config that may make a file's bytes differ from its blob's, or its ids not SHA-1. */
@@ -52,14 +52,14 @@ function userConfigs(env: (name: string) => string | undefined): (string | undef
 
 /** What a first snapshot may take from git instead of reading. */
 export class GitDeferral {
-  readonly #entries: Map<string, IndexStat>;
+  readonly #entries: IndexEntries;
   /** The index's mtime (ms): an entry not older was written racily. */
   readonly #indexMtime: number;
   /** The repository's folder of packs. */
   readonly packDir: string;
   readonly #packs: GitPacks;
 
-  private constructor(entries: Map<string, IndexStat>, indexMtime: number, packDir: string) {
+  private constructor(entries: IndexEntries, indexMtime: number, packDir: string) {
     this.#entries = entries;
     this.#indexMtime = indexMtime;
     this.packDir = packDir;
@@ -88,9 +88,7 @@ export class GitDeferral {
       if (indexMtime === undefined) return undefined;
       const entries = indexEntries(Deno.readFileSync(indexPath));
       if (!entries || entries.size === 0) return undefined;
-      for (const path of entries.keys()) {
-        if (path === ".gitattributes" || path.endsWith("/.gitattributes")) return undefined;
-      }
+      if (entries.hasBaseName(".gitattributes")) return undefined;
       const deferral = new GitDeferral(entries, indexMtime, join(git, "objects", "pack"));
       return deferral.#packs.names.length ? deferral : undefined;
     } catch {
@@ -100,23 +98,44 @@ export class GitDeferral {
 
   /** Whether git's index has the file at `rel` (workspace-relative). */
   tracks(rel: string): boolean {
-    return this.#entries.has(rel);
+    return this.#find(rel) >= 0;
+  }
+
+  #lastRel = "";
+  #lastAt = -1;
+
+  /** The entry of `rel`: asked twice in a row for most files (whether tracked, then its blob). */
+  #find(rel: string): number {
+    if (rel !== this.#lastRel) {
+      this.#lastRel = rel;
+      this.#lastAt = this.#entries.find(rel);
+    }
+    return this.#lastAt;
+  }
+
+  /** The index's bytes, where {@link blobOf}'s ids lie. */
+  get index(): Uint8Array {
+    return this.#entries.bytes;
   }
 
   /**
-   * The blob id (20 raw bytes) of the file at `rel` (workspace-relative) with
-   * stat `st`, when it is the content git's index vouches for and a pack holds.
+   * Where in {@link index} the blob id (20 bytes) of the file at `rel`
+   * (workspace-relative) with stat `st` lies, when it is the content git's
+   * index vouches for and a pack holds; else -1.
    */
-  blobOf(rel: string, st: StatFields): Uint8Array | undefined {
-    const e = this.#entries.get(rel);
-    if (!e || (e.mode !== 0o100644 && e.mode !== 0o100755) || !st.isFile) return undefined;
-    const mtime = e.mtimeSec * 1000 + Math.floor(e.mtimeNsec / 1e6);
-    if (mtime >= this.#indexMtime) return undefined;
+  blobOf(rel: string, st: StatFields): number {
+    const at = this.#find(rel);
+    if (at < 0 || !st.isFile) return -1;
+    const v = this.#entries.view;
+    const mode = v.getUint32(at + 24);
+    if (mode !== 0o100644 && mode !== 0o100755) return -1;
+    const mtime = v.getUint32(at + 8) * 1000 + Math.floor(v.getUint32(at + 12) / 1e6);
+    if (mtime >= this.#indexMtime) return -1;
     if (
-      st.mtime !== mtime || Math.floor(st.ctime / 1000) !== e.ctimeSec ||
-      st.size % 2 ** 32 !== e.size || st.ino % 2 ** 32 !== e.ino
-    ) return undefined;
-    return this.#packs.has(e.oid) ? e.oid.slice() : undefined;
+      st.mtime !== mtime || Math.floor(st.ctime / 1000) !== v.getUint32(at) ||
+      st.size % 2 ** 32 !== v.getUint32(at + 36) || st.ino % 2 ** 32 !== v.getUint32(at + 20)
+    ) return -1;
+    return this.#packs.has(this.#entries.bytes, at + 40) ? at + 40 : -1;
   }
 
   /** Closes the packs' files (none opened to look ids up). */

@@ -19,16 +19,19 @@ let inflate: ((bytes: Uint8Array) => Uint8Array) | undefined;
 let sha1: ((...parts: (Uint8Array | string)[]) => Uint8Array) | undefined;
 
 /** Loads what {@link GitPacks.blob} and {@link blobId} need; before the first of them. */
-export async function loadGitReader(): Promise<void> {
-  if (inflate) return;
-  const [zlib, crypto] = await Promise.all([import("node:zlib"), import("node:crypto")]);
-  sha1 = (...parts) => {
-    const h = crypto.createHash("sha1");
-    for (const p of parts) h.update(p);
-    return new Uint8Array(h.digest());
-  };
-  inflate = (bytes) => new Uint8Array(zlib.inflateSync(bytes));
+export function loadGitReader(): Promise<void> {
+  return loading ??= (async () => {
+    const [zlib, crypto] = await Promise.all([import("node:zlib"), import("node:crypto")]);
+    sha1 = (...parts) => {
+      const h = crypto.createHash("sha1");
+      for (const p of parts) h.update(p);
+      return new Uint8Array(h.digest());
+    };
+    inflate = (bytes) => new Uint8Array(zlib.inflateSync(bytes));
+  })();
 }
+
+let loading: Promise<void> | undefined;
 
 /** Whether {@link loadGitReader} was done. */
 export function gitReaderLoaded(): boolean {
@@ -65,23 +68,24 @@ function readIdx(name: string, idx: Uint8Array, size: number): Pack | undefined 
   return { name, idx, view, count, file: undefined, size, ends: undefined };
 }
 
-/** Compares 20 bytes of `a` at `i` with `b`. */
-function compare(a: Uint8Array, i: number, b: Uint8Array): number {
+/** Compares 20 bytes of `a` at `i` with those of `b` at `j`. */
+function compare(a: Uint8Array, i: number, b: Uint8Array, j = 0): number {
   for (let k = 0; k < OID_BYTES; k++) {
-    const d = a[i + k] - b[k];
+    const d = a[i + k] - b[j + k];
     if (d !== 0) return d;
   }
   return 0;
 }
 
-/** The place of `oid` among the pack's names, or -1. */
-function find(p: Pack, oid: Uint8Array): number {
-  let lo = oid[0] === 0 ? 0 : p.view.getUint32(8 + (oid[0] - 1) * 4);
-  let hi = p.view.getUint32(8 + oid[0] * 4);
+/** The place of the id at `off` of `oid` among the pack's names, or -1. */
+function find(p: Pack, oid: Uint8Array, off = 0): number {
+  const first = oid[off];
+  let lo = first === 0 ? 0 : p.view.getUint32(8 + (first - 1) * 4);
+  let hi = p.view.getUint32(8 + first * 4);
   const names = 8 + 1024;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    const d = compare(p.idx, names + mid * OID_BYTES, oid);
+    const d = compare(p.idx, names + mid * OID_BYTES, oid, off);
     if (d === 0) return mid;
     if (d < 0) lo = mid + 1;
     else hi = mid;
@@ -184,9 +188,9 @@ export class GitPacks {
     return this.#packs.map((p) => p.name);
   }
 
-  /** Whether an object of id `oid` (20 raw bytes) is in one of the packs. */
-  has(oid: Uint8Array): boolean {
-    for (const p of this.#packs) if (find(p, oid) >= 0) return true;
+  /** Whether an object of id `oid` (20 raw bytes, from `off`) is in one of the packs. */
+  has(oid: Uint8Array, off = 0): boolean {
+    for (const p of this.#packs) if (find(p, oid, off) >= 0) return true;
     return false;
   }
 

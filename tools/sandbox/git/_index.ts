@@ -160,34 +160,217 @@ export interface IndexStat {
   oid: Uint8Array;
 }
 
+const NON_ASCII = /[\u0080-\uffff]/;
+
 /**
- * Each stage-0 entry of a SHA-1 `index`: path → its stat and blob id, or null
- * when it is not an index this reads whole (another version or id, cut short,
- * over {@link MAX_ENTRIES}, or split). The entries' ids are views of `index`.
+ * The stage-0 entries of a SHA-1 index, found by path without a string made
+ * for each: a version 2 or 3 index's names are where git wrote them, in its
+ * order (bytes compared), and a path is looked up by halving (a version 4's
+ * names, compressed, are decoded once into a map). An entry is its offset in
+ * the index; its fields are read where they lie.
  */
-export function indexEntries(index: Uint8Array): Map<string, IndexStat> | null {
+export class IndexEntries {
+  readonly #index: Uint8Array;
+  readonly #view: DataView;
+  readonly #at: Uint32Array;
+  readonly #nameAt: Uint32Array;
+  readonly #nameLen: Uint32Array;
+  readonly #byName: Map<string, number> | undefined;
+  readonly #encoder = new TextEncoder();
+
+  constructor(
+    index: Uint8Array,
+    at: Uint32Array,
+    nameAt: Uint32Array,
+    nameLen: Uint32Array,
+    byName?: Map<string, number>,
+  ) {
+    this.#index = index;
+    this.#view = new DataView(index.buffer, index.byteOffset, index.byteLength);
+    this.#at = at;
+    this.#nameAt = nameAt;
+    this.#nameLen = nameLen;
+    this.#byName = byName;
+  }
+
+  /** The index's bytes: an entry's fields lie at its offset (see {@link stat}). */
+  get bytes(): Uint8Array {
+    return this.#index;
+  }
+
+  /** A view of {@link bytes}. */
+  get view(): DataView {
+    return this.#view;
+  }
+
+  /** How many entries. */
+  get size(): number {
+    return this.#at.length;
+  }
+
+  /** Each entry's path. */
+  *paths(): IterableIterator<string> {
+    if (this.#byName) return yield* this.#byName.keys();
+    const decoder = new TextDecoder();
+    for (let k = 0; k < this.#at.length; k++) {
+      yield decoder.decode(
+        this.#index.subarray(this.#nameAt[k], this.#nameAt[k] + this.#nameLen[k]),
+      );
+    }
+  }
+
+  /** Whether an entry's last path component is `base` (ASCII), read in place. */
+  hasBaseName(base: string): boolean {
+    if (this.#byName) {
+      for (const p of this.#byName.keys()) if (p === base || p.endsWith("/" + base)) return true;
+      return false;
+    }
+    const tail = this.#encoder.encode("/" + base), index = this.#index;
+    for (let k = 0; k < this.#at.length; k++) {
+      const len = this.#nameLen[k], end = this.#nameAt[k] + len;
+      // The name is `base` whole (its tail without the slash), or ends with `/base`.
+      const from = len === base.length ? 1 : len > base.length ? 0 : tail.length;
+      let i = from;
+      while (i < tail.length && index[end - tail.length + i] === tail[i]) i++;
+      if (from < tail.length && i === tail.length) return true;
+    }
+    return false;
+  }
+
+  /** The folder (with its slash) of the last path looked up, and its entries' range. */
+  #dir = "\0";
+  #lo = 0;
+  #hi = 0;
+
+  /**
+   * The entry of `path` (its offset), or -1. Paths of one folder asked in a
+   * row (as a walk does) are looked up among that folder's entries alone.
+   */
+  find(path: string): number {
+    if (this.#byName) return this.#byName.get(path) ?? -1;
+    if (NON_ASCII.test(path)) {
+      return this.#search(path, this.#encoder.encode(path), 0, this.#at.length, 0);
+    }
+    const dir = path.slice(0, path.lastIndexOf("/") + 1);
+    if (dir !== this.#dir) {
+      this.#dir = dir;
+      // The entries whose names begin with `dir`: together, git's order being the bytes'.
+      let lo = 0, hi = this.#at.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.#compare(dir, undefined, this.#nameAt[mid], this.#nameLen[mid], 0) > 0) {
+          lo = mid + 1;
+        } else hi = mid;
+      }
+      this.#lo = lo;
+      hi = this.#at.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (this.#startsWith(dir, mid)) lo = mid + 1;
+        else hi = mid;
+      }
+      this.#hi = lo;
+    }
+    return this.#search(path, undefined, this.#lo, this.#hi, dir.length);
+  }
+
+  /** Whether name `k` begins with `dir` (ASCII). */
+  #startsWith(dir: string, k: number): boolean {
+    if (this.#nameLen[k] < dir.length) return false;
+    const index = this.#index, off = this.#nameAt[k];
+    for (let i = 0; i < dir.length; i++) if (index[off + i] !== dir.charCodeAt(i)) return false;
+    return true;
+  }
+
+  /** `path` among names `lo..hi-1`, which share its first `skip` bytes. */
+  #search(
+    path: string,
+    bytes: Uint8Array | undefined,
+    lo: number,
+    hi: number,
+    skip: number,
+  ): number {
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const d = this.#compare(path, bytes, this.#nameAt[mid], this.#nameLen[mid], skip);
+      if (d === 0) return this.#at[mid];
+      if (d > 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return -1;
+  }
+
+  /**
+   * `path` (as `bytes` when not ASCII) against the name at `off`, `len` bytes,
+   * as git orders them, from byte `skip` on.
+   */
+  #compare(
+    path: string,
+    bytes: Uint8Array | undefined,
+    off: number,
+    len: number,
+    skip: number,
+  ): number {
+    const index = this.#index, n = bytes ? bytes.length : path.length;
+    for (let i = skip; i < n && i < len; i++) {
+      const d = (bytes ? bytes[i] : path.charCodeAt(i)) - index[off + i];
+      if (d !== 0) return d;
+    }
+    return n - len;
+  }
+
+  /** The stat and blob id of the entry at `at`. */
+  stat(at: number): IndexStat {
+    const v = this.#view;
+    return {
+      ctimeSec: v.getUint32(at),
+      ctimeNsec: v.getUint32(at + 4),
+      mtimeSec: v.getUint32(at + 8),
+      mtimeNsec: v.getUint32(at + 12),
+      ino: v.getUint32(at + 20),
+      mode: v.getUint32(at + 24),
+      size: v.getUint32(at + 36),
+      oid: this.#index.subarray(at + 40, at + 60),
+    };
+  }
+}
+
+/**
+ * The stage-0 entries of a SHA-1 `index`, or null when it is not an index
+ * this reads whole (another version or id, cut short, over
+ * {@link MAX_ENTRIES}, or split).
+ */
+export function indexEntries(index: Uint8Array): IndexEntries | null {
+  const version = index.byteLength >= 8
+    ? new DataView(index.buffer, index.byteOffset).getUint32(4)
+    : 0;
+  const starts: number[] = [], nameAts: number[] = [], nameLens: number[] = [];
+  let byName: Map<string, number> | undefined;
   const decoder = new TextDecoder();
-  const view = new DataView(index.buffer, index.byteOffset, index.byteLength);
-  const out = new Map<string, IndexStat>();
   const walked = walk(index, 20, (e) => {
     // Stage bits 12-13: an entry of a conflict is not what the file holds.
     if (e.flags & 0x3000) return;
     const at = e.flagsAt - 60;
-    out.set(decoder.decode(e.name), {
-      ctimeSec: view.getUint32(at),
-      ctimeNsec: view.getUint32(at + 4),
-      mtimeSec: view.getUint32(at + 8),
-      mtimeNsec: view.getUint32(at + 12),
-      ino: view.getUint32(at + 20),
-      mode: view.getUint32(at + 24),
-      size: view.getUint32(at + 36),
-      oid: index.subarray(at + 40, at + 60),
-    });
+    if (version === 4) {
+      (byName ??= new Map()).set(decoder.decode(e.name), at);
+      return;
+    }
+    starts.push(at);
+    nameAts.push(e.name.byteOffset - index.byteOffset);
+    nameLens.push(e.name.byteLength);
   });
   if (!walked || walked.count > MAX_ENTRIES || isSplit(index, 20, walked.end)) return null;
-  return out;
+  if (byName) {
+    const at = Uint32Array.from(byName.values());
+    return new IndexEntries(index, at, new Uint32Array(0), new Uint32Array(0), byName);
+  }
+  return new IndexEntries(
+    index,
+    Uint32Array.from(starts),
+    Uint32Array.from(nameAts),
+    Uint32Array.from(nameLens),
+  );
 }
-
 /** A hash of bytes: `sha1` or `sha256`, as the index's checksum is. */
 export type Digest = (algorithm: "sha1" | "sha256", data: Uint8Array) => Uint8Array;
 

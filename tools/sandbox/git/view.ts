@@ -56,7 +56,7 @@ import { PlainTree, type Removed, whatIs } from "./_plain_tree.ts";
 import { isFetchHead, isIdList, isPackedRefs, isRefName, isRefValue } from "./_ref_format.ts";
 
 /** What undo reads of a repository's index: each tracked file's stat and blob id. */
-export { indexEntries, type IndexStat } from "./_index.ts";
+export { IndexEntries, indexEntries, type IndexStat } from "./_index.ts";
 
 /** One bind mount, in the order bwrap applies them. */
 export interface Mount {

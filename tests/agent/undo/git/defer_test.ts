@@ -71,6 +71,8 @@ async function firstSnapshot(ws: string, root: string, snap: Snapshotter): Promi
   await lookAhead(sub, snap, () => false);
   const tree = await snapshotWith(sub, snap);
   sub.close();
+  // As a call's end does before it asks what changed: the reader of git's packs loaded.
+  await snap.prepareGit();
   return tree;
 }
 

@@ -98,10 +98,13 @@ for (const version of [2, 3, 4]) {
   Deno.test(`indexEntries() gives each file's stat and blob id as git lists them, index v${version}`, () => {
     using r = repo(version);
     Deno.chmodSync(join(r.dir, "a.txt"), 0o755);
+    // A name not ASCII, between others in git's order (bytes compared).
+    Deno.writeTextFileSync(join(r.dir, "secrets\u00e9"), "x");
     git(r.dir, "add", ".");
     const entries = indexEntries(Deno.readFileSync(r.path))!;
     // git's own account: mode, id and stage, then its stat data.
-    const listed = git(r.dir, "ls-files", "--stage", "--debug").trim().split("\n");
+    const listed = git(r.dir, "-c", "core.quotePath=false", "ls-files", "--stage", "--debug")
+      .trim().split("\n");
     const want: Record<string, string> = {};
     for (let i = 0; i < listed.length; i += 6) {
       const [head, ctime, mtime, devIno, , sizeFlags] = listed.slice(i, i + 6);
@@ -111,13 +114,24 @@ for (const version of [2, 3, 4]) {
       want[path] = `${mode} ${oid} ${ctime.trim()} ${mtime.trim()} ino ${ino} size ${size}`;
     }
     const got: Record<string, string> = {};
-    for (const [path, e] of entries) {
+    for (const path of entries.paths()) {
+      const e = entries.stat(entries.find(path));
       got[path] = `${e.mode.toString(8)} ${encodeHex(e.oid)} ctime: ${e.ctimeSec}:${e.ctimeNsec} ` +
         `mtime: ${e.mtimeSec}:${e.mtimeNsec} ino ${e.ino} size ${e.size}`;
     }
     assert.deepEqual(got, want);
-    assert.equal(Object.keys(got).length, 6);
+    assert.equal(Object.keys(got).length, 7);
     assert.match(got["a.txt"], /^100755 /);
+    // Paths not there, before, between and after the names; a prefix of one.
+    for (const p of ["", "0", "b", "secrets", "secrets/", "secrets/deep", "zz", "a.tx", "\u00e9"]) {
+      assert.equal(entries.find(p), -1, p);
+    }
+    assert.equal(entries.hasBaseName("x"), true);
+    assert.equal(entries.hasBaseName("key"), true);
+    assert.equal(entries.hasBaseName("z.txt"), true);
+    assert.equal(entries.hasBaseName("deep"), false);
+    assert.equal(entries.hasBaseName("bis"), false);
+    assert.equal(entries.hasBaseName(".gitattributes"), false);
   });
 }
 
@@ -139,8 +153,15 @@ Deno.test("indexEntries() leaves out a conflict's stages and reads no SHA-256 in
     .outputSync();
   assert.match(git(r.dir, "ls-files", "--stage", "a.txt"), / 3\ta\.txt/);
   const entries = indexEntries(Deno.readFileSync(r.path))!;
-  assert.equal(entries.has("a.txt"), false);
-  assert.equal(entries.has("z.txt"), true);
+  assert.equal(entries.find("a.txt"), -1);
+  assert.ok(entries.find("z.txt") > 0);
+  assert.deepEqual([...entries.paths()], [
+    ".env",
+    "secrets/deep/key",
+    "secrets/x",
+    "secretsbis",
+    "z.txt",
+  ]);
   using s = repo(4, "sha256");
   assert.equal(indexEntries(Deno.readFileSync(s.path)), null);
 });
