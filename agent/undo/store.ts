@@ -19,6 +19,11 @@
  * never put back. Pruning drops index rows and rewrites a pack
  * once less than half of it is still needed.
  *
+ * A first snapshot's tracked, unchanged files are git's blobs, not objects of
+ * this store: the repository's pack files are hard-linked into `git/`
+ * (`git/defer.ts`), and a blob becomes an object here when a call changed its
+ * file.
+ *
  * Records are written to a temporary name and renamed, so a crash leaves
  * either the old file or the new one. One crab at a time writes a workspace's
  * store: every writer holds the workspace lock (`tools/call/workspace_lock.ts`).

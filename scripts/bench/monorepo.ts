@@ -4,7 +4,11 @@
  * From a fixed seed it makes a git repository of 100,000 files in 2,000
  * directories (`pkgN/src/modM/fileK.ext`, mixed extensions, sizes log-normal
  * with median 1 KiB, capped at 1 MiB, text lines that look like source) and
- * one of 10,000 files in 200 directories, which runs first. On each tree:
+ * one of 10,000 files in 200 directories, which runs first, each committed and
+ * packed by `git gc` (as git's own automatic gc leaves a repository after a
+ * commit of that many files, and as a clone comes; `--loose` keeps the
+ * objects loose instead, where undo's first snapshot reads every file). On
+ * each tree:
  *
  * - the peers: `git add -A` into a fresh shadow index (`GIT_INDEX_FILE`), the
  *   same again with that index, and `git status --porcelain` (median of 3);
@@ -38,7 +42,7 @@
  * ms; and peak RSS ≤ 150 MB; the store within the allowance. The whole call's
  * ratio to `git status` is printed beside.
  *
- *   deno run -A scripts/bench/monorepo.ts [--files N] [--only 100k|10k] [--search-runs N]
+ *   deno run -A scripts/bench/monorepo.ts [--files N] [--only 100k|10k] [--search-runs N] [--loose]
  *
  * `--files N` sets the large tree's file count (directories: N ÷ 50).
  *
@@ -60,6 +64,7 @@ const flag = (name: string) => {
 };
 const BIG = Number(flag("--files") ?? 100_000);
 const ONLY = flag("--only");
+const LOOSE = Deno.args.includes("--loose");
 /** Rounds of each grep and glob measurement (`--search-runs N`; 0 leaves them out). */
 const SEARCH_RUNS = Number(flag("--search-runs") ?? 5);
 const FILES_PER_DIR = 50, MODS_PER_PKG = 50;
@@ -310,12 +315,15 @@ try {
     await git(ws, {}, "init", "-q");
     await git(ws, {}, "add", "-A");
     await git(ws, {}, "commit", "-q", "-m", "generated");
+    if (!LOOSE) await git(ws, {}, "gc", "-q");
     const total = performance.now() - t;
     const made = content(ws);
     console.log(
       `${p} generated ${made.files.toLocaleString("en")} files in ${dirs} directories, ` +
         `${mb(made.bytes)}: written in ${(written / 1000).toFixed(1)} s, ` +
-        `with git init/add/commit ${(total / 1000).toFixed(1)} s`,
+        `with git init/add/commit${LOOSE ? " (objects loose)" : "/gc"} ${
+          (total / 1000).toFixed(1)
+        } s`,
     );
 
     // 2. The peers.
