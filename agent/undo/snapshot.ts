@@ -261,6 +261,20 @@ export class Snapshotter {
   #deferReads = false;
   /** Files a scan ahead left unread (workspace-relative). */
   #unread = new Set<string>();
+  /**
+   * Of those, each one's row as a later session's scan ahead set it, and the
+   * rows its tree had released by the scan's end: while no row was released
+   * since (none given to another path), the call reads them without the index
+   * of every path, which is made while its command runs.
+   */
+  #unreadRows: Map<string, number> | undefined;
+  #unreadReleased = -1;
+
+  /** The row of unread file `rel` of `tree` (from {@link #unreadRows} while they hold). */
+  #unreadRow(tree: SnapTree, rel: string): number | undefined {
+    const r = tree.cols.released === this.#unreadReleased ? this.#unreadRows?.get(rel) : undefined;
+    return r ?? tree.files.get(rel);
+  }
   /** What {@link sweep} found, for the update from {@link #last}. */
   #swept: { last: Last; regions: Set<string> | undefined } | undefined;
   /** During a scan: the stats a thread takes, and where each listing's names begin in its list. */
@@ -473,6 +487,7 @@ export class Snapshotter {
     this.#walkedDirs = undefined;
     this.#linked.clear();
     this.#unread.clear();
+    this.#unreadRows = defer && this.#cache ? new Map() : undefined;
     this.#gitRows = [];
     this.hashed =
       this.hashedBeside =
@@ -533,6 +548,8 @@ export class Snapshotter {
       if (this.#byPlace === tree) this.#byPlace = undefined;
       this.#cache = tree;
       this.#last = { tree, sets, rules };
+      // The unread files' rows hold while no row is released from now on.
+      this.#unreadReleased = tree.cols.released;
       if (tree.fileCount >= RELEASE_EVERY) this.#releaseDue = true;
       return tree;
     };
@@ -615,7 +632,13 @@ export class Snapshotter {
     // Heavy directories are looked at every time: by their own stat, as a scan does.
     const whole: string[] = [];
     for (const [rel, e] of tree.others) if (e.t === "heavy") regions.add(rel);
-    for (const r of regions) if (tree.isDir(r)) whole.push(r);
+    // An empty directory (a sandbox's placeholder that came and went) has nothing under it to
+    // look for among every path: its listing alone goes.
+    for (const r of regions) {
+      if (!tree.isDir(r)) continue;
+      if (last.sets.get(r)?.l.names.length === 0) last.sets.delete(r);
+      else whole.push(r);
+    }
     // Only the outermost of nested regions.
     const roots = [...regions].filter((r) => !hasAncestorIn(r, regions));
     // What lies under a directory walked again and is not found there again goes; a file found
@@ -653,7 +676,7 @@ export class Snapshotter {
       this.#look(abs, r, ig, now, tree, tree);
     }
     for (const k of stale) if (tree.delete(k)) this.#dirty = true;
-    if (tree.files.size > this.limits.maxEntries) {
+    if (tree.fileCount > this.limits.maxEntries) {
       throw new TooLarge(
         `the workspace has more than ${this.limits.maxEntries} files undo would keep`,
       );
@@ -716,18 +739,23 @@ export class Snapshotter {
     const prefix = this.workspace + "/";
     const c = tree.cols;
     for (const rel of this.#unread) {
-      const r = tree.files.get(rel);
+      const r = this.#unreadRow(tree, rel);
       if (r === undefined || (c.flags[r] & F_UNREAD) === 0) continue;
       if (c.flags[r] & F_NOSTAT) {
-        // No reader took it: looked at whole here, its stat first.
-        this.#look(prefix + rel, rel, (c.flags[r] & F_IG) !== 0, Date.now(), tree, undefined);
-        continue;
+        // No reader took it: its stat first, set in its row as a reader's would be (no row given
+        // again, no index made); anything but a file within its limit is looked at whole.
+        const st = lstatFields(prefix + rel);
+        if (!st?.isFile || !this.#statRead(tree, rel, r, st, st.size)) {
+          this.#look(prefix + rel, rel, (c.flags[r] & F_IG) !== 0, Date.now(), tree, undefined);
+          continue;
+        }
       }
       const kept = this.store.putFile(prefix + rel, c.size[r], this.#digest);
       if (kept) this.#read(tree, r, kept.hash, kept.size);
       else tree.delete(rel);
     }
     this.#unread.clear();
+    this.#unreadRows = undefined;
   }
 
   /**
@@ -774,7 +802,7 @@ export class Snapshotter {
       const rels: string[] = [], rows: number[] = [], sizes: number[] = [];
       let stats = false;
       for (const rel of this.#unread) {
-        const r = tree.files.get(rel);
+        const r = this.#unreadRow(tree, rel);
         if (r === undefined || (c.flags[r] & F_UNREAD) === 0 || c.size[r] >= LOOSE_BYTES) continue;
         rels.push(rel);
         rows.push(r);
@@ -1199,7 +1227,9 @@ export class Snapshotter {
         mtime: NaN,
         ctime: NaN,
       };
-      return place === undefined ? into.setRow(rel, init) : into.setRowAt(rel, place, init);
+      const r = place === undefined ? into.setRow(rel, init) : into.setRowAt(rel, place, init);
+      this.#unreadRows?.set(rel, r);
+      return r;
     }
     if (listedFile && old === undefined && this.#deferReads && this.#git) {
       const r = this.#lookTracked(abs, rel, ig, now, into, place);
@@ -1262,7 +1292,9 @@ export class Snapshotter {
     if (this.#deferReads) {
       // Its stat now, its content when a call reads it: the watcher says if it changes between.
       this.#unread.add(rel);
-      return set({ ...base, flags: flags | F_UNREAD, kind: K_FILE, mode });
+      const r = set({ ...base, flags: flags | F_UNREAD, kind: K_FILE, mode });
+      this.#unreadRows?.set(rel, r);
+      return r;
     }
     const kept = this.store.putFile(abs, st.size, this.#digest);
     if (!kept) {

@@ -415,7 +415,7 @@ export function decodeState(bytes: Uint8Array): State | undefined {
   let nul = 0;
   for (let i = strings[0].indexOf("\0"); i >= 0; i = strings[0].indexOf("\0", i + 1)) nul++;
   if (n > 0 && nul !== n - 1) return undefined;
-  tree.indexLater(n, () => split(strings[0], n));
+  tree.indexLater(n, () => split(strings[0], n), strings[0]);
   const dirs: [string, Listing][] = [];
   const kinds = decoder.decode(small.subarray(2 * n + d));
   for (let i = 0, at = 0; i < d; i++) {

@@ -76,7 +76,11 @@ export class Columns {
     return this.used++;
   }
 
+  /** Rows released so far: while it is the same, no row was given to another path. */
+  released = 0;
+
   release(r: number): void {
+    this.released++;
     this.kind[r] = 0;
     this.targets.delete(r);
     this.#free.push(r);
@@ -136,9 +140,22 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
    * a scan then spends while a thread beside it already takes stats). Paths
    * named twice (a damaged cache) leave no row trusted.
    */
-  indexLater(n: number, paths: () => string[]): void {
+  indexLater(n: number, paths: () => string[], joined?: string): void {
     this.#unindexed = paths;
     this.#pendingRows = n;
+    this.#joined = joined;
+  }
+
+  /** Rows `0..n-1`'s paths joined by NUL, while not indexed: a path absent from it needs no index. */
+  #joined: string | undefined;
+
+  /** Whether `p` may be one of {@link files}: false only when it surely is not, no index made. */
+  #mayHold(p: string): boolean {
+    const j = this.#joined;
+    if (!this.#unindexed || j === undefined) return this.files.has(p);
+    if (this.#added.some(([q]) => q === p)) return true;
+    return j === p || j.startsWith(p + "\0") || j.endsWith("\0" + p) ||
+      j.includes("\0" + p + "\0");
   }
 
   /** Each row's path, as {@link files} names it (a row released keeps its last). */
@@ -174,6 +191,7 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
   #index(): void {
     const paths = this.#unindexed!();
     this.#unindexed = undefined;
+    this.#joined = undefined;
     const files = this.#files, dead = this.#dead;
     for (let r = 0; r < paths.length; r++) if (!dead?.[r]) files.set(paths[r], r);
     this.#pathOf = paths;
@@ -316,6 +334,7 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
   /** Sets file `p` from a fresh look at it; returns its row. */
   setRow(p: string, init: RowInit): number {
     this.#note(p);
+    if (this.journal) this.#rowed.add(p);
     this.#dropFile(p);
     this.others.delete(p);
     const r = this.cols.alloc();
@@ -417,6 +436,14 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
 
   /** Removes `p`; whether it was there. */
   delete(p: string): boolean {
+    // A directory (a placeholder that went) without the index of every file made for it: a path
+    // is a file's or another's, never both, once a scan in place is swept.
+    if (this.others.has(p) && !this.#seen) {
+      this.#note(p);
+      this.others.delete(p);
+      return true;
+    }
+    if (!this.others.has(p) && !this.#mayHold(p)) return false;
     if (!this.files.has(p) && !this.others.has(p)) return false;
     this.#note(p);
     this.#dropFile(p);
@@ -435,6 +462,7 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
   /** Opens the journal: from now on each path's first change notes what it was. */
   openJournal(): void {
     this.journal = new Map();
+    this.#rowed.clear();
   }
 
   /**
@@ -445,11 +473,16 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     const journal = this.journal;
     this.journal = undefined;
     if (!journal) return keep ? [] : undefined;
+    const rowed = this.#rowed;
+    this.#rowed = new Set();
+    // A path that was no file and was given no row is none now: no index of every file made.
+    const fileNow = (p: string, was: number | Entry | null) =>
+      typeof was === "number" || rowed.has(p) ? this.files.get(p) : undefined;
     if (!keep) {
       for (const [p, was] of journal) {
-        const now = this.files.get(p);
+        const now = fileNow(p, was);
         if (now !== undefined && now !== was) this.cols.release(now);
-        this.files.delete(p);
+        if (now !== undefined || typeof was === "number") this.files.delete(p);
         this.others.delete(p);
         if (typeof was === "number") this.files.set(p, was);
         else if (was !== null) this.others.set(p, was);
@@ -458,7 +491,7 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     }
     const delta: TreeChange[] = [];
     for (const [p, was] of journal) {
-      const now = this.files.get(p);
+      const now = fileNow(p, was);
       if (typeof was === "number" && now === was) continue;
       const b = typeof was === "number" ? this.entryAt(was) : was;
       const a = now === undefined ? this.others.get(p) ?? null : this.entryAt(now);
@@ -472,9 +505,17 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
   #note(p: string): void {
     const j = this.journal;
     if (!j || j.has(p)) return;
+    const other = this.#seen ? undefined : this.others.get(p);
+    if (other !== undefined) {
+      j.set(p, other);
+      return;
+    }
     const r = this.files.get(p);
     j.set(p, r !== undefined ? r : this.others.get(p) ?? null);
   }
+
+  /** Paths given a row while the journal is open: the others noted are no file now but for these. */
+  #rowed = new Set<string>();
 
   /** Takes `p`'s row out of the files, freeing it unless the journal keeps it. */
   #dropFile(p: string): void {

@@ -103,3 +103,48 @@ Deno.test("a stat cache names each listed file's row by the file's path, not by 
   assert.notEqual(rowOf("b"), rowOf("c"));
   assert.ok(f13 !== zz);
 });
+
+Deno.test("SnapTree: a directory that came and went is noted, taken out and its change told with no index made", () => {
+  const tree = new SnapTree();
+  for (const [i, p] of ["a", "b"].entries()) tree.setRow(p, row(i + 1));
+  const back = decodeState(encodeState(tree, [], { epoch: 1, removed: 0 }))!.tree;
+  let indexed = 0;
+  back.indexLater(2, () => (indexed++, ["a", "b"]));
+  back.others.set(".crab", { t: "d", mode: 0o755 });
+  back.openJournal();
+  assert.equal(back.delete(".crab"), true);
+  assert.deepEqual(back.closeJournal(true), [{ p: ".crab", b: { t: "d", mode: 0o755 }, a: null }]);
+  assert.equal(indexed, 0, "no index of every path made for a directory");
+  // Put back as it was when the change is not kept; a file given a row is found in the index.
+  back.openJournal();
+  back.setOther("d", { t: "d", mode: 0o700 });
+  back.setRow("n", row(7));
+  assert.equal(back.closeJournal(false), undefined);
+  assert.equal(indexed, 1);
+  assert.deepEqual([...back.files].sort(), [["a", 0], ["b", 1]]);
+  assert.equal(back.others.has("d"), false);
+  back.openJournal();
+  back.setRow("n", row(7));
+  back.delete("a");
+  assert.deepEqual(back.closeJournal(true)!.map((c) => [c.p, c.b?.t ?? null, c.a?.t ?? null]), [
+    ["a", "f", null],
+    ["n", null, "f"],
+  ]);
+});
+
+Deno.test("SnapTree: a path that is in no row of a stat cache is found absent with no index made", () => {
+  const tree = new SnapTree();
+  for (const [i, p] of ["a", "b/c", "bc"].entries()) tree.setRow(p, row(i + 1));
+  const back = decodeState(encodeState(tree, [], { epoch: 1, removed: 0 }))!.tree;
+  let indexed = 0;
+  const names = ["a", "b/c", "bc"];
+  back.indexLater(3, () => (indexed++, names), names.join("\0"));
+  for (const p of [".crab", "b", "c", "b/", "/c", "bc/", "a/b"]) {
+    assert.equal(back.delete(p), false, p);
+  }
+  assert.equal(indexed, 0, "no index made for a path in no row");
+  // A path of a row: the index is made, and the row goes.
+  assert.equal(back.delete("bc"), true);
+  assert.equal(indexed, 1);
+  assert.deepEqual([...back.files.keys()].sort(), ["a", "b/c"]);
+});
