@@ -17,6 +17,7 @@ import { AGENT_KEYS, GLOBAL_KEYS, OPTIONS } from "../../agent/cli/options.ts";
 import { installCrab, type Ran, type Sandbox, sandbox } from "../support/cli.ts";
 import { type FakeModel, startFakeModel, type Turn } from "../support/fake_model.ts";
 import { FAKE_SERVER, RUN_CACHED } from "../support/mcp_servers.ts";
+import { until } from "../support/until.ts";
 
 /** Where a case runs: its sandbox, its fake model, and the page server of `--web`. */
 interface At {
@@ -828,6 +829,52 @@ Deno.test("the installed crab answers every print-mode case as the source does",
         assert.ok(read, r.stderr);
         assert.ok(Number(read[1]) >= 8200 && read[2] === read[1], read[0]);
         assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "file 0\nmore\n");
+        const undo = await s.crab(["undo", "--yes"], env);
+        assert.equal(undo.code, 0, undo.stderr);
+        assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "file 0\n");
+      },
+    );
+    // The reader of git's packs loads node:zlib and a module of its own by `import()`: the
+    // bundle's chunks must have them.
+    await t.step(
+      "a first snapshot in a packed git repository leaves its files to git; undo puts back",
+      async () => {
+        using s = sandbox("", { root: join(sides, "git"), launcher: crab.bin });
+        for (let i = 0; i < 1200; i++) {
+          Deno.mkdirSync(join(s.ws, `d${i % 12}`), { recursive: true });
+          Deno.writeTextFileSync(join(s.ws, `d${i % 12}`, `f${i}.txt`), `file ${i}\n`);
+        }
+        const git = (...args: string[]) => {
+          const o = new Deno.Command("git", {
+            args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
+            cwd: s.ws,
+            stdout: "null",
+            stderr: "null",
+          }).outputSync();
+          assert.ok(o.success, `git ${args.join(" ")}`);
+        };
+        git("init", "-q");
+        git("add", "-A");
+        git("commit", "-qm", "start");
+        git("gc", "-q");
+        const made = Date.now();
+        await until(() => Date.now() - made > 1200, "the files are past the racy window");
+        await using fake = await startFakeModel([
+          {
+            calls: [{
+              name: "bash",
+              args: { command: "rm -rf .git/objects/* && echo x > d0/f0.txt" },
+            }],
+          },
+          { text: "done" },
+        ]);
+        const at = { root: s.root, ws: s.ws, model: fake.url, page };
+        const env = { env: { ANTHROPIC_API_KEY: "k" } };
+        const r = await s.crab(print(at, "go", "--yolo", "--debug", "undo"), env);
+        assert.equal(r.code, 0, r.stderr);
+        const left = r.stderr.match(/(\d+) files read.*; (\d+) files left to git's packs/);
+        assert.ok(left && Number(left[2]) >= 1200 && Number(left[1]) < 10, r.stderr);
+        assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "x\n");
         const undo = await s.crab(["undo", "--yes"], env);
         assert.equal(undo.code, 0, undo.stderr);
         assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "file 0\n");
