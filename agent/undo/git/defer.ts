@@ -12,10 +12,12 @@
  * file), a SHA-1 index git wrote whole (not split), the blob in one of its
  * packs (a loose object may go with `git gc`), no racily clean entry (its
  * mtime not older than the index's, as git checks), no content filter (no
- * `.gitattributes` tracked, no `info/attributes`, no `autocrlf`, `eol`,
- * `filter`, attributes file, `include` or object format in the repository's,
- * the user's or the system's config): else the worktree's bytes may not be
- * the blob's, and every file is read as before.
+ * `.gitattributes` tracked, no `info/attributes` nor the user's attributes
+ * file, no `autocrlf`, `eol`, `filter`, attributes file, `include` or object
+ * format in the repository's, the user's or the system's config, none given by
+ * the environment): else the worktree's bytes may not be the blob's, and every
+ * file is read as before. Like `git status`, it trusts that what git's config
+ * says now is what it said when the index was written.
  *
  * @module
  */
@@ -50,6 +52,13 @@ function userConfigs(env: (name: string) => string | undefined): (string | undef
   ];
 }
 
+/** The attributes file git reads by default besides the repository's (`$XDG_CONFIG_HOME/git/attributes`). */
+function userAttributes(env: (name: string) => string | undefined): string | undefined {
+  const home = env("HOME");
+  const xdg = env("XDG_CONFIG_HOME") || (home ? join(home, ".config") : undefined);
+  return xdg ? join(xdg, "git", "attributes") : undefined;
+}
+
 /** What a first snapshot may take from git instead of reading. */
 export class GitDeferral {
   readonly #entries: IndexEntries;
@@ -77,12 +86,17 @@ export class GitDeferral {
     const git = join(workspace, ".git");
     try {
       if (!Deno.lstatSync(git).isDirectory) return undefined;
+      // Config given to git by the environment, which the index's writer may have had.
+      if (env("GIT_CONFIG_PARAMETERS") || env("GIT_CONFIG_COUNT")) return undefined;
       for (const config of [join(git, "config"), ...userConfigs(env)]) {
         const text = textOr(config);
         if (text === undefined || FILTERING.test(text)) return undefined;
       }
-      const attributes = textOr(join(git, "info", "attributes"));
-      if (attributes === undefined || /^\s*[^#\s]/m.test(attributes)) return undefined;
+      // The repository's attributes, and the user's that git reads without being told to.
+      for (const file of [join(git, "info", "attributes"), userAttributes(env)]) {
+        const attributes = textOr(file);
+        if (attributes === undefined || /^\s*[^#\s]/m.test(attributes)) return undefined;
+      }
       const indexPath = join(git, "index");
       const indexMtime = Deno.lstatSync(indexPath).mtime?.getTime();
       if (indexMtime === undefined) return undefined;

@@ -244,6 +244,28 @@ for (
   });
 }
 
+Deno.test("with the user's attributes file, or config given by the environment, a first snapshot reads every file", async () => {
+  using r = await repo();
+  const home = join(r.root, "home");
+  Deno.mkdirSync(join(home, ".config", "git"), { recursive: true });
+  Deno.writeTextFileSync(join(home, ".config", "git", "attributes"), "# mine\n*.txt eol=crlf\n");
+  const envs: Record<string, string>[] = [
+    { HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
+    { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_COUNT: "1" },
+    { GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_PARAMETERS: "'core.autocrlf'='input'" },
+  ];
+  for (const env of envs) {
+    const snap = new Snapshotter(r.ws, new UndoStore(Deno.makeTempDirSync({ dir: r.root })));
+    await snap.useGit((n) => env[n]);
+    assert.equal(snap.usingGit, false, JSON.stringify(env));
+  }
+  // Comments alone change nothing.
+  Deno.writeTextFileSync(join(home, ".config", "git", "attributes"), "# none\n\n");
+  const snap = new Snapshotter(r.ws, new UndoStore(Deno.makeTempDirSync({ dir: r.root })));
+  await snap.useGit((n) => ({ HOME: home, GIT_CONFIG_NOSYSTEM: "1" } as Record<string, string>)[n]);
+  assert.equal(snap.usingGit, true);
+});
+
 Deno.test("a file changed since git's index was written, even keeping its size, is read", async () => {
   using r = await repo();
   // Same size, new bytes: only the stat (mtime, ctime) says so.
