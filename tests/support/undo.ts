@@ -72,3 +72,20 @@ export function gitWorkspace(s: Sandbox, heavy = true): void {
   git(s.ws, "add", "-A");
   git(s.ws, "commit", "-qm", "start");
 }
+
+/**
+ * Runs git in `cwd` with a test identity and no config but the repository's
+ * (no system file, `HOME` the folder itself); its stdout, or an error with its
+ * stderr when it fails.
+ */
+export function gitAlone(cwd: string, ...argv: string[]): string {
+  const out = new Deno.Command("git", {
+    args: ["-c", "user.name=t", "-c", "user.email=t@example.test", ...argv],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+    env: { GIT_CONFIG_NOSYSTEM: "1", HOME: cwd },
+  }).outputSync();
+  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout);
+}

@@ -9,6 +9,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { gitAlone } from "../../../support/undo.ts";
 import { diffTrees, Snapshotter, type Tree } from "../../../../agent/undo/snapshot.ts";
 import { UndoStore } from "../../../../agent/undo/store.ts";
 import {
@@ -23,16 +24,7 @@ import { lstatOrNull } from "../../../../tools/fs/exists.ts";
 const FILES = 300;
 const NO_CONFIG = (name: string) => (name === "GIT_CONFIG_NOSYSTEM" ? "1" : undefined);
 
-function git(cwd: string, ...argv: string[]): void {
-  const out = new Deno.Command("git", {
-    args: ["-c", "user.name=t", "-c", "user.email=t@example.test", ...argv],
-    cwd,
-    stdout: "null",
-    stderr: "piped",
-    env: { GIT_CONFIG_NOSYSTEM: "1", HOME: cwd },
-  }).outputSync();
-  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
-}
+const git = gitAlone;
 
 /** A packed repository of {@link FILES} tracked files and two untracked ones, its files past the racy window. */
 async function repo(opts: { pack?: boolean; attributes?: boolean } = {}) {

@@ -1,21 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { gitAlone } from "../../../support/undo.ts";
 import { applyDelta, blobId, GitPacks, loadGitReader } from "../../../../agent/undo/git/pack.ts";
 import { decodeHex, encodeHex } from "../../../../tools/fs/hex.ts";
 
 await loadGitReader();
 
-function git(cwd: string, ...argv: string[]): string {
-  const out = new Deno.Command("git", {
-    args: ["-c", "user.name=t", "-c", "user.email=t@example.test", ...argv],
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-    env: { GIT_CONFIG_NOSYSTEM: "1", HOME: cwd },
-  }).outputSync();
-  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout);
-}
+const git = gitAlone;
 
 /** A repository of files alike (so that packing makes chains of deltas), committed in rounds. */
 function repo(): { root: string; ws: string; [Symbol.dispose](): void } {
