@@ -58,7 +58,15 @@ import { decodeState, stateWriter } from "./cache/state.ts";
 import { HashRows } from "./tables/hash_tables.ts";
 import { KIND_FILE, listDir, lstatFields, lstatOrNull } from "../../tools/fs/exists.ts";
 import { releaseMemory } from "../../tools/host/memory.ts";
-import { GitPacks, gitReaderLoaded, linkPacks, loadGitReader, stalePacks } from "./git/pack.ts";
+import {
+  GitPacks,
+  gitReaderLoaded,
+  linkPacks,
+  loadGitReader,
+  OID_BYTES,
+  packDirOf,
+  stalePacks,
+} from "./git/pack.ts";
 import type { GitDeferral } from "./git/defer.ts";
 
 export type { Entry } from "./store.ts";
@@ -294,8 +302,9 @@ export class Snapshotter {
   #git: GitDeferral | undefined;
   /** The rows of files a first scan left to git's blobs, until the packs are linked ({@link #settleGit}). */
   #gitRows: number[] = [];
-  /** The packs the store links to, once a row needed them. */
+  /** The packs the store links to, and the repository's, once a row needed them. */
   #storePacks: GitPacks | undefined;
+  #repoPackSet: GitPacks | undefined;
   /**
    * The store's links to git's packs are to be made right at the next fill: the
    * repository repacked since (the stat cache's rows of {@link F_GIT} were
@@ -362,11 +371,6 @@ export class Snapshotter {
     return this.#gitStale;
   }
 
-  /** The repository's folder of packs. */
-  get #repoPacks(): string {
-    return this.workspace + "/.git/objects/pack";
-  }
-
   /** Loads the reader of git's packs when the store links to some: before any snapshot of a call. */
   async prepareGit(): Promise<void> {
     if (!gitReaderLoaded() && lstatOrNull(this.store.gitDir)) await loadGitReader();
@@ -379,11 +383,7 @@ export class Snapshotter {
     // Another process may have dropped a link this one's rows need: the repository's own packs
     // then, checked against the id as well.
     let bytes = this.#storePacks.blob(oid);
-    if (!bytes) {
-      const repo = GitPacks.open(this.#repoPacks);
-      bytes = repo.blob(oid);
-      repo.close();
-    }
+    if (!bytes) bytes = (this.#repoPackSet ??= GitPacks.open(packDirOf(this.workspace))).blob(oid);
     if (!bytes) return undefined;
     const hash = this.#digest(bytes);
     this.store.putRead(hash, bytes);
@@ -409,7 +409,8 @@ export class Snapshotter {
     git?.close();
     if (!rows.length && !stale) return;
     this.#storePacks?.close();
-    this.#storePacks = undefined;
+    this.#repoPackSet?.close();
+    this.#storePacks = this.#repoPackSet = undefined;
     // The repository's packs as they are now, those it dropped unlinked: no row this process
     // keeps names a blob of those (a stale cache's were dropped).
     const linked = rows.length > 0 && linkPacks(git!.packDir, this.store.gitDir);
@@ -1153,7 +1154,7 @@ export class Snapshotter {
         const at = r * HASH_BYTES;
         const here = c.flags[r] & F_GIT
           ? (this.#storePacks ??= GitPacks.open(this.store.gitDir)).has(
-            c.hash.subarray(at, at + 20),
+            c.hash.subarray(at, at + OID_BYTES),
           )
           : kept.find(c.hash, at) >= 0;
         if (!here) tree.delete(p);
@@ -1183,7 +1184,7 @@ export class Snapshotter {
     if (!lstatOrNull(this.store.gitDir)) return;
     const c = tree.cols, git: number[] = [];
     for (let r = 0; r < c.used; r++) if (c.kind[r] === K_FILE && c.flags[r] & F_GIT) git.push(r);
-    if (git.length && !stalePacks(this.#repoPacks, this.store.gitDir)) return;
+    if (git.length && !stalePacks(packDirOf(this.workspace), this.store.gitDir)) return;
     this.#gitStale = true;
     if (!git.length) return;
     const rows = new Set(git);
@@ -1341,9 +1342,9 @@ export class Snapshotter {
     };
     const r = place === undefined ? into.setRow(rel, init) : into.setRowAt(rel, place, init);
     this.#gitRows.push(r);
-    // The id's 20 bytes where the row's hash goes, the rest left zeros.
+    // The id's bytes where the row's hash goes, the rest left zeros.
     const from = git.index, to = into.cols.hash, at = r * HASH_BYTES;
-    for (let k = 0; k < 20; k++) to[at + k] = from[oid + k];
+    for (let k = 0; k < OID_BYTES; k++) to[at + k] = from[oid + k];
     return r;
   }
 

@@ -14,6 +14,7 @@
 
 import { encodeHex } from "../../../tools/fs/hex.ts";
 import type { Entry } from "../store.ts";
+import { OID_BYTES } from "../git/pack.ts";
 
 /** Row kinds: a regular file kept, a symlink, a file known by size and mtime (too big, kept out). */
 export const K_FILE = 1, K_LINK = 2, K_BIG = 3, K_OUT = 4;
@@ -287,7 +288,7 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
   /** Row `r`'s git blob made an object of the store, the row naming it: whether it could be. */
   #fromGit(r: number): boolean {
     const c = this.cols, at = r * HASH_BYTES;
-    const hash = this.gitBlob?.(c.hash.slice(at, at + 20));
+    const hash = this.gitBlob?.(c.hash.slice(at, at + OID_BYTES));
     if (!hash) return false;
     c.hash.set(hash, at);
     c.flags[r] &= ~F_GIT;

@@ -25,7 +25,7 @@
 import { join } from "../../../tools/fs/path.ts";
 import type { StatFields } from "../../../tools/fs/exists.ts";
 import { type IndexEntries, indexEntries } from "../../../tools/sandbox/git/view.ts";
-import { GitPacks } from "./pack.ts";
+import { GitPacks, packDirOf } from "./pack.ts";
 
 /** Config that may make a file's bytes differ from its blob's, or its ids not SHA-1. */
 const FILTERING =
@@ -41,22 +41,23 @@ function textOr(path: string | undefined): string | undefined {
   }
 }
 
-/** The config files git reads besides the repository's, by `env` (HOME, XDG_CONFIG_HOME, GIT_CONFIG_*). */
-function userConfigs(env: (name: string) => string | undefined): (string | undefined)[] {
+type Env = (name: string) => string | undefined;
+
+/** `$XDG_CONFIG_HOME/git/NAME` (`~/.config/git/NAME`): a file git reads without being told to. */
+function xdgGit(env: Env, name: string): string | undefined {
   const home = env("HOME");
   const xdg = env("XDG_CONFIG_HOME") || (home ? join(home, ".config") : undefined);
-  return [
-    env("GIT_CONFIG_GLOBAL") ?? (home ? join(home, ".gitconfig") : undefined),
-    xdg ? join(xdg, "git", "config") : undefined,
-    env("GIT_CONFIG_NOSYSTEM") ? undefined : env("GIT_CONFIG_SYSTEM") ?? "/etc/gitconfig",
-  ];
+  return xdg ? join(xdg, "git", name) : undefined;
 }
 
-/** The attributes file git reads by default besides the repository's (`$XDG_CONFIG_HOME/git/attributes`). */
-function userAttributes(env: (name: string) => string | undefined): string | undefined {
+/** The config files git reads besides the repository's, by `env` (HOME, XDG_CONFIG_HOME, GIT_CONFIG_*). */
+function userConfigs(env: Env): (string | undefined)[] {
   const home = env("HOME");
-  const xdg = env("XDG_CONFIG_HOME") || (home ? join(home, ".config") : undefined);
-  return xdg ? join(xdg, "git", "attributes") : undefined;
+  return [
+    env("GIT_CONFIG_GLOBAL") ?? (home ? join(home, ".gitconfig") : undefined),
+    xdgGit(env, "config"),
+    env("GIT_CONFIG_NOSYSTEM") ? undefined : env("GIT_CONFIG_SYSTEM") ?? "/etc/gitconfig",
+  ];
 }
 
 /** What a first snapshot may take from git instead of reading. */
@@ -81,7 +82,7 @@ export class GitDeferral {
    */
   static open(
     workspace: string,
-    env: (name: string) => string | undefined = (n) => Deno.env.get(n),
+    env: Env = (n) => Deno.env.get(n),
   ): GitDeferral | undefined {
     const git = join(workspace, ".git");
     try {
@@ -93,7 +94,7 @@ export class GitDeferral {
         if (text === undefined || FILTERING.test(text)) return undefined;
       }
       // The repository's attributes, and the user's that git reads without being told to.
-      for (const file of [join(git, "info", "attributes"), userAttributes(env)]) {
+      for (const file of [join(git, "info", "attributes"), xdgGit(env, "attributes")]) {
         const attributes = textOr(file);
         if (attributes === undefined || /^\s*[^#\s]/m.test(attributes)) return undefined;
       }
@@ -103,7 +104,7 @@ export class GitDeferral {
       const entries = indexEntries(Deno.readFileSync(indexPath));
       if (!entries || entries.size === 0) return undefined;
       if (entries.hasBaseName(".gitattributes")) return undefined;
-      const deferral = new GitDeferral(entries, indexMtime, join(git, "objects", "pack"));
+      const deferral = new GitDeferral(entries, indexMtime, packDirOf(workspace));
       return deferral.#packs.names.length ? deferral : undefined;
     } catch {
       return undefined;
@@ -140,16 +141,8 @@ export class GitDeferral {
   blobOf(rel: string, st: StatFields): number {
     const at = this.#find(rel);
     if (at < 0 || !st.isFile) return -1;
-    const v = this.#entries.view;
-    const mode = v.getUint32(at + 24);
-    if (mode !== 0o100644 && mode !== 0o100755) return -1;
-    const mtime = v.getUint32(at + 8) * 1000 + Math.floor(v.getUint32(at + 12) / 1e6);
-    if (mtime >= this.#indexMtime) return -1;
-    if (
-      st.mtime !== mtime || Math.floor(st.ctime / 1000) !== v.getUint32(at) ||
-      st.size % 2 ** 32 !== v.getUint32(at + 36) || st.ino % 2 ** 32 !== v.getUint32(at + 20)
-    ) return -1;
-    return this.#packs.has(this.#entries.bytes, at + 40) ? at + 40 : -1;
+    const oid = this.#entries.blobIfUnchanged(at, st, this.#indexMtime);
+    return oid >= 0 && this.#packs.has(this.#entries.bytes, oid) ? oid : -1;
   }
 
   /** Closes the packs' files (none opened to look ids up). */

@@ -40,6 +40,11 @@ export function gitReaderLoaded(): boolean {
 
 /** Bytes of an object id (SHA-1). */
 export const OID_BYTES = 20;
+
+/** The folder of packs of the repository at the top of `workspace` (a `.git` folder). */
+export function packDirOf(workspace: string): string {
+  return join(workspace, ".git", "objects", "pack");
+}
 const BLOB = 3, OFS_DELTA = 6, REF_DELTA = 7;
 /** Deltas followed at most from an object to its base (git makes chains of 50, 250 at most). */
 const MAX_CHAIN = 1000;

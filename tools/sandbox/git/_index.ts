@@ -325,15 +325,44 @@ export class IndexEntries {
     return {
       ctimeSec: v.getUint32(at),
       ctimeNsec: v.getUint32(at + 4),
-      mtimeSec: v.getUint32(at + 8),
-      mtimeNsec: v.getUint32(at + 12),
-      ino: v.getUint32(at + 20),
-      mode: v.getUint32(at + 24),
-      size: v.getUint32(at + 36),
-      oid: this.#index.subarray(at + 40, at + 60),
+      mtimeSec: v.getUint32(at + ENTRY_MTIME),
+      mtimeNsec: v.getUint32(at + ENTRY_MTIME + 4),
+      ino: v.getUint32(at + ENTRY_INO),
+      mode: v.getUint32(at + ENTRY_MODE),
+      size: v.getUint32(at + ENTRY_SIZE),
+      oid: this.#index.subarray(at + ENTRY_OID, at + ENTRY_OID + 20),
     };
   }
+
+  /**
+   * Where in {@link bytes} the blob id (20 bytes) of the entry at `at` lies,
+   * when it is a regular file's whose stat is `st` (mtime in ms, ctime in
+   * whole seconds, size and inode as `lstat` gives them) and whose mtime is
+   * older than `indexMtime` (ms; a newer entry was written racily, as git
+   * checks): the content git found to be that blob. Else -1.
+   */
+  blobIfUnchanged(
+    at: number,
+    st: { mtime: number; ctime: number; size: number; ino: number },
+    indexMtime: number,
+  ): number {
+    const v = this.#view;
+    const mode = v.getUint32(at + ENTRY_MODE);
+    if (mode !== 0o100644 && mode !== 0o100755) return -1;
+    const mtime = v.getUint32(at + ENTRY_MTIME) * 1000 +
+      Math.floor(v.getUint32(at + ENTRY_MTIME + 4) / 1e6);
+    if (mtime >= indexMtime || st.mtime !== mtime) return -1;
+    if (
+      Math.floor(st.ctime / 1000) !== v.getUint32(at) ||
+      st.size % 2 ** 32 !== v.getUint32(at + ENTRY_SIZE) ||
+      st.ino % 2 ** 32 !== v.getUint32(at + ENTRY_INO)
+    ) return -1;
+    return at + ENTRY_OID;
+  }
 }
+
+/** Where an entry's fields lie from its start (big-endian 32-bit words, then the id). */
+const ENTRY_MTIME = 8, ENTRY_INO = 20, ENTRY_MODE = 24, ENTRY_SIZE = 36, ENTRY_OID = 40;
 
 /**
  * The stage-0 entries of a SHA-1 `index`, or null when it is not an index
