@@ -110,6 +110,28 @@ Deno.test("crab undo --run restores a print run's writes, edits and shell change
   assert.deepEqual(tree(s.ws), afterRun);
 });
 
+/**
+ * After a run whose one command emptied `.git/objects` and wrote `x` into
+ * `tracked.txt`: the model was told so, git's objects are gone, and
+ * `crab undo` puts back `original`.
+ */
+async function undoneAfterObjectsGone(s: Sandbox, fake: FakeModel, original: string) {
+  const results = fake.modelRequests().slice(1).flatMap((q) => toolResults(q).map((t) => t.text));
+  assert.ok(
+    results.some((t) => t.endsWith("files changed: +0 ~1 -0: ~tracked.txt")),
+    results.join("\n"),
+  );
+  assert.equal(Deno.readTextFileSync(join(s.ws, "tracked.txt")), "x\n");
+  assert.deepEqual(
+    [...Deno.readDirSync(join(s.ws, ".git", "objects"))],
+    [],
+    "git's objects are gone",
+  );
+  const undo = await s.crab(["undo", "--yes"]);
+  assert.equal(undo.code, 0, undo.stdout + undo.stderr);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "tracked.txt")), original);
+}
+
 Deno.test("crab undo restores a tracked file byte for byte after a command emptied .git/objects and changed it", async () => {
   using s = sandbox("crab-undo-objects-");
   const original = "tracked by git\n\u00e9\u0000end\n";
@@ -128,20 +150,7 @@ Deno.test("crab undo restores a tracked file byte for byte after a command empti
   ]);
   const r = await s.crab(args(fake, "-p", "break things"), { env });
   assert.equal(r.code, 0, r.stderr);
-  const results = fake.modelRequests().slice(1).flatMap((q) => toolResults(q).map((t) => t.text));
-  assert.ok(
-    results.some((t) => t.endsWith("files changed: +0 ~1 -0: ~tracked.txt")),
-    results.join("\n"),
-  );
-  assert.equal(Deno.readTextFileSync(join(s.ws, "tracked.txt")), "x\n");
-  assert.deepEqual(
-    [...Deno.readDirSync(join(s.ws, ".git", "objects"))],
-    [],
-    "git's objects are gone",
-  );
-  const undo = await s.crab(["undo", "--yes"]);
-  assert.equal(undo.code, 0, undo.stdout + undo.stderr);
-  assert.equal(Deno.readTextFileSync(join(s.ws, "tracked.txt")), original);
+  await undoneAfterObjectsGone(s, fake, original);
 });
 
 Deno.test("crab undo restores a tracked file after a first session's command emptied .git/objects, though its first snapshot read none", async () => {
@@ -169,19 +178,7 @@ Deno.test("crab undo restores a tracked file after a first session's command emp
   );
   assert.ok(first, r.stderr);
   assert.ok(Number(first[2]) >= 1200 && Number(first[1]) < 10, first[0]);
-  const results = fake.modelRequests().slice(1).flatMap((q) => toolResults(q).map((t) => t.text));
-  assert.ok(
-    results.some((t) => t.endsWith("files changed: +0 ~1 -0: ~tracked.txt")),
-    results.join("\n"),
-  );
-  assert.deepEqual(
-    [...Deno.readDirSync(join(s.ws, ".git", "objects"))],
-    [],
-    "git's objects are gone",
-  );
-  const undo = await s.crab(["undo", "--yes"]);
-  assert.equal(undo.code, 0, undo.stdout + undo.stderr);
-  assert.equal(Deno.readTextFileSync(join(s.ws, "tracked.txt")), original);
+  await undoneAfterObjectsGone(s, fake, original);
 });
 
 Deno.test("a print run that changes nothing leaves no undo store, though it looked ahead", async () => {
