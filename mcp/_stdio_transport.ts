@@ -10,7 +10,7 @@
 
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types";
-import { scrubEnv } from "../tools/bash.ts";
+import { scrubEnv } from "../tools/host/command_env.ts";
 import { killProcessGroup, registerGroup } from "../tools/host/processes.ts";
 import { formatBytes } from "../tools/tool.ts";
 

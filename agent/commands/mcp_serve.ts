@@ -11,11 +11,10 @@ import { connect, serveHttp, type ServeOptions, StdioTransport } from "../../mcp
 import { type AllowedClass, Policy } from "../../tools/policy/policy.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
-import { withCompanions } from "../../tools/call/builtins.ts";
 import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
 import { onExit } from "../../tools/host/processes.ts";
-import { Registry } from "../../tools/call/registry.ts";
+import { Registry, withCompanions } from "../../tools/call/registry.ts";
 import {
   BUILTIN_NAMES,
   CONVERSATION_TOOLS,

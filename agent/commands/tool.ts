@@ -8,13 +8,12 @@
 
 import type { Dispatcher, DispatchResult, ToolErrorInfo } from "../../tools/call/dispatch.ts";
 import { loadTelemetry } from "../telemetry/mod.ts";
-import { Registry } from "../../tools/call/registry.ts";
 import type { AllowedClass, Policy } from "../../tools/policy/policy.ts";
 import type { AnyTool, ApprovalClass } from "../../tools/tool.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
-import { builtinTools, withCompanions } from "../../tools/call/builtins.ts";
+import { loadBuiltins, ONE_SHOT_NAMES } from "../run/builtins.ts";
+import { Registry, withCompanions } from "../../tools/call/registry.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
-import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
 import { type DuplicateKey, findDuplicateKey } from "../../tools/call/json_keys.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { printable } from "../../tools/fs/printable.ts";
@@ -232,20 +231,12 @@ export async function toolCommand(
   opts: ToolCommandOptions,
 ): Promise<number> {
   // web_fetch is offered here because naming a tool is what enables it in `crab tool`.
-  const builtins: AnyTool[] = [
-    ...builtinTools(),
-    createWebFetchTool({ allowPrivate: opts.webAllowPrivate }),
-  ];
-  const unknown = opts.tools?.filter((n) =>
-    !n.includes("__") && !builtins.some((t) => t.name === n)
-  );
+  const unknown = opts.tools?.filter((n) => !n.includes("__") && !ONE_SHOT_NAMES.includes(n));
   if (unknown?.length) {
     throw new UsageError(
       `Cannot limit crab tool to ${unknown.map((n) => `"${n}"`).join(", ")}: no such ` +
         "built-in tool",
-      `built-ins: ${
-        builtins.map((t) => t.name).join(", ")
-      }; MCP tools are SERVER__TOOL or SERVER__*`,
+      `built-ins: ${ONE_SHOT_NAMES.join(", ")}; MCP tools are SERVER__TOOL or SERVER__*`,
     );
   }
   if (opts.mcpConfig?.length || opts.strictMcpConfig) {
@@ -262,7 +253,12 @@ export async function toolCommand(
       throw e;
     }
   }
-  const registry = new Registry(builtins.filter((t) => toolWanted(t.name, opts.tools)));
+  // Each built-in's code loads when it may run: a call of one tool loads that tool alone.
+  const wanted = ONE_SHOT_NAMES.filter((n) => toolWanted(n, opts.tools));
+  const one = !opts.jsonl && name !== undefined && wanted.includes(name);
+  const registry = new Registry(
+    await loadBuiltins(one ? [name] : name?.includes("__") ? [] : wanted, opts),
+  );
   const flags = { ...opts.permissions, yolo: opts.yolo || opts.permissions?.yolo };
   const settings = new Settings({ workspace: opts.cwd, trustProject: opts.trustProject, flags });
   for (const n of settings.permissions().notices) console.error(`crab: ${n}`);
@@ -301,8 +297,14 @@ export async function toolCommand(
         return 1;
       }
       if (!registry.has(name!)) {
+        // The built-ins are listed too, and first, also beside an MCP name.
+        const builtins = await loadBuiltins(wanted, opts);
+        const all = new Registry([
+          ...builtins,
+          ...registry.list().filter((t) => !builtins.some((b) => b.name === t.name)),
+        ]);
         console.error(
-          `error: Cannot run tool "${name}": no such tool\nTools:\n${listing(registry)}`,
+          `error: Cannot run tool "${name}": no such tool\nTools:\n${listing(all)}`,
         );
         return 1;
       }

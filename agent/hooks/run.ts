@@ -9,7 +9,7 @@
  * @module
  */
 
-import { scrubEnv } from "../../tools/bash.ts";
+import { scrubEnv } from "../../tools/host/command_env.ts";
 import { groupAlive, killProcessGroup, registerGroup } from "../../tools/host/processes.ts";
 
 /** Bytes of stdout and of stderr kept; the rest is dropped. */

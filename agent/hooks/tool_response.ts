@@ -15,7 +15,6 @@
 
 import { resolve } from "../../tools/fs/path.ts";
 import type { CheckedCall, RunOutcome } from "../../tools/call/stages.ts";
-import { structuredPatch } from "../../tools/fs/diff.ts";
 import { DEFAULT_LIMIT } from "../../tools/read.ts";
 
 /** The largest file whose content before a write or edit is read for the hooks. */
@@ -111,7 +110,7 @@ export class ToolResponses {
         if (!path) break;
         const before = this.#before.get(call) ?? { kind: "skipped", why: "it was not read" };
         return call.tool.name === "write"
-          ? writeResponse(path, String(call.input.content ?? ""), before)
+          ? await writeResponse(path, String(call.input.content ?? ""), before)
           : await editResponse(call, path, before);
       }
     }
@@ -119,20 +118,23 @@ export class ToolResponses {
   }
 }
 
-/** The content before, the patch to `after`, and a note when the content is not given. */
-function change(before: Before, after: string | undefined) {
+/**
+ * The content before, the patch to `after`, and a note when the content is not
+ * given. The differ loads with the first patch: a run without hooks never needs it.
+ */
+async function change(before: Before, after: string | undefined) {
   const original = before.kind === "text" ? before.text : null;
   return {
     originalFile: original,
     structuredPatch: original !== null && after !== undefined
-      ? structuredPatch(original, after)
+      ? (await import("../../tools/fs/diff.ts")).structuredPatch(original, after)
       : [],
     ...(before.kind === "skipped" ? { crab_note: `originalFile is not given: ${before.why}` } : {}),
   };
 }
 
-function writeResponse(path: string, content: string, before: Before) {
-  const { originalFile, structuredPatch, ...note } = change(before, content);
+async function writeResponse(path: string, content: string, before: Before) {
+  const { originalFile, structuredPatch, ...note } = await change(before, content);
   return {
     type: before.kind === "absent" ? "create" : "update",
     filePath: path,
@@ -149,7 +151,7 @@ async function editResponse(call: CheckedCall, path: string, before: Before) {
   const edits = Array.isArray(call.input.edits)
     ? call.input.edits as { old?: string; new?: string; replace_all?: boolean }[]
     : [];
-  const { originalFile, structuredPatch, ...note } = change(
+  const { originalFile, structuredPatch, ...note } = await change(
     before,
     now.kind === "text" ? now.text : undefined,
   );

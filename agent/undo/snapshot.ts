@@ -956,6 +956,11 @@ export class Snapshotter {
     return n;
   }
 
+  /** Whether the listings known now name files enough to hash natively ({@link NATIVE_HASH_FROM}). */
+  manyListed(): boolean {
+    return this.listedFiles() >= NATIVE_HASH_FROM;
+  }
+
   /** The directories the last scan or update walked (absolute), for a watcher to follow. */
   dirs(): string[] {
     const sets = this.#last?.sets;

@@ -25,7 +25,7 @@
  * @module
  */
 
-import { NATIVE_HASH_FROM, type Snapshotter, type Tree } from "./snapshot.ts";
+import type { Snapshotter, Tree } from "./snapshot.ts";
 import { join } from "../../tools/fs/path.ts";
 import { lstatOrNull } from "../../tools/fs/exists.ts";
 import { debug } from "../../tools/fs/debug_log.ts";
@@ -379,7 +379,7 @@ async function useNative(snap: Snapshotter): Promise<void> {
 async function scanFirst(snap: Snapshotter): Promise<Tree> {
   if (snap.cachedCount() === 0) {
     snap.knownDirs();
-    if (snap.listedFiles() >= NATIVE_HASH_FROM) await useNative(snap);
+    if (snap.manyListed()) await useNative(snap);
   } else if (snap.gitStale) await useNative(snap);
   return await snap.scanWhole();
 }
@@ -408,7 +408,7 @@ export async function lookAhead(
   if (!sub.watching || !(await sub.flush()) || stop()) return;
   sub.take();
   t.push(performance.now());
-  if ((snap.cachedCount() === 0 && snap.listedFiles() >= NATIVE_HASH_FROM) || snap.gitStale) {
+  if ((snap.cachedCount() === 0 && snap.manyListed()) || snap.gitStale) {
     await useNative(snap);
   }
   t.push(performance.now());

@@ -20,7 +20,7 @@ import {
 } from "../../tools/policy/command_pattern.ts";
 import type { ShellWord } from "../../tools/policy/shell.ts";
 import { realPathOf } from "../../tools/fs/workspace.ts";
-import { bashEnv } from "../../tools/bash.ts";
+import { bashEnv } from "../../tools/host/command_env.ts";
 import { type Exec, traceInSandbox } from "./exec_trace.ts";
 import { DIFFERENTIAL_RULES } from "./policy_commands.ts";
 

@@ -14,7 +14,7 @@
 
 import { join } from "node:path";
 import { sandboxCommand } from "../../tools/sandbox/mod.ts";
-import { bashEnv } from "../../tools/bash.ts";
+import { bashEnv } from "../../tools/host/command_env.ts";
 
 /** A program a traced command ran. */
 export interface Exec {

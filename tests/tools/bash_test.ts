@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { until } from "../support/until.ts";
 import { harness } from "../support/harness.ts";
-import { bashEnv, bashTool, scrubEnv } from "../../tools/bash.ts";
+import { bashTool } from "../../tools/bash.ts";
+import { bashEnv, scrubEnv } from "../../tools/host/command_env.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import { takeUncappedNotice } from "../support/sandbox_notice.ts";
 import { bashInChild } from "../support/bash_child.ts";

@@ -70,3 +70,26 @@ export class Registry {
     return [...this.#tools.values()];
   }
 }
+
+/**
+ * `tools` with each companion (`Tool.companionOf`) offered exactly where its
+ * tool is: added from `available`, after the rest, when its tool is offered;
+ * left out when it is not.
+ *
+ * @example
+ * ```ts
+ * withCompanions([readTool, bashTool], builtinTools()).map((t) => t.name);
+ * // ["read", "bash", "bash_output", "bash_kill"]
+ * ```
+ */
+export function withCompanions(
+  tools: readonly AnyTool[],
+  available: readonly AnyTool[],
+): AnyTool[] {
+  const names = new Set(tools.map((t) => t.name));
+  const kept = tools.filter((t) => t.companionOf === undefined || names.has(t.companionOf));
+  for (const t of available) {
+    if (t.companionOf && names.has(t.companionOf) && !kept.includes(t)) kept.push(t);
+  }
+  return kept;
+}

@@ -145,10 +145,13 @@ function codePointBefore(s: string, i: number): number | undefined {
 }
 
 const SPACE = /^\s$/u;
-/** What a joiner may stand between: letters, marks (a virama), emoji and their skin tones. */
-const JOINABLE = /^[\p{L}\p{M}\p{Extended_Pictographic}\p{Emoji_Modifier}]$/u;
-
-const IDEOGRAPH = /^\p{Ideographic}$/u;
+/**
+ * What a joiner may stand between: letters, marks (a virama), emoji and their
+ * skin tones. Made at first use, as the ideographs are: property classes take a
+ * millisecond to build, and most text has no joiner or selector to ask about.
+ */
+let JOINABLE: RegExp | undefined;
+let IDEOGRAPH: RegExp | undefined;
 
 /** A character that shows: not in the table, not white space. */
 function visibleAt(cp: number | undefined): boolean {
@@ -156,6 +159,7 @@ function visibleAt(cp: number | undefined): boolean {
 }
 
 function joinable(cp: number | undefined): boolean {
+  JOINABLE ??= /^[\p{L}\p{M}\p{Extended_Pictographic}\p{Emoji_Modifier}]$/u;
   return visibleAt(cp) && JOINABLE.test(String.fromCodePoint(cp!));
 }
 
@@ -173,6 +177,7 @@ function selectorKept(s: string, at: number, cp: number): boolean {
   const before = codePointBefore(s, at);
   if (before === undefined) return false;
   // Ideographic variation selectors are defined for ideographs alone.
+  IDEOGRAPH ??= /^\p{Ideographic}$/u;
   return cp >= 0xe0100 ? IDEOGRAPH.test(String.fromCodePoint(before)) : visibleAt(before);
 }
 

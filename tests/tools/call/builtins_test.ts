@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { builtinTools, withCompanions } from "../../../tools/call/builtins.ts";
+import { builtinTools } from "../../../tools/call/builtins.ts";
+import { withCompanions } from "../../../tools/call/registry.ts";
 
 const names = (tools: { name: string }[]) => tools.map((t) => t.name);
 const all = builtinTools();

@@ -465,8 +465,24 @@ const GIT: Record<string, Entry> = {
   },
 };
 
-const SPECS = new Map(Object.entries(TABLE).map(([k, v]) => [k, compile(v)]));
-const GIT_SPECS = new Map(Object.entries(GIT).map(([k, v]) => [k, compile(v)]));
+/** Each command's spec, compiled at its first lookup: a run that reads no command line compiles none. */
+class Specs {
+  readonly #entries: Readonly<Record<string, Entry>>;
+  readonly #compiled = new Map<string, Spec>();
+  constructor(entries: Readonly<Record<string, Entry>>) {
+    this.#entries = entries;
+  }
+  get(name: string): Spec | undefined {
+    let spec = this.#compiled.get(name);
+    if (spec === undefined && Object.hasOwn(this.#entries, name)) {
+      this.#compiled.set(name, spec = compile(this.#entries[name]));
+    }
+    return spec;
+  }
+}
+
+const SPECS = new Specs(TABLE);
+const GIT_SPECS = new Specs(GIT);
 
 /** The commands of the table, git's as `git SUBCOMMAND`; `find` and `env` with no command too. */
 export const READ_ONLY_COMMANDS: readonly string[] = [

@@ -8,7 +8,7 @@
  */
 
 import { join } from "node:path";
-import { bashEnv } from "../../../../tools/bash.ts";
+import { bashEnv } from "../../../../tools/host/command_env.ts";
 import {
   exposedPorts,
   forwardToHost,

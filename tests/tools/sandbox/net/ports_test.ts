@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { bashEnv } from "../../../../tools/bash.ts";
+import { bashEnv } from "../../../../tools/host/command_env.ts";
 import { presetFlags } from "../../../../tools/host/capabilities.ts";
 import {
   exposedPorts,
