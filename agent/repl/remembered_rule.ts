@@ -15,8 +15,8 @@
  * @module
  */
 
-import { decide, parseRule } from "../../tools/policy/mod.ts";
-import { loadShellParser, parseShell, type SimpleCommand } from "../../tools/policy/shell.ts";
+import { decide, loadShellAnalysis, parseRule } from "../../tools/policy/mod.ts";
+import { parseShell, type SimpleCommand } from "../../tools/policy/shell.ts";
 import { realPathOf } from "../../tools/fs/workspace.ts";
 
 /** Words of a prefix at most. */
@@ -83,7 +83,7 @@ export async function rememberedRule(
   workspace: string,
   home: string,
 ): Promise<string | undefined> {
-  await loadShellParser();
+  await loadShellAnalysis();
   const parsed = parseShell(command);
   if (parsed.problems.length || parsed.commands.length === 0) return undefined;
   const prefixes = new Set(parsed.commands.map(prefixOf));

@@ -82,8 +82,14 @@ import {
 } from "./command_pattern.ts";
 import { matchPath } from "./path_pattern.ts";
 import { type Effect, type Rule, ruleAppliesTo } from "./rules.ts";
-import { parseShell, type ShellWord, type SimpleCommand } from "./shell.ts";
-import { nothingRun, unwrap, type Unwrapped } from "./bash/unwrap.ts";
+import {
+  loadShellParser,
+  parseShell,
+  shellParserLoaded,
+  type ShellWord,
+  type SimpleCommand,
+} from "./shell.ts";
+import type { Unwrapped } from "./bash/unwrap.ts";
 
 /** The permission modes, as Claude Code names them. */
 export type Mode = "default" | "acceptEdits" | "plan" | "dontAsk" | "bypassPermissions";
@@ -217,10 +223,33 @@ export const MAX_PARTS = 200;
 /** `sh -c` inside `sh -c` inside …: past this depth, ask. */
 const MAX_SCRIPT_DEPTH = 8;
 
+/** What a command amounts to (`bash/unwrap.ts` and its tables), once loaded. */
+let unwrapping: typeof import("./bash/unwrap.ts") | undefined;
+let NOTHING: Unwrapped | undefined;
+
+/**
+ * Loads what deciding a shell call by its commands needs: the parser, and the
+ * tables of what each command reads, writes and runs. A run that decides no
+ * command line never loads them.
+ */
+export async function loadShellAnalysis(): Promise<void> {
+  await Promise.all([
+    loadShellParser(),
+    unwrapping ? undefined : import("./bash/unwrap.ts").then((m) => {
+      unwrapping = m;
+    }),
+  ]);
+}
+
+/** True once {@link loadShellAnalysis} has finished. */
+export function shellAnalysisLoaded(): boolean {
+  return unwrapping !== undefined && shellParserLoaded();
+}
+
 /**
  * True when deciding a shell call needs the parser: some rule looks inside
  * commands (a `Bash(…)` pattern) or at the files they touch (a deny or ask rule
- * on Read or Edit paths). Load it with `loadShellParser()` first.
+ * on Read or Edit paths). Load it with {@link loadShellAnalysis} first.
  */
 export function needsShellParser(rules: readonly Rule[]): boolean {
   return rules.some((r) =>
@@ -234,11 +263,11 @@ export function needsShellParser(rules: readonly Rule[]): boolean {
 
 /**
  * The rules' decision on `call`. For bash with {@link needsShellParser} true,
- * the parser must be loaded (`loadShellParser()`), else this throws.
+ * the parser and tables must be loaded ({@link loadShellAnalysis}), else this throws.
  *
  * @example
  * ```ts
- * await loadShellParser();
+ * await loadShellAnalysis();
  * const d = decide(rules, { tool: "bash", args: { command: "npm test && curl x" } }, ctx);
  * d.effect; // "deny", with d.rule the Bash(curl *) rule and d.parts both commands
  * ```
@@ -500,8 +529,6 @@ interface Piece {
   u: Unwrapped;
 }
 
-const NOTHING: Unwrapped = nothingRun();
-
 function decideBash(
   all: readonly Rule[],
   mine: readonly Rule[],
@@ -557,7 +584,8 @@ function addPiece(
   pieces: Piece[],
   problems: string[],
 ): void {
-  const u = words.length ? unwrap(words) : NOTHING;
+  if (!unwrapping) throw new Error("decide() on a command before loadShellAnalysis() finished");
+  const u = words.length ? unwrapping.unwrap(words) : (NOTHING ??= unwrapping.nothingRun());
   pieces.push({ text, assigns, words, redirects, u });
   for (const script of u.scripts) {
     if (depth >= MAX_SCRIPT_DEPTH) {

@@ -40,13 +40,14 @@ import {
   decide,
   type DecideContext,
   type Decision,
+  loadShellAnalysis,
   type Mode,
   needsShellParser,
   pathVerdict,
   ruleName,
+  shellAnalysisLoaded,
 } from "./decide.ts";
 import { type Rule, ruleAppliesTo } from "./rules.ts";
-import { loadShellParser, shellParserLoaded } from "./shell.ts";
 import type { AnyTool, ApprovalClass } from "../tool.ts";
 import { isWithin, realPathOf } from "../fs/workspace.ts";
 
@@ -192,8 +193,8 @@ export async function permissionDecision(
   const bash = tool.name === "bash";
   const readOnlyPass = bash && (mode === "plan" || !state.isAllowed(tool.class));
   if (rules.length > 0 || readOnlyPass) {
-    if (!shellParserLoaded() && bash && (readOnlyPass || needsShellParser(rules))) {
-      await loadShellParser();
+    if (!shellAnalysisLoaded() && bash && (readOnlyPass || needsShellParser(rules))) {
+      await loadShellAnalysis();
     }
     const ctx: DecideContext = {
       workspace,

@@ -73,6 +73,7 @@ export {
   type Decision,
   isLoaderVariable,
   isLooserMode,
+  loadShellAnalysis,
   MAX_PARTS,
   type Mode,
   type ModeDecision,
@@ -81,6 +82,7 @@ export {
   type Part,
   pathVerdict,
   ruleName,
+  shellAnalysisLoaded,
   skillRuleMatches,
   stricterMode,
 } from "./decide.ts";

@@ -6,7 +6,7 @@ import {
   type DecideContext,
   type Decision,
   type Effect,
-  loadShellParser,
+  loadShellAnalysis,
   MAX_PARTS,
   type Mode,
   needsShellParser,
@@ -18,7 +18,7 @@ import { realPathOf } from "../../../tools/fs/workspace.ts";
 import { parseShell } from "../../../tools/policy/shell.ts";
 import { COMMAND_TABLE, DIFFERENTIAL_RULES, TABLE_RULES } from "../../support/policy_commands.ts";
 
-await loadShellParser();
+await loadShellAnalysis();
 
 /** A workspace with the files the rules speak of, and symlinks to them. */
 function workspace(): { ctx: DecideContext; home: string } {

@@ -8,13 +8,13 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadShellParser } from "../../../tools/policy/mod.ts";
+import { loadShellAnalysis } from "../../../tools/policy/mod.ts";
 import { COMMAND_TABLE } from "../../support/policy_commands.ts";
 import { generateCommands, sampleOf } from "../../support/shell_generator.ts";
 import { differential, showMismatch } from "../../support/differential.ts";
 import { straceAvailable, traceInSandbox } from "../../support/exec_trace.ts";
 
-await loadShellParser();
+await loadShellAnalysis();
 
 Deno.test("traceInSandbox() sees what the call's bash, its subshells and its wrappers run, and not what others start", async () => {
   assert.ok(straceAvailable(), "strace must run here: the differential test needs it");

@@ -11,14 +11,14 @@ import {
   type DecideContext,
   type Decision,
   type Effect,
-  loadShellParser,
+  loadShellAnalysis,
   parseRule,
   type Rule,
 } from "../../../../tools/policy/mod.ts";
 import { realPathOf } from "../../../../tools/fs/workspace.ts";
 import { READ_ONLY_COMMANDS } from "../../../../tools/policy/bash/_read_only.ts";
 
-await loadShellParser();
+await loadShellAnalysis();
 
 const root = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-read-only-" }));
 globalThis.addEventListener("unload", () => Deno.removeSync(root, { recursive: true }));
