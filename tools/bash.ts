@@ -34,7 +34,7 @@ import { credentialNote } from "./policy/credentials.ts";
 import { configDir } from "./fs/data_dir.ts";
 import { isWithin } from "./fs/workspace.ts";
 import { join, relative } from "./fs/path.ts";
-import { hostPortsOff, type JobInfo, jobsOf, short } from "./jobs/table.ts";
+import { hostPortsOff, type JobInfo, jobsFor, jobsOf, short } from "./jobs/table.ts";
 import { untilOverOrMoved } from "./jobs/move.ts";
 
 /** Arguments of the bash tool. */
@@ -451,8 +451,8 @@ async function callSandbox(
  * says at once where it goes: its id, its command, its output file.
  */
 async function startBackground(command: string, ctx: ToolContext): Promise<ToolResult> {
-  const jobs = jobsOf(ctx.session);
-  // Every front end opens its sessions' job tables (the workbench does): none is crab's defect.
+  const jobs = jobsFor(ctx.session);
+  // Every front end gives its sessions' job tables (the workbench does): none is crab's defect.
   if (!jobs) throw new Error("this session has no job table, so it cannot keep a background job");
   const job = await jobs.start(command, bashEnv());
   const ports = portsLine(job);

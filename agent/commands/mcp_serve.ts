@@ -195,7 +195,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
     open() {
       const runId = store.startRun({ mode: "mcp-serve", workspace });
       openRuns.add(runId);
-      const { dispatcher, jobs } = workbench({
+      const { dispatcher, closeJobs } = workbench({
         settings,
         registry,
         store,
@@ -214,7 +214,7 @@ export async function mcpServeCommand(opts: McpServeOptions): Promise<number> {
         dispatcher,
         // A connection's background jobs end with it.
         async end() {
-          await jobs.close();
+          await closeJobs();
           if (!openRuns.delete(runId)) return;
           store.endRun(runId, { status: "ok" });
         },

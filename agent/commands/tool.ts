@@ -345,7 +345,7 @@ async function runCalls(
   const store = new Store();
   const runId = store.startRun({ mode: "tool", workspace: settings.workspace });
   const telemetry = await loadTelemetry();
-  const { policy, dispatcher, jobs } = workbench({
+  const { policy, dispatcher, closeJobs } = workbench({
     settings,
     registry,
     store,
@@ -378,7 +378,7 @@ async function runCalls(
     }
   } finally {
     // Background jobs end with the command: after its last call, or at the end of its input.
-    await jobs.close();
+    await closeJobs();
     store.endRun(runId, { status: code === 0 ? "ok" : "error" });
     store.close();
   }

@@ -52,7 +52,7 @@ import {
 } from "../providers/mod.ts";
 import { chooseWindow, type WindowChoice } from "../providers/context_window.ts";
 import { type LazyProvider, lazyProvider } from "../providers/lazy.ts";
-import type { JobTable } from "../../tools/jobs/table.ts";
+import { jobsFor, type JobTable } from "../../tools/jobs/table.ts";
 import type { HookCommand, HookOutput } from "../hooks/mod.ts";
 import { TranscriptFile } from "../hooks/transcript.ts";
 import { resolveModel, withFallback } from "../providers/fallback.ts";
@@ -726,7 +726,7 @@ class RunSession {
       },
       ...(userHooks.forLoop ? { hooks: userHooks.loopHooks() } : {}),
       // A background job that ended on its own is told with the next message.
-      notes: () => this.bench.jobs.takeNotes(),
+      notes: () => jobsFor(this.bench.session)!.takeNotes(),
       // Each request priced as the model that answered it (opusplan's two, a fallback).
       budget: budgetCheck(flags.maxBudgetUsd, () => agent.spent.costUsd()),
       // What a skill the model loaded allows holds for that turn only.
@@ -783,7 +783,9 @@ class RunSession {
   runtime(provider: Provider, printDefault: boolean, sandbox: SandboxMode): Runtime {
     const { settings, opened, registry, mcp, skills } = this.#parts;
     const { store, transcripts, runId } = opened;
-    const { dispatcher, session, hooks: userHooks, jobs } = this.bench;
+    const { dispatcher, session, hooks: userHooks } = this.bench;
+    // The session's jobs are shown and listed from the start: its table opens now.
+    const jobs = jobsFor(session)!;
     const agent = this.#agent!;
     const policy = this.policy;
     const hookConfig = settings.hooks();

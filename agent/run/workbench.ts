@@ -46,12 +46,8 @@ import type { JobSpanEnd, Telemetry } from "../telemetry/mod.ts";
 import type { UndoStageOptions } from "../undo/stage.ts";
 import { LOOK_AHEAD_AFTER_MS, watchFromNow } from "../undo/watch.ts";
 import { isMutating } from "../../tools/call/workspace_lock.ts";
-import {
-  type ChangeWatch,
-  type JobEvent,
-  type JobTable,
-  openJobs,
-} from "../../tools/jobs/table.ts";
+import type { ChangeWatch, JobEvent } from "../../tools/jobs/info.ts";
+import { closeJobs, jobsAtFirstUse } from "../../tools/jobs/recipe.ts";
 
 /** What the front end decides about its session's policy. */
 export interface PolicyChoice {
@@ -120,10 +116,12 @@ export interface Workbench {
   hooks: Hooks;
   dispatcher: Dispatcher;
   /**
-   * The session's background jobs. The front end closes the table when the
-   * session ends (`jobs.close()`): every job still running is stopped then.
+   * Ends the session's background jobs: every job still running is stopped.
+   * The front end calls it when the session ends. The table opens when a job
+   * first needs it; a front end that shows jobs opens it at once with
+   * `jobsFor(session)` (`tools/jobs/table.ts`).
    */
-  jobs: JobTable;
+  closeJobs(): Promise<void>;
 }
 
 /** Puts a session together (see the module doc). */
@@ -166,12 +164,14 @@ export function workbench(opts: WorkbenchOptions): Workbench {
   });
   const session = new Session(settings.workspace);
   session.sandbox = policy.sandbox;
-  const jobs = openJobs(session, {
-    max: settings.crab().settings.jobs?.max,
-    watchChanges: () => jobWatch(settings.workspace),
-    changeRefusal: (path, isDir) => policy.changeRefusal(path, settings.workspace, isDir),
+  jobsAtFirstUse(session, {
+    options: {
+      max: settings.crab().settings.jobs?.max,
+      watchChanges: () => jobWatch(settings.workspace),
+      changeRefusal: (path, isDir) => policy.changeRefusal(path, settings.workspace, isDir),
+    },
+    subscriber: jobRecorder(store, runId, telemetry, opts.hooks.sessionId),
   });
-  jobs.subscribe(jobRecorder(store, runId, telemetry, opts.hooks.sessionId));
   const approval: ApprovalPolicy = {
     approve: async (request, signal) => {
       await opts.beforeApproval?.(request);
@@ -196,7 +196,7 @@ export function workbench(opts: WorkbenchOptions): Workbench {
     runId,
     stages,
   });
-  return { policy, session, hooks, dispatcher, jobs };
+  return { policy, session, hooks, dispatcher, closeJobs: () => closeJobs(session) };
 }
 
 /** What changed in the workspace while a job ran, from undo's file watcher (none before it runs). */

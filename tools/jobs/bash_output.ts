@@ -14,7 +14,7 @@ import {
   changedLine,
   hostPortsOff,
   type JobRead,
-  jobsOf,
+  jobsFor,
   type JobTable,
   short,
   stateWords,
@@ -32,10 +32,10 @@ export const TAIL_BYTES = 15 * 1024;
 /** How long a filter whose work is not bounded may take. */
 export const FILTER_TIMEOUT_MS = 10_000;
 
-/** The session's job table (every front end opens one). */
+/** The session's job table (every front end gives one). */
 export function tableOf(ctx: ToolContext): JobTable {
-  const jobs = jobsOf(ctx.session);
-  if (!jobs) throw new Error("this session has no job table: its front end opened none");
+  const jobs = jobsFor(ctx.session);
+  if (!jobs) throw new Error("this session has no job table: its front end gave none");
   return jobs;
 }
 

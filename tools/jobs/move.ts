@@ -15,7 +15,7 @@
  * @module
  */
 
-import { type JobInfo, jobsOf, short } from "./table.ts";
+import { type JobInfo, jobsFor, short } from "./table.ts";
 import type { JobProcess } from "./process.ts";
 import type { ToolContext, ToolResult } from "../tool.ts";
 
@@ -33,7 +33,7 @@ export async function untilOverOrMoved<T>(
   over: Promise<T>,
   adopt: (onOutput: (chunk: Uint8Array) => void) => JobProcess | undefined,
 ): Promise<{ over: T } | { moved: ToolResult }> {
-  const jobs = jobsOf(ctx.session);
+  const jobs = jobsFor(ctx.session);
   if (!jobs || jobs.closed) return { over: await over };
   let ended = false;
   const done = over.finally(() => ended = true);

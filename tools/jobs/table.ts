@@ -54,6 +54,8 @@ import {
 // The types and words of a job are the table's to give too.
 export * from "./info.ts";
 import { jobPolicy, type JobProcess, type ProcessEnd, startProcess } from "./process.ts";
+import { type JobTableOptions, noteCloser, takeRecipe } from "./recipe.ts";
+export type { JobTableOptions } from "./recipe.ts";
 
 /** Jobs that may run at once in one session unless the settings say (`jobs.max`). */
 export const DEFAULT_MAX_JOBS = 8;
@@ -67,22 +69,6 @@ export interface MovableCall {
    * at most once; undefined when the call is over or cannot move any more.
    */
   handOver(job: JobInfo, onOutput: (chunk: Uint8Array) => void): JobProcess | undefined;
-}
-
-/** What a table is made with. */
-export interface JobTableOptions {
-  /** At most this many jobs run at once; default {@link DEFAULT_MAX_JOBS}. */
-  max?: number;
-  /** Starts a watch of the workspace's files for one job (undo's watcher); undefined: none runs. */
-  watchChanges?: () => ChangeWatch | undefined;
-  /**
-   * Why a change to `path` (absolute) goes against the permission rules (an
-   * edit a deny rule names that the sandbox could not hold as a mount), or
-   * undefined: a job's changes that do are named when it ends.
-   */
-  changeRefusal?: (path: string, isDir: boolean) => string | undefined;
-  /** The environment crab's data dir is found in; default the process's. */
-  env?: Pick<Deno.Env, "get">;
 }
 
 /** Bytes of one line a filter is given. */
@@ -197,9 +183,24 @@ const open = new Set<JobTable>();
 /** The table of each session that has one. */
 const tables = new WeakMap<object, JobTable>();
 
-/** The job table of `session`, if its front end opened one. */
+/** The job table of `session`, if one is open. */
 export function jobsOf(session: object): JobTable | undefined {
   return tables.get(session);
+}
+
+/**
+ * The job table of `session`: the open one, or the one its front end gave the
+ * recipe of (`recipe.ts`'s `jobsAtFirstUse`), opened now; undefined when it gave none
+ * (or closed the session).
+ */
+export function jobsFor(session: JobSession): JobTable | undefined {
+  const opened = tables.get(session);
+  if (opened) return opened;
+  const recipe = takeRecipe(session);
+  if (!recipe) return undefined;
+  const table = openJobs(session, recipe.options);
+  if (recipe.subscriber) table.subscribe(recipe.subscriber);
+  return table;
 }
 
 /**
@@ -210,6 +211,7 @@ export function openJobs(session: JobSession, opts: JobTableOptions = {}): JobTa
   const table = new JobTable(session, opts);
   tables.set(session, table);
   open.add(table);
+  noteCloser(session, () => table.close());
   return table;
 }
 
