@@ -629,6 +629,8 @@ class RunSession {
   readonly bench: Workbench;
   #agent: Agent | undefined;
   #system = "";
+  /** Settles at the first model request, or when interactive mode's prompt is drawn. */
+  readonly #settled = Promise.withResolvers<void>();
 
   constructor(parts: RunSessionParts) {
     this.#parts = parts;
@@ -654,7 +656,13 @@ class RunSession {
         notice: hooks.notice,
         ...(hooks.hookOutput ? { output: hooks.hookOutput } : {}),
       },
-      undo: (p) => undoFor(settings, opened.store, { sessionId: () => this.sessionId, policy: p }),
+      // Undo looks ahead once the process has settled: never while the first request is made.
+      undo: (p) =>
+        undoFor(settings, opened.store, {
+          sessionId: () => this.sessionId,
+          policy: p,
+          settled: this.#settled.promise,
+        }),
       // A tool-list refresh in flight may void an MCP grant: let it land before deciding.
       beforeApproval: (request) => parts.mcp.settled(request.class),
       ...(parts.probe ? { probe: parts.probe } : {}),
@@ -712,7 +720,13 @@ class RunSession {
       maxTurns: flags.maxTurns ?? settings.crab().settings.maxTurns,
       contextWindow: window,
       messages: this.#messages,
-      events: hooks.events,
+      events: {
+        ...hooks.events,
+        onRequest: () => {
+          this.#settled.resolve();
+          hooks.events?.onRequest?.();
+        },
+      },
       onMessage: (m, i) => {
         if (!this.#persist) return;
         transcripts.append(this.sessionId, i, [m]);
@@ -811,6 +825,8 @@ class RunSession {
       },
       mcpStatus: () => mcp.status(),
       warmUp: () => {
+        // The prompt is drawn: undo may look ahead while the user types.
+        this.#settled.resolve();
         if ("load" in provider) (provider as LazyProvider).load().catch(() => {});
         return mcp.connect();
       },

@@ -30,6 +30,7 @@ import {
   type ProtectedExtra,
 } from "../../tools/policy/policy.ts";
 import { relative } from "../../tools/fs/path.ts";
+import { debug } from "../../tools/fs/debug_log.ts";
 import { checkPins, repin } from "../hooks/scripts.ts";
 import { hookScripts } from "../settings/hooks.ts";
 import type { Mode } from "../../tools/policy/mod.ts";
@@ -265,6 +266,12 @@ export function undoFor(
     /** False: no file watcher; `big`: one only in a workspace of many files (one-shot calls). */
     watch?: boolean | "big";
     policy: Pick<Policy, "mayStore" | "changeRefusal">;
+    /**
+     * Settles once the process has (a first request on its way, a prompt
+     * drawn): the look ahead begins {@link LOOK_AHEAD_AFTER_MS} after it, so it
+     * never holds back what the user waits for. Without it, after the stage is made.
+     */
+    settled?: Promise<unknown>;
   },
 ): DispatchStage {
   // A process of many calls looks ahead of its first; the stat cache is written as it ends.
@@ -290,9 +297,14 @@ export function undoFor(
         real = undoStage({ ...options, retention: retentionOf(settings.undo()) })
       );
   if (warm) {
-    Deno.unrefTimer(setTimeout(() => {
-      if (!closed) load().catch(() => {});
-    }, LOOK_AHEAD_AFTER_MS));
+    const begin = () =>
+      Deno.unrefTimer(setTimeout(() => {
+        if (closed) return;
+        debug("undo", "look ahead begins");
+        load().catch(() => {});
+      }, LOOK_AHEAD_AFTER_MS));
+    if (opts.settled) opts.settled.then(begin, () => {});
+    else begin();
   }
   return {
     name: "undo",

@@ -75,10 +75,11 @@ export interface UndoStageOptions {
    * the disk, a first one stats every file, neither reading anything into the
    * store (that needs the workspace lock); the first call is then an update
    * that reads what changed (in a first session, every file). It begins
-   * {@link LOOK_AHEAD_AFTER_MS} after the stage is made, once the process has
-   * settled (a first request on its way, a REPL at its prompt): a run that is
-   * over sooner (a one-line answer) never pays for it, nor waits for it to send
-   * its request. A number: after that many ms; 0: at once (a stage made when it is due).
+   * {@link LOOK_AHEAD_AFTER_MS} after the stage is made. A number: after that
+   * many ms; 0: at once (a stage made when it is due: `undoFor` makes it once
+   * the process has settled, a first request on its way or a REPL at its
+   * prompt, so a run that is over sooner never pays for it, nor waits for it to
+   * send its request).
    */
   warm?: boolean | number;
   /**

@@ -357,8 +357,10 @@ export function stopWatching(workspace: string): void {
 }
 
 /**
- * How long after undo's stage is made a process looks ahead of its first call
- * (`UndoStageOptions.warm`): a request is sent, or a prompt drawn, by then.
+ * How long after the process settled (its first request on its way, its
+ * prompt drawn: `undoFor`'s `settled` in `agent/run/workbench.ts`), or else
+ * after undo's stage is made (`UndoStageOptions.warm`), a process looks ahead
+ * of its first call.
  */
 export const LOOK_AHEAD_AFTER_MS = 50;
 

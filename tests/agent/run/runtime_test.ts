@@ -13,6 +13,7 @@ import {
   toolResults,
 } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
+import { on, userHooks } from "../../support/hooks.ts";
 
 function printRun(s: Sandbox, fake: FakeModel, args: string[]) {
   return s.crab(
@@ -87,4 +88,22 @@ Deno.test("crab -p --bare runs no hook, reads no instruction file, offers no com
   assert.deepEqual(fullInit.mcp_servers.map((m: { name: string }) => m.name), ["side"]);
   const read = toolResults(fake.modelRequests()[4])[0].text;
   assert.match(read, /^Error \[policy_denied\]: .*denied by Read\(\.\/notes\.txt\)/);
+});
+
+Deno.test("crab -p looks ahead for undo only once its first request is on its way", async () => {
+  using s = sandbox();
+  s.put("a.txt", "a\n");
+  // A prompt hook holds the first request back well past the stage's making; the model then
+  // thinks a while: the look ahead has its time, after the request went out.
+  userHooks(s, on("UserPromptSubmit", undefined, "sleep 0.4"));
+  await using fake = await startFakeModel([{ delayMs: 1500, text: "done" }]);
+  const log = join(s.root, "debug.log");
+  const r = await printRun(s, fake, ["--debug=undo,api", "--debug-file", log, "-p", "hi"]);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = Deno.readTextFileSync(log).split("\n");
+  const attempt = lines.findIndex((l) => /\[api\] .*attempt 1/.test(l));
+  const begins = lines.findIndex((l) => l.includes("look ahead begins"));
+  assert.ok(attempt >= 0, lines.join("\n"));
+  assert.ok(begins > attempt, `the look ahead began before the request:\n${lines.join("\n")}`);
+  assert.equal(fake.requests.length, 1);
 });
