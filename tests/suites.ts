@@ -6,9 +6,8 @@
  * one that starts a process fails there with NotCapable: it belongs in the
  * list. `deno task test:e2e` runs the list. Together they are `deno task test`.
  *
- * Run: `deno run --allow-read tests/suites.ts unit|e2e|all` prints the half's
- * files (or all of them), relative to the repository, the longest first
- * ({@link LONGEST_FIRST}).
+ * Run: `deno run --allow-read tests/suites.ts unit|e2e` prints the half's files,
+ * relative to the repository.
  *
  * @module
  */
@@ -170,22 +169,6 @@ export const E2E: readonly string[] = [
   "tests/tools/write_test.ts",
 ];
 
-/**
- * The files that take longest in a parallel run (seconds of a run on 2 cores
- * beside them), given first: they start at once, and the run ends with many
- * short files side by side rather than with one long file alone on one core.
- */
-export const LONGEST_FIRST: readonly string[] = [
-  "tests/scripts/installed_test.ts", // 155
-  "tests/tools/policy/differential_test.ts", // 93
-  "tests/agent/undo/git/defer_test.ts", // 62
-  "tests/tools/jobs/process_test.ts", // 57
-  "tests/agent/commands/undo_test.ts", // 49
-  "tests/agent/print/permissions_test.ts", // 45
-  "tests/agent/repl/live_test.ts", // 41
-  "tests/tools/jobs/table_test.ts", // 37
-];
-
 const ROOT = new URL("..", import.meta.url).pathname;
 
 /** Every test file under `tests/`, relative to the repository, sorted. */
@@ -199,22 +182,16 @@ export function testFiles(dir = join(ROOT, "tests")): string[] {
   return out.sort();
 }
 
-/** The files of one half of the suite, or of all of it, the longest first. */
-export function suite(half: "unit" | "e2e" | "all"): string[] {
+/** The files of one half of the suite. */
+export function suite(half: "unit" | "e2e"): string[] {
   const e2e = new Set(E2E);
-  const files = half === "e2e"
-    ? [...E2E]
-    : half === "unit"
-    ? testFiles().filter((f) => !e2e.has(f))
-    : testFiles();
-  const first = LONGEST_FIRST.filter((f) => files.includes(f));
-  return [...first, ...files.filter((f) => !first.includes(f))];
+  return half === "e2e" ? [...E2E] : testFiles().filter((f) => !e2e.has(f));
 }
 
 if (import.meta.main) {
   const half = Deno.args[0];
-  if (half !== "unit" && half !== "e2e" && half !== "all") {
-    console.error("usage: deno run --allow-read tests/suites.ts unit|e2e|all");
+  if (half !== "unit" && half !== "e2e") {
+    console.error("usage: deno run --allow-read tests/suites.ts unit|e2e");
     Deno.exit(2);
   }
   console.log(suite(half).join("\n"));
