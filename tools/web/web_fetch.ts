@@ -7,9 +7,8 @@
  */
 
 import description from "./web_fetch.md" with { type: "text" };
-import { htmlToMarkdown } from "./html_markdown.ts";
 import { checkHost, type Resolver, resolveWithDns } from "./net_address.ts";
-import { type HopFetch, pinnedFetch } from "./pinned_fetch.ts";
+import type { HopFetch } from "./pinned_fetch.ts";
 import { formatBytes, type Tool, ToolError } from "../tool.ts";
 import { truncateText } from "../call/truncate.ts";
 import { encodeHex } from "../fs/hex.ts";
@@ -41,7 +40,7 @@ export interface WebFetchOptions {
   allowPrivate?: boolean;
   /**
    * Makes each hop's request to the addresses the check passed; default
-   * {@link pinnedFetch}. Tests route a checked public address to a local server with it.
+   * `pinnedFetch` (`pinned_fetch.ts`). Tests route a checked public address to a local server with it.
    */
   request?: HopFetch;
   /** Looks up host names for the private-address check; default A and AAAA by DNS. */
@@ -249,7 +248,10 @@ function binarySummary(mime: string, res: Response, body: ReadBody): string {
  * ```
  */
 export function createWebFetchTool(opts: WebFetchOptions = {}): Tool<WebFetchArgs> {
-  const request = opts.request ?? pinnedFetch;
+  // The fetcher and the HTML reader load with the first fetch: a run that offers web_fetch and
+  // never calls it loads neither.
+  const request: HopFetch = opts.request ??
+    (async (hop) => (await import("./pinned_fetch.ts")).pinnedFetch(hop));
   const resolve = opts.resolve ?? resolveWithDns;
   const timeoutMs = opts.timeoutMs ?? WEB_FETCH_LIMITS.timeoutMs;
 
@@ -380,6 +382,7 @@ export function createWebFetchTool(opts: WebFetchOptions = {}): Tool<WebFetchArg
       } else {
         const text = decodeBody(body.bytes, res.headers.get("content-type"), kind);
         if (kind === "html") {
+          const { htmlToMarkdown } = await import("./html_markdown.ts");
           const page = await htmlToMarkdown(text, url.href);
           content = (page.title ? `# ${page.title}\n\n` : "") + page.markdown;
           if (!page.readable) notes.push("No article found: this is the text of the whole page.");
