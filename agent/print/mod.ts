@@ -41,7 +41,7 @@ import {
   type StdinText,
 } from "./stdin.ts";
 import { toolLine } from "../tool_line.ts";
-import { writeRunReport } from "../report/mod.ts";
+import type { writeRunReport } from "../report/mod.ts";
 import { compileSchema, type OutputSchema, SchemaError } from "./structured.ts";
 
 export { EXIT } from "./claude_run.ts";
@@ -364,13 +364,17 @@ class PrintRun extends ClaudeRun {
  * `--report FILE`'s writer: once, when the run ends, however it ends (a signal's
  * exit included); false when the file could not be written, which is said.
  */
-function reportWriter(path: string | undefined, runId: string): () => boolean {
+function reportWriter(
+  path: string | undefined,
+  runId: string,
+  write: typeof writeRunReport | undefined,
+): () => boolean {
   let done: boolean | undefined;
   return () => {
-    if (path === undefined) return true;
+    if (path === undefined || write === undefined) return true;
     if (done !== undefined) return done;
     try {
-      writeRunReport(path, runId);
+      write(path, runId);
       done = true;
     } catch (e) {
       writeErr(`error: Cannot write --report "${path}": ${e instanceof Error ? e.message : e}\n`);
@@ -387,7 +391,10 @@ export async function printCommand(opts: PrintOptions): Promise<number> {
   const schema = await schemaOf(opts.jsonSchema ?? input?.settings.jsonSchema);
   const run = await p.startPrint(input, schema);
   if (typeof run === "number") return run;
-  const writeReport = reportWriter(opts.report, run.runId);
+  // The report's code loads only for a run that writes one, before the run: it is written at
+  // its exit, however it exits.
+  const write = opts.report ? (await import("../report/mod.ts")).writeRunReport : undefined;
+  const writeReport = reportWriter(opts.report, run.runId, write);
   // Registered before the run's own: exit hooks run last first, so the run is ended by then.
   const stopReport = onExit(writeReport);
   let last: { code: number; status: string } = { code: EXIT.error, status: "error" };
