@@ -15,7 +15,6 @@
 import description from "./edit.md" with { type: "text" };
 import { openChecked } from "./fs/open_checked.ts";
 import { assertWellFormed, decodeUtf8 } from "./fs/text.ts";
-import { changePreview } from "./fs/diff.ts";
 import { printablePath } from "./fs/printable.ts";
 import { closestCandidate, quote } from "./fs/edit_hint.ts";
 
@@ -319,6 +318,7 @@ export const editTool: Tool<EditArgs> = {
       } catch {
         return `edit ${name}: the file is not UTF-8 text, so edit cannot change it`;
       }
+      const { changePreview } = await import("./fs/diff.ts");
       return changePreview(before, plan(before, args.edits, name).after, name, "edit");
     } catch {
       return undefined;

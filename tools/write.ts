@@ -4,7 +4,6 @@ import { dirname } from "./fs/path.ts";
 import description from "./write.md" with { type: "text" };
 import { openChecked } from "./fs/open_checked.ts";
 import { assertWellFormed, utf8Length } from "./fs/text.ts";
-import { changePreview } from "./fs/diff.ts";
 import { printablePath } from "./fs/printable.ts";
 import { formatBytes, type Tool, ToolError } from "./tool.ts";
 import { guardProtected } from "./fs/protected.ts";
@@ -114,6 +113,7 @@ export const writeTool: Tool<WriteArgs> = {
           lineCount(args.content)
         } lines (too large to compare)`;
       }
+      const { changePreview } = await import("./fs/diff.ts");
       return changePreview(await Deno.readFile(peek.resolved.real), args.content, name);
     } catch {
       return undefined;
