@@ -3,6 +3,9 @@
  * - a `_` file is private to its folder: nothing outside the folder imports it
  *   (a test may import the `_` files of the folder it mirrors);
  * - commands are leaves: only `agent/cli/` loads a module of `agent/commands/`;
+ * - what a one-shot call (`crab tool`) and print mode load up front holds no
+ *   code they load when used: other tools, the job table, undo, the shell
+ *   analysis, the differ, the page reader, the report;
  * - a room (a folder of source) stays small enough to read: at most
  *   {@link MAX_ENTRIES} entries (a `.ts` and its `.md` count as one) and
  *   {@link MAX_LINES} lines of its own files; `tools/` and `tools/sandbox/`
@@ -45,6 +48,8 @@ function filesUnder(rel: string): string[] {
 interface Ref {
   target: string;
   typeOnly: boolean;
+  /** Not loaded with the file: `import("…")`, or a worker's `new URL("…", import.meta.url)`. */
+  later: boolean;
   line: number;
 }
 
@@ -62,7 +67,7 @@ export function referencesOf(file: string, text: string): Ref[] {
     const before = text.slice(0, m.index);
     const line = before.split("\n").length;
     const typeOnly = m[1] === "import type" || /typeof\s+$/.test(before);
-    refs.push({ target: join(dirname(file), spec), typeOnly, line });
+    refs.push({ target: join(dirname(file), spec), typeOnly, later: m[1] === undefined, line });
   }
   return refs;
 }
@@ -85,16 +90,69 @@ Deno.test("referencesOf() finds static, dynamic, type-only and URL references", 
     `const s = "./not_a_reference.ts";`,
   ].join("\n");
   assert.deepEqual(
-    referencesOf("x/f.ts", text).map((r) => [r.target, r.typeOnly]),
+    referencesOf("x/f.ts", text).map((r) => [r.target, r.typeOnly, r.later]),
     [
-      ["x/_a.ts", false],
-      ["b/_b.ts", true],
-      ["x/c.ts", false],
-      ["x/d.ts", false],
-      ["x/_e.ts", true],
-      ["x/_w.ts", false],
+      ["x/_a.ts", false, false],
+      ["b/_b.ts", true, false],
+      ["x/c.ts", false, false],
+      ["x/d.ts", false, true],
+      ["x/_e.ts", true, true],
+      ["x/_w.ts", false, true],
     ],
   );
+});
+
+/** The files loading `file` loads: its static imports and theirs, not types nor `import()`. */
+function loadedWith(file: string): Set<string> {
+  const seen = new Set<string>();
+  const next = [file];
+  while (next.length) {
+    const f = next.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(join(ROOT, f));
+    } catch {
+      continue; // a text asset (`.md`) or a package: nothing of ours below it
+    }
+    if (!f.endsWith(".ts")) continue;
+    for (const r of referencesOf(f, text)) if (!r.typeOnly && !r.later) next.push(r.target);
+  }
+  return seen;
+}
+
+Deno.test("a run loads the code of a tool, a job table, undo or a page reader only when it needs it", () => {
+  // `crab tool NAME` loads NAME's module by name; a print run loads each piece at first use.
+  const lazy = [
+    "agent/undo/snapshot.ts",
+    "agent/undo/store.ts",
+    "agent/report/mod.ts",
+    "tools/policy/bash/unwrap.ts",
+    "tools/fs/diff.ts",
+    "tools/web/html_markdown.ts",
+    "tools/web/pinned_fetch.ts",
+  ];
+  const tool = loadedWith("agent/commands/tool.ts");
+  assert.deepEqual(
+    [
+      ...lazy,
+      "tools/read.ts",
+      "tools/bash.ts",
+      "tools/grep.ts",
+      "tools/glob.ts",
+      "tools/write.ts",
+      "tools/edit.ts",
+      "tools/web/web_fetch.ts",
+      "tools/jobs/table.ts",
+      "tools/sandbox/linux/supervisor.ts",
+    ].filter((f) => tool.has(f)),
+    [],
+  );
+  const print = loadedWith("agent/print/mod.ts");
+  assert.deepEqual(lazy.filter((f) => print.has(f)), []);
+  // The walk is real: both paths load the dispatcher, and print mode the tools it offers.
+  assert.ok(tool.has("tools/call/dispatch.ts") && print.has("tools/bash.ts"));
 });
 
 Deno.test("a _ file is imported from its own folder only (a test: from the folder it mirrors)", () => {

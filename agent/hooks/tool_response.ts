@@ -15,7 +15,6 @@
 
 import { resolve } from "../../tools/fs/path.ts";
 import type { CheckedCall, RunOutcome } from "../../tools/call/stages.ts";
-import { DEFAULT_LIMIT } from "../../tools/read.ts";
 
 /** The largest file whose content before a write or edit is read for the hooks. */
 export const ORIGINAL_MAX_BYTES = 16 * 1024 * 1024;
@@ -195,6 +194,8 @@ async function readResponse(call: CheckedCall, path: string, output: string) {
   const endsWithNewline = await lastByteIsNewline(path);
   if (endsWithNewline) totalLines++;
   // The last line read is the file's last: its newline starts the empty line after it.
+  // The read tool's own default; its module is loaded, as a read call just ran.
+  const { DEFAULT_LIMIT } = await import("../../tools/read.ts");
   const limit = typeof call.input.limit === "number" ? call.input.limit : DEFAULT_LIMIT;
   if (rows.length && rows.length < limit && startLine + rows.length === totalLines) rows.push("");
   return {
