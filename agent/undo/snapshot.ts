@@ -1348,8 +1348,7 @@ export class Snapshotter {
     const r = place === undefined ? into.setRow(rel, init) : into.setRowAt(rel, place, init);
     this.#gitRows.push(r);
     // The id's bytes where the row's hash goes, the rest left zeros.
-    const from = git.index, to = into.cols.hash, at = r * HASH_BYTES;
-    for (let k = 0; k < OID_BYTES; k++) to[at + k] = from[oid + k];
+    into.cols.hash.set(git.index.subarray(oid, oid + OID_BYTES), r * HASH_BYTES);
     return r;
   }
 

@@ -196,12 +196,12 @@ export class UndoStore {
     return join(this.dir, "objects", hash.slice(0, 2), hash.slice(2));
   }
 
-  /** The pack files' folder. */
   /** Where git's packs are linked (`git/defer.ts`): the contents of a first snapshot's rows of `F_GIT`. */
   get gitDir(): string {
     return join(this.dir, "git");
   }
 
+  /** The pack files' folder. */
   get packDir(): string {
     return join(this.dir, "packs");
   }

@@ -365,11 +365,13 @@ export function stopWatching(workspace: string): void {
 export const LOOK_AHEAD_AFTER_MS = 50;
 
 /**
- * Before a first scan of many files: git's index for what it tracks, else
- * native hashing (loaded before the reads anyway, but here it may overlap a
- * model's thinking).
+ * Before a scan that will take many files afresh (a first one of many files,
+ * or one whose links to git's packs went stale): git's index for what it
+ * tracks, else native hashing (loaded before the reads anyway, but here it
+ * may overlap a model's thinking). The listings must be known (`knownDirs`).
  */
-async function useNative(snap: Snapshotter): Promise<void> {
+async function prepareScan(snap: Snapshotter): Promise<void> {
+  if (!((snap.cachedCount() === 0 && snap.manyListed()) || snap.gitStale)) return;
   await snap.useGit();
   if (!snap.usingGit) await snap.hashNatively();
 }
@@ -379,10 +381,8 @@ async function useNative(snap: Snapshotter): Promise<void> {
  * it will read many files, as the listings of its directories say.
  */
 async function scanFirst(snap: Snapshotter): Promise<Tree> {
-  if (snap.cachedCount() === 0) {
-    snap.knownDirs();
-    if (snap.manyListed()) await useNative(snap);
-  } else if (snap.gitStale) await useNative(snap);
+  if (snap.cachedCount() === 0) snap.knownDirs();
+  await prepareScan(snap);
   return await snap.scanWhole();
 }
 
@@ -410,9 +410,7 @@ export async function lookAhead(
   if (!sub.watching || !(await sub.flush()) || stop()) return;
   sub.take();
   t.push(performance.now());
-  if ((snap.cachedCount() === 0 && snap.manyListed()) || snap.gitStale) {
-    await useNative(snap);
-  }
+  await prepareScan(snap);
   t.push(performance.now());
   if (!(await snap.scanAhead(hurry, 8, stop)) || stop()) return;
   t.push(performance.now());

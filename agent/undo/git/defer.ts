@@ -31,7 +31,7 @@ import { GitPacks, packDirOf } from "./pack.ts";
 const FILTERING =
   /autocrlf|\beol\b|attributesfile|^\s*\[\s*(filter|include|includeif)\b|objectformat/im;
 
-/** The text of `path`, or "" when there is none. */
+/** The text of `path`: "" when there is no such file (or no path), undefined when it cannot be read. */
 function textOr(path: string | undefined): string | undefined {
   if (!path) return "";
   try {

@@ -17,6 +17,7 @@ import { join } from "../../../tools/fs/path.ts";
 // Loaded by {@link loadGitReader}: `node:zlib` alone costs 30 ms to load.
 let inflate: ((bytes: Uint8Array) => Uint8Array) | undefined;
 let sha1: ((...parts: (Uint8Array | string)[]) => Uint8Array) | undefined;
+let loading: Promise<void> | undefined;
 
 /** Loads what {@link GitPacks.blob} and {@link blobId} need; before the first of them. */
 export function loadGitReader(): Promise<void> {
@@ -30,8 +31,6 @@ export function loadGitReader(): Promise<void> {
     inflate = (bytes) => new Uint8Array(zlib.inflateSync(bytes));
   })();
 }
-
-let loading: Promise<void> | undefined;
 
 /** Whether {@link loadGitReader} was done. */
 export function gitReaderLoaded(): boolean {
