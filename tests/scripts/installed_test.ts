@@ -18,6 +18,7 @@ import { installCrab, type Ran, type Sandbox, sandbox } from "../support/cli.ts"
 import { type FakeModel, startFakeModel, type Turn } from "../support/fake_model.ts";
 import { FAKE_SERVER, RUN_CACHED } from "../support/mcp_servers.ts";
 import { until } from "../support/until.ts";
+import { gitAlone } from "../support/undo.ts";
 
 /** Where a case runs: its sandbox, its fake model, and the page server of `--web`. */
 interface At {
@@ -777,6 +778,40 @@ async function side(c: Case, page: string, root: string, launcher?: string): Pro
   };
 }
 
+/** `n` files `dI/fJ.txt` (`file J`) in `dirs` folders of `ws`. */
+function filesIn(ws: string, n: number, dirs: number): void {
+  for (let i = 0; i < n; i++) {
+    Deno.mkdirSync(join(ws, `d${i % dirs}`), { recursive: true });
+    Deno.writeTextFileSync(join(ws, `d${i % dirs}`, `f${i}.txt`), `file ${i}\n`);
+  }
+}
+
+/**
+ * A print run whose one bash call is `command` (undo's debug log on), which
+ * must leave `d0/f0.txt` as `after`; then `crab undo` must put back `file 0`.
+ * The run's stderr.
+ */
+async function changedAndUndone(
+  s: Sandbox,
+  page: string,
+  command: string,
+  after: string,
+): Promise<string> {
+  await using fake = await startFakeModel([
+    { calls: [{ name: "bash", args: { command } }] },
+    { text: "done" },
+  ]);
+  const at = { root: s.root, ws: s.ws, model: fake.url, page };
+  const env = { env: { ANTHROPIC_API_KEY: "k" } };
+  const r = await s.crab(print(at, "go", "--yolo", "--debug", "undo"), env);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), after);
+  const undo = await s.crab(["undo", "--yes"], env);
+  assert.equal(undo.code, 0, undo.stderr);
+  assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "file 0\n");
+  return r.stderr;
+}
+
 Deno.test("the installed crab answers every print-mode case as the source does", async (t) => {
   using crab = await installCrab();
   assert.equal(crab.ran.code, 0, crab.ran.stderr);
@@ -811,27 +846,13 @@ Deno.test("the installed crab answers every print-mode case as the source does",
       "a first snapshot of 8,200 files is read by a thread beside; undo puts back",
       async () => {
         using s = sandbox("", { root: join(sides, "reader"), launcher: crab.bin });
-        for (let i = 0; i < 8200; i++) {
-          Deno.mkdirSync(join(s.ws, `d${i % 41}`), { recursive: true });
-          Deno.writeTextFileSync(join(s.ws, `d${i % 41}`, `f${i}.txt`), `file ${i}\n`);
-        }
-        await using fake = await startFakeModel([
-          { calls: [{ name: "bash", args: { command: "echo more >> d0/f0.txt" } }] },
-          { text: "done" },
-        ]);
-        const at = { root: s.root, ws: s.ws, model: fake.url, page };
-        const env = { env: { ANTHROPIC_API_KEY: "k" } };
-        const r = await s.crab(print(at, "go", "--yolo", "--debug", "undo"), env);
-        assert.equal(r.code, 0, r.stderr);
-        const read = r.stderr.match(
+        filesIn(s.ws, 8200, 41);
+        const stderr = await changedAndUndone(s, page, "echo more >> d0/f0.txt", "file 0\nmore\n");
+        const read = stderr.match(
           /\[undo\] (?:scan|update): \d+ entries, \d+ ms; (\d+) files read, (\d+) by a thread beside/,
         );
-        assert.ok(read, r.stderr);
+        assert.ok(read, stderr);
         assert.ok(Number(read[1]) >= 8200 && read[2] === read[1], read[0]);
-        assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "file 0\nmore\n");
-        const undo = await s.crab(["undo", "--yes"], env);
-        assert.equal(undo.code, 0, undo.stderr);
-        assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "file 0\n");
       },
     );
     // The reader of git's packs loads node:zlib and a module of its own by `import()`: the
@@ -840,44 +861,21 @@ Deno.test("the installed crab answers every print-mode case as the source does",
       "a first snapshot in a packed git repository leaves its files to git; undo puts back",
       async () => {
         using s = sandbox("", { root: join(sides, "git"), launcher: crab.bin });
-        for (let i = 0; i < 1200; i++) {
-          Deno.mkdirSync(join(s.ws, `d${i % 12}`), { recursive: true });
-          Deno.writeTextFileSync(join(s.ws, `d${i % 12}`, `f${i}.txt`), `file ${i}\n`);
-        }
-        const git = (...args: string[]) => {
-          const o = new Deno.Command("git", {
-            args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
-            cwd: s.ws,
-            stdout: "null",
-            stderr: "null",
-          }).outputSync();
-          assert.ok(o.success, `git ${args.join(" ")}`);
-        };
-        git("init", "-q");
-        git("add", "-A");
-        git("commit", "-qm", "start");
-        git("gc", "-q");
+        filesIn(s.ws, 1200, 12);
+        gitAlone(s.ws, "init", "-q");
+        gitAlone(s.ws, "add", "-A");
+        gitAlone(s.ws, "commit", "-qm", "start");
+        gitAlone(s.ws, "gc", "-q");
         const made = Date.now();
         await until(() => Date.now() - made > 1200, "the files are past the racy window");
-        await using fake = await startFakeModel([
-          {
-            calls: [{
-              name: "bash",
-              args: { command: "rm -rf .git/objects/* && echo x > d0/f0.txt" },
-            }],
-          },
-          { text: "done" },
-        ]);
-        const at = { root: s.root, ws: s.ws, model: fake.url, page };
-        const env = { env: { ANTHROPIC_API_KEY: "k" } };
-        const r = await s.crab(print(at, "go", "--yolo", "--debug", "undo"), env);
-        assert.equal(r.code, 0, r.stderr);
-        const left = r.stderr.match(/(\d+) files read.*; (\d+) files left to git's packs/);
-        assert.ok(left && Number(left[2]) >= 1200 && Number(left[1]) < 10, r.stderr);
-        assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "x\n");
-        const undo = await s.crab(["undo", "--yes"], env);
-        assert.equal(undo.code, 0, undo.stderr);
-        assert.equal(Deno.readTextFileSync(join(s.ws, "d0/f0.txt")), "file 0\n");
+        const stderr = await changedAndUndone(
+          s,
+          page,
+          "rm -rf .git/objects/* && echo x > d0/f0.txt",
+          "x\n",
+        );
+        const left = stderr.match(/(\d+) files read.*; (\d+) files left to git's packs/);
+        assert.ok(left && Number(left[2]) >= 1200 && Number(left[1]) < 10, stderr);
       },
     );
   } finally {
