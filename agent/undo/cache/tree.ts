@@ -35,6 +35,8 @@ export const F_IG = 1, F_RACY = 2, F_UNREAD = 4, F_NOSTAT = 8;
  * entry is first asked for ({@link SnapTree.gitBlob}).
  */
 export const F_GIT = 16;
+/** Paths a tree not indexed looks for in its joined paths before it makes the index. */
+const JOINED_SEARCHES = 64;
 /** Bytes of a content hash (sha256). */
 export const HASH_BYTES = 32;
 
@@ -149,11 +151,19 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
 
   /** Rows `0..n-1`'s paths joined by NUL, while not indexed: a path absent from it needs no index. */
   #joined: string | undefined;
+  /** Paths looked for in {@link #joined} so far: each search reads it whole. */
+  #searched = 0;
 
-  /** Whether `p` may be one of {@link files}: false only when it surely is not, no index made. */
+  /**
+   * Whether `p` may be one of {@link files}: false only when it surely is not,
+   * no index made. Past {@link JOINED_SEARCHES} searches the index is made: a
+   * call that removed thousands of paths is not searched for path by path.
+   */
   #mayHold(p: string): boolean {
     const j = this.#joined;
-    if (!this.#unindexed || j === undefined) return this.files.has(p);
+    if (!this.#unindexed || j === undefined || ++this.#searched > JOINED_SEARCHES) {
+      return this.files.has(p);
+    }
     if (this.#added.some(([q]) => q === p)) return true;
     return j === p || j.startsWith(p + "\0") || j.endsWith("\0" + p) ||
       j.includes("\0" + p + "\0");

@@ -148,3 +148,15 @@ Deno.test("SnapTree: a path that is in no row of a stat cache is found absent wi
   assert.equal(indexed, 1);
   assert.deepEqual([...back.files.keys()].sort(), ["a", "b/c"]);
 });
+
+Deno.test("SnapTree: many paths in no row make the index once, not a search of every path each", () => {
+  const tree = new SnapTree();
+  for (const [i, p] of ["a", "b"].entries()) tree.setRow(p, row(i + 1));
+  const back = decodeState(encodeState(tree, [], { epoch: 1, removed: 0 }))!.tree;
+  let indexed = 0;
+  back.indexLater(2, () => (indexed++, ["a", "b"]), "a\0b");
+  // A call that made and removed a thousand temporary files.
+  for (let i = 0; i < 1000; i++) assert.equal(back.delete(`tmp/${i}`), false);
+  assert.equal(indexed, 1);
+  assert.deepEqual([...back.files.keys()].sort(), ["a", "b"]);
+});
