@@ -90,6 +90,8 @@ export async function traceInSandbox(
     const child = new Deno.Command("strace", {
       args: [
         "-f",
+        // Stops only at the traced calls (a seccomp filter), not at every call of every process.
+        "--seccomp-bpf",
         "-qq",
         "--pidns-translation",
         "-s",
