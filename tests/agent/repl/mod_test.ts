@@ -161,7 +161,8 @@ Deno.test("repl: slash commands, history, multi-line input and Ctrl-C twice to e
   );
   await t.type("/metrics");
   await t.keys("Enter");
-  await t.waitFor("No tool calls in this session yet.");
+  // The prompt is back (raw mode) before Ctrl-C, which would otherwise arrive as SIGINT.
+  await t.waitFor(/No tool calls in this session yet\.[\s\S]*^› $/m);
   await t.keys("C-c");
   screen = await t.waitFor("press Ctrl-C again");
   await t.keys("C-c");
