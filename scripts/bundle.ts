@@ -2,12 +2,13 @@
  * Builds crab as a bundle: `deno bundle` with code splitting, so start-up
  * loads a few files instead of some hundred modules, and each command's code
  * (print mode, the REPL, MCP, the SDKs) sits in a chunk of its own, loaded only
- * when that command runs. The source stays the truth: tests and `deno task
- * crab` run it, and `tests/scripts/bundle_test.ts` checks that the bundle does the
- * same. Output goes to `dist/bundle/` (ignored by git):
+ * when that command runs. `deno task crab` runs the source, the installed
+ * command and the end-to-end tests run a bundle (`tests/support/bundled.ts`),
+ * and `tests/scripts/bundle_test.ts` checks that the bundle answers as the
+ * source does. Output goes to `dist/bundle/` (ignored by git):
  *
  *   deno run -A scripts/bundle.ts [OUTDIR]
- *   deno run <crab's flags> dist/bundle/main.js ...
+ *   deno run <crab's flags> --quiet dist/bundle/main.js ...
  *
  * Three rewrites follow the bundler, each checked (a build that cannot apply
  * one fails):

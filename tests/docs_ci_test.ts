@@ -2,16 +2,15 @@
  * The CI workflow of `docs/ci.md`, checked and run: it is triggered by trusted
  * events only, reads only, names its hosts and keeps its HTML report; and its
  * crab steps, parsed with the `yaml` package, run as written with `bash` against
- * the fake model (`crab` on PATH is this checkout's `main.ts`).
+ * the fake model (`crab` on PATH runs this checkout's bundle, as the installed command does).
  *
  * @module
  */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { presetFlags } from "../tools/host/capabilities.ts";
 import { startFakeModel } from "./support/fake_model.ts";
-import { MAIN, sandbox } from "./support/cli.ts";
+import { crabArgs, sandbox } from "./support/cli.ts";
 
 interface Step {
   name?: string;
@@ -74,7 +73,7 @@ Deno.test("docs/ci.md's crab steps run as written against the fake model and wri
   // `crab` as the workflow calls it: this checkout's source under the full preset.
   Deno.writeTextFileSync(
     join(bin, "crab"),
-    `#!/bin/sh\nexec ${Deno.execPath()} run ${presetFlags("full").join(" ")} ${MAIN} "$@"\n`,
+    `#!/bin/sh\nexec ${Deno.execPath()} ${crabArgs().join(" ")} "$@"\n`,
   );
   Deno.chmodSync(join(bin, "crab"), 0o755);
   const summary = join(s.root, "step-summary.md");

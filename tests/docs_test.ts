@@ -8,8 +8,8 @@
  * other block is an illustration. A marked block runs with `bash -e` in a
  * fresh temp folder, with `HOME`, `XDG_CONFIG_HOME` and `CRAB_HOME` inside it,
  * no API keys in the environment, and `crab` defined as this checkout's
- * `main.ts` under the `full` preset's flags, with Deno's cache only (so nothing
- * is downloaded). A marked example therefore runs without a network or a
+ * bundle, the one the installed command runs, under the `full` preset's flags,
+ * with Deno's cache only (so nothing is downloaded). A marked example therefore runs without a network or a
  * model; its checks are plain shell (`| grep PATTERN`, `test -f FILE`).
  */
 
@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { presetFlags } from "../tools/host/capabilities.ts";
-import { MAIN, sandbox } from "./support/cli.ts";
+import { crabArgs, sandbox } from "./support/cli.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const BLOCK_TIMEOUT_MS = 60_000;
@@ -87,7 +87,7 @@ async function runBlock(
   fence: Fence,
 ): Promise<{ code: number; stdout: string; stderr: string; timedOut: boolean }> {
   using s = sandbox("crab-docs-");
-  const crab = [Deno.execPath(), "run", "--cached-only", ...presetFlags("full"), MAIN]
+  const crab = [Deno.execPath(), ...crabArgs(["--cached-only", ...presetFlags("full")])]
     .map(shellWord).join(" ");
   const script = `crab() { ${crab} "$@"; }\n${fence.body}\n`;
   const child = new Deno.Command("bash", {

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { until } from "../support/until.ts";
 import { join } from "node:path";
-import { presetFlags } from "../../tools/host/capabilities.ts";
-import { MAIN, type Sandbox, sandbox } from "../support/cli.ts";
+import { crabArgs, type Sandbox, sandbox } from "../support/cli.ts";
 import { startFakeModel } from "../support/fake_model.ts";
 import { assertTmpfsNamespace, unshared } from "../support/unshare.ts";
 
@@ -62,15 +61,15 @@ interface Outcome {
 
 async function runInFullDisk(
   s: Sandbox,
-  crabArgs: string[],
+  args: string[],
   env: Record<string, string> = {},
 ): Promise<Outcome> {
-  const crab = [Deno.execPath(), "run", ...presetFlags("full"), MAIN];
+  const crab = [Deno.execPath(), ...crabArgs()];
   const out = await unshared(
     s,
     "-Urm",
     SCRIPT,
-    [s.home, s.root, ...crab, ...crabArgs],
+    [s.home, s.root, ...crab, ...args],
     env,
     90_000,
   );

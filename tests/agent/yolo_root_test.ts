@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { presetFlags } from "../../tools/host/capabilities.ts";
-import { MAIN, type Sandbox, sandbox } from "../support/cli.ts";
+import { crabArgs, type Sandbox, sandbox } from "../support/cli.ts";
 import { startFakeModel } from "../support/fake_model.ts";
 import { terminal } from "../support/tmux.ts";
 
@@ -17,9 +16,7 @@ async function printAs(s: Sandbox, who: string[], args: string[]) {
     args: [
       ...who,
       Deno.execPath(),
-      "run",
-      ...presetFlags("full"),
-      MAIN,
+      ...crabArgs(),
       "--provider",
       "anthropic",
       "--base-url",
@@ -59,9 +56,7 @@ Deno.test("crab --yolo as root warns in interactive mode too", async () => {
     "unshare",
     ...AS_ROOT,
     Deno.execPath(),
-    "run",
-    ...presetFlags("full"),
-    MAIN,
+    ...crabArgs(),
     "--provider",
     "anthropic",
     "--base-url",

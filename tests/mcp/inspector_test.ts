@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Sandbox, sandbox } from "../support/cli.ts";
-import { crabArgs } from "../support/mcp_serve.ts";
+import { serveArgs } from "../support/mcp_serve.ts";
 
 /** Keep in step with `.ci/run`. */
 export const INSPECTOR = "@modelcontextprotocol/inspector@2.12.0";
@@ -16,7 +16,7 @@ export const INSPECTOR = "@modelcontextprotocol/inspector@2.12.0";
 async function inspect(
   s: Sandbox,
   inspectorArgs: string[],
-  serveArgs: string[] = [],
+  extra: string[] = [],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = ["CRAB_HOME", "XDG_CONFIG_HOME", "DENO_DIR"].flatMap((
     k,
@@ -31,7 +31,7 @@ async function inspect(
       ...inspectorArgs,
       "--",
       Deno.execPath(),
-      ...crabArgs(s, serveArgs),
+      ...serveArgs(s, extra),
     ],
     cwd: s.ws,
     // npx keeps its real HOME (its cache); the Inspector's own catalog stays in the sandbox.

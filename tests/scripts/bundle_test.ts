@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { buildBundle } from "../../scripts/bundle.ts";
 import { presetFlags } from "../../tools/host/capabilities.ts";
-import { MAIN, sandbox } from "../support/cli.ts";
+import { sandbox, SOURCE_MAIN } from "../support/cli.ts";
 
 type Bundle = Awaited<ReturnType<typeof buildBundle>>;
 
@@ -63,7 +63,7 @@ async function answersAsTheSource(b: Bundle): Promise<void> {
     ["tool", "grep", '{"pattern":"(?:a|a){29}c"}'],
   ];
   for (const args of cases) {
-    const source = await run(s, MAIN, args);
+    const source = await run(s, SOURCE_MAIN, args);
     const bundled = await run(s, b.main, args);
     assert.equal(source.code, 0, `${args.join(" ")}: ${source.stderr}`);
     assert.deepEqual(bundled, source, args.join(" "));

@@ -740,7 +740,7 @@ function filesOf(dir: string, base = dir): Record<string, string> {
  * tokens by length, and a tool's result may name a path.
  */
 async function side(c: Case, page: string, root: string, launcher?: string): Promise<Outcome> {
-  using s = sandbox("", { root, ...(launcher ? { launcher } : {}) });
+  using s = sandbox("", { root, ...(launcher ? { launcher } : { source: true }) });
   for (const [rel, content] of Object.entries(c.files ?? {})) {
     Deno.mkdirSync(join(s.root, rel, ".."), { recursive: true });
     Deno.writeTextFileSync(join(s.root, rel), content);

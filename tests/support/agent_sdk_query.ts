@@ -13,9 +13,8 @@
 
 import { join } from "node:path";
 import type { PermissionResult } from "@anthropic-ai/claude-agent-sdk";
-import { MAIN } from "./cli.ts";
+import { crabArgs } from "./cli.ts";
 import { RUN_CACHED } from "./mcp_servers.ts";
-import { presetFlags } from "../../tools/host/capabilities.ts";
 
 /** What the test asks for. */
 export interface SdkQuery {
@@ -35,7 +34,7 @@ export interface SdkQuery {
 export function crabCommand(dir: string): string {
   const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
   const path = join(dir, "crab");
-  const words = [Deno.execPath(), "run", ...presetFlags("full"), MAIN].map(quote).join(" ");
+  const words = [Deno.execPath(), ...crabArgs()].map(quote).join(" ");
   Deno.writeTextFileSync(path, `#!/bin/sh\nexec ${words} "$@"\n`);
   Deno.chmodSync(path, 0o755);
   return path;

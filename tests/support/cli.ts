@@ -1,8 +1,9 @@
 /**
- * Runs crab as a subprocess the way a user does: `deno run` with the `full`
- * preset's permission flags (the flags of the `crab` task), or the command
- * `deno task install` wrote ({@link installCrab}), in a temp workspace with its
- * own data dir (`CRAB_HOME`) and config dir (`XDG_CONFIG_HOME`).
+ * Runs crab as a subprocess the way a user does: `deno run` of the bundle the
+ * installed command runs ({@link MAIN}) with the `full` preset's permission
+ * flags, or the command `deno task install` wrote ({@link installCrab}), in a
+ * temp workspace with its own data dir (`CRAB_HOME`) and config dir
+ * (`XDG_CONFIG_HOME`).
  *
  * @module
  */
@@ -10,9 +11,28 @@
 import { dirname, join } from "node:path";
 import { presetFlags } from "../../tools/host/capabilities.ts";
 import { OWN_DENO_DIR_VAR } from "../../tools/host/own_roots.ts";
+import { bundledMain } from "./bundled.ts";
 
-/** Absolute path of crab's entry point. */
-export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+/** Absolute path of crab's source entry point, which `deno task crab` runs. */
+export const SOURCE_MAIN = new URL("../../main.ts", import.meta.url).pathname;
+
+/**
+ * Absolute path of the entry the tests run: the bundle of the source as it is
+ * now (`tests/support/bundled.ts`), built when a test file first loads this.
+ */
+export const MAIN = await bundledMain();
+
+/**
+ * `deno run` arguments that start {@link MAIN} as the installed command does:
+ * permission `flags` (the `full` preset's unless given), then `--quiet`, which
+ * keeps Deno's own progress line (drawn when a chunk loads) off crab's screen.
+ */
+export function crabArgs(
+  flags: readonly string[] = presetFlags("full"),
+  entry: string = MAIN,
+): string[] {
+  return ["run", ...flags, "--quiet", entry];
+}
 
 /** What a finished crab process printed. */
 export interface Ran {
@@ -67,11 +87,14 @@ export interface SandboxOptions {
   launcher?: string;
   /** A directory to create and use as the root, instead of a new temp dir. */
   root?: string;
+  /** Runs the source ({@link SOURCE_MAIN}), as `deno task crab` does, instead of the bundle. */
+  source?: boolean;
 }
 
 /** Creates a sandbox; `using s = sandbox()` removes it afterwards. */
 export function sandbox(prefix = "crab-cli-", options: SandboxOptions = {}): Sandbox {
   const { launcher } = options;
+  const entry = options.source ? SOURCE_MAIN : MAIN;
   if (options.root) Deno.mkdirSync(options.root);
   const root = Deno.realPathSync(options.root ?? Deno.makeTempDirSync({ prefix }));
   const ws = join(root, "ws");
@@ -92,7 +115,7 @@ export function sandbox(prefix = "crab-cli-", options: SandboxOptions = {}): San
   if (launcher) env.PATH = `${dirname(Deno.execPath())}:${env.PATH}`;
   const command = (args: string[], opts: CrabRunOptions, stdin: "piped" | "null") =>
     new Deno.Command(launcher ?? Deno.execPath(), {
-      args: launcher ? args : ["run", ...(opts.flags ?? presetFlags("full")), MAIN, ...args],
+      args: launcher ? args : [...crabArgs(opts.flags, entry), ...args],
       cwd: opts.cwd ?? ws,
       env: { ...env, ...opts.env },
       clearEnv: true,

@@ -9,8 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types";
-import { presetFlags } from "../../tools/host/capabilities.ts";
-import { MAIN, type Sandbox } from "./cli.ts";
+import { crabArgs, type Sandbox } from "./cli.ts";
 
 /** A connected client of one `crab mcp serve` process. */
 export interface Served {
@@ -23,16 +22,16 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** Deno arguments that run crab with the full preset's flags. */
-export function crabArgs(s: Sandbox, args: string[]): string[] {
-  return ["run", ...presetFlags("full"), MAIN, "--cwd", s.ws, "mcp", "serve", ...args];
+/** Deno arguments that run `crab --cwd WS mcp serve ARGS` with the full preset's flags. */
+export function serveArgs(s: Sandbox, args: string[]): string[] {
+  return [...crabArgs(), "--cwd", s.ws, "mcp", "serve", ...args];
 }
 
 /** Starts `crab --cwd WS mcp serve ARGS` and connects the SDK client to it over stdio. */
 export async function serve(s: Sandbox, args: string[] = []): Promise<Served> {
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: crabArgs(s, args),
+    args: serveArgs(s, args),
     env: s.env,
     cwd: s.ws,
     stderr: "pipe",

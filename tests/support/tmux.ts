@@ -132,9 +132,8 @@ export async function crabTerminal(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<Terminal> {
-  const { MAIN } = await import("./cli.ts");
-  const { presetFlags } = await import("../../tools/host/capabilities.ts");
-  return await terminal([Deno.execPath(), "run", ...presetFlags("full"), MAIN, ...args], {
+  const { crabArgs } = await import("./cli.ts");
+  return await terminal([Deno.execPath(), ...crabArgs(), ...args], {
     env: { ...s.env, ...env },
     cwd: s.ws,
   });

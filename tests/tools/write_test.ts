@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { harness } from "../support/harness.ts";
-import { MAIN, sandbox } from "../support/cli.ts";
-import { presetFlags } from "../../tools/host/capabilities.ts";
+import { crabArgs, sandbox } from "../support/cli.ts";
 import { readTool } from "../../tools/read.ts";
 import { writeTool } from "../../tools/write.ts";
 import { editTool } from "../../tools/edit.ts";
@@ -262,7 +261,7 @@ Deno.test({
       echo "exit=$?" > "$out/after.txt"
       ls -A >> "$out/after.txt"
       cat a.txt > "$out/a.txt"`;
-    const crab = [Deno.execPath(), "run", ...presetFlags("full"), MAIN, "tool", "--jsonl"];
+    const crab = [Deno.execPath(), ...crabArgs(), "tool", "--jsonl"];
     const out = await new Deno.Command("unshare", {
       args: ["-Urm", "sh", "-c", script, "sh", s.ws, input, original, s.root, ...crab],
       env: s.env,

@@ -1,9 +1,8 @@
-import { MAIN, sandbox } from "../../support/cli.ts";
+import { crabArgs, sandbox } from "../../support/cli.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { terminal } from "../../support/tmux.ts";
-import { presetFlags } from "../../../tools/host/capabilities.ts";
 
 function jsonl(calls: unknown[]): string {
   return calls.map((c) => JSON.stringify(c)).join("\n") + "\n";
@@ -219,7 +218,7 @@ Deno.test("crab tool read and grep show a file's control sequences escaped on a 
   using s = sandbox();
   // Clear-screen, an OSC 52 clipboard write and a bidi override.
   s.put("evil.txt", "before\u001b[2J\u001b]52;c;aGVsbG8=\u0007after \u202Egnp.exe\n");
-  const crab = [Deno.execPath(), "run", ...presetFlags("full"), MAIN].map(quote).join(" ");
+  const crab = [Deno.execPath(), ...crabArgs()].map(quote).join(" ");
   await using t = await terminal(
     [
       "sh",

@@ -8,8 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sandbox } from "../../support/cli.ts";
-import { MAIN } from "../../support/cli.ts";
-import { presetFlags } from "../../../tools/host/capabilities.ts";
+import { crabArgs, MAIN } from "../../support/cli.ts";
 
 function withAllowRule(s: ReturnType<typeof sandbox>) {
   s.put(".claude/settings.json", JSON.stringify({ permissions: { allow: ["Bash(echo hi:*)"] } }));
@@ -88,7 +87,7 @@ Deno.test("crab trust refuses a path that is not a directory, and --revoke with 
 Deno.test("crab trust run by a bash call fails: the sandbox hides crab's data dir", async () => {
   using s = sandbox();
   withAllowRule(s);
-  const inner = [Deno.execPath(), "run", ...presetFlags("full"), MAIN, "trust", "--yes"]
+  const inner = [Deno.execPath(), ...crabArgs(), "trust", "--yes"]
     .map((a) => `'${a}'`).join(" ");
   const r = await s.crab([
     "tool",

@@ -10,9 +10,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { startFakeModel } from "../../support/fake_model.ts";
-import { MAIN, sandbox } from "../../support/cli.ts";
+import { crabArgs, sandbox } from "../../support/cli.ts";
 import { until } from "../../support/until.ts";
-import { presetFlags } from "../../../tools/host/capabilities.ts";
 
 function stored(home: string) {
   const db = new DatabaseSync(join(home, "crab.db"));
@@ -84,9 +83,7 @@ Deno.test("crab -p --output-format stream-json | head -1 exits quietly and recor
     { text: "It says A." },
   ]);
   const args = [
-    "run",
-    ...presetFlags("full"),
-    MAIN,
+    ...crabArgs(),
     "--provider",
     "anthropic",
     "--base-url",
@@ -125,7 +122,7 @@ Deno.test("crab tool --jsonl | head -c 10 exits quietly with 141", async () => {
   s.put("big.txt", "line\n".repeat(50_000));
   const call = JSON.stringify({ tool: "read", args: { path: "big.txt" } });
   const errFile = join(s.root, "stderr.txt");
-  const crab = [Deno.execPath(), "run", ...presetFlags("full"), MAIN, "tool", "--jsonl"]
+  const crab = [Deno.execPath(), ...crabArgs(), "tool", "--jsonl"]
     .map((a) => `'${a}'`).join(" ");
   const script =
     `printf '%s\\n' '${call}' '${call}' '${call}' | ${crab} 2>'${errFile}' | head -c 10 >/dev/null; ` +

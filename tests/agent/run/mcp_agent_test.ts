@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { presetFlags } from "../../../tools/host/capabilities.ts";
-import { MAIN, type Sandbox, sandbox } from "../../support/cli.ts";
+import { crabArgs, type Sandbox, sandbox } from "../../support/cli.ts";
 import { everything, fake } from "../../support/mcp_servers.ts";
 import {
   type FakeModel,
@@ -146,7 +145,7 @@ Deno.test("crab as an MCP client of crab: crab mcp serve shows up as crab__read 
   projectServers(s, {
     crab: {
       command: Deno.execPath(),
-      args: ["run", ...presetFlags("full"), MAIN, "--cwd", s.ws, "mcp", "serve"],
+      args: [...crabArgs(), "--cwd", s.ws, "mcp", "serve"],
     },
   });
   const list = await s.crab(["mcp", "list", "--trust-project"]);

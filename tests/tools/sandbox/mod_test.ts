@@ -465,8 +465,7 @@ Deno.test("bash() in a subdirectory of a repository commits, but cannot start a 
 });
 
 Deno.test("bash() in the sandbox gets no descriptor crab inherited: no write into a host directory through /proc/self/fd/7", async () => {
-  const { MAIN, sandbox } = await import("../../support/cli.ts");
-  const { presetFlags } = await import("../../../tools/host/capabilities.ts");
+  const { crabArgs, sandbox } = await import("../../support/cli.ts");
   using s = sandbox("crab-sbx-fd-");
   const outside = join(s.root, "outside");
   Deno.mkdirSync(outside);
@@ -478,9 +477,7 @@ Deno.test("bash() in the sandbox gets no descriptor crab inherited: no write int
       'exec 7<"$0"; exec "$@"',
       outside,
       Deno.execPath(),
-      "run",
-      ...presetFlags("full"),
-      MAIN,
+      ...crabArgs(),
       "tool",
       "bash",
       JSON.stringify({ command }),

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { presetFlags } from "../../../tools/host/capabilities.ts";
-import { MAIN, sandbox } from "../../support/cli.ts";
+import { crabArgs, sandbox } from "../../support/cli.ts";
 import { unshared } from "../../support/unshare.ts";
 import { SECRET } from "./_rebinding_net.ts";
 
@@ -54,7 +53,7 @@ Deno.test({
       join(s.root, "calls.jsonl"),
       calls.map((c) => JSON.stringify(c)).join("\n") + "\n",
     );
-    const crab = [Deno.execPath(), "run", ...presetFlags("full"), MAIN, "tool", "--jsonl"];
+    const crab = [Deno.execPath(), ...crabArgs(), "tool", "--jsonl"];
     // Deno's own update check would be one more lookup.
     const out = await unshared(
       s,

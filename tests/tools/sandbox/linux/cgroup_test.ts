@@ -19,8 +19,7 @@ import { Registry } from "../../../../tools/call/registry.ts";
 import { Session } from "../../../../tools/call/session.ts";
 import { bashTool } from "../../../../tools/bash.ts";
 import type { SandboxLimits } from "../../../../tools/sandbox/limits.ts";
-import { presetFlags } from "../../../../tools/host/capabilities.ts";
-import { MAIN, sandbox } from "../../../support/cli.ts";
+import { crabArgs, sandbox } from "../../../support/cli.ts";
 import { takeUncappedNotice } from "../../../support/sandbox_notice.ts";
 
 // As a normal user the first command would carry the note on what is not capped here.
@@ -311,7 +310,7 @@ async function crabBash(command: string, config: unknown, cgroup?: string) {
   using s = sandbox("crab-cg-cli-");
   Deno.mkdirSync(join(s.config, "crab"));
   Deno.writeTextFileSync(join(s.config, "crab", "config.json"), JSON.stringify(config));
-  const crab = [Deno.execPath(), "run", ...presetFlags("full"), MAIN, "tool", "bash"];
+  const crab = [Deno.execPath(), ...crabArgs(), "tool", "bash"];
   const args = [...crab, JSON.stringify({ command, timeout_ms: 20_000 })];
   const started = performance.now();
   const out = await new Deno.Command("sh", {

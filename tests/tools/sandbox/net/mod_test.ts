@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { presetFlags } from "../../../../tools/host/capabilities.ts";
-import { MAIN, sandbox } from "../../../support/cli.ts";
+import { crabArgs, sandbox } from "../../../support/cli.ts";
 import { unshared } from "../../../support/unshare.ts";
 
 // bash's network by domain, end to end: crab runs in a user, network and mount namespace made
@@ -241,9 +240,7 @@ Deno.test({
     );
     const crab = [
       Deno.execPath(),
-      "run",
-      ...presetFlags("full"),
-      MAIN,
+      ...crabArgs(),
       "tool",
       "--jsonl",
       "--allow-domain",
