@@ -18,6 +18,8 @@ import { formatBytes } from "../tools/tool.ts";
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 /** JSON-RPC error code crab puts in place of a response that was too large. */
 export const RESPONSE_TOO_LARGE = -32099;
+/** The MCP SDK's error code for a connection that closed (`ErrorCode.ConnectionClosed`). */
+export const CONNECTION_CLOSED = -32000;
 /** After the server process exits, how long its stdout may stay open (a leftover child). */
 const LINGER_MS = 250;
 /** Shutdown: time to exit after stdin closes, then after SIGTERM, before SIGKILL. */
@@ -152,7 +154,11 @@ export class StdioTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    if (this.#closed || !this.#writer) throw new Error("Not connected");
+    if (this.#closed) {
+      // As the SDK says a connection closed: the client then tells the server's exit.
+      throw Object.assign(new Error("Connection closed"), { code: CONNECTION_CLOSED });
+    }
+    if (!this.#writer) throw new Error("Not connected");
     if ("method" in message && "id" in message) this.#outstanding.add(message.id);
     try {
       await this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));

@@ -16,6 +16,7 @@ import { VERSION } from "../version.ts";
 import type { McpServerConfig } from "./config.ts";
 import { debug } from "../tools/fs/debug_log.ts";
 import {
+  CONNECTION_CLOSED,
   DEFAULT_MAX_MESSAGE_BYTES,
   RESPONSE_TOO_LARGE,
   StdioTransport,
@@ -55,7 +56,6 @@ const DEFAULT_RESTART_DELAY_MS = 1000;
 const MAX_RESTARTS = 1;
 
 // MCP JSON-RPC error codes the SDK uses.
-const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
 
 type Sdk = {
