@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { startFakeModel } from "../../support/fake_model.ts";
 import { printAgainst, sandbox } from "../../support/cli.ts";
 import { until } from "../../support/until.ts";
+import { sleepMarker } from "../../support/marker.ts";
 
 Deno.test("crab -p --report FILE.json writes the run's report at its end", async () => {
   using s = sandbox();
@@ -71,7 +72,7 @@ Deno.test("crab -p --report is written when the run ends with a model error", as
 
 Deno.test("crab -p --report is written when SIGTERM stops the run", async () => {
   using s = sandbox();
-  const marker = `${600 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+  const marker = sleepMarker(600);
   await using fake = await startFakeModel([
     { calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
   ]);

@@ -12,6 +12,7 @@ import { DatabaseSync } from "node:sqlite";
 import { startFakeModel } from "../../support/fake_model.ts";
 import { crabArgs, sandbox } from "../../support/cli.ts";
 import { until } from "../../support/until.ts";
+import { sleepMarker } from "../../support/marker.ts";
 
 function stored(home: string) {
   const db = new DatabaseSync(join(home, "crab.db"));
@@ -39,7 +40,7 @@ function sleepers(marker: string): number {
 for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
   Deno.test(`crab -p on ${sig}: the running call is aborted and recorded, the JSON result printed, exit ${code}`, async () => {
     using s = sandbox();
-    const marker = `${700 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+    const marker = sleepMarker(700);
     await using fake = await startFakeModel([
       { text: "Waiting.", calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
     ]);

@@ -19,6 +19,7 @@ import {
   processInfo,
   waitUntil,
 } from "../../support/keeper.ts";
+import { sleepMarker } from "../../support/marker.ts";
 
 /** Why this machine runs no keeper for bash's calls (undefined when it does), as the probe finds. */
 const noKeeper = await noKeeperHere();
@@ -34,7 +35,7 @@ Deno.test({
   ignore: noKeeper !== undefined,
   async fn() {
     using s = sandbox();
-    const marker = `${800 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+    const marker = sleepMarker(800);
     await using fake = await startFakeModel([
       { calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
       { calls: [{ name: "bash", args: { command: "echo again-$((6*7))" } }] },

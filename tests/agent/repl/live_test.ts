@@ -5,6 +5,7 @@ import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { replAgainst, submit } from "../../support/tmux.ts";
 import { makePng } from "../../support/media.ts";
+import { sleepMarker } from "../../support/marker.ts";
 
 function processes(pattern: string): number {
   const out = new Deno.Command("ps", { args: ["-eo", "args"] }).outputSync();
@@ -150,7 +151,7 @@ Deno.test("repl: @shot.png and a pasted path of an image attach the image itself
 
 Deno.test("repl: Esc interrupts a running command, leaving no process, and it reads as aborted", async () => {
   using s = sandbox();
-  const marker = `${700 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+  const marker = sleepMarker(700);
   await using fake = await startFakeModel([
     { calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
     { text: "Still here." },

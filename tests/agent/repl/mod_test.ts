@@ -5,6 +5,7 @@ import { startFakeModel, toolResults } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
 import { promptAfter, replAgainst } from "../../support/tmux.ts";
 import { until } from "../../support/until.ts";
+import { sleepMarker } from "../../support/marker.ts";
 
 function count(screen: string, text: string): number {
   return screen.split(text).length - 1;
@@ -108,7 +109,7 @@ Deno.test("repl: --yolo shows yolo ON in the footer and never prompts", async ()
 
 Deno.test("repl: Ctrl-C during a long bash returns to the prompt at once and kills the command", async () => {
   using s = sandbox();
-  const marker = `${600 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+  const marker = sleepMarker(600);
   await using fake = await startFakeModel([
     { calls: [{ name: "bash", args: { command: `sleep ${marker}` } }] },
     { text: "Still here." },

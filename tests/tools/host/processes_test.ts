@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { until } from "../../support/until.ts";
+import { sleepMarker } from "../../support/marker.ts";
 
 const OWNER = new URL("../../../tools/host/processes.ts", import.meta.url).href;
 
@@ -42,7 +43,7 @@ async function firstLine(child: Deno.ChildProcess): Promise<string> {
 
 for (const ending of ["sigterm", "sighup", "exit"] as const) {
   Deno.test(`registerGroup() groups die when crab ends by ${ending}`, async () => {
-    const marker = `${900 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+    const marker = sleepMarker(900);
     const child = startOwner(marker, ending);
     const pid = await firstLine(child);
     assert.match(pid, /^\d+$/);

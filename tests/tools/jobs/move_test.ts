@@ -13,13 +13,14 @@ import { until } from "../../support/until.ts";
 import { takeUncappedNotice } from "../../support/sandbox_notice.ts";
 import type { SandboxMode } from "../../../tools/policy/sandbox.ts";
 import type { DispatchResult } from "../../../tools/call/dispatch.ts";
+import { sleepMarker } from "../../support/marker.ts";
 
 await takeUncappedNotice();
 
 const MODES: SandboxMode[] = ["workspace-write", "danger-full-access"];
 
 function marker(): string {
-  return `${700 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+  return sleepMarker(700);
 }
 
 /** Starts a foreground bash call; resolves once it wrote `first`. */

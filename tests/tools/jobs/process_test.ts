@@ -20,11 +20,12 @@ import { replAgainst, submit } from "../../support/tmux.ts";
 import { serve, textOf } from "../../support/mcp_serve.ts";
 import { all, envOf, resultOf } from "../../support/sdk.ts";
 import { query } from "../../../sdk.ts";
+import { sleepMarker } from "../../support/marker.ts";
 
 /** Processes whose command line holds `marker` (ps and grep left out). */
 /** A marker no other test uses: a sleep's odd duration. */
 function marker(): string {
-  return `${900 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+  return sleepMarker(900);
 }
 
 const MODES: SandboxMode[] = ["workspace-write", "danger-full-access"];

@@ -18,6 +18,7 @@ import { jobsBeside, openJobs } from "../../../tools/jobs/table.ts";
 import { HEAD_BYTES, markerLine } from "../../../tools/jobs/output.ts";
 import type { SandboxMode } from "../../../tools/policy/sandbox.ts";
 import { Policy } from "../../../tools/policy/policy.ts";
+import { sleepMarker } from "../../support/marker.ts";
 
 await takeUncappedNotice();
 
@@ -41,7 +42,7 @@ async function refused(port: number): Promise<boolean> {
 }
 
 function marker(): string {
-  return `${800 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+  return sleepMarker(800);
 }
 
 for (const mode of MODES) {

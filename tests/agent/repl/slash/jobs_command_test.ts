@@ -14,11 +14,11 @@ import { startFakeModel, toolResults } from "../../../support/fake_model.ts";
 import { sandbox } from "../../../support/cli.ts";
 import { replAgainst, submit } from "../../../support/tmux.ts";
 import { until } from "../../../support/until.ts";
+import { sleepMarker } from "../../../support/marker.ts";
 
-/** Processes whose command line holds `marker` (ps left out). */
 /** A marker no other test uses: a sleep's odd duration. */
 function marker(): string {
-  return `${600 + Math.floor(Math.random() * 99)}.${Date.now() % 100000}`;
+  return sleepMarker(600);
 }
 
 /** The last footer on the screen (the line holding `sandbox`). */
