@@ -18,6 +18,7 @@
  * @module
  */
 
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { buildBundle } from "../../scripts/bundle.ts";
 import { WATCHED } from "../../scripts/refresh_bundle.ts";
@@ -55,36 +56,31 @@ async function sourceKey(): Promise<string> {
     .join("");
 }
 
-/** Removes the builds of other sources that are older than {@link KEEP_MS}. */
+/**
+ * Removes the builds of other sources, and builds a run left unfinished, that
+ * are older than {@link KEEP_MS}.
+ */
 function pruneOthers(keep: string): void {
   const old = Date.now() - KEEP_MS;
   for (const e of Deno.readDirSync(DIST)) {
-    if (!e.name.startsWith(PREFIX) || e.name === keep) continue;
+    const unfinished = e.name.startsWith(`.${PREFIX}`) && e.name.endsWith(".building");
+    if (!(e.name.startsWith(PREFIX) || unfinished) || e.name === keep) continue;
     const path = join(DIST, e.name);
     if ((Deno.statSync(path).mtime?.getTime() ?? 0) >= old) continue;
     Deno.removeSync(path, { recursive: true });
   }
 }
 
-const exists = (path: string) => {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** The bundle's entry (`main.js`) for the source as it is now; built when there is none. */
 export async function bundledMain(): Promise<string> {
   const name = `${PREFIX}${await sourceKey()}`;
   const dir = join(DIST, name);
   const main = join(dir, "main.js");
-  if (exists(main)) return main;
+  if (existsSync(main)) return main;
   Deno.mkdirSync(DIST, { recursive: true });
   using lock = await Deno.open(join(DIST, ".tests-bundle.lock"), { write: true, create: true });
   await lock.lock(true);
-  if (exists(main)) return main;
+  if (existsSync(main)) return main;
   const building = join(DIST, `.${name}.${Deno.pid}.building`);
   await buildBundle(building);
   Deno.renameSync(building, dir);
