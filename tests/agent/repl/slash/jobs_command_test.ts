@@ -129,8 +129,11 @@ Deno.test("repl: a job's end is told above the prompt; a stricter rule or mode o
   Deno.writeTextFileSync(join(s.ws, "go"), "");
   let screen = await t.waitFor("● job b2 exited with code 3: while [ ! -e go ]");
   await footerSays(t, / · 1 job$/, "the footer counts one job");
-  screen = await t.screen();
-  assert.match(screen.trimEnd().split("\n").at(-1)!, /^› a draft$/);
+  // The footer is drawn before the prompt and its draft: the last line becomes the draft.
+  const lastLine = async () => (await t.screen()).trimEnd().split("\n").at(-1)!;
+  await until(async () => /^› a draft$/.test(await lastLine()), "the draft back on the prompt", {
+    timeoutMs: 10_000,
+  });
   await t.keys("C-u");
 
   // A deny rule added: the job keeps its grant, so the user is asked; n keeps it.
