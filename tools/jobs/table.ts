@@ -204,8 +204,9 @@ export function jobsFor(session: JobSession): JobTable | undefined {
 }
 
 /**
- * Opens the job table of `session` (a front end does, once, when it makes the
- * session; it closes it when the session ends).
+ * Opens the job table of `session` now. A front end gives a recipe instead
+ * (`recipe.ts`), which {@link jobsFor} opens with this at first use; the table
+ * is closed when the session ends (`recipe.ts`'s `closeJobs`, or `close()`).
  */
 export function openJobs(session: JobSession, opts: JobTableOptions = {}): JobTable {
   const table = new JobTable(session, opts);
