@@ -46,6 +46,8 @@ export interface CommandContext {
   compact(focus: string | undefined): Promise<void>;
   /** Shows the last exchange of a resumed session. */
   showExchange(messages: Message[]): void;
+  /** Aborted by Ctrl-C while the command runs: what it waits for stops. */
+  signal?: AbortSignal;
 }
 
 const BUILTIN_HELP: [string, string][] = [
@@ -287,15 +289,23 @@ export async function runCommand(
       }
       if (!rt.provider.listModels) return;
       try {
+        let timer: ReturnType<typeof setTimeout> | undefined;
         const ids = await Promise.race([
           rt.provider.listModels(),
-          new Promise<never>((_, no) => setTimeout(() => no(new Error("no answer in 5 s")), 5000)),
-        ]);
+          new Promise<never>((_, no) => {
+            timer = setTimeout(() => no(new Error("no answer in 5 s")), 5000);
+            ctx.signal?.addEventListener("abort", () => no(new Error("interrupted")), {
+              once: true,
+            });
+          }),
+        ]).finally(() => clearTimeout(timer));
         for (const id of ids) {
           line(`  ${id === rt.agent.model ? "●" : " "} ${printable(id, "strict")}`);
         }
         line(c.dim("/model ID switches"));
       } catch (e) {
+        // Ctrl-C: the prompt says it was interrupted.
+        if (ctx.signal?.aborted) return;
         line(
           c.dim(
             `(the provider did not list its models: ${

@@ -638,7 +638,7 @@ class Repl {
         await this.send(input.text);
         continue;
       }
-      const done = await runCommand(text, ctx);
+      const done = await this.#slash((signal) => runCommand(text, { ...ctx, signal }));
       if (done === "exit") break;
       if (done === "unknown") {
         screen.line(
@@ -649,6 +649,22 @@ class Repl {
           ),
         );
       }
+    }
+  }
+
+  /**
+   * Runs a slash command. The terminal is in cooked mode, where Ctrl-C is
+   * SIGINT: it aborts what the command waits for (its `signal`) and never ends
+   * crab. A turn the command starts takes Ctrl-C for itself, as any turn.
+   */
+  async #slash<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const stop = onInterrupt(() => controller.abort());
+    try {
+      return await work(controller.signal);
+    } finally {
+      stop();
+      if (controller.signal.aborted) this.screen.line(this.c.yellow("⏹ interrupted"));
     }
   }
 

@@ -117,6 +117,8 @@ export interface FakeModelOptions {
   port?: number;
   /** Model ids listed by `GET /v1/models` (default `["fake-model"]`). */
   models?: string[];
+  /** How long `GET /v1/models` takes to answer (ended early when the server closes). */
+  modelsDelayMs?: number;
   /** Appends every request as one JSON line to this file. */
   logFile?: string;
 }
@@ -546,6 +548,12 @@ export function startFakeModel(
     }
 
     if (request.method === "GET" && url.pathname === "/v1/models") {
+      if (opts.modelsDelayMs) {
+        const life = new AbortController();
+        open.add(life);
+        await pause(opts.modelsDelayMs, life.signal);
+        open.delete(life);
+      }
       return json(200, {
         object: "list",
         data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "fake" })),

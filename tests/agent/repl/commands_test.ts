@@ -44,6 +44,22 @@ Deno.test("repl: /model lists the provider's models and switches the next turn's
   assert.equal(body(fake, 0).model, "other-model");
 });
 
+Deno.test("repl: Ctrl-C during a slash command stops its wait, not crab", async () => {
+  using s = sandbox();
+  // The provider takes its time to list its models: the user gives up on /model.
+  await using fake = await startFakeModel([{ text: "still here" }], { modelsDelayMs: 20_000 });
+  await using t = await replAgainst(s, fake);
+  await submit(t, "/model");
+  await t.waitFor(/^model: fake-model/m);
+  await until(() => fake.requests.some((r) => r.path === "/v1/models"), "the models asked for");
+  await t.keys("C-c");
+  await t.waitFor("⏹ interrupted");
+  assert.ok(await t.alive(), "crab is still running");
+  // The prompt is back and answers.
+  await submit(t, "hi");
+  await t.waitFor(/^still here$/m);
+});
+
 Deno.test("repl: /cost prices a known model, says unknown otherwise; /clear resets the tokens", async () => {
   using s = sandbox();
   await using fake = await startFakeModel([
