@@ -15,6 +15,7 @@
 import { encodeHex } from "../../../tools/fs/hex.ts";
 import type { Entry } from "../store.ts";
 import { OID_BYTES } from "../git/pack.ts";
+import { PathRows } from "./path_rows.ts";
 
 /** Row kinds: a regular file kept, a symlink, a file known by size and mtime (too big, kept out). */
 export const K_FILE = 1, K_LINK = 2, K_BIG = 3, K_OUT = 4;
@@ -125,14 +126,14 @@ export type TreeChange = { p: string; b: Entry | null; a: Entry | null };
  */
 export class SnapTree implements ReadonlyMap<string, Entry> {
   readonly cols = new Columns();
-  #files = new Map<string, number>();
+  #files = new PathRows();
   /** The paths of rows 0, 1, …, not yet in {@link files} (a stat cache just read). */
   #unindexed: (() => string[]) | undefined;
   /** How many rows {@link #unindexed} names. */
   #pendingRows = 0;
 
   /** Files (and symlinks, big files) → their row. */
-  get files(): Map<string, number> {
+  get files(): PathRows {
     if (this.#unindexed) this.#index();
     return this.#files;
   }
@@ -203,8 +204,9 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     const paths = this.#unindexed!();
     this.#unindexed = undefined;
     this.#joined = undefined;
-    const files = this.#files, dead = this.#dead;
-    for (let r = 0; r < paths.length; r++) if (!dead?.[r]) files.set(paths[r], r);
+    const before = this.#files;
+    const files = this.#files = new PathRows(paths, this.#dead);
+    for (const [p, r] of before) files.set(p, r);
     this.#pathOf = paths;
     for (const [p, r] of this.#added) {
       files.set(p, r);
