@@ -371,7 +371,10 @@ export class Snapshotter {
     return this.#gitStale;
   }
 
-  /** Loads the reader of git's packs when the store links to some: before any snapshot of a call. */
+  /**
+   * Loads the reader of git's packs when the store links to some: before an
+   * entry of a file left to git is made (a call's changes, a write's file).
+   */
   async prepareGit(): Promise<void> {
     if (!gitReaderLoaded() && lstatOrNull(this.store.gitDir)) await loadGitReader();
   }

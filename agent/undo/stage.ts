@@ -355,9 +355,14 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       began.set(call, Date.now());
       try {
         const s = snapshotter();
-        await s.prepareGit();
-        pruneOnce(s);
         const rel = targetOf(call, opts.workspace);
+        // The reader of git's packs is needed once an entry of a file git holds is made: a write's
+        // or an edit's own file now; what a command changed after it ran (postRun waits for it),
+        // so it loads while the command runs.
+        const git = s.prepareGit();
+        if (rel !== undefined) await git;
+        else git.catch(() => {});
+        pruneOnce(s);
         const only = rel === undefined ? undefined : s.paths([rel]);
         if (only) partial.set(call, rel!);
         // Too large once is too large for the rest of the process: no scan of it again.
