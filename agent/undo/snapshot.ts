@@ -35,7 +35,12 @@ import {
   initialSet,
 } from "../../tools/search/ignore.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
-import { readFiles, type ReadStat, StatsAhead } from "../../tools/search/file_reader.ts";
+import {
+  DIR_FD_FROM,
+  readFiles,
+  type ReadStat,
+  StatsAhead,
+} from "../../tools/search/file_reader.ts";
 import { type Entry, LOOSE_BYTES, rawOf, type StoreStamp, type UndoStore } from "./store.ts";
 import {
   DIR,
@@ -56,7 +61,15 @@ import {
 } from "./cache/tree.ts";
 import { decodeState, stateWriter } from "./cache/state.ts";
 import { HashRows } from "./tables/hash_tables.ts";
-import { KIND_FILE, listDir, lstatFields, lstatOrNull } from "../../tools/fs/exists.ts";
+import {
+  closeDirFd,
+  KIND_FILE,
+  listDir,
+  lstatFields,
+  lstatFieldsAt,
+  lstatOrNull,
+  openDirFd,
+} from "../../tools/fs/exists.ts";
 import { releaseMemory } from "../../tools/host/memory.ts";
 import {
   GitPacks,
@@ -1014,39 +1027,47 @@ export class Snapshotter {
       const places = files && from === tree && from === this.#byPlace ? l.rows : undefined;
       // Each name's row as this scan finds it: the stat cache written later keeps it by place.
       const found = files ? (l.rows ??= new Int32Array(names.length)) : undefined;
-      for (let i = 0; i < names.length; i++) {
-        const name = names[i];
-        const abs = dir === "/" ? "/" + name : dir + "/" + name;
-        const rel = dirRel === "" ? name : dirRel + "/" + name;
-        const ig = dirIg || verdicts![i];
-        if (files) stale?.delete(rel);
-        if (kinds.charCodeAt(i) === DIR) {
-          if (ig && HEAVY_DIRS.has(name)) {
-            const st = lstatOrNull(abs);
-            if (st?.isDirectory) tree.setOther(rel, { t: "heavy", mtime: ms(st.mtime) });
-          } else stack.push({ abs, rel, set, ig });
-          continue;
-        }
-        if (!files) {
-          if (++passed > max) {
+      // A folder of many files is opened once: each stat then looks up its name alone.
+      const fd = files && names.length >= DIR_FD_FROM ? openDirFd(dir) : -1;
+      try {
+        for (let i = 0; i < names.length; i++) {
+          const name = names[i];
+          const abs = dir === "/" ? "/" + name : dir + "/" + name;
+          const rel = dirRel === "" ? name : dirRel + "/" + name;
+          const ig = dirIg || verdicts![i];
+          if (files) stale?.delete(rel);
+          if (kinds.charCodeAt(i) === DIR) {
+            if (ig && HEAVY_DIRS.has(name)) {
+              const st = lstatOrNull(abs);
+              if (st?.isDirectory) tree.setOther(rel, { t: "heavy", mtime: ms(st.mtime) });
+            } else stack.push({ abs, rel, set, ig });
+            continue;
+          }
+          if (!files) {
+            if (++passed > max) {
+              throw new TooLarge(`the workspace has more than ${max} files undo would keep`);
+            }
+            continue;
+          }
+          found![i] = 1 + this.#look(
+            abs,
+            rel,
+            ig,
+            now,
+            tree,
+            from,
+            at === undefined ? undefined : at + i,
+            places === undefined ? undefined : places[i] - 1,
+            kinds.charCodeAt(i) === KIND_FILE,
+            fd,
+            name,
+          );
+          if (tree.fileCount > max) {
             throw new TooLarge(`the workspace has more than ${max} files undo would keep`);
           }
-          continue;
         }
-        found![i] = 1 + this.#look(
-          abs,
-          rel,
-          ig,
-          now,
-          tree,
-          from,
-          at === undefined ? undefined : at + i,
-          places === undefined ? undefined : places[i] - 1,
-          kinds.charCodeAt(i) === KIND_FILE,
-        );
-        if (tree.fileCount > max) {
-          throw new TooLarge(`the workspace has more than ${max} files undo would keep`);
-        }
+      } finally {
+        closeDirFd(fd);
       }
     }
     return true;
@@ -1217,6 +1238,9 @@ export class Snapshotter {
     place?: number,
     /** Whether its folder's listing says it is a regular file. */
     listedFile = false,
+    /** Its folder open for stats of its names ({@link openDirFd}), or -1; `name` is its own. */
+    dirFd = -1,
+    name = "",
   ): number {
     const old = place === undefined ? from?.files.get(rel) : place >= 0 ? place : undefined;
     if (
@@ -1246,7 +1270,11 @@ export class Snapshotter {
     }
     const ahead = aheadAt === undefined ? undefined : this.#ahead?.take(aheadAt);
     if (ahead !== undefined) this.statsBeside++;
-    const st = ahead === undefined ? lstatFields(abs) : ahead;
+    const st = ahead !== undefined
+      ? ahead
+      : dirFd >= 0
+      ? lstatFieldsAt(dirFd, name)
+      : lstatFields(abs);
     if (!st || st.isDirectory) {
       if (place === undefined ? into.delete(rel) : into.deleteAt(rel, place)) this.#dirty = true;
       return -1;

@@ -32,6 +32,18 @@ export interface StatFields {
 }
 
 /**
+ * A native `lstat` (see {@link nativeLstat}): of `path`, or of the name `path`
+ * in the folder open as `at` ({@link NativeLstat.openDir}), which spares the
+ * system call the walk from `/` to the folder for each of its files.
+ */
+export interface NativeLstat {
+  (path: string, at?: number): StatFields | null;
+  /** Opens folder `path` for stats of its names (not through a symlink); -1 when it cannot be. */
+  openDir(path: string): number;
+  closeDir(fd: number): void;
+}
+
+/**
  * An `lstat` by libc's `statx`, where this process may call native code and
  * read everything (the `full` build on Linux), else null: Deno's own costs
  * about as much again as the system call (a `FileInfo`, its dates), and an
@@ -40,31 +52,40 @@ export interface StatFields {
  * trusted by the other. Self-contained: a thread made from text (the stat
  * thread of `tools/search/file_reader.ts`) runs its source as well.
  */
-export function nativeLstat(): ((path: string) => StatFields | null) | null {
+export function nativeLstat(): NativeLstat | null {
   if (Deno.build.os !== "linux") return null;
-  let statx;
+  let libc;
   try {
     const granted = (name: "ffi" | "read") =>
       Deno.permissions.querySync({ name }).state === "granted";
     if (!granted("ffi") || !granted("read")) return null;
-    statx = Deno.dlopen("libc.so.6", {
+    libc = Deno.dlopen("libc.so.6", {
       statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
-    }).symbols.statx;
+      open: { parameters: ["buffer", "i32"], result: "i32" },
+      close: { parameters: ["i32"], result: "i32" },
+    }).symbols;
   } catch {
     return null;
   }
+  const { statx, open, close } = libc;
   const out = new Uint8Array(256), view = new DataView(out.buffer), enc = new TextEncoder();
   let path = new Uint8Array(4096);
   // 64-bit fields as two 32-bit halves: no BigInt made for each.
   const u64 = (o: number) => view.getUint32(o, true) + view.getUint32(o + 4, true) * 2 ** 32;
   const i64 = (o: number) => view.getUint32(o, true) + view.getInt32(o + 4, true) * 2 ** 32;
-  return (p: string) => {
-    // A NUL would end the path early, at another file: Deno refuses such a path, and so does this.
-    if (p.includes("\0")) return null;
+  /** `p` as a C string in `path`; false when it holds a NUL (it would end early, at another file). */
+  const cString = (p: string) => {
+    if (p.includes("\0")) return false;
     if (path.length < p.length * 3 + 1) path = new Uint8Array(p.length * 3 + 1);
     path[enc.encodeInto(p, path).written] = 0;
-    // AT_FDCWD, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS; struct statx's fields at their offsets.
-    if (statx(-100, path, 0x100, 0x7ff, out) !== 0) return null;
+    return true;
+  };
+  // AT_FDCWD unless a folder is given: then `p` is a name in it, never a path through it.
+  const stat = ((p: string, at = -100) => {
+    const name = at === -100 || (p !== "" && p !== "." && p !== ".." && !p.includes("/"));
+    if (!name || !cString(p)) return null;
+    // AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS; struct statx's fields at their offsets.
+    if (statx(at, path, 0x100, 0x7ff, out) !== 0) return null;
     const mode = view.getUint16(28, true), type = mode & 0o170000;
     const major = view.getUint32(136, true), minor = view.getUint32(140, true);
     return {
@@ -81,15 +102,41 @@ export function nativeLstat(): ((path: string) => StatFields | null) | null {
       dev: (major & 0xfff) * 256 + (minor & 0xff) + ((minor & 0xffffff00) >>> 0) * 4096 +
         ((major & 0xfffff000) >>> 0) * 2 ** 32,
     };
+  }) as NativeLstat;
+  // O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC: a handle on the folder itself, not a symlink's
+  // target (a trailing slash would follow one: it goes).
+  stat.openDir = (p) => {
+    while (p.length > 1 && p.endsWith("/")) p = p.slice(0, -1);
+    return cString(p) ? open(path, 0o10000000 | 0o200000 | 0o400000 | 0o2000000) : -1;
   };
+  stat.closeDir = (fd) => void close(fd);
+  return stat;
 }
 
-let native: ((path: string) => StatFields | null) | null | undefined;
+let native: NativeLstat | null | undefined;
 
 /** Whether {@link lstatFields} calls `statx` itself in this process. */
 export function statsNatively(): boolean {
   if (native === undefined) native = nativeLstat();
   return native !== null;
+}
+
+/**
+ * Folder `path` open for {@link lstatFieldsAt} of its names, when stats are
+ * native ({@link statsNatively}) and it is a folder (not a symlink); else -1.
+ * Close it with {@link closeDirFd}.
+ */
+export function openDirFd(path: string): number {
+  return statsNatively() ? native!.openDir(path) : -1;
+}
+
+export function closeDirFd(fd: number): void {
+  if (fd >= 0) native?.closeDir(fd);
+}
+
+/** The {@link StatFields} of the name `name` in the folder open as `fd` ({@link openDirFd}). */
+export function lstatFieldsAt(fd: number, name: string): StatFields | null {
+  return native!(name, fd);
 }
 
 /** The path's own {@link StatFields} (a symlink's), or null when absent, as {@link lstatOrNull}. */

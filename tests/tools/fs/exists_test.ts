@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  closeDirFd,
   entryExists,
   listDir,
   lstatFields,
+  lstatFieldsAt,
   lstatOrNull,
+  openDirFd,
   statsNatively,
 } from "../../../tools/fs/exists.ts";
 
@@ -68,6 +71,41 @@ Deno.test("lstatFields() by statx gives what Deno's lstat gives: files, folders,
     assert.equal(lstatFields(`${dir}/f/under-a-file`), null);
     assert.equal(lstatFields(`${dir}/${"x".repeat(5000)}`), null, "a name past the system's limit");
   } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("lstatFieldsAt() of a name in an open folder is lstatFields() of its path; it never walks out", () => {
+  const dir = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-lstat-at-" }));
+  const fds: number[] = [];
+  try {
+    Deno.mkdirSync(`${dir}/d/sub`, { recursive: true });
+    Deno.writeTextFileSync(`${dir}/d/f`, "12345");
+    Deno.symlinkSync("nowhere", `${dir}/d/dangling`);
+    Deno.symlinkSync("sub", `${dir}/d/to-sub`);
+    Deno.writeTextFileSync(`${dir}/d/日本語 ñ`, "");
+    Deno.writeTextFileSync(`${dir}/outside`, "x");
+    Deno.symlinkSync(`${dir}/d`, `${dir}/link-to-d`);
+    // With or without a trailing slash.
+    for (const path of [`${dir}/d`, `${dir}/d/`]) {
+      const fd = openDirFd(path);
+      fds.push(fd);
+      assert.ok(fd >= 0, path);
+      for (const name of ["f", "sub", "dangling", "to-sub", "日本語 ñ", "absent"]) {
+        assert.deepEqual(lstatFieldsAt(fd, name), lstatFields(`${dir}/d/${name}`), name);
+      }
+      // A name is a name: no path through the folder or out of it.
+      for (const name of ["../outside", "..", ".", "", "sub/", "to-sub/", "f\0x"]) {
+        assert.equal(lstatFieldsAt(fd, name), null, JSON.stringify(name));
+      }
+    }
+    // A symlink to a folder is not opened as that folder, with or without a trailing slash.
+    assert.equal(openDirFd(`${dir}/link-to-d`), -1);
+    assert.equal(openDirFd(`${dir}/link-to-d/`), -1);
+    assert.equal(openDirFd(`${dir}/d/f`), -1);
+    assert.equal(openDirFd(`${dir}/absent`), -1);
+  } finally {
+    for (const fd of fds) closeDirFd(fd);
     Deno.removeSync(dir, { recursive: true });
   }
 });
