@@ -8,17 +8,9 @@
  * @module
  */
 
-/** A small, fast PRNG (mulberry32): the same seed gives the same sequence. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "./prng.ts";
+
+export { prng };
 
 /** Commands that run a program: denied ones, allowed ones, and ones no rule names. */
 const PROGRAMS = [

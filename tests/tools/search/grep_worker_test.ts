@@ -15,6 +15,7 @@ import {
   MAX_PATHS,
   requiredLiteral,
 } from "../../../tools/search/grep_pattern.ts";
+import { prng } from "../../support/prng.ts";
 
 Deno.test("asciiOnly() accepts patterns that can only match ASCII and rejects the rest", () => {
   for (const p of ["function", "\\bfoo\\w+\\(", "^import .* from", "[a-z_]+\\d{2}", "x\\x41"]) {
@@ -111,18 +112,6 @@ Deno.test("requiredLiteral() finds text every match contains, or nothing when un
   assert.deepEqual(compile("TODO|x", "gm").literals.length, 0);
   assert.deepEqual(compile("TODO|FIXME", "gmi").literals.length, 0);
 });
-
-/** A small deterministic PRNG. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ["foo", "bar", "fooBar", "é", "ü", "日本", "😀", " ", " ", "\t", "x1", "_", "\u00a0"];
 

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { walk, walkCacheStats, walkSync } from "../../../tools/search/walk.ts";
 import { denoDir } from "../../support/cli.ts";
+import { prng } from "../../support/prng.ts";
 
 /** The walker as a program: `_walk_print.ts DIR` prints what walkSync() lists. */
 const WALK_PRINT = new URL("./_walk_print.ts", import.meta.url).pathname;
@@ -265,18 +266,6 @@ Deno.test("walkSync() yields files in the order of sorting their paths as string
     Deno.removeSync(dir, { recursive: true });
   }
 });
-
-/** A small deterministic PRNG, so a failure names a reproducible seed. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PIECES = [
   "a",

@@ -1,24 +1,13 @@
 import assert from "node:assert/strict";
 import { PathRows } from "../../../../agent/undo/cache/path_rows.ts";
-
-/** A small seeded generator (mulberry32): the same operations each run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+import { prng } from "../../../support/prng.ts";
 
 const sorted = (it: Iterable<[string, number]>) =>
   [...it].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
 
 Deno.test("PathRows answers as a Map of the same paths through sets, deletes and lookups", () => {
   for (const seed of [1, 2, 3, 4, 5]) {
-    const rnd = random(seed);
+    const rnd = prng(seed);
     const pick = (n: number) => Math.floor(rnd() * n);
     // Paths that share prefixes and suffixes, some not ASCII, as a workspace's do.
     const pool = Array.from(
