@@ -7,6 +7,7 @@ import { HERE_MAX_BYTES } from "../../tools/search/grep_worker.ts";
 import { harness } from "../support/harness.ts";
 import { sandbox } from "../support/cli.ts";
 import { until } from "../support/until.ts";
+import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 
 function okOutput(r: { ok: boolean } & Record<string, unknown>): string {
   assert.equal(r.ok, true, JSON.stringify(r));
@@ -132,6 +133,35 @@ Deno.test("crab tool grep ends a runaway first search with regex_timeout", async
   assert.match(stderr, /^error \[regex_timeout\]/);
   // Unbounded, the pattern runs for tens of seconds on this one line.
   assert.ok(performance.now() - t0 < 12_000, "stopped at its time bound");
+});
+
+Deno.test("crab with its runtime flags answers a pattern that backtracks without end; a backreference still times out", async () => {
+  using s = sandbox();
+  s.put("a.txt", "a".repeat(40) + "b\n");
+  s.put("c.txt", "aaa\n");
+  // As the installed command and the binary start it: V8 goes over to its linear-time engine
+  // once a pattern it can take backtracks too much, and a search ends instead of running away.
+  const flags = [...presetFlags("full"), ...RUNTIME_FLAGS];
+  const env = { CRAB_GREP_TIMEOUT_MS: "3000" };
+  const nested = await s.crab(["tool", "grep", JSON.stringify({ pattern: "(a+)+$" })], {
+    flags,
+    env,
+  });
+  assert.equal(nested.code, 0, nested.stderr);
+  assert.equal(nested.stdout, "c.txt:1:aaa\n");
+  const alternation = await s.crab(
+    ["tool", "grep", JSON.stringify({ pattern: ALTERNATION_BOMB, path: "a.txt" })],
+    { flags, env },
+  );
+  assert.equal(alternation.code, 0, alternation.stderr);
+  assert.match(alternation.stdout, /^No matches/);
+  // That engine takes no backreference: such a pattern is stopped at its bound, as before.
+  const backreference = await s.crab(
+    ["tool", "grep", JSON.stringify({ pattern: "(a|a)*\\1c", path: "a.txt" })],
+    { flags, env: { CRAB_GREP_TIMEOUT_MS: "1000" } },
+  );
+  assert.equal(backreference.code, 1, backreference.stderr);
+  assert.match(backreference.stderr, /^error \[regex_timeout\]/);
 });
 
 Deno.test("crab tool grep exits on SIGTERM during a runaway first search", async () => {
