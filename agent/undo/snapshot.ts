@@ -35,12 +35,7 @@ import {
   initialSet,
 } from "../../tools/search/ignore.ts";
 import { sha256 } from "../../tools/fs/sha256.ts";
-import {
-  DIR_FD_FROM,
-  readFiles,
-  type ReadStat,
-  StatsAhead,
-} from "../../tools/search/file_reader.ts";
+import { readFiles, type ReadStat, StatsAhead } from "../../tools/search/file_reader.ts";
 import { type Entry, LOOSE_BYTES, rawOf, type StoreStamp, type UndoStore } from "./store.ts";
 import {
   DIR,
@@ -63,6 +58,7 @@ import { decodeState, stateWriter } from "./cache/state.ts";
 import { HashRows } from "./tables/hash_tables.ts";
 import {
   closeDirFd,
+  DIR_FD_FROM,
   KIND_FILE,
   listDir,
   lstatFields,

@@ -32,6 +32,13 @@ export interface StatFields {
 }
 
 /**
+ * Folders with at least this many names are opened once for the stats of
+ * their files ({@link NativeLstat.openDir}): below it, opening and closing one
+ * costs more than the walks to it that it spares.
+ */
+export const DIR_FD_FROM = 8;
+
+/**
  * A native `lstat` (see {@link nativeLstat}): of `path`, or of the name `path`
  * in the folder open as `at` ({@link NativeLstat.openDir}), which spares the
  * system call the walk from `/` to the folder for each of its files.
@@ -82,8 +89,8 @@ export function nativeLstat(): NativeLstat | null {
   };
   // AT_FDCWD unless a folder is given: then `p` is a name in it, never a path through it.
   const stat = ((p: string, at = -100) => {
-    const name = at === -100 || (p !== "" && p !== "." && p !== ".." && !p.includes("/"));
-    if (!name || !cString(p)) return null;
+    const oneName = p !== "" && p !== "." && p !== ".." && !p.includes("/");
+    if ((at !== -100 && !oneName) || !cString(p)) return null;
     // AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS; struct statx's fields at their offsets.
     if (statx(at, path, 0x100, 0x7ff, out) !== 0) return null;
     const mode = view.getUint16(28, true), type = mode & 0o170000;

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { nativeLstat, type StatFields } from "../fs/exists.ts";
+import { DIR_FD_FROM, nativeLstat, type StatFields } from "../fs/exists.ts";
 
 /**
  * A module of `code` (ASCII) by a `data:` URL: a worker's `blob:` URL fails
@@ -346,13 +346,6 @@ const S_THEIRS = 8, S_OURS = 9;
  * claimed, stat'ed and published (fields first, then its state, atomically).
  * A folder's names come joined, and are cut apart when its turn comes.
  */
-/**
- * Folders with at least this many names are opened once for their stats
- * (`NativeLstat.openDir`): below it, opening and closing one costs more than
- * the walks to it that it spares.
- */
-export const DIR_FD_FROM = 8;
-
 const STATTER = `
 const nativeLstat = ${nativeLstat.toString()};
 self.onmessage = (e) => {

@@ -204,9 +204,7 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     const paths = this.#unindexed!();
     this.#unindexed = undefined;
     this.#joined = undefined;
-    const before = this.#files;
     const files = this.#files = new PathRows(paths, this.#dead);
-    for (const [p, r] of before) files.set(p, r);
     this.#pathOf = paths;
     for (const [p, r] of this.#added) {
       files.set(p, r);
