@@ -5,6 +5,7 @@ import type { McpServerConfig } from "../../mcp/config.ts";
 import { McpHub } from "../../mcp/hub.ts";
 import { isMutating } from "../../tools/call/workspace_lock.ts";
 import { everything, filesystem, pinned, RUN_CACHED } from "../support/mcp_servers.ts";
+import { refusedPort } from "../support/refused.ts";
 
 /** server-everything in one of its HTTP modes on a free 127.0.0.1 port. */
 async function startHttpEverything(mode: "streamableHttp" | "sse") {
@@ -151,9 +152,7 @@ Deno.test("server-everything over legacy SSE: type sse, and type http falling ba
 });
 
 Deno.test("an HTTP server that is not there fails within its startup timeout", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
+  const port = await refusedPort();
   await using hub = await McpHub.connect([
     http("gone", `http://127.0.0.1:${port}/mcp`, { startupTimeoutMs: 5000 }),
   ]);

@@ -3,6 +3,7 @@ import { type Sandbox, sandbox } from "../../support/cli.ts";
 import { fake } from "../../support/mcp_servers.ts";
 import { type FakeModel, startFakeModel, type WireFormat } from "../../support/fake_model.ts";
 import { type FlatSpan, startReceiver, startSilentServer } from "../../support/otlp_receiver.ts";
+import { refusedPort } from "../../support/refused.ts";
 
 const SECRET_FILE = "notes-7f3a.txt";
 const SECRET_TEXT = "launch code 7f3a";
@@ -287,9 +288,7 @@ Deno.test("crab -p with a collector that is down or never answers succeeds, stor
   await using model = await startFakeModel(Array.from({ length: 3 }, turns).flat());
   const silent = startSilentServer();
   await using rx = startReceiver();
-  const refused = startReceiver();
-  const refusedUrl = refused.url;
-  await refused.close();
+  const refusedUrl = `http://127.0.0.1:${await refusedPort()}`;
   const timed = async (endpoint: string) => {
     const t0 = performance.now();
     const r = await s.crab(

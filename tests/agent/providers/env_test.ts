@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { createProvider, ProviderError, selectProvider } from "../../../agent/providers/mod.ts";
 import { startFakeModel } from "../../support/fake_model.ts";
 import { sandbox } from "../../support/cli.ts";
+import { refusedPort } from "../../support/refused.ts";
 
 const noServer = () => Promise.resolve(null);
 
@@ -126,9 +127,7 @@ Deno.test("crab -p: a 401 names the variable to check and exits 3", async () => 
 
 for (const provider of ["anthropic", "openai"] as const) {
   Deno.test(`createProvider() (${provider}) gives up on a refused connection within about 2 s`, async () => {
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = listener.addr.port;
-    listener.close();
+    const port = await refusedPort();
     const p = await createProvider({
       provider,
       model: "m",

@@ -17,6 +17,7 @@ import {
 import { toAnthropicMessages } from "../../../agent/providers/anthropic.ts";
 import { toOpenAIMessages } from "../../../agent/providers/openai.ts";
 import { type ScriptTurn, startFakeModel, type WireFormat } from "../../support/fake_model.ts";
+import { refusedPort } from "../../support/refused.ts";
 
 const noServer = () => Promise.resolve(null);
 
@@ -91,9 +92,7 @@ Deno.test("selectProvider() finds a local server through its /v1/models", async 
 });
 
 Deno.test("selectProvider() names all three options when nothing is available", async () => {
-  const fake = await startFakeModel([]);
-  const closedPort = fake.baseUrlFor("openai");
-  await fake.close();
+  const closedPort = `http://127.0.0.1:${await refusedPort()}/v1`;
   await assert.rejects(() => selectProvider({}, {}, probeModels, closedPort), (e: Error) => {
     assert.match(e.message, /ANTHROPIC_API_KEY/);
     assert.match(e.message, /OPENAI_API_KEY/);

@@ -8,6 +8,7 @@ import {
 } from "../../../tools/web/web_fetch.ts";
 import type { DispatchResult } from "../../../tools/call/dispatch.ts";
 import { type HopFetch, pinnedFetch } from "../../../tools/web/pinned_fetch.ts";
+import { refusedPort } from "../../support/refused.ts";
 
 /** A real HTTP server on 127.0.0.1 for one test. */
 interface Server {
@@ -675,9 +676,7 @@ Deno.test("web_fetch() times out a server that never answers", async () => {
 });
 
 Deno.test("web_fetch() reports a refused connection as fetch_failed", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
+  const port = await refusedPort();
   await using h = fetchTool();
   const r = await h.call("web_fetch", { url: `http://127.0.0.1:${port}/` });
   assert.equal(errorCode(r), "fetch_failed");
