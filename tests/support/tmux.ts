@@ -2,6 +2,11 @@
  * A real terminal for tests: crab runs inside a tmux session on a private tmux
  * server; tests type with `send-keys` and read the screen with `capture-pane`.
  *
+ * Each `capture-pane` is a tmux client process, and a hundred tests wait on their
+ * screens side by side: a wait reads the screen again only once the program wrote
+ * something, which the pane's output copied to a file (`pipe-pane`) tells without a
+ * process, and at least once a second besides.
+ *
  * @module
  */
 
@@ -80,6 +85,16 @@ export async function terminal(
   );
   await tmux(socket, "set-option", "-t", "t", "remain-on-exit", "on");
   await tmux(socket, "set-option", "-t", "t", "history-limit", "5000");
+  // What the program writes, copied: its size grows after the server has drawn it.
+  const copy = Deno.makeTempFileSync({ prefix: "crab-tmux-" });
+  await tmux(socket, "pipe-pane", "-O", "-t", "t", `cat >> ${shellQuote(copy)}`);
+  const written = () => {
+    try {
+      return Deno.statSync(copy).size;
+    } catch {
+      return -1;
+    }
+  };
   const screen = () => tmux(socket, "capture-pane", "-p", "-J", "-S", "-5000", "-t", "t");
   return {
     type: async (text) => {
@@ -96,9 +111,19 @@ export async function terminal(
     async waitFor(pattern, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       let last = "";
+      let seen = Number.NaN;
+      let readAt = 0;
       while (Date.now() < deadline) {
-        last = await screen();
-        if (typeof pattern === "string" ? last.includes(pattern) : pattern.test(last)) return last;
+        // The screen changes when the program writes; once a second it is read regardless.
+        const size = written();
+        if (size !== seen || Date.now() - readAt >= 1000) {
+          seen = size;
+          readAt = Date.now();
+          last = await screen();
+          if (typeof pattern === "string" ? last.includes(pattern) : pattern.test(last)) {
+            return last;
+          }
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
       throw new Error(`Timed out waiting for ${pattern} on the screen:\n${last}`);
@@ -118,6 +143,11 @@ export async function terminal(
       await tmux(socket, "kill-server").catch(() => {});
       for (let i = 0; pid > 0 && i < 300 && running(pid); i++) {
         await new Promise((r) => setTimeout(r, 50));
+      }
+      try {
+        Deno.removeSync(copy);
+      } catch {
+        // already gone
       }
     },
   };
