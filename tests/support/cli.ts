@@ -9,7 +9,7 @@
  */
 
 import { dirname, join } from "node:path";
-import { presetFlags } from "../../tools/host/capabilities.ts";
+import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 import { OWN_DENO_DIR_VAR } from "../../tools/host/own_roots.ts";
 import { bundledMain } from "./bundled.ts";
 
@@ -24,14 +24,16 @@ export const MAIN = await bundledMain();
 
 /**
  * `deno run` arguments that start {@link MAIN} as the installed command does:
- * permission `flags` (the `full` preset's unless given), then `--quiet`, which
- * keeps Deno's own progress line (drawn when a chunk loads) off crab's screen.
+ * permission `flags` (the `full` preset's unless given), the runtime's own
+ * (`RUNTIME_FLAGS`: V8's, as every way crab starts gives them), then `--quiet`,
+ * which keeps Deno's own progress line (drawn when a chunk loads) off crab's
+ * screen.
  */
 export function crabArgs(
   flags: readonly string[] = presetFlags("full"),
   entry: string = MAIN,
 ): string[] {
-  return ["run", ...flags, "--quiet", entry];
+  return ["run", ...flags, ...RUNTIME_FLAGS, "--quiet", entry];
 }
 
 /** What a finished crab process printed. */
