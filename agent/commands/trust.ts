@@ -8,6 +8,7 @@
  */
 
 import { printable } from "../../tools/fs/printable.ts";
+import { UsageError } from "../settings/usage_error.ts";
 import { trustDigest } from "../settings/trust_digest.ts";
 import {
   realOrSelf,
@@ -38,8 +39,10 @@ export async function trustCommand(opts: TrustOptions): Promise<number> {
     // Reported below.
   }
   if (!info?.isDirectory) {
-    console.error(`crab trust: Cannot trust "${show(opts.path)}": not a directory`);
-    return 2;
+    throw new UsageError(
+      `Cannot trust "${show(opts.path)}": not a directory`,
+      "PATH is the folder of a workspace; without one, crab trust takes the current one",
+    );
   }
   const ws = realOrSelf(opts.path);
   if (opts.status) {
@@ -69,8 +72,10 @@ export async function trustCommand(opts: TrustOptions): Promise<number> {
   );
   if (!opts.yes) {
     if (!Deno.stdin.isTerminal()) {
-      console.error("crab trust: Cannot ask without a terminal\nhint: crab trust --yes PATH");
-      return 2;
+      throw new UsageError(
+        "Cannot ask whether to trust without a terminal",
+        "crab trust --yes PATH",
+      );
     }
     const answer = await ask("They can choose the API host and start programs. Trust it? [y/n] ");
     if (!/^y(es)?$/i.test(answer.trim())) {

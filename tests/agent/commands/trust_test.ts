@@ -41,7 +41,7 @@ Deno.test("crab trust without a terminal asks for --yes and changes nothing", as
   assert.match(r.stdout, /^Trusting .* turns on:\n {2}• allow rules/);
   assert.equal(
     r.stderr,
-    "crab trust: Cannot ask without a terminal\nhint: crab trust --yes PATH\n",
+    "error: Cannot ask whether to trust without a terminal\nhint: crab trust --yes PATH\n",
   );
   assert.throws(() => Deno.statSync(join(s.home, "trust.json")), Deno.errors.NotFound);
 });
@@ -78,7 +78,10 @@ Deno.test("crab trust refuses a path that is not a directory, and --revoke with 
   using s = sandbox();
   const r = await s.crab(["trust", "--yes", join(s.ws, "missing")]);
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /^crab trust: Cannot trust ".*missing": not a directory\n$/);
+  assert.match(
+    r.stderr,
+    /^error: Cannot trust ".*missing": not a directory\nhint: PATH is the folder of a workspace/,
+  );
   const both = await s.crab(["trust", "--revoke", "--status"]);
   assert.equal(both.code, 2);
   assert.match(both.stderr, /Cannot use --revoke with --status/);
