@@ -21,7 +21,7 @@ import type { AnyTool, ApprovalRequest } from "../../tools/tool.ts";
 import { builtinTools } from "../../tools/call/builtins.ts";
 import { withPermission } from "../../tools/host/capabilities.ts";
 import { createWebFetchTool } from "../../tools/web/web_fetch.ts";
-import type { SandboxMode } from "../../tools/policy/sandbox.ts";
+import type { SandboxGrant, SandboxMode } from "../../tools/policy/sandbox.ts";
 import { cleanSpillFiles } from "../../tools/call/truncate.ts";
 import { RunMcp } from "./mcp_startup.ts";
 import { chooseTools, flagServers, parseClasses, type RunFlags, splitList } from "./run_flags.ts";
@@ -471,17 +471,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   // The session's policy is made with its dispatcher (below); until then nothing asks it.
   const made: { policy?: Policy } = {};
   const skills = runSkills(settings, () => made.policy!, hooks.notice);
-  // Subagent types are read once, a workspace's only once it is trusted.
-  const subagents = new Subagents(
-    loadAgents({
-      workspace,
-      trusted: settings.trusted,
-      bare: settings.bare,
-      ...(flags.agents ? { given: flags.agents } : {}),
-      notice: hooks.notice,
-    }),
-    capsOf(settings.crab().settings.subagents),
-  );
+  const subagents = runSubagents(flags, settings, workspace, hooks.notice);
   const { offered, mcpPicks } = offeredTools(
     flags,
     settings,
@@ -490,25 +480,7 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     hooks.notice,
     createTaskTool(subagents),
   );
-
-  const sandboxed = offered.some((t) => t.class === "exec") &&
-    sandbox.mode !== "danger-full-access";
-  // The sandbox's probe (a keeper and one real sandbox start) never holds the first request
-  // back. Interactive mode starts it now, while the user types; print mode at its first bash
-  // call, so a run that never calls bash never pays for it. What it finds is said when it comes.
-  let probing: Promise<void> | undefined;
-  const probe = sandboxed
-    ? {
-      started: () => probing,
-      start: () =>
-        probing ??= import("../../tools/sandbox/mod.ts").then(({ sandboxStatus }) =>
-          sandboxStatus(workspace, sandbox)
-        ).then((status) => {
-          if (!status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
-        }, () => {}),
-    }
-    : undefined;
-  if (hooks.mode !== "print") probe?.start();
+  const probe = sandboxProbe(offered, workspace, sandbox, hooks);
   // MCP servers connect while the provider loads; the first request waits for both. Print
   // mode starts them now; interactive mode once its prompt is drawn (`warmUp`), so loading
   // the MCP SDK does not hold the prompt back.
@@ -520,6 +492,65 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
     ...(mcpFlag ? { flag: mcpFlag } : {}),
     forget: (cls) => made.policy?.forget(cls) ?? false,
   });
+  const choice = runPolicy(flags, settings, hooks, offered, mcp);
+  const { provider, config: providerConfig } = await runProviderOrAbandon(
+    flags,
+    settings,
+    hooks,
+    mcp,
+    () => made.policy?.mode ?? choice.mode,
+  );
+
+  // The server is asked for an unknown model's window while the SDK loads.
+  const windowing = runWindow(flags, settings, providerConfig, hooks.mode, hooks.notice);
+  if (hooks.mode === "print") await mcp.connect();
+  const window = await windowing;
+
+  const opened = openRun(flags, workspace, hooks.mode, provider, hooks.notice);
+  const registry = runRegistry(offered, mcp);
+  const telemetry = await loadTelemetry();
+  const run = new RunSession({
+    flags,
+    settings,
+    hooks,
+    opened,
+    registry,
+    telemetry,
+    mcp,
+    skills,
+    subagents,
+    ...(probe ? { probe } : {}),
+    policy: policyChoice(choice, sandbox, hooks),
+  });
+
+  made.policy = run.policy;
+  const agent = await run.startAgent(provider, window.tokens);
+  window.later?.then((tokens) => agent.contextWindow = tokens, () => {});
+  telemetry?.instrument({
+    runId: opened.runId,
+    sessionId: () => run.sessionId,
+    mode: hooks.mode,
+    agent,
+    provider,
+    baseUrl: providerConfig.baseUrl,
+  });
+  const rt = run.runtime(provider, choice.printDefault, sandbox.mode);
+  if (providerConfig.baseUrl) rt.apiBase = providerConfig.baseUrl;
+  return rt;
+}
+
+/**
+ * The session's mode and the classes approved up front, from the flags, the
+ * settings and the tools offered (print mode's MCP servers start here, so their
+ * tools count); running as root under `--yolo` is said once.
+ */
+function runPolicy(
+  flags: RunFlags,
+  settings: Settings,
+  hooks: RuntimeHooks,
+  offered: readonly AnyTool[],
+  mcp: RunMcp,
+): ReturnType<typeof choosePolicy> {
   const servers = hooks.mode === "print" ? mcp.start().servers : [];
   const choice = choosePolicy(
     flags,
@@ -533,70 +564,100 @@ export async function startRuntime(flags: RunFlags, hooks: RuntimeHooks): Promis
   if (choice.mode === "bypassPermissions" && effectiveUid() === 0) {
     hooks.notice("warning: --yolo as root: every call runs without asking, with root's rights");
   }
-  let provider: Provider;
-  let providerConfig: ProviderConfig;
-  try {
-    ({ provider, config: providerConfig } = await runProvider(
-      flags,
-      settings,
-      hooks.mode,
-      () => made.policy?.mode ?? choice.mode,
-      hooks.notice,
-    ));
-  } catch (e) {
-    await mcp.abandon();
-    throw e;
-  }
+  return choice;
+}
 
-  // The server is asked for an unknown model's window while the SDK loads.
-  const windowing = runWindow(flags, settings, providerConfig, hooks.mode, hooks.notice);
-  if (hooks.mode === "print") await mcp.connect();
-  const window = await windowing;
-
-  const opened = openRun(flags, workspace, hooks.mode, provider, hooks.notice);
-
+/** The tools of the run: those offered and the MCP servers' as they come. */
+function runRegistry(offered: readonly AnyTool[], mcp: RunMcp): Registry {
   const registry = new Registry(offered);
   mcp.sync(registry);
   // A model that calls a tool of a server waiting for trust is told so.
   registry.explainMissing((name) => mcp.missing(name));
-  const telemetry = await loadTelemetry();
-  const run = new RunSession({
-    flags,
-    settings,
-    hooks,
-    opened,
-    registry,
-    telemetry,
-    mcp,
-    skills,
-    subagents,
-    ...(probe ? { probe } : {}),
-    policy: {
-      mode: choice.mode,
-      allowed: choice.allowed,
-      sandbox,
-      ...(hooks.ask ? { ask: hooks.ask } : {}),
-      ...(hooks.askCallsOnly ? { askCallsOnly: true } : {}),
-      ...(hooks.approved ? { notify: hooks.approved } : {}),
-      flagFor,
-    },
-  });
+  return registry;
+}
 
-  made.policy = run.policy;
-  const agent = await run.startAgent(provider, window.tokens);
+/** The subagent types of the run, read once; a workspace's only once it is trusted. */
+function runSubagents(
+  flags: RunFlags,
+  settings: Settings,
+  workspace: string,
+  notice: (m: string) => void,
+): Subagents {
+  return new Subagents(
+    loadAgents({
+      workspace,
+      trusted: settings.trusted,
+      bare: settings.bare,
+      ...(flags.agents ? { given: flags.agents } : {}),
+      notice,
+    }),
+    capsOf(settings.crab().settings.subagents),
+  );
+}
 
-  window.later?.then((tokens) => agent.contextWindow = tokens, () => {});
-  telemetry?.instrument({
-    runId: opened.runId,
-    sessionId: () => run.sessionId,
-    mode: hooks.mode,
-    agent,
-    provider,
-    baseUrl: providerConfig.baseUrl,
-  });
-  const rt = run.runtime(provider, choice.printDefault, sandbox.mode);
-  if (providerConfig.baseUrl) rt.apiBase = providerConfig.baseUrl;
-  return rt;
+/**
+ * The sandbox's probe (a keeper and one real sandbox start), when bash is offered
+ * and sandboxed. It never holds the first request back: interactive mode starts it
+ * now, while the user types; print mode at its first bash call, so a run that never
+ * calls bash never pays for it. What it finds is said when it comes.
+ */
+function sandboxProbe(
+  offered: readonly AnyTool[],
+  workspace: string,
+  sandbox: SandboxGrant,
+  hooks: RuntimeHooks,
+): WorkbenchOptions["probe"] {
+  const sandboxed = offered.some((t) => t.class === "exec") &&
+    sandbox.mode !== "danger-full-access";
+  if (!sandboxed) return undefined;
+  let probing: Promise<void> | undefined;
+  const probe = {
+    started: () => probing,
+    start: () =>
+      probing ??= import("../../tools/sandbox/mod.ts").then(({ sandboxStatus }) =>
+        sandboxStatus(workspace, sandbox)
+      ).then((status) => {
+        if (!status.ok) hooks.notice(`bash cannot run: ${status.reason}. ${status.hint}`);
+      }, () => {}),
+  };
+  if (hooks.mode !== "print") probe.start();
+  return probe;
+}
+
+/**
+ * The run's provider (see {@link runProvider}); when it cannot be made, the MCP
+ * servers already starting are stopped before the error goes on.
+ */
+async function runProviderOrAbandon(
+  flags: RunFlags,
+  settings: Settings,
+  hooks: RuntimeHooks,
+  mcp: RunMcp,
+  mode: () => Mode,
+): ReturnType<typeof runProvider> {
+  try {
+    return await runProvider(flags, settings, hooks.mode, mode, hooks.notice);
+  } catch (e) {
+    await mcp.abandon();
+    throw e;
+  }
+}
+
+/** What the session's policy is made of: the mode and classes chosen, and who answers an ask. */
+function policyChoice(
+  choice: ReturnType<typeof choosePolicy>,
+  sandbox: SandboxGrant,
+  hooks: RuntimeHooks,
+): PolicyChoice {
+  return {
+    mode: choice.mode,
+    allowed: choice.allowed,
+    sandbox,
+    ...(hooks.ask ? { ask: hooks.ask } : {}),
+    ...(hooks.askCallsOnly ? { askCallsOnly: true } : {}),
+    ...(hooks.approved ? { notify: hooks.approved } : {}),
+    flagFor,
+  };
 }
 
 /** What a {@link RunSession} is made of. */
