@@ -15,7 +15,7 @@ import { runEnv } from "../../tools/fs/run_env.ts";
 import { join } from "../../tools/fs/path.ts";
 import { dataDir, ensureDataDir } from "../../tools/fs/data_dir.ts";
 import { hasProjectHooks, trustDigest } from "./trust_digest.ts";
-import { settingsReader } from "./files.ts";
+import { settingsFileChanged, type SettingsReader, settingsReader } from "./files.ts";
 
 interface TrustFile {
   /** `digest`: what the trust covered; a record without one predates hooks. */
@@ -31,17 +31,22 @@ function trustPath(env: Env): string {
   return join(dataDir(env), "trust.json");
 }
 
-function load(env: Env): TrustFile {
-  try {
-    const parsed = JSON.parse(Deno.readTextFileSync(trustPath(env))) as Partial<TrustFile>;
-    if (parsed && typeof parsed.workspaces === "object" && parsed.workspaces !== null) {
-      const refused = typeof parsed.refused === "object" && parsed.refused !== null
-        ? parsed.refused
-        : {};
-      return { workspaces: parsed.workspaces, refused };
-    }
-  } catch {
-    // Missing or unreadable: nothing is trusted.
+/**
+ * The trust record, read through the settings reader: once per process like the
+ * settings files, until crab writes it ({@link save}). A copy: the caller may
+ * change it to save it.
+ */
+function load(env: Env, reader: SettingsReader = settingsReader()): TrustFile {
+  // Missing, unreadable or not JSON: nothing is trusted.
+  const parsed = reader.read(trustPath(env)).json as Partial<TrustFile> | null | undefined;
+  if (
+    parsed && typeof parsed === "object" && typeof parsed.workspaces === "object" &&
+    parsed.workspaces !== null
+  ) {
+    const refused = typeof parsed.refused === "object" && parsed.refused !== null
+      ? parsed.refused
+      : {};
+    return structuredClone({ workspaces: parsed.workspaces, refused });
   }
   return { workspaces: {} };
 }
@@ -73,7 +78,7 @@ export function trustState(
   env: Env = runEnv,
 ): "trusted" | "changed" | "no" {
   const key = realOrSelf(workspace);
-  const record = load(env).workspaces[key];
+  const record = load(env, reader).workspaces[key];
   if (!record) return "no";
   // A record older than hooks covered whatever was there, but never hooks.
   if (record.digest === undefined) return hasProjectHooks(key, reader) ? "changed" : "trusted";
@@ -84,7 +89,11 @@ function save(record: TrustFile, env: Env): void {
   ensureDataDir(undefined, env);
   const tmp = `${trustPath(env)}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   Deno.writeTextFileSync(tmp, JSON.stringify(record, null, 2) + "\n", { mode: 0o600 });
-  Deno.renameSync(tmp, trustPath(env));
+  try {
+    Deno.renameSync(tmp, trustPath(env));
+  } finally {
+    settingsFileChanged(trustPath(env));
+  }
 }
 
 /**

@@ -77,6 +77,8 @@ Deno.test("Settings reads each settings file once, however many views a command 
     join(s.ws, ".mcp.json"),
     join(s.ws, ".crab", "config.local.json"),
     join(s.ws, ".claude", "settings.local.json"),
+    // The record of trust is read with them, once.
+    join(s.home, "trust.json"),
   ];
   assert.deepEqual(Object.keys(reads).sort(), [...files].sort());
   assert.deepEqual(Object.values(reads).filter((n) => n !== 1), []);
