@@ -20,6 +20,7 @@
 
 import assert from "node:assert/strict";
 import { dirname, join, relative } from "node:path";
+import { filesUnder } from "./support/source_files.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const SOURCE_ROOTS = ["main.ts", "tools", "agent", "mcp", "scripts"];
@@ -29,20 +30,6 @@ const MAX_LINES = 4000;
 /** Rooms kept below the limit, so the next features fit. */
 const ROOMY: Record<string, number> = { tools: 16, "tools/sandbox": 16 };
 const MIRRORED_SHARE = 0.75;
-
-function filesUnder(rel: string): string[] {
-  const abs = join(ROOT, rel);
-  if (Deno.statSync(abs).isFile) return [rel];
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(abs)) {
-    const child = join(rel, e.name);
-    if (e.isDirectory) {
-      if (e.name === "testdata" || e.name === "__snapshots__") continue;
-      out.push(...filesUnder(child));
-    } else if (e.isFile && e.name.endsWith(".ts")) out.push(child);
-  }
-  return out;
-}
 
 /** One relative module a file refers to, and whether only its types are used. */
 interface Ref {

@@ -5,25 +5,14 @@
  */
 
 import assert from "node:assert/strict";
-import { join, relative } from "node:path";
 import { UsageError } from "../../../agent/settings/usage_error.ts";
-
-const ROOT = new URL("../../../", import.meta.url).pathname;
+import { filesUnder, REPO_ROOT } from "../../support/source_files.ts";
 
 /** Where the exit code of crab's commands is made. */
 const ROOMS = ["agent", "mcp"];
 
 /** The one place that turns a usage error into exit 2, and a key's width (not an exit code). */
 const ALLOWED = new Set(["agent/cli/mod.ts", "agent/repl/line_editor.ts"]);
-
-function sources(dir: string, out: string[] = []): string[] {
-  for (const e of Deno.readDirSync(dir)) {
-    const path = join(dir, e.name);
-    if (e.isDirectory) sources(path, out);
-    else if (e.name.endsWith(".ts")) out.push(path);
-  }
-  return out;
-}
 
 Deno.test("UsageError.report() says error:, and hint: when there is one", () => {
   assert.equal(new UsageError("Cannot do it").report(), "error: Cannot do it");
@@ -36,10 +25,9 @@ Deno.test("UsageError.report() says error:, and hint: when there is one", () => 
 Deno.test("no code but the command line's gives exit 2: a command throws a UsageError", () => {
   const own: string[] = [];
   for (const room of ROOMS) {
-    for (const path of sources(join(ROOT, room))) {
-      const rel = relative(ROOT, path);
+    for (const rel of filesUnder(room)) {
       if (ALLOWED.has(rel)) continue;
-      const lines = Deno.readTextFileSync(path).split("\n");
+      const lines = Deno.readTextFileSync(REPO_ROOT + rel).split("\n");
       lines.forEach((line, i) => {
         if (/\breturn 2\b|\bexit\(2\)|\bcode = 2\b|\bexitCode = 2\b/.test(line)) {
           own.push(`${rel}:${i + 1}: ${line.trim()}`);
