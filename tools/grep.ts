@@ -196,8 +196,8 @@ async function runSearch(
   // A pattern whose work per text position is bounded may be searched on this thread while no
   // worker is up; any other runs on the workers only, which can be stopped.
   const mayRunHere = boundedWork(spec.pattern);
-  // The searcher (and the `node:buffer` it uses) loads with the first search that may run here,
-  // not at start-up, nor for a pattern only the workers may run.
+  // The searcher loads with the first search that may run here, not at start-up, nor for a
+  // pattern only the workers may run. It leaves Deno's Node layer unloaded on this thread.
   const searchHere = mayRunHere ? (await import("./search/grep_worker.ts")).searchHere : undefined;
   const out = new Collector(spec.mode, spec.max, spec.context);
   const batches: string[][] = [];

@@ -17,12 +17,16 @@
  *
  * The first searches of a process may run here on the calling thread too
  * ({@link searchHere}), for patterns whose work is bounded, while no worker is
- * up yet.
+ * up yet. That thread does without Node's `Buffer`, whose Latin-1 copy the
+ * rest relies on: loading Deno's Node layer would cost a one-shot search about
+ * 10 ms. There an ASCII file's text is its UTF-8 decoding (the same string,
+ * as fast to make) and any other file is decoded, which changes no answer for
+ * the reasons above ({@link searchDecoded}).
  *
  * @module
  */
 
-import { Buffer, isAscii } from "node:buffer";
+import type { Buffer } from "node:buffer";
 import { alternatives, asciiOnly, requiredLiteral } from "./grep_pattern.ts";
 
 /** What to return per file. */
@@ -86,6 +90,10 @@ export const MAX_LINE_CHARS = 2000;
 const BINARY_PROBE = 8192;
 
 const utf8 = new TextDecoder("utf-8");
+/** For a line inside a file: a BOM there is a character (the file's own is skipped before). */
+const utf8InLine = new TextDecoder("utf-8", { ignoreBOM: true });
+/** Throws on invalid UTF-8: valid text as many characters as bytes is ASCII. */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 const utf16le = new TextDecoder("utf-16le");
 const utf16be = new TextDecoder("utf-16be");
 
@@ -93,7 +101,41 @@ const utf16be = new TextDecoder("utf-16be");
 type Latin1Buffer = Buffer & { latin1Slice(start: number, end: number): string };
 
 let buf = new Uint8Array(1 << 20);
-let nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
+
+/** `node:buffer`, once {@link loadLatin1} loaded it (every worker does as it starts). */
+let node: typeof import("node:buffer") | undefined;
+/** The Latin-1 view of {@link buf}, while `node` is loaded. */
+let nodeBuf: Latin1Buffer | undefined;
+
+/** Node's Latin-1 view of `bytes` (from their start). */
+function viewOf(bytes: Uint8Array): Latin1Buffer {
+  const b = bytes.buffer as ArrayBuffer;
+  return node!.Buffer.from(b, bytes.byteOffset, bytes.byteLength) as Latin1Buffer;
+}
+
+/**
+ * Loads `node:buffer` for this thread's searches: its Latin-1 copy is several
+ * times faster than decoding a file that is not ASCII.
+ */
+export async function loadLatin1(): Promise<void> {
+  // By a variable: a bundle's chunk that names it loads Deno's Node layer with the chunk.
+  const specifier: string = "node:buffer";
+  node ??= (await import(specifier)) as typeof import("node:buffer");
+  nodeBuf ??= viewOf(buf);
+}
+
+/** The text of `bytes` when they are all ASCII (`view`: Node's view of them, if loaded). */
+function asciiText(bytes: Uint8Array, view: Latin1Buffer | undefined): string | undefined {
+  if (view) return node!.isAscii(bytes) ? view.latin1Slice(0, bytes.length) : undefined;
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+  // Valid UTF-8 spends more than one byte on any other character (and a BOM, dropped, three).
+  return text.length === bytes.length ? text : undefined;
+}
 
 /**
  * Files larger than this are not searched: a JavaScript string holds at most
@@ -247,8 +289,8 @@ function remember(path: string, info: Deno.FileInfo, len: number): void {
   if (old) forget(path, old);
   if (keptBytes + len > bounds.bytes && !makeRoom(len)) return;
   const k: KeptFile = { ino: info.ino, size: len, mtime, ctime, cost: len, seen: searchesSeen };
-  if (isAscii(buf.subarray(0, len))) {
-    const text = nodeBuf.latin1Slice(0, len);
+  const text = asciiText(buf.subarray(0, len), nodeBuf);
+  if (text !== undefined) {
     if (text.indexOf("\0") === -1) k.text = text;
     else {
       k.binary = true;
@@ -256,7 +298,7 @@ function remember(path: string, info: Deno.FileInfo, len: number): void {
     }
   } else {
     k.bytes = buf.slice(0, len);
-    k.view = Buffer.from(k.bytes.buffer, 0, len) as Latin1Buffer;
+    if (node) k.view = viewOf(k.bytes);
   }
   kept.set(path, k);
   keptBytes += k.cost;
@@ -470,11 +512,12 @@ export function compile(pattern: string, flags: string): Compiled {
 /**
  * Searches the first `len` bytes of the reused buffer (a file just read);
  * undefined when they have no match or are binary. One code path for files and
- * for {@link searchBytes}; no view or closure is made per file.
+ * for {@link searchBytes}; no view or closure is made per file. Without Node's
+ * `view` (on the calling thread), {@link searchDecoded}.
  */
 function searchLoaded(
   bytes: Uint8Array,
-  view: Latin1Buffer,
+  view: Latin1Buffer | undefined,
   c: Compiled,
   mode: GrepMode,
   context: number,
@@ -487,6 +530,7 @@ function searchLoaded(
     const text = (b0 === 0xff ? utf16le : utf16be).decode(bytes.subarray(2));
     return searchText(c, text, mode, context, lineCap);
   }
+  if (!view) return searchDecoded(bytes, c, mode, context, lineCap);
   // A required literal the bytes lack: no match, whatever the encoding of the rest. The bytes are
   // scanned as their Latin-1 view: a plain copy, which V8's string search then scans faster than
   // any byte loop here, and which becomes the text to search when the Latin-1 path applies.
@@ -502,7 +546,7 @@ function searchLoaded(
   if (!latin1) {
     // Probe the head for NUL before paying for a decode: most binaries show one early.
     if (bytes.subarray(0, BINARY_PROBE).indexOf(0) !== -1) return undefined;
-    latin1 = isAscii(bytes);
+    latin1 = node!.isAscii(bytes);
   }
   if (latin1) {
     bom = len >= 3 && b0 === 0xef && b1 === 0xbb && bytes[2] === 0xbf ? 3 : 0;
@@ -514,7 +558,7 @@ function searchLoaded(
   c.re.lastIndex = 0;
   const first = c.re.exec(text);
   if (!first) return undefined;
-  if (!latin1 || mode !== "content" || isAscii(bytes)) {
+  if (!latin1 || mode !== "content" || node!.isAscii(bytes)) {
     return searchText(c, text, mode, context, lineCap, { first });
   }
   // Removing CRs would shift the offsets the line decoding relies on: decode it all.
@@ -522,9 +566,37 @@ function searchLoaded(
   // A Latin-1 view of UTF-8 text: offsets are byte offsets, so decode just the lines shown.
   const lineText = (s: number, e: number) => {
     const view = text.slice(s, e);
-    return /[\x80-\xff]/.test(view) ? utf8.decode(bytes.subarray(s + bom, e + bom)) : view;
+    return /[\x80-\xff]/.test(view) ? utf8InLine.decode(bytes.subarray(s + bom, e + bom)) : view;
   };
   return searchText(c, text, mode, context, lineCap, { first, lineText });
+}
+
+/**
+ * {@link searchLoaded} without a Latin-1 view: an ASCII file's text is its
+ * Latin-1 view, any other file is searched decoded. The same answers: a
+ * pattern the view is taken for matches only ASCII, which UTF-8 decoding
+ * leaves where it was (an invalid byte becomes U+FFFD, which such a pattern
+ * never matches, and no ASCII byte is ever taken into a replaced sequence);
+ * lines are shown decoded either way.
+ */
+function searchDecoded(
+  bytes: Uint8Array,
+  c: Compiled,
+  mode: GrepMode,
+  context: number,
+  lineCap: number,
+): Omit<FileMatches, "index"> | undefined {
+  let text = asciiText(bytes, undefined);
+  if (text === undefined) {
+    if (bytes.subarray(0, BINARY_PROBE).indexOf(0) !== -1) return undefined;
+    text = utf8.decode(bytes); // drops a UTF-8 BOM, replaces invalid sequences
+  }
+  if (c.literals.length && !c.literals.some((l) => text.indexOf(l) !== -1)) return undefined;
+  if (text.indexOf("\0") !== -1) return undefined;
+  c.re.lastIndex = 0;
+  const first = c.re.exec(text);
+  if (!first) return undefined;
+  return searchText(c, text, mode, context, lineCap, { first });
 }
 
 /**
@@ -554,18 +626,23 @@ function ensureCapacity(n: number): void {
   const bigger = new Uint8Array(size);
   bigger.set(buf);
   buf = bigger;
-  nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
+  if (node) nodeBuf = viewOf(buf);
 }
 
-/** Searches a file's bytes as {@link searchFile} searches a file (for tests). */
+/**
+ * Searches a file's bytes as {@link searchFile} searches a file (for tests):
+ * through Node's Latin-1 view once {@link loadLatin1} loaded it, else (or with
+ * `viaNode` false) as the calling thread does without it.
+ */
 export function searchBytes(
   bytes: Uint8Array,
   c: Compiled,
   mode: GrepMode,
   context: number,
   lineCap: number,
+  viaNode = true,
 ): Omit<FileMatches, "index"> | undefined {
-  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) as Latin1Buffer;
+  const view = node && viaNode ? viewOf(bytes) : undefined;
   return searchLoaded(bytes, view, c, mode, context, lineCap);
 }
 
@@ -600,7 +677,7 @@ export function searchFile(
   } finally {
     if (buf.byteLength > KEEP_BUFFER_BYTES) {
       buf = new Uint8Array(1 << 20);
-      nodeBuf = Buffer.from(buf.buffer, 0, buf.byteLength) as Latin1Buffer;
+      if (node) nodeBuf = viewOf(buf);
     }
   }
 }
@@ -720,7 +797,12 @@ const scope = globalThis as any;
 if (typeof scope.WorkerGlobalScope === "function" && scope instanceof scope.WorkerGlobalScope) {
   let cancel: Int32Array | undefined;
   let claims: Int32Array | undefined;
-  scope.onmessage = (e: MessageEvent<GrepBatch | WorkerInit>) => {
+  // A worker searches many files: Node's Latin-1 copy is worth its load here. Should it fail, the
+  // searches go on without it, as on the calling thread.
+  const ready = loadLatin1().catch(() => {});
+  scope.onmessage = async (e: MessageEvent<GrepBatch | WorkerInit>) => {
+    // Messages keep their order: each waits for the same promise.
+    await ready;
     const msg = e.data;
     if ("init" in msg) {
       // One cell per search id (modulo its length); a cancelled search's id is stored in it.

@@ -1,9 +1,10 @@
 // The grep worker's shortcuts must never change an answer: the Latin-1 view for ASCII-only
-// patterns, the required-literal rejection, and the bounded-work test that lets the calling
-// thread search.
+// patterns, the required-literal rejection, the calling thread's search without Node's Buffer,
+// and the bounded-work test that lets the calling thread search.
 import assert from "node:assert/strict";
 import {
   compile,
+  loadLatin1,
   searchAscii,
   searchBytes,
   searchText,
@@ -16,6 +17,9 @@ import {
   requiredLiteral,
 } from "../../../tools/search/grep_pattern.ts";
 import { prng } from "../../support/prng.ts";
+
+// Node's Latin-1 view, as a worker has it; `searchBytes(…, false)` searches as the calling thread.
+await loadLatin1();
 
 Deno.test("asciiOnly() accepts patterns that can only match ASCII and rejects the rest", () => {
   for (const p of ["function", "\\bfoo\\w+\\(", "^import .* from", "[a-z_]+\\d{2}", "x\\x41"]) {
@@ -158,6 +162,8 @@ Deno.test("searchBytes() answers the same through the Latin-1 view as on decoded
           const a = searchBytes(bytes, fast, mode, 1, 1000);
           const b = searchBytes(bytes, exact, mode, 1, 1000);
           assert.deepEqual(a, b, `${JSON.stringify(text)} /${p}/${flags} ${mode}`);
+          const here = searchBytes(bytes, fast, mode, 1, 1000, false);
+          assert.deepEqual(here, a, `${JSON.stringify(text)} /${p}/${flags} ${mode} without Node`);
           const decoded = searchText(exact, text.replace(/^\ufeff/, ""), mode, 1, 1000);
           assert.deepEqual(a, decoded, `${JSON.stringify(text)} /${p}/${flags} ${mode} decoded`);
           compared++;
@@ -196,9 +202,61 @@ Deno.test("searchBytes() on bytes equals searchText() on the decoded text for an
           searchText(c, text, mode, 0, 1000),
           `${JSON.stringify(text)} /${p}/ ${mode}`,
         );
+        assert.deepEqual(
+          searchBytes(bytes, c, mode, 0, 1000, false),
+          searchText(c, text, mode, 0, 1000),
+          `${JSON.stringify(text)} /${p}/ ${mode} without Node`,
+        );
       }
     }
   }
+});
+
+Deno.test("searchBytes() answers the same with and without Node's view on bytes of any kind", () => {
+  // Invalid UTF-8, lone Latin-1 bytes, NUL, BOMs and CRs among ASCII words: each path may take
+  // its own shortcut; none may change an answer.
+  const rand = prng(Number(Deno.env.get("CRAB_FUZZ_SEED") ?? 23));
+  const pieces = [
+    [0x66, 0x6f, 0x6f], // foo
+    [0x62, 0x61, 0x72], // bar
+    [0x20],
+    [0x0a],
+    [0x0d, 0x0a],
+    [0xe9], // Latin-1 é: invalid UTF-8
+    [0xc3, 0xa9], // UTF-8 é
+    [0xe6, 0x97, 0xa5], // UTF-8 日
+    [0xe6, 0x97], // a cut sequence
+    [0x80],
+    [0xff],
+    [0x00],
+    [0xef, 0xbb, 0xbf], // a BOM, anywhere
+  ];
+  const patterns = ["foo", "o\\s*b", "^bar", "r$", ".", "[^a-z]", "foo|bar", "é", "\\W+", "fooba"];
+  let compared = 0;
+  for (let i = 0; i < 400; i++) {
+    const bytes: number[] = [];
+    for (let n = Math.floor(rand() * 12); n > 0; n--) {
+      const piece = pieces[Math.floor(rand() * pieces.length)];
+      // NUL mostly rare, so most texts are not binary.
+      if (piece[0] === 0 && rand() < 0.8) continue;
+      bytes.push(...piece);
+    }
+    const data = new Uint8Array(bytes);
+    for (const p of patterns) {
+      for (const flags of ["gm", "gmi"]) {
+        const c = compile(p, flags);
+        for (const mode of ["content", "count", "files_with_matches"] as const) {
+          assert.deepEqual(
+            searchBytes(data, c, mode, 1, 1000, false),
+            searchBytes(data, c, mode, 1, 1000),
+            `${JSON.stringify(bytes)} /${p}/${flags} ${mode}`,
+          );
+          compared++;
+        }
+      }
+    }
+  }
+  assert.equal(compared, 400 * patterns.length * 2 * 3);
 });
 
 Deno.test("searchAscii() on a kept ASCII text equals searchBytes() on its bytes", () => {
