@@ -65,6 +65,7 @@ import {
   lstatFieldsAt,
   lstatOrNull,
   openDirFd,
+  type StatFields,
 } from "../../tools/fs/exists.ts";
 import { releaseMemory } from "../../tools/host/memory.ts";
 import {
@@ -1028,9 +1029,25 @@ export class Snapshotter {
       try {
         for (let i = 0; i < names.length; i++) {
           const name = names[i];
+          const ig = dirIg || verdicts![i];
+          // A file of the stat cache scanned in place, in a folder open: when its stat vouches
+          // for its row (most files of a later session's first scan), the row stays, and
+          // nothing is made for it, not even its path.
+          let pre: StatFields | null | undefined;
+          const place = places === undefined ? -1 : places[i] - 1;
+          if (place >= 0 && fd >= 0 && stale === undefined && kinds.charCodeAt(i) !== DIR) {
+            pre = this.#statIn(at === undefined ? undefined : at + i, fd, name);
+            if (
+              pre && !pre.isDirectory && pre.nlink <= 1 &&
+              tree.trusts(place, pre.ino, pre.size, pre.mtime, pre.ctime, ig)
+            ) {
+              tree.keep(place);
+              found![i] = 1 + place;
+              continue;
+            }
+          }
           const abs = dir === "/" ? "/" + name : dir + "/" + name;
           const rel = dirRel === "" ? name : dirRel + "/" + name;
-          const ig = dirIg || verdicts![i];
           if (files) stale?.delete(rel);
           if (kinds.charCodeAt(i) === DIR) {
             if (ig && HEAVY_DIRS.has(name)) {
@@ -1057,6 +1074,7 @@ export class Snapshotter {
             kinds.charCodeAt(i) === KIND_FILE,
             fd,
             name,
+            pre,
           );
           if (tree.fileCount > max) {
             throw new TooLarge(`the workspace has more than ${max} files undo would keep`);
@@ -1237,6 +1255,8 @@ export class Snapshotter {
     /** Its folder open for stats of its names ({@link openDirFd}), or -1; `name` is its own. */
     dirFd = -1,
     name = "",
+    /** Its stat, when the caller took it already (null: it is gone). */
+    pre?: StatFields | null,
   ): number {
     const old = place === undefined ? from?.files.get(rel) : place >= 0 ? place : undefined;
     if (
@@ -1264,13 +1284,11 @@ export class Snapshotter {
       const r = this.#lookTracked(abs, rel, ig, now, into, place);
       if (r !== undefined) return r;
     }
-    const ahead = aheadAt === undefined ? undefined : this.#ahead?.take(aheadAt);
-    if (ahead !== undefined) this.statsBeside++;
-    const st = ahead !== undefined
-      ? ahead
+    const st = pre !== undefined
+      ? pre
       : dirFd >= 0
-      ? lstatFieldsAt(dirFd, name)
-      : lstatFields(abs);
+      ? this.#statIn(aheadAt, dirFd, name)
+      : (aheadAt === undefined ? undefined : this.#takeAhead(aheadAt)) ?? lstatFields(abs);
     if (!st || st.isDirectory) {
       if (place === undefined ? into.delete(rel) : into.deleteAt(rel, place)) this.#dirty = true;
       return -1;
@@ -1336,6 +1354,23 @@ export class Snapshotter {
     }
     this.hashed++;
     return set({ ...base, kind: K_FILE, mode, size: kept.size, hash: kept.hash });
+  }
+
+  /**
+   * The stat of the file `name` in the folder open as `dirFd`: the thread's
+   * beside ({@link StatsAhead}) when it took it, else taken now. Valid until
+   * the next stat: its object is reused.
+   */
+  #statIn(aheadAt: number | undefined, dirFd: number, name: string): StatFields | null {
+    const ahead = aheadAt === undefined ? undefined : this.#takeAhead(aheadAt);
+    return ahead !== undefined ? ahead : lstatFieldsAt(dirFd, name);
+  }
+
+  /** The stat the thread beside took of path `i`; undefined: take it yourself. */
+  #takeAhead(i: number): StatFields | null | undefined {
+    const ahead = this.#ahead?.take(i);
+    if (ahead !== undefined) this.statsBeside++;
+    return ahead;
   }
 
   /**

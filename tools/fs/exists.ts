@@ -41,7 +41,9 @@ export const DIR_FD_FROM = 8;
 /**
  * A native `lstat` (see {@link nativeLstat}): of `path`, or of the name `path`
  * in the folder open as `at` ({@link NativeLstat.openDir}), which spares the
- * system call the walk from `/` to the folder for each of its files.
+ * system call the walk from `/` to the folder for each of its files. A stat in
+ * a folder is for a walk of many files: its object is the same each time,
+ * valid until the next such stat.
  */
 export interface NativeLstat {
   (path: string, at?: number): StatFields | null;
@@ -87,6 +89,20 @@ export function nativeLstat(): NativeLstat | null {
     path[enc.encodeInto(p, path).written] = 0;
     return true;
   };
+  const blank = (): StatFields => ({
+    isFile: false,
+    isDirectory: false,
+    isSymlink: false,
+    ino: 0,
+    size: 0,
+    mtime: 0,
+    ctime: 0,
+    mode: 0,
+    nlink: 0,
+    dev: 0,
+  });
+  // A walk's stats in a folder share one object: nothing is made, and nothing left, per file.
+  const reused = blank();
   // AT_FDCWD unless a folder is given: then `p` is a name in it, never a path through it.
   const stat = ((p: string, at = -100) => {
     const oneName = p !== "" && p !== "." && p !== ".." && !p.includes("/");
@@ -95,20 +111,19 @@ export function nativeLstat(): NativeLstat | null {
     if (statx(at, path, 0x100, 0x7ff, out) !== 0) return null;
     const mode = view.getUint16(28, true), type = mode & 0o170000;
     const major = view.getUint32(136, true), minor = view.getUint32(140, true);
-    return {
-      isFile: type === 0o100000,
-      isDirectory: type === 0o40000,
-      isSymlink: type === 0o120000,
-      ino: u64(32),
-      size: u64(40),
-      mtime: i64(112) * 1000 + Math.floor(view.getUint32(120, true) / 1e6),
-      ctime: i64(96) * 1000,
-      mode,
-      nlink: view.getUint32(16, true),
-      // glibc's makedev(), as Deno's `dev`.
-      dev: (major & 0xfff) * 256 + (minor & 0xff) + ((minor & 0xffffff00) >>> 0) * 4096 +
-        ((major & 0xfffff000) >>> 0) * 2 ** 32,
-    };
+    const r = at === -100 ? blank() : reused;
+    r.isFile = type === 0o100000;
+    r.isDirectory = type === 0o40000;
+    r.isSymlink = type === 0o120000;
+    r.ino = u64(32);
+    r.size = u64(40);
+    r.mtime = i64(112) * 1000 + Math.floor(view.getUint32(120, true) / 1e6);
+    r.ctime = i64(96) * 1000;
+    r.mode = mode;
+    r.nlink = view.getUint32(16, true);
+    r.dev = (major & 0xfff) * 256 + (minor & 0xff) + ((minor & 0xffffff00) >>> 0) * 4096 +
+      ((major & 0xfffff000) >>> 0) * 2 ** 32;
+    return r;
   }) as NativeLstat;
   // O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC: a handle on the folder itself, not a symlink's
   // target (a trailing slash would follow one: it goes).
@@ -141,7 +156,10 @@ export function closeDirFd(fd: number): void {
   if (fd >= 0) native?.closeDir(fd);
 }
 
-/** The {@link StatFields} of the name `name` in the folder open as `fd` ({@link openDirFd}). */
+/**
+ * The {@link StatFields} of the name `name` in the folder open as `fd`
+ * ({@link openDirFd}), valid until the next call: its object is reused.
+ */
 export function lstatFieldsAt(fd: number, name: string): StatFields | null {
   return native!(name, fd);
 }

@@ -407,6 +407,18 @@ export class StatsAhead {
   #worker: Worker;
   #stats: Float64Array;
   #state: Int32Array;
+  #reused: StatFields = {
+    isFile: false,
+    isDirectory: false,
+    isSymlink: false,
+    ino: 0,
+    size: 0,
+    mtime: 0,
+    ctime: 0,
+    mode: 0,
+    nlink: 0,
+    dev: 0,
+  };
   #ended!: () => void;
   /** Settles when the thread has gone through every path, or was stopped. */
   readonly done: Promise<void> = new Promise((resolve) => this.#ended = resolve);
@@ -445,7 +457,8 @@ export class StatsAhead {
 
   /**
    * The stat of path `i` if the thread took it (null: it was absent);
-   * undefined when it did not, and now will not: stat it yourself.
+   * undefined when it did not, and now will not: stat it yourself. Valid
+   * until the next call: its object is reused.
    */
   take(i: number): StatFields | null | undefined {
     let s = Atomics.load(this.#state, i);
@@ -455,19 +468,18 @@ export class StatsAhead {
     }
     if (s === S_ABSENT) return null;
     if (s < S_FILE || s > S_OTHER) return undefined;
-    const o = i * STAT_FIELDS, f = this.#stats;
-    return {
-      isFile: s === S_FILE,
-      isDirectory: s === S_DIR,
-      isSymlink: s === S_LINK,
-      ino: f[o],
-      size: f[o + 1],
-      mtime: f[o + 2],
-      ctime: f[o + 3],
-      mode: f[o + 4],
-      nlink: f[o + 5],
-      dev: f[o + 6],
-    };
+    const o = i * STAT_FIELDS, f = this.#stats, r = this.#reused;
+    r.isFile = s === S_FILE;
+    r.isDirectory = s === S_DIR;
+    r.isSymlink = s === S_LINK;
+    r.ino = f[o];
+    r.size = f[o + 1];
+    r.mtime = f[o + 2];
+    r.ctime = f[o + 3];
+    r.mode = f[o + 4];
+    r.nlink = f[o + 5];
+    r.dev = f[o + 6];
+    return r;
   }
 
   /** Ends the thread, if it has not ended. */
