@@ -76,17 +76,34 @@ export function nativeLstat(): NativeLstat | null {
   } catch {
     return null;
   }
+  // The fields are read in the machine's order, below: little-endian only (all Deno runs on).
+  if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) return null;
   const { statx, open, close } = libc;
-  const out = new Uint8Array(256), view = new DataView(out.buffer), enc = new TextEncoder();
+  // struct statx read through typed views, which even code not yet optimized reads without a
+  // call (a DataView's getter is one, each field, each file).
+  const out = new Uint8Array(256), enc = new TextEncoder();
+  const u16 = new Uint16Array(out.buffer), u32 = new Uint32Array(out.buffer);
+  const i32 = new Int32Array(out.buffer);
   let path = new Uint8Array(4096);
-  // 64-bit fields as two 32-bit halves: no BigInt made for each.
-  const u64 = (o: number) => view.getUint32(o, true) + view.getUint32(o + 4, true) * 2 ** 32;
-  const i64 = (o: number) => view.getUint32(o, true) + view.getInt32(o + 4, true) * 2 ** 32;
+  // 64-bit fields as two 32-bit halves: no BigInt made for each (`o`: the field's byte offset).
+  const u64 = (o: number) => u32[o >> 2] + u32[(o >> 2) + 1] * 2 ** 32;
+  const i64 = (o: number) => u32[o >> 2] + i32[(o >> 2) + 1] * 2 ** 32;
   /** `p` as a C string in `path`; false when it holds a NUL (it would end early, at another file). */
   const cString = (p: string) => {
-    if (p.includes("\0")) return false;
-    if (path.length < p.length * 3 + 1) path = new Uint8Array(p.length * 3 + 1);
-    path[enc.encodeInto(p, path).written] = 0;
+    const n = p.length;
+    if (path.length < n * 3 + 1) path = new Uint8Array(n * 3 + 1);
+    // ASCII (most names) byte by byte: cheaper than a call out to the encoder for a short name.
+    let i = 0;
+    for (; i < n; i++) {
+      const c = p.charCodeAt(i);
+      if (c === 0) return false;
+      if (c >= 0x80) break;
+      path[i] = c;
+    }
+    if (i < n) {
+      if (p.includes("\0")) return false;
+      path[enc.encodeInto(p, path).written] = 0;
+    } else path[n] = 0;
     return true;
   };
   const blank = (): StatFields => ({
@@ -109,18 +126,18 @@ export function nativeLstat(): NativeLstat | null {
     if ((at !== -100 && !oneName) || !cString(p)) return null;
     // AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS; struct statx's fields at their offsets.
     if (statx(at, path, 0x100, 0x7ff, out) !== 0) return null;
-    const mode = view.getUint16(28, true), type = mode & 0o170000;
-    const major = view.getUint32(136, true), minor = view.getUint32(140, true);
+    const mode = u16[28 >> 1], type = mode & 0o170000;
+    const major = u32[136 >> 2], minor = u32[140 >> 2];
     const r = at === -100 ? blank() : reused;
     r.isFile = type === 0o100000;
     r.isDirectory = type === 0o40000;
     r.isSymlink = type === 0o120000;
     r.ino = u64(32);
     r.size = u64(40);
-    r.mtime = i64(112) * 1000 + Math.floor(view.getUint32(120, true) / 1e6);
+    r.mtime = i64(112) * 1000 + Math.floor(u32[120 >> 2] / 1e6);
     r.ctime = i64(96) * 1000;
     r.mode = mode;
-    r.nlink = view.getUint32(16, true);
+    r.nlink = u32[16 >> 2];
     r.dev = (major & 0xfff) * 256 + (minor & 0xff) + ((minor & 0xffffff00) >>> 0) * 4096 +
       ((major & 0xfffff000) >>> 0) * 2 ** 32;
     return r;
