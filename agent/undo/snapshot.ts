@@ -591,6 +591,9 @@ export class Snapshotter {
       // What a scan ahead left unread is read now, however many (no cheaper by a scan), under
       // the stat it took then: the watcher said what changed since, and the update looked.
       if (out) await this.#fill(tree);
+      // The entries of what changed are made as the journal closes: a file git's packs held
+      // needs their reader (the Node layer: 30 ms), loaded now, and only then.
+      if (out && tree.journalNamesGit()) await this.prepareGit();
     } finally {
       // Declined (or too large): the tree is put back as it was, for whoever holds it.
       this.delta = tree.closeJournal(out !== undefined);

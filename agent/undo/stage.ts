@@ -357,11 +357,9 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         const s = snapshotter();
         const rel = targetOf(call, opts.workspace);
         // The reader of git's packs is needed once an entry of a file git holds is made: a write's
-        // or an edit's own file now; what a command changed after it ran (postRun waits for it),
-        // so it loads while the command runs.
-        const git = s.prepareGit();
-        if (rel !== undefined) await git;
-        else git.catch(() => {});
+        // or an edit's own file now; for a command, after it ran, and only when what it changed
+        // includes such a file (postRun).
+        if (rel !== undefined) await s.prepareGit();
         pruneOnce(s);
         const only = rel === undefined ? undefined : s.paths([rel]);
         if (only) partial.set(call, rel!);
@@ -392,7 +390,6 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
       let after: Tree | undefined;
       let base: Tree = was;
       try {
-        await s.prepareGit();
         after = rel === undefined ? await whole(s) : s.paths([rel]);
         if (after === undefined) {
           after = await whole(s);
@@ -406,7 +403,9 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         tooLarge = e;
         return `undo: what this call changed is not known (${e.message}); it cannot be undone`;
       }
-      // An update changes the tree in place and knows its changes; a scan is compared whole.
+      // An update changes the tree in place and knows its changes (the reader of git's packs
+      // loaded for them if they need it); a scan is compared whole, which may need it.
+      if (!(after === base && s.delta)) await s.prepareGit();
       const diff = after === base && s.delta ? s.delta : diffTrees(base, after);
       // A background job's sandbox holds its placeholders across calls: never a call's change.
       const prior = after === base ? undefined : base;

@@ -512,6 +512,24 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     return delta.sort((x, y) => (x.p < y.p ? -1 : x.p > y.p ? 1 : 0));
   }
 
+  /**
+   * Whether closing the journal now would make the entry of a file whose
+   * content git's packs hold ({@link F_GIT}): one that changed, went or came.
+   */
+  journalNamesGit(): boolean {
+    const j = this.journal;
+    if (!j) return false;
+    const c = this.cols;
+    const git = (r: number | undefined) =>
+      r !== undefined && (c.flags[r] & (F_GIT | F_UNREAD)) === F_GIT;
+    for (const [p, was] of j) {
+      const now = typeof was === "number" || this.#rowed.has(p) ? this.files.get(p) : undefined;
+      if (typeof was === "number" && now === was) continue;
+      if ((typeof was === "number" && git(was)) || git(now)) return true;
+    }
+    return false;
+  }
+
   /** Notes what `p` is before its first change while the journal is open. */
   #note(p: string): void {
     const j = this.journal;

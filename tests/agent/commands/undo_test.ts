@@ -181,6 +181,42 @@ Deno.test("crab undo restores a tracked file after a first session's command emp
   await undoneAfterObjectsGone(s, fake, original);
 });
 
+Deno.test("crab undo restores a tracked file a later session's command changed while its row was left to git's packs", async () => {
+  using s = sandbox("crab-undo-later-");
+  for (let i = 0; i < 1200; i++) s.put(`d${i % 12}/f${i}.txt`, `file ${i}\n`);
+  const original = "tracked by git\n\u00e9\u0000end\n";
+  s.put("tracked.txt", original);
+  gitWorkspace(s, false);
+  const git = (...args: string[]) =>
+    new Deno.Command("git", { args, cwd: s.ws, stdout: "null", stderr: "null" }).outputSync();
+  git("repack", "-a", "-d", "-q");
+  const made = Date.now();
+  await until(() => Date.now() - made > 1200, "the files are past the racy window");
+  // A first session changes an untracked file: its stat cache leaves the tracked files to git.
+  await using first = await startFakeModel([
+    { calls: [{ name: "bash", args: { command: "echo a > untracked.txt" } }] },
+    { text: "done" },
+  ]);
+  const r1 = await s.crab(args(first, "-p", "start"), { env });
+  assert.equal(r1.code, 0, r1.stderr);
+  // A later process, whose first snapshot trusts those rows: its call empties git's objects and
+  // changes a tracked file, which only the linked packs still hold.
+  await using fake = await startFakeModel([
+    {
+      calls: [{ name: "bash", args: { command: "rm -rf .git/objects/* && echo x > tracked.txt" } }],
+    },
+    { text: "done" },
+  ]);
+  const r = await s.crab(args(fake, "-p", "break things", "--debug", "undo"), { env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stderr,
+    /\[undo\] update: \d+ entries/,
+    "the call's snapshot is the watcher's update",
+  );
+  await undoneAfterObjectsGone(s, fake, original);
+});
+
 Deno.test("a print run that changes nothing leaves no undo store, though it looked ahead", async () => {
   using s = sandbox("crab-undo-none-");
   gitWorkspace(s, false);
