@@ -797,12 +797,11 @@ const scope = globalThis as any;
 if (typeof scope.WorkerGlobalScope === "function" && scope instanceof scope.WorkerGlobalScope) {
   let cancel: Int32Array | undefined;
   let claims: Int32Array | undefined;
-  // A worker searches many files: Node's Latin-1 copy is worth its load here. Should it fail, the
-  // searches go on without it, as on the calling thread.
-  const ready = loadLatin1().catch(() => {});
-  scope.onmessage = async (e: MessageEvent<GrepBatch | WorkerInit>) => {
-    // Messages keep their order: each waits for the same promise.
-    await ready;
+  // A worker searches many files: Node's Latin-1 copy is worth its load here. Until it is loaded
+  // (about 10 ms, between batches), or should it fail, the worker searches as the calling thread
+  // does, with the same answers: a one-shot search that only the workers may run starts as soon.
+  loadLatin1().catch(() => {});
+  scope.onmessage = (e: MessageEvent<GrepBatch | WorkerInit>) => {
     const msg = e.data;
     if ("init" in msg) {
       // One cell per search id (modulo its length); a cancelled search's id is stored in it.
