@@ -153,9 +153,12 @@ Deno.test("crab undo restores a tracked file byte for byte after a command empti
   await undoneAfterObjectsGone(s, fake, original);
 });
 
-Deno.test("crab undo restores a tracked file after a first session's command emptied .git/objects, though its first snapshot read none", async () => {
-  using s = sandbox("crab-undo-packed-");
-  // A packed repository big enough that a first snapshot leaves its tracked files to git.
+/**
+ * A packed repository big enough that a first snapshot leaves its tracked
+ * files to git, `tracked.txt` among them, its files past the racy window;
+ * returns what `tracked.txt` holds.
+ */
+async function packedRepository(s: Sandbox): Promise<string> {
   for (let i = 0; i < 1200; i++) s.put(`d${i % 12}/f${i}.txt`, `file ${i}\n`);
   const original = "tracked by git\n\u00e9\u0000end\n";
   s.put("tracked.txt", original);
@@ -165,6 +168,12 @@ Deno.test("crab undo restores a tracked file after a first session's command emp
   git("repack", "-a", "-d", "-q");
   const made = Date.now();
   await until(() => Date.now() - made > 1200, "the files are past the racy window");
+  return original;
+}
+
+Deno.test("crab undo restores a tracked file after a first session's command emptied .git/objects, though its first snapshot read none", async () => {
+  using s = sandbox("crab-undo-packed-");
+  const original = await packedRepository(s);
   await using fake = await startFakeModel([
     {
       calls: [{ name: "bash", args: { command: "rm -rf .git/objects/* && echo x > tracked.txt" } }],
@@ -183,15 +192,7 @@ Deno.test("crab undo restores a tracked file after a first session's command emp
 
 Deno.test("crab undo restores a tracked file a later session's command changed while its row was left to git's packs", async () => {
   using s = sandbox("crab-undo-later-");
-  for (let i = 0; i < 1200; i++) s.put(`d${i % 12}/f${i}.txt`, `file ${i}\n`);
-  const original = "tracked by git\n\u00e9\u0000end\n";
-  s.put("tracked.txt", original);
-  gitWorkspace(s, false);
-  const git = (...args: string[]) =>
-    new Deno.Command("git", { args, cwd: s.ws, stdout: "null", stderr: "null" }).outputSync();
-  git("repack", "-a", "-d", "-q");
-  const made = Date.now();
-  await until(() => Date.now() - made > 1200, "the files are past the racy window");
+  const original = await packedRepository(s);
   // A first session changes an untracked file: its stat cache leaves the tracked files to git.
   await using first = await startFakeModel([
     { calls: [{ name: "bash", args: { command: "echo a > untracked.txt" } }] },
