@@ -118,9 +118,7 @@ function viewOf(bytes: Uint8Array): Latin1Buffer {
  * times faster than decoding a file that is not ASCII.
  */
 export async function loadLatin1(): Promise<void> {
-  // By a variable: a bundle's chunk that names it loads Deno's Node layer with the chunk.
-  const specifier: string = "node:buffer";
-  node ??= (await import(specifier)) as typeof import("node:buffer");
+  node ??= await import("node:buffer");
   nodeBuf ??= viewOf(buf);
 }
 
