@@ -25,7 +25,8 @@
 
 import { isAbsolute, join, relative, resolve } from "../../tools/fs/path.ts";
 import { isMutating } from "../../tools/call/workspace_lock.ts";
-import type { CheckedCall, DispatchStage } from "../../tools/call/stages.ts";
+import type { CheckedCall, DispatchStage, ToolCall } from "../../tools/call/stages.ts";
+import type { Observation } from "../../tools/call/observation.ts";
 import { printable } from "../../tools/fs/printable.ts";
 import { diffTrees, type Limits, Snapshotter, TooLarge, type Tree } from "./snapshot.ts";
 import { type Change, type Entry, UndoStore } from "./store.ts";
@@ -242,74 +243,108 @@ export function withoutPlaceholders(
 
 /** The undo stage for one dispatcher's workspace. */
 export function undoStage(opts: UndoStageOptions): DispatchStage {
-  let snap: Snapshotter | undefined;
-  const before = new WeakMap<CheckedCall, Tree | Error>();
-  // Calls whose snapshot is of their one file (write, edit): its path.
-  const partial = new WeakMap<CheckedCall, string>();
-  let tooLarge: TooLarge | undefined;
-  let pruned = false;
-  // The look ahead of the first call while it runs, and whether a call waits for it.
-  let warming: Promise<void> | undefined;
-  let hurry = false;
-  let called = false;
-  // The run is over: no look ahead goes on, and what the process's end would do is done.
-  let closed = false, cut = false;
-  let leave: (() => void) | undefined;
-  const summaries = new WeakMap<CheckedCall, string>();
-  // When each call's snapshot began: the background jobs alive since ran beside it.
-  const began = new WeakMap<CheckedCall, number>();
-  const snapshotter = () => {
-    if (snap) return snap;
+  return new UndoStage(opts);
+}
+
+/** What {@link undoStage} makes: the snapshot before each mutating call, the change list after. */
+class UndoStage implements DispatchStage {
+  readonly name = "undo";
+  readonly #opts: UndoStageOptions;
+  #snap: Snapshotter | undefined;
+  #watch: Subscription | undefined;
+  readonly #before = new WeakMap<CheckedCall, Tree | Error>();
+  /** Calls whose snapshot is of their one file (write, edit): its path. */
+  readonly #partial = new WeakMap<CheckedCall, string>();
+  #tooLarge: TooLarge | undefined;
+  #pruned = false;
+  /** The look ahead of the first call while it runs, and whether a call waits for it. */
+  #warming: Promise<void> | undefined;
+  #hurry = false;
+  #called = false;
+  /** The run is over: no look ahead goes on, and what the process's end would do is done. */
+  #closed = false;
+  #cut = false;
+  #leave: (() => void) | undefined;
+  readonly #summaries = new WeakMap<CheckedCall, string>();
+  /** When each call's snapshot began: the background jobs alive since ran beside it. */
+  readonly #began = new WeakMap<CheckedCall, number>();
+
+  constructor(opts: UndoStageOptions) {
+    this.#opts = opts;
+    if (opts.warm === 0) this.#lookFirst();
+    else if (opts.warm) {
+      const after = opts.warm === true ? LOOK_AHEAD_AFTER_MS : opts.warm;
+      Deno.unrefTimer(setTimeout(() => this.#lookFirst(), after));
+    }
+  }
+
+  /** The workspace's snapshotter, made at first need with its watcher and its exit. */
+  #snapshotter(): Snapshotter {
+    if (this.#snap) return this.#snap;
+    const opts = this.#opts;
     const store = opts.store ?? UndoStore.of(opts.workspace);
-    const s = snap = new Snapshotter(opts.workspace, store, opts.limits, opts.mayStore);
+    const s = this.#snap = new Snapshotter(opts.workspace, store, opts.limits, opts.mayStore);
     if (
       opts.watchFs !== false &&
       (opts.watchFrom === undefined || s.cachedCount() >= opts.watchFrom)
     ) {
-      watch = watchWorkspace(opts.workspace, join(store.dir, "watch"), opts.watchFs || undefined);
+      this.#watch = watchWorkspace(
+        opts.workspace,
+        join(store.dir, "watch"),
+        opts.watchFs || undefined,
+      );
     }
     if (opts.saveOnExit) {
-      const hadStore = isDir(store.dir);
-      // What the process's end does, or the run's end (close) where the process goes on.
-      leave = () => {
-        // Not while a call is half done, nor into a store removed meanwhile.
-        if (store.pendingObjects > 0 || !isDir(store.dir)) return;
-        try {
-          if (called || hadStore) {
-            // Nor a stat cache a look ahead has half made (or left half made when the run ended).
-            if (!warming && !cut && s.saveWorthIt()) s.saveState();
-            return;
-          }
-          // A first session that changed nothing leaves no store behind, though it looked
-          // ahead: it made only the watcher's markers, and a look ahead cut short leaves this
-          // process's one; the folders go when empty (another crab's store is never emptied).
-          const marks = join(store.dir, "watch");
-          removeOwnMarkers(marks);
-          Deno.removeSync(marks);
-          Deno.removeSync(store.dir);
-          Deno.removeSync(join(store.dir, ".."));
-        } catch {
-          // The next process reads what changed; a folder not empty stays.
-        }
-      };
-      globalThis.addEventListener("unload", leave);
+      this.#leave = this.#leaving(s, isDir(store.dir));
+      globalThis.addEventListener("unload", this.#leave);
     }
     return s;
-  };
+  }
+
+  /**
+   * What the process's end does, or the run's end (close) where the process
+   * goes on: the stat cache written, or a first session's empty store taken away.
+   */
+  #leaving(s: Snapshotter, hadStore: boolean): () => void {
+    const store = s.store;
+    return () => {
+      // Not while a call is half done, nor into a store removed meanwhile.
+      if (store.pendingObjects > 0 || !isDir(store.dir)) return;
+      try {
+        if (this.#called || hadStore) {
+          // Nor a stat cache a look ahead has half made (or left half made when the run ended).
+          if (!this.#warming && !this.#cut && s.saveWorthIt()) s.saveState();
+          return;
+        }
+        // A first session that changed nothing leaves no store behind, though it looked
+        // ahead: it made only the watcher's markers, and a look ahead cut short leaves this
+        // process's one; the folders go when empty (another crab's store is never emptied).
+        const marks = join(store.dir, "watch");
+        removeOwnMarkers(marks);
+        Deno.removeSync(marks);
+        Deno.removeSync(store.dir);
+        Deno.removeSync(join(store.dir, ".."));
+      } catch {
+        // The next process reads what changed; a folder not empty stays.
+      }
+    };
+  }
+
   /** Prunes the store at the first call, inside the workspace lock. */
-  const pruneOnce = (s: Snapshotter) => {
-    if (pruned) return;
-    pruned = true;
+  #pruneOnce(s: Snapshotter): void {
+    if (this.#pruned) return;
+    this.#pruned = true;
     try {
-      pruneIfDue(s.store, opts.retention);
+      pruneIfDue(s.store, this.#opts.retention);
     } catch (e) {
       console.error(`crab: could not prune undo snapshots: ${e instanceof Error ? e.message : e}`);
     }
-  };
-  let watch: Subscription | undefined;
-  const whole = async (s: Snapshotter): Promise<Tree> => {
+  }
+
+  /** The whole workspace now: the watcher's update, or a scan. */
+  async #whole(s: Snapshotter): Promise<Tree> {
     let how = "", t = performance.now();
-    const tree = await snapshotWith(watch, s, (h) => (how = h, opts.onSnapshot?.(h)));
+    const tree = await snapshotWith(this.#watch, s, (h) => (how = h, this.#opts.onSnapshot?.(h)));
     t = Math.round(performance.now() - t);
     debug(
       "undo",
@@ -317,140 +352,164 @@ export function undoStage(opts: UndoStageOptions): DispatchStage {
         `${how}: ${tree.size} entries, ${t} ms; ${s.hashed} files read, ${s.hashedBeside} by a thread beside; ${s.statsBeside} stats taken by a thread; ${s.fromGit} files left to git's packs`,
     );
     return tree;
-  };
-  // After what starts the process, before the first call.
-  const lookFirst = () => {
-    if (called || closed) return;
-    warming = (async () => {
+  }
+
+  /** After what starts the process, before the first call: the look ahead. */
+  #lookFirst(): void {
+    if (this.#called || this.#closed) return;
+    this.#warming = (async () => {
       try {
-        const s = snapshotter();
-        if (watch) await lookAhead(watch, s, () => hurry, () => closed);
+        const s = this.#snapshotter();
+        if (this.#watch) await lookAhead(this.#watch, s, () => this.#hurry, () => this.#closed);
       } catch {
         // The first call scans.
       } finally {
-        warming = undefined;
+        this.#warming = undefined;
       }
     })();
-  };
-  if (opts.warm === 0) lookFirst();
-  else if (opts.warm) {
-    Deno.unrefTimer(setTimeout(lookFirst, opts.warm === true ? LOOK_AHEAD_AFTER_MS : opts.warm));
   }
-  return {
-    name: "undo",
-    async around(call, next) {
-      // A call that may change files will wait for the look ahead: it ends at once, not in
-      // slices between the steps the call takes before undo's turn (the sandbox's start).
-      const cls = BUILTIN_CLASSES[call.name];
-      if (warming && !(cls && isMutating({ class: cls }) === false)) hurry = true;
-      await next();
-    },
-    async preRun(call) {
-      if (!isMutating(call.tool)) return;
-      called = true;
-      if (warming) {
-        hurry = true;
-        await warming;
-      }
-      began.set(call, Date.now());
-      try {
-        const s = snapshotter();
-        const rel = targetOf(call, opts.workspace);
-        // The reader of git's packs is needed once an entry of a file git holds is made: a write's
-        // or an edit's own file now; for a command, after it ran, and only when what it changed
-        // includes such a file (postRun).
-        if (rel !== undefined) await s.prepareGit();
-        pruneOnce(s);
-        const only = rel === undefined ? undefined : s.paths([rel]);
-        if (only) partial.set(call, rel!);
-        // Too large once is too large for the rest of the process: no scan of it again.
-        if (!only && tooLarge) throw tooLarge;
-        if (only) opts.onSnapshot?.("paths");
-        before.set(call, only ?? await whole(s));
-        // What the call may destroy is on disk before it runs.
-        s.store.flush();
-        s.indexSoon();
-      } catch (e) {
-        if (e instanceof TooLarge) tooLarge = e;
-        before.set(call, e instanceof Error ? e : new Error(String(e)));
-      }
-    },
-    async postRun(call) {
-      const was = before.get(call);
-      if (was === undefined) return undefined;
-      before.delete(call);
-      if (was instanceof Error) {
-        return `undo: no snapshot was taken (${printable(was.message, "strict", 200)}); ` +
-          "this call cannot be undone";
-      }
-      const s = snap!;
-      const rel = partial.get(call);
-      partial.delete(call);
-      // A write or edit that became something else (a symlink, too big) is looked at whole.
-      let after: Tree | undefined;
-      let base: Tree = was;
-      try {
-        after = rel === undefined ? await whole(s) : s.paths([rel]);
-        if (after === undefined) {
-          after = await whole(s);
-          const copy = new Map(after);
-          if (was.has(rel!)) copy.set(rel!, was.get(rel!)!);
-          else copy.delete(rel!);
-          base = copy;
-        }
-      } catch (e) {
-        if (!(e instanceof TooLarge)) throw e;
-        tooLarge = e;
-        return `undo: what this call changed is not known (${e.message}); it cannot be undone`;
-      }
-      // An update changes the tree in place and knows its changes (the reader of git's packs
-      // loaded for them if they need it); a scan is compared whole, which may need it.
-      if (!(after === base && s.delta)) await s.prepareGit();
-      const diff = after === base && s.delta ? s.delta : diffTrees(base, after);
-      // A background job's sandbox holds its placeholders across calls: never a call's change.
-      const prior = after === base ? undefined : base;
-      let changes = withoutPlaceholders(diff, opts.workspace, prior, after);
-      const putBack = opts.changeRefusal ? refuseChanges(s.store, opts, changes) : undefined;
-      if (putBack) changes = putBack.kept;
-      // Every object the snapshot names is in the store: a stat cache written later says so.
+
+  async around(call: ToolCall, next: () => Promise<void>): Promise<void> {
+    // A call that may change files will wait for the look ahead: it ends at once, not in
+    // slices between the steps the call takes before undo's turn (the sandbox's start).
+    const cls = BUILTIN_CLASSES[call.name];
+    if (this.#warming && !(cls && isMutating({ class: cls }) === false)) this.#hurry = true;
+    await next();
+  }
+
+  async preRun(call: CheckedCall): Promise<void> {
+    if (!isMutating(call.tool)) return;
+    this.#called = true;
+    if (this.#warming) {
+      this.#hurry = true;
+      await this.#warming;
+    }
+    this.#began.set(call, Date.now());
+    try {
+      const s = this.#snapshotter();
+      const rel = targetOf(call, this.#opts.workspace);
+      // The reader of git's packs is needed once an entry of a file git holds is made: a write's
+      // or an edit's own file now; for a command, after it ran, and only when what it changed
+      // includes such a file (postRun).
+      if (rel !== undefined) await s.prepareGit();
+      this.#pruneOnce(s);
+      const only = rel === undefined ? undefined : s.paths([rel]);
+      if (only) this.#partial.set(call, rel!);
+      // Too large once is too large for the rest of the process: no scan of it again.
+      if (!only && this.#tooLarge) throw this.#tooLarge;
+      if (only) this.#opts.onSnapshot?.("paths");
+      this.#before.set(call, only ?? await this.#whole(s));
+      // What the call may destroy is on disk before it runs.
       s.store.flush();
-      s.noteStamp();
-      if (rel === undefined && (!opts.saveOnExit || s.saveDue())) s.saveState();
-      if (changes.length === 0) return putBack?.report;
-      // What background jobs may have changed meanwhile is theirs as much as the call's.
-      const jobs = jobsBeside(opts.workspace, began.get(call) ?? Date.now());
-      const shared = rel === undefined ? changes.map((c) => c.p) : [];
-      s.store.writeCall({
-        run: call.runId,
-        seq: call.callSeq,
-        session: opts.sessionId(call.runId),
-        tool: call.name,
-        at: Date.now(),
-        changes,
-        ...(jobs.length ? { beside: { jobs, paths: shared } } : {}),
-      });
-      let report = changeReport(changes, s.limits);
-      if (jobs.length && shared.length) {
-        report += `\nundo: background job ${jobs.join(", ")} ran meanwhile, so these may be its ` +
-          "changes too: undoing this call leaves them as they are";
+      s.indexSoon();
+    } catch (e) {
+      if (e instanceof TooLarge) this.#tooLarge = e;
+      this.#before.set(call, e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  async postRun(call: CheckedCall): Promise<string | undefined> {
+    const was = this.#before.get(call);
+    if (was === undefined) return undefined;
+    this.#before.delete(call);
+    if (was instanceof Error) {
+      return `undo: no snapshot was taken (${printable(was.message, "strict", 200)}); ` +
+        "this call cannot be undone";
+    }
+    const s = this.#snap!;
+    const rel = this.#partial.get(call);
+    this.#partial.delete(call);
+    const found = await this.#changesSince(s, was, rel);
+    if (typeof found === "string") return found;
+    const putBack = this.#opts.changeRefusal
+      ? refuseChanges(s.store, this.#opts, found)
+      : undefined;
+    const changes = putBack ? putBack.kept : found;
+    // Every object the snapshot names is in the store: a stat cache written later says so.
+    s.store.flush();
+    s.noteStamp();
+    if (rel === undefined && (!this.#opts.saveOnExit || s.saveDue())) s.saveState();
+    if (changes.length === 0) return putBack?.report;
+    const report = this.#journal(call, s, changes, rel === undefined);
+    return putBack?.report ? `${report}\n${putBack.report}` : report;
+  }
+
+  /**
+   * What the call changed since `was` (its own file `rel` for a write or an
+   * edit); a result line instead when that cannot be known.
+   */
+  async #changesSince(
+    s: Snapshotter,
+    was: Tree,
+    rel: string | undefined,
+  ): Promise<Change[] | string> {
+    // A write or edit that became something else (a symlink, too big) is looked at whole.
+    let after: Tree | undefined;
+    let base: Tree = was;
+    try {
+      after = rel === undefined ? await this.#whole(s) : s.paths([rel]);
+      if (after === undefined) {
+        after = await this.#whole(s);
+        const copy = new Map(after);
+        if (was.has(rel!)) copy.set(rel!, was.get(rel!)!);
+        else copy.delete(rel!);
+        base = copy;
       }
-      summaries.set(call, countLine(changes));
-      return putBack?.report ? `${report}\n${putBack.report}` : report;
-    },
-    observe(observation, call) {
-      const summary = summaries.get(call as CheckedCall);
-      if (summary !== undefined) opts.onChanges?.(observation.runId, observation.callSeq, summary);
-    },
-    async close() {
-      // In a process that goes on (the SDK's), a look ahead stops at its next step, the stat
-      // cache is written now, and neither the watcher nor the snapshot is kept for later.
-      closed = true;
-      if (warming) cut = true;
-      await warming;
-      watch?.close();
-      if (leave) globalThis.removeEventListener("unload", leave);
-      leave?.();
-      leave = undefined;
-    },
-  };
+    } catch (e) {
+      if (!(e instanceof TooLarge)) throw e;
+      this.#tooLarge = e;
+      return `undo: what this call changed is not known (${e.message}); it cannot be undone`;
+    }
+    // An update changes the tree in place and knows its changes (the reader of git's packs
+    // loaded for them if they need it); a scan is compared whole, which may need it.
+    if (!(after === base && s.delta)) await s.prepareGit();
+    const diff = after === base && s.delta ? s.delta : diffTrees(base, after);
+    // A background job's sandbox holds its placeholders across calls: never a call's change.
+    const prior = after === base ? undefined : base;
+    return withoutPlaceholders(diff, this.#opts.workspace, prior, after);
+  }
+
+  /** Journals the call's `changes` for `crab undo`; returns the result's line about them. */
+  #journal(call: CheckedCall, s: Snapshotter, changes: Change[], whole: boolean): string {
+    const opts = this.#opts;
+    // What background jobs may have changed meanwhile is theirs as much as the call's.
+    const jobs = jobsBeside(opts.workspace, this.#began.get(call) ?? Date.now());
+    const shared = whole ? changes.map((c) => c.p) : [];
+    s.store.writeCall({
+      run: call.runId,
+      seq: call.callSeq,
+      session: opts.sessionId(call.runId),
+      tool: call.name,
+      at: Date.now(),
+      changes,
+      ...(jobs.length ? { beside: { jobs, paths: shared } } : {}),
+    });
+    let report = changeReport(changes, s.limits);
+    if (jobs.length && shared.length) {
+      report += `\nundo: background job ${jobs.join(", ")} ran meanwhile, so these may be its ` +
+        "changes too: undoing this call leaves them as they are";
+    }
+    this.#summaries.set(call, countLine(changes));
+    return report;
+  }
+
+  observe(observation: Observation, call: ToolCall): void {
+    const summary = this.#summaries.get(call as CheckedCall);
+    if (summary !== undefined) {
+      this.#opts.onChanges?.(observation.runId, observation.callSeq, summary);
+    }
+  }
+
+  async close(): Promise<void> {
+    // In a process that goes on (the SDK's), a look ahead stops at its next step, the stat
+    // cache is written now, and neither the watcher nor the snapshot is kept for later.
+    this.#closed = true;
+    if (this.#warming) this.#cut = true;
+    await this.#warming;
+    this.#watch?.close();
+    const leave = this.#leave;
+    if (leave) globalThis.removeEventListener("unload", leave);
+    this.#leave = undefined;
+    leave?.();
+  }
 }
