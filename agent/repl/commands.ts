@@ -193,28 +193,17 @@ export async function runCommand(
   ctx: CommandContext,
 ): Promise<"exit" | "unknown" | undefined> {
   const { rt, screen } = ctx;
-  const c = screen.c;
   const line = (s: string) => screen.line(s);
-  const [cmd, ...rest] = text.trim().split(/\s+/);
+  const [cmd] = text.trim().split(/\s+/);
   const args = text.trim().slice(cmd.length).trim();
+  const workspace = rt.dispatcher.session.workspace;
   switch (cmd) {
     case "/exit":
     case "/quit":
       return "exit";
-    case "/permissions": {
-      const before = [...rt.policy.rules];
-      line(
-        permissionsCommand(
-          args,
-          { policy: rt.policy, workspace: rt.dispatcher.session.workspace },
-          c,
-        ),
-      );
-      if (stricterRules(before, rt.policy.rules)) {
-        await offerToStop({ jobs: rt.jobs, screen, keys: ctx.keys }, "the rules as they are now");
-      }
+    case "/permissions":
+      await permissions(ctx, args);
       return;
-    }
     case "/bashes":
     case "/jobs":
       await jobsCommand(args, { jobs: rt.jobs, screen, keys: ctx.keys });
@@ -223,33 +212,16 @@ export async function runCommand(
       line(help(ctx));
       return;
     case "/clear":
-      await rt.newSession();
-      rt.agent.resetUsage();
-      screen.raw("\x1b[H\x1b[2J\x1b[3J");
-      line(c.dim("(new conversation; files must be read again before editing)"));
+      await clear(ctx);
       return;
-    case "/tools": {
-      for (const t of rt.registry.list()) {
-        const allowed = rt.policy.isAllowed(t.class) ? c.green("runs without asking") : "asks";
-        line(`${t.name.padEnd(24)} ${t.class.padEnd(10)} ${allowed}`);
-      }
-      line(c.dim(
-        `outside the workspace: ${rt.policy.isAllowed("outside") ? "runs without asking" : "asks"}`,
-      ));
-      line(c.dim(`bash runs in the sandbox mode ${rt.sandbox}`));
+    case "/tools":
+      toolsListing(ctx);
       return;
-    }
     case "/agents":
-      for (const l of agentsLines(rt.subagents, rt.dispatcher.session.workspace, c)) line(l);
+      for (const l of agentsLines(rt.subagents, workspace, screen.c)) line(l);
       return;
     case "/hooks":
-      for (
-        const l of hooksListing(
-          rt.hooks.active,
-          rt.hooks.untrusted,
-          rt.dispatcher.session.workspace,
-        )
-      ) {
+      for (const l of hooksListing(rt.hooks.active, rt.hooks.untrusted, workspace)) {
         line(printable(l, "strict"));
       }
       return;
@@ -259,92 +231,16 @@ export async function runCommand(
     case "/cost":
       line(costLine(rt.agent.usage, rt.agent.model, rt.agent.spent));
       return;
-    case "/model": {
-      if (args) {
-        rt.agent.model = resolveModel(rt.provider.name, args);
-        const { images, pdf } = rt.settings;
-        rt.dispatcher.session.media = mediaSupport(rt.provider.name, rt.agent.model, {
-          images,
-          pdf,
-        });
-        const window = knownContextWindow(rt.agent.model);
-        if (window) rt.agent.contextWindow = window;
-        line(
-          c.dim(
-            `model for the next turn: ${
-              printable(rt.agent.model, "strict")
-            } (window ${rt.agent.contextWindow} tokens)`,
-          ),
-        );
-        return;
-      }
-      line(
-        `model: ${
-          printable(rt.agent.model, "strict")
-        } (${rt.provider.name}, window ${rt.agent.contextWindow} tokens)`,
-      );
-      const behind = modelsBehind(rt.provider.name, rt.agent.model);
-      if (behind.length === 2) {
-        line(c.dim(`  asks ${behind[0]} in plan mode, ${behind[1]} in the others (Shift-Tab)`));
-      }
-      if (!rt.provider.listModels) return;
-      try {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const ids = await Promise.race([
-          rt.provider.listModels(),
-          new Promise<never>((_, no) => {
-            timer = setTimeout(() => no(new Error("no answer in 5 s")), 5000);
-            ctx.signal?.addEventListener("abort", () => no(new Error("interrupted")), {
-              once: true,
-            });
-          }),
-        ]).finally(() => clearTimeout(timer));
-        for (const id of ids) {
-          line(`  ${id === rt.agent.model ? "●" : " "} ${printable(id, "strict")}`);
-        }
-        line(c.dim("/model ID switches"));
-      } catch (e) {
-        // Ctrl-C: the prompt says it was interrupted.
-        if (ctx.signal?.aborted) return;
-        line(
-          c.dim(
-            `(the provider did not list its models: ${
-              printable(e instanceof Error ? e.message : String(e), "prose")
-            })`,
-          ),
-        );
-      }
+    case "/model":
+      if (args) switchModel(ctx, args);
+      else await modelListing(ctx);
       return;
-    }
     case "/compact":
       await ctx.compact(args || undefined);
       return;
-    case "/mcp": {
-      const servers = rt.mcpStatus();
-      let settled = false;
-      await Promise.race([
-        rt.warmUp().then(() => settled = true),
-        new Promise((r) => setTimeout(r, 0)),
-      ]);
-      if (!settled && servers.length === 0) {
-        line(c.dim("MCP servers are still starting; /mcp again in a moment."));
-        return;
-      }
-      if (servers.length === 0) {
-        line("No MCP servers in this session (crab mcp add NAME -- COMMAND adds one).");
-        return;
-      }
-      for (const s of servers) {
-        const state = s.state === "connected" ? c.green(s.state) : c.red(s.state);
-        line(
-          `${printable(s.name, "strict")} (${s.scope}, ${s.transport}) ${state}` +
-            (s.error ? c.dim(` · ${printable(s.error, "prose")}`) : "") +
-            c.dim(` · ${s.tools.length} tool${s.tools.length === 1 ? "" : "s"}`),
-        );
-        for (const t of s.tools) line(c.dim(`  ${printable(t, "strict")}`));
-      }
+    case "/mcp":
+      await mcpListing(ctx);
       return;
-    }
     case "/resume":
       await resume(ctx);
       return;
@@ -364,25 +260,164 @@ export async function runCommand(
       await memoryCommand({ rt, screen, keys: ctx.keys });
       return;
     case "/skills":
-      for (const l of skillsLines(rt.skills, rt.dispatcher.session.workspace)) line(l);
+      for (const l of skillsLines(rt.skills, workspace)) line(l);
       return;
     case "/trust":
-      await trustCommand(args, rt.dispatcher.session.workspace, screen, ctx.keys);
+      await trustCommand(args, workspace, screen, ctx.keys);
       return;
     case "/init": {
-      const init = initCommand(rt.dispatcher.session.workspace, rt.bare);
-      line(c.dim(init.note));
+      const init = initCommand(workspace, rt.bare);
+      line(screen.c.dim(init.note));
       await ctx.send(init.prompt);
       return;
     }
   }
-  // A skill's name wins over a custom command's, as in Claude Code.
+  return await skillOrCustom(ctx, cmd, args);
+}
+
+/** /permissions: the rules, or a change of them (jobs started under looser ones may be stopped). */
+async function permissions(ctx: CommandContext, args: string): Promise<void> {
+  const { rt, screen } = ctx;
+  const before = [...rt.policy.rules];
+  screen.line(
+    permissionsCommand(
+      args,
+      { policy: rt.policy, workspace: rt.dispatcher.session.workspace },
+      screen.c,
+    ),
+  );
+  if (stricterRules(before, rt.policy.rules)) {
+    await offerToStop({ jobs: rt.jobs, screen, keys: ctx.keys }, "the rules as they are now");
+  }
+}
+
+/** /clear: a new conversation, on a clear screen. */
+async function clear(ctx: CommandContext): Promise<void> {
+  const { rt, screen } = ctx;
+  await rt.newSession();
+  rt.agent.resetUsage();
+  screen.raw("\x1b[H\x1b[2J\x1b[3J");
+  screen.line(screen.c.dim("(new conversation; files must be read again before editing)"));
+}
+
+/** /tools: each tool, its class and whether it asks. */
+function toolsListing(ctx: CommandContext): void {
+  const { rt, screen } = ctx;
+  const c = screen.c;
+  for (const t of rt.registry.list()) {
+    const allowed = rt.policy.isAllowed(t.class) ? c.green("runs without asking") : "asks";
+    screen.line(`${t.name.padEnd(24)} ${t.class.padEnd(10)} ${allowed}`);
+  }
+  screen.line(c.dim(
+    `outside the workspace: ${rt.policy.isAllowed("outside") ? "runs without asking" : "asks"}`,
+  ));
+  screen.line(c.dim(`bash runs in the sandbox mode ${rt.sandbox}`));
+}
+
+/** /model ID: the model of the next turn, what it may be sent and its window. */
+function switchModel(ctx: CommandContext, id: string): void {
+  const { rt, screen } = ctx;
+  rt.agent.model = resolveModel(rt.provider.name, id);
+  const { images, pdf } = rt.settings;
+  rt.dispatcher.session.media = mediaSupport(rt.provider.name, rt.agent.model, { images, pdf });
+  const window = knownContextWindow(rt.agent.model);
+  if (window) rt.agent.contextWindow = window;
+  screen.line(
+    screen.c.dim(
+      `model for the next turn: ${
+        printable(rt.agent.model, "strict")
+      } (window ${rt.agent.contextWindow} tokens)`,
+    ),
+  );
+}
+
+/** /model: the model now, those behind it, and the provider's list (5 s at most). */
+async function modelListing(ctx: CommandContext): Promise<void> {
+  const { rt, screen } = ctx;
+  const c = screen.c, line = (s: string) => screen.line(s);
+  line(
+    `model: ${
+      printable(rt.agent.model, "strict")
+    } (${rt.provider.name}, window ${rt.agent.contextWindow} tokens)`,
+  );
+  const behind = modelsBehind(rt.provider.name, rt.agent.model);
+  if (behind.length === 2) {
+    line(c.dim(`  asks ${behind[0]} in plan mode, ${behind[1]} in the others (Shift-Tab)`));
+  }
+  if (!rt.provider.listModels) return;
+  try {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ids = await Promise.race([
+      rt.provider.listModels(),
+      new Promise<never>((_, no) => {
+        timer = setTimeout(() => no(new Error("no answer in 5 s")), 5000);
+        ctx.signal?.addEventListener("abort", () => no(new Error("interrupted")), {
+          once: true,
+        });
+      }),
+    ]).finally(() => clearTimeout(timer));
+    for (const id of ids) {
+      line(`  ${id === rt.agent.model ? "●" : " "} ${printable(id, "strict")}`);
+    }
+    line(c.dim("/model ID switches"));
+  } catch (e) {
+    // Ctrl-C: the prompt says it was interrupted.
+    if (ctx.signal?.aborted) return;
+    line(
+      c.dim(
+        `(the provider did not list its models: ${
+          printable(e instanceof Error ? e.message : String(e), "prose")
+        })`,
+      ),
+    );
+  }
+}
+
+/** /mcp: each server, its state and tools (or that they are still starting). */
+async function mcpListing(ctx: CommandContext): Promise<void> {
+  const { rt, screen } = ctx;
+  const c = screen.c, line = (s: string) => screen.line(s);
+  const servers = rt.mcpStatus();
+  let settled = false;
+  await Promise.race([
+    rt.warmUp().then(() => settled = true),
+    new Promise((r) => setTimeout(r, 0)),
+  ]);
+  if (!settled && servers.length === 0) {
+    line(c.dim("MCP servers are still starting; /mcp again in a moment."));
+    return;
+  }
+  if (servers.length === 0) {
+    line("No MCP servers in this session (crab mcp add NAME -- COMMAND adds one).");
+    return;
+  }
+  for (const s of servers) {
+    const state = s.state === "connected" ? c.green(s.state) : c.red(s.state);
+    line(
+      `${printable(s.name, "strict")} (${s.scope}, ${s.transport}) ${state}` +
+        (s.error ? c.dim(` · ${printable(s.error, "prose")}`) : "") +
+        c.dim(` · ${s.tools.length} tool${s.tools.length === 1 ? "" : "s"}`),
+    );
+    for (const t of s.tools) line(c.dim(`  ${printable(t, "strict")}`));
+  }
+}
+
+/**
+ * A command crab does not have: a skill's name (which wins, as in Claude
+ * Code) or a custom command's sends its turn; else "unknown".
+ */
+async function skillOrCustom(
+  ctx: CommandContext,
+  cmd: string,
+  args: string,
+): Promise<"unknown" | undefined> {
+  const { rt, screen } = ctx;
+  const c = screen.c, line = (s: string) => screen.line(s);
   const skill = cmd.startsWith("/") ? rt.skills.forUser(cmd.slice(1)) : undefined;
   const custom = cmd.startsWith("/") && !skill
     ? findCommand(runCommands(rt), cmd.slice(1))
     : undefined;
   if (!custom && !skill) return "unknown";
-  void rest;
   let turn;
   try {
     turn = skill ? skillTurn(rt, skill, args) : commandTurn(rt, custom!, args);
