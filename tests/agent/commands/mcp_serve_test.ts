@@ -338,6 +338,7 @@ function running(args: string): boolean {
  * write's file: crab, renaming `tmp/n` to `tmp/up/NAME`, would put it outside.
  */
 const TEMP_SWAPPER = (outside: string, seconds: number) => `
+use Time::HiRes qw(time);
 my ($end, $hits) = (time + ${seconds}, 0);
 while (time < $end) {
   opendir(my $dh, "d") or next;
@@ -348,7 +349,7 @@ while (time < $end) {
   }
   closedir($dh);
 }
-print "hits=$hits\\n";`;
+printf "hits=%d ended=%d\\n", $hits, time * 1000;`;
 
 Deno.test("crab mcp serve: a bash call swapping a write's temp directory cannot send the write outside", async () => {
   using s = sandbox();
@@ -358,27 +359,34 @@ Deno.test("crab mcp serve: a bash call swapping a write's temp directory cannot 
   const swapper = s.put("swap.pl", TEMP_SWAPPER(outside, 3));
   const served = await serve(s, ["--tools", "write,bash"]);
   try {
-    const order: string[] = [];
     const bash = served.client.callTool({
       name: "bash",
       arguments: { command: `perl '${swapper}'`, timeout_ms: 30_000 },
-    }).then((r) => (order.push("bash"), r));
+    });
     // The writes come while the swapper runs: 3.6 MB each, so the file is in its temp dir a while.
     await until(() => running(`perl ${swapper}`), "the swapper runs");
     const content = "ssh-ed25519 AAAA attacker\n".repeat(140_000);
     const failed: string[] = [];
+    const answered: number[] = [];
     for (let i = 0; i < 8; i++) {
       const r = await served.client.callTool({
         name: "write",
         arguments: { path: "d/authorized_keys", content },
       });
-      order.push("write");
+      answered.push(Date.now());
       if (r.isError) failed.push(textOf(r));
     }
     assert.deepEqual([...Deno.readDirSync(outside)].map((e) => e.name), []);
-    assert.equal(textOf(await bash), "hits=0\n");
+    const swapped = textOf(await bash).match(/^hits=(\d+) ended=(\d+)\n$/);
+    assert.ok(swapped, "the swapper's report");
+    assert.equal(swapped[1], "0");
     assert.deepEqual(failed, []);
-    assert.deepEqual(order, ["bash", ...Array(8).fill("write")]);
+    // The workspace lock held every write until the bash call was over: each was answered after
+    // the swapper ended (its answer may still reach the client before the bash call's own).
+    assert.ok(
+      answered.every((t) => t >= Number(swapped[2])),
+      `writes answered at ${answered.map((t) => t - Number(swapped[2]))} ms from the swapper's end`,
+    );
     assert.equal(Deno.readTextFileSync(join(s.ws, "d/authorized_keys")), content);
   } finally {
     await served.close();
