@@ -1291,7 +1291,7 @@ export class Snapshotter {
       ? pre
       : dirFd >= 0
       ? this.#statIn(aheadAt, dirFd, name)
-      : (aheadAt === undefined ? undefined : this.#takeAhead(aheadAt)) ?? lstatFields(abs);
+      : this.#statAt(aheadAt, abs);
     if (!st || st.isDirectory) {
       if (place === undefined ? into.delete(rel) : into.deleteAt(rel, place)) this.#dirty = true;
       return -1;
@@ -1367,6 +1367,12 @@ export class Snapshotter {
   #statIn(aheadAt: number | undefined, dirFd: number, name: string): StatFields | null {
     const ahead = aheadAt === undefined ? undefined : this.#takeAhead(aheadAt);
     return ahead !== undefined ? ahead : lstatFieldsAt(dirFd, name);
+  }
+
+  /** The stat of the file at `abs`: the thread's beside when it took it, else taken now. */
+  #statAt(aheadAt: number | undefined, abs: string): StatFields | null {
+    const ahead = aheadAt === undefined ? undefined : this.#takeAhead(aheadAt);
+    return ahead !== undefined ? ahead : lstatFields(abs);
   }
 
   /** The stat the thread beside took of path `i`; undefined: take it yourself. */
