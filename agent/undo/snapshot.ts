@@ -1039,7 +1039,7 @@ export class Snapshotter {
           let pre: StatFields | null | undefined;
           const place = places === undefined ? -1 : places[i] - 1;
           if (place >= 0 && fd >= 0 && stale === undefined && kinds.charCodeAt(i) !== DIR) {
-            pre = this.#statIn(at === undefined ? undefined : at + i, fd, name);
+            pre = this.#statOf(at === undefined ? undefined : at + i, fd, name);
             if (
               pre && !pre.isDirectory && pre.nlink <= 1 &&
               tree.trusts(place, pre.ino, pre.size, pre.mtime, pre.ctime, ig)
@@ -1287,11 +1287,7 @@ export class Snapshotter {
       const r = this.#lookTracked(abs, rel, ig, now, into, place);
       if (r !== undefined) return r;
     }
-    const st = pre !== undefined
-      ? pre
-      : dirFd >= 0
-      ? this.#statIn(aheadAt, dirFd, name)
-      : this.#statAt(aheadAt, abs);
+    const st = pre !== undefined ? pre : this.#statOf(aheadAt, dirFd, dirFd >= 0 ? name : abs);
     if (!st || st.isDirectory) {
       if (place === undefined ? into.delete(rel) : into.deleteAt(rel, place)) this.#dirty = true;
       return -1;
@@ -1360,26 +1356,18 @@ export class Snapshotter {
   }
 
   /**
-   * The stat of the file `name` in the folder open as `dirFd`: the thread's
-   * beside ({@link StatsAhead}) when it took it, else taken now. Valid until
-   * the next stat: its object is reused.
+   * A file's stat: the thread's beside ({@link StatsAhead}, path `aheadAt`) when
+   * it took it, else taken now, of the name `file` in the folder open as
+   * `dirFd`, or of the path `file` when none is (-1). Valid until the next
+   * stat: its object may be reused.
    */
-  #statIn(aheadAt: number | undefined, dirFd: number, name: string): StatFields | null {
-    const ahead = aheadAt === undefined ? undefined : this.#takeAhead(aheadAt);
-    return ahead !== undefined ? ahead : lstatFieldsAt(dirFd, name);
-  }
-
-  /** The stat of the file at `abs`: the thread's beside when it took it, else taken now. */
-  #statAt(aheadAt: number | undefined, abs: string): StatFields | null {
-    const ahead = aheadAt === undefined ? undefined : this.#takeAhead(aheadAt);
-    return ahead !== undefined ? ahead : lstatFields(abs);
-  }
-
-  /** The stat the thread beside took of path `i`; undefined: take it yourself. */
-  #takeAhead(i: number): StatFields | null | undefined {
-    const ahead = this.#ahead?.take(i);
-    if (ahead !== undefined) this.statsBeside++;
-    return ahead;
+  #statOf(aheadAt: number | undefined, dirFd: number, file: string): StatFields | null {
+    const ahead = aheadAt === undefined ? undefined : this.#ahead?.take(aheadAt);
+    if (ahead !== undefined) {
+      this.statsBeside++;
+      return ahead;
+    }
+    return dirFd >= 0 ? lstatFieldsAt(dirFd, file) : lstatFields(file);
   }
 
   /**

@@ -486,9 +486,7 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     if (!journal) return keep ? [] : undefined;
     const rowed = this.#rowed;
     this.#rowed = new Set();
-    // A path that was no file and was given no row is none now: no index of every file made.
-    const fileNow = (p: string, was: number | Entry | null) =>
-      typeof was === "number" || rowed.has(p) ? this.files.get(p) : undefined;
+    const fileNow = (p: string, was: number | Entry | null) => this.#rowNow(p, was, rowed);
     if (!keep) {
       for (const [p, was] of journal) {
         const now = fileNow(p, was);
@@ -523,11 +521,20 @@ export class SnapTree implements ReadonlyMap<string, Entry> {
     const git = (r: number | undefined) =>
       r !== undefined && (c.flags[r] & (F_GIT | F_UNREAD)) === F_GIT;
     for (const [p, was] of j) {
-      const now = typeof was === "number" || this.#rowed.has(p) ? this.files.get(p) : undefined;
+      const now = this.#rowNow(p, was, this.#rowed);
       if (typeof was === "number" && now === was) continue;
       if ((typeof was === "number" && git(was)) || git(now)) return true;
     }
     return false;
+  }
+
+  /**
+   * The row `p` has now, of a path the journal noted as `was`; `rowed`: the
+   * paths given a row while it was open. A path that was no file and was given
+   * no row is none now: no index of every file made.
+   */
+  #rowNow(p: string, was: number | Entry | null, rowed: ReadonlySet<string>): number | undefined {
+    return typeof was === "number" || rowed.has(p) ? this.files.get(p) : undefined;
   }
 
   /** Notes what `p` is before its first change while the journal is open. */
