@@ -107,6 +107,12 @@ let node: typeof import("node:buffer") | undefined;
 /** The Latin-1 view of {@link buf}, while `node` is loaded. */
 let nodeBuf: Latin1Buffer | undefined;
 
+/** Makes `bytes` the reused buffer, with its Latin-1 view while `node` is loaded. */
+function useBuffer(bytes: Uint8Array<ArrayBuffer>): void {
+  buf = bytes;
+  nodeBuf = node ? viewOf(bytes) : undefined;
+}
+
 /** Node's Latin-1 view of `bytes` (from their start). */
 function viewOf(bytes: Uint8Array): Latin1Buffer {
   const b = bytes.buffer as ArrayBuffer;
@@ -623,8 +629,7 @@ function ensureCapacity(n: number): void {
   while (size < n) size *= 2;
   const bigger = new Uint8Array(size);
   bigger.set(buf);
-  buf = bigger;
-  if (node) nodeBuf = viewOf(buf);
+  useBuffer(bigger);
 }
 
 /**
@@ -674,8 +679,7 @@ export function searchFile(
       : searchLoaded(buf.subarray(0, len), nodeBuf, c, mode, context, lineCap);
   } finally {
     if (buf.byteLength > KEEP_BUFFER_BYTES) {
-      buf = new Uint8Array(1 << 20);
-      if (node) nodeBuf = viewOf(buf);
+      useBuffer(new Uint8Array(1 << 20));
     }
   }
 }
