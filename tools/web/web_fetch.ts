@@ -288,13 +288,14 @@ interface Fetched {
 
 /** Fetches a URL for the tool: each hop's host checked, redirects followed, the body capped. */
 class Fetcher {
-  readonly #opts: WebFetchOptions;
+  /** `--web-allow-private`: no host is checked. */
+  readonly #allowPrivate: boolean;
   readonly #request: HopFetch;
   readonly #resolve: Resolver;
   readonly #timeoutMs: number;
 
   constructor(opts: WebFetchOptions) {
-    this.#opts = opts;
+    this.#allowPrivate = opts.allowPrivate ?? false;
     // The fetcher and the HTML reader load with the first fetch: a run that offers web_fetch and
     // never calls it loads neither.
     this.#request = opts.request ??
@@ -345,7 +346,7 @@ class Fetcher {
 
   /** The addresses a hop may connect to; none (the system resolves) when private ones are allowed. */
   async #vetHost(url: URL, signal: AbortSignal, via: string): Promise<string[]> {
-    if (this.#opts.allowPrivate) return [];
+    if (this.#allowPrivate) return [];
     let found;
     try {
       found = await checkHost(url.hostname, this.#resolve, signal);
