@@ -336,9 +336,10 @@ function running(args: string): boolean {
  * Renames every temp directory a write makes in `d/` away once its file is there,
  * and puts a look-alike in its place whose `up` leads to OUTSIDE, holding the
  * write's file: crab, renaming `tmp/n` to `tmp/up/NAME`, would put it outside.
+ * Says when it ended, in ms, by core Perl's clock of whole seconds: no later
+ * than it did (perl-base has no Time::HiRes).
  */
 const TEMP_SWAPPER = (outside: string, seconds: number) => `
-use Time::HiRes qw(time);
 my ($end, $hits) = (time + ${seconds}, 0);
 while (time < $end) {
   opendir(my $dh, "d") or next;
@@ -382,7 +383,8 @@ Deno.test("crab mcp serve: a bash call swapping a write's temp directory cannot 
     assert.equal(swapped[1], "0");
     assert.deepEqual(failed, []);
     // The workspace lock held every write until the bash call was over: each was answered after
-    // the swapper ended (its answer may still reach the client before the bash call's own).
+    // the swapper ended (its answer may still reach the client before the bash call's own). A
+    // write the lock let through would be answered within the swapper's three seconds.
     assert.ok(
       answered.every((t) => t >= Number(swapped[2])),
       `writes answered at ${answered.map((t) => t - Number(swapped[2]))} ms from the swapper's end`,
