@@ -11,6 +11,7 @@
 import { dirname, join } from "node:path";
 import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 import { OWN_DENO_DIR_VAR } from "../../tools/host/own_roots.ts";
+import { bounded } from "./bounded.ts";
 import { bundledMain } from "./bundled.ts";
 
 /** Absolute path of crab's source entry point, which `deno task crab` runs. */
@@ -53,7 +54,16 @@ export interface CrabRunOptions {
   flags?: string[];
   /** Working directory instead of the workspace. */
   cwd?: string;
+  /** How long the run may take before it is killed as hung (default {@link RUN_LIMIT_MS}). */
+  limitMs?: number;
 }
+
+/**
+ * How long one crab run may take, at most: far beyond any test's, so only a
+ * hang reaches it, and the test then fails with what was still running
+ * (`bounded.ts`) instead of holding the suite.
+ */
+export const RUN_LIMIT_MS = 180_000;
 
 /** Deno's cache (npm packages), which a sandboxed HOME would otherwise hide. */
 export function denoDir(): string {
@@ -139,9 +149,10 @@ export function sandbox(prefix = "crab-cli-", options: SandboxOptions = {}): San
         await w.write(new TextEncoder().encode(opts.stdin));
         await w.close();
       }
-      const out = await child.output();
+      const out = await bounded(child, root, opts.limitMs ?? RUN_LIMIT_MS);
       const dec = new TextDecoder();
-      return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+      const stderr = dec.decode(out.stderr) + (out.overrun ? `\n[crab ${out.overrun}]` : "");
+      return { code: out.code, stdout: dec.decode(out.stdout), stderr };
     },
     spawn(args, opts = {}) {
       return command(args, opts, "piped").spawn();
