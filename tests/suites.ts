@@ -126,6 +126,7 @@ export const E2E: readonly string[] = [
   "tests/scripts/web_fetch_quality_bench_test.ts",
   "tests/sdk_parity_test.ts",
   "tests/sdk_test.ts",
+  "tests/support/bounded_test.ts",
   "tests/support/fake_model_test.ts",
   "tests/tools/bash_test.ts",
   "tests/tools/bytes_full_test.ts",

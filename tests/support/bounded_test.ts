@@ -5,18 +5,20 @@ function start(script: string, root: string): Deno.ChildProcess {
   return new Deno.Command("sh", {
     args: ["-c", script],
     cwd: root,
+    // As crab's own processes do (CRAB_HOME): the environment names the run's folder.
+    env: { RUN_ROOT: root },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
 }
 
+/** True while `pid` runs (a zombie has ended). */
 const alive = (pid: number) => {
-  try {
-    return !Deno.readTextFileSync(`/proc/${pid}/stat`).includes(") Z ");
-  } catch {
-    return false;
-  }
+  const out = new Deno.Command("ps", { args: ["-p", String(pid), "-o", "stat="], stdout: "piped" })
+    .outputSync();
+  const stat = new TextDecoder().decode(out.stdout).trim();
+  return stat !== "" && !stat.startsWith("Z");
 };
 
 Deno.test("bounded() gives a finished process's output and code", async () => {
