@@ -55,6 +55,31 @@ function hintFor(detail: string): string {
   return NAMESPACE_HINT;
 }
 
+/**
+ * How long the probe's run of `true` may take: a start of bwrap, which takes
+ * tens of milliseconds, a second on a loaded machine. Past this, it is stuck:
+ * it is killed and the probe says so, and the next call probes again.
+ */
+export const PROBE_RUN_MS = 30_000;
+
+/** What one trial run found; `stuck` when it did not end in time. */
+interface Trial {
+  ok: boolean;
+  err: string;
+  stuck?: true;
+}
+
+/** `work`, or "late" when `ms` pass first; the timer is cleared either way. */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | "late"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), ms));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Runs `true` in the sandbox of `workspace` under `policy`, as bash would run a command. */
 async function tryRun(
   bwrap: string,
@@ -62,19 +87,32 @@ async function tryRun(
   policy: SandboxPolicy,
   perl: string | undefined,
   features: Features,
-): Promise<{ ok: boolean; err: string }> {
+  limitMs: number,
+): Promise<Trial> {
   const run = await invocation(workspace, policy, "true", perl, features, { probe: true });
   try {
     // In a session of its own (spawn() honours `detached`, output() does not): Ctrl-C at the
     // terminal must not end the probe, whose failure is kept for the process.
-    const out = await new Deno.Command(bwrap, {
+    const child = new Deno.Command(bwrap, {
       args: run.args,
       cwd: workspace,
       stdin: "null",
       stdout: "null",
       stderr: "piped",
       detached: true,
-    }).spawn().output();
+    }).spawn();
+    const output = child.output();
+    const out = await within(output, limitMs);
+    if (out === "late") {
+      try {
+        // Its own process group, led by bwrap: the sandbox's supervisor and `true` with it.
+        Deno.kill(-child.pid, "SIGKILL");
+      } catch {
+        // Ended meanwhile.
+      }
+      await output;
+      return { ok: false, err: `it did not end in ${limitMs / 1000} s`, stuck: true };
+    }
     return { ok: out.success, err: new TextDecoder().decode(out.stderr).trim() };
   } finally {
     await run.release();
@@ -130,6 +168,7 @@ async function probe(
   workspace: string,
   policy: SandboxPolicy,
   env: Pick<Deno.Env, "get">,
+  limitMs: number,
 ): Promise<SandboxStatus> {
   if (Deno.build.os === "darwin") return seatbeltStatus(workspace, policy);
   if (Deno.build.os !== "linux") {
@@ -154,7 +193,15 @@ async function probe(
   // A build without the exec class may not start bwrap: Deno's NotCapable goes up as is
   // (dispatch records it as a denied call). Each retry leaves out one thing; four at most.
   for (let i = 0;; i++) {
-    const run = await tryRun(bwrap, workspace, policy, perl, features);
+    const run = await tryRun(bwrap, workspace, policy, perl, features, limitMs);
+    if (run.stuck) {
+      return {
+        ok: false,
+        reason: `the sandbox's trial run of \`true\` through bubblewrap ${run.err}`,
+        hint: "The machine may be overloaded; the next command tries again.",
+        again: true,
+      };
+    }
     if (run.ok) {
       const uncapped = uncappedNotice(features, plan, cgroupProblem);
       return {
@@ -196,12 +243,14 @@ const probes = new Map<string, Promise<SandboxStatus>>();
  * first use and then kept for the process (the probe costs one bwrap start; a
  * run has one workspace and one policy). `workspace` also keeps a planted
  * bwrap out. The probe looks for bwrap and perl on `env`'s PATH; a kept status
- * answers whatever `env` a later call gives.
+ * answers whatever `env` a later call gives. A trial that did not end within
+ * `trialMs` (default {@link PROBE_RUN_MS}) is not kept: the next call probes again.
  */
 export function sandboxStatus(
   workspace: string,
   policy: SandboxPolicy = DEFAULT_SANDBOX_POLICY,
   env: Pick<Deno.Env, "get"> = runEnv,
+  trialMs: number = PROBE_RUN_MS,
 ): Promise<SandboxStatus> {
   const key = JSON.stringify([workspace, policy.mode, policy.net, policy.writable, policy.limits]);
   let status = probes.get(key);
@@ -211,7 +260,7 @@ export function sandboxStatus(
       "sandbox",
       `probing the sandbox: mode ${policy.mode}, network ${policy.net ? "on" : "off"}`,
     );
-    status = probe(workspace, policy, env);
+    status = probe(workspace, policy, env, trialMs);
     status.then(
       (s) =>
         debug("sandbox", () =>
@@ -224,6 +273,11 @@ export function sandboxStatus(
       () => {},
     );
     probes.set(key, status);
+    const made = status;
+    status.then(
+      (s) => !s.ok && s.again && probes.get(key) === made && probes.delete(key),
+      () => {},
+    );
     // A refused probe (no run permission) is not kept: the permission does not come later,
     // but the next call should see Deno's own error again, not a cached rejection.
     status.catch(() => probes.get(key) === status && probes.delete(key));

@@ -24,4 +24,10 @@ export type SandboxStatus =
     /** What is not capped here and how to change that (one notice), when something is not. */
     uncapped?: string;
   }
-  | { ok: false; reason: string; hint: string };
+  | {
+    ok: false;
+    reason: string;
+    hint: string;
+    /** The probe's trial did not end in time: a later call probes again. */
+    again?: true;
+  };

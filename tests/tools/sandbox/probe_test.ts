@@ -13,9 +13,9 @@ import { sandboxCommand } from "../../../tools/sandbox/mod.ts";
 /**
  * A workspace and a stand-in bwrap first on the PATH of `env`: it appends its arguments (one
  * record, NUL-separated, ended by \x01: the supervisor's script spans lines) to a log, then prints `stderr` and exits 1 when its
- * arguments contain `failOn`, else exits 0.
+ * arguments contain `failOn`, else exits 0; or, `stuck`, writes its pid to a file and sleeps.
  */
-function standIn(failOn?: string, stderr = "", realKeeper = false) {
+function standIn(failOn?: string, stderr = "", realKeeper = false, stuck = false) {
   const root = Deno.makeTempDirSync({ dir: "/var/tmp", prefix: "crab-probe-" });
   const ws = join(root, "ws");
   const bin = join(root, "bin");
@@ -30,7 +30,7 @@ function standIn(failOn?: string, stderr = "", realKeeper = false) {
 ${realKeeper ? `case " $* " in *" --dev-bind "*) exec '${REAL_BWRAP}' "$@";; esac` : ""}
 printf '%s\\0' "$@" >> '${log}'; printf '\\001' >> '${log}'
 ${failOn ? `case " $* " in *" ${failOn} "*) cat '${complaint}' >&2; exit 1;; esac` : ""}
-exit 0
+${stuck ? `echo $$ >> '${join(root, "stuck")}'; exec sleep 600` : "exit 0"}
 `,
     { mode: 0o755 },
   );
@@ -46,11 +46,29 @@ exit 0
         l.split("\0").slice(0, -1)
       )
         .filter((args) => !args.includes("--dev-bind")),
+    /** The pids of the stuck runs, oldest first. */
+    stuck: (): number[] =>
+      Deno.readTextFileSync(join(root, "stuck")).trim().split("\n").map(Number),
     [Symbol.dispose]() {
       resetSandboxStatus();
       Deno.removeSync(root, { recursive: true });
     },
   };
+}
+
+/** True once `pid` has ended (at most 10 s of asking). */
+async function gone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 500; i++) {
+    const out = new Deno.Command("ps", {
+      args: ["-p", String(pid), "-o", "stat="],
+      stdout: "piped",
+    })
+      .outputSync();
+    const stat = new TextDecoder().decode(out.stdout).trim();
+    if (stat === "" || stat.startsWith("Z")) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
 }
 
 /** The installed bwrap, and whether crab gets cgroups here. */
@@ -102,6 +120,19 @@ Deno.test("sandboxStatus() probes once per workspace and policy, then answers fr
   assert.equal(s.runs().length, 1);
   await sandboxStatus(s.ws, { ...policy, mode: "read-only" }, s.env);
   assert.equal(s.runs().length, 2);
+});
+
+Deno.test("sandboxStatus() kills a trial run that does not end, says so, and probes again next time", async () => {
+  using s = standIn(undefined, "", true, true);
+  const policy = { mode: "workspace-write" as const, net: false, writable: [] };
+  const status = await sandboxStatus(s.ws, policy, s.env, 300);
+  assert.equal(status.ok, false);
+  assert.match(status.ok ? "" : status.reason, /trial run of `true` .* did not end in 0\.3 s/);
+  const [first] = s.stuck();
+  assert.equal(await gone(first), true, "the stuck trial was killed");
+  await sandboxStatus(s.ws, policy, s.env, 300);
+  assert.equal(s.stuck().length, 2, "the next call probed again");
+  assert.equal(await gone(s.stuck()[1]), true);
 });
 
 Deno.test("sandboxStatus() refuses a bwrap that knows the probe's options but not bash's", async () => {

@@ -103,6 +103,16 @@ interface KeeperProcess {
   answered: boolean;
 }
 
+/** Kills a keeper that is stuck: bwrap leads its process group, perl is in it. */
+function stop(p: KeeperProcess): void {
+  try {
+    Deno.kill(-p.child.pid, "SIGKILL");
+  } catch {
+    // Ended meanwhile.
+  }
+  p.reader.cancel().catch(() => {});
+}
+
 /** A keeper process, in a session of its own; bwrap's `--die-with-parent` ends it with crab. */
 function spawnKeeper(bwrap: string, perl: string): KeeperProcess {
   const child = new Deno.Command(bwrap, {
@@ -127,15 +137,49 @@ function spawnKeeper(bwrap: string, perl: string): KeeperProcess {
 }
 
 /**
+ * How long the keeper may take to answer one request. Each is a few file
+ * operations on cgroupfs, done in microseconds; a start through bwrap on a
+ * loaded machine takes up to a second. Past this, the keeper is stuck: it is
+ * killed and the request fails, so a bash call says so instead of waiting
+ * for ever.
+ */
+export const KEEPER_ANSWER_MS = 20_000;
+
+/** Options of {@link startKeeper}. */
+export interface KeeperOptions {
+  /** How long one answer may take (default {@link KEEPER_ANSWER_MS}). */
+  answerMs?: number;
+}
+
+/** A line of the keeper's output, or "late" when `ms` pass first. */
+async function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  ms: number,
+): Promise<ReadableStreamReadResult<Uint8Array> | "late"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const read = reader.read();
+  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), ms));
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+    // A read left pending rejects when the stream is cancelled: nobody waits for it.
+    read.catch(() => {});
+  }
+}
+
+/**
  * Starts the keeper through `bwrap` with `perl`. Requests are served one at a
  * time; the keeper holds crab's event loop only while one is open, so an idle
  * keeper never keeps crab from ending. A keeper that worked and died (killed
  * by hand, by the kernel) is started again at the next request: one the keeper
  * never got is sent to the new one; one it died in the middle of fails, since
  * what it did of it is unknown. One that never answered is not started again:
- * it cannot run here.
+ * it cannot run here. One that does not answer within `answerMs` is killed,
+ * its process group whole, and the request fails.
  */
-export function startKeeper(bwrap: string, perl: string): Keeper {
+export function startKeeper(bwrap: string, perl: string, opts: KeeperOptions = {}): Keeper {
+  const answerMs = opts.answerMs ?? KEEPER_ANSWER_MS;
   const enc = new TextEncoder();
   const dec = new TextDecoder();
   let proc: KeeperProcess | undefined = spawnKeeper(bwrap, perl);
@@ -164,12 +208,17 @@ export function startKeeper(bwrap: string, perl: string): Keeper {
           throw e;
         }
         while (!p.buffered.includes("\n")) {
-          const { value, done } = await p.reader.read();
-          if (done) {
+          const read = await readWithin(p.reader, answerMs);
+          if (read === "late") {
+            p.ended = true;
+            stop(p);
+            throw new Error(`the cgroup keeper did not answer in ${answerMs / 1000} s`);
+          }
+          if (read.done) {
             p.ended = true;
             throw new Error("the cgroup keeper ended");
           }
-          p.buffered += dec.decode(value, { stream: true });
+          p.buffered += dec.decode(read.value, { stream: true });
         }
       } finally {
         p.child.unref();

@@ -143,3 +143,34 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "startKeeper() kills a keeper that does not answer, and the request fails saying so",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const dir = Deno.makeTempDirSync({ prefix: "crab-keeper-" });
+    try {
+      // A bwrap whose keeper takes the request and never answers: a stuck keeper.
+      const pidFile = join(dir, "pid");
+      const stuck = join(dir, "bwrap");
+      Deno.writeTextFileSync(stuck, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 600\n`, {
+        mode: 0o755,
+      });
+      const keeper = startKeeper(stuck, "perl", { answerMs: 300 });
+      const started = performance.now();
+      await assert.rejects(
+        keeper.run([["read", "/proc/meminfo"]]),
+        /the cgroup keeper did not answer in 0\.3 s/,
+      );
+      assert.ok(performance.now() - started < 10_000);
+      const pid = Number(Deno.readTextFileSync(pidFile));
+      assert.equal(await waitUntil(() => processInfo(pid) === undefined || undefined), true);
+      // It never answered: it cannot run here, and is not started again.
+      await assert.rejects(keeper.run([["read", "/proc/meminfo"]]), /the cgroup keeper ended/);
+      keeper.close();
+      assert.equal(Deno.readTextFileSync(pidFile).trim(), String(pid));
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
