@@ -7,8 +7,13 @@
  * @module
  */
 
-/** How long one image or PDF may take to open, shrink or extract. */
-export const DECODE_TIMEOUT_MS = 5000;
+/**
+ * How long one image or PDF may take to open, shrink or extract, the worker's
+ * start included. A 3000×2000 PNG takes about 1 s here, 5 s and more on a
+ * machine busy with other work; a decoder that crawls or loops is still
+ * ended.
+ */
+export const DECODE_TIMEOUT_MS = 20_000;
 
 /**
  * Starts the worker module at `url`, posts `request`, and resolves with its
