@@ -143,10 +143,16 @@ function holdsFree(dir: string): boolean {
   return true;
 }
 
+/** The processes whose command line has `marker`: pid, parent, state, command. */
+function matching(marker: string): string[] {
+  const out = new Deno.Command("ps", { args: ["-eo", "pid,ppid,stat,args"], stdout: "piped" })
+    .outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.includes(marker));
+}
+
 /** Whether a process runs whose command line has `marker`. */
 function running(marker: string): boolean {
-  const out = new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).outputSync();
-  return new TextDecoder().decode(out.stdout).split("\n").some((l) => l.includes(marker));
+  return matching(marker).length > 0;
 }
 
 Deno.test("crab killed mid-call: the next crab removes its placeholders, and crab mcp add -s project works", async () => {
@@ -168,7 +174,10 @@ Deno.test("crab killed mid-call: the next crab removes its placeholders, and cra
   await until(
     () => !running(`sleep ${marker}`) && !running(s.ws),
     "the killed call's command and sandbox have ended",
-  );
+  ).catch((e) => {
+    const left = [...matching(`sleep ${marker}`), ...matching(s.ws)];
+    throw new Error(`${e.message}; still running:\n${left.join("\n")}`);
+  });
   // The kernel drops the killed crab's hold on its placeholders once nothing of it is left.
   await until(() => holdsFree(join(s.home, "sandbox", "holds")), "the killed call's hold is free");
   assert.ok(existsSync(join(s.ws, ".mcp.json")));
