@@ -812,28 +812,6 @@ async function changedAndUndone(
   return r.stderr;
 }
 
-/**
- * How many cases run side by side: two, four crab processes (the suite's
- * other files run beside them, on two cores).
- */
-const CASES_AT_ONCE = 2;
-
-/** Runs the tasks given to it at most `n` at a time, in the order given. */
-function pool(n: number): <T>(task: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async (task) => {
-    if (running >= n) await new Promise<void>((go) => waiting.push(go));
-    running++;
-    try {
-      return await task();
-    } finally {
-      running--;
-      waiting.shift()?.();
-    }
-  };
-}
-
 Deno.test("the installed crab answers every print-mode case as the source does", async (t) => {
   using crab = await installCrab();
   assert.equal(crab.ran.code, 0, crab.ran.stderr);
@@ -847,36 +825,20 @@ Deno.test("the installed crab answers every print-mode case as the source does",
   );
   const page = `http://127.0.0.1:${server.addr.port}/facts`;
   try {
-    // Cases run CASES_AT_ONCE at a time, each case's two sides together; each step waits for
-    // its own case. A step then ends while later cases run: their processes and servers are
-    // the test's, which ends with all of them done.
-    const at = pool(CASES_AT_ONCE);
-    const outcomes = CASES.map((c, i) => {
-      const n = String(i).padStart(2, "0");
-      return at(() =>
-        Promise.all([
+    for (const [i, c] of CASES.entries()) {
+      await t.step(c.name, async () => {
+        const n = String(i).padStart(2, "0");
+        const [installed, source] = await Promise.all([
           side(c, page, join(sides, `${n}i`), crab.bin),
           side(c, page, join(sides, `${n}s`)),
-        ])
-      );
-    });
-    // A case that fails is reported by its step; none goes unhandled meanwhile.
-    for (const o of outcomes) o.catch(() => {});
-    for (const [i, c] of CASES.entries()) {
-      await t.step({
-        name: c.name,
-        sanitizeOps: false,
-        sanitizeResources: false,
-        fn: async () => {
-          const [installed, source] = await outcomes[i];
-          assert.deepEqual(
-            source.runs.map((r) => r.code),
-            c.codes,
-            source.runs.map((r) => r.stderr).join("\n"),
-          );
-          c.expect(source);
-          assert.deepEqual(installed, source);
-        },
+        ]);
+        assert.deepEqual(
+          source.runs.map((r) => r.code),
+          c.codes,
+          source.runs.map((r) => r.stderr).join("\n"),
+        );
+        c.expect(source);
+        assert.deepEqual(installed, source);
       });
     }
     // Undo's reader is a worker made from text: the bundle must run it as the source does.
