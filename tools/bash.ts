@@ -14,6 +14,7 @@ import { runEnv } from "./fs/run_env.ts";
 import { bashEnv } from "./host/command_env.ts";
 import description from "./bash.md" with { type: "text" };
 import { killProcessGroup, pump, registerGroup } from "./host/processes.ts";
+import { outlasts } from "./host/within.ts";
 import { debug } from "./fs/debug_log.ts";
 import { printable } from "./fs/printable.ts";
 import type { HiddenStore, SandboxedCommand } from "./sandbox/mod.ts";
@@ -56,15 +57,6 @@ export const HEAD_BYTES = 15 * 1024;
 export const TAIL_BYTES = 15 * 1024;
 /** Grace between SIGTERM and SIGKILL on timeout or abort. */
 export const KILL_GRACE_MS = 1000;
-
-/** True when `p` has not settled after `ms`; false as soon as it settles. */
-function outlasts(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p.then(() => false),
-    new Promise<boolean>((r) => timer = setTimeout(() => r(true), ms)),
-  ]).finally(() => clearTimeout(timer));
-}
 
 /**
  * The output side of one call: bounded head and tail, spill file, binary

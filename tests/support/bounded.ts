@@ -9,6 +9,8 @@
  * @module
  */
 
+import { within } from "../../tools/host/within.ts";
+
 /** What a finished process printed. */
 export interface Output {
   code: number;
@@ -37,17 +39,6 @@ async function drain(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<U
     at += p.length;
   }
   return out;
-}
-
-/** `work`, or "late" when `ms` pass first; the timer is cleared either way. */
-async function within<T>(work: Promise<T>, ms: number): Promise<T | "late"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), ms)));
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** One process as `ps` shows it. */

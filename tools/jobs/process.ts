@@ -26,6 +26,7 @@
 
 import { debug } from "../fs/debug_log.ts";
 import { killProcessGroup, pump, registerGroup } from "../host/processes.ts";
+import { outlasts } from "../host/within.ts";
 import type { Contact } from "../sandbox/mod.ts";
 import { newPortsDir, type PortsDir } from "../sandbox/net/ports.ts";
 import { StatusTail } from "../sandbox/linux/supervisor.ts";
@@ -91,15 +92,6 @@ export function jobPolicy(policy: SandboxPolicy): SandboxPolicy {
 /** Starts a job's processes; throws a `ToolError` when the sandbox cannot run it. */
 export function startProcess(opts: ProcessOptions): Promise<JobProcess> {
   return opts.sandbox.mode === "danger-full-access" ? startDirect(opts) : startSandboxed(opts);
-}
-
-/** True when `p` has not settled after `ms`. */
-function outlasts(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p.then(() => false),
-    new Promise<boolean>((r) => timer = setTimeout(() => r(true), ms)),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -13,6 +13,7 @@
 
 import { runEnv } from "../fs/run_env.ts";
 import { findProgram } from "../host/find_program.ts";
+import { within } from "../host/within.ts";
 import { debug } from "../fs/debug_log.ts";
 import { type Features, invocation } from "./linux/invocation.ts";
 import { JOIN_FAILED } from "./linux/supervisor.ts";
@@ -67,17 +68,6 @@ interface Trial {
   ok: boolean;
   err: string;
   stuck?: true;
-}
-
-/** `work`, or "late" when `ms` pass first; the timer is cleared either way. */
-async function within<T>(work: Promise<T>, ms: number): Promise<T | "late"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), ms));
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Runs `true` in the sandbox of `workspace` under `policy`, as bash would run a command. */

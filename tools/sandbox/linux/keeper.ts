@@ -21,6 +21,8 @@
  * @module
  */
 
+import { within } from "../../host/within.ts";
+
 // No modules: each costs more to load than the rest of the keeper's start.
 const KEEPER = String.raw`
 $| = 1;
@@ -151,21 +153,15 @@ export interface KeeperOptions {
   answerMs?: number;
 }
 
-/** A line of the keeper's output, or "late" when `ms` pass first. */
-async function readWithin(
+/** What the keeper wrote next, or "late" when `ms` pass first. */
+function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   ms: number,
 ): Promise<ReadableStreamReadResult<Uint8Array> | "late"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
   const read = reader.read();
-  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), ms));
-  try {
-    return await Promise.race([read, late]);
-  } finally {
-    clearTimeout(timer);
-    // A read left pending rejects when the stream is cancelled: nobody waits for it.
-    read.catch(() => {});
-  }
+  // A read left pending rejects when the stream is cancelled: nobody waits for it.
+  read.catch(() => {});
+  return within(read, ms);
 }
 
 /**

@@ -1,0 +1,34 @@
+/**
+ * Waiting for something within a bound: the one place a promise is raced
+ * against a timer, which is cleared either way, so a wait that ended holds
+ * nothing of the process.
+ *
+ * @module
+ */
+
+/**
+ * `work`'s value, or "late" when `ms` pass first (`work` goes on: the caller
+ * ends it, and handles a rejection it may still bring).
+ *
+ * @example
+ * ```ts
+ * if (await within(child.status, 30_000) === "late") child.kill("SIGKILL");
+ * ```
+ */
+export async function within<T>(work: Promise<T>, ms: number): Promise<T | "late"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), ms));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * True when `p` has not settled after `ms`; false as soon as it is fulfilled.
+ * A rejection of `p` within `ms` rejects this.
+ */
+export async function outlasts(p: Promise<unknown>, ms: number): Promise<boolean> {
+  return await within(p.then(() => false), ms) === "late";
+}
