@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { until } from "../../support/until.ts";
+import { within } from "../../../tools/host/within.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Dispatcher, type DispatchResult } from "../../../tools/call/dispatch.ts";
@@ -400,6 +401,14 @@ Deno.test("supervisorArgv() without perl: the bash supervisor reports the exit c
   const s = await stopped.output();
   assert.equal(dec.decode(s.stdout), "term\n");
   assert.deepEqual(parseStatus(dec.decode(s.stderr)).status, { code: 5, signal: null, others: 0 });
+
+  // A command that ignores SIGTERM is killed a second later.
+  const deaf = start("trap '' TERM; sleep 997.74");
+  await until(() => processes("997.74").length === 1, "the command runs");
+  const deafWriter = deaf.stdin.getWriter();
+  await deafWriter.close();
+  assert.notEqual(await within(deaf.output(), 10_000), "late", "the sandbox ended within 10 s");
+  assert.deepEqual(processes("997.74"), []);
 });
 
 Deno.test("bash() leaves no process behind when crab is killed with SIGKILL mid-call", async () => {
@@ -436,6 +445,38 @@ await h.call("bash", { command: "setsid sleep 997.61 & sleep 997.61" });
     assert.deepEqual(processes("997.61"), []);
   } finally {
     Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("the sandbox ends, a second after crab's word, a command that ignores SIGTERM", async () => {
+  // crab's word is the end of the supervisor's stdin: crab closes it, or crab is gone. A process
+  // forked a moment before ignores SIGTERM as the supervisor does, like this command.
+  using p = place();
+  const { sandboxCommand } = await import("../../../tools/sandbox/mod.ts");
+  const sc = await sandboxCommand(p.session, "trap '' TERM; sleep 997.73");
+  const child = new Deno.Command(sc.program, {
+    args: sc.args,
+    cwd: p.ws,
+    stdin: "piped",
+    stdout: "null",
+    stderr: "null",
+    detached: true,
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...sc.env },
+    clearEnv: true,
+  }).spawn();
+  try {
+    await until(() => processes("997.73").length === 1, "the command runs");
+    await child.stdin.close();
+    assert.notEqual(await within(child.status, 10_000), "late", "the sandbox ended within 10 s");
+    assert.deepEqual(processes("997.73"), []);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Ended.
+    }
+    await child.status;
+    await sc.release();
   }
 });
 

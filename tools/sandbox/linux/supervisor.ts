@@ -7,7 +7,8 @@
  * runs `bash -c COMMAND` (stdin /dev/null, stderr merged into stdout), and
  * when crab closes its stdin (timeout, abort, crab gone) sends SIGTERM to
  * every process in the namespace (only as PID 1: anywhere else "every process"
- * would be every process the user may signal). When the command ends it gives processes
+ * would be every process the user may signal), and SIGKILL to what is left
+ * {@link STOP_GRACE_MS} later. When the command ends it gives processes
  * still holding on up to 250 ms to finish, counts those left, writes one status
  * line on its own stderr and exits: the kernel then kills everything left in
  * the namespace, whatever it did to leave its process group. As PID 1 it
@@ -33,6 +34,15 @@
 
 /** How long processes left when the command ends may take to finish on their own. */
 export const LINGER_MS = 250;
+
+/**
+ * How long the processes of the namespace have, after the SIGTERM that crab's
+ * word sends, before SIGKILL: crab's own grace before it kills bwrap
+ * (`KILL_GRACE_MS` in `bash.ts`). A process that ignores SIGTERM, or the
+ * command's own, forked a moment before and still ignoring it as the
+ * supervisor does, would otherwise outlive a crab that was killed.
+ */
+export const STOP_GRACE_MS = 1000;
 
 /** How often a job's supervisor looks at the ports its namespace listens on (`net/ports.ts`). */
 export const PORT_POLL_MS = 200;
@@ -151,7 +161,8 @@ if ($pid == 0) {
   exec { 'bash' } 'bash', '-c', $cmd;
   print STDERR "bash: $!\n"; exit 127;
 }
-my ($status, $ctl) = (undef, 1);
+# After crab's word, what still runs has $grace seconds left before SIGKILL.
+my ($status, $ctl, $grace) = (undef, 1, undef);
 # As PID 1 it inherits every orphan: reaped here, their zombies do not count against the cap.
 sub reap { while ((my $w = waitpid(-1, 1)) > 0) { $status = $? if $w == $pid } }
 # Only a job that exposes its ports wakes on a clock: every ${PORT_POLL_MS} ms, whatever woke it meanwhile.
@@ -161,14 +172,23 @@ while (1) {
   last if defined $status;
   my ($rin, $win) = ($listening, ''); vec($rin, fileno($wr), 1) = 1; vec($rin, 0, 1) = 1 if $ctl;
   waits(\$rin, \$win);
-  my ($n, $left) = select(my $rout = $rin, my $wout = $win, undef, $expose ? $poll : undef);
+  # The nearer of two clocks: a job's port poll, and the grace after crab's word.
+  my $wait = $expose ? $poll : undef;
+  $wait = $grace if defined $grace && !(defined $wait && $wait < $grace);
+  my ($n, $left) = select(my $rout = $rin, my $wout = $win, undef, $wait);
+  my $spent = defined $wait ? $wait - ($left // 0) : 0;
+  # A process that ignored the SIGTERM (or was forked before it could take one) is killed.
+  if (defined $grace && ($grace -= $spent) < 0.001) { $grace = undef; kill('KILL', -1) }
   # Once the listeners changed, what select said of their descriptors is stale: select again.
-  if ($expose && ($poll = $left // 0) < 0.001) { $poll = ${PORT_POLL_MS / 1000}; next if watch() }
+  if ($expose && ($poll -= $spent) < 0.001) { $poll = ${PORT_POLL_MS / 1000}; next if watch() }
   next if $n <= 0;
   relay($rout, $wout);
   if (vec($rout, fileno($wr), 1)) { sysread($wr, my $drain, 512); $woken = 0 }
   # Everything in the namespace, and only there: as PID 1, never outside a PID namespace.
-  if ($ctl && vec($rout, 0, 1) && !sysread(STDIN, my $buf, 512)) { $ctl = 0; kill('TERM', -1) if $$ == 1 }
+  if ($ctl && vec($rout, 0, 1) && !sysread(STDIN, my $buf, 512)) {
+    $ctl = 0;
+    if ($$ == 1) { kill('TERM', -1); $grace = ${STOP_GRACE_MS / 1000} }
+  }
 }
 sub others {
   opendir(my $d, '/proc') or return 0; my $n = 0;
@@ -257,7 +277,14 @@ exec 3<&0 0</dev/null
 bash -c "$1" 2>&1 3<&- &
 c=$!
 trap '' TERM INT HUP QUIT
-{ while read -r -u 3 _; do :; done; [ "$$" = 1 ] && kill -TERM -1 2>/dev/null; } &
+{
+  while read -r -u 3 _; do :; done
+  if [ "$$" = 1 ]; then
+    kill -TERM -1 2>/dev/null
+    sleep ${STOP_GRACE_MS / 1000}
+    kill -KILL -1 2>/dev/null
+  fi
+} &
 w=$!
 wait "$c"; s=$?
 others() {
@@ -266,7 +293,8 @@ others() {
     p=\${p#/proc/}
     case $p in 1|$$|$w) continue ;; esac
     read -r l < "/proc/$p/stat" 2>/dev/null || continue
-    case $l in *") Z "*) continue ;; esac
+    # A zombie, or the watcher's own pause (its child) after crab's word, is no process left.
+    case $l in *") Z "*|*") "?" $w "*) continue ;; esac
     n=$((n + 1))
   done
 }
