@@ -496,13 +496,24 @@ Deno.test("query() resumes a session by id, and forkSession goes on in a copy", 
   assert.equal(forked.messages.length, 5);
 });
 
-/** The paths this process's file watchers watch (`sh`: the suite may not read /proc). */
-function watched(): number {
+/**
+ * How many of this process's file watches are on folders under `root` (`sh`:
+ * the suite may not read /proc). Only those: the suite's other files, which
+ * may share this process, watch folders of their own meanwhile.
+ */
+function watched(root: string): number {
+  const inodes = new Set<string>();
+  const walk = (dir: string) => {
+    inodes.add(Deno.statSync(dir).ino!.toString(16));
+    for (const e of Deno.readDirSync(dir)) if (e.isDirectory) walk(join(dir, e.name));
+  };
+  walk(root);
   const out = new Deno.Command("sh", {
-    args: ["-c", `cat /proc/${Deno.pid}/fdinfo/* 2>/dev/null | grep -c '^inotify wd'`],
+    args: ["-c", `cat /proc/${Deno.pid}/fdinfo/* 2>/dev/null | grep '^inotify wd'`],
     stdout: "piped",
   }).outputSync();
-  return Number(new TextDecoder().decode(out.stdout).trim());
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((l) => inodes.has(/\bino:([0-9a-f]+)/.exec(l)?.[1] ?? "")).length;
 }
 
 Deno.test({
@@ -515,7 +526,8 @@ Deno.test({
       { calls: [{ name: "bash", args: { command: "echo b > b.txt" } }] },
       { text: "done" },
     ]);
-    const before = watched();
+    const before = watched(s.root);
+    assert.equal(before, 0);
     const ms = await all(query({
       prompt: "make b",
       options: { cwd: s.ws, env: envOf(s, fake.url), permissionMode: "acceptOffered" },
@@ -523,7 +535,7 @@ Deno.test({
     assert.equal(resultOf(ms).subtype, "success");
     // Undo watched the workspace for the bash call; the run is over, and so is the watching.
     assert.equal(Deno.readTextFileSync(join(s.ws, "b.txt")), "b\n");
-    await until(() => watched() === before, "the watcher is closed", { timeoutMs: 5000 });
+    await until(() => watched(s.root) === before, "the watcher is closed", { timeoutMs: 5000 });
     // What the process's end would have written is written: the next run starts from it.
     const undo = join(s.home, "undo");
     const stores = [...Deno.readDirSync(undo)].map((e) => e.name);
@@ -540,6 +552,6 @@ Deno.test({
     const undone = await s.crab(["undo", "--yes"]);
     assert.equal(undone.code, 0, undone.stderr);
     assert.equal(Deno.readTextFileSync(join(s.ws, "b.txt")), "b\n");
-    await until(() => watched() === before, "the watcher is closed", { timeoutMs: 5000 });
+    await until(() => watched(s.root) === before, "the watcher is closed", { timeoutMs: 5000 });
   },
 });
