@@ -150,6 +150,12 @@ function matching(marker: string): string[] {
   return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.includes(marker));
 }
 
+/** Whether a process runs whose command line is `command` and its arguments, alone. */
+function commandRuns(command: string): boolean {
+  const out = new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").some((l) => l.trim() === command);
+}
+
 /** Whether a process runs whose command line has `marker`. */
 function running(marker: string): boolean {
   return matching(marker).length > 0;
@@ -160,9 +166,10 @@ Deno.test("crab killed mid-call: the next crab removes its placeholders, and cra
   const marker = `${30 + Math.random()}`;
   const child = s.spawn(["tool", "bash", JSON.stringify({ command: `sleep ${marker}` })]);
   // Wait for the call's command to run under its placeholder (the sandbox's probe, which runs
-  // first, makes and removes placeholders of its own: one seen alone may be the probe's).
+  // first, makes and removes placeholders of its own: one seen alone may be the probe's). The
+  // command itself: crab's, bwrap's and the supervisor's command lines name it from the start.
   await until(
-    () => running(`sleep ${marker}`) && existsSync(join(s.ws, ".mcp.json")),
+    () => commandRuns(`sleep ${marker}`) && existsSync(join(s.ws, ".mcp.json")),
     "the call runs, its placeholder there",
   );
   assert.ok(Deno.statSync(join(s.ws, ".mcp.json")).isDirectory);
