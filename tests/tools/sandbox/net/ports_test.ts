@@ -369,6 +369,10 @@ function supervisorWakes(bwrap: number): () => number {
   const pid = children(bwrap).find((c) => /^[^\0]*perl\0/.test(cmdline(c)));
   assert.ok(pid, "the supervisor runs");
   assert.ok(children(pid).some((c) => /^sleep\0/.test(cmdline(c))), "its command runs");
+  // What wakes it at its command's end, however late perl runs the SIGCHLD handler: a pidfd.
+  const fds = new Deno.Command("ls", { args: ["-l", `/proc/${pid}/fd`], stdout: "piped" })
+    .outputSync();
+  assert.match(new TextDecoder().decode(fds.stdout), /anon_inode:\[pidfd\]/);
   return () => {
     const status = procRead(`/proc/${pid}/status`);
     return Number(/^voluntary_ctxt_switches:\s*(\d+)$/m.exec(status)![1]);
