@@ -13,7 +13,7 @@
 import { runEnv } from "./fs/run_env.ts";
 import { bashEnv } from "./host/command_env.ts";
 import description from "./bash.md" with { type: "text" };
-import { killProcessGroup, pump, registerGroup } from "./host/processes.ts";
+import { killProcessGroup, pump, registerGroup, STOP_GRACE_MS } from "./host/processes.ts";
 import { outlasts } from "./host/within.ts";
 import { debug } from "./fs/debug_log.ts";
 import { printable } from "./fs/printable.ts";
@@ -55,8 +55,6 @@ export const LINGER_MS = 250;
 /** Output bytes kept from the start and from the end. */
 export const HEAD_BYTES = 15 * 1024;
 export const TAIL_BYTES = 15 * 1024;
-/** Grace between SIGTERM and SIGKILL on timeout or abort. */
-export const KILL_GRACE_MS = 1000;
 
 /**
  * The output side of one call: bounded head and tail, spill file, binary
@@ -220,7 +218,7 @@ async function runDirect(
     if (stopping) return;
     stopping = true;
     killProcessGroup(pgid, "SIGTERM");
-    killTimer = setTimeout(() => killProcessGroup(pgid, "SIGKILL"), KILL_GRACE_MS);
+    killTimer = setTimeout(() => killProcessGroup(pgid, "SIGKILL"), STOP_GRACE_MS);
   };
   const { state, disarm } = arm(ctx, timeoutMs, stop);
 
@@ -317,7 +315,7 @@ async function runSandboxed(
       } catch {
         // Already exited.
       }
-    }, KILL_GRACE_MS);
+    }, STOP_GRACE_MS);
   };
   const armed = arm(ctx, timeoutMs, stop);
   const { state, disarm } = armed;

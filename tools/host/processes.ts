@@ -31,6 +31,13 @@ let installed = false;
 let exiting = false;
 
 /**
+ * The grace between SIGTERM and SIGKILL wherever a command is stopped: bash's
+ * timeout or abort, a job's stop, and the sandbox's supervisor at crab's word
+ * (`sandbox/linux/supervisor.ts`), which ends what crab's own kill may not reach.
+ */
+export const STOP_GRACE_MS = 1000;
+
+/**
  * Sends `signal` to a whole process group; false when no such group exists any
  * more. In a build with a scoped `--allow-run` only the registered leader can be
  * signalled (bash's bwrap takes its whole sandbox with it).

@@ -25,7 +25,7 @@
  */
 
 import { debug } from "../fs/debug_log.ts";
-import { killProcessGroup, pump, registerGroup } from "../host/processes.ts";
+import { killProcessGroup, pump, registerGroup, STOP_GRACE_MS } from "../host/processes.ts";
 import { outlasts } from "../host/within.ts";
 import type { Contact } from "../sandbox/mod.ts";
 import { newPortsDir, type PortsDir } from "../sandbox/net/ports.ts";
@@ -33,8 +33,6 @@ import { StatusTail } from "../sandbox/linux/supervisor.ts";
 import type { SandboxPolicy } from "../policy/sandbox.ts";
 import { ToolError } from "../tool.ts";
 
-/** Grace between SIGTERM and SIGKILL when a job is stopped. */
-export const STOP_GRACE_MS = 1000;
 /** How long a process left over may hold the output pipe once the job's shell ended. */
 const LINGER_MS = 250;
 

@@ -8,7 +8,9 @@
  * when crab closes its stdin (timeout, abort, crab gone) sends SIGTERM to
  * every process in the namespace (only as PID 1: anywhere else "every process"
  * would be every process the user may signal), and SIGKILL to what is left
- * {@link STOP_GRACE_MS} later. When the command ends it gives processes
+ * {@link STOP_GRACE_MS} later (a process that ignores SIGTERM, or the command
+ * itself, forked a moment before and still ignoring it as the supervisor does,
+ * would otherwise outlive a crab that was killed). When the command ends it gives processes
  * still holding on up to 250 ms to finish, counts those left, writes one status
  * line on its own stderr and exits: the kernel then kills everything left in
  * the namespace, whatever it did to leave its process group. As PID 1 it
@@ -32,17 +34,10 @@
  * @module
  */
 
+import { STOP_GRACE_MS } from "../../host/processes.ts";
+
 /** How long processes left when the command ends may take to finish on their own. */
 export const LINGER_MS = 250;
-
-/**
- * How long the processes of the namespace have, after the SIGTERM that crab's
- * word sends, before SIGKILL: crab's own grace before it kills bwrap
- * (`KILL_GRACE_MS` in `bash.ts`). A process that ignores SIGTERM, or the
- * command's own, forked a moment before and still ignoring it as the
- * supervisor does, would otherwise outlive a crab that was killed.
- */
-export const STOP_GRACE_MS = 1000;
 
 /**
  * Where the kernel gives no pidfd (before Linux 5.3), the longest the
