@@ -101,7 +101,7 @@ async function tryRun(
         // Ended meanwhile.
       }
       await output;
-      return { ok: false, err: `it did not end in ${limitMs / 1000} s`, stuck: true };
+      return { ok: false, err: `did not end in ${limitMs / 1000} s`, stuck: true };
     }
     return { ok: out.success, err: new TextDecoder().decode(out.stderr).trim() };
   } finally {
@@ -263,14 +263,11 @@ export function sandboxStatus(
       () => {},
     );
     probes.set(key, status);
+    // Not kept: a trial that did not end in time, and a refused probe (no run permission: the
+    // permission does not come later, but the next call should see Deno's own error again).
     const made = status;
-    status.then(
-      (s) => !s.ok && s.again && probes.get(key) === made && probes.delete(key),
-      () => {},
-    );
-    // A refused probe (no run permission) is not kept: the permission does not come later,
-    // but the next call should see Deno's own error again, not a cached rejection.
-    status.catch(() => probes.get(key) === status && probes.delete(key));
+    const forget = () => probes.get(key) === made && probes.delete(key);
+    status.then((s) => !s.ok && s.again && forget(), forget);
   }
   return status;
 }
