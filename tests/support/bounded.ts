@@ -22,23 +22,17 @@ export interface Output {
 
 /** Reads a whole stream through `reader`; stops when it is cancelled, keeping what came. */
 async function drain(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
+  const parts: BlobPart[] = [];
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      parts.push(value);
+      parts.push(value as BlobPart);
     }
   } catch {
     // Cancelled after the bound: what came so far is kept.
   }
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return await new Blob(parts).bytes();
 }
 
 /** One process as `ps` shows it. */
@@ -60,7 +54,7 @@ function ps(env: boolean): string[] {
  * environment names `root` (one that outlived `pid` has lost its parent).
  * Deno reads /proc only with --allow-all, which the suite has not: `ps` does.
  */
-export function runProcesses(pid: number, root: string): Proc[] {
+function runProcesses(pid: number, root: string): Proc[] {
   const parse = (l: string) => {
     const [p, pp] = l.trim().split(/\s+/, 2).map(Number);
     return { pid: p, ppid: pp, line: l.trim() };

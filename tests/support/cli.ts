@@ -54,8 +54,6 @@ export interface CrabRunOptions {
   flags?: string[];
   /** Working directory instead of the workspace. */
   cwd?: string;
-  /** How long the run may take before it is killed as hung (default {@link RUN_LIMIT_MS}). */
-  limitMs?: number;
 }
 
 /**
@@ -149,7 +147,7 @@ export function sandbox(prefix = "crab-cli-", options: SandboxOptions = {}): San
         await w.write(new TextEncoder().encode(opts.stdin));
         await w.close();
       }
-      const out = await bounded(child, root, opts.limitMs ?? RUN_LIMIT_MS);
+      const out = await bounded(child, root, RUN_LIMIT_MS);
       const dec = new TextDecoder();
       const stderr = dec.decode(out.stderr) + (out.overrun ? `\n[crab ${out.overrun}]` : "");
       return { code: out.code, stdout: dec.decode(out.stdout), stderr };
