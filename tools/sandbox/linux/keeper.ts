@@ -107,6 +107,7 @@ interface KeeperProcess {
 
 /** Kills a keeper that is stuck: bwrap leads its process group, perl is in it. */
 function stop(p: KeeperProcess): void {
+  p.ended = true;
   try {
     Deno.kill(-p.child.pid, "SIGKILL");
   } catch {
@@ -206,7 +207,6 @@ export function startKeeper(bwrap: string, perl: string, opts: KeeperOptions = {
         while (!p.buffered.includes("\n")) {
           const read = await readWithin(p.reader, answerMs);
           if (read === "late") {
-            p.ended = true;
             stop(p);
             throw new Error(`the cgroup keeper did not answer in ${answerMs / 1000} s`);
           }

@@ -25,7 +25,9 @@
  * ports to earlier jobs' sockets; and a job's supervisor (`net/ports.ts`)
  * looks at the ports its namespace listens on every 200 ms and keeps a Unix
  * socket for each, relayed the other way. Only such a job's loop wakes on a
- * clock: any other call's waits for its sockets, its command and crab alone.
+ * clock: any other call's waits for its sockets, its command (a pidfd) and
+ * crab alone; where the kernel gives no pidfd, it also looks once a second
+ * ({@link REAP_TICK_MS}).
  *
  * bwrap reports a child killed by signal N as exit code 128+N, so the status
  * comes from the supervisor instead: perl gives the exact wait status; where
@@ -176,7 +178,7 @@ open($ended, '<&=', $pidfd) or undef $ended if $pidfd >= 0;
 my ($status, $ctl, $grace) = (undef, 1, undef);
 # As PID 1 it inherits every orphan: reaped here, their zombies do not count against the cap.
 sub reap { while ((my $w = waitpid(-1, 1)) > 0) { $status = $? if $w == $pid } }
-# Only a job that exposes its ports wakes on a clock: every ${PORT_POLL_MS} ms, whatever woke it meanwhile.
+# A job that exposes its ports looks at them every ${PORT_POLL_MS} ms, whatever woke it meanwhile.
 my $poll = ${PORT_POLL_MS / 1000};
 while (1) {
   reap();
