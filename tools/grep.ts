@@ -27,7 +27,7 @@ import { guardPath } from "./fs/workspace.ts";
 import { printablePath } from "./fs/printable.ts";
 import { relPath, Walker } from "./search/walk.ts";
 import type { BatchReply, FileMatches, GrepMode, HereResult } from "./search/grep_worker.ts";
-import { boundedWork } from "./search/grep_pattern.ts";
+import { boundedWork, caseFolded } from "./search/grep_pattern.ts";
 import { alarm, nextTurn } from "./host/turns.ts";
 import { beginSearch, endSearch, poolReady, sendBatch, warmPool } from "./search/grep_pool.ts";
 
@@ -169,7 +169,10 @@ class Collector {
 }
 
 interface SearchSpec {
+  /** The pattern searched with (see {@link caseFolded}). */
   pattern: string;
+  /** The pattern as the call gave it, for messages. */
+  given: string;
   flags: string;
   mode: GrepMode;
   context: number;
@@ -195,7 +198,7 @@ async function runSearch(
 ): Promise<Found> {
   // A pattern whose work per text position is bounded may be searched on this thread while no
   // worker is up; any other runs on the workers only, which can be stopped.
-  const mayRunHere = boundedWork(spec.pattern);
+  const mayRunHere = boundedWork(spec.given);
   // The searcher loads with the first search that may run here, not at start-up, nor for a
   // pattern only the workers may run. It leaves Deno's Node layer unloaded on this thread.
   const searchHere = mayRunHere ? (await import("./search/grep_worker.ts")).searchHere : undefined;
@@ -235,7 +238,7 @@ async function runSearch(
 
   const listener = {
     reply(reply: BatchReply) {
-      if (reply.error !== undefined) failure ??= invalidRegex(spec.pattern, reply.error);
+      if (reply.error !== undefined) failure ??= invalidRegex(spec.given, reply.error);
       const b = reply.batch;
       const before = claimed[b];
       if (before >= batches[b].length) return; // a worker that found nothing left to claim
@@ -260,7 +263,7 @@ async function runSearch(
     failed(error: Error) {
       failure ??= new ToolError(
         "search_interrupted",
-        `Cannot finish the search for /${spec.pattern}/: ${error.message}`,
+        `Cannot finish the search for /${spec.given}/: ${error.message}`,
         "Run the same search again.",
       );
       notify();
@@ -358,7 +361,7 @@ async function runSearch(
     if (timedOut) {
       throw new ToolError(
         "regex_timeout",
-        `Cannot search for /${spec.pattern}/: the search did not finish within ${ms} ms`,
+        `Cannot search for /${spec.given}/: the search did not finish within ${ms} ms`,
         "Simplify the pattern (avoid nested quantifiers such as (a+)+) or narrow the search with path or glob.",
         "timeout",
       );
@@ -472,12 +475,15 @@ export function createGrepTool(opts: GrepOptions = {}): Tool<GrepArgs> {
 
 /** One grep call, ended with `regex_timeout` after `ms`. */
 async function grep(args: GrepArgs, ctx: ToolContext, ms: number): Promise<ToolResult> {
-  const flags = args.case_insensitive ? "gmi" : "gm";
   try {
-    new RegExp(args.pattern, flags);
+    new RegExp(args.pattern, args.case_insensitive ? "gmi" : "gm");
   } catch (e) {
     throw invalidRegex(args.pattern, e instanceof Error ? e.message : String(e));
   }
+  // Without the `i` flag where it can be said so: V8's linear-time engine takes no `i`.
+  const folded = args.case_insensitive ? caseFolded(args.pattern) : undefined;
+  const pattern = folded ?? args.pattern;
+  const flags = args.case_insensitive && folded === undefined ? "gmi" : "gm";
   const mode = args.output_mode ?? "content";
   const max = args.max_results ?? DEFAULT_MAX_RESULTS;
   const context = mode === "content" ? args.context ?? 0 : 0;
@@ -500,7 +506,7 @@ async function grep(args: GrepArgs, ctx: ToolContext, ms: number): Promise<ToolR
   if (args.glob) source = await globbed(source, args.glob, rel);
   if (ctx.hidden && !info.isFile) source = kept(source, (p) => !ctx.hidden!(p));
   const found = await runSearch(
-    { pattern: args.pattern, flags, mode, context, max },
+    { pattern, given: args.pattern, flags, mode, context, max },
     source,
     (path) => printablePath(rel(path)),
     ctx.signal,

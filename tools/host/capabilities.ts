@@ -218,8 +218,10 @@ export function presetSpec(
  * grep's bound. Its thread could not be stopped otherwise: in this Deno,
  * `worker.terminate()` does not stop a thread busy in JavaScript
  * (denoland/deno#35657), so a search stopped at its bound left a core busy for
- * as long as the process lived. Patterns with backreferences or lookarounds
- * are not that engine's, and still stop at grep's bound.
+ * as long as the process lived. Patterns with backreferences, lookarounds or
+ * a counted repetition such as `{1,20}` are not that engine's, and still stop
+ * at grep's bound. Nor is the `i` flag: grep rewrites a case-insensitive
+ * pattern without it where it can (`caseFolded`, `tools/search/grep_pattern.ts`).
  */
 const V8_FLAGS = [
   "--max-semi-space-size=1",

@@ -217,3 +217,42 @@ export function boundedWork(source: string): boolean {
   };
   return alternation() >= 0 && i === source.length;
 }
+
+/** Escapes after `\` that mean the same with and without the `i` flag (no letter of their own). */
+const CASELESS_ESCAPES = "dDsSwWbBtnrfv";
+
+/**
+ * `source` rewritten to match without the `i` flag what it matches with it
+ * (flags `gm` against `gmi`, no `u` or `v`): each ASCII letter `x` becomes
+ * `[xX]`. V8's linear-time engine, which a pattern that backtracks too much
+ * goes over to, takes no `i` flag: rewritten, `(a+)+$` searched
+ * case-insensitively ends as it does case-sensitively. Without `u`, the `i`
+ * flag pairs an ASCII letter with its other case and nothing else (a
+ * character whose upper case is ASCII only from outside ASCII, `ſ` or `ı`,
+ * stays apart), so the rewrite matches the same text. Undefined, and the
+ * search keeps its `i` flag, for what the rewrite would have to understand: a
+ * class (`[a-z]`), a named group or lookbehind (`(?<`), an escape that names a
+ * character by number or property (`\x41`, `\u0041`, `\cA`, `\p{…}`), a
+ * backreference, or a character outside ASCII.
+ */
+export function caseFolded(source: string): string | undefined {
+  if (/[^\x00-\x7f]/.test(source) || source.includes("[") || source.includes("(?<")) {
+    return undefined;
+  }
+  let out = "";
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === "\\") {
+      const next = source[i + 1];
+      if (next === undefined || (/[A-Za-z0-9]/.test(next) && !CASELESS_ESCAPES.includes(next))) {
+        return undefined;
+      }
+      out += ch + next;
+      i++;
+      continue;
+    }
+    const lower = ch.toLowerCase(), upper = ch.toUpperCase();
+    out += lower === upper ? ch : `[${lower}${upper}]`;
+  }
+  return out;
+}
