@@ -3,10 +3,12 @@
  * reused by every search after, one worker per core (at most four). A search
  * needs it for a pattern that could run away, or once it proves longer than
  * the calling thread should search alone (see `grep.ts`). They are web
- * workers: one starts in 15-20 ms, where a `node:worker_threads` worker (which
- * could be unref'd) blocks the creating thread for 60 ms. A web worker cannot be unref'd, so
- * crab's `exit()` terminates the pool (an `onExit` hook), and a script that ends
- * without `exit()` calls {@link shutdownPool}.
+ * workers: making one holds the creating thread 17-23 ms (Deno waits for the
+ * worker's runtime) and it answers about 15 ms later, where a
+ * `node:worker_threads` worker (which could be unref'd) holds the creating
+ * thread for 60 ms. A web worker cannot be unref'd, so crab's `exit()`
+ * terminates the pool (an `onExit` hook), and a script that ends without
+ * `exit()` calls {@link shutdownPool}.
  *
  * Every batch goes to every worker, and the workers claim its files one by one
  * from a shared counter (one cell per batch in flight), so a batch holding a
