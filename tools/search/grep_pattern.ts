@@ -236,7 +236,7 @@ const CASELESS_ESCAPES = "dDsSwWbBtnrfv";
  * backreference, or a character outside ASCII.
  */
 export function caseFolded(source: string): string | undefined {
-  if (/[^\x00-\x7f]/.test(source) || source.includes("[") || source.includes("(?<")) {
+  if (/[\u0080-\uffff]/.test(source) || source.includes("[") || source.includes("(?<")) {
     return undefined;
   }
   let out = "";
