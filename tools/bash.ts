@@ -13,7 +13,13 @@
 import { runEnv } from "./fs/run_env.ts";
 import { bashEnv } from "./host/command_env.ts";
 import description from "./bash.md" with { type: "text" };
-import { killProcessGroup, pump, registerGroup, STOP_GRACE_MS } from "./host/processes.ts";
+import {
+  killProcessGroup,
+  LINGER_MS,
+  pump,
+  registerGroup,
+  STOP_GRACE_MS,
+} from "./host/processes.ts";
 import { outlasts } from "./host/within.ts";
 import { debug } from "./fs/debug_log.ts";
 import { printable } from "./fs/printable.ts";
@@ -50,8 +56,6 @@ export interface BashArgs {
 export const DEFAULT_TIMEOUT_MS = 120_000;
 /** Largest timeout a call may ask for. */
 export const MAX_TIMEOUT_MS = 600_000;
-/** How long a leftover process may hold the output pipes after the shell exits. */
-export const LINGER_MS = 250;
 /** Output bytes kept from the start and from the end. */
 export const HEAD_BYTES = 15 * 1024;
 export const TAIL_BYTES = 15 * 1024;

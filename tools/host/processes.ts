@@ -38,6 +38,13 @@ let exiting = false;
 export const STOP_GRACE_MS = 1000;
 
 /**
+ * How long what a command left running when it ended may go on on its own:
+ * the sandbox's supervisor ends it after this, and bash and a background job
+ * wait this long for it to let go of their output pipes.
+ */
+export const LINGER_MS = 250;
+
+/**
  * Sends `signal` to a whole process group; false when no such group exists any
  * more. In a build with a scoped `--allow-run` only the registered leader can be
  * signalled (bash's bwrap takes its whole sandbox with it).

@@ -25,16 +25,19 @@
  */
 
 import { debug } from "../fs/debug_log.ts";
-import { killProcessGroup, pump, registerGroup, STOP_GRACE_MS } from "../host/processes.ts";
+import {
+  killProcessGroup,
+  LINGER_MS,
+  pump,
+  registerGroup,
+  STOP_GRACE_MS,
+} from "../host/processes.ts";
 import { outlasts } from "../host/within.ts";
 import type { Contact } from "../sandbox/mod.ts";
 import { newPortsDir, type PortsDir } from "../sandbox/net/ports.ts";
 import { StatusTail } from "../sandbox/linux/supervisor.ts";
 import type { SandboxPolicy } from "../policy/sandbox.ts";
 import { ToolError } from "../tool.ts";
-
-/** How long a process left over may hold the output pipe once the job's shell ended. */
-const LINGER_MS = 250;
 
 /** How a job's processes ended. */
 export interface ProcessEnd {

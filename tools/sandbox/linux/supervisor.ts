@@ -36,10 +36,7 @@
  * @module
  */
 
-import { STOP_GRACE_MS } from "../../host/processes.ts";
-
-/** How long processes left when the command ends may take to finish on their own. */
-export const LINGER_MS = 250;
+import { LINGER_MS, STOP_GRACE_MS } from "../../host/processes.ts";
 
 /**
  * Where the kernel gives no pidfd (before Linux 5.3), the longest the
