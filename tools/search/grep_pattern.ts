@@ -220,28 +220,40 @@ export function boundedWork(source: string): boolean {
 
 /** Escapes after `\` that mean the same with and without the `i` flag (no letter of their own). */
 const CASELESS_ESCAPES = "dDsSwWbBtnrfv";
+/** In a class: escapes that stand for a set closed under case (kept as they are). */
+const CLASS_SETS = "dDsSwW";
+/** In a class: escapes that stand for one control character. */
+const CLASS_CONTROLS: Record<string, number> = { b: 8, t: 9, n: 10, v: 11, f: 12, r: 13 };
 
 /**
  * `source` rewritten to match without the `i` flag what it matches with it
  * (flags `gm` against `gmi`, no `u` or `v`): each ASCII letter `x` becomes
- * `[xX]`. V8's linear-time engine, which a pattern that backtracks too much
- * goes over to, takes no `i` flag: rewritten, `(a+)+$` searched
- * case-insensitively ends as it does case-sensitively. Without `u`, the `i`
- * flag pairs an ASCII letter with its other case and nothing else (a
- * character whose upper case is ASCII only from outside ASCII, `ſ` or `ı`,
- * stays apart), so the rewrite matches the same text. Undefined, and the
- * search keeps its `i` flag, for what the rewrite would have to understand: a
- * class (`[a-z]`), a named group or lookbehind (`(?<`), an escape that names a
- * character by number or property (`\x41`, `\u0041`, `\cA`, `\p{…}`), a
- * backreference, or a character outside ASCII.
+ * `[xX]`, and a class takes the other case of each letter it holds (`[a-f]`
+ * becomes `[A-Fa-f]`, `[^x]` becomes `[^Xx]`). V8's linear-time engine, which a
+ * pattern that backtracks too much goes over to, takes no `i` flag:
+ * rewritten, `(a+)+$` searched case-insensitively ends as it does
+ * case-sensitively. Without `u`, the `i` flag pairs an ASCII letter with its
+ * other case and nothing else (a character whose upper case is ASCII only
+ * from outside ASCII, `ſ` or `ı`, stays apart), and `\w \d \s` and their
+ * negations hold both cases of every letter already, so the rewrite matches
+ * the same text. Undefined, and the search keeps its `i` flag, for what the
+ * rewrite would have to understand: a named group or lookbehind (`(?<`), an
+ * escape that names a character by number or property (`\x41`, `\u0041`,
+ * `\cA`, `\p{…}`, `\0`), a backreference, a range with a `\d`-like end, or a
+ * character outside ASCII.
  */
 export function caseFolded(source: string): string | undefined {
-  if (/[\u0080-\uffff]/.test(source) || source.includes("[") || source.includes("(?<")) {
-    return undefined;
-  }
+  if (/[\u0080-\uffff]/.test(source) || source.includes("(?<")) return undefined;
   let out = "";
   for (let i = 0; i < source.length; i++) {
     const ch = source[i];
+    if (ch === "[") {
+      const folded = foldedClass(source, i);
+      if (!folded) return undefined;
+      out += folded.text;
+      i = folded.end;
+      continue;
+    }
     if (ch === "\\") {
       const next = source[i + 1];
       if (next === undefined || (/[A-Za-z0-9]/.test(next) && !CASELESS_ESCAPES.includes(next))) {
@@ -255,4 +267,65 @@ export function caseFolded(source: string): string | undefined {
     out += lower === upper ? ch : `[${lower}${upper}]`;
   }
   return out;
+}
+
+/**
+ * The class opening at `start` with both cases of each letter it holds, and
+ * the index of its `]`; undefined for what {@link caseFolded} leaves alone.
+ */
+function foldedClass(source: string, start: number): { text: string; end: number } | undefined {
+  let i = start + 1;
+  const negated = source[i] === "^";
+  if (negated) i++;
+  const chars = new Array<boolean>(128).fill(false);
+  let sets = "";
+  /** The character at `i` as one code point (moving past it), a set escape, or undefined. */
+  const atom = (): number | string | undefined => {
+    const ch = source[i];
+    if (ch !== "\\") {
+      i++;
+      return ch.charCodeAt(0);
+    }
+    const next = source[i + 1];
+    if (next === undefined) return undefined;
+    i += 2;
+    if (CLASS_SETS.includes(next)) return "\\" + next;
+    if (next in CLASS_CONTROLS) return CLASS_CONTROLS[next];
+    return /[A-Za-z0-9]/.test(next) ? undefined : next.charCodeAt(0);
+  };
+  // In a JavaScript class a `]` right after `[` or `[^` closes it: `[]` and `[^]`.
+  while (source[i] !== "]") {
+    if (i >= source.length) return undefined;
+    const lo = atom();
+    if (lo === undefined) return undefined;
+    if (typeof lo === "string") {
+      if (source[i] === "-" && source[i + 1] !== "]") return undefined;
+      sets += lo;
+      continue;
+    }
+    if (source[i] === "-" && i + 1 < source.length && source[i + 1] !== "]") {
+      i++;
+      const hi = atom();
+      if (typeof hi !== "number" || hi < lo) return undefined;
+      for (let c = lo; c <= hi; c++) chars[c] = true;
+    } else chars[lo] = true;
+  }
+  for (let c = 65; c <= 90; c++) chars[c] = chars[c + 32] = chars[c] || chars[c + 32];
+  let text = "[" + (negated ? "^" : "") + sets;
+  const char = (c: number) =>
+    /[A-Za-z0-9]/.test(String.fromCharCode(c))
+      ? String.fromCharCode(c)
+      : "\\x" + c.toString(16).padStart(2, "0");
+  for (let c = 0; c < 128; c++) {
+    if (!chars[c]) continue;
+    let last = c;
+    while (last + 1 < 128 && chars[last + 1]) last++;
+    text += last === c
+      ? char(c)
+      : last === c + 1
+      ? char(c) + char(last)
+      : `${char(c)}-${char(last)}`;
+    c = last;
+  }
+  return { text: text + "]", end: i };
 }

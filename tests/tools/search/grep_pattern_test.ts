@@ -36,14 +36,21 @@ Deno.test("caseFolded() matches without the i flag what the pattern matches with
     "\\d*\\D\\S",
     "caf|stra",
     "a{b}",
+    "[a-z]+Error",
+    "[^a-f0-9 ]+",
+    "[\\w.-]+@[A-Z]",
+    "x[-a]|[k-]",
+    "[\\]s]|[^]|[]",
+    "[0-z]{2}",
+    "[\\n\\tK]+",
+    "[\\dA-C]+",
   ];
   for (const p of patterns) {
     const folded = caseFolded(p);
     assert.ok(folded !== undefined, p);
-    assert.ok(
-      !/[a-z]/i.test(folded.replace(/\[([a-z])([A-Z])\]/g, "").replace(/\\[a-zA-Z]/g, "")),
-      folded,
-    );
+    // Every letter left is in a class or an escape.
+    const outside = folded.replace(/\[(?:\\.|[^\]\\])*\]/g, "").replace(/\\./g, "");
+    assert.ok(!/[a-z]/i.test(outside), folded);
     for (const text of TEXTS) {
       assert.deepEqual(
         matches(new RegExp(folded, "gm"), text),
@@ -57,7 +64,8 @@ Deno.test("caseFolded() matches without the i flag what the pattern matches with
 Deno.test("caseFolded() leaves the i flag to what it does not rewrite", () => {
   for (
     const p of [
-      "[a-z]+",
+      "[\\x41-Z]",
+      "[\\d-z]",
       "(?<name>a)",
       "(?<=a)b",
       "\\x41",
@@ -74,8 +82,62 @@ Deno.test("caseFolded() leaves the i flag to what it does not rewrite", () => {
   }
 });
 
+Deno.test("caseFolded() matches as the i flag does on generated classes and texts", () => {
+  // mulberry32: the same cases every run.
+  let seed = 7;
+  const rand = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
+  const ATOMS = [
+    "a",
+    "Z",
+    "k",
+    "s",
+    "0",
+    "-",
+    "_",
+    ".",
+    "\\w",
+    "\\W",
+    "\\d",
+    "\\s",
+    "\\]",
+    "a-f",
+    "X-z",
+    "0-9",
+    "A-Z",
+  ];
+  const TEXT = "aAzZkKsS\u017f\u0131\u212a09_-.]^ \t\u00e9\u00c9";
+  for (let n = 0; n < 500; n++) {
+    const members = Array.from({ length: 1 + Math.floor(rand() * 4) }, () => pick(ATOMS));
+    const cls = `[${rand() < 0.3 ? "^" : ""}${members.join("")}]`;
+    const pattern = `${cls}${pick(["", "+", "x", "[kq]"])}`;
+    let valid = true;
+    try {
+      new RegExp(pattern, "gmi");
+    } catch {
+      valid = false;
+    }
+    if (!valid) continue;
+    const folded = caseFolded(pattern);
+    if (folded === undefined) continue;
+    const text = Array.from({ length: 40 }, () => pick([...TEXT])).join("");
+    assert.deepEqual(
+      matches(new RegExp(folded, "gm"), text),
+      matches(new RegExp(pattern, "gmi"), text),
+      `${pattern} → ${folded} on ${JSON.stringify(text)}`,
+    );
+  }
+});
+
 Deno.test("caseFolded() keeps escapes and what has no case as they are", () => {
   assert.equal(caseFolded("a\\.b\\s*1"), "[aA]\\.[bB]\\s*1");
   assert.equal(caseFolded("\\bTODO\\b|\\d+"), "\\b[tT][oO][dD][oO]\\b|\\d+");
   assert.equal(caseFolded("(?:x|_){2}$"), "(?:[xX]|_){2}$");
+  assert.equal(caseFolded("[a-f]+"), "[A-Fa-f]+");
+  assert.equal(caseFolded("[^x\\d]"), "[^\\dXx]");
 });
