@@ -127,6 +127,7 @@ export const E2E: readonly string[] = [
   "tests/sdk_parity_test.ts",
   "tests/sdk_test.ts",
   "tests/support/bounded_test.ts",
+  "tests/support/executable_test.ts",
   "tests/support/fake_model_test.ts",
   "tests/tools/bash_test.ts",
   "tests/tools/bytes_full_test.ts",

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { writeExecutable } from "../support/executable.ts";
 
 const SCRIPT = new URL("../../install.sh", import.meta.url).pathname;
 const TARGETS = [
@@ -60,11 +61,10 @@ async function install(
   const tmp = Deno.makeTempDirSync({ prefix: "crab-install-sh-" });
   const fake = join(tmp, "fakebin");
   Deno.mkdirSync(fake);
-  Deno.writeTextFileSync(
+  writeExecutable(
     join(fake, "uname"),
     `#!/bin/sh\ncase "$1" in -s) echo "${os}" ;; -m) echo "${arch}" ;; *) exit 1 ;; esac\n`,
   );
-  Deno.chmodSync(join(fake, "uname"), 0o755);
   const prefix = extra.prefix ?? join(tmp, "prefix");
   const out = await new Deno.Command("sh", {
     args: [SCRIPT, "--prefix", prefix, ...(extra.args ?? [])],

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import type { PermissionResult } from "@anthropic-ai/claude-agent-sdk";
 import { crabArgs } from "./cli.ts";
 import { RUN_CACHED } from "./mcp_servers.ts";
+import { writeExecutable } from "./executable.ts";
 
 /** What the test asks for. */
 export interface SdkQuery {
@@ -35,8 +36,7 @@ export function crabCommand(dir: string): string {
   const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
   const path = join(dir, "crab");
   const words = [Deno.execPath(), ...crabArgs()].map(quote).join(" ");
-  Deno.writeTextFileSync(path, `#!/bin/sh\nexec ${words} "$@"\n`);
-  Deno.chmodSync(path, 0o755);
+  writeExecutable(path, `#!/bin/sh\nexec ${words} "$@"\n`);
   return path;
 }
 

@@ -8,6 +8,7 @@
  */
 
 import { join } from "node:path";
+import { writeExecutable } from "./executable.ts";
 
 /** The held bwrap: the PATH to give crab, and the handles on the hold. */
 export interface HeldProbe extends Disposable {
@@ -34,7 +35,7 @@ export function heldProbe(path: string): HeldProbe {
   Deno.mkdirSync(bin);
   Deno.writeTextFileSync(hold, "");
   // Bounded: 30 s at most, then the run goes on anyway.
-  Deno.writeTextFileSync(
+  writeExecutable(
     join(bin, "bwrap"),
     `#!/bin/sh
 case " $* " in *" --dev-bind "*) exec '${real}' "$@";; esac
@@ -44,7 +45,6 @@ if [ -e '${hold}' ]; then
 fi
 exec '${real}' "$@"
 `,
-    { mode: 0o755 },
   );
   return {
     path: `${bin}:${path}`,

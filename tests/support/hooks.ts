@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type FakeModel, type ScriptTurn, toolResults } from "./fake_model.ts";
 import type { Sandbox } from "./cli.ts";
+import { writeExecutable } from "./executable.ts";
 
 /** Runs `crab -p PROMPT ARGS` against the fake model. */
 export function printRun(s: Sandbox, fake: FakeModel, args: string[], flags?: string[]) {
@@ -33,8 +34,7 @@ export function results(fake: FakeModel): string[] {
 export function hookScript(s: Sandbox, name: string, body: string): string {
   const path = join(s.root, "hooks", name);
   Deno.mkdirSync(join(s.root, "hooks"), { recursive: true });
-  Deno.writeTextFileSync(path, `#!/bin/sh\n${body}\n`);
-  Deno.chmodSync(path, 0o755);
+  writeExecutable(path, `#!/bin/sh\n${body}\n`);
   return path;
 }
 
