@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { caseFolded } from "../../../tools/search/grep_pattern.ts";
+import { prng } from "../../support/prng.ts";
 
 /** Every match of `re` in `text`, as index and text. */
 function matches(re: RegExp, text: string): [number, string][] {
@@ -83,14 +84,7 @@ Deno.test("caseFolded() leaves the i flag to what it does not rewrite", () => {
 });
 
 Deno.test("caseFolded() matches as the i flag does on generated classes and texts", () => {
-  // mulberry32: the same cases every run.
-  let seed = 7;
-  const rand = () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rand = prng(7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
   const ATOMS = [
     "a",
