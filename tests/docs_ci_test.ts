@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeModel } from "./support/fake_model.ts";
 import { crabArgs, sandbox } from "./support/cli.ts";
+import { writeExecutable } from "./support/executable.ts";
 
 interface Step {
   name?: string;
@@ -71,11 +72,10 @@ Deno.test("docs/ci.md's crab steps run as written against the fake model and wri
   const bin = join(s.root, "bin");
   Deno.mkdirSync(bin);
   // `crab` as the workflow calls it: this checkout's source under the full preset.
-  Deno.writeTextFileSync(
+  writeExecutable(
     join(bin, "crab"),
     `#!/bin/sh\nexec ${Deno.execPath()} ${crabArgs().join(" ")} "$@"\n`,
   );
-  Deno.chmodSync(join(bin, "crab"), 0o755);
   const summary = join(s.root, "step-summary.md");
   await using fake = await startFakeModel([
     { calls: [{ name: "read", args: { path: "src/app.ts" } }] },

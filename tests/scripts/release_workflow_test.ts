@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { writeExecutable } from "../support/executable.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const WORKFLOW = new URL(".github/workflows/release.yml", ROOT);
@@ -153,11 +154,10 @@ Deno.test("release.yml's publish step writes sums and an install.sh that install
       }
     });
     Deno.mkdirSync(`${tmp}/fakebin`);
-    Deno.writeTextFileSync(
+    writeExecutable(
       `${tmp}/fakebin/uname`,
       '#!/bin/sh\ncase "$1" in -s) echo Darwin ;; -m) echo arm64 ;; esac\n',
     );
-    Deno.chmodSync(`${tmp}/fakebin/uname`, 0o755);
     // Not outputSync: the server above answers on this thread.
     const install = await new Deno.Command("sh", {
       args: [`${tmp}/dist/install.sh`, "--prefix", `${tmp}/prefix`],

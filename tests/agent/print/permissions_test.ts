@@ -16,6 +16,7 @@ import {
   toolResults,
 } from "../../support/fake_model.ts";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
+import { writeExecutable } from "../../support/executable.ts";
 
 /** Runs `crab -p PROMPT ARGS` against the fake model. */
 function printRun(
@@ -271,8 +272,8 @@ Deno.test("crab -p --yolo: x='$(rm v)'; echo \"${x@P}\", ${!x}, /bin/rm v and gi
 
 Deno.test("crab -p: a stand-in npm first on PATH, in the workspace, is not what Bash(npm test:*) allows", async () => {
   using s = sandbox();
-  const npm = s.put("bin/npm", '#!/bin/sh\necho "npm $*: 3 passing"\n');
-  Deno.chmodSync(npm, 0o755);
+  Deno.mkdirSync(join(s.ws, "bin"));
+  writeExecutable(join(s.ws, "bin/npm"), '#!/bin/sh\necho "npm $*: 3 passing"\n');
   await using fake = await startFakeModel(script({ name: "bash", args: { command: "npm test" } }));
   const r = await printRun(
     s,

@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Sandbox, sandbox } from "../../support/cli.ts";
 import { type FakeModel, startFakeModel, toolResults } from "../../support/fake_model.ts";
+import { writeExecutable } from "../../support/executable.ts";
 
 function printRun(s: Sandbox, fake: FakeModel, args: string[], env: Record<string, string> = {}) {
   return s.crab(
@@ -256,11 +257,7 @@ Deno.test({
     const bin = join(s.root, "bin");
     Deno.mkdirSync(bin);
     const starts = join(s.root, "starts");
-    Deno.writeTextFileSync(
-      join(bin, "bwrap"),
-      `#!/bin/sh\necho x >> '${starts}'\nexec '${real}' "$@"\n`,
-      { mode: 0o755 },
-    );
+    writeExecutable(join(bin, "bwrap"), `#!/bin/sh\necho x >> '${starts}'\nexec '${real}' "$@"\n`);
     const env = { PATH: `${bin}:${s.env.PATH}` };
     await using fake = await startFakeModel([
       { text: "No command needed." },

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Session } from "../../../tools/call/session.ts";
 import { resetSandboxStatus, sandboxStatus } from "../../../tools/sandbox/probe.ts";
 import { sandboxCommand } from "../../../tools/sandbox/mod.ts";
+import { writeExecutable } from "../../support/executable.ts";
 
 /**
  * A workspace and a stand-in bwrap first on the PATH of `env`: it appends its arguments (one
@@ -24,7 +25,7 @@ function standIn(failOn?: string, stderr = "", realKeeper = false, stuck = false
   Deno.writeTextFileSync(complaint, `${stderr}\n`);
   Deno.mkdirSync(ws);
   Deno.mkdirSync(bin);
-  Deno.writeTextFileSync(
+  writeExecutable(
     join(bin, "bwrap"),
     `#!/bin/sh
 ${realKeeper ? `case " $* " in *" --dev-bind "*) exec '${REAL_BWRAP}' "$@";; esac` : ""}
@@ -32,7 +33,6 @@ printf '%s\\0' "$@" >> '${log}'; printf '\\001' >> '${log}'
 ${failOn ? `case " $* " in *" ${failOn} "*) cat '${complaint}' >&2; exit 1;; esac` : ""}
 ${stuck ? `echo $$ >> '${join(root, "stuck")}'; exec sleep 600` : "exit 0"}
 `,
-    { mode: 0o755 },
   );
   const path = `${bin}:${Deno.env.get("PATH") ?? ""}`;
   resetSandboxStatus();
