@@ -46,15 +46,18 @@ export const LINGER_MS = 250;
 
 /**
  * Sends `signal` to a whole process group; false when no such group exists any
- * more. In a build with a scoped `--allow-run` only the registered leader can be
- * signalled (bash's bwrap takes its whole sandbox with it).
+ * more. In a build with a scoped `--allow-run` only the leader can be signalled,
+ * `leader` or the one registered (bash's bwrap takes its whole sandbox with it).
  */
-export function killProcessGroup(pgid: number, signal: Deno.Signal = "SIGKILL"): boolean {
+export function killProcessGroup(
+  pgid: number,
+  signal: Deno.Signal = "SIGKILL",
+  leader: ProcessGroup["leader"] = groups.get(pgid)?.leader,
+): boolean {
   try {
     Deno.kill(-pgid, signal);
     return true;
   } catch (e) {
-    const leader = groups.get(pgid)?.leader;
     if (!(e instanceof Deno.errors.NotCapable) || !leader) return false;
     try {
       leader.kill(signal);

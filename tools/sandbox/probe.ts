@@ -13,6 +13,7 @@
 
 import { runEnv } from "../fs/run_env.ts";
 import { findProgram } from "../host/find_program.ts";
+import { killProcessGroup } from "../host/processes.ts";
 import { within } from "../host/within.ts";
 import { debug } from "../fs/debug_log.ts";
 import { type Features, invocation } from "./linux/invocation.ts";
@@ -94,12 +95,8 @@ async function tryRun(
     const output = child.output();
     const out = await within(output, limitMs);
     if (out === "late") {
-      try {
-        // Its own process group, led by bwrap: the sandbox's supervisor and `true` with it.
-        Deno.kill(-child.pid, "SIGKILL");
-      } catch {
-        // Ended meanwhile.
-      }
+      // Its own process group, led by bwrap: the sandbox's supervisor and `true` with it.
+      killProcessGroup(child.pid, "SIGKILL", child);
       await output;
       return { ok: false, err: `did not end in ${limitMs / 1000} s`, stuck: true };
     }

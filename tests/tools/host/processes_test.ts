@@ -58,3 +58,27 @@ for (const ending of ["sigterm", "sighup", "exit"] as const) {
     await until(() => survivors(marker).length === 0, "no sleep survives");
   });
 }
+
+Deno.test("killProcessGroup() ends an unregistered group through the leader it is given when --allow-run is scoped", async () => {
+  // Scoped to `sleep`, Deno refuses a signal to the group; the child's own kill() is allowed.
+  const dir = Deno.makeTempDirSync({ prefix: "crab-killgroup-" });
+  try {
+    const script = `${dir}/kill.ts`;
+    Deno.writeTextFileSync(
+      script,
+      `import { killProcessGroup } from "${OWNER}";
+      const child = new Deno.Command("sleep", { args: ["600"], detached: true, stdin: "null" }).spawn();
+      console.log(killProcessGroup(child.pid, "SIGKILL"), killProcessGroup(child.pid, "SIGKILL", child));
+      console.log((await child.status).signal);\n`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-check", "--allow-run=sleep", "--allow-read", "--allow-env", script],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const said = new TextDecoder().decode(out.stdout);
+    assert.equal(said, "false true\nSIGKILL\n", new TextDecoder().decode(out.stderr));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});

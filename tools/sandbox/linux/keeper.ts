@@ -21,6 +21,7 @@
  * @module
  */
 
+import { killProcessGroup } from "../../host/processes.ts";
 import { within } from "../../host/within.ts";
 
 // No modules: each costs more to load than the rest of the keeper's start.
@@ -108,11 +109,7 @@ interface KeeperProcess {
 /** Kills a keeper that is stuck: bwrap leads its process group, perl is in it. */
 function stop(p: KeeperProcess): void {
   p.ended = true;
-  try {
-    Deno.kill(-p.child.pid, "SIGKILL");
-  } catch {
-    // Ended meanwhile.
-  }
+  killProcessGroup(p.child.pid, "SIGKILL", p.child);
   p.reader.cancel().catch(() => {});
 }
 
