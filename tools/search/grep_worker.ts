@@ -28,7 +28,7 @@
 
 import type { Buffer } from "node:buffer";
 import { alternatives, asciiOnly, requiredLiteral } from "./grep_pattern.ts";
-import { nativeRead } from "./file_reader.ts";
+import type { nativeRead } from "./file_reader.ts";
 
 /** What to return per file. */
 export type GrepMode = "content" | "files_with_matches" | "count";
@@ -203,13 +203,13 @@ function readInto(path: string, keep: boolean, limit = MAX_FILE_BYTES): number {
 }
 
 /**
- * libc's reader (`file_reader.ts`), once a batch of the pool found it may be
+ * libc's reader (`file_reader.ts`) in a worker of the pool, where it may be
  * made (FFI granted, Linux): an `open`, a `read` and a `close` per file, where
  * Deno's own file object and permission check cost a quarter more (10,000
  * small files: 66 against 86 ms, with the stat a kept copy needs 72 against
- * 97). A worker makes it at its first batch; the calling thread, which
- * searches a few files before the workers are up, keeps Deno's calls and
- * spares the library's load. Symlinks are not followed (the walk lists none).
+ * 97). A worker loads it as it starts; the calling thread, which searches a
+ * few files before the workers are up, never loads it and keeps Deno's calls.
+ * Symlinks are not followed (the walk lists none).
  */
 let native: ReturnType<typeof nativeRead> | undefined;
 /** The stat {@link native} gives of a file it reads for a kept copy. */
@@ -838,7 +838,6 @@ export function runBatch(
     searchesSeen++;
   }
   const hitsBefore = keptHits;
-  if (native === undefined) native = nativeRead();
   for (let i = claim(); i < req.files.length; i = claim()) {
     reply.claimed++;
     if (cancelled()) continue;
@@ -874,6 +873,8 @@ if (typeof scope.WorkerGlobalScope === "function" && scope instanceof scope.Work
   // (about 10 ms, between batches), or should it fail, the worker searches as the calling thread
   // does, with the same answers: a one-shot search that only the workers may run starts as soon.
   loadLatin1().catch(() => {});
+  // libc's reader, loaded as the worker starts: until then, and where it may not be made, Deno's.
+  import("./file_reader.ts").then(({ nativeRead }) => native = nativeRead()).catch(() => {});
   scope.onmessage = (e: MessageEvent<GrepBatch | WorkerInit>) => {
     const msg = e.data;
     if ("init" in msg) {
