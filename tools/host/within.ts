@@ -1,7 +1,9 @@
 /**
  * Waiting for something within a bound: the one place a promise is raced
  * against a timer, which is cleared either way, so a wait that ended holds
- * nothing of the process.
+ * nothing of the process. While it waits, the timer keeps the process alive,
+ * unlike `turns.ts`'s `alarm`: what is waited for (pipes a leftover process
+ * holds, a child unref'd meanwhile) may not, and the wait must still end.
  *
  * @module
  */
