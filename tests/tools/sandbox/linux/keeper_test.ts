@@ -23,6 +23,7 @@ import {
   processInfo,
   waitUntil,
 } from "../../../support/keeper.ts";
+import { writeExecutable } from "../../../support/executable.ts";
 
 const bwrap = findProgram("bwrap");
 const perl = findProgram("perl");
@@ -128,9 +129,7 @@ Deno.test({
       // A bwrap that cannot run the keeper: it notes each start and exits.
       const starts = join(dir, "starts");
       const broken = join(dir, "bwrap");
-      Deno.writeTextFileSync(broken, `#!/bin/sh\necho start >> '${starts}'\nexit 1\n`, {
-        mode: 0o755,
-      });
+      writeExecutable(broken, `#!/bin/sh\necho start >> '${starts}'\nexit 1\n`);
       const keeper = startKeeper(broken, "perl");
       const results = await Promise.allSettled(
         [1, 2, 3].map(() => keeper.run([["read", "/proc/meminfo"]])),
@@ -153,9 +152,7 @@ Deno.test({
       // A bwrap whose keeper takes the request and never answers: a stuck keeper.
       const pidFile = join(dir, "pid");
       const stuck = join(dir, "bwrap");
-      Deno.writeTextFileSync(stuck, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 600\n`, {
-        mode: 0o755,
-      });
+      writeExecutable(stuck, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 600\n`);
       const keeper = startKeeper(stuck, "perl", { answerMs: 300 });
       const started = performance.now();
       await assert.rejects(
