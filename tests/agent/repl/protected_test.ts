@@ -37,15 +37,16 @@ Deno.test("repl --yolo: write and edit of .git/config ask every time, say why, a
   await t.waitFor("› ");
   await t.type("tidy the git config");
   await t.keys("Enter");
+  // The warning is drawn before its question: wait for both.
   let screen = await t.waitFor(
-    "⚠ write — write protected path .git/config — git runs the commands its config names",
+    /⚠ write — write protected path \.git\/config — git runs the commands its config names[^]*allow\? \[y\]es\/\[n\]o: $/m,
   );
   assert.match(screen, /allow\? \[y\]es\/\[n\]o: $/m);
   // There is no "all" for a protected path: `a` is not an answer here, the `y` after it is.
   await t.keys("a");
   await t.keys("y");
   screen = await t.waitFor(
-    "⚠ edit — edit protected path .git/config — git runs the commands its config names",
+    /⚠ edit — edit protected path \.git\/config — git runs the commands its config names[^]*allow\? \[y\]es\/\[n\]o: $/m,
   );
   // The write's question (the first after its warning) was answered yes.
   assert.match(screen, /⚠ write — [^\n]*\n(?:(?!allow\?)[^\n]*\n)*allow\? \[y\]es\/\[n\]o: yes\n/);
