@@ -2,19 +2,12 @@
  * The grep tool: searches file contents with a JavaScript regular expression
  * over the files the shared walker yields, on the persistent worker pool.
  *
- * The pool starts lazily. A pattern whose work is bounded is searched on this
- * thread first, in short slices; the workers start only when the search proves
- * longer than a few milliseconds or meets a large file, and take over once they
- * are up. So a one-shot search of one file or a small tree never starts a
- * worker. Bounded means: no more than a small constant per text position
- * (`boundedWork`: `function`, `TODO|FIXME`); or, under crab's runtime flags, a
- * pattern V8 hands over to its linear-time engine once it backtracks too much
- * (`linearFallback`: `\w+ = \d+`, even `(a+)+$`), run at most 128 times over
- * a file of at most 256 KB ({@link HERE_FALLBACK}): each run then costs at most
- * V8's count of backtracks and that engine's pass, so such a file holds this
- * thread for about a tenth of a second at most whatever its content, and a
- * file that needs more goes to the workers. Any other pattern runs on the
- * workers only, where a runaway can be stopped.
+ * The pool starts lazily. A pattern whose work per text position is bounded
+ * (`boundedWork`: `function`, `TODO|FIXME`) is searched on this thread first,
+ * in short slices; the workers start only when the search proves longer than a
+ * few milliseconds or meets a large file, and take over once they are up. So a
+ * one-shot search of one file or a small tree never starts a worker. Any other
+ * pattern runs on the workers only, where a runaway can be stopped.
  *
  * The walk yields files in path order and hands them out in numbered batches;
  * replies are consumed strictly in batch order, so results come out sorted by
@@ -33,14 +26,8 @@ import { truncateText } from "./call/truncate.ts";
 import { guardPath } from "./fs/workspace.ts";
 import { printablePath } from "./fs/printable.ts";
 import { relPath, Walker } from "./search/walk.ts";
-import type {
-  BatchReply,
-  FileMatches,
-  GrepMode,
-  HereBounds,
-  HereResult,
-} from "./search/grep_worker.ts";
-import { boundedWork, caseFolded, linearFallback } from "./search/grep_pattern.ts";
+import type { BatchReply, FileMatches, GrepMode, HereResult } from "./search/grep_worker.ts";
+import { boundedWork, caseFolded } from "./search/grep_pattern.ts";
 import { alarm, nextTurn } from "./host/turns.ts";
 import { beginSearch, endSearch, poolReady, sendBatch, warmPool } from "./search/grep_pool.ts";
 
@@ -79,25 +66,6 @@ const HERE_SLICE_MS = 8;
  * for them.
  */
 const HERE_ALONE_MS = 12;
-/**
- * Bounds of this thread's search of one file for a pattern V8 may hand to its
- * linear-time engine: each run of the regex costs at most about half a
- * millisecond of backtracking before that engine takes over, and that engine's
- * passes add up to about one over the file, 45 ms for 256 KB here (V8's usual
- * engine: 1 ms). A file that needs more runs (one a line shown, up to 100 and
- * one more, is the usual need) or is larger is left to the workers.
- */
-const HERE_FALLBACK = { runs: 128, maxBytes: 256 * 1024 };
-
-/**
- * Bounds of this thread's search for `spec` before any worker is up (see the
- * module doc), or undefined when only the workers may run it.
- */
-function hereBounds(spec: SearchSpec): HereBounds | undefined {
-  if (boundedWork(spec.given)) return {};
-  if (linearFallback(spec.pattern, spec.flags)) return HERE_FALLBACK;
-  return undefined;
-}
 
 function timeoutMs(): number {
   const v = Number(runEnv.get("CRAB_GREP_TIMEOUT_MS"));
@@ -228,10 +196,9 @@ async function runSearch(
   signal: AbortSignal,
   ms: number,
 ): Promise<Found> {
-  // A pattern whose work is bounded may be searched on this thread while no worker is up; any
-  // other runs on the workers only, which can be stopped.
-  const bounds = hereBounds(spec);
-  const mayRunHere = bounds !== undefined;
+  // A pattern whose work per text position is bounded may be searched on this thread while no
+  // worker is up; any other runs on the workers only, which can be stopped.
+  const mayRunHere = boundedWork(spec.given);
   // The searcher loads with the first search that may run here, not at start-up, nor for a
   // pattern only the workers may run. It leaves Deno's Node layer unloaded on this thread.
   const searchHere = mayRunHere ? (await import("./search/grep_worker.ts")).searchHere : undefined;
@@ -345,18 +312,14 @@ async function runSearch(
   /** Searches the head of `batch` here; returns the files left for later. */
   const searchHead = (batch: string[]): { rest: string[]; tooLong: boolean } => {
     const t0 = performance.now();
-    const r: HereResult = searchHere!(
-      {
-        pattern: spec.pattern,
-        flags: spec.flags,
-        mode: spec.mode,
-        context: spec.context,
-        lineCap: spec.max + 1,
-        files: batch,
-      },
-      HERE_SLICE_MS,
-      bounds,
-    );
+    const r: HereResult = searchHere!({
+      pattern: spec.pattern,
+      flags: spec.flags,
+      mode: spec.mode,
+      context: spec.context,
+      lineCap: spec.max + 1,
+      files: batch,
+    }, HERE_SLICE_MS);
     hereMs += performance.now() - t0;
     if (r.searched > 0) {
       const n = addBatch(batch.slice(0, r.searched));

@@ -7,7 +7,6 @@ import { HERE_MAX_BYTES } from "../../tools/search/grep_worker.ts";
 import { harness } from "../support/harness.ts";
 import { sandbox } from "../support/cli.ts";
 import { until } from "../support/until.ts";
-import { RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 
 function okOutput(r: { ok: boolean } & Record<string, unknown>): string {
   assert.equal(r.ok, true, JSON.stringify(r));
@@ -175,61 +174,6 @@ Deno.test("crab with its runtime flags answers a pattern that backtracks without
   );
   assert.equal(backreference.code, 1, backreference.stderr);
   assert.match(backreference.stderr, /^error \[regex_timeout\]/);
-});
-
-/** Runs grep `calls` on `files` in a process started with crab's runtime flags (`grep_calls.ts`). */
-async function grepCalls(
-  files: Record<string, string>,
-  calls: Record<string, unknown>[],
-): Promise<{ output: string; workers: number }[]> {
-  const script = new URL("../support/grep_calls.ts", import.meta.url).pathname;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", ...RUNTIME_FLAGS, script, JSON.stringify(files), JSON.stringify(calls)],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return new TextDecoder().decode(out.stdout).trim().split("\n").map((l) => JSON.parse(l));
-}
-
-Deno.test("with crab's runtime flags, a pattern V8's linear-time engine can take starts on the calling thread; one it cannot goes to the workers", async () => {
-  // `(a+)+c|d` over `a`×40 then `d`: 2^40 ways at each line's start without that engine; with it,
-  // each run gives up backtracking after a bounded count and finishes in linear time.
-  const bomb = ("a".repeat(40) + "d\n").repeat(3);
-  // 150 matching lines: more runs of the regex than this thread may make over one file.
-  const many = Array.from({ length: 150 }, (_, i) => `k${i} = ${i}\n`).join("");
-  const files = { "a.ts": "var x = 712345 // one\nlet y = 1\n", "b.txt": bomb, "c.txt": many };
-  const calls = [
-    { pattern: "var \\w+ = 7\\d{5} //", path: "a.ts" },
-    { pattern: "(a+)+c|d", path: "b.txt" },
-    { pattern: "y = \\d+", output_mode: "files_with_matches" },
-    { pattern: "l\\w+", output_mode: "count", path: "a.ts" },
-    // Not that engine's: a counted repetition of more than a few, a backreference.
-    { pattern: "x{1,20} = 7", path: "a.ts" },
-    { pattern: "(y) = \\d\\1?", path: "a.ts" },
-    // A file that needs more runs goes to the workers, whole.
-    { pattern: "k\\d+ = \\d+", path: "c.txt", max_results: 200 },
-  ];
-  const outputs = [
-    "a.ts:1:var x = 712345 // one",
-    [1, 2, 3].map((n) => `b.txt:${n}:${"a".repeat(40)}d`).join("\n"),
-    "a.ts",
-    "a.ts:1",
-    "a.ts:1:var x = 712345 // one",
-    "a.ts:2:let y = 1",
-    many.trimEnd().split("\n").map((l, i) => `c.txt:${i + 1}:${l}`).join("\n"),
-  ];
-  // Workers start once this thread has searched 12 ms: a loaded machine can take that long once,
-  // so three tries (the answers are right every time).
-  let workers: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const got = await grepCalls(files, calls);
-    assert.deepEqual(got.map((g) => g.output), outputs);
-    workers = got.map((g) => g.workers);
-    if (workers.slice(0, 4).every((w) => w === 0)) break;
-  }
-  assert.deepEqual(workers.slice(0, 4), [0, 0, 0, 0], `workers after each call: ${workers}`);
-  assert.ok(workers.slice(4).every((w) => w > 0), `workers after each call: ${workers}`);
 });
 
 Deno.test("crab tool grep exits on SIGTERM during a runaway first search", async () => {

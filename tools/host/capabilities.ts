@@ -222,17 +222,11 @@ export function presetSpec(
  * a counted repetition such as `{1,20}` are not that engine's, and still stop
  * at grep's bound. Nor is the `i` flag: grep rewrites a case-insensitive
  * pattern without it where it can (`caseFolded`, `tools/search/grep_pattern.ts`).
- * Beside it, that engine's `l` flag, which grep never searches with (it is some
- * fifty times slower than V8's usual engine) but compiles a pattern with to ask
- * whether that engine takes it (`linearFallback`): where it does, a search's
- * work is bounded, and grep may begin it on the calling thread before its
- * workers are up.
  */
 const V8_FLAGS = [
   "--max-semi-space-size=1",
   "--expose-gc",
   "--enable-experimental-regexp-engine-on-excessive-backtracks",
-  "--enable-experimental-regexp-engine",
 ];
 
 /** Flags for the runtime itself in the compiled binary, beside the permission flags. */

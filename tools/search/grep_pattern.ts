@@ -218,28 +218,6 @@ export function boundedWork(source: string): boolean {
   return alternation() >= 0 && i === source.length;
 }
 
-/**
- * True when this process lets V8 hand `pattern` (searched with `flags`) over
- * to its linear-time engine once it has backtracked too much: then one search
- * of a text costs at most V8's count of backtracks (50,000, about half a
- * millisecond) and that engine's pass over the rest of the text, whatever the
- * pattern (`(a+)+$` included). Asked of V8 itself: the pattern is compiled with
- * that engine's `l` flag, which V8 accepts only for a pattern and flags that
- * engine takes (no backreference, lookaround, `i` flag, or counted repetition
- * beyond a few) and only under `--enable-experimental-regexp-engine`, which
- * crab's runtime flags give beside the fallback's
- * (`tools/host/capabilities.ts`). In any other process (a script importing
- * crab, the tests) it is false for every pattern.
- */
-export function linearFallback(pattern: string, flags: string): boolean {
-  try {
-    new RegExp(pattern, flags.replace("g", "") + "l");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Escapes after `\` that mean the same with and without the `i` flag (no letter of their own). */
 const CASELESS_ESCAPES = "dDsSwWbBtnrfv";
 /** In a class: escapes that stand for a set closed under case (kept as they are). */

@@ -16,8 +16,8 @@
  * line for the output.
  *
  * The first searches of a process may run here on the calling thread too
- * ({@link searchHere}), for patterns whose work is bounded (see `grep.ts`),
- * while no worker is up yet. That thread does without Node's `Buffer`, whose Latin-1 copy the
+ * ({@link searchHere}), for patterns whose work is bounded, while no worker is
+ * up yet. That thread does without Node's `Buffer`, whose Latin-1 copy the
  * rest relies on: loading Deno's Node layer would cost a one-shot search about
  * 10 ms. There an ASCII file's text is its UTF-8 decoding (the same string,
  * as fast to make) and any other file is decoded, which changes no answer for
@@ -772,66 +772,34 @@ export interface HereResult {
   matches: FileMatches[];
   /** Files searched, from the start of the list; the rest is someone else's. */
   searched: number;
-  /** True when it stopped before a file too large for it, or one that needed more runs. */
+  /** True when it stopped before a file larger than {@link HERE_MAX_BYTES}. */
   tooLong: boolean;
-}
-
-/** Bounds of {@link searchHere} beyond its time slice. */
-export interface HereBounds {
-  /** The largest file searched; default {@link HERE_MAX_BYTES}. */
-  maxBytes?: number;
-  /** Most runs of the regex over one file (`exec` and `test`); default unbounded. */
-  runs?: number;
-}
-
-/** Thrown by a regex of {@link counted} past its runs. */
-class OutOfRuns extends Error {}
-
-/** `c` with regexes that count their runs in `left` and throw {@link OutOfRuns} past it. */
-function counted(c: Compiled, left: { runs: number }): Compiled {
-  class Counted extends RegExp {
-    // `test` runs through `exec` too.
-    override exec(text: string): RegExpExecArray | null {
-      if (--left.runs < 0) throw new OutOfRuns();
-      return super.exec(text);
-    }
-  }
-  return { ...c, re: new Counted(c.re.source, c.re.flags), single: new Counted(c.single) };
 }
 
 /**
  * Searches `req.files` in order on the calling thread, for the first searches
- * of a process, before any worker is up. Only for a pattern whose work is
- * bounded: per text position (`boundedWork`), or per run of the regex
- * (`linearFallback`), with `bounds.runs` runs a file at most: nothing could
- * stop a runaway regex here. The thread is held for at most about `sliceMs`
- * (checked between files), and a file larger than `bounds.maxBytes` or one
- * that needs more runs is left to the workers with the rest, so signals and
- * timers get through soon. Nothing is kept for later searches: that memory
- * belongs to the workers.
+ * of a process, before any worker is up. Only for a pattern that passed
+ * `boundedWork`: nothing could stop a runaway regex here. The thread is held
+ * for at most about `sliceMs` (checked between files) and no file larger than
+ * {@link HERE_MAX_BYTES} is searched, so signals and timers get through soon.
+ * Nothing is kept for later searches: that memory belongs to the workers.
  */
 export function searchHere(
   req: Pick<GrepBatch, "pattern" | "flags" | "mode" | "context" | "lineCap" | "files">,
   sliceMs: number,
-  bounds: HereBounds = {},
 ): HereResult {
-  const left = { runs: Infinity };
-  const c = bounds.runs === undefined
-    ? compiled(req.pattern, req.flags)
-    : counted(compiled(req.pattern, req.flags), left);
+  const c = compiled(req.pattern, req.flags);
   const end = performance.now() + sliceMs;
   const matches: FileMatches[] = [];
   for (let i = 0; i < req.files.length; i++) {
     if (i > 0 && performance.now() > end) return { matches, searched: i, tooLong: false };
-    const len = readInto(req.files[i], false, bounds.maxBytes ?? HERE_MAX_BYTES);
+    const len = readInto(req.files[i], false, HERE_MAX_BYTES);
     if (len === TOO_LONG) return { matches, searched: i, tooLong: true };
     if (len <= 0) continue;
-    left.runs = bounds.runs ?? Infinity;
     let r: Omit<FileMatches, "index"> | undefined;
     try {
       r = searchLoaded(buf.subarray(0, len), nodeBuf, c, req.mode, req.context, req.lineCap);
-    } catch (e) {
-      if (e instanceof OutOfRuns) return { matches, searched: i, tooLong: true };
+    } catch {
       r = undefined; // as in runBatch
     }
     if (r) matches.push({ index: i, ...r });

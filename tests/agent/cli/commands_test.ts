@@ -141,7 +141,7 @@ function shownFor(file: string): { commands: string[]; any?: boolean } {
 
 /** Deno's own flags (and V8's, passed by `--v8-flags`), which crab's texts name when they speak of permissions and builds. */
 const DENO_FLAG =
-  /^--(allow|deny)-(read|write|run|env|net|sys|ffi|import|all)$|^--no-prompt$|^--cached-only$|^--config$|^--include$|^--v8-flags$|^--max-semi-space-size$|^--heap-growing-percent$|^--optimize-for-size$|^--no-lazy$|^--expose-gc$|^--enable-experimental-regexp-engine-on-excessive-backtracks$|^--enable-experimental-regexp-engine$/;
+  /^--(allow|deny)-(read|write|run|env|net|sys|ffi|import|all)$|^--no-prompt$|^--cached-only$|^--config$|^--include$|^--v8-flags$|^--max-semi-space-size$|^--heap-growing-percent$|^--optimize-for-size$|^--no-lazy$|^--expose-gc$|^--enable-experimental-regexp-engine-on-excessive-backtracks$/;
 
 /**
  * Flags of other programs that crab's texts name: bubblewrap's argv, npm's in bash.md's advice,

@@ -282,13 +282,11 @@ Deno.test("the binary compiles lazily; what runs by deno run compiles each modul
   // it ready. A compiled binary caches only the modules it loads at start.
   assert.deepEqual(RUNTIME_FLAGS, [
     "--v8-flags=--max-semi-space-size=1,--expose-gc," +
-    "--enable-experimental-regexp-engine-on-excessive-backtracks," +
-    "--enable-experimental-regexp-engine,--no-lazy",
+    "--enable-experimental-regexp-engine-on-excessive-backtracks,--no-lazy",
   ]);
   assert.deepEqual(COMPILED_RUNTIME_FLAGS, [
     "--v8-flags=--max-semi-space-size=1,--expose-gc," +
-    "--enable-experimental-regexp-engine-on-excessive-backtracks," +
-    "--enable-experimental-regexp-engine",
+    "--enable-experimental-regexp-engine-on-excessive-backtracks",
   ]);
   const words = await compileScript("--bundle", "--print-command");
   assert.deepEqual(words.slice(0, 2), ["deno", "compile"]);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { caseFolded, linearFallback } from "../../../tools/search/grep_pattern.ts";
+import { caseFolded } from "../../../tools/search/grep_pattern.ts";
 import { prng } from "../../support/prng.ts";
 
 /** Every match of `re` in `text`, as index and text. */
@@ -134,12 +134,4 @@ Deno.test("caseFolded() keeps escapes and what has no case as they are", () => {
   assert.equal(caseFolded("(?:x|_){2}$"), "(?:[xX]|_){2}$");
   assert.equal(caseFolded("[a-f]+"), "[A-Fa-f]+");
   assert.equal(caseFolded("[^x\\d]"), "[^\\dXx]");
-});
-
-Deno.test("linearFallback() is false for every pattern in a process without crab's runtime flags", () => {
-  // The test runner starts V8 without the linear-time engine: nothing may run on the calling
-  // thread on its account (grep_first_search_test.ts runs a process with the flags).
-  for (const pattern of ["abc", "\\w+ = \\d+", "(a+)+$"]) {
-    assert.equal(linearFallback(pattern, "gm"), false, pattern);
-  }
 });
