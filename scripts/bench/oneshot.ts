@@ -1,7 +1,8 @@
 /**
  * crab's tools as one-shot commands, a fresh process per call as a user at the
  * shell runs them (`deno run` with the full preset's flags, like `deno task
- * crab`), against the peer doing the same work, interleaved in the same run:
+ * crab`: its permission and runtime flags), against the peer doing the same
+ * work, interleaved in the same run:
  *
  * - trivial grep (one small file) against an empty `deno run` with the same
  *   flags: the fixed cost of a call. Target ≤ +50 ms.
@@ -24,7 +25,7 @@ import { ensureCorpus } from "./corpus.ts";
 import { exhaustive, PATTERNS } from "./grep.ts";
 import { fd, interleave, newlines, rg, shell } from "./_peers.ts";
 import { reportRow } from "./_table.ts";
-import { presetFlags } from "../../tools/host/capabilities.ts";
+import { presetFlags, RUNTIME_FLAGS } from "../../tools/host/capabilities.ts";
 import type { GrepArgs } from "../../tools/grep.ts";
 import { buildBundle } from "../bundle.ts";
 
@@ -37,7 +38,15 @@ const home = Deno.makeTempDirSync({ prefix: "crab-bench-home-" });
 /** Runs `crab tool NAME ARGS` (source or bundle) as a fresh process in `cwd`; returns its lines. */
 async function crabTool(cwd: string, name: string, args: unknown, entry: string): Promise<number> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...presetFlags("full"), entry, "tool", name, JSON.stringify(args)],
+    args: [
+      "run",
+      ...presetFlags("full"),
+      ...RUNTIME_FLAGS,
+      entry,
+      "tool",
+      name,
+      JSON.stringify(args),
+    ],
     cwd,
     env: { CRAB_HOME: home },
     stdout: "piped",

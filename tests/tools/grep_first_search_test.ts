@@ -42,6 +42,14 @@ const BACKREFERENCE_BOMB = "(a|a)*\\1c";
  */
 const FINITE_BOMBS = ["(?:a|a)".repeat(25) + "c", "(?:a|a){21}c"];
 
+/**
+ * A pattern V8's linear-time engine takes, which V8 hands to that engine once
+ * it has backtracked 50,000 times; yet its greedy `[^b]*` backtracks without
+ * counting, so the hand-over does not bound its work: 200 ms over 1 KB of
+ * lines of `a`s, 17 s over 256 KB. It must never run on the calling thread.
+ */
+const GREEDY_BOMB = "(a+)+[^b]*c";
+
 Deno.test("grep() searches a small tree without starting a worker", async () => {
   await using h = harness([grepTool]);
   h.put("a.txt", "hit\n");
@@ -174,6 +182,28 @@ Deno.test("crab with its runtime flags answers a pattern that backtracks without
   );
   assert.equal(backreference.code, 1, backreference.stderr);
   assert.match(backreference.stderr, /^error \[regex_timeout\]/);
+});
+
+Deno.test("crab tool grep searches a pattern whose backtracking V8 does not bound on its workers: SIGTERM still ends it", async () => {
+  using s = sandbox();
+  s.put("a.txt", ("a".repeat(40) + "\n").repeat(6000));
+  const child = s.spawn(["tool", "grep", JSON.stringify({ pattern: GREEDY_BOMB })], {
+    env: { CRAB_GREP_TIMEOUT_MS: "120000" },
+  });
+  await child.stdin.close();
+  const hardStop = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  // On the workers from the start: their threads are up long before the search could end.
+  await until(() => workerThreads(child.pid) > 0, "the search reached its workers", {
+    timeoutMs: 10_000,
+  });
+  const sent = performance.now();
+  child.kill("SIGTERM");
+  const status = await child.status;
+  clearTimeout(hardStop);
+  await child.stdout.cancel();
+  await child.stderr.cancel();
+  assert.equal(status.code, 143, "ended by its SIGTERM handler, not by the test's SIGKILL");
+  assert.ok(performance.now() - sent < 5000, "SIGTERM was handled promptly");
 });
 
 Deno.test("crab tool grep exits on SIGTERM during a runaway first search", async () => {
