@@ -220,7 +220,9 @@ export function presetSpec(
  * (denoland/deno#35657), so a search stopped at its bound left a core busy for
  * as long as the process lived. Patterns with backreferences, lookarounds or
  * a counted repetition such as `{1,20}` are not that engine's, and still stop
- * at grep's bound. Nor is the `i` flag: grep rewrites a case-insensitive
+ * at grep's bound; so may one whose greedy loop over a class backtracks
+ * (`(a+)+[^b]*c`), since V8 does not count those backtracks toward its
+ * hand-over. Nor is the `i` flag: grep rewrites a case-insensitive
  * pattern without it where it can (`caseFolded`, `tools/search/grep_pattern.ts`).
  */
 const V8_FLAGS = [
