@@ -22,6 +22,14 @@ function workerThreads(pid: number): number {
     .length;
 }
 
+/** Scheduling class (`ps`'s `cls`: TS, IDL, …) of each grep worker thread of process `pid`. */
+function workerClasses(pid: number): string[] {
+  const out = new Deno.Command("ps", { args: ["-T", "-o", "comm=,cls=", "-p", String(pid)] })
+    .outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.startsWith("worker-"))
+    .map((l) => l.trim().split(/\s+/).at(-1)!);
+}
+
 /** `(?:a|a)` 29 times, then `c`: no quantifier, but 2^29 ways to try at every `a`. */
 const ALTERNATION_BOMB = "(?:a|a)".repeat(29) + "c";
 
@@ -204,6 +212,41 @@ Deno.test("crab tool grep searches a pattern whose backtracking V8 does not boun
   await child.stderr.cancel();
   assert.equal(status.code, 143, "ended by its SIGTERM handler, not by the test's SIGKILL");
   assert.ok(performance.now() - sent < 5000, "SIGTERM was handled promptly");
+});
+
+Deno.test("a search stopped at its bound leaves its runaway thread in the idle scheduling class", async () => {
+  using s = sandbox();
+  s.put("a.txt", "a".repeat(40) + "\n");
+  // One process for two calls: the second finds the first one's thread still running.
+  // The bound holds for both calls: the second must end well within it on a loaded machine.
+  const child = s.spawn(["tool", "--jsonl"], { env: { CRAB_GREP_TIMEOUT_MS: "2000" } });
+  const hardStop = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const w = child.stdin.getWriter();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const call = async (args: Record<string, unknown>) => {
+    await w.write(new TextEncoder().encode(JSON.stringify({ tool: "grep", args }) + "\n"));
+    let out = "";
+    while (!out.includes("\n")) out += (await reader.read()).value ?? "";
+    return JSON.parse(out);
+  };
+  const first = await call({ pattern: BACKREFERENCE_BOMB });
+  assert.equal(first.ok, false, JSON.stringify(first));
+  assert.equal(first.error.code, "regex_timeout");
+  // terminate() does not stop a thread busy in a regex: the runaway one is still there.
+  // (Its idle partner, moved with it, may not have ended yet.)
+  const stuck = workerClasses(child.pid);
+  assert.ok(stuck.length > 0 && stuck.every((c) => c === "IDL"), `classes: ${stuck}`);
+  // The next search's fresh workers run as any thread does, and answer.
+  const second = await call({ pattern: "a+$", path: "a.txt" });
+  assert.equal(second.ok, true, JSON.stringify(second));
+  const after = workerClasses(child.pid);
+  assert.equal(after.filter((c) => c === "TS").length, POOL_SIZE, `classes: ${after}`);
+  assert.ok(after.some((c) => c === "IDL"), `classes: ${after}`);
+  await w.close();
+  await reader.cancel();
+  await child.stderr.cancel();
+  await child.status;
+  clearTimeout(hardStop);
 });
 
 Deno.test("crab tool grep exits on SIGTERM during a runaway first search", async () => {

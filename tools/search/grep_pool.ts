@@ -18,14 +18,18 @@
  *
  * Several searches may run at once; each has an id, its own reply listener and
  * a cancel cell in a shared array that workers poll between files. A search
- * that runs out of time has the pool terminated (the only way to stop a
- * runaway regex); searches running beside it fail with `search_interrupted`,
- * and the next search starts a fresh pool.
+ * that runs out of time has the pool terminated; searches running beside it
+ * fail with `search_interrupted`, and the next search starts a fresh pool.
+ * Terminating does not stop a thread busy in a regular expression in this Deno
+ * (denoland/deno#35657): such a thread runs its pattern on until it ends or
+ * crab exits, moved first to the idle scheduling class where crab may call
+ * libc, so it takes a core only when nothing else wants one.
  *
  * @module
  */
 
 import { onExit } from "../host/processes.ts";
+import { idleThreads } from "../host/threads.ts";
 import type { BatchReply, GrepBatch, KeepBounds } from "./grep_worker.ts";
 
 /** Workers in the pool: one per core, at least one, at most four. */
@@ -45,6 +49,8 @@ interface Slot {
   worker: Worker;
   /** Identifies the worker, to tell a reused pool from a new one. */
   id: number;
+  /** The kernel's id of the worker's thread, once it said it. */
+  tid?: number;
 }
 
 const cancelCells = new Int32Array(new SharedArrayBuffer(CANCEL_CELLS * 4));
@@ -83,8 +89,12 @@ function spawn(): Slot {
       ...(keep ? { keep } : {}),
     },
   });
-  worker.onmessage = (e: MessageEvent<BatchReply>) => {
+  worker.onmessage = (e: MessageEvent<BatchReply | { tid: number }>) => {
     if (!slots.includes(slot)) return; // a torn-down worker's last words
+    if ("tid" in e.data) {
+      slot.tid = e.data.tid;
+      return;
+    }
     const reply = e.data;
     filesFromMemory += reply.fromMemory;
     if (--cellReplies[reply.slot] === 0) freeCells.push(reply.slot);
@@ -101,8 +111,14 @@ function spawn(): Slot {
   return slot;
 }
 
-/** Terminates every worker and fails every search in flight with `error`. */
+/**
+ * Terminates every worker and fails every search in flight with `error`. A
+ * worker busy in a regular expression does not stop (see the module doc): its
+ * thread goes to the idle scheduling class first (`host/threads.ts`), so what it
+ * runs on takes a core only when nothing else wants it.
+ */
 function tearDown(error: Error): void {
+  idleThreads(slots.flatMap((s) => s.tid === undefined ? [] : [s.tid]));
   shutdownPool();
   for (const l of [...listeners.values()]) l.failed(error);
   listeners.clear();

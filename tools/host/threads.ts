@@ -1,0 +1,69 @@
+/**
+ * Threads of this process by their kernel ids, where crab may call libc (Linux,
+ * FFI granted): a worker learns its own id, and a thread that cannot be stopped
+ * is moved to Linux's idle scheduling class.
+ *
+ * The thread that cannot be stopped is a grep worker running away: in this
+ * Deno, `worker.terminate()` does not stop a thread busy in a regular
+ * expression (denoland/deno#35657), so a search stopped at its bound leaves its
+ * thread running the pattern until it ends or crab exits. In `SCHED_IDLE` it
+ * runs only when no other thread of the machine wants its core: the user's
+ * builds and tests, and crab itself, go first.
+ *
+ * @module
+ */
+
+/** `SCHED_IDLE` (`<sched.h>`). */
+const SCHED_IDLE = 5;
+
+type Libc = {
+  gettid(): number;
+  tgkill(pid: number, tid: number, signal: number): number;
+  sched_setscheduler(tid: number, policy: number, param: Uint8Array<ArrayBuffer>): number;
+};
+
+let libc: Libc | null | undefined;
+
+function loadLibc(): Libc | null {
+  if (libc !== undefined) return libc;
+  libc = null;
+  if (Deno.build.os !== "linux") return libc;
+  try {
+    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return libc;
+    libc = Deno.dlopen("libc.so.6", {
+      gettid: { parameters: [], result: "i32" },
+      tgkill: { parameters: ["i32", "i32", "i32"], result: "i32" },
+      sched_setscheduler: { parameters: ["i32", "i32", "buffer"], result: "i32" },
+    }).symbols;
+  } catch {
+    libc = null;
+  }
+  return libc;
+}
+
+/** The calling thread's kernel id, or undefined where it cannot be had. */
+export function ownThreadId(): number | undefined {
+  const c = loadLibc();
+  if (!c) return undefined;
+  const tid = c.gettid();
+  return tid > 0 ? tid : undefined;
+}
+
+/**
+ * Moves the threads `tids` of this process to `SCHED_IDLE`; returns how many
+ * it moved. A thread id no longer among this process's threads (ended, and
+ * perhaps reused by another process's thread) is left alone: signal 0 sent by
+ * `tgkill` to this process's thread of that id says whether there is one.
+ */
+export function idleThreads(tids: readonly number[]): number {
+  const c = loadLibc();
+  if (!c) return 0;
+  // struct sched_param { int sched_priority; }: 0, the only priority SCHED_IDLE takes.
+  const param = new Uint8Array(4);
+  let moved = 0;
+  for (const tid of tids) {
+    if (c.tgkill(Deno.pid, tid, 0) !== 0) continue;
+    if (c.sched_setscheduler(tid, SCHED_IDLE, param) === 0) moved++;
+  }
+  return moved;
+}
