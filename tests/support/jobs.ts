@@ -9,17 +9,23 @@
 import assert from "node:assert/strict";
 import { harness } from "./harness.ts";
 import { bashTool } from "../../tools/bash.ts";
-import { bashOutputTool } from "../../tools/jobs/bash_output.ts";
+import { createBashOutputTool } from "../../tools/jobs/bash_output.ts";
 import { bashKillTool } from "../../tools/jobs/bash_kill.ts";
 import { openJobs } from "../../tools/jobs/table.ts";
 import type { SandboxMode } from "../../tools/policy/sandbox.ts";
 import type { DispatchResult } from "../../tools/call/dispatch.ts";
 
-/** A harness with bash, bash_output and bash_kill and an open job table (at most `max` running). */
-export function jobsHarness(mode: SandboxMode, max?: number) {
+/**
+ * A harness with bash, bash_output and bash_kill and an open job table (at
+ * most `max` running), bash_output's filter bounded by `filterTimeoutMs`.
+ */
+export function jobsHarness(mode: SandboxMode, max?: number, filterTimeoutMs?: number) {
   const home = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "crab-jobs-home-" }));
   const env = { get: (k: string) => k === "CRAB_HOME" ? home : undefined };
-  const h = harness([bashTool, bashOutputTool, bashKillTool], { yolo: true, env });
+  const h = harness([bashTool, createBashOutputTool({ filterTimeoutMs }), bashKillTool], {
+    yolo: true,
+    env,
+  });
   h.session.sandbox = { mode, net: false, writable: [] };
   const jobs = openJobs(h.session, { env, ...(max ? { max } : {}) });
   return {

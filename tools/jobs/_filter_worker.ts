@@ -1,7 +1,10 @@
 /**
  * bash_output's filter for a pattern whose work is not bounded (nested
  * quantifiers can backtrack for ever): tested here, off crab's own thread,
- * which ends this worker when it takes too long.
+ * which ends this worker when it takes too long. Ending it does not stop a
+ * thread busy in a regular expression in this Deno (denoland/deno#35657): it
+ * says its thread's id as it starts, and crab moves that thread to the idle
+ * scheduling class first (`host/threads.ts`).
  *
  * It is asked `{ source, lines }` and answers, for each line, whether it matches.
  *
@@ -9,6 +12,12 @@
  */
 
 /// <reference lib="deno.worker" />
+
+import { ownThreadId } from "../host/threads.ts";
+
+// Said first: a worker that runs past its bound is moved to the idle scheduling class by this id.
+const tid = ownThreadId();
+if (tid !== undefined) self.postMessage({ tid });
 
 self.onmessage = (e: MessageEvent<{ source: string; lines: string[] }>) => {
   const re = new RegExp(e.data.source);

@@ -9,6 +9,7 @@
 import description from "./bash_output.md" with { type: "text" };
 import { printable } from "../fs/printable.ts";
 import { boundedWork } from "../search/grep_pattern.ts";
+import { idleThreads } from "../host/threads.ts";
 import { formatBytes, type Tool, type ToolContext, ToolError, type ToolResult } from "../tool.ts";
 import {
   changedLine,
@@ -51,27 +52,42 @@ function compile(source: string): RegExp {
   }
 }
 
-/** Which of `lines` match `source`: here when its work is bounded, else in a worker with a timeout. */
-async function matching(source: string, re: RegExp, lines: string[]): Promise<boolean[]> {
+/**
+ * Which of `lines` match `source`: here when its work is bounded, else in a
+ * worker with a timeout, whose thread goes to the idle scheduling class when it
+ * runs past it (terminating does not stop it).
+ */
+async function matching(
+  source: string,
+  re: RegExp,
+  lines: string[],
+  timeoutMs: number,
+): Promise<boolean[]> {
   if (boundedWork(source) || lines.length === 0) return lines.map((l) => re.test(l));
   const worker = new Worker(new URL("./_filter_worker.ts", import.meta.url).href, {
     type: "module",
   });
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let tid: number | undefined;
+  let late = false;
   try {
     return await new Promise<boolean[]>((resolve, reject) => {
       timer = setTimeout(() => {
+        late = true;
         reject(
           new ToolError(
             "regex_timeout",
             `Cannot filter the output with ${JSON.stringify(source)}: it took longer than ` +
-              `${FILTER_TIMEOUT_MS / 1000} s`,
+              `${timeoutMs / 1000} s`,
             "Simplify the pattern (nested quantifiers such as `(a+)+` backtrack without end); " +
               "the output was not consumed.",
           ),
         );
-      }, FILTER_TIMEOUT_MS);
-      worker.onmessage = (e: MessageEvent<boolean[]>) => resolve(e.data);
+      }, timeoutMs);
+      worker.onmessage = (e: MessageEvent<boolean[] | { tid: number }>) => {
+        if ("tid" in e.data) tid = e.data.tid;
+        else resolve(e.data);
+      };
       worker.onerror = (e) => {
         e.preventDefault();
         reject(new Error(`the filter worker failed: ${e.message}`));
@@ -80,6 +96,7 @@ async function matching(source: string, re: RegExp, lines: string[]): Promise<bo
     });
   } finally {
     clearTimeout(timer);
+    if (late && tid !== undefined) idleThreads([tid]);
     worker.terminate();
   }
 }
@@ -134,7 +151,11 @@ function render(r: JobRead, body: string, omitted: string | undefined): string {
   return lines.join("\n");
 }
 
-async function run(args: BashOutputArgs, ctx: ToolContext): Promise<ToolResult> {
+async function run(
+  args: BashOutputArgs,
+  ctx: ToolContext,
+  filterTimeoutMs = FILTER_TIMEOUT_MS,
+): Promise<ToolResult> {
   const jobs = tableOf(ctx);
   let output: string;
   let read: JobRead;
@@ -143,7 +164,7 @@ async function run(args: BashOutputArgs, ctx: ToolContext): Promise<ToolResult> 
     jobs.info(args.id); // an unknown id before any work
     const got = jobs.readLines(args.id);
     read = got;
-    const keep = await matching(args.filter, re, got.lines);
+    const keep = await matching(args.filter, re, got.lines, filterTimeoutMs);
     const { text, more } = capLines(got.lines.filter((_, i) => keep[i]));
     output = render(
       got,
@@ -191,3 +212,14 @@ export const bashOutputTool: Tool<BashOutputArgs> = {
   summarize: (args) =>
     `read job ${args.id}` + (args.filter ? ` (lines matching ${args.filter})` : ""),
 };
+
+/** Options of {@link createBashOutputTool}. */
+export interface BashOutputOptions {
+  /** Time bound of a filter whose work is not bounded, in ms; default {@link FILTER_TIMEOUT_MS}. */
+  filterTimeoutMs?: number;
+}
+
+/** The bash_output tool with its filter's time bound. */
+export function createBashOutputTool(opts: BashOutputOptions = {}): Tool<BashOutputArgs> {
+  return { ...bashOutputTool, run: (args, ctx) => run(args, ctx, opts.filterTimeoutMs) };
+}

@@ -239,6 +239,23 @@ Deno.test("bash_output's filter keeps matching lines and consumes the others", a
   assert.equal(bad.error.code, "invalid_pattern");
 });
 
+Deno.test("bash_output's filter that runs past its bound ends with regex_timeout, its thread in the idle class", async () => {
+  await using t = jobsHarness("workspace-write", undefined, 300);
+  ok(await t.h.call("bash", { command: `echo ${"a".repeat(40)}`, run_in_background: true }));
+  await until(() => t.jobs.list()[0].state === "exited", "the job ends");
+  // 2^21 ways at each `a`: seconds, not hours, so this process gets its core back soon.
+  const r = await t.h.call("bash_output", { id: "b1", filter: "(?:a|a){21}c" });
+  assert.ok(!r.ok);
+  assert.equal(r.error.code, "regex_timeout");
+  assert.match(r.error.message, /took longer than 0\.3 s/);
+  // Terminated, the worker's thread still runs the pattern: it does so in SCHED_IDLE.
+  const ps = new Deno.Command("ps", { args: ["-T", "-o", "comm=,cls=", "-p", String(Deno.pid)] })
+    .outputSync();
+  const classes = new TextDecoder().decode(ps.stdout).split("\n")
+    .filter((l) => l.startsWith("worker-")).map((l) => l.trim().split(/\s+/).at(-1));
+  assert.ok(classes.includes("IDL"), `worker threads' classes: ${classes}`);
+});
+
 Deno.test("jobsBeside() names the jobs of a workspace alive since a time; close() ends them all", async () => {
   await using t = jobsHarness("workspace-write");
   const m = marker();
