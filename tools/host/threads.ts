@@ -3,12 +3,14 @@
  * FFI granted): a worker learns its own id, and a thread that cannot be stopped
  * is moved to Linux's idle scheduling class.
  *
- * The thread that cannot be stopped is a grep worker running away: in this
- * Deno, `worker.terminate()` does not stop a thread busy in a regular
- * expression (denoland/deno#35657), so a search stopped at its bound leaves its
- * thread running the pattern until it ends or crab exits. In `SCHED_IDLE` it
- * runs only when no other thread of the machine wants its core: the user's
- * builds and tests, and crab itself, go first.
+ * In this Deno, `worker.terminate()` does not stop a thread busy in JavaScript
+ * (denoland/deno#35657): a grep search or a job's filter stopped at its bound
+ * goes on running its pattern, a decoder stopped at its bound goes on decoding,
+ * until it ends or crab exits. So each such worker says its thread's id as it
+ * starts ({@link announceThread}), and what stops it moves that thread to
+ * `SCHED_IDLE` first ({@link idleThreads}): there it runs only when no other
+ * thread of the machine wants its core; the user's builds and tests, and crab
+ * itself, go first.
  *
  * @module
  */
@@ -66,4 +68,23 @@ export function idleThreads(tids: readonly number[]): number {
     if (c.sched_setscheduler(tid, SCHED_IDLE, param) === 0) moved++;
   }
   return moved;
+}
+
+/** The message a worker sends first: its thread's id. */
+export interface ThreadNote {
+  tid: number;
+}
+
+/** In a worker: tells the thread that made it this thread's id (nothing where it cannot be had). */
+export function announceThread(): void {
+  const tid = ownThreadId();
+  const scope = globalThis as unknown as { postMessage(m: ThreadNote): void };
+  if (tid !== undefined) scope.postMessage({ tid });
+}
+
+/** The thread id a worker's message announces, or undefined for any other message. */
+export function threadNote(data: unknown): number | undefined {
+  if (typeof data !== "object" || data === null || !("tid" in data)) return undefined;
+  const tid = (data as ThreadNote).tid;
+  return Number.isInteger(tid) && tid > 0 ? tid : undefined;
 }

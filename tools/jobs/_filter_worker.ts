@@ -13,11 +13,10 @@
 
 /// <reference lib="deno.worker" />
 
-import { ownThreadId } from "../host/threads.ts";
+import { announceThread } from "../host/threads.ts";
 
 // Said first: a worker that runs past its bound is moved to the idle scheduling class by this id.
-const tid = ownThreadId();
-if (tid !== undefined) self.postMessage({ tid });
+announceThread();
 
 self.onmessage = (e: MessageEvent<{ source: string; lines: string[] }>) => {
   const re = new RegExp(e.data.source);

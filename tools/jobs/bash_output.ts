@@ -9,7 +9,7 @@
 import description from "./bash_output.md" with { type: "text" };
 import { printable } from "../fs/printable.ts";
 import { boundedWork } from "../search/grep_pattern.ts";
-import { idleThreads } from "../host/threads.ts";
+import { idleThreads, type ThreadNote, threadNote } from "../host/threads.ts";
 import { formatBytes, type Tool, type ToolContext, ToolError, type ToolResult } from "../tool.ts";
 import {
   changedLine,
@@ -84,9 +84,10 @@ async function matching(
           ),
         );
       }, timeoutMs);
-      worker.onmessage = (e: MessageEvent<boolean[] | { tid: number }>) => {
-        if ("tid" in e.data) tid = e.data.tid;
-        else resolve(e.data);
+      worker.onmessage = (e: MessageEvent<boolean[] | ThreadNote>) => {
+        const note = threadNote(e.data);
+        if (note !== undefined) tid = note;
+        else resolve(e.data as boolean[]);
       };
       worker.onerror = (e) => {
         e.preventDefault();

@@ -29,7 +29,7 @@
  */
 
 import { onExit } from "../host/processes.ts";
-import { idleThreads } from "../host/threads.ts";
+import { idleThreads, type ThreadNote, threadNote } from "../host/threads.ts";
 import type { BatchReply, GrepBatch, KeepBounds } from "./grep_worker.ts";
 
 /** Workers in the pool: one per core, at least one, at most four. */
@@ -89,13 +89,14 @@ function spawn(): Slot {
       ...(keep ? { keep } : {}),
     },
   });
-  worker.onmessage = (e: MessageEvent<BatchReply | { tid: number }>) => {
+  worker.onmessage = (e: MessageEvent<BatchReply | ThreadNote>) => {
     if (!slots.includes(slot)) return; // a torn-down worker's last words
-    if ("tid" in e.data) {
-      slot.tid = e.data.tid;
+    const tid = threadNote(e.data);
+    if (tid !== undefined) {
+      slot.tid = tid;
       return;
     }
-    const reply = e.data;
+    const reply = e.data as BatchReply;
     filesFromMemory += reply.fromMemory;
     if (--cellReplies[reply.slot] === 0) freeCells.push(reply.slot);
     listeners.get(reply.search)?.reply(reply);

@@ -11,6 +11,7 @@
 
 /// <reference lib="deno.worker" />
 
+import { announceThread } from "../../host/threads.ts";
 import type { PdfRequest, PdfResponse } from "./pdf_request.ts";
 
 async function open(req: PdfRequest): Promise<PdfResponse> {
@@ -49,6 +50,9 @@ async function open(req: PdfRequest): Promise<PdfResponse> {
   }
   return { pageCount, text };
 }
+
+// Said first: a worker that runs past its time limit is moved to the idle scheduling class.
+announceThread();
 
 self.onmessage = async (e: MessageEvent<PdfRequest>) => {
   try {

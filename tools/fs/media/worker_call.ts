@@ -2,10 +2,15 @@
  * One request to a fresh worker with a time limit: decoders are an attack
  * surface, and a huge or damaged file can take long, so they never run in
  * crab's own thread, and a worker that overruns (or whose call is aborted) is
- * terminated.
+ * terminated. Terminating does not stop a thread busy in JavaScript in this
+ * Deno: a worker that announced its thread (`host/threads.ts`) has that thread
+ * moved to the idle scheduling class first, where what it still decodes takes
+ * a core only when nothing else wants one.
  *
  * @module
  */
+
+import { idleThreads, type ThreadNote, threadNote } from "../../host/threads.ts";
 
 /**
  * How long one image or PDF may take to open, shrink or extract, the worker's
@@ -32,6 +37,7 @@ export function workerCall<Req, Res>(
   timeoutMs = DECODE_TIMEOUT_MS,
 ): Promise<Res> {
   const worker = new Worker(url.href, { type: "module" });
+  let tid: number | undefined;
   return new Promise<Res>((resolve, reject) => {
     const end = () => {
       clearTimeout(timer);
@@ -42,15 +48,25 @@ export function workerCall<Req, Res>(
       end();
       reject(e);
     };
-    const aborted = () => fail(new Error("aborted"));
+    /** Stopped while it may still be busy: its thread goes idle before it is let go. */
+    const stop = (e: Error) => {
+      if (tid !== undefined) idleThreads([tid]);
+      fail(e);
+    };
+    const aborted = () => stop(new Error("aborted"));
     const timer = setTimeout(
-      () => fail(new Error(`decoding took longer than ${timeoutMs / 1000} s`)),
+      () => stop(new Error(`decoding took longer than ${timeoutMs / 1000} s`)),
       timeoutMs,
     );
     signal?.addEventListener("abort", aborted, { once: true });
-    worker.onmessage = (e: MessageEvent<Res>) => {
+    worker.onmessage = (e: MessageEvent<Res | ThreadNote>) => {
+      const note = threadNote(e.data);
+      if (note !== undefined) {
+        tid = note;
+        return;
+      }
       end();
-      resolve(e.data);
+      resolve(e.data as Res);
     };
     worker.onerror = (e) => {
       e.preventDefault();
