@@ -4,7 +4,10 @@ import { sleepMarker } from "../../support/marker.ts";
 
 const OWNER = new URL("../../../tools/host/processes.ts", import.meta.url).href;
 
-/** Starts a deno child that spawns a process group, registers it, prints its pgid and waits. */
+/**
+ * Starts a deno child that spawns a process group, registers it, prints its
+ * pgid and waits: for a signal, or, ending by `exit`, for its stdin to close.
+ */
 function startOwner(marker: string, ending: "sigterm" | "exit" | "sighup") {
   const script = `
     import { exit, registerGroup } from "${OWNER}";
@@ -13,10 +16,15 @@ function startOwner(marker: string, ending: "sigterm" | "exit" | "sighup") {
     }).spawn();
     registerGroup(child.pid, "test");
     console.log(child.pid);
-    ${ending === "exit" ? "setTimeout(() => exit(0), 300);" : "setInterval(() => {}, 1000);"}
+    ${
+    ending === "exit"
+      ? "for await (const _ of Deno.stdin.readable); exit(0);"
+      : "setInterval(() => {}, 1000);"
+  }
   `;
   return new Deno.Command(Deno.execPath(), {
     args: ["eval", script],
+    stdin: "piped",
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -51,6 +59,8 @@ for (const ending of ["sigterm", "sighup", "exit"] as const) {
     await until(() => survivors(marker).length === 2, "both sleeps run");
     if (ending === "sigterm") child.kill("SIGTERM");
     if (ending === "sighup") child.kill("SIGHUP");
+    // Ending by exit: once its input closes (not at a fixed time, which a slow start outlasts).
+    await child.stdin.close().catch(() => {});
     const status = await child.status;
     await child.stdout.cancel().catch(() => {});
     assert.equal(status.code, { sigterm: 143, sighup: 129, exit: 0 }[ending]);
