@@ -116,7 +116,7 @@ Deno.test("a run loads the code of a tool, a job table, undo or a page reader on
     "agent/undo/store.ts",
     "agent/report/mod.ts",
     "tools/policy/bash/unwrap.ts",
-    "tools/fs/diff.ts",
+    "tools/call/diff.ts",
     "tools/web/html_markdown.ts",
     "tools/web/pinned_fetch.ts",
   ];

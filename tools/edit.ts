@@ -318,7 +318,7 @@ export const editTool: Tool<EditArgs> = {
       } catch {
         return `edit ${name}: the file is not UTF-8 text, so edit cannot change it`;
       }
-      const { changePreview } = await import("./fs/diff.ts");
+      const { changePreview } = await import("./call/diff.ts");
       return changePreview(before, plan(before, args.edits, name).after, name, "edit");
     } catch {
       return undefined;

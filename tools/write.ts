@@ -113,7 +113,7 @@ export const writeTool: Tool<WriteArgs> = {
           lineCount(args.content)
         } lines (too large to compare)`;
       }
-      const { changePreview } = await import("./fs/diff.ts");
+      const { changePreview } = await import("./call/diff.ts");
       return changePreview(await Deno.readFile(peek.resolved.real), args.content, name);
     } catch {
       return undefined;

@@ -10,7 +10,7 @@ import { printable } from "../../tools/fs/printable.ts";
 import { holdWorkspace } from "../../tools/call/workspace_lock.ts";
 import { ToolError } from "../../tools/tool.ts";
 import { UsageError } from "../settings/usage_error.ts";
-import { unifiedDiff } from "../../tools/fs/diff.ts";
+import { unifiedDiff } from "../../tools/call/diff.ts";
 import { realOrSelf } from "../settings/trust.ts";
 import { callId, type CallRecord, UndoStore } from "../undo/store.ts";
 import { lastUndo, redo, type Restored, undoCalls } from "../undo/restore.ts";

@@ -126,7 +126,7 @@ async function change(before: Before, after: string | undefined) {
   return {
     originalFile: original,
     structuredPatch: original !== null && after !== undefined
-      ? (await import("../../tools/fs/diff.ts")).structuredPatch(original, after)
+      ? (await import("../../tools/call/diff.ts")).structuredPatch(original, after)
       : [],
     ...(before.kind === "skipped" ? { crab_note: `originalFile is not given: ${before.why}` } : {}),
   };

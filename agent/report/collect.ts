@@ -14,7 +14,7 @@ import type { Store } from "../store/observe.ts";
 import { hookRuns } from "../store/hook_runs.ts";
 import { Transcripts } from "../store/sessions.ts";
 import { callId, type Entry, undoDir, UndoStore } from "../undo/store.ts";
-import { structuredPatch } from "../../tools/fs/diff.ts";
+import { structuredPatch } from "../../tools/call/diff.ts";
 import { isSecret } from "../../tools/host/command_env.ts";
 import type { RefusalLayer } from "../../tools/tool.ts";
 import { lstatOrNull } from "../../tools/fs/exists.ts";

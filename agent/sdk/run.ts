@@ -10,7 +10,7 @@
  */
 
 import { realPathOrNull } from "../../tools/fs/exists.ts";
-import { withEnv } from "../../tools/fs/env_scope.ts";
+import { withEnv } from "./env_scope.ts";
 import { crabNameOf } from "../../tools/table.ts";
 import { ClaudeRun } from "../print/claude_run.ts";
 import type { PrintJson } from "../print/events.ts";

@@ -3,7 +3,7 @@ import { harness } from "../support/harness.ts";
 import { readTool } from "../../tools/read.ts";
 import { closestCandidate, editTool, MAX_EDIT_BYTES } from "../../tools/edit.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
-import { DIFF_MAX_LINES } from "../../tools/fs/diff.ts";
+import { DIFF_MAX_LINES } from "../../tools/call/diff.ts";
 
 async function setup(content: string | Uint8Array) {
   const h = harness([readTool, editTool]);

@@ -9,7 +9,7 @@ import { TEMP_PREFIX } from "../../tools/fs/confine.ts";
 import type { ApprovalRequest } from "../../tools/tool.ts";
 import { assertTmpfsNamespace } from "../support/unshare.ts";
 import type { AskAnswer } from "../../tools/policy/policy.ts";
-import { DIFF_MAX_LINES } from "../../tools/fs/diff.ts";
+import { DIFF_MAX_LINES } from "../../tools/call/diff.ts";
 
 const enc = new TextEncoder();
 

@@ -6,20 +6,20 @@
  * schedules reads the same one, and bash and MCP servers get it as theirs.
  *
  * The async context (`node:async_hooks`) is loaded only by what gives a run an
- * environment of its own (`./env_scope.ts`'s `withEnv`), never on crab's start
+ * environment of its own (`agent/sdk/env_scope.ts`'s `withEnv`), never on crab's start
  * path: until then every read is the process's.
  *
  * @module
  */
 
-/** Where the current run's own environment is kept, once `./env_scope.ts` is loaded. */
+/** Where the current run's own environment is kept, once `agent/sdk/env_scope.ts` is loaded. */
 export interface EnvStore {
   getStore(): Readonly<Record<string, string>> | undefined;
 }
 
 let store: EnvStore | undefined;
 
-/** Makes `s` the store {@link runEnv} reads; `./env_scope.ts` calls it as it loads. */
+/** Makes `s` the store {@link runEnv} reads; `agent/sdk/env_scope.ts` calls it as it loads. */
 export function installEnvStore(s: EnvStore): void {
   store = s;
 }

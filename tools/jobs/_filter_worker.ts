@@ -4,7 +4,7 @@
  * which ends this worker when it takes too long. Ending it does not stop a
  * thread busy in a regular expression in this Deno (denoland/deno#35657): it
  * says its thread's id as it starts, and crab moves that thread to the idle
- * scheduling class first (`host/threads.ts`).
+ * scheduling class first (`fs/threads.ts`).
  *
  * It is asked `{ source, lines }` and answers, for each line, whether it matches.
  *
@@ -13,7 +13,7 @@
 
 /// <reference lib="deno.worker" />
 
-import { announceThread } from "../host/threads.ts";
+import { announceThread } from "../fs/threads.ts";
 
 // Said first: a worker that runs past its bound is moved to the idle scheduling class by this id.
 announceThread();

@@ -9,7 +9,7 @@
 import description from "./bash_output.md" with { type: "text" };
 import { printable } from "../fs/printable.ts";
 import { boundedWork } from "../search/grep_pattern.ts";
-import { idleThreads, type ThreadNote, threadNote } from "../host/threads.ts";
+import { idleThreads, type ThreadNote, threadNote } from "../fs/threads.ts";
 import { formatBytes, type Tool, type ToolContext, ToolError, type ToolResult } from "../tool.ts";
 import {
   changedLine,

@@ -29,7 +29,7 @@
  */
 
 import { onExit } from "../host/processes.ts";
-import { idleThreads, type ThreadNote, threadNote } from "../host/threads.ts";
+import { idleThreads, type ThreadNote, threadNote } from "../fs/threads.ts";
 import type { BatchReply, GrepBatch, KeepBounds } from "./grep_worker.ts";
 
 /** Workers in the pool: one per core, at least one, at most four. */
@@ -115,7 +115,7 @@ function spawn(): Slot {
 /**
  * Terminates every worker and fails every search in flight with `error`. A
  * worker busy in a regular expression does not stop (see the module doc): its
- * thread goes to the idle scheduling class first (`host/threads.ts`), so what it
+ * thread goes to the idle scheduling class first (`fs/threads.ts`), so what it
  * runs on takes a core only when nothing else wants it.
  */
 function tearDown(error: Error): void {

@@ -876,7 +876,7 @@ if (typeof scope.WorkerGlobalScope === "function" && scope instanceof scope.Work
   // libc's reader, loaded as the worker starts: until then, and where it may not be made, Deno's.
   import("./file_reader.ts").then(({ nativeRead }) => native = nativeRead()).catch(() => {});
   // The pool moves a thread it cannot stop to the idle scheduling class, by this id.
-  import("../host/threads.ts").then(({ announceThread }) => announceThread()).catch(() => {});
+  import("../fs/threads.ts").then(({ announceThread }) => announceThread()).catch(() => {});
   scope.onmessage = (e: MessageEvent<GrepBatch | WorkerInit>) => {
     const msg = e.data;
     if ("init" in msg) {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { foldDetail, summaryLine } from "../../../agent/repl/approval_prompt.ts";
 import { colors } from "../../../agent/terminal.ts";
-import { unifiedDiff } from "../../../tools/fs/diff.ts";
+import { unifiedDiff } from "../../../tools/call/diff.ts";
 
 Deno.test("summaryLine() keeps a path on one line and marks a command's own lines", () => {
   assert.equal(

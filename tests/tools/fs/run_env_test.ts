@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { runEnv, scopedEnv } from "../../../tools/fs/run_env.ts";
-import { withEnv } from "../../../tools/fs/env_scope.ts";
+import { withEnv } from "../../../agent/sdk/env_scope.ts";
 
 Deno.test("withEnv() gives a run its whole environment, across awaits and timers", async () => {
   const seen = await withEnv({ CRAB_TEST_ONLY: "x" }, async () => {

@@ -10,7 +10,7 @@
 
 /// <reference lib="deno.worker" />
 
-import { announceThread } from "../../host/threads.ts";
+import { announceThread } from "../threads.ts";
 import { downscale } from "./resize.ts";
 import type { ShrinkRequest } from "./shrink_request.ts";
 

@@ -11,7 +11,7 @@
 
 /// <reference lib="deno.worker" />
 
-import { announceThread } from "../../host/threads.ts";
+import { announceThread } from "../threads.ts";
 import type { PdfRequest, PdfResponse } from "./pdf_request.ts";
 
 async function open(req: PdfRequest): Promise<PdfResponse> {

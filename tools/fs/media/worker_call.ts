@@ -3,14 +3,14 @@
  * surface, and a huge or damaged file can take long, so they never run in
  * crab's own thread, and a worker that overruns (or whose call is aborted) is
  * terminated. Terminating does not stop a thread busy in JavaScript in this
- * Deno: a worker that announced its thread (`host/threads.ts`) has that thread
+ * Deno: a worker that announced its thread (`fs/threads.ts`) has that thread
  * moved to the idle scheduling class first, where what it still decodes takes
  * a core only when nothing else wants one.
  *
  * @module
  */
 
-import { idleThreads, type ThreadNote, threadNote } from "../../host/threads.ts";
+import { idleThreads, type ThreadNote, threadNote } from "../threads.ts";
 
 /**
  * How long one image or PDF may take to open, shrink or extract, the worker's

@@ -19,7 +19,7 @@ function policyOf(tid: number): number {
  * giving this process its core back).
  */
 function busyWorker(busyMs: number): URL {
-  const threads = new URL("../../../../tools/host/threads.ts", import.meta.url).href;
+  const threads = new URL("../../../../tools/fs/threads.ts", import.meta.url).href;
   const src = `import { announceThread, ownThreadId } from ${JSON.stringify(threads)};
 announceThread();
 self.onmessage = (e) => {

@@ -5,7 +5,7 @@ import {
   LINE_MAX_CHARS,
   structuredPatch,
   unifiedDiff,
-} from "../../../tools/fs/diff.ts";
+} from "../../../tools/call/diff.ts";
 
 /** GNU diff's hunks for the same change (headers dropped). */
 function gnuDiff(a: string, b: string): string {

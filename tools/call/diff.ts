@@ -18,7 +18,7 @@
  */
 
 import { formatBytes } from "../tool.ts";
-import { utf8Length } from "./text.ts";
+import { utf8Length } from "../fs/text.ts";
 
 /** Lines of a diff at most, the headers and the count of what is not shown included. */
 export const DIFF_MAX_LINES = 5000;

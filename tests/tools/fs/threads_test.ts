@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { idleThreads, ownThreadId } from "../../../tools/host/threads.ts";
+import { idleThreads, ownThreadId } from "../../../tools/fs/threads.ts";
 
 /** The scheduling policy of thread `tid` (5 is SCHED_IDLE), asked of libc: Deno reads `/proc` only with every permission. */
 function policyOf(tid: number): number {
@@ -22,7 +22,7 @@ Deno.test({
     assert.ok(own > 0 && policyOf(own) === 0, "a thread of this process, in SCHED_OTHER");
     const src = `import { ownThreadId } from ${
       JSON.stringify(
-        new URL("../../../tools/host/threads.ts", import.meta.url).href,
+        new URL("../../../tools/fs/threads.ts", import.meta.url).href,
       )
     }; self.postMessage(ownThreadId());`;
     const worker = new Worker(

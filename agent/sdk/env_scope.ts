@@ -1,13 +1,13 @@
 /**
  * A run's own environment, carried by its async context: what `sdk.ts` gives a
  * query its `env` with. Loading this module loads `node:async_hooks` and makes
- * `./run_env.ts`'s reads follow the scope.
+ * `tools/fs/run_env.ts`'s reads follow the scope.
  *
  * @module
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { installEnvStore } from "./run_env.ts";
+import { installEnvStore } from "../../tools/fs/run_env.ts";
 
 const scope = new AsyncLocalStorage<Readonly<Record<string, string>>>();
 installEnvStore(scope);
