@@ -88,3 +88,54 @@ export function threadNote(data: unknown): number | undefined {
   const tid = (data as ThreadNote).tid;
   return Number.isInteger(tid) && tid > 0 ? tid : undefined;
 }
+
+/** How long a worker let go while busy is kept for its thread note, at most. */
+const NOTE_WAIT_MS = 1000;
+
+/**
+ * A worker and its thread, for whatever stops it: {@link WorkerThread.take}
+ * takes its thread note out of its messages, and {@link WorkerThread.letGo}
+ * terminates it, a thread that may still be busy moved to `SCHED_IDLE` first.
+ * A worker let go before its note came (an abort soon after it started) is
+ * kept until the note comes, or {@link NOTE_WAIT_MS} at most (a wait that does
+ * not keep the process alive).
+ */
+export class WorkerThread {
+  readonly worker: Worker;
+  #tid: number | undefined;
+  #leaving = false;
+  #ended = false;
+  #cancelWait: (() => void) | undefined;
+
+  constructor(worker: Worker) {
+    this.worker = worker;
+  }
+
+  /** True when `data` is the worker's thread note (then it is not the caller's message). */
+  take(data: unknown): boolean {
+    const tid = threadNote(data);
+    if (tid === undefined) return false;
+    this.#tid = tid;
+    if (this.#leaving) this.#end(true);
+    return true;
+  }
+
+  /** Terminates the worker; with `busy`, its thread goes to the idle class first. */
+  letGo(busy: boolean): void {
+    if (this.#leaving) return;
+    if (!busy || this.#tid !== undefined || !loadLibc()) return this.#end(busy);
+    this.#leaving = true;
+    const signal = AbortSignal.timeout(NOTE_WAIT_MS);
+    const end = () => this.#end(false);
+    signal.addEventListener("abort", end, { once: true });
+    this.#cancelWait = () => signal.removeEventListener("abort", end);
+  }
+
+  #end(idle: boolean): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#cancelWait?.();
+    if (idle && this.#tid !== undefined) idleThreads([this.#tid]);
+    this.worker.terminate();
+  }
+}

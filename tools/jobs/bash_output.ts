@@ -9,7 +9,7 @@
 import description from "./bash_output.md" with { type: "text" };
 import { printable } from "../fs/printable.ts";
 import { boundedWork } from "../search/grep_pattern.ts";
-import { idleThreads, type ThreadNote, threadNote } from "../fs/threads.ts";
+import { type ThreadNote, WorkerThread } from "../fs/threads.ts";
 import { formatBytes, type Tool, type ToolContext, ToolError, type ToolResult } from "../tool.ts";
 import {
   changedLine,
@@ -64,11 +64,11 @@ async function matching(
   timeoutMs: number,
 ): Promise<boolean[]> {
   if (boundedWork(source) || lines.length === 0) return lines.map((l) => re.test(l));
-  const worker = new Worker(new URL("./_filter_worker.ts", import.meta.url).href, {
-    type: "module",
-  });
+  const thread = new WorkerThread(
+    new Worker(new URL("./_filter_worker.ts", import.meta.url).href, { type: "module" }),
+  );
+  const worker = thread.worker;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let tid: number | undefined;
   let late = false;
   try {
     return await new Promise<boolean[]>((resolve, reject) => {
@@ -85,9 +85,7 @@ async function matching(
         );
       }, timeoutMs);
       worker.onmessage = (e: MessageEvent<boolean[] | ThreadNote>) => {
-        const note = threadNote(e.data);
-        if (note !== undefined) tid = note;
-        else resolve(e.data as boolean[]);
+        if (!thread.take(e.data)) resolve(e.data as boolean[]);
       };
       worker.onerror = (e) => {
         e.preventDefault();
@@ -97,8 +95,7 @@ async function matching(
     });
   } finally {
     clearTimeout(timer);
-    if (late && tid !== undefined) idleThreads([tid]);
-    worker.terminate();
+    thread.letGo(late);
   }
 }
 

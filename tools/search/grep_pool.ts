@@ -29,7 +29,7 @@
  */
 
 import { onExit } from "../host/processes.ts";
-import { idleThreads, type ThreadNote, threadNote } from "../fs/threads.ts";
+import { type ThreadNote, WorkerThread } from "../fs/threads.ts";
 import type { BatchReply, GrepBatch, KeepBounds } from "./grep_worker.ts";
 
 /** Workers in the pool: one per core, at least one, at most four. */
@@ -47,10 +47,10 @@ export interface SearchListener {
 
 interface Slot {
   worker: Worker;
+  /** The worker with its thread, to let it go. */
+  thread: WorkerThread;
   /** Identifies the worker, to tell a reused pool from a new one. */
   id: number;
-  /** The kernel's id of the worker's thread, once it said it. */
-  tid?: number;
 }
 
 const cancelCells = new Int32Array(new SharedArrayBuffer(CANCEL_CELLS * 4));
@@ -77,10 +77,11 @@ export function keepBounds(bounds: KeepBounds | undefined): void {
 }
 
 function spawn(): Slot {
-  const worker = new Worker(new URL("./grep_worker.ts", import.meta.url).href, {
-    type: "module",
-  });
-  const slot: Slot = { worker, id: ++workerSeq };
+  const thread = new WorkerThread(
+    new Worker(new URL("./grep_worker.ts", import.meta.url).href, { type: "module" }),
+  );
+  const worker = thread.worker;
+  const slot: Slot = { worker, thread, id: ++workerSeq };
   worker.postMessage({
     init: {
       cancel: cancelCells.buffer,
@@ -90,12 +91,9 @@ function spawn(): Slot {
     },
   });
   worker.onmessage = (e: MessageEvent<BatchReply | ThreadNote>) => {
+    // Its thread note, even from a worker being let go (which waits for it).
+    if (thread.take(e.data)) return;
     if (!slots.includes(slot)) return; // a torn-down worker's last words
-    const tid = threadNote(e.data);
-    if (tid !== undefined) {
-      slot.tid = tid;
-      return;
-    }
     const reply = e.data as BatchReply;
     filesFromMemory += reply.fromMemory;
     if (--cellReplies[reply.slot] === 0) freeCells.push(reply.slot);
@@ -107,7 +105,7 @@ function spawn(): Slot {
   };
   if (!exitHookSet) {
     exitHookSet = true;
-    onExit(shutdownPool);
+    onExit(() => shutdownPool());
   }
   return slot;
 }
@@ -119,8 +117,7 @@ function spawn(): Slot {
  * runs on takes a core only when nothing else wants it.
  */
 function tearDown(error: Error): void {
-  idleThreads(slots.flatMap((s) => s.tid === undefined ? [] : [s.tid]));
-  shutdownPool();
+  shutdownPool(true);
   for (const l of [...listeners.values()]) l.failed(error);
   listeners.clear();
 }
@@ -170,11 +167,14 @@ export function endSearch(id: number, kill = false): void {
   }
 }
 
-/** Terminates every worker (crab is exiting, or a search ran away). */
-export function shutdownPool(): void {
+/**
+ * Terminates every worker (crab is exiting, or a search ran away); with
+ * `busy`, each thread goes to the idle class first, as one may be running away.
+ */
+export function shutdownPool(busy = false): void {
   const all = slots;
   slots = [];
-  for (const s of all) s.worker.terminate();
+  for (const s of all) s.thread.letGo(busy);
   // A worker being torn down may still count itself in: the next pool gets a new counter.
   started = new Int32Array(new SharedArrayBuffer(4));
   // No worker is left to claim or answer: every cell is free again.

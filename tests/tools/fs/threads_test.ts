@@ -1,17 +1,7 @@
 import assert from "node:assert/strict";
-import { idleThreads, ownThreadId } from "../../../tools/fs/threads.ts";
-
-/** The scheduling policy of thread `tid` (5 is SCHED_IDLE), asked of libc: Deno reads `/proc` only with every permission. */
-function policyOf(tid: number): number {
-  const lib = Deno.dlopen("libc.so.6", {
-    sched_getscheduler: { parameters: ["i32"], result: "i32" },
-  });
-  try {
-    return lib.symbols.sched_getscheduler(tid);
-  } finally {
-    lib.close();
-  }
-}
+import { policyOf, SCHED_IDLE } from "../../support/sched.ts";
+import { idleThreads, ownThreadId, threadNote, WorkerThread } from "../../../tools/fs/threads.ts";
+import { until } from "../../support/until.ts";
 
 Deno.test({
   name:
@@ -35,10 +25,44 @@ Deno.test({
       assert.equal(policyOf(tid), 0, "SCHED_OTHER before");
       // A thread id that is none of this process's is left alone.
       assert.equal(idleThreads([tid, 2 ** 30]), 1);
-      assert.equal(policyOf(tid), 5, "SCHED_IDLE after");
+      assert.equal(policyOf(tid), SCHED_IDLE, "SCHED_IDLE after");
       assert.equal(policyOf(own), 0, "the calling thread is untouched");
     } finally {
       worker.terminate();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "WorkerThread let go while busy, before its thread note came, waits for the note and idles that thread",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const threads = new URL("../../../tools/fs/threads.ts", import.meta.url).href;
+    // Busy before it announces itself (as a worker stopped soon after it started), then busy
+    // for two seconds more, then done: the core comes back to this process.
+    const src = `import { announceThread } from ${JSON.stringify(threads)};
+const busy = (ms) => { const end = Date.now() + ms; while (Date.now() < end) {} };
+busy(300);
+announceThread();
+busy(2000);`;
+    const thread = new WorkerThread(
+      new Worker(URL.createObjectURL(new Blob([src], { type: "application/javascript" })), {
+        type: "module",
+      }),
+    );
+    let tid: number | undefined;
+    thread.worker.onmessage = (e) => {
+      tid = threadNote(e.data);
+      thread.take(e.data);
+    };
+    thread.letGo(true);
+    await until(
+      () => tid !== undefined && policyOf(tid) === SCHED_IDLE,
+      "the late thread is idle",
+      {
+        timeoutMs: 5000,
+      },
+    );
   },
 });

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { idleThreads, type ThreadNote, threadNote } from "../threads.ts";
+import { type ThreadNote, WorkerThread } from "../threads.ts";
 
 /**
  * How long one image or PDF may take to open, shrink or extract, the worker's
@@ -36,23 +36,20 @@ export function workerCall<Req, Res>(
   signal?: AbortSignal,
   timeoutMs = DECODE_TIMEOUT_MS,
 ): Promise<Res> {
-  const worker = new Worker(url.href, { type: "module" });
-  let tid: number | undefined;
+  const thread = new WorkerThread(new Worker(url.href, { type: "module" }));
+  const worker = thread.worker;
   return new Promise<Res>((resolve, reject) => {
-    const end = () => {
+    /** `busy`: stopped while it may still be working, so its thread goes idle as it is let go. */
+    const end = (busy: boolean) => {
       clearTimeout(timer);
       signal?.removeEventListener("abort", aborted);
-      worker.terminate();
+      thread.letGo(busy);
     };
-    const fail = (e: Error) => {
-      end();
+    const fail = (e: Error, busy = false) => {
+      end(busy);
       reject(e);
     };
-    /** Stopped while it may still be busy: its thread goes idle before it is let go. */
-    const stop = (e: Error) => {
-      if (tid !== undefined) idleThreads([tid]);
-      fail(e);
-    };
+    const stop = (e: Error) => fail(e, true);
     const aborted = () => stop(new Error("aborted"));
     const timer = setTimeout(
       () => stop(new Error(`decoding took longer than ${timeoutMs / 1000} s`)),
@@ -60,12 +57,8 @@ export function workerCall<Req, Res>(
     );
     signal?.addEventListener("abort", aborted, { once: true });
     worker.onmessage = (e: MessageEvent<Res | ThreadNote>) => {
-      const note = threadNote(e.data);
-      if (note !== undefined) {
-        tid = note;
-        return;
-      }
-      end();
+      if (thread.take(e.data)) return;
+      end(false);
       resolve(e.data as Res);
     };
     worker.onerror = (e) => {
