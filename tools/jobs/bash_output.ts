@@ -162,7 +162,13 @@ async function run(
     jobs.info(args.id); // an unknown id before any work
     const got = jobs.readLines(args.id);
     read = got;
-    const keep = await matching(args.filter, re, got.lines, filterTimeoutMs);
+    let keep: boolean[];
+    try {
+      keep = await matching(args.filter, re, got.lines, filterTimeoutMs);
+    } catch (e) {
+      got.unread(); // the next read shows these lines again, as the error says
+      throw e;
+    }
     const { text, more } = capLines(got.lines.filter((_, i) => keep[i]));
     output = render(
       got,

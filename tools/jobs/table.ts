@@ -476,9 +476,10 @@ export class JobTable {
    * The lines job `id` wrote since the last read, for a filter to choose from.
    * While the job runs, a last line without its newline waits for the next
    * read; every other line is consumed. A line longer than
-   * {@link MAX_LINE_BYTES} is given as its start.
+   * {@link MAX_LINE_BYTES} is given as its start. `unread()` gives them back
+   * (a filter that failed), unless another read came in between.
    */
-  readLines(id: string): JobRead & { lines: string[] } {
+  readLines(id: string): JobRead & { lines: string[]; unread(): void } {
     const job = this.#get(id);
     const out = job.output;
     const running = job.state === "running";
@@ -489,7 +490,8 @@ export class JobTable {
     let partial: Uint8Array[] = [];
     let partialSize = 0;
     const whole = () => concat(partial);
-    let at = job.readAt;
+    const before = job.readAt;
+    let at = before;
     let consumed = at;
     while (at < out.totalBytes) {
       const slice = out.read(at, READ_BLOCK);
@@ -528,7 +530,11 @@ export class JobTable {
       consumed = out.totalBytes;
     }
     job.readAt = Math.max(job.readAt, consumed);
-    return { ...this.#reading(job, { text: "", gap: dropped, tail: "" }), lines };
+    const after = job.readAt;
+    const unread = () => {
+      if (job.readAt === after) job.readAt = before;
+    };
+    return { ...this.#reading(job, { text: "", gap: dropped, tail: "" }), lines, unread };
   }
 
   #reading(job: Job, got: Pick<JobRead, "text" | "gap" | "tail">): JobRead {

@@ -254,6 +254,8 @@ Deno.test("bash_output's filter that runs past its bound ends with regex_timeout
   const classes = new TextDecoder().decode(ps.stdout).split("\n")
     .filter((l) => l.startsWith("worker-")).map((l) => l.trim().split(/\s+/).at(-1));
   assert.ok(classes.includes("IDL"), `worker threads' classes: ${classes}`);
+  // As the error says, the output was not consumed: the next read shows it.
+  assert.match(ok(await t.h.call("bash_output", { id: "b1" })), new RegExp(`\\n${"a".repeat(40)}`));
 });
 
 Deno.test("jobsBeside() names the jobs of a workspace alive since a time; close() ends them all", async () => {
