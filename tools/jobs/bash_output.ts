@@ -55,23 +55,32 @@ function compile(source: string): RegExp {
 /**
  * Which of `lines` match `source`: here when its work is bounded, else in a
  * worker with a timeout, whose thread goes to the idle scheduling class when it
- * runs past it (terminating does not stop it).
+ * runs past it or the call is aborted (terminating does not stop it).
  */
 async function matching(
   source: string,
   re: RegExp,
   lines: string[],
   timeoutMs: number,
+  signal: AbortSignal,
 ): Promise<boolean[]> {
   if (boundedWork(source) || lines.length === 0) return lines.map((l) => re.test(l));
+  signal.throwIfAborted();
   const thread = new WorkerThread(
     new Worker(new URL("./_filter_worker.ts", import.meta.url).href, { type: "module" }),
   );
   const worker = thread.worker;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let late = false;
+  let onAbort: (() => void) | undefined;
   try {
     return await new Promise<boolean[]>((resolve, reject) => {
+      // Dispatch turns the aborted call into its one `aborted` error.
+      onAbort = () => {
+        late = true;
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
       timer = setTimeout(() => {
         late = true;
         reject(
@@ -95,6 +104,7 @@ async function matching(
     });
   } finally {
     clearTimeout(timer);
+    if (onAbort) signal.removeEventListener("abort", onAbort);
     thread.letGo(late);
   }
 }
@@ -164,7 +174,7 @@ async function run(
     read = got;
     let keep: boolean[];
     try {
-      keep = await matching(args.filter, re, got.lines, filterTimeoutMs);
+      keep = await matching(args.filter, re, got.lines, filterTimeoutMs, ctx.signal);
     } catch (e) {
       got.unread(); // the next read shows these lines again, as the error says
       throw e;

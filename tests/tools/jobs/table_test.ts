@@ -258,6 +258,20 @@ Deno.test("bash_output's filter that runs past its bound ends with regex_timeout
   assert.match(ok(await t.h.call("bash_output", { id: "b1" })), new RegExp(`\\n${"a".repeat(40)}`));
 });
 
+Deno.test("bash_output's filter stopped by an abort ends the call at once and leaves the output unread", async () => {
+  await using t = jobsHarness("workspace-write");
+  ok(await t.h.call("bash", { command: `echo ${"a".repeat(40)}`, run_in_background: true }));
+  await until(() => t.jobs.list()[0].state === "exited", "the job ends");
+  const ac = new AbortController();
+  const t0 = performance.now();
+  setTimeout(() => ac.abort(), 100);
+  const r = await t.h.call("bash_output", { id: "b1", filter: "(?:a|a){21}c" }, ac.signal);
+  assert.ok(!r.ok);
+  assert.equal(r.error.code, "aborted");
+  assert.ok(performance.now() - t0 < 5_000, "ends at the abort, not at the 10 s bound");
+  assert.match(ok(await t.h.call("bash_output", { id: "b1" })), new RegExp(`\\n${"a".repeat(40)}`));
+});
+
 Deno.test("jobsBeside() names the jobs of a workspace alive since a time; close() ends them all", async () => {
   await using t = jobsHarness("workspace-write");
   const m = marker();
