@@ -90,7 +90,7 @@ export function threadNote(data: unknown): number | undefined {
 }
 
 /** How long a worker let go while busy is kept for its thread note, at most. */
-const NOTE_WAIT_MS = 1000;
+const NOTE_WAIT_MS = 3000;
 
 /**
  * A worker and its thread, for whatever stops it: {@link WorkerThread.take}

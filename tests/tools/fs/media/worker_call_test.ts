@@ -30,7 +30,8 @@ Deno.test({
       const cell = new SharedArrayBuffer(4);
       const controller = new AbortController();
       const call = workerCall<SharedArrayBuffer, string>(
-        busyWorker(4000),
+        // Busy long enough to outlast a slow start on a loaded machine, and the wait below.
+        busyWorker(10_000),
         cell,
         controller.signal,
         how === "timeout" ? 1000 : 60_000,
@@ -47,7 +48,7 @@ Deno.test({
       // terminate() does not stop a thread busy in JavaScript: it still runs, in SCHED_IDLE. An
       // abort can come before the worker's thread note: the worker is kept until the note comes.
       await until(() => policyOf(tid) === SCHED_IDLE, `the worker's thread is idle (${how})`, {
-        timeoutMs: 3000,
+        timeoutMs: 8000,
       });
     }
   },
