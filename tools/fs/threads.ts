@@ -107,8 +107,9 @@ export class WorkerThread {
   #ended = false;
   #cancelWait: (() => void) | undefined;
 
-  constructor(worker: Worker) {
-    this.worker = worker;
+  /** Starts the module worker at `url`. */
+  constructor(url: string | URL) {
+    this.worker = new Worker(typeof url === "string" ? url : url.href, { type: "module" });
   }
 
   /** True when `data` is the worker's thread note (then it is not the caller's message). */

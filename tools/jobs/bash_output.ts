@@ -66,9 +66,7 @@ async function matching(
 ): Promise<boolean[]> {
   if (boundedWork(source) || lines.length === 0) return lines.map((l) => re.test(l));
   signal.throwIfAborted();
-  const thread = new WorkerThread(
-    new Worker(new URL("./_filter_worker.ts", import.meta.url).href, { type: "module" }),
-  );
+  const thread = new WorkerThread(new URL("./_filter_worker.ts", import.meta.url));
   const worker = thread.worker;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let late = false;

@@ -46,8 +46,7 @@ export interface SearchListener {
 }
 
 interface Slot {
-  worker: Worker;
-  /** The worker with its thread, to let it go. */
+  /** The worker, with its thread to let it go. */
   thread: WorkerThread;
   /** Identifies the worker, to tell a reused pool from a new one. */
   id: number;
@@ -77,11 +76,9 @@ export function keepBounds(bounds: KeepBounds | undefined): void {
 }
 
 function spawn(): Slot {
-  const thread = new WorkerThread(
-    new Worker(new URL("./grep_worker.ts", import.meta.url).href, { type: "module" }),
-  );
+  const thread = new WorkerThread(new URL("./grep_worker.ts", import.meta.url));
   const worker = thread.worker;
-  const slot: Slot = { worker, thread, id: ++workerSeq };
+  const slot: Slot = { thread, id: ++workerSeq };
   worker.postMessage({
     init: {
       cancel: cancelCells.buffer,
@@ -150,7 +147,7 @@ export function sendBatch(batch: Omit<GrepBatch, "slot">): GrepBatch {
   Atomics.store(claimCells, cell, 0);
   cellReplies[cell] = slots.length;
   const msg: GrepBatch = { ...batch, slot: cell };
-  for (const s of slots) s.worker.postMessage(msg);
+  for (const s of slots) s.thread.worker.postMessage(msg);
   return msg;
 }
 

@@ -181,11 +181,7 @@ function readInto(path: string, keep: boolean, limit = MAX_FILE_BYTES): number {
       if (len < buf.byteLength) break;
     }
     // fstat costs no permission check; it keys the copy kept for the next search.
-    // A full cache with nothing to drop takes no more: no fstat for a copy that would not be kept.
-    if (
-      keep && len <= CACHED_FILE_MAX &&
-      (keptBytes + len <= bounds.bytes || noneToDrop !== searchesSeen)
-    ) {
+    if (keep && mayKeep(len)) {
       const info = file.statSync();
       remember(path, {
         ino: info.ino,
@@ -200,6 +196,14 @@ function readInto(path: string, keep: boolean, limit = MAX_FILE_BYTES): number {
   } finally {
     file.close();
   }
+}
+
+/**
+ * Whether a file of `len` bytes just read may be kept for the next search: a
+ * full cache with nothing to drop takes no more, so its stat need not be taken.
+ */
+function mayKeep(len: number): boolean {
+  return len <= CACHED_FILE_MAX && (keptBytes + len <= bounds.bytes || noneToDrop !== searchesSeen);
 }
 
 /**
@@ -237,10 +241,7 @@ function readNative(
     }
     if (len === -2) return limit < MAX_FILE_BYTES ? TOO_LONG : -1;
     if (len < 0) return -1;
-    if (
-      keep && len <= CACHED_FILE_MAX &&
-      (keptBytes + len <= bounds.bytes || noneToDrop !== searchesSeen)
-    ) {
+    if (keep && mayKeep(len)) {
       const [ino, size, mtime, ctime] = nativeStat;
       remember(path, { ino, size, mtime, ctime }, len);
     }

@@ -47,9 +47,7 @@ busy(300);
 announceThread();
 busy(2000);`;
     const thread = new WorkerThread(
-      new Worker(URL.createObjectURL(new Blob([src], { type: "application/javascript" })), {
-        type: "module",
-      }),
+      URL.createObjectURL(new Blob([src], { type: "application/javascript" })),
     );
     let tid: number | undefined;
     thread.worker.onmessage = (e) => {

@@ -36,7 +36,7 @@ export function workerCall<Req, Res>(
   signal?: AbortSignal,
   timeoutMs = DECODE_TIMEOUT_MS,
 ): Promise<Res> {
-  const thread = new WorkerThread(new Worker(url.href, { type: "module" }));
+  const thread = new WorkerThread(url);
   const worker = thread.worker;
   return new Promise<Res>((resolve, reject) => {
     /** `busy`: stopped while it may still be working, so its thread goes idle as it is let go. */
